@@ -1,0 +1,103 @@
+/* An agent: its settings, its memory of the current chat, its turn state, and its LLM endpoint. It
+ * is handed each message and a small host interface to publish through, so an agent's decisions
+ * are testable with no world, no loop and no bus. */
+#ifndef AG_AGENT_H
+#define AG_AGENT_H
+
+#include <stddef.h>
+
+#include "agents/message.h"
+#include "agents/turn.h"
+#include "llm/llm.h"
+
+typedef struct agent agent;
+
+/* An agent's settings as read from a world file. Strings owned by the struct. */
+typedef struct agent_settings {
+  char *name;          /* display name */
+  char *system_prompt; /* may be NULL */
+  int auto_reply;      /* default 1 */
+  llm_config llm;      /* provider settings; llm.agent_name is set from name */
+} agent_settings;
+
+void agent_settings_init(agent_settings *s);
+int agent_settings_copy(agent_settings *dst, const agent_settings *src);
+void agent_settings_free(agent_settings *s);
+
+typedef enum agent_event_type {
+  AGENT_EV_LLM_START,
+  AGENT_EV_LLM_CHUNK,
+  AGENT_EV_LLM_DONE,
+  AGENT_EV_LLM_ERROR,
+  AGENT_EV_TURN_LIMIT
+} agent_event_type;
+
+/* What an agent reports to its host; every pointer is borrowed for the call. */
+typedef struct agent_event {
+  agent_event_type type;
+  const char *text;           /* LLM_CHUNK: the chunk; LLM_DONE: the raw reply; LLM_ERROR: detail */
+  size_t len;                 /* of text */
+  const llm_error_info *info; /* LLM_ERROR from the provider; NULL for an empty reply */
+  int failed;                 /* LLM_ERROR: the call failed (not merely an empty reply) */
+} agent_event;
+
+/* The world's side of an agent. ctx and the functions are borrowed for the agent's life. */
+typedef struct agent_host {
+  void *ctx;
+  /* Publishes text as this agent with kind AG_KIND_AGENT or AG_KIND_TURN_LIMIT. On success *out is
+   * the queued message (borrowed; the agent takes its own reference to keep it in memory). */
+  int (*publish)(void *ctx, agent *a, const char *text, ag_kind kind, ag_msg **out);
+  void (*event)(void *ctx, agent *a, const agent_event *ev);
+  /* The agent started (on=1) or stopped (on=0) waiting for its LLM. */
+  void (*thinking)(void *ctx, agent *a, int on);
+} agent_host;
+
+/* The world settings an agent decides by; borrowed for the call. */
+typedef struct agent_rules {
+  int turn_limit;
+  int memory_window;
+  const char *main_agent;     /* id or NULL */
+  const char *const *ids;     /* all agent ids of the world */
+  size_t n_ids;
+  int emit_chunks;            /* report LLM_CHUNK events */
+} agent_rules;
+
+/* Creates an agent from settings (copied). Fails with AG_ERR_INVALID and em naming the problem when
+ * the name gives no valid id or the provider is unavailable. host is borrowed for the agent's life. */
+int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, agent **out,
+              ag_errmsg *em);
+/* Cancels a call in flight (no callback follows) and frees. */
+void agent_free(agent *a);
+
+const char *agent_id(const agent *a);
+const char *agent_name(const agent *a);
+const agent_settings *agent_settings_of(const agent *a);
+int agent_is_thinking(const agent *a);
+
+/* Handles one delivered message (§3): decides, and answers (starting an LLM call) or publishes the
+ * notice. m is borrowed; the agent takes a reference when it stores m in memory. Returns the decision. */
+turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules);
+
+/* Cancels the LLM call in flight, if any (Ctrl-C); the turn stays counted. */
+void agent_cancel(agent *a);
+
+/* Memory of the current chat, oldest first; borrowed. */
+ag_msg *const *agent_memory(const agent *a, size_t *n);
+/* Appends a message to memory (restoring a chat); takes a new reference. */
+int agent_memory_push(agent *a, ag_msg *m);
+/* Forgets the chat: memory, turn state, and cancels a call in flight. */
+void agent_reset(agent *a);
+
+turn_state agent_turn_state(const agent *a);
+void agent_set_turn_state(agent *a, turn_state st);
+/* The script provider's next reply index, saved with the chat so a continued chat goes on. */
+size_t agent_reply_counter(const agent *a);
+void agent_set_reply_counter(agent *a, size_t n);
+
+/* Builds the prompt for the last memory entry (§3): system prompt, then the last memory_window
+ * messages, own replies as "assistant", others as "user" with "<sender>: " before the text.
+ * *out (array) and *arena (the strings) are new allocations the caller frees. Pure. */
+int agent_prompt_build(const char *system_prompt, const char *self_id, ag_msg *const *memory,
+                       size_t n, int window, llm_message **out, size_t *n_out, char **arena);
+
+#endif

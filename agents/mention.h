@@ -1,0 +1,55 @@
+/* Mention parsing (behaviour.md §1–2): who a text addresses. Pure functions, no I/O, no world. */
+#ifndef AG_MENTION_H
+#define AG_MENTION_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+#define MENTION_ID_MAX 64 /* longest id kept; longer tokens are cut to this (ids are validated shorter) */
+
+/* A list of lower-cased ids. Owned by whoever holds the struct; release with mention_list_free.
+ * A zeroed struct is a valid empty list. */
+typedef struct mention_list {
+  size_t n;
+  char **ids;
+} mention_list;
+
+/* Leading mentions of text (§2): the mentions that open any line outside ``` fences, in order, without
+ * duplicates, display names ("@Madame Pedagogue") resolved against agent_ids (borrowed, n_ids of them;
+ * may be NULL/0). On success *out holds a new list the caller frees. */
+int mention_leading(const char *text, const char *const *agent_ids, size_t n_ids, mention_list *out);
+
+/* Every @token outside code anywhere in text, lower-cased, as written (no display-name joining), in
+ * order of appearance, duplicates kept; an '@' after a letter, digit, '.', '_' or '-' is no mention. */
+int mention_anywhere(const char *text, mention_list *out);
+
+/* 1 when id (lower-case) is in the list. */
+int mention_list_contains(const mention_list *l, const char *id);
+/* Appends a copy of id (no duplicate check). */
+int mention_list_push(mention_list *l, const char *id);
+void mention_list_free(mention_list *l);
+
+/* One mention opening a line, for callers that edit lines (reply shaping). Offsets are into the line. */
+typedef struct mention_at {
+  size_t start;            /* the '@' */
+  size_t end;              /* just after the token (or the display name's second word) */
+  size_t next;             /* after the ,:;.!? and white space that follow it */
+  char id[MENTION_ID_MAX]; /* lower-cased id, display name resolved */
+} mention_at;
+
+/* Iterates the mentions that open one line (§2): line[0..len) holds no '\n'. Start with *pos = 0; each
+ * call that finds one fills *m, advances *pos and returns 1; 0 means no more. Display names are joined
+ * when the id is in agent_ids (borrowed, may be NULL/0) or equals extra_id (may be NULL). No allocation. */
+int mention_line_next(const char *line, size_t len, size_t *pos, const char *const *agent_ids, size_t n_ids,
+                      const char *extra_id, mention_at *m);
+
+/* 1 when the line (no '\n' within len) opens or closes a ``` fence: its first non-blank chars are ```. */
+int mention_is_fence(const char *line, size_t len);
+
+/* The id of a display name (§1): lower-cased, runs of white space replaced by '-'. Fails with
+ * AG_ERR_INVALID when the name does not start with a letter or digit, or the id would contain anything
+ * but [a-z0-9_-], or is longer than cap-1 (cap at most MENTION_ID_MAX is the rule for agents). */
+int mention_id_from_name(const char *name, char *out, size_t cap);
+
+#endif

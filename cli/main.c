@@ -1,0 +1,63 @@
+/* agora: the command-line entry point; dispatches to the subcommands. */
+#include "cli/cli.h"
+
+#include "common/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+  "usage: agora COMMAND [ARGS]\n"
+  "\n"
+  "Agora runs worlds of LLM agents that talk to each other on a message bus.\n"
+  "\n"
+  "commands:\n"
+  "  run WORLD.json [--db DIR] [--json] [--stream] [--no-save] [--chat ID]\n"
+  "                        run a world file's script and print the transcript\n"
+  "  console [WORLD.json] [--db DIR]\n"
+  "                        talk to a world interactively\n"
+  "  replay CHAT_ID|SNAPSHOT.json [--db DIR] [--json] [--delay MS]\n"
+  "                        print a saved chat as run printed it (never calls an LLM)\n"
+  "  chats list|show|new|delete|export|import ...\n"
+  "                        manage saved chats (agora chats --help)\n"
+  "  worlds list [--json]  worlds in the database\n"
+  "\n"
+  "Run 'agora COMMAND --help' for a command's options. Exit status: 0 success, 1 runtime failure\n"
+  "(an LLM unreachable after retries, a storage error), 2 bad usage or input.\n"
+  "Data lives in --db DIR, else $AGORA_HOME, else $XDG_DATA_HOME/agora, else ~/.local/share/agora.\n";
+
+int cli_error(int err, const char *fmt, ...) {
+  va_list ap;
+  fputs("agora: ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return ag_exit_code(err);
+}
+
+int cli_is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(usage, stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  if (cli_is_help(cmd) || !strcmp(cmd, "help")) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version")) {
+    puts("agora 0.1.0");
+    return 0;
+  }
+  if (!strcmp(cmd, "run")) return cli_run(argc - 2, argv + 2);
+  if (!strcmp(cmd, "replay")) return cli_replay(argc - 2, argv + 2);
+  if (!strcmp(cmd, "chats")) return cli_chats(argc - 2, argv + 2);
+  if (!strcmp(cmd, "worlds")) return cli_worlds(argc - 2, argv + 2);
+  if (!strcmp(cmd, "console")) return cli_console(argc - 2, argv + 2);
+  fprintf(stderr, "agora: unknown command '%s'\n\n%s", cmd, usage);
+  return 2;
+}

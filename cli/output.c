@@ -1,0 +1,180 @@
+/* Plain and NDJSON transcripts (see output.h). Everything goes through here so that run, replay,
+ * chats show and the console print the same way. */
+#include "cli/output.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct output {
+  FILE *f;
+  char *world;
+  char *chat;
+  output_opts o;
+  int color;      /* dim the events */
+  int status_tty; /* stderr is a terminal and progress is on */
+  int status_shown;
+  char status[256];
+  struct timespec start;
+  uint64_t messages;
+};
+
+void output_time(int64_t ms, char *out, size_t cap) {
+  time_t sec = (time_t)(ms / 1000);
+  struct tm tm;
+  gmtime_r(&sec, &tm);
+  char base[32];
+  strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(out, cap, "%s.%03dZ", base, (int)(ms % 1000));
+}
+
+int output_new(FILE *f, const char *world_id, const output_opts *opts, output **out) {
+  output *o = calloc(1, sizeof *o);
+  if (!o) return AG_ERR_NOMEM;
+  o->f = f;
+  o->o = *opts;
+  o->world = strdup(world_id ? world_id : "");
+  if (!o->world) {
+    free(o);
+    return AG_ERR_NOMEM;
+  }
+  const char *nc = getenv("NO_COLOR");
+  o->color = !opts->json && isatty(fileno(f)) && !(nc && nc[0]);
+  o->status_tty = opts->progress && !opts->json && isatty(STDERR_FILENO);
+  clock_gettime(CLOCK_MONOTONIC, &o->start);
+  *out = o;
+  return AG_OK;
+}
+
+void output_free(output *o) {
+  if (!o) return;
+  output_done(o);
+  free(o->world);
+  free(o->chat);
+  free(o);
+}
+
+void output_set_chat(output *o, const char *chat_id) {
+  free(o->chat);
+  o->chat = chat_id ? strdup(chat_id) : NULL;
+}
+
+static void status_clear(output *o) {
+  if (o->status_shown) {
+    fputs("\r\033[K", stderr);
+    o->status_shown = 0;
+  }
+}
+
+static void status_draw(output *o) {
+  if (!o->status_tty || !o->status[0]) return;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  double secs = (double)(now.tv_sec - o->start.tv_sec) + (double)(now.tv_nsec - o->start.tv_nsec) / 1e9;
+  fprintf(stderr, "\r\033[K%s · %llu messages · %.1fs", o->status, (unsigned long long)o->messages, secs);
+  fflush(stderr);
+  o->status_shown = 1;
+}
+
+void output_progress(output *o, size_t step, size_t steps, size_t thinking, const char *who) {
+  if (!o->status_tty) return;
+  snprintf(o->status, sizeof o->status, "step %zu of %zu · %zu thinking%s%s", step, steps, thinking,
+           who && who[0] ? ": " : "", who ? who : "");
+  status_draw(o);
+}
+
+void output_done(output *o) {
+  if (o->status_tty) status_clear(o);
+  o->status[0] = '\0';
+  fflush(o->f);
+}
+
+static void add_common(output *o, cJSON *j) {
+  cJSON_AddStringToObject(j, "world", o->world);
+  if (o->chat) cJSON_AddStringToObject(j, "chat", o->chat);
+  else cJSON_AddNullToObject(j, "chat");
+}
+
+static void print_json(output *o, cJSON *j) {
+  char *s = cJSON_PrintUnformatted(j);
+  if (s) {
+    fputs(s, o->f);
+    fputc('\n', o->f);
+    free(s);
+  }
+  fflush(o->f); /* NDJSON is flushed as it happens */
+}
+
+void output_message(output *o, const ag_msg *m) {
+  status_clear(o);
+  o->messages++;
+  if (o->o.json) {
+    cJSON *j = cJSON_CreateObject();
+    if (!j) return;
+    cJSON_AddStringToObject(j, "type", "message");
+    add_common(o, j);
+    cJSON_AddNumberToObject(j, "seq", (double)m->seq);
+    cJSON_AddStringToObject(j, "sender", m->sender);
+    cJSON_AddStringToObject(j, "kind", ag_kind_name(m->kind));
+    cJSON_AddStringToObject(j, "text", m->text);
+    char ts[40];
+    output_time(m->ts_ms, ts, sizeof ts);
+    cJSON_AddStringToObject(j, "ts", ts);
+    print_json(o, j);
+    cJSON_Delete(j);
+  } else {
+    fprintf(o->f, "%s: %s\n\n", m->sender, m->text);
+    fflush(o->f);
+  }
+  status_draw(o);
+}
+
+/* Events that would only be noise in a plain transcript (they are all in --json). */
+static int plain_hidden(const char *type) {
+  return !strcmp(type, "llm-start") || !strcmp(type, "llm-done") || !strcmp(type, "state-saved") ||
+         !strcmp(type, "llm-chunk");
+}
+
+void output_event(output *o, const char *type, const cJSON *fields) {
+  if (!strcmp(type, "llm-chunk") && !o->o.stream) return;
+  if (!o->o.json && plain_hidden(type)) return;
+  status_clear(o);
+  if (o->o.json) {
+    cJSON *j = cJSON_CreateObject();
+    if (!j) return;
+    cJSON_AddStringToObject(j, "type", "event");
+    cJSON_AddStringToObject(j, "event", type);
+    add_common(o, j);
+    for (const cJSON *c = fields ? fields->child : NULL; c; c = c->next)
+      if (strcmp(c->string, "world") && strcmp(c->string, "chat"))
+        cJSON_AddItemToObject(j, c->string, cJSON_Duplicate(c, 1));
+    print_json(o, j);
+    cJSON_Delete(j);
+  } else {
+    /* "-- type: k=v k=v", strings unquoted, so a person can read it at a glance. */
+    fprintf(o->f, "%s-- %s:", o->color ? "\033[2m" : "", type);
+    for (const cJSON *c = fields ? fields->child : NULL; c; c = c->next) {
+      if (cJSON_IsString(c)) {
+        fprintf(o->f, " %s=%s", c->string, c->valuestring);
+      } else {
+        char *v = cJSON_PrintUnformatted(c);
+        if (v) fprintf(o->f, " %s=%s", c->string, v);
+        free(v);
+      }
+    }
+    fprintf(o->f, "%s\n\n", o->color ? "\033[0m" : "");
+    fflush(o->f);
+  }
+  status_draw(o);
+}
+
+void output_on_bus(void *ud, bus_topic topic, void *payload) {
+  output *o = ud;
+  if (topic == BUS_MESSAGE) {
+    output_message(o, payload);
+  } else {
+    const bus_event *e = payload;
+    output_event(o, e->type, e->fields);
+  }
+}

@@ -1,0 +1,37 @@
+/* The transcript printer: watches the bus at the output phase and writes each message and event as a
+ * plain paragraph or one NDJSON line (cli.md "Transcript output"), plus the progress line on a
+ * terminal's stderr. */
+#ifndef AG_OUTPUT_H
+#define AG_OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "agents/message.h"
+#include "world/bus.h"
+
+typedef struct output output;
+
+typedef struct output_opts {
+  int json;     /* NDJSON instead of plain text */
+  int stream;   /* show llm-chunk events (only with json, or in the console) */
+  int progress; /* keep a status line on stderr (only when it is a terminal) */
+} output_opts;
+
+/* f is borrowed. world_id is copied. */
+int output_new(FILE *f, const char *world_id, const output_opts *o, output **out);
+void output_free(output *o);
+/* The chat id shown on each line (NULL: none, e.g. --no-save). Copied. */
+void output_set_chat(output *o, const char *chat_id);
+/* A bus_handler for BUS_MESSAGE|BUS_EVENT; ud is the output. */
+void output_on_bus(void *ud, bus_topic topic, void *payload);
+/* Prints one message or event directly (replay). */
+void output_message(output *o, const ag_msg *m);
+void output_event(output *o, const char *type, const cJSON *fields);
+/* Progress: the status line's contents (step i of n, thinking agents); cleared by output_done. */
+void output_progress(output *o, size_t step, size_t steps, size_t thinking, const char *who);
+void output_done(output *o);
+/* Formats ms since the epoch as RFC 3339 UTC with milliseconds into out (at least 32 bytes). */
+void output_time(int64_t ms, char *out, size_t cap);
+
+#endif

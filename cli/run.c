@@ -1,0 +1,119 @@
+/* agora run: load a world file, publish its script step by step, waiting after each until the world
+ * is quiet, and print the transcript. */
+#include "cli/cli.h"
+#include "cli/output.h"
+#include "world/world.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char run_usage[] =
+  "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--no-save] [--chat ID]\n"
+  "\n"
+  "Loads the world from WORLD.json, starts a new chat (an empty 'New Chat' is reused) or continues\n"
+  "--chat ID, publishes the file's script steps in order, waiting after each step until no agent is\n"
+  "thinking and no message is queued, and prints the transcript.\n"
+  "\n"
+  "  --json      one JSON object per line (messages and events)\n"
+  "  --stream    with --json, also print llm-chunk events as replies stream in\n"
+  "  --no-save   keep everything in memory; nothing is written\n"
+  "  --db DIR    the database directory (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
+  "              ~/.local/share/agora)\n"
+  "  --chat ID   continue a saved chat instead of starting a new one\n"
+  "\n"
+  "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";
+
+typedef struct run_args {
+  const char *world_path;
+  const char *db;
+  const char *chat;
+  int json, stream, no_save;
+} run_args;
+
+static int parse_args(int argc, char **argv, run_args *a) {
+  memset(a, 0, sizeof *a);
+  for (int i = 0; i < argc; i++) {
+    const char *s = argv[i];
+    if (!strcmp(s, "--json")) a->json = 1;
+    else if (!strcmp(s, "--stream")) a->stream = 1;
+    else if (!strcmp(s, "--no-save")) a->no_save = 1;
+    else if (!strcmp(s, "--db") || !strcmp(s, "--chat")) {
+      if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "run: %s needs a value", s);
+      if (!strcmp(s, "--db")) a->db = argv[++i];
+      else a->chat = argv[++i];
+    } else if (s[0] == '-' && s[1]) {
+      return cli_error(AG_ERR_INVALID, "run: unknown option '%s' (see agora run --help)", s);
+    } else if (!a->world_path) {
+      a->world_path = s;
+    } else {
+      return cli_error(AG_ERR_INVALID, "run: unexpected argument '%s'", s);
+    }
+  }
+  if (!a->world_path) return cli_error(AG_ERR_INVALID, "run: missing WORLD.json (see agora run --help)");
+  return 0;
+}
+
+int cli_run(int argc, char **argv) {
+  if (argc > 0 && cli_is_help(argv[0])) {
+    fputs(run_usage, stdout);
+    return 0;
+  }
+  run_args args;
+  int status = parse_args(argc, argv, &args);
+  if (status) return status;
+
+  ag_errmsg em = {""};
+  world_spec spec;
+  int rc = world_spec_load(args.world_path, &spec, &em);
+  if (rc) return cli_error(rc, "%s", em.text);
+
+  struct event_base *base = NULL;
+  world *w = NULL;
+  output *out = NULL;
+  status = 0;
+  if (!(base = event_base_new())) {
+    status = cli_error(AG_ERR_NOMEM, "cannot create the event loop");
+    goto done;
+  }
+  if ((rc = world_new(base, &spec, &w, &em))) {
+    status = cli_error(rc == AG_ERR_NOMEM ? rc : AG_ERR_INVALID, "%s: %s", args.world_path, em.text);
+    goto done;
+  }
+  world_set_emit_chunks(w, args.json && args.stream);
+  output_opts oo = {args.json, args.stream, 1};
+  if ((rc = output_new(stdout, world_id(w), &oo, &out))) {
+    status = cli_error(rc, "%s", ag_strerror(rc));
+    goto done;
+  }
+  if ((rc = bus_subscribe(world_bus(w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, output_on_bus, out, NULL))) {
+    status = cli_error(rc, "%s", ag_strerror(rc));
+    goto done;
+  }
+  for (size_t i = 0; i < spec.n_steps; i++) {
+    const world_step *st = &spec.steps[i];
+    output_progress(out, i + 1, spec.n_steps, world_thinking(w), NULL);
+    if (st->new_chat) {
+      world_reset_conversation(w);
+    } else if ((rc = world_publish(w, st->from, st->text, NULL))) {
+      status = cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
+      goto done;
+    }
+    if ((rc = world_run_until_quiet(w))) {
+      status = cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
+      goto done;
+    }
+  }
+  output_done(out);
+  if (world_failed_calls(w)) {
+    fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(w));
+    status = 1;
+  }
+done:
+  world_free(w);
+  output_free(out);
+  if (base) event_base_free(base);
+  world_spec_free(&spec);
+  return status;
+}

@@ -1,0 +1,211 @@
+/* The provider-independent half of the LLM layer: settings, clients, endpoints, and the life of a
+ * call (start, chunks, one completion or a cancel). */
+#include "llm/provider.h"
+
+#include "common/defer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const provider_names[] = {"script", "openai", "anthropic", "gemini", "ollama"};
+
+int llm_provider_parse(const char *name, llm_provider_kind *out) {
+  for (size_t i = 0; i < sizeof provider_names / sizeof *provider_names; i++) {
+    if (strcmp(name, provider_names[i]) == 0) {
+      *out = (llm_provider_kind)i;
+      return AG_OK;
+    }
+  }
+  return AG_ERR_INVALID;
+}
+
+const char *llm_provider_name(llm_provider_kind kind) {
+  if ((size_t)kind < sizeof provider_names / sizeof *provider_names) return provider_names[kind];
+  return "unknown";
+}
+
+const char *llm_default_key_env(llm_provider_kind kind) {
+  switch (kind) {
+  case LLM_OPENAI: return "OPENAI_API_KEY";
+  case LLM_ANTHROPIC: return "ANTHROPIC_API_KEY";
+  case LLM_GEMINI: return "GEMINI_API_KEY";
+  default: return NULL;
+  }
+}
+
+void llm_config_init(llm_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->provider = LLM_SCRIPT;
+  cfg->temperature = 0.7;
+  cfg->stream = 1;
+  cfg->timeout_ms = 120000;
+  cfg->max_retries = 3;
+}
+
+static int dup_opt(char **dst, const char *src) {
+  *dst = NULL;
+  if (!src) return AG_OK;
+  *dst = strdup(src);
+  return *dst ? AG_OK : AG_ERR_NOMEM;
+}
+
+int llm_config_copy(llm_config *dst, const llm_config *src) {
+  int rc = AG_OK;
+  *dst = *src;
+  dst->agent_name = dst->model = dst->base_url = dst->api_key_env = NULL;
+  dst->replies = NULL;
+  dst->n_replies = 0;
+  if ((rc = dup_opt(&dst->agent_name, src->agent_name)) || (rc = dup_opt(&dst->model, src->model)) ||
+      (rc = dup_opt(&dst->base_url, src->base_url)) || (rc = dup_opt(&dst->api_key_env, src->api_key_env)))
+    goto fail;
+  if (src->n_replies) {
+    dst->replies = calloc(src->n_replies, sizeof *dst->replies);
+    if (!dst->replies) {
+      rc = AG_ERR_NOMEM;
+      goto fail;
+    }
+    for (size_t i = 0; i < src->n_replies; i++) {
+      dst->n_replies = i + 1;
+      if ((rc = dup_opt(&dst->replies[i], src->replies[i]))) goto fail;
+    }
+  }
+  return AG_OK;
+fail:
+  llm_config_free(dst);
+  return rc;
+}
+
+void llm_config_free(llm_config *cfg) {
+  free(cfg->agent_name);
+  free(cfg->model);
+  free(cfg->base_url);
+  free(cfg->api_key_env);
+  for (size_t i = 0; i < cfg->n_replies; i++) free(cfg->replies[i]);
+  free(cfg->replies);
+  cfg->agent_name = cfg->model = cfg->base_url = cfg->api_key_env = NULL;
+  cfg->replies = NULL;
+  cfg->n_replies = 0;
+}
+
+const llm_provider_ops *llm_provider_ops_for(llm_provider_kind kind) {
+  if (kind == LLM_SCRIPT) return &llm_script_ops;
+  return llm_http_ops_for(kind);
+}
+
+int llm_client_new(struct event_base *base, llm_client **out) {
+  llm_client *c = calloc(1, sizeof *c);
+  if (!c) return AG_ERR_NOMEM;
+  c->base = base;
+  int rc = ag_defer_new(base, &c->defer);
+  if (rc) {
+    free(c);
+    return rc;
+  }
+  *out = c;
+  return AG_OK;
+}
+
+static void call_unlink(llm_call *call) {
+  llm_client *c = call->client;
+  if (!call->linked) return;
+  if (call->prev) call->prev->next = call->next;
+  else c->calls = call->next;
+  if (call->next) call->next->prev = call->prev;
+  call->prev = call->next = NULL;
+  call->linked = 0;
+  c->active--;
+}
+
+static void call_release(llm_call *call) {
+  if (call->impl && call->ops->cancel) call->ops->cancel(call);
+  ag_defer_cancel(call->client->defer, call);
+  call_unlink(call);
+  free(call);
+}
+
+void llm_client_free(llm_client *c) {
+  if (!c) return;
+  while (c->calls) call_release(c->calls);
+  if (c->http) llm_http_free(c->http);
+  ag_defer_free(c->defer);
+  free(c);
+}
+
+size_t llm_client_active(const llm_client *c) { return c->active; }
+
+int llm_endpoint_new(llm_client *c, const llm_config *cfg, llm_endpoint **out, ag_errmsg *em) {
+  if (!llm_provider_ops_for(cfg->provider))
+    return ag_fail(em, AG_ERR_INVALID, "provider '%s' is not available in this build",
+                   llm_provider_name(cfg->provider));
+  llm_endpoint *e = calloc(1, sizeof *e);
+  if (!e) return AG_ERR_NOMEM;
+  e->client = c;
+  int rc = llm_config_copy(&e->cfg, cfg);
+  if (rc) {
+    free(e);
+    return rc;
+  }
+  *out = e;
+  return AG_OK;
+}
+
+void llm_endpoint_free(llm_endpoint *e) {
+  if (!e) return;
+  llm_call *call = e->client->calls;
+  while (call) {
+    llm_call *next = call->next;
+    if (call->ep == e) call_release(call);
+    call = next;
+  }
+  llm_config_free(&e->cfg);
+  free(e);
+}
+
+const llm_config *llm_endpoint_config(const llm_endpoint *e) { return &e->cfg; }
+
+size_t llm_endpoint_reply_counter(const llm_endpoint *e) { return e->script_next; }
+
+void llm_endpoint_set_reply_counter(llm_endpoint *e, size_t n) { e->script_next = n; }
+
+int llm_call_start(llm_endpoint *e, const llm_request *req, const llm_callbacks *cb, void *ud,
+                   llm_call **out) {
+  const llm_provider_ops *ops = llm_provider_ops_for(e->cfg.provider);
+  if (!ops) return AG_ERR_INVALID;
+  llm_call *call = calloc(1, sizeof *call);
+  if (!call) return AG_ERR_NOMEM;
+  call->ep = e;
+  call->client = e->client;
+  call->ops = ops;
+  call->linked = 1;
+  call->cb = *cb;
+  call->ud = ud;
+  llm_client *c = e->client;
+  call->next = c->calls;
+  if (c->calls) c->calls->prev = call;
+  c->calls = call;
+  c->active++;
+  int rc = ops->start(call, req);
+  if (rc) {
+    call_release(call);
+    return rc;
+  }
+  if (out) *out = call;
+  return AG_OK;
+}
+
+void llm_call_cancel(llm_call *call) {
+  if (call) call_release(call);
+}
+
+void llm_call_chunk(llm_call *call, const char *text, size_t len) {
+  if (call->cb.on_chunk && len) call->cb.on_chunk(call->ud, text, len);
+}
+
+void llm_call_finish(llm_call *call, int err, const char *text, const llm_error_info *info) {
+  /* Unlinked before on_done: the agent may free its endpoint (or the world its client's calls) from
+   * inside on_done, and text may live in call->impl, so the call itself is released only after. */
+  call_unlink(call);
+  call->ep = NULL;
+  if (call->cb.on_done) call->cb.on_done(call->ud, err, text ? text : "", info);
+  call_release(call);
+}

@@ -1,0 +1,105 @@
+/* The asynchronous LLM provider interface. An agent starts a call and returns to the loop; the
+ * provider reports streamed text chunks and then exactly one completion, always from a later loop
+ * iteration (never from inside llm_call_start). Everything runs on the world's one libevent loop. */
+#ifndef AG_LLM_H
+#define AG_LLM_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+struct event_base;
+
+typedef enum llm_provider_kind {
+  LLM_SCRIPT = 0, /* built-in, offline: replies from the world file */
+  LLM_OPENAI,     /* OpenAI-compatible chat completions */
+  LLM_ANTHROPIC,  /* Anthropic Messages API */
+  LLM_GEMINI,     /* Google Gemini generateContent */
+  LLM_OLLAMA      /* Ollama native /api/chat */
+} llm_provider_kind;
+
+/* "script", "openai", ... → kind; AG_ERR_INVALID when unknown. */
+int llm_provider_parse(const char *name, llm_provider_kind *out);
+const char *llm_provider_name(llm_provider_kind kind);
+
+/* An agent's provider settings (cli.md "Agent settings"). All strings are owned by the config; a
+ * config is filled by the world-file loader and copied by llm_endpoint_new. */
+typedef struct llm_config {
+  llm_provider_kind provider;
+  char *agent_name;  /* for "(<name> has nothing to say)" and error reports */
+  char *model;       /* NULL: provider default */
+  char *base_url;    /* NULL: provider default */
+  char *api_key_env; /* name of the environment variable holding the key; NULL: provider default */
+  double temperature;
+  int has_temperature;
+  int max_tokens;    /* 0: not sent */
+  int stream;        /* use the streaming API (default 1) */
+  long timeout_ms;   /* per call, default 120000 */
+  int max_retries;   /* default 3 */
+  char **replies;    /* script provider: replies[n] answers the n-th call, cycling */
+  size_t n_replies;
+} llm_config;
+
+void llm_config_init(llm_config *cfg); /* the defaults above, provider script */
+int llm_config_copy(llm_config *dst, const llm_config *src);
+void llm_config_free(llm_config *cfg);
+/* Default environment variable for a provider's key (NULL for script and ollama). */
+const char *llm_default_key_env(llm_provider_kind kind);
+
+/* One prompt message; both strings borrowed for the duration of llm_call_start (providers copy). */
+typedef struct llm_message {
+  const char *role; /* "system", "user", "assistant" */
+  const char *content;
+} llm_message;
+
+typedef struct llm_request {
+  const llm_message *messages;
+  size_t n_messages;
+} llm_request;
+
+/* What went wrong with a failed call, for the llm-error event. */
+typedef struct llm_error_info {
+  long http_status;  /* 0 when there was no HTTP response */
+  int attempts;      /* attempts made, retries included */
+  char type[64];     /* provider error type ("overloaded_error", "timeout", ...) or "" */
+  char message[256]; /* human-readable detail; never contains a key */
+} llm_error_info;
+
+typedef struct llm_callbacks {
+  /* A piece of streamed text (not NUL-terminated); may be NULL. */
+  void (*on_chunk)(void *ud, const char *text, size_t len);
+  /* Called once when the call ends, unless it was cancelled. err is AG_OK with the whole reply in text
+   * (borrowed for the call), or an error with info filled. The call is freed right after it returns. */
+  void (*on_done)(void *ud, int err, const char *text, const llm_error_info *info);
+} llm_callbacks;
+
+/* One per event loop: owns the transport shared by all calls (the curl multi handle). */
+typedef struct llm_client llm_client;
+int llm_client_new(struct event_base *base, llm_client **out);
+/* Cancels every call still in flight, then frees. */
+void llm_client_free(llm_client *c);
+
+/* One per agent: its settings and provider state (the script provider's reply counter). */
+typedef struct llm_endpoint llm_endpoint;
+/* Copies cfg. em names what is wrong (e.g. a provider not available). */
+int llm_endpoint_new(llm_client *c, const llm_config *cfg, llm_endpoint **out, ag_errmsg *em);
+/* Cancels the endpoint's calls in flight, then frees. */
+void llm_endpoint_free(llm_endpoint *e);
+const llm_config *llm_endpoint_config(const llm_endpoint *e);
+/* The script provider's index of the next reply (saved with a chat so that continuing it goes on). */
+size_t llm_endpoint_reply_counter(const llm_endpoint *e);
+void llm_endpoint_set_reply_counter(llm_endpoint *e, size_t n);
+
+typedef struct llm_call llm_call;
+/* Starts a call; cb is copied, ud is borrowed until on_done or cancel. *out (may be NULL) is valid
+ * until on_done returns or llm_call_cancel is called. */
+int llm_call_start(llm_endpoint *e, const llm_request *req, const llm_callbacks *cb, void *ud,
+                   llm_call **out);
+/* Cancels a call in flight: no callback runs for it afterwards and its resources are released from
+ * the loop, never from inside a transport callback. */
+void llm_call_cancel(llm_call *call);
+
+/* Number of calls in flight on the client. */
+size_t llm_client_active(const llm_client *c);
+
+#endif

@@ -1,0 +1,54 @@
+/* A tiny test runner (after libuv's): each tests/test_*.c lists its cases in one table and calls
+ * unit_main(); a failed CHECK marks the case failed and goes on. The closing line is
+ * "N passed, N failed", which CI reads. */
+#ifndef AG_UNIT_H
+#define AG_UNIT_H
+
+#include <stddef.h>
+#include <string.h>
+
+typedef struct unit_test {
+  const char *name;
+  void (*fn)(void);
+} unit_test;
+
+#define UNIT(fn) {#fn, fn}
+
+extern int unit_failures_; /* failures in the running case */
+
+void unit_fail_(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#define CHECK(cond)                                                                                      \
+  do {                                                                                                   \
+    if (!(cond)) unit_fail_(__FILE__, __LINE__, "CHECK(%s)", #cond);                                      \
+  } while (0)
+
+#define CHECK_INT(a, b)                                                                                  \
+  do {                                                                                                   \
+    long long a_ = (long long)(a), b_ = (long long)(b);                                                   \
+    if (a_ != b_) unit_fail_(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", #a, a_, #b, b_);     \
+  } while (0)
+
+#define CHECK_STR(a, b)                                                                                  \
+  do {                                                                                                   \
+    const char *a_ = (a), *b_ = (b);                                                                     \
+    if (!a_ || !b_ || strcmp(a_, b_) != 0)                                                               \
+      unit_fail_(__FILE__, __LINE__, "%s == \"%s\", expected \"%s\"", #a, a_ ? a_ : "(null)",            \
+                 b_ ? b_ : "(null)");                                                                    \
+  } while (0)
+
+/* Runs the cases (all, or those named in argv[1..]); returns the process exit status. */
+int unit_main(int argc, char **argv, const unit_test *tests, size_t n);
+
+/* Helpers shared by tests. */
+/* Path of a file under the source tree (AGORA_SRC, else the compiled-in default); static buffer. */
+const char *unit_src_path(const char *rel);
+/* Makes a fresh temporary directory; returns a malloc'd path. unit_rmrf() removes it. */
+char *unit_tmpdir(void);
+void unit_rmrf(const char *path);
+/* Writes text to path; returns 0 on success. */
+int unit_write_file(const char *path, const char *text);
+/* Reads a file (caller frees); NULL on error. */
+char *unit_read_file(const char *path);
+
+#endif

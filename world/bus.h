@@ -1,0 +1,56 @@
+/* The world's publish/subscribe bus. Publishing never calls a subscriber re-entrantly: every delivery
+ * is queued and dispatched from the event loop, in publish order. Subscribers sit in phases, so that
+ * for each item the agents decide first, storage saves what they changed, and output shows it last. */
+#ifndef AG_BUS_H
+#define AG_BUS_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "agents/message.h"
+
+struct event_base;
+
+typedef enum bus_topic {
+  BUS_MESSAGE = 1, /* payload: ag_msg * */
+  BUS_EVENT = 2    /* payload: bus_event * */
+} bus_topic;
+
+typedef enum bus_phase {
+  BUS_PHASE_AGENTS = 0,
+  BUS_PHASE_STORE = 1,
+  BUS_PHASE_OUTPUT = 2,
+  BUS_PHASES = 3
+} bus_phase;
+
+/* A system event (behaviour.md §7): a type ("title-updated", "llm-error", ...) and its fields. */
+typedef struct bus_event {
+  int refs;
+  char *type;     /* owned */
+  cJSON *fields;  /* owned object: the event's fields, without "type" */
+} bus_event;
+
+/* A new event with one reference; takes ownership of fields (NULL → an empty object). */
+bus_event *bus_event_new(const char *type, cJSON *fields);
+bus_event *bus_event_ref(bus_event *e);
+void bus_event_unref(bus_event *e);
+
+typedef struct bus bus;
+/* payload is borrowed for the call; take a reference to keep it. */
+typedef void (*bus_handler)(void *ud, bus_topic topic, void *payload);
+
+int bus_new(struct event_base *base, bus **out);
+/* Drops undelivered items. */
+void bus_free(bus *b);
+/* topics is a mask of bus_topic. ud is borrowed until bus_unsubscribe. *id identifies the subscription. */
+int bus_subscribe(bus *b, int topics, bus_phase phase, bus_handler fn, void *ud, unsigned *id);
+/* Safe from inside a handler: the subscriber gets nothing more. */
+void bus_unsubscribe(bus *b, unsigned id);
+/* Queue for delivery; the bus takes its own reference (the caller keeps its). */
+int bus_publish_message(bus *b, ag_msg *m);
+int bus_publish_event(bus *b, bus_event *e);
+/* Items queued and not yet delivered. */
+size_t bus_pending(const bus *b);
+
+#endif

@@ -1,0 +1,334 @@
+/* The World (see world.h): agents wired to the bus through one host each, messages stamped and
+ * parsed once at publish, agents' reports turned into events, and the loop run until quiet. */
+#include "world/world.h"
+
+#include <event2/event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+typedef struct world_slot {
+  world *w;
+  agent *a;
+  agent_host host;
+  unsigned sub;
+  int thinking;
+} world_slot;
+
+struct world {
+  struct event_base *base;
+  bus *bus;
+  llm_client *llm;
+  world_spec spec;          /* settings; agents[] and steps[] are not kept here */
+  world_slot **slots;
+  size_t n_slots, cap_slots;
+  const char **ids;         /* agent ids for mention parsing, borrowed from the agents */
+  size_t thinking;
+  uint64_t last_seq;
+  int emit_chunks;
+  int interrupted;
+  size_t failed_calls;
+};
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int world_refresh_ids(world *w) {
+  const char **ids = realloc(w->ids, (w->n_slots ? w->n_slots : 1) * sizeof *ids);
+  if (!ids) return AG_ERR_NOMEM;
+  for (size_t i = 0; i < w->n_slots; i++) ids[i] = agent_id(w->slots[i]->a);
+  w->ids = ids;
+  return AG_OK;
+}
+
+int world_emit(world *w, const char *type, cJSON *fields) {
+  bus_event *e = bus_event_new(type, fields);
+  if (!e) return AG_ERR_NOMEM;
+  int rc = bus_publish_event(w->bus, e);
+  bus_event_unref(e);
+  return rc;
+}
+
+static int world_publish_kind(world *w, const char *sender, const char *text, ag_kind kind, ag_msg **out) {
+  ag_msg *m = ag_msg_new(sender, text, kind);
+  if (!m) return AG_ERR_NOMEM;
+  m->seq = ++w->last_seq;
+  m->ts_ms = now_ms();
+  int rc = mention_leading(text, w->ids, w->n_slots, &m->leading);
+  if (!rc && m->leading.n == 0) {
+    /* Other mentions matter only when there is no leading one (§3.5), so only then look for them. */
+    mention_list any = {0};
+    rc = mention_anywhere(text, &any);
+    m->has_other_mentions = any.n > 0;
+    mention_list_free(&any);
+  }
+  if (!rc && (kind == AG_KIND_HUMAN || kind == AG_KIND_WORLD)) {
+    /* A typo in a mention must not pass in silence (§7 unknown-mention). */
+    cJSON *names = NULL;
+    for (size_t i = 0; i < m->leading.n; i++) {
+      int known = 0;
+      for (size_t j = 0; j < w->n_slots && !known; j++) known = strcmp(w->ids[j], m->leading.ids[i]) == 0;
+      if (known) continue;
+      if (!names) names = cJSON_CreateArray();
+      if (names) cJSON_AddItemToArray(names, cJSON_CreateString(m->leading.ids[i]));
+    }
+    if (names) {
+      cJSON *f = cJSON_CreateObject();
+      cJSON_AddStringToObject(f, "sender", sender);
+      cJSON_AddItemToObject(f, "names", names);
+      cJSON_AddNumberToObject(f, "seq", (double)m->seq);
+      world_emit(w, "unknown-mention", f);
+    }
+  }
+  if (!rc) rc = bus_publish_message(w->bus, m);
+  if (!rc && out) *out = m;
+  ag_msg_unref(m); /* the bus holds its own reference */
+  return rc;
+}
+
+int world_publish(world *w, const char *sender, const char *text, ag_msg **out) {
+  return world_publish_kind(w, sender, text, ag_sender_kind(sender), out);
+}
+
+/* ---- the host each agent talks to ---- */
+
+static int host_publish(void *ctx, agent *a, const char *text, ag_kind kind, ag_msg **out) {
+  world_slot *s = ctx;
+  return world_publish_kind(s->w, agent_id(a), text, kind, out);
+}
+
+static void host_thinking(void *ctx, agent *a, int on) {
+  (void)a;
+  world_slot *s = ctx;
+  on = on != 0;
+  if (s->thinking == on) return;
+  s->thinking = on;
+  if (on) s->w->thinking++;
+  else s->w->thinking--;
+}
+
+static void host_event(void *ctx, agent *a, const agent_event *ev) {
+  world_slot *s = ctx;
+  world *w = s->w;
+  cJSON *f = cJSON_CreateObject();
+  if (!f) return;
+  cJSON_AddStringToObject(f, "agent", agent_id(a));
+  const char *type = "llm-error";
+  switch (ev->type) {
+  case AGENT_EV_LLM_START:
+    type = "llm-start";
+    cJSON_AddStringToObject(f, "provider", llm_provider_name(agent_settings_of(a)->llm.provider));
+    break;
+  case AGENT_EV_LLM_CHUNK: {
+    type = "llm-chunk";
+    char *t = strndup(ev->text, ev->len);
+    if (t) cJSON_AddStringToObject(f, "text", t);
+    free(t);
+    break;
+  }
+  case AGENT_EV_LLM_DONE:
+    type = "llm-done";
+    cJSON_AddNumberToObject(f, "chars", (double)ev->len);
+    break;
+  case AGENT_EV_LLM_ERROR:
+    type = "llm-error";
+    cJSON_AddStringToObject(f, "error", ev->text ? ev->text : "error");
+    if (ev->info) {
+      cJSON_AddNumberToObject(f, "http_status", (double)ev->info->http_status);
+      cJSON_AddNumberToObject(f, "attempts", ev->info->attempts);
+      cJSON_AddNumberToObject(f, "retries", ev->info->attempts > 0 ? ev->info->attempts - 1 : 0);
+      if (ev->info->type[0]) cJSON_AddStringToObject(f, "error_type", ev->info->type);
+    }
+    if (ev->failed) w->failed_calls++;
+    break;
+  case AGENT_EV_TURN_LIMIT:
+    type = "turn-limit";
+    cJSON_AddNumberToObject(f, "limit", w->spec.turn_limit);
+    break;
+  }
+  world_emit(w, type, f);
+}
+
+static void slot_deliver(void *ud, bus_topic topic, void *payload) {
+  (void)topic;
+  world_slot *s = ud;
+  world *w = s->w;
+  agent_rules rules = {w->spec.turn_limit, w->spec.memory_window, w->spec.main_agent,
+                       (const char *const *)w->ids, w->n_slots, w->emit_chunks};
+  agent_on_message(s->a, payload, &rules);
+}
+
+static void slot_free(world_slot *s) {
+  if (!s) return;
+  bus_unsubscribe(s->w->bus, s->sub);
+  if (s->thinking) s->w->thinking--;
+  agent_free(s->a);
+  free(s);
+}
+
+static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
+  int rc = AG_OK;
+  world_slot *s = calloc(1, sizeof *s);
+  if (!s) return AG_ERR_NOMEM;
+  s->w = w;
+  s->host = (agent_host){s, host_publish, host_event, host_thinking};
+  if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
+  for (size_t i = 0; i < w->n_slots; i++) {
+    if (strcmp(agent_id(w->slots[i]->a), agent_id(s->a)) == 0) {
+      rc = ag_fail(em, AG_ERR_EXISTS, "an agent with id '%s' already exists", agent_id(s->a));
+      goto fail;
+    }
+  }
+  if (w->n_slots == w->cap_slots) {
+    size_t ncap = w->cap_slots ? w->cap_slots * 2 : 8;
+    world_slot **p = realloc(w->slots, ncap * sizeof *p);
+    if (!p) {
+      rc = AG_ERR_NOMEM;
+      goto fail;
+    }
+    w->slots = p;
+    w->cap_slots = ncap;
+  }
+  if ((rc = bus_subscribe(w->bus, BUS_MESSAGE, BUS_PHASE_AGENTS, slot_deliver, s, &s->sub))) goto fail;
+  w->slots[w->n_slots++] = s;
+  if ((rc = world_refresh_ids(w))) {
+    w->n_slots--;
+    goto fail;
+  }
+  return AG_OK;
+fail:
+  if (s->sub) bus_unsubscribe(w->bus, s->sub);
+  agent_free(s->a);
+  free(s);
+  return rc;
+}
+
+int world_new(struct event_base *base, const world_spec *spec, world **out, ag_errmsg *em) {
+  int rc = AG_OK;
+  world *w = calloc(1, sizeof *w);
+  if (!w) return AG_ERR_NOMEM;
+  w->base = base;
+  if ((rc = bus_new(base, &w->bus)) || (rc = llm_client_new(base, &w->llm))) goto fail;
+  w->spec.turn_limit = spec->turn_limit;
+  w->spec.memory_window = spec->memory_window;
+  memcpy(w->spec.id, spec->id, sizeof w->spec.id);
+  w->spec.name = strdup(spec->name);
+  w->spec.description = spec->description ? strdup(spec->description) : NULL;
+  w->spec.main_agent = spec->main_agent ? strdup(spec->main_agent) : NULL;
+  if (!w->spec.name || (spec->description && !w->spec.description) || (spec->main_agent && !w->spec.main_agent)) {
+    rc = AG_ERR_NOMEM;
+    goto fail;
+  }
+  for (size_t i = 0; i < spec->n_agents; i++) {
+    if ((rc = world_add(w, &spec->agents[i], em))) goto fail;
+  }
+  *out = w;
+  return AG_OK;
+fail:
+  world_free(w);
+  return rc;
+}
+
+void world_free(world *w) {
+  if (!w) return;
+  for (size_t i = 0; i < w->n_slots; i++) slot_free(w->slots[i]);
+  free(w->slots);
+  free(w->ids);
+  llm_client_free(w->llm);
+  bus_free(w->bus);
+  world_spec_free(&w->spec);
+  free(w);
+}
+
+const char *world_id(const world *w) { return w->spec.id; }
+const char *world_name(const world *w) { return w->spec.name; }
+struct event_base *world_base(const world *w) { return w->base; }
+bus *world_bus(const world *w) { return w->bus; }
+llm_client *world_llm(const world *w) { return w->llm; }
+int world_turn_limit(const world *w) { return w->spec.turn_limit; }
+void world_set_turn_limit(world *w, int limit) { w->spec.turn_limit = limit < 1 ? 1 : limit; }
+int world_memory_window(const world *w) { return w->spec.memory_window; }
+const char *world_main_agent(const world *w) { return w->spec.main_agent; }
+size_t world_agent_count(const world *w) { return w->n_slots; }
+agent *world_agent_at(const world *w, size_t i) { return i < w->n_slots ? w->slots[i]->a : NULL; }
+void world_set_emit_chunks(world *w, int on) { w->emit_chunks = on; }
+void world_set_last_seq(world *w, uint64_t last) { w->last_seq = last; }
+uint64_t world_last_seq(const world *w) { return w->last_seq; }
+size_t world_thinking(const world *w) { return w->thinking; }
+size_t world_failed_calls(const world *w) { return w->failed_calls; }
+int world_is_quiet(const world *w) { return w->thinking == 0 && bus_pending(w->bus) == 0; }
+void world_interrupt(world *w) { w->interrupted = 1; }
+
+cJSON *world_settings_json(const world *w) {
+  world_spec tmp = w->spec;
+  tmp.agents = NULL;
+  tmp.n_agents = 0;
+  cJSON *j = world_spec_to_json(&tmp);
+  cJSON *agents = j ? cJSON_GetObjectItemCaseSensitive(j, "agents") : NULL;
+  for (size_t i = 0; agents && i < w->n_slots; i++)
+    cJSON_AddItemToArray(agents, world_agent_to_json(agent_settings_of(w->slots[i]->a)));
+  return j;
+}
+
+agent *world_agent_find(const world *w, const char *name_or_id) {
+  char id[MENTION_ID_MAX] = "";
+  mention_id_from_name(name_or_id, id, sizeof id);
+  for (size_t i = 0; i < w->n_slots; i++) {
+    agent *a = w->slots[i]->a;
+    if (strcmp(agent_id(a), id) == 0 || strcasecmp(agent_name(a), name_or_id) == 0) return a;
+  }
+  return NULL;
+}
+
+int world_add_agent(world *w, const agent_settings *s, ag_errmsg *em) {
+  int rc = world_add(w, s, em);
+  if (rc) return rc;
+  agent *a = w->slots[w->n_slots - 1]->a;
+  cJSON *f = cJSON_CreateObject();
+  cJSON_AddStringToObject(f, "agent", agent_id(a));
+  cJSON_AddStringToObject(f, "name", agent_name(a));
+  cJSON_AddStringToObject(f, "provider", llm_provider_name(s->llm.provider));
+  world_emit(w, "agent-added", f);
+  return AG_OK;
+}
+
+int world_remove_agent(world *w, const char *name_or_id) {
+  agent *a = world_agent_find(w, name_or_id);
+  if (!a) return AG_ERR_NOT_FOUND;
+  size_t i = 0;
+  while (w->slots[i]->a != a) i++;
+  cJSON *f = cJSON_CreateObject();
+  cJSON_AddStringToObject(f, "agent", agent_id(a));
+  cJSON_AddStringToObject(f, "name", agent_name(a));
+  world_slot *s = w->slots[i];
+  memmove(&w->slots[i], &w->slots[i + 1], (w->n_slots - i - 1) * sizeof *w->slots);
+  w->n_slots--;
+  world_refresh_ids(w);
+  slot_free(s);
+  world_emit(w, "agent-removed", f);
+  return AG_OK;
+}
+
+void world_reset_conversation(world *w) {
+  for (size_t i = 0; i < w->n_slots; i++) agent_reset(w->slots[i]->a);
+  w->last_seq = 0;
+}
+
+void world_cancel_all(world *w) {
+  for (size_t i = 0; i < w->n_slots; i++) agent_cancel(w->slots[i]->a);
+}
+
+int world_run_until_quiet(world *w) {
+  w->interrupted = 0;
+  while (!world_is_quiet(w)) {
+    if (w->interrupted) return AG_ERR_CANCELLED;
+    int r = event_base_loop(w->base, EVLOOP_ONCE);
+    if (r < 0) return AG_ERR_STATE;
+    if (r == 1 && !world_is_quiet(w)) return AG_ERR_STATE; /* nothing left that could make it quiet */
+  }
+  return AG_OK;
+}

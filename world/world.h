@@ -1,0 +1,74 @@
+/* A World: one libevent loop, one bus, the agents, and the world settings they decide by. It turns
+ * agents' reports into bus events and knows when it is quiet (nothing queued, no agent thinking).
+ * The core never prints: everything observable is a bus message or event. */
+#ifndef AG_WORLD_H
+#define AG_WORLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agents/agent.h"
+#include "world/bus.h"
+#include "world/world_file.h"
+
+typedef struct world world;
+
+/* Creates a world from spec (copied; the script is not kept) on base (borrowed; must outlive the
+ * world). Errors name the failing agent in em. */
+int world_new(struct event_base *base, const world_spec *spec, world **out, ag_errmsg *em);
+/* Cancels calls in flight and frees everything. */
+void world_free(world *w);
+
+const char *world_id(const world *w);
+const char *world_name(const world *w);
+struct event_base *world_base(const world *w);
+bus *world_bus(const world *w);
+llm_client *world_llm(const world *w);
+
+int world_turn_limit(const world *w);
+void world_set_turn_limit(world *w, int limit);
+int world_memory_window(const world *w);
+const char *world_main_agent(const world *w);
+/* The world's settings and agents in world-file form (caller owns). */
+cJSON *world_settings_json(const world *w);
+
+/* Agents, in the order they were added. */
+size_t world_agent_count(const world *w);
+agent *world_agent_at(const world *w, size_t i);
+/* By id or display name (case-insensitive); NULL when none. */
+agent *world_agent_find(const world *w, const char *name_or_id);
+/* Adds an agent (settings copied); AG_ERR_EXISTS when its id is taken. Emits agent-added. */
+int world_add_agent(world *w, const agent_settings *s, ag_errmsg *em);
+/* Removes an agent, cancelling its call. Emits agent-removed. AG_ERR_NOT_FOUND when none. */
+int world_remove_agent(world *w, const char *name_or_id);
+
+/* Publishes a message from sender (human, world, system or an agent id); the world sets seq and
+ * time, parses mentions, and queues it. *out (may be NULL) is the queued message, borrowed. */
+int world_publish(world *w, const char *sender, const char *text, ag_msg **out);
+/* Queues a system event; takes ownership of fields. */
+int world_emit(world *w, const char *type, cJSON *fields);
+
+/* The next message gets seq last + 1 (a chat continued or restored). */
+void world_set_last_seq(world *w, uint64_t last);
+uint64_t world_last_seq(const world *w);
+/* Forgets the conversation: every agent's memory and turns, calls in flight; seq restarts at 1. */
+void world_reset_conversation(world *w);
+
+/* Report llm-chunk events (console, --json --stream). */
+void world_set_emit_chunks(world *w, int on);
+
+int world_is_quiet(const world *w);
+/* Number of agents thinking right now. */
+size_t world_thinking(const world *w);
+/* Runs the loop until the world is quiet. AG_ERR_STATE if the loop has nothing left to wait for
+ * while the world is not quiet (a bug), AG_ERR_CANCELLED if world_interrupt was called. */
+int world_run_until_quiet(world *w);
+/* Makes world_run_until_quiet return (from a signal or input handler on the loop). */
+void world_interrupt(world *w);
+/* Cancels every reply in flight (Ctrl-C). */
+void world_cancel_all(world *w);
+
+/* LLM calls that ended in error since the world was made. */
+size_t world_failed_calls(const world *w);
+
+#endif

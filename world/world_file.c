@@ -1,0 +1,385 @@
+/* Strict world-file loading: unknown fields, wrong types, missing names, duplicate ids, unknown
+ * providers and out-of-range numbers are errors naming the JSON path, because a typo in a world file
+ * must never pass silently. */
+#include "world/world_file.h"
+
+#include "common/buf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fails with "<label>: <path>: <reason>". */
+#define BAD(...) ag_fail(em, AG_ERR_INVALID, __VA_ARGS__)
+
+static const char *const world_fields[] = {"name", "description", "turn_limit", "memory_window", "main_agent",
+                                           "defaults", "agents", "script", NULL};
+/* Agent settings that may also stand in "defaults" (everything but the name). */
+static const char *const setting_fields[] = {"provider", "model", "base_url", "api_key_env", "temperature",
+                                             "max_tokens", "stream", "timeout_ms", "max_retries",
+                                             "system_prompt", "replies", "auto_reply", NULL};
+static const char *const step_fields[] = {"from", "text", "new_chat", NULL};
+
+static int in_list(const char *name, const char *const *list) {
+  for (size_t i = 0; list[i]; i++)
+    if (strcmp(name, list[i]) == 0) return 1;
+  return 0;
+}
+
+/* Rejects unknown and duplicate keys of obj. extra is one more allowed key (or NULL). */
+static int check_keys(const cJSON *obj, const char *const *allowed, const char *extra, const char *label,
+                      const char *path, ag_errmsg *em) {
+  for (const cJSON *c = obj->child; c; c = c->next) {
+    if (!in_list(c->string, allowed) && !(extra && strcmp(c->string, extra) == 0))
+      return BAD("%s: %s%s%s: unknown field", label, path, *path ? "." : "", c->string);
+    for (const cJSON *d = obj->child; d != c; d = d->next)
+      if (strcmp(d->string, c->string) == 0)
+        return BAD("%s: %s%s%s: duplicate field", label, path, *path ? "." : "", c->string);
+  }
+  return AG_OK;
+}
+
+static int get_string(const cJSON *obj, const char *key, int nullable, char **out, const char *label,
+                      const char *path, ag_errmsg *em) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) return AG_OK;
+  if (nullable && cJSON_IsNull(v)) {
+    free(*out);
+    *out = NULL;
+    return AG_OK;
+  }
+  if (!cJSON_IsString(v))
+    return BAD("%s: %s%s%s: must be a string%s", label, path, *path ? "." : "", key, nullable ? " or null" : "");
+  char *s = strdup(v->valuestring);
+  if (!s) return AG_ERR_NOMEM;
+  free(*out);
+  *out = s;
+  return AG_OK;
+}
+
+static int get_int(const cJSON *obj, const char *key, long min, long max, long *out, const char *label,
+                   const char *path, ag_errmsg *em) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) return AG_OK;
+  if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
+    return BAD("%s: %s%s%s: must be an integer", label, path, *path ? "." : "", key);
+  if (v->valuedouble < (double)min || v->valuedouble > (double)max)
+    return BAD("%s: %s%s%s: must be between %ld and %ld", label, path, *path ? "." : "", key, min, max);
+  *out = (long)v->valuedouble;
+  return AG_OK;
+}
+
+static int get_bool(const cJSON *obj, const char *key, int *out, const char *label, const char *path,
+                    ag_errmsg *em) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) return AG_OK;
+  if (!cJSON_IsBool(v)) return BAD("%s: %s%s%s: must be true or false", label, path, *path ? "." : "", key);
+  *out = cJSON_IsTrue(v);
+  return AG_OK;
+}
+
+/* Applies the settings present in obj on top of s (defaults first, then the agent's own). */
+static int read_settings(const cJSON *obj, agent_settings *s, const char *label, const char *path,
+                         ag_errmsg *em) {
+  int rc;
+  const char *dot = *path ? "." : "";
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "provider");
+  if (v) {
+    if (!cJSON_IsString(v)) return BAD("%s: %s%sprovider: must be a string", label, path, dot);
+    if (llm_provider_parse(v->valuestring, &s->llm.provider))
+      return BAD("%s: %s%sprovider: unknown provider '%s' (expected script, openai, anthropic, gemini or "
+                 "ollama)", label, path, dot, v->valuestring);
+  }
+  if ((rc = get_string(obj, "model", 1, &s->llm.model, label, path, em))) return rc;
+  if ((rc = get_string(obj, "base_url", 1, &s->llm.base_url, label, path, em))) return rc;
+  if ((rc = get_string(obj, "api_key_env", 1, &s->llm.api_key_env, label, path, em))) return rc;
+  if ((rc = get_string(obj, "system_prompt", 1, &s->system_prompt, label, path, em))) return rc;
+  v = cJSON_GetObjectItemCaseSensitive(obj, "temperature");
+  if (v) {
+    if (!cJSON_IsNumber(v)) return BAD("%s: %s%stemperature: must be a number", label, path, dot);
+    if (v->valuedouble < 0 || v->valuedouble > 2)
+      return BAD("%s: %s%stemperature: must be between 0 and 2", label, path, dot);
+    s->llm.temperature = v->valuedouble;
+    s->llm.has_temperature = 1;
+  }
+  long n;
+  n = s->llm.max_tokens;
+  if ((rc = get_int(obj, "max_tokens", 1, 10000000, &n, label, path, em))) return rc;
+  s->llm.max_tokens = (int)n;
+  n = s->llm.timeout_ms;
+  if ((rc = get_int(obj, "timeout_ms", 1, 86400000, &n, label, path, em))) return rc;
+  s->llm.timeout_ms = n;
+  n = s->llm.max_retries;
+  if ((rc = get_int(obj, "max_retries", 0, 20, &n, label, path, em))) return rc;
+  s->llm.max_retries = (int)n;
+  if ((rc = get_bool(obj, "stream", &s->llm.stream, label, path, em))) return rc;
+  if ((rc = get_bool(obj, "auto_reply", &s->auto_reply, label, path, em))) return rc;
+  v = cJSON_GetObjectItemCaseSensitive(obj, "replies");
+  if (v) {
+    if (!cJSON_IsArray(v)) return BAD("%s: %s%sreplies: must be an array of strings", label, path, dot);
+    size_t count = (size_t)cJSON_GetArraySize(v);
+    char **replies = calloc(count ? count : 1, sizeof *replies);
+    if (!replies) return AG_ERR_NOMEM;
+    size_t i = 0;
+    for (const cJSON *r = v->child; r; r = r->next, i++) {
+      if (!cJSON_IsString(r) || !(replies[i] = strdup(r->valuestring))) {
+        for (size_t j = 0; j < i; j++) free(replies[j]);
+        free(replies);
+        if (!cJSON_IsString(r)) return BAD("%s: %s%sreplies[%zu]: must be a string", label, path, dot, i);
+        return AG_ERR_NOMEM;
+      }
+    }
+    for (size_t j = 0; j < s->llm.n_replies; j++) free(s->llm.replies[j]);
+    free(s->llm.replies);
+    s->llm.replies = replies;
+    s->llm.n_replies = count;
+  }
+  return AG_OK;
+}
+
+static int read_agents(const cJSON *root, const agent_settings *defaults, world_spec *spec, const char *label,
+                       ag_errmsg *em) {
+  const cJSON *agents = cJSON_GetObjectItemCaseSensitive(root, "agents");
+  if (!agents) return AG_OK;
+  if (!cJSON_IsArray(agents)) return BAD("%s: agents: must be an array", label);
+  size_t count = (size_t)cJSON_GetArraySize(agents);
+  spec->agents = calloc(count ? count : 1, sizeof *spec->agents);
+  if (!spec->agents) return AG_ERR_NOMEM;
+  size_t i = 0;
+  for (const cJSON *a = agents->child; a; a = a->next, i++) {
+    char path[32];
+    snprintf(path, sizeof path, "agents[%zu]", i);
+    if (!cJSON_IsObject(a)) return BAD("%s: %s: must be an object", label, path);
+    int rc = agent_settings_copy(&spec->agents[i], defaults);
+    if (rc) return rc;
+    spec->n_agents = i + 1;
+    if ((rc = check_keys(a, setting_fields, "name", label, path, em))) return rc;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(a, "name");
+    if (!name) return BAD("%s: %s.name: missing (every agent needs a name)", label, path);
+    if (!cJSON_IsString(name)) return BAD("%s: %s.name: must be a string", label, path);
+    char id[MENTION_ID_MAX];
+    if (mention_id_from_name(name->valuestring, id, sizeof id))
+      return BAD("%s: %s.name: invalid name '%s': it must start with a letter or digit and contain only "
+                 "letters, digits, '_', '-' and spaces", label, path, name->valuestring);
+    for (size_t j = 0; j < i; j++) {
+      char other[MENTION_ID_MAX];
+      mention_id_from_name(spec->agents[j].name, other, sizeof other);
+      if (strcmp(id, other) == 0)
+        return BAD("%s: %s.name: duplicate agent id '%s' (agents[%zu] has it too)", label, path, id, j);
+    }
+    if (!(spec->agents[i].name = strdup(name->valuestring))) return AG_ERR_NOMEM;
+    if ((rc = read_settings(a, &spec->agents[i], label, path, em))) return rc;
+  }
+  return AG_OK;
+}
+
+static int read_script(const cJSON *root, world_spec *spec, const char *label, ag_errmsg *em) {
+  const cJSON *script = cJSON_GetObjectItemCaseSensitive(root, "script");
+  if (!script || cJSON_IsNull(script)) return AG_OK;
+  if (!cJSON_IsArray(script)) return BAD("%s: script: must be an array", label);
+  size_t count = (size_t)cJSON_GetArraySize(script);
+  spec->steps = calloc(count ? count : 1, sizeof *spec->steps);
+  if (!spec->steps) return AG_ERR_NOMEM;
+  size_t i = 0;
+  for (const cJSON *st = script->child; st; st = st->next, i++) {
+    char path[32];
+    snprintf(path, sizeof path, "script[%zu]", i);
+    if (!cJSON_IsObject(st)) return BAD("%s: %s: must be an object", label, path);
+    int rc = check_keys(st, step_fields, NULL, label, path, em);
+    if (rc) return rc;
+    spec->n_steps = i + 1;
+    world_step *step = &spec->steps[i];
+    const cJSON *nc = cJSON_GetObjectItemCaseSensitive(st, "new_chat");
+    if (nc) {
+      if (!cJSON_IsTrue(nc)) return BAD("%s: %s.new_chat: must be true", label, path);
+      if (st->child->next) return BAD("%s: %s: a new_chat step takes no other field", label, path);
+      step->new_chat = 1;
+      continue;
+    }
+    const cJSON *from = cJSON_GetObjectItemCaseSensitive(st, "from");
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(st, "text");
+    if (!from) return BAD("%s: %s.from: missing (who says it: human, world, system or an agent)", label, path);
+    if (!cJSON_IsString(from) || !from->valuestring[0])
+      return BAD("%s: %s.from: must be a non-empty string", label, path);
+    if (!text) return BAD("%s: %s.text: missing", label, path);
+    if (!cJSON_IsString(text)) return BAD("%s: %s.text: must be a string", label, path);
+    if (!(step->from = strdup(from->valuestring)) || !(step->text = strdup(text->valuestring)))
+      return AG_ERR_NOMEM;
+  }
+  return AG_OK;
+}
+
+int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, ag_errmsg *em) {
+  int rc = AG_OK;
+  world_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.turn_limit = 5;
+  spec.memory_window = 10;
+  agent_settings defaults;
+  agent_settings_init(&defaults);
+  if (!cJSON_IsObject(root)) {
+    rc = BAD("%s: the world file must hold a JSON object", label);
+    goto fail;
+  }
+  if ((rc = check_keys(root, world_fields, NULL, label, "", em))) goto fail;
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+  if (!name) {
+    rc = BAD("%s: name: missing (every world needs a name)", label);
+    goto fail;
+  }
+  if (!cJSON_IsString(name)) {
+    rc = BAD("%s: name: must be a string", label);
+    goto fail;
+  }
+  if (mention_id_from_name(name->valuestring, spec.id, sizeof spec.id)) {
+    rc = BAD("%s: name: invalid world name '%s': it must start with a letter or digit and contain only "
+             "letters, digits, '_', '-' and spaces", label, name->valuestring);
+    goto fail;
+  }
+  if (!(spec.name = strdup(name->valuestring))) {
+    rc = AG_ERR_NOMEM;
+    goto fail;
+  }
+  if ((rc = get_string(root, "description", 1, &spec.description, label, "", em))) goto fail;
+  long n = spec.turn_limit;
+  if ((rc = get_int(root, "turn_limit", 1, 1000000, &n, label, "", em))) goto fail;
+  spec.turn_limit = (int)n;
+  n = spec.memory_window;
+  if ((rc = get_int(root, "memory_window", 1, 1000000, &n, label, "", em))) goto fail;
+  spec.memory_window = (int)n;
+  const cJSON *defs = cJSON_GetObjectItemCaseSensitive(root, "defaults");
+  if (defs && !cJSON_IsNull(defs)) {
+    if (!cJSON_IsObject(defs)) {
+      rc = BAD("%s: defaults: must be an object", label);
+      goto fail;
+    }
+    if ((rc = check_keys(defs, setting_fields, NULL, label, "defaults", em))) goto fail;
+    if ((rc = read_settings(defs, &defaults, label, "defaults", em))) goto fail;
+  }
+  if ((rc = read_agents(root, &defaults, &spec, label, em))) goto fail;
+  const cJSON *main_agent = cJSON_GetObjectItemCaseSensitive(root, "main_agent");
+  if (main_agent && !cJSON_IsNull(main_agent)) {
+    if (!cJSON_IsString(main_agent)) {
+      rc = BAD("%s: main_agent: must be an agent's name or id, or null", label);
+      goto fail;
+    }
+    char want[MENTION_ID_MAX] = "";
+    mention_id_from_name(main_agent->valuestring, want, sizeof want);
+    for (size_t i = 0; i < spec.n_agents && !spec.main_agent; i++) {
+      char id[MENTION_ID_MAX];
+      mention_id_from_name(spec.agents[i].name, id, sizeof id);
+      if (strcmp(id, want) == 0 && !(spec.main_agent = strdup(id))) {
+        rc = AG_ERR_NOMEM;
+        goto fail;
+      }
+    }
+    if (!spec.main_agent) {
+      rc = BAD("%s: main_agent: '%s' is not an agent of this world", label, main_agent->valuestring);
+      goto fail;
+    }
+  }
+  if ((rc = read_script(root, &spec, label, em))) goto fail;
+  agent_settings_free(&defaults);
+  *out = spec;
+  return AG_OK;
+fail:
+  agent_settings_free(&defaults);
+  world_spec_free(&spec);
+  return rc;
+}
+
+int world_spec_parse(const char *json, size_t len, const char *label, world_spec *out, ag_errmsg *em) {
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+  if (!root) {
+    /* Point at the line and column where parsing stopped. */
+    size_t off = end ? (size_t)(end - json) : 0, line = 1, col = 1;
+    for (size_t i = 0; i < off && i < len; i++) {
+      if (json[i] == '\n') {
+        line++;
+        col = 1;
+      } else {
+        col++;
+      }
+    }
+    return BAD("%s: malformed JSON near line %zu, column %zu", label, line, col);
+  }
+  /* Anything but white space after the document is an error too. */
+  int rc = AG_OK;
+  if (end) {
+    for (const char *p = end; p < json + len; p++) {
+      if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
+        rc = BAD("%s: malformed JSON: unexpected text after the document", label);
+        break;
+      }
+    }
+  }
+  if (!rc) rc = world_spec_from_json(root, label, out, em);
+  cJSON_Delete(root);
+  return rc;
+}
+
+int world_spec_load(const char *path, world_spec *out, ag_errmsg *em) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = ag_file_read(path, WORLD_FILE_MAX, &text, &len, em);
+  if (rc == AG_ERR_NOT_FOUND) rc = AG_ERR_INVALID;
+  if (rc) return rc;
+  rc = world_spec_parse(text, len, path, out, em);
+  free(text);
+  return rc;
+}
+
+cJSON *world_agent_to_json(const agent_settings *s) {
+  cJSON *a = cJSON_CreateObject();
+  if (!a) return NULL;
+  const llm_config *c = &s->llm;
+  cJSON_AddStringToObject(a, "name", s->name ? s->name : "");
+  cJSON_AddStringToObject(a, "provider", llm_provider_name(c->provider));
+  if (c->model) cJSON_AddStringToObject(a, "model", c->model);
+  if (c->base_url) cJSON_AddStringToObject(a, "base_url", c->base_url);
+  /* The variable's name only: the key itself is never read here and never stored. */
+  if (c->api_key_env) cJSON_AddStringToObject(a, "api_key_env", c->api_key_env);
+  if (c->has_temperature) cJSON_AddNumberToObject(a, "temperature", c->temperature);
+  if (c->max_tokens) cJSON_AddNumberToObject(a, "max_tokens", c->max_tokens);
+  cJSON_AddBoolToObject(a, "stream", c->stream);
+  cJSON_AddNumberToObject(a, "timeout_ms", (double)c->timeout_ms);
+  cJSON_AddNumberToObject(a, "max_retries", c->max_retries);
+  if (s->system_prompt) cJSON_AddStringToObject(a, "system_prompt", s->system_prompt);
+  if (c->n_replies) {
+    cJSON *r = cJSON_AddArrayToObject(a, "replies");
+    for (size_t i = 0; r && i < c->n_replies; i++) cJSON_AddItemToArray(r, cJSON_CreateString(c->replies[i]));
+  }
+  cJSON_AddBoolToObject(a, "auto_reply", s->auto_reply);
+  return a;
+}
+
+cJSON *world_spec_to_json(const world_spec *spec) {
+  cJSON *w = cJSON_CreateObject();
+  if (!w) return NULL;
+  cJSON_AddStringToObject(w, "name", spec->name);
+  if (spec->description) cJSON_AddStringToObject(w, "description", spec->description);
+  cJSON_AddNumberToObject(w, "turn_limit", spec->turn_limit);
+  cJSON_AddNumberToObject(w, "memory_window", spec->memory_window);
+  if (spec->main_agent) cJSON_AddStringToObject(w, "main_agent", spec->main_agent);
+  else cJSON_AddNullToObject(w, "main_agent");
+  cJSON *agents = cJSON_AddArrayToObject(w, "agents");
+  for (size_t i = 0; agents && i < spec->n_agents; i++)
+    cJSON_AddItemToArray(agents, world_agent_to_json(&spec->agents[i]));
+  return w;
+}
+
+void world_spec_free(world_spec *spec) {
+  free(spec->name);
+  free(spec->description);
+  free(spec->main_agent);
+  for (size_t i = 0; i < spec->n_agents; i++) agent_settings_free(&spec->agents[i]);
+  free(spec->agents);
+  for (size_t i = 0; i < spec->n_steps; i++) {
+    free(spec->steps[i].from);
+    free(spec->steps[i].text);
+  }
+  free(spec->steps);
+  memset(spec, 0, sizeof *spec);
+}
