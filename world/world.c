@@ -66,6 +66,7 @@ static int world_publish_kind(world *w, const char *sender, const char *text, ag
     m->has_other_mentions = any.n > 0;
     mention_list_free(&any);
   }
+  if (!rc) rc = bus_publish_message(w->bus, m);
   if (!rc && (kind == AG_KIND_HUMAN || kind == AG_KIND_WORLD)) {
     /* A typo in a mention must not pass in silence (§7 unknown-mention). */
     cJSON *names = NULL;
@@ -84,7 +85,6 @@ static int world_publish_kind(world *w, const char *sender, const char *text, ag
       world_emit(w, "unknown-mention", f);
     }
   }
-  if (!rc) rc = bus_publish_message(w->bus, m);
   if (!rc && out) *out = m;
   ag_msg_unref(m); /* the bus holds its own reference */
   return rc;

@@ -1,0 +1,252 @@
+/* Mention parsing (behaviour.md §1–2): which agents a text addresses. Everything works on byte
+ * offsets into the caller's text and allocates only for the lists it returns, because the world parses
+ * every published message once and reply shaping scans every reply. */
+#include "agents/mention.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int is_hspace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+static int is_alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+static int is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+static int is_token_char(char c) { return is_alnum(c) || c == '_' || c == '-'; }
+static char to_lower(char c) { return is_upper(c) ? (char)(c - 'A' + 'a') : c; }
+
+/* An '@' right after one of these is part of a word or an address (mail@example.com), not a mention.
+ * Bytes of multi-byte UTF-8 characters count as letters: "josé@example.com" is an address too. */
+static int glues_to_at(char c) {
+  return is_token_char(c) || c == '.' || (unsigned char)c >= 0x80;
+}
+
+static int is_trailing_punct(char c) {
+  return c == ',' || c == ':' || c == ';' || c == '.' || c == '!' || c == '?';
+}
+
+/* Length of the token [A-Za-z0-9][A-Za-z0-9_-]* at s (s[0..len)), 0 when there is none. */
+static size_t token_len(const char *s, size_t len) {
+  if (len == 0 || !is_alnum(s[0])) return 0;
+  size_t n = 1;
+  while (n < len && is_token_char(s[n])) n++;
+  return n;
+}
+
+/* Copies the token lower-cased into out, cut to MENTION_ID_MAX - 1 bytes. */
+static void id_copy(const char *tok, size_t n, char out[MENTION_ID_MAX]) {
+  if (n > MENTION_ID_MAX - 1) n = MENTION_ID_MAX - 1;
+  for (size_t i = 0; i < n; i++) out[i] = to_lower(tok[i]);
+  out[n] = '\0';
+}
+
+static int id_known(const char *id, const char *const *ids, size_t n_ids, const char *extra_id) {
+  for (size_t i = 0; i < n_ids; i++)
+    if (ids[i] && strcmp(ids[i], id) == 0) return 1;
+  return extra_id && strcmp(extra_id, id) == 0;
+}
+
+/* The optional greeting that may come before a line's first mention: hey/hi/hello/to + white space.
+ * Returns the offset just past it (and its white space), or pos when there is none. */
+static size_t skip_greeting(const char *line, size_t len, size_t pos) {
+  static const char *const words[] = {"hey", "hi", "hello", "to"};
+  for (size_t w = 0; w < sizeof words / sizeof *words; w++) {
+    size_t n = strlen(words[w]);
+    if (len - pos > n && strncasecmp(line + pos, words[w], n) == 0 && is_hspace(line[pos + n])) {
+      pos += n;
+      while (pos < len && is_hspace(line[pos])) pos++;
+      return pos;
+    }
+  }
+  return pos;
+}
+
+int mention_line_next(const char *line, size_t len, size_t *pos, const char *const *agent_ids, size_t n_ids,
+                      const char *extra_id, mention_at *m) {
+  size_t p = *pos;
+  if (p == 0) {
+    /* The first mention may follow indentation and one greeting word. */
+    while (p < len && is_hspace(line[p])) p++;
+    p = skip_greeting(line, len, p);
+  } else if (glues_to_at(line[p - 1])) {
+    return 0; /* "@alice.@bob" and "@alice@bob": the second '@' is glued to the first mention */
+  }
+  if (p >= len || line[p] != '@') return 0;
+  size_t tok = p + 1, n = token_len(line + tok, len - tok);
+  if (n == 0) return 0;
+
+  m->start = p;
+  m->end = tok + n;
+  id_copy(line + tok, n, m->id);
+
+  /* A capitalised single-word token may be the first half of a display name: "@Madame Pedagogue". */
+  if (is_upper(line[tok]) && !memchr(line + tok, '-', n) && !memchr(line + tok, '_', n)) {
+    size_t w = tok + n;
+    while (w < len && is_hspace(line[w])) w++;
+    size_t wn = w > tok + n && w < len && is_upper(line[w]) ? token_len(line + w, len - w) : 0;
+    if (wn && n + 1 + wn <= MENTION_ID_MAX - 1) {
+      char joined[MENTION_ID_MAX];
+      id_copy(line + tok, n, joined);
+      joined[n] = '-';
+      id_copy(line + w, wn, joined + n + 1);
+      if (id_known(joined, agent_ids, n_ids, extra_id)) {
+        memcpy(m->id, joined, sizeof joined);
+        m->end = w + wn;
+      }
+    }
+  }
+
+  size_t q = m->end;
+  while (q < len && (is_trailing_punct(line[q]) || is_hspace(line[q]))) q++;
+  m->next = q;
+  *pos = q;
+  return 1;
+}
+
+int mention_is_fence(const char *line, size_t len) {
+  size_t p = 0;
+  while (p < len && is_hspace(line[p])) p++;
+  return len - p >= 3 && line[p] == '`' && line[p + 1] == '`' && line[p + 2] == '`';
+}
+
+int mention_list_contains(const mention_list *l, const char *id) {
+  if (!l || !id) return 0;
+  for (size_t i = 0; i < l->n; i++)
+    if (strcasecmp(l->ids[i], id) == 0) return 1;
+  return 0;
+}
+
+int mention_list_push(mention_list *l, const char *id) {
+  /* Grow by one: lists hold a handful of ids, and other modules may build the array themselves,
+   * so no hidden capacity is assumed. */
+  char *copy = strdup(id);
+  if (!copy) return AG_ERR_NOMEM;
+  char **ids = realloc(l->ids, (l->n + 1) * sizeof *ids);
+  if (!ids) {
+    free(copy);
+    return AG_ERR_NOMEM;
+  }
+  ids[l->n++] = copy;
+  l->ids = ids;
+  return AG_OK;
+}
+
+void mention_list_free(mention_list *l) {
+  if (!l) return;
+  for (size_t i = 0; i < l->n; i++) free(l->ids[i]);
+  free(l->ids);
+  l->ids = NULL;
+  l->n = 0;
+}
+
+int mention_leading(const char *text, const char *const *agent_ids, size_t n_ids, mention_list *out) {
+  int rc = AG_OK;
+  mention_list l = {0};
+  if (!text || !out) return AG_ERR_INVALID;
+  int in_fence = 0;
+  for (const char *line = text; line;) {
+    const char *nl = strchr(line, '\n');
+    size_t len = nl ? (size_t)(nl - line) : strlen(line);
+    if (mention_is_fence(line, len)) {
+      in_fence = !in_fence;
+    } else if (!in_fence) {
+      size_t pos = 0;
+      mention_at m;
+      while (mention_line_next(line, len, &pos, agent_ids, n_ids, NULL, &m)) {
+        if (mention_list_contains(&l, m.id)) continue;
+        rc = mention_list_push(&l, m.id);
+        if (rc) goto fail;
+      }
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+  *out = l;
+  return AG_OK;
+fail:
+  mention_list_free(&l);
+  return rc;
+}
+
+/* Length of the backtick run at s[0..len). */
+static size_t tick_run(const char *s, size_t len) {
+  size_t n = 0;
+  while (n < len && s[n] == '`') n++;
+  return n;
+}
+
+/* Where the code span opened by a run of n backticks at line[p] ends (just past its closing run of
+ * exactly n backticks on the same line), or 0 when it is never closed: then the run is literal text.
+ * Spans stay on one line so that one stray backtick cannot hide the rest of a message. */
+static size_t span_end(const char *line, size_t len, size_t p, size_t n) {
+  for (size_t q = p + n; q < len;) {
+    if (line[q] != '`') {
+      q++;
+      continue;
+    }
+    size_t r = tick_run(line + q, len - q);
+    if (r == n) return q + r;
+    q += r;
+  }
+  return 0;
+}
+
+int mention_anywhere(const char *text, mention_list *out) {
+  int rc = AG_OK;
+  mention_list l = {0};
+  if (!text || !out) return AG_ERR_INVALID;
+  int in_fence = 0;
+  for (const char *line = text; line;) {
+    const char *nl = strchr(line, '\n');
+    size_t len = nl ? (size_t)(nl - line) : strlen(line);
+    if (mention_is_fence(line, len)) {
+      in_fence = !in_fence;
+    } else if (!in_fence) {
+      for (size_t p = 0; p < len;) {
+        if (line[p] == '`') {
+          size_t n = tick_run(line + p, len - p), e = span_end(line, len, p, n);
+          p = e ? e : p + n;
+          continue;
+        }
+        if (line[p] != '@' || (p > 0 && glues_to_at(line[p - 1]))) {
+          p++;
+          continue;
+        }
+        size_t n = token_len(line + p + 1, len - p - 1);
+        if (n) {
+          char id[MENTION_ID_MAX];
+          id_copy(line + p + 1, n, id);
+          rc = mention_list_push(&l, id);
+          if (rc) goto fail;
+        }
+        p += 1 + n;
+      }
+    }
+    line = nl ? nl + 1 : NULL;
+  }
+  *out = l;
+  return AG_OK;
+fail:
+  mention_list_free(&l);
+  return rc;
+}
+
+int mention_id_from_name(const char *name, char *out, size_t cap) {
+  if (!name || !out || cap == 0 || !is_alnum(name[0])) return AG_ERR_INVALID;
+  size_t end = strlen(name);
+  while (end > 0 && (is_hspace(name[end - 1]) || name[end - 1] == '\n')) end--; /* "bob " is bob */
+  size_t o = 0;
+  for (size_t i = 0; i < end;) {
+    char c;
+    if (is_hspace(name[i]) || name[i] == '\n') {
+      while (i < end && (is_hspace(name[i]) || name[i] == '\n')) i++;
+      c = '-';
+    } else {
+      c = to_lower(name[i++]);
+      if (!is_token_char(c)) return AG_ERR_INVALID;
+    }
+    if (o + 1 >= cap) return AG_ERR_INVALID;
+    out[o++] = c;
+  }
+  out[o] = '\0';
+  return AG_OK;
+}

@@ -1,0 +1,132 @@
+/* fork/exec of the agora binary with pipes for stdin, stdout and stderr (see proc.h). */
+#include "support/proc.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct sbuf {
+  char *p;
+  size_t len, cap;
+} sbuf;
+
+static void sbuf_add(sbuf *b, const char *d, size_t n) {
+  if (b->len + n + 1 > b->cap) {
+    size_t nc = b->cap ? b->cap : 4096;
+    while (nc < b->len + n + 1) nc *= 2;
+    b->p = realloc(b->p, nc);
+    b->cap = nc;
+  }
+  memcpy(b->p + b->len, d, n);
+  b->len += n;
+  b->p[b->len] = '\0';
+}
+
+int proc_agora(const char *const *args, const char *input, const char *const *extra_env, proc_result *r) {
+  const char *bin = getenv("AGORA_BIN");
+  if (!bin) bin = "./agora";
+  int in[2], out[2], err[2];
+  if (pipe(in) || pipe(out) || pipe(err)) return -1;
+  signal(SIGPIPE, SIG_IGN);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    close(in[0]); close(in[1]); close(out[0]); close(out[1]); close(err[0]); close(err[1]);
+    for (size_t i = 0; extra_env && extra_env[i]; i++) putenv((char *)extra_env[i]);
+    size_t n = 0;
+    while (args[n]) n++;
+    char **argv = calloc(n + 2, sizeof *argv);
+    argv[0] = (char *)bin;
+    for (size_t i = 0; i < n; i++) argv[i + 1] = (char *)args[i];
+    execv(bin, argv);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  sbuf o = {0}, e = {0};
+  sbuf_add(&o, "", 0);
+  sbuf_add(&e, "", 0);
+  size_t in_len = input ? strlen(input) : 0, in_pos = 0;
+  if (!in_len) {
+    close(in[1]);
+    in[1] = -1;
+  }
+  int open_out = 1, open_err = 1;
+  while (open_out || open_err) {
+    struct pollfd p[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {in[1], POLLOUT, 0}};
+    int np = in[1] >= 0 ? 3 : 2;
+    if (!open_out) p[0].fd = -1;
+    if (!open_err) p[1].fd = -1;
+    if (poll(p, (nfds_t)np, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    char buf[65536];
+    if (open_out && (p[0].revents & (POLLIN | POLLHUP))) {
+      ssize_t n = read(out[0], buf, sizeof buf);
+      if (n <= 0) open_out = 0;
+      else sbuf_add(&o, buf, (size_t)n);
+    }
+    if (open_err && (p[1].revents & (POLLIN | POLLHUP))) {
+      ssize_t n = read(err[0], buf, sizeof buf);
+      if (n <= 0) open_err = 0;
+      else sbuf_add(&e, buf, (size_t)n);
+    }
+    if (np == 3 && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t n = write(in[1], input + in_pos, in_len - in_pos);
+      if (n > 0) in_pos += (size_t)n;
+      if (n <= 0 || in_pos == in_len) {
+        close(in[1]);
+        in[1] = -1;
+      }
+    }
+  }
+  if (in[1] >= 0) close(in[1]);
+  close(out[0]);
+  close(err[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r->out = o.p;
+  r->err = e.p;
+  return 0;
+}
+
+void proc_result_free(proc_result *r) {
+  free(r->out);
+  free(r->err);
+  r->out = r->err = NULL;
+}
+
+char *proc_messages(const char *ndjson) {
+  sbuf b = {0};
+  sbuf_add(&b, "", 0);
+  const char *line = ndjson;
+  while (line && *line) {
+    const char *nl = strchr(line, '\n');
+    size_t n = nl ? (size_t)(nl - line) : strlen(line);
+    cJSON *j = cJSON_ParseWithLength(line, n);
+    const cJSON *type = cJSON_GetObjectItem(j, "type");
+    if (cJSON_IsString(type) && !strcmp(type->valuestring, "message")) {
+      const char *f[3] = {"sender", "kind", "text"};
+      for (int i = 0; i < 3; i++) {
+        const cJSON *v = cJSON_GetObjectItem(j, f[i]);
+        const char *s = cJSON_IsString(v) ? v->valuestring : "?";
+        sbuf_add(&b, s, strlen(s));
+        sbuf_add(&b, i < 2 ? "|" : "\n", 1);
+      }
+    }
+    cJSON_Delete(j);
+    line = nl ? nl + 1 : NULL;
+  }
+  return b.p;
+}

@@ -1,0 +1,23 @@
+/* Running the built agora binary from tests, end to end: arguments in, exit status and the whole
+ * stdout and stderr out. */
+#ifndef AG_TEST_PROC_H
+#define AG_TEST_PROC_H
+
+#include <stddef.h>
+
+typedef struct proc_result {
+  int status;   /* exit status, or 128+signal */
+  char *out;    /* stdout, owned */
+  char *err;    /* stderr, owned */
+} proc_result;
+
+/* Runs $AGORA_BIN with args (NULL-terminated, without argv[0]); input (may be NULL) is written to
+ * its stdin. extra_env (may be NULL) is a NULL-terminated list of "NAME=value" set in the child. */
+int proc_agora(const char *const *args, const char *input, const char *const *extra_env, proc_result *r);
+void proc_result_free(proc_result *r);
+
+/* The NDJSON lines of out with "type":"message", as "sender|kind|text" strings joined by '\n'
+ * (caller frees) — a compact form to compare whole transcripts against. */
+char *proc_messages(const char *ndjson);
+
+#endif

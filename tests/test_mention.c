@@ -1,0 +1,234 @@
+/* Mention parsing (behaviour.md §1–2): the "parse" vectors of tests/data/vectors.json, then the edges
+ * the vectors leave out. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "agents/mention.h"
+#include "support/unit.h"
+
+static const char *const ids[] = {"alice", "bob", "carol", "dr-who", "madame-pedagogue", "a_1", "x-ray"};
+#define N_IDS (sizeof ids / sizeof *ids)
+
+/* "a,b,c" of a list, for messages and comparisons. */
+static void list_join(const mention_list *l, char *out, size_t cap) {
+  size_t o = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < l->n && o < cap; i++) o += (size_t)snprintf(out + o, cap - o, "%s%s", i ? "," : "", l->ids[i]);
+}
+
+static void json_join(const cJSON *arr, char *out, size_t cap) {
+  size_t o = 0;
+  int i = 0;
+  const cJSON *e;
+  out[0] = '\0';
+  cJSON_ArrayForEach(e, arr) {
+    if (o < cap) o += (size_t)snprintf(out + o, cap - o, "%s%s", i++ ? "," : "", e->valuestring);
+  }
+}
+
+#define CHECK_LEADING(text, want)                                                                        \
+  do {                                                                                                   \
+    mention_list l_ = {0};                                                                               \
+    char got_[512];                                                                                      \
+    CHECK_INT(mention_leading((text), ids, N_IDS, &l_), AG_OK);                                         \
+    list_join(&l_, got_, sizeof got_);                                                                   \
+    CHECK_STR(got_, (want));                                                                             \
+    mention_list_free(&l_);                                                                              \
+  } while (0)
+
+#define CHECK_ANYWHERE(text, want)                                                                       \
+  do {                                                                                                   \
+    mention_list l_ = {0};                                                                               \
+    char got_[512];                                                                                      \
+    CHECK_INT(mention_anywhere((text), &l_), AG_OK);                                                    \
+    list_join(&l_, got_, sizeof got_);                                                                   \
+    CHECK_STR(got_, (want));                                                                             \
+    mention_list_free(&l_);                                                                              \
+  } while (0)
+
+static void vectors_parse(void) {
+  char *json = unit_read_file(unit_src_path("tests/data/vectors.json"));
+  CHECK(json != NULL);
+  if (!json) return;
+  cJSON *root = cJSON_Parse(json);
+  free(json);
+  CHECK(root != NULL);
+  const cJSON *parse = cJSON_GetObjectItemCaseSensitive(root, "parse"), *v;
+  CHECK(cJSON_GetArraySize(parse) >= 20);
+  cJSON_ArrayForEach(v, parse) {
+    const char *text = cJSON_GetObjectItemCaseSensitive(v, "text")->valuestring;
+    const cJSON *agents = cJSON_GetObjectItemCaseSensitive(v, "agents"), *a;
+    const char *vids[32];
+    size_t n = 0;
+    cJSON_ArrayForEach(a, agents) if (n < 32) vids[n++] = a->valuestring;
+    char want[512], got[512];
+    mention_list l = {0};
+
+    json_join(cJSON_GetObjectItemCaseSensitive(v, "leading"), want, sizeof want);
+    CHECK_INT(mention_leading(text, vids, n, &l), AG_OK);
+    list_join(&l, got, sizeof got);
+    if (strcmp(got, want) != 0) unit_fail_(__FILE__, __LINE__, "leading of \"%s\": [%s], expected [%s]", text, got, want);
+    mention_list_free(&l);
+
+    json_join(cJSON_GetObjectItemCaseSensitive(v, "anywhere"), want, sizeof want);
+    CHECK_INT(mention_anywhere(text, &l), AG_OK);
+    list_join(&l, got, sizeof got);
+    if (strcmp(got, want) != 0) unit_fail_(__FILE__, __LINE__, "anywhere of \"%s\": [%s], expected [%s]", text, got, want);
+    mention_list_free(&l);
+  }
+  cJSON_Delete(root);
+}
+
+static void leading_greetings_any_case(void) {
+  CHECK_LEADING("HELLO @alice", "alice");
+  CHECK_LEADING("hi\t@bob ok", "bob");
+  CHECK_LEADING("To @carol: note", "carol");
+  CHECK_LEADING("hey@bob", "");          /* the greeting needs white space after it */
+  CHECK_LEADING("hi there @alice", "");  /* one greeting word only */
+  CHECK_LEADING("hey hey @alice", "");   /* and only once */
+  CHECK_LEADING("hiya @alice", "");      /* whole word */
+}
+
+static void leading_several_on_a_line(void) {
+  CHECK_LEADING("@alice;@bob. @carol! go", "alice,bob,carol");
+  CHECK_LEADING("@alice and @bob", "alice");
+  CHECK_LEADING("@alice@bob", "alice");    /* glued: the second '@' is part of the first word */
+  CHECK_LEADING("@alice.@bob go", "alice"); /* '@' after '.' is never a mention */
+  CHECK_LEADING("hello @alice, @bob: x", "alice,bob");
+}
+
+static void leading_across_lines_no_duplicates(void) {
+  CHECK_LEADING("@bob first\ntext\n@alice second\n@BOB third", "bob,alice");
+  CHECK_LEADING("text\r\n@carol crlf", "carol");
+  CHECK_LEADING("\n\n@alice", "alice");
+}
+
+static void leading_skips_fenced_code(void) {
+  CHECK_LEADING("  ```c\n@bob x\n  ```\n@alice y", "alice");
+  CHECK_LEADING("```\n@bob never closed\n@carol", "");
+  CHECK_ANYWHERE("```\n@bob\n```\n@alice `@carol` and @dave", "alice,dave");
+}
+
+static void display_names(void) {
+  CHECK_LEADING("@Madame Pedagogue", "madame-pedagogue");
+  CHECK_LEADING("@Madame   Pedagogue: hi", "madame-pedagogue");
+  CHECK_LEADING("@Madame pedagogue", "madame");  /* next word must start upper-case */
+  CHECK_LEADING("@madame Pedagogue", "madame");  /* lower-case tokens never join */
+  CHECK_LEADING("@Madame, Pedagogue", "madame"); /* punctuation breaks the name */
+  CHECK_LEADING("@Alice Please review", "alice");
+  CHECK_LEADING("@a2 Hi", "a2");
+  CHECK_LEADING("@X-ray Vision", "x-ray");       /* a token with '-' never joins */
+  CHECK_LEADING("@Madame Pedagogue @Dr Who go", "madame-pedagogue,dr-who");
+  /* Without an agent list nothing joins. */
+  mention_list l = {0};
+  CHECK_INT(mention_leading("@Madame Pedagogue", NULL, 0, &l), AG_OK);
+  CHECK_INT(l.n, 1);
+  if (l.n == 1) CHECK_STR(l.ids[0], "madame");
+  mention_list_free(&l);
+}
+
+static void anywhere_code_spans_and_addresses(void) {
+  CHECK_ANYWHERE("a `@x` b @y", "y");
+  CHECK_ANYWHERE("unmatched ` tick @bob", "bob");
+  CHECK_ANYWHERE("``a ` @in``, @out", "out");   /* a double-tick span ends at a double tick */
+  CHECK_ANYWHERE("`a\n@next` line", "next");     /* spans stay on their line */
+  CHECK_ANYWHERE("x@y a.@b c_@d e-@f 9@g (@h)", "h");
+  CHECK_ANYWHERE("josé@example.com", "");
+  CHECK_ANYWHERE("@Alice and @ALICE, @alice", "alice,alice,alice");
+  CHECK_ANYWHERE("@ alone @- @_x", "");
+}
+
+static void long_tokens_are_cut(void) {
+  char text[200], want[MENTION_ID_MAX];
+  memset(text, 'a', sizeof text);
+  text[0] = '@';
+  text[sizeof text - 1] = '\0';
+  memset(want, 'a', sizeof want);
+  want[MENTION_ID_MAX - 1] = '\0';
+  CHECK_LEADING(text, want);
+  CHECK_ANYWHERE(text, want);
+}
+
+static void line_iterator_offsets(void) {
+  const char *line = "hey @Madame Pedagogue, @bob: rest";
+  size_t pos = 0;
+  mention_at m;
+  CHECK_INT(mention_line_next(line, strlen(line), &pos, NULL, 0, "madame-pedagogue", &m), 1);
+  CHECK_INT(m.start, 4);
+  CHECK_INT(m.end, 21);
+  CHECK_INT(m.next, 23);
+  CHECK_STR(m.id, "madame-pedagogue");
+  CHECK_INT(mention_line_next(line, strlen(line), &pos, NULL, 0, NULL, &m), 1);
+  CHECK_STR(m.id, "bob");
+  CHECK_INT(m.next, 29);
+  CHECK_INT(mention_line_next(line, strlen(line), &pos, NULL, 0, NULL, &m), 0);
+  CHECK_INT(mention_is_fence("   ```js", 8), 1);
+  CHECK_INT(mention_is_fence("a ```", 5), 0);
+  CHECK_INT(mention_is_fence("``", 2), 0);
+}
+
+static void list_helpers(void) {
+  mention_list l = {0};
+  CHECK_INT(mention_list_contains(&l, "bob"), 0);
+  for (int i = 0; i < 20; i++) CHECK_INT(mention_list_push(&l, i % 2 ? "bob" : "alice"), AG_OK);
+  CHECK_INT(l.n, 20);
+  CHECK_INT(mention_list_contains(&l, "bob"), 1);
+  CHECK_INT(mention_list_contains(&l, "carol"), 0);
+  mention_list_free(&l);
+  CHECK_INT(l.n, 0);
+  CHECK(l.ids == NULL);
+  mention_list_free(&l); /* twice is harmless */
+}
+
+static void id_from_name(void) {
+  char id[MENTION_ID_MAX];
+  CHECK_INT(mention_id_from_name("Madame Pedagogue", id, sizeof id), AG_OK);
+  CHECK_STR(id, "madame-pedagogue");
+  CHECK_INT(mention_id_from_name("Dr \t Who", id, sizeof id), AG_OK);
+  CHECK_STR(id, "dr-who");
+  CHECK_INT(mention_id_from_name("a_1", id, sizeof id), AG_OK);
+  CHECK_STR(id, "a_1");
+  CHECK_INT(mention_id_from_name("X-Ray ", id, sizeof id), AG_OK);
+  CHECK_STR(id, "x-ray");
+  CHECK_INT(mention_id_from_name("2pac", id, sizeof id), AG_OK);
+  CHECK_STR(id, "2pac");
+}
+
+static void id_from_name_rejects(void) {
+  char id[MENTION_ID_MAX];
+  CHECK_INT(mention_id_from_name("", id, sizeof id), AG_ERR_INVALID);
+  CHECK_INT(mention_id_from_name(" bob", id, sizeof id), AG_ERR_INVALID);
+  CHECK_INT(mention_id_from_name("-bob", id, sizeof id), AG_ERR_INVALID);
+  CHECK_INT(mention_id_from_name("bob!", id, sizeof id), AG_ERR_INVALID);
+  CHECK_INT(mention_id_from_name("Élodie", id, sizeof id), AG_ERR_INVALID);
+  CHECK_INT(mention_id_from_name("bob.smith", id, sizeof id), AG_ERR_INVALID);
+  CHECK_INT(mention_id_from_name("abcd", id, 4), AG_ERR_INVALID); /* needs 5 bytes */
+  CHECK_INT(mention_id_from_name("abc", id, 4), AG_OK);
+  CHECK_INT(mention_id_from_name("abc", id, 0), AG_ERR_INVALID);
+}
+
+static void bad_arguments(void) {
+  mention_list l = {0};
+  CHECK_INT(mention_leading(NULL, ids, N_IDS, &l), AG_ERR_INVALID);
+  CHECK_INT(mention_anywhere(NULL, &l), AG_ERR_INVALID);
+  CHECK_INT(l.n, 0);
+}
+
+static const unit_test tests[] = {
+  UNIT(vectors_parse),
+  UNIT(leading_greetings_any_case),
+  UNIT(leading_several_on_a_line),
+  UNIT(leading_across_lines_no_duplicates),
+  UNIT(leading_skips_fenced_code),
+  UNIT(display_names),
+  UNIT(anywhere_code_spans_and_addresses),
+  UNIT(long_tokens_are_cut),
+  UNIT(line_iterator_offsets),
+  UNIT(list_helpers),
+  UNIT(id_from_name),
+  UNIT(id_from_name_rejects),
+  UNIT(bad_arguments),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -1,0 +1,333 @@
+/* End to end: `agora run` through the built binary on the worlds of vectors.json and the bundled
+ * examples (exact transcripts: senders, texts, kinds, order), its output formats, and bad world files
+ * (exit status 2 and a message naming the file and the JSON path). */
+#include "support/proc.h"
+#include "support/unit.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *tmp;
+
+static const char *tmp_file(const char *name, const char *text) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/%s", tmp, name);
+  if (unit_write_file(path, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", path);
+  return path;
+}
+
+/* Runs a world file with --json --no-save and returns the compact transcript (caller frees). */
+static char *run_world(const char *path, int *status) {
+  const char *args[] = {"run", path, "--json", "--no-save", NULL};
+  proc_result r;
+  if (proc_agora(args, NULL, NULL, &r)) return NULL;
+  *status = r.status;
+  if (r.status) fprintf(stderr, "  stderr: %s\n", r.err);
+  char *msgs = proc_messages(r.out);
+  proc_result_free(&r);
+  return msgs;
+}
+
+static void vectors_worlds(void) {
+  char *text = unit_read_file(unit_src_path("tests/data/vectors.json"));
+  CHECK(text != NULL);
+  cJSON *root = cJSON_Parse(text);
+  const cJSON *worlds = cJSON_GetObjectItem(root, "worlds");
+  CHECK(cJSON_GetArraySize(worlds) >= 4);
+  const cJSON *v;
+  cJSON_ArrayForEach(v, worlds) {
+    char *wjson = cJSON_PrintUnformatted(cJSON_GetObjectItem(v, "world"));
+    const char *path = tmp_file("vector.json", wjson);
+    int status = -1;
+    char *got = run_world(path, &status);
+    CHECK_INT(status, 0);
+    char want[8192] = "";
+    const cJSON *m;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItem(v, "messages")) {
+      strcat(want, cJSON_GetObjectItem(m, "sender")->valuestring);
+      strcat(want, "|");
+      strcat(want, cJSON_GetObjectItem(m, "kind")->valuestring);
+      strcat(want, "|");
+      strcat(want, cJSON_GetObjectItem(m, "text")->valuestring);
+      strcat(want, "\n");
+    }
+    CHECK_STR(got, want);
+    free(got);
+    free(wjson);
+  }
+  cJSON_Delete(root);
+  free(text);
+}
+
+static void example_relay(void) {
+  int status = -1;
+  char *got = run_world(unit_src_path("examples/relay.json"), &status);
+  CHECK_INT(status, 0);
+  CHECK_STR(got,
+            "human|human|@Ann the relay starts now, take the baton.\n"
+            "ann|agent|@ben\n\nBaton received, off I go.\n"
+            "ben|agent|@cat\n\nHalfway there! Over to the anchor.\n"
+            "cat|agent|Crossed the line. Relay complete.\n");
+  free(got);
+}
+
+static void example_debate_stops_at_turn_limit(void) {
+  int status = -1;
+  char *got = run_world(unit_src_path("examples/debate.json"), &status);
+  CHECK_INT(status, 0);
+  CHECK_STR(got,
+            "human|human|@alice Is C still relevant in 2026? Start the debate with Bob.\n"
+            "alice|agent|@bob C still runs the kernels, databases and runtimes everything else stands on.\n"
+            "bob|agent|@alice New systems code is increasingly written in memory-safe languages.\n"
+            "alice|agent|@bob Memory safety is a discipline and a toolchain, not only a language feature.\n"
+            "bob|agent|@alice Sanitizers find bugs; they do not prevent them.\n"
+            "alice|agent|@bob Fifty years of libraries say otherwise.\n"
+            "bob|agent|@alice Libraries can be wrapped, and they are.\n"
+            "alice|turn-limit|@human Turn limit reached (3 LLM calls). Please take control of the conversation.\n");
+  free(got);
+}
+
+static void example_town_hall(void) {
+  int status = -1;
+  char *got = run_world(unit_src_path("examples/town-hall.json"), &status);
+  CHECK_INT(status, 0);
+  /* Six public answers (streamed word by word, so the shortest finishes first), then only the mayor
+   * answers what is addressed to it; a remark about the engineer addresses no one. */
+  CHECK_STR(got,
+            "world|world|The town hall meeting opens. Question of the night: should the town build a new library?\n"
+            "teacher|agent|Yes, with a children's room, please.\n"
+            "librarian|agent|Yes. The old building floods every spring.\n"
+            "engineer|agent|Possible, but the road works cannot wait forever.\n"
+            "student|agent|Longer opening hours, and quiet rooms for exams!\n"
+            "baker|agent|Only if it has a café. People need a reason to stay.\n"
+            "mayor|agent|We have the budget if we delay the road works by a year.\n"
+            "human|human|@mayor can we afford it?\n"
+            "mayor|agent|Then we vote next Tuesday.\n"
+            "human|human|I think the @engineer is worried about the roads.\n"
+            "human|human|@Mayor what happens next?\n"
+            "mayor|agent|We have the budget if we delay the road works by a year.\n");
+  free(got);
+}
+
+/* The NDJSON lines carry every field of cli.md, seq counts from 1, and events are there too. */
+static void json_output_fields(void) {
+  const char *args[] = {"run", unit_src_path("examples/relay.json"), "--json", "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  int seq = 0, events = 0, lines = 0;
+  for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+    lines++;
+    cJSON *j = cJSON_Parse(line);
+    CHECK(j != NULL);
+    const char *type = cJSON_GetObjectItem(j, "type")->valuestring;
+    CHECK_STR(cJSON_GetObjectItem(j, "world")->valuestring, "relay");
+    if (!strcmp(type, "message")) {
+      CHECK_INT(cJSON_GetObjectItem(j, "seq")->valueint, ++seq);
+      const char *ts = cJSON_GetObjectItem(j, "ts")->valuestring;
+      CHECK(strlen(ts) == 24 && ts[10] == 'T' && ts[23] == 'Z');
+      CHECK(cJSON_IsString(cJSON_GetObjectItem(j, "kind")));
+    } else {
+      CHECK_STR(type, "event");
+      CHECK(cJSON_IsString(cJSON_GetObjectItem(j, "event")));
+      events++;
+    }
+    cJSON_Delete(j);
+  }
+  CHECK_INT(seq, 4);
+  CHECK(events >= 6); /* llm-start and llm-done for each of the three agents */
+  CHECK_INT(lines, seq + events);
+  proc_result_free(&r);
+}
+
+/* Chunks are events only with --json --stream, and they add up to the reply. */
+static void json_stream_chunks(void) {
+  const char *args[] = {"run", unit_src_path("examples/relay.json"), "--json", "--stream", "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  char joined[1024] = "";
+  for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+    cJSON *j = cJSON_Parse(line);
+    const cJSON *ev = cJSON_GetObjectItem(j, "event");
+    if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "llm-chunk") &&
+        !strcmp(cJSON_GetObjectItem(j, "agent")->valuestring, "cat"))
+      strcat(joined, cJSON_GetObjectItem(j, "text")->valuestring);
+    cJSON_Delete(j);
+  }
+  CHECK_STR(joined, "Crossed the line. Relay complete. <world>DONE</world>");
+  proc_result_free(&r);
+  const char *plain[] = {"run", unit_src_path("examples/relay.json"), "--json", "--no-save", NULL};
+  CHECK_INT(proc_agora(plain, NULL, NULL, &r), 0);
+  CHECK(strstr(r.out, "llm-chunk") == NULL);
+  proc_result_free(&r);
+}
+
+static void plain_output(void) {
+  const char *args[] = {"run", unit_src_path("examples/debate.json"), "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strncmp(r.out, "human: @alice Is C still relevant in 2026? Start the debate with Bob.\n\n"
+                       "alice: @bob C still runs", 94) == 0);
+  CHECK(strstr(r.out, "\n-- turn-limit: agent=alice limit=3\n") != NULL);
+  CHECK(strstr(r.out, "llm-start") == NULL); /* progress events stay out of the plain transcript */
+  CHECK(strstr(r.out, "\033[") == NULL);      /* not a terminal: no colour, no status line */
+  CHECK(strstr(r.err, "\033[") == NULL);
+  CHECK_STR(r.err, "");
+  proc_result_free(&r);
+}
+
+static void help_and_usage(void) {
+  proc_result r;
+  const char *h[] = {"--help", NULL};
+  CHECK_INT(proc_agora(h, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "run WORLD.json") != NULL && strstr(r.out, "replay") != NULL);
+  proc_result_free(&r);
+  const char *rh[] = {"run", "--help", NULL};
+  CHECK_INT(proc_agora(rh, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "--no-save") != NULL && strstr(r.out, "--chat ID") != NULL);
+  proc_result_free(&r);
+  const char *none[] = {NULL};
+  CHECK_INT(proc_agora(none, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  proc_result_free(&r);
+  const char *bad[] = {"frobnicate", NULL};
+  CHECK_INT(proc_agora(bad, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "unknown command 'frobnicate'") != NULL);
+  proc_result_free(&r);
+  const char *opt[] = {"run", unit_src_path("examples/relay.json"), "--jsn", NULL};
+  CHECK_INT(proc_agora(opt, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "unknown option '--jsn'") != NULL);
+  proc_result_free(&r);
+  const char *missing[] = {"run", NULL};
+  CHECK_INT(proc_agora(missing, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "missing WORLD.json") != NULL);
+  proc_result_free(&r);
+}
+
+/* Each bad world file: exit 2, nothing on stdout, stderr names the file, the JSON path and the reason. */
+static void bad_world_files(void) {
+  static const struct {
+    const char *json;
+    const char *want; /* substring of stderr after the file name */
+  } cases[] = {
+    {"{\"name\": \"w\", \"agents\": [", "malformed JSON near line 1"},
+    {"{\"name\": \"w\"}\n{}", "malformed JSON: unexpected text after the document"},
+    {"[1, 2]", "the world file must hold a JSON object"},
+    {"{\"agents\": []}", "name: missing"},
+    {"{\"name\": 42}", "name: must be a string"},
+    {"{\"name\": \"w\", \"colour\": 1}", "colour: unknown field"},
+    {"{\"name\": \"w\", \"name\": \"x\"}", "name: duplicate field"},
+    {"{\"name\": \"w\", \"agents\": [{\"name\": \"a\", \"modle\": \"x\"}]}", "agents[0].modle: unknown field"},
+    {"{\"name\": \"w\", \"agents\": [{\"system_prompt\": \"x\"}]}", "agents[0].name: missing"},
+    {"{\"name\": \"w\", \"agents\": [{\"name\": 7}]}", "agents[0].name: must be a string"},
+    {"{\"name\": \"w\", \"agents\": [{\"name\": \"-x\"}]}", "agents[0].name: invalid name '-x'"},
+    {"{\"name\": \"w\", \"agents\": [{\"name\": \"Ann\"}, {\"name\": \"ann\"}]}",
+     "agents[1].name: duplicate agent id 'ann'"},
+    {"{\"name\": \"w\", \"agents\": [{\"name\": \"a\"}, {\"name\": \"b\", \"provider\": \"nope\"}]}",
+     "agents[1].provider: unknown provider 'nope'"},
+    {"{\"name\": \"w\", \"agents\": [{\"name\": \"a\", \"provider\": 3}]}", "agents[0].provider: must be a string"},
+    {"{\"name\": \"w\", \"turn_limit\": 0}", "turn_limit: must be between 1 and"},
+    {"{\"name\": \"w\", \"turn_limit\": 2.5}", "turn_limit: must be an integer"},
+    {"{\"name\": \"w\", \"turn_limit\": \"5\"}", "turn_limit: must be an integer"},
+    {"{\"name\": \"w\", \"memory_window\": 0}", "memory_window: must be between 1 and"},
+    {"{\"name\": \"w\", \"agents\": {}}", "agents: must be an array"},
+    {"{\"name\": \"w\", \"agents\": [\"a\"]}", "agents[0]: must be an object"},
+    {"{\"name\": \"w\", \"defaults\": {\"name\": \"x\"}}", "defaults.name: unknown field"},
+    {"{\"name\": \"w\", \"defaults\": {\"temperature\": \"hot\"}}", "defaults.temperature: must be a number"},
+    {"{\"name\": \"w\", \"defaults\": {\"stream\": 1}}", "defaults.stream: must be true or false"},
+    {"{\"name\": \"w\", \"agents\": [{\"name\": \"a\", \"replies\": [\"x\", 2]}]}",
+     "agents[0].replies[1]: must be a string"},
+    {"{\"name\": \"w\", \"agents\": [{\"name\": \"a\", \"max_retries\": -1}]}", "agents[0].max_retries: must be between"},
+    {"{\"name\": \"w\", \"main_agent\": \"zed\", \"agents\": [{\"name\": \"a\"}]}",
+     "main_agent: 'zed' is not an agent of this world"},
+    {"{\"name\": \"w\", \"script\": [{\"from\": \"human\"}]}", "script[0].text: missing"},
+    {"{\"name\": \"w\", \"script\": [{\"text\": \"hi\"}]}", "script[0].from: missing"},
+    {"{\"name\": \"w\", \"script\": [{\"from\": \"human\", \"txt\": \"hi\"}]}", "script[0].txt: unknown field"},
+    {"{\"name\": \"w\", \"script\": [{\"new_chat\": false}]}", "script[0].new_chat: must be true"},
+    {"{\"name\": \"w\", \"script\": [{\"new_chat\": true, \"text\": \"x\"}]}",
+     "script[0]: a new_chat step takes no other field"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *path = tmp_file("bad.json", cases[i].json);
+    const char *args[] = {"run", path, "--no-save", NULL};
+    proc_result r;
+    CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+    char want[1024];
+    snprintf(want, sizeof want, "agora: %s: %s", path, cases[i].want);
+    if (r.status != 2 || !strstr(r.err, want) || r.out[0])
+      unit_fail_(__FILE__, __LINE__, "case %zu: status %d, stderr \"%s\", want \"%s\"", i, r.status, r.err, want);
+    proc_result_free(&r);
+  }
+  /* A file that does not exist names itself. */
+  const char *args[] = {"run", "/nonexistent/world.json", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "/nonexistent/world.json") != NULL);
+  proc_result_free(&r);
+}
+
+/* An empty reply publishes nothing, says so in an llm-error event, and the turn still counts. */
+static void empty_reply_counts(void) {
+  const char *path = tmp_file("empty.json",
+    "{\"name\": \"e\", \"turn_limit\": 2, \"defaults\": {\"provider\": \"script\"},"
+    " \"agents\": [{\"name\": \"a\", \"replies\": [\"  \", \"second\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@a one\"}, {\"from\": \"agent-x\", \"text\": \"@a two\"},"
+    "  {\"from\": \"agent-x\", \"text\": \"@a three\"}]}");
+  const char *args[] = {"run", path, "--json", "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "\"event\":\"llm-error\"") != NULL && strstr(r.out, "empty reply") != NULL);
+  char *msgs = proc_messages(r.out);
+  CHECK_STR(msgs, "human|human|@a one\n"
+                  "agent-x|agent|@a two\n"
+                  "a|agent|@agent-x second\n"
+                  "agent-x|agent|@a three\n"
+                  "a|turn-limit|@human Turn limit reached (2 LLM calls). Please take control of the conversation.\n");
+  free(msgs);
+  proc_result_free(&r);
+}
+
+/* A leading mention of nobody in the world is reported, never silently dropped. */
+static void unknown_mention_event(void) {
+  const char *path = tmp_file("typo.json",
+    "{\"name\": \"t\", \"agents\": [{\"name\": \"bob\", \"replies\": [\"here\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@bobb are you there?\"}]}");
+  const char *args[] = {"run", path, "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.out, "human: @bobb are you there?\n\n-- unknown-mention: sender=human names=[\"bobb\"] seq=1\n\n");
+  proc_result_free(&r);
+}
+
+static const unit_test tests[] = {
+  UNIT(vectors_worlds),
+  UNIT(example_relay),
+  UNIT(example_debate_stops_at_turn_limit),
+  UNIT(example_town_hall),
+  UNIT(json_output_fields),
+  UNIT(json_stream_chunks),
+  UNIT(plain_output),
+  UNIT(help_and_usage),
+  UNIT(bad_world_files),
+  UNIT(empty_reply_counts),
+  UNIT(unknown_mention_event),
+};
+
+int main(int argc, char **argv) {
+  tmp = unit_tmpdir();
+  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  unit_rmrf(tmp);
+  free(tmp);
+  return rc;
+}
