@@ -1,6 +1,7 @@
 /* agora run: load a world file, publish its script step by step, waiting after each until the world
  * is quiet, and print the transcript. */
 #include "cli/cli.h"
+#include "cli/db.h"
 #include "cli/output.h"
 #include "world/world.h"
 
@@ -72,7 +73,13 @@ int cli_run(int argc, char **argv) {
   struct event_base *base = NULL;
   world *w = NULL;
   output *out = NULL;
+  store *st = NULL;
+  chat_session *cs = NULL;
   status = 0;
+  if (args.no_save && args.chat) {
+    status = cli_error(AG_ERR_INVALID, "run: --chat continues a saved chat and cannot go with --no-save");
+    goto done;
+  }
   if (!(base = event_base_new())) {
     status = cli_error(AG_ERR_NOMEM, "cannot create the event loop");
     goto done;
@@ -91,12 +98,33 @@ int cli_run(int argc, char **argv) {
     status = cli_error(rc, "%s", ag_strerror(rc));
     goto done;
   }
+  if (!args.no_save) {
+    /* Storage: the world is loaded (or updated) in the database, then a new chat (reuse rules) or the
+     * chat to continue becomes current. */
+    if ((rc = cli_store_open(args.db, &st, &em)) || (rc = chat_session_open(st, w, &cs, &em))) {
+      status = cli_error(rc, "%s", em.text[0] ? em.text : ag_strerror(rc));
+      goto done;
+    }
+    rc = args.chat ? chat_session_load(cs, args.chat, &em) : chat_session_new(cs, &em);
+    if (rc) {
+      status = cli_error(rc, "run: %s", em.text[0] ? em.text : ag_strerror(rc));
+      goto done;
+    }
+    output_set_chat(out, chat_session_current(cs));
+  }
   for (size_t i = 0; i < spec.n_steps; i++) {
-    const world_step *st = &spec.steps[i];
+    const world_step *step = &spec.steps[i];
     output_progress(out, i + 1, spec.n_steps, world_thinking(w), NULL);
-    if (st->new_chat) {
-      world_reset_conversation(w);
-    } else if ((rc = world_publish(w, st->from, st->text, NULL))) {
+    if (step->new_chat) {
+      if (!cs) {
+        world_reset_conversation(w);
+      } else if ((rc = chat_session_new(cs, &em))) {
+        status = cli_error(rc, "script[%zu]: %s", i, em.text[0] ? em.text : ag_strerror(rc));
+        goto done;
+      } else {
+        output_set_chat(out, chat_session_current(cs));
+      }
+    } else if ((rc = world_publish(w, step->from, step->text, NULL))) {
       status = cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
       goto done;
     }
@@ -110,7 +138,14 @@ int cli_run(int argc, char **argv) {
     fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(w));
     status = 1;
   }
+  if (cs && chat_session_failures(cs)) {
+    fprintf(stderr, "agora: %zu message(s) could not be saved (see the storage-error events)\n",
+            chat_session_failures(cs));
+    status = 1;
+  }
 done:
+  chat_session_free(cs);
+  store_close(st);
   world_free(w);
   output_free(out);
   if (base) event_base_free(base);

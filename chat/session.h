@@ -1,0 +1,45 @@
+/* The chat session manager (behaviour.md §6): one current chat per world, new chats with reuse,
+ * titles from the first human message, every published message saved with the chat's count and the
+ * agents' memories and turn counts in one LMDB transaction, load/restore, delete with fallback.
+ * It watches the world's bus at the store phase; everything it does is announced as a bus event. */
+#ifndef AG_SESSION_H
+#define AG_SESSION_H
+
+#include "storage/store.h"
+#include "world/world.h"
+
+typedef struct chat_session chat_session;
+
+/* Attaches to w with store st (both borrowed, must outlive the session). Creates or updates the
+ * world's record (settings without secrets) and keeps its current chat; does not restore anything
+ * into the agents yet (see chat_session_resume). */
+int chat_session_open(store *st, world *w, chat_session **out, ag_errmsg *em);
+void chat_session_free(chat_session *cs);
+
+/* The current chat id (borrowed), or NULL when session mode is off. */
+const char *chat_session_current(const chat_session *cs);
+/* The current chat's title (borrowed), or NULL. */
+const char *chat_session_title(const chat_session *cs);
+
+/* Restores the current chat (if any) into the agents: memories, turn counts, seq. */
+int chat_session_resume(chat_session *cs, ag_errmsg *em);
+/* New chat (§6): reuses the current chat if its title is still "New Chat" or it has no messages
+ * (memories and turn counts reset, event chat-reused), otherwise creates a fresh "New Chat" and makes
+ * it current (event new-chat-created). */
+int chat_session_new(chat_session *cs, ag_errmsg *em);
+/* Saves the current chat, then makes chat_id current and restores agents' memories and counts from it.
+ * AG_ERR_NOT_FOUND (em names the id) when there is no such chat in this world. */
+int chat_session_load(chat_session *cs, const char *chat_id, ag_errmsg *em);
+/* Deletes chat_id with its messages and memories; if it was current, the most recently updated
+ * remaining chat becomes current and is restored, or session mode goes off when none remains (event
+ * chat-deleted names the fallback). */
+int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em);
+/* Sets the current chat's title by hand (event title-updated). */
+int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em);
+/* Turns session mode off: nothing more is saved until a chat is made current again. */
+void chat_session_detach(chat_session *cs);
+
+/* Number of saves that failed (a storage error makes `run` exit 1). */
+size_t chat_session_failures(const chat_session *cs);
+
+#endif

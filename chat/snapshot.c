@@ -1,0 +1,374 @@
+/* Snapshot export, validation and import (see snapshot.h). The snapshot is built from the store, never
+ * from a live world, so it holds exactly what was saved — and the store never holds a key. */
+#include "chat/snapshot.h"
+
+#include "agents/message.h"
+#include "common/buf.h"
+#include "world/world_file.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void time_str(int64_t ms, char *out, size_t cap) {
+  time_t sec = (time_t)(ms / 1000);
+  struct tm tm;
+  gmtime_r(&sec, &tm);
+  char base[32];
+  strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(out, cap, "%s.%03dZ", base, (int)(ms % 1000));
+}
+
+long long chat_time_parse(const char *s) {
+  int y, mo, d, h, mi, sec, ms = 0, n = 0;
+  if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6) return -1;
+  const char *p = s + n;
+  if (*p == '.') {
+    int digits = 0;
+    p++;
+    while (*p >= '0' && *p <= '9') {
+      if (digits < 3) ms = ms * 10 + (*p - '0');
+      digits++;
+      p++;
+    }
+    if (!digits) return -1;
+    while (digits < 3) {
+      ms *= 10;
+      digits++;
+    }
+  }
+  if (strcmp(p, "Z") != 0) return -1;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return -1;
+  struct tm tm = {0};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = sec;
+  return (long long)timegm(&tm) * 1000 + ms;
+}
+
+/* ---- export ---- */
+
+typedef struct export_ctx {
+  const char *chat_id;
+  cJSON *root;
+  cJSON *agents;
+  store_txn *t;
+  ag_errmsg *em;
+} export_ctx;
+
+static int export_msg(const store_message *m, void *arg) {
+  cJSON *arr = arg;
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return AG_ERR_NOMEM;
+  char ts[40];
+  time_str(m->ts_ms, ts, sizeof ts);
+  cJSON_AddNumberToObject(o, "seq", (double)m->seq);
+  cJSON_AddStringToObject(o, "sender", m->sender);
+  cJSON_AddStringToObject(o, "kind", ag_kind_name((ag_kind)m->kind));
+  cJSON_AddStringToObject(o, "text", m->text);
+  cJSON_AddStringToObject(o, "ts", ts);
+  cJSON_AddItemToArray(arr, o);
+  return 0;
+}
+
+static int export_mem(uint64_t seq, void *arg) {
+  cJSON_AddItemToArray((cJSON *)arg, cJSON_CreateNumber((double)seq));
+  return 0;
+}
+
+static int export_agent(const char *agent_id, const store_agent_state *st, void *arg) {
+  export_ctx *ec = arg;
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return AG_ERR_NOMEM;
+  cJSON_AddStringToObject(o, "id", agent_id);
+  cJSON_AddNumberToObject(o, "turn_count", st->turn_count);
+  cJSON_AddBoolToObject(o, "notice_sent", st->notice_sent);
+  cJSON_AddNumberToObject(o, "reply_counter", (double)st->reply_counter);
+  cJSON *mem = cJSON_AddArrayToObject(o, "memory");
+  cJSON_AddItemToArray(ec->agents, o);
+  return store_memory_scan(ec->t, ec->chat_id, agent_id, export_mem, mem);
+}
+
+static int export_txn(store_txn *t, void *arg) {
+  export_ctx *ec = arg;
+  ec->t = t;
+  store_chat c;
+  store_world w;
+  memset(&w, 0, sizeof w);
+  int rc = store_chat_get(t, ec->chat_id, &c);
+  if (rc == AG_ERR_NOT_FOUND) return ag_fail(ec->em, rc, "no chat '%s'", ec->chat_id);
+  if (rc) return rc;
+  if ((rc = store_world_get(t, c.world_id, &w))) goto done;
+  cJSON *root = ec->root = cJSON_CreateObject();
+  if (!root) {
+    rc = AG_ERR_NOMEM;
+    goto done;
+  }
+  cJSON_AddNumberToObject(root, "format", SNAPSHOT_FORMAT);
+  cJSON *world = cJSON_Parse(w.settings_json);
+  if (!world) {
+    rc = ag_fail(ec->em, AG_ERR_STORAGE, "world '%s': stored settings are not JSON", w.id);
+    goto done;
+  }
+  cJSON_AddItemToObject(root, "world", world);
+  cJSON *chat = cJSON_AddObjectToObject(root, "chat");
+  char ts[40];
+  cJSON_AddStringToObject(chat, "id", c.id);
+  cJSON_AddStringToObject(chat, "world", c.world_id);
+  cJSON_AddStringToObject(chat, "title", c.title);
+  cJSON_AddNumberToObject(chat, "message_count", (double)c.message_count);
+  time_str(c.created_at_ms, ts, sizeof ts);
+  cJSON_AddStringToObject(chat, "created_at", ts);
+  time_str(c.updated_at_ms, ts, sizeof ts);
+  cJSON_AddStringToObject(chat, "updated_at", ts);
+  cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
+  if ((rc = store_message_scan(t, ec->chat_id, 1, export_msg, msgs))) goto done;
+  ec->agents = cJSON_AddArrayToObject(root, "agents");
+  rc = store_agent_state_scan(t, ec->chat_id, export_agent, ec);
+done:
+  store_chat_free(&c);
+  store_world_free(&w);
+  return rc;
+}
+
+int chat_snapshot_export(store *st, const char *chat_id, cJSON **out, ag_errmsg *em) {
+  export_ctx ec = {chat_id, NULL, NULL, NULL, em};
+  int rc = store_read(st, export_txn, &ec, em);
+  if (rc) {
+    cJSON_Delete(ec.root);
+    return rc;
+  }
+  *out = ec.root;
+  return AG_OK;
+}
+
+/* ---- validation ---- */
+
+#define BAD(...) ag_fail(em, AG_ERR_INVALID, __VA_ARGS__)
+
+static int only_keys(const cJSON *o, const char *const *keys, const char *label, const char *path, ag_errmsg *em) {
+  for (const cJSON *c = o->child; c; c = c->next) {
+    int ok = 0;
+    for (size_t i = 0; keys[i] && !ok; i++) ok = strcmp(c->string, keys[i]) == 0;
+    if (!ok) return BAD("%s: %s%s%s: unknown field", label, path, *path ? "." : "", c->string);
+  }
+  return AG_OK;
+}
+
+static const cJSON *need(const cJSON *o, const char *key, int (*is)(const cJSON *), const char *what,
+                         const char *label, const char *path, ag_errmsg *em, int *rc) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!v) *rc = BAD("%s: %s%s%s: missing", label, path, *path ? "." : "", key);
+  else if (!is(v)) *rc = BAD("%s: %s%s%s: must be %s", label, path, *path ? "." : "", key, what);
+  else return v;
+  return NULL;
+}
+
+static int is_str(const cJSON *v) { return cJSON_IsString(v); }
+static int is_obj(const cJSON *v) { return cJSON_IsObject(v); }
+static int is_arr(const cJSON *v) { return cJSON_IsArray(v); }
+static int is_bool(const cJSON *v) { return cJSON_IsBool(v); }
+static int is_count(const cJSON *v) {
+  return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble == floor(v->valuedouble) &&
+         v->valuedouble < 9007199254740992.0;
+}
+
+static int validate_agents(const cJSON *agents, const double *seqs, size_t n_seqs, const char *label, ag_errmsg *em);
+
+int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) {
+  int rc = AG_OK;
+  char path[64];
+  if (!cJSON_IsObject(snap)) return BAD("%s: a snapshot must be a JSON object", label);
+  static const char *const top[] = {"format", "world", "chat", "messages", "agents", NULL};
+  if ((rc = only_keys(snap, top, label, "", em))) return rc;
+  const cJSON *fmt = need(snap, "format", is_count, "a whole number", label, "", em, &rc);
+  if (!fmt) return rc;
+  if (fmt->valuedouble > SNAPSHOT_FORMAT)
+    return ag_fail(em, AG_ERR_VERSION, "%s: format: %d is newer than this Agora reads (%d); upgrade Agora",
+                   label, (int)fmt->valuedouble, SNAPSHOT_FORMAT);
+  if (fmt->valuedouble < 1) return BAD("%s: format: must be at least 1", label);
+  const cJSON *world = need(snap, "world", is_obj, "an object", label, "", em, &rc);
+  if (!world) return rc;
+  world_spec spec;
+  char wlabel[512];
+  snprintf(wlabel, sizeof wlabel, "%s: world", label);
+  if ((rc = world_spec_from_json(world, wlabel, &spec, em))) return rc;
+  world_spec_free(&spec);
+  const cJSON *chat = need(snap, "chat", is_obj, "an object", label, "", em, &rc);
+  if (!chat) return rc;
+  static const char *const chat_keys[] = {"id", "world", "title", "message_count", "created_at", "updated_at", NULL};
+  if ((rc = only_keys(chat, chat_keys, label, "chat", em))) return rc;
+  const cJSON *title = need(chat, "title", is_str, "a string", label, "chat", em, &rc);
+  if (!title) return rc;
+  if (!title->valuestring[0] || strlen(title->valuestring) > STORE_TITLE_LEN)
+    return BAD("%s: chat.title: must be 1 to %d bytes", label, STORE_TITLE_LEN);
+  for (int i = 0; i < 2; i++) {
+    const char *k = i ? "updated_at" : "created_at";
+    const cJSON *t = need(chat, k, is_str, "an RFC 3339 time", label, "chat", em, &rc);
+    if (!t) return rc;
+    if (chat_time_parse(t->valuestring) < 0) return BAD("%s: chat.%s: must be an RFC 3339 UTC time", label, k);
+  }
+  const cJSON *msgs = need(snap, "messages", is_arr, "an array", label, "", em, &rc);
+  if (!msgs) return rc;
+  double last = 0;
+  size_t i = 0;
+  static const char *const msg_keys[] = {"seq", "sender", "kind", "text", "ts", NULL};
+  for (const cJSON *m = msgs->child; m; m = m->next, i++) {
+    snprintf(path, sizeof path, "messages[%zu]", i);
+    if (!cJSON_IsObject(m)) return BAD("%s: %s: must be an object", label, path);
+    if ((rc = only_keys(m, msg_keys, label, path, em))) return rc;
+    const cJSON *seq = need(m, "seq", is_count, "a whole number", label, path, em, &rc);
+    const cJSON *sender = seq ? need(m, "sender", is_str, "a string", label, path, em, &rc) : NULL;
+    const cJSON *kind = sender ? need(m, "kind", is_str, "a string", label, path, em, &rc) : NULL;
+    const cJSON *text = kind ? need(m, "text", is_str, "a string", label, path, em, &rc) : NULL;
+    const cJSON *ts = text ? need(m, "ts", is_str, "an RFC 3339 time", label, path, em, &rc) : NULL;
+    if (!ts) return rc;
+    if (seq->valuedouble <= last) return BAD("%s: %s.seq: must be greater than the one before", label, path);
+    last = seq->valuedouble;
+    if (!sender->valuestring[0] || strlen(sender->valuestring) > STORE_ID_LEN)
+      return BAD("%s: %s.sender: must be 1 to %d bytes", label, path, STORE_ID_LEN);
+    if (ag_kind_parse(kind->valuestring) < 0)
+      return BAD("%s: %s.kind: unknown kind '%s' (human, world, system, agent, turn-limit)", label, path,
+                 kind->valuestring);
+    if (strlen(text->valuestring) > STORE_TEXT_LEN) return BAD("%s: %s.text: longer than %d bytes", label, path, STORE_TEXT_LEN);
+    if (chat_time_parse(ts->valuestring) < 0) return BAD("%s: %s.ts: must be an RFC 3339 UTC time", label, path);
+  }
+  const cJSON *agents = need(snap, "agents", is_arr, "an array", label, "", em, &rc);
+  if (!agents) return rc;
+  /* Seqs are strictly increasing (checked above), so memories are checked by binary search. */
+  size_t n_seqs = i;
+  double *seqs = malloc((n_seqs ? n_seqs : 1) * sizeof *seqs);
+  if (!seqs) return AG_ERR_NOMEM;
+  i = 0;
+  for (const cJSON *m = msgs->child; m; m = m->next) seqs[i++] = cJSON_GetObjectItemCaseSensitive(m, "seq")->valuedouble;
+  rc = validate_agents(agents, seqs, n_seqs, label, em);
+  free(seqs);
+  return rc;
+}
+
+static int validate_agents(const cJSON *agents, const double *seqs, size_t n_seqs, const char *label, ag_errmsg *em) {
+  int rc = AG_OK;
+  char path[64];
+  size_t i = 0;
+  static const char *const agent_keys[] = {"id", "turn_count", "notice_sent", "reply_counter", "memory", NULL};
+  for (const cJSON *a = agents->child; a; a = a->next, i++) {
+    snprintf(path, sizeof path, "agents[%zu]", i);
+    if (!cJSON_IsObject(a)) return BAD("%s: %s: must be an object", label, path);
+    if ((rc = only_keys(a, agent_keys, label, path, em))) return rc;
+    const cJSON *id = need(a, "id", is_str, "a string", label, path, em, &rc);
+    if (!id) return rc;
+    char want[STORE_ID_MAX];
+    if (mention_id_from_name(id->valuestring, want, sizeof want) || strcmp(want, id->valuestring))
+      return BAD("%s: %s.id: '%s' is not an agent id", label, path, id->valuestring);
+    if (!need(a, "turn_count", is_count, "a whole number", label, path, em, &rc) ||
+        !need(a, "notice_sent", is_bool, "true or false", label, path, em, &rc) ||
+        !need(a, "reply_counter", is_count, "a whole number", label, path, em, &rc))
+      return rc;
+    const cJSON *mem = need(a, "memory", is_arr, "an array", label, path, em, &rc);
+    if (!mem) return rc;
+    size_t k = 0;
+    for (const cJSON *s = mem->child; s; s = s->next, k++) {
+      int found = 0;
+      if (is_count(s)) {
+        size_t lo = 0, hi = n_seqs;
+        while (lo < hi && !found) {
+          size_t mid = lo + (hi - lo) / 2;
+          if (seqs[mid] == s->valuedouble) found = 1;
+          else if (seqs[mid] < s->valuedouble) lo = mid + 1;
+          else hi = mid;
+        }
+      }
+      if (!found) return BAD("%s: %s.memory[%zu]: must be the seq of one of the messages", label, path, k);
+    }
+  }
+  return AG_OK;
+}
+
+/* ---- import ---- */
+
+typedef struct import_ctx {
+  const cJSON *snap;
+  const char *id;
+  char *settings;
+  ag_errmsg *em;
+} import_ctx;
+
+static int import_txn(store_txn *t, void *arg) {
+  import_ctx *ic = arg;
+  const cJSON *snap = ic->snap;
+  const cJSON *world = cJSON_GetObjectItemCaseSensitive(snap, "world");
+  const cJSON *chat = cJSON_GetObjectItemCaseSensitive(snap, "chat");
+  const char *name = cJSON_GetObjectItemCaseSensitive(world, "name")->valuestring;
+  char wid[STORE_ID_MAX];
+  int rc = mention_id_from_name(name, wid, sizeof wid);
+  if (rc) return ag_fail(ic->em, AG_ERR_INVALID, "world.name: '%s' gives no valid id", name);
+  store_world old;
+  rc = store_world_get(t, wid, &old);
+  if (rc == AG_ERR_NOT_FOUND) {
+    int64_t now = (int64_t)time(NULL) * 1000;
+    store_world nw = {wid, name, ic->settings, "", now, now, NULL};
+    rc = store_world_put(t, &nw);
+  } else if (rc == AG_OK) {
+    store_world_free(&old);
+  }
+  if (rc) return rc;
+  const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(snap, "messages");
+  uint64_t count = 0;
+  for (const cJSON *m = msgs->child; m; m = m->next) count = (uint64_t)cJSON_GetObjectItem(m, "seq")->valuedouble;
+  store_chat c = {ic->id, wid, cJSON_GetObjectItemCaseSensitive(chat, "title")->valuestring, count,
+                  chat_time_parse(cJSON_GetObjectItemCaseSensitive(chat, "created_at")->valuestring),
+                  chat_time_parse(cJSON_GetObjectItemCaseSensitive(chat, "updated_at")->valuestring), NULL};
+  if ((rc = store_chat_put(t, &c))) return rc;
+  for (const cJSON *m = msgs->child; m; m = m->next) {
+    store_message sm = {(uint64_t)cJSON_GetObjectItem(m, "seq")->valuedouble,
+                        chat_time_parse(cJSON_GetObjectItem(m, "ts")->valuestring),
+                        (store_kind)ag_kind_parse(cJSON_GetObjectItem(m, "kind")->valuestring),
+                        cJSON_GetObjectItem(m, "sender")->valuestring, cJSON_GetObjectItem(m, "text")->valuestring,
+                        0, NULL};
+    if ((rc = store_message_put(t, ic->id, &sm))) return rc;
+  }
+  const cJSON *agents = cJSON_GetObjectItemCaseSensitive(snap, "agents");
+  for (const cJSON *a = agents->child; a; a = a->next) {
+    const char *aid = cJSON_GetObjectItem(a, "id")->valuestring;
+    store_agent_state st = {(int32_t)cJSON_GetObjectItem(a, "turn_count")->valuedouble,
+                            (uint8_t)cJSON_IsTrue(cJSON_GetObjectItem(a, "notice_sent")),
+                            (uint64_t)cJSON_GetObjectItem(a, "reply_counter")->valuedouble};
+    if ((rc = store_agent_state_put(t, ic->id, aid, &st))) return rc;
+    for (const cJSON *s = cJSON_GetObjectItem(a, "memory")->child; s; s = s->next)
+      if ((rc = store_memory_append(t, ic->id, aid, (uint64_t)s->valuedouble))) return rc;
+  }
+  return AG_OK;
+}
+
+int chat_snapshot_import(store *st, const cJSON *snap, const char *label, char id_out[STORE_ID_MAX],
+                         ag_errmsg *em) {
+  int rc = chat_snapshot_validate(snap, label, em);
+  if (rc) return rc;
+  char id[STORE_ID_MAX];
+  store_chat_id_new(id);
+  /* The world's settings are stored in world-file form, checked above, never with a key. */
+  import_ctx ic = {snap, id, cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(snap, "world")), em};
+  if (!ic.settings) return AG_ERR_NOMEM;
+  rc = store_write(st, import_txn, &ic, em);
+  free(ic.settings);
+  if (!rc) memcpy(id_out, id, STORE_ID_MAX);
+  return rc;
+}
+
+int chat_snapshot_load(const char *path, cJSON **out, ag_errmsg *em) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = ag_file_read(path, SNAPSHOT_MAX, &text, &len, em);
+  if (rc == AG_ERR_NOT_FOUND) rc = AG_ERR_INVALID;
+  if (rc) return rc;
+  cJSON *j = cJSON_ParseWithLength(text, len);
+  free(text);
+  if (!j) return ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", path);
+  *out = j;
+  return AG_OK;
+}

@@ -1,0 +1,304 @@
+/* agora chats list|show|new|delete|export|import and agora worlds list. */
+#include "chat/snapshot.h"
+#include "cli/cli.h"
+#include "cli/db.h"
+#include "cli/output.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char chats_usage[] =
+  "usage: agora chats COMMAND [--db DIR] ...\n"
+  "\n"
+  "  list [--world ID] [--json]     chats, most recently updated first; * marks a world's current chat\n"
+  "  show CHAT_ID [--json]          metadata and transcript\n"
+  "  new [--world ID]               new chat (an empty 'New Chat' is reused); prints its id\n"
+  "  delete CHAT_ID                 delete; prints the world's current chat afterwards, or 'none'\n"
+  "  export CHAT_ID [-o FILE]       write the snapshot JSON (stdout by default)\n"
+  "  import SNAPSHOT.json           import a snapshot as a new chat; prints its id\n"
+  "\n"
+  "--world is needed only when the database holds several worlds.\n";
+
+static const char worlds_usage[] =
+  "usage: agora worlds list [--db DIR] [--json]\n"
+  "\n"
+  "Lists the worlds in the database with their agents, chats and current chat.\n";
+
+typedef struct opts {
+  const char *db, *world, *out;
+  int json;
+  const char *pos[4];
+  int n_pos;
+} opts;
+
+static int parse(const char *cmd, int argc, char **argv, opts *o) {
+  memset(o, 0, sizeof *o);
+  for (int i = 0; i < argc; i++) {
+    const char *s = argv[i];
+    if (!strcmp(s, "--json")) {
+      o->json = 1;
+    } else if (!strcmp(s, "--db") || !strcmp(s, "--world") || !strcmp(s, "-o")) {
+      if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: %s needs a value", cmd, s);
+      const char **dst = !strcmp(s, "--db") ? &o->db : !strcmp(s, "--world") ? &o->world : &o->out;
+      *dst = argv[++i];
+    } else if (s[0] == '-' && s[1]) {
+      return cli_error(AG_ERR_INVALID, "%s: unknown option '%s'", cmd, s);
+    } else if (o->n_pos < 4) {
+      o->pos[o->n_pos++] = s;
+    } else {
+      return cli_error(AG_ERR_INVALID, "%s: too many arguments", cmd);
+    }
+  }
+  return 0;
+}
+
+/* ---- list ---- */
+
+typedef struct list_ctx {
+  const char *world;
+  int json;
+  store_txn *t;
+} list_ctx;
+
+static int list_chat(const store_chat *c, void *arg) {
+  list_ctx *lc = arg;
+  store_world w;
+  int current = 0;
+  if (store_world_get(lc->t, c->world_id, &w) == AG_OK) {
+    current = w.current_chat && !strcmp(w.current_chat, c->id);
+    store_world_free(&w);
+  }
+  char created[40], updated[40];
+  output_time(c->created_at_ms, created, sizeof created);
+  output_time(c->updated_at_ms, updated, sizeof updated);
+  if (lc->json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "id", c->id);
+    cJSON_AddStringToObject(j, "world", c->world_id);
+    cJSON_AddStringToObject(j, "title", c->title);
+    cJSON_AddNumberToObject(j, "message_count", (double)c->message_count);
+    cJSON_AddStringToObject(j, "created_at", created);
+    cJSON_AddStringToObject(j, "updated_at", updated);
+    cJSON_AddBoolToObject(j, "current", current);
+    char *s = cJSON_PrintUnformatted(j);
+    puts(s);
+    free(s);
+    cJSON_Delete(j);
+  } else {
+    printf("%c %-14s %-16s %5llu  %s  %s\n", current ? '*' : ' ', c->id, c->world_id,
+           (unsigned long long)c->message_count, updated, c->title);
+  }
+  return 0;
+}
+
+static int list_txn(store_txn *t, void *arg) {
+  list_ctx *lc = arg;
+  lc->t = t;
+  return store_chat_list(t, lc->world, list_chat, lc);
+}
+
+/* ---- show ---- */
+
+typedef struct show_ctx {
+  const char *chat;
+  output *out;
+  int json;
+  ag_errmsg *em;
+} show_ctx;
+
+static int show_msg(const store_message *m, void *arg) {
+  show_ctx *sc = arg;
+  ag_msg msg = {1, m->seq, (char *)m->sender, (char *)m->text, (ag_kind)m->kind, m->ts_ms, {0, NULL}, 0};
+  output_message(sc->out, &msg);
+  return 0;
+}
+
+static int show_txn(store_txn *t, void *arg) {
+  show_ctx *sc = arg;
+  store_chat c;
+  int rc = store_chat_get(t, sc->chat, &c);
+  if (rc == AG_ERR_NOT_FOUND) return ag_fail(sc->em, rc, "no chat '%s' in the database", sc->chat);
+  if (rc) return rc;
+  list_ctx lc = {NULL, sc->json, t};
+  if (sc->json) {
+    list_chat(&c, &lc);
+  } else {
+    char updated[40];
+    output_time(c.updated_at_ms, updated, sizeof updated);
+    printf("chat: %s\nworld: %s\ntitle: %s\nmessages: %llu\nupdated: %s\n\n", c.id, c.world_id, c.title,
+           (unsigned long long)c.message_count, updated);
+  }
+  output_opts oo = {sc->json, 0, 0};
+  rc = output_new(stdout, c.world_id, &oo, &sc->out);
+  if (!rc) {
+    output_set_chat(sc->out, c.id);
+    rc = store_message_scan(t, sc->chat, 1, show_msg, sc);
+  }
+  store_chat_free(&c);
+  return rc;
+}
+
+/* ---- export ---- */
+
+static int write_file_atomic(const char *path, const char *text, ag_errmsg *em) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return ag_fail(em, AG_ERR_IO, "%s: cannot create: %m", path);
+  size_t len = strlen(text), off = 0;
+  while (off < len) {
+    ssize_t n = write(fd, text + off, len - off);
+    if (n <= 0) {
+      close(fd);
+      unlink(tmp);
+      return ag_fail(em, AG_ERR_IO, "%s: write failed", path);
+    }
+    off += (size_t)n;
+  }
+  if (fsync(fd) || close(fd) || rename(tmp, path)) {
+    unlink(tmp);
+    return ag_fail(em, AG_ERR_IO, "%s: cannot write: %m", path);
+  }
+  return AG_OK;
+}
+
+int cli_chats(int argc, char **argv) {
+  if (argc < 1 || cli_is_help(argv[0])) {
+    fputs(chats_usage, argc < 1 ? stderr : stdout);
+    return argc < 1 ? 2 : 0;
+  }
+  const char *sub = argv[0];
+  opts o;
+  int status = parse("chats", argc - 1, argv + 1, &o);
+  if (status) return status;
+  static const char *const subs[] = {"list", "show", "new", "delete", "export", "import"};
+  static const int n_args[] = {0, 1, 0, 1, 1, 1};
+  int which = -1;
+  for (int i = 0; i < 6; i++)
+    if (!strcmp(sub, subs[i])) which = i;
+  if (which < 0) return cli_error(AG_ERR_INVALID, "chats: unknown command '%s' (see agora chats --help)", sub);
+  if (o.n_pos != n_args[which])
+    return cli_error(AG_ERR_INVALID, "chats %s: expected %d argument%s (see agora chats --help)", sub,
+                     n_args[which], n_args[which] == 1 ? "" : "s");
+  ag_errmsg em = {""};
+  store *st = NULL;
+  int rc = cli_store_open(o.db, &st, &em);
+  if (rc) return cli_error(rc, "%s", em.text);
+  cli_world cw;
+  memset(&cw, 0, sizeof cw);
+  char wid[STORE_ID_MAX];
+  switch (which) {
+  case 0: {
+    list_ctx lc = {o.world, o.json, NULL};
+    rc = store_read(st, list_txn, &lc, &em);
+    break;
+  }
+  case 1: {
+    show_ctx sc = {o.pos[0], NULL, o.json, &em};
+    rc = store_read(st, show_txn, &sc, &em);
+    output_free(sc.out);
+    break;
+  }
+  case 2:
+    if (!(rc = cli_pick_world(st, o.world, wid, &em)) && !(rc = cli_world_open(st, wid, &cw, &em)) &&
+        !(rc = chat_session_new(cw.cs, &em)))
+      puts(chat_session_current(cw.cs));
+    break;
+  case 3:
+    if (!(rc = cli_chat_world(st, o.pos[0], wid, &em)) && !(rc = cli_world_open(st, wid, &cw, &em)) &&
+        !(rc = chat_session_resume(cw.cs, &em)) && !(rc = chat_session_delete(cw.cs, o.pos[0], &em))) {
+      const char *cur = chat_session_current(cw.cs);
+      puts(cur ? cur : "none");
+    }
+    break;
+  case 4: {
+    cJSON *snap = NULL;
+    if (!(rc = chat_snapshot_export(st, o.pos[0], &snap, &em))) {
+      char *text = cJSON_Print(snap);
+      if (!text) rc = AG_ERR_NOMEM;
+      else if (o.out) rc = write_file_atomic(o.out, text, &em);
+      else fputs(text, stdout), fputc('\n', stdout);
+      free(text);
+    }
+    cJSON_Delete(snap);
+    break;
+  }
+  case 5: {
+    cJSON *snap = NULL;
+    char id[STORE_ID_MAX];
+    if (!(rc = chat_snapshot_load(o.pos[0], &snap, &em)) &&
+        !(rc = chat_snapshot_import(st, snap, o.pos[0], id, &em)))
+      puts(id);
+    cJSON_Delete(snap);
+    break;
+  }
+  }
+  cli_world_close(&cw);
+  store_close(st);
+  if (rc) return cli_error(rc, "chats %s: %s", sub, em.text[0] ? em.text : ag_strerror(rc));
+  return 0;
+}
+
+/* ---- worlds ---- */
+
+typedef struct worlds_ctx {
+  int json;
+  store_txn *t;
+} worlds_ctx;
+
+static int world_row(const store_world *w, void *arg) {
+  worlds_ctx *wc = arg;
+  uint64_t chats = 0;
+  store_chat_count(wc->t, w->id, &chats);
+  cJSON *settings = cJSON_Parse(w->settings_json);
+  int agents = cJSON_GetArraySize(cJSON_GetObjectItem(settings, "agents"));
+  cJSON_Delete(settings);
+  const char *cur = w->current_chat && w->current_chat[0] ? w->current_chat : NULL;
+  if (wc->json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "id", w->id);
+    cJSON_AddStringToObject(j, "name", w->name);
+    cJSON_AddNumberToObject(j, "agents", agents);
+    cJSON_AddNumberToObject(j, "chats", (double)chats);
+    if (cur) cJSON_AddStringToObject(j, "current_chat", cur);
+    else cJSON_AddNullToObject(j, "current_chat");
+    char *s = cJSON_PrintUnformatted(j);
+    puts(s);
+    free(s);
+    cJSON_Delete(j);
+  } else {
+    printf("%-20s %-24s %3d agents %5llu chats  current: %s\n", w->id, w->name, agents,
+           (unsigned long long)chats, cur ? cur : "none");
+  }
+  return 0;
+}
+
+static int worlds_txn(store_txn *t, void *arg) {
+  worlds_ctx *wc = arg;
+  wc->t = t;
+  return store_world_list(t, world_row, wc);
+}
+
+int cli_worlds(int argc, char **argv) {
+  if (argc < 1 || cli_is_help(argv[0])) {
+    fputs(worlds_usage, argc < 1 ? stderr : stdout);
+    return argc < 1 ? 2 : 0;
+  }
+  if (strcmp(argv[0], "list")) return cli_error(AG_ERR_INVALID, "worlds: unknown command '%s'", argv[0]);
+  opts o;
+  int status = parse("worlds list", argc - 1, argv + 1, &o);
+  if (status) return status;
+  if (o.n_pos) return cli_error(AG_ERR_INVALID, "worlds list: unexpected argument '%s'", o.pos[0]);
+  ag_errmsg em = {""};
+  store *st = NULL;
+  int rc = cli_store_open(o.db, &st, &em);
+  if (rc) return cli_error(rc, "%s", em.text);
+  worlds_ctx wc = {o.json, NULL};
+  rc = store_read(st, worlds_txn, &wc, &em);
+  store_close(st);
+  if (rc) return cli_error(rc, "worlds list: %s", em.text[0] ? em.text : ag_strerror(rc));
+  return 0;
+}

@@ -1,0 +1,30 @@
+/* What the storage commands share: opening the database named by --db (or the default place), and
+ * bringing a stored world back to life so that chat operations go through the session manager. */
+#ifndef AG_CLI_DB_H
+#define AG_CLI_DB_H
+
+#include "chat/session.h"
+#include "storage/store.h"
+#include "world/world.h"
+
+/* Opens --db DIR, or the default directory (cli.md "Where data lives"). */
+int cli_store_open(const char *db, store **out, ag_errmsg *em);
+
+/* A stored world, built from its saved settings, with a session attached (not resumed). */
+typedef struct cli_world {
+  struct event_base *base;
+  world *w;
+  chat_session *cs;
+} cli_world;
+
+int cli_world_open(store *st, const char *world_id, cli_world *out, ag_errmsg *em);
+void cli_world_close(cli_world *cw);
+/* Runs the loop until quiet (events emitted by session operations are delivered). */
+void cli_world_settle(cli_world *cw);
+
+/* The world a chat belongs to (copied into world_id). AG_ERR_NOT_FOUND names the chat. */
+int cli_chat_world(store *st, const char *chat_id, char world_id[STORE_ID_MAX], ag_errmsg *em);
+/* The only world in the database when world_id is NULL (AG_ERR_INVALID if there are several or none). */
+int cli_pick_world(store *st, const char *world_id, char out[STORE_ID_MAX], ag_errmsg *em);
+
+#endif
