@@ -165,8 +165,9 @@ static void slot_deliver(void *ud, bus_topic topic, void *payload) {
 static void slot_free(world_slot *s) {
   if (!s) return;
   bus_unsubscribe(s->w->bus, s->sub);
-  if (s->thinking) s->w->thinking--;
+  /* The agent reports "not thinking" through its host as it drops its call, keeping the count right. */
   agent_free(s->a);
+  if (s->thinking) s->w->thinking--;
   free(s);
 }
 

@@ -1,0 +1,313 @@
+/* The chat session manager's rules (behaviour.md §6) in process, on a real LMDB store in a temporary
+ * directory: titles, reuse both ways, saving with memories and turn counts, load/restore, delete with
+ * fallback order, deleting the last chat, session mode off, and the events. */
+#include "support/tworld.h"
+#include "support/unit.h"
+
+#include "chat/session.h"
+#include "chat/snapshot.h"
+
+#include <event2/event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *WORLD_JSON =
+  "{\"name\": \"Sess\", \"turn_limit\": 3, \"agents\": ["
+  " {\"name\": \"ann\", \"replies\": [\"a1\", \"a2\", \"a3\", \"a4\"]},"
+  " {\"name\": \"bob\", \"replies\": [\"@ann b1\", \"b2\"]}]}";
+
+typedef struct fixture {
+  char *dir;
+  store *st;
+  struct event_base *base;
+  world *w;
+  chat_session *cs;
+  tworld_log log;
+} fixture;
+
+static void fx_open(fixture *f) {
+  memset(f, 0, sizeof *f);
+  f->dir = unit_tmpdir();
+  ag_errmsg em = {""};
+  CHECK_INT(store_open(f->dir, &f->st, &em), AG_OK);
+  f->base = event_base_new();
+  f->w = tworld_make(f->base, WORLD_JSON);
+  CHECK_INT(chat_session_open(f->st, f->w, &f->cs, &em), AG_OK);
+  bus_subscribe(world_bus(f->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, tworld_record, &f->log, NULL);
+}
+
+/* Reopens the world and session on the same store (a restart). */
+static void fx_restart(fixture *f) {
+  chat_session_free(f->cs);
+  world_free(f->w);
+  f->w = tworld_make(f->base, WORLD_JSON);
+  ag_errmsg em = {""};
+  CHECK_INT(chat_session_open(f->st, f->w, &f->cs, &em), AG_OK);
+  f->log.text[0] = '\0';
+  bus_subscribe(world_bus(f->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, tworld_record, &f->log, NULL);
+}
+
+static void fx_close(fixture *f) {
+  chat_session_free(f->cs);
+  world_free(f->w);
+  event_base_free(f->base);
+  store_close(f->st);
+  unit_rmrf(f->dir);
+  free(f->dir);
+}
+
+static void say(fixture *f, const char *sender, const char *text) {
+  CHECK_INT(world_publish(f->w, sender, text, NULL), AG_OK);
+  CHECK_INT(world_run_until_quiet(f->w), AG_OK);
+}
+
+typedef struct chat_info {
+  char title[600];
+  uint64_t count, stored;
+  int64_t updated;
+  int found;
+} chat_info;
+
+typedef struct info_ctx {
+  const char *id;
+  chat_info *out;
+} info_ctx;
+
+static int count_cb(const store_message *m, void *arg) {
+  (void)m;
+  ((chat_info *)arg)->stored++;
+  return 0;
+}
+
+static int info_txn(store_txn *t, void *arg) {
+  info_ctx *ic = arg;
+  store_chat c;
+  if (store_chat_get(t, ic->id, &c)) return AG_OK;
+  ic->out->found = 1;
+  snprintf(ic->out->title, sizeof ic->out->title, "%s", c.title);
+  ic->out->count = c.message_count;
+  ic->out->updated = c.updated_at_ms;
+  store_chat_free(&c);
+  return store_message_scan(t, ic->id, 1, count_cb, ic->out);
+}
+
+static chat_info info(fixture *f, const char *id) {
+  chat_info ci;
+  memset(&ci, 0, sizeof ci);
+  info_ctx ic = {id, &ci};
+  store_read(f->st, info_txn, &ic, NULL);
+  return ci;
+}
+
+static void title_from_first_human_message(void) {
+  fixture f;
+  fx_open(&f);
+  CHECK(chat_session_current(f.cs) == NULL); /* a new world has no chat: session mode off */
+  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
+  char id[STORE_ID_MAX];
+  snprintf(id, sizeof id, "%s", chat_session_current(f.cs));
+  CHECK_STR(chat_session_title(f.cs), "New Chat");
+  say(&f, "world", "Rain starts.");         /* not human: no title */
+  CHECK_STR(info(&f, id).title, "New Chat");
+  say(&f, "human", "@ann @bob hi!");          /* nothing left after stripping: stays New Chat */
+  CHECK_STR(info(&f, id).title, "New Chat");
+  say(&f, "human", "Hello, can you help me plan a **trip** to [Lisbon](https://x.y)?");
+  CHECK_STR(info(&f, id).title, "Plan a trip to Lisbon?");
+  CHECK_STR(chat_session_title(f.cs), "Plan a trip to Lisbon?");
+  say(&f, "human", "@ann something else entirely");
+  CHECK_STR(info(&f, id).title, "Plan a trip to Lisbon?"); /* only the first titling message counts */
+  CHECK(strstr(f.log.text, "-- title-updated\n") != NULL);
+  /* Saved with every message: the stored count equals the stored messages. */
+  chat_info ci = info(&f, id);
+  CHECK(ci.count > 5);
+  CHECK_INT(ci.count, ci.stored);
+  CHECK_INT(ci.count, world_last_seq(f.w));
+  fx_close(&f);
+}
+
+static void reuse_both_ways(void) {
+  fixture f;
+  fx_open(&f);
+  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
+  char first[STORE_ID_MAX];
+  snprintf(first, sizeof first, "%s", chat_session_current(f.cs));
+  world_run_until_quiet(f.w);
+  /* Empty: reused. */
+  f.log.text[0] = '\0';
+  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
+  CHECK_STR(chat_session_current(f.cs), first);
+  world_run_until_quiet(f.w);
+  CHECK_STR(f.log.text, "-- chat-reused\n");
+  /* Messages but still titled New Chat: reused too, memories and counts reset, messages kept. */
+  say(&f, "world", "The vote opens.");
+  uint64_t before = info(&f, first).count;
+  CHECK(before >= 3);
+  CHECK(agent_turn_state(world_agent_find(f.w, "ann")).count > 0);
+  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
+  CHECK_STR(chat_session_current(f.cs), first);
+  size_t n;
+  agent_memory(world_agent_find(f.w, "ann"), &n);
+  CHECK_INT(n, 0);
+  CHECK_INT(agent_turn_state(world_agent_find(f.w, "ann")).count, 0);
+  CHECK_INT(info(&f, first).count, before);
+  say(&f, "human", "@bob go on"); /* seq continues after the kept messages; the chat gets a title */
+  CHECK_INT(info(&f, first).count, before + 2);
+  CHECK_STR(info(&f, first).title, "Go on");
+  /* Titled with messages: a fresh chat. */
+  f.log.text[0] = '\0';
+  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
+  CHECK(strcmp(chat_session_current(f.cs), first) != 0);
+  CHECK_STR(chat_session_title(f.cs), "New Chat");
+  world_run_until_quiet(f.w);
+  CHECK_STR(f.log.text, "-- new-chat-created\n");
+  CHECK_INT(world_last_seq(f.w), 0);
+  CHECK_INT(info(&f, first).count, before + 2); /* the old chat is intact */
+  fx_close(&f);
+}
+
+static void load_restores_memories_and_counts(void) {
+  fixture f;
+  fx_open(&f);
+  chat_session_new(f.cs, NULL);
+  char a[STORE_ID_MAX];
+  snprintf(a, sizeof a, "%s", chat_session_current(f.cs));
+  say(&f, "human", "@bob start here"); /* bob: "@ann b1" → ann: "a1" (auto-mention @bob) → bob: "b2" */
+  agent *ann = world_agent_find(f.w, "ann"), *bob = world_agent_find(f.w, "bob");
+  size_t ann_n, bob_n;
+  agent_memory(ann, &ann_n);
+  agent_memory(bob, &bob_n);
+  turn_state bob_ts = agent_turn_state(bob);
+  CHECK(ann_n > 0 && bob_n > 0);
+  chat_session_new(f.cs, NULL);
+  say(&f, "human", "@ann other chat");
+  /* Back to the first chat: memories and counts come back exactly. */
+  CHECK_INT(chat_session_load(f.cs, a, NULL), AG_OK);
+  size_t n;
+  ag_msg *const *mem = agent_memory(world_agent_find(f.w, "bob"), &n);
+  CHECK_INT(n, bob_n);
+  CHECK_STR(mem[0]->text, "@bob start here");
+  CHECK_INT(mem[0]->seq, 1);
+  CHECK_INT(agent_turn_state(world_agent_find(f.w, "bob")).count, bob_ts.count);
+  agent_memory(world_agent_find(f.w, "ann"), &n);
+  CHECK_INT(n, ann_n);
+  /* After a restart the current chat is the loaded one and resumes the same way. */
+  fx_restart(&f);
+  CHECK_STR(chat_session_current(f.cs), a);
+  CHECK_INT(chat_session_resume(f.cs, NULL), AG_OK);
+  agent_memory(world_agent_find(f.w, "bob"), &n);
+  CHECK_INT(n, bob_n);
+  uint64_t last = world_last_seq(f.w);
+  say(&f, "human", "@ann continue");
+  CHECK_INT(info(&f, a).count, last + 2);
+  CHECK_INT(info(&f, a).stored, last + 2);
+  /* Unknown chat: an error naming it, nothing changed. */
+  ag_errmsg em = {""};
+  CHECK_INT(chat_session_load(f.cs, "nosuchchat", &em), AG_ERR_NOT_FOUND);
+  CHECK(strstr(em.text, "nosuchchat") != NULL);
+  CHECK_STR(chat_session_current(f.cs), a);
+  fx_close(&f);
+}
+
+static void delete_with_fallback_order(void) {
+  fixture f;
+  fx_open(&f);
+  char ids[3][STORE_ID_MAX];
+  for (int i = 0; i < 3; i++) {
+    chat_session_new(f.cs, NULL);
+    snprintf(ids[i], sizeof ids[i], "%s", chat_session_current(f.cs));
+    char text[64];
+    snprintf(text, sizeof text, "@ann topic number %d", i);
+    say(&f, "human", text);
+    usleep(3000); /* distinct updated_at */
+  }
+  /* Make the first chat the most recently updated one, then delete the current (third). */
+  CHECK_INT(chat_session_load(f.cs, ids[0], NULL), AG_OK);
+  say(&f, "human", "@ann back to the first");
+  usleep(3000);
+  CHECK_INT(chat_session_load(f.cs, ids[2], NULL), AG_OK);
+  f.log.text[0] = '\0';
+  CHECK_INT(chat_session_delete(f.cs, ids[2], NULL), AG_OK);
+  CHECK_STR(chat_session_current(f.cs), ids[0]);
+  CHECK(!info(&f, ids[2]).found);
+  world_run_until_quiet(f.w);
+  CHECK_STR(f.log.text, "-- chat-deleted\n");
+  size_t n;
+  agent_memory(world_agent_find(f.w, "ann"), &n);
+  CHECK(n >= 4); /* the fallback chat was restored into the agents */
+  /* Deleting a chat that is not current changes nothing else. */
+  CHECK_INT(chat_session_delete(f.cs, ids[1], NULL), AG_OK);
+  CHECK_STR(chat_session_current(f.cs), ids[0]);
+  /* Deleting the last chat: session mode off; messages are processed but not saved. */
+  CHECK_INT(chat_session_delete(f.cs, ids[0], NULL), AG_OK);
+  CHECK(chat_session_current(f.cs) == NULL);
+  agent_memory(world_agent_find(f.w, "ann"), &n);
+  CHECK_INT(n, 0);
+  f.log.text[0] = '\0';
+  say(&f, "human", "@ann anyone home?");
+  CHECK(strstr(f.log.text, "ann: a") != NULL);         /* processed */
+  CHECK(strstr(f.log.text, "state-saved") == NULL);   /* not saved */
+  ag_errmsg em = {""};
+  CHECK_INT(chat_session_delete(f.cs, ids[0], &em), AG_ERR_NOT_FOUND);
+  fx_restart(&f);
+  CHECK(chat_session_current(f.cs) == NULL);
+  fx_close(&f);
+}
+
+static void manual_title(void) {
+  fixture f;
+  fx_open(&f);
+  ag_errmsg em = {""};
+  CHECK_INT(chat_session_set_title(f.cs, "x", &em), AG_ERR_STATE);
+  chat_session_new(f.cs, NULL);
+  CHECK_INT(chat_session_set_title(f.cs, "My title", NULL), AG_OK);
+  CHECK_STR(info(&f, chat_session_current(f.cs)).title, "My title");
+  say(&f, "human", "@ann this does not retitle");
+  CHECK_STR(chat_session_title(f.cs), "My title");
+  fx_close(&f);
+}
+
+/* A snapshot carries the memories and counts; importing it creates a new chat with the same state. */
+static void snapshot_round_trip_state(void) {
+  fixture f;
+  fx_open(&f);
+  chat_session_new(f.cs, NULL);
+  say(&f, "human", "@bob \"quoted\" and 🎉");
+  char a[STORE_ID_MAX];
+  snprintf(a, sizeof a, "%s", chat_session_current(f.cs));
+  cJSON *snap = NULL;
+  ag_errmsg em = {""};
+  CHECK_INT(chat_snapshot_export(f.st, a, &snap, &em), AG_OK);
+  CHECK_INT(chat_snapshot_validate(snap, "snap", &em), AG_OK);
+  char b[STORE_ID_MAX];
+  CHECK_INT(chat_snapshot_import(f.st, snap, "snap", b, &em), AG_OK);
+  CHECK(strcmp(a, b) != 0);
+  cJSON *snap2 = NULL;
+  CHECK_INT(chat_snapshot_export(f.st, b, &snap2, &em), AG_OK);
+  /* Everything but the chat's own id is the same. */
+  cJSON_DeleteItemFromObject(cJSON_GetObjectItem(snap, "chat"), "id");
+  cJSON_DeleteItemFromObject(cJSON_GetObjectItem(snap2, "chat"), "id");
+  CHECK(cJSON_Compare(snap, snap2, 1));
+  /* Loading the imported chat restores the same memories. */
+  size_t n_a;
+  agent_memory(world_agent_find(f.w, "bob"), &n_a);
+  CHECK_INT(chat_session_load(f.cs, b, NULL), AG_OK);
+  size_t n_b;
+  ag_msg *const *mem = agent_memory(world_agent_find(f.w, "bob"), &n_b);
+  CHECK_INT(n_a, n_b);
+  CHECK_STR(mem[0]->text, "@bob \"quoted\" and 🎉");
+  cJSON_Delete(snap);
+  cJSON_Delete(snap2);
+  fx_close(&f);
+}
+
+static const unit_test tests[] = {
+  UNIT(title_from_first_human_message),
+  UNIT(reuse_both_ways),
+  UNIT(load_restores_memories_and_counts),
+  UNIT(delete_with_fallback_order),
+  UNIT(manual_title),
+  UNIT(snapshot_round_trip_state),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -1,0 +1,384 @@
+/* The bus, the agent and the world below the CLI: queued non-reentrant delivery in publish order and
+ * phases, quietness, an agent driven through a fake host with no world, the prompt and its memory
+ * window, and the world's events. */
+#include "support/tworld.h"
+#include "support/unit.h"
+
+#include "agents/agent.h"
+#include "world/world.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- bus ---- */
+
+typedef struct recorder {
+  bus *b;
+  char log[1024];
+  int republish; /* publish one more message from inside the handler */
+} recorder;
+
+static void rec_add(recorder *r, const char *s) {
+  strncat(r->log, s, sizeof r->log - strlen(r->log) - 1);
+}
+
+static void rec_agents(void *ud, bus_topic topic, void *payload) {
+  recorder *r = ud;
+  if (topic == BUS_MESSAGE) {
+    ag_msg *m = payload;
+    rec_add(r, "A:");
+    rec_add(r, m->text);
+    rec_add(r, " ");
+    if (r->republish && !strcmp(m->text, "one")) {
+      ag_msg *x = ag_msg_new("bob", "inner", AG_KIND_AGENT);
+      bus_publish_message(r->b, x);
+      ag_msg_unref(x);
+      rec_add(r, "(published) ");
+    }
+  } else {
+    rec_add(r, "A:event ");
+  }
+}
+
+static void rec_output(void *ud, bus_topic topic, void *payload) {
+  recorder *r = ud;
+  rec_add(r, "O:");
+  rec_add(r, topic == BUS_MESSAGE ? ((ag_msg *)payload)->text : ((bus_event *)payload)->type);
+  rec_add(r, " ");
+}
+
+static void bus_order_phases_and_no_reentry(void) {
+  struct event_base *base = event_base_new();
+  bus *b = NULL;
+  CHECK_INT(bus_new(base, &b), AG_OK);
+  recorder r = {b, "", 1};
+  /* Subscribed output first, agents second: phases decide the order, not subscription order. */
+  CHECK_INT(bus_subscribe(b, BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, rec_output, &r, NULL), AG_OK);
+  CHECK_INT(bus_subscribe(b, BUS_MESSAGE, BUS_PHASE_AGENTS, rec_agents, &r, NULL), AG_OK);
+  ag_msg *m1 = ag_msg_new("human", "one", AG_KIND_HUMAN);
+  ag_msg *m2 = ag_msg_new("human", "two", AG_KIND_HUMAN);
+  CHECK_INT(bus_publish_message(b, m1), AG_OK);
+  bus_event *e = bus_event_new("title-updated", NULL);
+  CHECK_INT(bus_publish_event(b, e), AG_OK);
+  CHECK_INT(bus_publish_message(b, m2), AG_OK);
+  /* Nothing is delivered from inside publish. */
+  CHECK_STR(r.log, "");
+  CHECK_INT(bus_pending(b), 3);
+  event_base_loop(base, EVLOOP_NONBLOCK);
+  CHECK_STR(r.log, "A:one (published) O:one O:title-updated A:two O:two A:inner O:inner ");
+  CHECK_INT(bus_pending(b), 0);
+  ag_msg_unref(m1);
+  ag_msg_unref(m2);
+  bus_event_unref(e);
+  bus_free(b);
+  event_base_free(base);
+}
+
+typedef struct unsub_ctx {
+  bus *b;
+  unsigned id;
+  int calls;
+} unsub_ctx;
+
+static void unsub_self(void *ud, bus_topic topic, void *payload) {
+  (void)topic;
+  (void)payload;
+  unsub_ctx *u = ud;
+  u->calls++;
+  bus_unsubscribe(u->b, u->id);
+}
+
+static void bus_unsubscribe_inside_handler(void) {
+  struct event_base *base = event_base_new();
+  bus *b = NULL;
+  bus_new(base, &b);
+  unsub_ctx u = {b, 0, 0};
+  bus_subscribe(b, BUS_MESSAGE, BUS_PHASE_AGENTS, unsub_self, &u, &u.id);
+  for (int i = 0; i < 3; i++) {
+    ag_msg *m = ag_msg_new("human", "x", AG_KIND_HUMAN);
+    bus_publish_message(b, m);
+    ag_msg_unref(m);
+  }
+  event_base_loop(base, EVLOOP_NONBLOCK);
+  CHECK_INT(u.calls, 1);
+  bus_free(b); /* also frees anything still queued */
+  event_base_free(base);
+}
+
+/* ---- an agent with a fake host: no world, no bus ---- */
+
+typedef struct fake_host {
+  char published[8][256];
+  ag_kind kinds[8];
+  ag_msg *msgs[8];
+  int n;
+  int thinking;
+  char events[512];
+} fake_host;
+
+static int fh_publish(void *ctx, agent *a, const char *text, ag_kind kind, ag_msg **out) {
+  fake_host *h = ctx;
+  if (h->n >= 8) return AG_ERR_STATE;
+  snprintf(h->published[h->n], sizeof h->published[0], "%s", text);
+  h->kinds[h->n] = kind;
+  h->msgs[h->n] = ag_msg_new(agent_id(a), text, kind);
+  h->msgs[h->n]->seq = 100 + (uint64_t)h->n;
+  *out = h->msgs[h->n];
+  h->n++;
+  return AG_OK;
+}
+
+static void fh_event(void *ctx, agent *a, const agent_event *ev) {
+  (void)a;
+  fake_host *h = ctx;
+  static const char *names[] = {"start", "chunk", "done", "error", "turn-limit"};
+  strncat(h->events, names[ev->type], sizeof h->events - strlen(h->events) - 2);
+  strcat(h->events, " ");
+}
+
+static void fh_thinking(void *ctx, agent *a, int on) {
+  (void)a;
+  ((fake_host *)ctx)->thinking = on;
+}
+
+static ag_msg *msg_from(const char *sender, const char *text, const char *const *ids, size_t n) {
+  ag_msg *m = ag_msg_new(sender, text, ag_sender_kind(sender));
+  mention_leading(text, ids, n, &m->leading);
+  return m;
+}
+
+static void agent_answers_through_host(void) {
+  struct event_base *base = event_base_new();
+  llm_client *llm = NULL;
+  llm_client_new(base, &llm);
+  fake_host h;
+  memset(&h, 0, sizeof h);
+  agent_host host = {&h, fh_publish, fh_event, fh_thinking};
+  agent_settings s;
+  agent_settings_init(&s);
+  s.name = strdup("Madame Pedagogue");
+  char *replies[] = {"@madame-pedagogue Bonjour, class.", "   "};
+  s.llm.replies = replies;
+  s.llm.n_replies = 2;
+  agent *a = NULL;
+  ag_errmsg em = {""};
+  CHECK_INT(agent_new(&s, llm, &host, &a, &em), AG_OK);
+  s.llm.replies = NULL;
+  s.llm.n_replies = 0;
+  agent_settings_free(&s);
+  CHECK_STR(agent_id(a), "madame-pedagogue");
+  const char *ids[] = {"madame-pedagogue", "bob"};
+  agent_rules rules = {2, 10, NULL, ids, 2, 0};
+
+  /* Not addressed: nothing stored, nothing started. */
+  ag_msg *m0 = msg_from("human", "@bob only you", ids, 2);
+  CHECK_INT(agent_on_message(a, m0, &rules), TURN_SKIP);
+  size_t n;
+  agent_memory(a, &n);
+  CHECK_INT(n, 0);
+  CHECK(!agent_is_thinking(a));
+
+  /* Addressed by display name: the answer comes from a later loop iteration, shaped (self-mention gone). */
+  ag_msg *m1 = msg_from("bob", "@Madame Pedagogue, teach us", ids, 2);
+  CHECK_INT(agent_on_message(a, m1, &rules), TURN_ANSWER);
+  CHECK(agent_is_thinking(a) && h.thinking == 1);
+  CHECK_INT(h.n, 0);
+  event_base_loop(base, 0);
+  CHECK_INT(h.n, 1);
+  CHECK_STR(h.published[0], "@bob Bonjour, class.");
+  CHECK(!agent_is_thinking(a) && h.thinking == 0);
+  ag_msg *const *mem = agent_memory(a, &n);
+  CHECK_INT(n, 2);
+  CHECK(mem[0] == m1 && mem[1] == h.msgs[0]);
+  CHECK_INT(agent_turn_state(a).count, 1);
+
+  /* An empty reply publishes nothing, reports an error, and still counts. */
+  ag_msg *m2 = msg_from("bob", "@madame-pedagogue again", ids, 2);
+  CHECK_INT(agent_on_message(a, m2, &rules), TURN_ANSWER);
+  event_base_loop(base, 0);
+  CHECK_INT(h.n, 1);
+  CHECK_INT(agent_turn_state(a).count, 2);
+  CHECK(strstr(h.events, "error") != NULL);
+
+  /* Over the limit: the notice, once. */
+  ag_msg *m3 = msg_from("bob", "@madame-pedagogue and again", ids, 2);
+  CHECK_INT(agent_on_message(a, m3, &rules), TURN_NOTICE);
+  CHECK_INT(h.n, 2);
+  CHECK_INT(h.kinds[1], AG_KIND_TURN_LIMIT);
+  CHECK_STR(h.published[1], "@human Turn limit reached (2 LLM calls). Please take control of the conversation.");
+  CHECK_INT(agent_on_message(a, m3, &rules), TURN_SKIP);
+  CHECK_STR(h.events, "start done start done error turn-limit ");
+
+  ag_msg *msgs[] = {m0, m1, m2, m3};
+  for (int i = 0; i < 4; i++) ag_msg_unref(msgs[i]);
+  agent_free(a);
+  for (int i = 0; i < h.n; i++) ag_msg_unref(h.msgs[i]);
+  llm_client_free(llm);
+  event_base_free(base);
+}
+
+/* Busy agents answer queued messages one at a time, in order; none is lost. */
+static void agent_inbox_keeps_order(void) {
+  struct event_base *base = event_base_new();
+  llm_client *llm = NULL;
+  llm_client_new(base, &llm);
+  fake_host h;
+  memset(&h, 0, sizeof h);
+  agent_host host = {&h, fh_publish, fh_event, fh_thinking};
+  agent_settings s;
+  agent_settings_init(&s);
+  s.name = strdup("ann");
+  char *replies[] = {"first answer", "second answer"};
+  s.llm.replies = replies;
+  s.llm.n_replies = 2;
+  agent *a = NULL;
+  CHECK_INT(agent_new(&s, llm, &host, &a, NULL), AG_OK);
+  s.llm.replies = NULL;
+  s.llm.n_replies = 0;
+  agent_settings_free(&s);
+  const char *ids[] = {"ann"};
+  agent_rules rules = {5, 10, NULL, ids, 1, 0};
+  ag_msg *m1 = msg_from("human", "@ann one", ids, 1);
+  ag_msg *m2 = msg_from("world", "two", ids, 1);
+  CHECK_INT(agent_on_message(a, m1, &rules), TURN_ANSWER);
+  CHECK_INT(agent_on_message(a, m2, &rules), TURN_ANSWER);
+  event_base_loop(base, 0);
+  CHECK_INT(h.n, 2);
+  CHECK_STR(h.published[0], "first answer");
+  CHECK_STR(h.published[1], "second answer");
+  size_t n;
+  ag_msg *const *mem = agent_memory(a, &n);
+  CHECK_INT(n, 4);
+  CHECK(n == 4 && mem[0] == m1 && mem[1] == h.msgs[0] && mem[2] == m2 && mem[3] == h.msgs[1]);
+  /* Cancelling drops the call: no publish afterwards. */
+  ag_msg *m3 = msg_from("human", "@ann three", ids, 1);
+  agent_on_message(a, m3, &rules);
+  agent_cancel(a);
+  event_base_loop(base, EVLOOP_NONBLOCK);
+  CHECK_INT(h.n, 2);
+  CHECK(!agent_is_thinking(a));
+  ag_msg_unref(m1);
+  ag_msg_unref(m2);
+  ag_msg_unref(m3);
+  agent_free(a);
+  for (int i = 0; i < h.n; i++) ag_msg_unref(h.msgs[i]);
+  llm_client_free(llm);
+  event_base_free(base);
+}
+
+static void prompt_memory_window(void) {
+  ag_msg *mem[5];
+  const char *senders[] = {"human", "ann", "bob", "ann", "world"};
+  const char *texts[] = {"hello all", "hi human", "@ann what?", "@bob this.", "Night falls."};
+  for (int i = 0; i < 5; i++) mem[i] = ag_msg_new(senders[i], texts[i], ag_sender_kind(senders[i]));
+  llm_message *msgs = NULL;
+  size_t n = 0;
+  char *arena = NULL;
+  CHECK_INT(agent_prompt_build("You are ann.", "ann", mem, 5, 3, &msgs, &n, &arena), AG_OK);
+  CHECK_INT(n, 4);
+  CHECK_STR(msgs[0].role, "system");
+  CHECK_STR(msgs[0].content, "You are ann.");
+  CHECK_STR(msgs[1].role, "user");
+  CHECK_STR(msgs[1].content, "bob: @ann what?");
+  CHECK_STR(msgs[2].role, "assistant");
+  CHECK_STR(msgs[2].content, "@bob this.");
+  CHECK_STR(msgs[3].role, "user");
+  CHECK_STR(msgs[3].content, "world: Night falls.");
+  free(msgs);
+  free(arena);
+  /* No system prompt, window larger than memory: everything, oldest first. */
+  CHECK_INT(agent_prompt_build(NULL, "ann", mem, 5, 10, &msgs, &n, &arena), AG_OK);
+  CHECK_INT(n, 5);
+  CHECK_STR(msgs[0].content, "human: hello all");
+  CHECK_STR(msgs[1].role, "assistant");
+  free(msgs);
+  free(arena);
+  for (int i = 0; i < 5; i++) ag_msg_unref(mem[i]);
+}
+
+/* ---- the world ---- */
+
+static void world_quiet_and_agents(void) {
+  struct event_base *base = event_base_new();
+  world *w = tworld_make(base, "{\"name\": \"W\", \"agents\": [{\"name\": \"ann\", \"replies\": [\"@bob hi\"]},"
+                              " {\"name\": \"bob\", \"replies\": [\"fine\"]}]}");
+  tworld_log s = {""};
+  bus_subscribe(world_bus(w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, tworld_record, &s, NULL);
+  CHECK(world_is_quiet(w));
+  CHECK_INT(world_publish(w, "human", "@ann start", NULL), AG_OK);
+  CHECK(!world_is_quiet(w));
+  CHECK_INT(world_run_until_quiet(w), AG_OK);
+  CHECK(world_is_quiet(w));
+  CHECK_STR(s.text, "1 human: @ann start\n-- llm-start\n-- llm-done\n2 ann: @bob hi\n-- llm-start\n-- llm-done\n"
+                   "3 bob: @ann fine\n-- llm-start\n-- llm-done\n4 ann: @bob hi\n-- llm-start\n-- llm-done\n"
+                   "5 bob: @ann fine\n-- llm-start\n-- llm-done\n6 ann: @bob hi\n-- llm-start\n-- llm-done\n"
+                   "7 bob: @ann fine\n-- llm-start\n-- llm-done\n8 ann: @bob hi\n-- llm-start\n-- llm-done\n"
+                   "9 bob: @ann fine\n-- llm-start\n-- llm-done\n10 ann: @bob hi\n-- llm-start\n-- llm-done\n"
+                   "11 bob: @ann fine\n-- turn-limit\n12 ann: @human Turn limit reached (5 LLM calls). Please take "
+                   "control of the conversation.\n");
+  /* Adding and removing agents: ids are checked, events emitted, mentions resolve to the new agent. */
+  s.text[0] = '\0';
+  agent_settings st;
+  agent_settings_init(&st);
+  st.name = strdup("Carol");
+  ag_errmsg em = {""};
+  CHECK_INT(world_add_agent(w, &st, &em), AG_OK);
+  CHECK_INT(world_add_agent(w, &st, &em), AG_ERR_EXISTS);
+  CHECK(strstr(em.text, "carol") != NULL);
+  agent_settings_free(&st);
+  CHECK(world_agent_find(w, "CAROL") != NULL);
+  CHECK_INT(world_publish(w, "human", "@carol speak", NULL), AG_OK);
+  world_run_until_quiet(w);
+  CHECK(strstr(s.text, "-- agent-added\n") != NULL);
+  CHECK(strstr(s.text, "carol: (Carol has nothing to say)") != NULL);
+  CHECK_INT(world_remove_agent(w, "Carol"), AG_OK);
+  CHECK_INT(world_remove_agent(w, "Carol"), AG_ERR_NOT_FOUND);
+  CHECK_INT(world_agent_count(w), 2);
+  world_free(w);
+  event_base_free(base);
+}
+
+typedef struct remover {
+  world *w;
+  size_t thinking_before, thinking_after;
+  int messages;
+} remover;
+
+/* At the output phase of the first message, ann has started her call: remove her then. */
+static void remove_on_first(void *ud, bus_topic topic, void *payload) {
+  remover *r = ud;
+  if (topic != BUS_MESSAGE) return;
+  r->messages++;
+  if (((ag_msg *)payload)->seq != 1) return;
+  r->thinking_before = world_thinking(r->w);
+  CHECK_INT(world_remove_agent(r->w, "ann"), AG_OK);
+  r->thinking_after = world_thinking(r->w);
+}
+
+static void world_removing_a_thinking_agent(void) {
+  struct event_base *base = event_base_new();
+  world *w = tworld_make(base, "{\"name\": \"W\", \"agents\": [{\"name\": \"ann\", \"replies\": [\"a long reply in many words\"]}]}");
+  remover r = {w, 0, 0, 0};
+  bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, remove_on_first, &r, NULL);
+  world_publish(w, "human", "@ann go", NULL);
+  CHECK_INT(world_run_until_quiet(w), AG_OK);
+  CHECK_INT(r.thinking_before, 1);
+  CHECK_INT(r.thinking_after, 0);
+  CHECK_INT(r.messages, 1); /* her call was cancelled: no reply */
+  world_free(w);
+  event_base_free(base);
+}
+
+static const unit_test tests[] = {
+  UNIT(bus_order_phases_and_no_reentry),
+  UNIT(bus_unsubscribe_inside_handler),
+  UNIT(agent_answers_through_host),
+  UNIT(agent_inbox_keeps_order),
+  UNIT(prompt_memory_window),
+  UNIT(world_quiet_and_agents),
+  UNIT(world_removing_a_thinking_agent),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
