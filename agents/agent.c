@@ -25,6 +25,7 @@ struct agent {
   turn_state turn;
   ag_msg **mem;
   size_t n_mem, cap_mem;
+  size_t mem_dropped;   /* oldest entries let go of (still in storage) */
   /* Shaping needs the world's ids when the reply arrives; they are copied at answer time because the
    * rules passed to agent_on_message are only borrowed for that call. */
   char *ids_blob;
@@ -100,6 +101,7 @@ static void agent_drop_call(agent *a) {
 static void agent_clear_memory(agent *a) {
   for (size_t i = 0; i < a->n_mem; i++) ag_msg_unref(a->mem[i]);
   a->n_mem = 0;
+  a->mem_dropped = 0;
 }
 
 void agent_free(agent *a) {
@@ -129,7 +131,25 @@ ag_msg *const *agent_memory(const agent *a, size_t *n) {
   return a->mem;
 }
 
+/* Entries kept in RAM: the window plus slack, so that trimming is rare (amortised O(1)) and entries
+ * not yet written to storage (a handful at most) are never the ones let go of. */
+static size_t mem_keep(const agent *a) {
+  size_t w = a->memory_window > 0 ? (size_t)a->memory_window : 10;
+  return w + 256;
+}
+
+size_t agent_memory_total(const agent *a) { return a->mem_dropped + a->n_mem; }
+
+void agent_set_memory_window(agent *a, int window) { a->memory_window = window; }
+
 int agent_memory_push(agent *a, ag_msg *m) {
+  if (a->n_mem >= 2 * mem_keep(a)) {
+    size_t drop = a->n_mem - mem_keep(a);
+    for (size_t i = 0; i < drop; i++) ag_msg_unref(a->mem[i]);
+    memmove(a->mem, a->mem + drop, (a->n_mem - drop) * sizeof *a->mem);
+    a->n_mem -= drop;
+    a->mem_dropped += drop;
+  }
   if (a->n_mem == a->cap_mem) {
     size_t ncap = a->cap_mem ? a->cap_mem * 2 : 16;
     ag_msg **p = realloc(a->mem, ncap * sizeof *p);

@@ -81,8 +81,15 @@ turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules);
 /* Cancels the LLM call in flight, if any (Ctrl-C); the turn stays counted. */
 void agent_cancel(agent *a);
 
-/* Memory of the current chat, oldest first; borrowed. */
+/* Memory of the current chat, oldest first; borrowed. Only the newest entries are kept in RAM (at
+ * least the memory window, with slack): the full memory lives in storage, and the prompt needs only the
+ * window, so an agent's footprint does not grow with the conversation. *n is the number kept. */
 ag_msg *const *agent_memory(const agent *a, size_t *n);
+/* Entries ever added to the memory of this chat, dropped ones included: kept entry i has absolute
+ * index agent_memory_total(a) - n + i. */
+size_t agent_memory_total(const agent *a);
+/* The world's memory window, so RAM keeps enough of the memory before the first answer (restores). */
+void agent_set_memory_window(agent *a, int window);
 /* Appends a message to memory (restoring a chat); takes a new reference. */
 int agent_memory_push(agent *a, ag_msg *m);
 /* Forgets the chat: memory, turn state, and cancels a call in flight. */

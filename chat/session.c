@@ -74,7 +74,7 @@ static int sync_tracks(chat_session *cs) {
 static void tracks_mark_saved(chat_session *cs, int saved_state) {
   for (size_t i = 0; i < cs->n_tracks; i++) {
     session_track *t = &cs->tracks[i];
-    agent_memory(t->a, &t->saved_mem);
+    t->saved_mem = agent_memory_total(t->a);
     t->saved_turn = agent_turn_state(t->a);
     t->saved_counter = agent_reply_counter(t->a);
     t->saved_state = saved_state;
@@ -99,12 +99,13 @@ static int save_agents(store_txn *t, save_ctx *sc) {
     session_track *tr = &cs->tracks[i];
     size_t n;
     ag_msg *const *mem = agent_memory(tr->a, &n);
-    size_t k = tr->saved_mem;
+    size_t base = agent_memory_total(tr->a) - n; /* absolute index of mem[0] */
+    size_t k = tr->saved_mem > base ? tr->saved_mem : base;
     int rc;
     /* Replies join their author's memory when published, before they are stored: only entries whose
      * message is stored by now are written; the rest go with their own message. */
-    for (; k < n && mem[k]->seq <= sc->upto; k++)
-      if ((rc = store_memory_append(t, cs->current, agent_id(tr->a), mem[k]->seq))) return rc;
+    for (; k < base + n && mem[k - base]->seq <= sc->upto; k++)
+      if ((rc = store_memory_append(t, cs->current, agent_id(tr->a), mem[k - base]->seq))) return rc;
     tr->pend_mem = k;
     turn_state ts = agent_turn_state(tr->a);
     size_t counter = agent_reply_counter(tr->a);

@@ -301,7 +301,61 @@ static void snapshot_round_trip_state(void) {
   fx_close(&f);
 }
 
+typedef struct mem_count {
+  size_t n;
+  uint64_t last;
+} mem_count;
+
+static int mem_count_cb(uint64_t seq, void *arg) {
+  mem_count *mc = arg;
+  mc->n++;
+  mc->last = seq;
+  return 0;
+}
+
+typedef struct mem_q {
+  const char *chat, *agent;
+  mem_count out;
+} mem_q;
+
+static int mem_txn(store_txn *t, void *arg) {
+  mem_q *q = arg;
+  return store_memory_scan(t, q->chat, q->agent, mem_count_cb, &q->out);
+}
+
+/* A long conversation: RAM keeps only the newest memory entries, storage keeps them all. */
+static void long_chat_memory_trimmed_in_ram_not_in_storage(void) {
+  char *dir = unit_tmpdir();
+  store *st = NULL;
+  CHECK_INT(store_open(dir, &st, NULL), AG_OK);
+  struct event_base *base = event_base_new();
+  world *w = tworld_make(base, "{\"name\": \"Long\", \"turn_limit\": 400, \"memory_window\": 4, \"agents\": ["
+                               "{\"name\": \"p\", \"replies\": [\"@q ping\"]}, {\"name\": \"q\", \"replies\": [\"@p pong\"]}]}");
+  chat_session *cs = NULL;
+  CHECK_INT(chat_session_open(st, w, &cs, NULL), AG_OK);
+  CHECK_INT(chat_session_new(cs, NULL), AG_OK);
+  world_publish(w, "human", "@p go", NULL);
+  CHECK_INT(world_run_until_quiet(w), AG_OK);
+  agent *p = world_agent_find(w, "p");
+  size_t n;
+  ag_msg *const *mem = agent_memory(p, &n);
+  CHECK(agent_memory_total(p) > 790);
+  CHECK(n < agent_memory_total(p));       /* trimmed in RAM */
+  CHECK(n >= 4);
+  mem_q q = {chat_session_current(cs), "p", {0, 0}};
+  store_read(st, mem_txn, &q, NULL);
+  CHECK_INT(q.out.n, agent_memory_total(p));   /* all in storage */
+  CHECK_INT(q.out.last, mem[n - 1]->seq);
+  chat_session_free(cs);
+  world_free(w);
+  event_base_free(base);
+  store_close(st);
+  unit_rmrf(dir);
+  free(dir);
+}
+
 static const unit_test tests[] = {
+  UNIT(long_chat_memory_trimmed_in_ram_not_in_storage),
   UNIT(title_from_first_human_message),
   UNIT(reuse_both_ways),
   UNIT(load_restores_memories_and_counts),

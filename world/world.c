@@ -178,6 +178,7 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   s->w = w;
   s->host = (agent_host){s, host_publish, host_event, host_thinking};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
+  agent_set_memory_window(s->a, w->spec.memory_window);
   for (size_t i = 0; i < w->n_slots; i++) {
     if (strcmp(agent_id(w->slots[i]->a), agent_id(s->a)) == 0) {
       rc = ag_fail(em, AG_ERR_EXISTS, "an agent with id '%s' already exists", agent_id(s->a));
