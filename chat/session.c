@@ -35,6 +35,10 @@ struct chat_session {
   session_track *tracks;
   size_t n_tracks;
   size_t failures;
+  /* Messages delivered since the last commit (references). They are committed together when the bus
+   * has drained — group commit: one transaction, one fsync, for all the replies that arrived at once. */
+  ag_msg **pending;
+  size_t n_pending, cap_pending;
 };
 
 static int64_t now_ms(void) {
@@ -87,9 +91,8 @@ static void emit(chat_session *cs, const char *type, cJSON *f) { world_emit(cs->
 
 typedef struct save_ctx {
   chat_session *cs;
-  const ag_msg *m;     /* the message to store, or NULL for a flush of memories and states only */
   uint64_t upto;       /* memory entries up to this seq are stored */
-  char *new_title;     /* set when this message titles the chat */
+  char *new_title;     /* set when one of the messages titles the chat */
   int64_t now;
 } save_ctx;
 
@@ -127,23 +130,23 @@ static int save_txn(store_txn *t, void *arg) {
   free(sc->new_title);
   sc->new_title = NULL;
   uint64_t count = cs->count;
-  if (sc->m) {
-    const ag_msg *m = sc->m;
+  for (size_t i = 0; i < cs->n_pending; i++) {
+    const ag_msg *m = cs->pending[i];
     store_message sm = {m->seq, m->ts_ms, (store_kind)m->kind, m->sender, m->text, 0, NULL};
     if ((rc = store_message_put(t, cs->current, &sm))) return rc;
     if (m->seq > count) count = m->seq;
-    if (m->kind == AG_KIND_HUMAN && cs->title && strcmp(cs->title, CHAT_TITLE_DEFAULT) == 0) {
+    if (!sc->new_title && m->kind == AG_KIND_HUMAN && cs->title && strcmp(cs->title, CHAT_TITLE_DEFAULT) == 0) {
       if ((rc = chat_title_make(m->text, &sc->new_title))) return rc;
     }
   }
   if ((rc = save_agents(t, sc))) return rc;
-  if (!sc->m) return AG_OK; /* a flush of memories and states does not make the chat newer */
+  if (!cs->n_pending) return AG_OK; /* a flush of memories and states does not make the chat newer */
   store_chat c = {cs->current, world_id(cs->w), sc->new_title ? sc->new_title : cs->title, count,
                   cs->created_at, sc->now, NULL};
   return store_chat_put(t, &c);
 }
 
-static void apply_saved(chat_session *cs, save_ctx *sc) {
+static void apply_saved(chat_session *cs) {
   for (size_t i = 0; i < cs->n_tracks; i++) {
     session_track *tr = &cs->tracks[i];
     tr->saved_mem = tr->pend_mem;
@@ -153,20 +156,32 @@ static void apply_saved(chat_session *cs, save_ctx *sc) {
       tr->saved_state = 1;
     }
   }
-  if (sc->m && sc->m->seq > cs->count) cs->count = sc->m->seq;
 }
 
-static int session_save(chat_session *cs, const ag_msg *m, ag_errmsg *em) {
+static void drop_pending(chat_session *cs) {
+  for (size_t i = 0; i < cs->n_pending; i++) ag_msg_unref(cs->pending[i]);
+  cs->n_pending = 0;
+}
+
+/* Commits the pending messages with everything the agents changed, in one transaction. Without
+ * pending messages it stores memories and turn states only. */
+static int session_save(chat_session *cs, ag_errmsg *em) {
   int rc = sync_tracks(cs);
   if (rc) return rc;
-  save_ctx sc = {cs, m, m ? m->seq : cs->count, NULL, now_ms()};
+  uint64_t upto = cs->count;
+  for (size_t i = 0; i < cs->n_pending; i++)
+    if (cs->pending[i]->seq > upto) upto = cs->pending[i]->seq;
+  save_ctx sc = {cs, upto, NULL, now_ms()};
   rc = store_write(cs->st, save_txn, &sc, em);
+  size_t n = cs->n_pending;
+  drop_pending(cs);
   if (rc) {
     free(sc.new_title);
-    cs->failures++;
+    cs->failures += n ? n : 1;
     return rc;
   }
-  apply_saved(cs, &sc);
+  apply_saved(cs);
+  if (upto > cs->count) cs->count = upto;
   if (sc.new_title) {
     set_title(cs, sc.new_title);
     cJSON *f = cJSON_CreateObject();
@@ -174,22 +189,40 @@ static int session_save(chat_session *cs, const ag_msg *m, ag_errmsg *em) {
     emit(cs, "title-updated", f);
     free(sc.new_title);
   }
+  if (n) {
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddNumberToObject(f, "seq", (double)upto);
+    cJSON_AddNumberToObject(f, "messages", (double)n);
+    emit(cs, "state-saved", f);
+  }
   return AG_OK;
 }
 
 static void on_bus(void *ud, bus_topic topic, void *payload) {
   chat_session *cs = ud;
   if (topic != BUS_MESSAGE || !cs->has_current) return;
-  const ag_msg *m = payload;
+  if (cs->n_pending == cs->cap_pending) {
+    size_t ncap = cs->cap_pending ? cs->cap_pending * 2 : 16;
+    ag_msg **p = realloc(cs->pending, ncap * sizeof *p);
+    if (!p) {
+      cs->failures++;
+      return;
+    }
+    cs->pending = p;
+    cs->cap_pending = ncap;
+  }
+  cs->pending[cs->n_pending++] = ag_msg_ref(payload);
+}
+
+static void on_idle(void *ud) {
+  chat_session *cs = ud;
+  if (!cs->n_pending || !cs->has_current) return;
   ag_errmsg em = {""};
-  int rc = session_save(cs, m, &em);
-  cJSON *f = cJSON_CreateObject();
-  cJSON_AddNumberToObject(f, "seq", (double)m->seq);
+  int rc = session_save(cs, &em);
   if (rc) {
+    cJSON *f = cJSON_CreateObject();
     cJSON_AddStringToObject(f, "error", em.text[0] ? em.text : ag_strerror(rc));
     emit(cs, "storage-error", f);
-  } else {
-    emit(cs, "state-saved", f);
   }
 }
 
@@ -252,6 +285,10 @@ int chat_session_open(store *st, world *w, chat_session **out, ag_errmsg *em) {
   if ((rc = store_write(st, open_txn, &oc, em))) goto fail;
   if ((rc = sync_tracks(cs))) goto fail;
   if ((rc = bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_STORE, on_bus, cs, &cs->sub))) goto fail;
+  if ((rc = bus_on_idle(world_bus(w), on_idle, cs))) {
+    bus_unsubscribe(world_bus(w), cs->sub);
+    goto fail;
+  }
   free(oc.settings);
   *out = cs;
   return AG_OK;
@@ -264,7 +301,11 @@ fail:
 
 void chat_session_free(chat_session *cs) {
   if (!cs) return;
+  if (cs->n_pending && cs->has_current) session_save(cs, NULL);
+  drop_pending(cs);
+  free(cs->pending);
   bus_unsubscribe(world_bus(cs->w), cs->sub);
+  bus_off_idle(world_bus(cs->w), on_idle, cs);
   free(cs->title);
   free(cs->tracks);
   free(cs);
@@ -273,7 +314,11 @@ void chat_session_free(chat_session *cs) {
 const char *chat_session_current(const chat_session *cs) { return cs->has_current ? cs->current : NULL; }
 const char *chat_session_title(const chat_session *cs) { return cs->has_current ? cs->title : NULL; }
 size_t chat_session_failures(const chat_session *cs) { return cs->failures; }
-void chat_session_detach(chat_session *cs) { cs->has_current = 0; }
+void chat_session_detach(chat_session *cs) {
+  if (cs->has_current && cs->n_pending) session_save(cs, NULL);
+  drop_pending(cs);
+  cs->has_current = 0;
+}
 
 /* ---- restoring ---- */
 
@@ -491,7 +536,7 @@ static int new_txn(store_txn *t, void *arg) {
 
 int chat_session_new(chat_session *cs, ag_errmsg *em) {
   int rc;
-  if (cs->has_current && (rc = session_save(cs, NULL, em))) return rc;
+  if (cs->has_current && (rc = session_save(cs, em))) return rc;
   char id[STORE_ID_MAX];
   store_chat_id_new(id);
   chat_op op = {cs, id, 0, 0, "", NULL, now_ms(), em};
@@ -526,7 +571,7 @@ static int set_current_txn(store_txn *t, void *arg) {
 
 int chat_session_load(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   int rc;
-  if (cs->has_current && (rc = session_save(cs, NULL, em))) return rc;
+  if (cs->has_current && (rc = session_save(cs, em))) return rc;
   if ((rc = session_restore(cs, chat_id, em))) return rc;
   chat_op op = {cs, cs->current, 0, 0, "", NULL, now_ms(), em};
   return store_write(cs->st, set_current_txn, &op, em);
@@ -561,12 +606,13 @@ static int delete_txn(store_txn *t, void *arg) {
 
 int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   int rc;
-  if (cs->has_current && strcmp(cs->current, chat_id) != 0 && (rc = session_save(cs, NULL, em))) return rc;
+  if (cs->has_current && strcmp(cs->current, chat_id) != 0 && (rc = session_save(cs, em))) return rc;
   char id[STORE_ID_MAX];
   snprintf(id, sizeof id, "%s", chat_id);
   chat_op op = {cs, id, 0, 0, "", NULL, now_ms(), em};
   if ((rc = store_write(cs->st, delete_txn, &op, em))) return rc;
   if (op.was_current) {
+    drop_pending(cs); /* they belonged to the chat just deleted */
     cs->has_current = 0;
     world_reset_conversation(cs->w);
     if (op.fallback[0] && (rc = session_restore(cs, op.fallback, em))) return rc;

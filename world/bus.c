@@ -29,6 +29,11 @@ struct bus {
   int dead_subs;
   bus_item *ring;
   size_t ring_cap, head, len;
+  struct {
+    bus_idle_fn fn;
+    void *ud;
+  } idle[4];
+  size_t n_idle;
 };
 
 bus_event *bus_event_new(const char *type, cJSON *fields) {
@@ -93,12 +98,34 @@ static void bus_deliver_one(bus *b, bus_item it) {
 static void bus_drain(void *arg) {
   bus *b = arg;
   /* Items published while draining are delivered in this same drain, after the ones before them:
-   * publish order is kept and nothing is delivered re-entrantly. */
+   * publish order is kept and nothing is delivered re-entrantly. Idle hooks may publish too (events),
+   * which are then delivered before the drain ends. */
   while (b->len > 0) {
-    bus_item it = b->ring[b->head];
-    b->head = (b->head + 1) % b->ring_cap;
-    b->len--;
-    bus_deliver_one(b, it);
+    while (b->len > 0) {
+      bus_item it = b->ring[b->head];
+      b->head = (b->head + 1) % b->ring_cap;
+      b->len--;
+      bus_deliver_one(b, it);
+    }
+    for (size_t i = 0; i < b->n_idle; i++) b->idle[i].fn(b->idle[i].ud);
+  }
+}
+
+int bus_on_idle(bus *b, bus_idle_fn fn, void *ud) {
+  if (b->n_idle == sizeof b->idle / sizeof *b->idle) return AG_ERR_STATE;
+  b->idle[b->n_idle].fn = fn;
+  b->idle[b->n_idle].ud = ud;
+  b->n_idle++;
+  return AG_OK;
+}
+
+void bus_off_idle(bus *b, bus_idle_fn fn, void *ud) {
+  for (size_t i = 0; i < b->n_idle; i++) {
+    if (b->idle[i].fn == fn && b->idle[i].ud == ud) {
+      memmove(&b->idle[i], &b->idle[i + 1], (b->n_idle - i - 1) * sizeof b->idle[0]);
+      b->n_idle--;
+      return;
+    }
   }
 }
 

@@ -53,4 +53,10 @@ int bus_publish_event(bus *b, bus_event *e);
 /* Items queued and not yet delivered. */
 size_t bus_pending(const bus *b);
 
+/* Called each time the queue has been drained empty: the place to finish work batched over the items
+ * just delivered (the session commits them in one transaction). ud is borrowed until bus_off_idle. */
+typedef void (*bus_idle_fn)(void *ud);
+int bus_on_idle(bus *b, bus_idle_fn fn, void *ud);
+void bus_off_idle(bus *b, bus_idle_fn fn, void *ud);
+
 #endif
