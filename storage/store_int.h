@@ -1,0 +1,116 @@
+/* Internals shared by the storage files (store.c: environment and transactions; store_chat.c: worlds and
+ * chats; store_message.c: messages, memories, agent states): the handle, key building, record coding and
+ * LMDB error mapping. Not for use outside storage/. */
+#ifndef AG_STORE_INT_H
+#define AG_STORE_INT_H
+
+#include <lmdb.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "storage/store.h"
+
+struct store {
+  MDB_env *env;
+  char *dir;       /* owned copy of the directory, for messages */
+  int busy;        /* a transaction callback is running: refuse nesting */
+  MDB_dbi meta;    /* "schema_version" → decimal text */
+  MDB_dbi worlds;  /* world id → world record */
+  MDB_dbi chats;   /* chat id → chat record */
+  MDB_dbi index;   /* world id \0 inv(updated) chat id → "" ; and \0 inv(updated) chat id for all worlds */
+  MDB_dbi messages;/* chat id \0 be64(seq) → message record */
+  MDB_dbi memories;/* chat id \0 agent id \0 be32(index) → be64(seq) */
+  MDB_dbi states;  /* chat id \0 agent id → agent state record */
+};
+
+struct store_txn {
+  store *s;
+  MDB_txn *txn;
+  int rdonly;
+  int map_full;    /* an operation hit MDB_MAP_FULL: store_write grows the map and runs fn again */
+  int failed;      /* an LMDB call failed: the transaction can only be aborted */
+  ag_errmsg *em;   /* where operations write their detail; may be NULL */
+};
+
+/* Longest key: chat id \0 agent id \0 be32, or world id \0 be64 chat id. Well under LMDB's 511. */
+#define STORE__KEY_MAX (2 * STORE_ID_LEN + 16)
+
+typedef struct store__key {
+  unsigned char b[STORE__KEY_MAX];
+  size_t n;
+} store__key;
+
+static inline void store__be64(unsigned char *p, uint64_t v) {
+  for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (unsigned char)v;
+}
+static inline uint64_t store__get64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+  return v;
+}
+static inline void store__be32(unsigned char *p, uint32_t v) {
+  for (int i = 3; i >= 0; i--, v >>= 8) p[i] = (unsigned char)v;
+}
+static inline uint32_t store__get32(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Key building: callers validated lengths first, so these never overflow STORE__KEY_MAX. */
+static inline void store__key_bytes(store__key *k, const void *p, size_t n) {
+  memcpy(k->b + k->n, p, n);
+  k->n += n;
+}
+/* A string followed by its '\0' separator: ids cannot contain '\0', so "a\0" is never a prefix of "ab\0". */
+static inline void store__key_str(store__key *k, const char *s) {
+  store__key_bytes(k, s, strlen(s) + 1);
+}
+static inline void store__key_u64(store__key *k, uint64_t v) {
+  store__be64(k->b + k->n, v);
+  k->n += 8;
+}
+static inline MDB_val store__val(const store__key *k) {
+  MDB_val v = {k->n, (void *)k->b};
+  return v;
+}
+static inline int store__has_prefix(const MDB_val *key, const store__key *prefix) {
+  return key->mv_size >= prefix->n && memcmp(key->mv_data, prefix->b, prefix->n) == 0;
+}
+
+/* Record strings: be32 length, the bytes, '\0' — the NUL lets scans hand out pointers into the map. */
+static inline size_t store__str_size(size_t len) { return 4 + len + 1; }
+static inline unsigned char *store__put_str(unsigned char *p, const char *s, size_t len) {
+  store__be32(p, (uint32_t)len);
+  if (len) memcpy(p + 4, s, len);
+  p[4 + len] = '\0';
+  return p + 4 + len + 1;
+}
+/* Reads a string at *p (< end); 0 on success, -1 when the record is malformed. */
+static inline int store__get_str(const unsigned char **p, const unsigned char *end, const char **s,
+                                 size_t *len) {
+  if (end - *p < 5) return -1;
+  uint32_t n = store__get32(*p);
+  if ((size_t)(end - *p) - 5 < n || (*p)[4 + n] != '\0') return -1;
+  *s = (const char *)*p + 4;
+  if (len) *len = n;
+  *p += 4 + (size_t)n + 1;
+  return 0;
+}
+
+/* Maps an LMDB result: MDB_NOTFOUND → AG_ERR_NOT_FOUND, MDB_KEYEXIST → AG_ERR_EXISTS (neither harms the
+ * transaction); anything else → AG_ERR_STORAGE and marks t failed (MDB_MAP_FULL also marks map_full).
+ * Writes "<dir>: <what>: <lmdb message>" into t->em. */
+int store__lmdb(store_txn *t, int rc, const char *what);
+/* AG_ERR_STATE with a message when t is read-only. */
+int store__writable(store_txn *t);
+/* Validates an id: non-empty (AG_ERR_INVALID) and ≤ STORE_ID_LEN (AG_ERR_TOO_BIG). what names it. */
+int store__check_id(store_txn *t, const char *what, const char *id);
+/* Validates a string against a cap (NULL counts as ""); writes its length into *len. */
+int store__check_len(store_txn *t, const char *what, const char *s, size_t cap, size_t *len);
+/* AG_ERR_STORAGE for a record that does not decode. */
+int store__corrupt(store_txn *t, const char *what);
+/* Deletes every key of dbi starting with prefix (a cursor range, no full scan). */
+int store__delete_prefix(store_txn *t, MDB_dbi dbi, const store__key *prefix);
+/* AG_ERR_NOT_FOUND (with a message) unless chat id exists. */
+int store__chat_exists(store_txn *t, const char *chat_id);
+
+#endif
