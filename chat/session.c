@@ -39,6 +39,9 @@ struct chat_session {
    * has drained — group commit: one transaction, one fsync, for all the replies that arrived at once. */
   ag_msg **pending;
   size_t n_pending, cap_pending;
+  /* The agents hold the current chat's state (it was restored or started here). Until then their
+   * in-memory state is not the chat's, and must not be written over it. */
+  int live;
 };
 
 static int64_t now_ms(void) {
@@ -318,6 +321,7 @@ void chat_session_detach(chat_session *cs) {
   if (cs->has_current && cs->n_pending) session_save(cs, NULL);
   drop_pending(cs);
   cs->has_current = 0;
+  cs->live = 0;
 }
 
 /* ---- restoring ---- */
@@ -475,6 +479,7 @@ static int session_restore(chat_session *cs, const char *chat_id, ag_errmsg *em)
   cs->has_current = 1;
   cs->count = rc.chat.message_count;
   cs->created_at = rc.chat.created_at_ms;
+  cs->live = 1;
   r = set_title(cs, rc.chat.title);
 done:
   if (rc.mems) restore_reset(&rc);
@@ -536,7 +541,7 @@ static int new_txn(store_txn *t, void *arg) {
 
 int chat_session_new(chat_session *cs, ag_errmsg *em) {
   int rc;
-  if (cs->has_current && (rc = session_save(cs, em))) return rc;
+  if (cs->has_current && cs->live && (rc = session_save(cs, em))) return rc;
   char id[STORE_ID_MAX];
   store_chat_id_new(id);
   chat_op op = {cs, id, 0, 0, "", NULL, now_ms(), em};
@@ -545,6 +550,7 @@ int chat_session_new(chat_session *cs, ag_errmsg *em) {
   world_reset_conversation(cs->w);
   world_set_last_seq(cs->w, keep_seq);
   tracks_mark_saved(cs, 0);
+  cs->live = 1;
   cJSON *f = cJSON_CreateObject();
   if (op.reuse) {
     cJSON_AddStringToObject(f, "id", cs->current);
@@ -571,7 +577,7 @@ static int set_current_txn(store_txn *t, void *arg) {
 
 int chat_session_load(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   int rc;
-  if (cs->has_current && (rc = session_save(cs, em))) return rc;
+  if (cs->has_current && cs->live && (rc = session_save(cs, em))) return rc;
   if ((rc = session_restore(cs, chat_id, em))) return rc;
   chat_op op = {cs, cs->current, 0, 0, "", NULL, now_ms(), em};
   return store_write(cs->st, set_current_txn, &op, em);
@@ -606,7 +612,7 @@ static int delete_txn(store_txn *t, void *arg) {
 
 int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   int rc;
-  if (cs->has_current && strcmp(cs->current, chat_id) != 0 && (rc = session_save(cs, em))) return rc;
+  if (cs->has_current && cs->live && strcmp(cs->current, chat_id) != 0 && (rc = session_save(cs, em))) return rc;
   char id[STORE_ID_MAX];
   snprintf(id, sizeof id, "%s", chat_id);
   chat_op op = {cs, id, 0, 0, "", NULL, now_ms(), em};
@@ -614,6 +620,7 @@ int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   if (op.was_current) {
     drop_pending(cs); /* they belonged to the chat just deleted */
     cs->has_current = 0;
+    cs->live = 0;
     world_reset_conversation(cs->w);
     if (op.fallback[0] && (rc = session_restore(cs, op.fallback, em))) return rc;
   }

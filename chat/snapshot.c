@@ -228,7 +228,8 @@ int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) 
     const cJSON *text = kind ? need(m, "text", is_str, "a string", label, path, em, &rc) : NULL;
     const cJSON *ts = text ? need(m, "ts", is_str, "an RFC 3339 time", label, path, em, &rc) : NULL;
     if (!ts) return rc;
-    if (seq->valuedouble <= last) return BAD("%s: %s.seq: must be greater than the one before", label, path);
+    /* seq counts the chat's messages from 1 (cli.md), so a snapshot's seqs are exactly 1..n. */
+    if (seq->valuedouble != last + 1) return BAD("%s: %s.seq: must be %.0f (seqs count from 1 without gaps)", label, path, last + 1);
     last = seq->valuedouble;
     if (!sender->valuestring[0] || strlen(sender->valuestring) > STORE_ID_LEN)
       return BAD("%s: %s.sender: must be 1 to %d bytes", label, path, STORE_ID_LEN);
