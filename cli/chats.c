@@ -131,7 +131,7 @@ static int show_txn(store_txn *t, void *arg) {
     printf("chat: %s\nworld: %s\ntitle: %s\nmessages: %llu\nupdated: %s\n\n", c.id, c.world_id, c.title,
            (unsigned long long)c.message_count, updated);
   }
-  output_opts oo = {sc->json, 0, 0};
+  output_opts oo = {sc->json, 0, 0, 1};
   rc = output_new(stdout, c.world_id, &oo, &sc->out);
   if (!rc) {
     output_set_chat(sc->out, c.id);

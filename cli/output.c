@@ -103,7 +103,7 @@ static void print_json(output *o, cJSON *j) {
     fputc('\n', o->f);
     free(s);
   }
-  fflush(o->f); /* NDJSON is flushed as it happens */
+  if (!o->o.batch) fflush(o->f); /* NDJSON is flushed as it happens */
 }
 
 void output_message(output *o, const ag_msg *m) {
@@ -125,7 +125,7 @@ void output_message(output *o, const ag_msg *m) {
     cJSON_Delete(j);
   } else {
     fprintf(o->f, "%s: %s\n\n", m->sender, m->text);
-    fflush(o->f);
+    if (!o->o.batch) fflush(o->f);
   }
   status_draw(o);
 }

@@ -16,6 +16,7 @@ typedef struct output_opts {
   int json;     /* NDJSON instead of plain text */
   int stream;   /* show llm-chunk events (only with json, or in the console) */
   int progress; /* keep a status line on stderr (only when it is a terminal) */
+  int batch;    /* do not flush after each line (replay, show: output that is not live) */
 } output_opts;
 
 /* f is borrowed. world_id is copied. */

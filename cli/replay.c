@@ -48,7 +48,7 @@ static int replay_txn(store_txn *t, void *arg) {
   if (r == AG_ERR_NOT_FOUND)
     return ag_fail(rc->em, r, "'%s' is neither a snapshot file nor a chat in the database", rc->chat);
   if (r) return r;
-  output_opts oo = {rc->json, 0, 0};
+  output_opts oo = {rc->json, 0, 0, rc->delay_ms == 0};
   r = output_new(stdout, c.world_id, &oo, &rc->out);
   if (!r) {
     output_set_chat(rc->out, c.id);
@@ -69,7 +69,7 @@ static int replay_snapshot(const char *path, replay_ctx *rc) {
   char wid[STORE_ID_MAX] = "";
   if (cJSON_IsString(world)) snprintf(wid, sizeof wid, "%s", world->valuestring);
   else mention_id_from_name(cJSON_GetObjectItem(cJSON_GetObjectItem(snap, "world"), "name")->valuestring, wid, sizeof wid);
-  output_opts oo = {rc->json, 0, 0};
+  output_opts oo = {rc->json, 0, 0, rc->delay_ms == 0};
   if ((r = output_new(stdout, wid, &oo, &rc->out))) goto done;
   output_set_chat(rc->out, cJSON_IsString(id) ? id->valuestring : NULL);
   const cJSON *m;

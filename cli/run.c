@@ -89,7 +89,7 @@ int cli_run(int argc, char **argv) {
     goto done;
   }
   world_set_emit_chunks(w, args.json && args.stream);
-  output_opts oo = {args.json, args.stream, 1};
+  output_opts oo = {args.json, args.stream, 1, 0};
   if ((rc = output_new(stdout, world_id(w), &oo, &out))) {
     status = cli_error(rc, "%s", ag_strerror(rc));
     goto done;
