@@ -197,6 +197,8 @@ void llm_call_cancel(llm_call *call) {
   if (call) call_release(call);
 }
 
+llm_usage llm_call_usage(const llm_call *call) { return call->usage; }
+
 void llm_call_chunk(llm_call *call, const char *text, size_t len) {
   if (call->cb.on_chunk && len) call->cb.on_chunk(call->ud, text, len);
 }

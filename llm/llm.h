@@ -99,6 +99,14 @@ int llm_call_start(llm_endpoint *e, const llm_request *req, const llm_callbacks 
  * the loop, never from inside a transport callback. */
 void llm_call_cancel(llm_call *call);
 
+/* Token counts a provider reported for a call; 0 when it sent none (and for the script provider). */
+typedef struct llm_usage {
+  long input_tokens;
+  long output_tokens;
+} llm_usage;
+/* The usage of a call; meaningful inside its on_done (the call is freed right after). */
+llm_usage llm_call_usage(const llm_call *call);
+
 /* Number of calls in flight on the client. */
 size_t llm_client_active(const llm_client *c);
 

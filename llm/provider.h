@@ -34,6 +34,7 @@ struct llm_call {
   llm_callbacks cb;
   void *ud;
   void *impl; /* provider state */
+  llm_usage usage; /* filled by the provider before a successful llm_call_finish */
   struct llm_call *prev, *next;
 };
 
@@ -54,7 +55,7 @@ void llm_call_finish(llm_call *call, int err, const char *text, const llm_error_
 /* The ops for a provider; NULL when it is not available in this build. */
 const llm_provider_ops *llm_provider_ops_for(llm_provider_kind kind);
 
-/* The HTTP side (llm/http.c): ops of the HTTP providers, and the transport's teardown. */
+/* The HTTP side: ops of the HTTP providers (llm/remote.c) and the transport's teardown (llm/http.c). */
 const llm_provider_ops *llm_http_ops_for(llm_provider_kind kind);
 void llm_http_free(struct llm_http *http);
 

@@ -1,0 +1,508 @@
+/* The life of one call to an HTTP provider, shared by all four wire formats: build the request once,
+ * run attempts on the transport, feed streamed bytes to the SSE/NDJSON parser and the wire format,
+ * and on failure retry (before the first delivered chunk only) after a backoff on a loop timer, or
+ * finish with the error. The key is read from the environment for each attempt and lives only in
+ * that attempt's headers; it is scrubbed from any error text a server sends back. */
+#include "llm/http.h"
+#include "llm/retry.h"
+#include "llm/stream.h"
+#include "llm/wire.h"
+
+#include <event2/event.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REMOTE_EVENT_CAP (1u << 20)      /* one SSE event or NDJSON line */
+#define REMOTE_REPLY_CAP (4u << 20)      /* a whole reply, streamed or not */
+#define REMOTE_ERROR_BODY_CAP (64u << 10) /* what we keep of an error reply */
+#define REMOTE_CONNECT_TIMEOUT_MS 10000L
+#define REMOTE_STALL_MS 30000L
+
+typedef enum body_mode {
+  BODY_UNDECIDED = 0,
+  BODY_STREAM, /* a 2xx streamed reply: bytes go to the parser */
+  BODY_WHOLE,  /* a 2xx whole reply: bytes are collected and parsed at the end */
+  BODY_ERROR   /* a non-2xx reply: the start of the body is kept for its error message */
+} body_mode;
+
+typedef struct remote_call {
+  llm_call *call; /* NULL once cancelled */
+  const llm_wire *wire;
+  char *url, *body;
+  char *key_env;  /* the name of the key's variable; the key itself is never kept */
+  int stream, max_retries;
+  long timeout_ms;
+  int64_t deadline_ms; /* the call's whole budget, retries included */
+  int attempts;
+  int delivered;       /* a chunk reached the caller: no retry from here on */
+  int early_fail;      /* the timer reports a failure found by start (no key) */
+  struct event *timer; /* backoff before the next attempt */
+  llm_http_xfer *xfer;
+  int in_cb;     /* inside code that may deliver a chunk (whose callback may cancel us) */
+  int cancelled; /* cancelled while in_cb: freed when that code unwinds */
+  /* The current attempt. */
+  long status;
+  long retry_after_ms; /* from Retry-After / retry-after-ms, or -1 */
+  int after_is_ms;     /* retry-after-ms seen: it wins over Retry-After */
+  int json_reply;      /* Content-Type application/json */
+  body_mode mode;
+  int fail_rc;         /* why parsing aborted the transfer */
+  ag_buf whole;        /* BODY_WHOLE / BODY_ERROR bytes */
+  llm_stream parser;
+  ag_buf text;         /* the reply so far */
+  llm_wire_out out;
+  llm_error_info info;
+} remote_call;
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static unsigned next_random(void) {
+  static uint64_t s;
+  if (!s) s = ((uint64_t)now_ms() << 16) ^ (uint64_t)getpid() ^ 0x9e3779b97f4a7c15ull;
+  s ^= s << 13;
+  s ^= s >> 7;
+  s ^= s << 17;
+  return (unsigned)(s >> 16);
+}
+
+static void remote_free(remote_call *rc) {
+  if (rc->xfer) llm_http_cancel(rc->xfer);
+  if (rc->timer) event_free(rc->timer);
+  free(rc->url);
+  free(rc->body);
+  free(rc->key_env);
+  ag_buf_free(&rc->whole);
+  ag_buf_free(&rc->text);
+  llm_stream_free(&rc->parser);
+  free(rc);
+}
+
+static void remote_cancel(llm_call *call) {
+  remote_call *rc = call->impl;
+  call->impl = NULL;
+  if (!rc) return;
+  rc->call = NULL;
+  if (rc->xfer) {
+    llm_http_cancel(rc->xfer);
+    rc->xfer = NULL;
+  }
+  if (rc->in_cb) rc->cancelled = 1; /* the code delivering the chunk frees it when it unwinds */
+  else remote_free(rc);
+}
+
+static void set_info(remote_call *rc, const char *type, const char *message) {
+  snprintf(rc->info.type, sizeof rc->info.type, "%s", type);
+  snprintf(rc->info.message, sizeof rc->info.message, "%s", message);
+}
+
+/* Replaces every word of s that shares 8 or more consecutive characters with the key (the whole
+ * key with shorter keys) by "[redacted]": servers echo keys back, sometimes partly masked
+ * ("Incorrect API key provided: sk-abc*****wxyz"). */
+static void scrub_key(char *s, size_t cap, const char *key) {
+  size_t klen = strlen(key), w = klen < 8 ? klen : 8;
+  if (!w) return;
+  char out[512];
+  size_t o = 0;
+  const char *p = s;
+  while (*p && o + 1 < sizeof out) {
+    if (*p == ' ') {
+      out[o++] = *p++;
+      continue;
+    }
+    const char *end = p;
+    while (*end && *end != ' ') end++;
+    size_t len = (size_t)(end - p);
+    int hit = 0;
+    for (size_t i = 0; !hit && i + w <= klen; i++)
+      if (len >= w && memmem(p, len, key + i, w)) hit = 1;
+    const char *src = hit ? "[redacted]" : p;
+    size_t n = hit ? strlen(src) : len;
+    if (n > sizeof out - 1 - o) n = sizeof out - 1 - o;
+    memcpy(out + o, src, n);
+    o += n;
+    p = end;
+  }
+  out[o] = '\0';
+  if (o >= cap) o = cap - 1;
+  memcpy(s, out, o);
+  s[o] = '\0';
+}
+
+/* Ends the call with the failure in rc->info; rc is freed inside (by llm_call_finish). */
+static void remote_fail(remote_call *rc) {
+  llm_error_info info = rc->info;
+  info.attempts = rc->attempts;
+  info.http_status = rc->status;
+  const char *key = rc->key_env ? getenv(rc->key_env) : NULL;
+  if (key && key[0]) {
+    scrub_key(info.message, sizeof info.message, key);
+    scrub_key(info.type, sizeof info.type, key);
+  }
+  llm_call_finish(rc->call, AG_ERR_LLM, NULL, &info);
+}
+
+static int remote_text(void *ctx, const char *s, size_t n) {
+  remote_call *rc = ctx;
+  int err = ag_buf_append(&rc->text, s, n);
+  if (err) return err;
+  if (rc->mode == BODY_STREAM) {
+    rc->delivered = 1;
+    llm_call_chunk(rc->call, s, n);
+    if (rc->cancelled) return AG_ERR_CANCELLED;
+  }
+  return AG_OK;
+}
+
+static int remote_event(void *ud, const char *event, const char *data, size_t len) {
+  remote_call *rc = ud;
+  return rc->wire->stream_event(event, data, len, &rc->out);
+}
+
+/* Explains why parsing stopped, unless the wire format already did. */
+static void note_parse_failure(remote_call *rc, int err, int reply_too_big) {
+  rc->fail_rc = err;
+  if (rc->info.message[0]) return;
+  /* Reply text is never longer than the bytes that carried it, so a stream that fails its cap while
+   * its bytes are under 4 MiB has one event that is too big. */
+  int event = rc->mode == BODY_STREAM && !reply_too_big;
+  if (err == AG_ERR_TOO_BIG)
+    set_info(rc, "too_big", event ? "a streamed event is larger than 1 MiB" : "the reply is larger than 4 MiB");
+  else if (err == AG_ERR_NOMEM) set_info(rc, "nomem", "out of memory");
+  else set_info(rc, "error", ag_strerror(err));
+}
+
+static int on_header(void *ud, const char *line, size_t len) {
+  remote_call *rc = ud;
+  if (len > 5 && memcmp(line, "HTTP/", 5) == 0) {
+    /* A new response (after a 100 Continue, say): forget the previous one's headers. */
+    const char *sp = memchr(line, ' ', len);
+    rc->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+    rc->retry_after_ms = -1;
+    rc->after_is_ms = 0;
+    rc->json_reply = 0;
+    return AG_OK;
+  }
+  const char *colon = memchr(line, ':', len);
+  if (!colon) return AG_OK;
+  size_t nlen = (size_t)(colon - line);
+  const char *v = colon + 1;
+  size_t vlen = len - nlen - 1;
+  long ms;
+  if (nlen == 14 && strncasecmp(line, "retry-after-ms", 14) == 0 && llm_retry_parse_after(v, vlen, 1, &ms)) {
+    rc->retry_after_ms = ms;
+    rc->after_is_ms = 1;
+  } else if (nlen == 11 && strncasecmp(line, "retry-after", 11) == 0 && !rc->after_is_ms &&
+             llm_retry_parse_after(v, vlen, 0, &ms)) {
+    rc->retry_after_ms = ms;
+  } else if (nlen == 12 && strncasecmp(line, "content-type", 12) == 0) {
+    char ct[64];
+    size_t n = vlen < sizeof ct - 1 ? vlen : sizeof ct - 1;
+    memcpy(ct, v, n);
+    ct[n] = '\0';
+    rc->json_reply = strstr(ct, "application/json") != NULL;
+  }
+  return AG_OK;
+}
+
+static void decide_mode(remote_call *rc) {
+  if (rc->mode != BODY_UNDECIDED) return;
+  if (rc->status < 200 || rc->status > 299) rc->mode = BODY_ERROR;
+  /* A server that answers a streaming request with plain JSON (an error object, or no streaming
+   * support) is read as a whole reply. */
+  else if (rc->stream && !rc->json_reply) rc->mode = BODY_STREAM;
+  else rc->mode = BODY_WHOLE;
+}
+
+static int on_body(void *ud, const char *data, size_t len) {
+  remote_call *rc = ud;
+  int err = AG_OK;
+  decide_mode(rc);
+  int over = len > REMOTE_REPLY_CAP - rc->parser.total;
+  if (rc->mode == BODY_ERROR) {
+    /* Only the start of an error page matters; past the cap the rest is dropped. */
+    size_t room = REMOTE_ERROR_BODY_CAP - rc->whole.len;
+    ag_buf_append(&rc->whole, data, len < room ? len : room);
+    return AG_OK;
+  }
+  if (rc->mode == BODY_WHOLE) err = ag_buf_append(&rc->whole, data, len);
+  else {
+    rc->in_cb++;
+    err = llm_stream_feed(&rc->parser, data, len);
+    rc->in_cb--;
+    if (rc->cancelled) {
+      remote_free(rc);
+      return AG_ERR_CANCELLED;
+    }
+  }
+  if (err) note_parse_failure(rc, err, over);
+  return err;
+}
+
+static int transport_retryable(CURLcode res) {
+  switch (res) {
+  case CURLE_COULDNT_RESOLVE_HOST:
+  case CURLE_COULDNT_RESOLVE_PROXY:
+  case CURLE_COULDNT_CONNECT:
+  case CURLE_OPERATION_TIMEDOUT:
+  case CURLE_SEND_ERROR:
+  case CURLE_RECV_ERROR:
+  case CURLE_GOT_NOTHING:
+  case CURLE_PARTIAL_FILE:
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_HTTP2:
+  case CURLE_HTTP2_STREAM: return 1;
+  default: return 0;
+  }
+}
+
+static int attempt_start(remote_call *rc);
+
+/* Retries after a backoff when the failure allows it and time remains, else fails the call. */
+static void retry_or_fail(remote_call *rc, int retryable) {
+  if (!retryable || rc->delivered || rc->attempts > rc->max_retries) {
+    remote_fail(rc);
+    return;
+  }
+  long delay = rc->retry_after_ms >= 0 ? rc->retry_after_ms
+                                       : llm_retry_backoff_ms(llm_retry_base_ms(), rc->attempts, next_random());
+  if (now_ms() + delay >= rc->deadline_ms) {
+    remote_fail(rc); /* the next try could not finish in time anyway */
+    return;
+  }
+  struct timeval tv = {delay / 1000, (delay % 1000) * 1000};
+  if (evtimer_add(rc->timer, &tv) != 0) remote_fail(rc);
+}
+
+/* The end of a 2xx reply: parse it (delivering its last chunks) and finish. */
+static void finish_reply(remote_call *rc) {
+  int err;
+  rc->in_cb++;
+  if (rc->mode == BODY_STREAM) err = llm_stream_finish(&rc->parser);
+  else err = rc->wire->parse_body(ag_buf_str(&rc->whole), rc->whole.len, &rc->out);
+  rc->in_cb--;
+  if (rc->cancelled) {
+    remote_free(rc);
+    return;
+  }
+  if (err == AG_OK && !rc->out.done && !(rc->mode == BODY_STREAM && rc->wire->eof_is_done)) {
+    set_info(rc, "incomplete", "the reply ended before it was complete");
+    retry_or_fail(rc, 1);
+    return;
+  }
+  if (err) {
+    note_parse_failure(rc, err, 0);
+    retry_or_fail(rc, err == AG_ERR_LLM && llm_retry_error_type(rc->info.type));
+    return;
+  }
+  rc->call->usage.input_tokens = rc->out.input_tokens;
+  rc->call->usage.output_tokens = rc->out.output_tokens;
+  llm_call_finish(rc->call, AG_OK, ag_buf_str(&rc->text), NULL);
+}
+
+static void on_done(void *ud, CURLcode res, long status, const char *errmsg) {
+  remote_call *rc = ud;
+  rc->xfer = NULL;
+  if (status) rc->status = status;
+  if (res == CURLE_OK) {
+    decide_mode(rc);
+    if (rc->mode != BODY_ERROR) {
+      finish_reply(rc);
+      return;
+    }
+    char detail[sizeof rc->info.message];
+    llm_wire_error_body(ag_buf_str(&rc->whole), rc->whole.len, &rc->info);
+    memcpy(detail, rc->info.message, sizeof detail);
+    int n = snprintf(rc->info.message, sizeof rc->info.message, "HTTP %ld: ", rc->status);
+    size_t room = sizeof rc->info.message - (size_t)n;
+    size_t dlen = strnlen(detail[0] ? detail : "no details", room - 1);
+    memcpy(rc->info.message + n, detail[0] ? detail : "no details", dlen);
+    rc->info.message[(size_t)n + dlen] = '\0';
+    retry_or_fail(rc, llm_retry_status(rc->status, rc->info.type, NULL));
+    return;
+  }
+  if (rc->fail_rc) { /* parsing stopped the transfer: rc->info says why */
+    retry_or_fail(rc, rc->fail_rc == AG_ERR_LLM && llm_retry_error_type(rc->info.type));
+    return;
+  }
+  set_info(rc, res == CURLE_OPERATION_TIMEDOUT ? "timeout" : "connection", errmsg);
+  retry_or_fail(rc, transport_retryable(res));
+}
+
+static const llm_http_sink remote_sink = {on_header, on_body, on_done};
+
+static int append_header(struct curl_slist **l, const char *line) {
+  struct curl_slist *n = curl_slist_append(*l, line);
+  if (!n) return AG_ERR_NOMEM;
+  *l = n;
+  return AG_OK;
+}
+
+/* The headers of one attempt, the key among them, read from the environment now. */
+static int build_headers(remote_call *rc, struct curl_slist **out) {
+  struct curl_slist *l = NULL;
+  const char *accept = !rc->stream ? "Accept: application/json"
+                       : rc->wire->framing == LLM_STREAM_SSE ? "Accept: text/event-stream"
+                                                             : "Accept: application/x-ndjson";
+  int err = append_header(&l, "Content-Type: application/json");
+  if (!err) err = append_header(&l, accept);
+  if (!err) err = append_header(&l, "Expect:"); /* no 100-continue round trip for big prompts */
+  if (!err) err = append_header(&l, "User-Agent: agora");
+  if (!err && rc->wire->extra_header) err = append_header(&l, rc->wire->extra_header);
+  const char *key = rc->key_env ? getenv(rc->key_env) : NULL;
+  if (!err && key && key[0]) {
+    size_t n = strlen(rc->wire->key_header) + strlen(key) + 1;
+    char *line = malloc(n);
+    if (!line) err = AG_ERR_NOMEM;
+    else {
+      snprintf(line, n, "%s%s", rc->wire->key_header, key);
+      err = append_header(&l, line);
+      explicit_bzero(line, n);
+      free(line);
+    }
+  }
+  if (err) {
+    for (struct curl_slist *p = l; p; p = p->next) explicit_bzero(p->data, strlen(p->data));
+    curl_slist_free_all(l);
+    return err;
+  }
+  *out = l;
+  return AG_OK;
+}
+
+static int attempt_start(remote_call *rc) {
+  int err = AG_OK;
+  struct curl_slist *headers = NULL;
+  CURL *easy = NULL;
+  llm_http *h;
+  int64_t left = rc->deadline_ms - now_ms();
+  if (left < 1) left = 1;
+  rc->status = 0;
+  rc->retry_after_ms = -1;
+  rc->after_is_ms = 0;
+  rc->json_reply = 0;
+  rc->mode = BODY_UNDECIDED;
+  rc->fail_rc = 0;
+  memset(&rc->info, 0, sizeof rc->info);
+  memset(&rc->out, 0, sizeof rc->out);
+  rc->out.text = remote_text;
+  rc->out.ctx = rc;
+  rc->out.err = &rc->info;
+  ag_buf_free(&rc->whole);
+  ag_buf_init(&rc->whole, REMOTE_REPLY_CAP);
+  ag_buf_free(&rc->text);
+  ag_buf_init(&rc->text, REMOTE_REPLY_CAP);
+  llm_stream_free(&rc->parser);
+  llm_stream_init(&rc->parser, rc->wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
+  if ((err = build_headers(rc, &headers))) goto fail;
+  if (!(easy = curl_easy_init())) {
+    err = AG_ERR_NOMEM;
+    goto fail;
+  }
+  curl_easy_setopt(easy, CURLOPT_URL, rc->url);
+  /* Copied: a transfer cancelled from a callback lingers until the loop removes it, and may still
+   * be sending after rc is gone. */
+  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE, (long)strlen(rc->body));
+  curl_easy_setopt(easy, CURLOPT_COPYPOSTFIELDS, rc->body);
+  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)left);
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, left < REMOTE_CONNECT_TIMEOUT_MS ? (long)left
+                                                                                     : REMOTE_CONNECT_TIMEOUT_MS);
+  if (rc->stream) {
+    /* A stream that goes quiet is stuck. Not for whole replies: a long answer may take minutes
+     * before its first byte, and the total timeout covers them. */
+    long stall = rc->timeout_ms < REMOTE_STALL_MS ? rc->timeout_ms : REMOTE_STALL_MS;
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, stall >= 2000 ? stall / 1000 : 1L);
+  }
+  curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  if ((err = llm_http_get(rc->call->client, &h))) goto fail;
+  rc->attempts++;
+  err = llm_http_start(h, easy, headers, &remote_sink, rc, &rc->xfer);
+  easy = NULL; /* consumed, with the headers */
+  headers = NULL;
+  if (err) goto fail;
+  return AG_OK;
+fail:
+  if (easy) curl_easy_cleanup(easy);
+  for (struct curl_slist *p = headers; p; p = p->next) explicit_bzero(p->data, strlen(p->data));
+  curl_slist_free_all(headers);
+  return err;
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  remote_call *rc = arg;
+  if (rc->early_fail) {
+    remote_fail(rc);
+    return;
+  }
+  if (attempt_start(rc) != AG_OK) {
+    set_info(rc, "connection", "could not start the request");
+    remote_fail(rc);
+  }
+}
+
+static int remote_start(llm_call *call, const llm_request *req) {
+  int err = AG_OK;
+  const llm_config *cfg = &call->ep->cfg;
+  const llm_wire *wire = llm_wire_for(cfg->provider);
+  ag_buf url;
+  ag_buf_init(&url, 8192);
+  if (!wire) return AG_ERR_INVALID;
+  remote_call *rc = calloc(1, sizeof *rc);
+  if (!rc) return AG_ERR_NOMEM;
+  rc->call = call;
+  rc->wire = wire;
+  rc->stream = cfg->stream;
+  rc->max_retries = cfg->max_retries > 0 ? cfg->max_retries : 0;
+  rc->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 120000;
+  rc->deadline_ms = now_ms() + rc->timeout_ms;
+  llm_stream_init(&rc->parser, wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
+  const char *env = cfg->api_key_env && cfg->api_key_env[0] ? cfg->api_key_env : llm_default_key_env(cfg->provider);
+  if (env && !(rc->key_env = strdup(env))) err = AG_ERR_NOMEM;
+  if (!err) err = wire->build(cfg, req, &url, &rc->body);
+  if (!err && !(rc->url = ag_buf_take(&url))) err = AG_ERR_NOMEM;
+  if (!err && !(rc->timer = evtimer_new(call->client->base, on_timer, rc))) err = AG_ERR_NOMEM;
+  if (err) goto fail;
+  call->impl = rc;
+  const char *key = env ? getenv(env) : NULL;
+  int needs = wire->needs_key || (cfg->api_key_env && cfg->api_key_env[0]);
+  if (needs && (!key || !key[0])) {
+    /* Reported from the loop like any failure: callbacks never run inside start. */
+    char msg[sizeof rc->info.message];
+    snprintf(msg, sizeof msg, "environment variable %s is not set (%s needs an API key)", env ? env : "?",
+             llm_provider_name(cfg->provider));
+    set_info(rc, "missing_key", msg);
+    rc->early_fail = 1;
+    struct timeval zero = {0, 0};
+    return evtimer_add(rc->timer, &zero) == 0 ? AG_OK : AG_ERR_IO;
+  }
+  if (key && strpbrk(key, "\r\n")) {
+    char msg[sizeof rc->info.message];
+    snprintf(msg, sizeof msg, "environment variable %s holds a line break", env);
+    set_info(rc, "bad_key", msg);
+    rc->early_fail = 1;
+    struct timeval zero = {0, 0};
+    return evtimer_add(rc->timer, &zero) == 0 ? AG_OK : AG_ERR_IO;
+  }
+  return attempt_start(rc); /* on failure llm_call_start releases the call, and rc with it */
+fail:
+  ag_buf_free(&url);
+  remote_free(rc);
+  return err;
+}
+
+static const llm_provider_ops remote_ops = {remote_start, remote_cancel};
+
+const llm_provider_ops *llm_http_ops_for(llm_provider_kind kind) {
+  return llm_wire_for(kind) ? &remote_ops : NULL;
+}

@@ -1,0 +1,109 @@
+/* SSE and NDJSON incremental parsing (see stream.h). Lines may end in "\n", "\r\n" or "\r"; a "\r\n"
+ * split across two feeds still counts as one line end. */
+#include "llm/stream.h"
+
+#include "common/error.h"
+
+#include <string.h>
+
+void llm_stream_init(llm_stream *s, llm_stream_kind kind, size_t event_cap, size_t total_cap,
+                     llm_stream_event_fn on_event, void *ud) {
+  memset(s, 0, sizeof *s);
+  s->kind = kind;
+  s->on_event = on_event;
+  s->ud = ud;
+  s->total_cap = total_cap;
+  ag_buf_init(&s->line, event_cap);
+  ag_buf_init(&s->data, event_cap);
+}
+
+void llm_stream_free(llm_stream *s) {
+  ag_buf_free(&s->line);
+  ag_buf_free(&s->data);
+}
+
+static int sse_dispatch(llm_stream *s) {
+  int rc = AG_OK;
+  if (s->has_data) rc = s->on_event(s->ud, s->event, ag_buf_str(&s->data), s->data.len);
+  ag_buf_reset(&s->data);
+  s->has_data = 0;
+  s->event[0] = '\0';
+  return rc;
+}
+
+static int sse_line(llm_stream *s, const char *line, size_t len) {
+  if (len == 0) return sse_dispatch(s);
+  if (line[0] == ':') return AG_OK; /* a comment, used as keep-alive */
+  const char *colon = memchr(line, ':', len);
+  size_t name_len = colon ? (size_t)(colon - line) : len;
+  const char *value = colon ? colon + 1 : line + len;
+  size_t value_len = (size_t)(line + len - value);
+  if (value_len && value[0] == ' ') {
+    value++;
+    value_len--;
+  }
+  if (name_len == 4 && memcmp(line, "data", 4) == 0) {
+    int rc;
+    if (s->has_data && (rc = ag_buf_append(&s->data, "\n", 1))) return rc;
+    s->has_data = 1;
+    return ag_buf_append(&s->data, value, value_len);
+  }
+  if (name_len == 5 && memcmp(line, "event", 5) == 0) {
+    size_t n = value_len < sizeof s->event - 1 ? value_len : sizeof s->event - 1;
+    memcpy(s->event, value, n);
+    s->event[n] = '\0';
+  }
+  return AG_OK; /* "id", "retry" and unknown fields mean nothing to us */
+}
+
+static int ndjson_line(llm_stream *s, const char *line, size_t len) {
+  size_t i = 0;
+  while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+  if (i == len) return AG_OK;
+  return s->on_event(s->ud, "", line, len);
+}
+
+static int end_line(llm_stream *s) {
+  /* The line buffer is NUL-terminated, so handlers may treat the data as a C string. */
+  int rc = ag_buf_append(&s->line, "", 0);
+  if (rc) return rc;
+  const char *line = ag_buf_str(&s->line);
+  rc = s->kind == LLM_STREAM_SSE ? sse_line(s, line, s->line.len) : ndjson_line(s, line, s->line.len);
+  ag_buf_reset(&s->line);
+  return rc;
+}
+
+int llm_stream_feed(llm_stream *s, const char *p, size_t n) {
+  int rc = AG_OK;
+  if (s->failed) return s->failed;
+  if (n > s->total_cap || s->total > s->total_cap - n) {
+    rc = AG_ERR_TOO_BIG;
+    goto done;
+  }
+  s->total += n;
+  const char *end = p + n;
+  while (p < end) {
+    if (s->after_cr && *p == '\n') p++;
+    s->after_cr = 0;
+    const char *q = p;
+    while (q < end && *q != '\n' && *q != '\r') q++;
+    if ((rc = ag_buf_append(&s->line, p, (size_t)(q - p)))) goto done;
+    if (q == end) break;
+    s->after_cr = *q == '\r';
+    p = q + 1;
+    if ((rc = end_line(s))) goto done;
+  }
+done:
+  if (rc) s->failed = rc;
+  return rc;
+}
+
+int llm_stream_finish(llm_stream *s) {
+  int rc = AG_OK;
+  if (s->failed) return s->failed;
+  if (s->line.len && (rc = end_line(s))) goto done;
+  if (s->kind == LLM_STREAM_SSE) rc = sse_dispatch(s);
+done:
+  if (rc) s->failed = rc;
+  return rc;
+}

@@ -1,0 +1,72 @@
+/* What each HTTP provider's wire format supplies to the shared call engine (llm/remote.c): how to
+ * build the request, how to read a streamed event or a whole reply, and where its key goes. One
+ * llm_wire per provider (openai.c, anthropic.c, gemini.c, ollama.c); the JSON helpers they share are
+ * here too. Parsing is pure, so every format is tested on strings without a server. */
+#ifndef AG_LLM_WIRE_H
+#define AG_LLM_WIRE_H
+
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "llm/llm.h"
+#include "llm/stream.h"
+
+struct cJSON;
+
+/* Where parsing puts what it finds; filled by the engine, written by the wire functions. */
+typedef struct llm_wire_out {
+  /* Appends reply text (the engine delivers it as a chunk when streaming); a non-zero return
+   * (cancelled, too big) must be passed back up unchanged. */
+  int (*text)(void *ctx, const char *s, size_t n);
+  void *ctx;
+  long input_tokens, output_tokens; /* usage, when the provider reports it */
+  int done;                         /* the reply's end was seen ([DONE], message_stop, done:true) */
+  llm_error_info *err;              /* type and message of an error object or malformed input */
+} llm_wire_out;
+
+/* The wire functions return AG_OK; AG_ERR_LLM for an error object in the reply (err->type and
+ * err->message filled); AG_ERR_INVALID for malformed input (err filled); or what text() returned. */
+typedef struct llm_wire {
+  llm_provider_kind kind;
+  const char *default_base_url;
+  const char *default_model;
+  int needs_key;              /* no key: the call fails before any request */
+  const char *key_header;     /* prefix of the header line the key is appended to */
+  const char *extra_header;   /* one fixed header line, or NULL */
+  llm_stream_kind framing;    /* of streamed replies */
+  int eof_is_done;            /* a stream that simply ends is complete (Gemini has no end marker) */
+  /* Appends the URL to url and returns the JSON body in *body (malloc'd). req is borrowed. */
+  int (*build)(const llm_config *cfg, const llm_request *req, ag_buf *url, char **body);
+  /* One streamed event (event is "" for NDJSON and unnamed SSE events). */
+  int (*stream_event)(const char *event, const char *data, size_t len, llm_wire_out *out);
+  /* The whole body of a non-streamed 2xx reply. */
+  int (*parse_body)(const char *body, size_t len, llm_wire_out *out);
+} llm_wire;
+
+extern const llm_wire llm_openai_wire;
+extern const llm_wire llm_anthropic_wire;
+extern const llm_wire llm_gemini_wire;
+extern const llm_wire llm_ollama_wire;
+
+/* The wire of an HTTP provider; NULL for the script provider. */
+const llm_wire *llm_wire_for(llm_provider_kind kind);
+
+/* --- Helpers shared by the wire formats. --- */
+
+/* Appends cfg->base_url (or dflt) without trailing slashes, then the printf-formatted rest. */
+int llm_wire_url(ag_buf *url, const llm_config *cfg, const char *dflt, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Parses JSON; malformed → AG_ERR_INVALID with err filled ("malformed"). *out is the caller's. */
+int llm_wire_json(const char *data, size_t len, struct cJSON **out, llm_error_info *err);
+/* When root carries an error object ({"error":{...}}, {"error":"..."}, {"type":"error",...}, or an
+ * array holding one), fills err and returns 1. */
+int llm_wire_error_object(const struct cJSON *root, llm_error_info *err);
+/* Fills type and message from a non-2xx reply's body, whatever its shape (JSON of any of the four
+ * providers, or text such as a proxy's HTML page). */
+void llm_wire_error_body(const char *body, size_t len, llm_error_info *err);
+/* The string member key of obj, or NULL. */
+const char *llm_wire_str(const struct cJSON *obj, const char *key);
+/* Serialises root (consumed) into *body (malloc'd). */
+int llm_wire_body(struct cJSON *root, char **body);
+
+#endif

@@ -1,0 +1,1296 @@
+/* The loopback LLM server (see llm_server.h): raw HTTP/1.1 on libevent bufferevents, in a thread of
+ * its own. Each response is planned whole when its request arrives, as a queue of timed segments
+ * (bytes, a stall, a reset), which the connection then plays out. */
+#include "support/llm_server.h"
+
+#include "common/buf.h"
+
+#include <cjson/cJSON.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define SRV_HEADER_CAP (64u << 10)
+#define SRV_BODY_CAP (32u << 20)
+#define SRV_BIG ((size_t)1 << 40) /* no cap: the server builds its own output */
+
+typedef enum wire_kind { W_NONE, W_OPENAI, W_ANTHROPIC, W_GEMINI, W_OLLAMA } wire_kind;
+
+typedef enum seg_kind { SEG_DATA, SEG_STALL, SEG_RESET, SEG_END } seg_kind;
+
+typedef struct seg {
+  struct seg *next;
+  long delay_ms;
+  int waited;
+  seg_kind kind;
+  char *data;
+  size_t len;
+} seg;
+
+typedef struct conn {
+  llm_server *srv;
+  struct bufferevent *bev;
+  struct event *timer;
+  seg *head, *tail;
+  int busy;          /* a response is being played */
+  int reset_pending; /* reset once the output is flushed */
+  int stalled;
+  struct conn *prev, *next;
+} conn;
+
+typedef struct rule {
+  char *match;
+  char *directives;
+  struct rule *next;
+} rule;
+
+typedef struct counter {
+  char *key;
+  int n;
+  struct counter *next;
+} counter;
+
+struct llm_server {
+  pthread_t thread;
+  int thread_started;
+  struct event_base *base;
+  struct evconnlistener *lis;
+  struct event *stop_ev;
+  int stop_pipe[2];
+  int port;
+  conn *conns; /* server thread only */
+  pthread_mutex_t mu;
+  rule *rules;
+  counter *counters;
+  llm_server_request *reqs;
+  size_t n_reqs, cap_reqs;
+  int record;
+  size_t accepted;
+};
+
+/* ---------- plans ---------- */
+
+typedef struct plan {
+  char *reply;
+  int echo;
+  long latency, delay, chunk, split;
+  int merge;
+  long status;
+  char *error_type, *error_message;
+  long retry_after, retry_after_ms; /* -1: not sent */
+  long times;
+  long stall, reset; /* -1: none */
+  int malformed;
+  long oversize;
+  char *midstream_error;
+  char *tool, *args;
+} plan;
+
+static void plan_init(plan *p) {
+  memset(p, 0, sizeof *p);
+  p->retry_after = p->retry_after_ms = -1;
+  p->stall = p->reset = -1;
+}
+
+static void plan_free(plan *p) {
+  free(p->reply);
+  free(p->error_type);
+  free(p->error_message);
+  free(p->midstream_error);
+  free(p->tool);
+  free(p->args);
+}
+
+static void set_str(char **dst, const char *v) {
+  free(*dst);
+  *dst = strdup(v);
+}
+
+static int plan_set(plan *p, const char *k, const char *v) {
+  long n = strtol(v, NULL, 10);
+  if (!strcmp(k, "reply")) set_str(&p->reply, v);
+  else if (!strcmp(k, "echo")) p->echo = (int)n;
+  else if (!strcmp(k, "latency")) p->latency = n;
+  else if (!strcmp(k, "delay")) p->delay = n;
+  else if (!strcmp(k, "chunk")) p->chunk = n;
+  else if (!strcmp(k, "split")) p->split = n;
+  else if (!strcmp(k, "merge")) p->merge = (int)n;
+  else if (!strcmp(k, "status")) p->status = n;
+  else if (!strcmp(k, "error_type")) set_str(&p->error_type, v);
+  else if (!strcmp(k, "error_message")) set_str(&p->error_message, v);
+  else if (!strcmp(k, "retry_after")) p->retry_after = n;
+  else if (!strcmp(k, "retry_after_ms")) p->retry_after_ms = n;
+  else if (!strcmp(k, "times")) p->times = n;
+  else if (!strcmp(k, "stall")) p->stall = n;
+  else if (!strcmp(k, "reset")) p->reset = n;
+  else if (!strcmp(k, "malformed")) p->malformed = (int)n;
+  else if (!strcmp(k, "oversize")) p->oversize = n;
+  else if (!strcmp(k, "midstream_error")) set_str(&p->midstream_error, v);
+  else if (!strcmp(k, "tool")) set_str(&p->tool, v);
+  else if (!strcmp(k, "args")) set_str(&p->args, v);
+  else return -1;
+  return 0;
+}
+
+/* Parses "key=value ..." from s up to its end or "]]"; *end (may be NULL) gets where it stopped. */
+static int plan_parse(plan *p, const char *s, const char **end) {
+  int rc = 0;
+  for (;;) {
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+    if (!*s || (s[0] == ']' && s[1] == ']')) break;
+    char key[64];
+    size_t k = 0;
+    while ((*s >= 'a' && *s <= 'z') || *s == '_') {
+      if (k + 1 < sizeof key) key[k++] = *s;
+      s++;
+    }
+    key[k] = '\0';
+    if (!k) return -1;
+    ag_buf v;
+    ag_buf_init(&v, SRV_BIG);
+    if (*s == '=') {
+      s++;
+      if (*s == '"') {
+        s++;
+        while (*s && *s != '"') {
+          char c = *s++;
+          if (c == '\\' && *s) {
+            c = *s++;
+            if (c == 'n') c = '\n';
+          }
+          ag_buf_append(&v, &c, 1);
+        }
+        if (*s == '"') s++;
+      } else {
+        const char *b = s;
+        while (*s && *s != ' ' && *s != '\t' && *s != '\n' && !(s[0] == ']' && s[1] == ']')) s++;
+        ag_buf_append(&v, b, (size_t)(s - b));
+      }
+    } else {
+      ag_buf_appends(&v, "1");
+    }
+    if (plan_set(p, key, ag_buf_str(&v))) rc = -1;
+    ag_buf_free(&v);
+  }
+  if (end) *end = s;
+  return rc;
+}
+
+/* Applies the first directive in text; appends its raw text to key. */
+static void plan_from_text(plan *p, const char *text, ag_buf *key) {
+  const char *d = text ? strstr(text, "[[mock") : NULL;
+  if (!d) return;
+  const char *end = NULL;
+  plan_parse(p, d + 6, &end);
+  ag_buf_append(key, d, (size_t)(end - d));
+  ag_buf_appends(key, "|");
+}
+
+/* ---------- request bodies ---------- */
+
+typedef struct req_info {
+  wire_kind kind;
+  int stream;
+  char *model;
+  ag_buf system; /* all system text */
+  ag_buf last_user;
+  ag_buf all_text;
+  char *key; /* the credential the request carried */
+} req_info;
+
+static void text_of(const cJSON *content, ag_buf *out) {
+  if (cJSON_IsString(content)) {
+    ag_buf_appends(out, content->valuestring);
+    return;
+  }
+  const cJSON *part;
+  cJSON_ArrayForEach(part, content) { /* Anthropic blocks, Gemini parts */
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
+    if (cJSON_IsString(t)) ag_buf_appends(out, t->valuestring);
+  }
+}
+
+static void read_messages(req_info *ri, const cJSON *msgs, const char *content_key, const char *user_role) {
+  const cJSON *m;
+  cJSON_ArrayForEach(m, msgs) {
+    const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(m, content_key);
+    const char *r = cJSON_IsString(role) ? role->valuestring : "";
+    if (!strcmp(r, "system")) {
+      text_of(content, &ri->system);
+    } else if (!strcmp(r, user_role)) {
+      ag_buf_reset(&ri->last_user);
+      text_of(content, &ri->last_user);
+    }
+    text_of(content, &ri->all_text);
+  }
+}
+
+static char *header_value(const char *headers, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = headers; p && *p;) {
+    const char *eol = strstr(p, "\r\n");
+    size_t len = eol ? (size_t)(eol - p) : strlen(p);
+    if (len > n && strncasecmp(p, name, n) == 0 && p[n] == ':') {
+      const char *v = p + n + 1;
+      while (*v == ' ') v++;
+      return strndup(v, (size_t)(p + len - v));
+    }
+    p = eol ? eol + 2 : NULL;
+  }
+  return NULL;
+}
+
+static wire_kind route(const char *path, int *gemini_stream) {
+  if (strstr(path, ":streamGenerateContent")) {
+    *gemini_stream = 1;
+    return W_GEMINI;
+  }
+  if (strstr(path, ":generateContent")) return W_GEMINI;
+  size_t n = strlen(path);
+  const char *q = strchr(path, '?');
+  if (q) n = (size_t)(q - path);
+  if (n >= 17 && !strncmp(path + n - 17, "/chat/completions", 17)) return W_OPENAI;
+  if (n >= 12 && !strncmp(path + n - 12, "/v1/messages", 12)) return W_ANTHROPIC;
+  if (n >= 9 && !strncmp(path + n - 9, "/api/chat", 9)) return W_OLLAMA;
+  return W_NONE;
+}
+
+static int parse_request(req_info *ri, const char *path, const char *headers, const cJSON *root) {
+  int gstream = 0;
+  ri->kind = route(path, &gstream);
+  const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+  const cJSON *stream = cJSON_GetObjectItemCaseSensitive(root, "stream");
+  ri->model = strdup(cJSON_IsString(model) ? model->valuestring : "mock-model");
+  char *auth = NULL;
+  switch (ri->kind) {
+  case W_OPENAI:
+    ri->stream = cJSON_IsTrue(stream);
+    read_messages(ri, cJSON_GetObjectItemCaseSensitive(root, "messages"), "content", "user");
+    auth = header_value(headers, "authorization");
+    break;
+  case W_OLLAMA:
+    ri->stream = !cJSON_IsFalse(stream);
+    read_messages(ri, cJSON_GetObjectItemCaseSensitive(root, "messages"), "content", "user");
+    auth = header_value(headers, "authorization");
+    break;
+  case W_ANTHROPIC:
+    ri->stream = cJSON_IsTrue(stream);
+    text_of(cJSON_GetObjectItemCaseSensitive(root, "system"), &ri->system);
+    read_messages(ri, cJSON_GetObjectItemCaseSensitive(root, "messages"), "content", "user");
+    auth = header_value(headers, "x-api-key");
+    break;
+  case W_GEMINI: {
+    ri->stream = gstream;
+    const cJSON *si = cJSON_GetObjectItemCaseSensitive(root, "systemInstruction");
+    text_of(cJSON_GetObjectItemCaseSensitive(si, "parts"), &ri->system);
+    read_messages(ri, cJSON_GetObjectItemCaseSensitive(root, "contents"), "parts", "user");
+    auth = header_value(headers, "x-goog-api-key");
+    const char *m = strstr(path, "/models/");
+    if (m) {
+      m += 8;
+      const char *c = strchr(m, ':');
+      free(ri->model);
+      ri->model = strndup(m, c ? (size_t)(c - m) : strlen(m));
+    }
+    break;
+  }
+  default: return -1;
+  }
+  if (auth && !strncmp(auth, "Bearer ", 7)) memmove(auth, auth + 7, strlen(auth + 7) + 1);
+  ri->key = auth ? auth : strdup("");
+  return 0;
+}
+
+static void req_info_free(req_info *ri) {
+  free(ri->model);
+  free(ri->key);
+  ag_buf_free(&ri->system);
+  ag_buf_free(&ri->last_user);
+  ag_buf_free(&ri->all_text);
+}
+
+/* ---------- response building ---------- */
+
+typedef struct out {
+  conn *c;
+  wire_kind kind;
+  const plan *p;
+  const req_info *ri;
+  int merge_open;
+  ag_buf merged;
+  long next_delay;
+  int n_text_events;
+} out;
+
+static void push_seg(conn *c, seg_kind kind, long delay, const char *data, size_t len) {
+  seg *s = calloc(1, sizeof *s);
+  s->kind = kind;
+  s->delay_ms = delay;
+  if (len) {
+    s->data = malloc(len);
+    memcpy(s->data, data, len);
+    s->len = len;
+  }
+  if (c->tail) c->tail->next = s;
+  else c->head = s;
+  c->tail = s;
+}
+
+/* Raw bytes, split into pieces when asked. */
+static void out_raw(out *o, const char *data, size_t len) {
+  if (o->merge_open) {
+    ag_buf_append(&o->merged, data, len);
+    return;
+  }
+  size_t step = o->p->split > 0 ? (size_t)o->p->split : len;
+  for (size_t off = 0; off < len; off += step) {
+    size_t n = len - off < step ? len - off : step;
+    push_seg(o->c, SEG_DATA, o->next_delay, data + off, n);
+    o->next_delay = o->p->split > 0 ? 1 : 0;
+  }
+}
+
+static void out_flush_merged(out *o) {
+  if (!o->merge_open) return;
+  o->merge_open = 0;
+  out_raw(o, ag_buf_str(&o->merged), o->merged.len);
+  ag_buf_reset(&o->merged);
+}
+
+/* One body chunk in chunked transfer encoding. */
+static void out_chunk(out *o, const char *data, size_t len) {
+  char hex[32];
+  int n = snprintf(hex, sizeof hex, "%zx\r\n", len);
+  ag_buf b;
+  ag_buf_init(&b, SRV_BIG);
+  ag_buf_append(&b, hex, (size_t)n);
+  ag_buf_append(&b, data, len);
+  ag_buf_append(&b, "\r\n", 2);
+  out_raw(o, ag_buf_str(&b), b.len);
+  ag_buf_free(&b);
+  if (!o->merge_open) o->next_delay = o->p->delay;
+}
+
+/* One event in the provider's framing. name is the SSE event name (Anthropic) or NULL. */
+static void out_event_raw(out *o, const char *name, const char *json) {
+  ag_buf b;
+  ag_buf_init(&b, SRV_BIG);
+  switch (o->kind) {
+  case W_ANTHROPIC: ag_buf_printf(&b, "event: %s\ndata: %s\n\n", name, json); break;
+  case W_GEMINI: ag_buf_printf(&b, "data: %s\r\n\r\n", json); break;
+  case W_OLLAMA: ag_buf_printf(&b, "%s\n", json); break;
+  default: ag_buf_printf(&b, "data: %s\n\n", json); break;
+  }
+  out_chunk(o, ag_buf_str(&b), b.len);
+  ag_buf_free(&b);
+}
+
+static void out_event(out *o, const char *name, cJSON *obj) {
+  char *json = cJSON_PrintUnformatted(obj);
+  cJSON_Delete(obj);
+  out_event_raw(o, name, json);
+  free(json);
+}
+
+static long input_tokens(const out *o) { return (long)(o->ri->all_text.len + o->ri->system.len) / 4 + 1; }
+
+static cJSON *openai_chunk(const out *o, cJSON *delta, const char *finish) {
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddStringToObject(r, "id", "chatcmpl-mock");
+  cJSON_AddStringToObject(r, "object", "chat.completion.chunk");
+  cJSON_AddNumberToObject(r, "created", 0);
+  cJSON_AddStringToObject(r, "model", o->ri->model);
+  cJSON *ch = cJSON_AddArrayToObject(r, "choices");
+  cJSON *c = cJSON_CreateObject();
+  cJSON_AddItemToArray(ch, c);
+  cJSON_AddNumberToObject(c, "index", 0);
+  cJSON_AddItemToObject(c, "delta", delta);
+  if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
+  else cJSON_AddNullToObject(c, "finish_reason");
+  return r;
+}
+
+static cJSON *gemini_chunk(const out *o, cJSON *part, const char *finish, int usage) {
+  cJSON *r = cJSON_CreateObject();
+  cJSON *cands = cJSON_AddArrayToObject(r, "candidates");
+  cJSON *cand = cJSON_CreateObject();
+  cJSON_AddItemToArray(cands, cand);
+  cJSON *content = cJSON_AddObjectToObject(cand, "content");
+  cJSON *parts = cJSON_AddArrayToObject(content, "parts");
+  cJSON_AddItemToArray(parts, part);
+  cJSON_AddStringToObject(content, "role", "model");
+  if (finish) cJSON_AddStringToObject(cand, "finishReason", finish);
+  cJSON_AddNumberToObject(cand, "index", 0);
+  if (usage) {
+    cJSON *u = cJSON_AddObjectToObject(r, "usageMetadata");
+    cJSON_AddNumberToObject(u, "promptTokenCount", (double)input_tokens(o));
+    cJSON_AddNumberToObject(u, "candidatesTokenCount", o->n_text_events);
+    cJSON_AddNumberToObject(u, "totalTokenCount", (double)(input_tokens(o) + o->n_text_events));
+  }
+  cJSON_AddStringToObject(r, "modelVersion", o->ri->model);
+  return r;
+}
+
+static cJSON *text_part(const char *t, size_t n) {
+  cJSON *p = cJSON_CreateObject();
+  char *s = strndup(t, n);
+  cJSON_AddStringToObject(p, "text", s);
+  free(s);
+  return p;
+}
+
+static cJSON *ollama_line(const out *o, const char *text, size_t n, int done) {
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddStringToObject(r, "model", o->ri->model);
+  cJSON_AddStringToObject(r, "created_at", "2025-01-01T00:00:00Z");
+  cJSON *m = cJSON_AddObjectToObject(r, "message");
+  cJSON_AddStringToObject(m, "role", "assistant");
+  char *s = strndup(text, n);
+  cJSON_AddStringToObject(m, "content", s);
+  free(s);
+  cJSON_AddBoolToObject(r, "done", done);
+  if (done) {
+    cJSON_AddStringToObject(r, "done_reason", "stop");
+    cJSON_AddNumberToObject(r, "prompt_eval_count", (double)input_tokens(o));
+    cJSON_AddNumberToObject(r, "eval_count", o->n_text_events);
+  }
+  return r;
+}
+
+static cJSON *parse_args(const plan *p) {
+  cJSON *a = p->args ? cJSON_Parse(p->args) : NULL;
+  return a ? a : cJSON_CreateObject();
+}
+
+static void stream_text_event(out *o, const char *t, size_t n) {
+  o->n_text_events++;
+  switch (o->kind) {
+  case W_OPENAI: {
+    cJSON *d = cJSON_CreateObject();
+    char *s = strndup(t, n);
+    cJSON_AddStringToObject(d, "content", s);
+    free(s);
+    out_event(o, NULL, openai_chunk(o, d, NULL));
+    break;
+  }
+  case W_ANTHROPIC: {
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "type", "content_block_delta");
+    cJSON_AddNumberToObject(r, "index", 0);
+    cJSON *d = cJSON_AddObjectToObject(r, "delta");
+    cJSON_AddStringToObject(d, "type", "text_delta");
+    char *s = strndup(t, n);
+    cJSON_AddStringToObject(d, "text", s);
+    free(s);
+    out_event(o, "content_block_delta", r);
+    break;
+  }
+  case W_GEMINI: out_event(o, NULL, gemini_chunk(o, text_part(t, n), NULL, 0)); break;
+  default: out_event(o, NULL, ollama_line(o, t, n, 0)); break;
+  }
+}
+
+static void stream_prelude(out *o) {
+  if (o->kind == W_OPENAI) {
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "role", "assistant");
+    cJSON_AddStringToObject(d, "content", "");
+    out_event(o, NULL, openai_chunk(o, d, NULL));
+  } else if (o->kind == W_ANTHROPIC) {
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "type", "message_start");
+    cJSON *m = cJSON_AddObjectToObject(r, "message");
+    cJSON_AddStringToObject(m, "id", "msg_mock");
+    cJSON_AddStringToObject(m, "type", "message");
+    cJSON_AddStringToObject(m, "role", "assistant");
+    cJSON_AddStringToObject(m, "model", o->ri->model);
+    cJSON_AddArrayToObject(m, "content");
+    cJSON_AddNullToObject(m, "stop_reason");
+    cJSON *u = cJSON_AddObjectToObject(m, "usage");
+    cJSON_AddNumberToObject(u, "input_tokens", (double)input_tokens(o));
+    cJSON_AddNumberToObject(u, "output_tokens", 1);
+    out_event(o, "message_start", r);
+    r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "type", "content_block_start");
+    cJSON_AddNumberToObject(r, "index", 0);
+    cJSON *b = cJSON_AddObjectToObject(r, "content_block");
+    if (o->p->tool) {
+      cJSON_AddStringToObject(b, "type", "tool_use");
+      cJSON_AddStringToObject(b, "id", "toolu_mock");
+      cJSON_AddStringToObject(b, "name", o->p->tool);
+      cJSON_AddObjectToObject(b, "input");
+    } else {
+      cJSON_AddStringToObject(b, "type", "text");
+      cJSON_AddStringToObject(b, "text", "");
+    }
+    out_event(o, "content_block_start", r);
+    out_event_raw(o, "ping", "{\"type\": \"ping\"}");
+  }
+}
+
+static void stream_tool(out *o) {
+  const plan *p = o->p;
+  const char *args = p->args ? p->args : "{}";
+  if (o->kind == W_OPENAI) {
+    cJSON *d = cJSON_CreateObject();
+    cJSON *calls = cJSON_AddArrayToObject(d, "tool_calls");
+    cJSON *call = cJSON_CreateObject();
+    cJSON_AddItemToArray(calls, call);
+    cJSON_AddNumberToObject(call, "index", 0);
+    cJSON_AddStringToObject(call, "id", "call_mock");
+    cJSON_AddStringToObject(call, "type", "function");
+    cJSON *f = cJSON_AddObjectToObject(call, "function");
+    cJSON_AddStringToObject(f, "name", p->tool);
+    cJSON_AddStringToObject(f, "arguments", args);
+    out_event(o, NULL, openai_chunk(o, d, NULL));
+  } else if (o->kind == W_ANTHROPIC) {
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "type", "content_block_delta");
+    cJSON_AddNumberToObject(r, "index", 0);
+    cJSON *d = cJSON_AddObjectToObject(r, "delta");
+    cJSON_AddStringToObject(d, "type", "input_json_delta");
+    cJSON_AddStringToObject(d, "partial_json", args);
+    out_event(o, "content_block_delta", r);
+  } else if (o->kind == W_GEMINI) {
+    cJSON *part = cJSON_CreateObject();
+    cJSON *fc = cJSON_AddObjectToObject(part, "functionCall");
+    cJSON_AddStringToObject(fc, "name", p->tool);
+    cJSON_AddItemToObject(fc, "args", parse_args(p));
+    out_event(o, NULL, gemini_chunk(o, part, NULL, 0));
+  } else {
+    cJSON *r = ollama_line(o, "", 0, 0);
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "message");
+    cJSON *calls = cJSON_AddArrayToObject(m, "tool_calls");
+    cJSON *call = cJSON_CreateObject();
+    cJSON_AddItemToArray(calls, call);
+    cJSON *f = cJSON_AddObjectToObject(call, "function");
+    cJSON_AddStringToObject(f, "name", p->tool);
+    cJSON_AddItemToObject(f, "arguments", parse_args(p));
+    out_event(o, NULL, r);
+  }
+}
+
+static void stream_end(out *o) {
+  const char *finish_openai = o->p->tool ? "tool_calls" : "stop";
+  switch (o->kind) {
+  case W_OPENAI: {
+    out_event(o, NULL, openai_chunk(o, cJSON_CreateObject(), finish_openai));
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "id", "chatcmpl-mock");
+    cJSON_AddStringToObject(r, "object", "chat.completion.chunk");
+    cJSON_AddStringToObject(r, "model", o->ri->model);
+    cJSON_AddArrayToObject(r, "choices");
+    cJSON *u = cJSON_AddObjectToObject(r, "usage");
+    cJSON_AddNumberToObject(u, "prompt_tokens", (double)input_tokens(o));
+    cJSON_AddNumberToObject(u, "completion_tokens", o->n_text_events);
+    cJSON_AddNumberToObject(u, "total_tokens", (double)(input_tokens(o) + o->n_text_events));
+    out_event(o, NULL, r);
+    out_event_raw(o, NULL, "[DONE]");
+    break;
+  }
+  case W_ANTHROPIC: {
+    out_event_raw(o, "content_block_stop", "{\"type\":\"content_block_stop\",\"index\":0}");
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "type", "message_delta");
+    cJSON *d = cJSON_AddObjectToObject(r, "delta");
+    cJSON_AddStringToObject(d, "stop_reason", o->p->tool ? "tool_use" : "end_turn");
+    cJSON_AddNullToObject(d, "stop_sequence");
+    cJSON *u = cJSON_AddObjectToObject(r, "usage");
+    cJSON_AddNumberToObject(u, "output_tokens", o->n_text_events);
+    out_event(o, "message_delta", r);
+    out_event_raw(o, "message_stop", "{\"type\":\"message_stop\"}");
+    break;
+  }
+  case W_GEMINI: out_event(o, NULL, gemini_chunk(o, text_part("", 0), "STOP", 1)); break;
+  default: out_event(o, NULL, ollama_line(o, "", 0, 1)); break;
+  }
+}
+
+static const char *default_error_type(wire_kind k, long status) {
+  switch (k) {
+  case W_ANTHROPIC:
+    return status == 401 ? "authentication_error" : status == 403 ? "permission_error"
+           : status == 404 ? "not_found_error"    : status == 429 ? "rate_limit_error"
+           : status == 529 ? "overloaded_error"   : status >= 500 ? "api_error"
+                                                   : "invalid_request_error";
+  case W_GEMINI:
+    return status == 401 ? "UNAUTHENTICATED" : status == 403 ? "PERMISSION_DENIED"
+           : status == 404 ? "NOT_FOUND"     : status == 429 ? "RESOURCE_EXHAUSTED"
+           : status == 503 ? "UNAVAILABLE"   : status >= 500 ? "INTERNAL"
+                                             : "INVALID_ARGUMENT";
+  default:
+    return status == 429 ? "rate_limit_exceeded" : status >= 500 ? "server_error" : "invalid_request_error";
+  }
+}
+
+/* The provider's error object, as a whole body or a mid-stream event. */
+static cJSON *error_object(const out *o, long status, const char *type) {
+  const plan *p = o->p;
+  char msg[512];
+  if (p->error_message) snprintf(msg, sizeof msg, "%s", p->error_message);
+  else if (status == 401) snprintf(msg, sizeof msg, "Incorrect API key provided: %s.", o->ri->key);
+  else snprintf(msg, sizeof msg, "mock error %ld (%s)", status, type);
+  cJSON *r = cJSON_CreateObject();
+  if (o->kind == W_OLLAMA) {
+    cJSON_AddStringToObject(r, "error", msg);
+    return r;
+  }
+  if (o->kind == W_ANTHROPIC) cJSON_AddStringToObject(r, "type", "error");
+  cJSON *e = cJSON_AddObjectToObject(r, "error");
+  if (o->kind == W_GEMINI) {
+    cJSON_AddNumberToObject(e, "code", (double)status);
+    cJSON_AddStringToObject(e, "message", msg);
+    cJSON_AddStringToObject(e, "status", type);
+  } else {
+    cJSON_AddStringToObject(e, "type", type);
+    cJSON_AddStringToObject(e, "message", msg);
+    if (o->kind == W_OPENAI) {
+      cJSON_AddNullToObject(e, "param");
+      if (status == 401) cJSON_AddStringToObject(e, "code", "invalid_api_key");
+      else if (p->error_type) cJSON_AddStringToObject(e, "code", p->error_type);
+      else cJSON_AddNullToObject(e, "code");
+    }
+  }
+  return r;
+}
+
+static void out_headers(out *o, long status, const char *ctype, long content_length) {
+  ag_buf b;
+  ag_buf_init(&b, SRV_BIG);
+  ag_buf_printf(&b, "HTTP/1.1 %ld %s\r\nContent-Type: %s\r\n", status, status < 300 ? "OK" : "Error", ctype);
+  if (content_length >= 0) ag_buf_printf(&b, "Content-Length: %ld\r\n", content_length);
+  else ag_buf_appends(&b, "Transfer-Encoding: chunked\r\nCache-Control: no-cache\r\n");
+  if (o->p->retry_after >= 0) ag_buf_printf(&b, "Retry-After: %ld\r\n", o->p->retry_after);
+  if (o->p->retry_after_ms >= 0) ag_buf_printf(&b, "retry-after-ms: %ld\r\n", o->p->retry_after_ms);
+  ag_buf_appends(&b, "\r\n");
+  o->next_delay = o->p->latency;
+  out_raw(o, ag_buf_str(&b), b.len);
+  ag_buf_free(&b);
+}
+
+static void out_whole(out *o, long status, const char *body, size_t len) {
+  out_headers(o, status, "application/json", (long)len);
+  if (o->p->reset >= 0) {
+    out_raw(o, body, len / 2);
+    push_seg(o->c, SEG_RESET, 20, NULL, 0);
+    return;
+  }
+  if (o->p->stall >= 0) {
+    push_seg(o->c, SEG_STALL, 0, NULL, 0);
+    return;
+  }
+  if (len) out_raw(o, body, len);
+  push_seg(o->c, SEG_END, 0, NULL, 0);
+}
+
+static void respond_json(out *o, long status, cJSON *obj) {
+  char *s = cJSON_PrintUnformatted(obj);
+  cJSON_Delete(obj);
+  out_whole(o, status, s, strlen(s));
+  free(s);
+}
+
+static cJSON *whole_reply(out *o, const char *text) {
+  const plan *p = o->p;
+  o->n_text_events = 1;
+  cJSON *r;
+  switch (o->kind) {
+  case W_OPENAI: {
+    r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "id", "chatcmpl-mock");
+    cJSON_AddStringToObject(r, "object", "chat.completion");
+    cJSON_AddNumberToObject(r, "created", 0);
+    cJSON_AddStringToObject(r, "model", o->ri->model);
+    cJSON *ch = cJSON_AddArrayToObject(r, "choices");
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddItemToArray(ch, c);
+    cJSON_AddNumberToObject(c, "index", 0);
+    cJSON *m = cJSON_AddObjectToObject(c, "message");
+    cJSON_AddStringToObject(m, "role", "assistant");
+    if (p->tool) {
+      cJSON_AddNullToObject(m, "content");
+      cJSON *calls = cJSON_AddArrayToObject(m, "tool_calls");
+      cJSON *call = cJSON_CreateObject();
+      cJSON_AddItemToArray(calls, call);
+      cJSON_AddStringToObject(call, "id", "call_mock");
+      cJSON_AddStringToObject(call, "type", "function");
+      cJSON *f = cJSON_AddObjectToObject(call, "function");
+      cJSON_AddStringToObject(f, "name", p->tool);
+      cJSON_AddStringToObject(f, "arguments", p->args ? p->args : "{}");
+    } else {
+      cJSON_AddStringToObject(m, "content", text);
+    }
+    cJSON_AddStringToObject(c, "finish_reason", p->tool ? "tool_calls" : "stop");
+    cJSON *u = cJSON_AddObjectToObject(r, "usage");
+    cJSON_AddNumberToObject(u, "prompt_tokens", (double)input_tokens(o));
+    cJSON_AddNumberToObject(u, "completion_tokens", 1);
+    cJSON_AddNumberToObject(u, "total_tokens", (double)input_tokens(o) + 1);
+    return r;
+  }
+  case W_ANTHROPIC: {
+    r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "id", "msg_mock");
+    cJSON_AddStringToObject(r, "type", "message");
+    cJSON_AddStringToObject(r, "role", "assistant");
+    cJSON_AddStringToObject(r, "model", o->ri->model);
+    cJSON *content = cJSON_AddArrayToObject(r, "content");
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddItemToArray(content, b);
+    if (p->tool) {
+      cJSON_AddStringToObject(b, "type", "tool_use");
+      cJSON_AddStringToObject(b, "id", "toolu_mock");
+      cJSON_AddStringToObject(b, "name", p->tool);
+      cJSON_AddItemToObject(b, "input", parse_args(p));
+    } else {
+      cJSON_AddStringToObject(b, "type", "text");
+      cJSON_AddStringToObject(b, "text", text);
+    }
+    cJSON_AddStringToObject(r, "stop_reason", p->tool ? "tool_use" : "end_turn");
+    cJSON_AddNullToObject(r, "stop_sequence");
+    cJSON *u = cJSON_AddObjectToObject(r, "usage");
+    cJSON_AddNumberToObject(u, "input_tokens", (double)input_tokens(o));
+    cJSON_AddNumberToObject(u, "output_tokens", 1);
+    return r;
+  }
+  case W_GEMINI: {
+    cJSON *part;
+    if (p->tool) {
+      part = cJSON_CreateObject();
+      cJSON *fc = cJSON_AddObjectToObject(part, "functionCall");
+      cJSON_AddStringToObject(fc, "name", p->tool);
+      cJSON_AddItemToObject(fc, "args", parse_args(p));
+    } else {
+      part = text_part(text, strlen(text));
+    }
+    return gemini_chunk(o, part, "STOP", 1);
+  }
+  default:
+    r = ollama_line(o, p->tool ? "" : text, p->tool ? 0 : strlen(text), 1);
+    if (p->tool) {
+      cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "message");
+      cJSON *calls = cJSON_AddArrayToObject(m, "tool_calls");
+      cJSON *call = cJSON_CreateObject();
+      cJSON_AddItemToArray(calls, call);
+      cJSON *f = cJSON_AddObjectToObject(call, "function");
+      cJSON_AddStringToObject(f, "name", p->tool);
+      cJSON_AddItemToObject(f, "arguments", parse_args(p));
+    }
+    return r;
+  }
+}
+
+static const char *malformed_event(wire_kind k) {
+  switch (k) {
+  case W_ANTHROPIC: return "{\"type\":\"content_block_delta\",\"delta\":{\"text\": oops";
+  case W_GEMINI: return "{\"candidates\": [ {\"content\": ";
+  case W_OLLAMA: return "{\"message\": {\"content\": \"x\"";
+  default: return "{\"choices\": [ {\"delta\": ";
+  }
+}
+
+/* After the n-th text event (n counts from 1): the streamed faults that come mid-stream. Returns 1
+ * when the stream ends here. */
+static int stream_fault(out *o, long n) {
+  const plan *p = o->p;
+  if (p->stall == n || p->reset == n) {
+    out_flush_merged(o);
+    push_seg(o->c, p->stall == n ? SEG_STALL : SEG_RESET, p->stall == n ? 0 : 20, NULL, 0);
+    return 1;
+  }
+  if (n != 1) return 0;
+  if (p->malformed) out_event_raw(o, "content_block_delta", malformed_event(o->kind));
+  if (p->oversize > 0) {
+    char *big = malloc((size_t)p->oversize);
+    memset(big, 'x', (size_t)p->oversize);
+    stream_text_event(o, big, (size_t)p->oversize);
+    free(big);
+  }
+  if (p->midstream_error) {
+    /* Providers end the stream after an error event. */
+    out_event(o, "error", error_object(o, 500, p->midstream_error));
+    if (o->merge_open) ag_buf_append(&o->merged, "0\r\n\r\n", 5);
+    else out_raw(o, "0\r\n\r\n", 5);
+    out_flush_merged(o);
+    push_seg(o->c, SEG_END, 0, NULL, 0);
+    return 1;
+  }
+  return 0;
+}
+
+static void respond_stream(out *o, const char *text) {
+  const plan *p = o->p;
+  out_headers(o, 200, o->kind == W_OLLAMA ? "application/x-ndjson" : "text/event-stream", -1);
+  if (p->merge) {
+    o->merge_open = 1;
+    ag_buf_init(&o->merged, SRV_BIG);
+  }
+  stream_prelude(o);
+  int ended = stream_fault(o, 0);
+  if (!ended && p->tool) {
+    stream_tool(o);
+    ended = stream_fault(o, 1);
+  }
+  size_t len = strlen(text), pos = 0;
+  long n = 0;
+  while (!ended && !p->tool && pos < len) {
+    size_t end = pos;
+    if (p->chunk > 0) {
+      end = pos + (size_t)p->chunk < len ? pos + (size_t)p->chunk : len;
+    } else {
+      while (end < len && text[end] != ' ') end++;
+      while (end < len && text[end] == ' ') end++;
+    }
+    stream_text_event(o, text + pos, end - pos);
+    pos = end;
+    ended = stream_fault(o, ++n);
+  }
+  if (!ended && n == 0 && !p->tool) ended = stream_fault(o, 1); /* an empty reply still gets its fault */
+  if (!ended) {
+    stream_end(o);
+    if (o->merge_open) ag_buf_append(&o->merged, "0\r\n\r\n", 5);
+    else out_raw(o, "0\r\n\r\n", 5);
+    out_flush_merged(o);
+    push_seg(o->c, SEG_END, 0, NULL, 0);
+  }
+  ag_buf_free(&o->merged);
+}
+
+static void respond(conn *c, const char *method, const char *path, const char *headers, const char *body,
+                    size_t body_len) {
+  llm_server *s = c->srv;
+  plan p;
+  plan_init(&p);
+  req_info ri;
+  memset(&ri, 0, sizeof ri);
+  ag_buf_init(&ri.system, SRV_BIG);
+  ag_buf_init(&ri.last_user, SRV_BIG);
+  ag_buf_init(&ri.all_text, SRV_BIG);
+  out o;
+  memset(&o, 0, sizeof o);
+  o.c = c;
+  o.p = &p;
+  o.ri = &ri;
+  ag_buf key, text;
+  ag_buf_init(&key, SRV_BIG);
+  ag_buf_init(&text, SRV_BIG);
+  cJSON *root = cJSON_ParseWithLength(body, body_len);
+  if (strcmp(method, "POST") != 0 || !root || parse_request(&ri, path, headers, root) != 0) {
+    o.kind = W_OLLAMA; /* {"error": "..."} */
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "error", root ? "unknown route" : "request body is not JSON");
+    respond_json(&o, root ? 404 : 400, e);
+    goto done;
+  }
+  o.kind = ri.kind;
+  /* Rules, then the system prompt's directive, then the last user message's. */
+  pthread_mutex_lock(&s->mu);
+  int idx = 0;
+  for (rule *r = s->rules; r; r = r->next, idx++) {
+    if (!r->match[0] || strstr(ag_buf_str(&ri.system), r->match) || strstr(ag_buf_str(&ri.last_user), r->match)) {
+      plan_parse(&p, r->directives, NULL);
+      ag_buf_printf(&key, "rule%d|", idx);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  plan_from_text(&p, ag_buf_str(&ri.system), &key);
+  plan_from_text(&p, ag_buf_str(&ri.last_user), &key);
+  ag_buf_printf(&key, "%d", (int)ri.kind);
+  if (p.times > 0) {
+    pthread_mutex_lock(&s->mu);
+    counter *ct = s->counters;
+    while (ct && strcmp(ct->key, ag_buf_str(&key)) != 0) ct = ct->next;
+    if (!ct) {
+      ct = calloc(1, sizeof *ct);
+      ct->key = strdup(ag_buf_str(&key));
+      ct->next = s->counters;
+      s->counters = ct;
+    }
+    int n = ++ct->n;
+    pthread_mutex_unlock(&s->mu);
+    if (n > p.times) { /* this plan's faults are used up */
+      p.status = 0;
+      p.retry_after = p.retry_after_ms = -1;
+      p.stall = p.reset = -1;
+      p.malformed = 0;
+      p.oversize = 0;
+      free(p.midstream_error);
+      p.midstream_error = NULL;
+    }
+  }
+  if (p.echo) {
+    /* The last user message without its directive. */
+    const char *u = ag_buf_str(&ri.last_user);
+    const char *d = strstr(u, "[[mock");
+    const char *e = d ? strstr(d, "]]") : NULL;
+    ag_buf_appends(&text, "echo: ");
+    if (d) {
+      ag_buf_append(&text, u, (size_t)(d - u));
+      if (e) ag_buf_appends(&text, e + 2);
+    } else {
+      ag_buf_appends(&text, u);
+    }
+    while (text.len && (text.data[text.len - 1] == ' ' || text.data[text.len - 1] == '\n')) text.data[--text.len] = '\0';
+  } else {
+    ag_buf_appends(&text, p.reply ? p.reply : "mock reply");
+  }
+  if (p.status >= 300) {
+    respond_json(&o, p.status, error_object(&o, p.status, p.error_type ? p.error_type : default_error_type(ri.kind, p.status)));
+  } else if (ri.stream) {
+    respond_stream(&o, ag_buf_str(&text));
+  } else if (p.malformed) {
+    const char *bad = "{\"choices\": [ oops";
+    out_whole(&o, 200, bad, strlen(bad));
+  } else if (p.midstream_error) {
+    respond_json(&o, 200, error_object(&o, 500, p.midstream_error));
+  } else {
+    if (p.oversize > 0) {
+      ag_buf_reset(&text);
+      for (long i = 0; i < p.oversize; i++) ag_buf_append(&text, "x", 1);
+    }
+    respond_json(&o, 200, whole_reply(&o, ag_buf_str(&text)));
+  }
+done:
+  cJSON_Delete(root);
+  req_info_free(&ri);
+  plan_free(&p);
+  ag_buf_free(&key);
+  ag_buf_free(&text);
+}
+
+/* ---------- connections ---------- */
+
+static void conn_free(conn *c) {
+  llm_server *s = c->srv;
+  while (c->head) {
+    seg *n = c->head->next;
+    free(c->head->data);
+    free(c->head);
+    c->head = n;
+  }
+  if (c->timer) event_free(c->timer);
+  if (c->bev) bufferevent_free(c->bev);
+  if (c->prev) c->prev->next = c->next;
+  else s->conns = c->next;
+  if (c->next) c->next->prev = c->prev;
+  free(c);
+}
+
+static void conn_reset(conn *c) {
+  struct linger lg = {1, 0};
+  setsockopt(bufferevent_getfd(c->bev), SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  conn_free(c); /* closing with a zero linger sends RST */
+}
+
+static void conn_read(conn *c);
+
+/* Plays the response queue until it must wait (a delay, a flush) or ends. Returns 0 when the
+ * connection was freed. */
+static int conn_play(conn *c) {
+  while (c->head) {
+    seg *sg = c->head;
+    if (sg->delay_ms > 0 && !sg->waited) {
+      sg->waited = 1;
+      struct timeval tv = {sg->delay_ms / 1000, (sg->delay_ms % 1000) * 1000};
+      evtimer_add(c->timer, &tv);
+      return 1;
+    }
+    c->head = sg->next;
+    if (!c->head) c->tail = NULL;
+    seg_kind kind = sg->kind;
+    if (kind == SEG_DATA && sg->len) bufferevent_write(c->bev, sg->data, sg->len);
+    free(sg->data);
+    free(sg);
+    if (kind == SEG_STALL) {
+      c->stalled = 1;
+      while (c->head) {
+        seg *n = c->head->next;
+        free(c->head->data);
+        free(c->head);
+        c->head = n;
+      }
+      c->tail = NULL;
+      return 1;
+    }
+    if (kind == SEG_RESET) {
+      if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+        conn_reset(c);
+        return 0;
+      }
+      c->reset_pending = 1; /* after the write callback says the output is flushed */
+      return 1;
+    }
+    if (kind == SEG_END) {
+      c->busy = 0;
+      conn_read(c); /* a request that arrived meanwhile */
+      return 1;
+    }
+  }
+  return 1;
+}
+
+static void on_conn_timer(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  conn_play(arg);
+}
+
+static void on_conn_write(struct bufferevent *bev, void *arg) {
+  (void)bev;
+  conn *c = arg;
+  if (c->reset_pending) conn_reset(c);
+}
+
+/* Parses one whole request from the input buffer when it is there, and plans its response. */
+static void conn_read(conn *c) {
+  if (c->busy || c->stalled) return;
+  struct evbuffer *in = bufferevent_get_input(c->bev);
+  struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+  if (end.pos < 0) {
+    if (evbuffer_get_length(in) > SRV_HEADER_CAP) conn_free(c);
+    return;
+  }
+  size_t hlen = (size_t)end.pos + 4;
+  char *head = malloc(hlen + 1);
+  evbuffer_copyout(in, head, hlen);
+  head[hlen] = '\0';
+  char *eol = strstr(head, "\r\n");
+  *eol = '\0';
+  char *headers = eol + 2;
+  char *cl = header_value(headers, "content-length");
+  size_t blen = cl ? strtoul(cl, NULL, 10) : 0;
+  free(cl);
+  if (blen > SRV_BODY_CAP) {
+    free(head);
+    conn_free(c);
+    return;
+  }
+  if (evbuffer_get_length(in) < hlen + blen) {
+    free(head);
+    return; /* the rest of the body is on its way */
+  }
+  evbuffer_drain(in, hlen);
+  char *body = malloc(blen + 1);
+  evbuffer_remove(in, body, blen);
+  body[blen] = '\0';
+  char method[16] = "", path[4096] = "";
+  sscanf(head, "%15s %4095s", method, path);
+  headers[strlen(headers) - 2] = '\0'; /* drop the blank line's CRLF */
+  llm_server *s = c->srv;
+  pthread_mutex_lock(&s->mu);
+  if (s->record) {
+    if (s->n_reqs == s->cap_reqs) {
+      s->cap_reqs = s->cap_reqs ? s->cap_reqs * 2 : 16;
+      s->reqs = realloc(s->reqs, s->cap_reqs * sizeof *s->reqs);
+    }
+    llm_server_request *r = &s->reqs[s->n_reqs++];
+    r->method = strdup(method);
+    r->path = strdup(path);
+    r->headers = strdup(headers);
+    r->body = strdup(body);
+  }
+  pthread_mutex_unlock(&s->mu);
+  c->busy = 1;
+  respond(c, method, path, headers, body, blen);
+  free(head);
+  free(body);
+  conn_play(c);
+}
+
+static void on_conn_read(struct bufferevent *bev, void *arg) {
+  (void)bev;
+  conn_read(arg);
+}
+
+static void on_conn_event(struct bufferevent *bev, short what, void *arg) {
+  (void)bev;
+  if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) conn_free(arg);
+}
+
+static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg) {
+  (void)lis;
+  (void)sa;
+  (void)socklen;
+  llm_server *s = arg;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  conn *c = calloc(1, sizeof *c);
+  c->srv = s;
+  c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+  c->timer = evtimer_new(s->base, on_conn_timer, c);
+  bufferevent_setcb(c->bev, on_conn_read, on_conn_write, on_conn_event, c);
+  bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+  c->next = s->conns;
+  if (s->conns) s->conns->prev = c;
+  s->conns = c;
+  pthread_mutex_lock(&s->mu);
+  s->accepted++;
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void on_stop(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  event_base_loopbreak(((llm_server *)arg)->base);
+}
+
+static void *server_main(void *arg) {
+  llm_server *s = arg;
+  event_base_dispatch(s->base);
+  return NULL;
+}
+
+/* ---------- public ---------- */
+
+int llm_server_start(llm_server **out) {
+  llm_server *s = calloc(1, sizeof *s);
+  if (!s) return -1;
+  pthread_mutex_init(&s->mu, NULL);
+  s->record = 1;
+  s->stop_pipe[0] = s->stop_pipe[1] = -1;
+  s->base = event_base_new();
+  struct sockaddr_in sin;
+  memset(&sin, 0, sizeof sin);
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sin.sin_port = 0;
+  if (!s->base || pipe(s->stop_pipe) != 0) goto fail;
+  /* A deep backlog: benchmarks open a thousand connections at once. */
+  s->lis = evconnlistener_new_bind(s->base, on_accept, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 4096,
+                                   (struct sockaddr *)&sin, sizeof sin);
+  if (!s->lis) goto fail;
+  socklen_t sl = sizeof sin;
+  getsockname(evconnlistener_get_fd(s->lis), (struct sockaddr *)&sin, &sl);
+  s->port = ntohs(sin.sin_port);
+  s->stop_ev = event_new(s->base, s->stop_pipe[0], EV_READ, on_stop, s);
+  if (!s->stop_ev || event_add(s->stop_ev, NULL) != 0) goto fail;
+  if (pthread_create(&s->thread, NULL, server_main, s) != 0) goto fail;
+  s->thread_started = 1;
+  *out = s;
+  return 0;
+fail:
+  llm_server_stop(s);
+  return -1;
+}
+
+void llm_server_stop(llm_server *s) {
+  if (!s) return;
+  if (s->thread_started) {
+    char b = 1;
+    if (write(s->stop_pipe[1], &b, 1) != 1) perror("llm_server_stop");
+    pthread_join(s->thread, NULL);
+  }
+  while (s->conns) conn_free(s->conns);
+  if (s->stop_ev) event_free(s->stop_ev);
+  if (s->lis) evconnlistener_free(s->lis);
+  if (s->base) event_base_free(s->base);
+  if (s->stop_pipe[0] >= 0) close(s->stop_pipe[0]);
+  if (s->stop_pipe[1] >= 0) close(s->stop_pipe[1]);
+  llm_server_reset(s);
+  free(s->reqs);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+int llm_server_port(const llm_server *s) { return s->port; }
+
+const char *llm_server_url(const llm_server *s, const char *suffix) {
+  static char buf[256];
+  snprintf(buf, sizeof buf, "http://127.0.0.1:%d%s", s->port, suffix ? suffix : "");
+  return buf;
+}
+
+int llm_server_rule(llm_server *s, const char *match, const char *directives) {
+  plan p;
+  plan_init(&p);
+  int bad = plan_parse(&p, directives, NULL);
+  plan_free(&p);
+  if (bad) return -1;
+  rule *r = calloc(1, sizeof *r);
+  r->match = strdup(match ? match : "");
+  r->directives = strdup(directives);
+  pthread_mutex_lock(&s->mu);
+  rule **tail = &s->rules;
+  while (*tail) tail = &(*tail)->next;
+  *tail = r;
+  pthread_mutex_unlock(&s->mu);
+  return 0;
+}
+
+void llm_server_reset(llm_server *s) {
+  pthread_mutex_lock(&s->mu);
+  while (s->rules) {
+    rule *n = s->rules->next;
+    free(s->rules->match);
+    free(s->rules->directives);
+    free(s->rules);
+    s->rules = n;
+  }
+  while (s->counters) {
+    counter *n = s->counters->next;
+    free(s->counters->key);
+    free(s->counters);
+    s->counters = n;
+  }
+  for (size_t i = 0; i < s->n_reqs; i++) llm_server_request_free(&s->reqs[i]);
+  s->n_reqs = 0;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void llm_server_set_recording(llm_server *s, int on) {
+  pthread_mutex_lock(&s->mu);
+  s->record = on;
+  pthread_mutex_unlock(&s->mu);
+}
+
+size_t llm_server_request_count(llm_server *s) {
+  pthread_mutex_lock(&s->mu);
+  size_t n = s->n_reqs;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}
+
+int llm_server_request_get(llm_server *s, size_t i, llm_server_request *out) {
+  int rc = -1;
+  pthread_mutex_lock(&s->mu);
+  if (i < s->n_reqs) {
+    const llm_server_request *r = &s->reqs[i];
+    out->method = strdup(r->method);
+    out->path = strdup(r->path);
+    out->headers = strdup(r->headers);
+    out->body = strdup(r->body);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+void llm_server_request_free(llm_server_request *r) {
+  free(r->method);
+  free(r->path);
+  free(r->headers);
+  free(r->body);
+  memset(r, 0, sizeof *r);
+}
+
+char *llm_server_request_header(const llm_server_request *r, const char *name) {
+  return header_value(r->headers, name);
+}
+
+size_t llm_server_connections(llm_server *s) {
+  pthread_mutex_lock(&s->mu);
+  size_t n = s->accepted;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}

@@ -1,0 +1,96 @@
+/* A loopback LLM server for tests and benchmarks: speaks the OpenAI, Anthropic, Gemini and Ollama
+ * wire formats on 127.0.0.1 (ephemeral port), runs on its own thread with its own event loop, records
+ * every request, and is scripted per request by rules the test adds or by directives inside the
+ * prompt itself (so end-to-end tests through the agora binary can script it too).
+ *
+ * Routes (by path, method POST):
+ *   .../chat/completions                              OpenAI  (stream: body "stream":true)
+ *   .../v1/messages                                   Anthropic (stream: body "stream":true)
+ *   .../v1beta/models/M:streamGenerateContent?alt=sse Gemini, streamed (SSE, CRLF line ends)
+ *   .../v1beta/models/M:generateContent               Gemini, whole reply
+ *   .../api/chat                                      Ollama  (stream unless body "stream":false)
+ *
+ * DIRECTIVES. A request's plan comes from, lowest priority first: the first rule whose match text
+ * occurs in the system prompt or the last user message (llm_server_rule), then a directive in the
+ * system prompt, then one in the last user message; later sources override earlier ones key by key.
+ * A directive is written anywhere in the text as
+ *
+ *     [[mock key=value key="quoted value" flag ...]]
+ *
+ * Values are bare (up to white space or "]]") or double-quoted with \" \\ \n escapes; a key with no
+ * "=value" means 1. Rules take the same key=value list without the brackets. Keys:
+ *   reply=TEXT          the reply text (default "mock reply")
+ *   echo=1              reply "echo: " + the last user message (directives removed)
+ *   latency=MS          wait before the response headers
+ *   delay=MS            wait between streamed events
+ *   chunk=N             N characters of text per streamed event (default: one word per event)
+ *   split=N             write every event in N-byte pieces 1 ms apart (an event split across reads)
+ *   merge=1             write the whole streamed body at once (several events in one read)
+ *   status=CODE         answer with that HTTP status and the provider's error body
+ *   error_type=T        the error type in error bodies / mid-stream errors (e.g. insufficient_quota)
+ *   error_message=M     the error message
+ *   retry_after=S       Retry-After header (seconds) on an error reply
+ *   retry_after_ms=MS   retry-after-ms header on an error reply
+ *   stall=N             streamed: send N text events, then nothing (connection kept open);
+ *                       whole reply: the headers, then nothing
+ *   reset=N             streamed: send N text events, then reset the connection (RST);
+ *                       whole reply: half the body, then reset
+ *   malformed=1         streamed: an event with broken JSON after the first text event;
+ *                       whole reply: a broken body
+ *   oversize=BYTES      streamed: a text event of BYTES characters after the first one;
+ *                       whole reply: a reply text of BYTES characters
+ *   midstream_error=T   HTTP 200, then after the first text event the provider's error object with
+ *                       type T (Anthropic "event: error", OpenAI/Gemini {"error":{..}}, Ollama
+ *                       {"error":".."}); whole reply: that error object as the 200 body
+ *   tool=NAME args=JSON a tool-call shaped reply (OpenAI tool_calls, Anthropic tool_use, Gemini
+ *                       functionCall, Ollama tool_calls) instead of text
+ *   times=N             the faults (status, retry_after*, stall, reset, malformed, oversize,
+ *                       midstream_error) apply to the first N requests with this plan only; later
+ *                       ones get the normal reply. A plan is identified by its rule and the exact
+ *                       directive texts, so "[[mock status=500 times=1]]" fails once, then answers.
+ * Error bodies for status=401 quote the key the request carried, as real providers do (partly),
+ * so tests can check that a client never shows it.
+ *
+ * Thread safety: all functions are called from the test's thread; the server thread only touches
+ * shared state (rules, counters, records) under a mutex. */
+#ifndef AG_TEST_LLM_SERVER_H
+#define AG_TEST_LLM_SERVER_H
+
+#include <stddef.h>
+
+typedef struct llm_server llm_server;
+
+/* Binds 127.0.0.1 on an ephemeral port and starts the server thread. Returns 0 or -1. */
+int llm_server_start(llm_server **out);
+/* Stops the thread, closes every connection, frees. */
+void llm_server_stop(llm_server *s);
+int llm_server_port(const llm_server *s);
+/* "http://127.0.0.1:PORT" followed by suffix, in a static buffer (tests build base URLs with it). */
+const char *llm_server_url(const llm_server *s, const char *suffix);
+
+/* Adds a rule: requests whose system prompt or last user message contains match (NULL or "": every
+ * request) get the directives (key=value list, as above). Returns 0, or -1 when they do not parse. */
+int llm_server_rule(llm_server *s, const char *match, const char *directives);
+/* Forgets rules, fault counters and recorded requests. */
+void llm_server_reset(llm_server *s);
+/* Recording is on by default; benchmarks turn it off. */
+void llm_server_set_recording(llm_server *s, int on);
+
+/* A recorded request; strings owned by the copy (llm_server_request_free). */
+typedef struct llm_server_request {
+  char *method;
+  char *path;
+  char *headers; /* the raw header lines after the request line, "\r\n"-separated */
+  char *body;
+} llm_server_request;
+
+size_t llm_server_request_count(llm_server *s);
+/* Copies request i (0 = first); returns 0, or -1 when there is none. */
+int llm_server_request_get(llm_server *s, size_t i, llm_server_request *out);
+void llm_server_request_free(llm_server_request *r);
+/* The value of a header (case-insensitive name), malloc'd, or NULL. */
+char *llm_server_request_header(const llm_server_request *r, const char *name);
+/* Connections accepted so far (connection reuse shows as fewer connections than requests). */
+size_t llm_server_connections(llm_server *s);
+
+#endif
