@@ -1,0 +1,224 @@
+/* End to end through the agora binary against the loopback LLM server: every provider, streamed and
+ * not, gets the exact prompt the agent builds (system prompt, the memory window with "<sender>: "
+ * prefixes, model, temperature, max tokens); failures become llm-error events and exit 1 while the
+ * world goes on; a missing key is named; many agents answer one public message concurrently. */
+#include "support/llm_server.h"
+#include "support/proc.h"
+#include "support/unit.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *tmp;
+static llm_server *srv;
+
+static const char *world_file(const char *name, const char *json) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/%s", tmp, name);
+  unit_write_file(path, json);
+  return path;
+}
+
+static const char *base_url(const char *provider) {
+  if (!strcmp(provider, "openai")) return llm_server_url(srv, "/v1");
+  return llm_server_url(srv, "");
+}
+
+/* The JSON body of request i, parsed (caller frees). */
+static cJSON *request_body(size_t i) {
+  llm_server_request r;
+  if (llm_server_request_get(srv, i, &r)) return NULL;
+  cJSON *j = cJSON_Parse(r.body);
+  llm_server_request_free(&r);
+  return j;
+}
+
+static const char *str(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItem(o, k);
+  return cJSON_IsString(v) ? v->valuestring : "(missing)";
+}
+
+/* The text of a message in any provider's shape: "content" string, or content/parts blocks. */
+static const char *msg_text(const cJSON *m) {
+  const cJSON *c = cJSON_GetObjectItem(m, "content");
+  if (cJSON_IsString(c)) return c->valuestring;
+  const cJSON *blocks = cJSON_IsArray(c) ? c : cJSON_GetObjectItem(m, "parts");
+  const cJSON *b = cJSON_GetArrayItem(blocks, 0);
+  return str(b, "text");
+}
+
+/* Checks the third request of a three-question chat: the system prompt where the provider puts it,
+ * then exactly the window of 3: the second question, the answer to it, the third question. */
+static void check_prompt(const char *provider, int stream, const cJSON *body) {
+  const char *sys = "You are ann, brief.";
+  const cJSON *msgs = NULL;
+  const char *assistant = "assistant";
+  if (!strcmp(provider, "anthropic")) {
+    CHECK_STR(str(body, "system"), sys);
+    CHECK_INT(cJSON_GetObjectItem(body, "max_tokens")->valueint, 77);
+    CHECK(cJSON_GetObjectItem(body, "temperature")->valuedouble == 0.25);
+    msgs = cJSON_GetObjectItem(body, "messages");
+  } else if (!strcmp(provider, "gemini")) {
+    const cJSON *si = cJSON_GetObjectItem(body, "systemInstruction");
+    CHECK_STR(msg_text(si), sys);
+    const cJSON *gc = cJSON_GetObjectItem(body, "generationConfig");
+    CHECK_INT(cJSON_GetObjectItem(gc, "maxOutputTokens")->valueint, 77);
+    CHECK(cJSON_GetObjectItem(gc, "temperature")->valuedouble == 0.25);
+    msgs = cJSON_GetObjectItem(body, "contents");
+    assistant = "model";
+  } else {
+    msgs = cJSON_GetObjectItem(body, "messages");
+    const cJSON *first = cJSON_GetArrayItem(msgs, 0);
+    CHECK_STR(str(first, "role"), "system");
+    CHECK_STR(msg_text(first), sys);
+    cJSON_DeleteItemFromArray((cJSON *)msgs, 0);
+    if (!strcmp(provider, "ollama")) {
+      const cJSON *opt = cJSON_GetObjectItem(body, "options");
+      CHECK_INT(cJSON_GetObjectItem(opt, "num_predict")->valueint, 77);
+      CHECK(cJSON_GetObjectItem(opt, "temperature")->valuedouble == 0.25);
+    } else {
+      CHECK_INT(cJSON_GetObjectItem(body, "max_tokens")->valueint, 77);
+      CHECK(cJSON_GetObjectItem(body, "temperature")->valuedouble == 0.25);
+    }
+    CHECK_INT(cJSON_IsTrue(cJSON_GetObjectItem(body, "stream")), stream);
+  }
+  if (strcmp(provider, "gemini")) CHECK_STR(str(body, "model"), "model-x");
+  CHECK_INT(cJSON_GetArraySize(msgs), 3);
+  const char *roles[] = {"user", assistant, "user"};
+  const char *texts[] = {"human: @ann two", "echo: human: @ann one", "human: @ann three"};
+  texts[1] = "echo: human: @ann two";
+  for (int i = 0; i < 3; i++) {
+    const cJSON *m = cJSON_GetArrayItem(msgs, i);
+    CHECK_STR(str(m, "role"), roles[i]);
+    CHECK_STR(msg_text(m), texts[i]);
+  }
+}
+
+static void every_provider_gets_the_prompt(void) {
+  const char *providers[] = {"openai", "anthropic", "gemini", "ollama"};
+  for (int p = 0; p < 4; p++) {
+    for (int stream = 0; stream < 2; stream++) {
+      llm_server_reset(srv);
+      llm_server_rule(srv, "You are ann", "echo=1");
+      char json[2048];
+      snprintf(json, sizeof json,
+               "{\"name\": \"w\", \"memory_window\": 3, \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\","
+               " \"model\": \"model-x\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
+               " \"temperature\": 0.25, \"max_tokens\": 77, \"stream\": %s,"
+               " \"system_prompt\": \"You are ann, brief.\"}],"
+               " \"script\": [{\"from\": \"human\", \"text\": \"@ann one\"}, {\"from\": \"human\", \"text\": \"@ann two\"},"
+               " {\"from\": \"human\", \"text\": \"@ann three\"}]}",
+               providers[p], base_url(providers[p]), stream ? "true" : "false");
+      const char *args[] = {"run", world_file("p.json", json), "--json", "--no-save", NULL};
+      const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+      proc_result r;
+      CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+      if (r.status) fprintf(stderr, "  %s stream=%d: %s\n", providers[p], stream, r.err);
+      CHECK_INT(r.status, 0);
+      char *msgs = proc_messages(r.out);
+      CHECK_STR(msgs, "human|human|@ann one\nann|agent|echo: human: @ann one\n"
+                      "human|human|@ann two\nann|agent|echo: human: @ann two\n"
+                      "human|human|@ann three\nann|agent|echo: human: @ann three\n");
+      free(msgs);
+      proc_result_free(&r);
+      CHECK_INT(llm_server_request_count(srv), 3);
+      cJSON *body = request_body(2);
+      CHECK(body != NULL);
+      if (body) check_prompt(providers[p], stream, body);
+      cJSON_Delete(body);
+    }
+  }
+}
+
+/* A failing agent publishes nothing and the others go on; run exits 1 and the event says why. */
+static void failure_is_an_event_and_exit_1(void) {
+  llm_server_reset(srv);
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"name\": \"w\", \"agents\": ["
+           " {\"name\": \"bad\", \"provider\": \"openai\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
+           "  \"max_retries\": 1, \"system_prompt\": \"[[mock status=500 error_message=boom]]\"},"
+           " {\"name\": \"good\", \"replies\": [\"still here\"]}],"
+           " \"script\": [{\"from\": \"world\", \"text\": \"Anyone?\"}]}",
+           llm_server_url(srv, "/v1"));
+  const char *args[] = {"run", world_file("f.json", json), "--json", "--no-save", NULL};
+  const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", "AGORA_LLM_BACKOFF_MS=5", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+  CHECK_INT(r.status, 1);
+  char *msgs = proc_messages(r.out);
+  CHECK_STR(msgs, "world|world|Anyone?\ngood|agent|still here\n");
+  free(msgs);
+  const char *ev = strstr(r.out, "\"event\":\"llm-error\"");
+  CHECK(ev != NULL);
+  CHECK(ev && strstr(ev, "\"http_status\":500") && strstr(ev, "\"attempts\":2") && strstr(ev, "\"agent\":\"bad\""));
+  CHECK(strstr(r.err, "1 LLM call(s) failed") != NULL);
+  CHECK(strstr(r.out, "sk-test-0123456789") == NULL && strstr(r.err, "sk-test-0123456789") == NULL);
+  proc_result_free(&r);
+}
+
+static void missing_key_is_named(void) {
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"provider\": \"anthropic\", \"base_url\": \"%s\","
+           " \"api_key_env\": \"AGORA_TEST_UNSET_KEY\"}], \"script\": [{\"from\": \"human\", \"text\": \"@ann hi\"}]}",
+           llm_server_url(srv, ""));
+  const char *args[] = {"run", world_file("k.json", json), "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 1);
+  CHECK(strstr(r.out, "-- llm-error:") != NULL && strstr(r.out, "AGORA_TEST_UNSET_KEY") != NULL);
+  proc_result_free(&r);
+}
+
+/* 60 agents, one public message, 200 ms per call: every reply arrives and is saved. */
+static void many_agents_at_once(void) {
+  llm_server_reset(srv);
+  llm_server_rule(srv, "", "latency=200 echo=1");
+  size_t cap = 64 * 1024;
+  char *json = malloc(cap);
+  snprintf(json, cap, "{\"name\": \"fan\", \"defaults\": {\"provider\": \"ollama\", \"base_url\": \"%s\"}, \"agents\": [",
+           llm_server_url(srv, ""));
+  for (int i = 0; i < 60; i++)
+    snprintf(json + strlen(json), cap - strlen(json), "%s{\"name\": \"a%d\", \"system_prompt\": \"You are a%d.\"}",
+             i ? "," : "", i, i);
+  strcat(json, "], \"script\": [{\"from\": \"human\", \"text\": \"Roll call!\"}]}");
+  char db[4096];
+  snprintf(db, sizeof db, "%s/db-fan", tmp);
+  const char *args[] = {"run", world_file("fan.json", json), "--json", "--db", db, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  int replies = 0;
+  for (const char *p = r.out; (p = strstr(p, "\"text\":\"echo: human: Roll call!\"")); p++) replies++;
+  CHECK_INT(replies, 60);
+  CHECK_INT(llm_server_request_count(srv), 60);
+  proc_result_free(&r);
+  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
+  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
+  CHECK(strstr(r.out, "\"message_count\":61") != NULL);
+  proc_result_free(&r);
+  free(json);
+}
+
+static const unit_test tests[] = {
+  UNIT(every_provider_gets_the_prompt),
+  UNIT(failure_is_an_event_and_exit_1),
+  UNIT(missing_key_is_named),
+  UNIT(many_agents_at_once),
+};
+
+int main(int argc, char **argv) {
+  tmp = unit_tmpdir();
+  if (llm_server_start(&srv)) {
+    fprintf(stderr, "cannot start the loopback server\n");
+    return 1;
+  }
+  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  llm_server_stop(srv);
+  unit_rmrf(tmp);
+  free(tmp);
+  return rc;
+}
