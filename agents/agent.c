@@ -183,13 +183,13 @@ int agent_prompt_build(const char *system_prompt, const char *self_id, ag_msg *c
     return AG_ERR_NOMEM;
   }
   size_t k = 0, pos = 0;
-  if (system_prompt) msgs[k++] = (llm_message){"system", system_prompt};
+  if (system_prompt) msgs[k++] = (llm_message){.role = "system", .content = system_prompt};
   for (size_t i = first; i < n; i++) {
     const ag_msg *m = memory[i];
     /* The agent's own replies go back as the assistant's words; everyone else is named so the
      * model always knows who said what. */
     if (strcasecmp(m->sender, self_id) == 0 && m->kind != AG_KIND_HUMAN) {
-      msgs[k++] = (llm_message){"assistant", m->text};
+      msgs[k++] = (llm_message){.role = "assistant", .content = m->text};
     } else {
       char *p = buf + pos;
       size_t sl = strlen(m->sender), tl = strlen(m->text);
@@ -197,7 +197,7 @@ int agent_prompt_build(const char *system_prompt, const char *self_id, ag_msg *c
       memcpy(p + sl, ": ", 2);
       memcpy(p + sl + 2, m->text, tl + 1);
       pos += sl + tl + 3;
-      msgs[k++] = (llm_message){"user", p};
+      msgs[k++] = (llm_message){.role = "user", .content = p};
     }
   }
   *out = msgs;
@@ -293,7 +293,7 @@ static void agent_start_next(agent *a) {
     if (!rc) {
       a->answering = m; /* the inbox's reference moves here */
       agent_report(a, AGENT_EV_LLM_START, NULL, 0, NULL, 0);
-      llm_request req = {msgs, n_msgs};
+      llm_request req = {.messages = msgs, .n_messages = n_msgs};
       llm_callbacks cb = {agent_on_chunk, agent_on_done};
       rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
       if (rc) a->answering = NULL;

@@ -46,8 +46,8 @@ static double run_once(const llm_config *cfg, int n) {
     fprintf(stderr, "bench_fanout: cannot create the client\n");
     exit(1);
   }
-  llm_message msgs[2] = {{"system", "You are a benchmark."}, {"user", "Say something short."}};
-  llm_request req = {msgs, 2};
+  llm_message msgs[2] = {{.role = "system", .content = "You are a benchmark."}, {.role = "user", .content = "Say something short."}};
+  llm_request req = {.messages = msgs, .n_messages = 2};
   llm_callbacks cb = {NULL, on_done};
   double t0 = now_ms();
   for (int i = 0; i < n; i++) {

@@ -4,6 +4,7 @@
 
 #include "common/defer.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,12 @@ static void call_unlink(llm_call *call) {
 
 static void call_release(llm_call *call) {
   if (call->impl && call->ops->cancel) call->ops->cancel(call);
+  for (size_t i = 0; i < call->n_tool_calls; i++) {
+    free(call->tool_calls[i].id);
+    free(call->tool_calls[i].name);
+    free(call->tool_calls[i].args_json);
+  }
+  free(call->tool_calls);
   ag_defer_cancel(call->client->defer, call);
   call_unlink(call);
   free(call);
@@ -210,4 +217,32 @@ void llm_call_finish(llm_call *call, int err, const char *text, const llm_error_
   call->ep = NULL;
   if (call->cb.on_done) call->cb.on_done(call->ud, err, text ? text : "", info);
   call_release(call);
+}
+
+const llm_tool_call *llm_call_tool_calls(const llm_call *call, size_t *n) {
+  *n = call->n_tool_calls;
+  return call->tool_calls;
+}
+
+int llm_call_add_tool_call(llm_call *call, const char *id, const char *name, const char *args_json) {
+  llm_tool_call *p = realloc(call->tool_calls, (call->n_tool_calls + 1) * sizeof *p);
+  if (!p) return AG_ERR_NOMEM;
+  call->tool_calls = p;
+  char gen[32];
+  if (!id || !id[0]) {
+    snprintf(gen, sizeof gen, "call_%zu", call->n_tool_calls + 1);
+    id = gen;
+  }
+  llm_tool_call *tc = &p[call->n_tool_calls];
+  tc->id = strdup(id);
+  tc->name = strdup(name ? name : "");
+  tc->args_json = strdup(args_json && args_json[0] ? args_json : "{}");
+  if (!tc->id || !tc->name || !tc->args_json) {
+    free(tc->id);
+    free(tc->name);
+    free(tc->args_json);
+    return AG_ERR_NOMEM;
+  }
+  call->n_tool_calls++;
+  return AG_OK;
 }

@@ -46,15 +46,39 @@ void llm_config_free(llm_config *cfg);
 /* Default environment variable for a provider's key (NULL for script and ollama). */
 const char *llm_default_key_env(llm_provider_kind kind);
 
-/* One prompt message; both strings borrowed for the duration of llm_call_start (providers copy). */
+/* A tool call the model made: the provider's call id (generated when the provider has none, e.g.
+ * Gemini), the tool's name and its arguments as JSON object text. In results the strings are owned by
+ * the call; in requests they are borrowed. */
+typedef struct llm_tool_call {
+  char *id;
+  char *name;
+  char *args_json;
+} llm_tool_call;
+
+/* One prompt message; every pointer is borrowed for the duration of llm_call_start (providers copy).
+ * roles: "system", "user", "assistant" (text and/or tool_calls), "tool" (the result of one call:
+ * content is the result as JSON text, tool_call_id and tool_name say which call it answers). */
 typedef struct llm_message {
-  const char *role; /* "system", "user", "assistant" */
-  const char *content;
+  const char *role;
+  const char *content;              /* may be NULL for an assistant message with only tool calls */
+  const llm_tool_call *tool_calls;  /* assistant: the calls it made */
+  size_t n_tool_calls;
+  const char *tool_call_id;         /* tool */
+  const char *tool_name;            /* tool */
 } llm_message;
+
+/* A tool the model may call. parameters_json is a JSON Schema object, as text. Borrowed. */
+typedef struct llm_tool {
+  const char *name;
+  const char *description;
+  const char *parameters_json;
+} llm_tool;
 
 typedef struct llm_request {
   const llm_message *messages;
   size_t n_messages;
+  const llm_tool *tools; /* offered to the model; NULL/0: none (then no tools field is sent) */
+  size_t n_tools;
 } llm_request;
 
 /* What went wrong with a failed call, for the llm-error event. */
@@ -106,6 +130,11 @@ typedef struct llm_usage {
 } llm_usage;
 /* The usage of a call; meaningful inside its on_done (the call is freed right after). */
 llm_usage llm_call_usage(const llm_call *call);
+/* The tool calls of a successful reply, in order (n = 0 when it made none); valid inside on_done. A
+ * reply may carry text and tool calls together. */
+const llm_tool_call *llm_call_tool_calls(const llm_call *call, size_t *n);
+/* For providers: appends a tool call to the call's result (strings copied; id NULL → generated). */
+int llm_call_add_tool_call(llm_call *call, const char *id, const char *name, const char *args_json);
 
 /* Number of calls in flight on the client. */
 size_t llm_client_active(const llm_client *c);

@@ -35,6 +35,8 @@ struct llm_call {
   void *ud;
   void *impl; /* provider state */
   llm_usage usage; /* filled by the provider before a successful llm_call_finish */
+  llm_tool_call *tool_calls; /* added with llm_call_add_tool_call before a successful finish */
+  size_t n_tool_calls;
   struct llm_call *prev, *next;
 };
 

@@ -54,7 +54,7 @@ static size_t live_transfers(const fixture *f) { return f->client->http ? llm_ht
 static llm_request one_message(llm_message *m, const char *text) {
   m->role = "user";
   m->content = text;
-  return (llm_request){m, 1};
+  return (llm_request){.messages = m, .n_messages = 1};
 }
 
 static void test_cancel_in_flight(void) {
@@ -108,8 +108,8 @@ static void chunky_chunk(void *ud, const char *t, size_t n) {
     (*c->pending)--;
   }
   if (c->spawn_on) {
-    llm_message m = {"user", "spawned"};
-    llm_request req = {&m, 1};
+    llm_message m = {.role = "user", .content = "spawned"};
+    llm_request req = {.messages = &m, .n_messages = 1};
     CHECK_INT(llm_drive_start(c->spawn_on, &req, c->spawned, c->base, c->pending), AG_OK);
   }
   if (c->cancel_self) {

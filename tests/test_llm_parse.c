@@ -302,8 +302,8 @@ static void test_wire_error_bodies(void) {
 static void test_wire_urls(void) {
   llm_config cfg;
   llm_config_init(&cfg);
-  llm_message m = {"user", "hi"};
-  llm_request req = {&m, 1};
+  llm_message m = {.role = "user", .content = "hi"};
+  llm_request req = {.messages = &m, .n_messages = 1};
   const llm_wire *ws[] = {&llm_openai_wire, &llm_anthropic_wire, &llm_gemini_wire, &llm_ollama_wire};
   const char *want[] = {"https://api.openai.com/v1/chat/completions", "https://api.anthropic.com/v1/messages",
                         "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse",
@@ -334,8 +334,8 @@ static void test_wire_merges_roles(void) {
   llm_config cfg;
   llm_config_init(&cfg);
   cfg.stream = 0;
-  llm_message m[] = {{"system", "S1"}, {"user", "a"}, {"user", "b"}, {"system", "S2"}, {"assistant", "c"}};
-  llm_request req = {m, 5};
+  llm_message m[] = {{.role = "system", .content = "S1"}, {.role = "user", .content = "a"}, {.role = "user", .content = "b"}, {.role = "system", .content = "S2"}, {.role = "assistant", .content = "c"}};
+  llm_request req = {.messages = m, .n_messages = 5};
   ag_buf url;
   ag_buf_init(&url, 4096);
   char *body = NULL;

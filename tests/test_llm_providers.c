@@ -42,8 +42,8 @@ static void run_one(const llm_config *cfg, const char *system, const char *user,
   llm_drive_result_init(r);
   CHECK_INT(llm_client_new(base, &c), AG_OK);
   CHECK_INT(llm_endpoint_new(c, cfg, &e, NULL), AG_OK);
-  llm_message msgs[2] = {{"system", system}, {"user", user}};
-  llm_request req = {msgs, 2};
+  llm_message msgs[2] = {{.role = "system", .content = system}, {.role = "user", .content = user}};
+  llm_request req = {.messages = msgs, .n_messages = 2};
   int pending = 0;
   CHECK_INT(llm_drive_start(e, &req, r, base, &pending), AG_OK);
   CHECK_INT(r->done, 0); /* never from inside start */
@@ -323,8 +323,8 @@ static void expect_request(llm_provider_kind kind, int stream, const llm_config 
   llm_endpoint *e = NULL;
   CHECK_INT(llm_client_new(base, &c), AG_OK);
   CHECK_INT(llm_endpoint_new(c, &cfg, &e, NULL), AG_OK);
-  llm_message msgs[4] = {{"system", "You are terse."}, {"user", "Hello"}, {"assistant", "Hi!"}, {"user", "Bye"}};
-  llm_request req = {msgs, 4};
+  llm_message msgs[4] = {{.role = "system", .content = "You are terse."}, {.role = "user", .content = "Hello"}, {.role = "assistant", .content = "Hi!"}, {.role = "user", .content = "Bye"}};
+  llm_request req = {.messages = msgs, .n_messages = 4};
   llm_drive_result r;
   llm_drive_result_init(&r);
   int pending = 0;
