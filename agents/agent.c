@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 struct agent {
   agent_settings s;
@@ -22,6 +23,12 @@ struct agent {
   size_t inbox_head, inbox_len, inbox_cap;
   int memory_window;
   int emit_chunks;
+  /* The turn in progress: tool rounds so far and what they added to the prompt (assistant tool calls
+   * and tool results), sent back with each further round and forgotten when the turn ends. */
+  int rounds;
+  llm_message *tlog;
+  size_t n_tlog, cap_tlog;
+  context_state ctx;
   turn_state turn;
   ag_msg **mem;
   size_t n_mem, cap_mem;
@@ -36,12 +43,17 @@ struct agent {
 void agent_settings_init(agent_settings *s) {
   memset(s, 0, sizeof *s);
   s->auto_reply = 1;
+  s->tool_support = 1;
   llm_config_init(&s->llm);
 }
 
 int agent_settings_copy(agent_settings *dst, const agent_settings *src) {
   agent_settings_init(dst);
   dst->auto_reply = src->auto_reply;
+  dst->tools = src->tools;
+  dst->approve = src->approve;
+  dst->monadic = src->monadic;
+  dst->tool_support = src->tool_support;
   int rc = llm_config_copy(&dst->llm, &src->llm);
   if (rc) return rc;
   dst->name = src->name ? strdup(src->name) : NULL;
@@ -78,17 +90,23 @@ int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, 
     rc = AG_ERR_NOMEM;
     goto fail;
   }
+  if (a->s.monadic) a->s.tools |= TOOL_BIT(TOOL_LOAD_CONTEXT) | TOOL_BIT(TOOL_SAVE_CONTEXT);
+  if ((rc = context_init(&a->ctx))) goto fail;
   if ((rc = llm_endpoint_new(llm, &a->s.llm, &a->llm, em))) goto fail;
   *out = a;
   return AG_OK;
 fail:
+  context_free(&a->ctx);
   agent_settings_free(&a->s);
   free(a);
   return rc;
 }
 
+static void tlog_clear(agent *a);
+
 static void agent_drop_call(agent *a) {
   int was_thinking = agent_is_thinking(a);
+  tlog_clear(a);
   if (a->call) llm_call_cancel(a->call);
   a->call = NULL;
   if (a->answering) ag_msg_unref(a->answering);
@@ -110,6 +128,8 @@ void agent_free(agent *a) {
   agent_clear_memory(a);
   free(a->mem);
   free(a->inbox);
+  free(a->tlog);
+  context_free(&a->ctx);
   free(a->ids);
   free(a->ids_blob);
   llm_endpoint_free(a->llm);
@@ -165,6 +185,19 @@ void agent_reset(agent *a) {
   agent_drop_call(a);
   agent_clear_memory(a);
   a->turn = (turn_state){0, 0};
+  context_free(&a->ctx);
+  context_init(&a->ctx);
+}
+
+const context_state *agent_context(const agent *a) { return &a->ctx; }
+
+int agent_set_context(agent *a, const context_state *st) {
+  context_state copy;
+  int rc = context_copy(&copy, st);
+  if (rc) return rc;
+  context_free(&a->ctx);
+  a->ctx = copy;
+  return AG_OK;
 }
 
 void agent_cancel(agent *a) { agent_drop_call(a); }
@@ -209,8 +242,83 @@ int agent_prompt_build(const char *system_prompt, const char *self_id, ag_msg *c
 static void agent_report(agent *a, agent_event_type type, const char *text, size_t len,
                          const llm_error_info *info, int failed) {
   if (!a->host->event) return;
-  agent_event ev = {type, text, len, info, failed};
+  agent_event ev = {type, text, len, info, failed, NULL, NULL, 0};
   a->host->event(a->host->ctx, a, &ev);
+}
+
+static void agent_report_tool(agent *a, agent_event_type type, const char *tool, const char *call_id,
+                              const char *json, int failed, int64_t at_ms) {
+  if (!a->host->event) return;
+  agent_event ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms};
+  a->host->event(a->host->ctx, a, &ev);
+}
+
+static int64_t agent_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the turn log: what tool rounds add to the prompt ---- */
+
+static void tlog_clear(agent *a) {
+  for (size_t i = 0; i < a->n_tlog; i++) {
+    llm_message *m = &a->tlog[i];
+    free((char *)m->content);
+    free((char *)m->tool_call_id);
+    free((char *)m->tool_name);
+    for (size_t k = 0; k < m->n_tool_calls; k++) {
+      free(m->tool_calls[k].id);
+      free(m->tool_calls[k].name);
+      free(m->tool_calls[k].args_json);
+    }
+    free((llm_tool_call *)m->tool_calls);
+  }
+  a->n_tlog = 0;
+  a->rounds = 0;
+}
+
+static llm_message *tlog_add(agent *a) {
+  if (a->n_tlog == a->cap_tlog) {
+    size_t ncap = a->cap_tlog ? a->cap_tlog * 2 : 8;
+    llm_message *p = realloc(a->tlog, ncap * sizeof *p);
+    if (!p) return NULL;
+    a->tlog = p;
+    a->cap_tlog = ncap;
+  }
+  llm_message *m = &a->tlog[a->n_tlog++];
+  memset(m, 0, sizeof *m);
+  return m;
+}
+
+static char *dup0(const char *s) { return s ? strdup(s) : NULL; }
+
+/* The assistant's tool-calling message, copied into the log. */
+static int tlog_add_calls(agent *a, const char *text, const llm_tool_call *calls, size_t n) {
+  llm_message *m = tlog_add(a);
+  if (!m) return AG_ERR_NOMEM;
+  m->role = "assistant";
+  m->content = text && text[0] ? strdup(text) : NULL;
+  llm_tool_call *c = calloc(n, sizeof *c);
+  if (!c) return AG_ERR_NOMEM;
+  for (size_t i = 0; i < n; i++) {
+    c[i].id = dup0(calls[i].id);
+    c[i].name = dup0(calls[i].name);
+    c[i].args_json = dup0(calls[i].args_json);
+  }
+  m->tool_calls = c;
+  m->n_tool_calls = n;
+  return AG_OK;
+}
+
+static int tlog_add_result(agent *a, const llm_tool_call *call, const char *result) {
+  llm_message *m = tlog_add(a);
+  if (!m) return AG_ERR_NOMEM;
+  m->role = "tool";
+  m->content = strdup(result);
+  m->tool_call_id = dup0(call->id);
+  m->tool_name = dup0(call->name);
+  return m->content ? AG_OK : AG_ERR_NOMEM;
 }
 
 static void agent_on_chunk(void *ud, const char *text, size_t len) {
@@ -219,36 +327,198 @@ static void agent_on_chunk(void *ud, const char *text, size_t len) {
 }
 
 static void agent_start_next(agent *a);
+static int agent_call_llm(agent *a);
 
-static void agent_on_done(void *ud, int err, const char *text, const llm_error_info *info) {
-  agent *a = ud;
-  ag_msg *m = a->answering;
-  a->call = NULL;
-  a->answering = NULL;
+/* Publishes text as the answer to m (shaped, §5) and remembers it. */
+static void agent_publish_reply(agent *a, const ag_msg *m, const char *text, int empty_is_error) {
   char *shaped = NULL;
   shape_outcome outcome = SHAPE_SILENT;
-  if (err) {
-    agent_report(a, AGENT_EV_LLM_ERROR, info && info->message[0] ? info->message : ag_strerror(err),
-                 0, info, 1);
-    goto done;
-  }
-  agent_report(a, AGENT_EV_LLM_DONE, text, strlen(text), NULL, 0);
   int rc = shape_reply(text, a->id, m->sender, a->s.auto_reply, a->ids, a->n_ids, &outcome, &shaped);
   if (rc) {
     agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
-    goto done;
-  }
-  if (outcome == SHAPE_EMPTY) {
-    agent_report(a, AGENT_EV_LLM_ERROR, "empty reply", 0, NULL, 0);
+  } else if (outcome == SHAPE_EMPTY) {
+    if (empty_is_error) agent_report(a, AGENT_EV_LLM_ERROR, "empty reply", 0, NULL, 0);
   } else if (outcome == SHAPE_PUBLISH) {
     ag_msg *reply = NULL;
     if (a->host->publish(a->host->ctx, a, shaped, AG_KIND_AGENT, &reply) == AG_OK && reply)
       agent_memory_push(a, reply);
   }
-done:
   free(shaped);
+}
+
+static char *json_error(const char *fmt, const char *detail) {
+  char msg[512];
+  snprintf(msg, sizeof msg, fmt, detail);
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "error", msg);
+  char *s = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  return s;
+}
+
+static char *json_print_take(cJSON *j) {
+  char *s = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  return s;
+}
+
+/* Runs one tool call and returns its result as JSON text (caller frees). An unknown tool, a tool the
+ * agent was not given, invalid arguments or a denied approval give an error result, never a crash.
+ * save_context's message goes to *reply. */
+static char *agent_exec_tool(agent *a, const llm_tool_call *c, char **reply, int *failed, int64_t *at_ms) {
+  tool_id id;
+  char err[256];
+  cJSON *args = NULL;
+  *failed = 1;
+  *at_ms = agent_now_ms();
+  if (tool_parse(c->name, &id) || !(a->s.tools & TOOL_BIT(id))) return json_error("unknown tool '%s'", c->name);
+  if (tool_args_parse(id, c->args_json, &args, err, sizeof err)) return json_error("invalid arguments: %s", err);
+  if (a->s.approve & TOOL_BIT(id)) {
+    int ok = a->host->approve && a->host->approve(a->host->ctx, a, c->name, c->args_json);
+    if (!ok) {
+      cJSON_Delete(args);
+      return json_error("denied: %s needs the user's approval and did not get it", c->name);
+    }
+  }
+  char *out = NULL;
+  cJSON *res = NULL;
+  switch (id) {
+  case TOOL_LOAD_CONTEXT:
+    out = json_print_take(context_to_json(&a->ctx));
+    break;
+  case TOOL_SAVE_CONTEXT: {
+    if (context_apply(&a->ctx, args, *at_ms)) {
+      out = json_error("invalid arguments: %s", "must be an object");
+      break;
+    }
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(args, "message");
+    if (cJSON_IsString(msg) && msg->valuestring[0] && !*reply) *reply = strdup(msg->valuestring);
+    res = cJSON_CreateObject();
+    cJSON_AddBoolToObject(res, "ok", 1);
+    cJSON_AddNumberToObject(res, "version", (double)a->ctx.version);
+    out = json_print_take(res);
+    break;
+  }
+  case TOOL_SEND_MESSAGE: {
+    /* Leading mentions address exactly the named agents (§3.6). */
+    size_t cap = 64;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(args, "to")) cap += strlen(t->valuestring) + 2;
+    const char *text = cJSON_GetObjectItemCaseSensitive(args, "text")->valuestring;
+    cap += strlen(text);
+    char *msg = malloc(cap);
+    size_t pos = 0;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(args, "to")) {
+      char id_buf[MENTION_ID_MAX];
+      if (mention_id_from_name(t->valuestring, id_buf, sizeof id_buf)) {
+        snprintf(id_buf, sizeof id_buf, "%s", "?");
+      }
+      pos += (size_t)snprintf(msg + pos, cap - pos, "@%s ", id_buf);
+    }
+    snprintf(msg + pos, cap - pos, "%s", text);
+    ag_msg *sent = NULL;
+    int rc = a->host->publish(a->host->ctx, a, msg, AG_KIND_AGENT, &sent);
+    free(msg);
+    if (rc || !sent) {
+      out = json_error("could not send: %s", ag_strerror(rc));
+      break;
+    }
+    agent_memory_push(a, sent);
+    res = cJSON_CreateObject();
+    cJSON_AddBoolToObject(res, "ok", 1);
+    cJSON_AddNumberToObject(res, "seq", (double)sent->seq);
+    out = json_print_take(res);
+    break;
+  }
+  default:
+    out = json_error("unknown tool '%s'", c->name);
+  }
+  cJSON_Delete(args);
+  if (out && !strstr(out, "\"error\"")) *failed = 0;
+  return out;
+}
+
+/* Degraded mode: a model without tool calling updates its context with a fenced JSON block. */
+static char *agent_inline_context(agent *a, const char *text) {
+  cJSON *args = NULL;
+  char *rest = NULL;
+  if (!(a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT)) || tool_inline_extract(text, &args, &rest)) return NULL;
+  char *args_json = cJSON_PrintUnformatted(args);
+  int64_t at = agent_now_ms();
+  agent_report_tool(a, AGENT_EV_TOOL_CALL, "save_context", "inline", args_json ? args_json : "{}", 0, 0);
+  int failed = context_apply(&a->ctx, args, at) != AG_OK;
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddBoolToObject(res, "ok", !failed);
+  cJSON_AddNumberToObject(res, "version", (double)a->ctx.version);
+  char *res_json = json_print_take(res);
+  agent_report_tool(a, AGENT_EV_TOOL_RESULT, "save_context", "inline", res_json ? res_json : "{}", failed, at);
+  free(res_json);
+  free(args_json);
+  cJSON_Delete(args);
+  return rest;
+}
+
+static void agent_end_turn(agent *a) {
+  ag_msg *m = a->answering;
+  a->answering = NULL;
+  tlog_clear(a);
   ag_msg_unref(m);
   agent_start_next(a);
+}
+
+static void agent_on_done(void *ud, int err, const char *text, const llm_error_info *info) {
+  agent *a = ud;
+  ag_msg *m = a->answering;
+  size_t n_calls = 0;
+  const llm_tool_call *calls = (!err && a->call) ? llm_call_tool_calls(a->call, &n_calls) : NULL;
+  a->call = NULL;
+  if (err) {
+    agent_report(a, AGENT_EV_LLM_ERROR, info && info->message[0] ? info->message : ag_strerror(err), 0, info, 1);
+    agent_end_turn(a);
+    return;
+  }
+  agent_report(a, AGENT_EV_LLM_DONE, text, strlen(text), NULL, 0);
+  if (n_calls == 0) {
+    char *rest = a->s.tool_support ? NULL : agent_inline_context(a, text);
+    agent_publish_reply(a, m, rest ? rest : text, 1);
+    free(rest);
+    agent_end_turn(a);
+    return;
+  }
+  if (a->rounds >= TOOL_MAX_ROUNDS) {
+    char detail[96];
+    snprintf(detail, sizeof detail, "tool round limit reached (%d rounds in one turn)", TOOL_MAX_ROUNDS);
+    agent_report(a, AGENT_EV_LLM_ERROR, detail, 0, NULL, 0);
+    agent_publish_reply(a, m, text, 0);
+    agent_end_turn(a);
+    return;
+  }
+  char *reply = NULL;
+  int rc = tlog_add_calls(a, text, calls, n_calls);
+  for (size_t i = 0; !rc && i < n_calls; i++) {
+    agent_report_tool(a, AGENT_EV_TOOL_CALL, calls[i].name, calls[i].id, calls[i].args_json, 0, 0);
+    int failed = 0;
+    int64_t at = 0;
+    char *result = agent_exec_tool(a, &calls[i], &reply, &failed, &at);
+    if (!result) {
+      rc = AG_ERR_NOMEM;
+      break;
+    }
+    agent_report_tool(a, AGENT_EV_TOOL_RESULT, calls[i].name, calls[i].id, result, failed, at);
+    rc = tlog_add_result(a, &calls[i], result);
+    free(result);
+  }
+  if (rc) {
+    agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
+  } else if (reply) {
+    /* save_context's message is the reply: the turn is complete. */
+    agent_publish_reply(a, m, reply, 0);
+  } else {
+    a->rounds++;
+    if (agent_call_llm(a) == AG_OK) return; /* the next round; the turn goes on */
+  }
+  free(reply);
+  agent_end_turn(a);
 }
 
 /* Keeps a private copy of the world's ids: the reply is shaped after agent_on_message returned. */
@@ -277,34 +547,88 @@ static int agent_keep_ids(agent *a, const agent_rules *r) {
   return AG_OK;
 }
 
+/* The system prompt as sent: the agent's own, plus what its tools need it to know. Caller frees. */
+static char *agent_system_prompt(const agent *a) {
+  const char *base = a->s.system_prompt ? a->s.system_prompt : "";
+  char *ctx = NULL;
+  const char *extra = NULL;
+  if (a->s.monadic && a->s.tool_support) {
+    extra = TOOL_MONADIC_INSTRUCTION;
+  } else if (!a->s.tool_support && (a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT))) {
+    char *cj = json_print_take(context_to_json(&a->ctx));
+    size_t n = strlen(TOOL_INLINE_INSTRUCTION) + (cj ? strlen(cj) : 0) + 32;
+    ctx = malloc(n);
+    if (ctx) snprintf(ctx, n, "%s\nContext: %s", TOOL_INLINE_INSTRUCTION, cj ? cj : "{}");
+    free(cj);
+    extra = ctx;
+  }
+  if (!extra) {
+    free(ctx);
+    return a->s.system_prompt ? strdup(base) : NULL;
+  }
+  size_t n = strlen(base) + strlen(extra) + 3;
+  char *out = malloc(n);
+  if (out) snprintf(out, n, "%s%s%s", base, base[0] ? "\n\n" : "", extra);
+  free(ctx);
+  return out;
+}
+
+/* Starts an LLM call for a->answering: the prompt from memory, then this turn's tool rounds. */
+static int agent_call_llm(agent *a) {
+  llm_message *msgs = NULL, *all = NULL;
+  char *arena = NULL;
+  size_t n_msgs = 0;
+  char *sys = agent_system_prompt(a);
+  int rc = agent_prompt_build(sys, a->id, a->mem, a->n_mem, a->memory_window, &msgs, &n_msgs, &arena);
+  if (!rc && a->n_tlog) {
+    all = malloc((n_msgs + a->n_tlog) * sizeof *all);
+    if (!all) {
+      rc = AG_ERR_NOMEM;
+    } else {
+      memcpy(all, msgs, n_msgs * sizeof *all);
+      memcpy(all + n_msgs, a->tlog, a->n_tlog * sizeof *all);
+    }
+  }
+  if (!rc) {
+    llm_tool tools[TOOL_COUNT];
+    size_t n_tools = 0;
+    if (a->s.tool_support)
+      for (int t = 0; t < TOOL_COUNT; t++)
+        if (a->s.tools & TOOL_BIT(t)) tools[n_tools++] = *tool_definition((tool_id)t);
+    agent_report(a, AGENT_EV_LLM_START, NULL, 0, NULL, 0);
+    llm_request req = {.messages = all ? all : msgs, .n_messages = n_msgs + (all ? a->n_tlog : 0),
+                       .tools = n_tools ? tools : NULL, .n_tools = n_tools};
+    llm_callbacks cb = {agent_on_chunk, agent_on_done};
+    rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
+  }
+  free(all);
+  free(msgs);
+  free(arena);
+  free(sys);
+  if (rc) {
+    a->call = NULL;
+    llm_error_info info = {0};
+    snprintf(info.message, sizeof info.message, "%s", ag_strerror(rc));
+    agent_report(a, AGENT_EV_LLM_ERROR, info.message, 0, &info, 1);
+  }
+  return rc;
+}
+
 /* Starts the LLM call for the oldest message in the inbox, if any and if idle. */
 static void agent_start_next(agent *a) {
   while (!a->answering && a->inbox_len > 0) {
     ag_msg *m = a->inbox[a->inbox_head];
     a->inbox_head = (a->inbox_head + 1) % a->inbox_cap;
     a->inbox_len--;
-    llm_message *msgs = NULL;
-    char *arena = NULL;
-    size_t n_msgs = 0;
-    int rc = agent_memory_push(a, m);
-    if (!rc)
-      rc = agent_prompt_build(a->s.system_prompt, a->id, a->mem, a->n_mem, a->memory_window, &msgs,
-                              &n_msgs, &arena);
-    if (!rc) {
-      a->answering = m; /* the inbox's reference moves here */
-      agent_report(a, AGENT_EV_LLM_START, NULL, 0, NULL, 0);
-      llm_request req = {.messages = msgs, .n_messages = n_msgs};
-      llm_callbacks cb = {agent_on_chunk, agent_on_done};
-      rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
-      if (rc) a->answering = NULL;
+    if (agent_memory_push(a, m) != AG_OK) {
+      agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(AG_ERR_NOMEM), 0, NULL, 1);
+      ag_msg_unref(m);
+      continue;
     }
-    free(msgs);
-    free(arena);
-    if (rc) {
-      llm_error_info info = {0};
-      snprintf(info.message, sizeof info.message, "%s", ag_strerror(rc));
-      agent_report(a, AGENT_EV_LLM_ERROR, info.message, 0, &info, 1);
-      a->call = NULL;
+    a->answering = m; /* the inbox's reference moves here */
+    tlog_clear(a);
+    if (agent_call_llm(a) != AG_OK) {
+      a->answering = NULL;
       ag_msg_unref(m);
     }
   }

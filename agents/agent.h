@@ -6,7 +6,9 @@
 
 #include <stddef.h>
 
+#include "agents/context.h"
 #include "agents/message.h"
+#include "agents/tools.h"
 #include "agents/turn.h"
 #include "llm/llm.h"
 
@@ -17,6 +19,10 @@ typedef struct agent_settings {
   char *name;          /* display name */
   char *system_prompt; /* may be NULL */
   int auto_reply;      /* default 1 */
+  unsigned tools;      /* TOOL_BIT()s of the built-in tools it may call */
+  unsigned approve;    /* TOOL_BIT()s of the tools that need the user's approval */
+  int monadic;         /* load_context + save_context, with the instruction to use them */
+  int tool_support;    /* the model calls tools natively (default 1); 0: context in the prompt */
   llm_config llm;      /* provider settings; llm.agent_name is set from name */
 } agent_settings;
 
@@ -29,7 +35,9 @@ typedef enum agent_event_type {
   AGENT_EV_LLM_CHUNK,
   AGENT_EV_LLM_DONE,
   AGENT_EV_LLM_ERROR,
-  AGENT_EV_TURN_LIMIT
+  AGENT_EV_TURN_LIMIT,
+  AGENT_EV_TOOL_CALL,  /* tool, call_id, text = arguments JSON */
+  AGENT_EV_TOOL_RESULT /* tool, call_id, text = result JSON, failed = an error result, at_ms */
 } agent_event_type;
 
 /* What an agent reports to its host; every pointer is borrowed for the call. */
@@ -39,6 +47,9 @@ typedef struct agent_event {
   size_t len;                 /* of text */
   const llm_error_info *info; /* LLM_ERROR from the provider; NULL for an empty reply */
   int failed;                 /* LLM_ERROR: the call failed (not merely an empty reply) */
+  const char *tool;           /* TOOL_*: the tool's name */
+  const char *call_id;        /* TOOL_*: the call's id */
+  int64_t at_ms;              /* TOOL_RESULT: when it ran (save_context stamps the context with it) */
 } agent_event;
 
 /* The world's side of an agent. ctx and the functions are borrowed for the agent's life. */
@@ -50,6 +61,8 @@ typedef struct agent_host {
   void (*event)(void *ctx, agent *a, const agent_event *ev);
   /* The agent started (on=1) or stopped (on=0) waiting for its LLM. */
   void (*thinking)(void *ctx, agent *a, int on);
+  /* May the agent run this tool call (declared "approve": true)? 1 yes, 0 no. NULL: always no. */
+  int (*approve)(void *ctx, agent *a, const char *tool, const char *args_json);
 } agent_host;
 
 /* The world settings an agent decides by; borrowed for the call. */
@@ -100,6 +113,10 @@ void agent_set_turn_state(agent *a, turn_state st);
 /* The script provider's next reply index, saved with the chat so a continued chat goes on. */
 size_t agent_reply_counter(const agent *a);
 void agent_set_reply_counter(agent *a, size_t n);
+
+/* The agent's context in the current chat (borrowed), and restoring it (copied). */
+const context_state *agent_context(const agent *a);
+int agent_set_context(agent *a, const context_state *st);
 
 /* Builds the prompt for the last memory entry (§3): system prompt, then the last memory_window
  * messages, own replies as "assistant", others as "user" with "<sender>: " before the text.

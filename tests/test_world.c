@@ -133,7 +133,7 @@ static int fh_publish(void *ctx, agent *a, const char *text, ag_kind kind, ag_ms
 static void fh_event(void *ctx, agent *a, const agent_event *ev) {
   (void)a;
   fake_host *h = ctx;
-  static const char *names[] = {"start", "chunk", "done", "error", "turn-limit"};
+  static const char *names[] = {"start", "chunk", "done", "error", "turn-limit", "tool-call", "tool-result"};
   strncat(h->events, names[ev->type], sizeof h->events - strlen(h->events) - 2);
   strcat(h->events, " ");
 }
@@ -155,7 +155,7 @@ static void agent_answers_through_host(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking};
+  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL};
   agent_settings s;
   agent_settings_init(&s);
   s.name = strdup("Madame Pedagogue");
@@ -226,7 +226,7 @@ static void agent_inbox_keeps_order(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking};
+  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL};
   agent_settings s;
   agent_settings_init(&s);
   s.name = strdup("ann");

@@ -29,6 +29,8 @@ struct world {
   int emit_chunks;
   int interrupted;
   size_t failed_calls;
+  world_approver approver;
+  void *approver_ud;
 };
 
 static int64_t now_ms(void) {
@@ -149,8 +151,34 @@ static void host_event(void *ctx, agent *a, const agent_event *ev) {
     type = "turn-limit";
     cJSON_AddNumberToObject(f, "limit", w->spec.turn_limit);
     break;
+  case AGENT_EV_TOOL_CALL:
+  case AGENT_EV_TOOL_RESULT: {
+    int call = ev->type == AGENT_EV_TOOL_CALL;
+    type = call ? "tool-call" : "tool-result";
+    cJSON_AddStringToObject(f, "tool", ev->tool ? ev->tool : "");
+    cJSON_AddStringToObject(f, "call_id", ev->call_id ? ev->call_id : "");
+    /* Arguments and results are JSON; invalid JSON from a model is kept as a string. */
+    cJSON *v = cJSON_Parse(ev->text ? ev->text : "null");
+    if (!v) v = cJSON_CreateString(ev->text ? ev->text : "");
+    cJSON_AddItemToObject(f, call ? "args" : "result", v);
+    if (!call) {
+      cJSON_AddBoolToObject(f, "error", ev->failed);
+      cJSON_AddNumberToObject(f, "at_ms", (double)ev->at_ms);
+    }
+    break;
+  }
   }
   world_emit(w, type, f);
+}
+
+static int host_approve(void *ctx, agent *a, const char *tool, const char *args_json) {
+  world_slot *s = ctx;
+  return s->w->approver ? s->w->approver(s->w->approver_ud, agent_id(a), tool, args_json) : 0;
+}
+
+void world_set_approver(world *w, world_approver fn, void *ud) {
+  w->approver = fn;
+  w->approver_ud = ud;
 }
 
 static void slot_deliver(void *ud, bus_topic topic, void *payload) {
@@ -176,7 +204,7 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   world_slot *s = calloc(1, sizeof *s);
   if (!s) return AG_ERR_NOMEM;
   s->w = w;
-  s->host = (agent_host){s, host_publish, host_event, host_thinking};
+  s->host = (agent_host){s, host_publish, host_event, host_thinking, host_approve};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
   agent_set_memory_window(s->a, w->spec.memory_window);
   for (size_t i = 0; i < w->n_slots; i++) {

@@ -68,6 +68,11 @@ void world_interrupt(world *w);
 /* Cancels every reply in flight (Ctrl-C). */
 void world_cancel_all(world *w);
 
+/* Decides whether an agent may run a tool declared "approve": true (1 yes). Without an approver every
+ * such call is denied (the denial goes back to the model as the tool's result). ud is borrowed. */
+typedef int (*world_approver)(void *ud, const char *agent_id, const char *tool, const char *args_json);
+void world_set_approver(world *w, world_approver fn, void *ud);
+
 /* LLM calls that ended in error since the world was made. */
 size_t world_failed_calls(const world *w);
 
