@@ -47,8 +47,9 @@ int context_apply(context_state *st, const cJSON *args, int64_t at_ms) {
       }
       const cJSON *item;
       cJSON_ArrayForEach(item, a) if (!array_has(cur, item)) cJSON_AddItemToArray(cur, cJSON_Duplicate(item, 1));
+    } else if (cur) {
+      cJSON_ReplaceItemInObjectCaseSensitive(data, a->string, cJSON_Duplicate(a, 1)); /* keeps key order */
     } else {
-      cJSON_DeleteItemFromObjectCaseSensitive(data, a->string);
       cJSON_AddItemToObject(data, a->string, cJSON_Duplicate(a, 1));
     }
   }

@@ -18,6 +18,7 @@ typedef struct session_track {
   turn_state saved_turn;
   size_t saved_counter;
   int saved_state;    /* a state record exists */
+  uint64_t saved_ctx; /* context version stored */
   /* Pending values computed in a transaction, applied after commit. */
   size_t pend_mem;
   int pend_state;
@@ -39,6 +40,10 @@ struct chat_session {
    * has drained — group commit: one transaction, one fsync, for all the replies that arrived at once. */
   ag_msg **pending;
   size_t n_pending, cap_pending;
+  /* Tool steps delivered since the last commit, as thread event JSON (owned), saved with them. */
+  char **pending_ev;
+  size_t n_pending_ev, cap_pending_ev;
+  uint64_t last_delivered; /* seq of the last message delivered, to anchor thread events */
   /* The agents hold the current chat's state (it was restored or started here). Until then their
    * in-memory state is not the chat's, and must not be written over it. */
   int live;
@@ -85,6 +90,7 @@ static void tracks_mark_saved(chat_session *cs, int saved_state) {
     t->saved_turn = agent_turn_state(t->a);
     t->saved_counter = agent_reply_counter(t->a);
     t->saved_state = saved_state;
+    t->saved_ctx = agent_context(t->a)->version;
   }
 }
 
@@ -115,6 +121,15 @@ static int save_agents(store_txn *t, save_ctx *sc) {
     tr->pend_mem = k;
     turn_state ts = agent_turn_state(tr->a);
     size_t counter = agent_reply_counter(tr->a);
+    const context_state *cx = agent_context(tr->a);
+    if (cx->version != tr->saved_ctx) {
+      char *data = cJSON_PrintUnformatted(cx->data);
+      if (!data) return AG_ERR_NOMEM;
+      store_context c = {cx->version, cx->updated_at_ms, data, NULL};
+      rc = store_context_put(t, cs->current, agent_id(tr->a), &c);
+      free(data);
+      if (rc) return rc;
+    }
     tr->pend_state = 0;
     if (!tr->saved_state || ts.count != tr->saved_turn.count || ts.notice_sent != tr->saved_turn.notice_sent ||
         counter != tr->saved_counter) {
@@ -142,6 +157,8 @@ static int save_txn(store_txn *t, void *arg) {
       if ((rc = chat_title_make(m->text, &sc->new_title))) return rc;
     }
   }
+  for (size_t i = 0; i < cs->n_pending_ev; i++)
+    if ((rc = store_thread_append(t, cs->current, cs->pending_ev[i]))) return rc;
   if ((rc = save_agents(t, sc))) return rc;
   if (!cs->n_pending) return AG_OK; /* a flush of memories and states does not make the chat newer */
   store_chat c = {cs->current, world_id(cs->w), sc->new_title ? sc->new_title : cs->title, count,
@@ -153,6 +170,7 @@ static void apply_saved(chat_session *cs) {
   for (size_t i = 0; i < cs->n_tracks; i++) {
     session_track *tr = &cs->tracks[i];
     tr->saved_mem = tr->pend_mem;
+    tr->saved_ctx = agent_context(tr->a)->version;
     if (tr->pend_state) {
       tr->saved_turn = agent_turn_state(tr->a);
       tr->saved_counter = agent_reply_counter(tr->a);
@@ -164,6 +182,8 @@ static void apply_saved(chat_session *cs) {
 static void drop_pending(chat_session *cs) {
   for (size_t i = 0; i < cs->n_pending; i++) ag_msg_unref(cs->pending[i]);
   cs->n_pending = 0;
+  for (size_t i = 0; i < cs->n_pending_ev; i++) free(cs->pending_ev[i]);
+  cs->n_pending_ev = 0;
 }
 
 /* Commits the pending messages with everything the agents changed, in one transaction. Without
@@ -201,9 +221,38 @@ static int session_save(chat_session *cs, ag_errmsg *em) {
   return AG_OK;
 }
 
+/* A tool step joins the thread, anchored after the last message delivered before it. */
+static void on_tool_event(chat_session *cs, const bus_event *e) {
+  cJSON *j = cJSON_Duplicate(e->fields, 1);
+  if (!j) return;
+  cJSON_AddStringToObject(j, "type", e->type);
+  cJSON_AddNumberToObject(j, "after_seq", (double)cs->last_delivered);
+  char *text = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  if (!text) return;
+  if (cs->n_pending_ev == cs->cap_pending_ev) {
+    size_t ncap = cs->cap_pending_ev ? cs->cap_pending_ev * 2 : 8;
+    char **p = realloc(cs->pending_ev, ncap * sizeof *p);
+    if (!p) {
+      free(text);
+      cs->failures++;
+      return;
+    }
+    cs->pending_ev = p;
+    cs->cap_pending_ev = ncap;
+  }
+  cs->pending_ev[cs->n_pending_ev++] = text;
+}
+
 static void on_bus(void *ud, bus_topic topic, void *payload) {
   chat_session *cs = ud;
-  if (topic != BUS_MESSAGE || !cs->has_current) return;
+  if (!cs->has_current) return;
+  if (topic == BUS_EVENT) {
+    const bus_event *e = payload;
+    if (!strcmp(e->type, "tool-call") || !strcmp(e->type, "tool-result")) on_tool_event(cs, e);
+    return;
+  }
+  cs->last_delivered = ((ag_msg *)payload)->seq;
   if (cs->n_pending == cs->cap_pending) {
     size_t ncap = cs->cap_pending ? cs->cap_pending * 2 : 16;
     ag_msg **p = realloc(cs->pending, ncap * sizeof *p);
@@ -219,7 +268,7 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
 
 static void on_idle(void *ud) {
   chat_session *cs = ud;
-  if (!cs->n_pending || !cs->has_current) return;
+  if ((!cs->n_pending && !cs->n_pending_ev) || !cs->has_current) return;
   ag_errmsg em = {""};
   int rc = session_save(cs, &em);
   if (rc) {
@@ -287,7 +336,7 @@ int chat_session_open(store *st, world *w, chat_session **out, ag_errmsg *em) {
   }
   if ((rc = store_write(st, open_txn, &oc, em))) goto fail;
   if ((rc = sync_tracks(cs))) goto fail;
-  if ((rc = bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_STORE, on_bus, cs, &cs->sub))) goto fail;
+  if ((rc = bus_subscribe(world_bus(w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_STORE, on_bus, cs, &cs->sub))) goto fail;
   if ((rc = bus_on_idle(world_bus(w), on_idle, cs))) {
     bus_unsubscribe(world_bus(w), cs->sub);
     goto fail;
@@ -304,9 +353,10 @@ fail:
 
 void chat_session_free(chat_session *cs) {
   if (!cs) return;
-  if (cs->n_pending && cs->has_current) session_save(cs, NULL);
+  if ((cs->n_pending || cs->n_pending_ev) && cs->has_current) session_save(cs, NULL);
   drop_pending(cs);
   free(cs->pending);
+  free(cs->pending_ev);
   bus_unsubscribe(world_bus(cs->w), cs->sub);
   bus_off_idle(world_bus(cs->w), on_idle, cs);
   free(cs->title);
@@ -377,6 +427,7 @@ typedef struct restore_ctx {
   size_t *n_mems;
   store_agent_state *states;
   int *has_state;
+  context_state *ctxs;
   size_t cur; /* agent being read */
   store_chat chat;
   uint64_t last_seq;
@@ -438,6 +489,18 @@ static int restore_txn(store_txn *t, void *arg) {
     r = store_agent_state_get(t, rc->chat_id, id, &rc->states[i]);
     if (r == AG_OK) rc->has_state[i] = 1;
     else if (r != AG_ERR_NOT_FOUND) return r;
+    store_context c;
+    r = store_context_get(t, rc->chat_id, id, &c);
+    if (r == AG_OK) {
+      context_free(&rc->ctxs[i]);
+      rc->ctxs[i].version = c.version;
+      rc->ctxs[i].updated_at_ms = c.updated_at_ms;
+      rc->ctxs[i].data = cJSON_Parse(c.data_json);
+      store_context_free(&c);
+      if (!rc->ctxs[i].data) return ag_fail(rc->em, AG_ERR_STORAGE, "context of %s is not JSON", id);
+    } else if (r != AG_ERR_NOT_FOUND) {
+      return r;
+    }
   }
   return AG_OK;
 }
@@ -457,7 +520,9 @@ static int session_restore(chat_session *cs, const char *chat_id, ag_errmsg *em)
   rc.n_mems = calloc(n, sizeof *rc.n_mems);
   rc.states = calloc(n, sizeof *rc.states);
   rc.has_state = calloc(n, sizeof *rc.has_state);
-  if (!rc.mems || !rc.n_mems || !rc.states || !rc.has_state) {
+  rc.ctxs = calloc(n, sizeof *rc.ctxs);
+  for (size_t i = 0; rc.ctxs && i < cs->n_tracks; i++) context_init(&rc.ctxs[i]);
+  if (!rc.mems || !rc.n_mems || !rc.states || !rc.has_state || !rc.ctxs) {
     r = AG_ERR_NOMEM;
     goto done;
   }
@@ -472,6 +537,7 @@ static int session_restore(chat_session *cs, const char *chat_id, ag_errmsg *em)
       agent_set_turn_state(a, (turn_state){rc.states[i].turn_count, rc.states[i].notice_sent});
       agent_set_reply_counter(a, (size_t)rc.states[i].reply_counter);
     }
+    if ((r = agent_set_context(a, &rc.ctxs[i]))) goto done;
   }
   tracks_mark_saved(cs, 0);
   for (size_t i = 0; i < cs->n_tracks; i++) cs->tracks[i].saved_state = rc.has_state[i];
@@ -488,6 +554,8 @@ done:
   free(rc.n_mems);
   free(rc.states);
   free(rc.has_state);
+  for (size_t i = 0; rc.ctxs && i < cs->n_tracks; i++) context_free(&rc.ctxs[i]);
+  free(rc.ctxs);
   return r;
 }
 
@@ -526,6 +594,7 @@ static int new_txn(store_txn *t, void *arg) {
         store_chat nc = {c.id, c.world_id, c.title, c.message_count, c.created_at_ms, op->now, NULL};
         rc = store_memory_clear(t, c.id, NULL);
         if (!rc) rc = store_agent_state_clear(t, c.id, NULL);
+        if (!rc) rc = store_context_clear(t, c.id, NULL);
         if (!rc) rc = store_chat_put(t, &nc);
       }
       store_chat_free(&c);

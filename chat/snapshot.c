@@ -2,6 +2,7 @@
  * from a live world, so it holds exactly what was saved — and the store never holds a key. */
 #include "chat/snapshot.h"
 
+#include "agents/context.h"
 #include "agents/message.h"
 #include "common/buf.h"
 #include "world/world_file.h"
@@ -91,7 +92,25 @@ static int export_agent(const char *agent_id, const store_agent_state *st, void 
   cJSON_AddNumberToObject(o, "reply_counter", (double)st->reply_counter);
   cJSON *mem = cJSON_AddArrayToObject(o, "memory");
   cJSON_AddItemToArray(ec->agents, o);
-  return store_memory_scan(ec->t, ec->chat_id, agent_id, export_mem, mem);
+  int rc = store_memory_scan(ec->t, ec->chat_id, agent_id, export_mem, mem);
+  if (rc) return rc;
+  store_context c;
+  rc = store_context_get(ec->t, ec->chat_id, agent_id, &c);
+  if (rc == AG_ERR_NOT_FOUND) return AG_OK;
+  if (rc) return rc;
+  context_state cs = {c.version, c.updated_at_ms, cJSON_Parse(c.data_json)};
+  store_context_free(&c);
+  if (!cs.data) return ag_fail(ec->em, AG_ERR_STORAGE, "context of %s is not JSON", agent_id);
+  cJSON_AddItemToObject(o, "context", context_to_json(&cs));
+  context_free(&cs);
+  return AG_OK;
+}
+
+static int export_thread(const char *json, size_t len, void *arg) {
+  cJSON *e = cJSON_ParseWithLength(json, len);
+  if (!e) return AG_ERR_STORAGE;
+  cJSON_AddItemToArray((cJSON *)arg, e);
+  return 0;
 }
 
 static int export_txn(store_txn *t, void *arg) {
@@ -129,7 +148,9 @@ static int export_txn(store_txn *t, void *arg) {
   cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
   if ((rc = store_message_scan(t, ec->chat_id, 1, export_msg, msgs))) goto done;
   ec->agents = cJSON_AddArrayToObject(root, "agents");
-  rc = store_agent_state_scan(t, ec->chat_id, export_agent, ec);
+  if ((rc = store_agent_state_scan(t, ec->chat_id, export_agent, ec))) goto done;
+  cJSON *thread = cJSON_AddArrayToObject(root, "thread");
+  rc = store_thread_scan(t, ec->chat_id, export_thread, thread);
 done:
   store_chat_free(&c);
   store_world_free(&w);
@@ -184,7 +205,7 @@ int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) 
   int rc = AG_OK;
   char path[64];
   if (!cJSON_IsObject(snap)) return BAD("%s: a snapshot must be a JSON object", label);
-  static const char *const top[] = {"format", "world", "chat", "messages", "agents", NULL};
+  static const char *const top[] = {"format", "world", "chat", "messages", "agents", "thread", NULL};
   if ((rc = only_keys(snap, top, label, "", em))) return rc;
   const cJSON *fmt = need(snap, "format", is_count, "a whole number", label, "", em, &rc);
   if (!fmt) return rc;
@@ -249,14 +270,34 @@ int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) 
   for (const cJSON *m = msgs->child; m; m = m->next) seqs[i++] = cJSON_GetObjectItemCaseSensitive(m, "seq")->valuedouble;
   rc = validate_agents(agents, seqs, n_seqs, label, em);
   free(seqs);
-  return rc;
+  if (rc) return rc;
+  /* The thread of tool steps (optional: snapshots of chats without tools have an empty one). */
+  const cJSON *thread = cJSON_GetObjectItemCaseSensitive(snap, "thread");
+  if (!thread) return AG_OK;
+  if (!cJSON_IsArray(thread)) return BAD("%s: thread: must be an array", label);
+  i = 0;
+  for (const cJSON *e = thread->child; e; e = e->next, i++) {
+    snprintf(path, sizeof path, "thread[%zu]", i);
+    if (!cJSON_IsObject(e)) return BAD("%s: %s: must be an object", label, path);
+    const cJSON *type = need(e, "type", is_str, "a string", label, path, em, &rc);
+    if (!type) return rc;
+    if (strcmp(type->valuestring, "tool-call") && strcmp(type->valuestring, "tool-result"))
+      return BAD("%s: %s.type: must be tool-call or tool-result", label, path);
+    if (!need(e, "agent", is_str, "a string", label, path, em, &rc) ||
+        !need(e, "tool", is_str, "a string", label, path, em, &rc))
+      return rc;
+    const cJSON *after = need(e, "after_seq", is_count, "a whole number", label, path, em, &rc);
+    if (!after) return rc;
+    if (after->valuedouble > (double)n_seqs) return BAD("%s: %s.after_seq: no such message", label, path);
+  }
+  return AG_OK;
 }
 
 static int validate_agents(const cJSON *agents, const double *seqs, size_t n_seqs, const char *label, ag_errmsg *em) {
   int rc = AG_OK;
   char path[64];
   size_t i = 0;
-  static const char *const agent_keys[] = {"id", "turn_count", "notice_sent", "reply_counter", "memory", NULL};
+  static const char *const agent_keys[] = {"id", "turn_count", "notice_sent", "reply_counter", "memory", "context", NULL};
   for (const cJSON *a = agents->child; a; a = a->next, i++) {
     snprintf(path, sizeof path, "agents[%zu]", i);
     if (!cJSON_IsObject(a)) return BAD("%s: %s: must be an object", label, path);
@@ -270,6 +311,13 @@ static int validate_agents(const cJSON *agents, const double *seqs, size_t n_seq
         !need(a, "notice_sent", is_bool, "true or false", label, path, em, &rc) ||
         !need(a, "reply_counter", is_count, "a whole number", label, path, em, &rc))
       return rc;
+    const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(a, "context");
+    if (ctx) {
+      context_state cs;
+      if (context_from_json(ctx, &cs))
+        return BAD("%s: %s.context: must be {version, updated_at, data}", label, path);
+      context_free(&cs);
+    }
     const cJSON *mem = need(a, "memory", is_arr, "an array", label, path, em, &rc);
     if (!mem) return rc;
     size_t k = 0;
@@ -342,6 +390,24 @@ static int import_txn(store_txn *t, void *arg) {
     if ((rc = store_agent_state_put(t, ic->id, aid, &st))) return rc;
     for (const cJSON *s = cJSON_GetObjectItem(a, "memory")->child; s; s = s->next)
       if ((rc = store_memory_append(t, ic->id, aid, (uint64_t)s->valuedouble))) return rc;
+    const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(a, "context");
+    if (ctx) {
+      context_state cs;
+      if ((rc = context_from_json(ctx, &cs))) return rc;
+      char *data = cJSON_PrintUnformatted(cs.data);
+      store_context c = {cs.version, cs.updated_at_ms, data, NULL};
+      rc = data ? store_context_put(t, ic->id, aid, &c) : AG_ERR_NOMEM;
+      free(data);
+      context_free(&cs);
+      if (rc) return rc;
+    }
+  }
+  const cJSON *thread = cJSON_GetObjectItemCaseSensitive(snap, "thread");
+  for (const cJSON *e = thread ? thread->child : NULL; e; e = e->next) {
+    char *text = cJSON_PrintUnformatted(e);
+    rc = text ? store_thread_append(t, ic->id, text) : AG_ERR_NOMEM;
+    free(text);
+    if (rc) return rc;
   }
   return AG_OK;
 }

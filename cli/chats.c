@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "cli/db.h"
 #include "cli/output.h"
+#include "cli/transcript.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@ static const char chats_usage[] =
   "usage: agora chats COMMAND [--db DIR] ...\n"
   "\n"
   "  list [--world ID] [--json]     chats, most recently updated first; * marks a world's current chat\n"
-  "  show CHAT_ID [--json]          metadata and transcript\n"
+  "  show CHAT_ID [--json] [--state] metadata and transcript; --state adds each agent's saved context\n"
   "  new [--world ID]               new chat (an empty 'New Chat' is reused); prints its id\n"
   "  delete CHAT_ID                 delete; prints the world's current chat afterwards, or 'none'\n"
   "  export CHAT_ID [-o FILE]       write the snapshot JSON (stdout by default)\n"
@@ -29,7 +30,7 @@ static const char worlds_usage[] =
 
 typedef struct opts {
   const char *db, *world, *out;
-  int json;
+  int json, state;
   const char *pos[4];
   int n_pos;
 } opts;
@@ -40,6 +41,8 @@ static int parse(const char *cmd, int argc, char **argv, opts *o) {
     const char *s = argv[i];
     if (!strcmp(s, "--json")) {
       o->json = 1;
+    } else if (!strcmp(s, "--state")) {
+      o->state = 1;
     } else if (!strcmp(s, "--db") || !strcmp(s, "--world") || !strcmp(s, "-o")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: %s needs a value", cmd, s);
       const char **dst = !strcmp(s, "--db") ? &o->db : !strcmp(s, "--world") ? &o->world : &o->out;
@@ -106,15 +109,9 @@ typedef struct show_ctx {
   const char *chat;
   output *out;
   int json;
+  int state;
   ag_errmsg *em;
 } show_ctx;
-
-static int show_msg(const store_message *m, void *arg) {
-  show_ctx *sc = arg;
-  ag_msg msg = {1, m->seq, (char *)m->sender, (char *)m->text, (ag_kind)m->kind, m->ts_ms, {0, NULL}, 0};
-  output_message(sc->out, &msg);
-  return 0;
-}
 
 static int show_txn(store_txn *t, void *arg) {
   show_ctx *sc = arg;
@@ -135,7 +132,8 @@ static int show_txn(store_txn *t, void *arg) {
   rc = output_new(stdout, c.world_id, &oo, &sc->out);
   if (!rc) {
     output_set_chat(sc->out, c.id);
-    rc = store_message_scan(t, sc->chat, 1, show_msg, sc);
+    if (sc->state) rc = transcript_print_state(t, sc->chat, sc->json);
+    if (!rc) rc = transcript_print_stored(t, sc->chat, sc->out, 0);
   }
   store_chat_free(&c);
   return rc;
@@ -197,7 +195,7 @@ int cli_chats(int argc, char **argv) {
     break;
   }
   case 1: {
-    show_ctx sc = {o.pos[0], NULL, o.json, &em};
+    show_ctx sc = {o.pos[0], NULL, o.json, o.state, &em};
     rc = store_read(st, show_txn, &sc, &em);
     output_free(sc.out);
     break;

@@ -13,7 +13,7 @@ static const char usage[] =
   "Agora runs worlds of LLM agents that talk to each other on a message bus.\n"
   "\n"
   "commands:\n"
-  "  run WORLD.json [--db DIR] [--json] [--stream] [--no-save] [--chat ID]\n"
+  "  run WORLD.json [--db DIR] [--json] [--stream] [--no-save] [--chat ID] [--yes]\n"
   "                        run a world file's script and print the transcript\n"
   "  console [WORLD.json] [--db DIR]\n"
   "                        talk to a world interactively\n"

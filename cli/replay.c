@@ -4,17 +4,18 @@
 #include "cli/cli.h"
 #include "cli/db.h"
 #include "cli/output.h"
+#include "cli/transcript.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 static const char replay_usage[] =
   "usage: agora replay CHAT_ID|SNAPSHOT.json [--db DIR] [--json] [--delay MS]\n"
   "\n"
-  "Prints a saved chat's messages in order, as 'agora run' printed them. The argument is a snapshot\n"
+  "Prints a saved chat's messages in order, as 'agora run' printed them, with the tool steps agents\n"
+  "took (tool-call and tool-result events) after the message they followed. The argument is a snapshot\n"
   "file when such a file exists, else a chat id in the database. --delay waits MS milliseconds\n"
   "between messages, for watching. Never calls an LLM.\n";
 
@@ -25,21 +26,6 @@ typedef struct replay_ctx {
   long delay_ms;
   ag_errmsg *em;
 } replay_ctx;
-
-static void pace(long ms) {
-  if (ms <= 0) return;
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0) {
-  }
-}
-
-static int replay_msg(const store_message *m, void *arg) {
-  replay_ctx *rc = arg;
-  ag_msg msg = {1, m->seq, (char *)m->sender, (char *)m->text, (ag_kind)m->kind, m->ts_ms, {0, NULL}, 0};
-  if (m->seq > 1) pace(rc->delay_ms);
-  output_message(rc->out, &msg);
-  return 0;
-}
 
 static int replay_txn(store_txn *t, void *arg) {
   replay_ctx *rc = arg;
@@ -52,7 +38,7 @@ static int replay_txn(store_txn *t, void *arg) {
   r = output_new(stdout, c.world_id, &oo, &rc->out);
   if (!r) {
     output_set_chat(rc->out, c.id);
-    r = store_message_scan(t, rc->chat, 1, replay_msg, rc);
+    r = transcript_print_stored(t, rc->chat, rc->out, rc->delay_ms);
   }
   store_chat_free(&c);
   return r;
@@ -72,17 +58,7 @@ static int replay_snapshot(const char *path, replay_ctx *rc) {
   output_opts oo = {rc->json, 0, 0, rc->delay_ms == 0};
   if ((r = output_new(stdout, wid, &oo, &rc->out))) goto done;
   output_set_chat(rc->out, cJSON_IsString(id) ? id->valuestring : NULL);
-  const cJSON *m;
-  int first = 1;
-  cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(snap, "messages")) {
-    ag_msg msg = {1, (uint64_t)cJSON_GetObjectItem(m, "seq")->valuedouble, cJSON_GetObjectItem(m, "sender")->valuestring,
-                  cJSON_GetObjectItem(m, "text")->valuestring,
-                  (ag_kind)ag_kind_parse(cJSON_GetObjectItem(m, "kind")->valuestring),
-                  chat_time_parse(cJSON_GetObjectItem(m, "ts")->valuestring), {0, NULL}, 0};
-    if (!first) pace(rc->delay_ms);
-    first = 0;
-    output_message(rc->out, &msg);
-  }
+  r = transcript_print_snapshot(snap, rc->out, rc->delay_ms);
 done:
   cJSON_Delete(snap);
   return r;

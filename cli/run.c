@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const char run_usage[] =
-  "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--no-save] [--chat ID]\n"
+  "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--no-save] [--chat ID] [--yes]\n"
   "\n"
   "Loads the world from WORLD.json, starts a new chat (an empty 'New Chat' is reused) or continues\n"
   "--chat ID, publishes the file's script steps in order, waiting after each step until no agent is\n"
@@ -23,6 +23,7 @@ static const char run_usage[] =
   "  --db DIR    the database directory (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
   "              ~/.local/share/agora)\n"
   "  --chat ID   continue a saved chat instead of starting a new one\n"
+  "  --yes       approve every tool call that needs approval (otherwise they are denied)\n"
   "\n"
   "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";
 
@@ -30,7 +31,7 @@ typedef struct run_args {
   const char *world_path;
   const char *db;
   const char *chat;
-  int json, stream, no_save;
+  int json, stream, no_save, yes;
 } run_args;
 
 static int parse_args(int argc, char **argv, run_args *a) {
@@ -40,6 +41,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
     if (!strcmp(s, "--json")) a->json = 1;
     else if (!strcmp(s, "--stream")) a->stream = 1;
     else if (!strcmp(s, "--no-save")) a->no_save = 1;
+    else if (!strcmp(s, "--yes")) a->yes = 1;
     else if (!strcmp(s, "--db") || !strcmp(s, "--chat")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "run: %s needs a value", s);
       if (!strcmp(s, "--db")) a->db = argv[++i];
@@ -54,6 +56,15 @@ static int parse_args(int argc, char **argv, run_args *a) {
   }
   if (!a->world_path) return cli_error(AG_ERR_INVALID, "run: missing WORLD.json (see agora run --help)");
   return 0;
+}
+
+/* --yes: there is nobody to ask in a scripted run, so the flag answers for the user. */
+static int approve_all(void *ud, const char *agent_id, const char *tool, const char *args_json) {
+  (void)ud;
+  (void)agent_id;
+  (void)tool;
+  (void)args_json;
+  return 1;
 }
 
 int cli_run(int argc, char **argv) {
@@ -89,6 +100,7 @@ int cli_run(int argc, char **argv) {
     goto done;
   }
   world_set_emit_chunks(w, args.json && args.stream);
+  if (args.yes) world_set_approver(w, approve_all, NULL);
   output_opts oo = {args.json, args.stream, 1, 0};
   if ((rc = output_new(stdout, world_id(w), &oo, &out))) {
     status = cli_error(rc, "%s", ag_strerror(rc));

@@ -18,6 +18,8 @@ typedef enum llm_provider_kind {
   LLM_OLLAMA      /* Ollama native /api/chat */
 } llm_provider_kind;
 
+#define LLM_SCRIPT_TOOL_MARK '\x1e'
+
 /* "script", "openai", ... → kind; AG_ERR_INVALID when unknown. */
 int llm_provider_parse(const char *name, llm_provider_kind *out);
 const char *llm_provider_name(llm_provider_kind kind);
@@ -36,7 +38,9 @@ typedef struct llm_config {
   int stream;        /* use the streaming API (default 1) */
   long timeout_ms;   /* per call, default 120000 */
   int max_retries;   /* default 3 */
-  char **replies;    /* script provider: replies[n] answers the n-th call, cycling */
+  char **replies;    /* script provider: replies[n] answers the n-th call, cycling; an entry that
+                        starts with LLM_SCRIPT_TOOL_MARK is a scripted tool call, the JSON text of
+                        {"tool": NAME, "args": {...}, "text": optional} after the mark */
   size_t n_replies;
 } llm_config;
 

@@ -5,6 +5,8 @@
 
 #include "common/defer.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +39,27 @@ static int script_start(llm_call *call, const llm_request *req) {
   script_call *sc = calloc(1, sizeof *sc);
   if (!sc) return AG_ERR_NOMEM;
   if (e->cfg.n_replies) {
-    sc->text = strdup(e->cfg.replies[e->script_next % e->cfg.n_replies]);
+    const char *entry = e->cfg.replies[e->script_next % e->cfg.n_replies];
     e->script_next++;
+    if (entry[0] == LLM_SCRIPT_TOOL_MARK) {
+      /* A scripted tool call: the reply carries the call (and any text), as a model's would. */
+      cJSON *j = cJSON_Parse(entry + 1);
+      const cJSON *args = cJSON_GetObjectItemCaseSensitive(j, "args");
+      const cJSON *text = cJSON_GetObjectItemCaseSensitive(j, "text");
+      char *args_json = args ? cJSON_PrintUnformatted(args) : NULL;
+      int rc = llm_call_add_tool_call(call, NULL, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "tool")),
+                                      args_json ? args_json : "{}");
+      sc->text = strdup(cJSON_IsString(text) ? text->valuestring : "");
+      free(args_json);
+      cJSON_Delete(j);
+      if (rc) {
+        free(sc->text);
+        free(sc);
+        return rc;
+      }
+    } else {
+      sc->text = strdup(entry);
+    }
   } else {
     const char *name = e->cfg.agent_name ? e->cfg.agent_name : "agent";
     size_t n = strlen(name) + 32;

@@ -123,11 +123,11 @@ done:
 
 typedef struct store_schema_arg {
   store *s;
-  MDB_dbi dbi[7];
+  MDB_dbi dbi[9];
 } store_schema_arg;
 
-static const char *const store_db_names[7] = {"meta",     "worlds",   "chats",      "chat_index",
-                                              "messages", "memories", "agent_state"};
+static const char *const store_db_names[9] = {"meta",     "worlds",   "chats",       "chat_index", "messages",
+                                              "memories", "agent_state", "contexts", "thread"};
 
 /* Checks the schema version and opens the named databases. Run first in a read transaction, so that
  * opening an existing database never waits for another process's writer; when something is missing it
@@ -177,7 +177,7 @@ static int store_schema(store_txn *t, void *argp) {
                      t->s->dir, version, STORE_SCHEMA_VERSION);
     /* Older versions would be migrated here; version 1 is the first. */
   }
-  for (int i = 1; i < 7; i++) {
+  for (int i = 1; i < 9; i++) {
     rc = mdb_dbi_open(t->txn, store_db_names[i], t->rdonly ? 0 : MDB_CREATE, &a->dbi[i]);
     if (rc == MDB_NOTFOUND && t->rdonly) return AG_ERR_NOT_FOUND;
     if (rc) return store__lmdb(t, rc, store_db_names[i]);
@@ -236,6 +236,8 @@ int store_open_ex(const char *dir, const store_options *opt, store **out, ag_err
   s->messages = a.dbi[4];
   s->memories = a.dbi[5];
   s->states = a.dbi[6];
+  s->contexts = a.dbi[7];
+  s->thread = a.dbi[8];
   *out = s;
   return AG_OK;
 fail:

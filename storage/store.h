@@ -227,4 +227,32 @@ int store_agent_state_scan(store_txn *t, const char *chat_id, store_agent_state_
 /* Removes the agent's state in chat_id, or every agent's when agent_id is NULL. */
 int store_agent_state_clear(store_txn *t, const char *chat_id, const char *agent_id);
 
+/* ---- Agents' contexts (issue 7): per chat and agent, the versioned state kept by tools ---------- */
+
+typedef struct store_context {
+  uint64_t version;
+  int64_t updated_at_ms;
+  const char *data_json; /* a JSON object, ≤ STORE_TEXT_LEN */
+  void *mem_;            /* private: owned by records filled by store_context_get */
+} store_context;
+
+/* Stores the agent's context in chat_id (which must exist); c is borrowed. */
+int store_context_put(store_txn *t, const char *chat_id, const char *agent_id, const store_context *c);
+/* Copies it into *out (release with store_context_free); AG_ERR_NOT_FOUND when none. */
+int store_context_get(store_txn *t, const char *chat_id, const char *agent_id, store_context *out);
+typedef int (*store_context_fn)(const char *agent_id, const store_context *c, void *arg);
+/* Every agent's context in chat_id, in agent id order. */
+int store_context_scan(store_txn *t, const char *chat_id, store_context_fn fn, void *arg);
+/* Removes the agent's context in chat_id, or every agent's when agent_id is NULL. */
+int store_context_clear(store_txn *t, const char *chat_id, const char *agent_id);
+void store_context_free(store_context *c);
+
+/* ---- The chat's event thread: tool calls, tool results, in order --------------------------------- */
+
+/* Appends one event (a JSON object as text, ≤ STORE_TEXT_LEN) to chat_id's thread (chat must exist). */
+int store_thread_append(store_txn *t, const char *chat_id, const char *event_json);
+/* Calls fn with each event of chat_id's thread, oldest first (borrowed text). */
+typedef int (*store_thread_fn)(const char *event_json, size_t len, void *arg);
+int store_thread_scan(store_txn *t, const char *chat_id, store_thread_fn fn, void *arg);
+
 #endif

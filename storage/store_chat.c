@@ -369,6 +369,8 @@ int store_chat_delete(store_txn *t, const char *id) {
   rc = store__delete_prefix(t, t->s->messages, &prefix);
   if (!rc) rc = store__delete_prefix(t, t->s->memories, &prefix);
   if (!rc) rc = store__delete_prefix(t, t->s->states, &prefix);
+  if (!rc) rc = store__delete_prefix(t, t->s->contexts, &prefix);
+  if (!rc) rc = store__delete_prefix(t, t->s->thread, &prefix);
   if (rc) goto done;
   /* Never leave the world pointing at a chat that is gone; the caller picks the fallback. */
   rc = store_world_get(t, c.world_id, &w);

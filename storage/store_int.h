@@ -21,6 +21,8 @@ struct store {
   MDB_dbi messages;/* chat id \0 be64(seq) → message record */
   MDB_dbi memories;/* chat id \0 agent id \0 be32(index) → be64(seq) */
   MDB_dbi states;  /* chat id \0 agent id → agent state record */
+  MDB_dbi contexts;/* chat id \0 agent id → be64 version, be64 updated_at, data JSON text */
+  MDB_dbi thread;  /* chat id \0 be64(n) → event JSON text: the chat's tool steps, in order */
 };
 
 struct store_txn {
@@ -110,6 +112,10 @@ int store__check_len(store_txn *t, const char *what, const char *s, size_t cap, 
 int store__corrupt(store_txn *t, const char *what);
 /* Deletes every key of dbi starting with prefix (a cursor range, no full scan). */
 int store__delete_prefix(store_txn *t, MDB_dbi dbi, const store__key *prefix);
+/* The last key of dbi that is prefix followed by suffix_len more bytes (one cursor step):
+ * AG_ERR_NOT_FOUND when there is none. */
+int store__last_in_range(store_txn *t, MDB_dbi dbi, const store__key *prefix, size_t suffix_len, MDB_val *key,
+                         MDB_val *val);
 /* AG_ERR_NOT_FOUND (with a message) unless chat id exists. */
 int store__chat_exists(store_txn *t, const char *chat_id);
 

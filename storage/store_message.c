@@ -15,7 +15,7 @@ static void store_message_key(store__key *k, const char *chat_id, uint64_t seq) 
 
 /* Finds the last key of dbi that is prefix followed by suffix_len bytes (keys in that range all have
  * that length): seek just past the range, then step back once. AG_ERR_NOT_FOUND when the range is empty. */
-static int store_last_in_range(store_txn *t, MDB_dbi dbi, const store__key *prefix, size_t suffix_len,
+int store__last_in_range(store_txn *t, MDB_dbi dbi, const store__key *prefix, size_t suffix_len,
                                MDB_val *key, MDB_val *val) {
   store__key probe = *prefix;
   MDB_cursor *cur = NULL;
@@ -148,7 +148,7 @@ int store_message_last_seq(store_txn *t, const char *chat_id, uint64_t *out) {
   int rc = store__check_id(t, "chat id", chat_id);
   if (rc) return rc;
   store__key_str(&prefix, chat_id);
-  rc = store_last_in_range(t, t->s->messages, &prefix, 8, &key, &val);
+  rc = store__last_in_range(t, t->s->messages, &prefix, 8, &key, &val);
   if (rc == AG_ERR_NOT_FOUND) return AG_OK;
   if (rc) return rc;
   *out = store__get64((const unsigned char *)key.mv_data + prefix.n);
@@ -183,7 +183,7 @@ int store_memory_append(store_txn *t, const char *chat_id, const char *agent_id,
   if (mrc == MDB_NOTFOUND)
     return ag_fail(t->em, AG_ERR_NOT_FOUND, "chat '%s' has no message %llu", chat_id, (unsigned long long)seq);
   if (mrc) return store__lmdb(t, mrc, "read message");
-  rc = store_last_in_range(t, t->s->memories, &prefix, 4, &key, &val);
+  rc = store__last_in_range(t, t->s->memories, &prefix, 4, &key, &val);
   if (rc == AG_OK) {
     index = store__get32((const unsigned char *)key.mv_data + prefix.n);
     if (index == UINT32_MAX)

@@ -52,8 +52,7 @@ static void fixture_free(fixture *f) {
 static size_t live_transfers(const fixture *f) { return f->client->http ? llm_http_live(f->client->http) : 0; }
 
 static llm_request one_message(llm_message *m, const char *text) {
-  m->role = "user";
-  m->content = text;
+  *m = (llm_message){.role = "user", .content = text};
   return (llm_request){.messages = m, .n_messages = 1};
 }
 

@@ -18,7 +18,8 @@ static const char *const world_fields[] = {"name", "description", "turn_limit", 
 /* Agent settings that may also stand in "defaults" (everything but the name). */
 static const char *const setting_fields[] = {"provider", "model", "base_url", "api_key_env", "temperature",
                                              "max_tokens", "stream", "timeout_ms", "max_retries",
-                                             "system_prompt", "replies", "auto_reply", NULL};
+                                             "system_prompt", "replies", "auto_reply", "tools", "monadic",
+                                             "tool_support", NULL};
 static const char *const step_fields[] = {"from", "text", "new_chat", NULL};
 
 static int in_list(const char *name, const char *const *list) {
@@ -79,6 +80,58 @@ static int get_bool(const cJSON *obj, const char *key, int *out, const char *lab
   return AG_OK;
 }
 
+/* A scripted reply that calls a tool: {"tool": NAME, "args": {...}, "text": optional}. The name is
+ * not checked against the agent's tools: a script may call an unknown tool on purpose. */
+static int script_tool_entry(const cJSON *r, char *why, size_t cap) {
+  if (!cJSON_IsObject(r)) return 0;
+  for (const cJSON *c = r->child; c; c = c->next) {
+    if (strcmp(c->string, "tool") && strcmp(c->string, "args") && strcmp(c->string, "text")) {
+      snprintf(why, cap, "unknown field '%s' in a tool call (tool, args, text)", c->string);
+      return 0;
+    }
+  }
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "tool");
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(r, "args");
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(r, "text");
+  if (!cJSON_IsString(t) || !t->valuestring[0]) snprintf(why, cap, "tool: must be a tool's name");
+  else if (a && !cJSON_IsObject(a)) snprintf(why, cap, "args: must be an object");
+  else if (x && !cJSON_IsString(x)) snprintf(why, cap, "text: must be a string");
+  else return 1;
+  return 0;
+}
+
+/* "tools": ["load_context", {"name": "send_message", "approve": true}, ...] */
+static int read_tools(const cJSON *v, agent_settings *s, const char *label, const char *path, ag_errmsg *em) {
+  const char *dot = *path ? "." : "";
+  if (!cJSON_IsArray(v)) return BAD("%s: %s%stools: must be an array of tool names", label, path, dot);
+  unsigned tools = 0, approve = 0;
+  size_t i = 0;
+  for (const cJSON *t = v->child; t; t = t->next, i++) {
+    const cJSON *name = t;
+    int needs = 0;
+    if (cJSON_IsObject(t)) {
+      for (const cJSON *c = t->child; c; c = c->next)
+        if (strcmp(c->string, "name") && strcmp(c->string, "approve"))
+          return BAD("%s: %s%stools[%zu].%s: unknown field", label, path, dot, i, c->string);
+      name = cJSON_GetObjectItemCaseSensitive(t, "name");
+      const cJSON *ap = cJSON_GetObjectItemCaseSensitive(t, "approve");
+      if (ap && !cJSON_IsBool(ap)) return BAD("%s: %s%stools[%zu].approve: must be true or false", label, path, dot, i);
+      needs = cJSON_IsTrue(ap);
+    }
+    tool_id id;
+    if (!cJSON_IsString(name))
+      return BAD("%s: %s%stools[%zu]: must be a tool name or {\"name\", \"approve\"}", label, path, dot, i);
+    if (tool_parse(name->valuestring, &id))
+      return BAD("%s: %s%stools[%zu]: unknown tool '%s' (load_context, save_context, send_message)", label, path,
+                 dot, i, name->valuestring);
+    tools |= TOOL_BIT(id);
+    if (needs) approve |= TOOL_BIT(id);
+  }
+  s->tools = tools;
+  s->approve = approve;
+  return AG_OK;
+}
+
 /* Applies the settings present in obj on top of s (defaults first, then the agent's own). */
 static int read_settings(const cJSON *obj, agent_settings *s, const char *label, const char *path,
                          ag_errmsg *em) {
@@ -115,6 +168,10 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
   s->llm.max_retries = (int)n;
   if ((rc = get_bool(obj, "stream", &s->llm.stream, label, path, em))) return rc;
   if ((rc = get_bool(obj, "auto_reply", &s->auto_reply, label, path, em))) return rc;
+  if ((rc = get_bool(obj, "monadic", &s->monadic, label, path, em))) return rc;
+  if ((rc = get_bool(obj, "tool_support", &s->tool_support, label, path, em))) return rc;
+  v = cJSON_GetObjectItemCaseSensitive(obj, "tools");
+  if (v && (rc = read_tools(v, s, label, path, em))) return rc;
   v = cJSON_GetObjectItemCaseSensitive(obj, "replies");
   if (v) {
     if (!cJSON_IsArray(v)) return BAD("%s: %s%sreplies: must be an array of strings", label, path, dot);
@@ -123,10 +180,23 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
     if (!replies) return AG_ERR_NOMEM;
     size_t i = 0;
     for (const cJSON *r = v->child; r; r = r->next, i++) {
-      if (!cJSON_IsString(r) || !(replies[i] = strdup(r->valuestring))) {
+      char why[128] = "";
+      if (cJSON_IsString(r)) {
+        replies[i] = strdup(r->valuestring);
+      } else if (script_tool_entry(r, why, sizeof why)) {
+        /* A scripted tool call: kept as marked JSON text for the script provider (llm.h). */
+        char *j = cJSON_PrintUnformatted(r);
+        size_t n = j ? strlen(j) + 2 : 0;
+        replies[i] = j ? malloc(n) : NULL;
+        if (replies[i]) snprintf(replies[i], n, "%c%s", LLM_SCRIPT_TOOL_MARK, j);
+        free(j);
+      }
+      if (!replies[i]) {
         for (size_t j = 0; j < i; j++) free(replies[j]);
         free(replies);
-        if (!cJSON_IsString(r)) return BAD("%s: %s%sreplies[%zu]: must be a string", label, path, dot, i);
+        if (why[0]) return BAD("%s: %s%sreplies[%zu]: %s", label, path, dot, i, why);
+        if (!cJSON_IsString(r) && !cJSON_IsObject(r))
+          return BAD("%s: %s%sreplies[%zu]: must be a string or a tool call {\"tool\", \"args\"}", label, path, dot, i);
         return AG_ERR_NOMEM;
       }
     }
@@ -349,9 +419,28 @@ cJSON *world_agent_to_json(const agent_settings *s) {
   if (s->system_prompt) cJSON_AddStringToObject(a, "system_prompt", s->system_prompt);
   if (c->n_replies) {
     cJSON *r = cJSON_AddArrayToObject(a, "replies");
-    for (size_t i = 0; r && i < c->n_replies; i++) cJSON_AddItemToArray(r, cJSON_CreateString(c->replies[i]));
+    for (size_t i = 0; r && i < c->n_replies; i++) {
+      cJSON *entry = c->replies[i][0] == LLM_SCRIPT_TOOL_MARK ? cJSON_Parse(c->replies[i] + 1) : NULL;
+      cJSON_AddItemToArray(r, entry ? entry : cJSON_CreateString(c->replies[i]));
+    }
   }
   cJSON_AddBoolToObject(a, "auto_reply", s->auto_reply);
+  if (s->tools) {
+    cJSON *t = cJSON_AddArrayToObject(a, "tools");
+    for (int i = 0; t && i < TOOL_COUNT; i++) {
+      if (!(s->tools & TOOL_BIT(i))) continue;
+      if (s->approve & TOOL_BIT(i)) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", tool_name((tool_id)i));
+        cJSON_AddBoolToObject(o, "approve", 1);
+        cJSON_AddItemToArray(t, o);
+      } else {
+        cJSON_AddItemToArray(t, cJSON_CreateString(tool_name((tool_id)i)));
+      }
+    }
+  }
+  if (s->monadic) cJSON_AddBoolToObject(a, "monadic", 1);
+  if (!s->tool_support) cJSON_AddBoolToObject(a, "tool_support", 0);
   return a;
 }
 
