@@ -33,11 +33,6 @@ struct agent {
   ag_msg **mem;
   size_t n_mem, cap_mem;
   size_t mem_dropped;   /* oldest entries let go of (still in storage) */
-  /* Shaping needs the world's ids when the reply arrives; they are copied at answer time because the
-   * rules passed to agent_on_message are only borrowed for that call. */
-  char *ids_blob;
-  const char **ids;
-  size_t n_ids;
 };
 
 void agent_settings_init(agent_settings *s) {
@@ -130,8 +125,6 @@ void agent_free(agent *a) {
   free(a->inbox);
   free(a->tlog);
   context_free(&a->ctx);
-  free(a->ids);
-  free(a->ids_blob);
   llm_endpoint_free(a->llm);
   agent_settings_free(&a->s);
   free(a);
@@ -333,7 +326,9 @@ static int agent_call_llm(agent *a);
 static void agent_publish_reply(agent *a, const ag_msg *m, const char *text, int empty_is_error) {
   char *shaped = NULL;
   shape_outcome outcome = SHAPE_SILENT;
-  int rc = shape_reply(text, a->id, m->sender, a->s.auto_reply, a->ids, a->n_ids, &outcome, &shaped);
+  size_t n_ids = 0;
+  const char *const *ids = a->host->ids ? a->host->ids(a->host->ctx, &n_ids) : NULL;
+  int rc = shape_reply(text, a->id, m->sender, a->s.auto_reply, ids, n_ids, &outcome, &shaped);
   if (rc) {
     agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
   } else if (outcome == SHAPE_EMPTY) {
@@ -521,32 +516,6 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   agent_end_turn(a);
 }
 
-/* Keeps a private copy of the world's ids: the reply is shaped after agent_on_message returned. */
-static int agent_keep_ids(agent *a, const agent_rules *r) {
-  size_t bytes = 0;
-  for (size_t i = 0; i < r->n_ids; i++) bytes += strlen(r->ids[i]) + 1;
-  char *blob = malloc(bytes ? bytes : 1);
-  const char **ids = malloc((r->n_ids ? r->n_ids : 1) * sizeof *ids);
-  if (!blob || !ids) {
-    free(blob);
-    free(ids);
-    return AG_ERR_NOMEM;
-  }
-  size_t pos = 0;
-  for (size_t i = 0; i < r->n_ids; i++) {
-    size_t l = strlen(r->ids[i]) + 1;
-    memcpy(blob + pos, r->ids[i], l);
-    ids[i] = blob + pos;
-    pos += l;
-  }
-  free(a->ids_blob);
-  free(a->ids);
-  a->ids_blob = blob;
-  a->ids = ids;
-  a->n_ids = r->n_ids;
-  return AG_OK;
-}
-
 /* The system prompt as sent: the agent's own, plus what its tools need it to know. Caller frees. */
 static char *agent_system_prompt(const agent *a) {
   const char *base = a->s.system_prompt ? a->s.system_prompt : "";
@@ -667,8 +636,7 @@ turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules) {
   a->memory_window = rules->memory_window;
   a->emit_chunks = rules->emit_chunks;
   int was_thinking = agent_is_thinking(a);
-  int rc = agent_keep_ids(a, rules);
-  if (!rc) rc = agent_inbox_push(a, m);
+  int rc = agent_inbox_push(a, m);
   if (rc) {
     agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
     return d;

@@ -63,6 +63,9 @@ typedef struct agent_host {
   void (*thinking)(void *ctx, agent *a, int on);
   /* May the agent run this tool call (declared "approve": true)? 1 yes, 0 no. NULL: always no. */
   int (*approve)(void *ctx, agent *a, const char *tool, const char *args_json);
+  /* The world's agent ids right now (borrowed until the world changes), for reading display names in
+   * a reply's mentions. NULL: none. */
+  const char *const *(*ids)(void *ctx, size_t *n);
 } agent_host;
 
 /* The world settings an agent decides by; borrowed for the call. */

@@ -143,6 +143,13 @@ static void fh_thinking(void *ctx, agent *a, int on) {
   ((fake_host *)ctx)->thinking = on;
 }
 
+static const char *const *fh_ids(void *ctx, size_t *n) {
+  (void)ctx;
+  static const char *const ids[] = {"madame-pedagogue", "bob", "ann"};
+  *n = 3;
+  return ids;
+}
+
 static ag_msg *msg_from(const char *sender, const char *text, const char *const *ids, size_t n) {
   ag_msg *m = ag_msg_new(sender, text, ag_sender_kind(sender));
   mention_leading(text, ids, n, &m->leading);
@@ -155,7 +162,7 @@ static void agent_answers_through_host(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL};
+  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, fh_ids};
   agent_settings s;
   agent_settings_init(&s);
   s.name = strdup("Madame Pedagogue");
@@ -226,7 +233,7 @@ static void agent_inbox_keeps_order(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL};
+  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, fh_ids};
   agent_settings s;
   agent_settings_init(&s);
   s.name = strdup("ann");

@@ -12,7 +12,6 @@ typedef struct world_slot {
   world *w;
   agent *a;
   agent_host host;
-  unsigned sub;
   int thinking;
 } world_slot;
 
@@ -24,6 +23,10 @@ struct world {
   world_slot **slots;
   size_t n_slots, cap_slots;
   const char **ids;         /* agent ids for mention parsing, borrowed from the agents */
+  /* id → slot, open addressing: a message from an agent reaches only the agents it mentions. */
+  world_slot **index;
+  size_t index_cap;
+  unsigned sub;             /* the world's subscription: it hands messages to its agents */
   size_t thinking;
   uint64_t last_seq;
   int emit_chunks;
@@ -39,11 +42,39 @@ static int64_t now_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static size_t id_hash(const char *s) {
+  size_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static world_slot *world_find_slot(const world *w, const char *id) {
+  if (!w->index_cap) return NULL;
+  for (size_t i = id_hash(id) & (w->index_cap - 1);; i = (i + 1) & (w->index_cap - 1)) {
+    world_slot *s = w->index[i];
+    if (!s) return NULL;
+    if (strcmp(agent_id(s->a), id) == 0) return s;
+  }
+}
+
+/* Rebuilds the id list and the id index after agents were added or removed. */
 static int world_refresh_ids(world *w) {
   const char **ids = realloc(w->ids, (w->n_slots ? w->n_slots : 1) * sizeof *ids);
   if (!ids) return AG_ERR_NOMEM;
-  for (size_t i = 0; i < w->n_slots; i++) ids[i] = agent_id(w->slots[i]->a);
   w->ids = ids;
+  size_t cap = 16;
+  while (cap < w->n_slots * 2) cap *= 2;
+  world_slot **index = calloc(cap, sizeof *index);
+  if (!index) return AG_ERR_NOMEM;
+  for (size_t i = 0; i < w->n_slots; i++) {
+    ids[i] = agent_id(w->slots[i]->a);
+    size_t k = id_hash(ids[i]) & (cap - 1);
+    while (index[k]) k = (k + 1) & (cap - 1);
+    index[k] = w->slots[i];
+  }
+  free(w->index);
+  w->index = index;
+  w->index_cap = cap;
   return AG_OK;
 }
 
@@ -171,6 +202,12 @@ static void host_event(void *ctx, agent *a, const agent_event *ev) {
   world_emit(w, type, f);
 }
 
+static const char *const *host_ids(void *ctx, size_t *n) {
+  world_slot *s = ctx;
+  *n = s->w->n_slots;
+  return (const char *const *)s->w->ids;
+}
+
 static int host_approve(void *ctx, agent *a, const char *tool, const char *args_json) {
   world_slot *s = ctx;
   return s->w->approver ? s->w->approver(s->w->approver_ud, agent_id(a), tool, args_json) : 0;
@@ -181,18 +218,31 @@ void world_set_approver(world *w, world_approver fn, void *ud) {
   w->approver_ud = ud;
 }
 
-static void slot_deliver(void *ud, bus_topic topic, void *payload) {
+/* Hands a message to the agents that could act on it. A human or world message goes to every agent
+ * (each resets its turn count, §3.1); a message from an agent can only address the agents it
+ * mentions at the start of a line (§3.6), so only they are asked; nobody answers system messages or
+ * notices (§3.3–4). Skipping the others changes nothing: for them the rules decide "no" without
+ * touching any state. This keeps a reply's cost independent of the number of agents. */
+static void world_deliver(void *ud, bus_topic topic, void *payload) {
   (void)topic;
-  world_slot *s = ud;
-  world *w = s->w;
+  world *w = ud;
+  ag_msg *m = payload;
   agent_rules rules = {w->spec.turn_limit, w->spec.memory_window, w->spec.main_agent,
                        (const char *const *)w->ids, w->n_slots, w->emit_chunks};
-  agent_on_message(s->a, payload, &rules);
+  if (m->kind == AG_KIND_HUMAN || m->kind == AG_KIND_WORLD) {
+    /* Agents may be removed by a handler while we go: index by position, re-checking the count. */
+    for (size_t i = 0; i < w->n_slots; i++) agent_on_message(w->slots[i]->a, m, &rules);
+    return;
+  }
+  if (m->kind != AG_KIND_AGENT) return;
+  for (size_t i = 0; i < m->leading.n; i++) {
+    world_slot *s = world_find_slot(w, m->leading.ids[i]);
+    if (s) agent_on_message(s->a, m, &rules);
+  }
 }
 
 static void slot_free(world_slot *s) {
   if (!s) return;
-  bus_unsubscribe(s->w->bus, s->sub);
   /* The agent reports "not thinking" through its host as it drops its call, keeping the count right. */
   agent_free(s->a);
   if (s->thinking) s->w->thinking--;
@@ -204,14 +254,12 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   world_slot *s = calloc(1, sizeof *s);
   if (!s) return AG_ERR_NOMEM;
   s->w = w;
-  s->host = (agent_host){s, host_publish, host_event, host_thinking, host_approve};
+  s->host = (agent_host){s, host_publish, host_event, host_thinking, host_approve, host_ids};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
   agent_set_memory_window(s->a, w->spec.memory_window);
-  for (size_t i = 0; i < w->n_slots; i++) {
-    if (strcmp(agent_id(w->slots[i]->a), agent_id(s->a)) == 0) {
-      rc = ag_fail(em, AG_ERR_EXISTS, "an agent with id '%s' already exists", agent_id(s->a));
-      goto fail;
-    }
+  if (world_find_slot(w, agent_id(s->a))) {
+    rc = ag_fail(em, AG_ERR_EXISTS, "an agent with id '%s' already exists", agent_id(s->a));
+    goto fail;
   }
   if (w->n_slots == w->cap_slots) {
     size_t ncap = w->cap_slots ? w->cap_slots * 2 : 8;
@@ -223,7 +271,6 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
     w->slots = p;
     w->cap_slots = ncap;
   }
-  if ((rc = bus_subscribe(w->bus, BUS_MESSAGE, BUS_PHASE_AGENTS, slot_deliver, s, &s->sub))) goto fail;
   w->slots[w->n_slots++] = s;
   if ((rc = world_refresh_ids(w))) {
     w->n_slots--;
@@ -231,7 +278,6 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   }
   return AG_OK;
 fail:
-  if (s->sub) bus_unsubscribe(w->bus, s->sub);
   agent_free(s->a);
   free(s);
   return rc;
@@ -243,6 +289,7 @@ int world_new(struct event_base *base, const world_spec *spec, world **out, ag_e
   if (!w) return AG_ERR_NOMEM;
   w->base = base;
   if ((rc = bus_new(base, &w->bus)) || (rc = llm_client_new(base, &w->llm))) goto fail;
+  if ((rc = bus_subscribe(w->bus, BUS_MESSAGE, BUS_PHASE_AGENTS, world_deliver, w, &w->sub))) goto fail;
   w->spec.turn_limit = spec->turn_limit;
   w->spec.memory_window = spec->memory_window;
   memcpy(w->spec.id, spec->id, sizeof w->spec.id);
@@ -268,6 +315,7 @@ void world_free(world *w) {
   for (size_t i = 0; i < w->n_slots; i++) slot_free(w->slots[i]);
   free(w->slots);
   free(w->ids);
+  free(w->index);
   llm_client_free(w->llm);
   bus_free(w->bus);
   world_spec_free(&w->spec);

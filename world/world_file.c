@@ -216,32 +216,39 @@ static int read_agents(const cJSON *root, const agent_settings *defaults, world_
   size_t count = (size_t)cJSON_GetArraySize(agents);
   spec->agents = calloc(count ? count : 1, sizeof *spec->agents);
   if (!spec->agents) return AG_ERR_NOMEM;
+  /* The ids seen so far, for the duplicate check (computed once per agent). */
+  char (*ids)[MENTION_ID_MAX] = calloc(count ? count : 1, sizeof *ids);
+  if (!ids) return AG_ERR_NOMEM;
   size_t i = 0;
+  int rc = AG_OK;
   for (const cJSON *a = agents->child; a; a = a->next, i++) {
     char path[32];
     snprintf(path, sizeof path, "agents[%zu]", i);
-    if (!cJSON_IsObject(a)) return BAD("%s: %s: must be an object", label, path);
-    int rc = agent_settings_copy(&spec->agents[i], defaults);
-    if (rc) return rc;
-    spec->n_agents = i + 1;
-    if ((rc = check_keys(a, setting_fields, "name", label, path, em))) return rc;
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(a, "name");
-    if (!name) return BAD("%s: %s.name: missing (every agent needs a name)", label, path);
-    if (!cJSON_IsString(name)) return BAD("%s: %s.name: must be a string", label, path);
-    char id[MENTION_ID_MAX];
-    if (mention_id_from_name(name->valuestring, id, sizeof id))
-      return BAD("%s: %s.name: invalid name '%s': it must start with a letter or digit and contain only "
-                 "letters, digits, '_', '-' and spaces", label, path, name->valuestring);
-    for (size_t j = 0; j < i; j++) {
-      char other[MENTION_ID_MAX];
-      mention_id_from_name(spec->agents[j].name, other, sizeof other);
-      if (strcmp(id, other) == 0)
-        return BAD("%s: %s.name: duplicate agent id '%s' (agents[%zu] has it too)", label, path, id, j);
+    if (!cJSON_IsObject(a)) {
+      rc = BAD("%s: %s: must be an object", label, path);
+      break;
     }
-    if (!(spec->agents[i].name = strdup(name->valuestring))) return AG_ERR_NOMEM;
-    if ((rc = read_settings(a, &spec->agents[i], label, path, em))) return rc;
+    if ((rc = agent_settings_copy(&spec->agents[i], defaults))) break;
+    spec->n_agents = i + 1;
+    if ((rc = check_keys(a, setting_fields, "name", label, path, em))) break;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(a, "name");
+    char id[MENTION_ID_MAX];
+    if (!name) rc = BAD("%s: %s.name: missing (every agent needs a name)", label, path);
+    else if (!cJSON_IsString(name)) rc = BAD("%s: %s.name: must be a string", label, path);
+    else if (mention_id_from_name(name->valuestring, id, sizeof id))
+      rc = BAD("%s: %s.name: invalid name '%s': it must start with a letter or digit and contain only "
+               "letters, digits, '_', '-' and spaces", label, path, name->valuestring);
+    if (rc) break;
+    for (size_t j = 0; j < i && !rc; j++)
+      if (strcmp(id, ids[j]) == 0)
+        rc = BAD("%s: %s.name: duplicate agent id '%s' (agents[%zu] has it too)", label, path, id, j);
+    if (rc) break;
+    memcpy(ids[i], id, sizeof id);
+    if (!(spec->agents[i].name = strdup(name->valuestring))) rc = AG_ERR_NOMEM;
+    if (rc || (rc = read_settings(a, &spec->agents[i], label, path, em))) break;
   }
-  return AG_OK;
+  free(ids);
+  return rc;
 }
 
 static int read_script(const cJSON *root, world_spec *spec, const char *label, ag_errmsg *em) {
