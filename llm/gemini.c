@@ -1,6 +1,8 @@
 /* The Google Gemini wire format: POST {base}/v1beta/models/{model}:generateContent, or
  * :streamGenerateContent?alt=sse for SSE, with the key in x-goog-api-key (never in the URL, which
- * may end up in logs). Roles are user/model; the system prompt goes in systemInstruction. */
+ * may end up in logs). Roles are user/model; the system prompt goes in systemInstruction. Tools are
+ * functionDeclarations; calls come back whole as functionCall parts, and results go back as
+ * functionResponse parts of a user turn. */
 #include "llm/wire.h"
 
 #include <cjson/cJSON.h>
@@ -32,16 +34,73 @@ static int add_part(cJSON *parts, const char *text) {
   return cJSON_AddItemToArray(parts, p) && cJSON_AddStringToObject(p, "text", text) ? AG_OK : AG_ERR_NOMEM;
 }
 
-/* Consecutive turns of one role become parts of one content, so roles alternate. */
-static int add_turn(cJSON *contents, const char *role, const char *text) {
+/* Adds {key: {"name": name, field: value}} to parts; value is consumed. */
+static int add_function_part(cJSON *parts, const char *key, const char *name, const char *field, cJSON *value) {
+  cJSON *p = cJSON_CreateObject(), *f = NULL;
+  int ok = cJSON_AddItemToArray(parts, p) && (f = cJSON_AddObjectToObject(p, key)) &&
+           cJSON_AddStringToObject(f, "name", name ? name : "");
+  if (!ok || !value || !cJSON_AddItemToObject(f, field, value)) {
+    cJSON_Delete(value);
+    return AG_ERR_NOMEM;
+  }
+  return AG_OK;
+}
+
+/* The parts of a message: its text; a model turn's functionCall parts; a tool result as a
+ * functionResponse (Gemini has no call ids: the name says which call it answers). */
+static int add_message_parts(cJSON *parts, const llm_message *m) {
+  if (strcmp(m->role, "tool") == 0)
+    return add_function_part(parts, "functionResponse", m->tool_name, "response",
+                             llm_wire_result_object(m->content));
+  const char *text = m->content ? m->content : "";
+  int rc = AG_OK;
+  /* A turn that only calls functions has no text part (empty text parts are refused). */
+  if (text[0] || !m->n_tool_calls) rc = add_part(parts, text);
+  for (size_t i = 0; rc == AG_OK && i < m->n_tool_calls; i++)
+    rc = add_function_part(parts, "functionCall", m->tool_calls[i].name, "args",
+                           llm_wire_args_object(m->tool_calls[i].args_json));
+  return rc;
+}
+
+/* Consecutive turns of one role become parts of one content, so roles alternate; tool results are
+ * user turns. */
+static int add_turn(cJSON *contents, const llm_message *m) {
+  const char *role = strcmp(m->role, "assistant") == 0 ? "model" : "user";
   cJSON *last = cJSON_GetArrayItem(contents, cJSON_GetArraySize(contents) - 1);
   const char *last_role = last ? llm_wire_str(last, "role") : NULL;
   if (last_role && strcmp(last_role, role) == 0)
-    return add_part(cJSON_GetObjectItemCaseSensitive(last, "parts"), text);
+    return add_message_parts(cJSON_GetObjectItemCaseSensitive(last, "parts"), m);
   cJSON *c = cJSON_CreateObject();
   if (!cJSON_AddItemToArray(contents, c) || !cJSON_AddStringToObject(c, "role", role)) return AG_ERR_NOMEM;
   cJSON *parts = cJSON_AddArrayToObject(c, "parts");
-  return parts ? add_part(parts, text) : AG_ERR_NOMEM;
+  return parts ? add_message_parts(parts, m) : AG_ERR_NOMEM;
+}
+
+/* tools: [{"functionDeclarations":[{"name","description","parameters"}]}], or nothing. */
+static int add_tools(cJSON *root, const llm_request *req) {
+  if (!req->n_tools) return AG_OK;
+  cJSON *tools = cJSON_AddArrayToObject(root, "tools");
+  cJSON *t = cJSON_CreateObject();
+  if (!tools || !t || !cJSON_AddItemToArray(tools, t)) {
+    cJSON_Delete(t);
+    return AG_ERR_NOMEM;
+  }
+  cJSON *decls = cJSON_AddArrayToObject(t, "functionDeclarations");
+  if (!decls) return AG_ERR_NOMEM;
+  for (size_t i = 0; i < req->n_tools; i++) {
+    const llm_tool *tool = &req->tools[i];
+    cJSON *params;
+    int rc = llm_wire_schema(tool->parameters_json, &params);
+    if (rc) return rc;
+    cJSON *d = cJSON_CreateObject();
+    int ok = cJSON_AddItemToArray(decls, d) && cJSON_AddStringToObject(d, "name", tool->name ? tool->name : "");
+    if (ok && tool->description) ok = cJSON_AddStringToObject(d, "description", tool->description) != NULL;
+    if (!ok || !cJSON_AddItemToObject(d, "parameters", params)) {
+      cJSON_Delete(params);
+      return AG_ERR_NOMEM;
+    }
+  }
+  return AG_OK;
 }
 
 static int gemini_build(const llm_config *cfg, const llm_request *req, ag_buf *url, char **body) {
@@ -63,11 +122,12 @@ static int gemini_build(const llm_config *cfg, const llm_request *req, ag_buf *u
         sys_parts = si ? cJSON_AddArrayToObject(si, "parts") : NULL;
         if (!sys_parts) rc = AG_ERR_NOMEM;
       }
-      if (rc == AG_OK) rc = add_part(sys_parts, m->content);
+      if (rc == AG_OK) rc = add_part(sys_parts, m->content ? m->content : "");
     } else {
-      rc = add_turn(contents, strcmp(m->role, "assistant") == 0 ? "model" : "user", m->content);
+      rc = add_turn(contents, m);
     }
   }
+  if (rc == AG_OK) rc = add_tools(root, req);
   if (rc == AG_OK && (cfg->has_temperature || cfg->max_tokens > 0)) {
     cJSON *gc = cJSON_AddObjectToObject(root, "generationConfig");
     int ok = gc != NULL;
@@ -88,8 +148,8 @@ static int read_response(const cJSON *root, llm_wire_out *out) {
   const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usageMetadata");
   const cJSON *in = cJSON_GetObjectItemCaseSensitive(usage, "promptTokenCount");
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(usage, "candidatesTokenCount");
-  if (cJSON_IsNumber(in)) out->input_tokens = (long)in->valuedouble;
-  if (cJSON_IsNumber(o)) out->output_tokens = (long)o->valuedouble;
+  if (cJSON_IsNumber(in)) out->input_tokens = (long)in->valueint; /* cJSON saturates valueint */
+  if (cJSON_IsNumber(o)) out->output_tokens = (long)o->valueint; /* cJSON saturates valueint */
   const cJSON *cand = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "candidates"), 0);
   if (!cand) {
     /* A prompt the safety filters refused comes back with no candidates at all. */
@@ -104,9 +164,14 @@ static int read_response(const cJSON *root, llm_wire_out *out) {
   const cJSON *part;
   cJSON_ArrayForEach(part, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cand, "content"),
                                                             "parts")) {
-    const char *text = llm_wire_str(part, "text"); /* functionCall parts carry none */
-    int rc;
-    if (text && text[0] && (rc = out->text(out->ctx, text, strlen(text)))) return rc;
+    const char *text = llm_wire_str(part, "text");
+    const cJSON *fc = cJSON_GetObjectItemCaseSensitive(part, "functionCall");
+    int rc = AG_OK;
+    if (text && text[0]) rc = out->text(out->ctx, text, strlen(text));
+    /* Calls come whole, one or several per chunk; with no ids, the library numbers them. */
+    else if (cJSON_IsObject(fc))
+      rc = llm_wire_call_whole(out, NULL, llm_wire_str(fc, "name"), cJSON_GetObjectItemCaseSensitive(fc, "args"));
+    if (rc) return rc;
   }
   if (llm_wire_str(cand, "finishReason")) out->done = 1;
   return AG_OK;

@@ -54,6 +54,7 @@ typedef struct remote_call {
   ag_buf whole;        /* BODY_WHOLE / BODY_ERROR bytes */
   llm_stream parser;
   ag_buf text;         /* the reply so far */
+  llm_wire_calls calls; /* its tool calls so far (never chunks: they reach the caller at the end) */
   llm_wire_out out;
   llm_error_info info;
 } remote_call;
@@ -81,6 +82,7 @@ static void remote_free(remote_call *rc) {
   free(rc->key_env);
   ag_buf_free(&rc->whole);
   ag_buf_free(&rc->text);
+  llm_wire_calls_free(&rc->calls);
   llm_stream_free(&rc->parser);
   free(rc);
 }
@@ -302,6 +304,16 @@ static void finish_reply(remote_call *rc) {
     retry_or_fail(rc, err == AG_ERR_LLM && llm_retry_error_type(rc->info.type));
     return;
   }
+  for (size_t i = 0; i < rc->calls.n; i++) {
+    const llm_wire_call *k = &rc->calls.v[i];
+    /* Argument text goes through as it came, valid JSON or not: the agent answers a call with
+     * malformed arguments with an error result, which the model can act on. */
+    if (llm_call_add_tool_call(rc->call, k->id, k->name, ag_buf_str(&k->args)) != AG_OK) {
+      set_info(rc, "nomem", "out of memory");
+      remote_fail(rc);
+      return;
+    }
+  }
   rc->call->usage.input_tokens = rc->out.input_tokens;
   rc->call->usage.output_tokens = rc->out.output_tokens;
   llm_call_finish(rc->call, AG_OK, ag_buf_str(&rc->text), NULL);
@@ -395,10 +407,13 @@ static int attempt_start(remote_call *rc) {
   rc->out.text = remote_text;
   rc->out.ctx = rc;
   rc->out.err = &rc->info;
+  rc->out.calls = &rc->calls;
   ag_buf_free(&rc->whole);
   ag_buf_init(&rc->whole, REMOTE_REPLY_CAP);
   ag_buf_free(&rc->text);
   ag_buf_init(&rc->text, REMOTE_REPLY_CAP);
+  llm_wire_calls_free(&rc->calls);
+  llm_wire_calls_init(&rc->calls, REMOTE_REPLY_CAP);
   llm_stream_free(&rc->parser);
   llm_stream_init(&rc->parser, rc->wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
   if ((err = build_headers(rc, &headers))) goto fail;
@@ -467,6 +482,7 @@ static int remote_start(llm_call *call, const llm_request *req) {
   rc->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 120000;
   rc->deadline_ms = now_ms() + rc->timeout_ms;
   llm_stream_init(&rc->parser, wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
+  llm_wire_calls_init(&rc->calls, REMOTE_REPLY_CAP);
   const char *env = cfg->api_key_env && cfg->api_key_env[0] ? cfg->api_key_env : llm_default_key_env(cfg->provider);
   if (env && !(rc->key_env = strdup(env))) err = AG_ERR_NOMEM;
   if (!err) err = wire->build(cfg, req, &url, &rc->body);

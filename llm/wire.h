@@ -13,12 +13,34 @@
 
 struct cJSON;
 
+/* A tool call being read from a reply. Streamed calls arrive in pieces keyed by the provider's index
+ * (OpenAI's tool_calls[].index, Anthropic's content block index); whole ones arrive at once. */
+typedef struct llm_wire_call {
+  long index;
+  char *id, *name;  /* NULL until seen */
+  ag_buf args;      /* argument text as it came, pieces concatenated; never validated here */
+  int provisional;  /* args hold a whole value from a block's start, replaced by the first piece */
+} llm_wire_call;
+
+/* The tool calls of one reply, in the order they first appeared. */
+typedef struct llm_wire_calls {
+  llm_wire_call *v;
+  size_t n;
+  size_t bytes, cap; /* ids, names and arguments so far; their cap */
+} llm_wire_calls;
+
+#define LLM_WIRE_MAX_CALLS 128 /* tool calls in one reply */
+
+void llm_wire_calls_init(llm_wire_calls *c, size_t cap);
+void llm_wire_calls_free(llm_wire_calls *c);
+
 /* Where parsing puts what it finds; filled by the engine, written by the wire functions. */
 typedef struct llm_wire_out {
   /* Appends reply text (the engine delivers it as a chunk when streaming); a non-zero return
    * (cancelled, too big) must be passed back up unchanged. */
   int (*text)(void *ctx, const char *s, size_t n);
   void *ctx;
+  llm_wire_calls *calls;            /* where tool calls go; NULL: they are read and dropped */
   long input_tokens, output_tokens; /* usage, when the provider reports it */
   int done;                         /* the reply's end was seen ([DONE], message_stop, done:true) */
   llm_error_info *err;              /* type and message of an error object or malformed input */
@@ -68,5 +90,36 @@ void llm_wire_error_body(const char *body, size_t len, llm_error_info *err);
 const char *llm_wire_str(const struct cJSON *obj, const char *key);
 /* Serialises root (consumed) into *body (malloc'd). */
 int llm_wire_body(struct cJSON *root, char **body);
+
+/* --- Tool calling (llm/wire_tools.c). --- */
+
+/* Adds a piece of the streamed call with this index (made on first sight): id and name when not
+ * yet known (NULL: none in this piece), and args_len bytes of argument text. AG_ERR_TOO_BIG (err
+ * filled) past the caps. */
+int llm_wire_call_piece(llm_wire_out *out, long index, const char *id, const char *name, const char *args,
+                        size_t args_len);
+/* Adds argument text to the streamed call with this index when there is one (else drops it: Anthropic
+ * streams input only for blocks it started). */
+int llm_wire_call_append(llm_wire_out *out, long index, const char *args, size_t args_len);
+/* Marks the streamed call with this index as made with whole arguments (a JSON value, may be NULL)
+ * that its first argument piece replaces: Anthropic's content_block_start carries an input. */
+int llm_wire_call_start(llm_wire_out *out, long index, const char *id, const char *name,
+                        const struct cJSON *args);
+/* Adds a whole call (always a new one). args: a string is taken as the argument text itself (the
+ * model's text, valid JSON or not), any other value is serialised; NULL means none. */
+int llm_wire_call_whole(llm_wire_out *out, const char *id, const char *name, const struct cJSON *args);
+
+/* A tool's parameters_json as an object, for the request (an empty object schema when NULL).
+ * AG_ERR_INVALID when it is not a JSON object. */
+int llm_wire_schema(const char *parameters_json, struct cJSON **out);
+/* A call's arguments as an object, for formats that send objects: {} when args_json is not one (a
+ * model's malformed arguments cannot be sent back as they were). NULL only without memory. */
+struct cJSON *llm_wire_args_object(const char *args_json);
+/* A tool result as an object, for Gemini: content parsed when it is an object, else wrapped as
+ * {"result": value} (value: the parsed JSON, or the text itself as a string). */
+struct cJSON *llm_wire_result_object(const char *content);
+/* Adds "tools" in the OpenAI shape (also Ollama's): [{"type":"function","function":{name,
+ * description, parameters}}]; nothing when the request has no tools. */
+int llm_wire_function_tools(struct cJSON *root, const llm_request *req);
 
 #endif

@@ -23,6 +23,7 @@
 #define SRV_HEADER_CAP (64u << 10)
 #define SRV_BODY_CAP (32u << 20)
 #define SRV_BIG ((size_t)1 << 40) /* no cap: the server builds its own output */
+#define SRV_MAX_CALLS 8           /* tool calls in one reply: tool, tool2, ..., tool8 */
 
 typedef enum wire_kind { W_NONE, W_OPENAI, W_ANTHROPIC, W_GEMINI, W_OLLAMA } wire_kind;
 
@@ -93,7 +94,9 @@ typedef struct plan {
   int malformed;
   long oversize;
   char *midstream_error;
-  char *tool, *args;
+  char *tool[SRV_MAX_CALLS], *args[SRV_MAX_CALLS]; /* tool calls in the reply */
+  long args_chunk;  /* streamed argument pieces of this many bytes (OpenAI, Anthropic) */
+  char *after_tool; /* the reply, with no calls, to a request whose last message is a tool result */
 } plan;
 
 static void plan_init(plan *p) {
@@ -107,8 +110,25 @@ static void plan_free(plan *p) {
   free(p->error_type);
   free(p->error_message);
   free(p->midstream_error);
-  free(p->tool);
-  free(p->args);
+  for (int i = 0; i < SRV_MAX_CALLS; i++) {
+    free(p->tool[i]);
+    free(p->args[i]);
+  }
+  free(p->after_tool);
+}
+
+/* "tool", "tool2", ..., "tool8" (base "tool") → 0..7; -1 for any other key. */
+static int call_slot(const char *k, const char *base) {
+  size_t n = strlen(base);
+  if (strncmp(k, base, n) != 0) return -1;
+  if (!k[n]) return 0;
+  return k[n] >= '2' && k[n] <= '0' + SRV_MAX_CALLS && !k[n + 1] ? k[n] - '1' : -1;
+}
+
+static int n_calls(const plan *p) {
+  int n = 0;
+  for (int i = 0; i < SRV_MAX_CALLS; i++) n += p->tool[i] != NULL;
+  return n;
 }
 
 static void set_str(char **dst, const char *v) {
@@ -136,8 +156,10 @@ static int plan_set(plan *p, const char *k, const char *v) {
   else if (!strcmp(k, "malformed")) p->malformed = (int)n;
   else if (!strcmp(k, "oversize")) p->oversize = n;
   else if (!strcmp(k, "midstream_error")) set_str(&p->midstream_error, v);
-  else if (!strcmp(k, "tool")) set_str(&p->tool, v);
-  else if (!strcmp(k, "args")) set_str(&p->args, v);
+  else if (call_slot(k, "tool") >= 0) set_str(&p->tool[call_slot(k, "tool")], v);
+  else if (call_slot(k, "args") >= 0) set_str(&p->args[call_slot(k, "args")], v);
+  else if (!strcmp(k, "args_chunk")) p->args_chunk = n;
+  else if (!strcmp(k, "after_tool")) set_str(&p->after_tool, v);
   else return -1;
   return 0;
 }
@@ -150,7 +172,7 @@ static int plan_parse(plan *p, const char *s, const char **end) {
     if (!*s || (s[0] == ']' && s[1] == ']')) break;
     char key[64];
     size_t k = 0;
-    while ((*s >= 'a' && *s <= 'z') || *s == '_') {
+    while ((*s >= 'a' && *s <= 'z') || *s == '_' || (k && *s >= '0' && *s <= '9')) {
       if (k + 1 < sizeof key) key[k++] = *s;
       s++;
     }
@@ -205,6 +227,7 @@ typedef struct req_info {
   ag_buf system; /* all system text */
   ag_buf last_user;
   ag_buf all_text;
+  int last_is_result; /* the last message is a tool result */
   char *key; /* the credential the request carried */
 } req_info;
 
@@ -220,6 +243,20 @@ static void text_of(const cJSON *content, ag_buf *out) {
   }
 }
 
+/* Whether a message is a tool result: OpenAI/Ollama role "tool", an Anthropic tool_result block, a
+ * Gemini functionResponse part. */
+static int is_tool_result(const char *role, const cJSON *content) {
+  if (!strcmp(role, "tool")) return 1;
+  const cJSON *part, *parts = cJSON_IsArray(content) ? content : NULL;
+  cJSON_ArrayForEach(part, parts) {
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+    if (cJSON_GetObjectItemCaseSensitive(part, "functionResponse") ||
+        (cJSON_IsString(type) && !strcmp(type->valuestring, "tool_result")))
+      return 1;
+  }
+  return 0;
+}
+
 static void read_messages(req_info *ri, const cJSON *msgs, const char *content_key, const char *user_role) {
   const cJSON *m;
   cJSON_ArrayForEach(m, msgs) {
@@ -229,9 +266,17 @@ static void read_messages(req_info *ri, const cJSON *msgs, const char *content_k
     if (!strcmp(r, "system")) {
       text_of(content, &ri->system);
     } else if (!strcmp(r, user_role)) {
-      ag_buf_reset(&ri->last_user);
-      text_of(content, &ri->last_user);
+      /* A user message that only carries tool results keeps the last user text (and its directive). */
+      ag_buf t;
+      ag_buf_init(&t, SRV_BIG);
+      text_of(content, &t);
+      if (t.len || !is_tool_result(r, content)) {
+        ag_buf_reset(&ri->last_user);
+        ag_buf_appends(&ri->last_user, ag_buf_str(&t));
+      }
+      ag_buf_free(&t);
     }
+    ri->last_is_result = is_tool_result(r, content);
     text_of(content, &ri->all_text);
   }
 }
@@ -331,6 +376,9 @@ typedef struct out {
   ag_buf merged;
   long next_delay;
   int n_text_events;
+  int n_calls;   /* tool calls in this reply */
+  int with_text; /* the reply has text (always without calls; with them, when reply= or echo is set) */
+  int text_open; /* Anthropic: the text block (index 0) is open */
 } out;
 
 static void push_seg(conn *c, seg_kind kind, long delay, const char *data, size_t len) {
@@ -468,11 +516,6 @@ static cJSON *ollama_line(const out *o, const char *text, size_t n, int done) {
   return r;
 }
 
-static cJSON *parse_args(const plan *p) {
-  cJSON *a = p->args ? cJSON_Parse(p->args) : NULL;
-  return a ? a : cJSON_CreateObject();
-}
-
 static void stream_text_event(out *o, const char *t, size_t n) {
   o->n_text_events++;
   switch (o->kind) {
@@ -521,68 +564,170 @@ static void stream_prelude(out *o) {
     cJSON_AddNumberToObject(u, "input_tokens", (double)input_tokens(o));
     cJSON_AddNumberToObject(u, "output_tokens", 1);
     out_event(o, "message_start", r);
-    r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "type", "content_block_start");
-    cJSON_AddNumberToObject(r, "index", 0);
-    cJSON *b = cJSON_AddObjectToObject(r, "content_block");
-    if (o->p->tool) {
-      cJSON_AddStringToObject(b, "type", "tool_use");
-      cJSON_AddStringToObject(b, "id", "toolu_mock");
-      cJSON_AddStringToObject(b, "name", o->p->tool);
-      cJSON_AddObjectToObject(b, "input");
-    } else {
+    if (o->with_text) { /* tool_use blocks start later, in stream_calls */
+      r = cJSON_CreateObject();
+      cJSON_AddStringToObject(r, "type", "content_block_start");
+      cJSON_AddNumberToObject(r, "index", 0);
+      cJSON *b = cJSON_AddObjectToObject(r, "content_block");
       cJSON_AddStringToObject(b, "type", "text");
       cJSON_AddStringToObject(b, "text", "");
+      out_event(o, "content_block_start", r);
+      o->text_open = 1;
     }
-    out_event(o, "content_block_start", r);
     out_event_raw(o, "ping", "{\"type\": \"ping\"}");
   }
 }
 
-static void stream_tool(out *o) {
+/* Call i's arguments: the args= JSON, or its text as a JSON string when it does not parse (so a test
+ * can send malformed arguments); {} when none. */
+static cJSON *call_args(const plan *p, int i) {
+  if (!p->args[i]) return cJSON_CreateObject();
+  cJSON *a = cJSON_ParseWithOpts(p->args[i], NULL, 1);
+  return a ? a : cJSON_CreateString(p->args[i]);
+}
+
+static const char *call_args_text(const plan *p, int i) { return p->args[i] ? p->args[i] : "{}"; }
+
+/* Call ids: OpenAI call_mock_N, Anthropic toolu_mock_N (N from 1); Gemini and Ollama send none. */
+static void call_id(const out *o, int i, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s_%d", o->kind == W_ANTHROPIC ? "toolu_mock" : "call_mock", i + 1);
+}
+
+/* The i-th call as a whole object in the provider's shape: OpenAI {id,type,function{name,
+ * arguments text}}, Anthropic {type:tool_use,id,name,input}, Gemini {functionCall{name,args}},
+ * Ollama {function{name,arguments}}. */
+static cJSON *call_object(const out *o, int i) {
   const plan *p = o->p;
-  const char *args = p->args ? p->args : "{}";
-  if (o->kind == W_OPENAI) {
-    cJSON *d = cJSON_CreateObject();
-    cJSON *calls = cJSON_AddArrayToObject(d, "tool_calls");
-    cJSON *call = cJSON_CreateObject();
-    cJSON_AddItemToArray(calls, call);
-    cJSON_AddNumberToObject(call, "index", 0);
-    cJSON_AddStringToObject(call, "id", "call_mock");
+  char id[32];
+  call_id(o, i, id, sizeof id);
+  cJSON *c = cJSON_CreateObject();
+  switch (o->kind) {
+  case W_OPENAI: {
+    cJSON_AddStringToObject(c, "id", id);
+    cJSON_AddStringToObject(c, "type", "function");
+    cJSON *f = cJSON_AddObjectToObject(c, "function");
+    cJSON_AddStringToObject(f, "name", p->tool[i]);
+    cJSON_AddStringToObject(f, "arguments", call_args_text(p, i));
+    break;
+  }
+  case W_ANTHROPIC:
+    cJSON_AddStringToObject(c, "type", "tool_use");
+    cJSON_AddStringToObject(c, "id", id);
+    cJSON_AddStringToObject(c, "name", p->tool[i]);
+    cJSON_AddItemToObject(c, "input", call_args(p, i));
+    break;
+  case W_GEMINI: {
+    cJSON *fc = cJSON_AddObjectToObject(c, "functionCall");
+    cJSON_AddStringToObject(fc, "name", p->tool[i]);
+    cJSON_AddItemToObject(fc, "args", call_args(p, i));
+    break;
+  }
+  default: {
+    cJSON *f = cJSON_AddObjectToObject(c, "function");
+    cJSON_AddStringToObject(f, "name", p->tool[i]);
+    cJSON_AddItemToObject(f, "arguments", call_args(p, i));
+    break;
+  }
+  }
+  return c;
+}
+
+/* The length of the next argument piece from pos: args_chunk bytes (default 4), not splitting a
+ * UTF-8 sequence. */
+static size_t piece_len(const plan *p, const char *s, size_t pos, size_t len) {
+  size_t end = pos + (size_t)(p->args_chunk > 0 ? p->args_chunk : 4);
+  if (end >= len) return len - pos;
+  while (end < len && ((unsigned char)s[end] & 0xC0) == 0x80) end++;
+  return end - pos;
+}
+
+static cJSON *openai_call_delta(int index, const char *id, const char *name, const char *args, size_t n) {
+  cJSON *d = cJSON_CreateObject();
+  cJSON *calls = cJSON_AddArrayToObject(d, "tool_calls");
+  cJSON *call = cJSON_CreateObject();
+  cJSON_AddItemToArray(calls, call);
+  cJSON_AddNumberToObject(call, "index", index);
+  if (id) {
+    cJSON_AddStringToObject(call, "id", id);
     cJSON_AddStringToObject(call, "type", "function");
-    cJSON *f = cJSON_AddObjectToObject(call, "function");
-    cJSON_AddStringToObject(f, "name", p->tool);
-    cJSON_AddStringToObject(f, "arguments", args);
-    out_event(o, NULL, openai_chunk(o, d, NULL));
-  } else if (o->kind == W_ANTHROPIC) {
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "type", "content_block_delta");
-    cJSON_AddNumberToObject(r, "index", 0);
-    cJSON *d = cJSON_AddObjectToObject(r, "delta");
-    cJSON_AddStringToObject(d, "type", "input_json_delta");
-    cJSON_AddStringToObject(d, "partial_json", args);
-    out_event(o, "content_block_delta", r);
-  } else if (o->kind == W_GEMINI) {
-    cJSON *part = cJSON_CreateObject();
-    cJSON *fc = cJSON_AddObjectToObject(part, "functionCall");
-    cJSON_AddStringToObject(fc, "name", p->tool);
-    cJSON_AddItemToObject(fc, "args", parse_args(p));
-    out_event(o, NULL, gemini_chunk(o, part, NULL, 0));
-  } else {
+  }
+  cJSON *f = cJSON_AddObjectToObject(call, "function");
+  if (name) cJSON_AddStringToObject(f, "name", name);
+  char *a = strndup(args, n);
+  cJSON_AddStringToObject(f, "arguments", a);
+  free(a);
+  return d;
+}
+
+static void anthropic_block_stop(out *o, int index) {
+  char ev[64];
+  snprintf(ev, sizeof ev, "{\"type\":\"content_block_stop\",\"index\":%d}", index);
+  out_event_raw(o, "content_block_stop", ev);
+}
+
+/* The calls of a streamed reply, after its text. OpenAI and Anthropic split the argument text over
+ * several events, as the real ones do; Gemini sends one event per call, Ollama one line with all. */
+static void stream_calls(out *o) {
+  const plan *p = o->p;
+  if (o->kind == W_OLLAMA) {
     cJSON *r = ollama_line(o, "", 0, 0);
-    cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "message");
-    cJSON *calls = cJSON_AddArrayToObject(m, "tool_calls");
-    cJSON *call = cJSON_CreateObject();
-    cJSON_AddItemToArray(calls, call);
-    cJSON *f = cJSON_AddObjectToObject(call, "function");
-    cJSON_AddStringToObject(f, "name", p->tool);
-    cJSON_AddItemToObject(f, "arguments", parse_args(p));
+    cJSON *calls = cJSON_AddArrayToObject(cJSON_GetObjectItemCaseSensitive(r, "message"), "tool_calls");
+    for (int i = 0; i < SRV_MAX_CALLS; i++)
+      if (p->tool[i]) cJSON_AddItemToArray(calls, call_object(o, i));
     out_event(o, NULL, r);
+    return;
+  }
+  if (o->text_open) {
+    anthropic_block_stop(o, 0);
+    o->text_open = 0;
+  }
+  int k = 0; /* the call's position in the reply */
+  for (int i = 0; i < SRV_MAX_CALLS; i++) {
+    if (!p->tool[i]) continue;
+    const char *args = call_args_text(p, i);
+    size_t len = strlen(args);
+    char id[32];
+    call_id(o, i, id, sizeof id);
+    if (o->kind == W_GEMINI) {
+      cJSON *fc = call_object(o, i);
+      out_event(o, NULL, gemini_chunk(o, fc, NULL, 0));
+    } else if (o->kind == W_OPENAI) {
+      out_event(o, NULL, openai_chunk(o, openai_call_delta(k, id, p->tool[i], "", 0), NULL));
+      for (size_t pos = 0, n; pos < len; pos += n) {
+        n = piece_len(p, args, pos, len);
+        out_event(o, NULL, openai_chunk(o, openai_call_delta(k, NULL, NULL, args + pos, n), NULL));
+      }
+    } else {
+      int index = (o->with_text ? 1 : 0) + k;
+      cJSON *r = cJSON_CreateObject();
+      cJSON_AddStringToObject(r, "type", "content_block_start");
+      cJSON_AddNumberToObject(r, "index", index);
+      cJSON *b = cJSON_AddObjectToObject(r, "content_block");
+      cJSON_AddStringToObject(b, "type", "tool_use");
+      cJSON_AddStringToObject(b, "id", id);
+      cJSON_AddStringToObject(b, "name", p->tool[i]);
+      cJSON_AddObjectToObject(b, "input");
+      out_event(o, "content_block_start", r);
+      for (size_t pos = 0, n; pos < len; pos += n) {
+        n = piece_len(p, args, pos, len);
+        r = cJSON_CreateObject();
+        cJSON_AddStringToObject(r, "type", "content_block_delta");
+        cJSON_AddNumberToObject(r, "index", index);
+        cJSON *d = cJSON_AddObjectToObject(r, "delta");
+        cJSON_AddStringToObject(d, "type", "input_json_delta");
+        char *piece = strndup(args + pos, n);
+        cJSON_AddStringToObject(d, "partial_json", piece);
+        free(piece);
+        out_event(o, "content_block_delta", r);
+      }
+      anthropic_block_stop(o, index);
+    }
+    k++;
   }
 }
 
 static void stream_end(out *o) {
-  const char *finish_openai = o->p->tool ? "tool_calls" : "stop";
+  const char *finish_openai = o->n_calls ? "tool_calls" : "stop";
   switch (o->kind) {
   case W_OPENAI: {
     out_event(o, NULL, openai_chunk(o, cJSON_CreateObject(), finish_openai));
@@ -600,11 +745,12 @@ static void stream_end(out *o) {
     break;
   }
   case W_ANTHROPIC: {
-    out_event_raw(o, "content_block_stop", "{\"type\":\"content_block_stop\",\"index\":0}");
+    if (o->text_open) anthropic_block_stop(o, 0);
+    o->text_open = 0;
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "type", "message_delta");
     cJSON *d = cJSON_AddObjectToObject(r, "delta");
-    cJSON_AddStringToObject(d, "stop_reason", o->p->tool ? "tool_use" : "end_turn");
+    cJSON_AddStringToObject(d, "stop_reason", o->n_calls ? "tool_use" : "end_turn");
     cJSON_AddNullToObject(d, "stop_sequence");
     cJSON *u = cJSON_AddObjectToObject(r, "usage");
     cJSON_AddNumberToObject(u, "output_tokens", o->n_text_events);
@@ -701,6 +847,7 @@ static void respond_json(out *o, long status, cJSON *obj) {
   free(s);
 }
 
+/* A whole reply: its text (when it has any) and its calls. */
 static cJSON *whole_reply(out *o, const char *text) {
   const plan *p = o->p;
   o->n_text_events = 1;
@@ -718,20 +865,14 @@ static cJSON *whole_reply(out *o, const char *text) {
     cJSON_AddNumberToObject(c, "index", 0);
     cJSON *m = cJSON_AddObjectToObject(c, "message");
     cJSON_AddStringToObject(m, "role", "assistant");
-    if (p->tool) {
-      cJSON_AddNullToObject(m, "content");
+    if (o->with_text) cJSON_AddStringToObject(m, "content", text);
+    else cJSON_AddNullToObject(m, "content");
+    if (o->n_calls) {
       cJSON *calls = cJSON_AddArrayToObject(m, "tool_calls");
-      cJSON *call = cJSON_CreateObject();
-      cJSON_AddItemToArray(calls, call);
-      cJSON_AddStringToObject(call, "id", "call_mock");
-      cJSON_AddStringToObject(call, "type", "function");
-      cJSON *f = cJSON_AddObjectToObject(call, "function");
-      cJSON_AddStringToObject(f, "name", p->tool);
-      cJSON_AddStringToObject(f, "arguments", p->args ? p->args : "{}");
-    } else {
-      cJSON_AddStringToObject(m, "content", text);
+      for (int i = 0; i < SRV_MAX_CALLS; i++)
+        if (p->tool[i]) cJSON_AddItemToArray(calls, call_object(o, i));
     }
-    cJSON_AddStringToObject(c, "finish_reason", p->tool ? "tool_calls" : "stop");
+    cJSON_AddStringToObject(c, "finish_reason", o->n_calls ? "tool_calls" : "stop");
     cJSON *u = cJSON_AddObjectToObject(r, "usage");
     cJSON_AddNumberToObject(u, "prompt_tokens", (double)input_tokens(o));
     cJSON_AddNumberToObject(u, "completion_tokens", 1);
@@ -745,18 +886,15 @@ static cJSON *whole_reply(out *o, const char *text) {
     cJSON_AddStringToObject(r, "role", "assistant");
     cJSON_AddStringToObject(r, "model", o->ri->model);
     cJSON *content = cJSON_AddArrayToObject(r, "content");
-    cJSON *b = cJSON_CreateObject();
-    cJSON_AddItemToArray(content, b);
-    if (p->tool) {
-      cJSON_AddStringToObject(b, "type", "tool_use");
-      cJSON_AddStringToObject(b, "id", "toolu_mock");
-      cJSON_AddStringToObject(b, "name", p->tool);
-      cJSON_AddItemToObject(b, "input", parse_args(p));
-    } else {
+    if (o->with_text) {
+      cJSON *b = cJSON_CreateObject();
+      cJSON_AddItemToArray(content, b);
       cJSON_AddStringToObject(b, "type", "text");
       cJSON_AddStringToObject(b, "text", text);
     }
-    cJSON_AddStringToObject(r, "stop_reason", p->tool ? "tool_use" : "end_turn");
+    for (int i = 0; i < SRV_MAX_CALLS; i++)
+      if (p->tool[i]) cJSON_AddItemToArray(content, call_object(o, i));
+    cJSON_AddStringToObject(r, "stop_reason", o->n_calls ? "tool_use" : "end_turn");
     cJSON_AddNullToObject(r, "stop_sequence");
     cJSON *u = cJSON_AddObjectToObject(r, "usage");
     cJSON_AddNumberToObject(u, "input_tokens", (double)input_tokens(o));
@@ -764,27 +902,20 @@ static cJSON *whole_reply(out *o, const char *text) {
     return r;
   }
   case W_GEMINI: {
-    cJSON *part;
-    if (p->tool) {
-      part = cJSON_CreateObject();
-      cJSON *fc = cJSON_AddObjectToObject(part, "functionCall");
-      cJSON_AddStringToObject(fc, "name", p->tool);
-      cJSON_AddItemToObject(fc, "args", parse_args(p));
-    } else {
-      part = text_part(text, strlen(text));
-    }
-    return gemini_chunk(o, part, "STOP", 1);
+    r = gemini_chunk(o, text_part(text, strlen(text)), "STOP", 1);
+    cJSON *cand = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "candidates"), 0);
+    cJSON *parts = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cand, "content"), "parts");
+    if (!o->with_text) cJSON_DeleteItemFromArray(parts, 0);
+    for (int i = 0; i < SRV_MAX_CALLS; i++)
+      if (p->tool[i]) cJSON_AddItemToArray(parts, call_object(o, i));
+    return r;
   }
   default:
-    r = ollama_line(o, p->tool ? "" : text, p->tool ? 0 : strlen(text), 1);
-    if (p->tool) {
-      cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "message");
-      cJSON *calls = cJSON_AddArrayToObject(m, "tool_calls");
-      cJSON *call = cJSON_CreateObject();
-      cJSON_AddItemToArray(calls, call);
-      cJSON *f = cJSON_AddObjectToObject(call, "function");
-      cJSON_AddStringToObject(f, "name", p->tool);
-      cJSON_AddItemToObject(f, "arguments", parse_args(p));
+    r = ollama_line(o, o->with_text ? text : "", o->with_text ? strlen(text) : 0, 1);
+    if (o->n_calls) {
+      cJSON *calls = cJSON_AddArrayToObject(cJSON_GetObjectItemCaseSensitive(r, "message"), "tool_calls");
+      for (int i = 0; i < SRV_MAX_CALLS; i++)
+        if (p->tool[i]) cJSON_AddItemToArray(calls, call_object(o, i));
     }
     return r;
   }
@@ -837,13 +968,9 @@ static void respond_stream(out *o, const char *text) {
   }
   stream_prelude(o);
   int ended = stream_fault(o, 0);
-  if (!ended && p->tool) {
-    stream_tool(o);
-    ended = stream_fault(o, 1);
-  }
-  size_t len = strlen(text), pos = 0;
+  size_t len = o->with_text ? strlen(text) : 0, pos = 0;
   long n = 0;
-  while (!ended && !p->tool && pos < len) {
+  while (!ended && pos < len) {
     size_t end = pos;
     if (p->chunk > 0) {
       end = pos + (size_t)p->chunk < len ? pos + (size_t)p->chunk : len;
@@ -855,7 +982,9 @@ static void respond_stream(out *o, const char *text) {
     pos = end;
     ended = stream_fault(o, ++n);
   }
-  if (!ended && n == 0 && !p->tool) ended = stream_fault(o, 1); /* an empty reply still gets its fault */
+  if (!ended && o->n_calls) stream_calls(o);
+  /* A reply without text events (empty, or calls only) still gets its faults. */
+  if (!ended && n == 0) ended = stream_fault(o, 1);
   if (!ended) {
     stream_end(o);
     if (o->merge_open) ag_buf_append(&o->merged, "0\r\n\r\n", 5);
@@ -929,6 +1058,17 @@ static void respond(conn *c, const char *method, const char *path, const char *h
       p.midstream_error = NULL;
     }
   }
+  if (p.after_tool && ri.last_is_result) {
+    /* The model's answer once it has a tool's result: text, no more calls. */
+    for (int i = 0; i < SRV_MAX_CALLS; i++) {
+      free(p.tool[i]);
+      p.tool[i] = NULL;
+    }
+    p.echo = 0;
+    set_str(&p.reply, p.after_tool);
+  }
+  o.n_calls = n_calls(&p);
+  o.with_text = !o.n_calls || p.reply || p.echo;
   if (p.echo) {
     /* The last user message without its directive. */
     const char *u = ag_buf_str(&ri.last_user);

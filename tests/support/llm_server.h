@@ -18,7 +18,9 @@
  *     [[mock key=value key="quoted value" flag ...]]
  *
  * Values are bare (up to white space or "]]") or double-quoted with \" \\ \n escapes; a key with no
- * "=value" means 1. Rules take the same key=value list without the brackets. Keys:
+ * "=value" means 1. Rules take the same key=value list without the brackets. A user message holding
+ * only tool results (Anthropic, Gemini) does not count as the last user message, so a directive there
+ * keeps working through an agent's tool loop. Keys:
  *   reply=TEXT          the reply text (default "mock reply")
  *   echo=1              reply "echo: " + the last user message (directives removed)
  *   latency=MS          wait before the response headers
@@ -42,8 +44,20 @@
  *   midstream_error=T   HTTP 200, then after the first text event the provider's error object with
  *                       type T (Anthropic "event: error", OpenAI/Gemini {"error":{..}}, Ollama
  *                       {"error":".."}); whole reply: that error object as the 200 body
- *   tool=NAME args=JSON a tool-call shaped reply (OpenAI tool_calls, Anthropic tool_use, Gemini
- *                       functionCall, Ollama tool_calls) instead of text
+ *   tool=NAME args=JSON a reply that calls tool NAME with those arguments (OpenAI tool_calls, Anthropic
+ *                       tool_use, Gemini functionCall, Ollama tool_calls); no args: {}. Text that does
+ *                       not parse as JSON is sent as it is where arguments are text (OpenAI; Anthropic
+ *                       streamed) and as a JSON string where they are a value, for malformed-argument
+ *                       tests. The reply has no text unless reply= (or echo) is given too, and then
+ *                       the text comes first. Ids: OpenAI call_mock_N, Anthropic toolu_mock_N (N = 1
+ *                       for tool, 2 for tool2, ...); Gemini and Ollama send none.
+ *   tool2=NAME args2=JSON ... tool8=NAME args8=JSON   more calls in the same reply, in that order
+ *   args_chunk=N        streamed: argument text in pieces of N bytes (default 4), one event each
+ *                       (OpenAI delta.tool_calls[].function.arguments, Anthropic input_json_delta);
+ *                       Gemini sends each call whole in its own event, Ollama all calls in one line
+ *   after_tool=TEXT     when the request's last message is a tool result (OpenAI/Ollama role "tool",
+ *                       an Anthropic tool_result block, a Gemini functionResponse part): reply TEXT
+ *                       and make no calls, so an agent's call-then-answer loop ends
  *   times=N             the faults (status, retry_after*, stall, reset, malformed, oversize,
  *                       midstream_error) apply to the first N requests with this plan only; later
  *                       ones get the normal reply. A plan is identified by its rule and the exact
@@ -76,7 +90,8 @@ void llm_server_reset(llm_server *s);
 /* Recording is on by default; benchmarks turn it off. */
 void llm_server_set_recording(llm_server *s, int on);
 
-/* A recorded request; strings owned by the copy (llm_server_request_free). */
+/* A recorded request, body exactly as sent (tests parse it to check the tools, tool calls and tool
+ * results in each provider's shape); strings owned by the copy (llm_server_request_free). */
 typedef struct llm_server_request {
   char *method;
   char *path;
