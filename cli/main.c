@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static const char usage[] =
   "usage: agora COMMAND [ARGS]\n"
@@ -39,7 +40,17 @@ int cli_error(int err, const char *fmt, ...) {
 
 int cli_is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
 
+/* Every agent on an HTTP provider may hold a connection while its call is in flight: let a big world
+ * have as many descriptors as the system allows (bounded), instead of the soft default of 1024. */
+static void raise_fd_limit(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max) return;
+  rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+  setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 int main(int argc, char **argv) {
+  raise_fd_limit();
   if (argc < 2) {
     fputs(usage, stderr);
     return 2;

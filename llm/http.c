@@ -10,8 +10,8 @@
 #include <string.h>
 
 /* Generous: a world may run hundreds of agents against one local server. */
-#define HTTP_MAX_HOST_CONNECTIONS 256L
-#define HTTP_MAX_TOTAL_CONNECTIONS 1024L
+#define HTTP_MAX_HOST_CONNECTIONS 1024L
+#define HTTP_MAX_TOTAL_CONNECTIONS 4096L
 
 typedef enum xfer_state {
   XFER_PENDING, /* waiting for the loop to add it (started from inside a curl callback) */

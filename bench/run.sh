@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every benchmark on a release build and prints the tables (bench/README.md has one run's figures).
+# Usage: bench/run.sh [runs]   (default 5; the whole run takes a few minutes on 2 cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${1:-5}"
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build build-bench -j2 --target agora bench_world bench_fanout_world bench_cold bench_store bench_fanout > /dev/null
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
+echo
+echo "== turn overhead, bus, memory (bench_world) =="
+build-bench/bench_world 10000 "$runs"
+echo
+echo "== fan-out through the world, durable storage (bench_fanout_world) =="
+build-bench/bench_fanout_world "$runs"
+echo
+echo "== LLM calls only, no world (bench_fanout) =="
+build-bench/bench_fanout "$runs"
+echo
+echo "== cold start on 1.1 M messages (bench_cold) =="
+build-bench/bench_cold build-bench/agora "$runs"
+echo
+echo "== storage alone (bench_store) =="
+build-bench/bench_store
