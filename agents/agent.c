@@ -403,12 +403,22 @@ static char *agent_exec_tool(agent *a, const llm_tool_call *c, char **reply, int
     cap += strlen(text);
     char *msg = malloc(cap);
     size_t pos = 0;
+    size_t n_ids = 0;
+    const char *const *ids = a->host->ids ? a->host->ids(a->host->ctx, &n_ids) : NULL;
+    const char *unknown = NULL;
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(args, "to")) {
-      char id_buf[MENTION_ID_MAX];
-      if (mention_id_from_name(t->valuestring, id_buf, sizeof id_buf)) {
-        snprintf(id_buf, sizeof id_buf, "%s", "?");
-      }
+      char id_buf[MENTION_ID_MAX] = "";
+      int known = mention_id_from_name(t->valuestring[0] == '@' ? t->valuestring + 1 : t->valuestring, id_buf,
+                                       sizeof id_buf) == AG_OK;
+      int found = 0;
+      for (size_t k = 0; known && k < n_ids && !found; k++) found = strcmp(ids[k], id_buf) == 0;
+      if (!found && !unknown) unknown = t->valuestring;
       pos += (size_t)snprintf(msg + pos, cap - pos, "@%s ", id_buf);
+    }
+    if (unknown) {
+      free(msg);
+      out = json_error("no agent '%s' in this world", unknown);
+      break;
     }
     snprintf(msg + pos, cap - pos, "%s", text);
     ag_msg *sent = NULL;

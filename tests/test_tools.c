@@ -375,10 +375,21 @@ static void send_message_addresses_agents(void) {
               "{\"name\": \"cid\", \"replies\": [\"(should not answer)\"]}]}");
   say(&f, "@boss call the team");
   CHECK(strstr(f.log.text, "boss: @ann @bob standup now\n") != NULL);
+  CHECK(strstr(f.log.text, "no agent") == NULL);
   CHECK(strstr(f.log.text, "ann: coming\n") != NULL);
   CHECK(strstr(f.log.text, "bob: on my way\n") != NULL);
   CHECK(strstr(f.log.text, "boss: Sent.\n") != NULL);
   CHECK(strstr(f.log.text, "cid:") == NULL);
+  fx_close(&f);
+  /* An unknown recipient is an error result; nothing is sent. */
+  fx_open(&f, "{\"name\": \"S2\", \"agents\": [{\"name\": \"boss\", \"tools\": [\"send_message\"], \"replies\": ["
+              "  {\"tool\": \"send_message\", \"args\": {\"to\": [\"ghost\"], \"text\": \"boo\"}}, \"Nobody there.\"]}]}");
+  result_grab g = {{{0}}, 0};
+  bus_subscribe(world_bus(f.w), BUS_EVENT, BUS_PHASE_OUTPUT, grab_results, &g, NULL);
+  say(&f, "@boss call ghost");
+  CHECK_INT(g.n, 1);
+  CHECK_STR(g.results[0], "{\"error\":\"no agent 'ghost' in this world\"}");
+  CHECK(strstr(f.log.text, "boo") == NULL);
   fx_close(&f);
 }
 
