@@ -260,7 +260,7 @@ static void bad_world_files(void) {
     const char *args[] = {"run", path, "--no-save", NULL};
     proc_result r;
     CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-    char want[1024];
+    char want[8192];
     snprintf(want, sizeof want, "agora: %s: %s", path, cases[i].want);
     if (r.status != 2 || !strstr(r.err, want) || r.out[0])
       unit_fail_(__FILE__, __LINE__, "case %zu: status %d, stderr \"%s\", want \"%s\"", i, r.status, r.err, want);

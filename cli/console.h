@@ -1,0 +1,33 @@
+/* The interactive console (cli.md "Console"): `agora console [WORLD.json] [--db DIR]`. A person talks to a
+ * stored world: plain lines are published as the human ("//text" sends "/text"), commands start with '/',
+ * replies stream in while the person types, and everything is saved by the chat session manager as in
+ * `agora run`. With WORLD.json the world is loaded (or updated) and its current chat continues (a new
+ * chat when it has none); without it the database must hold exactly one world (else exit 2).
+ *
+ * Two modes, chosen at start:
+ *   - terminal (stdin and stdout are terminals, libedit built in): libedit's readline-compatible callback
+ *     interface reads keys from an event on fd 0 of the world's libevent loop, so the loop never waits
+ *     for the terminal. Above the input line, one transient line per agent shows its reply as it streams
+ *     ("alice: ...the end of the text so far"); the published message replaces it as a normal
+ *     "sender: text" paragraph. Ctrl-C cancels the replies in flight; with none in flight it clears the
+ *     typed line, and at an empty prompt twice in a row it quits (a Ctrl-C that cancelled something does
+ *     not count). Ctrl-D or /quit quits. Tab completes commands, chat ids and @names. History lives in
+ *     DIR/console_history (mode 0600). On resuming or loading a chat its last messages are shown.
+ *   - lines (anything else, e.g. a pipe): each line is handled in turn and the console waits until the
+ *     world is quiet before the next one; EOF, /quit or an idle Ctrl-C quits. Output is the plain
+ *     transcript plus command output, so `printf '@alice hi\n/chats\n' | agora console w.json --db D`
+ *     is a script.
+ *
+ * Besides the bus events the console prints events of its own, in the same "-- type: k=v" form:
+ * chat-resumed and chat-loaded (id, title, messages) and cancelled (agents). /add, /remove and /turnlimit
+ * also update the world's stored settings, so opening it again without its file keeps them. Command
+ * errors are one line on stderr ("error: /load: no chat 'x' in world 'w'") and the console goes on.
+ * Exit status: 0, or 2 for bad usage or a bad world file, 1 when storage fails (also when a message
+ * could not be saved). */
+#ifndef AG_CLI_CONSOLE_H
+#define AG_CLI_CONSOLE_H
+
+/* Runs the console with the arguments after "console"; returns the process exit status. */
+int cli_console(int argc, char **argv);
+
+#endif

@@ -1,0 +1,400 @@
+/* End to end: `agora console` with stdin not a terminal (a pipe), through the built binary. Each case
+ * feeds a script of lines and checks the transcript, the command output, the one-line errors, and what
+ * the database holds afterwards (through `agora chats`). The terminal side is in test_console_tty.c. */
+#include "support/proc.h"
+#include "support/unit.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *tmp;
+
+/* alice answers "one", "two", "three" in turn (the counter shows memory across restarts); pinger
+ * starts a ping-pong with bob, which turns back to alice. */
+static const char world_json[] =
+  "{\"name\": \"Console Test\", \"turn_limit\": 3, \"defaults\": {\"provider\": \"script\"},\n"
+  " \"agents\": [{\"name\": \"alice\", \"replies\": [\"one\", \"two\", \"three\"]},\n"
+  "            {\"name\": \"bob\", \"replies\": [\"@alice pong\"]},\n"
+  "            {\"name\": \"pinger\", \"replies\": [\"@bob ping\"]}]}\n";
+
+static const char *path_in(const char *name) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/%s", tmp, name);
+  return path;
+}
+
+static char *world_file(void) {
+  char *p = strdup(path_in("world.json"));
+  if (unit_write_file(p, world_json)) unit_fail_(__FILE__, __LINE__, "cannot write %s", p);
+  return p;
+}
+
+/* A fresh database directory for one case (caller frees). */
+static char *fresh_db(const char *name) {
+  char *p = strdup(path_in(name));
+  unit_rmrf(p);
+  return p;
+}
+
+/* agora console [world] --db db < input */
+static void console(const char *world, const char *db, const char *input, proc_result *r) {
+  const char *args[] = {"console", "--db", db, world, NULL};
+  if (proc_agora(args, input, NULL, r)) unit_fail_(__FILE__, __LINE__, "cannot run agora");
+}
+
+static int contains(const char *hay, const char *needle) { return hay && strstr(hay, needle) != NULL; }
+
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; s && *s; s++) n += *s == '\n';
+  return n;
+}
+
+/* The id after "-- <event>: id=" in a transcript (the n-th occurrence, from 0), into out. */
+static int event_id(const char *out, const char *event, int nth, char id[64]) {
+  char key[96];
+  snprintf(key, sizeof key, "-- %s: id=", event);
+  const char *p = out;
+  for (int i = 0; p && i <= nth; i++) {
+    p = strstr(p, key);
+    if (p && i < nth) p += strlen(key);
+  }
+  if (!p) return -1;
+  p += strlen(key);
+  size_t n = strspn(p, "0123456789abcdefghijklmnopqrstuvwxyz");
+  if (!n || n > 63) return -1;
+  memcpy(id, p, n);
+  id[n] = '\0';
+  return 0;
+}
+
+/* `agora chats list --json` as an array of chat objects (caller deletes). */
+static cJSON *chats_list(const char *db) {
+  const char *args[] = {"chats", "list", "--db", db, "--json", NULL};
+  proc_result r;
+  cJSON *arr = cJSON_CreateArray();
+  if (proc_agora(args, NULL, NULL, &r)) return arr;
+  for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) cJSON_AddItemToArray(arr, cJSON_Parse(line));
+  proc_result_free(&r);
+  return arr;
+}
+
+static const cJSON *chat_by_id(const cJSON *list, const char *id) {
+  const cJSON *c;
+  cJSON_ArrayForEach(c, list) {
+    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(c, "id")), id)) return c;
+  }
+  return NULL;
+}
+
+/* The saved transcript of a chat as "sender|kind|text" lines (caller frees). */
+static char *saved_messages(const char *db, const char *id) {
+  const char *args[] = {"chats", "show", id, "--db", db, "--json", NULL};
+  proc_result r;
+  if (proc_agora(args, NULL, NULL, &r)) return strdup("");
+  char *m = proc_messages(r.out);
+  proc_result_free(&r);
+  return m;
+}
+
+/* Messages are answered, printed as `run` prints them, and saved in the chat the console started. */
+static void piped_messages_saved(void) {
+  char *w = world_file(), *db = fresh_db("db-messages");
+  proc_result r;
+  console(w, db, "@alice hi\n\n   \n@alice how are you\n", &r);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.err, "");
+  CHECK(contains(r.out, "human: @alice hi\n\nalice: one\n\n"));
+  /* The first human message with more than a greeting titles the chat (the event comes from the store
+   * phase, after alice started on it). */
+  CHECK(contains(r.out, "human: @alice how are you\n\n-- title-updated: title=How are you\n\nalice: two\n\n"));
+  char id[64] = "";
+  CHECK_INT(event_id(r.out, "new-chat-created", 0, id), 0);
+  cJSON *list = chats_list(db);
+  CHECK_INT(cJSON_GetArraySize(list), 1);
+  const cJSON *chat = chat_by_id(list, id);
+  CHECK(chat != NULL);
+  CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(chat, "message_count")), 4);
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItem(chat, "current")));
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(chat, "title")), "How are you");
+  char *saved = saved_messages(db, id);
+  CHECK_STR(saved, "human|human|@alice hi\nalice|agent|one\nhuman|human|@alice how are you\nalice|agent|two\n");
+  free(saved);
+  cJSON_Delete(list);
+  proc_result_free(&r);
+  free(w);
+  free(db);
+}
+
+/* /agents lists them; /add makes an agent that answers as the script provider does with no replies;
+ * /remove takes it away again (a mention of it is then unknown). */
+static void piped_agents_add_remove(void) {
+  char *w = world_file(), *db = fresh_db("db-agents");
+  proc_result r;
+  console(w, db, "/agents\n/add carol\n/agents\n@carol hello\n/add Madame Pedagogue script\n/remove carol\n@carol are you there\n/agents\n", &r);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.err, "");
+  CHECK(contains(r.out, "  alice  script  turns 0/3\n  bob  script  turns 0/3\n  pinger  script  turns 0/3\n\n"));
+  CHECK(contains(r.out, "-- agent-added: agent=carol name=carol provider=script"));
+  CHECK(contains(r.out, "  pinger  script  turns 0/3\n  carol  script  turns 0/3\n"));
+  CHECK(contains(r.out, "carol: (carol has nothing to say)\n"));
+  CHECK(contains(r.out, "-- agent-added: agent=madame-pedagogue name=Madame Pedagogue provider=script"));
+  CHECK(contains(r.out, "-- agent-removed: agent=carol"));
+  CHECK(contains(r.out, "-- unknown-mention: sender=human names=[\"carol\"]"));
+  const char *last = strstr(r.out, "-- unknown-mention");
+  CHECK(last && !contains(last, "carol  script"));
+  proc_result_free(&r);
+  free(w);
+  free(db);
+}
+
+/* /new reuses an empty chat (same id), creates one after messages; /load goes back; /delete of the
+ * current chat falls back to the latest other one, and of the last one turns saving off until /new. */
+static void piped_chats_new_load_delete(void) {
+  char *w = world_file(), *db = fresh_db("db-chats");
+  proc_result r;
+  console(w, db, "/new\n@alice first chat\n/new\n@alice second chat\n/chats\n", &r);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.err, "");
+  char x[64] = "", reused[64] = "", y[64] = "";
+  CHECK_INT(event_id(r.out, "new-chat-created", 0, x), 0);
+  CHECK_INT(event_id(r.out, "chat-reused", 0, reused), 0);
+  CHECK_STR(reused, x);
+  CHECK_INT(event_id(r.out, "new-chat-created", 1, y), 0);
+  CHECK(strcmp(x, y) != 0);
+  char line[256];
+  snprintf(line, sizeof line, "* %s      2 messages", y);
+  CHECK(contains(r.out, line));
+  snprintf(line, sizeof line, "  %s      2 messages", x);
+  CHECK(contains(r.out, line));
+  proc_result_free(&r);
+
+  /* Again: the current chat (y) is resumed; load x, whose state goes on (alice answered once there, so
+   * "two"); delete x → y; delete y → none. */
+  char script[512];
+  snprintf(script, sizeof script, "/load %s\n@alice back again\n/delete %s\n/delete %s\n@alice anyone\n/chats\n/new\n",
+           x, x, y);
+  console(w, db, script, &r);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.err, "");
+  snprintf(line, sizeof line, "-- chat-resumed: id=%s title=Second chat messages=2", y);
+  CHECK(contains(r.out, line));
+  snprintf(line, sizeof line, "-- chat-loaded: id=%s title=First chat messages=2", x);
+  CHECK(contains(r.out, line));
+  CHECK(contains(r.out, "human: @alice back again\n\nalice: two\n\n"));
+  snprintf(line, sizeof line, "-- chat-deleted: id=%s current=%s", x, y);
+  CHECK(contains(r.out, line));
+  snprintf(line, sizeof line, "-- chat-deleted: id=%s current=null", y);
+  CHECK(contains(r.out, line));
+  CHECK(contains(r.out, "-- no current chat: messages are not saved until /new"));
+  CHECK(contains(r.out, "no chats yet (/new starts one)\n"));
+  char z[64] = "";
+  CHECK_INT(event_id(r.out, "new-chat-created", 0, z), 0);
+  cJSON *list = chats_list(db);
+  CHECK_INT(cJSON_GetArraySize(list), 1);
+  const cJSON *chat = chat_by_id(list, z);
+  CHECK(chat && cJSON_GetNumberValue(cJSON_GetObjectItem(chat, "message_count")) == 0);
+  cJSON_Delete(list);
+  proc_result_free(&r);
+  free(w);
+  free(db);
+}
+
+/* /title renames the chat; /export writes a snapshot that `chats import` accepts. */
+static void piped_title_export(void) {
+  char *w = world_file(), *db = fresh_db("db-export"), *db2 = fresh_db("db-import");
+  char *snap_path = strdup(path_in("snap.json"));
+  remove(snap_path);
+  proc_result r;
+  console(w, db, "@alice hello\n/title A chat with Alice\n", &r);
+  char id[64] = "";
+  CHECK_INT(event_id(r.out, "new-chat-created", 0, id), 0);
+  CHECK(contains(r.out, "-- title-updated: title=A chat with Alice"));
+  proc_result_free(&r);
+  char script[4200];
+  snprintf(script, sizeof script, "/export %s %s\n", id, snap_path);
+  console(w, db, script, &r);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.err, "");
+  char line[4200];
+  snprintf(line, sizeof line, "exported chat %s to %s\n", id, snap_path);
+  CHECK(contains(r.out, line));
+  proc_result_free(&r);
+  char *text = unit_read_file(snap_path);
+  cJSON *snap = cJSON_Parse(text);
+  CHECK(snap != NULL);
+  CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(snap, "format")), 1);
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(snap, "messages")), 2);
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(snap, "chat"), "title")),
+            "A chat with Alice");
+  const char *args[] = {"chats", "import", snap_path, "--db", db2, NULL};
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  cJSON_Delete(snap);
+  free(text);
+  free(snap_path);
+  free(w);
+  free(db);
+  free(db2);
+}
+
+/* /turnlimit 1: a ping-pong between agents stops at the first repeat with the notice. */
+static void piped_turnlimit(void) {
+  char *w = world_file(), *db = fresh_db("db-turnlimit");
+  proc_result r;
+  console(w, db, "/turnlimit\n/turnlimit 1\n@pinger go\n", &r);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.err, "");
+  CHECK(contains(r.out, "turn limit: 3\n\nturn limit: 1\n\n"));
+  CHECK(contains(r.out, "pinger: @bob ping\n\nbob: @alice pong\n\nalice: @bob one\n\n"));
+  CHECK(contains(r.out, "-- turn-limit: agent=bob limit=1"));
+  CHECK(contains(r.out, "bob: @human Turn limit reached (1 LLM calls). Please take control of the conversation.\n"));
+  CHECK(!contains(r.out, "alice: @bob two"));
+  proc_result_free(&r);
+  free(w);
+  free(db);
+}
+
+/* Bad commands print one error line each on stderr and the console goes on. */
+static void piped_bad_commands(void) {
+  char *w = world_file(), *db = fresh_db("db-bad");
+  proc_result r;
+  console(w, db,
+          "/frobnicate\n/load nosuch\n/turnlimit x\n/turnlimit 0\n/add\n/add dave opanai\n"
+          "/add alice\n/remove nobody\n/delete\n/export onlyid\n/new extra\n@alice still here\n",
+          &r);
+  CHECK_INT(r.status, 0);
+  CHECK_INT(count_lines(r.err), 11);
+  CHECK(contains(r.err, "error: unknown command '/frobnicate' (try /help)\n"));
+  CHECK(contains(r.err, "error: /load: no chat 'nosuch' in world 'console-test'\n"));
+  CHECK(contains(r.err, "error: /turnlimit: the limit must be a whole number from 1 to 1000000, not 'x'\n"));
+  CHECK(contains(r.err, "error: /turnlimit: the limit must be a whole number from 1 to 1000000, not '0'\n"));
+  CHECK(contains(r.err, "error: /add: usage: /add NAME [provider]\n"));
+  CHECK(contains(r.err, "error: /add: an agent with id 'alice' already exists\n"));
+  CHECK(contains(r.err, "error: /remove: no agent 'nobody' in this world (see /agents)\n"));
+  CHECK(contains(r.err, "error: /delete: usage: /delete ID\n"));
+  CHECK(contains(r.err, "error: /export: usage: /export ID FILE\n"));
+  CHECK(contains(r.err, "error: /new: usage: /new\n"));
+  CHECK(contains(r.err, "error: /add: unknown provider 'opanai' (script, openai, anthropic, gemini or ollama; "
+                        "a name with spaces needs its provider after it)\n"));
+  CHECK(!contains(r.out, "agent-added"));
+  CHECK(contains(r.out, "alice: one\n"));
+  proc_result_free(&r);
+  free(w);
+  free(db);
+}
+
+/* /quit ends the console: later lines are not read. */
+static void piped_quit(void) {
+  char *w = world_file(), *db = fresh_db("db-quit");
+  proc_result r;
+  console(w, db, "@alice hi\n/quit\n@alice hi again\n", &r);
+  CHECK_INT(r.status, 0);
+  CHECK(contains(r.out, "alice: one\n"));
+  CHECK(!contains(r.out, "hi again"));
+  proc_result_free(&r);
+  free(w);
+  free(db);
+}
+
+/* Quitting and starting again continues the same chat with the agents' memory: alice's script goes
+ * on from where it was; without the world file the one stored world opens. */
+static void piped_resume(void) {
+  char *w = world_file(), *db = fresh_db("db-resume");
+  proc_result r;
+  console(w, db, "@alice hi\n", &r);
+  char id[64] = "";
+  CHECK_INT(event_id(r.out, "new-chat-created", 0, id), 0);
+  proc_result_free(&r);
+  console(w, db, "@alice hi again\n", &r);
+  CHECK_INT(r.status, 0);
+  char line[256];
+  snprintf(line, sizeof line, "-- chat-resumed: id=%s title=New Chat messages=2", id);
+  CHECK(contains(r.out, line));
+  CHECK(!contains(r.out, "new-chat-created"));
+  CHECK(contains(r.out, "alice: two\n"));
+  proc_result_free(&r);
+  console(NULL, db, "@alice and again\n", &r);
+  CHECK_INT(r.status, 0);
+  CHECK(contains(r.out, line) || contains(r.out, "messages=4"));
+  CHECK(contains(r.out, "alice: three\n"));
+  proc_result_free(&r);
+  char *saved = saved_messages(db, id);
+  CHECK_STR(saved, "human|human|@alice hi\nalice|agent|one\nhuman|human|@alice hi again\nalice|agent|two\n"
+                   "human|human|@alice and again\nalice|agent|three\n");
+  free(saved);
+  free(w);
+  free(db);
+}
+
+/* Without a world file the database must hold exactly one world; usage errors exit 2. */
+static void usage_and_world_choice(void) {
+  char *db = fresh_db("db-choice");
+  proc_result r;
+  console(NULL, db, "", &r);
+  CHECK_INT(r.status, 2);
+  CHECK(contains(r.err, "holds no world yet: pass a world file"));
+  proc_result_free(&r);
+  char *other = strdup(path_in("other.json"));
+  unit_write_file(other, "{\"name\": \"Other\", \"agents\": [{\"name\": \"zed\"}]}");
+  char *w = world_file();
+  console(w, db, "", &r);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  console(other, db, "", &r);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  console(NULL, db, "", &r);
+  CHECK_INT(r.status, 2);
+  CHECK(contains(r.err, "holds 2 worlds: pass the world file"));
+  proc_result_free(&r);
+  char *bad = strdup(path_in("bad.json"));
+  unit_write_file(bad, "{\"name\": \"Bad\", \"agents\": [{\"name\": \"x\", \"provider\": \"nope\"}]}");
+  console(bad, db, "", &r);
+  CHECK_INT(r.status, 2);
+  CHECK(contains(r.err, "agents[0].provider"));
+  proc_result_free(&r);
+  const char *extra[] = {"console", w, w, NULL};
+  CHECK_INT(proc_agora(extra, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  proc_result_free(&r);
+  const char *help[] = {"console", "--help", NULL};
+  CHECK_INT(proc_agora(help, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(contains(r.out, "usage: agora console"));
+  proc_result_free(&r);
+  free(other);
+  free(bad);
+  free(w);
+  free(db);
+}
+
+/* A line starting with // is sent with one '/' less; plain run output is unchanged by the console. */
+static void piped_slash_escape(void) {
+  char *w = world_file(), *db = fresh_db("db-slash");
+  proc_result r;
+  console(w, db, "//alice is a path\n", &r);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.err, "");
+  CHECK(contains(r.out, "human: /alice is a path\n"));
+  proc_result_free(&r);
+  free(w);
+  free(db);
+}
+
+int main(int argc, char **argv) {
+  tmp = unit_tmpdir();
+  static const unit_test tests[] = {
+    UNIT(piped_messages_saved),   UNIT(piped_agents_add_remove), UNIT(piped_chats_new_load_delete),
+    UNIT(piped_title_export),     UNIT(piped_turnlimit),         UNIT(piped_bad_commands),
+    UNIT(piped_quit),             UNIT(piped_resume),            UNIT(usage_and_world_choice),
+    UNIT(piped_slash_escape),
+  };
+  int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  unit_rmrf(tmp);
+  free(tmp);
+  return status;
+}

@@ -1,0 +1,535 @@
+/* End to end: `agora console` on a pseudo-terminal, as a person uses it. The binary runs on the slave
+ * side of a pty (forkpty); the test types into the master and reads the screen output with poll and a
+ * deadline, stripping escape sequences to assert on the text: replies, tab completion, Ctrl-C
+ * cancelling a slow reply from the loopback LLM server, chat commands, Ctrl-D. */
+#include "support/llm_server.h"
+#include "support/proc.h"
+#include "support/unit.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WAIT_MS 8000 /* the most any expectation waits (a pass takes far less; slack for sanitizers) */
+
+extern char **environ;
+
+static char *tmp;
+
+typedef struct tty {
+  pid_t pid;
+  int fd;
+  char *raw;   /* everything the console wrote */
+  size_t len, cap;
+  char *text;  /* raw without escape sequences, '\r' and bells */
+  size_t seen; /* expectations look after this offset in text */
+  int closed;  /* the slave side is gone */
+} tty;
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The child's environment: ours without the variables that would change what it shows, plus TERM, a
+ * private HOME (no ~/.editrc of the user), and extra ("NAME=value", NULL-terminated). */
+static char **child_env(const char *const *extra) {
+  size_t n = 0, k = 0;
+  while (environ[n]) n++;
+  char **env = calloc(n + 16, sizeof *env);
+  static const char *const drop[] = {"TERM=", "HOME=", "LANG=", "LC_", "NO_COLOR=", "AGORA_HOME=", NULL};
+  for (size_t i = 0; i < n; i++) {
+    int skip = 0;
+    for (size_t d = 0; drop[d]; d++) skip |= strncmp(environ[i], drop[d], strlen(drop[d])) == 0;
+    if (!skip) env[k++] = environ[i];
+  }
+  static char home[4200];
+  snprintf(home, sizeof home, "HOME=%s", tmp);
+  env[k++] = "TERM=xterm";
+  env[k++] = home;
+  for (size_t i = 0; extra && extra[i] && k < n + 15; i++) env[k++] = (char *)extra[i];
+  return env;
+}
+
+static int tty_start(tty *t, const char *const *args, const char *const *extra_env) {
+  memset(t, 0, sizeof *t);
+  const char *bin = getenv("AGORA_BIN");
+  if (!bin) bin = "./agora";
+  size_t n = 0;
+  while (args[n]) n++;
+  char **argv = calloc(n + 2, sizeof *argv);
+  argv[0] = (char *)bin;
+  for (size_t i = 0; i < n; i++) argv[i + 1] = (char *)args[i];
+  char **env = child_env(extra_env);
+  struct winsize ws = {24, 100, 0, 0};
+  t->pid = forkpty(&t->fd, NULL, NULL, &ws);
+  if (t->pid == 0) {
+    execve(bin, argv, env);
+    _exit(127);
+  }
+  free(argv);
+  free(env);
+  t->cap = 65536;
+  t->raw = calloc(1, t->cap);
+  t->text = calloc(1, t->cap);
+  return t->pid > 0 ? 0 : -1;
+}
+
+/* Re-derives text from raw: CSI and OSC sequences, other escapes, '\r' and bells removed. */
+static void tty_strip(tty *t) {
+  size_t o = 0;
+  for (size_t i = 0; i < t->len; i++) {
+    unsigned char ch = (unsigned char)t->raw[i];
+    if (ch == 0x1b && i + 1 < t->len && t->raw[i + 1] == '[') {
+      for (i += 2; i < t->len && !((unsigned char)t->raw[i] >= 0x40 && (unsigned char)t->raw[i] <= 0x7e); i++) {
+      }
+    } else if (ch == 0x1b && i + 1 < t->len && t->raw[i + 1] == ']') {
+      for (i += 2; i < t->len && t->raw[i] != 0x07; i++) {
+      }
+    } else if (ch == 0x1b) {
+      i++;
+    } else if (ch != '\r' && ch != 0x07 && ch != '\b') {
+      t->text[o++] = (char)ch;
+    }
+  }
+  t->text[o] = '\0';
+}
+
+/* Reads what the console wrote for up to ms; returns 0 once the pty closed (the child is gone). */
+static int tty_pump(tty *t, int ms) {
+  if (t->closed) {
+    usleep(10000);
+    return 0;
+  }
+  struct pollfd p = {t->fd, POLLIN, 0};
+  int r = poll(&p, 1, ms < 0 ? 0 : ms);
+  if (r <= 0) return 1;
+  if (t->len + 4096 + 1 > t->cap) {
+    t->cap *= 2;
+    t->raw = realloc(t->raw, t->cap);
+    t->text = realloc(t->text, t->cap);
+  }
+  ssize_t n = read(t->fd, t->raw + t->len, t->cap - t->len - 1);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 1;
+  if (n <= 0) {
+    t->closed = 1;
+    return 0;
+  }
+  t->len += (size_t)n;
+  tty_strip(t);
+  return 1;
+}
+
+/* Waits until needle shows after what earlier expectations matched; 1 when it did. */
+static int tty_expect(tty *t, const char *needle) {
+  long long end = now_ms() + WAIT_MS;
+  for (;;) {
+    char *hit = strstr(t->text + t->seen, needle);
+    if (hit) {
+      t->seen = (size_t)(hit - t->text) + strlen(needle);
+      return 1;
+    }
+    long long left = end - now_ms();
+    if (left <= 0 || !tty_pump(t, (int)(left > 100 ? 100 : left))) break;
+  }
+  fprintf(stderr, "  expected \"%s\" after:\n----\n%s\n----\n", needle, t->text + t->seen);
+  return 0;
+}
+
+static void tty_send(tty *t, const char *s) {
+  if (write(t->fd, s, strlen(s)) < 0) unit_fail_(__FILE__, __LINE__, "write to the pty failed");
+}
+
+/* Reads for ms whatever comes (to see that something does not). */
+static void tty_idle(tty *t, int ms) {
+  long long end = now_ms() + ms;
+  while (now_ms() < end && tty_pump(t, 50)) {
+  }
+}
+
+/* The child's exit status once it ends (killed after WAIT_MS: -1). */
+static int tty_exit(tty *t) {
+  long long end = now_ms() + WAIT_MS;
+  int st = 0;
+  for (;;) {
+    tty_pump(t, 20);
+    pid_t r = waitpid(t->pid, &st, WNOHANG);
+    if (r == t->pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (now_ms() > end) {
+      kill(t->pid, SIGKILL);
+      waitpid(t->pid, &st, 0);
+      return -1;
+    }
+  }
+}
+
+static void tty_close(tty *t) {
+  if (t->fd > 0) close(t->fd);
+  free(t->raw);
+  free(t->text);
+}
+
+/* The id after "<event>: id=" at or after the last expectation's match. */
+static int tty_event_id(tty *t, const char *event, char id[64]) {
+  char key[96];
+  snprintf(key, sizeof key, "%s: id=", event);
+  if (!tty_expect(t, key)) return -1;
+  for (int i = 0; i < 50 && !strchr(t->text + t->seen, '\n'); i++) tty_pump(t, 100);
+  const char *p = t->text + t->seen;
+  size_t n = strspn(p, "0123456789abcdefghijklmnopqrstuvwxyz");
+  if (!n || n > 63) return -1;
+  memcpy(id, p, n);
+  id[n] = '\0';
+  return 0;
+}
+
+static const char world_json[] =
+  "{\"name\": \"Console Test\", \"defaults\": {\"provider\": \"script\"},\n"
+  " \"agents\": [{\"name\": \"alice\", \"replies\": [\"one\", \"two\", \"three\"]},\n"
+  "            {\"name\": \"bob\", \"replies\": [\"@alice pong\"]}]}\n";
+
+static char *write_tmp(const char *name, const char *text) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", tmp, name);
+  if (unit_write_file(path, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", path);
+  return strdup(path);
+}
+
+static char *fresh_db(const char *name) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", tmp, name);
+  unit_rmrf(path);
+  return strdup(path);
+}
+
+static int start_console(tty *t, const char *world, const char *db, const char *const *env) {
+  const char *args[] = {"console", world, "--db", db, NULL};
+  return tty_start(t, args, env);
+}
+
+/* The saved transcript of a chat as "sender|text" lines (caller frees). */
+static char *saved(const char *db, const char *id) {
+  char cmd[8800];
+  snprintf(cmd, sizeof cmd, "'%s' chats show %s --db '%s' --json", getenv("AGORA_BIN"), id, db);
+  FILE *p = popen(cmd, "r");
+  char *out = calloc(1, 65536);
+  size_t len = 0;
+  char line[16384];
+  while (p && fgets(line, sizeof line, p)) {
+    cJSON *j = cJSON_Parse(line);
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(j, "type"));
+    if (type && !strcmp(type, "message") && len < 60000)
+      len += (size_t)snprintf(out + len, 65536 - len, "%s|%s\n", cJSON_GetStringValue(cJSON_GetObjectItem(j, "sender")),
+                              cJSON_GetStringValue(cJSON_GetObjectItem(j, "text")));
+    cJSON_Delete(j);
+  }
+  if (p) pclose(p);
+  return out;
+}
+
+/* A message typed at the prompt is answered; the prompt shows the world and the chat's new title; the
+ * line goes to the history file (private); Ctrl-D saves and exits 0. */
+static void tty_message_and_reply(void) {
+  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-reply");
+  tty t;
+  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  char id[64] = "";
+  CHECK(tty_expect(&t, "console-test · New Chat> "));
+  CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
+  tty_send(&t, "@alice tell me a story\r");
+  CHECK(tty_expect(&t, "human: @alice tell me a story\n\n"));
+  CHECK(tty_expect(&t, "alice: one\n\n"));
+  CHECK(tty_expect(&t, "console-test · Tell me a story> "));
+  CHECK(strstr(t.raw, "\033[2m") != NULL); /* events are dim on a terminal */
+  tty_send(&t, "\x04");
+  CHECK_INT(tty_exit(&t), 0);
+  char *s = saved(db, id);
+  CHECK_STR(s, "human|@alice tell me a story\nalice|one\n");
+  free(s);
+  char hist[4200];
+  snprintf(hist, sizeof hist, "%s/console_history", db);
+  char *h = unit_read_file(hist);
+  CHECK(h && strstr(h, "story")); /* libedit writes it vis(3)-encoded */
+  struct stat sb;
+  CHECK(stat(hist, &sb) == 0 && (sb.st_mode & 0777) == 0600);
+  free(h);
+  tty_close(&t);
+  free(w);
+  free(db);
+}
+
+/* Tab completes commands, @names and chat ids. */
+static void tty_completion(void) {
+  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-complete");
+  tty t;
+  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  char id[64] = "";
+  CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "/he\t");
+  CHECK(tty_expect(&t, "/help"));
+  tty_send(&t, "\r");
+  CHECK(tty_expect(&t, "/turnlimit N"));
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "@al\t");
+  CHECK(tty_expect(&t, "@alice"));
+  tty_send(&t, "hi\r");
+  CHECK(tty_expect(&t, "human: @alice hi\n\n"));
+  CHECK(tty_expect(&t, "alice: one\n\n"));
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "/lo\t");
+  CHECK(tty_expect(&t, "/load"));
+  tty_send(&t, "\t");
+  CHECK(tty_expect(&t, id));
+  tty_send(&t, "\r");
+  char loaded[128];
+  snprintf(loaded, sizeof loaded, "chat-loaded: id=%s", id);
+  CHECK(tty_expect(&t, loaded));
+  tty_send(&t, "/quit\r");
+  CHECK_INT(tty_exit(&t), 0);
+  tty_close(&t);
+  free(w);
+  free(db);
+}
+
+/* Ctrl-C while an agent streams its reply slowly (the loopback server sends a word every 700 ms)
+ * cancels it: the rest never comes, nothing of it is saved, and the console goes on. */
+static void tty_ctrl_c_cancels_slow_reply(void) {
+  llm_server *srv = NULL;
+  CHECK_INT(llm_server_start(&srv), 0);
+  if (!srv) return;
+  char world[2048];
+  snprintf(world, sizeof world,
+           "{\"name\": \"Slow World\", \"agents\": [\n"
+           " {\"name\": \"alice\", \"provider\": \"script\", \"replies\": [\"hello from alice\"]},\n"
+           " {\"name\": \"slow\", \"provider\": \"openai\", \"base_url\": \"%s\",\n"
+           "  \"system_prompt\": \"You are slow. [[mock delay=700 reply=\\\"first second third fourth fifth\\\"]]\"}]}\n",
+           llm_server_url(srv, "/v1"));
+  char *w = write_tmp("slow.json", world), *db = fresh_db("db-slow");
+  const char *env[] = {"OPENAI_API_KEY=test-key", NULL};
+  tty t;
+  CHECK_INT(start_console(&t, w, db, env), 0);
+  char id[64] = "";
+  CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
+  CHECK(tty_expect(&t, "> "));
+  long long sent = now_ms();
+  tty_send(&t, "@slow hi\r");
+  CHECK(tty_expect(&t, "slow: first")); /* the live line, while it streams */
+  tty_send(&t, "\x03");
+  CHECK(tty_expect(&t, "-- cancelled: agents=slow"));
+  tty_send(&t, "@alice are you there\r");
+  CHECK(tty_expect(&t, "alice: hello from alice\n\n"));
+  /* Past the time the whole reply would have taken: none of its end arrived. */
+  tty_idle(&t, (int)(sent + 3800 - now_ms()));
+  CHECK(strstr(t.text, "fifth") == NULL);
+  tty_send(&t, "\x04");
+  CHECK_INT(tty_exit(&t), 0);
+  char *s = saved(db, id);
+  CHECK_STR(s, "human|@slow hi\nhuman|@alice are you there\nalice|hello from alice\n");
+  free(s);
+  CHECK_INT(llm_server_request_count(srv), 1);
+  tty_close(&t);
+  llm_server_stop(srv);
+  free(w);
+  free(db);
+}
+
+/* Ctrl-C with text typed clears the line (nothing is sent); twice at an empty, idle prompt it quits. */
+static void tty_ctrl_c_clears_then_quits(void) {
+  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-ctrlc");
+  const char *env[] = {"NO_COLOR=1", NULL};
+  tty t;
+  CHECK_INT(start_console(&t, w, db, env), 0);
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "@bob never sent");
+  CHECK(tty_expect(&t, "never sent"));
+  tty_send(&t, "\x03");
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "@alice only this\r");
+  CHECK(tty_expect(&t, "human: @alice only this\n\n"));
+  CHECK(tty_expect(&t, "alice: one\n\n"));
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "\x03");
+  CHECK(tty_expect(&t, "press Ctrl-C again or Ctrl-D to quit"));
+  tty_send(&t, "\x03");
+  CHECK_INT(tty_exit(&t), 0);
+  CHECK(strstr(t.text, "human: @bob") == NULL);
+  CHECK(strstr(t.raw, "\033[2m") == NULL); /* NO_COLOR */
+  tty_close(&t);
+  free(w);
+  free(db);
+}
+
+/* /new reuses the empty chat; after a message it makes a new one; /delete of the current chat falls
+ * back to the other (the prompt shows its title). */
+static void tty_new_and_delete(void) {
+  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-new");
+  tty t;
+  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  char x[64] = "", r[64] = "", y[64] = "";
+  CHECK_INT(tty_event_id(&t, "new-chat-created", x), 0);
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "/new\r");
+  CHECK_INT(tty_event_id(&t, "chat-reused", r), 0);
+  CHECK_STR(r, x);
+  tty_send(&t, "@alice plan a trip\r");
+  CHECK(tty_expect(&t, "alice: one\n\n"));
+  CHECK(tty_expect(&t, "console-test · Plan a trip> "));
+  tty_send(&t, "/new\r");
+  CHECK_INT(tty_event_id(&t, "new-chat-created", y), 0);
+  CHECK(strcmp(x, y) != 0);
+  CHECK(tty_expect(&t, "console-test · New Chat> "));
+  char cmd[128], want[256];
+  snprintf(cmd, sizeof cmd, "/delete %s\r", y);
+  tty_send(&t, cmd);
+  snprintf(want, sizeof want, "chat-deleted: id=%s current=%s", y, x);
+  CHECK(tty_expect(&t, want));
+  CHECK(tty_expect(&t, "console-test · Plan a trip> "));
+  tty_send(&t, "/chats\r");
+  snprintf(want, sizeof want, "* %s", x);
+  CHECK(tty_expect(&t, want));
+  tty_send(&t, "/frob\r"); /* an error is one line, and the console goes on */
+  CHECK(tty_expect(&t, "error: unknown command '/frob' (try /help)\n"));
+  CHECK(tty_expect(&t, "console-test · Plan a trip> "));
+  tty_send(&t, "@alice again\r");
+  CHECK(tty_expect(&t, "alice: two\n\n"));
+  tty_send(&t, "\x04");
+  CHECK_INT(tty_exit(&t), 0);
+  tty_close(&t);
+  free(w);
+  free(db);
+}
+
+/* Ctrl-D exits 0, also when typed ahead while a command runs. */
+static void tty_ctrl_d_exits(void) {
+  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-ctrld");
+  tty t;
+  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "\x04");
+  CHECK_INT(tty_exit(&t), 0);
+  tty_close(&t);
+  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "/agents\r\x04");
+  CHECK(tty_expect(&t, "alice  script"));
+  CHECK_INT(tty_exit(&t), 0);
+  tty_close(&t);
+  free(w);
+  free(db);
+}
+
+/* Lines of text starting with prefix contain none of the words (NULL-terminated). */
+static int lines_clean(const char *text, const char *prefix, const char *const *words) {
+  for (const char *l = text; l && *l;) {
+    const char *nl = strchr(l, '\n');
+    size_t n = nl ? (size_t)(nl - l) : strlen(l);
+    if (!strncmp(l, prefix, strlen(prefix))) {
+      for (size_t i = 0; words[i]; i++) {
+        const char *hit = strstr(l, words[i]);
+        if (hit && hit < l + n) return 0;
+      }
+    }
+    l = nl ? nl + 1 : NULL;
+  }
+  return 1;
+}
+
+/* Two agents streaming at once: each has its own labelled live line, never mixed with the other's words,
+ * and each finished reply is one clean paragraph. */
+static void tty_two_streams(void) {
+  llm_server *srv = NULL;
+  CHECK_INT(llm_server_start(&srv), 0);
+  if (!srv) return;
+  char world[2048];
+  const char *url = llm_server_url(srv, "/v1");
+  snprintf(world, sizeof world,
+           "{\"name\": \"Streams\", \"defaults\": {\"provider\": \"openai\", \"base_url\": \"%s\"}, \"agents\": [\n"
+           " {\"name\": \"s1\", \"system_prompt\": \"[[mock delay=150 reply=\\\"alpha beta gamma delta\\\"]]\"},\n"
+           " {\"name\": \"s2\", \"system_prompt\": \"[[mock delay=200 reply=\\\"uno dos tres cuatro\\\"]]\"}]}\n",
+           url);
+  char *w = write_tmp("streams.json", world), *db = fresh_db("db-streams");
+  const char *env[] = {"OPENAI_API_KEY=test-key", NULL};
+  tty t;
+  CHECK_INT(start_console(&t, w, db, env), 0);
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "@s1 @s2 go\r");
+  long long end = now_ms() + WAIT_MS;
+  while (now_ms() < end && !(strstr(t.text, "s1: alpha beta gamma delta\n\n") &&
+                             strstr(t.text, "s2: uno dos tres cuatro\n\n")))
+    tty_pump(&t, 50);
+  CHECK(strstr(t.text, "s1: alpha beta gamma delta\n\n") != NULL);
+  CHECK(strstr(t.text, "s2: uno dos tres cuatro\n\n") != NULL);
+  CHECK(strstr(t.text, "s1: alpha beta \n") != NULL); /* a live line while it streamed */
+  CHECK(strstr(t.text, "s2: uno dos \n") != NULL);
+  static const char *const s1_words[] = {"alpha", "beta", "gamma", "delta", NULL};
+  static const char *const s2_words[] = {"uno", "dos", "tres", "cuatro", NULL};
+  CHECK(lines_clean(t.text, "s1: ", s2_words));
+  CHECK(lines_clean(t.text, "s2: ", s1_words));
+  tty_send(&t, "\x04");
+  CHECK_INT(tty_exit(&t), 0);
+  tty_close(&t);
+  llm_server_stop(srv);
+  free(w);
+  free(db);
+}
+
+/* Started again on a terminal, the console says which chat continues and shows its last messages. */
+static void tty_resume_shows_recent(void) {
+  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-resume");
+  const char *args[] = {"console", w, "--db", db, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, "@alice first words\n", NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  tty t;
+  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  CHECK(tty_expect(&t, "chat-resumed: id="));
+  CHECK(tty_expect(&t, "title=First words messages=2"));
+  CHECK(tty_expect(&t, "human: @alice first words\n\nalice: one\n\n"));
+  CHECK(tty_expect(&t, "console-test · First words> "));
+  tty_send(&t, "@alice more\r");
+  CHECK(tty_expect(&t, "alice: two\n\n"));
+  tty_send(&t, "\x04");
+  CHECK_INT(tty_exit(&t), 0);
+  tty_close(&t);
+  free(w);
+  free(db);
+}
+
+/* 1 when this system gives pseudo-terminals (a bare container may not). */
+static int have_pty(void) {
+  int m, s;
+  if (openpty(&m, &s, NULL, NULL, NULL)) return 0;
+  close(m);
+  close(s);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  if (!have_pty()) {
+    printf("skipped: no pseudo-terminals here (openpty failed)\n0 passed, 0 failed\n");
+    return 0;
+  }
+  tmp = unit_tmpdir();
+  signal(SIGPIPE, SIG_IGN);
+  static const unit_test tests[] = {
+    UNIT(tty_message_and_reply), UNIT(tty_completion),         UNIT(tty_ctrl_c_cancels_slow_reply),
+    UNIT(tty_ctrl_c_clears_then_quits), UNIT(tty_new_and_delete), UNIT(tty_ctrl_d_exits),
+    UNIT(tty_two_streams),             UNIT(tty_resume_shows_recent),
+  };
+  int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  unit_rmrf(tmp);
+  free(tmp);
+  return status;
+}
