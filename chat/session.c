@@ -321,6 +321,18 @@ done:
   return rc;
 }
 
+static int save_world_txn(store_txn *t, void *arg) {
+  open_ctx *oc = arg;
+  chat_session *cs = oc->cs;
+  store_world old;
+  int rc = store_world_get(t, world_id(cs->w), &old);
+  if (rc) return rc;
+  store_world nw = {world_id(cs->w), world_name(cs->w), oc->settings, old.current_chat, old.created_at_ms, now_ms(), NULL};
+  rc = store_world_put(t, &nw);
+  store_world_free(&old);
+  return rc;
+}
+
 int chat_session_open(store *st, world *w, chat_session **out, ag_errmsg *em) {
   int rc = AG_OK;
   chat_session *cs = calloc(1, sizeof *cs);
@@ -348,6 +360,16 @@ fail:
   free(oc.settings);
   free(cs->title);
   free(cs);
+  return rc;
+}
+
+int chat_session_save_world(chat_session *cs, ag_errmsg *em) {
+  cJSON *settings = world_settings_json(cs->w);
+  open_ctx oc = {cs, settings ? cJSON_PrintUnformatted(settings) : NULL};
+  cJSON_Delete(settings);
+  if (!oc.settings) return AG_ERR_NOMEM;
+  int rc = store_write(cs->st, save_world_txn, &oc, em);
+  free(oc.settings);
   return rc;
 }
 

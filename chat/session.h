@@ -39,6 +39,10 @@ int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em);
 /* Turns session mode off: nothing more is saved until a chat is made current again. */
 void chat_session_detach(chat_session *cs);
 
+/* Stores the world's settings as they are now (after agents were added or removed, or the turn
+ * limit changed), keeping its current chat. */
+int chat_session_save_world(chat_session *cs, ag_errmsg *em);
+
 /* Number of saves that failed (a storage error makes `run` exit 1). */
 size_t chat_session_failures(const chat_session *cs);
 

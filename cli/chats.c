@@ -1,6 +1,7 @@
 /* agora chats list|show|new|delete|export|import and agora worlds list. */
 #include "chat/snapshot.h"
 #include "cli/cli.h"
+#include "common/buf.h"
 #include "cli/db.h"
 #include "cli/output.h"
 #include "cli/transcript.h"
@@ -141,27 +142,6 @@ static int show_txn(store_txn *t, void *arg) {
 
 /* ---- export ---- */
 
-static int write_file_atomic(const char *path, const char *text, ag_errmsg *em) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return ag_fail(em, AG_ERR_IO, "%s: cannot create: %m", path);
-  size_t len = strlen(text), off = 0;
-  while (off < len) {
-    ssize_t n = write(fd, text + off, len - off);
-    if (n <= 0) {
-      close(fd);
-      unlink(tmp);
-      return ag_fail(em, AG_ERR_IO, "%s: write failed", path);
-    }
-    off += (size_t)n;
-  }
-  if (fsync(fd) || close(fd) || rename(tmp, path)) {
-    unlink(tmp);
-    return ag_fail(em, AG_ERR_IO, "%s: cannot write: %m", path);
-  }
-  return AG_OK;
-}
 
 int cli_chats(int argc, char **argv) {
   if (argc < 1 || cli_is_help(argv[0])) {
@@ -217,7 +197,7 @@ int cli_chats(int argc, char **argv) {
     if (!(rc = chat_snapshot_export(st, o.pos[0], &snap, &em))) {
       char *text = cJSON_Print(snap);
       if (!text) rc = AG_ERR_NOMEM;
-      else if (o.out) rc = write_file_atomic(o.out, text, &em);
+      else if (o.out) rc = ag_file_write_atomic(o.out, text, &em);
       else fputs(text, stdout), fputc('\n', stdout);
       free(text);
     }

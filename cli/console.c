@@ -5,6 +5,7 @@
 
 #include "chat/snapshot.h"
 #include "cli/cli.h"
+#include "common/buf.h"
 #include "cli/db.h"
 #include "cli/output.h"
 
@@ -407,36 +408,9 @@ static void chat_announce(console *c, const char *type) {
   screen_show(c);
 }
 
-typedef struct world_rec_ctx {
-  const char *id, *name, *settings;
-} world_rec_ctx;
-
-static int world_rec_txn(store_txn *t, void *arg) {
-  world_rec_ctx *wr = arg;
-  store_world old;
-  int rc = store_world_get(t, wr->id, &old);
-  if (rc) return rc;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  store_world nw = {old.id, wr->name, wr->settings, old.current_chat, old.created_at_ms,
-                    (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, NULL};
-  rc = store_world_put(t, &nw);
-  store_world_free(&old);
-  return rc;
-}
-
 /* Stores the world's settings after /add, /remove or /turnlimit, so that opening the world again
  * without its file (and chats export) sees the agents it has now. */
-static int world_record_save(console *c, ag_errmsg *em) {
-  cJSON *j = world_settings_json(c->cw.w);
-  char *settings = j ? cJSON_PrintUnformatted(j) : NULL;
-  cJSON_Delete(j);
-  if (!settings) return AG_ERR_NOMEM;
-  world_rec_ctx wr = {world_id(c->cw.w), world_name(c->cw.w), settings};
-  int rc = store_write(c->st, world_rec_txn, &wr, em);
-  free(settings);
-  return rc;
-}
+static int world_record_save(console *c, ag_errmsg *em) { return chat_session_save_world(c->cw.cs, em); }
 
 /* ---- commands ---- */
 
@@ -600,25 +574,6 @@ static int cmd_delete(console *c, char *args, ag_errmsg *em) {
   return rc;
 }
 
-/* Writes text to path through a temporary file and a rename, so a reader never sees half a snapshot. */
-static int write_file_atomic(const char *path, const char *text, ag_errmsg *em) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600); /* a chat is private, like the database */
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-  if (!f) {
-    if (fd >= 0) close(fd);
-    unlink(tmp);
-    return ag_fail(em, AG_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-  }
-  int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF || fflush(f) || fsync(fileno(f));
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path)) {
-    unlink(tmp);
-    return ag_fail(em, AG_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-  }
-  return AG_OK;
-}
 
 static int cmd_export(console *c, char *args, ag_errmsg *em) {
   char *id = next_word(&args);
@@ -632,7 +587,7 @@ static int cmd_export(console *c, char *args, ag_errmsg *em) {
     rc = AG_ERR_NOMEM;
     goto done;
   }
-  if ((rc = write_file_atomic(file, text, em))) goto done;
+  if ((rc = ag_file_write_atomic(file, text, em))) goto done;
   con_print(c, "exported chat %s to %s\n", id, file);
 done:
   free(text);

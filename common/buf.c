@@ -3,10 +3,12 @@
 #include "common/error.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void ag_buf_init(ag_buf *b, size_t cap) {
   b->data = NULL;
@@ -102,4 +104,27 @@ done:
   fclose(f);
   ag_buf_free(&b);
   return rc;
+}
+
+int ag_file_write_atomic(const char *path, const char *text, ag_errmsg *em) {
+  char tmp[4096];
+  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid()) >= sizeof tmp)
+    return ag_fail(em, AG_ERR_INVALID, "%s: path too long", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) {
+    if (fd >= 0) close(fd);
+    unlink(tmp);
+    return ag_fail(em, AG_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+  }
+  size_t n = strlen(text);
+  int bad = fputs(text, f) < 0 || ((n == 0 || text[n - 1] != '\n') && fputc('\n', f) == EOF);
+  bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path)) {
+    int e = errno;
+    unlink(tmp);
+    return ag_fail(em, AG_ERR_IO, "%s: cannot write: %s", path, strerror(e));
+  }
+  return AG_OK;
 }

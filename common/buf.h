@@ -28,4 +28,8 @@ void ag_buf_free(ag_buf *b);
 struct ag_errmsg;
 int ag_file_read(const char *path, size_t cap, char **out, size_t *len, struct ag_errmsg *em);
 
+/* Writes text (and a final newline if it has none) to path through a temporary file, fsync and a
+ * rename, with mode 0600: a reader never sees half a file, and a chat stays private. */
+int ag_file_write_atomic(const char *path, const char *text, struct ag_errmsg *em);
+
 #endif
