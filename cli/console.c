@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -993,6 +995,63 @@ static char *lines_next(console *c) {
   }
 }
 
+/* Reads the person's answer to an approval question: one line, blocking. At a terminal libedit's
+ * handler is taken down for it (the terminal is back in cooked mode, so the answer is echoed and
+ * edited as usual); piped input answers with its next line. NULL at end of input. */
+static char *approve_read_line(console *c) {
+  if (!c->tty) {
+    char *line;
+    while (!(line = lines_next(c)) && !c->in_eof) {
+      struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+      if (poll(&p, 1, -1) < 0 && errno != EINTR) return NULL;
+      lines_read(c);
+    }
+    return line ? line : lines_next(c);
+  }
+  char buf[256];
+  size_t n = 0;
+  for (;;) {
+    char ch;
+    ssize_t r = read(STDIN_FILENO, &ch, 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0 || ch == '\n' || ch == 4) break;
+    if (n + 1 < sizeof buf) buf[n++] = ch;
+  }
+  buf[n] = '\0';
+  return strdup(buf);
+}
+
+/* A tool declared "approve": true asks the person. The world waits for the answer: the question
+ * blocks the loop (streams pause meanwhile), because a tool call must neither go ahead nor be refused
+ * behind the person's back. Anything but y/yes is a no. */
+static int console_approve(void *ud, const char *agent_id, const char *tool, const char *args_json) {
+  console *c = ud;
+#ifdef AGORA_HAVE_LIBEDIT
+  int had_rl = c->tty && c->rl_on;
+  if (had_rl) {
+    screen_hide(c);
+    rl_callback_handler_remove();
+    c->rl_on = 0;
+  }
+#endif
+  printf("approve: %s wants to call %s %s [y/N] ", agent_id, tool, args_json && args_json[0] ? args_json : "{}");
+  fflush(stdout);
+  char *line = approve_read_line(c);
+  const char *a = line ? line + strspn(line, " \t") : "";
+  int yes = (a[0] == 'y' || a[0] == 'Y') && (!a[1] || !strcasecmp(a, "yes") || a[1] == ' ' || a[1] == '\r');
+  if (!c->tty) printf("%s\n", yes ? "y" : "n");
+  free(line);
+  cJSON *f = cJSON_CreateObject();
+  cJSON_AddStringToObject(f, "agent", agent_id);
+  cJSON_AddStringToObject(f, "tool", tool);
+  cJSON_AddBoolToObject(f, "approved", yes);
+  con_event(c, "approval", f);
+#ifdef AGORA_HAVE_LIBEDIT
+  if (had_rl) prompt_start(c);
+#endif
+  return yes;
+}
+
 static int lines_run(console *c) {
   /* Regular files and /dev/null cannot be watched by epoll, and reading them never blocks. */
   struct stat sb;
@@ -1116,6 +1175,7 @@ static int console_open(console *c, const console_args *a) {
       (rc = console_signals(c)))
     return cli_error(rc, "console: %s", ag_strerror(rc));
   world_set_emit_chunks(c->cw.w, c->tty);
+  world_set_approver(c->cw.w, console_approve, c);
   int resumed = chat_session_current(c->cw.cs) != NULL;
   rc = resumed ? chat_session_resume(c->cw.cs, &em) : chat_session_new(c->cw.cs, &em);
   if (rc) return cli_error(rc, "console: %s", em.text[0] ? em.text : ag_strerror(rc));

@@ -385,9 +385,30 @@ static void piped_slash_escape(void) {
   free(db);
 }
 
+/* A tool declared "approve": true asks; the next input line answers (y approves, anything else not). */
+static void piped_approval(void) {
+  char *w = strdup(path_in("approve.json"));
+  unit_write_file(w, "{\"name\": \"Approvals\", \"agents\": [{\"name\": \"careful\", \"tools\": ["
+                     "{\"name\": \"save_context\", \"approve\": true}], \"replies\": ["
+                     "{\"tool\": \"save_context\", \"args\": {\"message\": \"saved it\", \"notes\": [\"x\"]}}, \"not saved\"]}]}");
+  char *db = fresh_db("db-approve");
+  proc_result r;
+  console(w, db, "@careful remember x\ny\n@careful remember y\nno\n", &r);
+  CHECK_INT(r.status, 0);
+  CHECK(contains(r.out, "approve: careful wants to call save_context {\"message\":\"saved it\",\"notes\":[\"x\"]} [y/N] y"));
+  CHECK(contains(r.out, "careful: saved it"));
+  CHECK(contains(r.out, "-- approval: agent=careful tool=save_context approved=true"));
+  CHECK(contains(r.out, "-- approval: agent=careful tool=save_context approved=false"));
+  CHECK(contains(r.out, "careful: not saved"));
+  proc_result_free(&r);
+  free(w);
+  free(db);
+}
+
 int main(int argc, char **argv) {
   tmp = unit_tmpdir();
   static const unit_test tests[] = {
+    UNIT(piped_approval),
     UNIT(piped_messages_saved),   UNIT(piped_agents_add_remove), UNIT(piped_chats_new_load_delete),
     UNIT(piped_title_export),     UNIT(piped_turnlimit),         UNIT(piped_bad_commands),
     UNIT(piped_quit),             UNIT(piped_resume),            UNIT(usage_and_world_choice),
