@@ -1,6 +1,7 @@
 /* One agent's life per message (behaviour.md §3–5): decide, remember, prompt, call the LLM, shape
  * and publish the reply. The world is reached only through agent_host. */
 #include "agents/agent.h"
+#include "common/clock.h"
 
 #include "agents/shape.h"
 
@@ -246,11 +247,6 @@ static void agent_report_tool(agent *a, agent_event_type type, const char *tool,
   a->host->event(a->host->ctx, a, &ev);
 }
 
-static int64_t agent_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the turn log: what tool rounds add to the prompt ---- */
 
@@ -365,7 +361,7 @@ static char *agent_exec_tool(agent *a, const llm_tool_call *c, char **reply, int
   char err[256];
   cJSON *args = NULL;
   *failed = 1;
-  *at_ms = agent_now_ms();
+  *at_ms = ag_now_ms();
   if (tool_parse(c->name, &id) || !(a->s.tools & TOOL_BIT(id))) return json_error("unknown tool '%s'", c->name);
   if (tool_args_parse(id, c->args_json, &args, err, sizeof err)) return json_error("invalid arguments: %s", err);
   if (a->s.approve & TOOL_BIT(id)) {
@@ -449,7 +445,7 @@ static char *agent_inline_context(agent *a, const char *text) {
   char *rest = NULL;
   if (!(a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT)) || tool_inline_extract(text, &args, &rest)) return NULL;
   char *args_json = cJSON_PrintUnformatted(args);
-  int64_t at = agent_now_ms();
+  int64_t at = ag_now_ms();
   agent_report_tool(a, AGENT_EV_TOOL_CALL, "save_context", "inline", args_json ? args_json : "{}", 0, 0);
   int failed = context_apply(&a->ctx, args, at) != AG_OK;
   cJSON *res = cJSON_CreateObject();

@@ -1,6 +1,8 @@
 /* Versioned agent context and its reduction (see context.h). */
 #include "agents/context.h"
 
+#include "common/clock.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,22 +75,13 @@ int context_apply(context_state *st, const cJSON *args, int64_t at_ms) {
   return AG_OK;
 }
 
-static void time_str(int64_t ms, char *out, size_t cap) {
-  time_t sec = (time_t)(ms / 1000);
-  struct tm tm;
-  gmtime_r(&sec, &tm);
-  char base[32];
-  strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(out, cap, "%s.%03dZ", base, (int)(ms % 1000));
-}
-
 cJSON *context_to_json(const context_state *st) {
   cJSON *j = cJSON_CreateObject();
   if (!j) return NULL;
   cJSON_AddNumberToObject(j, "version", (double)st->version);
   if (st->version) {
     char ts[40];
-    time_str(st->updated_at_ms, ts, sizeof ts);
+    ag_time_format(st->updated_at_ms, ts, sizeof ts);
     cJSON_AddStringToObject(j, "updated_at", ts);
   } else {
     cJSON_AddNullToObject(j, "updated_at");
@@ -104,18 +97,7 @@ int context_from_json(const cJSON *j, context_state *out) {
   if (!cJSON_IsNumber(v) || v->valuedouble < 0 || !cJSON_IsObject(d)) return AG_ERR_INVALID;
   if (!(cJSON_IsNull(u) || cJSON_IsString(u))) return AG_ERR_INVALID;
   int64_t ms = 0;
-  if (cJSON_IsString(u)) {
-    int y, mo, da, h, mi, s, frac = 0;
-    if (sscanf(u->valuestring, "%d-%d-%dT%d:%d:%d.%dZ", &y, &mo, &da, &h, &mi, &s, &frac) < 6) return AG_ERR_INVALID;
-    struct tm tm = {0};
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = da;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = s;
-    ms = (int64_t)timegm(&tm) * 1000 + frac;
-  }
+  if (cJSON_IsString(u) && (ms = ag_time_parse(u->valuestring)) < 0) return AG_ERR_INVALID;
   out->version = (uint64_t)v->valuedouble;
   out->updated_at_ms = ms;
   out->data = cJSON_Duplicate(d, 1);

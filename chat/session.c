@@ -3,6 +3,7 @@
  * Transaction callbacks only compute and write; what they decide is applied to memory after commit,
  * because LMDB may run them twice (map growth). */
 #include "chat/session.h"
+#include "common/clock.h"
 
 #include "chat/title.h"
 
@@ -49,11 +50,6 @@ struct chat_session {
   int live;
 };
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int set_title(chat_session *cs, const char *title) {
   char *t = strdup(title);
@@ -194,7 +190,7 @@ static int session_save(chat_session *cs, ag_errmsg *em) {
   uint64_t upto = cs->count;
   for (size_t i = 0; i < cs->n_pending; i++)
     if (cs->pending[i]->seq > upto) upto = cs->pending[i]->seq;
-  save_ctx sc = {cs, upto, NULL, now_ms()};
+  save_ctx sc = {cs, upto, NULL, ag_now_ms()};
   rc = store_write(cs->st, save_txn, &sc, em);
   size_t n = cs->n_pending;
   drop_pending(cs);
@@ -290,7 +286,7 @@ static int open_txn(store_txn *t, void *arg) {
   chat_session *cs = oc->cs;
   store_world old;
   memset(&old, 0, sizeof old);
-  int64_t now = now_ms();
+  int64_t now = ag_now_ms();
   int rc = store_world_get(t, world_id(cs->w), &old);
   if (rc && rc != AG_ERR_NOT_FOUND) return rc;
   cs->has_current = 0;
@@ -327,7 +323,7 @@ static int save_world_txn(store_txn *t, void *arg) {
   store_world old;
   int rc = store_world_get(t, world_id(cs->w), &old);
   if (rc) return rc;
-  store_world nw = {world_id(cs->w), world_name(cs->w), oc->settings, old.current_chat, old.created_at_ms, now_ms(), NULL};
+  store_world nw = {world_id(cs->w), world_name(cs->w), oc->settings, old.current_chat, old.created_at_ms, ag_now_ms(), NULL};
   rc = store_world_put(t, &nw);
   store_world_free(&old);
   return rc;
@@ -635,7 +631,7 @@ int chat_session_new(chat_session *cs, ag_errmsg *em) {
   if (cs->has_current && cs->live && (rc = session_save(cs, em))) return rc;
   char id[STORE_ID_MAX];
   store_chat_id_new(id);
-  chat_op op = {cs, id, 0, 0, "", NULL, now_ms(), em};
+  chat_op op = {cs, id, 0, 0, "", NULL, ag_now_ms(), em};
   if ((rc = sync_tracks(cs)) || (rc = store_write(cs->st, new_txn, &op, em))) return rc;
   uint64_t keep_seq = op.reuse ? cs->count : 0;
   world_reset_conversation(cs->w);
@@ -670,7 +666,7 @@ int chat_session_load(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   int rc;
   if (cs->has_current && cs->live && (rc = session_save(cs, em))) return rc;
   if ((rc = session_restore(cs, chat_id, em))) return rc;
-  chat_op op = {cs, cs->current, 0, 0, "", NULL, now_ms(), em};
+  chat_op op = {cs, cs->current, 0, 0, "", NULL, ag_now_ms(), em};
   return store_write(cs->st, set_current_txn, &op, em);
 }
 
@@ -706,7 +702,7 @@ int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   if (cs->has_current && cs->live && strcmp(cs->current, chat_id) != 0 && (rc = session_save(cs, em))) return rc;
   char id[STORE_ID_MAX];
   snprintf(id, sizeof id, "%s", chat_id);
-  chat_op op = {cs, id, 0, 0, "", NULL, now_ms(), em};
+  chat_op op = {cs, id, 0, 0, "", NULL, ag_now_ms(), em};
   if ((rc = store_write(cs->st, delete_txn, &op, em))) return rc;
   if (op.was_current) {
     drop_pending(cs); /* they belonged to the chat just deleted */
@@ -738,7 +734,7 @@ static int title_txn(store_txn *t, void *arg) {
 int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em) {
   if (!cs->has_current) return ag_fail(em, AG_ERR_STATE, "no current chat");
   if (!title[0]) return ag_fail(em, AG_ERR_INVALID, "the title is empty");
-  chat_op op = {cs, cs->current, 0, 0, "", title, now_ms(), em};
+  chat_op op = {cs, cs->current, 0, 0, "", title, ag_now_ms(), em};
   int rc = store_write(cs->st, title_txn, &op, em);
   if (rc) return rc;
   if ((rc = set_title(cs, title))) return rc;

@@ -5,6 +5,7 @@
 #include "agents/context.h"
 #include "agents/message.h"
 #include "common/buf.h"
+#include "common/clock.h"
 #include "world/world_file.h"
 
 #include <math.h>
@@ -13,44 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-static void time_str(int64_t ms, char *out, size_t cap) {
-  time_t sec = (time_t)(ms / 1000);
-  struct tm tm;
-  gmtime_r(&sec, &tm);
-  char base[32];
-  strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(out, cap, "%s.%03dZ", base, (int)(ms % 1000));
-}
-
-long long chat_time_parse(const char *s) {
-  int y, mo, d, h, mi, sec, ms = 0, n = 0;
-  if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6) return -1;
-  const char *p = s + n;
-  if (*p == '.') {
-    int digits = 0;
-    p++;
-    while (*p >= '0' && *p <= '9') {
-      if (digits < 3) ms = ms * 10 + (*p - '0');
-      digits++;
-      p++;
-    }
-    if (!digits) return -1;
-    while (digits < 3) {
-      ms *= 10;
-      digits++;
-    }
-  }
-  if (strcmp(p, "Z") != 0) return -1;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return -1;
-  struct tm tm = {0};
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = sec;
-  return (long long)timegm(&tm) * 1000 + ms;
-}
+long long chat_time_parse(const char *s) { return ag_time_parse(s); }
 
 /* ---- export ---- */
 
@@ -67,7 +31,7 @@ static int export_msg(const store_message *m, void *arg) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return AG_ERR_NOMEM;
   char ts[40];
-  time_str(m->ts_ms, ts, sizeof ts);
+  ag_time_format(m->ts_ms, ts, sizeof ts);
   cJSON_AddNumberToObject(o, "seq", (double)m->seq);
   cJSON_AddStringToObject(o, "sender", m->sender);
   cJSON_AddStringToObject(o, "kind", ag_kind_name((ag_kind)m->kind));
@@ -141,9 +105,9 @@ static int export_txn(store_txn *t, void *arg) {
   cJSON_AddStringToObject(chat, "world", c.world_id);
   cJSON_AddStringToObject(chat, "title", c.title);
   cJSON_AddNumberToObject(chat, "message_count", (double)c.message_count);
-  time_str(c.created_at_ms, ts, sizeof ts);
+  ag_time_format(c.created_at_ms, ts, sizeof ts);
   cJSON_AddStringToObject(chat, "created_at", ts);
-  time_str(c.updated_at_ms, ts, sizeof ts);
+  ag_time_format(c.updated_at_ms, ts, sizeof ts);
   cJSON_AddStringToObject(chat, "updated_at", ts);
   cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
   if ((rc = store_message_scan(t, ec->chat_id, 1, export_msg, msgs))) goto done;

@@ -2,6 +2,8 @@
  * chats show and the console print the same way. */
 #include "cli/output.h"
 
+#include "common/clock.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,14 +22,7 @@ struct output {
   uint64_t messages;
 };
 
-void output_time(int64_t ms, char *out, size_t cap) {
-  time_t sec = (time_t)(ms / 1000);
-  struct tm tm;
-  gmtime_r(&sec, &tm);
-  char base[32];
-  strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(out, cap, "%s.%03dZ", base, (int)(ms % 1000));
-}
+void output_time(int64_t ms, char *out, size_t cap) { ag_time_format(ms, out, cap); }
 
 int output_new(FILE *f, const char *world_id, const output_opts *opts, output **out) {
   output *o = calloc(1, sizeof *o);

@@ -1,6 +1,7 @@
 /* The World (see world.h): agents wired to the bus through one host each, messages stamped and
  * parsed once at publish, agents' reports turned into events, and the loop run until quiet. */
 #include "world/world.h"
+#include "common/clock.h"
 
 #include <event2/event.h>
 #include <stdlib.h>
@@ -36,11 +37,6 @@ struct world {
   void *approver_ud;
 };
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static size_t id_hash(const char *s) {
   size_t h = 1469598103934665603ull;
@@ -90,7 +86,7 @@ static int world_publish_kind(world *w, const char *sender, const char *text, ag
   ag_msg *m = ag_msg_new(sender, text, kind);
   if (!m) return AG_ERR_NOMEM;
   m->seq = ++w->last_seq;
-  m->ts_ms = now_ms();
+  m->ts_ms = ag_now_ms();
   int rc = mention_leading(text, w->ids, w->n_slots, &m->leading);
   if (!rc && m->leading.n == 0) {
     /* Other mentions matter only when there is no leading one (§3.5), so only then look for them. */
