@@ -245,7 +245,9 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
   if (!cs->has_current) return;
   if (topic == BUS_EVENT) {
     const bus_event *e = payload;
-    if (!strcmp(e->type, "tool-call") || !strcmp(e->type, "tool-result")) on_tool_event(cs, e);
+    /* The chat's event thread: tool steps and failed calls, beside the messages. */
+    if (!strcmp(e->type, "tool-call") || !strcmp(e->type, "tool-result") || !strcmp(e->type, "llm-error"))
+      on_tool_event(cs, e);
     return;
   }
   cs->last_delivered = ((ag_msg *)payload)->seq;

@@ -245,10 +245,11 @@ int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) 
     if (!cJSON_IsObject(e)) return BAD("%s: %s: must be an object", label, path);
     const cJSON *type = need(e, "type", is_str, "a string", label, path, em, &rc);
     if (!type) return rc;
-    if (strcmp(type->valuestring, "tool-call") && strcmp(type->valuestring, "tool-result"))
-      return BAD("%s: %s.type: must be tool-call or tool-result", label, path);
+    int tool_step = !strcmp(type->valuestring, "tool-call") || !strcmp(type->valuestring, "tool-result");
+    if (!tool_step && strcmp(type->valuestring, "llm-error"))
+      return BAD("%s: %s.type: must be tool-call, tool-result or llm-error", label, path);
     if (!need(e, "agent", is_str, "a string", label, path, em, &rc) ||
-        !need(e, "tool", is_str, "a string", label, path, em, &rc))
+        (tool_step && !need(e, "tool", is_str, "a string", label, path, em, &rc)))
       return rc;
     const cJSON *after = need(e, "after_seq", is_count, "a whole number", label, path, em, &rc);
     if (!after) return rc;

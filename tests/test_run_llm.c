@@ -173,15 +173,15 @@ static void missing_key_is_named(void) {
   proc_result_free(&r);
 }
 
-/* 60 agents, one public message, 200 ms per call: every reply arrives and is saved. */
+/* 200 agents, one public message, 200 ms per call: every reply arrives and is saved. */
 static void many_agents_at_once(void) {
   llm_server_reset(srv);
   llm_server_rule(srv, "", "latency=200 echo=1");
-  size_t cap = 64 * 1024;
+  size_t cap = 128 * 1024;
   char *json = malloc(cap);
   snprintf(json, cap, "{\"name\": \"fan\", \"defaults\": {\"provider\": \"ollama\", \"base_url\": \"%s\"}, \"agents\": [",
            llm_server_url(srv, ""));
-  for (int i = 0; i < 60; i++)
+  for (int i = 0; i < 200; i++)
     snprintf(json + strlen(json), cap - strlen(json), "%s{\"name\": \"a%d\", \"system_prompt\": \"You are a%d.\"}",
              i ? "," : "", i, i);
   strcat(json, "], \"script\": [{\"from\": \"human\", \"text\": \"Roll call!\"}]}");
@@ -193,17 +193,116 @@ static void many_agents_at_once(void) {
   CHECK_INT(r.status, 0);
   int replies = 0;
   for (const char *p = r.out; (p = strstr(p, "\"text\":\"echo: human: Roll call!\"")); p++) replies++;
-  CHECK_INT(replies, 60);
-  CHECK_INT(llm_server_request_count(srv), 60);
+  CHECK_INT(replies, 200);
+  CHECK_INT(llm_server_request_count(srv), 200);
   proc_result_free(&r);
   const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
   CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
-  CHECK(strstr(r.out, "\"message_count\":61") != NULL);
+  CHECK(strstr(r.out, "\"message_count\":201") != NULL);
   proc_result_free(&r);
   free(json);
 }
 
+/* Reads every file under dir and reports whether needle occurs in any. */
+static int found_in_files(const char *dir, const char *needle) {
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "grep -rqF -- '%s' '%s'", needle, dir);
+  return system(cmd) == 0;
+}
+
+/* A key in the environment is used for the call (the server sees it) and then appears nowhere: not in
+ * the output, not in the database files, not in an export — even when the server echoes it back in
+ * an error, as real providers do. */
+static void canary_key_used_never_written(void) {
+  llm_server_reset(srv);
+  const char *canary = "sk-canary-5d1f0c9e77aa";
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"name\": \"canary\", \"agents\": ["
+           " {\"name\": \"ok\", \"provider\": \"openai\", \"base_url\": \"%s\", \"api_key_env\": \"CANARY_KEY\","
+           "  \"system_prompt\": \"[[mock reply=fine]]\"},"
+           " {\"name\": \"denied\", \"provider\": \"anthropic\", \"base_url\": \"%s\", \"api_key_env\": \"CANARY_KEY\","
+           "  \"system_prompt\": \"[[mock status=401]]\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"Hello both\"}]}",
+           llm_server_url(srv, "/v1"), llm_server_url(srv, ""));
+  char db[4096], snap[4200];
+  snprintf(db, sizeof db, "%s/db-canary", tmp);
+  snprintf(snap, sizeof snap, "%s/canary-export.json", tmp);
+  const char *args[] = {"run", world_file("canary.json", json), "--json", "--db", db, NULL};
+  const char *env[] = {"CANARY_KEY=sk-canary-5d1f0c9e77aa", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+  CHECK_INT(r.status, 1); /* the 401 */
+  CHECK(strstr(r.out, "ok\",\"kind\":\"agent\",\"text\":\"fine\"") != NULL);
+  CHECK(strstr(r.out, "\"http_status\":401") != NULL);
+  CHECK(!strstr(r.out, canary) && !strstr(r.err, canary));
+  CHECK(!strstr(r.out, "5d1f0c9e77aa"));
+  proc_result_free(&r);
+  /* The server did get the key: it was really used. */
+  int seen = 0;
+  for (size_t i = 0; i < llm_server_request_count(srv); i++) {
+    llm_server_request q;
+    if (llm_server_request_get(srv, i, &q)) continue;
+    if (strstr(q.headers, canary)) seen++;
+    llm_server_request_free(&q);
+  }
+  CHECK(seen >= 2);
+  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
+  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
+  cJSON *j = cJSON_Parse(r.out);
+  char chat[64];
+  snprintf(chat, sizeof chat, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(j, "id")));
+  cJSON_Delete(j);
+  proc_result_free(&r);
+  const char *exp[] = {"chats", "export", chat, "--db", db, "-o", snap, NULL};
+  CHECK_INT(proc_agora(exp, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  CHECK(!found_in_files(db, canary));
+  CHECK(!found_in_files(db, "5d1f0c9e77aa"));
+  CHECK(!found_in_files(snap, canary));
+  CHECK(found_in_files(snap, "CANARY_KEY")); /* the variable's name is kept, so the world still works */
+}
+
+/* The tool loop over every wire format: the model calls load_context, gets the result, then answers. */
+static void tool_loop_every_provider(void) {
+  const char *providers[] = {"openai", "anthropic", "gemini", "ollama"};
+  for (int p = 0; p < 4; p++) {
+    for (int stream = 0; stream < 2; stream++) {
+      llm_server_reset(srv);
+      char json[2048];
+      snprintf(json, sizeof json,
+               "{\"name\": \"tools\", \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\", \"base_url\": \"%s\","
+               " \"api_key_env\": \"AGORA_TEST_KEY\", \"model\": \"m\", \"stream\": %s, \"monadic\": true,"
+               " \"system_prompt\": \"[[mock tool=load_context args={} after_tool=\\\"I remember nothing yet.\\\"]]\"}],"
+               " \"script\": [{\"from\": \"human\", \"text\": \"@ann what do you know?\"}]}",
+               providers[p], base_url(providers[p]), stream ? "true" : "false");
+      const char *args[] = {"run", world_file("t.json", json), "--json", "--no-save", NULL};
+      const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+      proc_result r;
+      CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+      if (r.status) fprintf(stderr, "  %s stream=%d: %s\n%s\n", providers[p], stream, r.err, r.out);
+      CHECK_INT(r.status, 0);
+      char *msgs = proc_messages(r.out);
+      CHECK_STR(msgs, "human|human|@ann what do you know?\nann|agent|I remember nothing yet.\n");
+      free(msgs);
+      CHECK(strstr(r.out, "\"event\":\"tool-call\"") && strstr(r.out, "\"tool\":\"load_context\""));
+      CHECK(strstr(r.out, "\"event\":\"tool-result\"") && strstr(r.out, "\"version\":0"));
+      proc_result_free(&r);
+      CHECK_INT(llm_server_request_count(srv), 2);
+      /* The first request offered the two context tools. */
+      cJSON *body = request_body(0);
+      char *text = cJSON_PrintUnformatted(body);
+      CHECK(text && strstr(text, "load_context") && strstr(text, "save_context"));
+      free(text);
+      cJSON_Delete(body);
+    }
+  }
+}
+
 static const unit_test tests[] = {
+  UNIT(canary_key_used_never_written),
+  UNIT(tool_loop_every_provider),
   UNIT(every_provider_gets_the_prompt),
   UNIT(failure_is_an_event_and_exit_1),
   UNIT(missing_key_is_named),
