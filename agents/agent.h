@@ -73,8 +73,6 @@ typedef struct agent_rules {
   int turn_limit;
   int memory_window;
   const char *main_agent;     /* id or NULL */
-  const char *const *ids;     /* all agent ids of the world */
-  size_t n_ids;
   int emit_chunks;            /* report LLM_CHUNK events */
 } agent_rules;
 

@@ -177,7 +177,7 @@ static void agent_answers_through_host(void) {
   agent_settings_free(&s);
   CHECK_STR(agent_id(a), "madame-pedagogue");
   const char *ids[] = {"madame-pedagogue", "bob"};
-  agent_rules rules = {2, 10, NULL, ids, 2, 0};
+  agent_rules rules = {2, 10, NULL, 0};
 
   /* Not addressed: nothing stored, nothing started. */
   ag_msg *m0 = msg_from("human", "@bob only you", ids, 2);
@@ -246,7 +246,7 @@ static void agent_inbox_keeps_order(void) {
   s.llm.n_replies = 0;
   agent_settings_free(&s);
   const char *ids[] = {"ann"};
-  agent_rules rules = {5, 10, NULL, ids, 1, 0};
+  agent_rules rules = {5, 10, NULL, 0};
   ag_msg *m1 = msg_from("human", "@ann one", ids, 1);
   ag_msg *m2 = msg_from("world", "two", ids, 1);
   CHECK_INT(agent_on_message(a, m1, &rules), TURN_ANSWER);

@@ -223,8 +223,7 @@ static void world_deliver(void *ud, bus_topic topic, void *payload) {
   (void)topic;
   world *w = ud;
   ag_msg *m = payload;
-  agent_rules rules = {w->spec.turn_limit, w->spec.memory_window, w->spec.main_agent,
-                       (const char *const *)w->ids, w->n_slots, w->emit_chunks};
+  agent_rules rules = {w->spec.turn_limit, w->spec.memory_window, w->spec.main_agent, w->emit_chunks};
   if (m->kind == AG_KIND_HUMAN || m->kind == AG_KIND_WORLD) {
     /* Agents may be removed by a handler while we go: index by position, re-checking the count. */
     for (size_t i = 0; i < w->n_slots; i++) agent_on_message(w->slots[i]->a, m, &rules);
