@@ -5,7 +5,12 @@
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -310,7 +315,61 @@ static void unknown_mention_event(void) {
   proc_result_free(&r);
 }
 
+/* With stderr on a terminal, run keeps one status line there while it works and clears it at the
+ * end; stdout (a pipe here) gets the transcript only. */
+static void progress_line_on_a_terminal(void) {
+  int master = -1, slave = -1;
+  if (openpty(&master, &slave, NULL, NULL, NULL) != 0) {
+    printf("  (no pseudo-terminal here: skipped)\n");
+    return;
+  }
+  int out[2];
+  CHECK_INT(pipe(out), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(slave, 2);
+    close(out[0]);
+    close(master);
+    const char *bin = getenv("AGORA_BIN");
+    execl(bin, bin, "run", unit_src_path("examples/debate.json"), "--no-save", (char *)NULL);
+    _exit(127);
+  }
+  close(slave);
+  close(out[1]);
+  char err[65536] = "", stdout_text[65536] = "";
+  size_t n_err = 0, n_out = 0;
+  int open_out = 1, open_err = 1;
+  while (open_out || open_err) {
+    struct pollfd p[2] = {{open_out ? out[0] : -1, POLLIN, 0}, {open_err ? master : -1, POLLIN, 0}};
+    if (poll(p, 2, 5000) <= 0) break;
+    if (p[0].revents) {
+      ssize_t r = read(out[0], stdout_text + n_out, sizeof stdout_text - n_out - 1);
+      if (r <= 0) open_out = 0;
+      else n_out += (size_t)r;
+    }
+    if (p[1].revents) {
+      ssize_t r = read(master, err + n_err, sizeof err - n_err - 1);
+      if (r <= 0) open_err = 0; /* EIO once the child has exited */
+      else n_err += (size_t)r;
+    }
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  close(out[0]);
+  close(master);
+  err[n_err] = stdout_text[n_out] = '\0';
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  CHECK(strstr(err, "step 1 of 1") != NULL);
+  CHECK(strstr(err, "messages") != NULL);
+  /* Cleared at the end: the last thing written is the erase sequence. */
+  CHECK(n_err >= 4 && strcmp(err + n_err - 4, "\r\033[K") == 0);
+  CHECK(strstr(stdout_text, "step 1 of") == NULL);
+  CHECK(strncmp(stdout_text, "human: @alice", 13) == 0);
+}
+
 static const unit_test tests[] = {
+  UNIT(progress_line_on_a_terminal),
   UNIT(vectors_worlds),
   UNIT(example_relay),
   UNIT(example_debate_stops_at_turn_limit),
