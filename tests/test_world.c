@@ -156,6 +156,22 @@ static ag_msg *msg_from(const char *sender, const char *text, const char *const 
   return m;
 }
 
+/* A script agent on host with the given replies (borrowed strings, copied by agent_new). */
+static agent *script_agent(llm_client *llm, const agent_host *host, const char *name, char **replies, size_t n) {
+  agent_settings s;
+  agent_settings_init(&s);
+  s.name = strdup(name);
+  s.llm.replies = replies;
+  s.llm.n_replies = n;
+  agent *a = NULL;
+  ag_errmsg em = {""};
+  if (agent_new(&s, llm, host, &a, &em)) unit_fail_(__FILE__, __LINE__, "agent_new: %s", em.text);
+  s.llm.replies = NULL;
+  s.llm.n_replies = 0;
+  agent_settings_free(&s);
+  return a;
+}
+
 static void agent_answers_through_host(void) {
   struct event_base *base = event_base_new();
   llm_client *llm = NULL;
@@ -163,18 +179,8 @@ static void agent_answers_through_host(void) {
   fake_host h;
   memset(&h, 0, sizeof h);
   agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, fh_ids};
-  agent_settings s;
-  agent_settings_init(&s);
-  s.name = strdup("Madame Pedagogue");
   char *replies[] = {"@madame-pedagogue Bonjour, class.", "   "};
-  s.llm.replies = replies;
-  s.llm.n_replies = 2;
-  agent *a = NULL;
-  ag_errmsg em = {""};
-  CHECK_INT(agent_new(&s, llm, &host, &a, &em), AG_OK);
-  s.llm.replies = NULL;
-  s.llm.n_replies = 0;
-  agent_settings_free(&s);
+  agent *a = script_agent(llm, &host, "Madame Pedagogue", replies, 2);
   CHECK_STR(agent_id(a), "madame-pedagogue");
   const char *ids[] = {"madame-pedagogue", "bob"};
   agent_rules rules = {2, 10, NULL, 0};
@@ -234,17 +240,8 @@ static void agent_inbox_keeps_order(void) {
   fake_host h;
   memset(&h, 0, sizeof h);
   agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, fh_ids};
-  agent_settings s;
-  agent_settings_init(&s);
-  s.name = strdup("ann");
   char *replies[] = {"first answer", "second answer"};
-  s.llm.replies = replies;
-  s.llm.n_replies = 2;
-  agent *a = NULL;
-  CHECK_INT(agent_new(&s, llm, &host, &a, NULL), AG_OK);
-  s.llm.replies = NULL;
-  s.llm.n_replies = 0;
-  agent_settings_free(&s);
+  agent *a = script_agent(llm, &host, "ann", replies, 2);
   const char *ids[] = {"ann"};
   agent_rules rules = {5, 10, NULL, 0};
   ag_msg *m1 = msg_from("human", "@ann one", ids, 1);
