@@ -260,6 +260,7 @@ static void tlog_clear(agent *a) {
       free(m->tool_calls[k].id);
       free(m->tool_calls[k].name);
       free(m->tool_calls[k].args_json);
+      free(m->tool_calls[k].signature);
     }
     free((llm_tool_call *)m->tool_calls);
   }
@@ -294,6 +295,7 @@ static int tlog_add_calls(agent *a, const char *text, const llm_tool_call *calls
     c[i].id = dup0(calls[i].id);
     c[i].name = dup0(calls[i].name);
     c[i].args_json = dup0(calls[i].args_json);
+    c[i].signature = dup0(calls[i].signature);
   }
   m->tool_calls = c;
   m->n_tool_calls = n;

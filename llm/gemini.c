@@ -56,9 +56,14 @@ static int add_message_parts(cJSON *parts, const llm_message *m) {
   int rc = AG_OK;
   /* A turn that only calls functions has no text part (empty text parts are refused). */
   if (text[0] || !m->n_tool_calls) rc = add_part(parts, text);
-  for (size_t i = 0; rc == AG_OK && i < m->n_tool_calls; i++)
+  for (size_t i = 0; rc == AG_OK && i < m->n_tool_calls; i++) {
     rc = add_function_part(parts, "functionCall", m->tool_calls[i].name, "args",
                            llm_wire_args_object(m->tool_calls[i].args_json));
+    const char *sig = m->tool_calls[i].signature;
+    if (!rc && sig && !cJSON_AddStringToObject(cJSON_GetArrayItem(parts, cJSON_GetArraySize(parts) - 1),
+                                               "thoughtSignature", sig))
+      rc = AG_ERR_NOMEM;
+  }
   return rc;
 }
 
@@ -170,7 +175,11 @@ static int read_response(const cJSON *root, llm_wire_out *out) {
     if (text && text[0]) rc = out->text(out->ctx, text, strlen(text));
     /* Calls come whole, one or several per chunk; with no ids, the library numbers them. */
     else if (cJSON_IsObject(fc))
+    {
       rc = llm_wire_call_whole(out, NULL, llm_wire_str(fc, "name"), cJSON_GetObjectItemCaseSensitive(fc, "args"));
+      /* Thinking models sign their calls and refuse a follow-up that does not send the signature back. */
+      if (!rc) rc = llm_wire_call_sign(out, llm_wire_str(part, "thoughtSignature"));
+    }
     if (rc) return rc;
   }
   if (llm_wire_str(cand, "finishReason")) out->done = 1;

@@ -123,6 +123,7 @@ static void call_release(llm_call *call) {
     free(call->tool_calls[i].id);
     free(call->tool_calls[i].name);
     free(call->tool_calls[i].args_json);
+    free(call->tool_calls[i].signature);
   }
   free(call->tool_calls);
   ag_defer_cancel(call->client->defer, call);
@@ -224,7 +225,8 @@ const llm_tool_call *llm_call_tool_calls(const llm_call *call, size_t *n) {
   return call->tool_calls;
 }
 
-int llm_call_add_tool_call(llm_call *call, const char *id, const char *name, const char *args_json) {
+int llm_call_add_tool_call(llm_call *call, const char *id, const char *name, const char *args_json,
+                           const char *signature) {
   llm_tool_call *p = realloc(call->tool_calls, (call->n_tool_calls + 1) * sizeof *p);
   if (!p) return AG_ERR_NOMEM;
   call->tool_calls = p;
@@ -237,10 +239,12 @@ int llm_call_add_tool_call(llm_call *call, const char *id, const char *name, con
   tc->id = strdup(id);
   tc->name = strdup(name ? name : "");
   tc->args_json = strdup(args_json && args_json[0] ? args_json : "{}");
-  if (!tc->id || !tc->name || !tc->args_json) {
+  tc->signature = signature ? strdup(signature) : NULL;
+  if (!tc->id || !tc->name || !tc->args_json || (signature && !tc->signature)) {
     free(tc->id);
     free(tc->name);
     free(tc->args_json);
+    free(tc->signature);
     return AG_ERR_NOMEM;
   }
   call->n_tool_calls++;

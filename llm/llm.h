@@ -57,6 +57,7 @@ typedef struct llm_tool_call {
   char *id;
   char *name;
   char *args_json;
+  char *signature; /* an opaque token to send back with the call (Gemini's thoughtSignature) or NULL */
 } llm_tool_call;
 
 /* One prompt message; every pointer is borrowed for the duration of llm_call_start (providers copy).
@@ -137,8 +138,10 @@ llm_usage llm_call_usage(const llm_call *call);
 /* The tool calls of a successful reply, in order (n = 0 when it made none); valid inside on_done. A
  * reply may carry text and tool calls together. */
 const llm_tool_call *llm_call_tool_calls(const llm_call *call, size_t *n);
-/* For providers: appends a tool call to the call's result (strings copied; id NULL → generated). */
-int llm_call_add_tool_call(llm_call *call, const char *id, const char *name, const char *args_json);
+/* For providers: appends a tool call to the call's result (strings copied; id NULL → generated;
+ * signature may be NULL). */
+int llm_call_add_tool_call(llm_call *call, const char *id, const char *name, const char *args_json,
+                           const char *signature);
 
 /* Number of calls in flight on the client. */
 size_t llm_client_active(const llm_client *c);

@@ -308,7 +308,7 @@ static void finish_reply(remote_call *rc) {
     const llm_wire_call *k = &rc->calls.v[i];
     /* Argument text goes through as it came, valid JSON or not: the agent answers a call with
      * malformed arguments with an error result, which the model can act on. */
-    if (llm_call_add_tool_call(rc->call, k->id, k->name, ag_buf_str(&k->args)) != AG_OK) {
+    if (llm_call_add_tool_call(rc->call, k->id, k->name, ag_buf_str(&k->args), k->signature) != AG_OK) {
       set_info(rc, "nomem", "out of memory");
       remote_fail(rc);
       return;

@@ -48,7 +48,7 @@ static int script_start(llm_call *call, const llm_request *req) {
       const cJSON *text = cJSON_GetObjectItemCaseSensitive(j, "text");
       char *args_json = args ? cJSON_PrintUnformatted(args) : NULL;
       int rc = llm_call_add_tool_call(call, NULL, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "tool")),
-                                      args_json ? args_json : "{}");
+                                      args_json ? args_json : "{}", NULL);
       sc->text = strdup(cJSON_IsString(text) ? text->valuestring : "");
       free(args_json);
       cJSON_Delete(j);

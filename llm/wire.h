@@ -20,6 +20,7 @@ typedef struct llm_wire_call {
   char *id, *name;  /* NULL until seen */
   ag_buf args;      /* argument text as it came, pieces concatenated; never validated here */
   int provisional;  /* args hold a whole value from a block's start, replaced by the first piece */
+  char *signature;  /* Gemini's thoughtSignature of the call, or NULL */
 } llm_wire_call;
 
 /* The tool calls of one reply, in the order they first appeared. */
@@ -108,6 +109,9 @@ int llm_wire_call_start(llm_wire_out *out, long index, const char *id, const cha
 /* Adds a whole call (always a new one). args: a string is taken as the argument text itself (the
  * model's text, valid JSON or not), any other value is serialised; NULL means none. */
 int llm_wire_call_whole(llm_wire_out *out, const char *id, const char *name, const struct cJSON *args);
+
+/* Gives the most recent call a signature to send back with it (Gemini's thoughtSignature). */
+int llm_wire_call_sign(llm_wire_out *out, const char *signature);
 
 /* A tool's parameters_json as an object, for the request (an empty object schema when NULL).
  * AG_ERR_INVALID when it is not a JSON object. */

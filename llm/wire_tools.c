@@ -17,6 +17,7 @@ void llm_wire_calls_free(llm_wire_calls *c) {
   for (size_t i = 0; i < c->n; i++) {
     free(c->v[i].id);
     free(c->v[i].name);
+    free(c->v[i].signature);
     ag_buf_free(&c->v[i].args);
   }
   free(c->v);
@@ -132,6 +133,17 @@ int llm_wire_call_whole(llm_wire_out *out, const char *id, const char *name, con
   if (!rc) rc = set_once(out, &k->name, name);
   if (!rc) rc = set_args_value(out, k, args);
   return rc;
+}
+
+int llm_wire_call_sign(llm_wire_out *out, const char *signature) {
+  if (!out->calls || !out->calls->n || !signature) return AG_OK;
+  llm_wire_call *k = &out->calls->v[out->calls->n - 1];
+  size_t n = strlen(signature);
+  if (out->calls->bytes + n > out->calls->cap) return too_big(out, "tool calls larger than the cap");
+  free(k->signature);
+  if (!(k->signature = strdup(signature))) return AG_ERR_NOMEM;
+  out->calls->bytes += n;
+  return AG_OK;
 }
 
 /* Parses the whole of s (cJSON_Parse alone accepts trailing garbage). */

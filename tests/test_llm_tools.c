@@ -448,8 +448,8 @@ static const char *followup_msgs(llm_provider_kind kind) {
  * bare string), then a call whose arguments were malformed (sent back as {} where the format wants
  * an object, as they were where it wants text) and its non-JSON result, then the user again. */
 static void test_followup_request(void) {
-  const llm_tool_call round1[] = {{"call_1", "get_weather", "{\"city\":\"Paris\"}"}, {"call_2", "now", "{}"}};
-  const llm_tool_call round2[] = {{"call_3", "get_weather", "{\"city\": \"Ly"}};
+  const llm_tool_call round1[] = {{"call_1", "get_weather", "{\"city\":\"Paris\"}", NULL}, {"call_2", "now", "{}", NULL}};
+  const llm_tool_call round2[] = {{"call_3", "get_weather", "{\"city\": \"Ly", NULL}};
   const llm_message msgs[] = {
       {.role = "system", .content = "Be brief."},
       {.role = "user", .content = "Weather in Paris?"},
@@ -592,6 +592,43 @@ static void expect_wire_call(const sink *k, size_t i, const char *id, const char
   else CHECK(c->id == NULL);
   CHECK_STR(c->name, name);
   CHECK_STR(ag_buf_str(&c->args), args);
+}
+
+/* Gemini's thinking models sign their calls: the signature is kept with the call and sent back. */
+static void test_wire_gemini_thought_signature(void) {
+  const llm_wire *w = &llm_gemini_wire;
+  sink k;
+  sink_init(&k, 1 << 20);
+  const char *body = "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":["
+                     "{\"functionCall\":{\"name\":\"f\",\"args\":{\"a\":1}},\"thoughtSignature\":\"c2lnLTE=\"},"
+                     "{\"functionCall\":{\"name\":\"g\",\"args\":{}}}]},\"finishReason\":\"STOP\"}]}";
+  CHECK_INT(w->parse_body(body, strlen(body), &k.out), AG_OK);
+  CHECK_INT(k.calls.n, 2);
+  CHECK_STR(k.calls.v[0].signature, "c2lnLTE=");
+  CHECK(k.calls.v[1].signature == NULL);
+  llm_wire_calls_free(&k.calls);
+  llm_tool_call calls[] = {{"call_1", "f", "{\"a\":1}", "c2lnLTE="}, {"call_2", "g", "{}", NULL}};
+  llm_message msgs[] = {{.role = "user", .content = "go"},
+                        {.role = "assistant", .tool_calls = calls, .n_tool_calls = 2},
+                        {.role = "tool", .content = "{\"ok\":true}", .tool_call_id = "call_1", .tool_name = "f"},
+                        {.role = "tool", .content = "{}", .tool_call_id = "call_2", .tool_name = "g"}};
+  llm_request req = {.messages = msgs, .n_messages = 4};
+  llm_config cfg;
+  llm_config_init(&cfg);
+  cfg.provider = LLM_GEMINI;
+  ag_buf url;
+  ag_buf_init(&url, 4096);
+  char *out = NULL;
+  CHECK_INT(w->build(&cfg, &req, &url, &out), AG_OK);
+  cJSON *j = cJSON_Parse(out);
+  const cJSON *model = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "contents"), 1);
+  const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(model, "parts"), 0);
+  const cJSON *p1 = cJSON_GetArrayItem(cJSON_GetObjectItem(model, "parts"), 1);
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(p0, "thoughtSignature")), "c2lnLTE=");
+  CHECK(cJSON_GetObjectItem(p1, "functionCall") != NULL && cJSON_GetObjectItem(p1, "thoughtSignature") == NULL);
+  cJSON_Delete(j);
+  free(out);
+  ag_buf_free(&url);
 }
 
 static void test_wire_openai_pieces(void) {
@@ -777,6 +814,7 @@ static const unit_test tests_[] = {
     UNIT(test_wire_openai_pieces),
     UNIT(test_wire_anthropic_pieces),
     UNIT(test_wire_gemini_ollama_calls),
+    UNIT(test_wire_gemini_thought_signature),
     UNIT(test_wire_tool_caps),
     UNIT(test_streamed_args_over_cap),
 };
