@@ -6,6 +6,7 @@
 
 #include "agents/mention.h"
 #include "support/unit.h"
+#include "support/vectors.h"
 
 static const char *const ids[] = {"alice", "bob", "carol", "dr-who", "madame-pedagogue", "a_1", "x-ray"};
 #define N_IDS (sizeof ids / sizeof *ids)
@@ -48,14 +49,9 @@ static void json_join(const cJSON *arr, char *out, size_t cap) {
   } while (0)
 
 static void vectors_parse(void) {
-  char *json = unit_read_file(unit_src_path("tests/data/vectors.json"));
-  CHECK(json != NULL);
-  if (!json) return;
-  cJSON *root = cJSON_Parse(json);
-  free(json);
-  CHECK(root != NULL);
-  const cJSON *parse = cJSON_GetObjectItemCaseSensitive(root, "parse"), *v;
-  CHECK(cJSON_GetArraySize(parse) >= 20);
+  const cJSON *parse = NULL, *v;
+  cJSON *root = vectors_load("parse", 20, &parse);
+  if (!root) return;
   cJSON_ArrayForEach(v, parse) {
     const char *text = cJSON_GetObjectItemCaseSensitive(v, "text")->valuestring;
     const cJSON *agents = cJSON_GetObjectItemCaseSensitive(v, "agents"), *a;

@@ -3,6 +3,7 @@
  * (exit status 2 and a message naming the file and the JSON path). */
 #include "support/proc.h"
 #include "support/unit.h"
+#include "support/vectors.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -36,12 +37,9 @@ static char *run_world(const char *path, int *status) {
 }
 
 static void vectors_worlds(void) {
-  char *text = unit_read_file(unit_src_path("tests/data/vectors.json"));
-  CHECK(text != NULL);
-  cJSON *root = cJSON_Parse(text);
-  const cJSON *worlds = cJSON_GetObjectItem(root, "worlds");
-  CHECK(cJSON_GetArraySize(worlds) >= 4);
-  const cJSON *v;
+  const cJSON *worlds = NULL, *v;
+  cJSON *root = vectors_load("worlds", 4, &worlds);
+  if (!root) return;
   cJSON_ArrayForEach(v, worlds) {
     char *wjson = cJSON_PrintUnformatted(cJSON_GetObjectItem(v, "world"));
     const char *path = tmp_file("vector.json", wjson);
@@ -63,7 +61,6 @@ static void vectors_worlds(void) {
     free(wjson);
   }
   cJSON_Delete(root);
-  free(text);
 }
 
 static void example_relay(void) {

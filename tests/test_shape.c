@@ -7,6 +7,7 @@
 #include "agents/shape.h"
 #include "common/error.h"
 #include "support/unit.h"
+#include "support/vectors.h"
 
 static const char *const ids[] = {"alice", "bob", "carol", "dave", "madame-pedagogue", "dr-who"};
 #define N_IDS (sizeof ids / sizeof *ids)
@@ -32,14 +33,9 @@ static void check_shape(int line, const char *raw, const char *agent, const char
 #define SILENT(raw, agent, sender) check_shape(__LINE__, raw, agent, sender, 1, SHAPE_SILENT, NULL)
 
 static void vectors_shape(void) {
-  char *json = unit_read_file(unit_src_path("tests/data/vectors.json"));
-  CHECK(json != NULL);
-  if (!json) return;
-  cJSON *root = cJSON_Parse(json);
-  free(json);
-  CHECK(root != NULL);
-  const cJSON *shape = cJSON_GetObjectItemCaseSensitive(root, "shape"), *v;
-  CHECK(cJSON_GetArraySize(shape) >= 10);
+  const cJSON *shape = NULL, *v;
+  cJSON *root = vectors_load("shape", 10, &shape);
+  if (!root) return;
   cJSON_ArrayForEach(v, shape) {
     const char *reply = cJSON_GetObjectItemCaseSensitive(v, "reply")->valuestring;
     const char *agent = cJSON_GetObjectItemCaseSensitive(v, "agent")->valuestring;
