@@ -65,16 +65,24 @@ typedef struct list_ctx {
   const char *world;
   int json;
   store_txn *t;
+  /* The current chat of the world last looked up: a world's chats come together, so its record is
+   * read once, not once per chat. */
+  char cached_world[STORE_ID_MAX];
+  char cached_current[STORE_ID_MAX];
 } list_ctx;
 
 static int list_chat(const store_chat *c, void *arg) {
   list_ctx *lc = arg;
-  store_world w;
-  int current = 0;
-  if (store_world_get(lc->t, c->world_id, &w) == AG_OK) {
-    current = w.current_chat && !strcmp(w.current_chat, c->id);
-    store_world_free(&w);
+  if (strcmp(lc->cached_world, c->world_id) != 0) {
+    store_world w;
+    snprintf(lc->cached_world, sizeof lc->cached_world, "%s", c->world_id);
+    lc->cached_current[0] = '\0';
+    if (store_world_get(lc->t, c->world_id, &w) == AG_OK) {
+      snprintf(lc->cached_current, sizeof lc->cached_current, "%s", w.current_chat ? w.current_chat : "");
+      store_world_free(&w);
+    }
   }
+  int current = strcmp(lc->cached_current, c->id) == 0;
   char created[40], updated[40];
   output_time(c->created_at_ms, created, sizeof created);
   output_time(c->updated_at_ms, updated, sizeof updated);
@@ -120,7 +128,7 @@ static int show_txn(store_txn *t, void *arg) {
   int rc = store_chat_get(t, sc->chat, &c);
   if (rc == AG_ERR_NOT_FOUND) return ag_fail(sc->em, rc, "no chat '%s' in the database", sc->chat);
   if (rc) return rc;
-  list_ctx lc = {NULL, sc->json, t};
+  list_ctx lc = {NULL, sc->json, t, "", ""};
   if (sc->json) {
     list_chat(&c, &lc);
   } else {
@@ -170,7 +178,7 @@ int cli_chats(int argc, char **argv) {
   char wid[STORE_ID_MAX];
   switch (which) {
   case 0: {
-    list_ctx lc = {o.world, o.json, NULL};
+    list_ctx lc = {o.world, o.json, NULL, "", ""};
     rc = store_read(st, list_txn, &lc, &em);
     break;
   }
