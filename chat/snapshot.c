@@ -53,7 +53,7 @@ static int export_agent(const char *agent_id, const store_agent_state *st, void 
   cJSON_AddStringToObject(o, "id", agent_id);
   cJSON_AddNumberToObject(o, "turn_count", st->turn_count);
   cJSON_AddBoolToObject(o, "notice_sent", st->notice_sent);
-  cJSON_AddNumberToObject(o, "reply_counter", (double)st->reply_counter);
+  cJSON_AddNumberToObject(o, "reply_counter", (double)st->counter);
   cJSON *mem = cJSON_AddArrayToObject(o, "memory");
   cJSON_AddItemToArray(ec->agents, o);
   int rc = store_memory_scan(ec->t, ec->chat_id, agent_id, export_mem, mem);
@@ -341,7 +341,7 @@ static int import_txn(store_txn *t, void *arg) {
   for (const cJSON *m = msgs->child; m; m = m->next) {
     store_message sm = {(uint64_t)cJSON_GetObjectItem(m, "seq")->valuedouble,
                         chat_time_parse(cJSON_GetObjectItem(m, "ts")->valuestring),
-                        (store_kind)ag_kind_parse(cJSON_GetObjectItem(m, "kind")->valuestring),
+                        (uint8_t)ag_kind_parse(cJSON_GetObjectItem(m, "kind")->valuestring),
                         cJSON_GetObjectItem(m, "sender")->valuestring, cJSON_GetObjectItem(m, "text")->valuestring,
                         0, NULL};
     if ((rc = store_message_put(t, ic->id, &sm))) return rc;
