@@ -44,15 +44,12 @@ int store_agent_state_get(store_txn *t, const char *chat_id, const char *agent_i
 }
 
 int store_agent_state_scan(store_txn *t, const char *chat_id, store_agent_state_fn fn, void *arg) {
-  store__key prefix;
   store__range r;
-  int rc = store__chat_agent_key(t, &prefix, chat_id, NULL, 0);
-  if (!rc) rc = store__range_open(t, t->s->states, &prefix, NULL, "scan agent states", &r);
-  if (rc) return rc;
-  while (rc == 0 && (rc = store__range_next(&r)) > 0) {
-    char agent[STORE_ID_MAX];
+  int rc = store__chat_range(t, t->s->states, chat_id, "scan agent states", &r);
+  char agent[STORE_ID_MAX];
+  while (rc == 0 && (rc = store__range_next_agent(&r, agent, "agent state")) > 0) {
     store_agent_state st;
-    if (store__key_rest_id(&r.key, prefix.n, agent) || r.val.mv_size != STORE_STATE_SIZE) {
+    if (r.val.mv_size != STORE_STATE_SIZE) {
       rc = store__corrupt(t, "agent state");
       break;
     }
@@ -64,8 +61,5 @@ int store_agent_state_scan(store_txn *t, const char *chat_id, store_agent_state_
 }
 
 int store_agent_state_clear(store_txn *t, const char *chat_id, const char *agent_id) {
-  store__key k;
-  int rc = store__writable(t);
-  if (!rc) rc = store__chat_agent_key(t, &k, chat_id, agent_id, 0);
-  return rc ? rc : store__clear(t, t->s->states, &k, !agent_id, "delete agent state");
+  return store__clear_agent(t, t->s->states, chat_id, agent_id, 0, "delete agent state");
 }

@@ -63,16 +63,13 @@ void store_context_free(store_context *c) {
 }
 
 int store_context_scan(store_txn *t, const char *chat_id, store_context_fn fn, void *arg) {
-  store__key prefix;
   store__range r;
-  int rc = store__chat_agent_key(t, &prefix, chat_id, NULL, 0);
-  if (!rc) rc = store__range_open(t, t->s->contexts, &prefix, NULL, "scan contexts", &r);
-  if (rc) return rc;
-  while (rc == 0 && (rc = store__range_next(&r)) > 0) {
-    char agent[STORE_ID_MAX];
+  int rc = store__chat_range(t, t->s->contexts, chat_id, "scan contexts", &r);
+  char agent[STORE_ID_MAX];
+  while (rc == 0 && (rc = store__range_next_agent(&r, agent, "context")) > 0) {
     store_context c;
     char *owned = NULL;
-    if (store__key_rest_id(&r.key, prefix.n, agent) || ctx_decode(&r.val, &c, &owned)) {
+    if (ctx_decode(&r.val, &c, &owned)) {
       rc = store__corrupt(t, "context");
       break;
     }
@@ -85,8 +82,5 @@ int store_context_scan(store_txn *t, const char *chat_id, store_context_fn fn, v
 }
 
 int store_context_clear(store_txn *t, const char *chat_id, const char *agent_id) {
-  store__key k;
-  int rc = store__writable(t);
-  if (!rc) rc = store__chat_agent_key(t, &k, chat_id, agent_id, 0);
-  return rc ? rc : store__clear(t, t->s->contexts, &k, !agent_id, "clear context");
+  return store__clear_agent(t, t->s->contexts, chat_id, agent_id, 0, "clear context");
 }

@@ -143,6 +143,9 @@ typedef struct store__range {
   MDB_val key, val;  /* the current record */
 } store__range;
 
+/* Opens a scan of chat_id's records in dbi (the keys starting with chat id \0; r->prefix.n is the
+ * length of that prefix), validating chat_id first. */
+int store__chat_range(store_txn *t, MDB_dbi dbi, const char *chat_id, const char *what, store__range *r);
 /* Opens a scan of the keys of dbi starting with prefix (copied; may be empty: the whole database), from
  * the first key ≥ start (copied; NULL: from the prefix). AG_OK, or a storage error (the range is then
  * closed already; closing it again is fine). */
@@ -150,11 +153,16 @@ int store__range_open(store_txn *t, MDB_dbi dbi, const store__key *prefix, const
                       const char *what, store__range *r);
 /* Steps to the next record: 1 with r->key and r->val set, 0 past the range's end, or a negative ag_err. */
 int store__range_next(store__range *r);
+/* store__range_next for keys chat id \0 agent id: also copies the agent id into agent; a key whose rest
+ * is no id is a corrupt `what` record (AG_ERR_STORAGE). */
+int store__range_next_agent(store__range *r, char agent[STORE_ID_MAX], const char *what);
 void store__range_close(store__range *r);
 /* Deletes every key of dbi starting with prefix (a cursor range, no full scan). */
 int store__delete_prefix(store_txn *t, MDB_dbi dbi, const store__key *prefix);
-/* Deletes the one key k of dbi (absent is fine), or every key starting with k when range. */
-int store__clear(store_txn *t, MDB_dbi dbi, const store__key *k, int range, const char *what);
+/* Deletes the agent's record(s) in chat_id from dbi (absent is fine), or every agent's when agent_id is
+ * NULL; terminated as for store__chat_agent_key. Fails in a read transaction. */
+int store__clear_agent(store_txn *t, MDB_dbi dbi, const char *chat_id, const char *agent_id, int terminated,
+                       const char *what);
 /* The last key of dbi that is prefix followed by suffix_len more bytes (one cursor step):
  * AG_ERR_NOT_FOUND when there is none. */
 int store__last_in_range(store_txn *t, MDB_dbi dbi, const store__key *prefix, size_t suffix_len, MDB_val *key,

@@ -51,8 +51,5 @@ int store_memory_scan(store_txn *t, const char *chat_id, const char *agent_id, s
 }
 
 int store_memory_clear(store_txn *t, const char *chat_id, const char *agent_id) {
-  store__key prefix;
-  int rc = store__writable(t);
-  if (!rc) rc = store__chat_agent_key(t, &prefix, chat_id, agent_id, 1);
-  return rc ? rc : store__delete_prefix(t, t->s->memories, &prefix);
+  return store__clear_agent(t, t->s->memories, chat_id, agent_id, 1, "clear memory");
 }

@@ -33,6 +33,16 @@ int store__range_open(store_txn *t, MDB_dbi dbi, const store__key *prefix, const
   return AG_OK;
 }
 
+int store__chat_range(store_txn *t, MDB_dbi dbi, const char *chat_id, const char *what, store__range *r) {
+  store__key prefix;
+  int rc = store__chat_agent_key(t, &prefix, chat_id, NULL, 0);
+  if (rc) {
+    *r = (store__range){0};
+    return rc;
+  }
+  return store__range_open(t, dbi, &prefix, NULL, what, r);
+}
+
 int store__range_next(store__range *r) {
   int mrc;
   if (!r->cur) return 0;
@@ -49,6 +59,12 @@ int store__range_next(store__range *r) {
   if (mrc == MDB_NOTFOUND || (mrc == 0 && !store__has_prefix(&r->key, &r->prefix))) return 0;
   if (mrc) return store__lmdb(r->t, mrc, r->what);
   return 1;
+}
+
+int store__range_next_agent(store__range *r, char agent[STORE_ID_MAX], const char *what) {
+  int rc = store__range_next(r);
+  if (rc > 0 && store__key_rest_id(&r->key, r->prefix.n, agent)) return store__corrupt(r->t, what);
+  return rc;
 }
 
 void store__range_close(store__range *r) {
@@ -90,9 +106,15 @@ done:
   return rc ? store__lmdb(t, rc, "seek") : AG_OK;
 }
 
-int store__clear(store_txn *t, MDB_dbi dbi, const store__key *k, int range, const char *what) {
-  if (range) return store__delete_prefix(t, dbi, k);
-  MDB_val key = store__val(k);
+int store__clear_agent(store_txn *t, MDB_dbi dbi, const char *chat_id, const char *agent_id, int terminated,
+                       const char *what) {
+  store__key k;
+  int rc = store__writable(t);
+  if (!rc) rc = store__chat_agent_key(t, &k, chat_id, agent_id, terminated);
+  if (rc) return rc;
+  /* An agent's memory is a range too (terminated); its state and context are one key. */
+  if (!agent_id || terminated) return store__delete_prefix(t, dbi, &k);
+  MDB_val key = store__val(&k);
   int mrc = mdb_del(t->txn, dbi, &key, NULL);
   return mrc && mrc != MDB_NOTFOUND ? store__lmdb(t, mrc, what) : AG_OK;
 }

@@ -24,11 +24,8 @@ int store_thread_append(store_txn *t, const char *chat_id, const char *event_jso
 }
 
 int store_thread_scan(store_txn *t, const char *chat_id, store_thread_fn fn, void *arg) {
-  store__key prefix;
   store__range r;
-  int rc = store__chat_agent_key(t, &prefix, chat_id, NULL, 0);
-  if (!rc) rc = store__range_open(t, t->s->thread, &prefix, NULL, "scan thread", &r);
-  if (rc) return rc;
+  int rc = store__chat_range(t, t->s->thread, chat_id, "scan thread", &r);
   while (rc == 0 && (rc = store__range_next(&r)) > 0) rc = fn(r.val.mv_data, r.val.mv_size, arg);
   store__range_close(&r);
   return rc > 0 ? AG_OK : rc;
