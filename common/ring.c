@@ -19,12 +19,8 @@ void ag_ring_free(ag_ring *r) {
   r->cap = r->head = r->len = 0;
 }
 
-static unsigned char *ring_slot(const ag_ring *r, size_t i) {
-  return r->items + ((r->head + i) & (r->cap - 1)) * r->size;
-}
-
 /* Doubles the slots, moving the queued items to the front in order. */
-static int ring_grow(ag_ring *r) {
+int ag_ring_grow_(ag_ring *r) {
   size_t ncap = r->cap ? r->cap * 2 : r->first_cap;
   if (ncap < r->cap || ncap > SIZE_MAX / r->size) return AG_ERR_NOMEM;
   unsigned char *p = malloc(ncap * r->size);
@@ -39,23 +35,3 @@ static int ring_grow(ag_ring *r) {
   r->head = 0;
   return AG_OK;
 }
-
-int ag_ring_push(ag_ring *r, const void *item) {
-  if (r->len == r->cap) {
-    int rc = ring_grow(r);
-    if (rc) return rc;
-  }
-  memcpy(ring_slot(r, r->len), item, r->size);
-  r->len++;
-  return AG_OK;
-}
-
-int ag_ring_pop(ag_ring *r, void *out) {
-  if (r->len == 0) return 0;
-  if (out) memcpy(out, r->items + r->head * r->size, r->size);
-  r->head = (r->head + 1) & (r->cap - 1);
-  r->len--;
-  return 1;
-}
-
-void *ag_ring_at(const ag_ring *r, size_t i) { return i < r->len ? ring_slot(r, i) : NULL; }
