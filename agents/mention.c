@@ -109,6 +109,22 @@ int mention_is_fence(const char *line, size_t len) {
   return len - p >= 3 && line[p] == '`' && line[p + 1] == '`' && line[p + 2] == '`';
 }
 
+int mention_lines_next(mention_lines *it, mention_line *l) {
+  if (!it->rest) return 0;
+  const char *nl = strchr(it->rest, '\n');
+  l->start = it->rest;
+  l->len = nl ? (size_t)(nl - it->rest) : strlen(it->rest);
+  l->has_newline = nl != NULL;
+  if (mention_is_fence(l->start, l->len)) {
+    it->in_fence = !it->in_fence;
+    l->code = 1;
+  } else {
+    l->code = it->in_fence;
+  }
+  it->rest = nl ? nl + 1 : NULL;
+  return 1;
+}
+
 int mention_list_contains(const mention_list *l, const char *id) {
   if (!l || !id) return 0;
   for (size_t i = 0; i < l->n; i++)
@@ -143,22 +159,16 @@ int mention_leading(const char *text, const char *const *agent_ids, size_t n_ids
   int rc = AG_OK;
   mention_list l = {0};
   if (!text || !out) return AG_ERR_INVALID;
-  int in_fence = 0;
-  for (const char *line = text; line;) {
-    const char *nl = strchr(line, '\n');
-    size_t len = nl ? (size_t)(nl - line) : strlen(line);
-    if (mention_is_fence(line, len)) {
-      in_fence = !in_fence;
-    } else if (!in_fence) {
-      size_t pos = 0;
-      mention_at m;
-      while (mention_line_next(line, len, &pos, agent_ids, n_ids, NULL, &m)) {
-        if (mention_list_contains(&l, m.id)) continue;
-        rc = mention_list_push(&l, m.id);
-        if (rc) goto fail;
-      }
+  mention_lines it = mention_lines_start(text);
+  mention_line ln;
+  while (mention_lines_next(&it, &ln)) {
+    size_t pos = 0;
+    mention_at m;
+    while (!ln.code && mention_line_next(ln.start, ln.len, &pos, agent_ids, n_ids, NULL, &m)) {
+      if (mention_list_contains(&l, m.id)) continue;
+      rc = mention_list_push(&l, m.id);
+      if (rc) goto fail;
     }
-    line = nl ? nl + 1 : NULL;
   }
   *out = l;
   return AG_OK;
@@ -190,39 +200,38 @@ static size_t span_end(const char *line, size_t len, size_t p, size_t n) {
   return 0;
 }
 
+/* Appends every @token of one line outside code spans to l (mention_anywhere's rule). */
+static int line_anywhere(const char *line, size_t len, mention_list *l) {
+  for (size_t p = 0; p < len;) {
+    if (line[p] == '`') {
+      size_t n = tick_run(line + p, len - p), e = span_end(line, len, p, n);
+      p = e ? e : p + n;
+      continue;
+    }
+    if (line[p] != '@' || (p > 0 && glues_to_at(line[p - 1]))) {
+      p++;
+      continue;
+    }
+    size_t n = token_len(line + p + 1, len - p - 1);
+    if (n) {
+      char id[MENTION_ID_MAX];
+      id_copy(line + p + 1, n, id);
+      int rc = mention_list_push(l, id);
+      if (rc) return rc;
+    }
+    p += 1 + n;
+  }
+  return AG_OK;
+}
+
 int mention_anywhere(const char *text, mention_list *out) {
   int rc = AG_OK;
   mention_list l = {0};
   if (!text || !out) return AG_ERR_INVALID;
-  int in_fence = 0;
-  for (const char *line = text; line;) {
-    const char *nl = strchr(line, '\n');
-    size_t len = nl ? (size_t)(nl - line) : strlen(line);
-    if (mention_is_fence(line, len)) {
-      in_fence = !in_fence;
-    } else if (!in_fence) {
-      for (size_t p = 0; p < len;) {
-        if (line[p] == '`') {
-          size_t n = tick_run(line + p, len - p), e = span_end(line, len, p, n);
-          p = e ? e : p + n;
-          continue;
-        }
-        if (line[p] != '@' || (p > 0 && glues_to_at(line[p - 1]))) {
-          p++;
-          continue;
-        }
-        size_t n = token_len(line + p + 1, len - p - 1);
-        if (n) {
-          char id[MENTION_ID_MAX];
-          id_copy(line + p + 1, n, id);
-          rc = mention_list_push(&l, id);
-          if (rc) goto fail;
-        }
-        p += 1 + n;
-      }
-    }
-    line = nl ? nl + 1 : NULL;
-  }
+  mention_lines it = mention_lines_start(text);
+  mention_line ln;
+  while (mention_lines_next(&it, &ln))
+    if (!ln.code && (rc = line_anywhere(ln.start, ln.len, &l))) goto fail;
   *out = l;
   return AG_OK;
 fail:

@@ -47,6 +47,28 @@ int mention_line_next(const char *line, size_t len, size_t *pos, const char *con
 /* 1 when the line (no '\n' within len) opens or closes a ``` fence: its first non-blank chars are ```. */
 int mention_is_fence(const char *line, size_t len);
 
+/* The lines of a text, as the mention rules see them (§2): a ``` fence line and the lines between an
+ * opening fence and its closing one are code. Iterate with
+ *
+ *   mention_lines it = mention_lines_start(text);
+ *   mention_line l;
+ *   while (mention_lines_next(&it, &l)) if (!l.code) ...;
+ *
+ * No allocation; the lines point into text (borrowed, must outlive the iteration). */
+typedef struct mention_line {
+  const char *start; /* the line's first byte */
+  size_t len;        /* its length without the '\n' */
+  int has_newline;   /* a '\n' follows (0 for the text's last line) */
+  int code;          /* a fence line or inside a fence */
+} mention_line;
+typedef struct mention_lines {
+  const char *rest; /* NULL once every line was returned */
+  int in_fence;
+} mention_lines;
+static inline mention_lines mention_lines_start(const char *text) { return (mention_lines){text, 0}; }
+/* Fills *l with the next line and returns 1; 0 when there is none left. */
+int mention_lines_next(mention_lines *it, mention_line *l);
+
 /* The id of a display name (§1): lower-cased, runs of white space replaced by '-'. Fails with
  * AG_ERR_INVALID when the name does not start with a letter or digit, or the id would contain anything
  * but [a-z0-9_-], or is longer than cap-1 (cap at most MENTION_ID_MAX is the rule for agents). */

@@ -110,38 +110,33 @@ static int tags_strip(const char *raw, const char *agent_id, shape_tags *tags, a
  * agent's own (always), every one when drop_all. */
 static int mentions_strip(const char *text, const char *agent_id, int drop_all, const char *const *ids, size_t n_ids,
                           ag_buf *out) {
-  int in_fence = 0, rc = AG_OK;
-  for (const char *line = text; line;) {
-    const char *nl = strchr(line, '\n');
-    size_t len = nl ? (size_t)(nl - line) : strlen(line), kept = 0, pos = 0;
+  int rc = AG_OK;
+  mention_lines it = mention_lines_start(text);
+  mention_line ln;
+  while (mention_lines_next(&it, &ln)) {
+    size_t kept = 0, pos = 0;
     mention_at m;
-    if (mention_is_fence(line, len)) in_fence = !in_fence;
-    else if (!in_fence)
-      while (mention_line_next(line, len, &pos, ids, n_ids, agent_id, &m)) {
-        if (!drop_all && strcmp(m.id, agent_id) != 0) continue;
-        rc = ag_buf_append(out, line + kept, m.start - kept);
-        if (rc) return rc;
-        kept = m.next;
-      }
-    rc = ag_buf_append(out, line + kept, len + (nl ? 1 : 0) - kept);
+    while (!ln.code && mention_line_next(ln.start, ln.len, &pos, ids, n_ids, agent_id, &m)) {
+      if (!drop_all && strcmp(m.id, agent_id) != 0) continue;
+      rc = ag_buf_append(out, ln.start + kept, m.start - kept);
+      if (rc) return rc;
+      kept = m.next;
+    }
+    rc = ag_buf_append(out, ln.start + kept, ln.len + (size_t)ln.has_newline - kept);
     if (rc) return rc;
-    line = nl ? nl + 1 : NULL;
   }
   return AG_OK;
 }
 
 /* 1 when text has a leading mention of anyone but the agent (§5.4). */
 static int leads_to_other(const char *text, const char *agent_id, const char *const *ids, size_t n_ids) {
-  int in_fence = 0;
-  for (const char *line = text; line;) {
-    const char *nl = strchr(line, '\n');
-    size_t len = nl ? (size_t)(nl - line) : strlen(line), pos = 0;
+  mention_lines it = mention_lines_start(text);
+  mention_line ln;
+  while (mention_lines_next(&it, &ln)) {
+    size_t pos = 0;
     mention_at m;
-    if (mention_is_fence(line, len)) in_fence = !in_fence;
-    else if (!in_fence)
-      while (mention_line_next(line, len, &pos, ids, n_ids, agent_id, &m))
-        if (strcmp(m.id, agent_id) != 0) return 1;
-    line = nl ? nl + 1 : NULL;
+    while (!ln.code && mention_line_next(ln.start, ln.len, &pos, ids, n_ids, agent_id, &m))
+      if (strcmp(m.id, agent_id) != 0) return 1;
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 /* Cold start of the agora binary on a big database: 1,000 chats of 1,000 messages plus one chat of
  * 100,000 (1.1 M messages). Measures process start to `agora chats list` done, and to `agora replay`
  * of the 100,000-message chat done (messages per second). Usage: bench_cold AGORA_BIN [runs] [dir]. */
+#include "agents/message.h"
 #include "storage/store.h"
 
 #include <fcntl.h>
@@ -39,7 +40,7 @@ static int fill_txn(store_txn *t, void *arg) {
     if ((rc = store_chat_put(t, &c))) return rc;
   }
   for (uint64_t s = f->from; s <= f->to; s++) {
-    store_message m = {s, f->ts + (int64_t)s, s % 4 ? STORE_KIND_AGENT : STORE_KIND_HUMAN, senders[s % 4],
+    store_message m = {s, f->ts + (int64_t)s, s % 4 ? AG_KIND_AGENT : AG_KIND_HUMAN, senders[s % 4],
                        "@bob I think the reading room should stay open late on Thursdays, what do you say?", 0, NULL};
     if ((rc = store_message_put(t, f->chat, &m))) return rc;
   }

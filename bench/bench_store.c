@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agents/message.h"
 #include "storage/store.h"
 #include "support/unit.h"
 
@@ -44,11 +45,11 @@ static int turns_tx(store_txn *t, void *argp) {
   int rc = AG_OK;
   uint64_t seq = a->next_seq;
   for (int i = 0; !rc && i < a->turns; i++, seq++) {
-    store_message m = {.seq = seq, .ts_ms = (int64_t)seq, .kind = STORE_KIND_AGENT, .sender = "alice",
+    store_message m = {.seq = seq, .ts_ms = (int64_t)seq, .kind = AG_KIND_AGENT, .sender = "alice",
                        .text = bench_text};
     store_chat c = {.id = a->chat, .world_id = a->world, .title = "Benchmark chat", .message_count = seq,
                     .created_at_ms = 1, .updated_at_ms = (int64_t)seq};
-    store_agent_state st = {.turn_count = (int32_t)(seq % 5), .reply_counter = seq};
+    store_agent_state st = {.turn_count = (int32_t)(seq % 5), .counter = seq};
     rc = store_message_put(t, a->chat, &m);
     if (!rc) rc = store_chat_put(t, &c);
     for (int k = 0; !rc && k < a->memories; k++) rc = store_memory_append(t, a->chat, agents[k % 4], seq);

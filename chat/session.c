@@ -146,7 +146,7 @@ static int save_txn(store_txn *t, void *arg) {
   uint64_t count = cs->count;
   for (size_t i = 0; i < cs->n_pending; i++) {
     const ag_msg *m = cs->pending[i];
-    store_message sm = {m->seq, m->ts_ms, (store_kind)m->kind, m->sender, m->text, 0, NULL};
+    store_message sm = {m->seq, m->ts_ms, (uint8_t)m->kind, m->sender, m->text, 0, NULL};
     if ((rc = store_message_put(t, cs->current, &sm))) return rc;
     if (m->seq > count) count = m->seq;
     if (!sc->new_title && m->kind == AG_KIND_HUMAN && cs->title && strcmp(cs->title, CHAT_TITLE_DEFAULT) == 0) {
@@ -555,7 +555,7 @@ static int session_restore(chat_session *cs, const char *chat_id, ag_errmsg *em)
       if ((r = agent_memory_push(a, rc.mems[i][k]))) goto done;
     if (rc.has_state[i]) {
       agent_set_turn_state(a, (turn_state){rc.states[i].turn_count, rc.states[i].notice_sent});
-      agent_set_reply_counter(a, (size_t)rc.states[i].reply_counter);
+      agent_set_reply_counter(a, (size_t)rc.states[i].counter);
     }
     if ((r = agent_set_context(a, &rc.ctxs[i]))) goto done;
   }

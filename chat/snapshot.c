@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-long long chat_time_parse(const char *s) { return ag_time_parse(s); }
 
 /* ---- export ---- */
 
@@ -53,7 +52,7 @@ static int export_agent(const char *agent_id, const store_agent_state *st, void 
   cJSON_AddStringToObject(o, "id", agent_id);
   cJSON_AddNumberToObject(o, "turn_count", st->turn_count);
   cJSON_AddBoolToObject(o, "notice_sent", st->notice_sent);
-  cJSON_AddNumberToObject(o, "reply_counter", (double)st->reply_counter);
+  cJSON_AddNumberToObject(o, "reply_counter", (double)st->counter);
   cJSON *mem = cJSON_AddArrayToObject(o, "memory");
   cJSON_AddItemToArray(ec->agents, o);
   int rc = store_memory_scan(ec->t, ec->chat_id, agent_id, export_mem, mem);
@@ -196,7 +195,7 @@ int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) 
     const char *k = i ? "updated_at" : "created_at";
     const cJSON *t = need(chat, k, is_str, "an RFC 3339 time", label, "chat", em, &rc);
     if (!t) return rc;
-    if (chat_time_parse(t->valuestring) < 0) return BAD("%s: chat.%s: must be an RFC 3339 UTC time", label, k);
+    if (ag_time_parse(t->valuestring) < 0) return BAD("%s: chat.%s: must be an RFC 3339 UTC time", label, k);
   }
   const cJSON *msgs = need(snap, "messages", is_arr, "an array", label, "", em, &rc);
   if (!msgs) return rc;
@@ -222,7 +221,7 @@ int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) 
       return BAD("%s: %s.kind: unknown kind '%s' (human, world, system, agent, turn-limit)", label, path,
                  kind->valuestring);
     if (strlen(text->valuestring) > STORE_TEXT_LEN) return BAD("%s: %s.text: longer than %d bytes", label, path, STORE_TEXT_LEN);
-    if (chat_time_parse(ts->valuestring) < 0) return BAD("%s: %s.ts: must be an RFC 3339 UTC time", label, path);
+    if (ag_time_parse(ts->valuestring) < 0) return BAD("%s: %s.ts: must be an RFC 3339 UTC time", label, path);
   }
   const cJSON *agents = need(snap, "agents", is_arr, "an array", label, "", em, &rc);
   if (!agents) return rc;
@@ -335,13 +334,13 @@ static int import_txn(store_txn *t, void *arg) {
   uint64_t count = 0;
   for (const cJSON *m = msgs->child; m; m = m->next) count = (uint64_t)cJSON_GetObjectItem(m, "seq")->valuedouble;
   store_chat c = {ic->id, wid, cJSON_GetObjectItemCaseSensitive(chat, "title")->valuestring, count,
-                  chat_time_parse(cJSON_GetObjectItemCaseSensitive(chat, "created_at")->valuestring),
-                  chat_time_parse(cJSON_GetObjectItemCaseSensitive(chat, "updated_at")->valuestring), NULL};
+                  ag_time_parse(cJSON_GetObjectItemCaseSensitive(chat, "created_at")->valuestring),
+                  ag_time_parse(cJSON_GetObjectItemCaseSensitive(chat, "updated_at")->valuestring), NULL};
   if ((rc = store_chat_put(t, &c))) return rc;
   for (const cJSON *m = msgs->child; m; m = m->next) {
     store_message sm = {(uint64_t)cJSON_GetObjectItem(m, "seq")->valuedouble,
-                        chat_time_parse(cJSON_GetObjectItem(m, "ts")->valuestring),
-                        (store_kind)ag_kind_parse(cJSON_GetObjectItem(m, "kind")->valuestring),
+                        ag_time_parse(cJSON_GetObjectItem(m, "ts")->valuestring),
+                        (uint8_t)ag_kind_parse(cJSON_GetObjectItem(m, "kind")->valuestring),
                         cJSON_GetObjectItem(m, "sender")->valuestring, cJSON_GetObjectItem(m, "text")->valuestring,
                         0, NULL};
     if ((rc = store_message_put(t, ic->id, &sm))) return rc;

@@ -23,7 +23,5 @@ int chat_snapshot_import(store *st, const cJSON *snap, const char *label, char i
                          ag_errmsg *em);
 /* Reads and parses a snapshot file with the size cap; *out is the document (caller frees). */
 int chat_snapshot_load(const char *path, cJSON **out, ag_errmsg *em);
-/* Parses an RFC 3339 UTC time ("2026-11-22T10:00:00.123Z") into ms since the epoch; -1 on error. */
-long long chat_time_parse(const char *s);
 
 #endif

@@ -2,6 +2,7 @@
 #include "chat/snapshot.h"
 #include "cli/cli.h"
 #include "common/buf.h"
+#include "common/clock.h"
 #include "cli/db.h"
 #include "cli/output.h"
 #include "cli/transcript.h"
@@ -84,8 +85,8 @@ static int list_chat(const store_chat *c, void *arg) {
   }
   int current = strcmp(lc->cached_current, c->id) == 0;
   char created[40], updated[40];
-  output_time(c->created_at_ms, created, sizeof created);
-  output_time(c->updated_at_ms, updated, sizeof updated);
+  ag_time_format(c->created_at_ms, created, sizeof created);
+  ag_time_format(c->updated_at_ms, updated, sizeof updated);
   if (lc->json) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "id", c->id);
@@ -133,7 +134,7 @@ static int show_txn(store_txn *t, void *arg) {
     list_chat(&c, &lc);
   } else {
     char updated[40];
-    output_time(c.updated_at_ms, updated, sizeof updated);
+    ag_time_format(c.updated_at_ms, updated, sizeof updated);
     printf("chat: %s\nworld: %s\ntitle: %s\nmessages: %llu\nupdated: %s\n\n", c.id, c.world_id, c.title,
            (unsigned long long)c.message_count, updated);
   }

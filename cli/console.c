@@ -6,6 +6,7 @@
 #include "chat/snapshot.h"
 #include "cli/cli.h"
 #include "common/buf.h"
+#include "common/clock.h"
 #include "cli/db.h"
 #include "cli/output.h"
 
@@ -535,7 +536,7 @@ static int chats_row(const store_chat *ch, void *arg) {
     return 0;
   }
   char updated[40];
-  output_time(ch->updated_at_ms, updated, sizeof updated);
+  ag_time_format(ch->updated_at_ms, updated, sizeof updated);
   con_print(cc->c, "%c %s  %5llu messages  %s  %s\n", cc->current && !strcmp(cc->current, ch->id) ? '*' : ' ',
             ch->id, (unsigned long long)ch->message_count, updated, ch->title);
   return 0;

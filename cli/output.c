@@ -22,7 +22,6 @@ struct output {
   uint64_t messages;
 };
 
-void output_time(int64_t ms, char *out, size_t cap) { ag_time_format(ms, out, cap); }
 
 int output_new(FILE *f, const char *world_id, const output_opts *opts, output **out) {
   output *o = calloc(1, sizeof *o);
@@ -114,7 +113,7 @@ void output_message(output *o, const ag_msg *m) {
     cJSON_AddStringToObject(j, "kind", ag_kind_name(m->kind));
     cJSON_AddStringToObject(j, "text", m->text);
     char ts[40];
-    output_time(m->ts_ms, ts, sizeof ts);
+    ag_time_format(m->ts_ms, ts, sizeof ts);
     cJSON_AddStringToObject(j, "ts", ts);
     print_json(o, j);
     cJSON_Delete(j);

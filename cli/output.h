@@ -32,7 +32,5 @@ void output_event(output *o, const char *type, const cJSON *fields);
 /* Progress: the status line's contents (step i of n, thinking agents); cleared by output_done. */
 void output_progress(output *o, size_t step, size_t steps, size_t thinking, const char *who);
 void output_done(output *o);
-/* Formats ms since the epoch as RFC 3339 UTC with milliseconds into out (at least 32 bytes). */
-void output_time(int64_t ms, char *out, size_t cap);
 
 #endif

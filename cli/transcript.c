@@ -3,6 +3,7 @@
 
 #include "agents/context.h"
 #include "chat/snapshot.h"
+#include "common/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +79,7 @@ int transcript_print_snapshot(const cJSON *snap, output *o, long delay_ms) {
     ag_msg msg = {1, (uint64_t)cJSON_GetObjectItem(m, "seq")->valuedouble, cJSON_GetObjectItem(m, "sender")->valuestring,
                   cJSON_GetObjectItem(m, "text")->valuestring,
                   (ag_kind)ag_kind_parse(cJSON_GetObjectItem(m, "kind")->valuestring),
-                  chat_time_parse(cJSON_GetObjectItem(m, "ts")->valuestring), {0, NULL}, 0};
+                  ag_time_parse(cJSON_GetObjectItem(m, "ts")->valuestring), {0, NULL}, 0};
     if (!first) pace(delay_ms);
     first = 0;
     output_message(o, &msg);

@@ -1,7 +1,8 @@
-/* Deferred-call FIFO on one libevent event (see defer.h). A ring buffer keeps pushes and pops O(1)
- * and allocation-free once warm. */
+/* Deferred-call FIFO on one libevent event (see defer.h), kept in a ring (common/ring.h) so pushes and
+ * pops are O(1) and allocation-free once warm. */
 #include "common/defer.h"
 #include "common/error.h"
+#include "common/ring.h"
 
 #include <event2/event.h>
 #include <stdlib.h>
@@ -13,8 +14,7 @@ typedef struct defer_item {
 
 struct ag_defer {
   struct event *ev;
-  defer_item *ring;
-  size_t cap, head, len;
+  ag_ring ring; /* of defer_item */
   int scheduled;
 };
 
@@ -24,14 +24,11 @@ static void defer_run(evutil_socket_t fd, short what, void *ctx) {
   ag_defer *d = ctx;
   d->scheduled = 0;
   /* Only the calls queued before this round run now; later ones get a round of their own. */
-  size_t n = d->len;
-  while (n-- > 0 && d->len > 0) {
-    defer_item it = d->ring[d->head];
-    d->head = (d->head + 1) % d->cap;
-    d->len--;
+  size_t n = ag_ring_len(&d->ring);
+  defer_item it;
+  while (n-- > 0 && ag_ring_pop(&d->ring, &it))
     if (it.fn) it.fn(it.arg);
-  }
-  if (d->len > 0 && !d->scheduled) {
+  if (ag_ring_len(&d->ring) > 0 && !d->scheduled) {
     d->scheduled = 1;
     event_active(d->ev, EV_TIMEOUT, 0);
   }
@@ -40,6 +37,7 @@ static void defer_run(evutil_socket_t fd, short what, void *ctx) {
 int ag_defer_new(struct event_base *base, ag_defer **out) {
   ag_defer *d = calloc(1, sizeof *d);
   if (!d) return AG_ERR_NOMEM;
+  ag_ring_init(&d->ring, sizeof(defer_item), 64);
   d->ev = event_new(base, -1, 0, defer_run, d);
   if (!d->ev) {
     free(d);
@@ -52,23 +50,13 @@ int ag_defer_new(struct event_base *base, ag_defer **out) {
 void ag_defer_free(ag_defer *d) {
   if (!d) return;
   event_free(d->ev);
-  free(d->ring);
+  ag_ring_free(&d->ring);
   free(d);
 }
 
 int ag_defer_push(ag_defer *d, ag_defer_fn fn, void *arg) {
-  if (d->len == d->cap) {
-    size_t ncap = d->cap ? d->cap * 2 : 64;
-    defer_item *r = malloc(ncap * sizeof *r);
-    if (!r) return AG_ERR_NOMEM;
-    for (size_t i = 0; i < d->len; i++) r[i] = d->ring[(d->head + i) % d->cap];
-    free(d->ring);
-    d->ring = r;
-    d->cap = ncap;
-    d->head = 0;
-  }
-  d->ring[(d->head + d->len) % d->cap] = (defer_item){fn, arg};
-  d->len++;
+  int rc = ag_ring_push(&d->ring, &(defer_item){fn, arg});
+  if (rc) return rc;
   if (!d->scheduled) {
     d->scheduled = 1;
     event_active(d->ev, EV_TIMEOUT, 0);
@@ -79,8 +67,8 @@ int ag_defer_push(ag_defer *d, ag_defer_fn fn, void *arg) {
 size_t ag_defer_cancel(ag_defer *d, void *arg) {
   size_t n = 0;
   /* Cancelled entries stay in place as no-ops so the order of the others is untouched. */
-  for (size_t i = 0; i < d->len; i++) {
-    defer_item *it = &d->ring[(d->head + i) % d->cap];
+  defer_item *it;
+  for (size_t i = 0; (it = ag_ring_at(&d->ring, i)); i++) {
     if (it->fn && it->arg == arg) {
       it->fn = NULL;
       n++;
@@ -91,7 +79,8 @@ size_t ag_defer_cancel(ag_defer *d, void *arg) {
 
 size_t ag_defer_pending(const ag_defer *d) {
   size_t n = 0;
-  for (size_t i = 0; i < d->len; i++)
-    if (d->ring[(d->head + i) % d->cap].fn) n++;
+  const defer_item *it;
+  for (size_t i = 0; (it = ag_ring_at(&d->ring, i)); i++)
+    if (it->fn) n++;
   return n;
 }

@@ -100,21 +100,7 @@ static int add_message(cJSON *msgs, const llm_message *m) {
 static int add_tools(cJSON *root, const llm_request *req) {
   if (!req->n_tools) return AG_OK;
   cJSON *tools = cJSON_AddArrayToObject(root, "tools");
-  if (!tools) return AG_ERR_NOMEM;
-  for (size_t i = 0; i < req->n_tools; i++) {
-    const llm_tool *t = &req->tools[i];
-    cJSON *schema;
-    int rc = llm_wire_schema(t->parameters_json, &schema);
-    if (rc) return rc;
-    cJSON *o = cJSON_CreateObject();
-    int ok = cJSON_AddItemToArray(tools, o) && cJSON_AddStringToObject(o, "name", t->name ? t->name : "");
-    if (ok && t->description) ok = cJSON_AddStringToObject(o, "description", t->description) != NULL;
-    if (!ok || !cJSON_AddItemToObject(o, "input_schema", schema)) {
-      cJSON_Delete(schema);
-      return AG_ERR_NOMEM;
-    }
-  }
-  return AG_OK;
+  return tools ? llm_wire_tool_list(tools, req, "input_schema", 0) : AG_ERR_NOMEM;
 }
 
 static int anthropic_build(const llm_config *cfg, const llm_request *req, ag_buf *url, char **body) {
@@ -153,10 +139,7 @@ static int anthropic_build(const llm_config *cfg, const llm_request *req, ag_buf
 }
 
 static void read_usage(const cJSON *usage, llm_wire_out *out) {
-  const cJSON *in = cJSON_GetObjectItemCaseSensitive(usage, "input_tokens");
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(usage, "output_tokens");
-  if (cJSON_IsNumber(in)) out->input_tokens = (long)in->valueint; /* cJSON saturates valueint */
-  if (cJSON_IsNumber(o)) out->output_tokens = (long)o->valueint; /* cJSON saturates valueint */
+  llm_wire_usage(usage, "input_tokens", "output_tokens", out);
 }
 
 /* The index of the content block an event is about (text and tool_use blocks share the numbering). */

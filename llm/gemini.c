@@ -91,21 +91,7 @@ static int add_tools(cJSON *root, const llm_request *req) {
     return AG_ERR_NOMEM;
   }
   cJSON *decls = cJSON_AddArrayToObject(t, "functionDeclarations");
-  if (!decls) return AG_ERR_NOMEM;
-  for (size_t i = 0; i < req->n_tools; i++) {
-    const llm_tool *tool = &req->tools[i];
-    cJSON *params;
-    int rc = llm_wire_schema(tool->parameters_json, &params);
-    if (rc) return rc;
-    cJSON *d = cJSON_CreateObject();
-    int ok = cJSON_AddItemToArray(decls, d) && cJSON_AddStringToObject(d, "name", tool->name ? tool->name : "");
-    if (ok && tool->description) ok = cJSON_AddStringToObject(d, "description", tool->description) != NULL;
-    if (!ok || !cJSON_AddItemToObject(d, "parameters", params)) {
-      cJSON_Delete(params);
-      return AG_ERR_NOMEM;
-    }
-  }
-  return AG_OK;
+  return decls ? llm_wire_tool_list(decls, req, "parameters", 0) : AG_ERR_NOMEM;
 }
 
 static int gemini_build(const llm_config *cfg, const llm_request *req, ag_buf *url, char **body) {
@@ -150,11 +136,8 @@ static int gemini_build(const llm_config *cfg, const llm_request *req, ag_buf *u
 /* One GenerateContentResponse: a streamed chunk or the whole reply, same shape. */
 static int read_response(const cJSON *root, llm_wire_out *out) {
   if (llm_wire_error_object(root, out->err)) return AG_ERR_LLM;
-  const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usageMetadata");
-  const cJSON *in = cJSON_GetObjectItemCaseSensitive(usage, "promptTokenCount");
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(usage, "candidatesTokenCount");
-  if (cJSON_IsNumber(in)) out->input_tokens = (long)in->valueint; /* cJSON saturates valueint */
-  if (cJSON_IsNumber(o)) out->output_tokens = (long)o->valueint; /* cJSON saturates valueint */
+  llm_wire_usage(cJSON_GetObjectItemCaseSensitive(root, "usageMetadata"), "promptTokenCount",
+                 "candidatesTokenCount", out);
   const cJSON *cand = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "candidates"), 0);
   if (!cand) {
     /* A prompt the safety filters refused comes back with no candidates at all. */

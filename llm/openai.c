@@ -65,11 +65,7 @@ static int openai_build(const llm_config *cfg, const llm_request *req, ag_buf *u
 }
 
 static void read_usage(const cJSON *root, llm_wire_out *out) {
-  const cJSON *u = cJSON_GetObjectItemCaseSensitive(root, "usage");
-  const cJSON *in = cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens");
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(u, "completion_tokens");
-  if (cJSON_IsNumber(in)) out->input_tokens = (long)in->valueint; /* cJSON saturates valueint */
-  if (cJSON_IsNumber(o)) out->output_tokens = (long)o->valueint; /* cJSON saturates valueint */
+  llm_wire_usage(cJSON_GetObjectItemCaseSensitive(root, "usage"), "prompt_tokens", "completion_tokens", out);
 }
 
 /* The tool calls of a message (whole) or a delta (streamed: pieces keyed by index, the id and name

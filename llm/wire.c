@@ -89,6 +89,13 @@ void llm_wire_error_body(const char *body, size_t len, llm_error_info *err) {
   copy_clean(err->message, sizeof err->message, body, len < 200 ? len : 200);
 }
 
+void llm_wire_usage(const cJSON *obj, const char *in_key, const char *out_key, llm_wire_out *out) {
+  const cJSON *in = cJSON_GetObjectItemCaseSensitive(obj, in_key);
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, out_key);
+  if (cJSON_IsNumber(in)) out->input_tokens = (long)in->valueint; /* cJSON saturates valueint */
+  if (cJSON_IsNumber(o)) out->output_tokens = (long)o->valueint;
+}
+
 int llm_wire_body(cJSON *root, char **body) {
   *body = root ? cJSON_PrintUnformatted(root) : NULL;
   cJSON_Delete(root);

@@ -91,6 +91,9 @@ void llm_wire_error_body(const char *body, size_t len, llm_error_info *err);
 const char *llm_wire_str(const struct cJSON *obj, const char *key);
 /* Serialises root (consumed) into *body (malloc'd). */
 int llm_wire_body(struct cJSON *root, char **body);
+/* Reads the token counts in_key and out_key of obj (numbers; missing ones leave out untouched) into
+ * out->input_tokens and out->output_tokens. obj may be NULL. */
+void llm_wire_usage(const struct cJSON *obj, const char *in_key, const char *out_key, llm_wire_out *out);
 
 /* --- Tool calling (llm/wire_tools.c). --- */
 
@@ -122,6 +125,10 @@ struct cJSON *llm_wire_args_object(const char *args_json);
 /* A tool result as an object, for Gemini: content parsed when it is an object, else wrapped as
  * {"result": value} (value: the parsed JSON, or the text itself as a string). */
 struct cJSON *llm_wire_result_object(const char *content);
+/* Appends one declaration per tool of req to the array decls: {"name", "description" (when set),
+ * schema_key: the parameters schema}, wrapped as {"type":"function","function":{...}} when
+ * as_function (the OpenAI shape). AG_ERR_INVALID for a schema that is not an object. */
+int llm_wire_tool_list(struct cJSON *decls, const llm_request *req, const char *schema_key, int as_function);
 /* Adds "tools" in the OpenAI shape (also Ollama's): [{"type":"function","function":{name,
  * description, parameters}}]; nothing when the request has no tools. */
 int llm_wire_function_tools(struct cJSON *root, const llm_request *req);

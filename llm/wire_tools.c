@@ -182,25 +182,28 @@ cJSON *llm_wire_result_object(const char *content) {
   return o;
 }
 
-int llm_wire_function_tools(cJSON *root, const llm_request *req) {
-  if (!req->n_tools) return AG_OK;
-  cJSON *tools = cJSON_AddArrayToObject(root, "tools");
-  if (!tools) return AG_ERR_NOMEM;
+int llm_wire_tool_list(cJSON *decls, const llm_request *req, const char *schema_key, int as_function) {
   for (size_t i = 0; i < req->n_tools; i++) {
     const llm_tool *t = &req->tools[i];
-    cJSON *params;
-    int rc = llm_wire_schema(t->parameters_json, &params);
+    cJSON *schema;
+    int rc = llm_wire_schema(t->parameters_json, &schema);
     if (rc) return rc;
-    cJSON *tool = cJSON_CreateObject();
-    cJSON *f = NULL;
-    int ok = cJSON_AddItemToArray(tools, tool) && cJSON_AddStringToObject(tool, "type", "function") &&
-             (f = cJSON_AddObjectToObject(tool, "function")) &&
-             cJSON_AddStringToObject(f, "name", t->name ? t->name : "");
-    if (ok && t->description) ok = cJSON_AddStringToObject(f, "description", t->description) != NULL;
-    if (!ok || !cJSON_AddItemToObject(f, "parameters", params)) {
-      cJSON_Delete(params);
+    cJSON *o = cJSON_CreateObject(), *d = o;
+    int ok = cJSON_AddItemToArray(decls, o);
+    if (ok && as_function)
+      ok = cJSON_AddStringToObject(o, "type", "function") && (d = cJSON_AddObjectToObject(o, "function"));
+    if (ok) ok = cJSON_AddStringToObject(d, "name", t->name ? t->name : "") != NULL;
+    if (ok && t->description) ok = cJSON_AddStringToObject(d, "description", t->description) != NULL;
+    if (!ok || !cJSON_AddItemToObject(d, schema_key, schema)) {
+      cJSON_Delete(schema);
       return AG_ERR_NOMEM;
     }
   }
   return AG_OK;
+}
+
+int llm_wire_function_tools(cJSON *root, const llm_request *req) {
+  if (!req->n_tools) return AG_OK;
+  cJSON *tools = cJSON_AddArrayToObject(root, "tools");
+  return tools ? llm_wire_tool_list(tools, req, "parameters", 1) : AG_ERR_NOMEM;
 }

@@ -1,6 +1,6 @@
 /* The storage environment: opening a data directory (creation, file modes, schema version, stale
  * readers), running callbacks inside LMDB transactions with map growth on MDB_MAP_FULL, the default data
- * directory and chat ids. Record operations are in store_chat.c and store_message.c. */
+ * directory and chat ids. Record operations are in the other store_*.c files (list in store_int.h). */
 #include "storage/store_int.h"
 
 #include <errno.h>
@@ -54,24 +54,6 @@ int store__check_id(store_txn *t, const char *what, const char *id) {
 int store__corrupt(store_txn *t, const char *what) {
   t->failed = 1;
   return ag_fail(t->em, AG_ERR_STORAGE, "%s: corrupt %s record", t->s->dir, what);
-}
-
-int store__delete_prefix(store_txn *t, MDB_dbi dbi, const store__key *prefix) {
-  MDB_cursor *cur = NULL;
-  MDB_val key = store__val(prefix), val;
-  int rc = mdb_cursor_open(t->txn, dbi, &cur);
-  if (rc) goto fail;
-  rc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE);
-  while (rc == 0 && store__has_prefix(&key, prefix)) {
-    rc = mdb_cursor_del(cur, 0);
-    if (rc) goto fail;
-    /* After a delete the cursor already sits on the following record; MDB_NEXT returns it. */
-    rc = mdb_cursor_get(cur, &key, &val, MDB_NEXT);
-  }
-  if (rc == MDB_NOTFOUND) rc = 0;
-fail:
-  if (cur) mdb_cursor_close(cur);
-  return rc ? store__lmdb(t, rc, "range delete") : AG_OK;
 }
 
 /* ---- Opening ------------------------------------------------------------------------------------ */

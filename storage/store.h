@@ -1,6 +1,8 @@
-/* Agora's storage: one LMDB environment per data directory holding worlds, chats, their messages and the
- * agents' per-chat memories and turn counts. Everything happens inside a transaction run by store_write or
- * store_read, so a chat's messages, counts and memories always change together (behaviour.md §6). */
+/* Agora's storage: one LMDB environment per data directory holding worlds, chats and, per chat, its
+ * messages, its event thread and its agents' memories, states and contexts. Everything happens inside a
+ * transaction run by store_write or store_read, so a chat's records always change together (behaviour.md
+ * §6). Storage gives no meaning to what it keeps: message kinds, agent states and thread events are the
+ * caller's (chat/ maps them to and from agents/ types). */
 #ifndef AG_STORE_H
 #define AG_STORE_H
 
@@ -167,19 +169,10 @@ void store_chat_free(store_chat *c);
 
 /* ---- Messages ----------------------------------------------------------------------------------- */
 
-/* Stored as one byte; the same values as agents/message.h's ag_kind (storage cannot include it). */
-typedef enum store_kind {
-  STORE_KIND_HUMAN = 0,
-  STORE_KIND_WORLD = 1,
-  STORE_KIND_SYSTEM = 2,
-  STORE_KIND_AGENT = 3,
-  STORE_KIND_TURN_LIMIT = 4
-} store_kind;
-
 typedef struct store_message {
   uint64_t seq;       /* 1-based position in the chat */
   int64_t ts_ms;
-  store_kind kind;
+  uint8_t kind;       /* the sender's kind as the caller codes it; stored, never interpreted */
   const char *sender; /* ≤ STORE_ID_LEN */
   const char *text;   /* ≤ STORE_TEXT_LEN */
   size_t text_len;    /* filled by scans and get; ignored by put (strlen is used) */
@@ -209,12 +202,13 @@ int store_memory_scan(store_txn *t, const char *chat_id, const char *agent_id, s
 /* Empties the agent's memory in chat_id, or every agent's when agent_id is NULL. */
 int store_memory_clear(store_txn *t, const char *chat_id, const char *agent_id);
 
-/* ---- Agents' turn state, per chat and agent ----------------------------------------------------- */
+/* ---- Agents' state, per chat and agent ---------------------------------------------------------- */
 
+/* Numbers the caller keeps per chat and agent; storage stores them as given and reads none of them. */
 typedef struct store_agent_state {
-  int32_t turn_count;     /* LLM calls since the last human/world message */
-  uint8_t notice_sent;    /* the turn-limit notice went out since the last reset */
-  uint64_t reply_counter; /* the offline script provider's next reply index */
+  int32_t turn_count;  /* the caller's turn count (chat/: the agent's turn state) */
+  uint8_t notice_sent; /* a flag of the caller's (chat/: the turn-limit notice went out) */
+  uint64_t counter;    /* a counter of the caller's (chat/: the agent's scripted-reply position) */
 } store_agent_state;
 
 /* Stores the agent's state in chat_id (which must exist); st is borrowed. */
@@ -247,9 +241,10 @@ int store_context_scan(store_txn *t, const char *chat_id, store_context_fn fn, v
 int store_context_clear(store_txn *t, const char *chat_id, const char *agent_id);
 void store_context_free(store_context *c);
 
-/* ---- The chat's event thread: tool calls, tool results, in order --------------------------------- */
+/* ---- The chat's event thread: an append-only log of JSON texts, beside the messages -------------- */
 
-/* Appends one event (a JSON object as text, ≤ STORE_TEXT_LEN) to chat_id's thread (chat must exist). */
+/* Appends one event (JSON text, ≤ STORE_TEXT_LEN, not checked) to chat_id's thread, which must exist.
+ * The chat layer keeps its tool steps and failed calls there, each anchored to a message seq. */
 int store_thread_append(store_txn *t, const char *chat_id, const char *event_json);
 /* Calls fn with each event of chat_id's thread, oldest first (borrowed text). */
 typedef int (*store_thread_fn)(const char *event_json, size_t len, void *arg);

@@ -1,6 +1,7 @@
 /* Worlds and chats in storage, and the chat index that makes "chats of world W, newest first" a cursor
  * range scan: key world id \0 inv(updated_at) chat id, plus \0 inv(updated_at) chat id for the list of
- * every world's chats. Deleting a chat removes its messages, memories and agent states by key prefix. */
+ * every world's chats. Deleting a chat removes the rest of its records (messages, memories, agent
+ * states, contexts, thread) by key prefix. */
 #include "storage/store_int.h"
 
 #include <stdlib.h>
@@ -134,25 +135,15 @@ int store_world_get(store_txn *t, const char *id, store_world *out) {
 }
 
 int store_world_list(store_txn *t, store_world_fn fn, void *arg) {
-  MDB_cursor *cur = NULL;
-  MDB_val key, val;
-  int rc = mdb_cursor_open(t->txn, t->s->worlds, &cur);
-  if (rc) return store__lmdb(t, rc, "list worlds");
-  int mrc = mdb_cursor_get(cur, &key, &val, MDB_FIRST);
-  while (mrc == 0) {
+  store__key all = {.n = 0};
+  store__range r;
+  int rc = store__range_open(t, t->s->worlds, &all, NULL, "list worlds", &r);
+  while (rc == 0 && (rc = store__range_next(&r)) > 0) {
     store_world w;
     size_t lens[4];
-    if (store_world_decode(&val, &w, lens)) {
-      rc = store__corrupt(t, "world");
-      goto done;
-    }
-    rc = fn(&w, arg);
-    if (rc) goto done;
-    mrc = mdb_cursor_get(cur, &key, &val, MDB_NEXT);
+    rc = store_world_decode(&r.val, &w, lens) ? store__corrupt(t, "world") : fn(&w, arg);
   }
-  if (mrc != MDB_NOTFOUND) rc = store__lmdb(t, mrc, "list worlds");
-done:
-  mdb_cursor_close(cur);
+  store__range_close(&r);
   return rc > 0 ? AG_OK : rc;
 }
 
@@ -270,30 +261,20 @@ typedef int (*store_index_fn)(store_txn *t, const char *chat_id, void *arg);
 
 static int store_index_walk(store_txn *t, const char *world_id, store_index_fn fn, void *arg) {
   store__key prefix = {.n = 0};
-  MDB_cursor *cur = NULL;
+  store__range r;
   int rc = world_id ? store__check_id(t, "world id", world_id) : AG_OK;
   if (rc) return rc;
   store__key_str(&prefix, world_id ? world_id : "");
-  MDB_val key = store__val(&prefix), val;
-  int mrc = mdb_cursor_open(t->txn, t->s->index, &cur);
-  if (mrc) return store__lmdb(t, mrc, "chat index");
-  mrc = mdb_cursor_get(cur, &key, &val, MDB_SET_RANGE);
-  while (mrc == 0 && store__has_prefix(&key, &prefix)) {
+  rc = store__range_open(t, t->s->index, &prefix, NULL, "chat index", &r);
+  while (rc == 0 && (rc = store__range_next(&r)) > 0) {
     char id[STORE_ID_MAX];
-    size_t n = key.mv_size - prefix.n;
-    if (n <= 8 || n - 8 > STORE_ID_LEN) {
+    /* After the prefix: the 8-byte sort time, then the chat id. */
+    if (r.key.mv_size < prefix.n + 8 || store__key_rest_id(&r.key, prefix.n + 8, id))
       rc = store__corrupt(t, "chat index");
-      goto done;
-    }
-    memcpy(id, (const char *)key.mv_data + prefix.n + 8, n - 8);
-    id[n - 8] = '\0';
-    rc = fn(t, id, arg);
-    if (rc) goto done;
-    mrc = mdb_cursor_get(cur, &key, &val, MDB_NEXT);
+    else
+      rc = fn(t, id, arg);
   }
-  if (mrc && mrc != MDB_NOTFOUND) rc = store__lmdb(t, mrc, "chat index");
-done:
-  mdb_cursor_close(cur);
+  store__range_close(&r);
   return rc;
 }
 
@@ -364,13 +345,10 @@ int store_chat_delete(store_txn *t, const char *id) {
     rc = store__lmdb(t, mrc, "delete chat");
     goto done;
   }
-  /* Messages, memories and states all key on chat id \0 ...: three range deletes. */
+  /* Everything else of the chat keys on chat id \0 ...: one range delete per database. */
   store__key_str(&prefix, id);
-  rc = store__delete_prefix(t, t->s->messages, &prefix);
-  if (!rc) rc = store__delete_prefix(t, t->s->memories, &prefix);
-  if (!rc) rc = store__delete_prefix(t, t->s->states, &prefix);
-  if (!rc) rc = store__delete_prefix(t, t->s->contexts, &prefix);
-  if (!rc) rc = store__delete_prefix(t, t->s->thread, &prefix);
+  const MDB_dbi ranges[] = {t->s->messages, t->s->memories, t->s->states, t->s->contexts, t->s->thread};
+  for (size_t i = 0; !rc && i < sizeof ranges / sizeof *ranges; i++) rc = store__delete_prefix(t, ranges[i], &prefix);
   if (rc) goto done;
   /* Never leave the world pointing at a chat that is gone; the caller picks the fallback. */
   rc = store_world_get(t, c.world_id, &w);

@@ -1,6 +1,7 @@
-/* Internals shared by the storage files (store.c: environment and transactions; store_chat.c: worlds and
- * chats; store_message.c: messages, memories, agent states): the handle, key building, record coding and
- * LMDB error mapping. Not for use outside storage/. */
+/* Internals shared by the storage files: the handle, key building, record coding, key ranges and LMDB
+ * error mapping. Not for use outside storage/. The files: store.c (environment and transactions),
+ * store_range.c (key ranges), store_chat.c (worlds, chats and the chat index), store_message.c,
+ * store_memory.c, store_agent_state.c, store_context.c and store_thread.c (a chat's records). */
 #ifndef AG_STORE_INT_H
 #define AG_STORE_INT_H
 
@@ -110,13 +111,61 @@ int store__check_id(store_txn *t, const char *what, const char *id);
 int store__check_len(store_txn *t, const char *what, const char *s, size_t cap, size_t *len);
 /* AG_ERR_STORAGE for a record that does not decode. */
 int store__corrupt(store_txn *t, const char *what);
+/* AG_ERR_NOT_FOUND (with a message) unless chat id exists. */
+int store__chat_exists(store_txn *t, const char *chat_id);
+/* AG_ERR_NOT_FOUND (with a message) unless chat_id (validated) has message seq. */
+int store__message_exists(store_txn *t, const char *chat_id, uint64_t seq);
+
+/* ---- Key ranges (store_range.c) ---------------------------------------------------------------- */
+
+/* chat id \0, then agent id when not NULL, followed by '\0' when terminated: a chat's range, an agent's
+ * range (terminated: memories) or an agent's one key (not terminated: the agent id is the rest of the
+ * key, as for states and contexts). Validates both ids (AG_ERR_INVALID / AG_ERR_TOO_BIG). */
+int store__chat_agent_key(store_txn *t, store__key *k, const char *chat_id, const char *agent_id, int terminated);
+/* Copies what follows the first prefix_len bytes of key into out as an id; -1 when that is empty or
+ * longer than STORE_ID_LEN (a corrupt key). */
+int store__key_rest_id(const MDB_val *key, size_t prefix_len, char out[STORE_ID_MAX]);
+
+/* A forward scan over the keys of one database that start with a prefix:
+ *
+ *   store__range r;
+ *   int rc = store__range_open(t, dbi, &prefix, NULL, "scan things", &r);
+ *   while (rc == 0 && (rc = store__range_next(&r)) > 0) rc = use(r.key, r.val);  // 0 goes on
+ *   store__range_close(&r);
+ *
+ * key and val are borrowed from the transaction until the next step. */
+typedef struct store__range {
+  store_txn *t;
+  MDB_cursor *cur;
+  store__key prefix, start;
+  const char *what;  /* names the scan in error messages */
+  int started;
+  MDB_val key, val;  /* the current record */
+} store__range;
+
+/* Opens a scan of chat_id's records in dbi (the keys starting with chat id \0; r->prefix.n is the
+ * length of that prefix), validating chat_id first. */
+int store__chat_range(store_txn *t, MDB_dbi dbi, const char *chat_id, const char *what, store__range *r);
+/* Opens a scan of the keys of dbi starting with prefix (copied; may be empty: the whole database), from
+ * the first key ≥ start (copied; NULL: from the prefix). AG_OK, or a storage error (the range is then
+ * closed already; closing it again is fine). */
+int store__range_open(store_txn *t, MDB_dbi dbi, const store__key *prefix, const store__key *start,
+                      const char *what, store__range *r);
+/* Steps to the next record: 1 with r->key and r->val set, 0 past the range's end, or a negative ag_err. */
+int store__range_next(store__range *r);
+/* store__range_next for keys chat id \0 agent id: also copies the agent id into agent; a key whose rest
+ * is no id is a corrupt `what` record (AG_ERR_STORAGE). */
+int store__range_next_agent(store__range *r, char agent[STORE_ID_MAX], const char *what);
+void store__range_close(store__range *r);
 /* Deletes every key of dbi starting with prefix (a cursor range, no full scan). */
 int store__delete_prefix(store_txn *t, MDB_dbi dbi, const store__key *prefix);
+/* Deletes the agent's record(s) in chat_id from dbi (absent is fine), or every agent's when agent_id is
+ * NULL; terminated as for store__chat_agent_key. Fails in a read transaction. */
+int store__clear_agent(store_txn *t, MDB_dbi dbi, const char *chat_id, const char *agent_id, int terminated,
+                       const char *what);
 /* The last key of dbi that is prefix followed by suffix_len more bytes (one cursor step):
  * AG_ERR_NOT_FOUND when there is none. */
 int store__last_in_range(store_txn *t, MDB_dbi dbi, const store__key *prefix, size_t suffix_len, MDB_val *key,
                          MDB_val *val);
-/* AG_ERR_NOT_FOUND (with a message) unless chat id exists. */
-int store__chat_exists(store_txn *t, const char *chat_id);
 
 #endif

@@ -1,6 +1,7 @@
 /* Crash safety end to end: `agora run` on a long offline world (two script agents volleying by mention,
  * a new chat between steps) is SIGKILLed 24 times, from startup to deep in a chat; after each kill the
  * database must open consistent and lose nothing committed, and a final run must complete on it. */
+#include "agents/message.h"
 #include "storage/store.h"
 #include "support/proc.h"
 #include "support/unit.h"
@@ -328,7 +329,7 @@ static int damage_txn(store_txn *t, void *arg) {
                     .created_at_ms = 1, .updated_at_ms = 2 + i};
     rc = store_chat_put(t, &c);
     for (uint64_t k = 1; k <= 2 && !rc; k++) {
-      store_message m = {.seq = i == 1 && k == 2 && d->damaged ? 3 : k, .ts_ms = 5, .kind = STORE_KIND_AGENT,
+      store_message m = {.seq = i == 1 && k == 2 && d->damaged ? 3 : k, .ts_ms = 5, .kind = AG_KIND_AGENT,
                          .sender = "ping", .text = "x"};
       rc = store_message_put(t, ids[i], &m);
       if (!rc) rc = store_memory_append(t, ids[i], "ping", m.seq);

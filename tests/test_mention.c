@@ -204,6 +204,36 @@ static void id_from_name_rejects(void) {
   CHECK_INT(mention_id_from_name("abc", id, 0), AG_ERR_INVALID);
 }
 
+/* The line iterator mention and shape share: every line, code marked, the last one without a newline. */
+static void lines_mark_code(void) {
+  const char *text = "a @x\n  ```js\n@b\n```\nc\n";
+  static const struct { const char *line; int code, nl; } want[] = {
+    {"a @x", 0, 1}, {"  ```js", 1, 1}, {"@b", 1, 1}, {"```", 1, 1}, {"c", 0, 1}, {"", 0, 0}};
+  mention_lines it = mention_lines_start(text);
+  mention_line l;
+  size_t n = 0;
+  while (mention_lines_next(&it, &l)) {
+    if (n < sizeof want / sizeof *want) {
+      CHECK_INT(l.len, strlen(want[n].line));
+      CHECK(strncmp(l.start, want[n].line, l.len) == 0);
+      CHECK_INT(l.code, want[n].code);
+      CHECK_INT(l.has_newline, want[n].nl);
+    }
+    n++;
+  }
+  CHECK_INT(n, 6);
+  CHECK_INT(mention_lines_next(&it, &l), 0);
+  /* An unclosed fence runs to the end; an empty text is one empty line. */
+  it = mention_lines_start("```\nx");
+  CHECK_INT(mention_lines_next(&it, &l), 1);
+  CHECK_INT(mention_lines_next(&it, &l), 1);
+  CHECK_INT(l.code, 1);
+  it = mention_lines_start("");
+  CHECK_INT(mention_lines_next(&it, &l), 1);
+  CHECK_INT(l.len, 0);
+  CHECK_INT(mention_lines_next(&it, &l), 0);
+}
+
 static void bad_arguments(void) {
   mention_list l = {0};
   CHECK_INT(mention_leading(NULL, ids, N_IDS, &l), AG_ERR_INVALID);
@@ -221,6 +251,7 @@ static const unit_test tests[] = {
   UNIT(anywhere_code_spans_and_addresses),
   UNIT(long_tokens_are_cut),
   UNIT(line_iterator_offsets),
+  UNIT(lines_mark_code),
   UNIT(list_helpers),
   UNIT(id_from_name),
   UNIT(id_from_name_rejects),

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agents/message.h"
 #include "storage/store.h"
 #include "support/unit.h"
 
@@ -63,9 +64,9 @@ static int turn_tx(store_txn *t, void *argp) {
   a->text[len] = '\0';
   store_chat nc = {.id = id, .world_id = "kw", .title = "Killed", .message_count = seq,
                    .created_at_ms = created, .updated_at_ms = now_ms()};
-  store_message m = {.seq = seq, .ts_ms = now_ms(), .kind = STORE_KIND_AGENT, .sender = "alice", .text = a->text};
-  store_agent_state sa = {.turn_count = (int32_t)seq, .reply_counter = seq};
-  store_agent_state sb = {.turn_count = (int32_t)(seq / 2), .reply_counter = seq / 2};
+  store_message m = {.seq = seq, .ts_ms = now_ms(), .kind = AG_KIND_AGENT, .sender = "alice", .text = a->text};
+  store_agent_state sa = {.turn_count = (int32_t)seq, .counter = seq};
+  store_agent_state sb = {.turn_count = (int32_t)(seq / 2), .counter = seq / 2};
   rc = store_chat_put(t, &nc);
   if (!rc) rc = store_message_put(t, id, &m);
   if (!rc) rc = store_memory_append(t, id, "alice", seq);
@@ -170,7 +171,7 @@ static int check_tx(store_txn *t, void *arg) {
     if (c.message_count > 0) {
       CHECK_INT(store_agent_state_get(t, chat_ids[i], "alice", &st), AG_OK);
       CHECK_INT(st.turn_count, c.message_count);
-      CHECK_INT(st.reply_counter, c.message_count);
+      CHECK_INT(st.counter, c.message_count);
     }
     a->errors += sc.errors;
     store_chat_free(&c);

@@ -1,8 +1,9 @@
-/* Queued, phased publish/subscribe (see bus.h). A ring of pending items and one libevent event that
- * drains it; subscribers in an array that tolerates changes while a delivery is running. */
+/* Queued, phased publish/subscribe (see bus.h). A ring of pending items (common/ring.h) and one
+ * deferred call that drains it; subscribers in an array that tolerates changes while a delivery runs. */
 #include "world/bus.h"
 
 #include "common/defer.h"
+#include "common/ring.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,7 @@ struct bus {
   unsigned next_id;
   int delivering;
   int dead_subs;
-  bus_item *ring;
-  size_t ring_cap, head, len;
+  ag_ring pending; /* of bus_item, each holding one reference to its payload */
   struct {
     bus_idle_fn fn;
     void *ud;
@@ -100,13 +100,9 @@ static void bus_drain(void *arg) {
   /* Items published while draining are delivered in this same drain, after the ones before them:
    * publish order is kept and nothing is delivered re-entrantly. Idle hooks may publish too (events),
    * which are then delivered before the drain ends. */
-  while (b->len > 0) {
-    while (b->len > 0) {
-      bus_item it = b->ring[b->head];
-      b->head = (b->head + 1) % b->ring_cap;
-      b->len--;
-      bus_deliver_one(b, it);
-    }
+  bus_item it;
+  while (ag_ring_len(&b->pending) > 0) {
+    while (ag_ring_pop(&b->pending, &it)) bus_deliver_one(b, it);
     for (size_t i = 0; i < b->n_idle; i++) b->idle[i].fn(b->idle[i].ud);
   }
 }
@@ -138,19 +134,17 @@ int bus_new(struct event_base *base, bus **out) {
     return rc;
   }
   b->next_id = 1;
+  ag_ring_init(&b->pending, sizeof(bus_item), 64);
   *out = b;
   return AG_OK;
 }
 
 void bus_free(bus *b) {
   if (!b) return;
-  while (b->len > 0) {
-    item_release(b->ring[b->head]);
-    b->head = (b->head + 1) % b->ring_cap;
-    b->len--;
-  }
+  bus_item it;
+  while (ag_ring_pop(&b->pending, &it)) item_release(it);
   ag_defer_free(b->defer);
-  free(b->ring);
+  ag_ring_free(&b->pending);
   free(b->subs);
   free(b);
 }
@@ -180,20 +174,10 @@ void bus_unsubscribe(bus *b, unsigned id) {
 }
 
 static int bus_enqueue(bus *b, bus_item it) {
-  if (b->len == b->ring_cap) {
-    size_t ncap = b->ring_cap ? b->ring_cap * 2 : 64;
-    bus_item *r = malloc(ncap * sizeof *r);
-    if (!r) return AG_ERR_NOMEM;
-    for (size_t i = 0; i < b->len; i++) r[i] = b->ring[(b->head + i) % b->ring_cap];
-    free(b->ring);
-    b->ring = r;
-    b->ring_cap = ncap;
-    b->head = 0;
-  }
-  b->ring[(b->head + b->len) % b->ring_cap] = it;
-  b->len++;
+  int rc = ag_ring_push(&b->pending, &it);
+  if (rc) return rc;
   /* One drain scheduled at a time; it empties the ring. */
-  if (b->len == 1 && ag_defer_pending(b->defer) == 0) return ag_defer_push(b->defer, bus_drain, b);
+  if (ag_ring_len(&b->pending) == 1 && ag_defer_pending(b->defer) == 0) return ag_defer_push(b->defer, bus_drain, b);
   return AG_OK;
 }
 
@@ -209,4 +193,4 @@ int bus_publish_event(bus *b, bus_event *e) {
   return rc;
 }
 
-size_t bus_pending(const bus *b) { return b->len; }
+size_t bus_pending(const bus *b) { return ag_ring_len(&b->pending); }
