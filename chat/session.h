@@ -5,8 +5,9 @@
 #ifndef AG_SESSION_H
 #define AG_SESSION_H
 
-#include "storage/store.h"
 #include "world/world.h"
+
+typedef struct store store; /* an open data directory (storage/store.h, opened with chat/archive.h) */
 
 typedef struct chat_session chat_session;
 

@@ -6,6 +6,7 @@
 #include "agents/message.h"
 #include "common/buf.h"
 #include "common/clock.h"
+#include "storage/store.h"
 #include "world/world_file.h"
 
 #include <math.h>
@@ -377,7 +378,7 @@ static int import_txn(store_txn *t, void *arg) {
   return AG_OK;
 }
 
-int chat_snapshot_import(store *st, const cJSON *snap, const char *label, char id_out[STORE_ID_MAX],
+int chat_snapshot_import(store *st, const cJSON *snap, const char *label, char id_out[CHAT_ID_MAX],
                          ag_errmsg *em) {
   int rc = chat_snapshot_validate(snap, label, em);
   if (rc) return rc;

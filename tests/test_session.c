@@ -6,6 +6,7 @@
 
 #include "chat/session.h"
 #include "chat/snapshot.h"
+#include "storage/store.h"
 
 #include <event2/event.h>
 #include <stdlib.h>
@@ -62,21 +63,21 @@ static void say(fixture *f, const char *sender, const char *text) {
   CHECK_INT(world_run_until_quiet(f->w), AG_OK);
 }
 
-typedef struct chat_info {
+typedef struct stored_info {
   char title[600];
   uint64_t count, stored;
   int64_t updated;
   int found;
-} chat_info;
+} stored_info;
 
 typedef struct info_ctx {
   const char *id;
-  chat_info *out;
+  stored_info *out;
 } info_ctx;
 
 static int count_cb(const store_message *m, void *arg) {
   (void)m;
-  ((chat_info *)arg)->stored++;
+  ((stored_info *)arg)->stored++;
   return 0;
 }
 
@@ -92,8 +93,8 @@ static int info_txn(store_txn *t, void *arg) {
   return store_message_scan(t, ic->id, 1, count_cb, ic->out);
 }
 
-static chat_info info(fixture *f, const char *id) {
-  chat_info ci;
+static stored_info info(fixture *f, const char *id) {
+  stored_info ci;
   memset(&ci, 0, sizeof ci);
   info_ctx ic = {id, &ci};
   store_read(f->st, info_txn, &ic, NULL);
@@ -119,7 +120,7 @@ static void title_from_first_human_message(void) {
   CHECK_STR(info(&f, id).title, "Plan a trip to Lisbon?"); /* only the first titling message counts */
   CHECK(strstr(f.log.text, "-- title-updated\n") != NULL);
   /* Saved with every message: the stored count equals the stored messages. */
-  chat_info ci = info(&f, id);
+  stored_info ci = info(&f, id);
   CHECK(ci.count > 5);
   CHECK_INT(ci.count, ci.stored);
   CHECK_INT(ci.count, world_last_seq(f.w));
