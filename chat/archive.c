@@ -17,6 +17,18 @@ int chat_store_open(const char *dir, store **out, ag_errmsg *em) { return store_
 void chat_store_close(store *st) { store_close(st); }
 const char *chat_store_dir(const store *st) { return store_dir(st); }
 
+/* A lookup by id in a read transaction: what it reads into, and where its error goes. */
+typedef struct lookup {
+  const char *id;
+  void *out; /* info_txn: a chat_info; settings_txn: a char * that gets the settings (malloc'd) */
+  ag_errmsg *em;
+} lookup;
+
+/* rc of looking up a record, with em naming what is missing when it is AG_ERR_NOT_FOUND. */
+static int found(int rc, ag_errmsg *em, const char *what, const char *id) {
+  return rc == AG_ERR_NOT_FOUND ? ag_fail(em, rc, "no %s '%s' in the database", what, id) : rc;
+}
+
 /* ---- chats ---- */
 
 typedef struct list_ctx {
@@ -74,27 +86,20 @@ int chat_list(store *st, const char *world_id, chat_info_fn fn, void *arg, ag_er
   return store_read(st, list_txn, &la, em);
 }
 
-typedef struct info_args {
-  const char *id;
-  chat_info *out;
-  ag_errmsg *em;
-} info_args;
-
 static int info_txn(store_txn *t, void *arg) {
-  info_args *ia = arg;
+  lookup *l = arg;
   store_chat c;
-  int rc = store_chat_get(t, ia->id, &c);
-  if (rc == AG_ERR_NOT_FOUND) return ag_fail(ia->em, rc, "no chat '%s' in the database", ia->id);
+  int rc = found(store_chat_get(t, l->id, &c), l->em, "chat", l->id);
   if (rc) return rc;
   list_ctx lc = {t, NULL, NULL, "", "", 0};
-  info_fill(&lc, &c, ia->out);
+  info_fill(&lc, &c, l->out);
   store_chat_free(&c);
   return AG_OK;
 }
 
 int chat_info_get(store *st, const char *chat_id, chat_info *out, ag_errmsg *em) {
-  info_args ia = {chat_id, out, em};
-  return store_read(st, info_txn, &ia, em);
+  lookup l = {chat_id, out, em};
+  return store_read(st, info_txn, &l, em);
 }
 
 typedef struct contexts_args {
@@ -176,36 +181,31 @@ int chat_worlds_count(store *st, size_t *n, char first[CHAT_ID_MAX], ag_errmsg *
   return rc;
 }
 
-typedef struct settings_args {
-  const char *id;
-  char *settings;
-  ag_errmsg *em;
-} settings_args;
-
 static int settings_txn(store_txn *t, void *arg) {
-  settings_args *sa = arg;
+  lookup *l = arg;
+  char **settings = l->out;
   store_world w;
-  int rc = store_world_get(t, sa->id, &w);
-  if (rc == AG_ERR_NOT_FOUND) return ag_fail(sa->em, rc, "no world '%s' in the database", sa->id);
+  int rc = found(store_world_get(t, l->id, &w), l->em, "world", l->id);
   if (rc) return rc;
-  free(sa->settings); /* a read is not run twice, but stay safe */
-  sa->settings = strdup(w.settings_json);
+  free(*settings); /* a read is not run twice, but stay restartable */
+  *settings = strdup(w.settings_json);
   store_world_free(&w);
-  return sa->settings ? AG_OK : AG_ERR_NOMEM;
+  return *settings ? AG_OK : AG_ERR_NOMEM;
 }
 
 int chat_world_spec(store *st, const char *world_id, world_spec *out, ag_errmsg *em) {
   memset(out, 0, sizeof *out);
-  settings_args sa = {world_id, NULL, em};
-  int rc = store_read(st, settings_txn, &sa, em);
+  char *settings = NULL;
+  lookup l = {world_id, &settings, em};
+  int rc = store_read(st, settings_txn, &l, em);
   if (!rc) {
     char label[128];
     snprintf(label, sizeof label, "world '%s' (stored settings)", world_id);
-    if ((rc = world_spec_parse(sa.settings, strlen(sa.settings), label, out, em))) {
+    if ((rc = world_spec_parse(settings, strlen(settings), label, out, em))) {
       world_spec_free(out);
       memset(out, 0, sizeof *out);
     }
   }
-  free(sa.settings);
+  free(settings);
   return rc;
 }

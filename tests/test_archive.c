@@ -2,7 +2,7 @@
  * directory: chats listed newest first with the current one marked, chat and world records copied out,
  * a world's stored settings parsed back, contexts, and a transcript in order — each thread event right
  * after the message it followed — from the database and from the chat's snapshot alike. */
-#include "support/tworld.h"
+#include "support/tsession.h"
 #include "support/unit.h"
 
 #include "chat/archive.h"
@@ -12,6 +12,7 @@
 #include "storage/store.h"
 
 #include <event2/event.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,45 +23,27 @@ static const char *WORLD_JSON =
   " {\"name\": \"bob\", \"replies\": [\"b1\", \"b2\"]}]}";
 
 typedef struct fixture {
-  char *dir;
-  store *st;
-  struct event_base *base;
-  world *w;
-  chat_session *cs;
+  tsession s;
+  store *st; /* s.st */
   char first[CHAT_ID_MAX], second[CHAT_ID_MAX];
 } fixture;
 
-static void say(fixture *f, const char *text) {
-  CHECK_INT(world_publish(f->w, "human", text, NULL), AG_OK);
-  CHECK_INT(world_run_until_quiet(f->w), AG_OK);
-}
-
 /* Two chats of world "arch": the first with a titled conversation (3 messages), then a second,
- * current one with one message. */
+ * current one, also answered and titled. */
 static void fx_open(fixture *f) {
   memset(f, 0, sizeof *f);
-  f->dir = unit_tmpdir();
+  tsession_open(&f->s, WORLD_JSON);
+  f->st = f->s.st;
   ag_errmsg em = {""};
-  CHECK_INT(chat_store_open(f->dir, &f->st, &em), AG_OK);
-  f->base = event_base_new();
-  f->w = tworld_make(f->base, WORLD_JSON);
-  CHECK_INT(chat_session_open(f->st, f->w, &f->cs, &em), AG_OK);
-  CHECK_INT(chat_session_new(f->cs, &em), AG_OK);
-  snprintf(f->first, sizeof f->first, "%s", chat_session_current(f->cs));
-  say(f, "@ann @bob plan the trip");
-  CHECK_INT(chat_session_new(f->cs, &em), AG_OK);
-  snprintf(f->second, sizeof f->second, "%s", chat_session_current(f->cs));
-  say(f, "just a note");
+  CHECK_INT(chat_session_new(f->s.cs, &em), AG_OK);
+  snprintf(f->first, sizeof f->first, "%s", chat_session_current(f->s.cs));
+  tsession_say(&f->s, "human", "@ann @bob plan the trip");
+  CHECK_INT(chat_session_new(f->s.cs, &em), AG_OK);
+  snprintf(f->second, sizeof f->second, "%s", chat_session_current(f->s.cs));
+  tsession_say(&f->s, "human", "just a note");
 }
 
-static void fx_close(fixture *f) {
-  chat_session_free(f->cs);
-  world_free(f->w);
-  event_base_free(f->base);
-  chat_store_close(f->st);
-  unit_rmrf(f->dir);
-  free(f->dir);
-}
+static void fx_close(fixture *f) { tsession_close(&f->s); }
 
 /* ---- chats ---- */
 
@@ -71,19 +54,22 @@ typedef struct seen {
   int fail_after; /* return AG_ERR_INVALID after this many (0: never) */
 } seen;
 
-static int seen_result(seen *s) {
+/* Appends one line to s->text and says what the callback returns: go on, stop or fail. */
+__attribute__((format(printf, 2, 3))) static int seen_add(seen *s, const char *fmt, ...) {
+  size_t len = strlen(s->text);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->text + len, sizeof s->text - len, fmt, ap);
+  va_end(ap);
+  s->n++;
   if (s->stop_after && s->n == s->stop_after) return CHAT_STOP;
   if (s->fail_after && s->n == s->fail_after) return AG_ERR_INVALID;
   return 0;
 }
 
 static int list_cb(const chat_info *c, void *arg) {
-  seen *s = arg;
-  size_t len = strlen(s->text);
-  snprintf(s->text + len, sizeof s->text - len, "%s%s %s %s %llu\n", c->current ? "*" : " ", c->id, c->world_id,
-           c->title, (unsigned long long)c->message_count);
-  s->n++;
-  return seen_result(s);
+  return seen_add(arg, "%s%s %s %s %llu\n", c->current ? "*" : " ", c->id, c->world_id, c->title,
+                  (unsigned long long)c->message_count);
 }
 
 static void list_newest_first_with_current(void) {
@@ -131,12 +117,8 @@ static void info_copies_the_record(void) {
 /* ---- worlds ---- */
 
 static int world_cb(const chat_world_info *w, void *arg) {
-  seen *s = arg;
-  size_t len = strlen(s->text);
-  snprintf(s->text + len, sizeof s->text - len, "%s %s %d %llu %s\n", w->id, w->name, w->agents,
-           (unsigned long long)w->chats, w->current_chat[0] ? w->current_chat : "-");
-  s->n++;
-  return seen_result(s);
+  return seen_add(arg, "%s %s %d %llu %s\n", w->id, w->name, w->agents, (unsigned long long)w->chats,
+                  w->current_chat[0] ? w->current_chat : "-");
 }
 
 static void worlds_listed_counted_and_parsed(void) {
@@ -195,13 +177,10 @@ static int ctx_put_txn(store_txn *t, void *arg) {
 }
 
 static int ctx_cb(const char *agent_id, const context_state *cx, void *arg) {
-  seen *s = arg;
   char *data = cJSON_PrintUnformatted(cx->data);
-  size_t len = strlen(s->text);
-  snprintf(s->text + len, sizeof s->text - len, "%s v%llu %s\n", agent_id, (unsigned long long)cx->version, data);
+  int rc = seen_add(arg, "%s v%llu %s\n", agent_id, (unsigned long long)cx->version, data);
   free(data);
-  s->n++;
-  return 0;
+  return rc;
 }
 
 static void contexts_parsed(void) {
@@ -228,18 +207,12 @@ static void contexts_parsed(void) {
 /* ---- transcripts ---- */
 
 static int entry_cb(const chat_entry *e, void *arg) {
-  seen *s = arg;
-  size_t len = strlen(s->text);
-  if (e->msg) {
-    snprintf(s->text + len, sizeof s->text - len, "%llu %s: %s\n", (unsigned long long)e->msg->seq,
-             e->msg->sender, e->msg->text);
-  } else {
-    char *fields = cJSON_PrintUnformatted(e->fields);
-    snprintf(s->text + len, sizeof s->text - len, "-- %s %s\n", e->type, fields);
-    free(fields);
-  }
-  s->n++;
-  return seen_result(s);
+  if (e->msg)
+    return seen_add(arg, "%llu %s: %s\n", (unsigned long long)e->msg->seq, e->msg->sender, e->msg->text);
+  char *fields = cJSON_PrintUnformatted(e->fields);
+  int rc = seen_add(arg, "-- %s %s\n", e->type, fields);
+  free(fields);
+  return rc;
 }
 
 typedef struct thread_put {

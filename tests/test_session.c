@@ -1,7 +1,7 @@
 /* The chat session manager's rules (behaviour.md §6) in process, on a real LMDB store in a temporary
  * directory: titles, reuse both ways, saving with memories and turn counts, load/restore, delete with
  * fallback order, deleting the last chat, session mode off, and the events. */
-#include "support/tworld.h"
+#include "support/tsession.h"
 #include "support/unit.h"
 
 #include "chat/session.h"
@@ -18,50 +18,13 @@ static const char *WORLD_JSON =
   " {\"name\": \"ann\", \"replies\": [\"a1\", \"a2\", \"a3\", \"a4\"]},"
   " {\"name\": \"bob\", \"replies\": [\"@ann b1\", \"b2\"]}]}";
 
-typedef struct fixture {
-  char *dir;
-  store *st;
-  struct event_base *base;
-  world *w;
-  chat_session *cs;
-  tworld_log log;
-} fixture;
+typedef tsession fixture;
 
-static void fx_open(fixture *f) {
-  memset(f, 0, sizeof *f);
-  f->dir = unit_tmpdir();
-  ag_errmsg em = {""};
-  CHECK_INT(store_open(f->dir, &f->st, &em), AG_OK);
-  f->base = event_base_new();
-  f->w = tworld_make(f->base, WORLD_JSON);
-  CHECK_INT(chat_session_open(f->st, f->w, &f->cs, &em), AG_OK);
-  bus_subscribe(world_bus(f->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, tworld_record, &f->log, NULL);
-}
-
+static void fx_open(fixture *f) { tsession_open(f, WORLD_JSON); }
 /* Reopens the world and session on the same store (a restart). */
-static void fx_restart(fixture *f) {
-  chat_session_free(f->cs);
-  world_free(f->w);
-  f->w = tworld_make(f->base, WORLD_JSON);
-  ag_errmsg em = {""};
-  CHECK_INT(chat_session_open(f->st, f->w, &f->cs, &em), AG_OK);
-  f->log.text[0] = '\0';
-  bus_subscribe(world_bus(f->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, tworld_record, &f->log, NULL);
-}
-
-static void fx_close(fixture *f) {
-  chat_session_free(f->cs);
-  world_free(f->w);
-  event_base_free(f->base);
-  store_close(f->st);
-  unit_rmrf(f->dir);
-  free(f->dir);
-}
-
-static void say(fixture *f, const char *sender, const char *text) {
-  CHECK_INT(world_publish(f->w, sender, text, NULL), AG_OK);
-  CHECK_INT(world_run_until_quiet(f->w), AG_OK);
-}
+static void fx_restart(fixture *f) { tsession_restart(f, WORLD_JSON); }
+static void fx_close(fixture *f) { tsession_close(f); }
+static void say(fixture *f, const char *sender, const char *text) { tsession_say(f, sender, text); }
 
 typedef struct stored_info {
   char title[600];
