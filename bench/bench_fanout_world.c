@@ -3,6 +3,7 @@
  * (the world is quiet only after the commit), as a ratio to one agent's time at the same latency, and
  * replies per second at 0 ms. Usage: bench_fanout_world [runs]. */
 #include "chat/session.h"
+#include "storage/store.h"
 #include "support/llm_server.h"
 #include "world/world.h"
 

@@ -3,6 +3,7 @@
  * not grow with history), bus rule evaluation with 100 declining subscribers, and memory per agent.
  * Prints a table with min/median/max over repeated runs. Usage: bench_world [turns] [runs]. */
 #include "chat/session.h"
+#include "storage/store.h"
 #include "world/world.h"
 
 #include <event2/event.h>

@@ -1,12 +1,15 @@
 /* The chat session manager (behaviour.md §6): one current chat per world, new chats with reuse,
  * titles from the first human message, every published message saved with the chat's count and the
  * agents' memories and turn counts in one LMDB transaction, load/restore, delete with fallback.
- * It watches the world's bus at the store phase; everything it does is announced as a bus event. */
+ * It watches the world's bus at the store phase; everything it does is announced as a bus event.
+ * session.c holds the current-chat rules, save.c the group-commit saving, restore.c the restoring; the
+ * §6 decisions themselves are pure functions in rules.h. */
 #ifndef AG_SESSION_H
 #define AG_SESSION_H
 
-#include "storage/store.h"
 #include "world/world.h"
+
+typedef struct store store; /* an open data directory (storage/store.h, opened with chat/archive.h) */
 
 typedef struct chat_session chat_session;
 

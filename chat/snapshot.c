@@ -6,6 +6,7 @@
 #include "agents/message.h"
 #include "common/buf.h"
 #include "common/clock.h"
+#include "storage/store.h"
 #include "world/world_file.h"
 
 #include <math.h>
@@ -164,9 +165,9 @@ static int is_count(const cJSON *v) {
 
 static int validate_agents(const cJSON *agents, const double *seqs, size_t n_seqs, const char *label, ag_errmsg *em);
 
-int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) {
+/* The format, the world's settings and the chat's metadata. */
+static int validate_head(const cJSON *snap, const char *label, ag_errmsg *em) {
   int rc = AG_OK;
-  char path[64];
   if (!cJSON_IsObject(snap)) return BAD("%s: a snapshot must be a JSON object", label);
   static const char *const top[] = {"format", "world", "chat", "messages", "agents", "thread", NULL};
   if ((rc = only_keys(snap, top, label, "", em))) return rc;
@@ -197,8 +198,13 @@ int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) 
     if (!t) return rc;
     if (ag_time_parse(t->valuestring) < 0) return BAD("%s: chat.%s: must be an RFC 3339 UTC time", label, k);
   }
-  const cJSON *msgs = need(snap, "messages", is_arr, "an array", label, "", em, &rc);
-  if (!msgs) return rc;
+  return AG_OK;
+}
+
+/* The messages, numbered 1..n; their number goes to *n. */
+static int validate_messages(const cJSON *msgs, const char *label, ag_errmsg *em, size_t *n) {
+  int rc = AG_OK;
+  char path[64];
   double last = 0;
   size_t i = 0;
   static const char *const msg_keys[] = {"seq", "sender", "kind", "text", "ts", NULL};
@@ -223,22 +229,19 @@ int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) 
     if (strlen(text->valuestring) > STORE_TEXT_LEN) return BAD("%s: %s.text: longer than %d bytes", label, path, STORE_TEXT_LEN);
     if (ag_time_parse(ts->valuestring) < 0) return BAD("%s: %s.ts: must be an RFC 3339 UTC time", label, path);
   }
-  const cJSON *agents = need(snap, "agents", is_arr, "an array", label, "", em, &rc);
-  if (!agents) return rc;
-  /* Seqs are strictly increasing (checked above), so memories are checked by binary search. */
-  size_t n_seqs = i;
-  double *seqs = malloc((n_seqs ? n_seqs : 1) * sizeof *seqs);
-  if (!seqs) return AG_ERR_NOMEM;
-  i = 0;
-  for (const cJSON *m = msgs->child; m; m = m->next) seqs[i++] = cJSON_GetObjectItemCaseSensitive(m, "seq")->valuedouble;
-  rc = validate_agents(agents, seqs, n_seqs, label, em);
-  free(seqs);
-  if (rc) return rc;
-  /* The thread of tool steps (optional: snapshots of chats without tools have an empty one). */
+  *n = i;
+  return AG_OK;
+}
+
+/* The thread of tool steps, each anchored after one of the n_seqs messages (or before all: 0). */
+static int validate_thread(const cJSON *snap, size_t n_seqs, const char *label, ag_errmsg *em) {
+  int rc = AG_OK;
+  char path[64];
+  /* Optional: snapshots of chats without tools have an empty one, or none. */
   const cJSON *thread = cJSON_GetObjectItemCaseSensitive(snap, "thread");
   if (!thread) return AG_OK;
   if (!cJSON_IsArray(thread)) return BAD("%s: thread: must be an array", label);
-  i = 0;
+  size_t i = 0;
   for (const cJSON *e = thread->child; e; e = e->next, i++) {
     snprintf(path, sizeof path, "thread[%zu]", i);
     if (!cJSON_IsObject(e)) return BAD("%s: %s: must be an object", label, path);
@@ -255,6 +258,26 @@ int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) 
     if (after->valuedouble > (double)n_seqs) return BAD("%s: %s.after_seq: no such message", label, path);
   }
   return AG_OK;
+}
+
+int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) {
+  int rc = validate_head(snap, label, em);
+  if (rc) return rc;
+  const cJSON *msgs = need(snap, "messages", is_arr, "an array", label, "", em, &rc);
+  if (!msgs) return rc;
+  size_t n_seqs = 0;
+  if ((rc = validate_messages(msgs, label, em, &n_seqs))) return rc;
+  const cJSON *agents = need(snap, "agents", is_arr, "an array", label, "", em, &rc);
+  if (!agents) return rc;
+  /* Seqs are strictly increasing (checked above), so memories are checked by binary search. */
+  double *seqs = malloc((n_seqs ? n_seqs : 1) * sizeof *seqs);
+  if (!seqs) return AG_ERR_NOMEM;
+  size_t i = 0;
+  for (const cJSON *m = msgs->child; m; m = m->next) seqs[i++] = cJSON_GetObjectItemCaseSensitive(m, "seq")->valuedouble;
+  rc = validate_agents(agents, seqs, n_seqs, label, em);
+  free(seqs);
+  if (rc) return rc;
+  return validate_thread(snap, n_seqs, label, em);
 }
 
 static int validate_agents(const cJSON *agents, const double *seqs, size_t n_seqs, const char *label, ag_errmsg *em) {
@@ -376,7 +399,7 @@ static int import_txn(store_txn *t, void *arg) {
   return AG_OK;
 }
 
-int chat_snapshot_import(store *st, const cJSON *snap, const char *label, char id_out[STORE_ID_MAX],
+int chat_snapshot_import(store *st, const cJSON *snap, const char *label, char id_out[CHAT_ID_MAX],
                          ag_errmsg *em) {
   int rc = chat_snapshot_validate(snap, label, em);
   if (rc) return rc;

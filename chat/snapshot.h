@@ -6,7 +6,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "storage/store.h"
+#include "chat/archive.h"
 
 #define SNAPSHOT_FORMAT 1          /* the format this code writes and the newest it reads */
 #define SNAPSHOT_MAX (256u << 20)  /* bytes of a snapshot file */
@@ -19,7 +19,7 @@ int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em);
 /* Validates, then stores the snapshot as a new chat (its world is created if the database has none
  * of that id; an existing world keeps its settings). The new chat's id goes to id_out. Nothing is
  * written when anything is wrong. The world's current chat is not changed. */
-int chat_snapshot_import(store *st, const cJSON *snap, const char *label, char id_out[STORE_ID_MAX],
+int chat_snapshot_import(store *st, const cJSON *snap, const char *label, char id_out[CHAT_ID_MAX],
                          ag_errmsg *em);
 /* Reads and parses a snapshot file with the size cap; *out is the document (caller frees). */
 int chat_snapshot_load(const char *path, cJSON **out, ag_errmsg *em);

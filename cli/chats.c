@@ -62,32 +62,12 @@ static int parse(const char *cmd, int argc, char **argv, opts *o) {
 
 /* ---- list ---- */
 
-typedef struct list_ctx {
-  const char *world;
-  int json;
-  store_txn *t;
-  /* The current chat of the world last looked up: a world's chats come together, so its record is
-   * read once, not once per chat. */
-  char cached_world[STORE_ID_MAX];
-  char cached_current[STORE_ID_MAX];
-} list_ctx;
-
-static int list_chat(const store_chat *c, void *arg) {
-  list_ctx *lc = arg;
-  if (strcmp(lc->cached_world, c->world_id) != 0) {
-    store_world w;
-    snprintf(lc->cached_world, sizeof lc->cached_world, "%s", c->world_id);
-    lc->cached_current[0] = '\0';
-    if (store_world_get(lc->t, c->world_id, &w) == AG_OK) {
-      snprintf(lc->cached_current, sizeof lc->cached_current, "%s", w.current_chat ? w.current_chat : "");
-      store_world_free(&w);
-    }
-  }
-  int current = strcmp(lc->cached_current, c->id) == 0;
+static int list_chat(const chat_info *c, void *arg) {
+  int json = *(const int *)arg;
   char created[40], updated[40];
   ag_time_format(c->created_at_ms, created, sizeof created);
   ag_time_format(c->updated_at_ms, updated, sizeof updated);
-  if (lc->json) {
+  if (json) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "id", c->id);
     cJSON_AddStringToObject(j, "world", c->world_id);
@@ -95,58 +75,37 @@ static int list_chat(const store_chat *c, void *arg) {
     cJSON_AddNumberToObject(j, "message_count", (double)c->message_count);
     cJSON_AddStringToObject(j, "created_at", created);
     cJSON_AddStringToObject(j, "updated_at", updated);
-    cJSON_AddBoolToObject(j, "current", current);
+    cJSON_AddBoolToObject(j, "current", c->current);
     char *s = cJSON_PrintUnformatted(j);
     puts(s);
     free(s);
     cJSON_Delete(j);
   } else {
-    printf("%c %-14s %-16s %5llu  %s  %s\n", current ? '*' : ' ', c->id, c->world_id,
+    printf("%c %-14s %-16s %5llu  %s  %s\n", c->current ? '*' : ' ', c->id, c->world_id,
            (unsigned long long)c->message_count, updated, c->title);
   }
   return 0;
 }
 
-static int list_txn(store_txn *t, void *arg) {
-  list_ctx *lc = arg;
-  lc->t = t;
-  return store_chat_list(t, lc->world, list_chat, lc);
-}
-
 /* ---- show ---- */
 
-typedef struct show_ctx {
-  const char *chat;
-  output *out;
-  int json;
-  int state;
-  ag_errmsg *em;
-} show_ctx;
-
-static int show_txn(store_txn *t, void *arg) {
-  show_ctx *sc = arg;
-  store_chat c;
-  int rc = store_chat_get(t, sc->chat, &c);
-  if (rc == AG_ERR_NOT_FOUND) return ag_fail(sc->em, rc, "no chat '%s' in the database", sc->chat);
+static int show(store *st, const char *chat_id, int json, int state, output **out, ag_errmsg *em) {
+  chat_info c;
+  int rc = chat_info_get(st, chat_id, &c, em);
   if (rc) return rc;
-  list_ctx lc = {NULL, sc->json, t, "", ""};
-  if (sc->json) {
-    list_chat(&c, &lc);
+  if (json) {
+    list_chat(&c, &json);
   } else {
     char updated[40];
     ag_time_format(c.updated_at_ms, updated, sizeof updated);
     printf("chat: %s\nworld: %s\ntitle: %s\nmessages: %llu\nupdated: %s\n\n", c.id, c.world_id, c.title,
            (unsigned long long)c.message_count, updated);
   }
-  output_opts oo = {sc->json, 0, 0, 1};
-  rc = output_new(stdout, c.world_id, &oo, &sc->out);
-  if (!rc) {
-    output_set_chat(sc->out, c.id);
-    if (sc->state) rc = transcript_print_state(t, sc->chat, sc->json);
-    if (!rc) rc = transcript_print_stored(t, sc->chat, sc->out, 0);
-  }
-  store_chat_free(&c);
-  return rc;
+  output_opts oo = {json, 0, 0, 1};
+  if ((rc = output_new(stdout, c.world_id, &oo, out))) return rc;
+  output_set_chat(*out, c.id);
+  if (state && (rc = transcript_print_state(st, chat_id, json, em))) return rc;
+  return transcript_print_stored(st, chat_id, *out, 0, em);
 }
 
 /* ---- export ---- */
@@ -176,17 +135,15 @@ int cli_chats(int argc, char **argv) {
   if (rc) return cli_error(rc, "%s", em.text);
   cli_world cw;
   memset(&cw, 0, sizeof cw);
-  char wid[STORE_ID_MAX];
+  char wid[CHAT_ID_MAX];
   switch (which) {
-  case 0: {
-    list_ctx lc = {o.world, o.json, NULL, "", ""};
-    rc = store_read(st, list_txn, &lc, &em);
+  case 0:
+    rc = chat_list(st, o.world, list_chat, &o.json, &em);
     break;
-  }
   case 1: {
-    show_ctx sc = {o.pos[0], NULL, o.json, o.state, &em};
-    rc = store_read(st, show_txn, &sc, &em);
-    output_free(sc.out);
+    output *out = NULL;
+    rc = show(st, o.pos[0], o.json, o.state, &out, &em);
+    output_free(out);
     break;
   }
   case 2:
@@ -215,7 +172,7 @@ int cli_chats(int argc, char **argv) {
   }
   case 5: {
     cJSON *snap = NULL;
-    char id[STORE_ID_MAX];
+    char id[CHAT_ID_MAX];
     if (!(rc = chat_snapshot_load(o.pos[0], &snap, &em)) &&
         !(rc = chat_snapshot_import(st, snap, o.pos[0], id, &em)))
       puts(id);
@@ -224,32 +181,22 @@ int cli_chats(int argc, char **argv) {
   }
   }
   cli_world_close(&cw);
-  store_close(st);
+  chat_store_close(st);
   if (rc) return cli_error(rc, "chats %s: %s", sub, em.text[0] ? em.text : ag_strerror(rc));
   return 0;
 }
 
 /* ---- worlds ---- */
 
-typedef struct worlds_ctx {
-  int json;
-  store_txn *t;
-} worlds_ctx;
-
-static int world_row(const store_world *w, void *arg) {
-  worlds_ctx *wc = arg;
-  uint64_t chats = 0;
-  store_chat_count(wc->t, w->id, &chats);
-  cJSON *settings = cJSON_Parse(w->settings_json);
-  int agents = cJSON_GetArraySize(cJSON_GetObjectItem(settings, "agents"));
-  cJSON_Delete(settings);
-  const char *cur = w->current_chat && w->current_chat[0] ? w->current_chat : NULL;
-  if (wc->json) {
+static int world_row(const chat_world_info *w, void *arg) {
+  int json = *(const int *)arg;
+  const char *cur = w->current_chat[0] ? w->current_chat : NULL;
+  if (json) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "id", w->id);
     cJSON_AddStringToObject(j, "name", w->name);
-    cJSON_AddNumberToObject(j, "agents", agents);
-    cJSON_AddNumberToObject(j, "chats", (double)chats);
+    cJSON_AddNumberToObject(j, "agents", w->agents);
+    cJSON_AddNumberToObject(j, "chats", (double)w->chats);
     if (cur) cJSON_AddStringToObject(j, "current_chat", cur);
     else cJSON_AddNullToObject(j, "current_chat");
     char *s = cJSON_PrintUnformatted(j);
@@ -257,16 +204,10 @@ static int world_row(const store_world *w, void *arg) {
     free(s);
     cJSON_Delete(j);
   } else {
-    printf("%-20s %-24s %3d agents %5llu chats  current: %s\n", w->id, w->name, agents,
-           (unsigned long long)chats, cur ? cur : "none");
+    printf("%-20s %-24s %3d agents %5llu chats  current: %s\n", w->id, w->name, w->agents,
+           (unsigned long long)w->chats, cur ? cur : "none");
   }
   return 0;
-}
-
-static int worlds_txn(store_txn *t, void *arg) {
-  worlds_ctx *wc = arg;
-  wc->t = t;
-  return store_world_list(t, world_row, wc);
 }
 
 int cli_worlds(int argc, char **argv) {
@@ -283,9 +224,8 @@ int cli_worlds(int argc, char **argv) {
   store *st = NULL;
   int rc = cli_store_open(o.db, &st, &em);
   if (rc) return cli_error(rc, "%s", em.text);
-  worlds_ctx wc = {o.json, NULL};
-  rc = store_read(st, worlds_txn, &wc, &em);
-  store_close(st);
+  rc = chat_worlds_each(st, world_row, &o.json, &em);
+  chat_store_close(st);
   if (rc) return cli_error(rc, "worlds list: %s", em.text[0] ? em.text : ag_strerror(rc));
   return 0;
 }

@@ -3,9 +3,12 @@
 #ifndef AG_CLI_DB_H
 #define AG_CLI_DB_H
 
+#include "chat/archive.h"
 #include "chat/session.h"
-#include "storage/store.h"
 #include "world/world.h"
+/* console.c and run.c still call the store directly (issue 16): this include goes when they use
+ * chat/archive.h instead. The other commands use chat/ only. */
+#include "storage/store.h"
 
 /* Opens --db DIR, or the default directory (cli.md "Where data lives"). */
 int cli_store_open(const char *db, store **out, ag_errmsg *em);
@@ -23,8 +26,8 @@ void cli_world_close(cli_world *cw);
 void cli_world_settle(cli_world *cw);
 
 /* The world a chat belongs to (copied into world_id). AG_ERR_NOT_FOUND names the chat. */
-int cli_chat_world(store *st, const char *chat_id, char world_id[STORE_ID_MAX], ag_errmsg *em);
+int cli_chat_world(store *st, const char *chat_id, char world_id[CHAT_ID_MAX], ag_errmsg *em);
 /* The only world in the database when world_id is NULL (AG_ERR_INVALID if there are several or none). */
-int cli_pick_world(store *st, const char *world_id, char out[STORE_ID_MAX], ag_errmsg *em);
+int cli_pick_world(store *st, const char *world_id, char out[CHAT_ID_MAX], ag_errmsg *em);
 
 #endif

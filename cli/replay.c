@@ -27,21 +27,16 @@ typedef struct replay_ctx {
   ag_errmsg *em;
 } replay_ctx;
 
-static int replay_txn(store_txn *t, void *arg) {
-  replay_ctx *rc = arg;
-  store_chat c;
-  int r = store_chat_get(t, rc->chat, &c);
+static int replay_stored(store *st, replay_ctx *rc) {
+  chat_info c;
+  int r = chat_info_get(st, rc->chat, &c, rc->em);
   if (r == AG_ERR_NOT_FOUND)
     return ag_fail(rc->em, r, "'%s' is neither a snapshot file nor a chat in the database", rc->chat);
   if (r) return r;
   output_opts oo = {rc->json, 0, 0, rc->delay_ms == 0};
-  r = output_new(stdout, c.world_id, &oo, &rc->out);
-  if (!r) {
-    output_set_chat(rc->out, c.id);
-    r = transcript_print_stored(t, rc->chat, rc->out, rc->delay_ms);
-  }
-  store_chat_free(&c);
-  return r;
+  if ((r = output_new(stdout, c.world_id, &oo, &rc->out))) return r;
+  output_set_chat(rc->out, c.id);
+  return transcript_print_stored(st, rc->chat, rc->out, rc->delay_ms, rc->em);
 }
 
 static int replay_snapshot(const char *path, replay_ctx *rc) {
@@ -52,7 +47,7 @@ static int replay_snapshot(const char *path, replay_ctx *rc) {
   const cJSON *chat = cJSON_GetObjectItemCaseSensitive(snap, "chat");
   const cJSON *world = cJSON_GetObjectItemCaseSensitive(chat, "world");
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(chat, "id");
-  char wid[STORE_ID_MAX] = "";
+  char wid[CHAT_ID_MAX] = "";
   if (cJSON_IsString(world)) snprintf(wid, sizeof wid, "%s", world->valuestring);
   else mention_id_from_name(cJSON_GetObjectItem(cJSON_GetObjectItem(snap, "world"), "name")->valuestring, wid, sizeof wid);
   output_opts oo = {rc->json, 0, 0, rc->delay_ms == 0};
@@ -104,8 +99,8 @@ int cli_replay(int argc, char **argv) {
   } else {
     store *st = NULL;
     r = cli_store_open(db, &st, &em);
-    if (!r) r = store_read(st, replay_txn, &rc, &em);
-    store_close(st);
+    if (!r) r = replay_stored(st, &rc);
+    chat_store_close(st);
   }
   output_free(rc.out);
   if (r) return cli_error(r, "replay: %s", em.text[0] ? em.text : ag_strerror(r));

@@ -5,14 +5,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "chat/archive.h"
 #include "cli/output.h"
-#include "storage/store.h"
 
-/* From the database, inside a read transaction. delay_ms paces the messages (0: none). */
-int transcript_print_stored(store_txn *t, const char *chat_id, output *o, long delay_ms);
+/* From the database. delay_ms paces the messages (0: none). st and o are borrowed. */
+int transcript_print_stored(store *st, const char *chat_id, output *o, long delay_ms, ag_errmsg *em);
 /* From a validated snapshot document. */
 int transcript_print_snapshot(const cJSON *snap, output *o, long delay_ms);
 /* Prints each agent's context of a stored chat ("chats show --state"). */
-int transcript_print_state(store_txn *t, const char *chat_id, int json);
+int transcript_print_state(store *st, const char *chat_id, int json, ag_errmsg *em);
 
 #endif

@@ -1,11 +1,12 @@
 /* The chat session manager's rules (behaviour.md §6) in process, on a real LMDB store in a temporary
  * directory: titles, reuse both ways, saving with memories and turn counts, load/restore, delete with
  * fallback order, deleting the last chat, session mode off, and the events. */
-#include "support/tworld.h"
+#include "support/tsession.h"
 #include "support/unit.h"
 
 #include "chat/session.h"
 #include "chat/snapshot.h"
+#include "storage/store.h"
 
 #include <event2/event.h>
 #include <stdlib.h>
@@ -17,66 +18,29 @@ static const char *WORLD_JSON =
   " {\"name\": \"ann\", \"replies\": [\"a1\", \"a2\", \"a3\", \"a4\"]},"
   " {\"name\": \"bob\", \"replies\": [\"@ann b1\", \"b2\"]}]}";
 
-typedef struct fixture {
-  char *dir;
-  store *st;
-  struct event_base *base;
-  world *w;
-  chat_session *cs;
-  tworld_log log;
-} fixture;
+typedef tsession fixture;
 
-static void fx_open(fixture *f) {
-  memset(f, 0, sizeof *f);
-  f->dir = unit_tmpdir();
-  ag_errmsg em = {""};
-  CHECK_INT(store_open(f->dir, &f->st, &em), AG_OK);
-  f->base = event_base_new();
-  f->w = tworld_make(f->base, WORLD_JSON);
-  CHECK_INT(chat_session_open(f->st, f->w, &f->cs, &em), AG_OK);
-  bus_subscribe(world_bus(f->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, tworld_record, &f->log, NULL);
-}
-
+static void fx_open(fixture *f) { tsession_open(f, WORLD_JSON); }
 /* Reopens the world and session on the same store (a restart). */
-static void fx_restart(fixture *f) {
-  chat_session_free(f->cs);
-  world_free(f->w);
-  f->w = tworld_make(f->base, WORLD_JSON);
-  ag_errmsg em = {""};
-  CHECK_INT(chat_session_open(f->st, f->w, &f->cs, &em), AG_OK);
-  f->log.text[0] = '\0';
-  bus_subscribe(world_bus(f->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, tworld_record, &f->log, NULL);
-}
+static void fx_restart(fixture *f) { tsession_restart(f, WORLD_JSON); }
+static void fx_close(fixture *f) { tsession_close(f); }
+static void say(fixture *f, const char *sender, const char *text) { tsession_say(f, sender, text); }
 
-static void fx_close(fixture *f) {
-  chat_session_free(f->cs);
-  world_free(f->w);
-  event_base_free(f->base);
-  store_close(f->st);
-  unit_rmrf(f->dir);
-  free(f->dir);
-}
-
-static void say(fixture *f, const char *sender, const char *text) {
-  CHECK_INT(world_publish(f->w, sender, text, NULL), AG_OK);
-  CHECK_INT(world_run_until_quiet(f->w), AG_OK);
-}
-
-typedef struct chat_info {
+typedef struct stored_info {
   char title[600];
   uint64_t count, stored;
   int64_t updated;
   int found;
-} chat_info;
+} stored_info;
 
 typedef struct info_ctx {
   const char *id;
-  chat_info *out;
+  stored_info *out;
 } info_ctx;
 
 static int count_cb(const store_message *m, void *arg) {
   (void)m;
-  ((chat_info *)arg)->stored++;
+  ((stored_info *)arg)->stored++;
   return 0;
 }
 
@@ -92,8 +56,8 @@ static int info_txn(store_txn *t, void *arg) {
   return store_message_scan(t, ic->id, 1, count_cb, ic->out);
 }
 
-static chat_info info(fixture *f, const char *id) {
-  chat_info ci;
+static stored_info info(fixture *f, const char *id) {
+  stored_info ci;
   memset(&ci, 0, sizeof ci);
   info_ctx ic = {id, &ci};
   store_read(f->st, info_txn, &ic, NULL);
@@ -119,7 +83,7 @@ static void title_from_first_human_message(void) {
   CHECK_STR(info(&f, id).title, "Plan a trip to Lisbon?"); /* only the first titling message counts */
   CHECK(strstr(f.log.text, "-- title-updated\n") != NULL);
   /* Saved with every message: the stored count equals the stored messages. */
-  chat_info ci = info(&f, id);
+  stored_info ci = info(&f, id);
   CHECK(ci.count > 5);
   CHECK_INT(ci.count, ci.stored);
   CHECK_INT(ci.count, world_last_seq(f.w));

@@ -10,6 +10,7 @@
 #include "agents/tools.h"
 #include "chat/session.h"
 #include "chat/snapshot.h"
+#include "storage/store.h"
 
 #include <event2/event.h>
 #include <stdio.h>

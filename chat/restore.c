@@ -1,0 +1,196 @@
+/* Restoring (behaviour.md §6 "Restore / load"): a stored chat back into the agents — memories as
+ * shared message references (each message read once), turn counts, reply counters and contexts — in
+ * one read transaction; the agents change only after it succeeded. */
+#include "chat/session_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Messages of one chat by seq, loaded once and shared by every agent's memory. */
+typedef struct msg_cache {
+  uint64_t *keys;
+  ag_msg **vals;
+  size_t cap, n;
+} msg_cache;
+
+static ag_msg **cache_slot(msg_cache *c, uint64_t seq) {
+  size_t i = (size_t)(seq * 0x9E3779B97F4A7C15ull) & (c->cap - 1);
+  while (c->keys[i] && c->keys[i] != seq) i = (i + 1) & (c->cap - 1);
+  c->keys[i] = seq;
+  return &c->vals[i];
+}
+
+static int cache_grow(msg_cache *c) {
+  if (c->n * 2 < c->cap) return AG_OK;
+  msg_cache nc = {0};
+  nc.cap = c->cap ? c->cap * 2 : 256;
+  nc.keys = calloc(nc.cap, sizeof *nc.keys);
+  nc.vals = calloc(nc.cap, sizeof *nc.vals);
+  if (!nc.keys || !nc.vals) {
+    free(nc.keys);
+    free(nc.vals);
+    return AG_ERR_NOMEM;
+  }
+  for (size_t i = 0; i < c->cap; i++)
+    if (c->keys[i]) *cache_slot(&nc, c->keys[i]) = c->vals[i];
+  nc.n = c->n;
+  free(c->keys);
+  free(c->vals);
+  *c = nc;
+  return AG_OK;
+}
+
+static void cache_free(msg_cache *c) {
+  for (size_t i = 0; i < c->cap; i++)
+    if (c->keys[i]) ag_msg_unref(c->vals[i]);
+  free(c->keys);
+  free(c->vals);
+}
+
+typedef struct restore_ctx {
+  chat_session *cs;
+  const char *chat_id;
+  store_txn *t;
+  msg_cache cache;
+  /* Per agent: its memory as messages, and its state. */
+  ag_msg ***mems;
+  size_t *n_mems;
+  store_agent_state *states;
+  int *has_state;
+  context_state *ctxs;
+  size_t cur; /* agent being read */
+  store_chat chat;
+  uint64_t last_seq;
+  ag_errmsg *em;
+} restore_ctx;
+
+static int restore_mem_cb(uint64_t seq, void *arg) {
+  restore_ctx *rc = arg;
+  int r = cache_grow(&rc->cache);
+  if (r) return r;
+  ag_msg **slot = cache_slot(&rc->cache, seq);
+  if (!*slot) {
+    store_message sm;
+    if ((r = store_message_get(rc->t, rc->chat_id, seq, &sm))) return r;
+    *slot = ag_msg_new(sm.sender, sm.text, (ag_kind)sm.kind);
+    if (*slot) {
+      (*slot)->seq = sm.seq;
+      (*slot)->ts_ms = sm.ts_ms;
+    }
+    store_message_free(&sm);
+    if (!*slot) return AG_ERR_NOMEM;
+    rc->cache.n++;
+  }
+  size_t i = rc->cur;
+  ag_msg **p = realloc(rc->mems[i], (rc->n_mems[i] + 1) * sizeof *p);
+  if (!p) return AG_ERR_NOMEM;
+  rc->mems[i] = p;
+  p[rc->n_mems[i]++] = *slot;
+  return 0;
+}
+
+static void restore_reset(restore_ctx *rc) {
+  size_t n = rc->cs->n_tracks;
+  for (size_t i = 0; i < n; i++) {
+    free(rc->mems[i]);
+    rc->mems[i] = NULL;
+    rc->n_mems[i] = 0;
+    rc->has_state[i] = 0;
+  }
+  cache_free(&rc->cache);
+  memset(&rc->cache, 0, sizeof rc->cache);
+  store_chat_free(&rc->chat);
+}
+
+static int restore_txn(store_txn *t, void *arg) {
+  restore_ctx *rc = arg;
+  chat_session *cs = rc->cs;
+  rc->t = t;
+  int r = store_chat_get(t, rc->chat_id, &rc->chat);
+  if (r == AG_ERR_NOT_FOUND || (r == AG_OK && strcmp(rc->chat.world_id, world_id(cs->w)) != 0)) {
+    return ag_fail(rc->em, AG_ERR_NOT_FOUND, "no chat '%s' in world '%s'", rc->chat_id, world_id(cs->w));
+  }
+  if (r) return r;
+  if ((r = store_message_last_seq(t, rc->chat_id, &rc->last_seq))) return r;
+  for (size_t i = 0; i < cs->n_tracks; i++) {
+    rc->cur = i;
+    const char *id = agent_id(cs->tracks[i].a);
+    if ((r = store_memory_scan(t, rc->chat_id, id, restore_mem_cb, rc))) return r;
+    r = store_agent_state_get(t, rc->chat_id, id, &rc->states[i]);
+    if (r == AG_OK) rc->has_state[i] = 1;
+    else if (r != AG_ERR_NOT_FOUND) return r;
+    store_context c;
+    r = store_context_get(t, rc->chat_id, id, &c);
+    if (r == AG_OK) {
+      context_free(&rc->ctxs[i]);
+      rc->ctxs[i].version = c.version;
+      rc->ctxs[i].updated_at_ms = c.updated_at_ms;
+      rc->ctxs[i].data = cJSON_Parse(c.data_json);
+      store_context_free(&c);
+      if (!rc->ctxs[i].data) return ag_fail(rc->em, AG_ERR_STORAGE, "context of %s is not JSON", id);
+    } else if (r != AG_ERR_NOT_FOUND) {
+      return r;
+    }
+  }
+  return AG_OK;
+}
+
+int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) {
+  int r = chat_session__sync_tracks(cs);
+  if (r) return r;
+  size_t n = cs->n_tracks ? cs->n_tracks : 1;
+  restore_ctx rc;
+  memset(&rc, 0, sizeof rc);
+  rc.cs = cs;
+  rc.chat_id = chat_id;
+  rc.em = em;
+  rc.mems = calloc(n, sizeof *rc.mems);
+  rc.n_mems = calloc(n, sizeof *rc.n_mems);
+  rc.states = calloc(n, sizeof *rc.states);
+  rc.has_state = calloc(n, sizeof *rc.has_state);
+  rc.ctxs = calloc(n, sizeof *rc.ctxs);
+  for (size_t i = 0; rc.ctxs && i < cs->n_tracks; i++) context_init(&rc.ctxs[i]);
+  if (!rc.mems || !rc.n_mems || !rc.states || !rc.has_state || !rc.ctxs) {
+    r = AG_ERR_NOMEM;
+    goto done;
+  }
+  if ((r = store_read(cs->st, restore_txn, &rc, em))) goto done;
+  world_reset_conversation(cs->w);
+  world_set_last_seq(cs->w, rc.last_seq > rc.chat.message_count ? rc.last_seq : rc.chat.message_count);
+  for (size_t i = 0; i < cs->n_tracks; i++) {
+    agent *a = cs->tracks[i].a;
+    for (size_t k = 0; k < rc.n_mems[i]; k++)
+      if ((r = agent_memory_push(a, rc.mems[i][k]))) goto done;
+    if (rc.has_state[i]) {
+      agent_set_turn_state(a, (turn_state){rc.states[i].turn_count, rc.states[i].notice_sent});
+      agent_set_reply_counter(a, (size_t)rc.states[i].counter);
+    }
+    if ((r = agent_set_context(a, &rc.ctxs[i]))) goto done;
+  }
+  chat_session__mark_saved(cs, 0);
+  for (size_t i = 0; i < cs->n_tracks; i++) cs->tracks[i].saved_state = rc.has_state[i];
+  snprintf(cs->current, sizeof cs->current, "%s", rc.chat.id);
+  cs->has_current = 1;
+  cs->count = rc.chat.message_count;
+  cs->created_at = rc.chat.created_at_ms;
+  cs->live = 1;
+  r = chat_session__set_title(cs, rc.chat.title);
+done:
+  if (rc.mems) restore_reset(&rc);
+  else store_chat_free(&rc.chat);
+  free(rc.mems);
+  free(rc.n_mems);
+  free(rc.states);
+  free(rc.has_state);
+  for (size_t i = 0; rc.ctxs && i < cs->n_tracks; i++) context_free(&rc.ctxs[i]);
+  free(rc.ctxs);
+  return r;
+}
+
+int chat_session_resume(chat_session *cs, ag_errmsg *em) {
+  if (!cs->has_current) return AG_OK;
+  char id[STORE_ID_MAX];
+  snprintf(id, sizeof id, "%s", cs->current);
+  return chat_session__restore(cs, id, em);
+}

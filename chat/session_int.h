@@ -1,0 +1,72 @@
+/* Internals shared by the session manager's files: session.c (the current-chat rules: open, new, load,
+ * delete, title), save.c (group-commit saving from the bus) and restore.c (a stored chat back into the
+ * agents). Not for use outside chat/. */
+#ifndef AG_CHAT_SESSION_INT_H
+#define AG_CHAT_SESSION_INT_H
+
+#include "chat/session.h"
+#include "storage/store.h"
+
+/* What the store knows of one agent in the current chat, to write only what changed. */
+typedef struct session_track {
+  agent *a;
+  size_t saved_mem;   /* memory entries already stored */
+  turn_state saved_turn;
+  size_t saved_counter;
+  int saved_state;    /* a state record exists */
+  uint64_t saved_ctx; /* context version stored */
+  /* Pending values computed in a transaction, applied after commit. */
+  size_t pend_mem;
+  int pend_state;
+} session_track;
+
+struct chat_session {
+  store *st;
+  world *w;
+  unsigned sub;
+  int has_current;
+  char current[STORE_ID_MAX];
+  char *title;
+  int64_t created_at;
+  uint64_t count;
+  session_track *tracks;
+  size_t n_tracks;
+  size_t failures;
+  /* Messages delivered since the last commit (references). They are committed together when the bus
+   * has drained — group commit: one transaction, one fsync, for all the replies that arrived at once. */
+  ag_msg **pending;
+  size_t n_pending, cap_pending;
+  /* Tool steps delivered since the last commit, as thread event JSON (owned), saved with them. */
+  char **pending_ev;
+  size_t n_pending_ev, cap_pending_ev;
+  uint64_t last_delivered; /* seq of the last message delivered, to anchor thread events */
+  /* The agents hold the current chat's state (it was restored or started here). Until then their
+   * in-memory state is not the chat's, and must not be written over it. */
+  int live;
+};
+
+/* session.c */
+/* Replaces the in-memory title with a copy of title. */
+int chat_session__set_title(chat_session *cs, const char *title);
+/* Keeps tracks[] parallel to the world's agents; agents added or removed since are re-matched. */
+int chat_session__sync_tracks(chat_session *cs);
+/* Marks every agent's current memory and state as what the store holds (after a restore or reset). */
+void chat_session__mark_saved(chat_session *cs, int saved_state);
+
+/* save.c */
+/* Subscribes to the world's bus at the store phase and to its idle hook (and back). */
+int chat_session__watch(chat_session *cs);
+void chat_session__unwatch(chat_session *cs);
+/* Commits the pending messages with everything the agents changed, in one transaction. Without
+ * pending messages it stores memories and turn states only. */
+int chat_session__save(chat_session *cs, ag_errmsg *em);
+/* Forgets the pending messages and thread events without saving them. */
+void chat_session__drop_pending(chat_session *cs);
+
+/* restore.c */
+/* Replaces the agents' conversation with chat_id's and makes it the session's current chat (in
+ * memory; the caller records it in the world). AG_ERR_NOT_FOUND (em names it) when it is not a chat
+ * of this world. */
+int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em);
+
+#endif
