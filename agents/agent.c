@@ -68,6 +68,16 @@ void agent_settings_free(agent_settings *s) {
   s->name = s->system_prompt = NULL;
 }
 
+/* The script provider's answer when the world file gives the agent no replies. */
+static int agent_script_fallback(agent *a) {
+  size_t n = strlen(a->s.name) + 32;
+  char *text = malloc(n);
+  if (!text) return AG_ERR_NOMEM;
+  snprintf(text, n, "(%s has nothing to say)", a->s.name);
+  a->s.llm.script.fallback = text;
+  return AG_OK;
+}
+
 int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, agent **out,
               ag_errmsg *em) {
   int rc = AG_OK;
@@ -80,12 +90,7 @@ int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, 
     goto fail;
   }
   if ((rc = agent_settings_copy(&a->s, s))) goto fail;
-  free(a->s.llm.agent_name);
-  a->s.llm.agent_name = strdup(a->s.name);
-  if (!a->s.llm.agent_name) {
-    rc = AG_ERR_NOMEM;
-    goto fail;
-  }
+  if (!a->s.llm.script.fallback && (rc = agent_script_fallback(a))) goto fail;
   if (a->s.monadic) a->s.tools |= TOOL_BIT(TOOL_LOAD_CONTEXT) | TOOL_BIT(TOOL_SAVE_CONTEXT);
   if ((rc = context_init(&a->ctx))) goto fail;
   if ((rc = llm_endpoint_new(llm, &a->s.llm, &a->llm, em))) goto fail;

@@ -23,7 +23,7 @@ typedef struct agent_settings {
   unsigned approve;    /* TOOL_BIT()s of the tools that need the user's approval */
   int monadic;         /* load_context + save_context, with the instruction to use them */
   int tool_support;    /* the model calls tools natively (default 1); 0: context in the prompt */
-  llm_config llm;      /* provider settings; llm.agent_name is set from name */
+  llm_config llm;      /* provider settings; an unset llm.script.fallback is worded from name */
 } agent_settings;
 
 void agent_settings_init(agent_settings *s);

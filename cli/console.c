@@ -480,9 +480,7 @@ static int add_settings(console *c, const char *name, const char *provider, agen
   }
   if (tpl) {
     llm_config from = tpl->llm;
-    from.replies = NULL;
-    from.n_replies = 0;
-    from.agent_name = NULL;
+    from.script = (llm_script_options){0};
     if (llm_config_copy(&s->llm, &from)) return AG_ERR_NOMEM;
   }
   s->llm.provider = tpl ? tpl->llm.provider : kind;

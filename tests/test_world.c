@@ -161,13 +161,15 @@ static agent *script_agent(llm_client *llm, const agent_host *host, const char *
   agent_settings s;
   agent_settings_init(&s);
   s.name = strdup(name);
-  s.llm.replies = replies;
-  s.llm.n_replies = n;
+  llm_script_reply typed[8] = {{0}};
+  for (size_t i = 0; i < n && i < 8; i++) typed[i].text = replies[i];
+  s.llm.script.replies = typed;
+  s.llm.script.n_replies = n < 8 ? n : 8;
   agent *a = NULL;
   ag_errmsg em = {""};
   if (agent_new(&s, llm, host, &a, &em)) unit_fail_(__FILE__, __LINE__, "agent_new: %s", em.text);
-  s.llm.replies = NULL;
-  s.llm.n_replies = 0;
+  s.llm.script.replies = NULL;
+  s.llm.script.n_replies = 0;
   agent_settings_free(&s);
   return a;
 }
