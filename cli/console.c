@@ -65,6 +65,12 @@ typedef struct live_stream {
   size_t len;
 } live_stream;
 
+/* A tool call waiting for the person's answer. */
+typedef struct console_ask {
+  uint64_t id;
+  char *agent, *tool, *args;
+} console_ask;
+
 typedef struct console {
   store *st;
   cli_world cw; /* event base, world and session */
@@ -89,6 +95,10 @@ typedef struct console {
   char history[4096];
   char *cands[COMPLETE_MAX];
   size_t n_cands;
+  /* approvals waiting for the person, oldest first: the next input line answers the first */
+  console_ask *asks;
+  size_t n_asks, cap_asks;
+  int ask_open; /* lines mode: the first question is printed and its answer not yet */
   /* lines mode */
   char *in;
   size_t in_len, in_cap;
@@ -148,6 +158,12 @@ static void text_fit(const char *src, int max_cols, char *dst, size_t cap) {
 }
 
 static void prompt_update(console *c) {
+  if (c->n_asks) {
+    const console_ask *q = &c->asks[0];
+    snprintf(c->prompt, sizeof c->prompt, "approve: %s wants to call %s %.200s [y/N] ", q->agent, q->tool, q->args);
+    if (c->rl_on) rl_set_prompt(c->prompt);
+    return;
+  }
   const char *title = chat_session_title(c->cw.cs);
   char t[4 * TITLE_COLS + 4];
   text_fit(title ? title : "no chat", TITLE_COLS, t, sizeof t);
@@ -674,7 +690,14 @@ static void run_command(console *c, char *line) {
 static void tty_resume(console *c);
 
 /* A line typed or read: a command, or a message from the human. "//text" sends "/text". */
+static void ask_answer(console *c, const char *line);
+
 static void handle_line(console *c, char *line) {
+  if (c->n_asks) {
+    ask_answer(c, line);
+    tty_resume(c);
+    return;
+  }
   char *s = trim(line);
   int is_cmd = s[0] == '/' && s[1] != '/';
   screen_hide(c);
@@ -993,61 +1016,107 @@ static char *lines_next(console *c) {
   }
 }
 
-/* Reads the person's answer to an approval question: one line, blocking. At a terminal libedit's
- * handler is taken down for it (the terminal is back in cooked mode, so the answer is echoed and
- * edited as usual); piped input answers with its next line. NULL at end of input. */
-static char *approve_read_line(console *c) {
-  if (!c->tty) {
-    char *line;
-    while (!(line = lines_next(c)) && !c->in_eof) {
-      struct pollfd p = {STDIN_FILENO, POLLIN, 0};
-      if (poll(&p, 1, -1) < 0 && errno != EINTR) return NULL;
-      lines_read(c);
-    }
-    return line ? line : lines_next(c);
+/* ---- approvals: a question waits for the person's next line while the loop goes on ---- */
+
+/* Shows the first question. At a terminal it becomes the prompt. Piped, it is printed when the
+ * console is about to read the line that answers it (lines_run), after what the loop already had to
+ * print, so that question and answer share one line. */
+static void ask_show(console *c) {
+  if (!c->n_asks || c->ask_open) return;
+  const console_ask *q = &c->asks[0];
+  if (c->tty) {
+    screen_hide(c);
+    screen_show(c); /* the prompt is the question now */
+    return;
   }
-  char buf[256];
-  size_t n = 0;
-  for (;;) {
-    char ch;
-    ssize_t r = read(STDIN_FILENO, &ch, 1);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0 || ch == '\n' || ch == 4) break;
-    if (n + 1 < sizeof buf) buf[n++] = ch;
-  }
-  buf[n] = '\0';
-  return strdup(buf);
+  for (int i = 0; i < 8; i++) event_base_loop(c->cw.base, EVLOOP_NONBLOCK); /* events already due */
+  if (!c->n_asks) return; /* withdrawn meanwhile */
+  q = &c->asks[0];
+  printf("approve: %s wants to call %s %s [y/N] ", q->agent, q->tool, q->args);
+  fflush(stdout);
+  c->ask_open = 1;
 }
 
-/* A tool declared "approve": true asks the person. The world waits for the answer: the question
- * blocks the loop (streams pause meanwhile), because a tool call must neither go ahead nor be refused
- * behind the person's back. Anything but y/yes is a no. */
-static int console_approve(void *ud, const char *agent_id, const char *tool, const char *args_json) {
-  console *c = ud;
-#ifdef AGORA_HAVE_LIBEDIT
-  int had_rl = c->tty && c->rl_on;
-  if (had_rl) {
-    screen_hide(c);
-    rl_callback_handler_remove();
-    c->rl_on = 0;
-  }
-#endif
-  printf("approve: %s wants to call %s %s [y/N] ", agent_id, tool, args_json && args_json[0] ? args_json : "{}");
-  fflush(stdout);
-  char *line = approve_read_line(c);
-  const char *a = line ? line + strspn(line, " \t") : "";
-  int yes = (a[0] == 'y' || a[0] == 'Y') && (!a[1] || !strcasecmp(a, "yes") || a[1] == ' ' || a[1] == '\r');
-  if (!c->tty) printf("%s\n", yes ? "y" : "n");
-  free(line);
+static void ask_pop(console *c, size_t i) {
+  free(c->asks[i].agent);
+  free(c->asks[i].tool);
+  free(c->asks[i].args);
+  memmove(c->asks + i, c->asks + i + 1, (c->n_asks - i - 1) * sizeof *c->asks);
+  c->n_asks--;
+}
+
+/* The approval event of the console's own: the answer, or why there will be none. */
+static void ask_event(console *c, const console_ask *q, int yes, const char *ended) {
   cJSON *f = cJSON_CreateObject();
-  cJSON_AddStringToObject(f, "agent", agent_id);
-  cJSON_AddStringToObject(f, "tool", tool);
+  cJSON_AddStringToObject(f, "agent", q->agent);
+  cJSON_AddStringToObject(f, "tool", q->tool);
   cJSON_AddBoolToObject(f, "approved", yes);
+  if (ended) cJSON_AddStringToObject(f, "ended", ended);
   con_event(c, "approval", f);
-#ifdef AGORA_HAVE_LIBEDIT
-  if (had_rl) prompt_start(c);
-#endif
-  return yes;
+}
+
+/* The world asks (world_approver.ask): the question joins the queue; the first one shows. A piped
+ * console stops waiting for quiet so that its next line can answer. */
+static void console_ask_cb(void *ud, const world_approval *req) {
+  console *c = ud;
+  if (c->n_asks == c->cap_asks) {
+    size_t ncap = c->cap_asks ? c->cap_asks * 2 : 4;
+    console_ask *p = realloc(c->asks, ncap * sizeof *p);
+    if (!p) {
+      world_approval_answer(c->cw.w, req->id, 0);
+      return;
+    }
+    c->asks = p;
+    c->cap_asks = ncap;
+  }
+  console_ask *q = &c->asks[c->n_asks];
+  *q = (console_ask){req->id, strdup(req->agent_id), strdup(req->tool), strdup(req->args_json)};
+  if (!q->agent || !q->tool || !q->args) {
+    c->n_asks++;
+    ask_pop(c, c->n_asks - 1);
+    world_approval_answer(c->cw.w, req->id, 0);
+    return;
+  }
+  if (++c->n_asks == 1 && c->tty) ask_show(c);
+  if (!c->tty) world_interrupt(c->cw.w);
+}
+
+/* The person's line answers the first question. Anything but y/yes is a no. */
+static void ask_answer(console *c, const char *line) {
+  const char *a = line + strspn(line, " \t");
+  int yes = (a[0] == 'y' || a[0] == 'Y') && (!a[1] || !strcasecmp(a, "yes") || a[1] == ' ' || a[1] == '\r');
+  if (c->tty) {
+    screen_hide(c);
+    printf("%s%s\n", c->prompt, line); /* the question and its answer stay in view */
+  } else {
+    printf("%s\n", yes ? "y" : "n");
+    c->ask_open = 0;
+  }
+  console_ask q = c->asks[0];
+  world_approval_answer(c->cw.w, q.id, yes);
+  ask_event(c, &q, yes, NULL);
+  c->asks[0] = (console_ask){0};
+  ask_pop(c, 0);
+  free(q.agent);
+  free(q.tool);
+  free(q.args);
+  if (c->tty) ask_show(c);
+}
+
+/* The question will not be answered (world_approver.withdrawn): the turn was cancelled or it timed
+ * out, and the tool call was denied. */
+static void console_withdrawn(void *ud, uint64_t id, int timed_out) {
+  console *c = ud;
+  size_t i = 0;
+  while (i < c->n_asks && c->asks[i].id != id) i++;
+  if (i == c->n_asks) return;
+  if (i == 0 && c->ask_open) {
+    printf("\n");
+    c->ask_open = 0;
+  }
+  ask_event(c, &c->asks[i], 0, timed_out ? "timed out" : "cancelled");
+  ask_pop(c, i);
+  if (i == 0 && c->tty) ask_show(c);
 }
 
 static int lines_run(console *c) {
@@ -1058,10 +1127,12 @@ static int lines_run(console *c) {
     return cli_error(AG_ERR_NOMEM, "console: cannot watch stdin");
   if (c->resumed) chat_announce(c, "chat-resumed");
   while (!c->quit) {
+    ask_show(c);
     char *line = lines_next(c);
-    if (line) {
-      handle_line(c, line);
+    if (line || (c->in_eof && c->n_asks)) {
+      handle_line(c, line ? line : ""); /* end of input answers a question with no */
       free(line);
+      /* Until quiet, or until a question waits for the next line (console_ask_cb interrupts). */
       int rc = world_run_until_quiet(c->cw.w);
       if (rc && rc != AG_ERR_CANCELLED) con_error(c, "the world did not settle: %s", ag_strerror(rc));
     } else if (c->in_eof) {
@@ -1173,7 +1244,7 @@ static int console_open(console *c, const console_args *a) {
       (rc = console_signals(c)))
     return cli_error(rc, "console: %s", ag_strerror(rc));
   world_set_emit_chunks(c->cw.w, c->tty);
-  world_set_approver(c->cw.w, console_approve, c);
+  world_set_approver(c->cw.w, &(world_approver){console_ask_cb, console_withdrawn}, c);
   int resumed = chat_session_current(c->cw.cs) != NULL;
   rc = resumed ? chat_session_resume(c->cw.cs, &em) : chat_session_new(c->cw.cs, &em);
   if (rc) return cli_error(rc, "console: %s", em.text[0] ? em.text : ag_strerror(rc));
@@ -1200,6 +1271,8 @@ static void console_close(console *c) {
   cli_world_close(&c->cw);
   output_free(c->out);
   store_close(c->st);
+  while (c->n_asks) ask_pop(c, 0);
+  free(c->asks);
   free(c->in);
 }
 

@@ -58,14 +58,9 @@ static int parse_args(int argc, char **argv, run_args *a) {
   return 0;
 }
 
-/* --yes: there is nobody to ask in a scripted run, so the flag answers for the user. */
-static int approve_all(void *ud, const char *agent_id, const char *tool, const char *args_json) {
-  (void)ud;
-  (void)agent_id;
-  (void)tool;
-  (void)args_json;
-  return 1;
-}
+/* --yes: there is nobody to ask in a scripted run, so the flag answers for the user (the world
+ * delivers the answer from the loop). */
+static void approve_all(void *ud, const world_approval *req) { world_approval_answer(ud, req->id, 1); }
 
 int cli_run(int argc, char **argv) {
   if (argc > 0 && cli_is_help(argv[0])) {
@@ -100,7 +95,7 @@ int cli_run(int argc, char **argv) {
     goto done;
   }
   world_set_emit_chunks(w, args.json && args.stream);
-  if (args.yes) world_set_approver(w, approve_all, NULL);
+  if (args.yes) world_set_approver(w, &(world_approver){approve_all, NULL}, w);
   output_opts oo = {args.json, args.stream, 1, 0};
   if ((rc = output_new(stdout, world_id(w), &oo, &out))) {
     status = cli_error(rc, "%s", ag_strerror(rc));

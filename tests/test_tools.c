@@ -312,12 +312,19 @@ static void bad_tool_calls_become_error_results(void) {
   fx_close(&f);
 }
 
-static int yes(void *ud, const char *agent_id, const char *tool, const char *args_json) {
-  (void)agent_id;
-  (void)args_json;
-  CHECK_STR(tool, "save_context");
-  (*(int *)ud)++;
-  return 1;
+/* An approver that answers yes from inside the question (the world delivers it from the loop). */
+typedef struct asker {
+  world *w;
+  int asked;
+} asker;
+
+static void yes(void *ud, const world_approval *req) {
+  asker *k = ud;
+  CHECK_STR(req->tool, "save_context");
+  CHECK_STR(req->agent_id, "careful");
+  k->asked++;
+  CHECK_INT(world_approval_answer(k->w, req->id, 1), AG_OK);
+  CHECK_INT(world_approval_answer(k->w, req->id, 1), AG_ERR_STATE); /* one answer per request */
 }
 
 static void approval_denied_then_granted(void) {
@@ -333,10 +340,11 @@ static void approval_denied_then_granted(void) {
   CHECK(strstr(g.results[0], "denied") != NULL);
   CHECK(strstr(f.log.text, "careful: not saved\n") != NULL);
   CHECK_INT(agent_context(world_agent_find(f.w, "careful"))->version, 0);
-  int asked = 0;
-  world_set_approver(f.w, yes, &asked);
+  asker k = {f.w, 0};
+  world_set_approver(f.w, &(world_approver){yes, NULL}, &k);
   say(&f, "@careful remember x");
-  CHECK_INT(asked, 1);
+  CHECK_INT(k.asked, 1);
+  CHECK_INT(world_approvals_pending(f.w), 0);
   CHECK(strstr(f.log.text, "careful: saved\n") != NULL);
   CHECK_INT(agent_context(world_agent_find(f.w, "careful"))->version, 1);
   fx_close(&f);

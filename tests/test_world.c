@@ -5,6 +5,7 @@
 #include "support/unit.h"
 
 #include "agents/agent.h"
+#include "agents/prompt.h"
 #include "world/world.h"
 
 #include <event2/event.h>
@@ -180,7 +181,7 @@ static void agent_answers_through_host(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, fh_ids};
+  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, NULL, fh_ids};
   char *replies[] = {"@madame-pedagogue Bonjour, class.", "   "};
   agent *a = script_agent(llm, &host, "Madame Pedagogue", replies, 2);
   CHECK_STR(agent_id(a), "madame-pedagogue");
@@ -241,7 +242,7 @@ static void agent_inbox_keeps_order(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, fh_ids};
+  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, NULL, fh_ids};
   char *replies[] = {"first answer", "second answer"};
   agent *a = script_agent(llm, &host, "ann", replies, 2);
   const char *ids[] = {"ann"};
@@ -282,7 +283,7 @@ static void prompt_memory_window(void) {
   llm_message *msgs = NULL;
   size_t n = 0;
   char *arena = NULL;
-  CHECK_INT(agent_prompt_build("You are ann.", "ann", mem, 5, 3, &msgs, &n, &arena), AG_OK);
+  CHECK_INT(prompt_build("You are ann.", "ann", mem, 5, 3, &msgs, &n, &arena), AG_OK);
   CHECK_INT(n, 4);
   CHECK_STR(msgs[0].role, "system");
   CHECK_STR(msgs[0].content, "You are ann.");
@@ -295,7 +296,7 @@ static void prompt_memory_window(void) {
   free(msgs);
   free(arena);
   /* No system prompt, window larger than memory: everything, oldest first. */
-  CHECK_INT(agent_prompt_build(NULL, "ann", mem, 5, 10, &msgs, &n, &arena), AG_OK);
+  CHECK_INT(prompt_build(NULL, "ann", mem, 5, 10, &msgs, &n, &arena), AG_OK);
   CHECK_INT(n, 5);
   CHECK_STR(msgs[0].content, "human: hello all");
   CHECK_STR(msgs[1].role, "assistant");
