@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cli/load.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -27,7 +28,6 @@ static const char console_usage[] =
   "\n"
   "  --db DIR    the database directory (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
   "              ~/.local/share/agora)\n";
-
 
 console *the_console;
 
@@ -121,14 +121,7 @@ static int open_file_world(console *c, const char *path, ag_errmsg *em) {
   int rc = world_spec_load(path, &spec, em);
   if (rc) return rc;
   cli_world *cw = &c->cw;
-  if (!(cw->base = event_base_new())) {
-    rc = ag_fail(em, AG_ERR_NOMEM, "cannot create the event loop");
-  } else if ((rc = world_new(cw->base, &spec, &cw->w, em))) {
-    ag_errmsg detail = *em;
-    rc = ag_fail(em, rc == AG_ERR_NOMEM ? rc : AG_ERR_INVALID, "%s: %s", path, detail.text);
-  } else {
-    rc = chat_session_open(c->st, cw->w, &cw->cs, em);
-  }
+  if (!(rc = cli_world_build(path, &spec, &cw->base, &cw->w, em))) rc = chat_session_open(c->st, cw->w, &cw->cs, em);
   world_spec_free(&spec);
   return rc;
 }

@@ -2,6 +2,7 @@
  * is quiet, and print the transcript. */
 #include "cli/cli.h"
 #include "cli/db.h"
+#include "cli/load.h"
 #include "cli/output.h"
 #include "world/world.h"
 
@@ -86,12 +87,8 @@ int cli_run(int argc, char **argv) {
     status = cli_error(AG_ERR_INVALID, "run: --chat continues a saved chat and cannot go with --no-save");
     goto done;
   }
-  if (!(base = event_base_new())) {
-    status = cli_error(AG_ERR_NOMEM, "cannot create the event loop");
-    goto done;
-  }
-  if ((rc = world_new(base, &spec, &w, &em))) {
-    status = cli_error(rc == AG_ERR_NOMEM ? rc : AG_ERR_INVALID, "%s: %s", args.world_path, em.text);
+  if ((rc = cli_world_build(args.world_path, &spec, &base, &w, &em))) {
+    status = cli_error(rc, "%s", em.text);
     goto done;
   }
   world_set_emit_chunks(w, args.json && args.stream);
