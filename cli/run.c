@@ -63,6 +63,29 @@ static int parse_args(int argc, char **argv, run_args *a) {
  * delivers the answer from the loop). */
 static void approve_all(void *ud, const world_approval *req) { world_approval_answer(ud, req->id, 1); }
 
+/* The script's steps, each run until the world is quiet. Returns an exit status (0: all ran). */
+static int run_steps(const world_spec *spec, world *w, chat_session *cs, output *out) {
+  ag_errmsg em = {""};
+  int rc;
+  for (size_t i = 0; i < spec->n_steps; i++) {
+    const world_step *step = &spec->steps[i];
+    output_progress(out, i + 1, spec->n_steps, world_thinking(w), NULL);
+    if (step->new_chat) {
+      if (!cs) {
+        world_reset_conversation(w);
+      } else if ((rc = chat_session_new(cs, &em))) {
+        return cli_error(rc, "script[%zu]: %s", i, em.text[0] ? em.text : ag_strerror(rc));
+      } else {
+        output_set_chat(out, chat_session_current(cs));
+      }
+    } else if ((rc = world_publish(w, step->from, step->text, NULL))) {
+      return cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
+    }
+    if ((rc = world_run_until_quiet(w))) return cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
+  }
+  return 0;
+}
+
 int cli_run(int argc, char **argv) {
   if (argc > 0 && cli_is_help(argv[0])) {
     fputs(run_usage, stdout);
@@ -116,27 +139,7 @@ int cli_run(int argc, char **argv) {
     }
     output_set_chat(out, chat_session_current(cs));
   }
-  for (size_t i = 0; i < spec.n_steps; i++) {
-    const world_step *step = &spec.steps[i];
-    output_progress(out, i + 1, spec.n_steps, world_thinking(w), NULL);
-    if (step->new_chat) {
-      if (!cs) {
-        world_reset_conversation(w);
-      } else if ((rc = chat_session_new(cs, &em))) {
-        status = cli_error(rc, "script[%zu]: %s", i, em.text[0] ? em.text : ag_strerror(rc));
-        goto done;
-      } else {
-        output_set_chat(out, chat_session_current(cs));
-      }
-    } else if ((rc = world_publish(w, step->from, step->text, NULL))) {
-      status = cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
-      goto done;
-    }
-    if ((rc = world_run_until_quiet(w))) {
-      status = cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
-      goto done;
-    }
-  }
+  if ((status = run_steps(&spec, w, cs, out))) goto done;
   output_done(out);
   if (world_failed_calls(w)) {
     fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(w));
