@@ -378,12 +378,42 @@ static void world_removing_a_thinking_agent(void) {
   event_base_free(base);
 }
 
+/* The script provider's replies are typed options: plain text, and tool calls with or without args
+ * and text; the world file reads them and writes them back as they were. */
+static void script_replies_round_trip(void) {
+  const char *replies = "[\"plain\", {\"tool\": \"save_context\", \"args\": {\"notes\": [\"x\"]}, \"text\": \"t\"},"
+                        " {\"tool\": \"load_context\"}]";
+  char json[512];
+  snprintf(json, sizeof json, "{\"name\": \"R\", \"agents\": [{\"name\": \"ann\", \"replies\": %s}]}", replies);
+  cJSON *root = cJSON_Parse(json);
+  world_spec spec;
+  ag_errmsg em = {""};
+  CHECK_INT(world_spec_from_json(root, "r.json", &spec, &em), AG_OK);
+  const llm_script_options *o = &spec.agents[0].llm.script;
+  CHECK_INT(o->n_replies, 3);
+  CHECK_STR(o->replies[0].text, "plain");
+  CHECK(o->replies[0].tool == NULL);
+  CHECK_STR(o->replies[1].tool, "save_context");
+  CHECK_STR(o->replies[1].args_json, "{\"notes\":[\"x\"]}");
+  CHECK_STR(o->replies[1].text, "t");
+  CHECK_STR(o->replies[2].tool, "load_context");
+  CHECK(o->replies[2].args_json == NULL && o->replies[2].text == NULL);
+  cJSON *back = world_agent_to_json(&spec.agents[0]);
+  cJSON *want = cJSON_Parse(replies);
+  CHECK(cJSON_Compare(cJSON_GetObjectItem(back, "replies"), want, 1));
+  cJSON_Delete(want);
+  cJSON_Delete(back);
+  world_spec_free(&spec);
+  cJSON_Delete(root);
+}
+
 static const unit_test tests[] = {
   UNIT(bus_order_phases_and_no_reentry),
   UNIT(bus_unsubscribe_inside_handler),
   UNIT(agent_answers_through_host),
   UNIT(agent_inbox_keeps_order),
   UNIT(prompt_memory_window),
+  UNIT(script_replies_round_trip),
   UNIT(world_quiet_and_agents),
   UNIT(world_removing_a_thinking_agent),
 };
