@@ -3,16 +3,21 @@
 #include "agents/agent.h"
 #include "common/clock.h"
 
+#include "agents/prompt.h"
 #include "agents/shape.h"
+#include "agents/tool_exec.h"
+#include "agents/turn_log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
+
+/* The host's answer for the call at round_next, while a round waits for or has just got one. */
+typedef enum approval_state { APPROVAL_NONE, APPROVAL_ASKED, APPROVAL_ALLOWED, APPROVAL_DENIED } approval_state;
 
 struct agent {
   agent_settings s;
+  agent_phase phase;    /* changed only by agent_set_phase */
   char id[MENTION_ID_MAX];
   const agent_host *host;
   llm_endpoint *llm;
@@ -27,8 +32,12 @@ struct agent {
   /* The turn in progress: tool rounds so far and what they added to the prompt (assistant tool calls
    * and tool results), sent back with each further round and forgotten when the turn ends. */
   int rounds;
-  llm_message *tlog;
-  size_t n_tlog, cap_tlog;
+  turn_log tlog;
+  /* The tool round in progress: its assistant message in tlog, the next call to run, the answer to
+   * that call's approval, and save_context's message (the reply that completes the turn). */
+  size_t round_msg, round_next;
+  approval_state approval;
+  char *round_reply;
   context_state ctx;
   turn_state turn;
   ag_msg **mem;
@@ -68,6 +77,16 @@ void agent_settings_free(agent_settings *s) {
   s->name = s->system_prompt = NULL;
 }
 
+/* The script provider's answer when the world file gives the agent no replies. */
+static int agent_script_fallback(agent *a) {
+  size_t n = strlen(a->s.name) + 32;
+  char *text = malloc(n);
+  if (!text) return AG_ERR_NOMEM;
+  snprintf(text, n, "(%s has nothing to say)", a->s.name);
+  a->s.llm.script.fallback = text;
+  return AG_OK;
+}
+
 int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, agent **out,
               ag_errmsg *em) {
   int rc = AG_OK;
@@ -80,12 +99,7 @@ int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, 
     goto fail;
   }
   if ((rc = agent_settings_copy(&a->s, s))) goto fail;
-  free(a->s.llm.agent_name);
-  a->s.llm.agent_name = strdup(a->s.name);
-  if (!a->s.llm.agent_name) {
-    rc = AG_ERR_NOMEM;
-    goto fail;
-  }
+  if (!a->s.llm.script.fallback && (rc = agent_script_fallback(a))) goto fail;
   if (a->s.monadic) a->s.tools |= TOOL_BIT(TOOL_LOAD_CONTEXT) | TOOL_BIT(TOOL_SAVE_CONTEXT);
   if ((rc = context_init(&a->ctx))) goto fail;
   if ((rc = llm_endpoint_new(llm, &a->s.llm, &a->llm, em))) goto fail;
@@ -98,13 +112,25 @@ fail:
   return rc;
 }
 
-static void tlog_clear(agent *a);
+static void agent_set_phase(agent *a, agent_phase p) { a->phase = p; }
+
+/* Forgets the turn's tool rounds. */
+static void tlog_clear(agent *a) {
+  turn_log_clear(&a->tlog);
+  a->rounds = 0;
+  a->round_msg = a->round_next = 0;
+  free(a->round_reply);
+  a->round_reply = NULL;
+}
 
 static void agent_drop_call(agent *a) {
   int was_thinking = agent_is_thinking(a);
+  if (a->phase == AGENT_AWAITING_APPROVAL && a->host->approve_cancel) a->host->approve_cancel(a->host->ctx, a);
+  a->approval = APPROVAL_NONE;
   tlog_clear(a);
   if (a->call) llm_call_cancel(a->call);
   a->call = NULL;
+  agent_set_phase(a, AGENT_IDLE);
   if (a->answering) ag_msg_unref(a->answering);
   a->answering = NULL;
   for (size_t i = 0; i < a->inbox_len; i++) ag_msg_unref(a->inbox[(a->inbox_head + i) % a->inbox_cap]);
@@ -124,7 +150,7 @@ void agent_free(agent *a) {
   agent_clear_memory(a);
   free(a->mem);
   free(a->inbox);
-  free(a->tlog);
+  turn_log_free(&a->tlog);
   context_free(&a->ctx);
   llm_endpoint_free(a->llm);
   agent_settings_free(&a->s);
@@ -135,6 +161,7 @@ const char *agent_id(const agent *a) { return a->id; }
 const char *agent_name(const agent *a) { return a->s.name; }
 const agent_settings *agent_settings_of(const agent *a) { return &a->s; }
 int agent_is_thinking(const agent *a) { return a->answering != NULL || a->inbox_len > 0; }
+agent_phase agent_phase_of(const agent *a) { return a->phase; }
 turn_state agent_turn_state(const agent *a) { return a->turn; }
 void agent_set_turn_state(agent *a, turn_state st) { a->turn = st; }
 size_t agent_reply_counter(const agent *a) { return llm_endpoint_reply_counter(a->llm); }
@@ -196,43 +223,6 @@ int agent_set_context(agent *a, const context_state *st) {
 
 void agent_cancel(agent *a) { agent_drop_call(a); }
 
-int agent_prompt_build(const char *system_prompt, const char *self_id, ag_msg *const *memory,
-                       size_t n, int window, llm_message **out, size_t *n_out, char **arena) {
-  size_t first = (window > 0 && n > (size_t)window) ? n - (size_t)window : 0;
-  size_t count = (system_prompt ? 1 : 0) + (n - first);
-  size_t bytes = 1;
-  for (size_t i = first; i < n; i++) bytes += strlen(memory[i]->sender) + strlen(memory[i]->text) + 3;
-  llm_message *msgs = calloc(count ? count : 1, sizeof *msgs);
-  char *buf = malloc(bytes);
-  if (!msgs || !buf) {
-    free(msgs);
-    free(buf);
-    return AG_ERR_NOMEM;
-  }
-  size_t k = 0, pos = 0;
-  if (system_prompt) msgs[k++] = (llm_message){.role = "system", .content = system_prompt};
-  for (size_t i = first; i < n; i++) {
-    const ag_msg *m = memory[i];
-    /* The agent's own replies go back as the assistant's words; everyone else is named so the
-     * model always knows who said what. */
-    if (strcasecmp(m->sender, self_id) == 0 && m->kind != AG_KIND_HUMAN) {
-      msgs[k++] = (llm_message){.role = "assistant", .content = m->text};
-    } else {
-      char *p = buf + pos;
-      size_t sl = strlen(m->sender), tl = strlen(m->text);
-      memcpy(p, m->sender, sl);
-      memcpy(p + sl, ": ", 2);
-      memcpy(p + sl + 2, m->text, tl + 1);
-      pos += sl + tl + 3;
-      msgs[k++] = (llm_message){.role = "user", .content = p};
-    }
-  }
-  *out = msgs;
-  *n_out = k;
-  *arena = buf;
-  return AG_OK;
-}
-
 static void agent_report(agent *a, agent_event_type type, const char *text, size_t len,
                          const llm_error_info *info, int failed) {
   if (!a->host->event) return;
@@ -247,70 +237,6 @@ static void agent_report_tool(agent *a, agent_event_type type, const char *tool,
   a->host->event(a->host->ctx, a, &ev);
 }
 
-
-/* ---- the turn log: what tool rounds add to the prompt ---- */
-
-static void tlog_clear(agent *a) {
-  for (size_t i = 0; i < a->n_tlog; i++) {
-    llm_message *m = &a->tlog[i];
-    free((char *)m->content);
-    free((char *)m->tool_call_id);
-    free((char *)m->tool_name);
-    for (size_t k = 0; k < m->n_tool_calls; k++) {
-      free(m->tool_calls[k].id);
-      free(m->tool_calls[k].name);
-      free(m->tool_calls[k].args_json);
-      free(m->tool_calls[k].signature);
-    }
-    free((llm_tool_call *)m->tool_calls);
-  }
-  a->n_tlog = 0;
-  a->rounds = 0;
-}
-
-static llm_message *tlog_add(agent *a) {
-  if (a->n_tlog == a->cap_tlog) {
-    size_t ncap = a->cap_tlog ? a->cap_tlog * 2 : 8;
-    llm_message *p = realloc(a->tlog, ncap * sizeof *p);
-    if (!p) return NULL;
-    a->tlog = p;
-    a->cap_tlog = ncap;
-  }
-  llm_message *m = &a->tlog[a->n_tlog++];
-  memset(m, 0, sizeof *m);
-  return m;
-}
-
-static char *dup0(const char *s) { return s ? strdup(s) : NULL; }
-
-/* The assistant's tool-calling message, copied into the log. */
-static int tlog_add_calls(agent *a, const char *text, const llm_tool_call *calls, size_t n) {
-  llm_message *m = tlog_add(a);
-  if (!m) return AG_ERR_NOMEM;
-  m->role = "assistant";
-  m->content = text && text[0] ? strdup(text) : NULL;
-  llm_tool_call *c = calloc(n, sizeof *c);
-  if (!c) return AG_ERR_NOMEM;
-  for (size_t i = 0; i < n; i++) {
-    c[i].id = dup0(calls[i].id);
-    c[i].name = dup0(calls[i].name);
-    c[i].args_json = dup0(calls[i].args_json);
-    c[i].signature = dup0(calls[i].signature);
-  }
-  m->tool_calls = c;
-  m->n_tool_calls = n;
-  return AG_OK;
-}
-
-static int tlog_add_result(agent *a, const llm_tool_call *call, const char *result) {
-  llm_message *m = tlog_add(a);
-  if (!m) return AG_ERR_NOMEM;
-  m->role = "tool";
-  m->content = strdup(result);
-  m->tool_call_id = dup0(call->id);
-  m->tool_name = dup0(call->name);
-  return m->content ? AG_OK : AG_ERR_NOMEM;
-}
 
 static void agent_on_chunk(void *ud, const char *text, size_t len) {
   agent *a = ud;
@@ -339,125 +265,63 @@ static void agent_publish_reply(agent *a, const ag_msg *m, const char *text, int
   free(shaped);
 }
 
-static char *json_error(const char *fmt, const char *detail) {
-  char msg[512];
-  snprintf(msg, sizeof msg, fmt, detail);
-  cJSON *j = cJSON_CreateObject();
-  cJSON_AddStringToObject(j, "error", msg);
-  char *s = cJSON_PrintUnformatted(j);
-  cJSON_Delete(j);
-  return s;
+/* The body of tool call c with parsed args (id allowed, approval settled). */
+static char *agent_tool_body(agent *a, tool_id id, const llm_tool_call *c, const cJSON *args, int64_t at) {
+  if (id == TOOL_LOAD_CONTEXT) return tool_exec_load(&a->ctx);
+  if (id == TOOL_SAVE_CONTEXT) return tool_exec_save(&a->ctx, args, at, &a->round_reply);
+  if (id != TOOL_SEND_MESSAGE) return tool_exec_error("unknown tool '%s'", c->name);
+  /* Leading mentions address exactly the named agents (§3.6). */
+  size_t n_ids = 0;
+  const char *const *ids = a->host->ids ? a->host->ids(a->host->ctx, &n_ids) : NULL;
+  char *text = NULL;
+  char *err = tool_exec_message(args, ids, n_ids, &text);
+  if (err || !text) return err;
+  ag_msg *sent = NULL;
+  int rc = a->host->publish(a->host->ctx, a, text, AG_KIND_AGENT, &sent);
+  free(text);
+  if (rc || !sent) return tool_exec_error("could not send: %s", ag_strerror(rc));
+  agent_memory_push(a, sent);
+  return tool_exec_sent(sent->seq);
 }
 
-static char *json_print_take(cJSON *j) {
-  char *s = cJSON_PrintUnformatted(j);
-  cJSON_Delete(j);
-  return s;
-}
-
-/* Runs one tool call and returns its result as JSON text (caller frees). An unknown tool, a tool the
- * agent was not given, invalid arguments or a denied approval give an error result, never a crash.
- * save_context's message goes to *reply. */
-static char *agent_exec_tool(agent *a, const llm_tool_call *c, char **reply, int *failed, int64_t *at_ms) {
+/* Runs tool call c and returns its result as JSON text (caller frees). An unknown tool, a tool the
+ * agent was not given, invalid arguments or a denied approval give an error result, never a crash. A
+ * call that needs approval and has no answer yet asks the host: NULL with *asked set. */
+static char *agent_run_call(agent *a, const llm_tool_call *c, int *failed, int64_t *at_ms, int *asked) {
   tool_id id;
-  char err[256];
   cJSON *args = NULL;
   *failed = 1;
   *at_ms = ag_now_ms();
-  if (tool_parse(c->name, &id) || !(a->s.tools & TOOL_BIT(id))) return json_error("unknown tool '%s'", c->name);
-  if (tool_args_parse(id, c->args_json, &args, err, sizeof err)) return json_error("invalid arguments: %s", err);
-  if (a->s.approve & TOOL_BIT(id)) {
-    int ok = a->host->approve && a->host->approve(a->host->ctx, a, c->name, c->args_json);
-    if (!ok) {
-      cJSON_Delete(args);
-      return json_error("denied: %s needs the user's approval and did not get it", c->name);
+  char *out = tool_exec_check(a->s.tools, c, &id, &args);
+  if (out) return out;
+  if ((a->s.approve & TOOL_BIT(id)) && a->approval != APPROVAL_ALLOWED) {
+    if (a->approval == APPROVAL_NONE && a->host->approve &&
+        a->host->approve(a->host->ctx, a, c->name, c->args_json) == AG_OK) {
+      *asked = 1;
+    } else {
+      out = tool_exec_error("denied: %s needs the user's approval and did not get it", c->name);
     }
-  }
-  char *out = NULL;
-  cJSON *res = NULL;
-  switch (id) {
-  case TOOL_LOAD_CONTEXT:
-    out = json_print_take(context_to_json(&a->ctx));
-    break;
-  case TOOL_SAVE_CONTEXT: {
-    if (context_apply(&a->ctx, args, *at_ms)) {
-      out = json_error("invalid arguments: %s", "must be an object");
-      break;
-    }
-    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(args, "message");
-    if (cJSON_IsString(msg) && msg->valuestring[0] && !*reply) *reply = strdup(msg->valuestring);
-    res = cJSON_CreateObject();
-    cJSON_AddBoolToObject(res, "ok", 1);
-    cJSON_AddNumberToObject(res, "version", (double)a->ctx.version);
-    out = json_print_take(res);
-    break;
-  }
-  case TOOL_SEND_MESSAGE: {
-    /* Leading mentions address exactly the named agents (§3.6). */
-    size_t cap = 64;
-    const cJSON *t;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(args, "to")) cap += strlen(t->valuestring) + 2;
-    const char *text = cJSON_GetObjectItemCaseSensitive(args, "text")->valuestring;
-    cap += strlen(text);
-    char *msg = malloc(cap);
-    size_t pos = 0;
-    size_t n_ids = 0;
-    const char *const *ids = a->host->ids ? a->host->ids(a->host->ctx, &n_ids) : NULL;
-    const char *unknown = NULL;
-    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(args, "to")) {
-      char id_buf[MENTION_ID_MAX] = "";
-      int known = mention_id_from_name(t->valuestring[0] == '@' ? t->valuestring + 1 : t->valuestring, id_buf,
-                                       sizeof id_buf) == AG_OK;
-      int found = 0;
-      for (size_t k = 0; known && k < n_ids && !found; k++) found = strcmp(ids[k], id_buf) == 0;
-      if (!found && !unknown) unknown = t->valuestring;
-      pos += (size_t)snprintf(msg + pos, cap - pos, "@%s ", id_buf);
-    }
-    if (unknown) {
-      free(msg);
-      out = json_error("no agent '%s' in this world", unknown);
-      break;
-    }
-    snprintf(msg + pos, cap - pos, "%s", text);
-    ag_msg *sent = NULL;
-    int rc = a->host->publish(a->host->ctx, a, msg, AG_KIND_AGENT, &sent);
-    free(msg);
-    if (rc || !sent) {
-      out = json_error("could not send: %s", ag_strerror(rc));
-      break;
-    }
-    agent_memory_push(a, sent);
-    res = cJSON_CreateObject();
-    cJSON_AddBoolToObject(res, "ok", 1);
-    cJSON_AddNumberToObject(res, "seq", (double)sent->seq);
-    out = json_print_take(res);
-    break;
-  }
-  default:
-    out = json_error("unknown tool '%s'", c->name);
+  } else {
+    out = agent_tool_body(a, id, c, args, *at_ms);
+    *failed = tool_exec_failed(out);
   }
   cJSON_Delete(args);
-  if (out && !strstr(out, "\"error\"")) *failed = 0;
   return out;
 }
 
-/* Degraded mode: a model without tool calling updates its context with a fenced JSON block. */
+/* Degraded mode: a model without tool calling updates its context with a fenced JSON block. Returns
+ * the reply without the block (caller frees), or NULL when there is none. */
 static char *agent_inline_context(agent *a, const char *text) {
-  cJSON *args = NULL;
-  char *rest = NULL;
-  if (!(a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT)) || tool_inline_extract(text, &args, &rest)) return NULL;
-  char *args_json = cJSON_PrintUnformatted(args);
+  char *rest = NULL, *args_json = NULL, *res_json = NULL;
+  int failed = 0;
   int64_t at = ag_now_ms();
+  if (!(a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT)) ||
+      !tool_exec_inline(&a->ctx, text, at, &rest, &args_json, &res_json, &failed))
+    return NULL;
   agent_report_tool(a, AGENT_EV_TOOL_CALL, "save_context", "inline", args_json ? args_json : "{}", 0, 0);
-  int failed = context_apply(&a->ctx, args, at) != AG_OK;
-  cJSON *res = cJSON_CreateObject();
-  cJSON_AddBoolToObject(res, "ok", !failed);
-  cJSON_AddNumberToObject(res, "version", (double)a->ctx.version);
-  char *res_json = json_print_take(res);
   agent_report_tool(a, AGENT_EV_TOOL_RESULT, "save_context", "inline", res_json ? res_json : "{}", failed, at);
   free(res_json);
   free(args_json);
-  cJSON_Delete(args);
   return rest;
 }
 
@@ -465,8 +329,62 @@ static void agent_end_turn(agent *a) {
   ag_msg *m = a->answering;
   a->answering = NULL;
   tlog_clear(a);
+  agent_set_phase(a, AGENT_IDLE);
   ag_msg_unref(m);
   agent_start_next(a);
+}
+
+/* The round's calls are done (rc: or one failed): save_context's message completes the turn, else
+ * the results go back to the model in the next round. */
+static void agent_round_end(agent *a, int rc) {
+  if (rc) {
+    agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
+  } else if (a->round_reply) {
+    agent_publish_reply(a, a->answering, a->round_reply, 0);
+  } else {
+    a->rounds++;
+    if (agent_call_llm(a) == AG_OK) return; /* the next round; the turn goes on */
+  }
+  agent_end_turn(a);
+}
+
+/* Runs the round's tool calls from round_next on, in order. A call that waits for approval parks the
+ * round (AGENT_AWAITING_APPROVAL); agent_approval_answer picks it up at the same call. */
+static void agent_round_go(agent *a) {
+  int rc = AG_OK;
+  const llm_message *round = &a->tlog.msgs[a->round_msg];
+  while (a->round_next < round->n_tool_calls) {
+    const llm_tool_call *c = &round->tool_calls[a->round_next];
+    if (a->approval == APPROVAL_NONE)
+      agent_report_tool(a, AGENT_EV_TOOL_CALL, c->name, c->id, c->args_json, 0, 0);
+    int failed = 0, asked = 0;
+    int64_t at = 0;
+    char *result = agent_run_call(a, c, &failed, &at, &asked);
+    if (asked) {
+      a->approval = APPROVAL_ASKED;
+      agent_set_phase(a, AGENT_AWAITING_APPROVAL);
+      return;
+    }
+    a->approval = APPROVAL_NONE;
+    if (!result) {
+      rc = AG_ERR_NOMEM;
+      break;
+    }
+    agent_report_tool(a, AGENT_EV_TOOL_RESULT, c->name, c->id, result, failed, at);
+    rc = turn_log_add_result(&a->tlog, c, result); /* c lives in its own array: still valid */
+    free(result);
+    if (rc) break;
+    round = &a->tlog.msgs[a->round_msg]; /* the log may have moved */
+    a->round_next++;
+  }
+  agent_round_end(a, rc);
+}
+
+void agent_approval_answer(agent *a, int allow) {
+  if (a->phase != AGENT_AWAITING_APPROVAL) return;
+  a->approval = allow ? APPROVAL_ALLOWED : APPROVAL_DENIED;
+  agent_set_phase(a, AGENT_TOOL_ROUND);
+  agent_round_go(a);
 }
 
 static void agent_on_done(void *ud, int err, const char *text, const llm_error_info *info) {
@@ -496,76 +414,48 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
     agent_end_turn(a);
     return;
   }
-  char *reply = NULL;
-  int rc = tlog_add_calls(a, text, calls, n_calls);
-  for (size_t i = 0; !rc && i < n_calls; i++) {
-    agent_report_tool(a, AGENT_EV_TOOL_CALL, calls[i].name, calls[i].id, calls[i].args_json, 0, 0);
-    int failed = 0;
-    int64_t at = 0;
-    char *result = agent_exec_tool(a, &calls[i], &reply, &failed, &at);
-    if (!result) {
-      rc = AG_ERR_NOMEM;
-      break;
-    }
-    agent_report_tool(a, AGENT_EV_TOOL_RESULT, calls[i].name, calls[i].id, result, failed, at);
-    rc = tlog_add_result(a, &calls[i], result);
-    free(result);
-  }
+  int rc = turn_log_add_calls(&a->tlog, text, calls, n_calls);
   if (rc) {
-    agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
-  } else if (reply) {
-    /* save_context's message is the reply: the turn is complete. */
-    agent_publish_reply(a, m, reply, 0);
-  } else {
-    a->rounds++;
-    if (agent_call_llm(a) == AG_OK) return; /* the next round; the turn goes on */
+    agent_round_end(a, rc);
+    return;
   }
-  free(reply);
-  agent_end_turn(a);
+  a->round_msg = a->tlog.n - 1;
+  a->round_next = 0;
+  agent_set_phase(a, AGENT_TOOL_ROUND);
+  agent_round_go(a);
 }
 
-/* The system prompt as sent: the agent's own, plus what its tools need it to know. Caller frees. */
-static char *agent_system_prompt(const agent *a) {
-  const char *base = a->s.system_prompt ? a->s.system_prompt : "";
-  char *ctx = NULL;
-  const char *extra = NULL;
-  if (a->s.monadic && a->s.tool_support) {
-    extra = TOOL_MONADIC_INSTRUCTION;
-  } else if (!a->s.tool_support && (a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT))) {
-    char *cj = json_print_take(context_to_json(&a->ctx));
-    size_t n = strlen(TOOL_INLINE_INSTRUCTION) + (cj ? strlen(cj) : 0) + 32;
-    ctx = malloc(n);
-    if (ctx) snprintf(ctx, n, "%s\nContext: %s", TOOL_INLINE_INSTRUCTION, cj ? cj : "{}");
-    free(cj);
-    extra = ctx;
+/* The whole prompt for a->answering: memory, then this turn's tool rounds. *all and *arena are freed
+ * by the caller. */
+static int agent_prompt(agent *a, llm_message **all, size_t *n_all, char **arena, char **sys) {
+  prompt_tools pt = {a->s.monadic, a->s.tool_support,
+                     !a->s.tool_support && (a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT)), &a->ctx};
+  llm_message *msgs = NULL;
+  size_t n = 0;
+  *sys = prompt_system(a->s.system_prompt, &pt);
+  int rc = prompt_build(*sys, a->id, a->mem, a->n_mem, a->memory_window, &msgs, &n, arena);
+  if (rc) return rc;
+  if (a->tlog.n) {
+    llm_message *p = realloc(msgs, (n + a->tlog.n) * sizeof *p);
+    if (!p) {
+      free(msgs);
+      return AG_ERR_NOMEM;
+    }
+    msgs = p;
+    memcpy(msgs + n, a->tlog.msgs, a->tlog.n * sizeof *msgs);
+    n += a->tlog.n;
   }
-  if (!extra) {
-    free(ctx);
-    return a->s.system_prompt ? strdup(base) : NULL;
-  }
-  size_t n = strlen(base) + strlen(extra) + 3;
-  char *out = malloc(n);
-  if (out) snprintf(out, n, "%s%s%s", base, base[0] ? "\n\n" : "", extra);
-  free(ctx);
-  return out;
+  *all = msgs;
+  *n_all = n;
+  return AG_OK;
 }
 
 /* Starts an LLM call for a->answering: the prompt from memory, then this turn's tool rounds. */
 static int agent_call_llm(agent *a) {
-  llm_message *msgs = NULL, *all = NULL;
-  char *arena = NULL;
+  llm_message *msgs = NULL;
+  char *arena = NULL, *sys = NULL;
   size_t n_msgs = 0;
-  char *sys = agent_system_prompt(a);
-  int rc = agent_prompt_build(sys, a->id, a->mem, a->n_mem, a->memory_window, &msgs, &n_msgs, &arena);
-  if (!rc && a->n_tlog) {
-    all = malloc((n_msgs + a->n_tlog) * sizeof *all);
-    if (!all) {
-      rc = AG_ERR_NOMEM;
-    } else {
-      memcpy(all, msgs, n_msgs * sizeof *all);
-      memcpy(all + n_msgs, a->tlog, a->n_tlog * sizeof *all);
-    }
-  }
+  int rc = agent_prompt(a, &msgs, &n_msgs, &arena, &sys);
   if (!rc) {
     llm_tool tools[TOOL_COUNT];
     size_t n_tools = 0;
@@ -573,12 +463,10 @@ static int agent_call_llm(agent *a) {
       for (int t = 0; t < TOOL_COUNT; t++)
         if (a->s.tools & TOOL_BIT(t)) tools[n_tools++] = *tool_definition((tool_id)t);
     agent_report(a, AGENT_EV_LLM_START, NULL, 0, NULL, 0);
-    llm_request req = {.messages = all ? all : msgs, .n_messages = n_msgs + (all ? a->n_tlog : 0),
-                       .tools = n_tools ? tools : NULL, .n_tools = n_tools};
+    llm_request req = {.messages = msgs, .n_messages = n_msgs, .tools = n_tools ? tools : NULL, .n_tools = n_tools};
     llm_callbacks cb = {agent_on_chunk, agent_on_done};
     rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
   }
-  free(all);
   free(msgs);
   free(arena);
   free(sys);
@@ -587,8 +475,10 @@ static int agent_call_llm(agent *a) {
     llm_error_info info = {0};
     snprintf(info.message, sizeof info.message, "%s", ag_strerror(rc));
     agent_report(a, AGENT_EV_LLM_ERROR, info.message, 0, &info, 1);
+    return rc;
   }
-  return rc;
+  agent_set_phase(a, AGENT_CALLING);
+  return AG_OK;
 }
 
 /* Starts the LLM call for the oldest message in the inbox, if any and if idle. */

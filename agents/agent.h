@@ -14,6 +14,14 @@
 
 typedef struct agent agent;
 
+/* Where an agent's turn is; one setter changes it, so every transition can be seen in one place. */
+typedef enum agent_phase {
+  AGENT_IDLE,             /* nothing to answer */
+  AGENT_CALLING,          /* an LLM call in flight */
+  AGENT_TOOL_ROUND,       /* running the tool calls of a reply */
+  AGENT_AWAITING_APPROVAL /* a tool call waits for the host's answer (agent_approval_answer) */
+} agent_phase;
+
 /* An agent's settings as read from a world file. Strings owned by the struct. */
 typedef struct agent_settings {
   char *name;          /* display name */
@@ -23,7 +31,7 @@ typedef struct agent_settings {
   unsigned approve;    /* TOOL_BIT()s of the tools that need the user's approval */
   int monadic;         /* load_context + save_context, with the instruction to use them */
   int tool_support;    /* the model calls tools natively (default 1); 0: context in the prompt */
-  llm_config llm;      /* provider settings; llm.agent_name is set from name */
+  llm_config llm;      /* provider settings; an unset llm.script.fallback is worded from name */
 } agent_settings;
 
 void agent_settings_init(agent_settings *s);
@@ -61,8 +69,13 @@ typedef struct agent_host {
   void (*event)(void *ctx, agent *a, const agent_event *ev);
   /* The agent started (on=1) or stopped (on=0) waiting for its LLM. */
   void (*thinking)(void *ctx, agent *a, int on);
-  /* May the agent run this tool call (declared "approve": true)? 1 yes, 0 no. NULL: always no. */
+  /* Asks whether the agent may run this tool call (declared "approve": true). AG_OK: the question is
+   * pending and the host answers later with agent_approval_answer, never from inside this call; the
+   * agent's turn waits meanwhile. Any other code (or NULL): denied at once. Strings borrowed. */
   int (*approve)(void *ctx, agent *a, const char *tool, const char *args_json);
+  /* The agent no longer waits for the pending answer (its turn was cancelled, reset or freed): the
+   * host forgets the question and must not answer it. May be NULL. */
+  void (*approve_cancel)(void *ctx, agent *a);
   /* The world's agent ids right now (borrowed until the world changes), for reading display names in
    * a reply's mentions. NULL: none. */
   const char *const *(*ids)(void *ctx, size_t *n);
@@ -87,12 +100,16 @@ const char *agent_id(const agent *a);
 const char *agent_name(const agent *a);
 const agent_settings *agent_settings_of(const agent *a);
 int agent_is_thinking(const agent *a);
+agent_phase agent_phase_of(const agent *a);
+/* The host's answer to the pending approval (allow 1 = run the call, 0 = deny it): the tool round
+ * goes on. Ignored when the agent is not awaiting one (a late answer after a cancel). */
+void agent_approval_answer(agent *a, int allow);
 
 /* Handles one delivered message (§3): decides, and answers (starting an LLM call) or publishes the
  * notice. m is borrowed; the agent takes a reference when it stores m in memory. Returns the decision. */
 turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules);
 
-/* Cancels the LLM call in flight, if any (Ctrl-C); the turn stays counted. */
+/* Cancels the LLM call in flight or the pending approval, if any (Ctrl-C); the turn stays counted. */
 void agent_cancel(agent *a);
 
 /* Memory of the current chat, oldest first; borrowed. Only the newest entries are kept in RAM (at
@@ -118,11 +135,5 @@ void agent_set_reply_counter(agent *a, size_t n);
 /* The agent's context in the current chat (borrowed), and restoring it (copied). */
 const context_state *agent_context(const agent *a);
 int agent_set_context(agent *a, const context_state *st);
-
-/* Builds the prompt for the last memory entry (§3): system prompt, then the last memory_window
- * messages, own replies as "assistant", others as "user" with "<sender>: " before the text.
- * *out (array) and *arena (the strings) are new allocations the caller frees. Pure. */
-int agent_prompt_build(const char *system_prompt, const char *self_id, ag_msg *const *memory,
-                       size_t n, int window, llm_message **out, size_t *n_out, char **arena);
 
 #endif

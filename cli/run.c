@@ -2,6 +2,7 @@
  * is quiet, and print the transcript. */
 #include "cli/cli.h"
 #include "cli/db.h"
+#include "cli/load.h"
 #include "cli/output.h"
 #include "world/world.h"
 
@@ -58,13 +59,31 @@ static int parse_args(int argc, char **argv, run_args *a) {
   return 0;
 }
 
-/* --yes: there is nobody to ask in a scripted run, so the flag answers for the user. */
-static int approve_all(void *ud, const char *agent_id, const char *tool, const char *args_json) {
-  (void)ud;
-  (void)agent_id;
-  (void)tool;
-  (void)args_json;
-  return 1;
+/* --yes: there is nobody to ask in a scripted run, so the flag answers for the user (the world
+ * delivers the answer from the loop). */
+static void approve_all(void *ud, const world_approval *req) { world_approval_answer(ud, req->id, 1); }
+
+/* The script's steps, each run until the world is quiet. Returns an exit status (0: all ran). */
+static int run_steps(const world_spec *spec, world *w, chat_session *cs, output *out) {
+  ag_errmsg em = {""};
+  int rc;
+  for (size_t i = 0; i < spec->n_steps; i++) {
+    const world_step *step = &spec->steps[i];
+    output_progress(out, i + 1, spec->n_steps, world_thinking(w), NULL);
+    if (step->new_chat) {
+      if (!cs) {
+        world_reset_conversation(w);
+      } else if ((rc = chat_session_new(cs, &em))) {
+        return cli_error(rc, "script[%zu]: %s", i, em.text[0] ? em.text : ag_strerror(rc));
+      } else {
+        output_set_chat(out, chat_session_current(cs));
+      }
+    } else if ((rc = world_publish(w, step->from, step->text, NULL))) {
+      return cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
+    }
+    if ((rc = world_run_until_quiet(w))) return cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
+  }
+  return 0;
 }
 
 int cli_run(int argc, char **argv) {
@@ -91,16 +110,12 @@ int cli_run(int argc, char **argv) {
     status = cli_error(AG_ERR_INVALID, "run: --chat continues a saved chat and cannot go with --no-save");
     goto done;
   }
-  if (!(base = event_base_new())) {
-    status = cli_error(AG_ERR_NOMEM, "cannot create the event loop");
-    goto done;
-  }
-  if ((rc = world_new(base, &spec, &w, &em))) {
-    status = cli_error(rc == AG_ERR_NOMEM ? rc : AG_ERR_INVALID, "%s: %s", args.world_path, em.text);
+  if ((rc = cli_world_build(args.world_path, &spec, &base, &w, &em))) {
+    status = cli_error(rc, "%s", em.text);
     goto done;
   }
   world_set_emit_chunks(w, args.json && args.stream);
-  if (args.yes) world_set_approver(w, approve_all, NULL);
+  if (args.yes) world_set_approver(w, &(world_approver){approve_all, NULL}, w);
   output_opts oo = {args.json, args.stream, 1, 0};
   if ((rc = output_new(stdout, world_id(w), &oo, &out))) {
     status = cli_error(rc, "%s", ag_strerror(rc));
@@ -124,27 +139,7 @@ int cli_run(int argc, char **argv) {
     }
     output_set_chat(out, chat_session_current(cs));
   }
-  for (size_t i = 0; i < spec.n_steps; i++) {
-    const world_step *step = &spec.steps[i];
-    output_progress(out, i + 1, spec.n_steps, world_thinking(w), NULL);
-    if (step->new_chat) {
-      if (!cs) {
-        world_reset_conversation(w);
-      } else if ((rc = chat_session_new(cs, &em))) {
-        status = cli_error(rc, "script[%zu]: %s", i, em.text[0] ? em.text : ag_strerror(rc));
-        goto done;
-      } else {
-        output_set_chat(out, chat_session_current(cs));
-      }
-    } else if ((rc = world_publish(w, step->from, step->text, NULL))) {
-      status = cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
-      goto done;
-    }
-    if ((rc = world_run_until_quiet(w))) {
-      status = cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
-      goto done;
-    }
-  }
+  if ((status = run_steps(&spec, w, cs, out))) goto done;
   output_done(out);
   if (world_failed_calls(w)) {
     fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(w));

@@ -53,23 +53,11 @@ static int dup_opt(char **dst, const char *src) {
 int llm_config_copy(llm_config *dst, const llm_config *src) {
   int rc = AG_OK;
   *dst = *src;
-  dst->agent_name = dst->model = dst->base_url = dst->api_key_env = NULL;
-  dst->replies = NULL;
-  dst->n_replies = 0;
-  if ((rc = dup_opt(&dst->agent_name, src->agent_name)) || (rc = dup_opt(&dst->model, src->model)) ||
-      (rc = dup_opt(&dst->base_url, src->base_url)) || (rc = dup_opt(&dst->api_key_env, src->api_key_env)))
+  dst->model = dst->base_url = dst->api_key_env = NULL;
+  dst->script = (llm_script_options){0};
+  if ((rc = dup_opt(&dst->model, src->model)) || (rc = dup_opt(&dst->base_url, src->base_url)) ||
+      (rc = dup_opt(&dst->api_key_env, src->api_key_env)) || (rc = llm_script_options_copy(&dst->script, &src->script)))
     goto fail;
-  if (src->n_replies) {
-    dst->replies = calloc(src->n_replies, sizeof *dst->replies);
-    if (!dst->replies) {
-      rc = AG_ERR_NOMEM;
-      goto fail;
-    }
-    for (size_t i = 0; i < src->n_replies; i++) {
-      dst->n_replies = i + 1;
-      if ((rc = dup_opt(&dst->replies[i], src->replies[i]))) goto fail;
-    }
-  }
   return AG_OK;
 fail:
   llm_config_free(dst);
@@ -77,15 +65,11 @@ fail:
 }
 
 void llm_config_free(llm_config *cfg) {
-  free(cfg->agent_name);
   free(cfg->model);
   free(cfg->base_url);
   free(cfg->api_key_env);
-  for (size_t i = 0; i < cfg->n_replies; i++) free(cfg->replies[i]);
-  free(cfg->replies);
-  cfg->agent_name = cfg->model = cfg->base_url = cfg->api_key_env = NULL;
-  cfg->replies = NULL;
-  cfg->n_replies = 0;
+  llm_script_options_free(&cfg->script);
+  cfg->model = cfg->base_url = cfg->api_key_env = NULL;
 }
 
 const llm_provider_ops *llm_provider_ops_for(llm_provider_kind kind) {

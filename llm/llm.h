@@ -18,17 +18,34 @@ typedef enum llm_provider_kind {
   LLM_OLLAMA      /* Ollama native /api/chat */
 } llm_provider_kind;
 
-#define LLM_SCRIPT_TOOL_MARK '\x1e'
-
 /* "script", "openai", ... → kind; AG_ERR_INVALID when unknown. */
 int llm_provider_parse(const char *name, llm_provider_kind *out);
 const char *llm_provider_name(llm_provider_kind kind);
+
+/* One reply of the script provider: its text and, for a scripted tool call, the call the reply makes
+ * (as a model's reply would carry it). Strings owned by the config that holds the reply. */
+typedef struct llm_script_reply {
+  char *text;      /* the reply's text; NULL for a tool call with no text */
+  char *tool;      /* a scripted tool call: the tool's name; NULL for a plain text reply */
+  char *args_json; /* the call's arguments as JSON object text; NULL: none (sent as {}) */
+} llm_script_reply;
+
+/* The script provider's options. replies[n] answers the n-th call, cycling; with no replies every
+ * call answers fallback (the caller words it, e.g. with the speaker's name). */
+typedef struct llm_script_options {
+  llm_script_reply *replies;
+  size_t n_replies;
+  char *fallback; /* NULL: "(nothing to say)" */
+} llm_script_options;
+
+/* Deep copy (dst is overwritten; on failure it is left empty) and free. */
+int llm_script_options_copy(llm_script_options *dst, const llm_script_options *src);
+void llm_script_options_free(llm_script_options *o);
 
 /* An agent's provider settings (cli.md "Agent settings"). All strings are owned by the config; a
  * config is filled by the world-file loader and copied by llm_endpoint_new. */
 typedef struct llm_config {
   llm_provider_kind provider;
-  char *agent_name;  /* for "(<name> has nothing to say)" and error reports */
   char *model;       /* NULL: provider default */
   char *base_url;    /* NULL: provider default */
   char *api_key_env; /* name of the environment variable holding the key; NULL: provider default */
@@ -38,10 +55,7 @@ typedef struct llm_config {
   int stream;        /* use the streaming API (default 1) */
   long timeout_ms;   /* per call, default 120000 */
   int max_retries;   /* default 3 */
-  char **replies;    /* script provider: replies[n] answers the n-th call, cycling; an entry that
-                        starts with LLM_SCRIPT_TOOL_MARK is a scripted tool call, the JSON text of
-                        {"tool": NAME, "args": {...}, "text": optional} after the mark */
-  size_t n_replies;
+  llm_script_options script; /* provider script only */
 } llm_config;
 
 void llm_config_init(llm_config *cfg); /* the defaults above, provider script */

@@ -1,11 +1,9 @@
-/* The built-in offline provider: the agent's n-th call answers with replies[n] from the world file,
+/* The built-in offline provider: the n-th call answers with replies[n] from its options (the world file),
  * cycling, from a later loop iteration. With streaming on, the reply arrives word by word, one chunk
  * per loop round, exactly like a real streaming provider would deliver it. */
 #include "llm/provider.h"
 
 #include "common/defer.h"
-
-#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,39 +31,61 @@ static void script_step(void *arg) {
   llm_call_finish(call, AG_OK, sc->text, NULL);
 }
 
+static char *dup_opt(const char *s, int *failed) {
+  char *d = s ? strdup(s) : NULL;
+  if (s && !d) *failed = 1;
+  return d;
+}
+
+int llm_script_options_copy(llm_script_options *dst, const llm_script_options *src) {
+  int failed = 0;
+  *dst = (llm_script_options){0};
+  dst->fallback = dup_opt(src->fallback, &failed);
+  if (src->n_replies) {
+    dst->replies = calloc(src->n_replies, sizeof *dst->replies);
+    if (!dst->replies) failed = 1;
+    for (size_t i = 0; dst->replies && i < src->n_replies; i++) {
+      const llm_script_reply *r = &src->replies[i];
+      dst->replies[i] = (llm_script_reply){dup_opt(r->text, &failed), dup_opt(r->tool, &failed),
+                                           dup_opt(r->args_json, &failed)};
+      dst->n_replies = i + 1;
+    }
+  }
+  if (!failed) return AG_OK;
+  llm_script_options_free(dst);
+  return AG_ERR_NOMEM;
+}
+
+void llm_script_options_free(llm_script_options *o) {
+  for (size_t i = 0; i < o->n_replies; i++) {
+    free(o->replies[i].text);
+    free(o->replies[i].tool);
+    free(o->replies[i].args_json);
+  }
+  free(o->replies);
+  free(o->fallback);
+  *o = (llm_script_options){0};
+}
+
 static int script_start(llm_call *call, const llm_request *req) {
   (void)req;
   llm_endpoint *e = call->ep;
+  const llm_script_options *o = &e->cfg.script;
   script_call *sc = calloc(1, sizeof *sc);
   if (!sc) return AG_ERR_NOMEM;
-  if (e->cfg.n_replies) {
-    const char *entry = e->cfg.replies[e->script_next % e->cfg.n_replies];
+  const char *text = o->fallback ? o->fallback : "(nothing to say)";
+  if (o->n_replies) {
+    const llm_script_reply *r = &o->replies[e->script_next % o->n_replies];
     e->script_next++;
-    if (entry[0] == LLM_SCRIPT_TOOL_MARK) {
-      /* A scripted tool call: the reply carries the call (and any text), as a model's would. */
-      cJSON *j = cJSON_Parse(entry + 1);
-      const cJSON *args = cJSON_GetObjectItemCaseSensitive(j, "args");
-      const cJSON *text = cJSON_GetObjectItemCaseSensitive(j, "text");
-      char *args_json = args ? cJSON_PrintUnformatted(args) : NULL;
-      int rc = llm_call_add_tool_call(call, NULL, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "tool")),
-                                      args_json ? args_json : "{}", NULL);
-      sc->text = strdup(cJSON_IsString(text) ? text->valuestring : "");
-      free(args_json);
-      cJSON_Delete(j);
-      if (rc) {
-        free(sc->text);
-        free(sc);
-        return rc;
-      }
-    } else {
-      sc->text = strdup(entry);
+    text = r->text ? r->text : "";
+    /* A scripted tool call: the reply carries the call (and any text), as a model's would. */
+    int rc = r->tool ? llm_call_add_tool_call(call, NULL, r->tool, r->args_json ? r->args_json : "{}", NULL) : AG_OK;
+    if (rc) {
+      free(sc);
+      return rc;
     }
-  } else {
-    const char *name = e->cfg.agent_name ? e->cfg.agent_name : "agent";
-    size_t n = strlen(name) + 32;
-    sc->text = malloc(n);
-    if (sc->text) snprintf(sc->text, n, "(%s has nothing to say)", name);
   }
+  sc->text = strdup(text);
   if (!sc->text) {
     free(sc);
     return AG_ERR_NOMEM;

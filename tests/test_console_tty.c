@@ -484,6 +484,36 @@ static void tty_two_streams(void) {
   free(db);
 }
 
+/* A tool call waiting for approval: the question is the prompt, another agent's reply streams and
+ * completes meanwhile, the typed line answers; Ctrl-C withdraws a pending question. */
+static void tty_approval_waits_while_another_streams(void) {
+  char *w = write_tmp("approve.json",
+                      "{\"name\": \"Approvals\", \"agents\": [{\"name\": \"careful\", \"tools\": [{\"name\": \"save_context\","
+                      " \"approve\": true}], \"replies\": [{\"tool\": \"save_context\", \"args\": {\"message\": \"saved\"}}]},"
+                      " {\"name\": \"chatty\", \"replies\": [\"a reply of seven words, streamed meanwhile\"]}]}\n");
+  char *db = fresh_db("db-approve");
+  tty t;
+  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "@careful @chatty go\r");
+  CHECK(tty_expect(&t, "approve: careful wants to call save_context {\"message\":\"saved\"} [y/N] "));
+  CHECK(tty_expect(&t, "chatty: a reply of seven words, streamed meanwhile\n\n"));
+  CHECK(strstr(t.text, "careful: saved") == NULL); /* still waiting for the person */
+  tty_send(&t, "y\r");
+  CHECK(tty_expect(&t, "-- approval: agent=careful tool=save_context approved=true"));
+  CHECK(tty_expect(&t, "careful: saved\n\n"));
+  tty_send(&t, "@careful again\r");
+  CHECK(tty_expect(&t, "approve: careful wants to call save_context"));
+  tty_send(&t, "\x03");
+  CHECK(tty_expect(&t, "-- approval: agent=careful tool=save_context approved=false ended=cancelled"));
+  CHECK(tty_expect(&t, "approvals · Go> "));
+  tty_send(&t, "\x04");
+  CHECK_INT(tty_exit(&t), 0);
+  tty_close(&t);
+  free(w);
+  free(db);
+}
+
 /* Started again on a terminal, the console says which chat continues and shows its last messages. */
 static void tty_resume_shows_recent(void) {
   char *w = write_tmp("world.json", world_json), *db = fresh_db("db-resume");
@@ -526,7 +556,7 @@ int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(tty_message_and_reply), UNIT(tty_completion),         UNIT(tty_ctrl_c_cancels_slow_reply),
     UNIT(tty_ctrl_c_clears_then_quits), UNIT(tty_new_and_delete), UNIT(tty_ctrl_d_exits),
-    UNIT(tty_two_streams),             UNIT(tty_resume_shows_recent),
+    UNIT(tty_two_streams),             UNIT(tty_resume_shows_recent), UNIT(tty_approval_waits_while_another_streams),
   };
   int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
   unit_rmrf(tmp);

@@ -35,7 +35,6 @@ static const llm_tool tools[] = {
 static void config_for(llm_config *cfg, llm_provider_kind kind, int stream) {
   llm_config_init(cfg);
   cfg->provider = kind;
-  cfg->agent_name = "tester";
   cfg->model = "test-model";
   cfg->base_url = (char *)llm_server_url(srv, kind == LLM_OPENAI ? "/v1" : "");
   cfg->api_key_env = kind == LLM_OLLAMA ? NULL : "AGORA_TEST_KEY";

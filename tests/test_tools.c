@@ -313,12 +313,19 @@ static void bad_tool_calls_become_error_results(void) {
   fx_close(&f);
 }
 
-static int yes(void *ud, const char *agent_id, const char *tool, const char *args_json) {
-  (void)agent_id;
-  (void)args_json;
-  CHECK_STR(tool, "save_context");
-  (*(int *)ud)++;
-  return 1;
+/* An approver that answers yes from inside the question (the world delivers it from the loop). */
+typedef struct asker {
+  world *w;
+  int asked;
+} asker;
+
+static void yes(void *ud, const world_approval *req) {
+  asker *k = ud;
+  CHECK_STR(req->tool, "save_context");
+  CHECK_STR(req->agent_id, "careful");
+  k->asked++;
+  CHECK_INT(world_approval_answer(k->w, req->id, 1), AG_OK);
+  CHECK_INT(world_approval_answer(k->w, req->id, 1), AG_ERR_STATE); /* one answer per request */
 }
 
 static void approval_denied_then_granted(void) {
@@ -334,13 +341,161 @@ static void approval_denied_then_granted(void) {
   CHECK(strstr(g.results[0], "denied") != NULL);
   CHECK(strstr(f.log.text, "careful: not saved\n") != NULL);
   CHECK_INT(agent_context(world_agent_find(f.w, "careful"))->version, 0);
-  int asked = 0;
-  world_set_approver(f.w, yes, &asked);
+  asker k = {f.w, 0};
+  world_set_approver(f.w, &(world_approver){yes, NULL}, &k);
   say(&f, "@careful remember x");
-  CHECK_INT(asked, 1);
+  CHECK_INT(k.asked, 1);
+  CHECK_INT(world_approvals_pending(f.w), 0);
   CHECK(strstr(f.log.text, "careful: saved\n") != NULL);
   CHECK_INT(agent_context(world_agent_find(f.w, "careful"))->version, 1);
   fx_close(&f);
+}
+
+
+/* ---- asynchronous approvals: the question waits, the world goes on ---- */
+
+#define APPROVE_WORLD(second_reply)                                                                        \
+  "{\"name\": \"P\", \"agents\": [{\"name\": \"careful\", \"tools\": [{\"name\": \"save_context\", \"approve\":" \
+  " true}], \"replies\": [{\"tool\": \"save_context\", \"args\": {\"message\": \"saved\"}}, " second_reply "]},"   \
+  " {\"name\": \"chatty\", \"replies\": [\"one two three four five six\"]}]}"
+
+typedef struct pend {
+  world *w;
+  uint64_t id;
+  int asked, withdrawn, timed_out, answer_now;
+  int chunks, chatty_done, careful_done;
+  int answered, chunks_at_answer, chatty_done_at_answer, phase_at_answer;
+} pend;
+
+static void pend_ask(void *ud, const world_approval *req) {
+  pend *p = ud;
+  CHECK_STR(req->agent_id, "careful");
+  CHECK_STR(req->tool, "save_context");
+  CHECK_STR(req->args_json, "{\"message\":\"saved\"}");
+  p->id = req->id;
+  p->asked++;
+}
+
+static void pend_withdrawn(void *ud, uint64_t id, int timed_out) {
+  pend *p = ud;
+  CHECK_INT(id, p->id);
+  p->withdrawn++;
+  p->timed_out = timed_out;
+}
+
+/* Watches the bus; answers the pending question (yes) once chatty's whole reply is out. */
+static void pend_watch(void *ud, bus_topic topic, void *payload) {
+  pend *p = ud;
+  if (topic == BUS_EVENT) {
+    const bus_event *e = payload;
+    const char *who = cJSON_GetStringValue(cJSON_GetObjectItem(e->fields, "agent"));
+    if (!strcmp(e->type, "llm-chunk") && who && !strcmp(who, "chatty")) p->chunks++;
+    return;
+  }
+  const ag_msg *m = payload;
+  if (m->kind != AG_KIND_AGENT) return;
+  if (!strcmp(m->sender, "careful")) p->careful_done = 1;
+  if (strcmp(m->sender, "chatty")) return;
+  p->chatty_done = 1;
+  if (p->answer_now && p->asked && !p->answered) {
+    p->chunks_at_answer = p->chunks;
+    p->chatty_done_at_answer = p->chatty_done;
+    p->phase_at_answer = agent_phase_of(world_agent_find(p->w, "careful"));
+    p->answered = 1;
+    CHECK_INT(world_approval_answer(p->w, p->id, 1), AG_OK);
+  }
+}
+
+static world *pend_world(struct event_base *base, const char *json, pend *p) {
+  world *w = tworld_make(base, json);
+  memset(p, 0, sizeof *p);
+  p->w = w;
+  world_set_emit_chunks(w, 1);
+  world_set_approver(w, &(world_approver){pend_ask, pend_withdrawn}, p);
+  bus_subscribe(world_bus(w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, pend_watch, p, NULL);
+  return w;
+}
+
+/* Runs the loop until the question is asked (it never settles while one waits with no timeout). */
+static void run_until_asked(world *w, pend *p) {
+  for (int i = 0; i < 1000 && !p->asked; i++) event_base_loop(world_base(w), EVLOOP_ONCE);
+  CHECK_INT(p->asked, 1);
+}
+
+/* While careful's tool call waits for its answer, chatty streams its whole reply. */
+static void approval_pending_while_another_streams(void) {
+  struct event_base *base = event_base_new();
+  pend p;
+  world *w = pend_world(base, APPROVE_WORLD("\"x\""), &p);
+  p.answer_now = 1;
+  CHECK_INT(world_publish(w, "human", "@careful @chatty go", NULL), AG_OK);
+  CHECK_INT(world_run_until_quiet(w), AG_OK);
+  CHECK_INT(p.asked, 1);
+  CHECK_INT(p.answered, 1);
+  CHECK(p.chunks_at_answer >= 6); /* every word of chatty's reply streamed before the answer */
+  CHECK_INT(p.chatty_done_at_answer, 1);
+  CHECK_INT(p.phase_at_answer, AGENT_AWAITING_APPROVAL);
+  CHECK_INT(p.careful_done, 1);
+  CHECK_INT(p.withdrawn, 0);
+  CHECK_INT(agent_context(world_agent_find(w, "careful"))->version, 1);
+  CHECK_INT(agent_phase_of(world_agent_find(w, "careful")), AGENT_IDLE);
+  CHECK_INT(world_approvals_pending(w), 0);
+  world_free(w);
+  event_base_free(base);
+}
+
+/* Cancelling the turn (Ctrl-C, a reset) withdraws the question: a late answer is refused. */
+static void approval_cancelled_while_pending(void) {
+  struct event_base *base = event_base_new();
+  pend p;
+  /* Every reply of careful's is the tool call, so each turn asks. */
+  world *w = pend_world(base, APPROVE_WORLD("{\"tool\": \"save_context\", \"args\": {\"message\": \"saved\"}}"), &p);
+  CHECK_INT(world_publish(w, "human", "@careful go", NULL), AG_OK);
+  run_until_asked(w, &p);
+  agent *careful = world_agent_find(w, "careful");
+  CHECK_INT(agent_phase_of(careful), AGENT_AWAITING_APPROVAL);
+  CHECK_INT(world_approvals_pending(w), 1);
+  CHECK(!world_is_quiet(w));
+  world_cancel_all(w);
+  CHECK_INT(p.withdrawn, 1);
+  CHECK_INT(p.timed_out, 0);
+  CHECK_INT(world_approvals_pending(w), 0);
+  CHECK_INT(agent_phase_of(careful), AGENT_IDLE);
+  CHECK_INT(world_approval_answer(w, p.id, 1), AG_ERR_NOT_FOUND);
+  CHECK_INT(world_run_until_quiet(w), AG_OK);
+  CHECK_INT(agent_context(careful)->version, 0);
+  /* Asked again, then the agent is reset (a new chat); then asked again and the world freed. */
+  CHECK_INT(world_publish(w, "human", "@careful go", NULL), AG_OK);
+  p.asked = 0;
+  run_until_asked(w, &p);
+  agent_reset(careful);
+  CHECK_INT(p.withdrawn, 2);
+  CHECK_INT(world_approvals_pending(w), 0);
+  CHECK_INT(world_publish(w, "human", "@careful go", NULL), AG_OK);
+  p.asked = 0;
+  run_until_asked(w, &p);
+  world_free(w);
+  CHECK_INT(p.withdrawn, 3);
+  event_base_free(base);
+}
+
+/* With a timeout, an unanswered question is denied and the turn goes on. */
+static void approval_times_out(void) {
+  struct event_base *base = event_base_new();
+  pend p;
+  world *w = pend_world(base, APPROVE_WORLD("\"gave up\""), &p);
+  tworld_log log = {""};
+  bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, tworld_record, &log, NULL);
+  world_set_approval_timeout(w, 20);
+  CHECK_INT(world_publish(w, "human", "@careful go", NULL), AG_OK);
+  CHECK_INT(world_run_until_quiet(w), AG_OK);
+  CHECK_INT(p.asked, 1);
+  CHECK_INT(p.withdrawn, 1);
+  CHECK_INT(p.timed_out, 1);
+  CHECK(strstr(log.text, "careful: gave up\n") != NULL);
+  CHECK_INT(agent_context(world_agent_find(w, "careful"))->version, 0);
+  world_free(w);
+  event_base_free(base);
 }
 
 /* A model without tool calling: the context travels in the prompt and a fenced JSON block updates it. */
@@ -448,6 +603,9 @@ static const unit_test tests[] = {
   UNIT(round_limit),
   UNIT(bad_tool_calls_become_error_results),
   UNIT(approval_denied_then_granted),
+  UNIT(approval_pending_while_another_streams),
+  UNIT(approval_cancelled_while_pending),
+  UNIT(approval_times_out),
   UNIT(degraded_inline_context),
   UNIT(send_message_addresses_agents),
   UNIT(cli_tools_end_to_end),

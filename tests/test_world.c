@@ -5,6 +5,7 @@
 #include "support/unit.h"
 
 #include "agents/agent.h"
+#include "agents/prompt.h"
 #include "world/world.h"
 
 #include <event2/event.h>
@@ -161,13 +162,15 @@ static agent *script_agent(llm_client *llm, const agent_host *host, const char *
   agent_settings s;
   agent_settings_init(&s);
   s.name = strdup(name);
-  s.llm.replies = replies;
-  s.llm.n_replies = n;
+  llm_script_reply typed[8] = {{0}};
+  for (size_t i = 0; i < n && i < 8; i++) typed[i].text = replies[i];
+  s.llm.script.replies = typed;
+  s.llm.script.n_replies = n < 8 ? n : 8;
   agent *a = NULL;
   ag_errmsg em = {""};
   if (agent_new(&s, llm, host, &a, &em)) unit_fail_(__FILE__, __LINE__, "agent_new: %s", em.text);
-  s.llm.replies = NULL;
-  s.llm.n_replies = 0;
+  s.llm.script.replies = NULL;
+  s.llm.script.n_replies = 0;
   agent_settings_free(&s);
   return a;
 }
@@ -178,7 +181,7 @@ static void agent_answers_through_host(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, fh_ids};
+  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, NULL, fh_ids};
   char *replies[] = {"@madame-pedagogue Bonjour, class.", "   "};
   agent *a = script_agent(llm, &host, "Madame Pedagogue", replies, 2);
   CHECK_STR(agent_id(a), "madame-pedagogue");
@@ -239,7 +242,7 @@ static void agent_inbox_keeps_order(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, fh_ids};
+  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, NULL, fh_ids};
   char *replies[] = {"first answer", "second answer"};
   agent *a = script_agent(llm, &host, "ann", replies, 2);
   const char *ids[] = {"ann"};
@@ -280,7 +283,7 @@ static void prompt_memory_window(void) {
   llm_message *msgs = NULL;
   size_t n = 0;
   char *arena = NULL;
-  CHECK_INT(agent_prompt_build("You are ann.", "ann", mem, 5, 3, &msgs, &n, &arena), AG_OK);
+  CHECK_INT(prompt_build("You are ann.", "ann", mem, 5, 3, &msgs, &n, &arena), AG_OK);
   CHECK_INT(n, 4);
   CHECK_STR(msgs[0].role, "system");
   CHECK_STR(msgs[0].content, "You are ann.");
@@ -293,7 +296,7 @@ static void prompt_memory_window(void) {
   free(msgs);
   free(arena);
   /* No system prompt, window larger than memory: everything, oldest first. */
-  CHECK_INT(agent_prompt_build(NULL, "ann", mem, 5, 10, &msgs, &n, &arena), AG_OK);
+  CHECK_INT(prompt_build(NULL, "ann", mem, 5, 10, &msgs, &n, &arena), AG_OK);
   CHECK_INT(n, 5);
   CHECK_STR(msgs[0].content, "human: hello all");
   CHECK_STR(msgs[1].role, "assistant");
@@ -375,12 +378,42 @@ static void world_removing_a_thinking_agent(void) {
   event_base_free(base);
 }
 
+/* The script provider's replies are typed options: plain text, and tool calls with or without args
+ * and text; the world file reads them and writes them back as they were. */
+static void script_replies_round_trip(void) {
+  const char *replies = "[\"plain\", {\"tool\": \"save_context\", \"args\": {\"notes\": [\"x\"]}, \"text\": \"t\"},"
+                        " {\"tool\": \"load_context\"}]";
+  char json[512];
+  snprintf(json, sizeof json, "{\"name\": \"R\", \"agents\": [{\"name\": \"ann\", \"replies\": %s}]}", replies);
+  cJSON *root = cJSON_Parse(json);
+  world_spec spec;
+  ag_errmsg em = {""};
+  CHECK_INT(world_spec_from_json(root, "r.json", &spec, &em), AG_OK);
+  const llm_script_options *o = &spec.agents[0].llm.script;
+  CHECK_INT(o->n_replies, 3);
+  CHECK_STR(o->replies[0].text, "plain");
+  CHECK(o->replies[0].tool == NULL);
+  CHECK_STR(o->replies[1].tool, "save_context");
+  CHECK_STR(o->replies[1].args_json, "{\"notes\":[\"x\"]}");
+  CHECK_STR(o->replies[1].text, "t");
+  CHECK_STR(o->replies[2].tool, "load_context");
+  CHECK(o->replies[2].args_json == NULL && o->replies[2].text == NULL);
+  cJSON *back = world_agent_to_json(&spec.agents[0]);
+  cJSON *want = cJSON_Parse(replies);
+  CHECK(cJSON_Compare(cJSON_GetObjectItem(back, "replies"), want, 1));
+  cJSON_Delete(want);
+  cJSON_Delete(back);
+  world_spec_free(&spec);
+  cJSON_Delete(root);
+}
+
 static const unit_test tests[] = {
   UNIT(bus_order_phases_and_no_reentry),
   UNIT(bus_unsubscribe_inside_handler),
   UNIT(agent_answers_through_host),
   UNIT(agent_inbox_keeps_order),
   UNIT(prompt_memory_window),
+  UNIT(script_replies_round_trip),
   UNIT(world_quiet_and_agents),
   UNIT(world_removing_a_thinking_agent),
 };

@@ -33,8 +33,7 @@ struct world {
   int emit_chunks;
   int interrupted;
   size_t failed_calls;
-  world_approver approver;
-  void *approver_ud;
+  approval_desk *approvals;
 };
 
 
@@ -206,13 +205,18 @@ static const char *const *host_ids(void *ctx, size_t *n) {
 
 static int host_approve(void *ctx, agent *a, const char *tool, const char *args_json) {
   world_slot *s = ctx;
-  return s->w->approver ? s->w->approver(s->w->approver_ud, agent_id(a), tool, args_json) : 0;
+  return approval_desk_ask(s->w->approvals, a, tool, args_json);
 }
 
-void world_set_approver(world *w, world_approver fn, void *ud) {
-  w->approver = fn;
-  w->approver_ud = ud;
+static void host_approve_cancel(void *ctx, agent *a) {
+  world_slot *s = ctx;
+  approval_desk_cancel(s->w->approvals, a);
 }
+
+void world_set_approver(world *w, const world_approver *ap, void *ud) { approval_desk_set_approver(w->approvals, ap, ud); }
+void world_set_approval_timeout(world *w, long ms) { approval_desk_set_timeout(w->approvals, ms); }
+int world_approval_answer(world *w, uint64_t id, int allow) { return approval_desk_answer(w->approvals, id, allow); }
+size_t world_approvals_pending(const world *w) { return approval_desk_pending(w->approvals); }
 
 /* Hands a message to the agents that could act on it. A human or world message goes to every agent
  * (each resets its turn count, §3.1); a message from an agent can only address the agents it
@@ -249,7 +253,7 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   world_slot *s = calloc(1, sizeof *s);
   if (!s) return AG_ERR_NOMEM;
   s->w = w;
-  s->host = (agent_host){s, host_publish, host_event, host_thinking, host_approve, host_ids};
+  s->host = (agent_host){s, host_publish, host_event, host_thinking, host_approve, host_approve_cancel, host_ids};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
   agent_set_memory_window(s->a, w->spec.memory_window);
   if (world_find_slot(w, agent_id(s->a))) {
@@ -283,7 +287,9 @@ int world_new(struct event_base *base, const world_spec *spec, world **out, ag_e
   world *w = calloc(1, sizeof *w);
   if (!w) return AG_ERR_NOMEM;
   w->base = base;
-  if ((rc = bus_new(base, &w->bus)) || (rc = llm_client_new(base, &w->llm))) goto fail;
+  if ((rc = bus_new(base, &w->bus)) || (rc = llm_client_new(base, &w->llm)) ||
+      (rc = approval_desk_new(base, &w->approvals)))
+    goto fail;
   if ((rc = bus_subscribe(w->bus, BUS_MESSAGE, BUS_PHASE_AGENTS, world_deliver, w, &w->sub))) goto fail;
   w->spec.turn_limit = spec->turn_limit;
   w->spec.memory_window = spec->memory_window;
@@ -311,6 +317,7 @@ void world_free(world *w) {
   free(w->slots);
   free(w->ids);
   free(w->index);
+  approval_desk_free(w->approvals); /* after the agents: each withdrew its own request */
   llm_client_free(w->llm);
   bus_free(w->bus);
   world_spec_free(&w->spec);

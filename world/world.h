@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "agents/agent.h"
+#include "world/approval.h"
 #include "world/bus.h"
 #include "world/world_file.h"
 
@@ -68,10 +69,18 @@ void world_interrupt(world *w);
 /* Cancels every reply in flight (Ctrl-C). */
 void world_cancel_all(world *w);
 
-/* Decides whether an agent may run a tool declared "approve": true (1 yes). Without an approver every
- * such call is denied (the denial goes back to the model as the tool's result). ud is borrowed. */
-typedef int (*world_approver)(void *ud, const char *agent_id, const char *tool, const char *args_json);
-void world_set_approver(world *w, world_approver fn, void *ud);
+/* Approvals (world/approval.h): a tool call declared "approve": true asks the approver and the agent's
+ * turn waits for world_approval_answer while everything else goes on. Without an approver every such
+ * call is denied at once (the denial goes back to the model as the tool's result). ap is copied, ud
+ * borrowed; NULL removes the approver. */
+void world_set_approver(world *w, const world_approver *ap, void *ud);
+/* Milliseconds a request waits before it is denied (withdrawn with timed_out 1); 0 (default): none. */
+void world_set_approval_timeout(world *w, long ms);
+/* Answers request id (1 allow, 0 deny); the agent goes on from the loop. AG_ERR_NOT_FOUND when the
+ * request is not pending (ended, cancelled, timed out), AG_ERR_STATE when already answered. */
+int world_approval_answer(world *w, uint64_t id, int allow);
+/* Requests waiting for an answer. */
+size_t world_approvals_pending(const world *w);
 
 /* LLM calls that ended in error since the world was made. */
 size_t world_failed_calls(const world *w);

@@ -132,6 +132,46 @@ static int read_tools(const cJSON *v, agent_settings *s, const char *label, cons
   return AG_OK;
 }
 
+/* "replies": ["text", {"tool": NAME, "args": {...}, "text": optional}, ...] into the script provider's
+ * typed options (replacing any from the defaults). */
+static int read_replies(const cJSON *v, agent_settings *s, const char *label, const char *path, ag_errmsg *em) {
+  const char *dot = *path ? "." : "";
+  if (!cJSON_IsArray(v)) return BAD("%s: %s%sreplies: must be an array of strings", label, path, dot);
+  llm_script_options o = {0};
+  size_t count = (size_t)cJSON_GetArraySize(v);
+  o.replies = calloc(count ? count : 1, sizeof *o.replies);
+  if (!o.replies) return AG_ERR_NOMEM;
+  size_t i = 0;
+  int rc = AG_OK;
+  for (const cJSON *r = v->child; r; r = r->next, i++) {
+    char why[128] = "";
+    llm_script_reply *out = &o.replies[i];
+    o.n_replies = i + 1;
+    if (cJSON_IsString(r)) {
+      if (!(out->text = strdup(r->valuestring))) rc = AG_ERR_NOMEM;
+    } else if (script_tool_entry(r, why, sizeof why)) {
+      const cJSON *args = cJSON_GetObjectItemCaseSensitive(r, "args");
+      const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "text"));
+      out->tool = strdup(cJSON_GetObjectItemCaseSensitive(r, "tool")->valuestring);
+      out->args_json = args ? cJSON_PrintUnformatted(args) : NULL;
+      out->text = text ? strdup(text) : NULL;
+      if (!out->tool || (args && !out->args_json) || (text && !out->text)) rc = AG_ERR_NOMEM;
+    } else if (why[0]) {
+      rc = BAD("%s: %s%sreplies[%zu]: %s", label, path, dot, i, why);
+    } else {
+      rc = BAD("%s: %s%sreplies[%zu]: must be a string or a tool call {\"tool\", \"args\"}", label, path, dot, i);
+    }
+    if (rc) break;
+  }
+  if (rc) {
+    llm_script_options_free(&o);
+    return rc;
+  }
+  llm_script_options_free(&s->llm.script);
+  s->llm.script = o;
+  return AG_OK;
+}
+
 /* Applies the settings present in obj on top of s (defaults first, then the agent's own). */
 static int read_settings(const cJSON *obj, agent_settings *s, const char *label, const char *path,
                          ag_errmsg *em) {
@@ -173,38 +213,7 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
   v = cJSON_GetObjectItemCaseSensitive(obj, "tools");
   if (v && (rc = read_tools(v, s, label, path, em))) return rc;
   v = cJSON_GetObjectItemCaseSensitive(obj, "replies");
-  if (v) {
-    if (!cJSON_IsArray(v)) return BAD("%s: %s%sreplies: must be an array of strings", label, path, dot);
-    size_t count = (size_t)cJSON_GetArraySize(v);
-    char **replies = calloc(count ? count : 1, sizeof *replies);
-    if (!replies) return AG_ERR_NOMEM;
-    size_t i = 0;
-    for (const cJSON *r = v->child; r; r = r->next, i++) {
-      char why[128] = "";
-      if (cJSON_IsString(r)) {
-        replies[i] = strdup(r->valuestring);
-      } else if (script_tool_entry(r, why, sizeof why)) {
-        /* A scripted tool call: kept as marked JSON text for the script provider (llm.h). */
-        char *j = cJSON_PrintUnformatted(r);
-        size_t n = j ? strlen(j) + 2 : 0;
-        replies[i] = j ? malloc(n) : NULL;
-        if (replies[i]) snprintf(replies[i], n, "%c%s", LLM_SCRIPT_TOOL_MARK, j);
-        free(j);
-      }
-      if (!replies[i]) {
-        for (size_t j = 0; j < i; j++) free(replies[j]);
-        free(replies);
-        if (why[0]) return BAD("%s: %s%sreplies[%zu]: %s", label, path, dot, i, why);
-        if (!cJSON_IsString(r) && !cJSON_IsObject(r))
-          return BAD("%s: %s%sreplies[%zu]: must be a string or a tool call {\"tool\", \"args\"}", label, path, dot, i);
-        return AG_ERR_NOMEM;
-      }
-    }
-    for (size_t j = 0; j < s->llm.n_replies; j++) free(s->llm.replies[j]);
-    free(s->llm.replies);
-    s->llm.replies = replies;
-    s->llm.n_replies = count;
-  }
+  if (v && (rc = read_replies(v, s, label, path, em))) return rc;
   return AG_OK;
 }
 
@@ -408,6 +417,17 @@ int world_spec_load(const char *path, world_spec *out, ag_errmsg *em) {
   return rc;
 }
 
+/* A script reply as the world file writes it: a string, or the tool-call object. */
+static cJSON *reply_json(const llm_script_reply *r) {
+  if (!r->tool) return cJSON_CreateString(r->text ? r->text : "");
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "tool", r->tool);
+  cJSON *args = r->args_json ? cJSON_Parse(r->args_json) : NULL;
+  if (args) cJSON_AddItemToObject(o, "args", args);
+  if (r->text) cJSON_AddStringToObject(o, "text", r->text);
+  return o;
+}
+
 cJSON *world_agent_to_json(const agent_settings *s) {
   cJSON *a = cJSON_CreateObject();
   if (!a) return NULL;
@@ -424,12 +444,9 @@ cJSON *world_agent_to_json(const agent_settings *s) {
   cJSON_AddNumberToObject(a, "timeout_ms", (double)c->timeout_ms);
   cJSON_AddNumberToObject(a, "max_retries", c->max_retries);
   if (s->system_prompt) cJSON_AddStringToObject(a, "system_prompt", s->system_prompt);
-  if (c->n_replies) {
+  if (c->script.n_replies) {
     cJSON *r = cJSON_AddArrayToObject(a, "replies");
-    for (size_t i = 0; r && i < c->n_replies; i++) {
-      cJSON *entry = c->replies[i][0] == LLM_SCRIPT_TOOL_MARK ? cJSON_Parse(c->replies[i] + 1) : NULL;
-      cJSON_AddItemToArray(r, entry ? entry : cJSON_CreateString(c->replies[i]));
-    }
+    for (size_t i = 0; r && i < c->script.n_replies; i++) cJSON_AddItemToArray(r, reply_json(&c->script.replies[i]));
   }
   cJSON_AddBoolToObject(a, "auto_reply", s->auto_reply);
   if (s->tools) {

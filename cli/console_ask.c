@@ -1,0 +1,120 @@
+/* Approvals at the console: the questions of tool calls declared "approve": true wait in order for
+ * the person's next lines while the loop goes on. */
+#include "cli/console_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* ---- approvals: a question waits for the person's next line while the loop goes on ---- */
+
+/* Shows the first question. At a terminal it becomes the prompt. Piped, it is printed when the
+ * console is about to read the line that answers it (con_lines_run), after what the loop already had to
+ * print, so that question and answer share one line. */
+void con_ask_show(console *c) {
+  if (!c->n_asks || c->ask_open) return;
+  const console_ask *q = &c->asks[0];
+  if (c->tty) {
+    con_screen_hide(c);
+    con_screen_show(c); /* the prompt is the question now */
+    return;
+  }
+  for (int i = 0; i < 8; i++) event_base_loop(c->cw.base, EVLOOP_NONBLOCK); /* events already due */
+  if (!c->n_asks) return; /* withdrawn meanwhile */
+  q = &c->asks[0];
+  printf("approve: %s wants to call %s %s [y/N] ", q->agent, q->tool, q->args);
+  fflush(stdout);
+  c->ask_open = 1;
+}
+
+static void ask_pop(console *c, size_t i) {
+  free(c->asks[i].agent);
+  free(c->asks[i].tool);
+  free(c->asks[i].args);
+  memmove(c->asks + i, c->asks + i + 1, (c->n_asks - i - 1) * sizeof *c->asks);
+  c->n_asks--;
+}
+
+/* The approval event of the console's own: the answer, or why there will be none. */
+static void ask_event(console *c, const console_ask *q, int yes, const char *ended) {
+  cJSON *f = cJSON_CreateObject();
+  cJSON_AddStringToObject(f, "agent", q->agent);
+  cJSON_AddStringToObject(f, "tool", q->tool);
+  cJSON_AddBoolToObject(f, "approved", yes);
+  if (ended) cJSON_AddStringToObject(f, "ended", ended);
+  con_event(c, "approval", f);
+}
+
+/* The world asks (world_approver.ask): the question joins the queue; the first one shows. A piped
+ * console stops waiting for quiet so that its next line can answer. */
+void con_ask(void *ud, const world_approval *req) {
+  console *c = ud;
+  if (c->n_asks == c->cap_asks) {
+    size_t ncap = c->cap_asks ? c->cap_asks * 2 : 4;
+    console_ask *p = realloc(c->asks, ncap * sizeof *p);
+    if (!p) {
+      world_approval_answer(c->cw.w, req->id, 0);
+      return;
+    }
+    c->asks = p;
+    c->cap_asks = ncap;
+  }
+  console_ask *q = &c->asks[c->n_asks];
+  *q = (console_ask){req->id, strdup(req->agent_id), strdup(req->tool), strdup(req->args_json)};
+  if (!q->agent || !q->tool || !q->args) {
+    c->n_asks++;
+    ask_pop(c, c->n_asks - 1);
+    world_approval_answer(c->cw.w, req->id, 0);
+    return;
+  }
+  if (++c->n_asks == 1 && c->tty) con_ask_show(c);
+  if (!c->tty) world_interrupt(c->cw.w);
+}
+
+/* The person's line answers the first question. Anything but y/yes is a no. */
+void con_ask_answer(console *c, const char *line) {
+  const char *a = line + strspn(line, " \t");
+  int yes = (a[0] == 'y' || a[0] == 'Y') && (!a[1] || !strcasecmp(a, "yes") || a[1] == ' ' || a[1] == '\r');
+  if (c->tty) {
+    con_screen_hide(c);
+    printf("%s%s\n", c->prompt, line); /* the question and its answer stay in view */
+  } else {
+    printf("%s\n", yes ? "y" : "n");
+    c->ask_open = 0;
+  }
+  console_ask q = c->asks[0];
+  world_approval_answer(c->cw.w, q.id, yes);
+  ask_event(c, &q, yes, NULL);
+  c->asks[0] = (console_ask){0};
+  ask_pop(c, 0);
+  free(q.agent);
+  free(q.tool);
+  free(q.args);
+  if (c->tty) con_ask_show(c);
+}
+
+/* The question will not be answered (world_approver.withdrawn): the turn was cancelled or it timed
+ * out, and the tool call was denied. */
+void con_withdrawn(void *ud, uint64_t id, int timed_out) {
+  console *c = ud;
+  size_t i = 0;
+  while (i < c->n_asks && c->asks[i].id != id) i++;
+  if (i == c->n_asks) return;
+  if (i == 0 && c->ask_open) {
+    printf("\n");
+    c->ask_open = 0;
+  }
+  ask_event(c, &c->asks[i], 0, timed_out ? "timed out" : "cancelled");
+  ask_pop(c, i);
+  if (i == 0 && c->tty) con_ask_show(c);
+}
+
+void con_ask_clear(console *c) {
+  while (c->n_asks) ask_pop(c, 0);
+  free(c->asks);
+  c->asks = NULL;
+  c->cap_asks = 0;
+}

@@ -1,0 +1,359 @@
+/* The console's commands (/help, /agents, /add, /chats, ...) and the handling of each line typed or
+ * read: an answer, a command, or a message from the human. */
+#include "cli/console_int.h"
+#include "common/clock.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include "chat/snapshot.h"
+#include "common/buf.h"
+
+/* ---- the store, as the commands need it ---- */
+
+typedef struct chat_info_ctx {
+  const char *id;
+  char title[STORE_TITLE_LEN + 1];
+  uint64_t count;
+  console *c;
+  int show; /* print the last RECENT messages */
+} chat_info_ctx;
+
+static int recent_msg(const store_message *m, void *arg) {
+  chat_info_ctx *ci = arg;
+  ag_msg msg;
+  memset(&msg, 0, sizeof msg);
+  msg.refs = 1;
+  msg.seq = m->seq;
+  msg.sender = (char *)m->sender;
+  msg.text = (char *)m->text;
+  msg.kind = (ag_kind)m->kind;
+  msg.ts_ms = m->ts_ms;
+  output_message(ci->c->out, &msg);
+  return 0;
+}
+
+static int chat_info_txn(store_txn *t, void *arg) {
+  chat_info_ctx *ci = arg;
+  store_chat ch;
+  int rc = store_chat_get(t, ci->id, &ch);
+  if (rc) return rc;
+  snprintf(ci->title, sizeof ci->title, "%s", ch.title);
+  ci->count = ch.message_count;
+  store_chat_free(&ch);
+  if (!ci->show) return AG_OK;
+  return store_message_scan(t, ci->id, ci->count > RECENT ? ci->count - RECENT + 1 : 1, recent_msg, ci);
+}
+
+/* Says which chat is current now (event `type`: chat-resumed, chat-loaded) and, on a terminal, shows
+ * its last messages so the person knows where the conversation stands. */
+void con_chat_announce(console *c, const char *type) {
+  const char *id = chat_session_current(c->cw.cs);
+  if (!id) return;
+  chat_info_ctx ci = {id, "", 0, c, 0};
+  ag_errmsg em = {""};
+  if (store_read(c->st, chat_info_txn, &ci, &em)) return;
+  cJSON *f = cJSON_CreateObject();
+  cJSON_AddStringToObject(f, "id", id);
+  cJSON_AddStringToObject(f, "title", ci.title);
+  cJSON_AddNumberToObject(f, "messages", (double)ci.count);
+  con_event(c, type, f);
+  if (!c->tty || !ci.count) return;
+  ci.show = 1;
+  con_screen_hide(c);
+  store_read(c->st, chat_info_txn, &ci, &em);
+  con_screen_show(c);
+}
+
+/* Stores the world's settings after /add, /remove or /turnlimit, so that opening the world again
+ * without its file (and chats export) sees the agents it has now. */
+static int world_record_save(console *c, ag_errmsg *em) { return chat_session_save_world(c->cw.cs, em); }
+
+/* ---- commands ---- */
+
+static char *trim(char *s) {
+  s += strspn(s, " \t");
+  size_t n = strlen(s);
+  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) s[--n] = '\0';
+  return s;
+}
+
+/* Splits the first word off *p (which moves past it); "" when none. */
+static char *next_word(char **p) {
+  char *s = *p + strspn(*p, " \t");
+  char *e = s + strcspn(s, " \t");
+  *p = *e ? e + 1 : e;
+  *e = '\0';
+  return s;
+}
+
+/* One argument: the whole of args, which must be one word. */
+static int one_arg(char *args, const char *usage, char **out, ag_errmsg *em) {
+  if (!args[0] || strpbrk(args, " \t")) return ag_fail(em, AG_ERR_INVALID, "usage: %s", usage);
+  *out = args;
+  return AG_OK;
+}
+
+typedef struct command {
+  const char *name;
+  const char *args;
+  const char *help;
+  int (*run)(console *c, char *args, ag_errmsg *em);
+} command;
+
+static int cmd_help(console *c, char *args, ag_errmsg *em);
+
+static int cmd_agents(console *c, char *args, ag_errmsg *em) {
+  (void)args;
+  (void)em;
+  size_t n = world_agent_count(c->cw.w);
+  if (!n) con_print(c, "no agents (add one with /add NAME)\n");
+  for (size_t i = 0; i < n; i++) {
+    agent *a = world_agent_at(c->cw.w, i);
+    const llm_config *l = &agent_settings_of(a)->llm;
+    char name[STORE_TITLE_LEN + 8] = "";
+    if (strcmp(agent_name(a), agent_id(a))) snprintf(name, sizeof name, " (%s)", agent_name(a));
+    con_print(c, "  %s%s  %s%s%s  turns %d/%d%s\n", agent_id(a), name, llm_provider_name(l->provider),
+              l->model ? "/" : "", l->model ? l->model : "", agent_turn_state(a).count,
+              world_turn_limit(c->cw.w), agent_is_thinking(a) ? "  thinking" : "");
+  }
+  return AG_OK;
+}
+
+/* The settings a new agent starts from: the first agent on the same provider (or the first agent when
+ * no provider is named) lends its model, endpoint and key variable, never its replies or prompt. */
+static int add_settings(console *c, const char *name, const char *provider, agent_settings *s, ag_errmsg *em) {
+  llm_provider_kind kind = LLM_SCRIPT;
+  agent_settings_init(s);
+  if (provider && llm_provider_parse(provider, &kind))
+    return ag_fail(em, AG_ERR_INVALID, "unknown provider '%s' (script, openai, anthropic, gemini or ollama; "
+                   "a name with spaces needs its provider after it)", provider);
+  const agent_settings *tpl = NULL;
+  for (size_t i = 0; i < world_agent_count(c->cw.w) && !tpl; i++) {
+    const agent_settings *o = agent_settings_of(world_agent_at(c->cw.w, i));
+    if (!provider || o->llm.provider == kind) tpl = o;
+  }
+  if (tpl) {
+    llm_config from = tpl->llm;
+    from.script = (llm_script_options){0};
+    if (llm_config_copy(&s->llm, &from)) return AG_ERR_NOMEM;
+  }
+  s->llm.provider = tpl ? tpl->llm.provider : kind;
+  s->name = strdup(name);
+  size_t n = strlen(name) + 16;
+  s->system_prompt = malloc(n);
+  if (!s->name || !s->system_prompt) return AG_ERR_NOMEM;
+  snprintf(s->system_prompt, n, "You are %s.", name);
+  return AG_OK;
+}
+
+static int cmd_add(console *c, char *args, ag_errmsg *em) {
+  /* "/add carol", "/add carol openai", "/add Madame Pedagogue openai": after the first word, the last
+   * one is the provider (checked, so that a typo is not taken for part of a name). */
+  char *provider = strrchr(args, ' ');
+  if (provider) *provider++ = '\0';
+  char *name = trim(args);
+  if (!name[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /add NAME [provider]");
+  agent_settings s;
+  int rc = add_settings(c, name, provider, &s, em);
+  if (!rc) rc = world_add_agent(c->cw.w, &s, em);
+  if (!rc) rc = world_record_save(c, em);
+  agent_settings_free(&s);
+  return rc;
+}
+
+static int cmd_remove(console *c, char *args, ag_errmsg *em) {
+  char *name = args[0] == '@' ? args + 1 : args;
+  if (!name[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /remove NAME");
+  if (world_remove_agent(c->cw.w, name))
+    return ag_fail(em, AG_ERR_NOT_FOUND, "no agent '%s' in this world (see /agents)", name);
+  return world_record_save(c, em);
+}
+
+typedef struct chats_ctx {
+  console *c;
+  const char *current;
+  size_t n;
+  store_txn *t;
+  int ids_only; /* collect the ids as completion candidates instead of printing */
+} chats_ctx;
+
+
+static int chats_row(const store_chat *ch, void *arg) {
+  chats_ctx *cc = arg;
+  cc->n++;
+  if (cc->ids_only) {
+    con_cands_add(cc->c, "", ch->id);
+    return 0;
+  }
+  char updated[40];
+  ag_time_format(ch->updated_at_ms, updated, sizeof updated);
+  con_print(cc->c, "%c %s  %5llu messages  %s  %s\n", cc->current && !strcmp(cc->current, ch->id) ? '*' : ' ',
+            ch->id, (unsigned long long)ch->message_count, updated, ch->title);
+  return 0;
+}
+
+static int chats_txn(store_txn *t, void *arg) {
+  chats_ctx *cc = arg;
+  cc->n = 0;
+  cc->t = t;
+  return store_chat_list(t, world_id(cc->c->cw.w), chats_row, cc);
+}
+
+static int cmd_chats(console *c, char *args, ag_errmsg *em) {
+  (void)args;
+  chats_ctx cc = {c, chat_session_current(c->cw.cs), 0, NULL, 0};
+  int rc = store_read(c->st, chats_txn, &cc, em);
+  if (!rc && !cc.n) con_print(c, "no chats yet (/new starts one)\n");
+  return rc;
+}
+
+void con_chat_ids(console *c) {
+  chats_ctx cc = {c, NULL, 0, NULL, 1};
+  store_read(c->st, chats_txn, &cc, NULL);
+}
+
+static int cmd_new(console *c, char *args, ag_errmsg *em) {
+  if (args[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /new");
+  return chat_session_new(c->cw.cs, em);
+}
+
+static int cmd_load(console *c, char *args, ag_errmsg *em) {
+  char *id = NULL;
+  int rc = one_arg(args, "/load ID", &id, em);
+  if (!rc) rc = chat_session_load(c->cw.cs, id, em);
+  if (!rc) con_chat_announce(c, "chat-loaded");
+  return rc;
+}
+
+static int cmd_delete(console *c, char *args, ag_errmsg *em) {
+  char *id = NULL;
+  int rc = one_arg(args, "/delete ID", &id, em);
+  if (!rc) rc = chat_session_delete(c->cw.cs, id, em);
+  return rc;
+}
+
+
+static int cmd_export(console *c, char *args, ag_errmsg *em) {
+  char *id = next_word(&args);
+  char *file = trim(args);
+  if (!id[0] || !file[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /export ID FILE");
+  cJSON *snap = NULL;
+  char *text = NULL;
+  int rc = chat_snapshot_export(c->st, id, &snap, em);
+  if (rc) goto done;
+  if (!(text = cJSON_Print(snap))) {
+    rc = AG_ERR_NOMEM;
+    goto done;
+  }
+  if ((rc = ag_file_write_atomic(file, text, em))) goto done;
+  con_print(c, "exported chat %s to %s\n", id, file);
+done:
+  free(text);
+  cJSON_Delete(snap);
+  return rc;
+}
+
+static int cmd_title(console *c, char *args, ag_errmsg *em) {
+  if (!args[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /title TEXT");
+  return chat_session_set_title(c->cw.cs, args, em);
+}
+
+static int cmd_turnlimit(console *c, char *args, ag_errmsg *em) {
+  if (!args[0]) {
+    con_print(c, "turn limit: %d\n", world_turn_limit(c->cw.w));
+    return AG_OK;
+  }
+  char *end;
+  errno = 0;
+  long n = strtol(args, &end, 10);
+  if (errno || *end || end == args || n < 1 || n > 1000000)
+    return ag_fail(em, AG_ERR_INVALID, "the limit must be a whole number from 1 to 1000000, not '%s'", args);
+  world_set_turn_limit(c->cw.w, (int)n);
+  con_print(c, "turn limit: %d\n", world_turn_limit(c->cw.w));
+  return world_record_save(c, em);
+}
+
+static int cmd_quit(console *c, char *args, ag_errmsg *em) {
+  (void)args;
+  (void)em;
+  c->quit = 1;
+  return AG_OK;
+}
+
+static const command commands[] = {
+  {"/help", "", "this list", cmd_help},
+  {"/agents", "", "the agents, their providers and turn counts", cmd_agents},
+  {"/add", "NAME [provider]", "add an agent (provider settings from a like agent)", cmd_add},
+  {"/remove", "NAME", "remove an agent", cmd_remove},
+  {"/chats", "", "this world's chats (* marks the current one)", cmd_chats},
+  {"/new", "", "start a new chat (an empty one is reused)", cmd_new},
+  {"/load", "ID", "continue a saved chat", cmd_load},
+  {"/delete", "ID", "delete a chat (the latest other one becomes current)", cmd_delete},
+  {"/export", "ID FILE", "write a chat's snapshot JSON to FILE", cmd_export},
+  {"/title", "TEXT", "rename the current chat", cmd_title},
+  {"/turnlimit", "N", "LLM calls an agent may make between human turns", cmd_turnlimit},
+  {"/quit", "", "save and leave (also Ctrl-D)", cmd_quit},
+};
+static const size_t n_commands = sizeof commands / sizeof *commands;
+
+const char *con_command_name(size_t i) { return i < n_commands ? commands[i].name : NULL; }
+
+static int cmd_help(console *c, char *args, ag_errmsg *em) {
+  (void)args;
+  (void)em;
+  con_print(c, "Type a message to send it as the human (start it with @name to address an agent).\n");
+  for (size_t i = 0; i < n_commands; i++) {
+    char head[64];
+    snprintf(head, sizeof head, "%s %s", commands[i].name, commands[i].args);
+    con_print(c, "  %-22s %s\n", head, commands[i].help);
+  }
+  con_print(c, "Start a line with // to send a message that begins with '/'. Tab completes commands, chat ids\n"
+               "and @names. Ctrl-C cancels the replies in flight; Ctrl-D quits.\n");
+  return AG_OK;
+}
+
+static void run_command(console *c, char *line) {
+  char *args = line;
+  char *name = next_word(&args);
+  const command *cmd = NULL;
+  for (size_t i = 0; i < n_commands && !cmd; i++)
+    if (!strcmp(commands[i].name, name)) cmd = &commands[i];
+  if (!cmd) {
+    con_error(c, "unknown command '%s' (try /help)", name);
+    return;
+  }
+  ag_errmsg em = {""};
+  unsigned long before = c->printed;
+  int rc = cmd->run(c, trim(args), &em);
+  if (rc) con_error(c, "%s: %s", cmd->name, em.text[0] ? em.text : ag_strerror(rc));
+  else if (c->printed != before) con_print(c, "\n"); /* a paragraph, like the transcript's */
+  output_set_chat(c->out, chat_session_current(c->cw.cs));
+  con_live_prune(c);
+}
+
+
+/* A line typed or read: a command, or a message from the human. "//text" sends "/text". */
+
+void con_handle_line(console *c, char *line) {
+  if (c->n_asks) {
+    con_ask_answer(c, line);
+    con_tty_resume(c);
+    return;
+  }
+  char *s = trim(line);
+  int is_cmd = s[0] == '/' && s[1] != '/';
+  con_screen_hide(c);
+  if (c->tty && is_cmd) printf("%s%s\n", c->prompt, s); /* the command stays in view above its output */
+  con_tty_resume(c);
+  if (!s[0]) return;
+  if (is_cmd) {
+    run_command(c, s);
+    return;
+  }
+  int rc = world_publish(c->cw.w, "human", s[0] == '/' ? s + 1 : s, NULL);
+  if (rc) con_error(c, "cannot send the message: %s", ag_strerror(rc));
+}
