@@ -171,7 +171,10 @@ int cli_chats(int argc, char **argv) {
                      n_args[which], n_args[which] == 1 ? "" : "s");
   ag_errmsg em = {""};
   store *st = NULL;
-  int rc = cli_store_open(o.db, &st, &em);
+  /* list, show and export only read: with no database, list prints an empty list. */
+  int reads = which == 0 || which == 1 || which == 4;
+  int rc = reads ? cli_store_open_read(o.db, &st, &em) : cli_store_open(o.db, &st, &em);
+  if (rc == AG_ERR_NOT_FOUND && which == 0) return 0;
   if (rc) return cli_error(rc, "%s", em.text);
   cli_world cw;
   memset(&cw, 0, sizeof cw);
@@ -280,7 +283,8 @@ int cli_worlds(int argc, char **argv) {
   if (o.n_pos) return cli_error(AG_ERR_INVALID, "worlds list: unexpected argument '%s'", o.pos[0]);
   ag_errmsg em = {""};
   store *st = NULL;
-  int rc = cli_store_open(o.db, &st, &em);
+  int rc = cli_store_open_read(o.db, &st, &em);
+  if (rc == AG_ERR_NOT_FOUND) return 0; /* no database: no worlds */
   if (rc) return cli_error(rc, "%s", em.text);
   worlds_ctx wc = {o.json, NULL};
   rc = store_read(st, worlds_txn, &wc, &em);

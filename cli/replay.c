@@ -103,7 +103,7 @@ int cli_replay(int argc, char **argv) {
     r = replay_snapshot(what, &rc);
   } else {
     store *st = NULL;
-    r = cli_store_open(db, &st, &em);
+    r = cli_store_open_read(db, &st, &em);
     if (!r) r = store_read(st, replay_txn, &rc, &em);
     store_close(st);
   }
