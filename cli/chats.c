@@ -2,6 +2,7 @@
 #include "chat/snapshot.h"
 #include "cli/cli.h"
 #include "common/buf.h"
+#include "common/outfile.h"
 #include "cli/db.h"
 #include "cli/output.h"
 #include "cli/transcript.h"
@@ -208,7 +209,7 @@ int cli_chats(int argc, char **argv) {
     if (!(rc = chat_snapshot_export(st, o.pos[0], &snap, &em))) {
       char *text = cJSON_Print(snap);
       if (!text) rc = AG_ERR_NOMEM;
-      else if (o.out) rc = ag_file_write_atomic(o.out, text, &em);
+      else if (o.out) rc = ag_file_write_out(o.out, text, &em);
       else fputs(text, stdout), fputc('\n', stdout);
       free(text);
     }

@@ -6,6 +6,7 @@
 #include "chat/snapshot.h"
 #include "cli/cli.h"
 #include "common/buf.h"
+#include "common/outfile.h"
 #include "cli/db.h"
 #include "cli/output.h"
 
@@ -589,7 +590,7 @@ static int cmd_export(console *c, char *args, ag_errmsg *em) {
     rc = AG_ERR_NOMEM;
     goto done;
   }
-  if ((rc = ag_file_write_atomic(file, text, em))) goto done;
+  if ((rc = ag_file_write_out(file, text, em))) goto done;
   con_print(c, "exported chat %s to %s\n", id, file);
 done:
   free(text);
