@@ -4,6 +4,7 @@
  * finish with the error. The key is read from the environment for each attempt and lives only in
  * that attempt's headers; it is scrubbed from any error text a server sends back. */
 #include "llm/http.h"
+#include "llm/redact.h"
 #include "llm/retry.h"
 #include "llm/stream.h"
 #include "llm/wire.h"
@@ -105,49 +106,14 @@ static void set_info(remote_call *rc, const char *type, const char *message) {
   snprintf(rc->info.message, sizeof rc->info.message, "%s", message);
 }
 
-/* Replaces every word of s that shares 8 or more consecutive characters with the key (the whole
- * key with shorter keys) by "[redacted]": servers echo keys back, sometimes partly masked
- * ("Incorrect API key provided: sk-abc*****wxyz"). */
-static void scrub_key(char *s, size_t cap, const char *key) {
-  size_t klen = strlen(key), w = klen < 8 ? klen : 8;
-  if (!w) return;
-  char out[512];
-  size_t o = 0;
-  const char *p = s;
-  while (*p && o + 1 < sizeof out) {
-    if (*p == ' ') {
-      out[o++] = *p++;
-      continue;
-    }
-    const char *end = p;
-    while (*end && *end != ' ') end++;
-    size_t len = (size_t)(end - p);
-    int hit = 0;
-    for (size_t i = 0; !hit && i + w <= klen; i++)
-      if (len >= w && memmem(p, len, key + i, w)) hit = 1;
-    const char *src = hit ? "[redacted]" : p;
-    size_t n = hit ? strlen(src) : len;
-    if (n > sizeof out - 1 - o) n = sizeof out - 1 - o;
-    memcpy(out + o, src, n);
-    o += n;
-    p = end;
-  }
-  out[o] = '\0';
-  if (o >= cap) o = cap - 1;
-  memcpy(s, out, o);
-  s[o] = '\0';
-}
-
 /* Ends the call with the failure in rc->info; rc is freed inside (by llm_call_finish). */
 static void remote_fail(remote_call *rc) {
   llm_error_info info = rc->info;
   info.attempts = rc->attempts;
   info.http_status = rc->status;
   const char *key = rc->key_env ? getenv(rc->key_env) : NULL;
-  if (key && key[0]) {
-    scrub_key(info.message, sizeof info.message, key);
-    scrub_key(info.type, sizeof info.type, key);
-  }
+  llm_redact(info.message, sizeof info.message, key);
+  llm_redact(info.type, sizeof info.type, key);
   llm_call_finish(rc->call, AG_ERR_LLM, NULL, &info);
 }
 
