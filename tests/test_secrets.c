@@ -116,10 +116,73 @@ static void masked_key_echo_scrubbed(void) {
   CHECK(!found_in_files(snap, "sk-CAN") && !found_in_files(snap, "4f60"));
 }
 
+/* Runs agora with args and extra env; returns the exit status, stderr into err (cap bytes). */
+static int run_env(const char *const *args, const char *const *env, char *err, size_t cap) {
+  proc_result r;
+  if (proc_agora(args, "", env, &r)) return -1;
+  snprintf(err, cap, "%s", r.err);
+  int status = r.status;
+  proc_result_free(&r);
+  return status;
+}
+
+static const char *key_world(const char *var) {
+  char json[1024], name[64];
+  snprintf(json, sizeof json,
+           "{\"name\": \"keys\", \"agents\": [{\"name\": \"a\", \"provider\": \"openai\", \"base_url\": \"%s\","
+           " \"api_key_env\": \"%s\", \"system_prompt\": \"[[mock reply=fine]]\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@a hi\"}]}",
+           llm_server_url(srv, "/v1"), var);
+  snprintf(name, sizeof name, "keys-%s.json", var);
+  return world_file(name, json);
+}
+
+/* api_key_env names only key-like variables unless --allow-env names it; the refused variable is
+ * never sent. */
+static void key_env_allow_list(void) {
+  static const char *const env[] = {"MY_CREDS=creds-value-1", "GOOD_API_KEY=good-key-1", "SERVICE_TOKEN=tok-1",
+                                    "AWS_SECRET_ACCESS_KEY=aws-secret-1", NULL};
+  char err[4096], db[4096];
+  snprintf(db, sizeof db, "%s/db-keys", tmp);
+  const char *refused[] = {"HOME", "MY_CREDS", "AWS_SECRET_ACCESS_KEY"};
+  for (int i = 0; i < 3; i++) {
+    llm_server_reset(srv);
+    char want[128];
+    snprintf(want, sizeof want, "--allow-env %s", refused[i]);
+    const char *world = key_world(refused[i]);
+    const char *run[] = {"run", world, "--no-save", NULL};
+    CHECK_INT(run_env(run, env, err, sizeof err), 2);
+    CHECK(strstr(err, "agents[0].api_key_env") && strstr(err, want));
+    const char *con[] = {"console", world, "--db", db, NULL};
+    CHECK_INT(run_env(con, env, err, sizeof err), 2);
+    CHECK(strstr(err, "agents[0].api_key_env") && strstr(err, want));
+    CHECK_INT(llm_server_request_count(srv), 0);
+  }
+  /* Key-like names pass; --allow-env lets another one through, and its value is what is sent. */
+  const char *ok[] = {"GOOD_API_KEY", "SERVICE_TOKEN"};
+  for (int i = 0; i < 2; i++) {
+    const char *run[] = {"run", key_world(ok[i]), "--no-save", NULL};
+    CHECK_INT(run_env(run, env, err, sizeof err), 0);
+  }
+  llm_server_reset(srv);
+  const char *run[] = {"run", key_world("MY_CREDS"), "--db", db, "--allow-env", "MY_CREDS", NULL};
+  CHECK_INT(run_env(run, env, err, sizeof err), 0);
+  llm_server_request q;
+  CHECK(llm_server_request_get(srv, 0, &q) == 0 && strstr(q.headers, "Bearer creds-value-1"));
+  llm_server_request_free(&q);
+  /* The world is stored now; the console opening it from the database asks again. */
+  const char *con[] = {"console", "--db", db, NULL};
+  CHECK_INT(run_env(con, env, err, sizeof err), 2);
+  CHECK(strstr(err, "--allow-env MY_CREDS") != NULL);
+  const char *con_ok[] = {"console", "--db", db, "--allow-env", "MY_CREDS", NULL};
+  CHECK_INT(run_env(con_ok, env, err, sizeof err), 0);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(redact_table),
     UNIT(masked_key_echo_scrubbed),
+    UNIT(key_env_allow_list),
   };
   tmp = unit_tmpdir();
   if (llm_server_start(&srv)) {
