@@ -43,3 +43,16 @@ char *ag_utf8_fix(const char *s, int *nomem) {
   *o = '\0';
   return out;
 }
+
+size_t ag_json_replace_nul_escapes(char *p, size_t n) {
+  size_t count = 0;
+  for (size_t i = 0; i + 6 <= n; i++) {
+    if (p[i] != '\\') continue;
+    if (!memcmp(p + i + 1, "u0000", 5)) {
+      memcpy(p + i + 1, "uFFFD", 5);
+      count++;
+    }
+    i++; /* the escaped character is never the start of another escape */
+  }
+  return count;
+}

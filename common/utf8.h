@@ -13,4 +13,9 @@ size_t ag_utf8_seq_len(const char *p, size_t n);
  * NULL when s is already valid (nothing to do) or memory ran out (*nomem set). */
 char *ag_utf8_fix(const char *s, int *nomem);
 
+/* Rewrites, in the JSON text p (n bytes), each "\u0000" escape into "\uFFFD" (same length), so that a
+ * NUL inside a string does not silently end it once parsed into a C string. Escaped backslashes
+ * ("\\u0000" is text) are respected. Returns the number replaced. */
+size_t ag_json_replace_nul_escapes(char *p, size_t n);
+
 #endif

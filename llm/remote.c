@@ -3,6 +3,7 @@
  * and on failure retry (before the first delivered chunk only) after a backoff on a loop timer, or
  * finish with the error. The key is read from the environment for each attempt and lives only in
  * that attempt's headers; it is scrubbed from any error text a server sends back. */
+#include "common/utf8.h"
 #include "llm/http.h"
 #include "llm/redact.h"
 #include "llm/retry.h"
@@ -131,6 +132,16 @@ static int remote_text(void *ctx, const char *s, size_t n) {
 
 static int remote_event(void *ud, const char *event, const char *data, size_t len) {
   remote_call *rc = ud;
+  /* A "\u0000" in a reply would silently end its text once parsed into a C string: it becomes U+FFFD. */
+  if (len >= 6 && memmem(data, len, "\\u0000", 6)) {
+    char *copy = malloc(len);
+    if (!copy) return AG_ERR_NOMEM;
+    memcpy(copy, data, len);
+    ag_json_replace_nul_escapes(copy, len);
+    int err = rc->wire->stream_event(event, copy, len, &rc->out);
+    free(copy);
+    return err;
+  }
   return rc->wire->stream_event(event, data, len, &rc->out);
 }
 
@@ -254,7 +265,10 @@ static void finish_reply(remote_call *rc) {
   int err;
   rc->in_cb++;
   if (rc->mode == BODY_STREAM) err = llm_stream_finish(&rc->parser);
-  else err = rc->wire->parse_body(ag_buf_str(&rc->whole), rc->whole.len, &rc->out);
+  else {
+    if (rc->whole.data) ag_json_replace_nul_escapes(rc->whole.data, rc->whole.len); /* as in remote_event */
+    err = rc->wire->parse_body(ag_buf_str(&rc->whole), rc->whole.len, &rc->out);
+  }
   rc->in_cb--;
   if (rc->cancelled) {
     remote_free(rc);

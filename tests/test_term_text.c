@@ -7,7 +7,11 @@
 #include "support/proc.h"
 #include "support/unit.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
@@ -60,6 +64,9 @@ static void utf8_table(void) {
   char *fixed = ag_utf8_fix("a\xff" "b\xed\xa0\x80", &nomem);
   CHECK_STR(fixed, "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
   free(fixed);
+  char esc[] = "\"a\\u0000b\\\\u0000c\\\\\\u0000\"";
+  CHECK_INT(ag_json_replace_nul_escapes(esc, strlen(esc)), 2);
+  CHECK_STR(esc, "\"a\\uFFFDb\\\\u0000c\\\\\\uFFFD\"");
 }
 
 /* ---- end to end ---- */
@@ -165,11 +172,89 @@ static void terminal_shows_controls(void) {
   free(dir);
 }
 
+/* A loopback OpenAI-compatible server whose replies hold a JSON "\u0000" escape (the shared test server
+ * builds its bodies from C strings, which cannot); runs in a child process, stopped by PID. */
+static pid_t nul_server(int *port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t sl = sizeof sa;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) || listen(fd, 8) || getsockname(fd, (struct sockaddr *)&sa, &sl))
+    return -1;
+  *port = ntohs(sa.sin_port);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid != 0) {
+    close(fd);
+    return pid;
+  }
+  for (;;) {
+    int c = accept(fd, NULL, NULL);
+    if (c < 0) _exit(0);
+    char req[65536];
+    size_t n = 0;
+    ssize_t k;
+    char *body = NULL;
+    long want = -1;
+    while (n < sizeof req - 1 && (k = read(c, req + n, sizeof req - 1 - n)) > 0) {
+      n += (size_t)k;
+      req[n] = '\0';
+      if (!body && (body = strstr(req, "\r\n\r\n"))) body += 4;
+      char *cl = strcasestr(req, "content-length:");
+      if (body && cl) want = strtol(cl + 15, NULL, 10);
+      if (body && want >= 0 && (size_t)(req + n - body) >= (size_t)want) break;
+    }
+    int stream = body && strstr(body, "\"stream\":true");
+    const char *reply = stream ? "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ab\\u0000cd\"}}]}\n\n"
+                                 "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                                 "data: [DONE]\n\n"
+                               : "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":"
+                                 "\"ab\\u0000cd \\\\u0000 kept\"},\"finish_reason\":\"stop\"}]}";
+    char head[256];
+    int hn = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                      "Connection: close\r\n\r\n", stream ? "text/event-stream" : "application/json", strlen(reply));
+    if (write(c, head, (size_t)hn) < 0 || write(c, reply, strlen(reply)) < 0) _exit(1);
+    close(c);
+  }
+}
+
+/* A reply holding "\u0000" is not cut there: the NUL shows as U+FFFD and the rest follows. */
+static void nul_in_reply_not_cut(void) {
+  int port = 0;
+  pid_t pid = nul_server(&port);
+  CHECK(pid > 0);
+  if (pid <= 0) return;
+  char *dir = unit_tmpdir();
+  for (int stream = 0; stream < 2; stream++) {
+    char json[1024], path[4200];
+    snprintf(json, sizeof json,
+             "{\"name\": \"nul\", \"agents\": [{\"name\": \"a\", \"provider\": \"openai\","
+             " \"base_url\": \"http://127.0.0.1:%d/v1\", \"api_key_env\": \"NUL_API_KEY\", \"stream\": %s,"
+             " \"max_retries\": 0}], \"script\": [{\"from\": \"human\", \"text\": \"@a hi\"}]}",
+             port, stream ? "true" : "false");
+    snprintf(path, sizeof path, "%s/nul%d.json", dir, stream);
+    CHECK_INT(unit_write_file(path, json), 0);
+    const char *args[] = {"run", path, "--no-save", "--json", NULL};
+    const char *env[] = {"NUL_API_KEY=k", NULL};
+    proc_result r;
+    CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+    CHECK_INT(r.status, 0);
+    const char *want = stream ? "\"text\":\"ab\xEF\xBF\xBD" "cd\"" : "\"text\":\"ab\xEF\xBF\xBD" "cd \\\\u0000 kept\"";
+    if (!strstr(r.out, want)) unit_fail_(__FILE__, __LINE__, "stream=%d: %s%s", stream, r.out, r.err);
+    proc_result_free(&r);
+  }
+  kill(pid, SIGTERM);
+  waitpid(pid, NULL, 0);
+  unit_rmrf(dir);
+  free(dir);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(term_text_table),
     UNIT(utf8_table),
     UNIT(terminal_shows_controls),
+    UNIT(nul_in_reply_not_cut),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
