@@ -1,6 +1,7 @@
 /* End to end through the built binary: where output goes. A command whose stdout cannot be written
  * (/dev/full) fails with exit 1 and a message; `chats export -o PATH` writes through a temporary file
  * only for regular files and never replaces a symlink, a FIFO or a device. */
+#include "support/fixture.h"
 #include "support/proc.h"
 #include "support/unit.h"
 
@@ -13,38 +14,6 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static const char counter_world[] =
-  "{\"name\": \"Counter\", \"defaults\": {\"provider\": \"script\"},"
-  " \"agents\": [{\"name\": \"a\", \"replies\": [\"one\", \"two\", \"three\"]}],"
-  " \"script\": [{\"from\": \"human\", \"text\": \"@a count with me\"}]}";
-
-/* A scratch directory with w.json and a database db/ holding one chat. */
-typedef struct fixture {
-  char *dir;
-  char world[4096], db[4096], chat[64];
-} fixture;
-
-static void fixture_open(fixture *fx) {
-  memset(fx, 0, sizeof *fx);
-  fx->dir = unit_tmpdir();
-  snprintf(fx->world, sizeof fx->world, "%s/w.json", fx->dir);
-  snprintf(fx->db, sizeof fx->db, "%s/db", fx->dir);
-  CHECK_INT(unit_write_file(fx->world, counter_world), 0);
-  const char *args[] = {"run", fx->world, "--db", fx->db, "--json", NULL};
-  proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
-  char *c = strstr(r.out ? r.out : "", "\"chat\":\"");
-  if (c) snprintf(fx->chat, sizeof fx->chat, "%.*s", (int)strcspn(c + 8, "\""), c + 8);
-  CHECK(fx->chat[0] != '\0');
-  proc_result_free(&r);
-}
-
-static void fixture_close(fixture *fx) {
-  unit_rmrf(fx->dir);
-  free(fx->dir);
-}
 
 /* Runs $AGORA_BIN args with stdout opened on out_path and stderr into err (cap bytes); the exit status. */
 static int run_to(const char *out_path, const char *const *args, char *err, size_t cap) {
@@ -77,7 +46,7 @@ static int run_to(const char *out_path, const char *const *args, char *err, size
 
 static void stdout_full_fails(void) {
   fixture fx;
-  fixture_open(&fx);
+  fixture_open(&fx, 1);
   const char *cmds[][8] = {
     {"chats", "list", "--db", fx.db, NULL},
     {"chats", "show", fx.chat, "--db", fx.db, NULL},
@@ -112,7 +81,7 @@ static int is_snapshot(const char *text) { return text && strstr(text, "\"@a cou
 
 static void export_regular_and_symlink(void) {
   fixture fx;
-  fixture_open(&fx);
+  fixture_open(&fx, 1);
   char file[4200], link[4200], dir[4200];
   snprintf(file, sizeof file, "%s/out.json", fx.dir);
   snprintf(link, sizeof link, "%s/link.json", fx.dir);
@@ -146,7 +115,7 @@ static void export_regular_and_symlink(void) {
 /* A FIFO is written in place: a reader on it gets the snapshot and it stays a FIFO. */
 static void export_fifo(void) {
   fixture fx;
-  fixture_open(&fx);
+  fixture_open(&fx, 1);
   char fifo[4200], got[4200];
   snprintf(fifo, sizeof fifo, "%s/pipe", fx.dir);
   snprintf(got, sizeof got, "%s/got.json", fx.dir);
@@ -177,7 +146,7 @@ static void export_fifo(void) {
 /* A character device (a null device of our own when we may make one) is written, not replaced. */
 static void export_device(void) {
   fixture fx;
-  fixture_open(&fx);
+  fixture_open(&fx, 1);
   char dev[4200];
   snprintf(dev, sizeof dev, "%s/null", fx.dir);
   if (mknod(dev, S_IFCHR | 0666, makedev(1, 3)) != 0) {

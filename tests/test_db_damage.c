@@ -1,6 +1,7 @@
 /* End to end through the built binary: a damaged or unusable database (truncated data.mdb, random bytes,
  * a foreign schema version, a path that is a file, a read-only directory) gives a clear error and exit
  * 2, never a crash, and leaves the file byte for byte as it was; read-only commands create nothing. */
+#include "support/fixture.h"
 #include "support/proc.h"
 #include "support/unit.h"
 
@@ -12,11 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static const char counter_world[] =
-  "{\"name\": \"Counter\", \"defaults\": {\"provider\": \"script\"},"
-  " \"agents\": [{\"name\": \"a\", \"replies\": [\"one\", \"two\", \"three\"]}],"
-  " \"script\": [{\"from\": \"human\", \"text\": \"@a count with me\"}]}";
 
 /* Runs agora with up to 8 arguments (NULL-terminated); never fails the harness itself. */
 static void ag(proc_result *r, const char *a0, ...) {
@@ -54,43 +50,32 @@ static void spill(const char *path, const void *p, size_t n) {
   if (f) fclose(f);
 }
 
-/* A scratch directory holding w.json and a database db/ with three saved chats. */
-typedef struct fixture {
-  char *dir;
-  char world[4096], db[4096], data[4200], chat[64];
-  char *orig; /* the healthy data.mdb */
+/* The fixture (three saved chats), its data.mdb's path and healthy bytes. */
+typedef struct damage {
+  fixture fx;
+  char data[4200];
+  char *orig;
   size_t orig_len;
-} fixture;
+} damage;
 
-static int fixture_open(fixture *fx) {
-  memset(fx, 0, sizeof *fx);
-  fx->dir = unit_tmpdir();
-  snprintf(fx->world, sizeof fx->world, "%s/w.json", fx->dir);
-  snprintf(fx->db, sizeof fx->db, "%s/db", fx->dir);
-  snprintf(fx->data, sizeof fx->data, "%s/data.mdb", fx->db);
-  CHECK_INT(unit_write_file(fx->world, counter_world), 0);
-  proc_result r;
-  for (int i = 0; i < 3; i++) {
-    ag(&r, "run", fx->world, "--db", fx->db, "--json", NULL);
-    CHECK_INT(r.status, 0);
-    char *c = strstr(r.out, "\"chat\":\"");
-    if (c) snprintf(fx->chat, sizeof fx->chat, "%.*s", (int)strcspn(c + 8, "\""), c + 8);
-    proc_result_free(&r);
-  }
-  fx->orig = slurp(fx->data, &fx->orig_len);
-  CHECK(fx->orig && fx->orig_len > 40960 && fx->chat[0]);
-  return fx->orig && fx->orig_len > 40960 && fx->chat[0] ? 0 : -1;
+static int damage_open(damage *d) {
+  memset(d, 0, sizeof *d);
+  if (fixture_open(&d->fx, 3)) return -1;
+  snprintf(d->data, sizeof d->data, "%s/data.mdb", d->fx.db);
+  d->orig = slurp(d->data, &d->orig_len);
+  CHECK(d->orig && d->orig_len > 40960);
+  return d->orig && d->orig_len > 40960 ? 0 : -1;
 }
 
-static void fixture_close(fixture *fx) {
-  unit_rmrf(fx->dir);
-  free(fx->dir);
-  free(fx->orig);
+static void damage_close(damage *d) {
+  fixture_close(&d->fx);
+  free(d->orig);
 }
 
 /* Every command refuses the damaged data.mdb (holding want, want_len bytes) with exit 2 and a message
  * naming it, and leaves it exactly as it was. */
-static void refused_untouched(fixture *fx, const char *what, const void *want, size_t want_len, const char *needle) {
+static void refused_untouched(damage *d, const char *what, const void *want, size_t want_len, const char *needle) {
+  fixture *fx = &d->fx;
   const char *cmds[][4] = {{"chats", "list", NULL}, {"chats", "show", fx->chat}, {"chats", "export", fx->chat},
                            {"worlds", "list", NULL}, {"replay", fx->chat, NULL}, {"run", fx->world, NULL}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
@@ -101,7 +86,7 @@ static void refused_untouched(fixture *fx, const char *what, const void *want, s
     if (r.status != 2 || !strstr(r.err, needle))
       unit_fail_(__FILE__, __LINE__, "%s: %s %s: exit %d, stderr: %s", what, c[0], c[1], r.status, r.err);
     size_t n = 0;
-    char *now = slurp(fx->data, &n);
+    char *now = slurp(d->data, &n);
     if (!now || n != want_len || memcmp(now, want, n))
       unit_fail_(__FILE__, __LINE__, "%s: %s %s changed data.mdb", what, c[0], c[1]);
     free(now);
@@ -110,42 +95,42 @@ static void refused_untouched(fixture *fx, const char *what, const void *want, s
 }
 
 static void truncated_refused(void) {
-  fixture fx;
-  if (fixture_open(&fx) == 0) {
+  damage d;
+  if (damage_open(&d) == 0) {
     /* 8-160 KiB used to die of SIGBUS inside LMDB; under 8 KiB the file was started over as empty. */
-    size_t cuts[] = {fx.orig_len / 2, 12288, 8192, 4096, 100};
+    size_t cuts[] = {d.orig_len / 2, 12288, 8192, 4096, 100};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
       char what[64];
       snprintf(what, sizeof what, "cut to %zu bytes", cuts[i]);
-      spill(fx.data, fx.orig, cuts[i]);
-      refused_untouched(&fx, what, fx.orig, cuts[i], "data.mdb: damaged database");
+      spill(d.data, d.orig, cuts[i]);
+      refused_untouched(&d, what, d.orig, cuts[i], "data.mdb: damaged database");
     }
-    spill(fx.data, fx.orig, fx.orig_len);
+    spill(d.data, d.orig, d.orig_len);
     proc_result r;
-    ag(&r, "chats", "show", fx.chat, "--db", fx.db, NULL);
+    ag(&r, "chats", "show", d.fx.chat, "--db", d.fx.db, NULL);
     CHECK_INT(r.status, 0); /* the whole file still reads */
     proc_result_free(&r);
   }
-  fixture_close(&fx);
+  damage_close(&d);
 }
 
 static void random_bytes_refused(void) {
-  fixture fx;
-  if (fixture_open(&fx) == 0) {
-    unsigned char *junk = malloc(fx.orig_len);
+  damage d;
+  if (damage_open(&d) == 0) {
+    unsigned char *junk = malloc(d.orig_len);
     unsigned seed = 12345;
-    for (size_t i = 0; i < fx.orig_len; i++) junk[i] = (unsigned char)((seed = seed * 1103515245u + 12345u) >> 16);
-    spill(fx.data, junk, fx.orig_len);
-    refused_untouched(&fx, "random bytes", junk, fx.orig_len, "data.mdb: not an LMDB database");
-    spill(fx.data, junk, 3000);
-    refused_untouched(&fx, "3000 random bytes", junk, 3000, "data.mdb: not an LMDB database");
+    for (size_t i = 0; i < d.orig_len; i++) junk[i] = (unsigned char)((seed = seed * 1103515245u + 12345u) >> 16);
+    spill(d.data, junk, d.orig_len);
+    refused_untouched(&d, "random bytes", junk, d.orig_len, "data.mdb: not an LMDB database");
+    spill(d.data, junk, 3000);
+    refused_untouched(&d, "3000 random bytes", junk, 3000, "data.mdb: not an LMDB database");
     /* A healthy header over damaged pages: the meta page names pages past the end. */
-    memcpy(junk, fx.orig, 8192);
-    spill(fx.data, junk, 8192);
-    refused_untouched(&fx, "headers only", junk, 8192, "data.mdb: damaged database");
+    memcpy(junk, d.orig, 8192);
+    spill(d.data, junk, 8192);
+    refused_untouched(&d, "headers only", junk, 8192, "data.mdb: damaged database");
     free(junk);
   }
-  fixture_close(&fx);
+  damage_close(&d);
 }
 
 static int raw_put(const char *dir, const char *db, const char *key, const char *val) {
@@ -166,19 +151,19 @@ static int raw_put(const char *dir, const char *db, const char *key, const char 
 }
 
 static void foreign_schema_refused(void) {
-  fixture fx;
-  if (fixture_open(&fx) == 0) {
+  damage d;
+  if (damage_open(&d) == 0) {
     const char *versions[] = {"7", "v1"};
     const char *needles[] = {"schema version 7", "unreadable schema version"};
     for (int i = 0; i < 2; i++) {
-      CHECK_INT(raw_put(fx.db, "meta", "schema_version", versions[i]), 0);
+      CHECK_INT(raw_put(d.fx.db, "meta", "schema_version", versions[i]), 0);
       size_t n = 0;
-      char *before = slurp(fx.data, &n);
-      refused_untouched(&fx, versions[i], before, n, needles[i]);
+      char *before = slurp(d.data, &n);
+      refused_untouched(&d, versions[i], before, n, needles[i]);
       free(before);
     }
   }
-  fixture_close(&fx);
+  damage_close(&d);
 }
 
 static void path_is_a_file(void) {
@@ -257,36 +242,36 @@ static void ag_unprivileged(proc_result *r, const char *const *args) {
 }
 
 static void read_only_directory(void) {
-  fixture fx;
-  if (fixture_open(&fx) == 0) {
+  damage d;
+  if (damage_open(&d) == 0) {
     char lock[4200];
-    snprintf(lock, sizeof lock, "%s/lock.mdb", fx.db);
-    CHECK(chmod(fx.dir, 0755) == 0 && chmod(fx.data, 0444) == 0 && chmod(lock, 0444) == 0);
-    CHECK(chmod(fx.world, 0644) == 0 && chmod(fx.db, 0555) == 0);
+    snprintf(lock, sizeof lock, "%s/lock.mdb", d.fx.db);
+    CHECK(chmod(d.fx.dir, 0755) == 0 && chmod(d.data, 0444) == 0 && chmod(lock, 0444) == 0);
+    CHECK(chmod(d.fx.world, 0644) == 0 && chmod(d.fx.db, 0555) == 0);
     proc_result r;
-    const char *list[] = {"chats", "list", "--db", fx.db, NULL};
+    const char *list[] = {"chats", "list", "--db", d.fx.db, NULL};
     ag_unprivileged(&r, list);
     CHECK_INT(r.status, 0);
-    CHECK(strstr(r.out, fx.chat) != NULL);
+    CHECK(strstr(r.out, d.fx.chat) != NULL);
     if (r.status) fprintf(stderr, "  stderr: %s\n", r.err);
     proc_result_free(&r);
-    const char *show[] = {"chats", "show", fx.chat, "--db", fx.db, NULL};
+    const char *show[] = {"chats", "show", d.fx.chat, "--db", d.fx.db, NULL};
     ag_unprivileged(&r, show);
     CHECK_INT(r.status, 0);
     CHECK(strstr(r.out, "count with me") != NULL);
     proc_result_free(&r);
-    const char *run[] = {"run", fx.world, "--db", fx.db, NULL};
+    const char *run[] = {"run", d.fx.world, "--db", d.fx.db, NULL};
     ag_unprivileged(&r, run);
     CHECK_INT(r.status, 2);
     CHECK(strstr(r.err, "cannot open the database for writing") != NULL);
     proc_result_free(&r);
     size_t n = 0;
-    char *now = slurp(fx.data, &n);
-    CHECK(now && n == fx.orig_len && !memcmp(now, fx.orig, n));
+    char *now = slurp(d.data, &n);
+    CHECK(now && n == d.orig_len && !memcmp(now, d.orig, n));
     free(now);
-    chmod(fx.db, 0700);
+    chmod(d.fx.db, 0700);
   }
-  fixture_close(&fx);
+  damage_close(&d);
 }
 
 int main(int argc, char **argv) {

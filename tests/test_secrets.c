@@ -2,6 +2,7 @@
  * the built binary against the loopback server: an echoed, partly masked key never reaches stdout,
  * stderr, the database files or an export. */
 #include "llm/redact.h"
+#include "support/fixture.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/unit.h"
@@ -99,9 +100,8 @@ static void masked_key_echo_scrubbed(void) {
   proc_result_free(&r);
   const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
   CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
-  char chat[64] = "";
-  char *id = strstr(r.out, "\"id\":\"");
-  if (id) snprintf(chat, sizeof chat, "%.*s", (int)strcspn(id + 6, "\""), id + 6);
+  char chat[64];
+  fixture_find_id(r.out, "id", chat, sizeof chat);
   proc_result_free(&r);
   const char *exp[] = {"chats", "export", chat, "--db", db, "-o", snap, NULL};
   CHECK_INT(proc_agora(exp, NULL, NULL, &r), 0);
@@ -184,14 +184,5 @@ int main(int argc, char **argv) {
     UNIT(masked_key_echo_scrubbed),
     UNIT(key_env_allow_list),
   };
-  tmp = unit_tmpdir();
-  if (llm_server_start(&srv)) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return fixture_main_with_server(argc, argv, tests, sizeof tests / sizeof *tests, &srv, &tmp);
 }

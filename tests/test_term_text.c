@@ -4,6 +4,7 @@
  * on a pty, stays raw in storage, and --json output is valid UTF-8. */
 #include "common/term_text.h"
 #include "common/utf8.h"
+#include "support/fixture.h"
 #include "support/proc.h"
 #include "support/unit.h"
 
@@ -146,8 +147,7 @@ static void terminal_shows_controls(void) {
   int nomem = 0;
   CHECK(ag_utf8_fix(r.out, &nomem) == NULL && !nomem);
   CHECK(strstr(r.out, "\\u001b]0;pwned\\u0007\\u001b[2Jhi \xEF\xBF\xBD there") != NULL);
-  char *c = strstr(r.out, "\"chat\":\"");
-  if (c) snprintf(chat, sizeof chat, "%.*s", (int)strcspn(c + 8, "\""), c + 8);
+  fixture_find_id(r.out, "chat", chat, sizeof chat);
   proc_result_free(&r);
   const char *show[] = {"chats", "show", chat, "--db", db, NULL};
   screen = on_pty(show, NULL, &status);

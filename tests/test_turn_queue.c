@@ -1,6 +1,7 @@
 /* Issue 15 item 7, end to end in the vectors' style (a world, the transcript it must give): an agent
  * that reaches its turn limit while answers are queued for it publishes its notice and declines them —
  * it does not speak after its own notice until the next human message. */
+#include "support/fixture.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/unit.h"
@@ -51,14 +52,5 @@ int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(queued_answers_declined_after_notice),
   };
-  tmp = unit_tmpdir();
-  if (llm_server_start(&srv)) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return fixture_main_with_server(argc, argv, tests, sizeof tests / sizeof *tests, &srv, &tmp);
 }
