@@ -123,6 +123,12 @@ static void tlog_clear(agent *a) {
   a->round_reply = NULL;
 }
 
+/* Forgets the messages waiting for an answer (not the one being answered). */
+static void agent_inbox_clear(agent *a) {
+  for (size_t i = 0; i < a->inbox_len; i++) ag_msg_unref(a->inbox[(a->inbox_head + i) % a->inbox_cap]);
+  a->inbox_head = a->inbox_len = 0;
+}
+
 static void agent_drop_call(agent *a) {
   int was_thinking = agent_is_thinking(a);
   if (a->phase == AGENT_AWAITING_APPROVAL && a->host->approve_cancel) a->host->approve_cancel(a->host->ctx, a);
@@ -133,8 +139,7 @@ static void agent_drop_call(agent *a) {
   agent_set_phase(a, AGENT_IDLE);
   if (a->answering) ag_msg_unref(a->answering);
   a->answering = NULL;
-  for (size_t i = 0; i < a->inbox_len; i++) ag_msg_unref(a->inbox[(a->inbox_head + i) % a->inbox_cap]);
-  a->inbox_head = a->inbox_len = 0;
+  agent_inbox_clear(a);
   if (was_thinking && a->host->thinking) a->host->thinking(a->host->ctx, a, 0);
 }
 
@@ -527,6 +532,11 @@ turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules) {
     turn_notice_text(rules->turn_limit, text, sizeof text);
     agent_report(a, AGENT_EV_TURN_LIMIT, text, strlen(text), NULL, 0);
     ag_msg *notice = NULL;
+    /* Answers still queued were decided before the limit: an agent does not speak after its notice
+     * (turn.h). The one in flight, if any, ends as it will. */
+    int was_thinking = agent_is_thinking(a);
+    agent_inbox_clear(a);
+    if (was_thinking && !agent_is_thinking(a) && a->host->thinking) a->host->thinking(a->host->ctx, a, 0);
     a->host->publish(a->host->ctx, a, text, AG_KIND_TURN_LIMIT, &notice);
     return d;
   }

@@ -15,7 +15,9 @@ typedef struct turn_state {
 typedef enum turn_decision {
   TURN_SKIP = 0,   /* not addressed (or may not answer): do nothing, do not store the message */
   TURN_ANSWER = 1, /* answer: the count was already incremented */
-  TURN_NOTICE = 2  /* addressed but over the limit: publish the turn-limit notice */
+  TURN_NOTICE = 2  /* addressed but over the limit: publish the turn-limit notice, and decline the
+                      answers still queued (decided before the limit was reached): an agent does not
+                      speak after its own notice until the next human/world message (issue 15 item 7) */
 } turn_decision;
 
 typedef struct turn_input {

@@ -2,6 +2,7 @@
  * can you help me plan a trip" into "Plan a trip". Every step only shortens the text, so the title is
  * built in one buffer the size of the input. */
 #include "chat/title.h"
+#include "chat/title_marks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,6 @@ static int is_alnum(char c) {
 }
 /* Bytes of multi-byte UTF-8 characters count as letters, so "hiçbir" keeps its "hi". */
 static int is_word(char c) { return is_alnum(c) || c == '_' || (unsigned char)c >= 0x80; }
-static int is_md(char c) { return c == '#' || c == '*' || c == '_' || c == '`'; }
 static int is_prefix_punct(char c) { return c && strchr(",.;:!?-", c) != NULL; }
 
 /* When s[i] opens a markdown link "[text](url)", sets *close to its ']' and *end past its ')'.
@@ -34,9 +34,9 @@ static int link_at(const char *s, size_t i, size_t *close, size_t *end) {
   return 1;
 }
 
-/* Copies text into out without markdown marks, links reduced to their text, white space collapsed to
- * single spaces and trimmed. Returns the length written. */
-static size_t plain_text(const char *text, char *out) {
+/* Copies text into out without the markdown marks in drop (chat_title_marks), links reduced to their
+ * text, white space collapsed to single spaces and trimmed. Returns the length written. */
+static size_t plain_text(const char *text, const unsigned char *drop, char *out) {
   size_t o = 0, close = 0, end = 0;
   int in_link = 0, space = 0;
   for (size_t i = 0; text[i];) {
@@ -51,8 +51,7 @@ static size_t plain_text(const char *text, char *out) {
       in_link = 1;
       continue;
     }
-    i++;
-    if (is_md(c)) continue;
+    if (drop[i++]) continue;
     if (is_space(c)) {
       space = o > 0;
       continue;
@@ -141,6 +140,7 @@ static void cut(char *s, size_t len) {
 int chat_title_make(const char *text, char **out) {
   int rc = AG_OK;
   char *buf = NULL;
+  unsigned char *drop = NULL;
   if (!text || !out) return AG_ERR_INVALID;
   *out = NULL;
 
@@ -150,14 +150,26 @@ int chat_title_make(const char *text, char **out) {
     rc = AG_ERR_NOMEM;
     goto fail;
   }
-  len = plain_text(text, buf);
+  if (!(drop = malloc(len + 1))) {
+    rc = AG_ERR_NOMEM;
+    goto fail;
+  }
+  chat_title_marks(text, len, drop);
+  len = plain_text(text, drop, buf);
 
   /* Mentions and greetings may come in any order and repeat: "Hi @bob, could you please …". */
-  const char *p = buf, *q;
+  const char *p = buf, *q, *mentions = buf;
+  int greeted = 0;
+  while ((q = skip_mention(mentions)) != mentions) mentions = q;
   do {
     q = p;
-    p = skip_greeting(skip_mention(p));
+    p = skip_mention(p);
+    const char *g = skip_greeting(p);
+    greeted |= g != p;
+    p = g;
   } while (p != q);
+  /* "hello there" is a title as it is: one word left after a greeting ("There") would say less. */
+  if (greeted && *p && !strchr(p, ' ')) p = mentions;
   len -= (size_t)(p - buf);
   memmove(buf, p, len + 1);
   if (len == 0) goto done; /* nothing left: the caller keeps "New Chat" */
@@ -165,9 +177,11 @@ int chat_title_make(const char *text, char **out) {
   capitalise(buf);
   cut(buf, len);
   *out = buf;
+  free(drop);
   return AG_OK;
 fail:
 done:
+  free(drop);
   free(buf);
   return rc;
 }

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "common/buf.h"
 #include "common/clock.h"
+#include "common/outfile.h"
 #include "cli/db.h"
 #include "cli/output.h"
 #include "cli/transcript.h"
@@ -131,7 +132,10 @@ int cli_chats(int argc, char **argv) {
                      n_args[which], n_args[which] == 1 ? "" : "s");
   ag_errmsg em = {""};
   store *st = NULL;
-  int rc = cli_store_open(o.db, &st, &em);
+  /* list, show and export only read: with no database, list prints an empty list. */
+  int reads = which == 0 || which == 1 || which == 4;
+  int rc = reads ? cli_store_open_read(o.db, &st, &em) : cli_store_open(o.db, &st, &em);
+  if (rc == AG_ERR_NOT_FOUND && which == 0) return 0;
   if (rc) return cli_error(rc, "%s", em.text);
   cli_world cw;
   memset(&cw, 0, sizeof cw);
@@ -163,7 +167,7 @@ int cli_chats(int argc, char **argv) {
     if (!(rc = chat_snapshot_export(st, o.pos[0], &snap, &em))) {
       char *text = cJSON_Print(snap);
       if (!text) rc = AG_ERR_NOMEM;
-      else if (o.out) rc = ag_file_write_atomic(o.out, text, &em);
+      else if (o.out) rc = ag_file_write_out(o.out, text, &em);
       else fputs(text, stdout), fputc('\n', stdout);
       free(text);
     }
@@ -222,7 +226,8 @@ int cli_worlds(int argc, char **argv) {
   if (o.n_pos) return cli_error(AG_ERR_INVALID, "worlds list: unexpected argument '%s'", o.pos[0]);
   ag_errmsg em = {""};
   store *st = NULL;
-  int rc = cli_store_open(o.db, &st, &em);
+  int rc = cli_store_open_read(o.db, &st, &em);
+  if (rc == AG_ERR_NOT_FOUND) return 0; /* no database: no worlds */
   if (rc) return cli_error(rc, "%s", em.text);
   rc = chat_worlds_each(st, world_row, &o.json, &em);
   chat_store_close(st);

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "cli/key_env.h"
 #include "cli/load.h"
 
 #include <fcntl.h>
@@ -27,7 +28,8 @@ static const char console_usage[] =
   "terminal, lines are handled one by one, each waiting until the world is quiet, until EOF.\n"
   "\n"
   "  --db DIR    the database directory (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
-  "              ~/.local/share/agora)\n";
+  "              ~/.local/share/agora)\n"
+  "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n";
 
 console *the_console;
 
@@ -96,6 +98,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg) {
 typedef struct console_args {
   const char *world_path;
   const char *db;
+  cli_allow_env allow;
 } console_args;
 
 static int parse_args(int argc, char **argv, console_args *a) {
@@ -105,6 +108,9 @@ static int parse_args(int argc, char **argv, console_args *a) {
     if (!strcmp(s, "--db")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "console: --db needs a value");
       a->db = argv[++i];
+    } else if (!strcmp(s, "--allow-env")) {
+      int st = cli_allow_env_arg(&a->allow, "console", argc, argv, &i);
+      if (st) return st;
     } else if (s[0] == '-' && s[1]) {
       return cli_error(AG_ERR_INVALID, "console: unknown option '%s' (see agora console --help)", s);
     } else if (!a->world_path) {
@@ -116,40 +122,31 @@ static int parse_args(int argc, char **argv, console_args *a) {
   return 0;
 }
 
-static int open_file_world(console *c, const char *path, ag_errmsg *em) {
+static int open_file_world(console *c, const char *path, const cli_allow_env *allow, ag_errmsg *em) {
   world_spec spec;
   int rc = world_spec_load(path, &spec, em);
   if (rc) return rc;
   cli_world *cw = &c->cw;
-  if (!(rc = cli_world_build(path, &spec, &cw->base, &cw->w, em))) rc = chat_session_open(c->st, cw->w, &cw->cs, em);
+  if (!(rc = cli_world_build(path, &spec, &cw->base, &cw->w, em)) &&
+      !(rc = cli_key_env_check(cw->w, path, allow, em))) /* before anything is stored */
+    rc = chat_session_open(c->st, cw->w, &cw->cs, em);
   world_spec_free(&spec);
   return rc;
 }
 
-typedef struct only_world_ctx {
-  size_t n;
-  char id[STORE_ID_MAX];
-} only_world_ctx;
-
-static int only_world_row(const store_world *w, void *arg) {
-  only_world_ctx *ow = arg;
-  if (ow->n++ == 0) snprintf(ow->id, sizeof ow->id, "%s", w->id);
-  return 0;
-}
-
-static int only_world_txn(store_txn *t, void *arg) { return store_world_list(t, only_world_row, arg); }
-
-static int open_stored_world(console *c, ag_errmsg *em) {
-  only_world_ctx ow = {0, ""};
-  int rc = store_read(c->st, only_world_txn, &ow, em);
+static int open_stored_world(console *c, const cli_allow_env *allow, ag_errmsg *em) {
+  struct { size_t n; char id[CHAT_ID_MAX]; } ow = {0, ""};
+  int rc = chat_worlds_count(c->st, &ow.n, ow.id, em);
   if (rc) return rc;
   if (ow.n == 0)
     return ag_fail(em, AG_ERR_INVALID, "the database in %s holds no world yet: pass a world file "
-                   "(agora console WORLD.json)", store_dir(c->st));
+                   "(agora console WORLD.json)", chat_store_dir(c->st));
   if (ow.n > 1)
     return ag_fail(em, AG_ERR_INVALID, "the database in %s holds %zu worlds: pass the world file of the "
-                   "one to open (agora console WORLD.json)", store_dir(c->st), ow.n);
-  return cli_world_open(c->st, ow.id, &c->cw, em);
+                   "one to open (agora console WORLD.json)", chat_store_dir(c->st), ow.n);
+  rc = cli_world_open(c->st, ow.id, &c->cw, em);
+  /* A stored world may come from an imported snapshot: as untrusted as a file. */
+  return rc ? rc : cli_key_env_check(c->cw.w, "the stored world", allow, em);
 }
 
 static int console_signals(console *c) {
@@ -167,7 +164,7 @@ static int console_open(console *c, const console_args *a) {
   ag_errmsg em = {""};
   int rc = cli_store_open(a->db, &c->st, &em);
   if (rc) return cli_error(rc, "%s", em.text);
-  rc = a->world_path ? open_file_world(c, a->world_path, &em) : open_stored_world(c, &em);
+  rc = a->world_path ? open_file_world(c, a->world_path, &a->allow, &em) : open_stored_world(c, &a->allow, &em);
   if (rc) return cli_error(rc, "%s%s", a->world_path ? "" : "console: ", em.text[0] ? em.text : ag_strerror(rc));
   const char *nc = getenv("NO_COLOR");
   c->tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);

@@ -1,6 +1,7 @@
 /* The console's commands (/help, /agents, /add, /chats, ...) and the handling of each line typed or
  * read: an answer, a command, or a message from the human. */
 #include "cli/console_int.h"
+#include "common/outfile.h"
 #include "common/clock.h"
 
 #include <errno.h>
@@ -249,7 +250,7 @@ static int cmd_export(console *c, char *args, ag_errmsg *em) {
     rc = AG_ERR_NOMEM;
     goto done;
   }
-  if ((rc = ag_file_write_atomic(file, text, em))) goto done;
+  if ((rc = ag_file_write_out(file, text, em))) goto done;
   con_print(c, "exported chat %s to %s\n", id, file);
 done:
   free(text);

@@ -6,15 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cli_store_open(const char *db, store **out, ag_errmsg *em) {
+static int cli_store_open_mode(const char *db, int read_only, store **out, ag_errmsg *em) {
   char dir[4096];
+  *out = NULL;
   if (!db) {
     if (chat_store_default_dir(dir, sizeof dir))
       return ag_fail(em, AG_ERR_INVALID, "no data directory: pass --db DIR or set AGORA_HOME");
     db = dir;
   }
-  return chat_store_open(db, out, em);
+  return read_only ? chat_store_open_read(db, out, em) : chat_store_open(db, out, em);
 }
+
+int cli_store_open(const char *db, store **out, ag_errmsg *em) { return cli_store_open_mode(db, 0, out, em); }
+
+int cli_store_open_read(const char *db, store **out, ag_errmsg *em) { return cli_store_open_mode(db, 1, out, em); }
 
 int cli_world_open(store *st, const char *world_id, cli_world *out, ag_errmsg *em) {
   memset(out, 0, sizeof *out);

@@ -12,6 +12,9 @@
 
 /* Opens --db DIR, or the default directory (cli.md "Where data lives"). */
 int cli_store_open(const char *db, store **out, ag_errmsg *em);
+/* The same for commands that only read (list, show, export, replay): opened read-only, so a read-only
+ * directory works and nothing is created; a missing database is AG_ERR_NOT_FOUND. */
+int cli_store_open_read(const char *db, store **out, ag_errmsg *em);
 
 /* A stored world, built from its saved settings, with a session attached (not resumed). */
 typedef struct cli_world {

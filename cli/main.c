@@ -3,6 +3,7 @@
 
 #include "common/error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,27 @@ static void raise_fd_limit(void) {
   setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+/* A command's output that did not reach its destination (a full disk, /dev/full, a closed pipe) is a
+ * failure: the person would otherwise trust a truncated export. Checked once, at exit. */
+static int check_stdout(int status) {
+  errno = 0;
+  int failed = fflush(stdout) != 0;
+  int err = errno; /* a write that failed earlier left only ferror, not its errno */
+  failed |= ferror(stdout) != 0;
+  if (fclose(stdout) != 0 && !failed) failed = 1, err = errno;
+  if (!failed) return status;
+  if (err) fprintf(stderr, "agora: cannot write the output: %s\n", strerror(err));
+  else fputs("agora: cannot write the output: a write to stdout failed\n", stderr);
+  return status ? status : 1;
+}
+
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv) {
+  return check_stdout(dispatch(argc, argv));
+}
+
+static int dispatch(int argc, char **argv) {
   raise_fd_limit();
   if (argc < 2) {
     fputs(usage, stderr);

@@ -2,7 +2,9 @@
  * chats show and the console print the same way. */
 #include "cli/output.h"
 
+#include "common/term_text.h"
 #include "common/clock.h"
+#include "common/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@ struct output {
   char *chat;
   output_opts o;
   int color;      /* dim the events */
+  int tty;        /* plain text to a terminal: control characters are shown, not obeyed */
   int status_tty; /* stderr is a terminal and progress is on */
   int status_shown;
   char status[256];
@@ -34,7 +37,8 @@ int output_new(FILE *f, const char *world_id, const output_opts *opts, output **
     return AG_ERR_NOMEM;
   }
   const char *nc = getenv("NO_COLOR");
-  o->color = !opts->json && isatty(fileno(f)) && !(nc && nc[0]);
+  o->tty = !opts->json && isatty(fileno(f));
+  o->color = o->tty && !(nc && nc[0]);
   o->status_tty = opts->progress && !opts->json && isatty(STDERR_FILENO);
   clock_gettime(CLOCK_MONOTONIC, &o->start);
   *out = o;
@@ -90,8 +94,17 @@ static void add_common(output *o, cJSON *j) {
   else cJSON_AddNullToObject(j, "chat");
 }
 
+/* Text that came from outside: shown, not obeyed, on a terminal; as it is elsewhere. */
+static void put_text(output *o, const char *s) {
+  if (o->tty) ag_term_text_put(o->f, s);
+  else fputs(s, o->f);
+}
+
 static void print_json(output *o, cJSON *j) {
   char *s = cJSON_PrintUnformatted(j);
+  int nomem = 0;
+  char *fixed = s ? ag_utf8_fix(s, &nomem) : NULL; /* JSON is UTF-8: a stray byte becomes U+FFFD */
+  if (fixed) free(s), s = fixed; /* (out of memory: the text as it is) */
   if (s) {
     fputs(s, o->f);
     fputc('\n', o->f);
@@ -118,7 +131,10 @@ void output_message(output *o, const ag_msg *m) {
     print_json(o, j);
     cJSON_Delete(j);
   } else {
-    fprintf(o->f, "%s: %s\n\n", m->sender, m->text);
+    put_text(o, m->sender);
+    fputs(": ", o->f);
+    put_text(o, m->text);
+    fputs("\n\n", o->f);
     if (!o->o.batch) fflush(o->f);
   }
   status_draw(o);
@@ -150,7 +166,8 @@ void output_event(output *o, const char *type, const cJSON *fields) {
     fprintf(o->f, "%s-- %s:", o->color ? "\033[2m" : "", type);
     for (const cJSON *c = fields ? fields->child : NULL; c; c = c->next) {
       if (cJSON_IsString(c)) {
-        fprintf(o->f, " %s=%s", c->string, c->valuestring);
+        fprintf(o->f, " %s=", c->string);
+        put_text(o, c->valuestring);
       } else {
         char *v = cJSON_PrintUnformatted(c);
         if (v) fprintf(o->f, " %s=%s", c->string, v);

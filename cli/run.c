@@ -2,6 +2,7 @@
  * is quiet, and print the transcript. */
 #include "cli/cli.h"
 #include "cli/db.h"
+#include "cli/key_env.h"
 #include "cli/load.h"
 #include "cli/output.h"
 #include "world/world.h"
@@ -13,6 +14,7 @@
 
 static const char run_usage[] =
   "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--no-save] [--chat ID] [--yes]\n"
+  "                [--allow-env NAME]\n"
   "\n"
   "Loads the world from WORLD.json, starts a new chat (an empty 'New Chat' is reused) or continues\n"
   "--chat ID, publishes the file's script steps in order, waiting after each step until no agent is\n"
@@ -25,6 +27,7 @@ static const char run_usage[] =
   "              ~/.local/share/agora)\n"
   "  --chat ID   continue a saved chat instead of starting a new one\n"
   "  --yes       approve every tool call that needs approval (otherwise they are denied)\n"
+  "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
   "\n"
   "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";
 
@@ -33,6 +36,7 @@ typedef struct run_args {
   const char *db;
   const char *chat;
   int json, stream, no_save, yes;
+  cli_allow_env allow;
 } run_args;
 
 static int parse_args(int argc, char **argv, run_args *a) {
@@ -43,7 +47,10 @@ static int parse_args(int argc, char **argv, run_args *a) {
     else if (!strcmp(s, "--stream")) a->stream = 1;
     else if (!strcmp(s, "--no-save")) a->no_save = 1;
     else if (!strcmp(s, "--yes")) a->yes = 1;
-    else if (!strcmp(s, "--db") || !strcmp(s, "--chat")) {
+    else if (!strcmp(s, "--allow-env")) {
+      int st = cli_allow_env_arg(&a->allow, "run", argc, argv, &i);
+      if (st) return st;
+    } else if (!strcmp(s, "--db") || !strcmp(s, "--chat")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "run: %s needs a value", s);
       if (!strcmp(s, "--db")) a->db = argv[++i];
       else a->chat = argv[++i];
@@ -111,6 +118,10 @@ int cli_run(int argc, char **argv) {
     goto done;
   }
   if ((rc = cli_world_build(args.world_path, &spec, &base, &w, &em))) {
+    status = cli_error(rc, "%s", em.text);
+    goto done;
+  }
+  if ((rc = cli_key_env_check(w, args.world_path, &args.allow, &em))) {
     status = cli_error(rc, "%s", em.text);
     goto done;
   }

@@ -3,7 +3,9 @@
  * and on failure retry (before the first delivered chunk only) after a backoff on a loop timer, or
  * finish with the error. The key is read from the environment for each attempt and lives only in
  * that attempt's headers; it is scrubbed from any error text a server sends back. */
+#include "common/utf8.h"
 #include "llm/http.h"
+#include "llm/redact.h"
 #include "llm/retry.h"
 #include "llm/stream.h"
 #include "llm/wire.h"
@@ -105,49 +107,14 @@ static void set_info(remote_call *rc, const char *type, const char *message) {
   snprintf(rc->info.message, sizeof rc->info.message, "%s", message);
 }
 
-/* Replaces every word of s that shares 8 or more consecutive characters with the key (the whole
- * key with shorter keys) by "[redacted]": servers echo keys back, sometimes partly masked
- * ("Incorrect API key provided: sk-abc*****wxyz"). */
-static void scrub_key(char *s, size_t cap, const char *key) {
-  size_t klen = strlen(key), w = klen < 8 ? klen : 8;
-  if (!w) return;
-  char out[512];
-  size_t o = 0;
-  const char *p = s;
-  while (*p && o + 1 < sizeof out) {
-    if (*p == ' ') {
-      out[o++] = *p++;
-      continue;
-    }
-    const char *end = p;
-    while (*end && *end != ' ') end++;
-    size_t len = (size_t)(end - p);
-    int hit = 0;
-    for (size_t i = 0; !hit && i + w <= klen; i++)
-      if (len >= w && memmem(p, len, key + i, w)) hit = 1;
-    const char *src = hit ? "[redacted]" : p;
-    size_t n = hit ? strlen(src) : len;
-    if (n > sizeof out - 1 - o) n = sizeof out - 1 - o;
-    memcpy(out + o, src, n);
-    o += n;
-    p = end;
-  }
-  out[o] = '\0';
-  if (o >= cap) o = cap - 1;
-  memcpy(s, out, o);
-  s[o] = '\0';
-}
-
 /* Ends the call with the failure in rc->info; rc is freed inside (by llm_call_finish). */
 static void remote_fail(remote_call *rc) {
   llm_error_info info = rc->info;
   info.attempts = rc->attempts;
   info.http_status = rc->status;
   const char *key = rc->key_env ? getenv(rc->key_env) : NULL;
-  if (key && key[0]) {
-    scrub_key(info.message, sizeof info.message, key);
-    scrub_key(info.type, sizeof info.type, key);
-  }
+  llm_redact(info.message, sizeof info.message, key);
+  llm_redact(info.type, sizeof info.type, key);
   llm_call_finish(rc->call, AG_ERR_LLM, NULL, &info);
 }
 
@@ -165,6 +132,16 @@ static int remote_text(void *ctx, const char *s, size_t n) {
 
 static int remote_event(void *ud, const char *event, const char *data, size_t len) {
   remote_call *rc = ud;
+  /* A "\u0000" in a reply would silently end its text once parsed into a C string: it becomes U+FFFD. */
+  if (len >= 6 && memmem(data, len, "\\u0000", 6)) {
+    char *copy = malloc(len);
+    if (!copy) return AG_ERR_NOMEM;
+    memcpy(copy, data, len);
+    ag_json_replace_nul_escapes(copy, len);
+    int err = rc->wire->stream_event(event, copy, len, &rc->out);
+    free(copy);
+    return err;
+  }
   return rc->wire->stream_event(event, data, len, &rc->out);
 }
 
@@ -288,7 +265,10 @@ static void finish_reply(remote_call *rc) {
   int err;
   rc->in_cb++;
   if (rc->mode == BODY_STREAM) err = llm_stream_finish(&rc->parser);
-  else err = rc->wire->parse_body(ag_buf_str(&rc->whole), rc->whole.len, &rc->out);
+  else {
+    if (rc->whole.data) ag_json_replace_nul_escapes(rc->whole.data, rc->whole.len); /* as in remote_event */
+    err = rc->wire->parse_body(ag_buf_str(&rc->whole), rc->whole.len, &rc->out);
+  }
   rc->in_cb--;
   if (rc->cancelled) {
     remote_free(rc);

@@ -18,9 +18,6 @@
 #define STORE_DEFAULT_MAP ((size_t)64 << 20)
 /* Doubling stops here: far beyond any chat history, and it keeps a runaway writer from eating the disk. */
 #define STORE_MAP_LIMIT ((size_t)1 << (sizeof(size_t) > 4 ? 40 : 30))
-/* LMDB writes a new file's two meta pages (at least 4 KiB each) before any data: a shorter data.mdb is a
- * creation killed half-way and holds nothing (see store_repair_torn_create). */
-#define STORE_MIN_DATA_FILE 8192
 
 int store__lmdb(store_txn *t, int rc, const char *what) {
   if (rc == MDB_NOTFOUND) return ag_fail(t->em, AG_ERR_NOT_FOUND, "%s: not found", what);
@@ -74,33 +71,8 @@ static int store_mkdir_p(const char *dir, ag_errmsg *em) {
   }
   struct stat st;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    return ag_fail(em, AG_ERR_IO, "%s: not a directory", dir);
+    return ag_fail(em, AG_ERR_INVALID, "%s: not a directory", dir);
   return AG_OK;
-}
-
-/* A process killed while LMDB initialised a brand-new data file can leave it shorter than its two meta
- * pages, which LMDB then refuses forever. Such a file never held a commit, so emptying it lets LMDB
- * start over. Only when no live process has the environment open: LMDB holds a lock on byte 0 of
- * lock.mdb from before it touches data.mdb, so getting that lock exclusively proves the file is not
- * being created right now. Anything longer than the meta pages is left alone. */
-static int store_repair_torn_create(const char *dir, ag_errmsg *em) {
-  char data[PATH_MAX], lock[PATH_MAX];
-  struct stat st;
-  int fd = -1, rc = AG_OK;
-  if (snprintf(data, sizeof data, "%s/data.mdb", dir) >= (int)sizeof data ||
-      snprintf(lock, sizeof lock, "%s/lock.mdb", dir) >= (int)sizeof lock)
-    return ag_fail(em, AG_ERR_TOO_BIG, "%s: path too long", dir);
-  if (stat(data, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 || st.st_size >= STORE_MIN_DATA_FILE)
-    return AG_OK;
-  fd = open(lock, O_RDWR | O_CLOEXEC);
-  if (fd >= 0) {
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
-    if (fcntl(fd, F_SETLK, &fl) != 0) goto done; /* in use: leave it to its owner */
-  }
-  if (truncate(data, 0) != 0) rc = ag_fail(em, AG_ERR_IO, "%s: %s", data, strerror(errno));
-done:
-  if (fd >= 0) close(fd); /* also drops the lock; the environment is not open yet in this process */
-  return rc;
 }
 
 typedef struct store_schema_arg {
@@ -129,7 +101,7 @@ static int store_schema(store_txn *t, void *argp) {
     if (!rc) rc = mdb_stat(t->txn, main_dbi, &st);
     if (rc) return store__lmdb(t, rc, "open");
     if (st.ms_entries > 0)
-      return ag_fail(t->em, AG_ERR_STORAGE, "%s holds an LMDB database that is not Agora's", t->s->dir);
+      return ag_fail(t->em, AG_ERR_INVALID, "%s holds an LMDB database that is not Agora's", t->s->dir);
     rc = mdb_dbi_open(t->txn, "meta", MDB_CREATE, &a->dbi[0]);
     if (rc) return store__lmdb(t, rc, "create meta");
     int n = snprintf(text, sizeof text, "%d", STORE_SCHEMA_VERSION);
@@ -142,7 +114,7 @@ static int store_schema(store_txn *t, void *argp) {
   } else {
     rc = mdb_get(t->txn, a->dbi[0], &key, &val);
     if (rc == MDB_NOTFOUND)
-      return ag_fail(t->em, AG_ERR_STORAGE, "%s: database has no schema version", t->s->dir);
+      return ag_fail(t->em, AG_ERR_INVALID, "%s: database has no schema version", t->s->dir);
     if (rc) return store__lmdb(t, rc, "read schema version");
     long version = 0;
     int ok = val.mv_size > 0 && val.mv_size < sizeof text;
@@ -151,7 +123,7 @@ static int store_schema(store_txn *t, void *argp) {
       ok = c >= '0' && c <= '9' && version < 100000000;
       version = version * 10 + (c - '0');
     }
-    if (!ok) return ag_fail(t->em, AG_ERR_STORAGE, "%s: unreadable schema version", t->s->dir);
+    if (!ok) return ag_fail(t->em, AG_ERR_INVALID, "%s: unreadable schema version", t->s->dir);
     if (version > STORE_SCHEMA_VERSION)
       return ag_fail(t->em, AG_ERR_VERSION,
                      "%s: database schema version %ld was written by a newer Agora; this one reads up to "
@@ -167,18 +139,28 @@ static int store_schema(store_txn *t, void *argp) {
   return AG_OK;
 }
 
+static int store_open_mode(const char *dir, const store_options *opt, int read_only, store **out, ag_errmsg *em);
+
 int store_open(const char *dir, store **out, ag_errmsg *em) { return store_open_ex(dir, NULL, out, em); }
 
 int store_open_ex(const char *dir, const store_options *opt, store **out, ag_errmsg *em) {
+  return store_open_mode(dir, opt, 0, out, em);
+}
+
+int store_open_read(const char *dir, store **out, ag_errmsg *em) { return store_open_mode(dir, NULL, 1, out, em); }
+
+static int store_open_mode(const char *dir, const store_options *opt, int read_only, store **out, ag_errmsg *em) {
   store_options defaults = {0};
   store *s = NULL;
   int rc;
   *out = NULL;
   if (!opt) opt = &defaults;
   if (!dir || !*dir) return ag_fail(em, AG_ERR_INVALID, "no data directory");
-  rc = store_mkdir_p(dir, em);
-  if (rc) goto fail;
-  rc = store_repair_torn_create(dir, em);
+  int exists = 0;
+  rc = read_only ? store__check_dir(dir, em) : store_mkdir_p(dir, em);
+  if (!rc) rc = store__check_data(dir, read_only, &exists, em);
+  if (!rc && read_only && !exists)
+    rc = ag_fail(em, AG_ERR_NOT_FOUND, "%s: no database there yet (nothing has been saved)", dir);
   if (rc) goto fail;
   s = calloc(1, sizeof *s);
   if (!s || !(s->dir = strdup(dir))) {
@@ -189,18 +171,11 @@ int store_open_ex(const char *dir, const store_options *opt, store **out, ag_err
   if (opt->sync == STORE_SYNC_NOMETA) flags |= MDB_NOMETASYNC;
   if (opt->sync == STORE_SYNC_NONE) flags |= MDB_NOSYNC;
   if (opt->write_map) flags |= MDB_WRITEMAP;
-  int mrc = mdb_env_create(&s->env);
-  if (!mrc) mrc = mdb_env_set_maxdbs(s->env, 16);
-  /* An explicit size applies even to an existing database (LMDB keeps at least its used size);
-   * otherwise the size the database was last grown to is kept, and raised to the default below. */
-  if (!mrc && opt->map_size) mrc = mdb_env_set_mapsize(s->env, opt->map_size);
-  if (!mrc) mrc = mdb_env_open(s->env, dir, flags, 0600);
-  if (mrc) {
-    rc = ag_fail(em, AG_ERR_STORAGE, "%s: cannot open database: %s", dir, mdb_strerror(mrc));
-    goto fail;
-  }
+  if (read_only) flags |= MDB_RDONLY;
+  rc = store__env_open(s, flags, opt->map_size, em);
+  if (rc) goto fail;
   int dead = 0;
-  mrc = mdb_reader_check(s->env, &dead); /* reader slots of killed processes pin old pages */
+  int mrc = mdb_reader_check(s->env, &dead); /* reader slots of killed processes pin old pages */
   if (!mrc && !opt->map_size && store_map_size(s) < STORE_DEFAULT_MAP)
     mrc = mdb_env_set_mapsize(s->env, STORE_DEFAULT_MAP);
   if (mrc) {
@@ -209,7 +184,10 @@ int store_open_ex(const char *dir, const store_options *opt, store **out, ag_err
   }
   store_schema_arg a = {.s = s};
   rc = store_read(s, store_schema, &a, em);
-  if (rc == AG_ERR_NOT_FOUND) rc = store_write(s, store_schema, &a, em);
+  if (rc == AG_ERR_NOT_FOUND && read_only)
+    rc = ag_fail(em, AG_ERR_NOT_FOUND, "%s: the database is not complete yet (open it once with a command that saves)",
+                 dir);
+  else if (rc == AG_ERR_NOT_FOUND) rc = store_write(s, store_schema, &a, em);
   if (rc) goto fail;
   s->meta = a.dbi[0];
   s->worlds = a.dbi[1];

@@ -47,7 +47,9 @@ typedef struct store_options {
 } store_options;
 
 /* Opens (creating if missing) the database in dir with the default options: mkdir -p with mode 0700,
- * files mode 0600, stale reader slots of killed processes cleared. A new database gets the schema
+ * files mode 0600, stale reader slots of killed processes cleared. Before LMDB maps data.mdb its meta
+ * pages are checked against the file's size: a truncated, foreign or damaged file is refused with
+ * AG_ERR_INVALID and left byte for byte as it was (never initialised over); so is a dir that is a file. A new database gets the schema
  * version; one written by a newer Agora is refused with AG_ERR_VERSION naming dir and both versions;
  * a directory holding some other LMDB database is refused with AG_ERR_STORAGE. dir is borrowed. On
  * success *out is a new handle the caller closes with store_close.
@@ -56,6 +58,10 @@ typedef struct store_options {
 int store_open(const char *dir, store **out, ag_errmsg *em);
 /* Same with options (NULL = defaults). */
 int store_open_ex(const char *dir, const store_options *opt, store **out, ag_errmsg *em);
+/* Opens an existing database for reading only (LMDB's MDB_RDONLY): nothing is created or repaired, a
+ * missing database is AG_ERR_NOT_FOUND naming dir, and a directory this process may not write still
+ * opens. Only store_read works on the handle. */
+int store_open_read(const char *dir, store **out, ag_errmsg *em);
 /* Closes the handle; NULL is fine. Must not be called from inside a transaction callback. */
 void store_close(store *s);
 

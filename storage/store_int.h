@@ -35,6 +35,13 @@ struct store_txn {
   ag_errmsg *em;   /* where operations write their detail; may be NULL */
 };
 
+/* Opening (store_check.c). store__check_dir: dir, if it exists, is a directory. store__check_data: dir/data.mdb, if present, is an LMDB file whose meta pages agree
+ * with its size (AG_ERR_INVALID, file untouched, otherwise); *exists = it holds a database. A file left
+ * by a creation killed half-way is emptied unless read_only. store__env_open: s->env opened on s->dir. */
+int store__check_dir(const char *dir, ag_errmsg *em);
+int store__check_data(const char *dir, int read_only, int *exists, ag_errmsg *em);
+int store__env_open(store *s, unsigned flags, size_t map_size, ag_errmsg *em);
+
 /* Longest key: chat id \0 agent id \0 be32, or world id \0 be64 chat id. Well under LMDB's 511. */
 #define STORE__KEY_MAX (2 * STORE_ID_LEN + 16)
 

@@ -229,7 +229,7 @@ static void test_foreign_lmdb_refused(void) {
   CHECK_INT(raw_put(root, NULL, "someone", "else's data"), 0);
   store *s = NULL;
   ag_errmsg em = {{0}};
-  CHECK_INT(store_open(root, &s, &em), AG_ERR_STORAGE);
+  CHECK_INT(store_open(root, &s, &em), AG_ERR_INVALID);
   CHECK(strstr(em.text, "not Agora's") != NULL);
   unit_rmrf(root);
   free(root);
@@ -251,9 +251,22 @@ static void test_open_errors(void) {
   char file[4200];
   snprintf(file, sizeof file, "%s/data.mdb", path);
   char page[4096];
+  /* Garbage that short is no creation of LMDB's: refused and left alone. */
   memset(page, 0x5a, sizeof page);
   page[sizeof page - 1] = '\0';
   CHECK_INT(unit_write_file(file, page), 0);
+  CHECK_INT(store_open(path, &s, &em), AG_ERR_INVALID);
+  struct stat st;
+  CHECK(stat(file, &st) == 0 && st.st_size == (off_t)sizeof page - 1);
+  /* What LMDB writes first when it creates a file (meta page 0, transaction 0), cut short. */
+  snprintf(page, sizeof page, "%s/fresh", root);
+  store_close(open_ok(page));
+  snprintf(page, sizeof page, "%s/fresh/data.mdb", root);
+  char *fresh = unit_read_file(page);
+  int fd = open(file, O_WRONLY | O_TRUNC);
+  CHECK(fresh && fd >= 0 && write(fd, fresh, sizeof page - 1) == (ssize_t)sizeof page - 1);
+  close(fd);
+  free(fresh);
   /* While another process holds LMDB's lock the file may be mid-creation: it is left alone. */
   char lock[4200];
   snprintf(lock, sizeof lock, "%s/lock.mdb", path);
@@ -272,7 +285,6 @@ static void test_open_errors(void) {
   char c = 0;
   CHECK(read(ready[0], &c, 1) == 1 && c == 'y');
   CHECK_INT(store_open(path, &s, &em), AG_ERR_STORAGE);
-  struct stat st;
   CHECK(stat(file, &st) == 0 && st.st_size == (off_t)sizeof page - 1);
   CHECK(write(go[1], "x", 1) == 1);
   CHECK(waitpid(pid, NULL, 0) == pid);

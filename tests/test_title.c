@@ -158,6 +158,36 @@ static void capitalise_only_letters(void) {
   TITLE("÷ division", "÷ division");
 }
 
+/* Issue 15 item 4: emphasis only where it is emphasis; identifiers, numbers and URLs untouched. */
+static void markdown_emphasis_only(void) {
+  static const char *const cases[][2] = {
+    {"rename my_variable_name to camelCase", "Rename my_variable_name to camelCase"},
+    {"What is 5*3*2?", "What is 5*3*2?"},
+    {"C_API_VERSION is wrong", "C_API_VERSION is wrong"},
+    {"what does C_API_VERSION mean", "What does C_API_VERSION mean"},
+    {"fix _init and __exit", "Fix _init and __exit"},
+    {"open https://example.com/a_b_c/*x* now", "Open https://example.com/a_b_c/*x* now"},
+    {"visit www.my_site.org/_p_ today", "Visit www.my_site.org/_p_ today"},
+    {"a *very* **bold** _idea_ __here__", "A very bold idea here"},
+    {"(*note*) and *unclosed emphasis", "(note) and *unclosed emphasis"},
+    {"compute 2 * 3 quickly", "Compute 2 * 3 quickly"},
+    {"***all three*** marks", "All three marks"},
+    {"C# and F# tips", "C# and F# tips"},
+    {"## Heading\n\n* item one\n* item two", "Heading item one item two"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_title(__LINE__, cases[i][0], cases[i][1]);
+}
+
+/* A greeting followed by a single word keeps the original: "There" says less than "Hello there". */
+static void greeting_and_one_word_kept(void) {
+  TITLE("hello there", "Hello there");
+  TITLE("hello all", "Hello all");
+  TITLE("@bob hi there", "Hi there");
+  TITLE("Hey, please, thanks!", "Hey, please, thanks!");
+  TITLE("hello there, plan a trip", "There, plan a trip");
+  TITLE("@alice thanks", "Thanks");
+}
+
 static void bad_arguments(void) {
   char *out = NULL;
   CHECK_INT(chat_title_make(NULL, &out), AG_ERR_INVALID);
@@ -182,6 +212,8 @@ static const unit_test tests[] = {
   UNIT(unicode_counts_characters),
   UNIT(unicode_hard_cut_never_splits),
   UNIT(capitalise_only_letters),
+  UNIT(markdown_emphasis_only),
+  UNIT(greeting_and_one_word_kept),
   UNIT(bad_arguments),
 };
 

@@ -31,13 +31,13 @@ _agora() {
   case $cmd in
     run)
       if [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "--db --json --stream --no-save --chat --yes --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "--db --json --stream --no-save --chat --yes --allow-env --help" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
       fi ;;
     console)
       if [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "--db --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "--db --allow-env --help" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
       fi ;;
