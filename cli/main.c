@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include "common/error.h"
+#include "llm/llm.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,8 +50,11 @@ static void raise_fd_limit(void) {
   setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+static void print_warning(const char *message) { fprintf(stderr, "agora: warning: %s\n", message); }
+
 int main(int argc, char **argv) {
   raise_fd_limit();
+  llm_set_warning_sink(print_warning);
   if (argc < 2) {
     fputs(usage, stderr);
     return 2;

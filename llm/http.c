@@ -12,6 +12,9 @@
 /* Generous: a world may run hundreds of agents against one local server. */
 #define HTTP_MAX_HOST_CONNECTIONS 1024L
 #define HTTP_MAX_TOTAL_CONNECTIONS 4096L
+/* Idle connections kept for the next turn (HTTP/1.1 keep-alive): one per agent of a large world.
+ * libcurl's default keeps 4 per transfer in flight, which after a turn is none. */
+#define HTTP_MAX_IDLE_CONNECTIONS 1024L
 
 typedef enum xfer_state {
   XFER_PENDING, /* waiting for the loop to add it (started from inside a curl callback) */
@@ -39,6 +42,7 @@ typedef struct http_sock {
 struct llm_http {
   struct event_base *base;
   CURLM *multi;
+  CURLSH *share; /* TLS sessions and DNS answers, shared by every transfer (each has its own easy) */
   struct event *timer; /* curl's timeout */
   struct event *later; /* runs the queues below from the loop */
   int depth;           /* > 0 while inside curl_multi_socket_action: curl callbacks may be running */
@@ -79,14 +83,15 @@ static void http_drain(llm_http *h) {
     llm_http_xfer *x = NULL;
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
     if (!x || !x->sink) continue; /* cancelled: the loop removes it */
-    long status = 0;
+    long status = 0, proxy_code = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(easy, CURLINFO_HTTP_CONNECTCODE, &proxy_code);
     const llm_http_sink *sink = x->sink;
     void *ud = x->ud;
     char err[CURL_ERROR_SIZE];
     snprintf(err, sizeof err, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(res));
     xfer_free(x); /* first: the key in its headers is wiped now, and on_done may start the next try */
-    sink->on_done(ud, res, status, err);
+    sink->on_done(ud, res, status, proxy_code, err);
   }
 }
 
@@ -200,7 +205,7 @@ static void on_later(evutil_socket_t fd, short what, void *arg) {
       const llm_http_sink *sink = q->sink;
       void *ud = q->ud;
       xfer_free(q);
-      sink->on_done(ud, CURLE_FAILED_INIT, 0, "could not add the transfer");
+      sink->on_done(ud, CURLE_FAILED_INIT, 0, 0, "could not add the transfer");
     }
     q = next;
   }
@@ -220,9 +225,10 @@ int llm_http_get(llm_client *c, llm_http **out) {
   if (!h) return AG_ERR_NOMEM;
   h->base = c->base;
   h->multi = curl_multi_init();
+  h->share = curl_share_init();
   h->timer = evtimer_new(c->base, on_timer_event, h);
   h->later = event_new(c->base, -1, 0, on_later, h);
-  if (!h->multi || !h->timer || !h->later) {
+  if (!h->multi || !h->share || !h->timer || !h->later) {
     llm_http_free(h);
     return AG_ERR_NOMEM;
   }
@@ -232,6 +238,12 @@ int llm_http_get(llm_client *c, llm_http **out) {
   curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
   curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, HTTP_MAX_HOST_CONNECTIONS);
   curl_multi_setopt(h->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, HTTP_MAX_TOTAL_CONNECTIONS);
+  curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, HTTP_MAX_IDLE_CONNECTIONS);
+  curl_multi_setopt(h->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+  /* One thread: no lock functions. Sessions make a second connection to a host a resumed (cheap)
+   * handshake; connections themselves are already shared through the multi handle's cache. */
+  curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
   c->http = h;
   *out = h;
   return AG_OK;
@@ -264,6 +276,7 @@ int llm_http_start(llm_http *h, CURL *easy, struct curl_slist *headers, const ll
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, x);
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, x->errbuf);
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_SHARE, h->share);
   if (h->depth > 0) {
     /* libcurl refuses multi calls from its own callbacks. */
     if (h->pending_tail) h->pending_tail->queue = x;
@@ -299,6 +312,7 @@ void llm_http_free(llm_http *h) {
   if (!h) return;
   while (h->all) xfer_free(h->all);
   if (h->multi) curl_multi_cleanup(h->multi);
+  if (h->share) curl_share_cleanup(h->share); /* after the easy handles that used it */
   while (h->socks) sock_free(h, h->socks);
   if (h->timer) event_free(h->timer);
   if (h->later) event_free(h->later);

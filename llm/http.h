@@ -20,8 +20,9 @@ typedef struct llm_http_xfer llm_http_xfer;
 typedef struct llm_http_sink {
   int (*on_header)(void *ud, const char *line, size_t len);
   int (*on_body)(void *ud, const char *data, size_t len);
-  /* status is the HTTP status (0 without a response); errmsg describes a transport failure. */
-  void (*on_done)(void *ud, CURLcode res, long status, const char *errmsg);
+  /* status is the HTTP status (0 without a response); proxy_code the proxy's answer to CONNECT (0
+   * without a tunnel); errmsg describes a transport failure. */
+  void (*on_done)(void *ud, CURLcode res, long status, long proxy_code, const char *errmsg);
 } llm_http_sink;
 
 /* The client's transport, created on first use with per-host and total connection limits. */

@@ -1,6 +1,7 @@
 /* The provider-independent half of the LLM layer: settings, clients, endpoints, and the life of a
  * call (start, chunks, one completion or a cancel). */
 #include "llm/provider.h"
+#include "llm/net.h"
 
 #include "common/defer.h"
 
@@ -54,11 +55,13 @@ int llm_config_copy(llm_config *dst, const llm_config *src) {
   int rc = AG_OK;
   *dst = *src;
   dst->agent_name = dst->model = dst->base_url = dst->api_key_env = NULL;
+  dst->ca_file = dst->proxy = NULL;
   dst->replies = NULL;
   dst->n_replies = 0;
   if ((rc = dup_opt(&dst->agent_name, src->agent_name)) || (rc = dup_opt(&dst->model, src->model)) ||
       (rc = dup_opt(&dst->base_url, src->base_url)) || (rc = dup_opt(&dst->api_key_env, src->api_key_env)))
     goto fail;
+  if ((rc = dup_opt(&dst->ca_file, src->ca_file)) || (rc = dup_opt(&dst->proxy, src->proxy))) goto fail;
   if (src->n_replies) {
     dst->replies = calloc(src->n_replies, sizeof *dst->replies);
     if (!dst->replies) {
@@ -81,6 +84,9 @@ void llm_config_free(llm_config *cfg) {
   free(cfg->model);
   free(cfg->base_url);
   free(cfg->api_key_env);
+  free(cfg->ca_file);
+  free(cfg->proxy);
+  cfg->ca_file = cfg->proxy = NULL;
   for (size_t i = 0; i < cfg->n_replies; i++) free(cfg->replies[i]);
   free(cfg->replies);
   cfg->agent_name = cfg->model = cfg->base_url = cfg->api_key_env = NULL;
@@ -145,10 +151,12 @@ int llm_endpoint_new(llm_client *c, const llm_config *cfg, llm_endpoint **out, a
   if (!llm_provider_ops_for(cfg->provider))
     return ag_fail(em, AG_ERR_INVALID, "provider '%s' is not available in this build",
                    llm_provider_name(cfg->provider));
+  int rc = cfg->provider == LLM_SCRIPT ? AG_OK : llm_net_check(cfg, em);
+  if (rc) return rc;
   llm_endpoint *e = calloc(1, sizeof *e);
   if (!e) return AG_ERR_NOMEM;
   e->client = c;
-  int rc = llm_config_copy(&e->cfg, cfg);
+  rc = llm_config_copy(&e->cfg, cfg);
   if (rc) {
     free(e);
     return rc;

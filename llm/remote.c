@@ -4,6 +4,7 @@
  * finish with the error. The key is read from the environment for each attempt and lives only in
  * that attempt's headers; it is scrubbed from any error text a server sends back. */
 #include "llm/http.h"
+#include "llm/net.h"
 #include "llm/retry.h"
 #include "llm/stream.h"
 #include "llm/wire.h"
@@ -248,23 +249,6 @@ static int on_body(void *ud, const char *data, size_t len) {
   return err;
 }
 
-static int transport_retryable(CURLcode res) {
-  switch (res) {
-  case CURLE_COULDNT_RESOLVE_HOST:
-  case CURLE_COULDNT_RESOLVE_PROXY:
-  case CURLE_COULDNT_CONNECT:
-  case CURLE_OPERATION_TIMEDOUT:
-  case CURLE_SEND_ERROR:
-  case CURLE_RECV_ERROR:
-  case CURLE_GOT_NOTHING:
-  case CURLE_PARTIAL_FILE:
-  case CURLE_SSL_CONNECT_ERROR:
-  case CURLE_HTTP2:
-  case CURLE_HTTP2_STREAM: return 1;
-  default: return 0;
-  }
-}
-
 static int attempt_start(remote_call *rc);
 
 /* Retries after a backoff when the failure allows it and time remains, else fails the call. */
@@ -319,7 +303,7 @@ static void finish_reply(remote_call *rc) {
   llm_call_finish(rc->call, AG_OK, ag_buf_str(&rc->text), NULL);
 }
 
-static void on_done(void *ud, CURLcode res, long status, const char *errmsg) {
+static void on_done(void *ud, CURLcode res, long status, long proxy_code, const char *errmsg) {
   remote_call *rc = ud;
   rc->xfer = NULL;
   if (status) rc->status = status;
@@ -344,8 +328,13 @@ static void on_done(void *ud, CURLcode res, long status, const char *errmsg) {
     retry_or_fail(rc, rc->fail_rc == AG_ERR_LLM && llm_retry_error_type(rc->info.type));
     return;
   }
-  set_info(rc, res == CURLE_OPERATION_TIMEDOUT ? "timeout" : "connection", errmsg);
-  retry_or_fail(rc, transport_retryable(res));
+  char type[sizeof rc->info.type];
+  int retryable = llm_net_classify(res, proxy_code, errmsg, type, sizeof type);
+  char msg[sizeof rc->info.message];
+  if (proxy_code >= 300) snprintf(msg, sizeof msg, "the proxy refused the tunnel with HTTP %ld", proxy_code);
+  else snprintf(msg, sizeof msg, "%s", errmsg);
+  set_info(rc, type, msg);
+  retry_or_fail(rc, retryable);
 }
 
 static const llm_http_sink remote_sink = {on_header, on_body, on_done};
@@ -438,6 +427,7 @@ static int attempt_start(remote_call *rc) {
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, stall >= 2000 ? stall / 1000 : 1L);
   }
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  llm_net_setup(easy, &rc->call->ep->cfg, rc->url);
   if ((err = llm_http_get(rc->call->client, &h))) goto fail;
   rc->attempts++;
   err = llm_http_start(h, easy, headers, &remote_sink, rc, &rc->xfer);
