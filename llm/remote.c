@@ -410,7 +410,6 @@ static int attempt_start(remote_call *rc) {
     err = AG_ERR_NOMEM;
     goto fail;
   }
-  curl_easy_setopt(easy, CURLOPT_URL, rc->url);
   /* Copied: a transfer cancelled from a callback lingers until the loop removes it, and may still
    * be sending after rc is gone. */
   curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE, (long)strlen(rc->body));
@@ -430,7 +429,7 @@ static int attempt_start(remote_call *rc) {
   llm_net_setup(easy, &rc->call->ep->cfg, rc->url);
   if ((err = llm_http_get(rc->call->client, &h))) goto fail;
   rc->attempts++;
-  err = llm_http_start(h, easy, headers, &remote_sink, rc, &rc->xfer);
+  err = llm_http_start(h, easy, rc->url, headers, &remote_sink, rc, &rc->xfer);
   easy = NULL; /* consumed, with the headers */
   headers = NULL;
   if (err) goto fail;
