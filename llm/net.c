@@ -108,7 +108,6 @@ void llm_net_setup(CURL *easy, const llm_config *cfg, const char *url) {
   curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
   const char *proxy = cfg->proxy ? cfg->proxy : upper_http_proxy(url);
   if (proxy) curl_easy_setopt(easy, CURLOPT_PROXY, proxy); /* "" turns proxies off */
-  if (getenv("AGORA_CURL_VERBOSE")) curl_easy_setopt(easy, CURLOPT_VERBOSE, 1L);
 }
 
 static int mentions(const char *s, const char *word) { return s && strstr(s, word) != NULL; }

@@ -163,6 +163,30 @@ static void http2_multiplexes_200_calls(void) {
   CHECK_INT(st.h2, 200);
   fprintf(stderr, "  200 calls: %zu connections, %zu resumed\n", st.connections, st.resumed);
   CHECK(st.connections >= 2 && st.connections <= 4);
+  CHECK(st.resumed >= 1); /* the second connection is opened once the first is full: resumed */
+}
+
+/* An HTTPS server without HTTP/2: once its first answer says HTTP/1.1, the calls not yet sent get
+ * connections of their own (one each, all at once) instead of waiting for the few HTTP/2 needs. */
+static void https_http1_server_gets_a_connection_per_call(void) {
+  clear_env();
+  tls_front *h1 = NULL;
+  CHECK_INT(tls_front_start(llm_server_port(srv), 1, &h1), 0);
+  if (!h1) return;
+  llm_config cfg;
+  config_tls(&cfg, tls_front_ca(h1));
+  cfg.base_url = (char *)tls_front_url(h1, "/v1");
+  CHECK_INT(run_calls(&cfg, 20, "[[mock latency=300 reply=ok]]", NULL), 20);
+  tls_front_stats st;
+  CHECK_INT(tls_front_read_stats(h1, 20, &st), 0);
+  CHECK_INT(st.requests, 20);
+  CHECK_INT(st.h2, 0);
+  fprintf(stderr, "  20 calls over HTTP/1.1: %zu connections, %zu resumed\n", st.connections, st.resumed);
+  CHECK(st.connections >= 18); /* a connection per call, bar one or two that finished early */
+  /* TLS 1.3 tickets arrive after the first handshake: calls that connect at the same moment may
+   * miss them, so only "some connections resumed" is certain. */
+  CHECK(st.resumed >= 1);
+  tls_front_stop(h1);
 }
 
 /* Plain HTTP/1.1: the connections of the first turn carry the second. */
@@ -322,6 +346,7 @@ static const unit_test tests[] = {
     UNIT(name_mismatch_fails_at_once),
     UNIT(insecure_skips_verification),
     UNIT(http2_multiplexes_200_calls),
+    UNIT(https_http1_server_gets_a_connection_per_call),
     UNIT(http1_keeps_connections_across_turns),
     UNIT(https_proxy_and_no_proxy),
     UNIT(refusing_proxy_is_a_proxy_error),
@@ -333,7 +358,7 @@ int main(int argc, char **argv) {
   setenv("AGORA_LLM_BACKOFF_MS", "5", 1);
   tmp = unit_tmpdir();
   if (llm_server_start(&srv)) return 1;
-  if (tls_front_start(llm_server_port(srv), &front)) {
+  if (tls_front_start(llm_server_port(srv), 0, &front)) {
     llm_server_stop(srv);
     return 1;
   }

@@ -71,7 +71,7 @@ static int make_certs(const char *dir) {
   return 0;
 }
 
-static pid_t start_nghttpx(const char *dir, int port, int backend_port) {
+static pid_t start_nghttpx(const char *dir, int port, int backend_port, int http1_only) {
   char front[64], back[64], log[4200], err[4200], key[4200], cert[4200];
   snprintf(front, sizeof front, "--frontend=127.0.0.1,%d", port);
   snprintf(back, sizeof back, "--backend=127.0.0.1,%d", backend_port);
@@ -88,14 +88,14 @@ static pid_t start_nghttpx(const char *dir, int port, int backend_port) {
     }
     execlp("nghttpx", "nghttpx", "--conf=/dev/null", front, back, "--workers=1", "--single-process", "--no-ocsp",
            "--frontend-http2-max-concurrent-streams=100", "--backend-connections-per-frontend=0",
-           "--rlimit-nofile=65536", log, err, "--accesslog-format=$remote_port $tls_session_reused $alpn $status",
+           "--rlimit-nofile=65536", http1_only ? "--npn-list=http/1.1" : "--npn-list=h2,http/1.1", log, err, "--accesslog-format=$remote_port $tls_session_reused $alpn $status",
            key, cert, (char *)NULL);
     _exit(127);
   }
   return pid;
 }
 
-int tls_front_start(int backend_port, tls_front **out) {
+int tls_front_start(int backend_port, int http1_only, tls_front **out) {
   tls_front *f = calloc(1, sizeof *f);
   if (!f) return -1;
   f->dir = unit_tmpdir();
@@ -103,7 +103,7 @@ int tls_front_start(int backend_port, tls_front **out) {
   if (!f->dir || make_certs(f->dir)) goto fail;
   for (int tries = 0; tries < 5 && f->pid < 0; tries++) {
     f->port = free_port();
-    pid_t pid = start_nghttpx(f->dir, f->port, backend_port);
+    pid_t pid = start_nghttpx(f->dir, f->port, backend_port, http1_only);
     if (pid < 0) goto fail;
     for (int i = 0; i < 250 && !port_open(f->port); i++) {
       if (waitpid(pid, NULL, WNOHANG) == pid) {

@@ -10,8 +10,9 @@
 
 typedef struct tls_front tls_front;
 
-/* Returns 0, or -1 (with the reason on stderr) when openssl or nghttpx is missing or fails. */
-int tls_front_start(int backend_port, tls_front **out);
+/* http1_only: offer only http/1.1 in ALPN (an HTTPS server without HTTP/2). Returns 0, or -1 (with
+ * the reason on stderr) when openssl or nghttpx is missing or fails. */
+int tls_front_start(int backend_port, int http1_only, tls_front **out);
 /* Stops nghttpx (SIGTERM, then waits for it) and removes the temp dir. */
 void tls_front_stop(tls_front *f);
 int tls_front_port(const tls_front *f);
