@@ -203,3 +203,18 @@ void tls_front_reset_stats(tls_front *f) {
   if (fseek(fp, 0, SEEK_END) == 0) f->log_offset = ftell(fp);
   fclose(fp);
 }
+
+double tls_front_cpu_seconds(const tls_front *f) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)f->pid);
+  FILE *fp = fopen(path, "r");
+  if (!fp) return -1;
+  size_t n = fread(buf, 1, sizeof buf - 1, fp);
+  fclose(fp);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+  unsigned long ut = 0, st = 0;
+  /* After ")": state, then fields 4..13, then utime (14) and stime (15). */
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) return -1;
+  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}

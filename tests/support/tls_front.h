@@ -34,6 +34,8 @@ typedef struct tls_front_stats {
 /* Reads the access log, waiting up to 2 s for at least min_requests lines (nghttpx logs after each
  * response). Returns 0, or -1 when the log cannot be read. */
 int tls_front_read_stats(tls_front *f, size_t min_requests, tls_front_stats *out);
+/* CPU seconds (user + system) nghttpx has used so far, from /proc; -1 when unknown. */
+double tls_front_cpu_seconds(const tls_front *f);
 /* Forgets the log so far (the next stats count from here). */
 void tls_front_reset_stats(tls_front *f);
 
