@@ -6,6 +6,7 @@
  * access log). Usage: bench_fanout_tls [runs]. */
 #include "support/llm_server.h"
 #include "support/tls_front.h"
+#include "support/unit.h"
 #include "world/world.h"
 
 #include <event2/event.h>
@@ -167,11 +168,7 @@ int main(int argc, char **argv) {
   if (argc == 6 && strcmp(argv[1], "--child") == 0) return child(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
   int runs = argc > 1 ? atoi(argv[1]) : 1;
   if (runs < 1) runs = 1;
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
-    setrlimit(RLIMIT_NOFILE, &rl);
-  }
+  unit_raise_fd_limit();
   setenv("BENCH_KEY", "sk-bench", 1);
   char self[4096];
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);

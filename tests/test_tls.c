@@ -72,17 +72,23 @@ static int run_calls(const llm_config *cfg, int n, const char *system, llm_error
   return ok;
 }
 
-static void ca_file_setting_trusts_a_private_ca(void) {
+/* n calls through the front trusting its CA via ca_file: all succeed, all over HTTP/2 (negotiated by
+ * ALPN); *st tells how they were carried. */
+static void calls_on_front(int n, const char *system, tls_front_stats *st) {
   clear_env();
-  llm_server_reset(srv);
   tls_front_reset_stats(front);
   llm_config cfg;
   config_tls(&cfg, tls_front_ca(front));
-  CHECK_INT(run_calls(&cfg, 1, "[[mock reply=over-tls]]", NULL), 1);
+  CHECK_INT(run_calls(&cfg, n, system, NULL), n);
+  CHECK_INT(tls_front_read_stats(front, (size_t)n, st), 0);
+  CHECK_INT(st->requests, n);
+  CHECK_INT(st->h2, n);
+}
+
+static void ca_file_setting_trusts_a_private_ca(void) {
+  llm_server_reset(srv);
   tls_front_stats st;
-  CHECK_INT(tls_front_read_stats(front, 1, &st), 0);
-  CHECK_INT(st.requests, 1);
-  CHECK_INT(st.h2, 1); /* HTTP/2 was negotiated */
+  calls_on_front(1, "[[mock reply=over-tls]]", &st);
   CHECK_INT(llm_server_request_count(srv), 1);
 }
 
@@ -152,15 +158,8 @@ static void insecure_skips_verification(void) {
 /* 200 calls at once through a front allowing 100 streams a connection: about 2 connections (not
  * 200), all on HTTP/2, and every connection after the first resumes the TLS session. */
 static void http2_multiplexes_200_calls(void) {
-  clear_env();
-  tls_front_reset_stats(front);
-  llm_config cfg;
-  config_tls(&cfg, tls_front_ca(front));
-  CHECK_INT(run_calls(&cfg, 200, "[[mock latency=300 reply=ok]]", NULL), 200);
   tls_front_stats st;
-  CHECK_INT(tls_front_read_stats(front, 200, &st), 0);
-  CHECK_INT(st.requests, 200);
-  CHECK_INT(st.h2, 200);
+  calls_on_front(200, "[[mock latency=300 reply=ok]]", &st);
   fprintf(stderr, "  200 calls: %zu connections, %zu resumed\n", st.connections, st.resumed);
   CHECK(st.connections >= 2 && st.connections <= 4);
   CHECK(st.resumed >= 1); /* the second connection is opened once the first is full: resumed */
@@ -227,13 +226,19 @@ static void http1_keeps_connections_across_turns(void) {
   event_base_free(base);
 }
 
-static void https_proxy_and_no_proxy(void) {
+/* A clean environment, a proxy (refusing or not) and a config for the TLS front; NULL on failure. */
+static test_proxy *proxy_setup(int refuse, llm_config *cfg) {
   clear_env();
   test_proxy *px = NULL;
-  CHECK_INT(test_proxy_start(0, &px), 0);
-  if (!px) return;
+  CHECK_INT(test_proxy_start(refuse, &px), 0);
+  config_tls(cfg, tls_front_ca(front));
+  return px;
+}
+
+static void https_proxy_and_no_proxy(void) {
   llm_config cfg;
-  config_tls(&cfg, tls_front_ca(front));
+  test_proxy *px = proxy_setup(0, &cfg);
+  if (!px) return;
   setenv("HTTPS_PROXY", test_proxy_url(px), 1);
   CHECK_INT(run_calls(&cfg, 1, "[[mock reply=via-proxy]]", NULL), 1);
   CHECK_INT(test_proxy_requests(px), 1);
@@ -259,12 +264,9 @@ static void https_proxy_and_no_proxy(void) {
 }
 
 static void refusing_proxy_is_a_proxy_error(void) {
-  clear_env();
-  test_proxy *px = NULL;
-  CHECK_INT(test_proxy_start(1, &px), 0);
-  if (!px) return;
   llm_config cfg;
-  config_tls(&cfg, tls_front_ca(front));
+  test_proxy *px = proxy_setup(1, &cfg);
+  if (!px) return;
   setenv("https_proxy", test_proxy_url(px), 1);
   llm_error_info info;
   memset(&info, 0, sizeof info);
