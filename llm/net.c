@@ -115,10 +115,29 @@ void llm_net_setup(CURL *easy, const llm_config *cfg, const char *url) {
 
 static int mentions(const char *s, const char *word) { return s && strstr(s, word) != NULL; }
 
-int llm_net_classify(CURLcode res, long proxy_code, const char *errmsg, char *type, size_t cap) {
+/* libcurl 7.88 does not say whether a refused connection was to the proxy, but its message names the
+ * address it tried ("Failed to connect to HOST port N ..."): not the URL's host and port means the
+ * proxy's. */
+static int refused_by_proxy(const char *errmsg, const char *url) {
+  char host[256], uhost[256] = "";
+  long port = 0, uport = 0;
+  if (!errmsg || sscanf(errmsg, "Failed to connect to %255s port %ld", host, &port) != 2) return 0;
+  const char *p = strstr(url, "://");
+  if (!p) return 0;
+  p += 3;
+  size_t n = strcspn(p, ":/?#");
+  if (n >= sizeof uhost) return 0;
+  memcpy(uhost, p, n);
+  uhost[n] = '\0';
+  uport = p[n] == ':' ? strtol(p + n + 1, NULL, 10) : strncasecmp(url, "https:", 6) == 0 ? 443 : 80;
+  return strcasecmp(host, uhost) != 0 || port != uport;
+}
+
+int llm_net_classify(CURLcode res, long proxy_code, const char *errmsg, const char *url, char *type, size_t cap) {
   const char *t = res == CURLE_OPERATION_TIMEDOUT ? "timeout" : "connection";
   int retry = 0;
-  if (proxy_code >= 300 || res == CURLE_COULDNT_RESOLVE_PROXY || res == CURLE_PROXY) {
+  if (proxy_code >= 300 || res == CURLE_COULDNT_RESOLVE_PROXY || res == CURLE_PROXY ||
+      (res == CURLE_COULDNT_CONNECT && refused_by_proxy(errmsg, url))) {
     t = "proxy";
   } else if (res == CURLE_PEER_FAILED_VERIFICATION) {
     t = mentions(errmsg, "subject name") || mentions(errmsg, "does not match") ? "tls_name_mismatch"

@@ -26,9 +26,9 @@ int llm_net_check(const llm_config *cfg, ag_errmsg *em);
  * libcurl). */
 void llm_net_setup(CURL *easy, const llm_config *cfg, const char *url);
 
-/* How a transfer failure is reported: fills type (an llm-error error_type, cap bytes) and returns 1
- * when it is worth a retry. proxy_code is the proxy's answer to CONNECT (0: none); errmsg is
- * libcurl's message. */
-int llm_net_classify(CURLcode res, long proxy_code, const char *errmsg, char *type, size_t cap);
+/* How a failed transfer to url is reported: fills type (an llm-error error_type, cap bytes) and
+ * returns 1 when it is worth a retry. proxy_code is the proxy's answer to CONNECT (0: none); errmsg
+ * is libcurl's message. */
+int llm_net_classify(CURLcode res, long proxy_code, const char *errmsg, const char *url, char *type, size_t cap);
 
 #endif

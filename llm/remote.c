@@ -329,7 +329,7 @@ static void on_done(void *ud, CURLcode res, long status, long proxy_code, const 
     return;
   }
   char type[sizeof rc->info.type];
-  int retryable = llm_net_classify(res, proxy_code, errmsg, type, sizeof type);
+  int retryable = llm_net_classify(res, proxy_code, errmsg, rc->url, type, sizeof type);
   char msg[sizeof rc->info.message];
   if (proxy_code >= 300) snprintf(msg, sizeof msg, "the proxy refused the tunnel with HTTP %ld", proxy_code);
   else snprintf(msg, sizeof msg, "%s", errmsg);

@@ -275,8 +275,21 @@ static void refusing_proxy_is_a_proxy_error(void) {
   CHECK_INT(info.attempts, 1);
   CHECK(strstr(info.message, "403") != NULL);
   CHECK_INT(test_proxy_requests(px), 1);
-  clear_env();
+  /* A proxy that is not there at all (its port now closed): a proxy error too, not retried. */
+  char url[64];
+  snprintf(url, sizeof url, "%s", test_proxy_url(px));
   test_proxy_stop(px);
+  memset(&info, 0, sizeof info);
+  CHECK_INT(run_calls(&cfg, 1, "[[mock reply=never]]", &info), 0);
+  CHECK_STR(info.type, "proxy");
+  CHECK_INT(info.attempts, 1);
+  /* ... while a server that is not there, without a proxy, is a retried connection error. */
+  clear_env();
+  cfg.base_url = url;
+  memset(&info, 0, sizeof info);
+  CHECK_INT(run_calls(&cfg, 1, "[[mock reply=never]]", &info), 0);
+  CHECK_STR(info.type, "connection");
+  CHECK_INT(info.attempts, 3);
 }
 
 static const char *world_file(const char *name, const char *ca_field) {
