@@ -39,7 +39,8 @@ static int child(const char *url, const char *ca, int n, int latency) {
            "{\"name\": \"fan\", \"defaults\": {\"provider\": \"openai\", \"base_url\": \"%s\", \"api_key_env\":"
            " \"BENCH_KEY\", \"model\": \"m\", \"system_prompt\": \"[[mock latency=%d reply=ok]]\"%s}, \"agents\": [",
            url, latency, ca_field);
-  for (int i = 0; i < n; i++) snprintf(json + strlen(json), cap - strlen(json), "%s{\"name\": \"a%d\"}", i ? "," : "", i);
+  for (int i = 0; i < n; i++)
+    snprintf(json + strlen(json), cap - strlen(json), "%s{\"name\": \"a%d\"}", i ? "," : "", i);
   strcat(json, "]}");
   world_spec spec;
   ag_errmsg em = {""};

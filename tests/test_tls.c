@@ -3,14 +3,17 @@
  * order; a wrong CA and a wrong host name fail at once with a precise error type; insecure. Sharing:
  * 200 concurrent calls multiplexed on ~2 connections, TLS sessions resumed, HTTP/1.1 connections
  * kept across turns. Routing: HTTPS_PROXY through a CONNECT proxy, NO_PROXY around it, a refusing
- * proxy, the proxy setting, upper-case HTTP_PROXY. End to end: load errors exit 2, llm-error types. */
+ * proxy, an absent proxy, the proxy setting, upper-case HTTP_PROXY. Settings: loaded, checked, saved.
+ * End to end: load errors exit 2, llm-error types, the insecure warning. */
 #include "support/llm_drive.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/test_proxy.h"
 #include "support/tls_front.h"
 #include "support/unit.h"
+#include "world/world_file.h"
 
+#include <cjson/cJSON.h>
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,7 +207,8 @@ static void http1_keeps_connections_across_turns(void) {
   llm_endpoint *e = NULL;
   CHECK_INT(llm_client_new(base, &c), AG_OK);
   CHECK_INT(llm_endpoint_new(c, &cfg, &e, NULL), AG_OK);
-  llm_message msgs[2] = {{.role = "system", .content = "[[mock latency=100 reply=two]]"}, {.role = "user", .content = "hi"}};
+  llm_message msgs[2] = {{.role = "system", .content = "[[mock latency=100 reply=two]]"},
+                         {.role = "user", .content = "hi"}};
   llm_request req = {.messages = msgs, .n_messages = 2};
   before = llm_server_connections(srv);
   for (int turn = 0; turn < 2; turn++) {
@@ -354,7 +358,52 @@ static void end_to_end(void) {
   proc_result_free(&r);
 }
 
+/* The settings load (defaults, then the agent's own), are checked (a file that is no PEM bundle is a
+ * load error naming the field) and are saved with the world. */
+static void settings_load_check_and_save(void) {
+  char json[8192], notpem[4200];
+  snprintf(notpem, sizeof notpem, "%s/not.pem", tmp);
+  unit_write_file(notpem, "hello\n");
+  snprintf(json, sizeof json,
+           "{\"name\": \"w\", \"defaults\": {\"provider\": \"openai\", \"ca_file\": \"%s\"},"
+           " \"agents\": [{\"name\": \"ann\", \"proxy\": \"http://127.0.0.1:9\"}, {\"name\": \"bob\","
+           " \"insecure\": true, \"proxy\": \"\"}]}",
+           tls_front_ca(front));
+  world_spec spec;
+  ag_errmsg em = {""};
+  CHECK_INT(world_spec_parse(json, strlen(json), "w.json", &spec, &em), AG_OK);
+  if (spec.n_agents != 2) return;
+  CHECK_STR(spec.agents[0].llm.ca_file, tls_front_ca(front));
+  CHECK_STR(spec.agents[1].llm.ca_file, tls_front_ca(front));
+  CHECK_STR(spec.agents[0].llm.proxy, "http://127.0.0.1:9");
+  CHECK_STR(spec.agents[1].llm.proxy, "");
+  CHECK_INT(spec.agents[0].llm.insecure, 0);
+  CHECK_INT(spec.agents[1].llm.insecure, 1);
+  cJSON *saved = world_spec_to_json(&spec);
+  char *text = cJSON_PrintUnformatted(saved);
+  world_spec again;
+  CHECK_INT(world_spec_parse(text, strlen(text), "saved", &again, &em), AG_OK);
+  if (again.n_agents == 2) {
+    CHECK_STR(again.agents[0].llm.proxy, "http://127.0.0.1:9");
+    CHECK_STR(again.agents[1].llm.ca_file, tls_front_ca(front));
+    CHECK_INT(again.agents[1].llm.insecure, 1);
+    CHECK_INT(again.agents[0].llm.insecure, 0);
+  }
+  world_spec_free(&again);
+  free(text);
+  cJSON_Delete(saved);
+  world_spec_free(&spec);
+
+  snprintf(json, sizeof json, "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"ca_file\": \"%s\"}]}", notpem);
+  CHECK_INT(world_spec_parse(json, strlen(json), "w.json", &spec, &em), AG_ERR_INVALID);
+  CHECK(strstr(em.text, "agents[0].ca_file") && strstr(em.text, "no PEM certificate"));
+  const char *bad = "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"insecure\": \"yes\"}]}";
+  CHECK_INT(world_spec_parse(bad, strlen(bad), "w.json", &spec, &em), AG_ERR_INVALID);
+  CHECK(strstr(em.text, "agents[0].insecure") != NULL);
+}
+
 static const unit_test tests[] = {
+    UNIT(settings_load_check_and_save),
     UNIT(ca_file_setting_trusts_a_private_ca),
     UNIT(ca_environment_variables_in_order),
     UNIT(wrong_ca_fails_at_once),

@@ -88,7 +88,8 @@ static pid_t start_nghttpx(const char *dir, int port, int backend_port, int http
     }
     execlp("nghttpx", "nghttpx", "--conf=/dev/null", front, back, "--workers=1", "--single-process", "--no-ocsp",
            "--frontend-http2-max-concurrent-streams=100", "--backend-connections-per-frontend=0",
-           "--rlimit-nofile=65536", http1_only ? "--npn-list=http/1.1" : "--npn-list=h2,http/1.1", log, err, "--accesslog-format=$remote_port $tls_session_reused $alpn $status",
+           "--rlimit-nofile=65536", http1_only ? "--npn-list=http/1.1" : "--npn-list=h2,http/1.1", log, err,
+           "--accesslog-format=$remote_port $tls_session_reused $alpn $status",
            key, cert, (char *)NULL);
     _exit(127);
   }
