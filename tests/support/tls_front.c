@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -81,6 +82,7 @@ static pid_t start_nghttpx(const char *dir, int port, int backend_port, int http
   snprintf(cert, sizeof cert, "%s/server.pem", dir);
   pid_t pid = fork();
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM); /* a test that crashes (or is cut off) leaves no server behind */
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) { /* its start-up notice, before the error log is open */
       dup2(null, 1);
