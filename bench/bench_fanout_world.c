@@ -5,13 +5,13 @@
 #include "chat/session.h"
 #include "storage/store.h"
 #include "support/llm_server.h"
+#include "support/unit.h"
 #include "world/world.h"
 
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 static double now_ms(void) {
@@ -95,11 +95,7 @@ static double median(double *v, int n) {
 int main(int argc, char **argv) {
   int runs = argc > 1 ? atoi(argv[1]) : 3;
   if (runs < 1) runs = 1;
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-    rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
-    setrlimit(RLIMIT_NOFILE, &rl);
-  }
+  unit_raise_fd_limit();
   setenv("BENCH_KEY", "sk-bench", 1);
   llm_server *srv = NULL;
   if (llm_server_start(&srv)) return 1;

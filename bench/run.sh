@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-5}"
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release > /dev/null
-cmake --build build-bench -j2 --target agora bench_world bench_fanout_world bench_cold bench_store bench_fanout > /dev/null
+cmake --build build-bench -j2 --target agora bench_world bench_fanout_world bench_fanout_tls bench_cold bench_store bench_fanout > /dev/null
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
 echo
 echo "== turn overhead, bus, memory (bench_world) =="
@@ -13,6 +13,9 @@ build-bench/bench_world 10000 "$runs"
 echo
 echo "== fan-out through the world, durable storage (bench_fanout_world) =="
 build-bench/bench_fanout_world "$runs"
+echo
+echo "== fan-out over HTTPS + HTTP/2 beside plain HTTP, no storage (bench_fanout_tls; needs nghttpx, openssl) =="
+build-bench/bench_fanout_tls 1
 echo
 echo "== LLM calls only, no world (bench_fanout) =="
 build-bench/bench_fanout "$runs"

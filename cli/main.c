@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include "common/error.h"
+#include "llm/llm.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -50,6 +51,8 @@ static void raise_fd_limit(void) {
   setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+static void print_warning(const char *message) { fprintf(stderr, "agora: warning: %s\n", message); }
+
 /* A command's output that did not reach its destination (a full disk, /dev/full, a closed pipe) is a
  * failure: the person would otherwise trust a truncated export. Checked once, at exit. */
 static int check_stdout(int status) {
@@ -72,6 +75,7 @@ int main(int argc, char **argv) {
 
 static int dispatch(int argc, char **argv) {
   raise_fd_limit();
+  llm_set_warning_sink(print_warning);
   if (argc < 2) {
     fputs(usage, stderr);
     return 2;

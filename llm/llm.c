@@ -1,6 +1,7 @@
 /* The provider-independent half of the LLM layer: settings, clients, endpoints, and the life of a
  * call (start, chunks, one completion or a cancel). */
 #include "llm/provider.h"
+#include "llm/net.h"
 
 #include "common/defer.h"
 
@@ -55,9 +56,11 @@ int llm_config_copy(llm_config *dst, const llm_config *src) {
   *dst = *src;
   dst->model = dst->base_url = dst->api_key_env = NULL;
   dst->script = (llm_script_options){0};
+  dst->ca_file = dst->proxy = NULL;
   if ((rc = dup_opt(&dst->model, src->model)) || (rc = dup_opt(&dst->base_url, src->base_url)) ||
       (rc = dup_opt(&dst->api_key_env, src->api_key_env)) || (rc = llm_script_options_copy(&dst->script, &src->script)))
     goto fail;
+  if ((rc = dup_opt(&dst->ca_file, src->ca_file)) || (rc = dup_opt(&dst->proxy, src->proxy))) goto fail;
   return AG_OK;
 fail:
   llm_config_free(dst);
@@ -68,6 +71,9 @@ void llm_config_free(llm_config *cfg) {
   free(cfg->model);
   free(cfg->base_url);
   free(cfg->api_key_env);
+  free(cfg->ca_file);
+  free(cfg->proxy);
+  cfg->ca_file = cfg->proxy = NULL;
   llm_script_options_free(&cfg->script);
   cfg->model = cfg->base_url = cfg->api_key_env = NULL;
 }
@@ -129,10 +135,12 @@ int llm_endpoint_new(llm_client *c, const llm_config *cfg, llm_endpoint **out, a
   if (!llm_provider_ops_for(cfg->provider))
     return ag_fail(em, AG_ERR_INVALID, "provider '%s' is not available in this build",
                    llm_provider_name(cfg->provider));
+  int rc = cfg->provider == LLM_SCRIPT ? AG_OK : llm_net_check(cfg, em);
+  if (rc) return rc;
   llm_endpoint *e = calloc(1, sizeof *e);
   if (!e) return AG_ERR_NOMEM;
   e->client = c;
-  int rc = llm_config_copy(&e->cfg, cfg);
+  rc = llm_config_copy(&e->cfg, cfg);
   if (rc) {
     free(e);
     return rc;

@@ -56,6 +56,10 @@ typedef struct llm_config {
   long timeout_ms;   /* per call, default 120000 */
   int max_retries;   /* default 3 */
   llm_script_options script; /* provider script only */
+  /* Trust and routing (llm/net.h), for the HTTP providers. */
+  char *ca_file; /* PEM bundle that verifies servers; NULL: SSL_CERT_FILE, CURL_CA_BUNDLE, the system's */
+  char *proxy;   /* proxy URL overriding HTTPS_PROXY/HTTP_PROXY/ALL_PROXY; NULL: those; "": none */
+  int insecure;  /* 1: do not verify certificates (local testing only; warned about once a run) */
 } llm_config;
 
 void llm_config_init(llm_config *cfg); /* the defaults above, provider script */
@@ -156,6 +160,10 @@ const llm_tool_call *llm_call_tool_calls(const llm_call *call, size_t *n);
  * signature may be NULL). */
 int llm_call_add_tool_call(llm_call *call, const char *id, const char *name, const char *args_json,
                            const char *signature);
+
+/* Where the LLM layer reports a warning meant for the user (insecure: true, ...): the CLI installs a
+ * function printing to stderr; without one warnings are dropped. Not thread-safe: set it at start. */
+void llm_set_warning_sink(void (*fn)(const char *message));
 
 /* Number of calls in flight on the client. */
 size_t llm_client_active(const llm_client *c);

@@ -6,6 +6,7 @@
 #include "common/utf8.h"
 #include "llm/http.h"
 #include "llm/redact.h"
+#include "llm/net.h"
 #include "llm/retry.h"
 #include "llm/stream.h"
 #include "llm/wire.h"
@@ -225,23 +226,6 @@ static int on_body(void *ud, const char *data, size_t len) {
   return err;
 }
 
-static int transport_retryable(CURLcode res) {
-  switch (res) {
-  case CURLE_COULDNT_RESOLVE_HOST:
-  case CURLE_COULDNT_RESOLVE_PROXY:
-  case CURLE_COULDNT_CONNECT:
-  case CURLE_OPERATION_TIMEDOUT:
-  case CURLE_SEND_ERROR:
-  case CURLE_RECV_ERROR:
-  case CURLE_GOT_NOTHING:
-  case CURLE_PARTIAL_FILE:
-  case CURLE_SSL_CONNECT_ERROR:
-  case CURLE_HTTP2:
-  case CURLE_HTTP2_STREAM: return 1;
-  default: return 0;
-  }
-}
-
 static int attempt_start(remote_call *rc);
 
 /* Retries after a backoff when the failure allows it and time remains, else fails the call. */
@@ -299,7 +283,7 @@ static void finish_reply(remote_call *rc) {
   llm_call_finish(rc->call, AG_OK, ag_buf_str(&rc->text), NULL);
 }
 
-static void on_done(void *ud, CURLcode res, long status, const char *errmsg) {
+static void on_done(void *ud, CURLcode res, long status, long proxy_code, const char *errmsg) {
   remote_call *rc = ud;
   rc->xfer = NULL;
   if (status) rc->status = status;
@@ -324,8 +308,13 @@ static void on_done(void *ud, CURLcode res, long status, const char *errmsg) {
     retry_or_fail(rc, rc->fail_rc == AG_ERR_LLM && llm_retry_error_type(rc->info.type));
     return;
   }
-  set_info(rc, res == CURLE_OPERATION_TIMEDOUT ? "timeout" : "connection", errmsg);
-  retry_or_fail(rc, transport_retryable(res));
+  char type[sizeof rc->info.type];
+  int retryable = llm_net_classify(res, proxy_code, errmsg, rc->url, type, sizeof type);
+  char msg[sizeof rc->info.message];
+  if (proxy_code >= 300) snprintf(msg, sizeof msg, "the proxy refused the tunnel with HTTP %ld", proxy_code);
+  else snprintf(msg, sizeof msg, "%s", errmsg);
+  set_info(rc, type, msg);
+  retry_or_fail(rc, retryable);
 }
 
 static const llm_http_sink remote_sink = {on_header, on_body, on_done};
@@ -401,7 +390,6 @@ static int attempt_start(remote_call *rc) {
     err = AG_ERR_NOMEM;
     goto fail;
   }
-  curl_easy_setopt(easy, CURLOPT_URL, rc->url);
   /* Copied: a transfer cancelled from a callback lingers until the loop removes it, and may still
    * be sending after rc is gone. */
   curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE, (long)strlen(rc->body));
@@ -418,9 +406,10 @@ static int attempt_start(remote_call *rc) {
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, stall >= 2000 ? stall / 1000 : 1L);
   }
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  llm_net_setup(easy, &rc->call->ep->cfg, rc->url);
   if ((err = llm_http_get(rc->call->client, &h))) goto fail;
   rc->attempts++;
-  err = llm_http_start(h, easy, headers, &remote_sink, rc, &rc->xfer);
+  err = llm_http_start(h, easy, rc->url, headers, &remote_sink, rc, &rc->xfer);
   easy = NULL; /* consumed, with the headers */
   headers = NULL;
   if (err) goto fail;

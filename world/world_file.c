@@ -4,6 +4,7 @@
 #include "world/world_file.h"
 
 #include "common/buf.h"
+#include "llm/net.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@ static const char *const world_fields[] = {"name", "description", "turn_limit", 
 static const char *const setting_fields[] = {"provider", "model", "base_url", "api_key_env", "temperature",
                                              "max_tokens", "stream", "timeout_ms", "max_retries",
                                              "system_prompt", "replies", "auto_reply", "tools", "monadic",
-                                             "tool_support", NULL};
+                                             "tool_support", "ca_file", "proxy", "insecure", NULL};
 static const char *const step_fields[] = {"from", "text", "new_chat", NULL};
 
 static int in_list(const char *name, const char *const *list) {
@@ -172,6 +173,19 @@ static int read_replies(const cJSON *v, agent_settings *s, const char *label, co
   return AG_OK;
 }
 
+/* ca_file (checked now, so a bad path is a load error naming the field), proxy, insecure. */
+static int read_net(const cJSON *obj, agent_settings *s, const char *label, const char *path, ag_errmsg *em) {
+  int rc;
+  if ((rc = get_string(obj, "ca_file", 1, &s->llm.ca_file, label, path, em))) return rc;
+  if ((rc = get_string(obj, "proxy", 1, &s->llm.proxy, label, path, em))) return rc;
+  if ((rc = get_bool(obj, "insecure", &s->llm.insecure, label, path, em))) return rc;
+  char why[400];
+  if (cJSON_GetObjectItemCaseSensitive(obj, "ca_file") && s->llm.ca_file &&
+      llm_net_check_ca_file(s->llm.ca_file, why, sizeof why))
+    return BAD("%s: %s%sca_file: %s", label, path, *path ? "." : "", why);
+  return AG_OK;
+}
+
 /* Applies the settings present in obj on top of s (defaults first, then the agent's own). */
 static int read_settings(const cJSON *obj, agent_settings *s, const char *label, const char *path,
                          ag_errmsg *em) {
@@ -207,6 +221,7 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
   if ((rc = get_int(obj, "max_retries", 0, 20, &n, label, path, em))) return rc;
   s->llm.max_retries = (int)n;
   if ((rc = get_bool(obj, "stream", &s->llm.stream, label, path, em))) return rc;
+  if ((rc = read_net(obj, s, label, path, em))) return rc;
   if ((rc = get_bool(obj, "auto_reply", &s->auto_reply, label, path, em))) return rc;
   if ((rc = get_bool(obj, "monadic", &s->monadic, label, path, em))) return rc;
   if ((rc = get_bool(obj, "tool_support", &s->tool_support, label, path, em))) return rc;
@@ -443,6 +458,9 @@ cJSON *world_agent_to_json(const agent_settings *s) {
   cJSON_AddBoolToObject(a, "stream", c->stream);
   cJSON_AddNumberToObject(a, "timeout_ms", (double)c->timeout_ms);
   cJSON_AddNumberToObject(a, "max_retries", c->max_retries);
+  if (c->ca_file) cJSON_AddStringToObject(a, "ca_file", c->ca_file);
+  if (c->proxy) cJSON_AddStringToObject(a, "proxy", c->proxy);
+  if (c->insecure) cJSON_AddBoolToObject(a, "insecure", 1);
   if (s->system_prompt) cJSON_AddStringToObject(a, "system_prompt", s->system_prompt);
   if (c->script.n_replies) {
     cJSON *r = cJSON_AddArrayToObject(a, "replies");

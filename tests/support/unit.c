@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 int unit_failures_;
@@ -100,4 +101,12 @@ char *unit_read_file(const char *path) {
   fclose(f);
   if (buf) buf[len] = '\0';
   return buf;
+}
+
+void unit_raise_fd_limit(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
 }
