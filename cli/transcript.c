@@ -3,6 +3,7 @@
 
 #include "agents/context.h"
 #include "chat/snapshot.h"
+#include "common/jsonnum.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,8 @@ static void pace(long ms) {
 static void print_events_upto(const cJSON *thread, const cJSON **next, uint64_t seq, output *o) {
   while (*next) {
     const cJSON *after = cJSON_GetObjectItemCaseSensitive(*next, "after_seq");
-    if (cJSON_IsNumber(after) && (uint64_t)after->valuedouble > seq) return;
+    int64_t a;
+    if (!ag_json_int(after, 0, AG_JSON_INT_MAX, &a) && (uint64_t)a > seq) return;
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(*next, "type");
     cJSON *fields = cJSON_Duplicate(*next, 1);
     cJSON_DeleteItemFromObjectCaseSensitive(fields, "type");

@@ -155,14 +155,13 @@ static int anthropic_build(const llm_config *cfg, const llm_request *req, ag_buf
 static void read_usage(const cJSON *usage, llm_wire_out *out) {
   const cJSON *in = cJSON_GetObjectItemCaseSensitive(usage, "input_tokens");
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(usage, "output_tokens");
-  if (cJSON_IsNumber(in)) out->input_tokens = (long)in->valueint; /* cJSON saturates valueint */
-  if (cJSON_IsNumber(o)) out->output_tokens = (long)o->valueint; /* cJSON saturates valueint */
+  llm_wire_usage(in, o, out);
 }
 
 /* The index of the content block an event is about (text and tool_use blocks share the numbering). */
 static long block_index(const cJSON *root) {
   const cJSON *ix = cJSON_GetObjectItemCaseSensitive(root, "index");
-  return cJSON_IsNumber(ix) ? ix->valueint : 0;
+  return llm_wire_index(ix, 0);
 }
 
 static int anthropic_stream_event(const char *event, const char *data, size_t len, llm_wire_out *out) {

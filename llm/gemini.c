@@ -153,8 +153,7 @@ static int read_response(const cJSON *root, llm_wire_out *out) {
   const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usageMetadata");
   const cJSON *in = cJSON_GetObjectItemCaseSensitive(usage, "promptTokenCount");
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(usage, "candidatesTokenCount");
-  if (cJSON_IsNumber(in)) out->input_tokens = (long)in->valueint; /* cJSON saturates valueint */
-  if (cJSON_IsNumber(o)) out->output_tokens = (long)o->valueint; /* cJSON saturates valueint */
+  llm_wire_usage(in, o, out);
   const cJSON *cand = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "candidates"), 0);
   if (!cand) {
     /* A prompt the safety filters refused comes back with no candidates at all. */

@@ -83,8 +83,7 @@ static int ollama_parse(const char *data, size_t len, llm_wire_out *out) {
   if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "done"))) {
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(root, "prompt_eval_count");
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "eval_count");
-    if (cJSON_IsNumber(in)) out->input_tokens = (long)in->valueint; /* cJSON saturates valueint */
-    if (cJSON_IsNumber(o)) out->output_tokens = (long)o->valueint; /* cJSON saturates valueint */
+    llm_wire_usage(in, o, out);
     out->done = 1;
   }
 done:

@@ -68,8 +68,7 @@ static void read_usage(const cJSON *root, llm_wire_out *out) {
   const cJSON *u = cJSON_GetObjectItemCaseSensitive(root, "usage");
   const cJSON *in = cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens");
   const cJSON *o = cJSON_GetObjectItemCaseSensitive(u, "completion_tokens");
-  if (cJSON_IsNumber(in)) out->input_tokens = (long)in->valueint; /* cJSON saturates valueint */
-  if (cJSON_IsNumber(o)) out->output_tokens = (long)o->valueint; /* cJSON saturates valueint */
+  llm_wire_usage(in, o, out);
 }
 
 /* The tool calls of a message (whole) or a delta (streamed: pieces keyed by index, the id and name
@@ -86,8 +85,8 @@ static int read_tool_calls(const cJSON *msg, int streamed, llm_wire_out *out) {
     if (streamed) {
       const cJSON *ix = cJSON_GetObjectItemCaseSensitive(tc, "index");
       const char *a = cJSON_IsString(args) ? args->valuestring : NULL;
-      /* valueint is clamped by cJSON; a server without indexes sends the calls in order. */
-      rc = llm_wire_call_piece(out, cJSON_IsNumber(ix) ? ix->valueint : i, id, name, a, a ? strlen(a) : 0);
+      /* A server without indexes sends the calls in order. */
+      rc = llm_wire_call_piece(out, llm_wire_index(ix, i), id, name, a, a ? strlen(a) : 0);
     } else {
       rc = llm_wire_call_whole(out, id, name, args);
     }

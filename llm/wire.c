@@ -2,6 +2,8 @@
  * provider shapes a little differently. */
 #include "llm/wire.h"
 
+#include "common/jsonnum.h"
+
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +33,17 @@ int llm_wire_url(ag_buf *url, const llm_config *cfg, const char *dflt, const cha
   va_end(ap);
   if (k < 0 || (size_t)k >= sizeof tail) return AG_ERR_INVALID;
   return ag_buf_append(url, tail, (size_t)k);
+}
+
+void llm_wire_usage(const cJSON *in, const cJSON *o, llm_wire_out *out) {
+  int64_t n;
+  if (!ag_json_int(in, 0, INT32_MAX, &n)) out->input_tokens = (long)n;
+  if (!ag_json_int(o, 0, INT32_MAX, &n)) out->output_tokens = (long)n;
+}
+
+long llm_wire_index(const cJSON *ix, long dflt) {
+  int64_t n;
+  return ag_json_int(ix, 0, INT32_MAX, &n) ? dflt : (long)n;
 }
 
 int llm_wire_json(const char *data, size_t len, cJSON **out, llm_error_info *err) {

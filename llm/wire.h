@@ -87,6 +87,11 @@ int llm_wire_error_object(const struct cJSON *root, llm_error_info *err);
 /* Fills type and message from a non-2xx reply's body, whatever its shape (JSON of any of the four
  * providers, or text such as a proxy's HTML page). */
 void llm_wire_error_body(const char *body, size_t len, llm_error_info *err);
+/* Token counts in, o (JSON numbers or NULL) into out's usage; a count that is not a whole number in
+ * range is left unreported. */
+void llm_wire_usage(const struct cJSON *in, const struct cJSON *o, llm_wire_out *out);
+/* A tool call's index (a JSON number or NULL); dflt when it is missing or not a whole number ≥ 0. */
+long llm_wire_index(const struct cJSON *ix, long dflt);
 /* The string member key of obj, or NULL. */
 const char *llm_wire_str(const struct cJSON *obj, const char *key);
 /* Serialises root (consumed) into *body (malloc'd). */

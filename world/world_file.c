@@ -4,6 +4,8 @@
 #include "world/world_file.h"
 
 #include "common/buf.h"
+#include "common/jsonnum.h"
+#include "common/strset.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -63,11 +65,12 @@ static int get_int(const cJSON *obj, const char *key, long min, long max, long *
                    const char *path, ag_errmsg *em) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (!v) return AG_OK;
-  if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
-    return BAD("%s: %s%s%s: must be an integer", label, path, *path ? "." : "", key);
-  if (v->valuedouble < (double)min || v->valuedouble > (double)max)
+  int64_t n = 0;
+  int rc = ag_json_int(v, min, max, &n);
+  if (rc == AG_ERR_TOO_BIG)
     return BAD("%s: %s%s%s: must be between %ld and %ld", label, path, *path ? "." : "", key, min, max);
-  *out = (long)v->valuedouble;
+  if (rc) return BAD("%s: %s%s%s: must be an integer", label, path, *path ? "." : "", key);
+  *out = (long)n;
   return AG_OK;
 }
 
@@ -151,7 +154,7 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
   v = cJSON_GetObjectItemCaseSensitive(obj, "temperature");
   if (v) {
     if (!cJSON_IsNumber(v)) return BAD("%s: %s%stemperature: must be a number", label, path, dot);
-    if (v->valuedouble < 0 || v->valuedouble > 2)
+    if (!(v->valuedouble >= 0 && v->valuedouble <= 2))
       return BAD("%s: %s%stemperature: must be between 0 and 2", label, path, dot);
     s->llm.temperature = v->valuedouble;
     s->llm.has_temperature = 1;
@@ -216,9 +219,11 @@ static int read_agents(const cJSON *root, const agent_settings *defaults, world_
   size_t count = (size_t)cJSON_GetArraySize(agents);
   spec->agents = calloc(count ? count : 1, sizeof *spec->agents);
   if (!spec->agents) return AG_ERR_NOMEM;
-  /* The ids seen so far, for the duplicate check (computed once per agent). */
+  /* The ids seen so far, for the duplicate check (computed once per agent, hashed: a world may hold
+   * many thousands of agents). */
   char (*ids)[MENTION_ID_MAX] = calloc(count ? count : 1, sizeof *ids);
   if (!ids) return AG_ERR_NOMEM;
+  ag_strset seen = {0};
   size_t i = 0;
   int rc = AG_OK;
   for (const cJSON *a = agents->child; a; a = a->next, i++) {
@@ -239,14 +244,17 @@ static int read_agents(const cJSON *root, const agent_settings *defaults, world_
       rc = BAD("%s: %s.name: invalid name '%s': it must start with a letter or digit and contain only "
                "letters, digits, '_', '-' and spaces", label, path, name->valuestring);
     if (rc) break;
-    for (size_t j = 0; j < i && !rc; j++)
-      if (strcmp(id, ids[j]) == 0)
-        rc = BAD("%s: %s.name: duplicate agent id '%s' (agents[%zu] has it too)", label, path, id, j);
-    if (rc) break;
     memcpy(ids[i], id, sizeof id);
+    if ((rc = ag_strset_add(&seen, ids[i])) == AG_ERR_EXISTS) {
+      size_t j = 0;
+      while (strcmp(ids[j], id)) j++; /* once, on the error path */
+      rc = BAD("%s: %s.name: duplicate agent id '%s' (agents[%zu] has it too)", label, path, id, j);
+    }
+    if (rc) break;
     if (!(spec->agents[i].name = strdup(name->valuestring))) rc = AG_ERR_NOMEM;
     if (rc || (rc = read_settings(a, &spec->agents[i], label, path, em))) break;
   }
+  ag_strset_clear(&seen);
   free(ids);
   return rc;
 }
