@@ -424,10 +424,15 @@ int chat_snapshot_load(const char *path, cJSON **out, ag_errmsg *em) {
   char *text = NULL;
   size_t len = 0;
   int rc = ag_file_read(path, SNAPSHOT_MAX, &text, &len, em);
-  if (rc == AG_ERR_NOT_FOUND) rc = AG_ERR_INVALID;
+  if (rc == AG_ERR_NOT_FOUND || rc == AG_ERR_IO) rc = AG_ERR_INVALID; /* a bad argument: exit 2 */
   if (rc) return rc;
   cJSON *j = cJSON_ParseWithLength(text, len);
+  if (j && (rc = ag_json_check_nul(text, len, path, em))) {
+    cJSON_Delete(j);
+    j = NULL;
+  }
   free(text);
+  if (rc) return rc;
   if (!j) return ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", path);
   *out = j;
   return AG_OK;

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- the checked number helper ---- */
 
@@ -297,6 +299,89 @@ static void many_mentions_parse(void) {
   free(text);
 }
 
+/* ---- minor load errors (defect 11) ---- */
+
+static void expect_load_error(const char *const *args, const char *want) {
+  proc_result r;
+  run_agora(&r, args);
+  if (r.status != 2 || !strstr(r.err, want) || r.out[0])
+    unit_fail_(__FILE__, __LINE__, "%s %s: status %d, stdout \"%.200s\", stderr \"%.300s\", want \"%s\"", args[0],
+               args[1], r.status, r.out, r.err, want);
+  proc_result_free(&r);
+}
+
+static void world_file_load_errors(void) {
+  char *dir = unit_tmpdir();
+  char path[4096], db[4096];
+  snprintf(db, sizeof db, "%s/db", dir);
+  /* A directory, as the world file or the snapshot. */
+  const char *run_dir[] = {"run", dir, "--no-save", NULL};
+  expect_load_error(run_dir, "is a directory");
+  const char *imp_dir[] = {"chats", "import", dir, "--db", db, NULL};
+  expect_load_error(imp_dir, "is a directory");
+  /* A file this user cannot read (root reads everything: then there is nothing to check). */
+  snprintf(path, sizeof path, "%s/secret.json", dir);
+  CHECK_INT(unit_write_file(path, "{\"name\": \"w\"}"), 0);
+  chmod(path, 0);
+  if (access(path, R_OK) != 0) {
+    const char *run_secret[] = {"run", path, "--no-save", NULL};
+    expect_load_error(run_secret, "secret.json");
+  }
+  /* Over-long sender and text are refused at load, before anything runs or is saved. */
+  snprintf(path, sizeof path, "%s/long-from.json", dir);
+  CHECK_INT(unit_write_file(path, "{\"name\": \"w\", \"script\": [{\"from\": "
+                                  "\"a-sender-name-that-is-far-longer-than-sixty-four-bytes-which-is-the-limit\","
+                                  " \"text\": \"hi\"}]}"), 0);
+  const char *run_from[] = {"run", path, "--db", db, NULL};
+  expect_load_error(run_from, "script[0].from: longer than 64 bytes");
+  size_t big = 1024 * 1024 + 10;
+  char *text = malloc(big + 128);
+  int o = snprintf(text, 128, "{\"name\": \"w\", \"script\": [{\"from\": \"human\", \"text\": \"");
+  memset(text + o, 'x', big);
+  strcpy(text + o + big, "\"}]}");
+  snprintf(path, sizeof path, "%s/long-text.json", dir);
+  CHECK_INT(unit_write_file(path, text), 0);
+  free(text);
+  const char *run_text[] = {"run", path, "--db", db, NULL};
+  expect_load_error(run_text, "script[0].text: longer than 1048576 bytes");
+  /* "ab\u0000cd" would be cut to "ab": refused, with where it is. */
+  snprintf(path, sizeof path, "%s/nul.json", dir);
+  CHECK_INT(unit_write_file(path, "{\"name\": \"w\",\n \"script\": [{\"from\": \"human\", \"text\": \"ab\\u0000cd\"}]}"), 0);
+  const char *run_nul[] = {"run", path, "--db", db, NULL};
+  expect_load_error(run_nul, "nul.json: line 2, column 42: a string holds \\u0000");
+  /* An escaped backslash before "u0000" is text, not a NUL. */
+  snprintf(path, sizeof path, "%s/not-nul.json", dir);
+  CHECK_INT(unit_write_file(path, "{\"name\": \"w\", \"script\": [{\"from\": \"human\", \"text\": \"ab\\\\u0000cd\"}]}"), 0);
+  proc_result r;
+  const char *run_ok[] = {"run", path, "--no-save", NULL};
+  run_agora(&r, run_ok);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "ab\\u0000cd") != NULL);
+  proc_result_free(&r);
+  /* Nothing was saved by the refused runs. */
+  const char *list[] = {"chats", "list", "--json", "--db", db, NULL};
+  run_agora(&r, list);
+  CHECK_STR(r.out, "");
+  proc_result_free(&r);
+  unit_rmrf(dir);
+  free(dir);
+}
+
+static void snapshot_nul_refused(void) {
+  char *dir = unit_tmpdir();
+  char path[4096], db[4096];
+  snprintf(db, sizeof db, "%s/db", dir);
+  snap_case c = {"@alice hi", "@alice h\\u0000i", ""};
+  char *text = snap_variant(&c);
+  snprintf(path, sizeof path, "%s/nul.json", dir);
+  CHECK_INT(unit_write_file(path, text), 0);
+  free(text);
+  const char *imp[] = {"chats", "import", path, "--db", db, NULL};
+  expect_load_error(imp, "a string holds \\u0000");
+  unit_rmrf(dir);
+  free(dir);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
       UNIT(json_int_whole_finite_in_range),
@@ -307,6 +392,8 @@ int main(int argc, char **argv) {
       UNIT(world_file_numbers_checked),
       UNIT(many_agents_load),
       UNIT(many_mentions_parse),
+      UNIT(world_file_load_errors),
+      UNIT(snapshot_nul_refused),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

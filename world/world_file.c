@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/jsonnum.h"
 #include "common/strset.h"
+#include "storage/store.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -289,6 +290,11 @@ static int read_script(const cJSON *root, world_spec *spec, const char *label, a
       return BAD("%s: %s.from: must be a non-empty string", label, path);
     if (!text) return BAD("%s: %s.text: missing", label, path);
     if (!cJSON_IsString(text)) return BAD("%s: %s.text: must be a string", label, path);
+    /* Checked here, not when the message is saved half-way through a run. */
+    if (strlen(from->valuestring) > STORE_ID_LEN)
+      return BAD("%s: %s.from: longer than %d bytes", label, path, STORE_ID_LEN);
+    if (strlen(text->valuestring) > STORE_TEXT_LEN)
+      return BAD("%s: %s.text: longer than %d bytes", label, path, STORE_TEXT_LEN);
     if (!(step->from = strdup(from->valuestring)) || !(step->text = strdup(text->valuestring)))
       return AG_ERR_NOMEM;
   }
@@ -379,19 +385,16 @@ int world_spec_parse(const char *json, size_t len, const char *label, world_spec
   cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
   if (!root) {
     /* Point at the line and column where parsing stopped. */
-    size_t off = end ? (size_t)(end - json) : 0, line = 1, col = 1;
-    for (size_t i = 0; i < off && i < len; i++) {
-      if (json[i] == '\n') {
-        line++;
-        col = 1;
-      } else {
-        col++;
-      }
-    }
+    size_t line, col;
+    ag_json_line_col(json, end ? (size_t)(end - json) : 0, &line, &col);
     return BAD("%s: malformed JSON near line %zu, column %zu", label, line, col);
   }
+  int rc = ag_json_check_nul(json, len, label, em);
+  if (rc) {
+    cJSON_Delete(root);
+    return rc;
+  }
   /* Anything but white space after the document is an error too. */
-  int rc = AG_OK;
   if (end) {
     for (const char *p = end; p < json + len; p++) {
       if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
@@ -409,7 +412,7 @@ int world_spec_load(const char *path, world_spec *out, ag_errmsg *em) {
   char *text = NULL;
   size_t len = 0;
   int rc = ag_file_read(path, WORLD_FILE_MAX, &text, &len, em);
-  if (rc == AG_ERR_NOT_FOUND) rc = AG_ERR_INVALID;
+  if (rc == AG_ERR_NOT_FOUND || rc == AG_ERR_IO) rc = AG_ERR_INVALID; /* a bad argument: exit 2 */
   if (rc) return rc;
   rc = world_spec_parse(text, len, path, out, em);
   free(text);
