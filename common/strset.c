@@ -3,13 +3,19 @@
 
 #include "common/error.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 static size_t strset_hash(const char *s) {
-  size_t h = (size_t)1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * (size_t)1099511628211ull;
-  return h;
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  /* FNV's low bits depend only on the low bits of the bytes, and the table is indexed by its low
+   * bits: ids like "m1".."m99999" would pile into clusters. Mix the high bits down (murmur3's). */
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return (size_t)h;
 }
 
 /* The slot holding s, or the empty slot where it would go. cap is a power of two, never full. */
