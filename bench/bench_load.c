@@ -74,20 +74,24 @@ static double parse_mentions(const char *text, int runs) {
 int main(int argc, char **argv) {
   int runs = argc > 1 ? atoi(argv[1]) : 3;
   if (runs < 1) runs = 1;
+  static const struct {
+    const char *what;
+    size_t sizes[3];
+    char *(*make)(size_t);
+    double (*measure)(const char *, int);
+  } cases[] = {
+      {"world file → world", {10000, 40000, 80000}, world_text, load_world},
+      {"leading mentions", {20000, 80000, 160000}, mention_text, parse_mentions},
+  };
   printf("%-28s %10s %12s %14s\n", "input", "items", "seconds", "µs per item");
-  static const size_t agents[] = {10000, 40000, 80000};
-  for (size_t i = 0; i < 3; i++) {
-    char *t = world_text(agents[i]);
-    double s = load_world(t, runs);
-    printf("%-28s %10zu %12.3f %14.2f\n", "world file → world", agents[i], s, s * 1e6 / (double)agents[i]);
-    free(t);
-  }
-  static const size_t mentions[] = {20000, 80000, 160000};
-  for (size_t i = 0; i < 3; i++) {
-    char *t = mention_text(mentions[i]);
-    double s = parse_mentions(t, runs);
-    printf("%-28s %10zu %12.3f %14.2f\n", "leading mentions", mentions[i], s, s * 1e6 / (double)mentions[i]);
-    free(t);
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    for (size_t i = 0; i < 3; i++) {
+      size_t n = cases[c].sizes[i];
+      char *t = cases[c].make(n);
+      double s = cases[c].measure(t, runs);
+      printf("%-28s %10zu %12.3f %14.2f\n", cases[c].what, n, s, s * 1e6 / (double)n);
+      free(t);
+    }
   }
   return 0;
 }
