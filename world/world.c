@@ -24,6 +24,7 @@ struct world {
   world_slot **slots;
   size_t n_slots, cap_slots;
   const char **ids;         /* agent ids for mention parsing, borrowed from the agents */
+  size_t cap_ids;           /* room in ids */
   /* id → slot, open addressing: a message from an agent reaches only the agents it mentions. */
   world_slot **index;
   size_t index_cap;
@@ -57,9 +58,12 @@ static world_slot *world_find_slot(const world *w, const char *id) {
  * agent (once per agent of a world file, which may hold many thousands) inserts it while the index
  * is at most half full; anything else rebuilds, so loading n agents costs O(n), not O(n²). */
 static int world_refresh_ids(world *w, int added_one) {
-  const char **ids = realloc(w->ids, (w->cap_slots ? w->cap_slots : 1) * sizeof *ids);
-  if (!ids) return AG_ERR_NOMEM;
-  w->ids = ids;
+  const char **ids = w->ids;
+  if (w->cap_ids < w->cap_slots) { /* grown with the slots, so adding n agents copies O(n) */
+    if (!(ids = realloc(w->ids, w->cap_slots * sizeof *ids))) return AG_ERR_NOMEM;
+    w->ids = ids;
+    w->cap_ids = w->cap_slots;
+  }
   if (added_one && w->n_slots * 2 <= w->index_cap) {
     world_slot *s = w->slots[w->n_slots - 1];
     ids[w->n_slots - 1] = agent_id(s->a);
