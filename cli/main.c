@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(cmd, "--version")) {
-    puts("agora 0.1.0");
+    puts("agora " AGORA_VERSION);
     return 0;
   }
   if (!strcmp(cmd, "run")) return cli_run(argc - 2, argv + 2);
