@@ -34,6 +34,8 @@ long ag_json_find_nul(const char *json, size_t len) {
       in_string = c == '"';
     } else if (c == '"') {
       in_string = 0;
+    } else if (c == '\0') {
+      return (long)i; /* a raw NUL byte, which cJSON takes into the string as well */
     } else if (c == '\\' && i + 1 < len) {
       if (json[i + 1] == 'u' && i + 5 < len && !memcmp(json + i + 2, "0000", 4)) return (long)i;
       i++; /* the escaped character, so that \" does not end the string */

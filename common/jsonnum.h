@@ -22,7 +22,8 @@ int ag_json_int(const struct cJSON *v, int64_t min, int64_t max, int64_t *out);
 /* Like ag_json_int for a member of obj; AG_ERR_NOT_FOUND when obj has no member key. */
 int ag_json_int_member(const struct cJSON *obj, const char *key, int64_t min, int64_t max, int64_t *out);
 
-/* The offset in json[0..len) of the first \u0000 escape inside a string, or -1 when there is none.
+/* The offset in json[0..len) of the first \u0000 escape (or raw NUL byte) inside a string, or -1 when
+ * there is none.
  * Works on the raw text (before or after parsing), so a loader can refuse the input and say where. */
 long ag_json_find_nul(const char *json, size_t len);
 /* AG_OK when json has no \u0000 in a string, else AG_ERR_INVALID with em saying "<label>: line L,

@@ -223,13 +223,22 @@ static void world_file_numbers_checked(void) {
        "agents[0].max_tokens: must be between 1 and 10000000"},
       {"{\"name\":\"w\",\"defaults\":{\"timeout_ms\":-1e999}}", "defaults.timeout_ms: must be an integer"},
       {"{\"name\":\"w\",\"defaults\":{\"temperature\":1e999}}", "defaults.temperature: must be between 0 and 2"},
+      /* Found by fuzz_world: a reply starting with the byte that marks a scripted tool call in memory
+       * was taken for one (and serialised as a number). */
+      {"{\"name\":\"w\",\"agents\":[{\"name\":\"a\",\"replies\":[\"\\u001e-2a\"]}]}",
+       "agents[0].replies[0]: must not start with the control character U+001E"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+  for (size_t i = 0; i <= sizeof cases / sizeof *cases; i++) {
+    /* The last case: a raw NUL byte inside a string (cJSON keeps it, and the C string ends there). */
+    static const char raw_nul[] = "{\"name\":\"w\",\"script\":[{\"from\":\"human\",\"text\":\"ab\0cd\"}]}";
+    const char *json = i < sizeof cases / sizeof *cases ? cases[i].json : raw_nul;
+    size_t len = i < sizeof cases / sizeof *cases ? strlen(json) : sizeof raw_nul - 1;
+    const char *want = i < sizeof cases / sizeof *cases ? cases[i].want : "line 1, column 49: a string holds";
     world_spec spec;
     ag_errmsg em = {""};
-    int rc = world_spec_parse(cases[i].json, strlen(cases[i].json), "w.json", &spec, &em);
-    if (rc != AG_ERR_INVALID || !strstr(em.text, cases[i].want))
-      unit_fail_(__FILE__, __LINE__, "case %zu: rc %d, \"%s\", want \"%s\"", i, rc, em.text, cases[i].want);
+    int rc = world_spec_parse(json, len, "w.json", &spec, &em);
+    if (rc != AG_ERR_INVALID || !strstr(em.text, want))
+      unit_fail_(__FILE__, __LINE__, "case %zu: rc %d, \"%s\", want \"%s\"", i, rc, em.text, want);
     if (rc == AG_OK) world_spec_free(&spec);
   }
 }

@@ -185,7 +185,11 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
     size_t i = 0;
     for (const cJSON *r = v->child; r; r = r->next, i++) {
       char why[128] = "";
-      if (cJSON_IsString(r)) {
+      if (cJSON_IsString(r) && r->valuestring[0] == LLM_SCRIPT_TOOL_MARK) {
+        /* That byte marks a scripted tool call in memory: a text starting with it would be taken for one
+         * (found by fuzz_world). */
+        snprintf(why, sizeof why, "must not start with the control character U+001E");
+      } else if (cJSON_IsString(r)) {
         replies[i] = strdup(r->valuestring);
       } else if (script_tool_entry(r, why, sizeof why)) {
         /* A scripted tool call: kept as marked JSON text for the script provider (llm.h). */
