@@ -2,6 +2,7 @@
 #include "agents/context.h"
 
 #include "common/clock.h"
+#include "common/jsonnum.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,11 +95,12 @@ int context_from_json(const cJSON *j, context_state *out) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
   const cJSON *u = cJSON_GetObjectItemCaseSensitive(j, "updated_at");
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "data");
-  if (!cJSON_IsNumber(v) || v->valuedouble < 0 || !cJSON_IsObject(d)) return AG_ERR_INVALID;
+  int64_t version = 0;
+  if (ag_json_int(v, 0, AG_JSON_INT_MAX, &version) || !cJSON_IsObject(d)) return AG_ERR_INVALID;
   if (!(cJSON_IsNull(u) || cJSON_IsString(u))) return AG_ERR_INVALID;
   int64_t ms = 0;
   if (cJSON_IsString(u) && (ms = ag_time_parse(u->valuestring)) < 0) return AG_ERR_INVALID;
-  out->version = (uint64_t)v->valuedouble;
+  out->version = (uint64_t)version;
   out->updated_at_ms = ms;
   out->data = cJSON_Duplicate(d, 1);
   return out->data ? AG_OK : AG_ERR_NOMEM;

@@ -3,6 +3,8 @@
  * every published message once and reply shaping scans every reply. */
 #include "agents/mention.h"
 
+#include "common/strset.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -40,10 +42,31 @@ static void id_copy(const char *tok, size_t n, char out[MENTION_ID_MAX]) {
   out[n] = '\0';
 }
 
-static int id_known(const char *id, const char *const *ids, size_t n_ids, const char *extra_id) {
-  for (size_t i = 0; i < n_ids; i++)
-    if (ids[i] && strcmp(ids[i], id) == 0) return 1;
-  return extra_id && strcmp(extra_id, id) == 0;
+/* The ids display names are resolved against. A text may hold a display-name candidate on every line
+ * and a world thousands of agents, so past a few ids they are hashed, once, on first use. */
+typedef struct id_lookup {
+  const char *const *ids; /* borrowed, n of them, entries may be NULL */
+  size_t n;
+  const char *extra; /* one more id, or NULL */
+  ag_strset set;     /* the ids hashed, when built */
+  int hashed;        /* the set holds them all */
+} id_lookup;
+
+#define ID_SCAN_MAX 16 /* up to this many ids a scan is cheaper than a table */
+
+static int id_known(id_lookup *k, const char *id) {
+  if (k->extra && strcmp(k->extra, id) == 0) return 1;
+  if (k->n > ID_SCAN_MAX && !k->hashed) {
+    k->hashed = 1;
+    for (size_t i = 0; i < k->n && k->hashed; i++) {
+      int rc = k->ids[i] ? ag_strset_add(&k->set, k->ids[i]) : AG_OK;
+      if (rc && rc != AG_ERR_EXISTS) k->hashed = 0; /* out of memory: scan instead */
+    }
+  }
+  if (k->hashed) return ag_strset_has(&k->set, id);
+  for (size_t i = 0; i < k->n; i++)
+    if (k->ids[i] && strcmp(k->ids[i], id) == 0) return 1;
+  return 0;
 }
 
 /* The optional greeting that may come before a line's first mention: hey/hi/hello/to + white space.
@@ -61,8 +84,7 @@ static size_t skip_greeting(const char *line, size_t len, size_t pos) {
   return pos;
 }
 
-int mention_line_next(const char *line, size_t len, size_t *pos, const char *const *agent_ids, size_t n_ids,
-                      const char *extra_id, mention_at *m) {
+static int line_next(const char *line, size_t len, size_t *pos, id_lookup *known, mention_at *m) {
   size_t p = *pos;
   if (p == 0) {
     /* The first mention may follow indentation and one greeting word. */
@@ -89,7 +111,7 @@ int mention_line_next(const char *line, size_t len, size_t *pos, const char *con
       id_copy(line + tok, n, joined);
       joined[n] = '-';
       id_copy(line + w, wn, joined + n + 1);
-      if (id_known(joined, agent_ids, n_ids, extra_id)) {
+      if (id_known(known, joined)) {
         memcpy(m->id, joined, sizeof joined);
         m->end = w + wn;
       }
@@ -101,6 +123,14 @@ int mention_line_next(const char *line, size_t len, size_t *pos, const char *con
   m->next = q;
   *pos = q;
   return 1;
+}
+
+int mention_line_next(const char *line, size_t len, size_t *pos, const char *const *agent_ids, size_t n_ids,
+                      const char *extra_id, mention_at *m) {
+  id_lookup known = {agent_ids, n_ids, extra_id, {0}, 0};
+  int found = line_next(line, len, pos, &known, m);
+  ag_strset_clear(&known.set);
+  return found;
 }
 
 int mention_is_fence(const char *line, size_t len) {
@@ -155,26 +185,47 @@ void mention_list_free(mention_list *l) {
   l->n = 0;
 }
 
+/* Appends a copy of id to l, whose array has room for *cap entries (doubled as needed: a text may
+ * hold a mention on each of thousands of lines). */
+static int list_add(mention_list *l, size_t *cap, const char *id) {
+  if (l->n == *cap) {
+    size_t ncap = *cap ? *cap * 2 : 4;
+    char **ids = realloc(l->ids, ncap * sizeof *ids);
+    if (!ids) return AG_ERR_NOMEM;
+    l->ids = ids;
+    *cap = ncap;
+  }
+  if (!(l->ids[l->n] = strdup(id))) return AG_ERR_NOMEM;
+  l->n++;
+  return AG_OK;
+}
+
 int mention_leading(const char *text, const char *const *agent_ids, size_t n_ids, mention_list *out) {
   int rc = AG_OK;
   mention_list l = {0};
+  size_t cap = 0;
+  ag_strset seen = {0}; /* the ids in l, for the duplicate check */
+  id_lookup known = {agent_ids, n_ids, NULL, {0}, 0};
   if (!text || !out) return AG_ERR_INVALID;
   mention_lines it = mention_lines_start(text);
   mention_line ln;
   while (mention_lines_next(&it, &ln)) {
     size_t pos = 0;
     mention_at m;
-    while (!ln.code && mention_line_next(ln.start, ln.len, &pos, agent_ids, n_ids, NULL, &m)) {
-      if (mention_list_contains(&l, m.id)) continue;
-      rc = mention_list_push(&l, m.id);
-      if (rc) goto fail;
+    while (!ln.code && line_next(ln.start, ln.len, &pos, &known, &m)) {
+      if (ag_strset_has(&seen, m.id)) continue;
+      if ((rc = list_add(&l, &cap, m.id)) || (rc = ag_strset_add(&seen, l.ids[l.n - 1]))) goto done;
     }
+  }
+done:
+  ag_strset_clear(&seen);
+  ag_strset_clear(&known.set);
+  if (rc) {
+    mention_list_free(&l);
+    return rc;
   }
   *out = l;
   return AG_OK;
-fail:
-  mention_list_free(&l);
-  return rc;
 }
 
 /* Length of the backtick run at s[0..len). */
@@ -201,7 +252,7 @@ static size_t span_end(const char *line, size_t len, size_t p, size_t n) {
 }
 
 /* Appends every @token of one line outside code spans to l (mention_anywhere's rule). */
-static int line_anywhere(const char *line, size_t len, mention_list *l) {
+static int line_anywhere(const char *line, size_t len, mention_list *l, size_t *cap) {
   for (size_t p = 0; p < len;) {
     if (line[p] == '`') {
       size_t n = tick_run(line + p, len - p), e = span_end(line, len, p, n);
@@ -216,7 +267,7 @@ static int line_anywhere(const char *line, size_t len, mention_list *l) {
     if (n) {
       char id[MENTION_ID_MAX];
       id_copy(line + p + 1, n, id);
-      int rc = mention_list_push(l, id);
+      int rc = list_add(l, cap, id);
       if (rc) return rc;
     }
     p += 1 + n;
@@ -227,11 +278,12 @@ static int line_anywhere(const char *line, size_t len, mention_list *l) {
 int mention_anywhere(const char *text, mention_list *out) {
   int rc = AG_OK;
   mention_list l = {0};
+  size_t cap = 0;
   if (!text || !out) return AG_ERR_INVALID;
   mention_lines it = mention_lines_start(text);
   mention_line ln;
   while (mention_lines_next(&it, &ln))
-    if (!ln.code && (rc = line_anywhere(ln.start, ln.len, &l))) goto fail;
+    if (!ln.code && (rc = line_anywhere(ln.start, ln.len, &l, &cap))) goto fail;
   *out = l;
   return AG_OK;
 fail:

@@ -7,9 +7,10 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "storage/store.h"
+#include "common/jsonnum.h"
+#include "common/strset.h"
 #include "world/world_file.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,9 +159,15 @@ static int is_str(const cJSON *v) { return cJSON_IsString(v); }
 static int is_obj(const cJSON *v) { return cJSON_IsObject(v); }
 static int is_arr(const cJSON *v) { return cJSON_IsArray(v); }
 static int is_bool(const cJSON *v) { return cJSON_IsBool(v); }
+/* Whole, finite, 0 ≤ n ≤ 2^53: every number a snapshot holds (seqs, counters, format, versions). */
 static int is_count(const cJSON *v) {
-  return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble == floor(v->valuedouble) &&
-         v->valuedouble < 9007199254740992.0;
+  int64_t n;
+  return ag_json_int(v, 0, AG_JSON_INT_MAX, &n) == AG_OK;
+}
+/* A turn count is stored as a 32-bit signed integer. */
+static int is_turn_count(const cJSON *v) {
+  int64_t n;
+  return ag_json_int(v, 0, INT32_MAX, &n) == AG_OK;
 }
 
 static int validate_agents(const cJSON *agents, const double *seqs, size_t n_seqs, const char *label, ag_errmsg *em);
@@ -173,10 +180,12 @@ static int validate_head(const cJSON *snap, const char *label, ag_errmsg *em) {
   if ((rc = only_keys(snap, top, label, "", em))) return rc;
   const cJSON *fmt = need(snap, "format", is_count, "a whole number", label, "", em, &rc);
   if (!fmt) return rc;
-  if (fmt->valuedouble > SNAPSHOT_FORMAT)
-    return ag_fail(em, AG_ERR_VERSION, "%s: format: %d is newer than this Agora reads (%d); upgrade Agora",
-                   label, (int)fmt->valuedouble, SNAPSHOT_FORMAT);
-  if (fmt->valuedouble < 1) return BAD("%s: format: must be at least 1", label);
+  int64_t format = 0;
+  ag_json_int(fmt, 0, AG_JSON_INT_MAX, &format); /* cannot fail: is_count held */
+  if (format > SNAPSHOT_FORMAT)
+    return ag_fail(em, AG_ERR_VERSION, "%s: format: %lld is newer than this Agora reads (%d); upgrade Agora",
+                   label, (long long)format, SNAPSHOT_FORMAT);
+  if (format < 1) return BAD("%s: format: must be at least 1", label);
   const cJSON *world = need(snap, "world", is_obj, "an object", label, "", em, &rc);
   if (!world) return rc;
   world_spec spec;
@@ -280,47 +289,66 @@ int chat_snapshot_validate(const cJSON *snap, const char *label, ag_errmsg *em) 
   return validate_thread(snap, n_seqs, label, em);
 }
 
+static int validate_agent(const cJSON *a, const char *path, const double *seqs, size_t n_seqs, const char *label,
+                          ag_errmsg *em);
+
+/* Each agent once: a second entry with the same id would merge two agents' memories on import. */
 static int validate_agents(const cJSON *agents, const double *seqs, size_t n_seqs, const char *label, ag_errmsg *em) {
   int rc = AG_OK;
   char path[64];
   size_t i = 0;
-  static const char *const agent_keys[] = {"id", "turn_count", "notice_sent", "reply_counter", "memory", "context", NULL};
-  for (const cJSON *a = agents->child; a; a = a->next, i++) {
+  ag_strset seen = {0};
+  for (const cJSON *a = agents->child; a && !rc; a = a->next, i++) {
     snprintf(path, sizeof path, "agents[%zu]", i);
-    if (!cJSON_IsObject(a)) return BAD("%s: %s: must be an object", label, path);
-    if ((rc = only_keys(a, agent_keys, label, path, em))) return rc;
-    const cJSON *id = need(a, "id", is_str, "a string", label, path, em, &rc);
-    if (!id) return rc;
-    char want[STORE_ID_MAX];
-    if (mention_id_from_name(id->valuestring, want, sizeof want) || strcmp(want, id->valuestring))
-      return BAD("%s: %s.id: '%s' is not an agent id", label, path, id->valuestring);
-    if (!need(a, "turn_count", is_count, "a whole number", label, path, em, &rc) ||
-        !need(a, "notice_sent", is_bool, "true or false", label, path, em, &rc) ||
-        !need(a, "reply_counter", is_count, "a whole number", label, path, em, &rc))
-      return rc;
-    const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(a, "context");
-    if (ctx) {
-      context_state cs;
-      if (context_from_json(ctx, &cs))
-        return BAD("%s: %s.context: must be {version, updated_at, data}", label, path);
-      context_free(&cs);
-    }
-    const cJSON *mem = need(a, "memory", is_arr, "an array", label, path, em, &rc);
-    if (!mem) return rc;
-    size_t k = 0;
-    for (const cJSON *s = mem->child; s; s = s->next, k++) {
-      int found = 0;
-      if (is_count(s)) {
-        size_t lo = 0, hi = n_seqs;
-        while (lo < hi && !found) {
-          size_t mid = lo + (hi - lo) / 2;
-          if (seqs[mid] == s->valuedouble) found = 1;
-          else if (seqs[mid] < s->valuedouble) lo = mid + 1;
-          else hi = mid;
-        }
+    if ((rc = validate_agent(a, path, seqs, n_seqs, label, em))) break;
+    const char *id = cJSON_GetObjectItemCaseSensitive(a, "id")->valuestring;
+    rc = ag_strset_add(&seen, id);
+    if (rc == AG_ERR_EXISTS) rc = BAD("%s: %s.id: duplicate agent id '%s'", label, path, id);
+  }
+  ag_strset_clear(&seen);
+  return rc;
+}
+
+static int validate_agent(const cJSON *a, const char *path, const double *seqs, size_t n_seqs, const char *label,
+                          ag_errmsg *em) {
+  int rc = AG_OK;
+  static const char *const agent_keys[] = {"id", "turn_count", "notice_sent", "reply_counter", "memory", "context", NULL};
+  if (!cJSON_IsObject(a)) return BAD("%s: %s: must be an object", label, path);
+  if ((rc = only_keys(a, agent_keys, label, path, em))) return rc;
+  const cJSON *id = need(a, "id", is_str, "a string", label, path, em, &rc);
+  if (!id) return rc;
+  char want[STORE_ID_MAX];
+  if (mention_id_from_name(id->valuestring, want, sizeof want) || strcmp(want, id->valuestring))
+    return BAD("%s: %s.id: '%s' is not an agent id", label, path, id->valuestring);
+  if (!need(a, "turn_count", is_turn_count, "a whole number from 0 to 2147483647", label, path, em, &rc) ||
+      !need(a, "notice_sent", is_bool, "true or false", label, path, em, &rc) ||
+      !need(a, "reply_counter", is_count, "a whole number", label, path, em, &rc))
+    return rc;
+  const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(a, "context");
+  if (ctx) {
+    context_state cs;
+    const cJSON *version = cJSON_IsObject(ctx) ? cJSON_GetObjectItemCaseSensitive(ctx, "version") : NULL;
+    if (version && !is_count(version))
+      return BAD("%s: %s.context.version: must be a whole number from 0 to 2^53", label, path);
+    if (context_from_json(ctx, &cs))
+      return BAD("%s: %s.context: must be {version, updated_at, data}", label, path);
+    context_free(&cs);
+  }
+  const cJSON *mem = need(a, "memory", is_arr, "an array", label, path, em, &rc);
+  if (!mem) return rc;
+  size_t k = 0;
+  for (const cJSON *s = mem->child; s; s = s->next, k++) {
+    int found = 0;
+    if (is_count(s)) {
+      size_t lo = 0, hi = n_seqs;
+      while (lo < hi && !found) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (seqs[mid] == s->valuedouble) found = 1;
+        else if (seqs[mid] < s->valuedouble) lo = mid + 1;
+        else hi = mid;
       }
-      if (!found) return BAD("%s: %s.memory[%zu]: must be the seq of one of the messages", label, path, k);
     }
+    if (!found) return BAD("%s: %s.memory[%zu]: must be the seq of one of the messages", label, path, k);
   }
   return AG_OK;
 }
@@ -418,10 +446,15 @@ int chat_snapshot_load(const char *path, cJSON **out, ag_errmsg *em) {
   char *text = NULL;
   size_t len = 0;
   int rc = ag_file_read(path, SNAPSHOT_MAX, &text, &len, em);
-  if (rc == AG_ERR_NOT_FOUND) rc = AG_ERR_INVALID;
+  if (rc == AG_ERR_NOT_FOUND || rc == AG_ERR_IO) rc = AG_ERR_INVALID; /* a bad argument: exit 2 */
   if (rc) return rc;
   cJSON *j = cJSON_ParseWithLength(text, len);
+  if (j && (rc = ag_json_check_nul(text, len, path, em))) {
+    cJSON_Delete(j);
+    j = NULL;
+  }
   free(text);
+  if (rc) return rc;
   if (!j) return ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", path);
   *out = j;
   return AG_OK;

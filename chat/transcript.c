@@ -4,6 +4,7 @@
 
 #include "chat/snapshot.h"
 #include "common/clock.h"
+#include "common/jsonnum.h"
 #include "storage/store.h"
 
 #include <stdlib.h>
@@ -19,7 +20,8 @@ typedef struct walk {
 static int events_upto(walk *w, uint64_t seq) {
   while (w->next && !w->stopped) {
     const cJSON *after = cJSON_GetObjectItemCaseSensitive(w->next, "after_seq");
-    if (cJSON_IsNumber(after) && (uint64_t)after->valuedouble > seq) return AG_OK;
+    int64_t a;
+    if (!ag_json_int(after, 0, AG_JSON_INT_MAX, &a) && (uint64_t)a > seq) return AG_OK;
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(w->next, "type");
     cJSON *fields = cJSON_Duplicate(w->next, 1);
     if (!fields) return AG_ERR_NOMEM;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void ag_buf_init(ag_buf *b, size_t cap) {
@@ -83,6 +84,11 @@ int ag_file_read(const char *path, size_t cap, char **out, size_t *len, ag_errms
   ag_buf_init(&b, cap);
   FILE *f = fopen(path, "rb");
   if (!f) return ag_fail(em, errno == ENOENT ? AG_ERR_NOT_FOUND : AG_ERR_IO, "%s: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    fclose(f);
+    return ag_fail(em, AG_ERR_INVALID, "%s: is a directory, not a file", path);
+  }
   char chunk[65536];
   size_t n;
   while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {

@@ -145,7 +145,7 @@ static void read_usage(const cJSON *usage, llm_wire_out *out) {
 /* The index of the content block an event is about (text and tool_use blocks share the numbering). */
 static long block_index(const cJSON *root) {
   const cJSON *ix = cJSON_GetObjectItemCaseSensitive(root, "index");
-  return cJSON_IsNumber(ix) ? ix->valueint : 0;
+  return llm_wire_index(ix, 0);
 }
 
 static int anthropic_stream_event(const char *event, const char *data, size_t len, llm_wire_out *out) {

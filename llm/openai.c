@@ -82,8 +82,8 @@ static int read_tool_calls(const cJSON *msg, int streamed, llm_wire_out *out) {
     if (streamed) {
       const cJSON *ix = cJSON_GetObjectItemCaseSensitive(tc, "index");
       const char *a = cJSON_IsString(args) ? args->valuestring : NULL;
-      /* valueint is clamped by cJSON; a server without indexes sends the calls in order. */
-      rc = llm_wire_call_piece(out, cJSON_IsNumber(ix) ? ix->valueint : i, id, name, a, a ? strlen(a) : 0);
+      /* A server without indexes sends the calls in order. */
+      rc = llm_wire_call_piece(out, llm_wire_index(ix, i), id, name, a, a ? strlen(a) : 0);
     } else {
       rc = llm_wire_call_whole(out, id, name, args);
     }

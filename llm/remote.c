@@ -56,6 +56,7 @@ typedef struct remote_call {
   int fail_rc;         /* why parsing aborted the transfer */
   ag_buf whole;        /* BODY_WHOLE / BODY_ERROR bytes */
   llm_stream parser;
+  size_t events;       /* streamed events read in this attempt */
   ag_buf text;         /* the reply so far */
   llm_wire_calls calls; /* its tool calls so far (never chunks: they reach the caller at the end) */
   llm_wire_out out;
@@ -133,6 +134,7 @@ static int remote_text(void *ctx, const char *s, size_t n) {
 
 static int remote_event(void *ud, const char *event, const char *data, size_t len) {
   remote_call *rc = ud;
+  rc->events++;
   /* A "\u0000" in a reply would silently end its text once parsed into a C string: it becomes U+FFFD. */
   if (len >= 6 && memmem(data, len, "\\u0000", 6)) {
     char *copy = malloc(len);
@@ -254,6 +256,12 @@ static void finish_reply(remote_call *rc) {
     err = rc->wire->parse_body(ag_buf_str(&rc->whole), rc->whole.len, &rc->out);
   }
   rc->in_cb--;
+  if (err == AG_OK && rc->mode == BODY_STREAM && !rc->events && !rc->cancelled) {
+    /* Not one event: a proxy's HTML page, garbage or an empty body sent with status 200. Without
+     * this a format whose stream may simply end (Gemini) would take it for an empty reply. */
+    set_info(rc, "malformed", "the reply is not a stream of events (empty, HTML or garbage)");
+    err = AG_ERR_INVALID;
+  }
   if (rc->cancelled) {
     remote_free(rc);
     return;
@@ -385,6 +393,7 @@ static int attempt_start(remote_call *rc) {
   llm_wire_calls_init(&rc->calls, REMOTE_REPLY_CAP);
   llm_stream_free(&rc->parser);
   llm_stream_init(&rc->parser, rc->wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
+  rc->events = 0;
   if ((err = build_headers(rc, &headers))) goto fail;
   if (!(easy = curl_easy_init())) {
     err = AG_ERR_NOMEM;

@@ -2,6 +2,8 @@
  * provider shapes a little differently. */
 #include "llm/wire.h"
 
+#include "common/jsonnum.h"
+
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +33,11 @@ int llm_wire_url(ag_buf *url, const llm_config *cfg, const char *dflt, const cha
   va_end(ap);
   if (k < 0 || (size_t)k >= sizeof tail) return AG_ERR_INVALID;
   return ag_buf_append(url, tail, (size_t)k);
+}
+
+long llm_wire_index(const cJSON *ix, long dflt) {
+  int64_t n;
+  return ag_json_int(ix, 0, INT32_MAX, &n) ? dflt : (long)n;
 }
 
 int llm_wire_json(const char *data, size_t len, cJSON **out, llm_error_info *err) {
@@ -90,10 +97,9 @@ void llm_wire_error_body(const char *body, size_t len, llm_error_info *err) {
 }
 
 void llm_wire_usage(const cJSON *obj, const char *in_key, const char *out_key, llm_wire_out *out) {
-  const cJSON *in = cJSON_GetObjectItemCaseSensitive(obj, in_key);
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, out_key);
-  if (cJSON_IsNumber(in)) out->input_tokens = (long)in->valueint; /* cJSON saturates valueint */
-  if (cJSON_IsNumber(o)) out->output_tokens = (long)o->valueint;
+  int64_t n; /* whole, finite, in range: anything else is no count */
+  if (!ag_json_int(cJSON_GetObjectItemCaseSensitive(obj, in_key), 0, INT32_MAX, &n)) out->input_tokens = (long)n;
+  if (!ag_json_int(cJSON_GetObjectItemCaseSensitive(obj, out_key), 0, INT32_MAX, &n)) out->output_tokens = (long)n;
 }
 
 int llm_wire_body(cJSON *root, char **body) {

@@ -87,12 +87,15 @@ int llm_wire_error_object(const struct cJSON *root, llm_error_info *err);
 /* Fills type and message from a non-2xx reply's body, whatever its shape (JSON of any of the four
  * providers, or text such as a proxy's HTML page). */
 void llm_wire_error_body(const char *body, size_t len, llm_error_info *err);
+/* A tool call's index (a JSON number or NULL); dflt when it is missing or not a whole number ≥ 0. */
+long llm_wire_index(const struct cJSON *ix, long dflt);
 /* The string member key of obj, or NULL. */
 const char *llm_wire_str(const struct cJSON *obj, const char *key);
 /* Serialises root (consumed) into *body (malloc'd). */
 int llm_wire_body(struct cJSON *root, char **body);
 /* Reads the token counts in_key and out_key of obj (numbers; missing ones leave out untouched) into
- * out->input_tokens and out->output_tokens. obj may be NULL. */
+ * out->input_tokens and out->output_tokens. obj may be NULL; a count that is not a whole number in range is
+ * left unreported. */
 void llm_wire_usage(const struct cJSON *obj, const char *in_key, const char *out_key, llm_wire_out *out);
 
 /* --- Tool calling (llm/wire_tools.c). --- */

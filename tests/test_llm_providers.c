@@ -206,6 +206,16 @@ static void test_malformed_json(void) {
   expect_fail(&fc);
 }
 
+/* A 200 whose body is no reply (a proxy's HTML page, garbage, nothing) is a malformed reply for
+ * every provider and mode, never an empty success (issue 17, defect 10: Gemini took it for one). */
+static void test_bad_200_body(void) {
+  static const char *const kinds_of_body[] = {"body=html", "body=garbage", "body=empty"};
+  for (size_t i = 0; i < sizeof kinds_of_body / sizeof *kinds_of_body; i++) {
+    fail_case fc = {kinds_of_body[i], 0, 0, 200, 1, 1, "malformed", 0};
+    expect_fail(&fc);
+  }
+}
+
 static void test_oversized_event(void) {
   /* Streamed: one event past 1 MiB; whole: a reply past 4 MiB. */
   fail_case fc = {"reply=\"one two\" oversize=5000000", 0, 2, 200, 1, 1, "too_big", 1};
@@ -492,6 +502,7 @@ static const unit_test tests[] = {
     UNIT(test_stall_times_out),
     UNIT(test_reset_after_chunk),
     UNIT(test_malformed_json),
+    UNIT(test_bad_200_body),
     UNIT(test_oversized_event),
     UNIT(test_midstream_error_object),
     UNIT(test_connection_refused),

@@ -303,7 +303,33 @@ static void tool_loop_every_provider(void) {
   }
 }
 
+/* A 200 whose body is no reply makes run fail with a malformed llm-error for Gemini too, streamed
+ * or not (issue 17, defect 10: it was an empty reply and exit 0). */
+static void gemini_bad_200_fails(void) {
+  static const char *const bodies[] = {"html", "garbage", "empty"};
+  for (int b = 0; b < 3; b++) {
+    for (int stream = 0; stream < 2; stream++) {
+      llm_server_reset(srv);
+      char json[1024];
+      snprintf(json, sizeof json,
+               "{\"name\": \"g\", \"agents\": [{\"name\": \"ann\", \"provider\": \"gemini\", \"base_url\": \"%s\","
+               " \"api_key_env\": \"AGORA_TEST_KEY\", \"stream\": %s, \"max_retries\": 0,"
+               " \"system_prompt\": \"[[mock body=%s]]\"}],"
+               " \"script\": [{\"from\": \"human\", \"text\": \"@ann hi\"}]}",
+               base_url("gemini"), stream ? "true" : "false", bodies[b]);
+      const char *args[] = {"run", world_file("g.json", json), "--json", "--no-save", NULL};
+      const char *env[] = {"AGORA_TEST_KEY=k-0123456789", NULL};
+      proc_result r;
+      CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+      if (r.status != 1 || !strstr(r.out, "\"event\":\"llm-error\"") || !strstr(r.out, "malformed"))
+        unit_fail_(__FILE__, __LINE__, "body=%s stream=%d: status %d\n%s%s", bodies[b], stream, r.status, r.out, r.err);
+      proc_result_free(&r);
+    }
+  }
+}
+
 static const unit_test tests[] = {
+  UNIT(gemini_bad_200_fails),
   UNIT(canary_key_used_never_written),
   UNIT(tool_loop_every_provider),
   UNIT(every_provider_gets_the_prompt),

@@ -24,6 +24,7 @@ struct world {
   world_slot **slots;
   size_t n_slots, cap_slots;
   const char **ids;         /* agent ids for mention parsing, borrowed from the agents */
+  size_t cap_ids;           /* room in ids */
   /* id → slot, open addressing: a message from an agent reaches only the agents it mentions. */
   world_slot **index;
   size_t index_cap;
@@ -52,11 +53,24 @@ static world_slot *world_find_slot(const world *w, const char *id) {
   }
 }
 
-/* Rebuilds the id list and the id index after agents were added or removed. */
-static int world_refresh_ids(world *w) {
-  const char **ids = realloc(w->ids, (w->n_slots ? w->n_slots : 1) * sizeof *ids);
-  if (!ids) return AG_ERR_NOMEM;
-  w->ids = ids;
+/* Brings the id list and the id index up to date after agents were added or removed. Adding one
+ * agent (once per agent of a world file, which may hold many thousands) inserts it while the index
+ * is at most half full; anything else rebuilds, so loading n agents costs O(n), not O(n²). */
+static int world_refresh_ids(world *w, int added_one) {
+  const char **ids = w->ids;
+  if (w->cap_ids < w->cap_slots) { /* grown with the slots, so adding n agents copies O(n) */
+    if (!(ids = realloc(w->ids, w->cap_slots * sizeof *ids))) return AG_ERR_NOMEM;
+    w->ids = ids;
+    w->cap_ids = w->cap_slots;
+  }
+  if (added_one && w->n_slots * 2 <= w->index_cap) {
+    world_slot *s = w->slots[w->n_slots - 1];
+    ids[w->n_slots - 1] = agent_id(s->a);
+    size_t k = id_hash(ids[w->n_slots - 1]) & (w->index_cap - 1);
+    while (w->index[k]) k = (k + 1) & (w->index_cap - 1);
+    w->index[k] = s;
+    return AG_OK;
+  }
   size_t cap = 16;
   while (cap < w->n_slots * 2) cap *= 2;
   world_slot **index = calloc(cap, sizeof *index);
@@ -99,9 +113,7 @@ static int world_publish_kind(world *w, const char *sender, const char *text, ag
     /* A typo in a mention must not pass in silence (§7 unknown-mention). */
     cJSON *names = NULL;
     for (size_t i = 0; i < m->leading.n; i++) {
-      int known = 0;
-      for (size_t j = 0; j < w->n_slots && !known; j++) known = strcmp(w->ids[j], m->leading.ids[i]) == 0;
-      if (known) continue;
+      if (world_find_slot(w, m->leading.ids[i])) continue;
       if (!names) names = cJSON_CreateArray();
       if (names) cJSON_AddItemToArray(names, cJSON_CreateString(m->leading.ids[i]));
     }
@@ -271,7 +283,7 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
     w->cap_slots = ncap;
   }
   w->slots[w->n_slots++] = s;
-  if ((rc = world_refresh_ids(w))) {
+  if ((rc = world_refresh_ids(w, 1))) {
     w->n_slots--;
     goto fail;
   }
@@ -387,7 +399,7 @@ int world_remove_agent(world *w, const char *name_or_id) {
   world_slot *s = w->slots[i];
   memmove(&w->slots[i], &w->slots[i + 1], (w->n_slots - i - 1) * sizeof *w->slots);
   w->n_slots--;
-  world_refresh_ids(w);
+  world_refresh_ids(w, 0);
   slot_free(s);
   world_emit(w, "agent-removed", f);
   return AG_OK;

@@ -5,6 +5,9 @@
 
 #include "common/buf.h"
 #include "llm/net.h"
+#include "common/jsonnum.h"
+#include "common/strset.h"
+#include "storage/store.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -64,11 +67,12 @@ static int get_int(const cJSON *obj, const char *key, long min, long max, long *
                    const char *path, ag_errmsg *em) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (!v) return AG_OK;
-  if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
-    return BAD("%s: %s%s%s: must be an integer", label, path, *path ? "." : "", key);
-  if (v->valuedouble < (double)min || v->valuedouble > (double)max)
+  int64_t n = 0;
+  int rc = ag_json_int(v, min, max, &n);
+  if (rc == AG_ERR_TOO_BIG)
     return BAD("%s: %s%s%s: must be between %ld and %ld", label, path, *path ? "." : "", key, min, max);
-  *out = (long)v->valuedouble;
+  if (rc) return BAD("%s: %s%s%s: must be an integer", label, path, *path ? "." : "", key);
+  *out = (long)n;
   return AG_OK;
 }
 
@@ -205,7 +209,7 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
   v = cJSON_GetObjectItemCaseSensitive(obj, "temperature");
   if (v) {
     if (!cJSON_IsNumber(v)) return BAD("%s: %s%stemperature: must be a number", label, path, dot);
-    if (v->valuedouble < 0 || v->valuedouble > 2)
+    if (!(v->valuedouble >= 0 && v->valuedouble <= 2))
       return BAD("%s: %s%stemperature: must be between 0 and 2", label, path, dot);
     s->llm.temperature = v->valuedouble;
     s->llm.has_temperature = 1;
@@ -240,9 +244,11 @@ static int read_agents(const cJSON *root, const agent_settings *defaults, world_
   size_t count = (size_t)cJSON_GetArraySize(agents);
   spec->agents = calloc(count ? count : 1, sizeof *spec->agents);
   if (!spec->agents) return AG_ERR_NOMEM;
-  /* The ids seen so far, for the duplicate check (computed once per agent). */
+  /* The ids seen so far, for the duplicate check (computed once per agent, hashed: a world may hold
+   * many thousands of agents). */
   char (*ids)[MENTION_ID_MAX] = calloc(count ? count : 1, sizeof *ids);
   if (!ids) return AG_ERR_NOMEM;
+  ag_strset seen = {0};
   size_t i = 0;
   int rc = AG_OK;
   for (const cJSON *a = agents->child; a; a = a->next, i++) {
@@ -263,14 +269,17 @@ static int read_agents(const cJSON *root, const agent_settings *defaults, world_
       rc = BAD("%s: %s.name: invalid name '%s': it must start with a letter or digit and contain only "
                "letters, digits, '_', '-' and spaces", label, path, name->valuestring);
     if (rc) break;
-    for (size_t j = 0; j < i && !rc; j++)
-      if (strcmp(id, ids[j]) == 0)
-        rc = BAD("%s: %s.name: duplicate agent id '%s' (agents[%zu] has it too)", label, path, id, j);
-    if (rc) break;
     memcpy(ids[i], id, sizeof id);
+    if ((rc = ag_strset_add(&seen, ids[i])) == AG_ERR_EXISTS) {
+      size_t j = 0;
+      while (strcmp(ids[j], id)) j++; /* once, on the error path */
+      rc = BAD("%s: %s.name: duplicate agent id '%s' (agents[%zu] has it too)", label, path, id, j);
+    }
+    if (rc) break;
     if (!(spec->agents[i].name = strdup(name->valuestring))) rc = AG_ERR_NOMEM;
     if (rc || (rc = read_settings(a, &spec->agents[i], label, path, em))) break;
   }
+  ag_strset_clear(&seen);
   free(ids);
   return rc;
 }
@@ -305,6 +314,11 @@ static int read_script(const cJSON *root, world_spec *spec, const char *label, a
       return BAD("%s: %s.from: must be a non-empty string", label, path);
     if (!text) return BAD("%s: %s.text: missing", label, path);
     if (!cJSON_IsString(text)) return BAD("%s: %s.text: must be a string", label, path);
+    /* Checked here, not when the message is saved half-way through a run. */
+    if (strlen(from->valuestring) > STORE_ID_LEN)
+      return BAD("%s: %s.from: longer than %d bytes", label, path, STORE_ID_LEN);
+    if (strlen(text->valuestring) > STORE_TEXT_LEN)
+      return BAD("%s: %s.text: longer than %d bytes", label, path, STORE_TEXT_LEN);
     if (!(step->from = strdup(from->valuestring)) || !(step->text = strdup(text->valuestring)))
       return AG_ERR_NOMEM;
   }
@@ -395,19 +409,16 @@ int world_spec_parse(const char *json, size_t len, const char *label, world_spec
   cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
   if (!root) {
     /* Point at the line and column where parsing stopped. */
-    size_t off = end ? (size_t)(end - json) : 0, line = 1, col = 1;
-    for (size_t i = 0; i < off && i < len; i++) {
-      if (json[i] == '\n') {
-        line++;
-        col = 1;
-      } else {
-        col++;
-      }
-    }
+    size_t line, col;
+    ag_json_line_col(json, end ? (size_t)(end - json) : 0, &line, &col);
     return BAD("%s: malformed JSON near line %zu, column %zu", label, line, col);
   }
+  int rc = ag_json_check_nul(json, len, label, em);
+  if (rc) {
+    cJSON_Delete(root);
+    return rc;
+  }
   /* Anything but white space after the document is an error too. */
-  int rc = AG_OK;
   if (end) {
     for (const char *p = end; p < json + len; p++) {
       if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
@@ -425,7 +436,7 @@ int world_spec_load(const char *path, world_spec *out, ag_errmsg *em) {
   char *text = NULL;
   size_t len = 0;
   int rc = ag_file_read(path, WORLD_FILE_MAX, &text, &len, em);
-  if (rc == AG_ERR_NOT_FOUND) rc = AG_ERR_INVALID;
+  if (rc == AG_ERR_NOT_FOUND || rc == AG_ERR_IO) rc = AG_ERR_INVALID; /* a bad argument: exit 2 */
   if (rc) return rc;
   rc = world_spec_parse(text, len, path, out, em);
   free(text);

@@ -94,6 +94,7 @@ typedef struct plan {
   int malformed;
   long oversize;
   char *midstream_error;
+  char *bad_body; /* "html", "garbage" or "empty": a 200 with that body instead of the reply */
   char *tool[SRV_MAX_CALLS], *args[SRV_MAX_CALLS]; /* tool calls in the reply */
   long args_chunk;  /* streamed argument pieces of this many bytes (OpenAI, Anthropic) */
   char *after_tool; /* the reply, with no calls, to a request whose last message is a tool result */
@@ -110,6 +111,7 @@ static void plan_free(plan *p) {
   free(p->error_type);
   free(p->error_message);
   free(p->midstream_error);
+  free(p->bad_body);
   for (int i = 0; i < SRV_MAX_CALLS; i++) {
     free(p->tool[i]);
     free(p->args[i]);
@@ -156,6 +158,7 @@ static int plan_set(plan *p, const char *k, const char *v) {
   else if (!strcmp(k, "malformed")) p->malformed = (int)n;
   else if (!strcmp(k, "oversize")) p->oversize = n;
   else if (!strcmp(k, "midstream_error")) set_str(&p->midstream_error, v);
+  else if (!strcmp(k, "body")) set_str(&p->bad_body, v);
   else if (call_slot(k, "tool") >= 0) set_str(&p->tool[call_slot(k, "tool")], v);
   else if (call_slot(k, "args") >= 0) set_str(&p->args[call_slot(k, "args")], v);
   else if (!strcmp(k, "args_chunk")) p->args_chunk = n;
@@ -1056,6 +1059,8 @@ static void respond(conn *c, const char *method, const char *path, const char *h
       p.oversize = 0;
       free(p.midstream_error);
       p.midstream_error = NULL;
+      free(p.bad_body);
+      p.bad_body = NULL;
     }
   }
   if (p.after_tool && ri.last_is_result) {
@@ -1087,6 +1092,18 @@ static void respond(conn *c, const char *method, const char *path, const char *h
   }
   if (p.status >= 300) {
     respond_json(&o, p.status, error_object(&o, p.status, p.error_type ? p.error_type : default_error_type(ri.kind, p.status)));
+  } else if (p.bad_body) {
+    /* What a captive portal, a misrouted proxy or a crashed backend sends with status 200. */
+    const char *b = !strcmp(p.bad_body, "html")      ? "<!DOCTYPE html><html><body><h1>Welcome</h1></body></html>\n"
+                    : !strcmp(p.bad_body, "garbage") ? "\x01\x02 not json at all }{\n"
+                                                     : "";
+    const char *type = !strcmp(p.bad_body, "html")      ? "text/html; charset=utf-8"
+                       : !strcmp(p.bad_body, "garbage") ? "text/plain"
+                       : ri.stream                      ? "text/event-stream"
+                                                        : "application/json";
+    out_headers(&o, 200, type, (long)strlen(b));
+    if (*b) out_raw(&o, b, strlen(b));
+    push_seg(o.c, SEG_END, 0, NULL, 0);
   } else if (ri.stream) {
     respond_stream(&o, ag_buf_str(&text));
   } else if (p.malformed) {

@@ -44,6 +44,8 @@
  *   midstream_error=T   HTTP 200, then after the first text event the provider's error object with
  *                       type T (Anthropic "event: error", OpenAI/Gemini {"error":{..}}, Ollama
  *                       {"error":".."}); whole reply: that error object as the 200 body
+ *   body=KIND           HTTP 200 with a body that is no reply at all, streamed or not: KIND html (a
+ *                       proxy's page), garbage (bytes that are neither JSON nor SSE) or empty
  *   tool=NAME args=JSON a reply that calls tool NAME with those arguments (OpenAI tool_calls, Anthropic
  *                       tool_use, Gemini functionCall, Ollama tool_calls); no args: {}. Text that does
  *                       not parse as JSON is sent as it is where arguments are text (OpenAI; Anthropic
@@ -59,7 +61,7 @@
  *                       an Anthropic tool_result block, a Gemini functionResponse part): reply TEXT
  *                       and make no calls, so an agent's call-then-answer loop ends
  *   times=N             the faults (status, retry_after*, stall, reset, malformed, oversize,
- *                       midstream_error) apply to the first N requests with this plan only; later
+ *                       midstream_error, body) apply to the first N requests with this plan only; later
  *                       ones get the normal reply. A plan is identified by its rule and the exact
  *                       directive texts, so "[[mock status=500 times=1]]" fails once, then answers.
  * Error bodies for status=401 quote the key the request carried, as real providers do (partly),
