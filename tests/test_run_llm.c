@@ -132,6 +132,44 @@ static void every_provider_gets_the_prompt(void) {
   }
 }
 
+/* Issue 15 item 8: with a window of 2 the second and third requests would open on ann's own reply;
+ * every provider's request opens on the user instead, the reply named "ann: " like other speakers. */
+static void window_never_opens_on_own_reply(void) {
+  const char *providers[] = {"openai", "anthropic", "gemini", "ollama"};
+  for (int p = 0; p < 4; p++) {
+    llm_server_reset(srv);
+    llm_server_rule(srv, "You are ann", "echo=1");
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"name\": \"w\", \"memory_window\": 2, \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\","
+             " \"model\": \"model-x\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
+             " \"system_prompt\": \"You are ann.\"}],"
+             " \"script\": [{\"from\": \"human\", \"text\": \"@ann one\"}, {\"from\": \"human\", \"text\": \"@ann two\"},"
+             " {\"from\": \"human\", \"text\": \"@ann three\"}]}",
+             providers[p], base_url(providers[p]));
+    const char *args[] = {"run", world_file("w2.json", json), "--no-save", NULL};
+    const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+    proc_result r;
+    CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+    CHECK_INT(r.status, 0);
+    proc_result_free(&r);
+    CHECK_INT(llm_server_request_count(srv), 3);
+    cJSON *body = request_body(2);
+    int gemini = !strcmp(providers[p], "gemini");
+    cJSON *msgs = cJSON_GetObjectItem(body, gemini ? "contents" : "messages");
+    if (!strcmp(providers[p], "openai") || !strcmp(providers[p], "ollama"))
+      cJSON_DeleteItemFromArray(msgs, 0); /* the system message */
+    const cJSON *first = cJSON_GetArrayItem(msgs, 0);
+    CHECK_STR(str(first, "role"), "user");
+    /* (The echo server answers the joined turn whole, so only the start is known for every provider.) */
+    CHECK(!strncmp(msg_text(first), "ann: echo: ", 11));
+    /* Anthropic and Gemini join consecutive user turns into one; OpenAI and Ollama keep two. */
+    int joined = !strcmp(providers[p], "anthropic") || gemini;
+    CHECK_INT(cJSON_GetArraySize(msgs), joined ? 1 : 2);
+    cJSON_Delete(body);
+  }
+}
+
 /* A failing agent publishes nothing and the others go on; run exits 1 and the event says why. */
 static void failure_is_an_event_and_exit_1(void) {
   llm_server_reset(srv);
@@ -307,6 +345,7 @@ static const unit_test tests[] = {
   UNIT(canary_key_used_never_written),
   UNIT(tool_loop_every_provider),
   UNIT(every_provider_gets_the_prompt),
+  UNIT(window_never_opens_on_own_reply),
   UNIT(failure_is_an_event_and_exit_1),
   UNIT(missing_key_is_named),
   UNIT(many_agents_at_once),

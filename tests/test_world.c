@@ -302,6 +302,22 @@ static void prompt_memory_window(void) {
   CHECK_STR(msgs[1].role, "assistant");
   free(msgs);
   free(arena);
+  /* A window sliding onto ann's own reply opens on a user turn: the reply is named like the others. */
+  CHECK_INT(prompt_build("You are ann.", "ann", mem, 5, 2, &msgs, &n, &arena), AG_OK);
+  CHECK_INT(n, 3);
+  CHECK_STR(msgs[1].role, "user");
+  CHECK_STR(msgs[1].content, "ann: @bob this.");
+  CHECK_STR(msgs[2].role, "user");
+  free(msgs);
+  free(arena);
+  CHECK_INT(prompt_build(NULL, "ann", mem, 4, 3, &msgs, &n, &arena), AG_OK);
+  CHECK_INT(n, 3);
+  CHECK_STR(msgs[0].role, "user");
+  CHECK_STR(msgs[0].content, "ann: hi human");
+  CHECK_STR(msgs[1].role, "user");
+  CHECK_STR(msgs[2].role, "assistant");
+  free(msgs);
+  free(arena);
   for (int i = 0; i < 5; i++) ag_msg_unref(mem[i]);
 }
 
