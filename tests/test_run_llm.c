@@ -96,22 +96,27 @@ static void check_prompt(const char *provider, int stream, const cJSON *body) {
   }
 }
 
+/* A world file where the human asks ann three questions, ann on provider with this memory window. */
+static const char *three_questions(const char *provider, int window, int stream) {
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"name\": \"w\", \"memory_window\": %d, \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\","
+           " \"model\": \"model-x\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
+           " \"temperature\": 0.25, \"max_tokens\": 77, \"stream\": %s,"
+           " \"system_prompt\": \"You are ann, brief.\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@ann one\"}, {\"from\": \"human\", \"text\": \"@ann two\"},"
+           " {\"from\": \"human\", \"text\": \"@ann three\"}]}",
+           window, provider, base_url(provider), stream ? "true" : "false");
+  return world_file("p.json", json);
+}
+
 static void every_provider_gets_the_prompt(void) {
   const char *providers[] = {"openai", "anthropic", "gemini", "ollama"};
   for (int p = 0; p < 4; p++) {
     for (int stream = 0; stream < 2; stream++) {
       llm_server_reset(srv);
       llm_server_rule(srv, "You are ann", "echo=1");
-      char json[2048];
-      snprintf(json, sizeof json,
-               "{\"name\": \"w\", \"memory_window\": 3, \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\","
-               " \"model\": \"model-x\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
-               " \"temperature\": 0.25, \"max_tokens\": 77, \"stream\": %s,"
-               " \"system_prompt\": \"You are ann, brief.\"}],"
-               " \"script\": [{\"from\": \"human\", \"text\": \"@ann one\"}, {\"from\": \"human\", \"text\": \"@ann two\"},"
-               " {\"from\": \"human\", \"text\": \"@ann three\"}]}",
-               providers[p], base_url(providers[p]), stream ? "true" : "false");
-      const char *args[] = {"run", world_file("p.json", json), "--json", "--no-save", NULL};
+      const char *args[] = {"run", three_questions(providers[p], 3, stream), "--json", "--no-save", NULL};
       const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
       proc_result r;
       CHECK_INT(proc_agora(args, NULL, env, &r), 0);
@@ -139,15 +144,7 @@ static void window_never_opens_on_own_reply(void) {
   for (int p = 0; p < 4; p++) {
     llm_server_reset(srv);
     llm_server_rule(srv, "You are ann", "echo=1");
-    char json[2048];
-    snprintf(json, sizeof json,
-             "{\"name\": \"w\", \"memory_window\": 2, \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\","
-             " \"model\": \"model-x\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
-             " \"system_prompt\": \"You are ann.\"}],"
-             " \"script\": [{\"from\": \"human\", \"text\": \"@ann one\"}, {\"from\": \"human\", \"text\": \"@ann two\"},"
-             " {\"from\": \"human\", \"text\": \"@ann three\"}]}",
-             providers[p], base_url(providers[p]));
-    const char *args[] = {"run", world_file("w2.json", json), "--no-save", NULL};
+    const char *args[] = {"run", three_questions(providers[p], 2, 1), "--no-save", NULL};
     const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
     proc_result r;
     CHECK_INT(proc_agora(args, NULL, env, &r), 0);
