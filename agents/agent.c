@@ -20,6 +20,7 @@ struct agent {
   agent_phase phase;    /* changed only by agent_set_phase */
   char id[MENTION_ID_MAX];
   const agent_host *host;
+  llm_usage usage;     /* tokens of the calls made since the agent was made */
   llm_endpoint *llm;
   llm_call *call;       /* in flight, or NULL */
   ag_msg *answering;    /* the message being answered (a reference), while call is set */
@@ -165,6 +166,8 @@ void agent_free(agent *a) {
 const char *agent_id(const agent *a) { return a->id; }
 const char *agent_name(const agent *a) { return a->s.name; }
 const agent_settings *agent_settings_of(const agent *a) { return &a->s; }
+llm_usage agent_usage(const agent *a) { return a->usage; }
+
 int agent_is_thinking(const agent *a) { return a->answering != NULL || a->inbox_len > 0; }
 agent_phase agent_phase_of(const agent *a) { return a->phase; }
 turn_state agent_turn_state(const agent *a) { return a->turn; }
@@ -231,14 +234,14 @@ void agent_cancel(agent *a) { agent_drop_call(a); }
 static void agent_report(agent *a, agent_event_type type, const char *text, size_t len,
                          const llm_error_info *info, int failed) {
   if (!a->host->event) return;
-  agent_event ev = {type, text, len, info, failed, NULL, NULL, 0};
+  agent_event ev = {type, text, len, info, failed, NULL, NULL, 0, {0, 0}};
   a->host->event(a->host->ctx, a, &ev);
 }
 
 static void agent_report_tool(agent *a, agent_event_type type, const char *tool, const char *call_id,
                               const char *json, int failed, int64_t at_ms) {
   if (!a->host->event) return;
-  agent_event ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms};
+  agent_event ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms, {0, 0}};
   a->host->event(a->host->ctx, a, &ev);
 }
 
@@ -397,13 +400,19 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   ag_msg *m = a->answering;
   size_t n_calls = 0;
   const llm_tool_call *calls = (!err && a->call) ? llm_call_tool_calls(a->call, &n_calls) : NULL;
+  llm_usage done_usage = a->call ? llm_call_usage(a->call) : (llm_usage){0, 0};
   a->call = NULL;
+  a->usage.input_tokens += done_usage.input_tokens;
+  a->usage.output_tokens += done_usage.output_tokens;
   if (err) {
     agent_report(a, AGENT_EV_LLM_ERROR, info && info->message[0] ? info->message : ag_strerror(err), 0, info, 1);
     agent_end_turn(a);
     return;
   }
-  agent_report(a, AGENT_EV_LLM_DONE, text, strlen(text), NULL, 0);
+  if (a->host->event) {
+    agent_event ev = {AGENT_EV_LLM_DONE, text, strlen(text), NULL, 0, NULL, NULL, 0, done_usage};
+    a->host->event(a->host->ctx, a, &ev);
+  }
   if (n_calls == 0) {
     char *rest = a->s.tool_support ? NULL : agent_inline_context(a, text);
     agent_publish_reply(a, m, rest ? rest : text, 1);

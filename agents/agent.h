@@ -58,6 +58,7 @@ typedef struct agent_event {
   const char *tool;           /* TOOL_*: the tool's name */
   const char *call_id;        /* TOOL_*: the call's id */
   int64_t at_ms;              /* TOOL_RESULT: when it ran (save_context stamps the context with it) */
+  llm_usage usage;            /* LLM_DONE: the tokens the provider reported (0 when none) */
 } agent_event;
 
 /* The world's side of an agent. ctx and the functions are borrowed for the agent's life. */
@@ -100,6 +101,8 @@ const char *agent_id(const agent *a);
 const char *agent_name(const agent *a);
 const agent_settings *agent_settings_of(const agent *a);
 int agent_is_thinking(const agent *a);
+/* Tokens the agent's LLM calls reported since the agent was made (this process), summed. */
+llm_usage agent_usage(const agent *a);
 agent_phase agent_phase_of(const agent *a);
 /* The host's answer to the pending approval (allow 1 = run the call, 0 = deny it): the tool round
  * goes on. Ignored when the agent is not awaiting one (a late answer after a cancel). */

@@ -5,6 +5,7 @@
 
 #include "common/strset.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -14,6 +15,7 @@ static int is_alnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 static int is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+static int is_capital(char c) { return is_upper(c) || ((unsigned char)c & 0x80); }
 static int is_token_char(char c) { return is_alnum(c) || c == '_' || c == '-'; }
 static char to_lower(char c) { return is_upper(c) ? (char)(c - 'A' + 'a') : c; }
 
@@ -27,18 +29,55 @@ static int is_trailing_punct(char c) {
   return c == ',' || c == ':' || c == ';' || c == '.' || c == '!' || c == '?';
 }
 
-/* Length of the token [A-Za-z0-9][A-Za-z0-9_-]* at s (s[0..len)), 0 when there is none. */
-static size_t token_len(const char *s, size_t len) {
-  if (len == 0 || !is_alnum(s[0])) return 0;
-  size_t n = 1;
-  while (n < len && is_token_char(s[n])) n++;
+/* Decodes the UTF-8 sequence at s[0..len): its length, or 0 when it is not valid UTF-8. */
+static size_t utf8_decode(const unsigned char *s, size_t len, unsigned *cp) {
+  size_t n = s[0] >= 0xF0 && s[0] < 0xF5 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+  if (n == 0 || n > len) return 0;
+  unsigned c = s[0] & (0x3F >> (n - 1));
+  for (size_t i = 1; i < n; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (s[i] & 0x3F);
+  }
+  if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+  *cp = c;
   return n;
 }
 
-/* Copies the token lower-cased into out, cut to MENTION_ID_MAX - 1 bytes. */
-static void id_copy(const char *tok, size_t n, char out[MENTION_ID_MAX]) {
+/* 1 for the non-ASCII code points that end a mention like punctuation: Latin-1 signs, general and CJK
+ * punctuation, full-width forms ("@bob’s", "@村長、"). Everything else counts as a letter. */
+static int is_wide_punct(unsigned cp) {
+  return cp < 0xC0 || cp == 0xD7 || cp == 0xF7 || (cp >= 0x2000 && cp <= 0x206F) ||
+         (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF20);
+}
+
+/* Length of the letter (ASCII alnum or a non-ASCII letter) at s[0..len), 0 when there is none. */
+static size_t letter_len(const char *s, size_t len) {
+  if (len == 0) return 0;
+  if (!((unsigned char)s[0] & 0x80)) return is_alnum(s[0]) ? 1 : 0;
+  unsigned cp;
+  size_t n = utf8_decode((const unsigned char *)s, len, &cp);
+  return n && !is_wide_punct(cp) ? n : 0;
+}
+
+/* Length of the token <letter>(<letter>|_|-)* at s (s[0..len)), 0 when there is none. */
+static size_t token_len(const char *s, size_t len) {
+  size_t n = letter_len(s, len), k;
+  if (n == 0) return 0;
+  while (n < len && ((k = letter_len(s + n, len - n)) || s[n] == '_' || s[n] == '-')) n += k ? k : 1;
+  return n;
+}
+
+/* The id of the text s[0..n) as a name would have it (José → jose); text that is no valid name is
+ * lower-cased as written, cut to MENTION_ID_MAX - 1 bytes. */
+static void id_copy(const char *s, size_t n, char out[MENTION_ID_MAX]) {
+  char name[4 * MENTION_ID_MAX];
+  if (n < sizeof name) {
+    memcpy(name, s, n);
+    name[n] = '\0';
+    if (mention_id_from_name(name, out, MENTION_ID_MAX) == AG_OK) return;
+  }
   if (n > MENTION_ID_MAX - 1) n = MENTION_ID_MAX - 1;
-  for (size_t i = 0; i < n; i++) out[i] = to_lower(tok[i]);
+  for (size_t i = 0; i < n; i++) out[i] = to_lower(s[i]);
   out[n] = '\0';
 }
 
@@ -101,16 +140,15 @@ static int line_next(const char *line, size_t len, size_t *pos, id_lookup *known
   m->end = tok + n;
   id_copy(line + tok, n, m->id);
 
-  /* A capitalised single-word token may be the first half of a display name: "@Madame Pedagogue". */
-  if (is_upper(line[tok]) && !memchr(line + tok, '-', n) && !memchr(line + tok, '_', n)) {
+  /* A capitalised single-word token may be the first half of a display name: "@Madame Pedagogue",
+   * "@Café Crème" (a non-ASCII letter may be a capital too: the id decides). */
+  if (is_capital(line[tok]) && !memchr(line + tok, '-', n) && !memchr(line + tok, '_', n)) {
     size_t w = tok + n;
     while (w < len && is_hspace(line[w])) w++;
-    size_t wn = w > tok + n && w < len && is_upper(line[w]) ? token_len(line + w, len - w) : 0;
-    if (wn && n + 1 + wn <= MENTION_ID_MAX - 1) {
+    size_t wn = w > tok + n && w < len && is_capital(line[w]) ? token_len(line + w, len - w) : 0;
+    if (wn && w + wn - tok < 4 * MENTION_ID_MAX) {
       char joined[MENTION_ID_MAX];
-      id_copy(line + tok, n, joined);
-      joined[n] = '-';
-      id_copy(line + w, wn, joined + n + 1);
+      id_copy(line + tok, w + wn - tok, joined);
       if (id_known(known, joined)) {
         memcpy(m->id, joined, sizeof joined);
         m->end = w + wn;
@@ -291,23 +329,83 @@ fail:
   return rc;
 }
 
+/* The ASCII letters of a Latin letter (U+00C0–U+017F), lower-cased: "é" → "e", "ß" → "ss"; NULL for
+ * anything else (other scripts, signs). */
+static const char *latin_fold(unsigned cp) {
+  static const char *const l1[64] = {
+      "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i", "i",
+      "d", "n", "o", "o", "o", "o", "o", NULL, "o", "u", "u", "u", "u", "y", "th", "ss",
+      "a", "a", "a", "a", "a", "a", "ae", "c", "e", "e", "e", "e", "i", "i", "i", "i",
+      "d", "n", "o", "o", "o", "o", "o", NULL, "o", "u", "u", "u", "u", "y", "th", "y"};
+  /* Latin Extended-A, one letter each but for three ligatures. */
+  static const char ext[] = "aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiii..jjkkkllllllllllnnnnnnnnnoooooo..rrrrrrssssssss"
+                            "ttttttuuuuuuuuuuuuwwyyyzzzzzzs";
+  static char one[2];
+  if (cp >= 0xC0 && cp <= 0xFF) return l1[cp - 0xC0];
+  if (cp < 0x100 || cp > 0x17F) return NULL;
+  if (cp == 0x132 || cp == 0x133) return "ij";
+  if (cp == 0x152 || cp == 0x153) return "oe";
+  one[0] = ext[cp - 0x100];
+  return one;
+}
+
+/* Appends the letters for s[0..len) to key (lower-cased ASCII, folded Latin, other letters as they
+ * are; *foreign set for those). Returns the bytes read, 0 when s holds no valid name character. */
+static size_t key_char(const char *s, size_t len, char *key, size_t cap, size_t *k, int *foreign) {
+  unsigned cp;
+  size_t n = 1;
+  const char *add;
+  char ascii[2] = {to_lower(s[0]), '\0'};
+  if (!((unsigned char)s[0] & 0x80)) {
+    if (!is_token_char(s[0])) return 0;
+    add = ascii;
+  } else {
+    if (!(n = utf8_decode((const unsigned char *)s, len, &cp))) return 0;
+    add = latin_fold(cp);
+    if (!add) {
+      *foreign = 1;
+      if (*k + n >= cap) return 0;
+      memcpy(key + *k, s, n);
+      *k += n;
+      return n;
+    }
+  }
+  size_t an = strlen(add);
+  if (*k + an >= cap) return 0;
+  memcpy(key + *k, add, an);
+  *k += an;
+  return n;
+}
+
 int mention_id_from_name(const char *name, char *out, size_t cap) {
-  if (!name || !out || cap == 0 || !is_alnum(name[0])) return AG_ERR_INVALID;
+  if (!name || !out || cap == 0 || !letter_len(name, strlen(name))) return AG_ERR_INVALID;
   size_t end = strlen(name);
   while (end > 0 && (is_hspace(name[end - 1]) || name[end - 1] == '\n')) end--; /* "bob " is bob */
-  size_t o = 0;
+  char key[4 * MENTION_ID_MAX];
+  size_t k = 0;
+  int foreign = 0;
   for (size_t i = 0; i < end;) {
-    char c;
     if (is_hspace(name[i]) || name[i] == '\n') {
       while (i < end && (is_hspace(name[i]) || name[i] == '\n')) i++;
-      c = '-';
-    } else {
-      c = to_lower(name[i++]);
-      if (!is_token_char(c)) return AG_ERR_INVALID;
+      if (k + 1 >= sizeof key) return AG_ERR_INVALID;
+      key[k++] = '-';
+      continue;
     }
-    if (o + 1 >= cap) return AG_ERR_INVALID;
-    out[o++] = c;
+    size_t n = key_char(name + i, end - i, key, sizeof key, &k, &foreign);
+    if (!n) return AG_ERR_INVALID;
+    i += n;
   }
-  out[o] = '\0';
+  key[k] = '\0';
+  if (foreign) {
+    /* Letters with no ASCII form (村長): a stable short hash of the folded name, so the id is still
+     * [a-z0-9-] and the same name (any ASCII case) always gets it. FNV-1a, 32 bits. */
+    unsigned h = 2166136261u;
+    for (size_t i = 0; i < k; i++) h = (h ^ (unsigned char)key[i]) * 16777619u;
+    if (cap < 10) return AG_ERR_INVALID;
+    snprintf(out, cap, "%08x", h);
+    return AG_OK;
+  }
+  if (k + 1 > cap) return AG_ERR_INVALID;
+  memcpy(out, key, k + 1);
   return AG_OK;
 }

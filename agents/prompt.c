@@ -26,11 +26,14 @@ int prompt_build(const char *system_prompt, const char *self_id, ag_msg *const *
   }
   size_t k = 0, pos = 0;
   if (system_prompt) msgs[k++] = (llm_message){.role = "system", .content = system_prompt};
+  int user_seen = 0;
   for (size_t i = first; i < n; i++) {
     const ag_msg *m = memory[i];
     /* The agent's own replies go back as the assistant's words; everyone else is named so the
-     * model always knows who said what. */
-    if (strcasecmp(m->sender, self_id) == 0 && m->kind != AG_KIND_HUMAN) {
+     * model always knows who said what. A window that slid onto the agent's own reply would open on
+     * an assistant turn, which Anthropic and Gemini reject: such leading replies are folded into user
+     * turns, named like everyone else's, so nothing in the window is lost. */
+    if (strcasecmp(m->sender, self_id) == 0 && m->kind != AG_KIND_HUMAN && user_seen) {
       msgs[k++] = (llm_message){.role = "assistant", .content = m->text};
     } else {
       char *p = buf + pos;
@@ -40,6 +43,7 @@ int prompt_build(const char *system_prompt, const char *self_id, ag_msg *const *
       memcpy(p + sl + 2, m->text, tl + 1);
       pos += sl + tl + 3;
       msgs[k++] = (llm_message){.role = "user", .content = p};
+      user_seen = 1;
     }
   }
   *out = msgs;

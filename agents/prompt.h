@@ -10,7 +10,9 @@
 #include "llm/llm.h"
 
 /* Builds the prompt for the last memory entry (§3): system prompt, then the last window messages,
- * own replies as "assistant", others as "user" with "<sender>: " before the text. *out (array) and
+ * own replies as "assistant", others as "user" with "<sender>: " before the text. The conversation always
+ * opens on a user turn: own replies before the window's first other message are sent as user turns,
+ * "<self_id>: " before the text, like everyone else's. *out (array) and
  * *arena (the strings) are new allocations the caller frees; memory is borrowed. */
 int prompt_build(const char *system_prompt, const char *self_id, ag_msg *const *memory, size_t n, int window,
                  llm_message **out, size_t *n_out, char **arena);

@@ -186,7 +186,9 @@ int shape_reply(const char *raw, const char *agent_id, const char *sender, int a
     if (!rc) rc = ag_buf_appends(&pub, "\n");
   } else if (!tags.stop && auto_reply && sender && ag_sender_kind(sender) == AG_KIND_AGENT &&
              !leads_to_other(b, self, agent_ids, n_ids)) {
-    rc = ag_buf_printf(&pub, "@%s ", sender); /* the reply goes back to whom it answers */
+    /* The reply goes back to whom it answers; before a ``` fence the mention takes its own line, or the
+     * fence would no longer open a line and the code would be shown as text. */
+    rc = ag_buf_printf(&pub, mention_is_fence(b, blen) ? "@%s\n" : "@%s ", sender);
   }
   if (!rc) rc = ag_buf_append(&pub, b, blen);
   if (rc) goto fail;

@@ -128,6 +128,13 @@ int chat_session__save(chat_session *cs, ag_errmsg *em) {
   return AG_OK;
 }
 
+/* 1 when an llm-done event carries token counts (the script provider reports none: nothing to keep). */
+static int usage_reported(const cJSON *f) {
+  const cJSON *in = cJSON_GetObjectItemCaseSensitive(f, "input_tokens");
+  const cJSON *out = cJSON_GetObjectItemCaseSensitive(f, "output_tokens");
+  return (cJSON_IsNumber(in) && in->valuedouble > 0) || (cJSON_IsNumber(out) && out->valuedouble > 0);
+}
+
 /* A tool step joins the thread, anchored after the last message delivered before it. */
 static void on_tool_event(chat_session *cs, const bus_event *e) {
   cJSON *j = cJSON_Duplicate(e->fields, 1);
@@ -156,8 +163,10 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
   if (!cs->has_current) return;
   if (topic == BUS_EVENT) {
     const bus_event *e = payload;
-    /* The chat's event thread: tool steps and failed calls, beside the messages. */
-    if (!strcmp(e->type, "tool-call") || !strcmp(e->type, "tool-result") || !strcmp(e->type, "llm-error"))
+    /* The chat's event thread: tool steps, failed calls and the token usage of calls that report it,
+     * beside the messages. */
+    if (!strcmp(e->type, "tool-call") || !strcmp(e->type, "tool-result") || !strcmp(e->type, "llm-error") ||
+        (!strcmp(e->type, "llm-done") && usage_reported(e->fields)))
       on_tool_event(cs, e);
     return;
   }

@@ -257,8 +257,8 @@ static int validate_thread(const cJSON *snap, size_t n_seqs, const char *label, 
     const cJSON *type = need(e, "type", is_str, "a string", label, path, em, &rc);
     if (!type) return rc;
     int tool_step = !strcmp(type->valuestring, "tool-call") || !strcmp(type->valuestring, "tool-result");
-    if (!tool_step && strcmp(type->valuestring, "llm-error"))
-      return BAD("%s: %s.type: must be tool-call, tool-result or llm-error", label, path);
+    if (!tool_step && strcmp(type->valuestring, "llm-error") && strcmp(type->valuestring, "llm-done"))
+      return BAD("%s: %s.type: must be tool-call, tool-result, llm-error or llm-done", label, path);
     if (!need(e, "agent", is_str, "a string", label, path, em, &rc) ||
         (tool_step && !need(e, "tool", is_str, "a string", label, path, em, &rc)))
       return rc;

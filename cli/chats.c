@@ -106,7 +106,8 @@ static int show(store *st, const char *chat_id, int json, int state, output **ou
   if ((rc = output_new(stdout, c.world_id, &oo, out))) return rc;
   output_set_chat(*out, c.id);
   if (state && (rc = transcript_print_state(st, chat_id, json, em))) return rc;
-  return transcript_print_stored(st, chat_id, *out, 0, em);
+  if ((rc = transcript_print_stored(st, chat_id, *out, 0, em))) return rc;
+  return transcript_print_usage(st, chat_id, json, em);
 }
 
 /* ---- export ---- */

@@ -117,9 +117,13 @@ static int cmd_agents(console *c, char *args, ag_errmsg *em) {
     const llm_config *l = &agent_settings_of(a)->llm;
     char name[STORE_TITLE_LEN + 8] = "";
     if (strcmp(agent_name(a), agent_id(a))) snprintf(name, sizeof name, " (%s)", agent_name(a));
-    con_print(c, "  %s%s  %s%s%s  turns %d/%d%s\n", agent_id(a), name, llm_provider_name(l->provider),
+    llm_usage u = agent_usage(a);
+    char tokens[64] = "";
+    if (u.input_tokens || u.output_tokens)
+      snprintf(tokens, sizeof tokens, "  tokens %ld in, %ld out", u.input_tokens, u.output_tokens);
+    con_print(c, "  %s%s  %s%s%s  turns %d/%d%s%s\n", agent_id(a), name, llm_provider_name(l->provider),
               l->model ? "/" : "", l->model ? l->model : "", agent_turn_state(a).count,
-              world_turn_limit(c->cw.w), agent_is_thinking(a) ? "  thinking" : "");
+              world_turn_limit(c->cw.w), tokens, agent_is_thinking(a) ? "  thinking" : "");
   }
   return AG_OK;
 }

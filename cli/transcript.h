@@ -15,4 +15,9 @@ int transcript_print_snapshot(const cJSON *snap, output *o, long delay_ms);
 /* Prints each agent's context of a stored chat ("chats show --state"). */
 int transcript_print_state(store *st, const char *chat_id, int json, ag_errmsg *em);
 
+/* Prints the token totals per agent of a stored chat (from the llm-done events of its thread): one
+ * "tokens of AGENT: N in, M out (K calls)" line each, or {"type":"usage",...} lines with json. Nothing
+ * when no call reported usage. */
+int transcript_print_usage(store *st, const char *chat_id, int json, ag_errmsg *em);
+
 #endif

@@ -3,6 +3,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agents/mention.h"
 #include "support/unit.h"
@@ -177,18 +178,61 @@ static void list_helpers(void) {
   mention_list_free(&l); /* twice is harmless */
 }
 
+/* name's id is want. */
+#define CHECK_ID(name, want)                                                                             \
+  do {                                                                                                   \
+    char id_[MENTION_ID_MAX] = "";                                                                       \
+    CHECK_INT(mention_id_from_name((name), id_, sizeof id_), AG_OK);                                    \
+    CHECK_STR(id_, (want));                                                                              \
+  } while (0)
+
 static void id_from_name(void) {
-  char id[MENTION_ID_MAX];
-  CHECK_INT(mention_id_from_name("Madame Pedagogue", id, sizeof id), AG_OK);
-  CHECK_STR(id, "madame-pedagogue");
-  CHECK_INT(mention_id_from_name("Dr \t Who", id, sizeof id), AG_OK);
-  CHECK_STR(id, "dr-who");
-  CHECK_INT(mention_id_from_name("a_1", id, sizeof id), AG_OK);
-  CHECK_STR(id, "a_1");
-  CHECK_INT(mention_id_from_name("X-Ray ", id, sizeof id), AG_OK);
-  CHECK_STR(id, "x-ray");
-  CHECK_INT(mention_id_from_name("2pac", id, sizeof id), AG_OK);
-  CHECK_STR(id, "2pac");
+  CHECK_ID("Madame Pedagogue", "madame-pedagogue");
+  CHECK_ID("Dr \t Who", "dr-who");
+  CHECK_ID("a_1", "a_1");
+  CHECK_ID("X-Ray ", "x-ray");
+  CHECK_ID("2pac", "2pac");
+}
+
+/* Issue 15 item 10: any UTF-8 name; Latin letters fold to ASCII, other scripts get a stable hash. */
+static void id_from_utf8_name(void) {
+  char id[MENTION_ID_MAX], id2[MENTION_ID_MAX];
+  CHECK_ID("José", "jose");
+  CHECK_ID("Café Crème", "cafe-creme");
+  CHECK_ID("Élodie Straße Łódź Œuvre", "elodie-strasse-lodz-oeuvre");
+  CHECK_INT(mention_id_from_name("村長", id, sizeof id), AG_OK);
+  CHECK_INT(strlen(id), 8);
+  CHECK(strspn(id, "0123456789abcdef") == 8);
+  CHECK_INT(mention_id_from_name("村長 ", id2, sizeof id2), AG_OK);
+  CHECK_STR(id2, id); /* stable */
+  CHECK_INT(mention_id_from_name("村人", id2, sizeof id2), AG_OK);
+  CHECK(strcmp(id2, id) != 0);
+  /* ASCII case and folded letters do not change the hash of a mixed name. */
+  CHECK_INT(mention_id_from_name("José 村長", id, sizeof id), AG_OK);
+  CHECK_INT(mention_id_from_name("JOSE 村長", id2, sizeof id2), AG_OK);
+  CHECK_STR(id2, id);
+}
+
+/* Mentions by display name keep working for such names. */
+static void mentions_of_utf8_names(void) {
+  char jose[MENTION_ID_MAX], chief[MENTION_ID_MAX];
+  mention_id_from_name("José", jose, sizeof jose);
+  mention_id_from_name("村長", chief, sizeof chief);
+  const char *const u_ids[] = {"bob", "cafe-creme", jose, chief};
+  mention_list l = {0};
+  char got[256], want[256];
+  CHECK_INT(mention_leading("@José hi\n@村長、おはよう\n@Café Crème: tea\n@bob’s turn\n@jose again", u_ids, 4, &l), AG_OK);
+  list_join(&l, got, sizeof got);
+  snprintf(want, sizeof want, "jose,%s,cafe-creme,bob", chief);
+  CHECK_STR(got, want);
+  mention_list_free(&l);
+  CHECK_INT(mention_anywhere("ask @José and @村長.", &l), AG_OK);
+  list_join(&l, got, sizeof got);
+  snprintf(want, sizeof want, "jose,%s", chief);
+  CHECK_STR(got, want);
+  mention_list_free(&l);
+  /* Glued to a letter it is still an address, not a mention. */
+  CHECK_ANYWHERE("josé@example.com", "");
 }
 
 static void id_from_name_rejects(void) {
@@ -197,7 +241,10 @@ static void id_from_name_rejects(void) {
   CHECK_INT(mention_id_from_name(" bob", id, sizeof id), AG_ERR_INVALID);
   CHECK_INT(mention_id_from_name("-bob", id, sizeof id), AG_ERR_INVALID);
   CHECK_INT(mention_id_from_name("bob!", id, sizeof id), AG_ERR_INVALID);
-  CHECK_INT(mention_id_from_name("Élodie", id, sizeof id), AG_ERR_INVALID);
+  CHECK_INT(mention_id_from_name("«Élodie»", id, sizeof id), AG_ERR_INVALID);
+  CHECK_INT(mention_id_from_name("bob\xff", id, sizeof id), AG_ERR_INVALID); /* not UTF-8 */
+  CHECK_INT(mention_id_from_name("Jos\xc3", id, sizeof id), AG_ERR_INVALID); /* cut sequence */
+  CHECK_INT(mention_id_from_name("Café!", id, sizeof id), AG_ERR_INVALID);
   CHECK_INT(mention_id_from_name("bob.smith", id, sizeof id), AG_ERR_INVALID);
   CHECK_INT(mention_id_from_name("abcd", id, 4), AG_ERR_INVALID); /* needs 5 bytes */
   CHECK_INT(mention_id_from_name("abc", id, 4), AG_OK);
@@ -255,6 +302,8 @@ static const unit_test tests[] = {
   UNIT(list_helpers),
   UNIT(id_from_name),
   UNIT(id_from_name_rejects),
+  UNIT(id_from_utf8_name),
+  UNIT(mentions_of_utf8_names),
   UNIT(bad_arguments),
 };
 

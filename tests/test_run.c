@@ -299,6 +299,34 @@ static void empty_reply_counts(void) {
   proc_result_free(&r);
 }
 
+/* Issue 15 item 10: UTF-8 world and agent names load, save and address each other by display name. */
+static void utf8_names_end_to_end(void) {
+  const char *path = tmp_file("utf8.json",
+    "{\"name\": \"Café Crème\", \"agents\": ["
+    " {\"name\": \"José\", \"replies\": [\"@村長 your turn\", \"thanks <world>DONE</world>\"]},"
+    " {\"name\": \"村長\", \"replies\": [\"bien\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@José hi\"}]}");
+  char db[4096];
+  snprintf(db, sizeof db, "%s/utf8-db", tmp);
+  const char *args[] = {"run", path, "--json", "--db", db, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  if (r.status) fprintf(stderr, "  stderr: %s\n", r.err);
+  char *msgs = proc_messages(r.out);
+  CHECK_STR(msgs, "human|human|@José hi\n"
+                  "jose|agent|@村長 your turn\n"
+                  "f4e7e60e|agent|@jose bien\n"
+                  "jose|agent|thanks\n");
+  free(msgs);
+  proc_result_free(&r);
+  const char *list[] = {"chats", "list", "--db", db, NULL};
+  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "cafe-creme") != NULL);
+  proc_result_free(&r);
+}
+
 /* A leading mention of nobody in the world is reported, never silently dropped. */
 static void unknown_mention_event(void) {
   const char *path = tmp_file("typo.json",
@@ -378,6 +406,7 @@ static const unit_test tests[] = {
   UNIT(bad_world_files),
   UNIT(empty_reply_counts),
   UNIT(unknown_mention_event),
+  UNIT(utf8_names_end_to_end),
 };
 
 int main(int argc, char **argv) {

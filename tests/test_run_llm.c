@@ -96,22 +96,27 @@ static void check_prompt(const char *provider, int stream, const cJSON *body) {
   }
 }
 
+/* A world file where the human asks ann three questions, ann on provider with this memory window. */
+static const char *three_questions(const char *provider, int window, int stream) {
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"name\": \"w\", \"memory_window\": %d, \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\","
+           " \"model\": \"model-x\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
+           " \"temperature\": 0.25, \"max_tokens\": 77, \"stream\": %s,"
+           " \"system_prompt\": \"You are ann, brief.\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@ann one\"}, {\"from\": \"human\", \"text\": \"@ann two\"},"
+           " {\"from\": \"human\", \"text\": \"@ann three\"}]}",
+           window, provider, base_url(provider), stream ? "true" : "false");
+  return world_file("p.json", json);
+}
+
 static void every_provider_gets_the_prompt(void) {
   const char *providers[] = {"openai", "anthropic", "gemini", "ollama"};
   for (int p = 0; p < 4; p++) {
     for (int stream = 0; stream < 2; stream++) {
       llm_server_reset(srv);
       llm_server_rule(srv, "You are ann", "echo=1");
-      char json[2048];
-      snprintf(json, sizeof json,
-               "{\"name\": \"w\", \"memory_window\": 3, \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\","
-               " \"model\": \"model-x\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
-               " \"temperature\": 0.25, \"max_tokens\": 77, \"stream\": %s,"
-               " \"system_prompt\": \"You are ann, brief.\"}],"
-               " \"script\": [{\"from\": \"human\", \"text\": \"@ann one\"}, {\"from\": \"human\", \"text\": \"@ann two\"},"
-               " {\"from\": \"human\", \"text\": \"@ann three\"}]}",
-               providers[p], base_url(providers[p]), stream ? "true" : "false");
-      const char *args[] = {"run", world_file("p.json", json), "--json", "--no-save", NULL};
+      const char *args[] = {"run", three_questions(providers[p], 3, stream), "--json", "--no-save", NULL};
       const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
       proc_result r;
       CHECK_INT(proc_agora(args, NULL, env, &r), 0);
@@ -130,6 +135,112 @@ static void every_provider_gets_the_prompt(void) {
       cJSON_Delete(body);
     }
   }
+}
+
+/* Issue 15 item 8: with a window of 2 the second and third requests would open on ann's own reply;
+ * every provider's request opens on the user instead, the reply named "ann: " like other speakers. */
+static void window_never_opens_on_own_reply(void) {
+  const char *providers[] = {"openai", "anthropic", "gemini", "ollama"};
+  for (int p = 0; p < 4; p++) {
+    llm_server_reset(srv);
+    llm_server_rule(srv, "You are ann", "echo=1");
+    const char *args[] = {"run", three_questions(providers[p], 2, 1), "--no-save", NULL};
+    const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+    proc_result r;
+    CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+    CHECK_INT(r.status, 0);
+    proc_result_free(&r);
+    CHECK_INT(llm_server_request_count(srv), 3);
+    cJSON *body = request_body(2);
+    int gemini = !strcmp(providers[p], "gemini");
+    cJSON *msgs = cJSON_GetObjectItem(body, gemini ? "contents" : "messages");
+    if (!strcmp(providers[p], "openai") || !strcmp(providers[p], "ollama"))
+      cJSON_DeleteItemFromArray(msgs, 0); /* the system message */
+    const cJSON *first = cJSON_GetArrayItem(msgs, 0);
+    CHECK_STR(str(first, "role"), "user");
+    /* (The echo server answers the joined turn whole, so only the start is known for every provider.) */
+    CHECK(!strncmp(msg_text(first), "ann: echo: ", 11));
+    /* Anthropic and Gemini join consecutive user turns into one; OpenAI and Ollama keep two. */
+    int joined = !strcmp(providers[p], "anthropic") || gemini;
+    CHECK_INT(cJSON_GetArraySize(msgs), joined ? 1 : 2);
+    cJSON_Delete(body);
+  }
+}
+
+/* The number after "key": in text (the first one), -1 when there is none. */
+static long num_after(const char *text, const char *key) {
+  const char *p = text ? strstr(text, key) : NULL;
+  return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+/* Issue 15 item 14: every provider, streamed and not, reports usage; llm-done carries it, the chat's
+ * thread keeps it and chats show sums it per agent. */
+static void usage_every_provider_and_mode(void) {
+  const char *providers[] = {"openai", "anthropic", "gemini", "ollama"};
+  for (int p = 0; p < 4; p++) {
+    for (int stream = 0; stream < 2; stream++) {
+      llm_server_reset(srv);
+      char json[2048], db[4096], chat[64] = "";
+      snprintf(db, sizeof db, "%s/usage-%d-%d", tmp, p, stream);
+      snprintf(json, sizeof json,
+               "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\", \"base_url\": \"%s\","
+               " \"api_key_env\": \"AGORA_TEST_KEY\", \"stream\": %s}],"
+               " \"script\": [{\"from\": \"human\", \"text\": \"@ann [[mock reply=\\\"a b c\\\"]] one\"},"
+               " {\"from\": \"human\", \"text\": \"@ann [[mock reply=\\\"d e\\\"]] two\"}]}",
+               providers[p], base_url(providers[p]), stream ? "true" : "false");
+      const char *args[] = {"run", world_file("u.json", json), "--json", "--db", db, NULL};
+      const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+      proc_result r;
+      CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+      CHECK_INT(r.status, 0);
+      const char *done = strstr(r.out, "\"event\":\"llm-done\"");
+      long in = num_after(done, "\"input_tokens\":"), out = num_after(done, "\"output_tokens\":");
+      if (in <= 0 || out <= 0) fprintf(stderr, "  %s stream=%d: %s\n", providers[p], stream, r.out);
+      CHECK(in > 0);
+      CHECK(out > 0);
+      const char *c = strstr(r.out, "\"chat\":\"");
+      if (c) sscanf(c + 8, "%63[^\"]", chat);
+      proc_result_free(&r);
+      const char *show[] = {"chats", "show", chat, "--db", db, "--json", NULL};
+      CHECK_INT(proc_agora(show, NULL, NULL, &r), 0);
+      CHECK_INT(r.status, 0);
+      /* Both calls are in the stored thread, and the total is their sum. */
+      const char *first = strstr(r.out, "\"event\":\"llm-done\"");
+      const char *second = first ? strstr(first + 1, "\"event\":\"llm-done\"") : NULL;
+      CHECK(second != NULL);
+      long total_in = num_after(first, "\"input_tokens\":") + num_after(second, "\"input_tokens\":");
+      const char *usage = strstr(r.out, "{\"type\":\"usage\",\"agent\":\"ann\",\"calls\":2,");
+      CHECK(usage != NULL);
+      CHECK_INT(num_after(usage, "\"input_tokens\":"), total_in);
+      proc_result_free(&r);
+      const char *plain[] = {"chats", "show", chat, "--db", db, NULL};
+      CHECK_INT(proc_agora(plain, NULL, NULL, &r), 0);
+      CHECK(strstr(r.out, "tokens of ann: ") != NULL && strstr(r.out, " out (2 calls)\n") != NULL);
+      proc_result_free(&r);
+    }
+  }
+}
+
+/* The console's /agents shows the tokens each agent used in this session. */
+static void console_agents_show_tokens(void) {
+  llm_server_reset(srv);
+  char json[1024], db[4096];
+  snprintf(db, sizeof db, "%s/usage-console", tmp);
+  snprintf(json, sizeof json,
+           "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"provider\": \"ollama\", \"base_url\": \"%s\"},"
+           " {\"name\": \"bob\"}]}", base_url("ollama"));
+  const char *args[] = {"console", "--db", db, world_file("c.json", json), NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, "@ann [[mock reply=\"a b c\"]] hi\n/agents\n", NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  const char *line = strstr(r.out, "  ann  ollama");
+  CHECK(line != NULL);
+  CHECK(num_after(line, "tokens ") > 0);
+  CHECK(line && strstr(line, " in, ") && strstr(line, " out"));
+  const char *bob = strstr(r.out, "  bob  script");
+  CHECK(bob && (!strstr(bob, "tokens") || strstr(bob, "tokens") > strchr(bob, '\n')));
+  if (!line) fprintf(stderr, "  out: %s\nerr: %s\n", r.out, r.err);
+  proc_result_free(&r);
 }
 
 /* A failing agent publishes nothing and the others go on; run exits 1 and the event says why. */
@@ -333,6 +444,9 @@ static const unit_test tests[] = {
   UNIT(canary_key_used_never_written),
   UNIT(tool_loop_every_provider),
   UNIT(every_provider_gets_the_prompt),
+  UNIT(window_never_opens_on_own_reply),
+  UNIT(usage_every_provider_and_mode),
+  UNIT(console_agents_show_tokens),
   UNIT(failure_is_an_event_and_exit_1),
   UNIT(missing_key_is_named),
   UNIT(many_agents_at_once),

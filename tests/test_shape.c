@@ -153,6 +153,14 @@ static void auto_mention_to_agents_only(void) {
   PUBLISHED("@Madame Pedagogue, your turn", "alice", "bob", "@Madame Pedagogue, your turn");
 }
 
+/* Issue 15 item 6: "@bob ```c" would break the fence; the mention goes on its own line. */
+static void auto_mention_before_fence(void) {
+  PUBLISHED("```c\nint x;\n```", "alice", "bob", "@bob\n```c\nint x;\n```");
+  PUBLISHED("\n  ```\nx\n```\nthat is it", "alice", "bob", "@bob\n```\nx\n```\nthat is it");
+  PUBLISHED("see:\n```\nx\n```", "alice", "bob", "@bob see:\n```\nx\n```");
+  PUBLISHED("``inline`` code", "alice", "bob", "@bob ``inline`` code");
+}
+
 static void auto_mention_off(void) {
   check_shape(__LINE__, "sure", "alice", "bob", 0, SHAPE_PUBLISH, "sure");
   check_shape(__LINE__, "@alice sure", "alice", "bob", 0, SHAPE_PUBLISH, "sure");
@@ -198,6 +206,7 @@ static const unit_test tests[] = {
   UNIT(stop_wins_over_to),
   UNIT(unknown_tags_stay),
   UNIT(auto_mention_to_agents_only),
+  UNIT(auto_mention_before_fence),
   UNIT(auto_mention_off),
   UNIT(only_mentions),
   UNIT(output_is_trimmed),

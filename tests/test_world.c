@@ -275,6 +275,19 @@ static void agent_inbox_keeps_order(void) {
   event_base_free(base);
 }
 
+/* The prompt ann builds from mem[0..n) with this window, as "role|content" lines, is want. */
+static void check_prompt_roles(ag_msg *const *mem, size_t n, int window, const char *want) {
+  llm_message *msgs = NULL;
+  size_t k = 0;
+  char *arena = NULL, got[1024] = "";
+  CHECK_INT(prompt_build("You are ann.", "ann", mem, n, window, &msgs, &k, &arena), AG_OK);
+  for (size_t i = 0, o = 0; i < k && o < sizeof got; i++)
+    o += (size_t)snprintf(got + o, sizeof got - o, "%s|%s\n", msgs[i].role, msgs[i].content);
+  CHECK_STR(got, want);
+  free(msgs);
+  free(arena);
+}
+
 static void prompt_memory_window(void) {
   ag_msg *mem[5];
   const char *senders[] = {"human", "ann", "bob", "ann", "world"};
@@ -302,6 +315,10 @@ static void prompt_memory_window(void) {
   CHECK_STR(msgs[1].role, "assistant");
   free(msgs);
   free(arena);
+  /* A window sliding onto ann's own reply opens on a user turn: the reply is named like the others. */
+  check_prompt_roles(mem, 5, 2, "system|You are ann.\nuser|ann: @bob this.\nuser|world: Night falls.\n");
+  check_prompt_roles(mem, 4, 3, "system|You are ann.\nuser|ann: hi human\nuser|bob: @ann what?\n"
+                                "assistant|@bob this.\n");
   for (int i = 0; i < 5; i++) ag_msg_unref(mem[i]);
 }
 

@@ -173,6 +173,8 @@ static void host_event(void *ctx, agent *a, const agent_event *ev) {
   case AGENT_EV_LLM_DONE:
     type = "llm-done";
     cJSON_AddNumberToObject(f, "chars", (double)ev->len);
+    cJSON_AddNumberToObject(f, "input_tokens", (double)ev->usage.input_tokens);
+    cJSON_AddNumberToObject(f, "output_tokens", (double)ev->usage.output_tokens);
     break;
   case AGENT_EV_LLM_ERROR:
     type = "llm-error";

@@ -231,6 +231,7 @@ typedef struct req_info {
   ag_buf last_user;
   ag_buf all_text;
   int last_is_result; /* the last message is a tool result */
+  int include_usage;  /* OpenAI streaming: stream_options.include_usage asked for the usage chunk */
   char *key; /* the credential the request carried */
 } req_info;
 
@@ -324,6 +325,8 @@ static int parse_request(req_info *ri, const char *path, const char *headers, co
   switch (ri->kind) {
   case W_OPENAI:
     ri->stream = cJSON_IsTrue(stream);
+    ri->include_usage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "stream_options"), "include_usage"));
     read_messages(ri, cJSON_GetObjectItemCaseSensitive(root, "messages"), "content", "user");
     auth = header_value(headers, "authorization");
     break;
@@ -734,6 +737,10 @@ static void stream_end(out *o) {
   switch (o->kind) {
   case W_OPENAI: {
     out_event(o, NULL, openai_chunk(o, cJSON_CreateObject(), finish_openai));
+    if (!o->ri->include_usage) { /* as OpenAI: the usage chunk only when asked for */
+      out_event_raw(o, NULL, "[DONE]");
+      break;
+    }
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "id", "chatcmpl-mock");
     cJSON_AddStringToObject(r, "object", "chat.completion.chunk");
