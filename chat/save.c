@@ -5,6 +5,7 @@
  * LMDB may run it twice (map growth). */
 #include "chat/session_int.h"
 
+#include "chat/event_json.h"
 #include "chat/rules.h"
 #include "common/clock.h"
 
@@ -114,25 +115,18 @@ int chat_session__save(chat_session *cs, ag_errmsg *em) {
   if (upto > cs->count) cs->count = upto;
   if (new_title) {
     chat_session__set_title(cs, new_title);
-    cJSON *f = cJSON_CreateObject();
-    cJSON_AddStringToObject(f, "title", new_title);
-    world_emit(cs->w, "title-updated", f);
+    world_emit(cs->w, &(world_event){EV_TITLE_UPDATED, .u.title = {new_title}});
     free(new_title);
   }
-  if (n) {
-    cJSON *f = cJSON_CreateObject();
-    cJSON_AddNumberToObject(f, "seq", (double)upto);
-    cJSON_AddNumberToObject(f, "messages", (double)n);
-    world_emit(cs->w, "state-saved", f);
-  }
+  if (n) world_emit(cs->w, &(world_event){EV_STATE_SAVED, .u.saved = {upto, n}});
   return AG_OK;
 }
 
 /* A tool step joins the thread, anchored after the last message delivered before it. */
-static void on_tool_event(chat_session *cs, const bus_event *e) {
-  cJSON *j = cJSON_Duplicate(e->fields, 1);
+static void on_tool_event(chat_session *cs, const world_event *e) {
+  cJSON *j = chat_event_fields(e);
   if (!j) return;
-  cJSON_AddStringToObject(j, "type", e->type);
+  cJSON_AddStringToObject(j, "type", ev_kind_name(e->kind));
   cJSON_AddNumberToObject(j, "after_seq", (double)cs->last_delivered);
   char *text = cJSON_PrintUnformatted(j);
   cJSON_Delete(j);
@@ -155,10 +149,9 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
   chat_session *cs = ud;
   if (!cs->has_current) return;
   if (topic == BUS_EVENT) {
-    const bus_event *e = payload;
+    const world_event *e = &((const bus_event *)payload)->ev;
     /* The chat's event thread: tool steps and failed calls, beside the messages. */
-    if (!strcmp(e->type, "tool-call") || !strcmp(e->type, "tool-result") || !strcmp(e->type, "llm-error"))
-      on_tool_event(cs, e);
+    if (e->kind == EV_TOOL_CALL || e->kind == EV_TOOL_RESULT || e->kind == EV_LLM_ERROR) on_tool_event(cs, e);
     return;
   }
   cs->last_delivered = ((ag_msg *)payload)->seq;
@@ -181,9 +174,7 @@ static void on_idle(void *ud) {
   ag_errmsg em = {""};
   int rc = chat_session__save(cs, &em);
   if (rc) {
-    cJSON *f = cJSON_CreateObject();
-    cJSON_AddStringToObject(f, "error", em.text[0] ? em.text : ag_strerror(rc));
-    world_emit(cs->w, "storage-error", f);
+    world_emit(cs->w, &(world_event){EV_STORAGE_ERROR, .u.storage = {em.text[0] ? em.text : ag_strerror(rc)}});
   }
 }
 

@@ -7,6 +7,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "storage/store.h"
+#include "world/events.h"
 #include "world/world_file.h"
 
 #include <math.h>
@@ -247,8 +248,10 @@ static int validate_thread(const cJSON *snap, size_t n_seqs, const char *label, 
     if (!cJSON_IsObject(e)) return BAD("%s: %s: must be an object", label, path);
     const cJSON *type = need(e, "type", is_str, "a string", label, path, em, &rc);
     if (!type) return rc;
-    int tool_step = !strcmp(type->valuestring, "tool-call") || !strcmp(type->valuestring, "tool-result");
-    if (!tool_step && strcmp(type->valuestring, "llm-error"))
+    ev_kind kind = EV_KIND_COUNT;
+    ev_kind_parse(type->valuestring, &kind);
+    int tool_step = kind == EV_TOOL_CALL || kind == EV_TOOL_RESULT;
+    if (!tool_step && kind != EV_LLM_ERROR)
       return BAD("%s: %s.type: must be tool-call, tool-result or llm-error", label, path);
     if (!need(e, "agent", is_str, "a string", label, path, em, &rc) ||
         (tool_step && !need(e, "tool", is_str, "a string", label, path, em, &rc)))

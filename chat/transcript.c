@@ -21,11 +21,16 @@ static int events_upto(walk *w, uint64_t seq) {
     const cJSON *after = cJSON_GetObjectItemCaseSensitive(w->next, "after_seq");
     if (cJSON_IsNumber(after) && (uint64_t)after->valuedouble > seq) return AG_OK;
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(w->next, "type");
+    chat_entry e = {NULL, EV_KIND_COUNT, NULL};
+    if (!cJSON_IsString(type) || ev_kind_parse(type->valuestring, &e.kind)) {
+      w->next = w->next->next; /* not a kind this version writes (snapshots are checked): nothing to show */
+      continue;
+    }
     cJSON *fields = cJSON_Duplicate(w->next, 1);
     if (!fields) return AG_ERR_NOMEM;
     cJSON_DeleteItemFromObjectCaseSensitive(fields, "type");
     cJSON_DeleteItemFromObjectCaseSensitive(fields, "after_seq");
-    chat_entry e = {NULL, cJSON_IsString(type) ? type->valuestring : "event", fields};
+    e.fields = fields;
     int rc = w->fn(&e, w->arg);
     cJSON_Delete(fields);
     w->next = w->next->next;
@@ -37,7 +42,7 @@ static int events_upto(walk *w, uint64_t seq) {
 
 /* Hands fn one message, then the events anchored after it. */
 static int message(walk *w, const ag_msg *m) {
-  chat_entry e = {m, NULL, NULL};
+  chat_entry e = {m, EV_KIND_COUNT, NULL};
   int rc = w->fn(&e, w->arg);
   if (rc == CHAT_STOP) w->stopped = 1;
   else if (rc) return rc;

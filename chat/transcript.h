@@ -9,11 +9,12 @@
 
 #include "agents/message.h"
 #include "chat/archive.h"
+#include "world/events.h"
 
 /* One step of a transcript: a message, or a thread event. Everything is borrowed for the call. */
 typedef struct chat_entry {
   const ag_msg *msg;    /* the message, or NULL for a thread event */
-  const char *type;     /* a thread event's type ("tool-call", "tool-result", "llm-error") */
+  ev_kind kind;         /* a thread event's kind (EV_TOOL_CALL, EV_TOOL_RESULT, EV_LLM_ERROR) */
   const cJSON *fields;  /* a thread event's fields, without its type and anchor */
 } chat_entry;
 

@@ -45,9 +45,7 @@ static void cancel_replies(console *c) {
   }
   world_cancel_all(c->cw.w);
   con_live_prune(c);
-  cJSON *f = cJSON_CreateObject();
-  if (len) cJSON_AddStringToObject(f, "agents", names);
-  con_event(c, "cancelled", f);
+  con_event(c, &(world_event){EV_CANCELLED, .u.cancelled = {len ? names : NULL}});
 }
 
 #ifdef AGORA_HAVE_LIBEDIT

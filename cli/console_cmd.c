@@ -49,19 +49,15 @@ static int chat_info_txn(store_txn *t, void *arg) {
   return store_message_scan(t, ci->id, ci->count > RECENT ? ci->count - RECENT + 1 : 1, recent_msg, ci);
 }
 
-/* Says which chat is current now (event `type`: chat-resumed, chat-loaded) and, on a terminal, shows
- * its last messages so the person knows where the conversation stands. */
-void con_chat_announce(console *c, const char *type) {
+/* Says which chat is current now (EV_CHAT_RESUMED, EV_CHAT_LOADED) and, on a terminal, shows its last
+ * messages so the person knows where the conversation stands. */
+void con_chat_announce(console *c, ev_kind kind) {
   const char *id = chat_session_current(c->cw.cs);
   if (!id) return;
   chat_info_ctx ci = {id, "", 0, c, 0};
   ag_errmsg em = {""};
   if (store_read(c->st, chat_info_txn, &ci, &em)) return;
-  cJSON *f = cJSON_CreateObject();
-  cJSON_AddStringToObject(f, "id", id);
-  cJSON_AddStringToObject(f, "title", ci.title);
-  cJSON_AddNumberToObject(f, "messages", (double)ci.count);
-  con_event(c, type, f);
+  con_event(c, &(world_event){kind, .u.chat_open = {id, ci.title, ci.count}});
   if (!c->tty || !ci.count) return;
   ci.show = 1;
   con_screen_hide(c);
@@ -226,7 +222,7 @@ static int cmd_load(console *c, char *args, ag_errmsg *em) {
   char *id = NULL;
   int rc = one_arg(args, "/load ID", &id, em);
   if (!rc) rc = chat_session_load(c->cw.cs, id, em);
-  if (!rc) con_chat_announce(c, "chat-loaded");
+  if (!rc) con_chat_announce(c, EV_CHAT_LOADED);
   return rc;
 }
 

@@ -97,14 +97,14 @@ void con_eprint(console *c, const char *fmt, ...) __attribute__((format(printf, 
 void con_error(console *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A note from the console itself, shaped like an event line ("-- text"). */
 void con_note(console *c, const char *text);
-/* An event of the console's own (not on the bus), printed like the bus events. Takes fields. */
-void con_event(console *c, const char *type, cJSON *fields);
+/* An event of the console's own (not on the bus), printed like the bus events. e is borrowed. */
+void con_event(console *c, const world_event *e);
 void con_live_prune(console *c);
 /* The transcript: every bus message and event at the output phase (a bus handler; ud is the console). */
 void con_on_bus(void *ud, bus_topic topic, void *payload);
 
 /* console_cmd.c: the commands, and lines typed or read. */
-void con_chat_announce(console *c, const char *type);
+void con_chat_announce(console *c, ev_kind kind);
 /* A line typed or read: an approval's answer, a command, or a message from the human. */
 void con_handle_line(console *c, char *line);
 /* The i-th command's name ("/help", ...), NULL past the last: for completion. */

@@ -180,7 +180,7 @@ int con_tty_run(console *c) {
     return cli_error(AG_ERR_NOMEM, "console: cannot watch the terminal");
   tty_setup(c);
   con_note(c, "agora console: type a message, /help for commands, Ctrl-D to quit");
-  if (c->resumed) con_chat_announce(c, "chat-resumed");
+  if (c->resumed) con_chat_announce(c, EV_CHAT_RESUMED);
   prompt_start(c);
   while (!c->quit && event_base_loop(c->cw.base, EVLOOP_ONCE) >= 0) {
   }

@@ -25,7 +25,7 @@ typedef struct print_ctx {
 static int print_entry(const chat_entry *e, void *arg) {
   print_ctx *pc = arg;
   if (!e->msg) {
-    output_event(pc->o, e->type, e->fields);
+    output_thread_step(pc->o, e->kind, e->fields);
     return 0;
   }
   if (pc->seen) pace(pc->delay);

@@ -210,7 +210,7 @@ static int entry_cb(const chat_entry *e, void *arg) {
   if (e->msg)
     return seen_add(arg, "%llu %s: %s\n", (unsigned long long)e->msg->seq, e->msg->sender, e->msg->text);
   char *fields = cJSON_PrintUnformatted(e->fields);
-  int rc = seen_add(arg, "-- %s %s\n", e->type, fields);
+  int rc = seen_add(arg, "-- %s %s\n", ev_kind_name(e->kind), fields);
   free(fields);
   return rc;
 }
