@@ -203,7 +203,7 @@ static void console_close(console *c) {
 #endif
   cli_world_close(&c->cw);
   output_free(c->out);
-  store_close(c->st);
+  chat_store_close(c->st);
   con_ask_clear(c);
   free(c->in);
 }

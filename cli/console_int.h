@@ -17,7 +17,7 @@
 #include <editline/readline.h>
 #endif
 
-#define LINE_CAP (STORE_TEXT_LEN + 1) /* bytes of one input line with its newline; longer lines are skipped */
+#define LINE_CAP (CHAT_TEXT_LEN + 1) /* bytes of one input line with its newline; longer lines are skipped */
 #define LIVE_MAX 8                    /* agents streaming at once that get a live line */
 #define LIVE_TAIL 512                 /* bytes of a stream kept for its live line (only the end shows) */
 #define TITLE_COLS 40                 /* columns of the chat title in the prompt */
@@ -35,7 +35,7 @@ typedef enum input_state {
 
 /* One agent's reply while it streams: the end of its text, for the live line. */
 typedef struct live_stream {
-  char agent[STORE_ID_MAX];
+  char agent[CHAT_ID_MAX];
   char tail[LIVE_TAIL]; /* NUL-terminated; control characters made spaces */
   size_t len;
 } live_stream;

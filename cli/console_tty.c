@@ -167,7 +167,7 @@ static void tty_setup(console *c) {
   rl_basic_word_break_characters = " \t\n"; /* '@' belongs to the word, so @al completes */
   rl_attempted_completion_function = tty_complete;
   rl_initialize();
-  snprintf(c->history, sizeof c->history, "%s/console_history", store_dir(c->st));
+  snprintf(c->history, sizeof c->history, "%s/console_history", chat_store_dir(c->st));
   int fd = open(c->history, O_WRONLY | O_CREAT | O_APPEND, 0600); /* private, like the database */
   if (fd >= 0) close(fd);
   stifle_history(HISTORY_MAX);
