@@ -2,6 +2,7 @@
  * and publish the reply. The world is reached only through agent_host. */
 #include "agents/agent.h"
 #include "common/clock.h"
+#include "common/ring.h"
 
 #include "agents/prompt.h"
 #include "agents/shape.h"
@@ -25,8 +26,7 @@ struct agent {
   ag_msg *answering;    /* the message being answered (a reference), while call is set */
   /* Messages the agent decided to answer while it was busy, answered one at a time in order so that
    * no reply is lost and memory reads question, answer, question, answer. References. */
-  ag_msg **inbox;
-  size_t inbox_head, inbox_len, inbox_cap;
+  ag_ring inbox; /* of ag_msg *, each holding one reference */
   int memory_window;
   int emit_chunks;
   /* The turn in progress: tool rounds so far and what they added to the prompt (assistant tool calls
@@ -91,6 +91,7 @@ int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, 
               ag_errmsg *em) {
   int rc = AG_OK;
   agent *a = calloc(1, sizeof *a);
+  if (a) ag_ring_init(&a->inbox, sizeof(ag_msg *), 4);
   if (!a) return AG_ERR_NOMEM;
   a->host = host;
   if (!s->name || mention_id_from_name(s->name, a->id, sizeof a->id) != AG_OK) {
@@ -125,8 +126,8 @@ static void tlog_clear(agent *a) {
 
 /* Forgets the messages waiting for an answer (not the one being answered). */
 static void agent_inbox_clear(agent *a) {
-  for (size_t i = 0; i < a->inbox_len; i++) ag_msg_unref(a->inbox[(a->inbox_head + i) % a->inbox_cap]);
-  a->inbox_head = a->inbox_len = 0;
+  ag_msg *m;
+  while (ag_ring_pop(&a->inbox, &m)) ag_msg_unref(m);
 }
 
 static void agent_drop_call(agent *a) {
@@ -154,7 +155,7 @@ void agent_free(agent *a) {
   agent_drop_call(a);
   agent_clear_memory(a);
   free(a->mem);
-  free(a->inbox);
+  ag_ring_free(&a->inbox);
   turn_log_free(&a->tlog);
   context_free(&a->ctx);
   llm_endpoint_free(a->llm);
@@ -165,7 +166,7 @@ void agent_free(agent *a) {
 const char *agent_id(const agent *a) { return a->id; }
 const char *agent_name(const agent *a) { return a->s.name; }
 const agent_settings *agent_settings_of(const agent *a) { return &a->s; }
-int agent_is_thinking(const agent *a) { return a->answering != NULL || a->inbox_len > 0; }
+int agent_is_thinking(const agent *a) { return a->answering != NULL || ag_ring_len(&a->inbox) > 0; }
 agent_phase agent_phase_of(const agent *a) { return a->phase; }
 turn_state agent_turn_state(const agent *a) { return a->turn; }
 void agent_set_turn_state(agent *a, turn_state st) { a->turn = st; }
@@ -488,10 +489,8 @@ static int agent_call_llm(agent *a) {
 
 /* Starts the LLM call for the oldest message in the inbox, if any and if idle. */
 static void agent_start_next(agent *a) {
-  while (!a->answering && a->inbox_len > 0) {
-    ag_msg *m = a->inbox[a->inbox_head];
-    a->inbox_head = (a->inbox_head + 1) % a->inbox_cap;
-    a->inbox_len--;
+  ag_msg *m;
+  while (!a->answering && ag_ring_pop(&a->inbox, &m)) {
     if (agent_memory_push(a, m) != AG_OK) {
       agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(AG_ERR_NOMEM), 0, NULL, 1);
       ag_msg_unref(m);
@@ -508,19 +507,10 @@ static void agent_start_next(agent *a) {
 }
 
 static int agent_inbox_push(agent *a, ag_msg *m) {
-  if (a->inbox_len == a->inbox_cap) {
-    size_t ncap = a->inbox_cap ? a->inbox_cap * 2 : 4;
-    ag_msg **q = malloc(ncap * sizeof *q);
-    if (!q) return AG_ERR_NOMEM;
-    for (size_t i = 0; i < a->inbox_len; i++) q[i] = a->inbox[(a->inbox_head + i) % a->inbox_cap];
-    free(a->inbox);
-    a->inbox = q;
-    a->inbox_cap = ncap;
-    a->inbox_head = 0;
-  }
-  a->inbox[(a->inbox_head + a->inbox_len) % a->inbox_cap] = ag_msg_ref(m);
-  a->inbox_len++;
-  return AG_OK;
+  ag_msg_ref(m);
+  int rc = ag_ring_push(&a->inbox, &m);
+  if (rc) ag_msg_unref(m);
+  return rc;
 }
 
 turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules) {
