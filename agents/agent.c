@@ -229,24 +229,24 @@ int agent_set_context(agent *a, const context_state *st) {
 
 void agent_cancel(agent *a) { agent_drop_call(a); }
 
-static void agent_report(agent *a, agent_event_type type, const char *text, size_t len,
+static void agent_notify(agent *a, agent_report_kind type, const char *text, size_t len,
                          const llm_error_info *info, int failed) {
-  if (!a->host->event) return;
-  agent_event ev = {type, text, len, info, failed, NULL, NULL, 0};
-  a->host->event(a->host->ctx, a, &ev);
+  if (!a->host->report) return;
+  agent_report ev = {type, text, len, info, failed, NULL, NULL, 0};
+  a->host->report(a->host->ctx, a, &ev);
 }
 
-static void agent_report_tool(agent *a, agent_event_type type, const char *tool, const char *call_id,
+static void agent_notify_tool(agent *a, agent_report_kind type, const char *tool, const char *call_id,
                               const char *json, int failed, int64_t at_ms) {
-  if (!a->host->event) return;
-  agent_event ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms};
-  a->host->event(a->host->ctx, a, &ev);
+  if (!a->host->report) return;
+  agent_report ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms};
+  a->host->report(a->host->ctx, a, &ev);
 }
 
 
 static void agent_on_chunk(void *ud, const char *text, size_t len) {
   agent *a = ud;
-  if (a->emit_chunks) agent_report(a, AGENT_EV_LLM_CHUNK, text, len, NULL, 0);
+  if (a->emit_chunks) agent_notify(a, AGENT_REPORT_LLM_CHUNK, text, len, NULL, 0);
 }
 
 static void agent_start_next(agent *a);
@@ -260,9 +260,9 @@ static void agent_publish_reply(agent *a, const ag_msg *m, const char *text, int
   const char *const *ids = a->host->ids ? a->host->ids(a->host->ctx, &n_ids) : NULL;
   int rc = shape_reply(text, a->id, m->sender, a->s.auto_reply, ids, n_ids, &outcome, &shaped);
   if (rc) {
-    agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
   } else if (outcome == SHAPE_EMPTY) {
-    if (empty_is_error) agent_report(a, AGENT_EV_LLM_ERROR, "empty reply", 0, NULL, 0);
+    if (empty_is_error) agent_notify(a, AGENT_REPORT_LLM_ERROR, "empty reply", 0, NULL, 0);
   } else if (outcome == SHAPE_PUBLISH) {
     ag_msg *reply = NULL;
     if (a->host->publish(a->host->ctx, a, shaped, AG_KIND_AGENT, &reply) == AG_OK && reply)
@@ -324,8 +324,8 @@ static char *agent_inline_context(agent *a, const char *text) {
   if (!(a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT)) ||
       !tool_exec_inline(&a->ctx, text, at, &rest, &args_json, &res_json, &failed))
     return NULL;
-  agent_report_tool(a, AGENT_EV_TOOL_CALL, "save_context", "inline", args_json ? args_json : "{}", 0, 0);
-  agent_report_tool(a, AGENT_EV_TOOL_RESULT, "save_context", "inline", res_json ? res_json : "{}", failed, at);
+  agent_notify_tool(a, AGENT_REPORT_TOOL_CALL, "save_context", "inline", args_json ? args_json : "{}", 0, 0);
+  agent_notify_tool(a, AGENT_REPORT_TOOL_RESULT, "save_context", "inline", res_json ? res_json : "{}", failed, at);
   free(res_json);
   free(args_json);
   return rest;
@@ -344,7 +344,7 @@ static void agent_end_turn(agent *a) {
  * the results go back to the model in the next round. */
 static void agent_round_end(agent *a, int rc) {
   if (rc) {
-    agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
   } else if (a->round_reply) {
     agent_publish_reply(a, a->answering, a->round_reply, 0);
   } else {
@@ -362,7 +362,7 @@ static void agent_round_go(agent *a) {
   while (a->round_next < round->n_tool_calls) {
     const llm_tool_call *c = &round->tool_calls[a->round_next];
     if (a->approval == APPROVAL_NONE)
-      agent_report_tool(a, AGENT_EV_TOOL_CALL, c->name, c->id, c->args_json, 0, 0);
+      agent_notify_tool(a, AGENT_REPORT_TOOL_CALL, c->name, c->id, c->args_json, 0, 0);
     int failed = 0, asked = 0;
     int64_t at = 0;
     char *result = agent_run_call(a, c, &failed, &at, &asked);
@@ -376,7 +376,7 @@ static void agent_round_go(agent *a) {
       rc = AG_ERR_NOMEM;
       break;
     }
-    agent_report_tool(a, AGENT_EV_TOOL_RESULT, c->name, c->id, result, failed, at);
+    agent_notify_tool(a, AGENT_REPORT_TOOL_RESULT, c->name, c->id, result, failed, at);
     rc = turn_log_add_result(&a->tlog, c, result); /* c lives in its own array: still valid */
     free(result);
     if (rc) break;
@@ -400,11 +400,11 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   const llm_tool_call *calls = (!err && a->call) ? llm_call_tool_calls(a->call, &n_calls) : NULL;
   a->call = NULL;
   if (err) {
-    agent_report(a, AGENT_EV_LLM_ERROR, info && info->message[0] ? info->message : ag_strerror(err), 0, info, 1);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, info && info->message[0] ? info->message : ag_strerror(err), 0, info, 1);
     agent_end_turn(a);
     return;
   }
-  agent_report(a, AGENT_EV_LLM_DONE, text, strlen(text), NULL, 0);
+  agent_notify(a, AGENT_REPORT_LLM_DONE, text, strlen(text), NULL, 0);
   if (n_calls == 0) {
     char *rest = a->s.tool_support ? NULL : agent_inline_context(a, text);
     agent_publish_reply(a, m, rest ? rest : text, 1);
@@ -415,7 +415,7 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   if (a->rounds >= TOOL_MAX_ROUNDS) {
     char detail[96];
     snprintf(detail, sizeof detail, "tool round limit reached (%d rounds in one turn)", TOOL_MAX_ROUNDS);
-    agent_report(a, AGENT_EV_LLM_ERROR, detail, 0, NULL, 0);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, detail, 0, NULL, 0);
     agent_publish_reply(a, m, text, 0);
     agent_end_turn(a);
     return;
@@ -468,7 +468,7 @@ static int agent_call_llm(agent *a) {
     if (a->s.tool_support)
       for (int t = 0; t < TOOL_COUNT; t++)
         if (a->s.tools & TOOL_BIT(t)) tools[n_tools++] = *tool_definition((tool_id)t);
-    agent_report(a, AGENT_EV_LLM_START, NULL, 0, NULL, 0);
+    agent_notify(a, AGENT_REPORT_LLM_START, NULL, 0, NULL, 0);
     llm_request req = {.messages = msgs, .n_messages = n_msgs, .tools = n_tools ? tools : NULL, .n_tools = n_tools};
     llm_callbacks cb = {agent_on_chunk, agent_on_done};
     rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
@@ -480,7 +480,7 @@ static int agent_call_llm(agent *a) {
     a->call = NULL;
     llm_error_info info = {0};
     snprintf(info.message, sizeof info.message, "%s", ag_strerror(rc));
-    agent_report(a, AGENT_EV_LLM_ERROR, info.message, 0, &info, 1);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, info.message, 0, &info, 1);
     return rc;
   }
   agent_set_phase(a, AGENT_CALLING);
@@ -492,7 +492,7 @@ static void agent_start_next(agent *a) {
   ag_msg *m;
   while (!a->answering && ag_ring_pop(&a->inbox, &m)) {
     if (agent_memory_push(a, m) != AG_OK) {
-      agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(AG_ERR_NOMEM), 0, NULL, 1);
+      agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(AG_ERR_NOMEM), 0, NULL, 1);
       ag_msg_unref(m);
       continue;
     }
@@ -520,7 +520,7 @@ turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules) {
   if (d == TURN_NOTICE) {
     char text[128];
     turn_notice_text(rules->turn_limit, text, sizeof text);
-    agent_report(a, AGENT_EV_TURN_LIMIT, text, strlen(text), NULL, 0);
+    agent_notify(a, AGENT_REPORT_TURN_LIMIT, text, strlen(text), NULL, 0);
     ag_msg *notice = NULL;
     /* Answers still queued were decided before the limit: an agent does not speak after its notice
      * (turn.h). The one in flight, if any, ends as it will. */
@@ -536,7 +536,7 @@ turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules) {
   int was_thinking = agent_is_thinking(a);
   int rc = agent_inbox_push(a, m);
   if (rc) {
-    agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
     return d;
   }
   if (!was_thinking && a->host->thinking) a->host->thinking(a->host->ctx, a, 1);

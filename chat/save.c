@@ -66,8 +66,8 @@ static int save_txn(store_txn *t, void *arg) {
     if ((rc = store_message_put(t, cs->current, &sm))) return rc;
     if (m->seq > count) count = m->seq;
   }
-  for (size_t i = 0; i < cs->n_pending_ev; i++)
-    if ((rc = store_thread_append(t, cs->current, cs->pending_ev[i]))) return rc;
+  for (size_t i = 0; i < cs->n_pending_steps; i++)
+    if ((rc = store_thread_append(t, cs->current, cs->pending_steps[i]))) return rc;
   if ((rc = save_agents(t, sc))) return rc;
   if (!cs->n_pending) return AG_OK; /* a flush of memories and states does not make the chat newer */
   store_chat c = {cs->current, world_id(cs->w), sc->title, count,
@@ -91,8 +91,8 @@ static void apply_saved(chat_session *cs) {
 void chat_session__drop_pending(chat_session *cs) {
   for (size_t i = 0; i < cs->n_pending; i++) ag_msg_unref(cs->pending[i]);
   cs->n_pending = 0;
-  for (size_t i = 0; i < cs->n_pending_ev; i++) free(cs->pending_ev[i]);
-  cs->n_pending_ev = 0;
+  for (size_t i = 0; i < cs->n_pending_steps; i++) free(cs->pending_steps[i]);
+  cs->n_pending_steps = 0;
 }
 
 int chat_session__save(chat_session *cs, ag_errmsg *em) {
@@ -123,7 +123,7 @@ int chat_session__save(chat_session *cs, ag_errmsg *em) {
 }
 
 /* A tool step joins the thread, anchored after the last message delivered before it. */
-static void on_tool_event(chat_session *cs, const world_event *e) {
+static void on_thread_step(chat_session *cs, const world_event *e) {
   cJSON *j = chat_event_fields(e);
   if (!j) return;
   cJSON_AddStringToObject(j, "type", ev_kind_name(e->kind));
@@ -131,18 +131,18 @@ static void on_tool_event(chat_session *cs, const world_event *e) {
   char *text = cJSON_PrintUnformatted(j);
   cJSON_Delete(j);
   if (!text) return;
-  if (cs->n_pending_ev == cs->cap_pending_ev) {
-    size_t ncap = cs->cap_pending_ev ? cs->cap_pending_ev * 2 : 8;
-    char **p = realloc(cs->pending_ev, ncap * sizeof *p);
+  if (cs->n_pending_steps == cs->cap_pending_steps) {
+    size_t ncap = cs->cap_pending_steps ? cs->cap_pending_steps * 2 : 8;
+    char **p = realloc(cs->pending_steps, ncap * sizeof *p);
     if (!p) {
       free(text);
       cs->failures++;
       return;
     }
-    cs->pending_ev = p;
-    cs->cap_pending_ev = ncap;
+    cs->pending_steps = p;
+    cs->cap_pending_steps = ncap;
   }
-  cs->pending_ev[cs->n_pending_ev++] = text;
+  cs->pending_steps[cs->n_pending_steps++] = text;
 }
 
 static void on_bus(void *ud, bus_topic topic, void *payload) {
@@ -151,7 +151,7 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
   if (topic == BUS_EVENT) {
     const world_event *e = &((const bus_event *)payload)->ev;
     /* The chat's event thread: tool steps and failed calls, beside the messages. */
-    if (e->kind == EV_TOOL_CALL || e->kind == EV_TOOL_RESULT || e->kind == EV_LLM_ERROR) on_tool_event(cs, e);
+    if (e->kind == EV_TOOL_CALL || e->kind == EV_TOOL_RESULT || e->kind == EV_LLM_ERROR) on_thread_step(cs, e);
     return;
   }
   cs->last_delivered = ((ag_msg *)payload)->seq;
@@ -170,7 +170,7 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
 
 static void on_idle(void *ud) {
   chat_session *cs = ud;
-  if ((!cs->n_pending && !cs->n_pending_ev) || !cs->has_current) return;
+  if ((!cs->n_pending && !cs->n_pending_steps) || !cs->has_current) return;
   ag_errmsg em = {""};
   int rc = chat_session__save(cs, &em);
   if (rc) {

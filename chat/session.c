@@ -140,10 +140,10 @@ int chat_session_save_world(chat_session *cs, ag_errmsg *em) {
 
 void chat_session_free(chat_session *cs) {
   if (!cs) return;
-  if ((cs->n_pending || cs->n_pending_ev) && cs->has_current) chat_session__save(cs, NULL);
+  if ((cs->n_pending || cs->n_pending_steps) && cs->has_current) chat_session__save(cs, NULL);
   chat_session__drop_pending(cs);
   free(cs->pending);
-  free(cs->pending_ev);
+  free(cs->pending_steps);
   chat_session__unwatch(cs);
   free(cs->title);
   free(cs->tracks);

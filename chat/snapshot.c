@@ -3,7 +3,7 @@
 #include "chat/snapshot.h"
 
 #include "agents/context.h"
-#include "agents/message.h"
+#include "agents/msg.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "storage/store.h"

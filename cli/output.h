@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "agents/message.h"
+#include "agents/msg.h"
 #include <cjson/cJSON.h>
 
 #include "world/bus.h"

@@ -1,6 +1,6 @@
 /* The commands' door to storage (chat/archive.h, chat/transcript.h) on a real LMDB store in a temporary
  * directory: chats listed newest first with the current one marked, chat and world records copied out,
- * a world's stored settings parsed back, contexts, and a transcript in order — each thread event right
+ * a world's stored settings parsed back, contexts, and a transcript in order — each thread step right
  * after the message it followed — from the database and from the chat's snapshot alike. */
 #include "support/tsession.h"
 #include "support/unit.h"

@@ -131,11 +131,11 @@ static int fh_publish(void *ctx, agent *a, const char *text, ag_kind kind, ag_ms
   return AG_OK;
 }
 
-static void fh_event(void *ctx, agent *a, const agent_event *ev) {
+static void fh_report(void *ctx, agent *a, const agent_report *ev) {
   (void)a;
   fake_host *h = ctx;
   static const char *names[] = {"start", "chunk", "done", "error", "turn-limit", "tool-call", "tool-result"};
-  strncat(h->events, names[ev->type], sizeof h->events - strlen(h->events) - 2);
+  strncat(h->events, names[ev->kind], sizeof h->events - strlen(h->events) - 2);
   strcat(h->events, " ");
 }
 
@@ -181,7 +181,7 @@ static void agent_answers_through_host(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, NULL, fh_ids};
+  agent_host host = {&h, fh_publish, fh_report, fh_thinking, NULL, NULL, fh_ids};
   char *replies[] = {"@madame-pedagogue Bonjour, class.", "   "};
   agent *a = script_agent(llm, &host, "Madame Pedagogue", replies, 2);
   CHECK_STR(agent_id(a), "madame-pedagogue");
@@ -242,7 +242,7 @@ static void agent_inbox_keeps_order(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, NULL, fh_ids};
+  agent_host host = {&h, fh_publish, fh_report, fh_thinking, NULL, NULL, fh_ids};
   char *replies[] = {"first answer", "second answer"};
   agent *a = script_agent(llm, &host, "ann", replies, 2);
   const char *ids[] = {"ann"};

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "agents/message.h"
+#include "agents/msg.h"
 #include "world/events.h"
 
 struct event_base;

@@ -138,18 +138,18 @@ static void host_thinking(void *ctx, agent *a, int on) {
   else s->w->thinking--;
 }
 
-static void host_event(void *ctx, agent *a, const agent_event *ev) {
+static void host_report(void *ctx, agent *a, const agent_report *ev) {
   world_slot *s = ctx;
   world *w = s->w;
   const char *id = agent_id(a);
   world_event e = {EV_LLM_ERROR, .u.llm_error = {id, ev->text ? ev->text : "error", 0, 0, 0, ""}};
-  switch (ev->type) {
-  case AGENT_EV_LLM_START:
+  switch (ev->kind) {
+  case AGENT_REPORT_LLM_START:
     e = (world_event){EV_LLM_START, .u.llm_start = {id, llm_provider_name(agent_settings_of(a)->llm.provider)}};
     break;
-  case AGENT_EV_LLM_CHUNK: e = (world_event){EV_LLM_CHUNK, .u.llm_chunk = {id, ev->text, ev->len}}; break;
-  case AGENT_EV_LLM_DONE: e = (world_event){EV_LLM_DONE, .u.llm_done = {id, ev->len}}; break;
-  case AGENT_EV_LLM_ERROR:
+  case AGENT_REPORT_LLM_CHUNK: e = (world_event){EV_LLM_CHUNK, .u.llm_chunk = {id, ev->text, ev->len}}; break;
+  case AGENT_REPORT_LLM_DONE: e = (world_event){EV_LLM_DONE, .u.llm_done = {id, ev->len}}; break;
+  case AGENT_REPORT_LLM_ERROR:
     if (ev->info) {
       e.u.llm_error.has_info = 1;
       e.u.llm_error.http_status = ev->info->http_status;
@@ -158,10 +158,10 @@ static void host_event(void *ctx, agent *a, const agent_event *ev) {
     }
     if (ev->failed) w->failed_calls++;
     break;
-  case AGENT_EV_TURN_LIMIT: e = (world_event){EV_TURN_LIMIT, .u.turn_limit = {id, w->spec.turn_limit}}; break;
-  case AGENT_EV_TOOL_CALL:
-  case AGENT_EV_TOOL_RESULT:
-    e = (world_event){ev->type == AGENT_EV_TOOL_CALL ? EV_TOOL_CALL : EV_TOOL_RESULT,
+  case AGENT_REPORT_TURN_LIMIT: e = (world_event){EV_TURN_LIMIT, .u.turn_limit = {id, w->spec.turn_limit}}; break;
+  case AGENT_REPORT_TOOL_CALL:
+  case AGENT_REPORT_TOOL_RESULT:
+    e = (world_event){ev->kind == AGENT_REPORT_TOOL_CALL ? EV_TOOL_CALL : EV_TOOL_RESULT,
                       .u.tool = {id, ev->tool ? ev->tool : "", ev->call_id ? ev->call_id : "",
                                  ev->text ? ev->text : NULL, ev->failed, ev->at_ms}};
     break;
@@ -225,7 +225,7 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   world_slot *s = calloc(1, sizeof *s);
   if (!s) return AG_ERR_NOMEM;
   s->w = w;
-  s->host = (agent_host){s, host_publish, host_event, host_thinking, host_approve, host_approve_cancel, host_ids};
+  s->host = (agent_host){s, host_publish, host_report, host_thinking, host_approve, host_approve_cancel, host_ids};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
   agent_set_memory_window(s->a, w->spec.memory_window);
   if (world_find_slot(w, agent_id(s->a))) {
