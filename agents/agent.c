@@ -2,6 +2,7 @@
  * and publish the reply. The world is reached only through agent_host. */
 #include "agents/agent.h"
 #include "common/clock.h"
+#include "common/ring.h"
 
 #include "agents/prompt.h"
 #include "agents/shape.h"
@@ -26,8 +27,7 @@ struct agent {
   ag_msg *answering;    /* the message being answered (a reference), while call is set */
   /* Messages the agent decided to answer while it was busy, answered one at a time in order so that
    * no reply is lost and memory reads question, answer, question, answer. References. */
-  ag_msg **inbox;
-  size_t inbox_head, inbox_len, inbox_cap;
+  ag_ring inbox; /* of ag_msg *, each holding one reference */
   int memory_window;
   int emit_chunks;
   /* The turn in progress: tool rounds so far and what they added to the prompt (assistant tool calls
@@ -92,6 +92,7 @@ int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, 
               ag_errmsg *em) {
   int rc = AG_OK;
   agent *a = calloc(1, sizeof *a);
+  if (a) ag_ring_init(&a->inbox, sizeof(ag_msg *), 4);
   if (!a) return AG_ERR_NOMEM;
   a->host = host;
   if (!s->name || mention_id_from_name(s->name, a->id, sizeof a->id) != AG_OK) {
@@ -126,8 +127,8 @@ static void tlog_clear(agent *a) {
 
 /* Forgets the messages waiting for an answer (not the one being answered). */
 static void agent_inbox_clear(agent *a) {
-  for (size_t i = 0; i < a->inbox_len; i++) ag_msg_unref(a->inbox[(a->inbox_head + i) % a->inbox_cap]);
-  a->inbox_head = a->inbox_len = 0;
+  ag_msg *m;
+  while (ag_ring_pop(&a->inbox, &m)) ag_msg_unref(m);
 }
 
 static void agent_drop_call(agent *a) {
@@ -155,7 +156,7 @@ void agent_free(agent *a) {
   agent_drop_call(a);
   agent_clear_memory(a);
   free(a->mem);
-  free(a->inbox);
+  ag_ring_free(&a->inbox);
   turn_log_free(&a->tlog);
   context_free(&a->ctx);
   llm_endpoint_free(a->llm);
@@ -168,7 +169,7 @@ const char *agent_name(const agent *a) { return a->s.name; }
 const agent_settings *agent_settings_of(const agent *a) { return &a->s; }
 llm_usage agent_usage(const agent *a) { return a->usage; }
 
-int agent_is_thinking(const agent *a) { return a->answering != NULL || a->inbox_len > 0; }
+int agent_is_thinking(const agent *a) { return a->answering != NULL || ag_ring_len(&a->inbox) > 0; }
 agent_phase agent_phase_of(const agent *a) { return a->phase; }
 turn_state agent_turn_state(const agent *a) { return a->turn; }
 void agent_set_turn_state(agent *a, turn_state st) { a->turn = st; }
@@ -231,24 +232,24 @@ int agent_set_context(agent *a, const context_state *st) {
 
 void agent_cancel(agent *a) { agent_drop_call(a); }
 
-static void agent_report(agent *a, agent_event_type type, const char *text, size_t len,
+static void agent_notify(agent *a, agent_report_kind type, const char *text, size_t len,
                          const llm_error_info *info, int failed) {
-  if (!a->host->event) return;
-  agent_event ev = {type, text, len, info, failed, NULL, NULL, 0, {0, 0}};
-  a->host->event(a->host->ctx, a, &ev);
+  if (!a->host->report) return;
+  agent_report ev = {type, text, len, info, failed, NULL, NULL, 0, {0, 0}};
+  a->host->report(a->host->ctx, a, &ev);
 }
 
-static void agent_report_tool(agent *a, agent_event_type type, const char *tool, const char *call_id,
+static void agent_notify_tool(agent *a, agent_report_kind type, const char *tool, const char *call_id,
                               const char *json, int failed, int64_t at_ms) {
-  if (!a->host->event) return;
-  agent_event ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms, {0, 0}};
-  a->host->event(a->host->ctx, a, &ev);
+  if (!a->host->report) return;
+  agent_report ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms, {0, 0}};
+  a->host->report(a->host->ctx, a, &ev);
 }
 
 
 static void agent_on_chunk(void *ud, const char *text, size_t len) {
   agent *a = ud;
-  if (a->emit_chunks) agent_report(a, AGENT_EV_LLM_CHUNK, text, len, NULL, 0);
+  if (a->emit_chunks) agent_notify(a, AGENT_REPORT_LLM_CHUNK, text, len, NULL, 0);
 }
 
 static void agent_start_next(agent *a);
@@ -262,9 +263,9 @@ static void agent_publish_reply(agent *a, const ag_msg *m, const char *text, int
   const char *const *ids = a->host->ids ? a->host->ids(a->host->ctx, &n_ids) : NULL;
   int rc = shape_reply(text, a->id, m->sender, a->s.auto_reply, ids, n_ids, &outcome, &shaped);
   if (rc) {
-    agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
   } else if (outcome == SHAPE_EMPTY) {
-    if (empty_is_error) agent_report(a, AGENT_EV_LLM_ERROR, "empty reply", 0, NULL, 0);
+    if (empty_is_error) agent_notify(a, AGENT_REPORT_LLM_ERROR, "empty reply", 0, NULL, 0);
   } else if (outcome == SHAPE_PUBLISH) {
     ag_msg *reply = NULL;
     if (a->host->publish(a->host->ctx, a, shaped, AG_KIND_AGENT, &reply) == AG_OK && reply)
@@ -326,8 +327,8 @@ static char *agent_inline_context(agent *a, const char *text) {
   if (!(a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT)) ||
       !tool_exec_inline(&a->ctx, text, at, &rest, &args_json, &res_json, &failed))
     return NULL;
-  agent_report_tool(a, AGENT_EV_TOOL_CALL, "save_context", "inline", args_json ? args_json : "{}", 0, 0);
-  agent_report_tool(a, AGENT_EV_TOOL_RESULT, "save_context", "inline", res_json ? res_json : "{}", failed, at);
+  agent_notify_tool(a, AGENT_REPORT_TOOL_CALL, "save_context", "inline", args_json ? args_json : "{}", 0, 0);
+  agent_notify_tool(a, AGENT_REPORT_TOOL_RESULT, "save_context", "inline", res_json ? res_json : "{}", failed, at);
   free(res_json);
   free(args_json);
   return rest;
@@ -346,7 +347,7 @@ static void agent_end_turn(agent *a) {
  * the results go back to the model in the next round. */
 static void agent_round_end(agent *a, int rc) {
   if (rc) {
-    agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
   } else if (a->round_reply) {
     agent_publish_reply(a, a->answering, a->round_reply, 0);
   } else {
@@ -364,7 +365,7 @@ static void agent_round_go(agent *a) {
   while (a->round_next < round->n_tool_calls) {
     const llm_tool_call *c = &round->tool_calls[a->round_next];
     if (a->approval == APPROVAL_NONE)
-      agent_report_tool(a, AGENT_EV_TOOL_CALL, c->name, c->id, c->args_json, 0, 0);
+      agent_notify_tool(a, AGENT_REPORT_TOOL_CALL, c->name, c->id, c->args_json, 0, 0);
     int failed = 0, asked = 0;
     int64_t at = 0;
     char *result = agent_run_call(a, c, &failed, &at, &asked);
@@ -378,7 +379,7 @@ static void agent_round_go(agent *a) {
       rc = AG_ERR_NOMEM;
       break;
     }
-    agent_report_tool(a, AGENT_EV_TOOL_RESULT, c->name, c->id, result, failed, at);
+    agent_notify_tool(a, AGENT_REPORT_TOOL_RESULT, c->name, c->id, result, failed, at);
     rc = turn_log_add_result(&a->tlog, c, result); /* c lives in its own array: still valid */
     free(result);
     if (rc) break;
@@ -405,13 +406,13 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   a->usage.input_tokens += done_usage.input_tokens;
   a->usage.output_tokens += done_usage.output_tokens;
   if (err) {
-    agent_report(a, AGENT_EV_LLM_ERROR, info && info->message[0] ? info->message : ag_strerror(err), 0, info, 1);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, info && info->message[0] ? info->message : ag_strerror(err), 0, info, 1);
     agent_end_turn(a);
     return;
   }
-  if (a->host->event) {
-    agent_event ev = {AGENT_EV_LLM_DONE, text, strlen(text), NULL, 0, NULL, NULL, 0, done_usage};
-    a->host->event(a->host->ctx, a, &ev);
+  if (a->host->report) {
+    agent_report ev = {AGENT_REPORT_LLM_DONE, text, strlen(text), NULL, 0, NULL, NULL, 0, done_usage};
+    a->host->report(a->host->ctx, a, &ev);
   }
   if (n_calls == 0) {
     char *rest = a->s.tool_support ? NULL : agent_inline_context(a, text);
@@ -423,7 +424,7 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   if (a->rounds >= TOOL_MAX_ROUNDS) {
     char detail[96];
     snprintf(detail, sizeof detail, "tool round limit reached (%d rounds in one turn)", TOOL_MAX_ROUNDS);
-    agent_report(a, AGENT_EV_LLM_ERROR, detail, 0, NULL, 0);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, detail, 0, NULL, 0);
     agent_publish_reply(a, m, text, 0);
     agent_end_turn(a);
     return;
@@ -476,7 +477,7 @@ static int agent_call_llm(agent *a) {
     if (a->s.tool_support)
       for (int t = 0; t < TOOL_COUNT; t++)
         if (a->s.tools & TOOL_BIT(t)) tools[n_tools++] = *tool_definition((tool_id)t);
-    agent_report(a, AGENT_EV_LLM_START, NULL, 0, NULL, 0);
+    agent_notify(a, AGENT_REPORT_LLM_START, NULL, 0, NULL, 0);
     llm_request req = {.messages = msgs, .n_messages = n_msgs, .tools = n_tools ? tools : NULL, .n_tools = n_tools};
     llm_callbacks cb = {agent_on_chunk, agent_on_done};
     rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
@@ -488,7 +489,7 @@ static int agent_call_llm(agent *a) {
     a->call = NULL;
     llm_error_info info = {0};
     snprintf(info.message, sizeof info.message, "%s", ag_strerror(rc));
-    agent_report(a, AGENT_EV_LLM_ERROR, info.message, 0, &info, 1);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, info.message, 0, &info, 1);
     return rc;
   }
   agent_set_phase(a, AGENT_CALLING);
@@ -497,12 +498,10 @@ static int agent_call_llm(agent *a) {
 
 /* Starts the LLM call for the oldest message in the inbox, if any and if idle. */
 static void agent_start_next(agent *a) {
-  while (!a->answering && a->inbox_len > 0) {
-    ag_msg *m = a->inbox[a->inbox_head];
-    a->inbox_head = (a->inbox_head + 1) % a->inbox_cap;
-    a->inbox_len--;
+  ag_msg *m;
+  while (!a->answering && ag_ring_pop(&a->inbox, &m)) {
     if (agent_memory_push(a, m) != AG_OK) {
-      agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(AG_ERR_NOMEM), 0, NULL, 1);
+      agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(AG_ERR_NOMEM), 0, NULL, 1);
       ag_msg_unref(m);
       continue;
     }
@@ -517,19 +516,10 @@ static void agent_start_next(agent *a) {
 }
 
 static int agent_inbox_push(agent *a, ag_msg *m) {
-  if (a->inbox_len == a->inbox_cap) {
-    size_t ncap = a->inbox_cap ? a->inbox_cap * 2 : 4;
-    ag_msg **q = malloc(ncap * sizeof *q);
-    if (!q) return AG_ERR_NOMEM;
-    for (size_t i = 0; i < a->inbox_len; i++) q[i] = a->inbox[(a->inbox_head + i) % a->inbox_cap];
-    free(a->inbox);
-    a->inbox = q;
-    a->inbox_cap = ncap;
-    a->inbox_head = 0;
-  }
-  a->inbox[(a->inbox_head + a->inbox_len) % a->inbox_cap] = ag_msg_ref(m);
-  a->inbox_len++;
-  return AG_OK;
+  ag_msg_ref(m);
+  int rc = ag_ring_push(&a->inbox, &m);
+  if (rc) ag_msg_unref(m);
+  return rc;
 }
 
 turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules) {
@@ -539,7 +529,7 @@ turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules) {
   if (d == TURN_NOTICE) {
     char text[128];
     turn_notice_text(rules->turn_limit, text, sizeof text);
-    agent_report(a, AGENT_EV_TURN_LIMIT, text, strlen(text), NULL, 0);
+    agent_notify(a, AGENT_REPORT_TURN_LIMIT, text, strlen(text), NULL, 0);
     ag_msg *notice = NULL;
     /* Answers still queued were decided before the limit: an agent does not speak after its notice
      * (turn.h). The one in flight, if any, ends as it will. */
@@ -555,7 +545,7 @@ turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules) {
   int was_thinking = agent_is_thinking(a);
   int rc = agent_inbox_push(a, m);
   if (rc) {
-    agent_report(a, AGENT_EV_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
+    agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
     return d;
   }
   if (!was_thinking && a->host->thinking) a->host->thinking(a->host->ctx, a, 1);

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "agents/context.h"
-#include "agents/message.h"
+#include "agents/msg.h"
 #include "agents/tools.h"
 #include "agents/turn.h"
 #include "llm/llm.h"
@@ -38,19 +38,19 @@ void agent_settings_init(agent_settings *s);
 int agent_settings_copy(agent_settings *dst, const agent_settings *src);
 void agent_settings_free(agent_settings *s);
 
-typedef enum agent_event_type {
-  AGENT_EV_LLM_START,
-  AGENT_EV_LLM_CHUNK,
-  AGENT_EV_LLM_DONE,
-  AGENT_EV_LLM_ERROR,
-  AGENT_EV_TURN_LIMIT,
-  AGENT_EV_TOOL_CALL,  /* tool, call_id, text = arguments JSON */
-  AGENT_EV_TOOL_RESULT /* tool, call_id, text = result JSON, failed = an error result, at_ms */
-} agent_event_type;
+typedef enum agent_report_kind {
+  AGENT_REPORT_LLM_START,
+  AGENT_REPORT_LLM_CHUNK,
+  AGENT_REPORT_LLM_DONE,
+  AGENT_REPORT_LLM_ERROR,
+  AGENT_REPORT_TURN_LIMIT,
+  AGENT_REPORT_TOOL_CALL,  /* tool, call_id, text = arguments JSON */
+  AGENT_REPORT_TOOL_RESULT /* tool, call_id, text = result JSON, failed = an error result, at_ms */
+} agent_report_kind;
 
 /* What an agent reports to its host; every pointer is borrowed for the call. */
-typedef struct agent_event {
-  agent_event_type type;
+typedef struct agent_report {
+  agent_report_kind kind;
   const char *text;           /* LLM_CHUNK: the chunk; LLM_DONE: the raw reply; LLM_ERROR: detail */
   size_t len;                 /* of text */
   const llm_error_info *info; /* LLM_ERROR from the provider; NULL for an empty reply */
@@ -59,7 +59,7 @@ typedef struct agent_event {
   const char *call_id;        /* TOOL_*: the call's id */
   int64_t at_ms;              /* TOOL_RESULT: when it ran (save_context stamps the context with it) */
   llm_usage usage;            /* LLM_DONE: the tokens the provider reported (0 when none) */
-} agent_event;
+} agent_report;
 
 /* The world's side of an agent. ctx and the functions are borrowed for the agent's life. */
 typedef struct agent_host {
@@ -67,7 +67,8 @@ typedef struct agent_host {
   /* Publishes text as this agent with kind AG_KIND_AGENT or AG_KIND_TURN_LIMIT. On success *out is
    * the queued message (borrowed; the agent takes its own reference to keep it in memory). */
   int (*publish)(void *ctx, agent *a, const char *text, ag_kind kind, ag_msg **out);
-  void (*event)(void *ctx, agent *a, const agent_event *ev);
+  /* What the agent did (a call started, a chunk, a tool step, ...), for the host to turn into events. */
+  void (*report)(void *ctx, agent *a, const agent_report *ev);
   /* The agent started (on=1) or stopped (on=0) waiting for its LLM. */
   void (*thinking)(void *ctx, agent *a, int on);
   /* Asks whether the agent may run this tool call (declared "approve": true). AG_OK: the question is

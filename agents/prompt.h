@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "agents/context.h"
-#include "agents/message.h"
+#include "agents/msg.h"
 #include "llm/llm.h"
 
 /* Builds the prompt for the last memory entry (§3): system prompt, then the last window messages,

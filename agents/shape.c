@@ -8,7 +8,7 @@
 #include <strings.h>
 
 #include "agents/mention.h"
-#include "agents/message.h"
+#include "agents/msg.h"
 #include "common/buf.h"
 #include "common/error.h"
 

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "agents/message.h"
+#include "agents/msg.h"
 
 typedef struct turn_state {
   int count;       /* LLM calls since the last human/world message */

@@ -1,7 +1,7 @@
 /* Cold start of the agora binary on a big database: 1,000 chats of 1,000 messages plus one chat of
  * 100,000 (1.1 M messages). Measures process start to `agora chats list` done, and to `agora replay`
  * of the 100,000-message chat done (messages per second). Usage: bench_cold AGORA_BIN [runs] [dir]. */
-#include "agents/message.h"
+#include "agents/msg.h"
 #include "storage/store.h"
 
 #include <fcntl.h>

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agents/message.h"
+#include "agents/msg.h"
 #include "storage/store.h"
 #include "support/unit.h"
 
@@ -150,32 +150,8 @@ static double file_mib(const char *dir) {
   return stat(path, &st) == 0 ? (double)st.st_size / (1 << 20) : 0;
 }
 
-int main(int argc, char **argv) {
-  double scale = 1;
-  const char *base = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) base = argv[++i];
-    else if (atof(argv[i]) > 0) scale = atof(argv[i]);
-    else {
-      fprintf(stderr, "usage: bench_store [SCALE] [--dir DIR]\n");
-      return 2;
-    }
-  }
-  char *root = NULL;
-  if (base) {
-    root = malloc(strlen(base) + 32);
-    sprintf(root, "%s/bench-store-%d", base, (int)getpid());
-  } else {
-    root = unit_tmpdir();
-  }
-  struct statfs fs;
-  const char *fstype = "other";
-  if (statfs(base ? base : root, &fs) == 0)
-    fstype = fs.f_type == 0xEF53 ? "ext4" : fs.f_type == 0x01021994 ? "tmpfs (fsync is free)"
-             : fs.f_type == 0x58465342 ? "xfs" : fs.f_type == 0x9123683E ? "btrfs" : "other";
-  printf("bench_store: scale %.2f, databases under %s (%s)\n\n", scale, root, fstype);
-
-  /* 1. Writes. A turn = 1 message (~200 B) + chat update + 2 memory appends + 2 agent states. */
+/* 1. Writes. A turn = 1 message (~200 B) + chat update + 2 memory appends + 2 agent states. */
+static void bench_write_table(const char *root, double scale) {
   int nd = (int)(2000 * scale), nf = (int)(50000 * scale);
   if (nd < 100) nd = 100;
   if (nf < 1000) nf = 1000;
@@ -194,7 +170,25 @@ int main(int argc, char **argv) {
   bench_writes(root, "no sync, MDB_WRITEMAP", &none_wmap, 1, nf);
   bench_writes(root, "no sync, batched", &none, 100, nf * 4);
 
-  /* 2. A big database: 1,000 chats of 1,000 messages (built in batched transactions), reopened. */
+}
+
+/* 3. Scanning the long chat. */
+static void bench_scan(store *s) {
+  ag_errmsg em = {{0}};
+  scan_arg sa = {.chat = "long"};
+  double t0 = now_s();
+  int rc = store_read(s, scan_tx, &sa, &em);
+  double scan_t = now_s() - t0;
+  if (rc) die(rc, &em, "scan");
+  printf("| %-44s | %12llu |\n", "long chat: messages scanned", (unsigned long long)sa.n);
+  printf("| %-44s | %7.2f M/s  |\n", "  scan rate, messages", (double)sa.n / scan_t / 1e6);
+  printf("| %-44s | %7.0f MB/s |\n", "  scan rate, text", (double)sa.bytes / scan_t / 1e6);
+  printf("| %-44s | %8.2f ms  |\n", "  whole scan", scan_t * 1e3);
+}
+
+/* 2. A big database: 1,000 chats of 1,000 messages (built in batched transactions), reopened and
+ * listed; then 3., its long chat scanned. */
+static void bench_big(const char *root, double scale) {
   int chats = (int)(1000 * scale), per_chat = 1000, scan_n = (int)(100000 * scale);
   if (chats < 10) chats = 10;
   if (scan_n < 1000) scan_n = 1000;
@@ -236,17 +230,37 @@ int main(int argc, char **argv) {
   printf("| %-44s | %8.2f ms  |\n", "list the world's chats, newest first", list_t * 1e3);
   printf("| %-44s | %12d |\n", "  chats listed", la.n);
 
-  /* 3. Scanning the long chat. */
-  scan_arg sa = {.chat = "long"};
-  t0 = now_s();
-  rc = store_read(s, scan_tx, &sa, &em);
-  double scan_t = now_s() - t0;
-  if (rc) die(rc, &em, "scan");
-  printf("| %-44s | %12llu |\n", "long chat: messages scanned", (unsigned long long)sa.n);
-  printf("| %-44s | %7.2f M/s  |\n", "  scan rate, messages", (double)sa.n / scan_t / 1e6);
-  printf("| %-44s | %7.0f MB/s |\n", "  scan rate, text", (double)sa.bytes / scan_t / 1e6);
-  printf("| %-44s | %8.2f ms  |\n", "  whole scan", scan_t * 1e3);
+  bench_scan(s);
   store_close(s);
+}
+
+int main(int argc, char **argv) {
+  double scale = 1;
+  const char *base = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) base = argv[++i];
+    else if (atof(argv[i]) > 0) scale = atof(argv[i]);
+    else {
+      fprintf(stderr, "usage: bench_store [SCALE] [--dir DIR]\n");
+      return 2;
+    }
+  }
+  char *root = NULL;
+  if (base) {
+    root = malloc(strlen(base) + 32);
+    sprintf(root, "%s/bench-store-%d", base, (int)getpid());
+  } else {
+    root = unit_tmpdir();
+  }
+  struct statfs fs;
+  const char *fstype = "other";
+  if (statfs(base ? base : root, &fs) == 0)
+    fstype = fs.f_type == 0xEF53 ? "ext4" : fs.f_type == 0x01021994 ? "tmpfs (fsync is free)"
+             : fs.f_type == 0x58465342 ? "xfs" : fs.f_type == 0x9123683E ? "btrfs" : "other";
+  printf("bench_store: scale %.2f, databases under %s (%s)\n\n", scale, root, fstype);
+
+  bench_write_table(root, scale);
+  bench_big(root, scale);
   unit_rmrf(root);
   free(root);
   return 0;

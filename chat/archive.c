@@ -10,6 +10,7 @@
 
 _Static_assert(CHAT_ID_MAX == STORE_ID_MAX, "chat ids are store ids");
 _Static_assert(CHAT_TITLE_MAX == STORE_TITLE_LEN + 1, "chat titles are store titles");
+_Static_assert(CHAT_TEXT_LEN == STORE_TEXT_LEN, "message texts are stored whole");
 _Static_assert(CHAT_STOP == STORE_STOP, "callbacks hand their result to the store's scans");
 
 int chat_store_default_dir(char *out, size_t cap) { return store_default_dir(out, cap); }

@@ -16,6 +16,7 @@ typedef struct store store; /* an open data directory (opaque here) */
 
 #define CHAT_ID_MAX 65     /* a buffer for any world or chat id, NUL included */
 #define CHAT_TITLE_MAX 513 /* a buffer for any chat title or world name, NUL included */
+#define CHAT_TEXT_LEN (1024 * 1024) /* the longest message text, in bytes */
 
 /* Callbacks of the *_each calls return 0 to go on, CHAT_STOP to end early (the call then returns
  * AG_OK), or a negative ag_err to abort (the call returns it). They must not call into the archive,

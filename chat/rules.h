@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agents/message.h"
+#include "agents/msg.h"
 
 /* 1 when "new chat" reuses a chat with this title and stored message count: its title is still
  * "New Chat" or it holds no messages; 0 otherwise. title is borrowed. */

@@ -5,6 +5,7 @@
  * LMDB may run it twice (map growth). */
 #include "chat/session_int.h"
 
+#include "chat/event_json.h"
 #include "chat/rules.h"
 #include "common/clock.h"
 
@@ -65,8 +66,8 @@ static int save_txn(store_txn *t, void *arg) {
     if ((rc = store_message_put(t, cs->current, &sm))) return rc;
     if (m->seq > count) count = m->seq;
   }
-  for (size_t i = 0; i < cs->n_pending_ev; i++)
-    if ((rc = store_thread_append(t, cs->current, cs->pending_ev[i]))) return rc;
+  for (size_t i = 0; i < cs->n_pending_steps; i++)
+    if ((rc = store_thread_append(t, cs->current, cs->pending_steps[i]))) return rc;
   if ((rc = save_agents(t, sc))) return rc;
   if (!cs->n_pending) return AG_OK; /* a flush of memories and states does not make the chat newer */
   store_chat c = {cs->current, world_id(cs->w), sc->title, count,
@@ -90,8 +91,8 @@ static void apply_saved(chat_session *cs) {
 void chat_session__drop_pending(chat_session *cs) {
   for (size_t i = 0; i < cs->n_pending; i++) ag_msg_unref(cs->pending[i]);
   cs->n_pending = 0;
-  for (size_t i = 0; i < cs->n_pending_ev; i++) free(cs->pending_ev[i]);
-  cs->n_pending_ev = 0;
+  for (size_t i = 0; i < cs->n_pending_steps; i++) free(cs->pending_steps[i]);
+  cs->n_pending_steps = 0;
 }
 
 int chat_session__save(chat_session *cs, ag_errmsg *em) {
@@ -114,60 +115,47 @@ int chat_session__save(chat_session *cs, ag_errmsg *em) {
   if (upto > cs->count) cs->count = upto;
   if (new_title) {
     chat_session__set_title(cs, new_title);
-    cJSON *f = cJSON_CreateObject();
-    cJSON_AddStringToObject(f, "title", new_title);
-    world_emit(cs->w, "title-updated", f);
+    world_emit(cs->w, &(world_event){EV_TITLE_UPDATED, .u.title = {new_title}});
     free(new_title);
   }
-  if (n) {
-    cJSON *f = cJSON_CreateObject();
-    cJSON_AddNumberToObject(f, "seq", (double)upto);
-    cJSON_AddNumberToObject(f, "messages", (double)n);
-    world_emit(cs->w, "state-saved", f);
-  }
+  if (n) world_emit(cs->w, &(world_event){EV_STATE_SAVED, .u.saved = {upto, n}});
   return AG_OK;
 }
 
 /* 1 when an llm-done event carries token counts (the script provider reports none: nothing to keep). */
-static int usage_reported(const cJSON *f) {
-  const cJSON *in = cJSON_GetObjectItemCaseSensitive(f, "input_tokens");
-  const cJSON *out = cJSON_GetObjectItemCaseSensitive(f, "output_tokens");
-  return (cJSON_IsNumber(in) && in->valuedouble > 0) || (cJSON_IsNumber(out) && out->valuedouble > 0);
-}
-
 /* A tool step joins the thread, anchored after the last message delivered before it. */
-static void on_tool_event(chat_session *cs, const bus_event *e) {
-  cJSON *j = cJSON_Duplicate(e->fields, 1);
+static void on_thread_step(chat_session *cs, const world_event *e) {
+  cJSON *j = chat_event_fields(e);
   if (!j) return;
-  cJSON_AddStringToObject(j, "type", e->type);
+  cJSON_AddStringToObject(j, "type", ev_kind_name(e->kind));
   cJSON_AddNumberToObject(j, "after_seq", (double)cs->last_delivered);
   char *text = cJSON_PrintUnformatted(j);
   cJSON_Delete(j);
   if (!text) return;
-  if (cs->n_pending_ev == cs->cap_pending_ev) {
-    size_t ncap = cs->cap_pending_ev ? cs->cap_pending_ev * 2 : 8;
-    char **p = realloc(cs->pending_ev, ncap * sizeof *p);
+  if (cs->n_pending_steps == cs->cap_pending_steps) {
+    size_t ncap = cs->cap_pending_steps ? cs->cap_pending_steps * 2 : 8;
+    char **p = realloc(cs->pending_steps, ncap * sizeof *p);
     if (!p) {
       free(text);
       cs->failures++;
       return;
     }
-    cs->pending_ev = p;
-    cs->cap_pending_ev = ncap;
+    cs->pending_steps = p;
+    cs->cap_pending_steps = ncap;
   }
-  cs->pending_ev[cs->n_pending_ev++] = text;
+  cs->pending_steps[cs->n_pending_steps++] = text;
 }
 
 static void on_bus(void *ud, bus_topic topic, void *payload) {
   chat_session *cs = ud;
   if (!cs->has_current) return;
   if (topic == BUS_EVENT) {
-    const bus_event *e = payload;
+    const world_event *e = &((const bus_event *)payload)->ev;
     /* The chat's event thread: tool steps, failed calls and the token usage of calls that report it,
      * beside the messages. */
-    if (!strcmp(e->type, "tool-call") || !strcmp(e->type, "tool-result") || !strcmp(e->type, "llm-error") ||
-        (!strcmp(e->type, "llm-done") && usage_reported(e->fields)))
-      on_tool_event(cs, e);
+    if (e->kind == EV_TOOL_CALL || e->kind == EV_TOOL_RESULT || e->kind == EV_LLM_ERROR ||
+        (e->kind == EV_LLM_DONE && (e->u.llm_done.input_tokens > 0 || e->u.llm_done.output_tokens > 0)))
+      on_thread_step(cs, e);
     return;
   }
   cs->last_delivered = ((ag_msg *)payload)->seq;
@@ -186,13 +174,11 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
 
 static void on_idle(void *ud) {
   chat_session *cs = ud;
-  if ((!cs->n_pending && !cs->n_pending_ev) || !cs->has_current) return;
+  if ((!cs->n_pending && !cs->n_pending_steps) || !cs->has_current) return;
   ag_errmsg em = {""};
   int rc = chat_session__save(cs, &em);
   if (rc) {
-    cJSON *f = cJSON_CreateObject();
-    cJSON_AddStringToObject(f, "error", em.text[0] ? em.text : ag_strerror(rc));
-    world_emit(cs->w, "storage-error", f);
+    world_emit(cs->w, &(world_event){EV_STORAGE_ERROR, .u.storage = {em.text[0] ? em.text : ag_strerror(rc)}});
   }
 }
 

@@ -140,10 +140,10 @@ int chat_session_save_world(chat_session *cs, ag_errmsg *em) {
 
 void chat_session_free(chat_session *cs) {
   if (!cs) return;
-  if ((cs->n_pending || cs->n_pending_ev) && cs->has_current) chat_session__save(cs, NULL);
+  if ((cs->n_pending || cs->n_pending_steps) && cs->has_current) chat_session__save(cs, NULL);
   chat_session__drop_pending(cs);
   free(cs->pending);
-  free(cs->pending_ev);
+  free(cs->pending_steps);
   chat_session__unwatch(cs);
   free(cs->title);
   free(cs->tracks);
@@ -214,21 +214,15 @@ int chat_session_new(chat_session *cs, ag_errmsg *em) {
   world_set_last_seq(cs->w, keep_seq);
   chat_session__mark_saved(cs, 0);
   cs->live = 1;
-  cJSON *f = cJSON_CreateObject();
   if (op.reuse) {
-    cJSON_AddStringToObject(f, "id", cs->current);
-    world_emit(cs->w, "chat-reused", f);
+    world_emit(cs->w, &(world_event){EV_CHAT_REUSED, .u.chat = {cs->current, NULL}});
   } else {
     snprintf(cs->current, sizeof cs->current, "%s", id);
     cs->has_current = 1;
     cs->count = 0;
     cs->created_at = op.now;
-    if ((rc = chat_session__set_title(cs, CHAT_TITLE_DEFAULT))) {
-      cJSON_Delete(f);
-      return rc;
-    }
-    cJSON_AddStringToObject(f, "id", id);
-    world_emit(cs->w, "new-chat-created", f);
+    if ((rc = chat_session__set_title(cs, CHAT_TITLE_DEFAULT))) return rc;
+    world_emit(cs->w, &(world_event){EV_NEW_CHAT_CREATED, .u.chat = {id, NULL}});
   }
   return AG_OK;
 }
@@ -287,11 +281,7 @@ int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em) {
     world_reset_conversation(cs->w);
     if (op.fallback[0] && (rc = chat_session__restore(cs, op.fallback, em))) return rc;
   }
-  cJSON *f = cJSON_CreateObject();
-  cJSON_AddStringToObject(f, "id", id);
-  if (cs->has_current) cJSON_AddStringToObject(f, "current", cs->current);
-  else cJSON_AddNullToObject(f, "current");
-  world_emit(cs->w, "chat-deleted", f);
+  world_emit(cs->w, &(world_event){EV_CHAT_DELETED, .u.chat = {id, cs->has_current ? cs->current : NULL}});
   return AG_OK;
 }
 
@@ -314,8 +304,6 @@ int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em) {
   int rc = store_write(cs->st, title_txn, &op, em);
   if (rc) return rc;
   if ((rc = chat_session__set_title(cs, title))) return rc;
-  cJSON *f = cJSON_CreateObject();
-  cJSON_AddStringToObject(f, "title", title);
-  world_emit(cs->w, "title-updated", f);
+  world_emit(cs->w, &(world_event){EV_TITLE_UPDATED, .u.title = {title}});
   return AG_OK;
 }

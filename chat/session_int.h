@@ -36,10 +36,10 @@ struct chat_session {
    * has drained — group commit: one transaction, one fsync, for all the replies that arrived at once. */
   ag_msg **pending;
   size_t n_pending, cap_pending;
-  /* Tool steps delivered since the last commit, as thread event JSON (owned), saved with them. */
-  char **pending_ev;
-  size_t n_pending_ev, cap_pending_ev;
-  uint64_t last_delivered; /* seq of the last message delivered, to anchor thread events */
+  /* Tool steps delivered since the last commit, as thread step JSON (owned), saved with them. */
+  char **pending_steps;
+  size_t n_pending_steps, cap_pending_steps;
+  uint64_t last_delivered; /* seq of the last message delivered, to anchor thread steps */
   /* The agents hold the current chat's state (it was restored or started here). Until then their
    * in-memory state is not the chat's, and must not be written over it. */
   int live;
@@ -60,7 +60,7 @@ void chat_session__unwatch(chat_session *cs);
 /* Commits the pending messages with everything the agents changed, in one transaction. Without
  * pending messages it stores memories and turn states only. */
 int chat_session__save(chat_session *cs, ag_errmsg *em);
-/* Forgets the pending messages and thread events without saving them. */
+/* Forgets the pending messages and thread steps without saving them. */
 void chat_session__drop_pending(chat_session *cs);
 
 /* restore.c */

@@ -3,12 +3,13 @@
 #include "chat/snapshot.h"
 
 #include "agents/context.h"
-#include "agents/message.h"
+#include "agents/msg.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "storage/store.h"
 #include "common/jsonnum.h"
 #include "common/strset.h"
+#include "world/events.h"
 #include "world/world_file.h"
 
 #include <stdio.h>
@@ -256,8 +257,10 @@ static int validate_thread(const cJSON *snap, size_t n_seqs, const char *label, 
     if (!cJSON_IsObject(e)) return BAD("%s: %s: must be an object", label, path);
     const cJSON *type = need(e, "type", is_str, "a string", label, path, em, &rc);
     if (!type) return rc;
-    int tool_step = !strcmp(type->valuestring, "tool-call") || !strcmp(type->valuestring, "tool-result");
-    if (!tool_step && strcmp(type->valuestring, "llm-error") && strcmp(type->valuestring, "llm-done"))
+    ev_kind kind = EV_KIND_COUNT;
+    ev_kind_parse(type->valuestring, &kind);
+    int tool_step = kind == EV_TOOL_CALL || kind == EV_TOOL_RESULT;
+    if (!tool_step && kind != EV_LLM_ERROR && kind != EV_LLM_DONE)
       return BAD("%s: %s.type: must be tool-call, tool-result, llm-error or llm-done", label, path);
     if (!need(e, "agent", is_str, "a string", label, path, em, &rc) ||
         (tool_step && !need(e, "tool", is_str, "a string", label, path, em, &rc)))

@@ -12,22 +12,27 @@
 typedef struct walk {
   chat_entry_fn fn;
   void *arg;
-  const cJSON *next; /* the next thread event to hand over */
+  const cJSON *next; /* the next thread step to hand over */
   int stopped;       /* fn said CHAT_STOP */
 } walk;
 
-/* Hands fn the thread events anchored at or before seq, from w->next on (events are in anchor order). */
-static int events_upto(walk *w, uint64_t seq) {
+/* Hands fn the thread steps anchored at or before seq, from w->next on (steps are in anchor order). */
+static int steps_upto(walk *w, uint64_t seq) {
   while (w->next && !w->stopped) {
     const cJSON *after = cJSON_GetObjectItemCaseSensitive(w->next, "after_seq");
     int64_t a;
     if (!ag_json_int(after, 0, AG_JSON_INT_MAX, &a) && (uint64_t)a > seq) return AG_OK;
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(w->next, "type");
+    chat_entry e = {NULL, EV_KIND_COUNT, NULL};
+    if (!cJSON_IsString(type) || ev_kind_parse(type->valuestring, &e.kind)) {
+      w->next = w->next->next; /* not a kind this version writes (snapshots are checked): nothing to show */
+      continue;
+    }
     cJSON *fields = cJSON_Duplicate(w->next, 1);
     if (!fields) return AG_ERR_NOMEM;
     cJSON_DeleteItemFromObjectCaseSensitive(fields, "type");
     cJSON_DeleteItemFromObjectCaseSensitive(fields, "after_seq");
-    chat_entry e = {NULL, cJSON_IsString(type) ? type->valuestring : "event", fields};
+    e.fields = fields;
     int rc = w->fn(&e, w->arg);
     cJSON_Delete(fields);
     w->next = w->next->next;
@@ -37,13 +42,13 @@ static int events_upto(walk *w, uint64_t seq) {
   return AG_OK;
 }
 
-/* Hands fn one message, then the events anchored after it. */
+/* Hands fn one message, then the steps anchored after it. */
 static int message(walk *w, const ag_msg *m) {
-  chat_entry e = {m, NULL, NULL};
+  chat_entry e = {m, EV_KIND_COUNT, NULL};
   int rc = w->fn(&e, w->arg);
   if (rc == CHAT_STOP) w->stopped = 1;
   else if (rc) return rc;
-  return events_upto(w, m->seq);
+  return steps_upto(w, m->seq);
 }
 
 /* ---- from the database ---- */
@@ -81,9 +86,9 @@ static int transcript_txn(store_txn *t, void *arg) {
   if ((rc = store_thread_scan(t, s->chat_id, thread_row, s->thread))) return rc;
   s->w.next = s->thread->child;
   s->w.stopped = 0;
-  if ((rc = events_upto(&s->w, 0)) || s->w.stopped) return rc;
+  if ((rc = steps_upto(&s->w, 0)) || s->w.stopped) return rc;
   if ((rc = store_message_scan(t, s->chat_id, 1, message_row, &s->w)) || s->w.stopped) return rc;
-  return events_upto(&s->w, UINT64_MAX);
+  return steps_upto(&s->w, UINT64_MAX);
 }
 
 int chat_transcript_each(store *st, const char *chat_id, chat_entry_fn fn, void *arg, ag_errmsg *em) {
@@ -116,7 +121,7 @@ int chat_messages_each(store *st, const char *chat_id, uint64_t from_seq, chat_e
 int chat_snapshot_each(const cJSON *snap, chat_entry_fn fn, void *arg) {
   const cJSON *thread = cJSON_GetObjectItemCaseSensitive(snap, "thread");
   walk w = {fn, arg, cJSON_IsArray(thread) ? thread->child : NULL, 0};
-  int rc = events_upto(&w, 0);
+  int rc = steps_upto(&w, 0);
   const cJSON *m;
   cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(snap, "messages")) {
     if (rc || w.stopped) return rc;
@@ -129,5 +134,5 @@ int chat_snapshot_each(const cJSON *snap, chat_entry_fn fn, void *arg) {
     rc = message(&w, &msg);
   }
   if (rc || w.stopped) return rc;
-  return events_upto(&w, UINT64_MAX);
+  return steps_upto(&w, UINT64_MAX);
 }

@@ -45,9 +45,7 @@ static void cancel_replies(console *c) {
   }
   world_cancel_all(c->cw.w);
   con_live_prune(c);
-  cJSON *f = cJSON_CreateObject();
-  if (len) cJSON_AddStringToObject(f, "agents", names);
-  con_event(c, "cancelled", f);
+  con_event(c, &(world_event){EV_CANCELLED, .u.cancelled = {len ? names : NULL}});
 }
 
 #ifdef AGORA_HAVE_LIBEDIT
@@ -205,7 +203,7 @@ static void console_close(console *c) {
 #endif
   cli_world_close(&c->cw);
   output_free(c->out);
-  store_close(c->st);
+  chat_store_close(c->st);
   con_ask_clear(c);
   free(c->in);
 }

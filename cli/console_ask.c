@@ -40,12 +40,7 @@ static void ask_pop(console *c, size_t i) {
 
 /* The approval event of the console's own: the answer, or why there will be none. */
 static void ask_event(console *c, const console_ask *q, int yes, const char *ended) {
-  cJSON *f = cJSON_CreateObject();
-  cJSON_AddStringToObject(f, "agent", q->agent);
-  cJSON_AddStringToObject(f, "tool", q->tool);
-  cJSON_AddBoolToObject(f, "approved", yes);
-  if (ended) cJSON_AddStringToObject(f, "ended", ended);
-  con_event(c, "approval", f);
+  con_event(c, &(world_event){EV_APPROVAL, .u.approval = {q->agent, q->tool, yes, ended}});
 }
 
 /* The world asks (world_approver.ask): the question joins the queue; the first one shows. A piped

@@ -11,61 +11,27 @@
 #include <strings.h>
 #include <unistd.h>
 #include "chat/snapshot.h"
+#include "chat/transcript.h"
 #include "common/buf.h"
 
-/* ---- the store, as the commands need it ---- */
-
-typedef struct chat_info_ctx {
-  const char *id;
-  char title[STORE_TITLE_LEN + 1];
-  uint64_t count;
-  console *c;
-  int show; /* print the last RECENT messages */
-} chat_info_ctx;
-
-static int recent_msg(const store_message *m, void *arg) {
-  chat_info_ctx *ci = arg;
-  ag_msg msg;
-  memset(&msg, 0, sizeof msg);
-  msg.refs = 1;
-  msg.seq = m->seq;
-  msg.sender = (char *)m->sender;
-  msg.text = (char *)m->text;
-  msg.kind = (ag_kind)m->kind;
-  msg.ts_ms = m->ts_ms;
-  output_message(ci->c->out, &msg);
+static int recent_msg(const chat_entry *e, void *arg) {
+  output_message(((console *)arg)->out, e->msg);
   return 0;
 }
 
-static int chat_info_txn(store_txn *t, void *arg) {
-  chat_info_ctx *ci = arg;
-  store_chat ch;
-  int rc = store_chat_get(t, ci->id, &ch);
-  if (rc) return rc;
-  snprintf(ci->title, sizeof ci->title, "%s", ch.title);
-  ci->count = ch.message_count;
-  store_chat_free(&ch);
-  if (!ci->show) return AG_OK;
-  return store_message_scan(t, ci->id, ci->count > RECENT ? ci->count - RECENT + 1 : 1, recent_msg, ci);
-}
-
-/* Says which chat is current now (event `type`: chat-resumed, chat-loaded) and, on a terminal, shows
- * its last messages so the person knows where the conversation stands. */
-void con_chat_announce(console *c, const char *type) {
+/* Says which chat is current now (EV_CHAT_RESUMED, EV_CHAT_LOADED) and, on a terminal, shows its last
+ * messages so the person knows where the conversation stands. */
+void con_chat_announce(console *c, ev_kind kind) {
   const char *id = chat_session_current(c->cw.cs);
   if (!id) return;
-  chat_info_ctx ci = {id, "", 0, c, 0};
+  chat_info ci;
   ag_errmsg em = {""};
-  if (store_read(c->st, chat_info_txn, &ci, &em)) return;
-  cJSON *f = cJSON_CreateObject();
-  cJSON_AddStringToObject(f, "id", id);
-  cJSON_AddStringToObject(f, "title", ci.title);
-  cJSON_AddNumberToObject(f, "messages", (double)ci.count);
-  con_event(c, type, f);
-  if (!c->tty || !ci.count) return;
-  ci.show = 1;
+  if (chat_info_get(c->st, id, &ci, &em)) return;
+  con_event(c, &(world_event){kind, .u.chat_open = {id, ci.title, ci.message_count}});
+  if (!c->tty || !ci.message_count) return;
+  uint64_t from = ci.message_count > RECENT ? ci.message_count - RECENT + 1 : 1;
   con_screen_hide(c);
-  store_read(c->st, chat_info_txn, &ci, &em);
+  chat_messages_each(c->st, id, from, recent_msg, c, &em);
   con_screen_show(c);
 }
 
@@ -115,7 +81,7 @@ static int cmd_agents(console *c, char *args, ag_errmsg *em) {
   for (size_t i = 0; i < n; i++) {
     agent *a = world_agent_at(c->cw.w, i);
     const llm_config *l = &agent_settings_of(a)->llm;
-    char name[STORE_TITLE_LEN + 8] = "";
+    char name[CHAT_TITLE_MAX + 8] = "";
     if (strcmp(agent_name(a), agent_id(a))) snprintf(name, sizeof name, " (%s)", agent_name(a));
     llm_usage u = agent_usage(a);
     char tokens[64] = "";
@@ -182,12 +148,10 @@ typedef struct chats_ctx {
   console *c;
   const char *current;
   size_t n;
-  store_txn *t;
   int ids_only; /* collect the ids as completion candidates instead of printing */
 } chats_ctx;
 
-
-static int chats_row(const store_chat *ch, void *arg) {
+static int chats_row(const chat_info *ch, void *arg) {
   chats_ctx *cc = arg;
   cc->n++;
   if (cc->ids_only) {
@@ -201,24 +165,18 @@ static int chats_row(const store_chat *ch, void *arg) {
   return 0;
 }
 
-static int chats_txn(store_txn *t, void *arg) {
-  chats_ctx *cc = arg;
-  cc->n = 0;
-  cc->t = t;
-  return store_chat_list(t, world_id(cc->c->cw.w), chats_row, cc);
-}
-
 static int cmd_chats(console *c, char *args, ag_errmsg *em) {
   (void)args;
-  chats_ctx cc = {c, chat_session_current(c->cw.cs), 0, NULL, 0};
-  int rc = store_read(c->st, chats_txn, &cc, em);
+  chats_ctx cc = {c, chat_session_current(c->cw.cs), 0, 0};
+  int rc = chat_list(c->st, world_id(c->cw.w), chats_row, &cc, em);
   if (!rc && !cc.n) con_print(c, "no chats yet (/new starts one)\n");
   return rc;
 }
 
 void con_chat_ids(console *c) {
-  chats_ctx cc = {c, NULL, 0, NULL, 1};
-  store_read(c->st, chats_txn, &cc, NULL);
+  chats_ctx cc = {c, NULL, 0, 1};
+  ag_errmsg em = {""};
+  chat_list(c->st, world_id(c->cw.w), chats_row, &cc, &em);
 }
 
 static int cmd_new(console *c, char *args, ag_errmsg *em) {
@@ -230,7 +188,7 @@ static int cmd_load(console *c, char *args, ag_errmsg *em) {
   char *id = NULL;
   int rc = one_arg(args, "/load ID", &id, em);
   if (!rc) rc = chat_session_load(c->cw.cs, id, em);
-  if (!rc) con_chat_announce(c, "chat-loaded");
+  if (!rc) con_chat_announce(c, EV_CHAT_LOADED);
   return rc;
 }
 

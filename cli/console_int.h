@@ -17,7 +17,7 @@
 #include <editline/readline.h>
 #endif
 
-#define LINE_CAP (STORE_TEXT_LEN + 1) /* bytes of one input line with its newline; longer lines are skipped */
+#define LINE_CAP (CHAT_TEXT_LEN + 1) /* bytes of one input line with its newline; longer lines are skipped */
 #define LIVE_MAX 8                    /* agents streaming at once that get a live line */
 #define LIVE_TAIL 512                 /* bytes of a stream kept for its live line (only the end shows) */
 #define TITLE_COLS 40                 /* columns of the chat title in the prompt */
@@ -35,7 +35,7 @@ typedef enum input_state {
 
 /* One agent's reply while it streams: the end of its text, for the live line. */
 typedef struct live_stream {
-  char agent[STORE_ID_MAX];
+  char agent[CHAT_ID_MAX];
   char tail[LIVE_TAIL]; /* NUL-terminated; control characters made spaces */
   size_t len;
 } live_stream;
@@ -97,14 +97,14 @@ void con_eprint(console *c, const char *fmt, ...) __attribute__((format(printf, 
 void con_error(console *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A note from the console itself, shaped like an event line ("-- text"). */
 void con_note(console *c, const char *text);
-/* An event of the console's own (not on the bus), printed like the bus events. Takes fields. */
-void con_event(console *c, const char *type, cJSON *fields);
+/* An event of the console's own (not on the bus), printed like the bus events. e is borrowed. */
+void con_event(console *c, const world_event *e);
 void con_live_prune(console *c);
 /* The transcript: every bus message and event at the output phase (a bus handler; ud is the console). */
 void con_on_bus(void *ud, bus_topic topic, void *payload);
 
 /* console_cmd.c: the commands, and lines typed or read. */
-void con_chat_announce(console *c, const char *type);
+void con_chat_announce(console *c, ev_kind kind);
 /* A line typed or read: an approval's answer, a command, or a message from the human. */
 void con_handle_line(console *c, char *line);
 /* The i-th command's name ("/help", ...), NULL past the last: for completion. */

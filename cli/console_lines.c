@@ -66,7 +66,7 @@ int con_lines_run(console *c) {
   c->in_direct = fstat(STDIN_FILENO, &sb) || !(S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) || isatty(STDIN_FILENO));
   if (!(c->ev_in = event_new(c->cw.base, STDIN_FILENO, EV_READ, lines_on_stdin, c)))
     return cli_error(AG_ERR_NOMEM, "console: cannot watch stdin");
-  if (c->resumed) con_chat_announce(c, "chat-resumed");
+  if (c->resumed) con_chat_announce(c, EV_CHAT_RESUMED);
   while (!c->quit) {
     con_ask_show(c);
     char *line = lines_next(c);

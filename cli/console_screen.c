@@ -175,12 +175,11 @@ void con_note(console *c, const char *text) {
   con_print(c, "%s-- %s%s\n\n", c->color ? "\033[2m" : "", text, c->color ? "\033[0m" : "");
 }
 
-/* An event of the console's own (not on the bus), printed like the bus events. Takes fields. */
-void con_event(console *c, const char *type, cJSON *fields) {
+/* An event of the console's own (not on the bus), printed like the bus events. e is borrowed. */
+void con_event(console *c, const world_event *e) {
   con_screen_hide(c);
-  output_event(c->out, type, fields);
+  output_event(c->out, e);
   con_screen_show(c);
-  cJSON_Delete(fields);
 }
 
 /* ---- live lines ---- */
@@ -235,12 +234,11 @@ static void live_append(live_stream *s, const char *text) {
 
 /* llm-start, llm-chunk and llm-done only change the live lines: returns 1 when e was one of them. An
  * llm-error or agent-removed ends the agent's live line and is printed as usual (returns 0). */
-static int live_event(console *c, const bus_event *e) {
-  const char *agent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->fields, "agent"));
-  int start = !strcmp(e->type, "llm-start"), chunk = !strcmp(e->type, "llm-chunk");
-  int done = !strcmp(e->type, "llm-done");
+static int live_event(console *c, const world_event *e) {
+  const char *agent = world_event_agent(e);
+  int start = e->kind == EV_LLM_START, chunk = e->kind == EV_LLM_CHUNK, done = e->kind == EV_LLM_DONE;
   if (!start && !chunk && !done) {
-    if (agent && (!strcmp(e->type, "llm-error") || !strcmp(e->type, "agent-removed"))) live_remove(c, agent);
+    if (agent && (e->kind == EV_LLM_ERROR || e->kind == EV_AGENT_REMOVED)) live_remove(c, agent);
     return 0;
   }
   if (!c->tty || !agent) return 1;
@@ -249,9 +247,8 @@ static int live_event(console *c, const bus_event *e) {
     live_remove(c, agent);
   } else {
     live_stream *s = live_get(c, agent);
-    const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->fields, "text"));
     if (s && start) s->len = 0, s->tail[0] = '\0';
-    if (s && chunk && text) live_append(s, text);
+    if (s && chunk) live_append(s, e->u.llm_chunk.text);
   }
   con_screen_show(c);
   return 1;
@@ -260,12 +257,12 @@ static int live_event(console *c, const bus_event *e) {
 /* The transcript: every bus message and event at the output phase, printed as `run` prints them. */
 void con_on_bus(void *ud, bus_topic topic, void *payload) {
   console *c = ud;
-  if (topic == BUS_EVENT && live_event(c, payload)) return;
+  const world_event *e = topic == BUS_EVENT ? &((const bus_event *)payload)->ev : NULL;
+  if (e && live_event(c, e)) return;
   con_screen_hide(c);
   output_on_bus(c->out, topic, payload);
   if (topic == BUS_MESSAGE) live_remove(c, ((const ag_msg *)payload)->sender);
   con_screen_show(c);
-  if (topic == BUS_EVENT && !strcmp(((const bus_event *)payload)->type, "chat-deleted") &&
-      !chat_session_current(c->cw.cs))
+  if (e && e->kind == EV_CHAT_DELETED && !chat_session_current(c->cw.cs))
     con_note(c, "no current chat: messages are not saved until /new");
 }

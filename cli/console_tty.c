@@ -167,7 +167,7 @@ static void tty_setup(console *c) {
   rl_basic_word_break_characters = " \t\n"; /* '@' belongs to the word, so @al completes */
   rl_attempted_completion_function = tty_complete;
   rl_initialize();
-  snprintf(c->history, sizeof c->history, "%s/console_history", store_dir(c->st));
+  snprintf(c->history, sizeof c->history, "%s/console_history", chat_store_dir(c->st));
   int fd = open(c->history, O_WRONLY | O_CREAT | O_APPEND, 0600); /* private, like the database */
   if (fd >= 0) close(fd);
   stifle_history(HISTORY_MAX);
@@ -180,7 +180,7 @@ int con_tty_run(console *c) {
     return cli_error(AG_ERR_NOMEM, "console: cannot watch the terminal");
   tty_setup(c);
   con_note(c, "agora console: type a message, /help for commands, Ctrl-D to quit");
-  if (c->resumed) con_chat_announce(c, "chat-resumed");
+  if (c->resumed) con_chat_announce(c, EV_CHAT_RESUMED);
   prompt_start(c);
   while (!c->quit && event_base_loop(c->cw.base, EVLOOP_ONCE) >= 0) {
   }

@@ -6,9 +6,6 @@
 #include "chat/archive.h"
 #include "chat/session.h"
 #include "world/world.h"
-/* console.c and run.c still call the store directly (issue 16): this include goes when they use
- * chat/archive.h instead. The other commands use chat/ only. */
-#include "storage/store.h"
 
 /* Opens --db DIR, or the default directory (cli.md "Where data lives"). */
 int cli_store_open(const char *db, store **out, ag_errmsg *em);

@@ -2,6 +2,8 @@
  * chats show and the console print the same way. */
 #include "cli/output.h"
 
+#include "chat/event_json.h"
+
 #include "common/term_text.h"
 #include "common/clock.h"
 #include "common/utf8.h"
@@ -141,14 +143,18 @@ void output_message(output *o, const ag_msg *m) {
 }
 
 /* Events that would only be noise in a plain transcript (they are all in --json). */
-static int plain_hidden(const char *type) {
-  return !strcmp(type, "llm-start") || !strcmp(type, "llm-done") || !strcmp(type, "state-saved") ||
-         !strcmp(type, "llm-chunk");
+static int plain_hidden(ev_kind k) {
+  return k == EV_LLM_START || k == EV_LLM_DONE || k == EV_STATE_SAVED || k == EV_LLM_CHUNK;
 }
 
-void output_event(output *o, const char *type, const cJSON *fields) {
-  if (!strcmp(type, "llm-chunk") && !o->o.stream) return;
-  if (!o->o.json && plain_hidden(type)) return;
+static int shown(const output *o, ev_kind k) {
+  if (k == EV_LLM_CHUNK && !o->o.stream) return 0;
+  return o->o.json || !plain_hidden(k);
+}
+
+void output_thread_step(output *o, ev_kind kind, const cJSON *fields) {
+  if (!shown(o, kind)) return;
+  const char *type = ev_kind_name(kind);
   status_clear(o);
   if (o->o.json) {
     cJSON *j = cJSON_CreateObject();
@@ -180,12 +186,20 @@ void output_event(output *o, const char *type, const cJSON *fields) {
   status_draw(o);
 }
 
+/* A live event becomes JSON only here, and only when it is shown. */
+void output_event(output *o, const world_event *e) {
+  if (!shown(o, e->kind)) return;
+  cJSON *fields = chat_event_fields(e);
+  if (!fields) return;
+  output_thread_step(o, e->kind, fields);
+  cJSON_Delete(fields);
+}
+
 void output_on_bus(void *ud, bus_topic topic, void *payload) {
   output *o = ud;
   if (topic == BUS_MESSAGE) {
     output_message(o, payload);
   } else {
-    const bus_event *e = payload;
-    output_event(o, e->type, e->fields);
+    output_event(o, &((const bus_event *)payload)->ev);
   }
 }

@@ -7,8 +7,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "agents/message.h"
+#include "agents/msg.h"
+#include <cjson/cJSON.h>
+
 #include "world/bus.h"
+#include "world/events.h"
 
 typedef struct output output;
 
@@ -26,9 +29,11 @@ void output_free(output *o);
 void output_set_chat(output *o, const char *chat_id);
 /* A bus_handler for BUS_MESSAGE|BUS_EVENT; ud is the output. */
 void output_on_bus(void *ud, bus_topic topic, void *payload);
-/* Prints one message or event directly (replay). */
+/* Prints one message or event directly (replay). Everything is borrowed. */
 void output_message(output *o, const ag_msg *m);
-void output_event(output *o, const char *type, const cJSON *fields);
+void output_event(output *o, const world_event *e);
+/* A stored thread step (tool call, tool result, failed call): its kind and its fields as stored. */
+void output_thread_step(output *o, ev_kind kind, const cJSON *fields);
 /* Progress: the status line's contents (step i of n, thinking agents); cleared by output_done. */
 void output_progress(output *o, size_t step, size_t steps, size_t thinking, const char *who);
 void output_done(output *o);

@@ -163,7 +163,7 @@ int cli_run(int argc, char **argv) {
   }
 done:
   chat_session_free(cs);
-  store_close(st);
+  chat_store_close(st);
   world_free(w);
   output_free(out);
   if (base) event_base_free(base);

@@ -25,7 +25,7 @@ typedef struct print_ctx {
 static int print_entry(const chat_entry *e, void *arg) {
   print_ctx *pc = arg;
   if (!e->msg) {
-    output_event(pc->o, e->type, e->fields);
+    output_thread_step(pc->o, e->kind, e->fields);
     return 0;
   }
   if (pc->seen) pace(pc->delay);
@@ -58,7 +58,7 @@ typedef struct usage_ctx {
 
 static int usage_cb(const chat_entry *e, void *arg) {
   usage_ctx *u = arg;
-  if (e->msg || strcmp(e->type, "llm-done")) return 0;
+  if (e->msg || e->kind != EV_LLM_DONE) return 0;
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(e->fields, "agent");
   const char *agent = cJSON_IsString(a) ? a->valuestring : "?";
   size_t i = 0;

@@ -1,7 +1,7 @@
 /* Agora's storage: one LMDB environment per data directory holding worlds, chats and, per chat, its
  * messages, its event thread and its agents' memories, states and contexts. Everything happens inside a
  * transaction run by store_write or store_read, so a chat's records always change together (behaviour.md
- * §6). Storage gives no meaning to what it keeps: message kinds, agent states and thread events are the
+ * §6). Storage gives no meaning to what it keeps: message kinds, agent states and thread steps are the
  * caller's (chat/ maps them to and from agents/ types). */
 #ifndef AG_STORE_H
 #define AG_STORE_H

@@ -7,7 +7,7 @@ int store_thread_append(store_txn *t, const char *chat_id, const char *event_jso
   size_t len = 0;
   int rc = store__writable(t);
   if (!rc) rc = store__chat_agent_key(t, &prefix, chat_id, NULL, 0);
-  if (!rc) rc = store__check_len(t, "thread event", event_json, STORE_TEXT_LEN, &len);
+  if (!rc) rc = store__check_len(t, "thread step", event_json, STORE_TEXT_LEN, &len);
   if (!rc) rc = store__chat_exists(t, chat_id);
   if (rc) return rc;
   MDB_val key, val;
@@ -20,7 +20,7 @@ int store_thread_append(store_txn *t, const char *chat_id, const char *event_jso
   val.mv_size = len;
   val.mv_data = (void *)event_json;
   int mrc = mdb_put(t->txn, t->s->thread, &key, &val, 0);
-  return mrc ? store__lmdb(t, mrc, "write thread event") : AG_OK;
+  return mrc ? store__lmdb(t, mrc, "write thread step") : AG_OK;
 }
 
 int store_thread_scan(store_txn *t, const char *chat_id, store_thread_fn fn, void *arg) {

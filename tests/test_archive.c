@@ -1,6 +1,6 @@
 /* The commands' door to storage (chat/archive.h, chat/transcript.h) on a real LMDB store in a temporary
  * directory: chats listed newest first with the current one marked, chat and world records copied out,
- * a world's stored settings parsed back, contexts, and a transcript in order — each thread event right
+ * a world's stored settings parsed back, contexts, and a transcript in order — each thread step right
  * after the message it followed — from the database and from the chat's snapshot alike. */
 #include "support/tsession.h"
 #include "support/unit.h"
@@ -210,7 +210,7 @@ static int entry_cb(const chat_entry *e, void *arg) {
   if (e->msg)
     return seen_add(arg, "%llu %s: %s\n", (unsigned long long)e->msg->seq, e->msg->sender, e->msg->text);
   char *fields = cJSON_PrintUnformatted(e->fields);
-  int rc = seen_add(arg, "-- %s %s\n", e->type, fields);
+  int rc = seen_add(arg, "-- %s %s\n", ev_kind_name(e->kind), fields);
   free(fields);
   return rc;
 }

@@ -1,7 +1,7 @@
 /* Crash safety end to end: `agora run` on a long offline world (two script agents volleying by mention,
  * a new chat between steps) is SIGKILLed 24 times, from startup to deep in a chat; after each kill the
  * database must open consistent and lose nothing committed, and a final run must complete on it. */
-#include "agents/message.h"
+#include "agents/msg.h"
 #include "storage/store.h"
 #include "support/proc.h"
 #include "support/unit.h"

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agents/message.h"
+#include "agents/msg.h"
 #include "storage/store.h"
 #include "support/unit.h"
 

@@ -286,10 +286,9 @@ typedef struct result_grab {
 
 static void grab_results(void *ud, bus_topic topic, void *payload) {
   result_grab *g = ud;
-  if (topic != BUS_EVENT || strcmp(((bus_event *)payload)->type, "tool-result") || g->n >= 8) return;
-  char *s = cJSON_PrintUnformatted(cJSON_GetObjectItem(((bus_event *)payload)->fields, "result"));
+  if (topic != BUS_EVENT || ((bus_event *)payload)->ev.kind != EV_TOOL_RESULT || g->n >= 8) return;
+  const char *s = ((bus_event *)payload)->ev.u.tool.json;
   snprintf(g->results[g->n++], sizeof g->results[0], "%s", s ? s : "");
-  free(s);
 }
 
 /* Unknown tools, tools the agent was not given and invalid arguments are error results, not crashes;
@@ -387,9 +386,8 @@ static void pend_withdrawn(void *ud, uint64_t id, int timed_out) {
 static void pend_watch(void *ud, bus_topic topic, void *payload) {
   pend *p = ud;
   if (topic == BUS_EVENT) {
-    const bus_event *e = payload;
-    const char *who = cJSON_GetStringValue(cJSON_GetObjectItem(e->fields, "agent"));
-    if (!strcmp(e->type, "llm-chunk") && who && !strcmp(who, "chatty")) p->chunks++;
+    const world_event *e = &((const bus_event *)payload)->ev;
+    if (e->kind == EV_LLM_CHUNK && !strcmp(e->u.llm_chunk.agent, "chatty")) p->chunks++;
     return;
   }
   const ag_msg *m = payload;

@@ -46,7 +46,7 @@ static void rec_agents(void *ud, bus_topic topic, void *payload) {
 static void rec_output(void *ud, bus_topic topic, void *payload) {
   recorder *r = ud;
   rec_add(r, "O:");
-  rec_add(r, topic == BUS_MESSAGE ? ((ag_msg *)payload)->text : ((bus_event *)payload)->type);
+  rec_add(r, topic == BUS_MESSAGE ? ((ag_msg *)payload)->text : ev_kind_name(((bus_event *)payload)->ev.kind));
   rec_add(r, " ");
 }
 
@@ -61,7 +61,7 @@ static void bus_order_phases_and_no_reentry(void) {
   ag_msg *m1 = ag_msg_new("human", "one", AG_KIND_HUMAN);
   ag_msg *m2 = ag_msg_new("human", "two", AG_KIND_HUMAN);
   CHECK_INT(bus_publish_message(b, m1), AG_OK);
-  bus_event *e = bus_event_new("title-updated", NULL);
+  bus_event *e = bus_event_new(&(world_event){EV_TITLE_UPDATED, .u.title = {"t"}});
   CHECK_INT(bus_publish_event(b, e), AG_OK);
   CHECK_INT(bus_publish_message(b, m2), AG_OK);
   /* Nothing is delivered from inside publish. */
@@ -131,11 +131,11 @@ static int fh_publish(void *ctx, agent *a, const char *text, ag_kind kind, ag_ms
   return AG_OK;
 }
 
-static void fh_event(void *ctx, agent *a, const agent_event *ev) {
+static void fh_report(void *ctx, agent *a, const agent_report *ev) {
   (void)a;
   fake_host *h = ctx;
   static const char *names[] = {"start", "chunk", "done", "error", "turn-limit", "tool-call", "tool-result"};
-  strncat(h->events, names[ev->type], sizeof h->events - strlen(h->events) - 2);
+  strncat(h->events, names[ev->kind], sizeof h->events - strlen(h->events) - 2);
   strcat(h->events, " ");
 }
 
@@ -181,7 +181,7 @@ static void agent_answers_through_host(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, NULL, fh_ids};
+  agent_host host = {&h, fh_publish, fh_report, fh_thinking, NULL, NULL, fh_ids};
   char *replies[] = {"@madame-pedagogue Bonjour, class.", "   "};
   agent *a = script_agent(llm, &host, "Madame Pedagogue", replies, 2);
   CHECK_STR(agent_id(a), "madame-pedagogue");
@@ -242,7 +242,7 @@ static void agent_inbox_keeps_order(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_event, fh_thinking, NULL, NULL, fh_ids};
+  agent_host host = {&h, fh_publish, fh_report, fh_thinking, NULL, NULL, fh_ids};
   char *replies[] = {"first answer", "second answer"};
   agent *a = script_agent(llm, &host, "ann", replies, 2);
   const char *ids[] = {"ann"};
@@ -424,7 +424,41 @@ static void script_replies_round_trip(void) {
   cJSON_Delete(root);
 }
 
+/* Kinds and wire names map one to one; the bus's copy owns every string, a chunk ending at len. */
+static void events_names_and_copies(void) {
+  for (int k = 0; k < EV_KIND_COUNT; k++) {
+    ev_kind back = EV_KIND_COUNT;
+    CHECK_INT(ev_kind_parse(ev_kind_name((ev_kind)k), &back), AG_OK);
+    CHECK_INT(back, k);
+  }
+  ev_kind none;
+  CHECK_INT(ev_kind_parse("llm_chunk", &none), AG_ERR_NOT_FOUND);
+  CHECK_STR(ev_kind_name(EV_LLM_CHUNK), "llm-chunk");
+  CHECK_STR(ev_kind_name(EV_KIND_COUNT), "event");
+  char agent[] = "bot", text[] = "hello world";
+  bus_event *e = bus_event_new(&(world_event){EV_LLM_CHUNK, .u.llm_chunk = {agent, text, 5}});
+  agent[0] = text[0] = 'X';
+  CHECK_STR(e->ev.u.llm_chunk.agent, "bot");
+  CHECK_STR(e->ev.u.llm_chunk.text, "hello");
+  CHECK_INT(e->ev.u.llm_chunk.len, 5);
+  CHECK_STR(world_event_agent(&e->ev), "bot");
+  bus_event_unref(e);
+  char n1[] = "bob", n2[] = "eve";
+  const char *names[] = {n1, n2};
+  e = bus_event_new(&(world_event){EV_UNKNOWN_MENTION, .u.unknown = {"human", names, 2, 7}});
+  n1[0] = n2[0] = 'X';
+  CHECK_STR(e->ev.u.unknown.names[0], "bob");
+  CHECK_STR(e->ev.u.unknown.names[1], "eve");
+  CHECK_STR(e->ev.u.unknown.sender, "human");
+  CHECK(world_event_agent(&e->ev) == NULL);
+  bus_event_unref(e);
+  e = bus_event_new(&(world_event){EV_CHAT_DELETED, .u.chat = {"c1", NULL}});
+  CHECK(e->ev.u.chat.current == NULL);
+  bus_event_unref(e);
+}
+
 static const unit_test tests[] = {
+  UNIT(events_names_and_copies),
   UNIT(bus_order_phases_and_no_reentry),
   UNIT(bus_unsubscribe_inside_handler),
   UNIT(agent_answers_through_host),

@@ -36,23 +36,53 @@ struct bus {
   size_t n_idle;
 };
 
-bus_event *bus_event_new(const char *type, cJSON *fields) {
-  bus_event *e = calloc(1, sizeof *e);
-  if (!e) goto fail;
-  e->refs = 1;
-  e->type = strdup(type);
-  e->fields = fields ? fields : cJSON_CreateObject();
-  if (!e->type || !e->fields) goto fail;
-  return e;
-fail:
-  if (e) {
-    free(e->type);
-    if (e->fields) cJSON_Delete(e->fields);
-    free(e);
-  } else if (fields) {
-    cJSON_Delete(fields);
+typedef struct ev_copy {
+  size_t need;
+  char *at;
+} ev_copy;
+
+static void ev_measure(const char **f, void *arg) {
+  if (*f) ((ev_copy *)arg)->need += strlen(*f) + 1;
+}
+
+static void ev_place(const char **f, void *arg) {
+  ev_copy *c = arg;
+  if (!*f) return;
+  size_t n = strlen(*f) + 1;
+  memcpy(c->at, *f, n);
+  *f = c->at;
+  c->at += n;
+}
+
+/* One block: the event, then unknown-mention's name pointers, then every string. A streamed chunk is
+ * thus one malloc and two copies, whatever its size. */
+bus_event *bus_event_new(const world_event *ev) {
+  world_event e = *ev;
+  ev_copy c = {0, NULL};
+  world_event_strings(&e, ev_measure, &c);
+  size_t n_names = e.kind == EV_UNKNOWN_MENTION ? e.u.unknown.n_names : 0;
+  for (size_t i = 0; i < n_names; i++) c.need += strlen(e.u.unknown.names[i]) + 1;
+  size_t chunk = 0;
+  if (e.kind == EV_LLM_CHUNK) c.need += (chunk = e.u.llm_chunk.text ? strnlen(e.u.llm_chunk.text, e.u.llm_chunk.len) : 0) + 1;
+  bus_event *b = malloc(sizeof *b + n_names * sizeof(char *) + c.need);
+  if (!b) return NULL;
+  b->refs = 1;
+  const char **names = (const char **)(b + 1);
+  c.at = (char *)(names + n_names);
+  world_event_strings(&e, ev_place, &c);
+  for (size_t i = 0; i < n_names; i++) {
+    names[i] = e.u.unknown.names[i];
+    ev_place(&names[i], &c);
   }
-  return NULL;
+  if (n_names) e.u.unknown.names = names;
+  if (e.kind == EV_LLM_CHUNK) {
+    if (chunk) memcpy(c.at, e.u.llm_chunk.text, chunk);
+    c.at[chunk] = '\0';
+    e.u.llm_chunk.text = c.at;
+    e.u.llm_chunk.len = chunk;
+  }
+  b->ev = e;
+  return b;
 }
 
 bus_event *bus_event_ref(bus_event *e) {
@@ -62,8 +92,6 @@ bus_event *bus_event_ref(bus_event *e) {
 
 void bus_event_unref(bus_event *e) {
   if (!e || --e->refs > 0) return;
-  free(e->type);
-  cJSON_Delete(e->fields);
   free(e);
 }
 

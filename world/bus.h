@@ -6,9 +6,8 @@
 
 #include <stddef.h>
 
-#include <cjson/cJSON.h>
-
-#include "agents/message.h"
+#include "agents/msg.h"
+#include "world/events.h"
 
 struct event_base;
 
@@ -24,15 +23,15 @@ typedef enum bus_phase {
   BUS_PHASES = 3
 } bus_phase;
 
-/* A system event (behaviour.md §7): a type ("title-updated", "llm-error", ...) and its fields. */
+/* A system event (behaviour.md §7) on its way through the bus: its strings live in the same block. */
 typedef struct bus_event {
   int refs;
-  char *type;     /* owned */
-  cJSON *fields;  /* owned object: the event's fields, without "type" */
+  world_event ev;
 } bus_event;
 
-/* A new event with one reference; takes ownership of fields (NULL → an empty object). */
-bus_event *bus_event_new(const char *type, cJSON *fields);
+/* A new event with one reference: a copy of ev and of all it points to (one allocation; ev borrowed).
+ * An llm-chunk's text ends at its first NUL. NULL when out of memory. */
+bus_event *bus_event_new(const world_event *ev);
 bus_event *bus_event_ref(bus_event *e);
 void bus_event_unref(bus_event *e);
 

@@ -87,12 +87,28 @@ static int world_refresh_ids(world *w, int added_one) {
   return AG_OK;
 }
 
-int world_emit(world *w, const char *type, cJSON *fields) {
-  bus_event *e = bus_event_new(type, fields);
+int world_emit(world *w, const world_event *ev) {
+  bus_event *e = bus_event_new(ev);
   if (!e) return AG_ERR_NOMEM;
   int rc = bus_publish_event(w->bus, e);
   bus_event_unref(e);
   return rc;
+}
+
+/* A typo in a mention must not pass in silence (§7 unknown-mention). */
+static int world_check_mentions(world *w, const ag_msg *m) {
+  const char **names = NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < m->leading.n; i++) {
+    int known = 0;
+    for (size_t j = 0; j < w->n_slots && !known; j++) known = strcmp(w->ids[j], m->leading.ids[i]) == 0;
+    if (known) continue;
+    if (!names && !(names = malloc(m->leading.n * sizeof *names))) return AG_OK; /* a hint: not worth failing for */
+    names[n++] = m->leading.ids[i];
+  }
+  if (n) world_emit(w, &(world_event){EV_UNKNOWN_MENTION, .u.unknown = {m->sender, names, n, m->seq}});
+  free(names);
+  return AG_OK;
 }
 
 static int world_publish_kind(world *w, const char *sender, const char *text, ag_kind kind, ag_msg **out) {
@@ -109,22 +125,7 @@ static int world_publish_kind(world *w, const char *sender, const char *text, ag
     mention_list_free(&any);
   }
   if (!rc) rc = bus_publish_message(w->bus, m);
-  if (!rc && (kind == AG_KIND_HUMAN || kind == AG_KIND_WORLD)) {
-    /* A typo in a mention must not pass in silence (§7 unknown-mention). */
-    cJSON *names = NULL;
-    for (size_t i = 0; i < m->leading.n; i++) {
-      if (world_find_slot(w, m->leading.ids[i])) continue;
-      if (!names) names = cJSON_CreateArray();
-      if (names) cJSON_AddItemToArray(names, cJSON_CreateString(m->leading.ids[i]));
-    }
-    if (names) {
-      cJSON *f = cJSON_CreateObject();
-      cJSON_AddStringToObject(f, "sender", sender);
-      cJSON_AddItemToObject(f, "names", names);
-      cJSON_AddNumberToObject(f, "seq", (double)m->seq);
-      world_emit(w, "unknown-mention", f);
-    }
-  }
+  if (!rc && (kind == AG_KIND_HUMAN || kind == AG_KIND_WORLD)) rc = world_check_mentions(w, m);
   if (!rc && out) *out = m;
   ag_msg_unref(m); /* the bus holds its own reference */
   return rc;
@@ -151,64 +152,35 @@ static void host_thinking(void *ctx, agent *a, int on) {
   else s->w->thinking--;
 }
 
-static void host_event(void *ctx, agent *a, const agent_event *ev) {
+static void host_report(void *ctx, agent *a, const agent_report *ev) {
   world_slot *s = ctx;
   world *w = s->w;
-  cJSON *f = cJSON_CreateObject();
-  if (!f) return;
-  cJSON_AddStringToObject(f, "agent", agent_id(a));
-  const char *type = "llm-error";
-  switch (ev->type) {
-  case AGENT_EV_LLM_START:
-    type = "llm-start";
-    cJSON_AddStringToObject(f, "provider", llm_provider_name(agent_settings_of(a)->llm.provider));
+  const char *id = agent_id(a);
+  world_event e = {EV_LLM_ERROR, .u.llm_error = {id, ev->text ? ev->text : "error", 0, 0, 0, ""}};
+  switch (ev->kind) {
+  case AGENT_REPORT_LLM_START:
+    e = (world_event){EV_LLM_START, .u.llm_start = {id, llm_provider_name(agent_settings_of(a)->llm.provider)}};
     break;
-  case AGENT_EV_LLM_CHUNK: {
-    type = "llm-chunk";
-    char *t = strndup(ev->text, ev->len);
-    if (t) cJSON_AddStringToObject(f, "text", t);
-    free(t);
-    break;
-  }
-  case AGENT_EV_LLM_DONE:
-    type = "llm-done";
-    cJSON_AddNumberToObject(f, "chars", (double)ev->len);
-    cJSON_AddNumberToObject(f, "input_tokens", (double)ev->usage.input_tokens);
-    cJSON_AddNumberToObject(f, "output_tokens", (double)ev->usage.output_tokens);
-    break;
-  case AGENT_EV_LLM_ERROR:
-    type = "llm-error";
-    cJSON_AddStringToObject(f, "error", ev->text ? ev->text : "error");
+  case AGENT_REPORT_LLM_CHUNK: e = (world_event){EV_LLM_CHUNK, .u.llm_chunk = {id, ev->text, ev->len}}; break;
+  case AGENT_REPORT_LLM_DONE: e = (world_event){EV_LLM_DONE, .u.llm_done = {id, ev->len, ev->usage.input_tokens, ev->usage.output_tokens}}; break;
+  case AGENT_REPORT_LLM_ERROR:
     if (ev->info) {
-      cJSON_AddNumberToObject(f, "http_status", (double)ev->info->http_status);
-      cJSON_AddNumberToObject(f, "attempts", ev->info->attempts);
-      cJSON_AddNumberToObject(f, "retries", ev->info->attempts > 0 ? ev->info->attempts - 1 : 0);
-      if (ev->info->type[0]) cJSON_AddStringToObject(f, "error_type", ev->info->type);
+      e.u.llm_error.has_info = 1;
+      e.u.llm_error.http_status = ev->info->http_status;
+      e.u.llm_error.attempts = ev->info->attempts;
+      e.u.llm_error.error_type = ev->info->type;
     }
     if (ev->failed) w->failed_calls++;
     break;
-  case AGENT_EV_TURN_LIMIT:
-    type = "turn-limit";
-    cJSON_AddNumberToObject(f, "limit", w->spec.turn_limit);
-    break;
-  case AGENT_EV_TOOL_CALL:
-  case AGENT_EV_TOOL_RESULT: {
-    int call = ev->type == AGENT_EV_TOOL_CALL;
-    type = call ? "tool-call" : "tool-result";
-    cJSON_AddStringToObject(f, "tool", ev->tool ? ev->tool : "");
-    cJSON_AddStringToObject(f, "call_id", ev->call_id ? ev->call_id : "");
-    /* Arguments and results are JSON; invalid JSON from a model is kept as a string. */
-    cJSON *v = cJSON_Parse(ev->text ? ev->text : "null");
-    if (!v) v = cJSON_CreateString(ev->text ? ev->text : "");
-    cJSON_AddItemToObject(f, call ? "args" : "result", v);
-    if (!call) {
-      cJSON_AddBoolToObject(f, "error", ev->failed);
-      cJSON_AddNumberToObject(f, "at_ms", (double)ev->at_ms);
-    }
+  case AGENT_REPORT_TURN_LIMIT: e = (world_event){EV_TURN_LIMIT, .u.turn_limit = {id, w->spec.turn_limit}}; break;
+  case AGENT_REPORT_TOOL_CALL:
+  case AGENT_REPORT_TOOL_RESULT:
+    e = (world_event){ev->kind == AGENT_REPORT_TOOL_CALL ? EV_TOOL_CALL : EV_TOOL_RESULT,
+                      .u.tool = {id, ev->tool ? ev->tool : "", ev->call_id ? ev->call_id : "",
+                                 ev->text ? ev->text : NULL, ev->failed, ev->at_ms}};
     break;
   }
-  }
-  world_emit(w, type, f);
+  world_emit(w, &e);
 }
 
 static const char *const *host_ids(void *ctx, size_t *n) {
@@ -267,7 +239,7 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   world_slot *s = calloc(1, sizeof *s);
   if (!s) return AG_ERR_NOMEM;
   s->w = w;
-  s->host = (agent_host){s, host_publish, host_event, host_thinking, host_approve, host_approve_cancel, host_ids};
+  s->host = (agent_host){s, host_publish, host_report, host_thinking, host_approve, host_approve_cancel, host_ids};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
   agent_set_memory_window(s->a, w->spec.memory_window);
   if (world_find_slot(w, agent_id(s->a))) {
@@ -382,11 +354,7 @@ int world_add_agent(world *w, const agent_settings *s, ag_errmsg *em) {
   int rc = world_add(w, s, em);
   if (rc) return rc;
   agent *a = w->slots[w->n_slots - 1]->a;
-  cJSON *f = cJSON_CreateObject();
-  cJSON_AddStringToObject(f, "agent", agent_id(a));
-  cJSON_AddStringToObject(f, "name", agent_name(a));
-  cJSON_AddStringToObject(f, "provider", llm_provider_name(s->llm.provider));
-  world_emit(w, "agent-added", f);
+  world_emit(w, &(world_event){EV_AGENT_ADDED, .u.agent = {agent_id(a), agent_name(a), llm_provider_name(s->llm.provider)}});
   return AG_OK;
 }
 
@@ -395,15 +363,15 @@ int world_remove_agent(world *w, const char *name_or_id) {
   if (!a) return AG_ERR_NOT_FOUND;
   size_t i = 0;
   while (w->slots[i]->a != a) i++;
-  cJSON *f = cJSON_CreateObject();
-  cJSON_AddStringToObject(f, "agent", agent_id(a));
-  cJSON_AddStringToObject(f, "name", agent_name(a));
+  /* The event is built before the agent goes: it copies the id and name. */
+  bus_event *e = bus_event_new(&(world_event){EV_AGENT_REMOVED, .u.agent = {agent_id(a), agent_name(a), NULL}});
   world_slot *s = w->slots[i];
   memmove(&w->slots[i], &w->slots[i + 1], (w->n_slots - i - 1) * sizeof *w->slots);
   w->n_slots--;
   world_refresh_ids(w, 0);
   slot_free(s);
-  world_emit(w, "agent-removed", f);
+  if (e) bus_publish_event(w->bus, e);
+  bus_event_unref(e);
   return AG_OK;
 }
 

@@ -46,8 +46,8 @@ int world_remove_agent(world *w, const char *name_or_id);
 /* Publishes a message from sender (human, world, system or an agent id); the world sets seq and
  * time, parses mentions, and queues it. *out (may be NULL) is the queued message, borrowed. */
 int world_publish(world *w, const char *sender, const char *text, ag_msg **out);
-/* Queues a system event; takes ownership of fields. */
-int world_emit(world *w, const char *type, cJSON *fields);
+/* Queues a system event (copied; ev is borrowed). */
+int world_emit(world *w, const world_event *ev);
 
 /* The next message gets seq last + 1 (a chat continued or restored). */
 void world_set_last_seq(world *w, uint64_t last);

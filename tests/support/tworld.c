@@ -26,7 +26,7 @@ void tworld_record(void *ud, bus_topic topic, void *payload) {
     ag_msg *m = payload;
     snprintf(line, sizeof line, "%llu %s: %s\n", (unsigned long long)m->seq, m->sender, m->text);
   } else {
-    snprintf(line, sizeof line, "-- %s\n", ((bus_event *)payload)->type);
+    snprintf(line, sizeof line, "-- %s\n", ev_kind_name(((bus_event *)payload)->ev.kind));
   }
   strncat(l->text, line, sizeof l->text - strlen(l->text) - 1);
 }

@@ -1,5 +1,5 @@
 /* Messages and sender kinds (behaviour.md §1). */
-#include "agents/message.h"
+#include "agents/msg.h"
 
 #include <stdlib.h>
 #include <string.h>

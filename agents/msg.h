@@ -1,7 +1,7 @@
 /* A message on the bus: immutable once published, shared by reference between the world, agents'
  * memories and storage. */
-#ifndef AG_MESSAGE_H
-#define AG_MESSAGE_H
+#ifndef AG_MSG_H
+#define AG_MSG_H
 
 #include <stdint.h>
 

@@ -1,0 +1,88 @@
+/* World events as JSON fields (see event_json.h). The order of the fields is the wire's. */
+#include "chat/event_json.h"
+
+static void add_tool(cJSON *f, const ev_tool *t, int call) {
+  cJSON_AddStringToObject(f, "tool", t->tool ? t->tool : "");
+  cJSON_AddStringToObject(f, "call_id", t->call_id ? t->call_id : "");
+  /* Arguments and results are JSON; invalid JSON from a model is kept as a string. */
+  cJSON *v = cJSON_Parse(t->json ? t->json : "null");
+  if (!v) v = cJSON_CreateString(t->json ? t->json : "");
+  cJSON_AddItemToObject(f, call ? "args" : "result", v);
+  if (call) return;
+  cJSON_AddBoolToObject(f, "error", t->error);
+  cJSON_AddNumberToObject(f, "at_ms", (double)t->at_ms);
+}
+
+static void add_llm_error(cJSON *f, const ev_llm_error *x) {
+  cJSON_AddStringToObject(f, "error", x->error ? x->error : "error");
+  if (!x->has_info) return;
+  cJSON_AddNumberToObject(f, "http_status", (double)x->http_status);
+  cJSON_AddNumberToObject(f, "attempts", x->attempts);
+  cJSON_AddNumberToObject(f, "retries", x->attempts > 0 ? x->attempts - 1 : 0);
+  if (x->error_type && x->error_type[0]) cJSON_AddStringToObject(f, "error_type", x->error_type);
+}
+
+static void add_chat(cJSON *f, const world_event *e) {
+  cJSON_AddStringToObject(f, "id", e->u.chat.id);
+  if (e->kind != EV_CHAT_DELETED) return;
+  if (e->u.chat.current) cJSON_AddStringToObject(f, "current", e->u.chat.current);
+  else cJSON_AddNullToObject(f, "current");
+}
+
+static void add_unknown(cJSON *f, const ev_unknown_mention *u) {
+  cJSON_AddStringToObject(f, "sender", u->sender);
+  cJSON *names = cJSON_AddArrayToObject(f, "names");
+  for (size_t i = 0; names && i < u->n_names; i++) cJSON_AddItemToArray(names, cJSON_CreateString(u->names[i]));
+  cJSON_AddNumberToObject(f, "seq", (double)u->seq);
+}
+
+cJSON *chat_event_fields(const world_event *e) {
+  cJSON *f = cJSON_CreateObject();
+  if (!f) return NULL;
+  const char *agent = world_event_agent(e);
+  if (agent) cJSON_AddStringToObject(f, "agent", agent);
+  switch (e->kind) {
+  case EV_LLM_START: cJSON_AddStringToObject(f, "provider", e->u.llm_start.provider); break;
+  case EV_LLM_CHUNK: cJSON_AddStringToObject(f, "text", e->u.llm_chunk.text); break;
+  case EV_LLM_DONE:
+    cJSON_AddNumberToObject(f, "chars", (double)e->u.llm_done.chars);
+    cJSON_AddNumberToObject(f, "input_tokens", (double)e->u.llm_done.input_tokens);
+    cJSON_AddNumberToObject(f, "output_tokens", (double)e->u.llm_done.output_tokens);
+    break;
+  case EV_LLM_ERROR: add_llm_error(f, &e->u.llm_error); break;
+  case EV_TURN_LIMIT: cJSON_AddNumberToObject(f, "limit", e->u.turn_limit.limit); break;
+  case EV_TOOL_CALL:
+  case EV_TOOL_RESULT: add_tool(f, &e->u.tool, e->kind == EV_TOOL_CALL); break;
+  case EV_UNKNOWN_MENTION: add_unknown(f, &e->u.unknown); break;
+  case EV_AGENT_ADDED:
+  case EV_AGENT_REMOVED:
+    cJSON_AddStringToObject(f, "name", e->u.agent.name);
+    if (e->kind == EV_AGENT_ADDED) cJSON_AddStringToObject(f, "provider", e->u.agent.provider);
+    break;
+  case EV_NEW_CHAT_CREATED:
+  case EV_CHAT_REUSED:
+  case EV_CHAT_DELETED: add_chat(f, e); break;
+  case EV_TITLE_UPDATED: cJSON_AddStringToObject(f, "title", e->u.title.title); break;
+  case EV_STATE_SAVED:
+    cJSON_AddNumberToObject(f, "seq", (double)e->u.saved.seq);
+    cJSON_AddNumberToObject(f, "messages", (double)e->u.saved.messages);
+    break;
+  case EV_STORAGE_ERROR: cJSON_AddStringToObject(f, "error", e->u.storage.error); break;
+  case EV_CHAT_RESUMED:
+  case EV_CHAT_LOADED:
+    cJSON_AddStringToObject(f, "id", e->u.chat_open.id);
+    cJSON_AddStringToObject(f, "title", e->u.chat_open.title);
+    cJSON_AddNumberToObject(f, "messages", (double)e->u.chat_open.messages);
+    break;
+  case EV_APPROVAL:
+    cJSON_AddStringToObject(f, "tool", e->u.approval.tool);
+    cJSON_AddBoolToObject(f, "approved", e->u.approval.approved);
+    if (e->u.approval.ended) cJSON_AddStringToObject(f, "ended", e->u.approval.ended);
+    break;
+  case EV_CANCELLED:
+    if (e->u.cancelled.agents) cJSON_AddStringToObject(f, "agents", e->u.cancelled.agents);
+    break;
+  case EV_KIND_COUNT: break;
+  }
+  return f;
+}

@@ -1,0 +1,111 @@
+/* The world's events (behaviour.md §7), typed: one enum of kinds, one payload struct per kind. Nothing
+ * below the output layer turns them into JSON (chat/event_json.c does, for the output and the stored
+ * thread), so a renamed or misspelt kind is a compile error and a streamed chunk costs no JSON. */
+#ifndef AG_WORLD_EVENTS_H
+#define AG_WORLD_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Every kind with its wire name, the one place the two meet. Adding a kind: one line here, its payload
+ * below and its fields in chat/event_json.c. */
+#define EV_KINDS(X)                        \
+  X(EV_LLM_START, "llm-start")             \
+  X(EV_LLM_CHUNK, "llm-chunk")             \
+  X(EV_LLM_DONE, "llm-done")               \
+  X(EV_LLM_ERROR, "llm-error")             \
+  X(EV_TURN_LIMIT, "turn-limit")           \
+  X(EV_TOOL_CALL, "tool-call")             \
+  X(EV_TOOL_RESULT, "tool-result")         \
+  X(EV_UNKNOWN_MENTION, "unknown-mention") \
+  X(EV_AGENT_ADDED, "agent-added")         \
+  X(EV_AGENT_REMOVED, "agent-removed")     \
+  X(EV_NEW_CHAT_CREATED, "new-chat-created") \
+  X(EV_CHAT_REUSED, "chat-reused")         \
+  X(EV_CHAT_DELETED, "chat-deleted")       \
+  X(EV_TITLE_UPDATED, "title-updated")     \
+  X(EV_STATE_SAVED, "state-saved")         \
+  X(EV_STORAGE_ERROR, "storage-error")     \
+  X(EV_CHAT_RESUMED, "chat-resumed")       \
+  X(EV_CHAT_LOADED, "chat-loaded")         \
+  X(EV_APPROVAL, "approval")               \
+  X(EV_CANCELLED, "cancelled")
+
+typedef enum ev_kind {
+#define EV_ENUM_(k, name) k,
+  EV_KINDS(EV_ENUM_)
+#undef EV_ENUM_
+  EV_KIND_COUNT
+} ev_kind;
+
+/* The wire name ("llm-chunk"); "event" for a value outside the enum. */
+const char *ev_kind_name(ev_kind k);
+/* AG_OK and *out, or AG_ERR_NOT_FOUND for a name that is no kind. */
+int ev_kind_parse(const char *name, ev_kind *out);
+
+/* Payloads. Strings are NUL-terminated; who owns them depends on the holder (see bus_event_new). */
+typedef struct ev_llm_start { const char *agent, *provider; } ev_llm_start;
+/* text: len bytes, not necessarily NUL-terminated (the bus's copy ends at the first NUL or len). */
+typedef struct ev_llm_chunk { const char *agent, *text; size_t len; } ev_llm_chunk;
+typedef struct ev_llm_done { const char *agent; size_t chars; long input_tokens, output_tokens; } ev_llm_done;
+typedef struct ev_llm_error {
+  const char *agent, *error;
+  int has_info;              /* the provider answered: the four fields below are set */
+  long http_status;
+  int attempts;
+  const char *error_type;    /* "" when the provider gave none */
+} ev_llm_error;
+typedef struct ev_turn_limit { const char *agent; int limit; } ev_turn_limit;
+/* tool-call: json = the arguments; tool-result: json = the result, error and at_ms. json is the
+ * model's or the tool's text, kept as a string in the output when it is not valid JSON. */
+typedef struct ev_tool {
+  const char *agent, *tool, *call_id, *json;
+  int error;
+  int64_t at_ms;
+} ev_tool;
+typedef struct ev_unknown_mention {
+  const char *sender;
+  const char *const *names;
+  size_t n_names;
+  uint64_t seq;
+} ev_unknown_mention;
+typedef struct ev_agent { const char *agent, *name, *provider; } ev_agent; /* removed: no provider */
+typedef struct ev_chat { const char *id, *current; } ev_chat; /* chat-deleted: current (NULL: none) */
+typedef struct ev_title { const char *title; } ev_title;
+typedef struct ev_saved { uint64_t seq; size_t messages; } ev_saved;
+typedef struct ev_error { const char *error; } ev_error;
+/* The console's own events (not on the bus), printed like the others. */
+typedef struct ev_chat_open { const char *id, *title; uint64_t messages; } ev_chat_open;
+typedef struct ev_approval { const char *agent, *tool; int approved; const char *ended; } ev_approval;
+typedef struct ev_cancelled { const char *agents; } ev_cancelled; /* NULL: nobody was thinking */
+
+typedef struct world_event {
+  ev_kind kind;
+  union {
+    ev_llm_start llm_start;      /* EV_LLM_START */
+    ev_llm_chunk llm_chunk;      /* EV_LLM_CHUNK */
+    ev_llm_done llm_done;        /* EV_LLM_DONE */
+    ev_llm_error llm_error;      /* EV_LLM_ERROR */
+    ev_turn_limit turn_limit;    /* EV_TURN_LIMIT */
+    ev_tool tool;                /* EV_TOOL_CALL, EV_TOOL_RESULT */
+    ev_unknown_mention unknown;  /* EV_UNKNOWN_MENTION */
+    ev_agent agent;              /* EV_AGENT_ADDED, EV_AGENT_REMOVED */
+    ev_chat chat;                /* EV_NEW_CHAT_CREATED, EV_CHAT_REUSED, EV_CHAT_DELETED */
+    ev_title title;              /* EV_TITLE_UPDATED */
+    ev_saved saved;              /* EV_STATE_SAVED */
+    ev_error storage;            /* EV_STORAGE_ERROR */
+    ev_chat_open chat_open;      /* EV_CHAT_RESUMED, EV_CHAT_LOADED */
+    ev_approval approval;        /* EV_APPROVAL */
+    ev_cancelled cancelled;      /* EV_CANCELLED */
+  } u;
+} world_event;
+
+/* The agent the event is about (borrowed), or NULL for the kinds about no agent. */
+const char *world_event_agent(const world_event *e);
+
+/* Calls fn with the address of every NUL-terminated string field of e's payload (not the names of
+ * unknown-mention, nor a chunk's text),
+ * so that a holder can copy or relocate them without a switch of its own. */
+void world_event_strings(world_event *e, void (*fn)(const char **field, void *arg), void *arg);
+
+#endif
