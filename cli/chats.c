@@ -109,7 +109,16 @@ static int show(store *st, const char *chat_id, int json, int state, output **ou
   return transcript_print_stored(st, chat_id, *out, 0, em);
 }
 
-/* ---- export ---- */
+/* The world's current chat as stored, or "none". */
+static int current_row(const chat_world_info *w, void *arg) {
+  if (strcmp(w->id, arg)) return 0;
+  puts(w->current_chat[0] ? w->current_chat : "none");
+  return CHAT_STOP;
+}
+
+static int print_current(store *st, const char *world_id, ag_errmsg *em) {
+  return chat_worlds_each(st, current_row, (void *)world_id, em);
+}
 
 
 int cli_chats(int argc, char **argv) {
@@ -156,11 +165,10 @@ int cli_chats(int argc, char **argv) {
       puts(chat_session_current(cw.cs));
     break;
   case 3:
+    /* No resume: this process must not take the world's current chat (another may hold it). */
     if (!(rc = cli_chat_world(st, o.pos[0], wid, &em)) && !(rc = cli_world_open(st, wid, &cw, &em)) &&
-        !(rc = chat_session_resume(cw.cs, &em)) && !(rc = chat_session_delete(cw.cs, o.pos[0], &em))) {
-      const char *cur = chat_session_current(cw.cs);
-      puts(cur ? cur : "none");
-    }
+        !(rc = chat_session_delete(cw.cs, o.pos[0], &em)))
+      rc = print_current(st, wid, &em);
     break;
   case 4: {
     cJSON *snap = NULL;
