@@ -17,14 +17,14 @@
 static const char chats_usage[] =
   "usage: agora chats COMMAND [--db DIR] ...\n"
   "\n"
-  "  list [--world ID] [--json]     chats, most recently updated first; * marks a world's current chat\n"
+  "  list [--world W] [--json]      chats, most recently updated first; * marks a world's current chat\n"
   "  show CHAT_ID [--json] [--state] metadata and transcript; --state adds each agent's saved context\n"
-  "  new [--world ID]               new chat (an empty 'New Chat' is reused); prints its id\n"
+  "  new [--world W]                new chat (an empty 'New Chat' is reused); prints its id\n"
   "  delete CHAT_ID                 delete; prints the world's current chat afterwards, or 'none'\n"
   "  export CHAT_ID [-o FILE]       write the snapshot JSON (stdout by default)\n"
   "  import SNAPSHOT.json           import a snapshot as a new chat; prints its id\n"
   "\n"
-  "--world is needed only when the database holds several worlds.\n";
+  "--world W names a world by id or display name; needed only when the database holds several worlds.\n";
 
 static const char worlds_usage[] =
   "usage: agora worlds list [--db DIR] [--json]\n"
@@ -151,7 +151,8 @@ int cli_chats(int argc, char **argv) {
   char wid[CHAT_ID_MAX];
   switch (which) {
   case 0:
-    rc = chat_list(st, o.world, list_chat, &o.json, &em);
+    if (!o.world || !(rc = cli_pick_world(st, o.world, wid, &em)))
+      rc = chat_list(st, o.world ? wid : NULL, list_chat, &o.json, &em);
     break;
   case 1: {
     output *out = NULL;
@@ -216,8 +217,9 @@ static int world_row(const chat_world_info *w, void *arg) {
     free(s);
     cJSON_Delete(j);
   } else {
-    printf("%-20s %-24s %3d agents %5llu chats  current: %s\n", w->id, w->name, w->agents,
-           (unsigned long long)w->chats, cur ? cur : "none");
+    printf("%-20s %-24s %3d %-6s %5llu %-5s  current: %s\n", w->id, w->name, w->agents,
+           w->agents == 1 ? "agent" : "agents", (unsigned long long)w->chats, w->chats == 1 ? "chat" : "chats",
+           cur ? cur : "none");
   }
   return 0;
 }

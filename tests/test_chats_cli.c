@@ -329,15 +329,30 @@ static void list_order_and_filter(void) {
   CHECK_STR(jstr(cJSON_GetArrayItem(list, 0), "id"), id2);
   cJSON_Delete(list);
 
+  /* A world by its display name too; an unknown one is an error (issue 15 item 9). */
+  list = list_chats(e.db, "Trip Planner");
+  CHECK_INT(cJSON_GetArraySize(list), 2);
+  cJSON_Delete(list);
   proc_result r;
+  ag(&r, e.db, "chats", "list", "--world", "nope", NULL);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "no world 'nope'") != NULL);
+  proc_result_free(&r);
+  ag(&r, e.db, "chats", "new", "--world", "Counter", NULL);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  ag(&r, e.db, "worlds", "list", NULL);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "  1 agent ") != NULL && strstr(r.out, "1 agents") == NULL);
+  CHECK(strstr(r.out, "    2 chats  current") != NULL);
+  proc_result_free(&r);
   ag(&r, e.db, "worlds", "list", "--json", NULL);
   CHECK_INT(r.status, 0);
   char *nl = strchr(r.out, '\n');
   CHECK(nl != NULL);
   cJSON *w1 = cJSON_Parse(r.out), *w2 = nl ? cJSON_Parse(nl + 1) : NULL;
   CHECK_STR(jstr(w1, "id"), "counter");
-  CHECK_INT(jnum(w1, "chats"), 1);
-  CHECK_STR(jstr(w1, "current_chat"), id2);
+  CHECK_INT(jnum(w1, "chats"), 2); /* the one `chats new --world Counter` made */
   CHECK_STR(jstr(w2, "id"), "trip-planner");
   CHECK_INT(jnum(w2, "chats"), 2);
   CHECK_STR(jstr(w2, "current_chat"), id3);
