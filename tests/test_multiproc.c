@@ -210,6 +210,12 @@ static void test_held_chat(void) {
   CHECK(strncmp(r.out, id, strlen(id)) != 0); /* not the held chat */
   proc_result_free(&r);
 
+  const char *wdel[] = {"worlds", "delete", "Busy", "--yes", "--db", db, NULL};
+  CHECK_INT(proc_agora(wdel, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 1);
+  CHECK(strstr(r.err, "is in use by another agora process") && strstr(r.err, pid));
+  proc_result_free(&r);
+
   kill(c.pid, SIGKILL);
   CHECK_INT(con_end(&c), 128 + SIGKILL);
   CHECK_INT(proc_agora(cont, NULL, NULL, &r), 0);
@@ -218,6 +224,10 @@ static void test_held_chat(void) {
   check_chat(db, id, 2 + 2 * STEPS);
   CHECK_INT(proc_agora(del, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  CHECK_INT(proc_agora(wdel, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "deleted world busy and 1 chat\n") != NULL); /* the one `chats new` made */
   proc_result_free(&r);
 }
 
