@@ -383,3 +383,42 @@ int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em) {
   world_emit(cs->w, "title-updated", f);
   return AG_OK;
 }
+
+/* ---- one agent's memory ---- */
+
+typedef struct clear_op {
+  chat_session *cs;
+  const char *agent_id;
+} clear_op;
+
+static int clear_txn(store_txn *t, void *arg) {
+  clear_op *op = arg;
+  int rc = store_memory_clear(t, op->cs->current, op->agent_id);
+  if (!rc) rc = store_agent_state_clear(t, op->cs->current, op->agent_id);
+  if (!rc) rc = store_context_clear(t, op->cs->current, op->agent_id);
+  return rc;
+}
+
+int chat_session_clear_agent(chat_session *cs, const char *name, ag_errmsg *em) {
+  agent *a = world_agent_find(cs->w, name);
+  if (!a) return ag_fail(em, AG_ERR_NOT_FOUND, "no agent '%s' in this world", name);
+  int rc;
+  if (cs->has_current && cs->live && (rc = chat_session__save(cs, em))) return rc;
+  clear_op op = {cs, agent_id(a)};
+  if (cs->has_current && (rc = store_write(cs->st, clear_txn, &op, em))) return rc;
+  agent_reset(a);
+  if ((rc = chat_session__sync_tracks(cs))) return rc;
+  for (size_t i = 0; i < cs->n_tracks; i++) {
+    session_track *t = &cs->tracks[i];
+    if (t->a != a) continue;
+    t->saved_mem = agent_memory_total(a);
+    t->saved_turn = agent_turn_state(a);
+    t->saved_counter = agent_reply_counter(a);
+    t->saved_state = 0;
+    t->saved_ctx = agent_context(a)->version;
+  }
+  cJSON *f = cJSON_CreateObject();
+  cJSON_AddStringToObject(f, "agent", agent_id(a));
+  world_emit(cs->w, "memory-cleared", f);
+  return AG_OK;
+}

@@ -51,6 +51,10 @@ void chat_session_detach(chat_session *cs);
  * limit changed), keeping its current chat. */
 int chat_session_save_world(chat_session *cs, ag_errmsg *em);
 
+/* Forgets agent name's memory, turn count and context in the current chat, in memory and in the store
+ * (event memory-cleared). AG_ERR_NOT_FOUND for an unknown agent. */
+int chat_session_clear_agent(chat_session *cs, const char *name, ag_errmsg *em);
+
 /* Number of saves that failed (a storage error makes `run` exit 1). */
 size_t chat_session_failures(const chat_session *cs);
 
