@@ -120,18 +120,25 @@ static int check_chat(const char *db, const char *id, int count) {
   return n;
 }
 
+/* The world file, database tmp/NAME and a console on it that has said `line` and saved it: 0 when
+ * all of that worked. */
+static int console_up(const char *name, const char *line, char world[4096], char db[4096], con *c) {
+  world_file(world);
+  snprintf(db, 4096, "%s/%s", tmp, name);
+  con_start(c, world, db, name);
+  CHECK(c->pid > 0);
+  if (c->pid <= 0) return -1;
+  con_say(c, line);
+  CHECK_INT(wait_messages(db, 2), 2); /* the console's chat exists and is saved */
+  return 0;
+}
+
 /* Four runs and a console on one database at once. Before the fix the runs reused the console's chat
  * (and one another's): "already has message N" and "message(s) could not be saved". */
 static void test_concurrent_writers(void) {
   char world[4096], db[4096];
-  world_file(world);
-  snprintf(db, sizeof db, "%s/db1", tmp);
   con c;
-  con_start(&c, world, db, "con1");
-  CHECK(c.pid > 0);
-  if (c.pid <= 0) return;
-  con_say(&c, "@alice hello from the console\n");
-  CHECK_INT(wait_messages(db, 2), 2); /* the console's chat exists and is saved */
+  if (console_up("con1", "@alice hello from the console\n", world, db, &c)) return;
   pid_t kids[RUNS];
   for (int i = 0; i < RUNS; i++) {
     kids[i] = fork();
@@ -176,14 +183,8 @@ static void test_concurrent_writers(void) {
  * continues it. */
 static void test_held_chat(void) {
   char world[4096], db[4096];
-  world_file(world);
-  snprintf(db, sizeof db, "%s/db2", tmp);
   con c;
-  con_start(&c, world, db, "con2");
-  CHECK(c.pid > 0);
-  if (c.pid <= 0) return;
-  con_say(&c, "@alice hi\n");
-  CHECK_INT(wait_messages(db, 2), 2);
+  if (console_up("con2", "@alice hi\n", world, db, &c)) return;
   cJSON *l = chats_list(db);
   char id[64];
   snprintf(id, sizeof id, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(l, 0), "id")));
