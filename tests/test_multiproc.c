@@ -205,6 +205,17 @@ static void test_held_chat(void) {
   CHECK(strstr(r.err, "cannot delete chat") && strstr(r.err, pid));
   proc_result_free(&r);
 
+  /* A second console starts a chat of its own, and cannot /load the held one. */
+  const char *con2[] = {"console", world, "--db", db, NULL};
+  char load[96];
+  snprintf(load, sizeof load, "/load %s\n", id);
+  CHECK_INT(proc_agora(con2, load, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "-- new-chat-created: id=") != NULL);
+  CHECK(strstr(r.err, "error: /load: chat '") && strstr(r.err, "is in use by another agora process") &&
+        strstr(r.err, pid));
+  proc_result_free(&r);
+
   const char *nw[] = {"chats", "new", "--db", db, NULL};
   CHECK_INT(proc_agora(nw, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);
@@ -228,7 +239,7 @@ static void test_held_chat(void) {
   proc_result_free(&r);
   CHECK_INT(proc_agora(wdel, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);
-  CHECK(strstr(r.out, "deleted world busy and 1 chat\n") != NULL); /* the one `chats new` made */
+  CHECK(strstr(r.out, "deleted world busy and 1 chat\n") != NULL); /* the 2nd console's (`chats new` reused it) */
   proc_result_free(&r);
 }
 
