@@ -114,6 +114,26 @@ fail:
   return rc;
 }
 
+int agent_reconfigure(agent *a, const agent_settings *s, llm_client *llm, ag_errmsg *em) {
+  if (agent_is_thinking(a)) return ag_fail(em, AG_ERR_STATE, "%s is answering; try again when it is done", a->id);
+  if (!s->name || strcmp(s->name, a->s.name)) return ag_fail(em, AG_ERR_INVALID, "an agent's name cannot change");
+  agent_settings ns;
+  llm_endpoint *e = NULL;
+  int rc = agent_settings_copy(&ns, s);
+  if (rc) return rc;
+  if (ns.monadic) ns.tools |= TOOL_BIT(TOOL_LOAD_CONTEXT) | TOOL_BIT(TOOL_SAVE_CONTEXT);
+  if ((rc = llm_endpoint_new(llm, &ns.llm, &e, em))) {
+    agent_settings_free(&ns);
+    return rc;
+  }
+  llm_endpoint_set_reply_counter(e, llm_endpoint_reply_counter(a->llm)); /* a script goes on */
+  llm_endpoint_free(a->llm);
+  agent_settings_free(&a->s);
+  a->s = ns;
+  a->llm = e;
+  return AG_OK;
+}
+
 static void agent_set_phase(agent *a, agent_phase p) { a->phase = p; }
 
 /* Forgets the turn's tool rounds. */

@@ -101,6 +101,9 @@ void agent_free(agent *a);
 const char *agent_id(const agent *a);
 const char *agent_name(const agent *a);
 const agent_settings *agent_settings_of(const agent *a);
+/* Replaces the agent's settings with a copy of s (same name) and its endpoint with one made on llm;
+ * memory and turn state stay. AG_ERR_STATE while it is thinking; on failure nothing changes. */
+int agent_reconfigure(agent *a, const agent_settings *s, llm_client *llm, ag_errmsg *em);
 int agent_is_thinking(const agent *a);
 /* Tokens the agent's LLM calls reported since the agent was made (this process), summed. */
 llm_usage agent_usage(const agent *a);

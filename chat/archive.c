@@ -2,6 +2,8 @@
  * rows are copied into the caller's plain structs before the callback sees them. */
 #include "chat/archive.h"
 
+#include "storage/store_lock.h"
+
 #include "storage/store.h"
 
 #include <stdio.h>
@@ -209,5 +211,82 @@ int chat_world_spec(store *st, const char *world_id, world_spec *out, ag_errmsg 
     }
   }
   free(settings);
+  return rc;
+}
+
+int chat_world_settings(store *st, const char *world_id, char **out, ag_errmsg *em) {
+  *out = NULL;
+  lookup l = {world_id, out, em};
+  int rc = store_read(st, settings_txn, &l, em);
+  if (rc) {
+    free(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+/* ---- deleting a world ---- */
+
+typedef struct world_chats {
+  const char *world_id;
+  store_lock **locks; /* one per chat of the world, taken before the write */
+  size_t n, cap;
+  store *st;
+  int changed;        /* write: a chat appeared that is not locked */
+  ag_errmsg *em;
+} world_chats;
+
+static int lock_row(const store_chat *c, void *arg) {
+  world_chats *wc = arg;
+  if (wc->n == wc->cap) {
+    size_t ncap = wc->cap ? wc->cap * 2 : 16;
+    store_lock **p = realloc(wc->locks, ncap * sizeof *p);
+    if (!p) return AG_ERR_NOMEM;
+    wc->locks = p;
+    wc->cap = ncap;
+  }
+  long pid = 0;
+  int rc = store_chat_lock(wc->st, c->id, &wc->locks[wc->n], &pid, wc->em);
+  if (rc == AG_ERR_STATE)
+    return ag_fail(wc->em, rc, "chat '%s' of world '%s' is in use by another agora process (pid %ld)", c->id,
+                   wc->world_id, pid);
+  if (!rc) wc->n++;
+  return rc;
+}
+
+static int lock_txn(store_txn *t, void *arg) {
+  world_chats *wc = arg;
+  store_world w;
+  int rc = found(store_world_get(t, wc->world_id, &w), wc->em, "world", wc->world_id);
+  if (rc) return rc;
+  store_world_free(&w);
+  return store_chat_list(t, wc->world_id, lock_row, wc);
+}
+
+static int unlocked_row(const store_chat *c, void *arg) {
+  world_chats *wc = arg;
+  for (size_t i = 0; i < wc->n; i++)
+    if (!strcmp(store_lock_chat(wc->locks[i]), c->id)) return 0;
+  wc->changed = 1;
+  return CHAT_STOP;
+}
+
+static int delete_world_txn(store_txn *t, void *arg) {
+  world_chats *wc = arg;
+  wc->changed = 0;
+  int rc = store_chat_list(t, wc->world_id, unlocked_row, wc);
+  if (rc) return rc;
+  if (wc->changed)
+    return ag_fail(wc->em, AG_ERR_STATE, "world '%s' is in use: a chat was just started in it", wc->world_id);
+  return store_world_delete(t, wc->world_id);
+}
+
+int chat_world_delete(store *st, const char *world_id, size_t *n_chats, ag_errmsg *em) {
+  world_chats wc = {world_id, NULL, 0, 0, st, 0, em};
+  int rc = store_read(st, lock_txn, &wc, em);
+  if (!rc) rc = store_write(st, delete_world_txn, &wc, em);
+  if (n_chats) *n_chats = wc.n;
+  for (size_t i = 0; i < wc.n; i++) store_chat_unlock(wc.locks[i]);
+  free(wc.locks);
   return rc;
 }

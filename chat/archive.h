@@ -78,5 +78,12 @@ int chat_worlds_count(store *st, size_t *n, char first[CHAT_ID_MAX], ag_errmsg *
 /* World world_id's stored settings parsed into *out (release with world_spec_free), as if read from
  * its file. AG_ERR_NOT_FOUND, em saying "no world 'ID' in the database". */
 int chat_world_spec(store *st, const char *world_id, world_spec *out, ag_errmsg *em);
+/* World world_id's stored settings as JSON text (a world file: no script, never secrets) into *out
+ * (caller frees). AG_ERR_NOT_FOUND, em saying "no world 'ID' in the database". */
+int chat_world_settings(store *st, const char *world_id, char **out, ag_errmsg *em);
+/* Deletes world world_id with all its chats; *n_chats (may be NULL) gets how many. Refused with
+ * AG_ERR_STATE, em naming the chat and the holder's pid, when another process holds one of its chats
+ * (docs/decisions.md "One process per chat"); nothing is deleted then. */
+int chat_world_delete(store *st, const char *world_id, size_t *n_chats, ag_errmsg *em);
 
 #endif

@@ -82,6 +82,11 @@ cJSON *chat_event_fields(const world_event *e) {
   case EV_CANCELLED:
     if (e->u.cancelled.agents) cJSON_AddStringToObject(f, "agents", e->u.cancelled.agents);
     break;
+  case EV_SEQS_MOVED:
+    cJSON_AddNumberToObject(f, "by", (double)e->u.seqs_moved.by);
+    cJSON_AddNumberToObject(f, "messages", (double)e->u.seqs_moved.messages);
+    break;
+  case EV_MEMORY_CLEARED: break; /* the agent is added for every kind that has one */
   case EV_KIND_COUNT: break;
   }
   return f;

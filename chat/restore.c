@@ -139,6 +139,11 @@ static int restore_txn(store_txn *t, void *arg) {
 int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   int r = chat_session__sync_tracks(cs);
   if (r) return r;
+  /* The chat is held before it is read (docs/decisions.md "One process per chat"). */
+  store_lock *lock = NULL;
+  if (!(cs->lock && strcmp(store_lock_chat(cs->lock), chat_id) == 0) &&
+      (r = store_chat_lock(cs->st, chat_id, &lock, NULL, em)))
+    return r;
   size_t n = cs->n_tracks ? cs->n_tracks : 1;
   restore_ctx rc;
   memset(&rc, 0, sizeof rc);
@@ -175,8 +180,14 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
   cs->count = rc.chat.message_count;
   cs->created_at = rc.chat.created_at_ms;
   cs->live = 1;
+  if (lock) {
+    store_chat_unlock(cs->lock);
+    cs->lock = lock;
+    lock = NULL;
+  }
   r = chat_session__set_title(cs, rc.chat.title);
 done:
+  store_chat_unlock(lock);
   if (rc.mems) restore_reset(&rc);
   else store_chat_free(&rc.chat);
   free(rc.mems);
@@ -192,5 +203,7 @@ int chat_session_resume(chat_session *cs, ag_errmsg *em) {
   if (!cs->has_current) return AG_OK;
   char id[STORE_ID_MAX];
   snprintf(id, sizeof id, "%s", cs->current);
-  return chat_session__restore(cs, id, em);
+  int rc = chat_session__restore(cs, id, em);
+  /* Held by another process: this one takes a new chat rather than write into it. */
+  return rc == AG_ERR_STATE ? chat_session_new(cs, em) : rc;
 }

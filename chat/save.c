@@ -17,6 +17,9 @@ typedef struct save_ctx {
   uint64_t upto;       /* memory entries up to this seq are stored */
   const char *title;   /* the chat's title after this save (borrowed) */
   int64_t now;
+  /* Found in the transaction: how far the pending messages move because the chat already holds
+   * their seqs (another writer got there first; see docs/decisions.md "One process per chat"). */
+  uint64_t shift;
 } save_ctx;
 
 static int save_agents(store_txn *t, save_ctx *sc) {
@@ -30,8 +33,11 @@ static int save_agents(store_txn *t, save_ctx *sc) {
     int rc;
     /* Replies join their author's memory when published, before they are stored: only entries whose
      * message is stored by now are written; the rest go with their own message. */
-    for (; k < base + n && mem[k - base]->seq <= sc->upto; k++)
-      if ((rc = store_memory_append(t, cs->current, agent_id(tr->a), mem[k - base]->seq))) return rc;
+    for (; k < base + n && mem[k - base]->seq <= sc->upto; k++) {
+      uint64_t seq = mem[k - base]->seq;
+      if (seq > cs->count) seq += sc->shift; /* a pending message: stored where it moved */
+      if ((rc = store_memory_append(t, cs->current, agent_id(tr->a), seq))) return rc;
+    }
     tr->pend_mem = k;
     turn_state ts = agent_turn_state(tr->a);
     size_t counter = agent_reply_counter(tr->a);
@@ -58,13 +64,16 @@ static int save_agents(store_txn *t, save_ctx *sc) {
 static int save_txn(store_txn *t, void *arg) {
   save_ctx *sc = arg;
   chat_session *cs = sc->cs;
-  int rc;
-  uint64_t count = cs->count;
+  uint64_t count = cs->count, last;
+  /* Seqs are checked here, inside the write: a message is never rejected for a seq someone else took. */
+  int rc = store_message_last_seq(t, cs->current, &last);
+  if (rc) return rc;
+  sc->shift = cs->n_pending && last >= cs->pending[0]->seq ? last - cs->pending[0]->seq + 1 : 0;
   for (size_t i = 0; i < cs->n_pending; i++) {
     const ag_msg *m = cs->pending[i];
-    store_message sm = {m->seq, m->ts_ms, (uint8_t)m->kind, m->sender, m->text, 0, NULL};
+    store_message sm = {m->seq + sc->shift, m->ts_ms, (uint8_t)m->kind, m->sender, m->text, 0, NULL};
     if ((rc = store_message_put(t, cs->current, &sm))) return rc;
-    if (m->seq > count) count = m->seq;
+    if (sm.seq > count) count = sm.seq;
   }
   for (size_t i = 0; i < cs->n_pending_steps; i++)
     if ((rc = store_thread_append(t, cs->current, cs->pending_steps[i]))) return rc;
@@ -88,6 +97,15 @@ static void apply_saved(chat_session *cs) {
   }
 }
 
+/* The pending messages were stored shift places later: they (shared with the agents' memories) and
+ * the world's numbering follow, so later messages come after them. */
+static void move_pending(chat_session *cs, uint64_t shift) {
+  for (size_t i = 0; i < cs->n_pending; i++) cs->pending[i]->seq += shift;
+  world_set_last_seq(cs->w, world_last_seq(cs->w) + shift);
+  world_event e = {EV_SEQS_MOVED, .u.seqs_moved = {shift, cs->n_pending}};
+  world_emit(cs->w, &e);
+}
+
 void chat_session__drop_pending(chat_session *cs) {
   for (size_t i = 0; i < cs->n_pending; i++) ag_msg_unref(cs->pending[i]);
   cs->n_pending = 0;
@@ -102,8 +120,10 @@ int chat_session__save(chat_session *cs, ag_errmsg *em) {
   uint64_t upto = cs->count;
   for (size_t i = 0; i < cs->n_pending; i++)
     if (cs->pending[i]->seq > upto) upto = cs->pending[i]->seq;
-  save_ctx sc = {cs, upto, new_title ? new_title : cs->title, ag_now_ms()};
+  save_ctx sc = {cs, upto, new_title ? new_title : cs->title, ag_now_ms(), 0};
   if (!rc) rc = store_write(cs->st, save_txn, &sc, em);
+  if (!rc && sc.shift) move_pending(cs, sc.shift);
+  upto += rc ? 0 : sc.shift;
   size_t n = cs->n_pending;
   chat_session__drop_pending(cs);
   if (rc) {

@@ -38,6 +38,11 @@ int chat_session__sync_tracks(chat_session *cs) {
   return AG_OK;
 }
 
+static void release(chat_session *cs) {
+  store_chat_unlock(cs->lock);
+  cs->lock = NULL;
+}
+
 void chat_session__mark_saved(chat_session *cs, int saved_state) {
   for (size_t i = 0; i < cs->n_tracks; i++) {
     session_track *t = &cs->tracks[i];
@@ -145,6 +150,7 @@ void chat_session_free(chat_session *cs) {
   free(cs->pending);
   free(cs->pending_steps);
   chat_session__unwatch(cs);
+  release(cs);
   free(cs->title);
   free(cs->tracks);
   free(cs);
@@ -158,6 +164,7 @@ void chat_session_detach(chat_session *cs) {
   chat_session__drop_pending(cs);
   cs->has_current = 0;
   cs->live = 0;
+  release(cs);
 }
 
 /* ---- new, load, delete, title ---- */
@@ -165,6 +172,7 @@ void chat_session_detach(chat_session *cs) {
 typedef struct chat_op {
   chat_session *cs;
   const char *id;
+  int can_reuse;      /* new: this process may take the current chat (nobody else holds it) */
   int reuse;          /* new: the current chat is reused */
   int was_current;    /* delete */
   char fallback[STORE_ID_MAX];
@@ -178,7 +186,7 @@ static int new_txn(store_txn *t, void *arg) {
   chat_session *cs = op->cs;
   int rc;
   op->reuse = 0;
-  if (cs->has_current) {
+  if (cs->has_current && op->can_reuse) {
     store_chat c;
     rc = store_chat_get(t, cs->current, &c);
     if (rc == AG_OK) {
@@ -202,13 +210,55 @@ static int new_txn(store_txn *t, void *arg) {
   return store_world_set_current(t, world_id(cs->w), op->id);
 }
 
+/* The locks "new chat" needs: the current chat's when nobody else holds it (it may be reused), and
+ * the fresh id's (it may be created). *cur is NULL when the current chat is held elsewhere or when
+ * this session already holds it. */
+static int new_locks(chat_session *cs, const char *id, chat_op *op, store_lock **cur, store_lock **fresh,
+                     ag_errmsg *em) {
+  *cur = *fresh = NULL;
+  op->can_reuse = 0;
+  int rc;
+  if (cs->has_current) {
+    if (cs->lock && strcmp(store_lock_chat(cs->lock), cs->current) == 0) {
+      op->can_reuse = 1;
+    } else {
+      rc = store_chat_lock(cs->st, cs->current, cur, NULL, NULL);
+      if (rc && rc != AG_ERR_STATE) return ag_fail(em, rc, "cannot lock chat '%s'", cs->current);
+      op->can_reuse = rc == AG_OK;
+    }
+  }
+  if ((rc = store_chat_lock(cs->st, id, fresh, NULL, em))) {
+    store_chat_unlock(*cur);
+    *cur = NULL;
+  }
+  return rc;
+}
+
 int chat_session_new(chat_session *cs, ag_errmsg *em) {
   int rc;
   if (cs->has_current && cs->live && (rc = chat_session__save(cs, em))) return rc;
   char id[STORE_ID_MAX];
   store_chat_id_new(id);
-  chat_op op = {cs, id, 0, 0, "", NULL, ag_now_ms(), em};
-  if ((rc = chat_session__sync_tracks(cs)) || (rc = store_write(cs->st, new_txn, &op, em))) return rc;
+  chat_op op = {cs, id, 0, 0, 0, "", NULL, ag_now_ms(), em};
+  store_lock *cur, *fresh;
+  if ((rc = chat_session__sync_tracks(cs)) || (rc = new_locks(cs, id, &op, &cur, &fresh, em))) return rc;
+  if ((rc = store_write(cs->st, new_txn, &op, em))) {
+    store_chat_unlock(cur);
+    store_chat_unlock(fresh);
+    return rc;
+  }
+  /* A chat is held by the process that writes it: the reused one, or the fresh one. */
+  if (op.reuse) {
+    store_chat_unlock(fresh);
+    if (cur) {
+      release(cs);
+      cs->lock = cur;
+    }
+  } else {
+    store_chat_unlock(cur);
+    release(cs);
+    cs->lock = fresh;
+  }
   uint64_t keep_seq = op.reuse ? cs->count : 0;
   world_reset_conversation(cs->w);
   world_set_last_seq(cs->w, keep_seq);
@@ -236,7 +286,7 @@ int chat_session_load(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   int rc;
   if (cs->has_current && cs->live && (rc = chat_session__save(cs, em))) return rc;
   if ((rc = chat_session__restore(cs, chat_id, em))) return rc;
-  chat_op op = {cs, cs->current, 0, 0, "", NULL, ag_now_ms(), em};
+  chat_op op = {cs, cs->current, 0, 0, 0, "", NULL, ag_now_ms(), em};
   return store_write(cs->st, set_current_txn, &op, em);
 }
 
@@ -272,14 +322,28 @@ int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   if (cs->has_current && cs->live && strcmp(cs->current, chat_id) != 0 && (rc = chat_session__save(cs, em))) return rc;
   char id[STORE_ID_MAX];
   snprintf(id, sizeof id, "%s", chat_id);
-  chat_op op = {cs, id, 0, 0, "", NULL, ag_now_ms(), em};
-  if ((rc = store_write(cs->st, delete_txn, &op, em))) return rc;
-  if (op.was_current) {
+  /* A chat another process holds is never deleted under it. */
+  store_lock *held = NULL;
+  int ours = cs->lock && strcmp(store_lock_chat(cs->lock), id) == 0;
+  long pid = 0;
+  if (!ours && (rc = store_chat_lock(cs->st, id, &held, &pid, em))) {
+    if (rc != AG_ERR_STATE) return rc;
+    return ag_fail(em, rc, "cannot delete chat '%s': it is in use by another agora process (pid %ld)", id, pid);
+  }
+  chat_op op = {cs, id, 0, 0, 0, "", NULL, ag_now_ms(), em};
+  rc = store_write(cs->st, delete_txn, &op, em);
+  store_chat_unlock(held);
+  if (rc) return rc;
+  /* The session changes only when it was on the deleted chat (another process may have made another
+   * chat the world's current one meanwhile). */
+  if (cs->has_current && strcmp(cs->current, id) == 0) {
     chat_session__drop_pending(cs); /* they belonged to the chat just deleted */
     cs->has_current = 0;
     cs->live = 0;
     world_reset_conversation(cs->w);
-    if (op.fallback[0] && (rc = chat_session__restore(cs, op.fallback, em))) return rc;
+    if (ours) release(cs);
+    /* The fallback becomes current in the store; this process takes it only if nobody holds it. */
+    if (op.fallback[0] && (rc = chat_session__restore(cs, op.fallback, em)) && rc != AG_ERR_STATE) return rc;
   }
   world_emit(cs->w, &(world_event){EV_CHAT_DELETED, .u.chat = {id, cs->has_current ? cs->current : NULL}});
   return AG_OK;
@@ -300,10 +364,48 @@ static int title_txn(store_txn *t, void *arg) {
 int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em) {
   if (!cs->has_current) return ag_fail(em, AG_ERR_STATE, "no current chat");
   if (!title[0]) return ag_fail(em, AG_ERR_INVALID, "the title is empty");
-  chat_op op = {cs, cs->current, 0, 0, "", title, ag_now_ms(), em};
+  chat_op op = {cs, cs->current, 0, 0, 0, "", title, ag_now_ms(), em};
   int rc = store_write(cs->st, title_txn, &op, em);
   if (rc) return rc;
   if ((rc = chat_session__set_title(cs, title))) return rc;
   world_emit(cs->w, &(world_event){EV_TITLE_UPDATED, .u.title = {title}});
+  return AG_OK;
+}
+
+/* ---- one agent's memory ---- */
+
+typedef struct clear_op {
+  chat_session *cs;
+  const char *agent_id;
+} clear_op;
+
+static int clear_txn(store_txn *t, void *arg) {
+  clear_op *op = arg;
+  int rc = store_memory_clear(t, op->cs->current, op->agent_id);
+  if (!rc) rc = store_agent_state_clear(t, op->cs->current, op->agent_id);
+  if (!rc) rc = store_context_clear(t, op->cs->current, op->agent_id);
+  return rc;
+}
+
+int chat_session_clear_agent(chat_session *cs, const char *name, ag_errmsg *em) {
+  agent *a = world_agent_find(cs->w, name);
+  if (!a) return ag_fail(em, AG_ERR_NOT_FOUND, "no agent '%s' in this world", name);
+  int rc;
+  if (cs->has_current && cs->live && (rc = chat_session__save(cs, em))) return rc;
+  clear_op op = {cs, agent_id(a)};
+  if (cs->has_current && (rc = store_write(cs->st, clear_txn, &op, em))) return rc;
+  agent_reset(a);
+  if ((rc = chat_session__sync_tracks(cs))) return rc;
+  for (size_t i = 0; i < cs->n_tracks; i++) {
+    session_track *t = &cs->tracks[i];
+    if (t->a != a) continue;
+    t->saved_mem = agent_memory_total(a);
+    t->saved_turn = agent_turn_state(a);
+    t->saved_counter = agent_reply_counter(a);
+    t->saved_state = 0;
+    t->saved_ctx = agent_context(a)->version;
+  }
+  world_event e = {EV_MEMORY_CLEARED, .u.cleared = {agent_id(a)}};
+  world_emit(cs->w, &e);
   return AG_OK;
 }

@@ -24,18 +24,23 @@ const char *chat_session_current(const chat_session *cs);
 /* The current chat's title (borrowed), or NULL. */
 const char *chat_session_title(const chat_session *cs);
 
-/* Restores the current chat (if any) into the agents: memories, turn counts, seq. */
+/* Restores the current chat (if any) into the agents: memories, turn counts, seq. When another process
+ * holds it, starts a new chat instead (as chat_session_new). */
 int chat_session_resume(chat_session *cs, ag_errmsg *em);
 /* New chat (§6): reuses the current chat if its title is still "New Chat" or it has no messages
  * (memories and turn counts reset, event chat-reused), otherwise creates a fresh "New Chat" and makes
- * it current (event new-chat-created). */
+ * it current (event new-chat-created). A current chat held by another process is never reused.
+ * One process holds its current chat at a time (a lock that dies with the process, see
+ * docs/decisions.md "One process per chat"). */
 int chat_session_new(chat_session *cs, ag_errmsg *em);
 /* Saves the current chat, then makes chat_id current and restores agents' memories and counts from it.
- * AG_ERR_NOT_FOUND (em names the id) when there is no such chat in this world. */
+ * AG_ERR_NOT_FOUND (em names the id) when there is no such chat in this world; AG_ERR_STATE (em names
+ * the holder's pid) when another process holds it. */
 int chat_session_load(chat_session *cs, const char *chat_id, ag_errmsg *em);
 /* Deletes chat_id with its messages and memories; if it was current, the most recently updated
  * remaining chat becomes current and is restored, or session mode goes off when none remains (event
- * chat-deleted names the fallback). */
+ * chat-deleted names the fallback; a fallback another process holds is not taken: session mode goes
+ * off). AG_ERR_STATE when another process holds chat_id. */
 int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em);
 /* Sets the current chat's title by hand (event title-updated). */
 int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em);
@@ -45,6 +50,10 @@ void chat_session_detach(chat_session *cs);
 /* Stores the world's settings as they are now (after agents were added or removed, or the turn
  * limit changed), keeping its current chat. */
 int chat_session_save_world(chat_session *cs, ag_errmsg *em);
+
+/* Forgets agent name's memory, turn count and context in the current chat, in memory and in the store
+ * (event memory-cleared). AG_ERR_NOT_FOUND for an unknown agent. */
+int chat_session_clear_agent(chat_session *cs, const char *name, ag_errmsg *em);
 
 /* Number of saves that failed (a storage error makes `run` exit 1). */
 size_t chat_session_failures(const chat_session *cs);

@@ -6,6 +6,7 @@
 
 #include "chat/session.h"
 #include "storage/store.h"
+#include "storage/store_lock.h"
 
 /* What the store knows of one agent in the current chat, to write only what changed. */
 typedef struct session_track {
@@ -43,6 +44,8 @@ struct chat_session {
   /* The agents hold the current chat's state (it was restored or started here). Until then their
    * in-memory state is not the chat's, and must not be written over it. */
   int live;
+  /* The lock on the current chat (docs/decisions.md "One process per chat"), or NULL. */
+  store_lock *lock;
 };
 
 /* session.c */
@@ -65,8 +68,8 @@ void chat_session__drop_pending(chat_session *cs);
 
 /* restore.c */
 /* Replaces the agents' conversation with chat_id's and makes it the session's current chat (in
- * memory; the caller records it in the world). AG_ERR_NOT_FOUND (em names it) when it is not a chat
- * of this world. */
+ * memory; the caller records it in the world), holding its lock. AG_ERR_NOT_FOUND (em names it) when
+ * it is not a chat of this world; AG_ERR_STATE (em names the holder) when another process holds it. */
 int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em);
 
 #endif

@@ -17,23 +17,29 @@
 static const char chats_usage[] =
   "usage: agora chats COMMAND [--db DIR] ...\n"
   "\n"
-  "  list [--world ID] [--json]     chats, most recently updated first; * marks a world's current chat\n"
+  "  list [--world W] [--json]      chats, most recently updated first; * marks a world's current chat\n"
   "  show CHAT_ID [--json] [--state] metadata and transcript; --state adds each agent's saved context\n"
-  "  new [--world ID]               new chat (an empty 'New Chat' is reused); prints its id\n"
+  "  new [--world W]                new chat (an empty 'New Chat' is reused); prints its id\n"
   "  delete CHAT_ID                 delete; prints the world's current chat afterwards, or 'none'\n"
   "  export CHAT_ID [-o FILE]       write the snapshot JSON (stdout by default)\n"
   "  import SNAPSHOT.json           import a snapshot as a new chat; prints its id\n"
   "\n"
-  "--world is needed only when the database holds several worlds.\n";
+  "--world W names a world by id or display name; needed only when the database holds several worlds.\n";
 
 static const char worlds_usage[] =
-  "usage: agora worlds list [--db DIR] [--json]\n"
+  "usage: agora worlds COMMAND [--db DIR] ...\n"
   "\n"
-  "Lists the worlds in the database with their agents, chats and current chat.\n";
+  "  list [--json]                  the worlds with their agents, chats and current chat\n"
+  "  show WORLD [--json]            settings, agents (provider, model, base_url), chats\n"
+  "  export WORLD [-o FILE]         the stored world file JSON (no secrets; agora run loads it)\n"
+  "  delete WORLD --yes             delete the world and all its chats (refused while another\n"
+  "                                 agora process uses one of them)\n"
+  "\n"
+  "WORLD is a world's id or display name.\n";
 
 typedef struct opts {
   const char *db, *world, *out;
-  int json, state;
+  int json, state, yes;
   const char *pos[4];
   int n_pos;
 } opts;
@@ -46,6 +52,8 @@ static int parse(const char *cmd, int argc, char **argv, opts *o) {
       o->json = 1;
     } else if (!strcmp(s, "--state")) {
       o->state = 1;
+    } else if (!strcmp(s, "--yes")) {
+      o->yes = 1;
     } else if (!strcmp(s, "--db") || !strcmp(s, "--world") || !strcmp(s, "-o")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: %s needs a value", cmd, s);
       const char **dst = !strcmp(s, "--db") ? &o->db : !strcmp(s, "--world") ? &o->world : &o->out;
@@ -110,7 +118,16 @@ static int show(store *st, const char *chat_id, int json, int state, output **ou
   return transcript_print_usage(st, chat_id, json, em);
 }
 
-/* ---- export ---- */
+/* The world's current chat as stored, or "none". */
+static int current_row(const chat_world_info *w, void *arg) {
+  if (strcmp(w->id, arg)) return 0;
+  puts(w->current_chat[0] ? w->current_chat : "none");
+  return CHAT_STOP;
+}
+
+static int print_current(store *st, const char *world_id, ag_errmsg *em) {
+  return chat_worlds_each(st, current_row, (void *)world_id, em);
+}
 
 
 int cli_chats(int argc, char **argv) {
@@ -143,7 +160,8 @@ int cli_chats(int argc, char **argv) {
   char wid[CHAT_ID_MAX];
   switch (which) {
   case 0:
-    rc = chat_list(st, o.world, list_chat, &o.json, &em);
+    if (!o.world || !(rc = cli_pick_world(st, o.world, wid, &em)))
+      rc = chat_list(st, o.world ? wid : NULL, list_chat, &o.json, &em);
     break;
   case 1: {
     output *out = NULL;
@@ -157,11 +175,10 @@ int cli_chats(int argc, char **argv) {
       puts(chat_session_current(cw.cs));
     break;
   case 3:
+    /* No resume: this process must not take the world's current chat (another may hold it). */
     if (!(rc = cli_chat_world(st, o.pos[0], wid, &em)) && !(rc = cli_world_open(st, wid, &cw, &em)) &&
-        !(rc = chat_session_resume(cw.cs, &em)) && !(rc = chat_session_delete(cw.cs, o.pos[0], &em))) {
-      const char *cur = chat_session_current(cw.cs);
-      puts(cur ? cur : "none");
-    }
+        !(rc = chat_session_delete(cw.cs, o.pos[0], &em)))
+      rc = print_current(st, wid, &em);
     break;
   case 4: {
     cJSON *snap = NULL;
@@ -209,9 +226,127 @@ static int world_row(const chat_world_info *w, void *arg) {
     free(s);
     cJSON_Delete(j);
   } else {
-    printf("%-20s %-24s %3d agents %5llu chats  current: %s\n", w->id, w->name, w->agents,
-           (unsigned long long)w->chats, cur ? cur : "none");
+    printf("%-20s %-24s %3d %-6s %5llu %-5s  current: %s\n", w->id, w->name, w->agents,
+           w->agents == 1 ? "agent" : "agents", (unsigned long long)w->chats, w->chats == 1 ? "chat" : "chats",
+           cur ? cur : "none");
   }
+  return 0;
+}
+
+/* ---- worlds show|export|delete ---- */
+
+static int world_info_row(const chat_world_info *w, void *arg) {
+  chat_world_info *out = arg;
+  if (strcmp(w->id, out->id)) return 0;
+  *out = *w;
+  return CHAT_STOP;
+}
+
+static const char *agent_str(const cJSON *a, const char *key) {
+  const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(a, key));
+  return v && v[0] ? v : "-";
+}
+
+static void show_plain(const chat_world_info *wi, cJSON *settings) {
+  printf("world: %s\nname: %s\nchats: %llu\ncurrent chat: %s\n", wi->id, wi->name,
+         (unsigned long long)wi->chats, wi->current_chat[0] ? wi->current_chat : "none");
+  const cJSON *it;
+  cJSON_ArrayForEach(it, settings) {
+    if (!strcmp(it->string, "name") || !strcmp(it->string, "agents")) continue;
+    char *v = cJSON_PrintUnformatted(it);
+    printf("%s: %s\n", it->string, v ? v : "?");
+    free(v);
+  }
+  const cJSON *agents = cJSON_GetObjectItem(settings, "agents");
+  int n = cJSON_GetArraySize(agents);
+  printf("agents: %d\n", n);
+  cJSON_ArrayForEach(it, agents) {
+    printf("  %-16s provider=%s model=%s base_url=%s\n", agent_str(it, "name"), agent_str(it, "provider"),
+           agent_str(it, "model"), agent_str(it, "base_url"));
+  }
+}
+
+static int world_show(store *st, const char *wid, int json, ag_errmsg *em) {
+  chat_world_info wi;
+  memset(&wi, 0, sizeof wi);
+  snprintf(wi.id, sizeof wi.id, "%s", wid);
+  char *text = NULL;
+  int rc = chat_worlds_each(st, world_info_row, &wi, em);
+  if (!rc) rc = chat_world_settings(st, wid, &text, em);
+  if (rc) return rc;
+  cJSON *settings = cJSON_Parse(text);
+  free(text);
+  if (!settings) return ag_fail(em, AG_ERR_STORAGE, "the stored settings of world '%s' are not JSON", wid);
+  if (json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "id", wi.id);
+    cJSON_AddStringToObject(j, "name", wi.name);
+    cJSON_AddNumberToObject(j, "chats", (double)wi.chats);
+    if (wi.current_chat[0]) cJSON_AddStringToObject(j, "current_chat", wi.current_chat);
+    else cJSON_AddNullToObject(j, "current_chat");
+    cJSON_AddItemToObject(j, "settings", settings);
+    char *s = cJSON_PrintUnformatted(j);
+    if (s) puts(s);
+    free(s);
+    cJSON_Delete(j);
+  } else {
+    show_plain(&wi, settings);
+    cJSON_Delete(settings);
+  }
+  return AG_OK;
+}
+
+static int world_export(store *st, const char *wid, const char *out, ag_errmsg *em) {
+  char *text = NULL;
+  int rc = chat_world_settings(st, wid, &text, em);
+  if (rc) return rc;
+  cJSON *j = cJSON_Parse(text);
+  free(text);
+  char *pretty = j ? cJSON_Print(j) : NULL;
+  cJSON_Delete(j);
+  if (!pretty) return ag_fail(em, AG_ERR_STORAGE, "the stored settings of world '%s' are not JSON", wid);
+  if (out) {
+    size_t n = strlen(pretty);
+    char *t = realloc(pretty, n + 2);
+    if (!t) {
+      free(pretty);
+      return AG_ERR_NOMEM;
+    }
+    pretty = t;
+    memcpy(pretty + n, "\n", 2);
+    rc = ag_file_write_out(out, pretty, em);
+  } else {
+    puts(pretty);
+  }
+  free(pretty);
+  return rc;
+}
+
+static int world_delete(store *st, const char *wid, ag_errmsg *em) {
+  size_t n = 0;
+  int rc = chat_world_delete(st, wid, &n, em);
+  if (!rc) printf("deleted world %s and %zu chat%s\n", wid, n, n == 1 ? "" : "s");
+  return rc;
+}
+
+static int worlds_run(int which, const opts *o) {
+  static const char *const names[] = {"list", "show", "export", "delete"};
+  const char *cmd = names[which];
+  if (which == 3 && !o->yes)
+    return cli_error(AG_ERR_INVALID, "worlds delete: this deletes world '%s' with all its chats; add --yes", o->pos[0]);
+  ag_errmsg em = {""};
+  store *st = NULL;
+  int rc = which == 3 ? cli_store_open(o->db, &st, &em) : cli_store_open_read(o->db, &st, &em);
+  if (rc == AG_ERR_NOT_FOUND && which == 0) return 0; /* no database: no worlds */
+  if (rc == AG_ERR_NOT_FOUND) rc = ag_fail(&em, AG_ERR_INVALID, "no world '%s' (there is no database)", o->pos[0]);
+  if (rc) return cli_error(rc, "worlds %s: %s", cmd, em.text);
+  char wid[CHAT_ID_MAX];
+  if (which == 0) rc = chat_worlds_each(st, world_row, (void *)&o->json, &em);
+  else if (!(rc = cli_pick_world(st, o->pos[0], wid, &em)))
+    rc = which == 1 ? world_show(st, wid, o->json, &em) : which == 2 ? world_export(st, wid, o->out, &em)
+                                                                     : world_delete(st, wid, &em);
+  chat_store_close(st);
+  if (rc) return cli_error(rc, "worlds %s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc));
   return 0;
 }
 
@@ -220,18 +355,18 @@ int cli_worlds(int argc, char **argv) {
     fputs(worlds_usage, argc < 1 ? stderr : stdout);
     return argc < 1 ? 2 : 0;
   }
-  if (strcmp(argv[0], "list")) return cli_error(AG_ERR_INVALID, "worlds: unknown command '%s'", argv[0]);
+  static const char *const subs[] = {"list", "show", "export", "delete"};
+  int which = -1;
+  for (int i = 0; i < 4; i++)
+    if (!strcmp(argv[0], subs[i])) which = i;
+  if (which < 0) return cli_error(AG_ERR_INVALID, "worlds: unknown command '%s' (see agora worlds --help)", argv[0]);
+  char label[32];
+  snprintf(label, sizeof label, "worlds %s", argv[0]);
   opts o;
-  int status = parse("worlds list", argc - 1, argv + 1, &o);
+  int status = parse(label, argc - 1, argv + 1, &o);
   if (status) return status;
-  if (o.n_pos) return cli_error(AG_ERR_INVALID, "worlds list: unexpected argument '%s'", o.pos[0]);
-  ag_errmsg em = {""};
-  store *st = NULL;
-  int rc = cli_store_open_read(o.db, &st, &em);
-  if (rc == AG_ERR_NOT_FOUND) return 0; /* no database: no worlds */
-  if (rc) return cli_error(rc, "%s", em.text);
-  rc = chat_worlds_each(st, world_row, &o.json, &em);
-  chat_store_close(st);
-  if (rc) return cli_error(rc, "worlds list: %s", em.text[0] ? em.text : ag_strerror(rc));
-  return 0;
+  if (which == 0 && o.n_pos) return cli_error(AG_ERR_INVALID, "worlds list: unexpected argument '%s'", o.pos[0]);
+  if (which > 0 && o.n_pos != 1)
+    return cli_error(AG_ERR_INVALID, "worlds %s: expected one WORLD (see agora worlds --help)", argv[0]);
+  return worlds_run(which, &o);
 }

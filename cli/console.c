@@ -178,11 +178,12 @@ static int console_open(console *c, const console_args *a) {
     return cli_error(rc, "console: %s", ag_strerror(rc));
   world_set_emit_chunks(c->cw.w, c->tty);
   world_set_approver(c->cw.w, &(world_approver){con_ask, con_withdrawn}, c);
-  int resumed = chat_session_current(c->cw.cs) != NULL;
-  rc = resumed ? chat_session_resume(c->cw.cs, &em) : chat_session_new(c->cw.cs, &em);
+  char was[CHAT_ID_MAX];
+  snprintf(was, sizeof was, "%s", chat_session_current(c->cw.cs) ? chat_session_current(c->cw.cs) : "");
+  rc = was[0] ? chat_session_resume(c->cw.cs, &em) : chat_session_new(c->cw.cs, &em);
   if (rc) return cli_error(rc, "console: %s", em.text[0] ? em.text : ag_strerror(rc));
   output_set_chat(c->out, chat_session_current(c->cw.cs));
-  c->resumed = resumed;
+  c->resumed = was[0] && !strcmp(was, chat_session_current(c->cw.cs)); /* a held chat gives a new one */
   return 0;
 }
 

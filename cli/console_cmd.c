@@ -41,15 +41,14 @@ static int world_record_save(console *c, ag_errmsg *em) { return chat_session_sa
 
 /* ---- commands ---- */
 
-static char *trim(char *s) {
+char *con_trim(char *s) {
   s += strspn(s, " \t");
   size_t n = strlen(s);
   while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n')) s[--n] = '\0';
   return s;
 }
 
-/* Splits the first word off *p (which moves past it); "" when none. */
-static char *next_word(char **p) {
+char *con_next_word(char **p) {
   char *s = *p + strspn(*p, " \t");
   char *e = s + strcspn(s, " \t");
   *p = *e ? e + 1 : e;
@@ -122,11 +121,16 @@ static int add_settings(console *c, const char *name, const char *provider, agen
 }
 
 static int cmd_add(console *c, char *args, ag_errmsg *em) {
+  char *like = strstr(args, " --like ");
+  if (like) { /* "/add dave --like alice" */
+    *like = '\0';
+    return con_add_like(c, con_trim(args), con_trim(like + 8), em);
+  }
   /* "/add carol", "/add carol openai", "/add Madame Pedagogue openai": after the first word, the last
    * one is the provider (checked, so that a typo is not taken for part of a name). */
   char *provider = strrchr(args, ' ');
   if (provider) *provider++ = '\0';
-  char *name = trim(args);
+  char *name = con_trim(args);
   if (!name[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /add NAME [provider]");
   agent_settings s;
   int rc = add_settings(c, name, provider, &s, em);
@@ -201,8 +205,8 @@ static int cmd_delete(console *c, char *args, ag_errmsg *em) {
 
 
 static int cmd_export(console *c, char *args, ag_errmsg *em) {
-  char *id = next_word(&args);
-  char *file = trim(args);
+  char *id = con_next_word(&args);
+  char *file = con_trim(args);
   if (!id[0] || !file[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /export ID FILE");
   cJSON *snap = NULL;
   char *text = NULL;
@@ -251,6 +255,10 @@ static const command commands[] = {
   {"/help", "", "this list", cmd_help},
   {"/agents", "", "the agents, their providers and turn counts", cmd_agents},
   {"/add", "NAME [provider]", "add an agent (provider settings from a like agent)", cmd_add},
+  {"/add", "NAME --like OTHER", "add an agent with OTHER's settings (prompt, model, ...)", NULL},
+  {"/agent", "NAME", "an agent's provider, model, base_url, prompt and turns", con_cmd_agent},
+  {"/set", "NAME model|prompt|temperature VALUE", "change an agent's setting", con_cmd_set},
+  {"/clear", "NAME", "forget an agent's memory of this chat", con_cmd_clear},
   {"/remove", "NAME", "remove an agent", cmd_remove},
   {"/chats", "", "this world's chats (* marks the current one)", cmd_chats},
   {"/new", "", "start a new chat (an empty one is reused)", cmd_new},
@@ -263,7 +271,12 @@ static const command commands[] = {
 };
 static const size_t n_commands = sizeof commands / sizeof *commands;
 
-const char *con_command_name(size_t i) { return i < n_commands ? commands[i].name : NULL; }
+/* A second line of help for the same command (run NULL) is no second completion. */
+const char *con_command_name(size_t i) {
+  for (size_t k = 0; k < n_commands; k++)
+    if (commands[k].run && i-- == 0) return commands[k].name;
+  return NULL;
+}
 
 static int cmd_help(console *c, char *args, ag_errmsg *em) {
   (void)args;
@@ -272,7 +285,8 @@ static int cmd_help(console *c, char *args, ag_errmsg *em) {
   for (size_t i = 0; i < n_commands; i++) {
     char head[64];
     snprintf(head, sizeof head, "%s %s", commands[i].name, commands[i].args);
-    con_print(c, "  %-22s %s\n", head, commands[i].help);
+    if (strlen(head) > 22) con_print(c, "  %s\n  %-22s %s\n", head, "", commands[i].help);
+    else con_print(c, "  %-22s %s\n", head, commands[i].help);
   }
   con_print(c, "Start a line with // to send a message that begins with '/'. Tab completes commands, chat ids\n"
                "and @names. Ctrl-C cancels the replies in flight; Ctrl-D quits.\n");
@@ -281,17 +295,17 @@ static int cmd_help(console *c, char *args, ag_errmsg *em) {
 
 static void run_command(console *c, char *line) {
   char *args = line;
-  char *name = next_word(&args);
+  char *name = con_next_word(&args);
   const command *cmd = NULL;
   for (size_t i = 0; i < n_commands && !cmd; i++)
-    if (!strcmp(commands[i].name, name)) cmd = &commands[i];
+    if (!strcmp(commands[i].name, name) && commands[i].run) cmd = &commands[i];
   if (!cmd) {
     con_error(c, "unknown command '%s' (try /help)", name);
     return;
   }
   ag_errmsg em = {""};
   unsigned long before = c->printed;
-  int rc = cmd->run(c, trim(args), &em);
+  int rc = cmd->run(c, con_trim(args), &em);
   if (rc) con_error(c, "%s: %s", cmd->name, em.text[0] ? em.text : ag_strerror(rc));
   else if (c->printed != before) con_print(c, "\n"); /* a paragraph, like the transcript's */
   output_set_chat(c->out, chat_session_current(c->cw.cs));
@@ -307,7 +321,7 @@ void con_handle_line(console *c, char *line) {
     con_tty_resume(c);
     return;
   }
-  char *s = trim(line);
+  char *s = con_trim(line);
   int is_cmd = s[0] == '/' && s[1] != '/';
   con_screen_hide(c);
   if (c->tty && is_cmd) printf("%s%s\n", c->prompt, s); /* the command stays in view above its output */

@@ -111,6 +111,18 @@ void con_handle_line(console *c, char *line);
 const char *con_command_name(size_t i);
 /* Adds the world's chat ids as completion candidates. */
 void con_chat_ids(console *c);
+/* s without leading and trailing white space (in place). */
+char *con_trim(char *s);
+/* Splits the first word off *p (which moves past it); "" when none. */
+char *con_next_word(char **p);
+
+/* console_agent.c: one agent's settings (/agent, /set, /clear, /add --like); changes are stored with
+ * the world (chat_session_save_world). */
+int con_cmd_agent(console *c, char *args, ag_errmsg *em);
+int con_cmd_set(console *c, char *args, ag_errmsg *em);
+int con_cmd_clear(console *c, char *args, ag_errmsg *em);
+/* Adds agent name with other's settings (prompt, provider, model, ...), never its replies. */
+int con_add_like(console *c, const char *name, const char *other, ag_errmsg *em);
 
 /* console_tty.c: terminal mode (libedit, history, completion). */
 int con_tty_run(console *c);

@@ -58,9 +58,34 @@ int cli_chat_world(store *st, const char *chat_id, char world_id[CHAT_ID_MAX], a
   return rc;
 }
 
+typedef struct find_world {
+  const char *want;
+  char *out;
+  int by_name; /* matches by display name (an id match wins) */
+} find_world;
+
+static int find_world_row(const chat_world_info *w, void *arg) {
+  find_world *fw = arg;
+  if (!strcmp(w->id, fw->want)) {
+    snprintf(fw->out, CHAT_ID_MAX, "%s", w->id);
+    fw->by_name = 0;
+    return CHAT_STOP;
+  }
+  if (!fw->out[0] && !strcmp(w->name, fw->want)) {
+    snprintf(fw->out, CHAT_ID_MAX, "%s", w->id);
+    fw->by_name = 1;
+  }
+  return 0;
+}
+
 int cli_pick_world(store *st, const char *world_id, char out[CHAT_ID_MAX], ag_errmsg *em) {
   if (world_id) {
-    snprintf(out, CHAT_ID_MAX, "%s", world_id);
+    /* By id, or by display name (issue 15 item 9). */
+    out[0] = '\0';
+    find_world fw = {world_id, out, 0};
+    int rc = chat_worlds_each(st, find_world_row, &fw, em);
+    if (rc) return rc;
+    if (!out[0]) return ag_fail(em, AG_ERR_INVALID, "no world '%s' in the database (see agora worlds list)", world_id);
     return AG_OK;
   }
   size_t n;

@@ -27,7 +27,9 @@ void cli_world_settle(cli_world *cw);
 
 /* The world a chat belongs to (copied into world_id). AG_ERR_NOT_FOUND names the chat. */
 int cli_chat_world(store *st, const char *chat_id, char world_id[CHAT_ID_MAX], ag_errmsg *em);
-/* The only world in the database when world_id is NULL (AG_ERR_INVALID if there are several or none). */
+/* The world named world_id (its id or its display name) into out, AG_ERR_INVALID "no world 'X'" when
+ * there is none; the only world in the database when world_id is NULL (AG_ERR_INVALID if there are
+ * several or none). */
 int cli_pick_world(store *st, const char *world_id, char out[CHAT_ID_MAX], ag_errmsg *em);
 
 #endif

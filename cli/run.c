@@ -8,6 +8,7 @@
 #include "world/world.h"
 
 #include <event2/event.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,37 @@ static int parse_args(int argc, char **argv, run_args *a) {
  * delivers the answer from the loop). */
 static void approve_all(void *ud, const world_approval *req) { world_approval_answer(ud, req->id, 1); }
 
+/* Ctrl-C (issue 15 item 9): the replies in flight are cancelled, the script stops, what was published
+ * is saved, and the person is told so (run_interrupted). */
+typedef struct run_stop {
+  world *w;
+  int hit;
+  size_t cancelled;
+} run_stop;
+
+static void on_sigint(evutil_socket_t sig, short what, void *arg) {
+  (void)sig;
+  (void)what;
+  run_stop *rs = arg;
+  rs->hit = 1;
+  rs->cancelled += world_thinking(rs->w);
+  world_cancel_all(rs->w);
+  world_interrupt(rs->w);
+}
+
+static int run_interrupted(const run_stop *rs, chat_session *cs) {
+  const char *chat = cs ? chat_session_current(cs) : NULL;
+  char id[CHAT_ID_MAX];
+  snprintf(id, sizeof id, "%s", chat ? chat : "");
+  if (cs) chat_session_detach(cs); /* saves what was delivered */
+  size_t lost = cs ? chat_session_failures(cs) : 0;
+  fprintf(stderr, "agora: interrupted: cancelled %zu repl%s, ", rs->cancelled, rs->cancelled == 1 ? "y" : "ies");
+  if (!cs) fputs("nothing saved (--no-save)\n", stderr);
+  else if (lost) fprintf(stderr, "%zu message(s) could not be saved\n", lost);
+  else fprintf(stderr, "saved chat %s\n", id);
+  return 130;
+}
+
 /* The script's steps, each run until the world is quiet. Returns an exit status (0: all ran). */
 static int run_steps(const world_spec *spec, world *w, chat_session *cs, output *out) {
   ag_errmsg em = {""};
@@ -88,7 +120,8 @@ static int run_steps(const world_spec *spec, world *w, chat_session *cs, output 
     } else if ((rc = world_publish(w, step->from, step->text, NULL))) {
       return cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
     }
-    if ((rc = world_run_until_quiet(w))) return cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
+    if ((rc = world_run_until_quiet(w)) == AG_ERR_CANCELLED) return 130; /* Ctrl-C */
+    if (rc) return cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
   }
   return 0;
 }
@@ -150,7 +183,13 @@ int cli_run(int argc, char **argv) {
     }
     output_set_chat(out, chat_session_current(cs));
   }
-  if ((status = run_steps(&spec, w, cs, out))) goto done;
+  run_stop stop = {w, 0, 0};
+  struct event *sigint = evsignal_new(base, SIGINT, on_sigint, &stop);
+  if (sigint) event_add(sigint, NULL);
+  status = run_steps(&spec, w, cs, out);
+  if (sigint) event_free(sigint);
+  if (stop.hit) status = run_interrupted(&stop, cs);
+  if (status) goto done;
   output_done(out);
   if (world_failed_calls(w)) {
     fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(w));

@@ -131,6 +131,8 @@ int store_world_list(store_txn *t, store_world_fn fn, void *arg);
 /* Makes chat_id (a chat of this world) the world's current chat, or clears it when chat_id is NULL or
  * "". AG_ERR_NOT_FOUND for an unknown world or chat, AG_ERR_INVALID for another world's chat. */
 int store_world_set_current(store_txn *t, const char *world_id, const char *chat_id);
+/* Deletes world id with all its chats (as store_chat_delete each). AG_ERR_NOT_FOUND when absent. */
+int store_world_delete(store_txn *t, const char *id);
 /* Frees what store_world_get allocated and zeroes *w; a zeroed or put-only record is fine. */
 void store_world_free(store_world *w);
 

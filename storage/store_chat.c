@@ -4,6 +4,7 @@
  * states, contexts, thread) by key prefix. */
 #include "storage/store_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* ---- Records ------------------------------------------------------------------------------------ */
@@ -328,6 +329,41 @@ int store_chat_latest(store_txn *t, const char *world_id, store_chat *out) {
   if (rc) return rc;
   return ag_fail(t->em, AG_ERR_NOT_FOUND, "no chats in %s%s", world_id ? "world " : "the database",
                  world_id ? world_id : "");
+}
+
+typedef struct id_list {
+  char (*ids)[STORE_ID_MAX];
+  size_t n, cap;
+} id_list;
+
+static int collect_id(const store_chat *c, void *arg) {
+  id_list *l = arg;
+  if (l->n == l->cap) {
+    size_t ncap = l->cap ? l->cap * 2 : 16;
+    char (*p)[STORE_ID_MAX] = realloc(l->ids, ncap * sizeof *p);
+    if (!p) return AG_ERR_NOMEM;
+    l->ids = p;
+    l->cap = ncap;
+  }
+  snprintf(l->ids[l->n++], STORE_ID_MAX, "%s", c->id);
+  return 0;
+}
+
+int store_world_delete(store_txn *t, const char *id) {
+  store_world w;
+  id_list l = {NULL, 0, 0};
+  int rc = store__writable(t);
+  if (!rc) rc = store_world_get(t, id, &w);
+  if (rc) return rc;
+  store_world_free(&w);
+  /* Ids first, deletes after: a scan must not write under itself. */
+  rc = store_chat_list(t, id, collect_id, &l);
+  for (size_t i = 0; !rc && i < l.n; i++) rc = store_chat_delete(t, l.ids[i]);
+  free(l.ids);
+  if (rc) return rc == AG_ERR_NOMEM ? ag_fail(t->em, rc, "out of memory") : rc;
+  MDB_val key = {strlen(id), (void *)id};
+  int mrc = mdb_del(t->txn, t->s->worlds, &key, NULL);
+  return mrc ? store__lmdb(t, mrc, "delete world") : AG_OK;
 }
 
 int store_chat_delete(store_txn *t, const char *id) {

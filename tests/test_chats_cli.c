@@ -329,15 +329,30 @@ static void list_order_and_filter(void) {
   CHECK_STR(jstr(cJSON_GetArrayItem(list, 0), "id"), id2);
   cJSON_Delete(list);
 
+  /* A world by its display name too; an unknown one is an error (issue 15 item 9). */
+  list = list_chats(e.db, "Trip Planner");
+  CHECK_INT(cJSON_GetArraySize(list), 2);
+  cJSON_Delete(list);
   proc_result r;
+  ag(&r, e.db, "chats", "list", "--world", "nope", NULL);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "no world 'nope'") != NULL);
+  proc_result_free(&r);
+  ag(&r, e.db, "chats", "new", "--world", "Counter", NULL);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  ag(&r, e.db, "worlds", "list", NULL);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "  1 agent ") != NULL && strstr(r.out, "1 agents") == NULL);
+  CHECK(strstr(r.out, "    2 chats  current") != NULL);
+  proc_result_free(&r);
   ag(&r, e.db, "worlds", "list", "--json", NULL);
   CHECK_INT(r.status, 0);
   char *nl = strchr(r.out, '\n');
   CHECK(nl != NULL);
   cJSON *w1 = cJSON_Parse(r.out), *w2 = nl ? cJSON_Parse(nl + 1) : NULL;
   CHECK_STR(jstr(w1, "id"), "counter");
-  CHECK_INT(jnum(w1, "chats"), 1);
-  CHECK_STR(jstr(w1, "current_chat"), id2);
+  CHECK_INT(jnum(w1, "chats"), 2); /* the one `chats new --world Counter` made */
   CHECK_STR(jstr(w2, "id"), "trip-planner");
   CHECK_INT(jnum(w2, "chats"), 2);
   CHECK_STR(jstr(w2, "current_chat"), id3);
@@ -1263,7 +1278,65 @@ static void usage_errors(void) {
   env_close(&e);
 }
 
+/* worlds show|export|delete (issue 15 item 13), by id or display name. */
+static void worlds_show_export_delete(void) {
+  env e;
+  env_open(&e);
+  char trip[4096], counter[4096], id[64], exported[4096], db2[4096];
+  env_file(&e, "trip.json", trip_world, trip);
+  env_file(&e, "counter.json", counter_world, counter);
+  free(run_saved(e.db, trip, id, sizeof id));
+  free(run_saved(e.db, counter, id, sizeof id));
+  proc_result r;
+  ag(&r, e.db, "worlds", "show", "Trip Planner", NULL);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "world: trip-planner\nname: Trip Planner\nchats: 1\n") != NULL);
+  CHECK(strstr(r.out, "agents: 1\n  planner ") != NULL && strstr(r.out, "provider=script") != NULL);
+  proc_result_free(&r);
+  ag(&r, e.db, "worlds", "show", "trip-planner", "--json", NULL);
+  CHECK_INT(r.status, 0);
+  cJSON *j = cJSON_Parse(r.out);
+  CHECK_INT(jnum(j, "chats"), 1);
+  CHECK_STR(jstr(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "agents"), 0), "name"), "planner");
+  cJSON_Delete(j);
+  proc_result_free(&r);
+  ag(&r, e.db, "worlds", "show", "nope", NULL);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "no world 'nope'") != NULL);
+  proc_result_free(&r);
+  /* export: a world file that `run` loads again, into another database. */
+  snprintf(exported, sizeof exported, "%s/exported.json", e.dir);
+  snprintf(db2, sizeof db2, "%s/db2", e.dir);
+  ag(&r, e.db, "worlds", "export", "Trip Planner", "-o", exported, NULL);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  ag(&r, db2, "run", exported, NULL);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  ag(&r, db2, "worlds", "list", "--json", NULL);
+  CHECK(strstr(r.out, "\"id\":\"trip-planner\"") != NULL);
+  proc_result_free(&r);
+  /* delete: only with --yes; the world and its chats go, the other world stays. */
+  ag(&r, e.db, "worlds", "delete", "Trip Planner", NULL);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "add --yes") != NULL);
+  proc_result_free(&r);
+  ag(&r, e.db, "worlds", "delete", "Trip Planner", "--yes", NULL);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.out, "deleted world trip-planner and 1 chat\n");
+  proc_result_free(&r);
+  cJSON *list = list_chats(e.db, NULL);
+  CHECK_INT(cJSON_GetArraySize(list), 1);
+  CHECK_STR(jstr(cJSON_GetArrayItem(list, 0), "world"), "counter");
+  cJSON_Delete(list);
+  ag(&r, e.db, "worlds", "list", NULL);
+  CHECK(strstr(r.out, "trip-planner") == NULL && strstr(r.out, "counter") != NULL);
+  proc_result_free(&r);
+  env_close(&e);
+}
+
 static const unit_test tests[] = {
+  UNIT(worlds_show_export_delete),
   UNIT(run_saves_chat),
   UNIT(list_order_and_filter),
   UNIT(new_reuses_empty_chat),

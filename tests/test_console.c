@@ -128,6 +128,71 @@ static void piped_messages_saved(void) {
   free(db);
 }
 
+/* `chats export ID` as JSON (caller deletes). */
+static cJSON *chat_export(const char *db, const char *id) {
+  const char *args[] = {"chats", "export", id, "--db", db, NULL};
+  proc_result r;
+  if (proc_agora(args, NULL, NULL, &r)) return NULL;
+  cJSON *j = cJSON_Parse(r.out);
+  proc_result_free(&r);
+  return j;
+}
+
+static const cJSON *snap_agent(const cJSON *snap, const char *id) {
+  const cJSON *a;
+  cJSON_ArrayForEach(a, cJSON_GetObjectItem(snap, "agents")) {
+    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(a, "id")), id)) return a;
+  }
+  return NULL;
+}
+
+/* /agent shows one agent; /set changes its model, prompt, temperature; /add --like copies another's
+ * settings; /clear forgets its memory of the chat. All of it is stored (issue 15 item 13). */
+static void piped_agent_settings(void) {
+  char *w = world_file(), *db = fresh_db("db-agent-settings");
+  proc_result r;
+  console(w, db,
+          "@alice hi\n/agent alice\n/set alice model big-model\n/set alice temperature 0.5\n"
+          "/set alice prompt You are terse.\n/set alice temperature 9\n/set alice colour red\n/set nobody model x\n"
+          "/add dave --like alice\n/agent dave\n@bob hello\n/clear bob\n",
+          &r);
+  CHECK_INT(r.status, 0);
+  CHECK(contains(r.out, "alice (alice)\n  provider: script\n  model: (provider default)\n  base_url: (provider "
+                        "default)\n  temperature: (provider default)\n  prompt: (none)\n  turns: 1/3\n"));
+  CHECK(contains(r.out, "alice: model = big-model\n"));
+  CHECK(contains(r.out, "dave (dave)\n  provider: script\n  model: big-model\n"));
+  CHECK(contains(r.out, "  temperature: 0.5\n  prompt: You are terse.\n  turns: 0/3\n"));
+  CHECK(contains(r.out, "-- memory-cleared: agent=bob\n"));
+  CHECK(contains(r.err, "error: /set: the temperature must be a number from 0 to 2, not '9'\n"));
+  CHECK(contains(r.err, "error: /set: unknown setting 'colour' (model, prompt or temperature)\n"));
+  CHECK(contains(r.err, "error: /set: no agent 'nobody' in this world (see /agents)\n"));
+  char id[64] = "";
+  CHECK_INT(event_id(r.out, "new-chat-created", 0, id), 0);
+  proc_result_free(&r);
+  /* Stored with the world: the world record has the new settings and dave. */
+  const char *show[] = {"worlds", "show", "Console Test", "--db", db, NULL};
+  CHECK_INT(proc_agora(show, NULL, NULL, &r), 0);
+  CHECK(contains(r.out, "  alice            provider=script model=big-model base_url=-\n"));
+  CHECK(contains(r.out, "  dave             provider=script model=big-model base_url=-\n"));
+  proc_result_free(&r);
+  const char *json[] = {"worlds", "show", "console-test", "--db", db, "--json", NULL};
+  CHECK_INT(proc_agora(json, NULL, NULL, &r), 0);
+  cJSON *j = cJSON_Parse(r.out);
+  const cJSON *alice = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "agents"), 0);
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(alice, "system_prompt")), "You are terse.");
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(alice, "temperature")) == 0.5);
+  cJSON_Delete(j);
+  proc_result_free(&r);
+  /* /clear is stored: bob's memory and turns are empty in the chat, alice's are not. */
+  cJSON *snap = chat_export(db, id);
+  CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(snap_agent(snap, "alice"), "memory")) >= 2);
+  const cJSON *bob = snap_agent(snap, "bob");
+  CHECK(!bob || cJSON_GetArraySize(cJSON_GetObjectItem(bob, "memory")) == 0);
+  cJSON_Delete(snap);
+  free(w);
+  free(db);
+}
+
 /* /agents lists them; /add makes an agent that answers as the script provider does with no replies;
  * /remove takes it away again (a mention of it is then unknown). */
 static void piped_agents_add_remove(void) {
@@ -408,7 +473,7 @@ static void piped_approval(void) {
 int main(int argc, char **argv) {
   tmp = unit_tmpdir();
   static const unit_test tests[] = {
-    UNIT(piped_approval),
+    UNIT(piped_approval), UNIT(piped_agent_settings),
     UNIT(piped_messages_saved),   UNIT(piped_agents_add_remove), UNIT(piped_chats_new_load_delete),
     UNIT(piped_title_export),     UNIT(piped_turnlimit),         UNIT(piped_bad_commands),
     UNIT(piped_quit),             UNIT(piped_resume),            UNIT(usage_and_world_choice),

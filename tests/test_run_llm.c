@@ -9,7 +9,11 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 static char *tmp;
 static llm_server *srv;
@@ -439,7 +443,51 @@ static void gemini_bad_200_fails(void) {
   }
 }
 
+/* Ctrl-C during run (issue 15 item 9): the reply in flight is cancelled, what was published is saved,
+ * and stderr says so; exit 130. */
+static void sigint_says_what_it_did(void) {
+  llm_server_reset(srv);
+  char json[2048], db[4096], err[4096];
+  snprintf(json, sizeof json,
+           "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"model\": \"m\","
+           " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\", \"system_prompt\": \"[[mock stall=1]]\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@ann hello there friend\"}]}",
+           base_url("openai"));
+  const char *world = world_file("stall.json", json);
+  snprintf(db, sizeof db, "%s/sigint-db", tmp);
+  snprintf(err, sizeof err, "%s/sigint.err", tmp);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("AGORA_TEST_KEY", "sk-test-0123456789", 1);
+    if (!freopen("/dev/null", "w", stdout) || !freopen(err, "w", stderr)) _exit(126);
+    execl(getenv("AGORA_BIN"), "agora", "run", world, "--db", db, (char *)NULL);
+    _exit(127);
+  }
+  CHECK(pid > 0);
+  if (pid <= 0) return;
+  for (int i = 0; i < 400 && llm_server_request_count(srv) < 1; i++) {
+    struct timespec ts = {0, 25 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  struct timespec ts = {0, 200 * 1000 * 1000}; /* the stalled stream has started */
+  nanosleep(&ts, NULL);
+  kill(pid, SIGINT);
+  int st = -1;
+  CHECK(waitpid(pid, &st, 0) == pid);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 130);
+  char *text = unit_read_file(err);
+  CHECK(text && strstr(text, "agora: interrupted: cancelled 1 reply, saved chat ") != NULL);
+  if (text && !strstr(text, "interrupted")) fprintf(stderr, "  stderr: %s\n", text);
+  free(text);
+  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
+  CHECK(strstr(r.out, "\"message_count\":1") != NULL); /* the human message was saved */
+  proc_result_free(&r);
+}
+
 static const unit_test tests[] = {
+  UNIT(sigint_says_what_it_did),
   UNIT(gemini_bad_200_fails),
   UNIT(canary_key_used_never_written),
   UNIT(tool_loop_every_provider),

@@ -318,7 +318,48 @@ static void long_chat_memory_trimmed_in_ram_not_in_storage(void) {
   free(dir);
 }
 
+/* The second line of defence: a seq another writer took in the meantime moves the pending messages
+ * after it, inside the save transaction; nothing is rejected and the agents' memories follow. */
+typedef struct intruder {
+  const char *chat;
+  uint64_t seq;
+} intruder;
+
+static int intrude_txn(store_txn *t, void *arg) {
+  intruder *in = arg;
+  store_message m = {in->seq, 1, 0, "other", "written by another process", 0, NULL};
+  return store_message_put(t, in->chat, &m);
+}
+
+static void taken_seqs_move_pending_messages(void) {
+  fixture f;
+  fx_open(&f);
+  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
+  char id[STORE_ID_MAX];
+  snprintf(id, sizeof id, "%s", chat_session_current(f.cs));
+  say(&f, "human", "@ann hi");
+  uint64_t before = world_last_seq(f.w);
+  intruder in = {id, before + 1};
+  CHECK_INT(store_write(f.st, intrude_txn, &in, NULL), AG_OK);
+  say(&f, "human", "@ann again");
+  CHECK_INT(chat_session_failures(f.cs), 0);
+  CHECK(strstr(f.log.text, "-- seqs-moved") != NULL);
+  stored_info ci = info(&f, id);
+  CHECK_INT(ci.stored, before + 3); /* ours, the intruder's, and our two new ones */
+  CHECK_INT(ci.count, before + 3);
+  CHECK_INT(world_last_seq(f.w), before + 3);
+  /* A restart restores ann's memory with the moved seqs (each one is a stored message). */
+  fx_restart(&f);
+  CHECK_INT(chat_session_resume(f.cs, NULL), AG_OK);
+  size_t n;
+  ag_msg *const *mem = agent_memory(world_agent_find(f.w, "ann"), &n);
+  CHECK_INT(n, 4);
+  if (n == 4) CHECK_STR(mem[3]->text, "a2");
+  fx_close(&f);
+}
+
 static const unit_test tests[] = {
+  UNIT(taken_seqs_move_pending_messages),
   UNIT(long_chat_memory_trimmed_in_ram_not_in_storage),
   UNIT(title_from_first_human_message),
   UNIT(reuse_both_ways),

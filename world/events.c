@@ -34,6 +34,7 @@ const char *world_event_agent(const world_event *e) {
   case EV_AGENT_ADDED:
   case EV_AGENT_REMOVED: return e->u.agent.agent;
   case EV_APPROVAL: return e->u.approval.agent;
+  case EV_MEMORY_CLEARED: return e->u.cleared.agent;
   default: return NULL;
   }
 }
@@ -62,6 +63,8 @@ void world_event_strings(world_event *e, void (*fn)(const char **field, void *ar
   case EV_CHAT_LOADED: f[0] = &e->u.chat_open.id, f[1] = &e->u.chat_open.title; break;
   case EV_APPROVAL: f[0] = &e->u.approval.agent, f[1] = &e->u.approval.tool, f[2] = &e->u.approval.ended; break;
   case EV_CANCELLED: f[0] = &e->u.cancelled.agents; break;
+  case EV_MEMORY_CLEARED: f[0] = &e->u.cleared.agent; break;
+  case EV_SEQS_MOVED:
   case EV_STATE_SAVED:
   case EV_KIND_COUNT: break;
   }

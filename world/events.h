@@ -29,7 +29,9 @@
   X(EV_CHAT_RESUMED, "chat-resumed")       \
   X(EV_CHAT_LOADED, "chat-loaded")         \
   X(EV_APPROVAL, "approval")               \
-  X(EV_CANCELLED, "cancelled")
+  X(EV_CANCELLED, "cancelled")            \
+  X(EV_SEQS_MOVED, "seqs-moved")           \
+  X(EV_MEMORY_CLEARED, "memory-cleared")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -78,6 +80,9 @@ typedef struct ev_error { const char *error; } ev_error;
 typedef struct ev_chat_open { const char *id, *title; uint64_t messages; } ev_chat_open;
 typedef struct ev_approval { const char *agent, *tool; int approved; const char *ended; } ev_approval;
 typedef struct ev_cancelled { const char *agents; } ev_cancelled; /* NULL: nobody was thinking */
+/* Another process stored messages under the seqs this one had given: its pending ones moved up by. */
+typedef struct ev_seqs_moved { uint64_t by; size_t messages; } ev_seqs_moved;
+typedef struct ev_memory_cleared { const char *agent; } ev_memory_cleared;
 
 typedef struct world_event {
   ev_kind kind;
@@ -97,6 +102,8 @@ typedef struct world_event {
     ev_chat_open chat_open;      /* EV_CHAT_RESUMED, EV_CHAT_LOADED */
     ev_approval approval;        /* EV_APPROVAL */
     ev_cancelled cancelled;      /* EV_CANCELLED */
+    ev_seqs_moved seqs_moved;    /* EV_SEQS_MOVED */
+    ev_memory_cleared cleared;   /* EV_MEMORY_CLEARED */
   } u;
 } world_event;
 

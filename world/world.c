@@ -358,6 +358,12 @@ int world_add_agent(world *w, const agent_settings *s, ag_errmsg *em) {
   return AG_OK;
 }
 
+int world_update_agent(world *w, const agent_settings *s, ag_errmsg *em) {
+  agent *a = s->name ? world_agent_find(w, s->name) : NULL;
+  if (!a) return ag_fail(em, AG_ERR_NOT_FOUND, "no agent '%s' in this world", s->name ? s->name : "");
+  return agent_reconfigure(a, s, w->llm, em);
+}
+
 int world_remove_agent(world *w, const char *name_or_id) {
   agent *a = world_agent_find(w, name_or_id);
   if (!a) return AG_ERR_NOT_FOUND;

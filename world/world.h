@@ -42,6 +42,8 @@ agent *world_agent_find(const world *w, const char *name_or_id);
 int world_add_agent(world *w, const agent_settings *s, ag_errmsg *em);
 /* Removes an agent, cancelling its call. Emits agent-removed. AG_ERR_NOT_FOUND when none. */
 int world_remove_agent(world *w, const char *name_or_id);
+/* Gives agent s->name new settings (copied; see agent_reconfigure): memory and turn count stay. */
+int world_update_agent(world *w, const agent_settings *s, ag_errmsg *em);
 
 /* Publishes a message from sender (human, world, system or an agent id); the world sets seq and
  * time, parses mentions, and queues it. *out (may be NULL) is the queued message, borrowed. */

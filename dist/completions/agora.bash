@@ -12,6 +12,12 @@ _agora_chat_ids() {
   agora chats list --json "${db[@]}" 2>/dev/null | sed -n 's/^{"id":"\([^"]*\)".*/\1/p'
 }
 
+_agora_world_ids() {
+  local db
+  mapfile -t db < <(_agora_db_arg)
+  agora worlds list --json "${db[@]}" 2>/dev/null | sed -n 's/^{"id":"\([^"]*\)".*/\1/p'
+}
+
 _agora() {
   local cur prev cmd sub
   cur=${COMP_WORDS[COMP_CWORD]}
@@ -60,9 +66,13 @@ _agora() {
       fi ;;
     worlds)
       if ((COMP_CWORD == 2)); then
-        mapfile -t COMPREPLY < <(compgen -W "list --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "list show export delete --help" -- "$cur")
+      elif [[ $cur == -* ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "--db --json --yes -o" -- "$cur")
       else
-        mapfile -t COMPREPLY < <(compgen -W "--db --json" -- "$cur")
+        case $sub in
+          show|export|delete) mapfile -t COMPREPLY < <(compgen -W "$(_agora_world_ids)" -- "$cur") ;;
+        esac
       fi ;;
   esac
 }
