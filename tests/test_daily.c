@@ -1,0 +1,130 @@
+/* End to end through the agora binary, what a new user trips over (issue 15): local servers need no
+ * key, the progress line and live text on a terminal (run under a pty), one-shot `say`, `init`,
+ * per-run overrides, and the hints that say why nobody answered. */
+#include "support/llm_server.h"
+#include "support/proc.h"
+#include "support/unit.h"
+
+#include <poll.h>
+#include <pty.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char *tmp;
+static llm_server *srv;
+
+static const char *world_file(const char *name, const char *json) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/%s", tmp, name);
+  unit_write_file(path, json);
+  return path;
+}
+
+/* s with every occurrence of from replaced by to (caller frees). */
+static char *replace_all(const char *s, const char *from, const char *to) {
+  size_t n = strlen(s) + 1, fl = strlen(from), tl = strlen(to);
+  for (const char *p = s; (p = strstr(p, from)); p += fl) n += tl;
+  char *out = malloc(n), *d = out;
+  for (const char *p = s;;) {
+    const char *q = strstr(p, from);
+    if (!q) {
+      strcpy(d, p);
+      break;
+    }
+    memcpy(d, p, (size_t)(q - p));
+    d += q - p;
+    memcpy(d, to, tl);
+    d += tl;
+    p = q + fl;
+  }
+  return out;
+}
+
+/* ---- item 2: local servers need no key ---- */
+
+/* The shipped example, pointed at the loopback server, runs without OPENAI_API_KEY and sends no
+ * Authorization header to a server at an explicit base_url. */
+static void local_example_needs_no_key(void) {
+  llm_server_reset(srv);
+  char *text = unit_read_file(unit_src_path("examples/local-llm.json"));
+  CHECK(text != NULL);
+  if (!text) return;
+  char *a = replace_all(text, "http://127.0.0.1:11434", llm_server_url(srv, ""));
+  char *b = replace_all(a, "http://127.0.0.1:8080", llm_server_url(srv, ""));
+  const char *args[] = {"run", world_file("local.json", b), "--json", "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  if (r.status) fprintf(stderr, "%s\n%s\n", r.err, r.out);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "\"sender\":\"moderator\"") != NULL);
+  CHECK(strstr(r.out, "llm-error") == NULL);
+  proc_result_free(&r);
+  CHECK(llm_server_request_count(srv) >= 1);
+  for (size_t i = 0; i < llm_server_request_count(srv); i++) {
+    llm_server_request q;
+    if (llm_server_request_get(srv, i, &q)) continue;
+    char *auth = llm_server_request_header(&q, "Authorization");
+    CHECK(auth == NULL);
+    free(auth);
+    llm_server_request_free(&q);
+  }
+  free(text);
+  free(a);
+  free(b);
+}
+
+/* "api_key_env": "" sends no key even when the default variable is set; the hosted default URL still
+ * needs its key (the call fails before any request, so nothing leaves the machine). */
+static void empty_key_env_and_hosted_default(void) {
+  llm_server_reset(srv);
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"base_url\": \"%s\","
+           " \"api_key_env\": \"\", \"system_prompt\": \"[[mock reply=hi]]\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@ann hi\"}]}",
+           llm_server_url(srv, "/v1"));
+  const char *args[] = {"run", world_file("e.json", json), "--no-save", NULL};
+  const char *env[] = {"OPENAI_API_KEY=sk-should-not-be-sent-1234", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "ann: hi") != NULL);
+  proc_result_free(&r);
+  llm_server_request q;
+  CHECK_INT(llm_server_request_get(srv, 0, &q), 0);
+  CHECK(strstr(q.headers, "sk-should-not-be-sent") == NULL);
+  llm_server_request_free(&q);
+
+  const char *hosted = "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\"}],"
+                       " \"script\": [{\"from\": \"human\", \"text\": \"@ann hi\"}]}";
+  const char *args2[] = {"run", world_file("h.json", hosted), "--no-save", NULL};
+  CHECK_INT(proc_agora(args2, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 1);
+  CHECK(strstr(r.out, "OPENAI_API_KEY is not set") != NULL);
+  proc_result_free(&r);
+}
+
+static const unit_test tests[] = {
+  UNIT(local_example_needs_no_key),
+  UNIT(empty_key_env_and_hosted_default),
+};
+
+int main(int argc, char **argv) {
+  unsetenv("OPENAI_API_KEY");
+  unsetenv("ANTHROPIC_API_KEY");
+  unsetenv("GEMINI_API_KEY");
+  tmp = unit_tmpdir();
+  if (llm_server_start(&srv)) {
+    fprintf(stderr, "cannot start the loopback server\n");
+    return 1;
+  }
+  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  llm_server_stop(srv);
+  unit_rmrf(tmp);
+  free(tmp);
+  return rc;
+}
