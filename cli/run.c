@@ -5,6 +5,7 @@
 #include "cli/key_env.h"
 #include "cli/load.h"
 #include "cli/output.h"
+#include "cli/prepare.h"
 #include "world/world.h"
 
 #include <event2/event.h>
@@ -14,7 +15,7 @@
 
 static const char run_usage[] =
   "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--no-save] [--chat ID] [--yes]\n"
-  "                [--allow-env NAME]\n"
+  "                [--allow-env NAME] [--model M] [--provider P] [--base-url URL]\n"
   "\n"
   "Loads the world from WORLD.json, starts a new chat (an empty 'New Chat' is reused) or continues\n"
   "--chat ID, publishes the file's script steps in order, waiting after each step until no agent is\n"
@@ -28,6 +29,8 @@ static const char run_usage[] =
   "  --chat ID   continue a saved chat instead of starting a new one\n"
   "  --yes       approve every tool call that needs approval (otherwise they are denied)\n"
   "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
+  "  --model M, --provider P, --base-url URL\n"
+  "              use this model, provider or server for every agent (overrides the file)\n"
   "\n"
   "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";
 
@@ -37,12 +40,16 @@ typedef struct run_args {
   const char *chat;
   int json, stream, no_save, yes;
   cli_allow_env allow;
+  cli_overrides over;
 } run_args;
 
 static int parse_args(int argc, char **argv, run_args *a) {
   memset(a, 0, sizeof *a);
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
+    int taken = cli_override_arg(&a->over, "run", argc, argv, &i);
+    if (taken > 1) return taken;
+    if (taken) continue;
     if (!strcmp(s, "--json")) a->json = 1;
     else if (!strcmp(s, "--stream")) a->stream = 1;
     else if (!strcmp(s, "--no-save")) a->no_save = 1;
@@ -106,6 +113,10 @@ int cli_run(int argc, char **argv) {
   world_spec spec;
   int rc = world_spec_load(args.world_path, &spec, &em);
   if (rc) return cli_error(rc, "%s", em.text);
+  if ((rc = cli_spec_prepare(&spec, &args.over))) {
+    world_spec_free(&spec);
+    return cli_error(rc, "%s", ag_strerror(rc));
+  }
 
   struct event_base *base = NULL;
   world *w = NULL;

@@ -108,9 +108,103 @@ static void empty_key_env_and_hosted_default(void) {
   proc_result_free(&r);
 }
 
+/* ---- item 15: say why nobody answered ---- */
+
+static void mid_line_mention_is_explained(void) {
+  const char *json = "{\"name\": \"w\", \"agents\": [{\"name\": \"bob\", \"replies\": [\"yes?\"]}],"
+                     " \"script\": [{\"from\": \"human\", \"text\": \"Hi, @bob and @nobody\"},"
+                     " {\"from\": \"human\", \"text\": \"@bob hi\"}, {\"from\": \"human\", \"text\": \"about @zed\"}]}";
+  const char *args[] = {"run", world_file("m.json", json), "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  const char *hint = strstr(r.out, "-- not-addressed:");
+  CHECK(hint != NULL);
+  CHECK(hint && strstr(hint, "@bob is mentioned but not at the start of a line; nobody was addressed") != NULL);
+  /* Once only: the addressed message and the unknown name give none. */
+  CHECK(hint && strstr(hint + 17, "not-addressed") == NULL);
+  CHECK(strstr(r.out, "bob: yes?") != NULL);
+  CHECK(strstr(r.err, "warning") == NULL); /* bob has replies: no script warning */
+  proc_result_free(&r);
+  const char *args2[] = {"run", world_file("m.json", json), "--no-save", "--json", NULL};
+  CHECK_INT(proc_agora(args2, NULL, NULL, &r), 0);
+  CHECK(strstr(r.out, "\"event\":\"not-addressed\"") && strstr(r.out, "\"names\":[\"bob\"]"));
+  proc_result_free(&r);
+}
+
+static void agent_without_provider_is_warned_once(void) {
+  const char *json = "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\"}, {\"name\": \"cy\"}],"
+                     " \"script\": [{\"from\": \"human\", \"text\": \"hello\"}, {\"from\": \"human\", \"text\": \"again\"}]}";
+  const char *args[] = {"run", world_file("p.json", json), "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  const char *w = strstr(r.err, "warning: agents 'ann', 'cy' have no provider");
+  CHECK(w != NULL);
+  CHECK(w && strstr(w + 1, "warning") == NULL);
+  CHECK(strstr(r.err, "'script'") != NULL);
+  proc_result_free(&r);
+}
+
+static void unknown_field_suggests_the_name(void) {
+  const char *json = "{\"name\": \"w\", \"turnlimit\": 3, \"agents\": [{\"name\": \"ann\", \"replies\": [\"x\"]}]}";
+  const char *args[] = {"run", world_file("u.json", json), "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "turnlimit: unknown field (did you mean 'turn_limit'?)") != NULL);
+  proc_result_free(&r);
+  const char *json2 = "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"sytem_prompt\": \"x\"}],"
+                      " \"zzzzzz\": 1}";
+  const char *args2[] = {"run", world_file("u2.json", json2), "--no-save", NULL};
+  CHECK_INT(proc_agora(args2, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "zzzzzz: unknown field") != NULL && strstr(r.err, "did you mean") == NULL);
+  proc_result_free(&r);
+  const char *args3[] = {"run", world_file("u3.json", "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\","
+                         " \"sytem_prompt\": \"x\"}]}"), "--no-save", NULL};
+  CHECK_INT(proc_agora(args3, NULL, NULL, &r), 0);
+  CHECK(strstr(r.err, "agents[0].sytem_prompt: unknown field (did you mean 'system_prompt'?)") != NULL);
+  proc_result_free(&r);
+}
+
+/* ---- item 12: overrides for every agent ---- */
+
+static void overrides_apply_to_every_agent(void) {
+  llm_server_reset(srv);
+  llm_server_rule(srv, "", "echo=1");
+  const char *json = "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"replies\": [\"scripted\"]},"
+                     " {\"name\": \"bo\", \"provider\": \"anthropic\", \"model\": \"claude\"}],"
+                     " \"script\": [{\"from\": \"human\", \"text\": \"hello\"}]}";
+  const char *args[] = {"run", world_file("o.json", json), "--no-save", "--provider", "openai", "--model",
+                        "tiny", "--base-url", llm_server_url(srv, "/v1"), NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "ann: echo: human: hello") && strstr(r.out, "bo: echo: human: hello"));
+  proc_result_free(&r);
+  CHECK_INT(llm_server_request_count(srv), 2);
+  for (size_t i = 0; i < 2; i++) {
+    llm_server_request q;
+    if (llm_server_request_get(srv, i, &q)) continue;
+    CHECK(strstr(q.path, "/v1/chat/completions") != NULL);
+    CHECK(strstr(q.body, "\"model\":\"tiny\"") != NULL);
+    llm_server_request_free(&q);
+  }
+  const char *bad[] = {"run", world_file("o.json", json), "--provider", "gpt", NULL};
+  CHECK_INT(proc_agora(bad, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "unknown provider 'gpt'") != NULL);
+  proc_result_free(&r);
+}
+
 static const unit_test tests[] = {
   UNIT(local_example_needs_no_key),
   UNIT(empty_key_env_and_hosted_default),
+  UNIT(mid_line_mention_is_explained),
+  UNIT(agent_without_provider_is_warned_once),
+  UNIT(unknown_field_suggests_the_name),
+  UNIT(overrides_apply_to_every_agent),
 };
 
 int main(int argc, char **argv) {

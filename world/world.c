@@ -81,18 +81,50 @@ int world_emit(world *w, const char *type, cJSON *fields) {
   return rc;
 }
 
+/* A human or world message that mentions known agents only mid-line addressed nobody (§3.5): say so,
+ * since to its author it looks like a question to them (issue 15). others: its other mentions. */
+static void hint_not_addressed(world *w, const ag_msg *m, const mention_list *others) {
+  char text[512] = "";
+  size_t len = 0, n = 0;
+  cJSON *names = NULL;
+  for (size_t i = 0; i < others->n; i++) {
+    if (!world_find_slot(w, others->ids[i])) continue;
+    int seen = 0;
+    for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(others->ids[j], others->ids[i]);
+    if (seen) continue;
+    if (!names && !(names = cJSON_CreateArray())) return;
+    cJSON_AddItemToArray(names, cJSON_CreateString(others->ids[i]));
+    if (len < sizeof text)
+      len += (size_t)snprintf(text + len, sizeof text - len, "%s@%s", n ? ", " : "", others->ids[i]);
+    n++;
+  }
+  if (!names) return;
+  if (len < sizeof text)
+    snprintf(text + len, sizeof text - len, " %s mentioned but not at the start of a line; nobody was addressed",
+             n > 1 ? "are" : "is");
+  cJSON *f = cJSON_CreateObject();
+  if (!f) {
+    cJSON_Delete(names);
+    return;
+  }
+  cJSON_AddStringToObject(f, "sender", m->sender);
+  cJSON_AddItemToObject(f, "names", names);
+  cJSON_AddNumberToObject(f, "seq", (double)m->seq);
+  cJSON_AddStringToObject(f, "message", text);
+  world_emit(w, "not-addressed", f);
+}
+
 static int world_publish_kind(world *w, const char *sender, const char *text, ag_kind kind, ag_msg **out) {
   ag_msg *m = ag_msg_new(sender, text, kind);
   if (!m) return AG_ERR_NOMEM;
   m->seq = ++w->last_seq;
   m->ts_ms = ag_now_ms();
   int rc = mention_leading(text, w->ids, w->n_slots, &m->leading);
+  mention_list any = {0};
   if (!rc && m->leading.n == 0) {
     /* Other mentions matter only when there is no leading one (§3.5), so only then look for them. */
-    mention_list any = {0};
     rc = mention_anywhere(text, &any);
     m->has_other_mentions = any.n > 0;
-    mention_list_free(&any);
   }
   if (!rc) rc = bus_publish_message(w->bus, m);
   if (!rc && (kind == AG_KIND_HUMAN || kind == AG_KIND_WORLD)) {
@@ -112,7 +144,9 @@ static int world_publish_kind(world *w, const char *sender, const char *text, ag
       cJSON_AddNumberToObject(f, "seq", (double)m->seq);
       world_emit(w, "unknown-mention", f);
     }
+    if (m->leading.n == 0) hint_not_addressed(w, m, &any);
   }
+  mention_list_free(&any);
   if (!rc && out) *out = m;
   ag_msg_unref(m); /* the bus holds its own reference */
   return rc;

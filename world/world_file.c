@@ -4,6 +4,7 @@
 #include "world/world_file.h"
 
 #include "common/buf.h"
+#include "common/nearest.h"
 #include "llm/net.h"
 
 #include <math.h>
@@ -33,8 +34,11 @@ static int in_list(const char *name, const char *const *list) {
 static int check_keys(const cJSON *obj, const char *const *allowed, const char *extra, const char *label,
                       const char *path, ag_errmsg *em) {
   for (const cJSON *c = obj->child; c; c = c->next) {
-    if (!in_list(c->string, allowed) && !(extra && strcmp(c->string, extra) == 0))
-      return BAD("%s: %s%s%s: unknown field", label, path, *path ? "." : "", c->string);
+    if (!in_list(c->string, allowed) && !(extra && strcmp(c->string, extra) == 0)) {
+      const char *near = ag_nearest_name(c->string, allowed, extra);
+      return BAD("%s: %s%s%s: unknown field%s%s%s", label, path, *path ? "." : "", c->string,
+                 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+    }
     for (const cJSON *d = obj->child; d != c; d = d->next)
       if (strcmp(d->string, c->string) == 0)
         return BAD("%s: %s%s%s: duplicate field", label, path, *path ? "." : "", c->string);
