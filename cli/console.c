@@ -126,6 +126,8 @@ static int parse_args(int argc, char **argv, console_args *a) {
       return cli_error(AG_ERR_INVALID, "console: unexpected argument '%s'", s);
     }
   }
+  if (!a->world_path && (a->over.model || a->over.provider || a->over.base_url))
+    return cli_error(AG_ERR_INVALID, "console: --model, --provider and --base-url need WORLD.json");
   return 0;
 }
 

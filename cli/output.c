@@ -65,6 +65,8 @@ static void status_clear(output *o) {
   }
 }
 
+void output_status_hide(output *o) { status_clear(o); }
+
 static void status_draw(output *o) {
   if (!o->status_tty || !o->status[0]) return;
   struct timespec now;
@@ -142,8 +144,7 @@ void output_message(output *o, const ag_msg *m) {
 
 /* Events that would only be noise in a plain transcript (they are all in --json). */
 static int plain_hidden(const char *type) {
-  return !strcmp(type, "llm-start") || !strcmp(type, "llm-done") || !strcmp(type, "state-saved") ||
-         !strcmp(type, "llm-chunk");
+  return !strcmp(type, "llm-start") || !strcmp(type, "llm-done") || !strcmp(type, "state-saved");
 }
 
 void output_event(output *o, const char *type, const cJSON *fields) {
@@ -174,7 +175,8 @@ void output_event(output *o, const char *type, const cJSON *fields) {
         free(v);
       }
     }
-    fprintf(o->f, "%s\n\n", o->color ? "\033[0m" : "");
+    /* Chunks (--stream) come many per reply: one line each, no blank line between. */
+    fprintf(o->f, "%s\n%s", o->color ? "\033[0m" : "", strcmp(type, "llm-chunk") ? "\n" : "");
     fflush(o->f);
   }
   status_draw(o);

@@ -6,23 +6,29 @@
 #include "cli/load.h"
 #include "cli/output.h"
 #include "cli/prepare.h"
+#include "cli/run_screen.h"
 #include "world/world.h"
 
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char run_usage[] =
-  "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--no-save] [--chat ID] [--yes]\n"
+  "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
   "                [--allow-env NAME] [--model M] [--provider P] [--base-url URL]\n"
   "\n"
   "Loads the world from WORLD.json, starts a new chat (an empty 'New Chat' is reused) or continues\n"
   "--chat ID, publishes the file's script steps in order, waiting after each step until no agent is\n"
-  "thinking and no message is queued, and prints the transcript.\n"
+  "thinking and no message is queued, and prints the transcript. On a terminal each reply shows as it\n"
+  "streams, then the whole message; a status line on stderr shows the step, who is thinking, the\n"
+  "messages so far and the time.\n"
   "\n"
   "  --json      one JSON object per line (messages and events)\n"
-  "  --stream    with --json, also print llm-chunk events as replies stream in\n"
+  "  --stream    also print llm-chunk events as replies stream in (NDJSON with --json, else\n"
+  "              '-- llm-chunk:' lines; on a terminal the live lines already show them)\n"
+  "  --quiet, -q on a terminal, print only whole messages (no live lines for streaming replies)\n"
   "  --no-save   keep everything in memory; nothing is written\n"
   "  --db DIR    the database directory (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
   "              ~/.local/share/agora)\n"
@@ -38,7 +44,7 @@ typedef struct run_args {
   const char *world_path;
   const char *db;
   const char *chat;
-  int json, stream, no_save, yes;
+  int json, stream, no_save, yes, quiet;
   cli_allow_env allow;
   cli_overrides over;
 } run_args;
@@ -52,6 +58,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
     if (taken) continue;
     if (!strcmp(s, "--json")) a->json = 1;
     else if (!strcmp(s, "--stream")) a->stream = 1;
+    else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) a->quiet = 1;
     else if (!strcmp(s, "--no-save")) a->no_save = 1;
     else if (!strcmp(s, "--yes")) a->yes = 1;
     else if (!strcmp(s, "--allow-env")) {
@@ -78,12 +85,12 @@ static int parse_args(int argc, char **argv, run_args *a) {
 static void approve_all(void *ud, const world_approval *req) { world_approval_answer(ud, req->id, 1); }
 
 /* The script's steps, each run until the world is quiet. Returns an exit status (0: all ran). */
-static int run_steps(const world_spec *spec, world *w, chat_session *cs, output *out) {
+static int run_steps(const world_spec *spec, world *w, chat_session *cs, output *out, run_screen *scr) {
   ag_errmsg em = {""};
   int rc;
   for (size_t i = 0; i < spec->n_steps; i++) {
     const world_step *step = &spec->steps[i];
-    output_progress(out, i + 1, spec->n_steps, world_thinking(w), NULL);
+    run_screen_step(scr, i + 1, spec->n_steps);
     if (step->new_chat) {
       if (!cs) {
         world_reset_conversation(w);
@@ -123,6 +130,7 @@ int cli_run(int argc, char **argv) {
   output *out = NULL;
   store *st = NULL;
   chat_session *cs = NULL;
+  run_screen *scr = NULL;
   status = 0;
   if (args.no_save && args.chat) {
     status = cli_error(AG_ERR_INVALID, "run: --chat continues a saved chat and cannot go with --no-save");
@@ -136,14 +144,17 @@ int cli_run(int argc, char **argv) {
     status = cli_error(rc, "%s", em.text);
     goto done;
   }
-  world_set_emit_chunks(w, args.json && args.stream);
+  /* Streaming text: live lines on a terminal unless --quiet; --stream prints the chunks elsewhere. */
+  int tty = isatty(STDOUT_FILENO), live = !args.json && !args.quiet && tty;
+  int chunks = args.stream && (args.json || !tty);
+  world_set_emit_chunks(w, live || chunks);
   if (args.yes) world_set_approver(w, &(world_approver){approve_all, NULL}, w);
-  output_opts oo = {args.json, args.stream, 1, 0};
-  if ((rc = output_new(stdout, world_id(w), &oo, &out))) {
+  output_opts oo = {args.json, chunks, 1, 0};
+  if ((rc = output_new(stdout, world_id(w), &oo, &out)) || (rc = run_screen_new(base, w, out, 1, live, &scr))) {
     status = cli_error(rc, "%s", ag_strerror(rc));
     goto done;
   }
-  if ((rc = bus_subscribe(world_bus(w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, output_on_bus, out, NULL))) {
+  if ((rc = bus_subscribe(world_bus(w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, run_screen_on_bus, scr, NULL))) {
     status = cli_error(rc, "%s", ag_strerror(rc));
     goto done;
   }
@@ -161,7 +172,7 @@ int cli_run(int argc, char **argv) {
     }
     output_set_chat(out, chat_session_current(cs));
   }
-  if ((status = run_steps(&spec, w, cs, out))) goto done;
+  if ((status = run_steps(&spec, w, cs, out, scr))) goto done;
   output_done(out);
   if (world_failed_calls(w)) {
     fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(w));
@@ -176,6 +187,7 @@ done:
   chat_session_free(cs);
   store_close(st);
   world_free(w);
+  run_screen_free(scr); /* after the world: its last events still come through the screen */
   output_free(out);
   if (base) event_base_free(base);
   world_spec_free(&spec);

@@ -198,6 +198,128 @@ static void overrides_apply_to_every_agent(void) {
   proc_result_free(&r);
 }
 
+/* ---- items 3 and 11: the terminal display of run ---- */
+
+/* Runs agora with stdout and stderr on a pty (stdout on a pipe instead when piped_out) and returns all
+ * the terminal got (caller frees); *out_text gets the pipe's text when piped_out (caller frees). */
+static char *on_pty(const char *const *args, int piped_out, char **out_text, int *status) {
+  const char *bin = getenv("AGORA_BIN");
+  int pfd[2] = {-1, -1};
+  if (piped_out && pipe(pfd)) return NULL;
+  int fd;
+  struct winsize ws = {24, 100, 0, 0};
+  pid_t pid = forkpty(&fd, NULL, NULL, &ws);
+  if (pid == 0) {
+    if (piped_out) dup2(pfd[1], 1), close(pfd[0]), close(pfd[1]);
+    size_t n = 0;
+    while (args[n]) n++;
+    char **argv = calloc(n + 2, sizeof *argv);
+    argv[0] = (char *)bin;
+    for (size_t i = 0; i < n; i++) argv[i + 1] = (char *)args[i];
+    execv(bin, argv);
+    _exit(127);
+  }
+  if (piped_out) close(pfd[1]);
+  char *screen = NULL, *text = NULL;
+  size_t len = 0, tlen = 0;
+  FILE *f = open_memstream(&screen, &len), *t = open_memstream(&text, &tlen);
+  int open_pty = 1, open_pipe = piped_out;
+  while (open_pty || open_pipe) {
+    struct pollfd p[2] = {{open_pty ? fd : -1, POLLIN, 0}, {open_pipe ? pfd[0] : -1, POLLIN, 0}};
+    if (poll(p, 2, 20000) <= 0) break;
+    char buf[4096];
+    if (p[0].revents) {
+      ssize_t n = read(fd, buf, sizeof buf);
+      if (n <= 0) open_pty = 0;
+      else fwrite(buf, 1, (size_t)n, f);
+    }
+    if (p[1].revents) {
+      ssize_t n = read(pfd[0], buf, sizeof buf);
+      if (n <= 0) open_pipe = 0;
+      else fwrite(buf, 1, (size_t)n, t);
+    }
+  }
+  fclose(f);
+  fclose(t);
+  close(fd);
+  if (piped_out) close(pfd[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  if (out_text) *out_text = text;
+  else free(text);
+  return screen;
+}
+
+/* While ann's reply is slow, the status line names her and its clock goes on. */
+static void progress_line_names_and_ticks(void) {
+  llm_server_reset(srv);
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"base_url\": \"%s\","
+           " \"system_prompt\": \"[[mock latency=1200 reply=done]]\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@ann go\"}]}",
+           llm_server_url(srv, "/v1"));
+  const char *args[] = {"run", world_file("slow.json", json), "--no-save", NULL};
+  int status = 0;
+  char *screen = on_pty(args, 1, NULL, &status);
+  CHECK_INT(status, 0);
+  const char *key = "1 thinking: ann \xC2\xB7 1 messages \xC2\xB7 ";
+  double max = -1;
+  int draws = 0;
+  for (const char *p = screen; p && (p = strstr(p, key)); p += strlen(key)) {
+    double secs = atof(p + strlen(key));
+    if (secs > max) max = secs;
+    draws++;
+  }
+  CHECK(draws >= 5); /* redrawn on the timer, not only on events */
+  CHECK(max >= 0.8);
+  free(screen);
+}
+
+/* On a terminal the reply streams in a live line, then the whole message; --quiet and a pipe print
+ * whole messages only; --stream on a pipe prints the chunks as lines. */
+static void live_text_on_a_terminal(void) {
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"base_url\": \"%s\","
+           " \"system_prompt\": \"[[mock delay=120 reply=\\\"one two three four\\\"]]\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@ann go\"}]}",
+           llm_server_url(srv, "/v1"));
+  const char *path = world_file("live.json", json);
+  const char *args[] = {"run", path, "--no-save", NULL};
+  int status = 0;
+  char *screen = on_pty(args, 0, NULL, &status);
+  CHECK_INT(status, 0);
+  const char *live = screen ? strstr(screen, "\033[2mann: one") : NULL;
+  CHECK(live != NULL);
+  CHECK(live && strstr(live, "\033[2mann: one two") != NULL);
+  CHECK(live && strstr(live, "ann: one two three four\r\n") != NULL);
+  free(screen);
+
+  const char *quiet[] = {"run", path, "--no-save", "--quiet", NULL};
+  screen = on_pty(quiet, 0, NULL, &status);
+  CHECK_INT(status, 0);
+  CHECK(screen && strstr(screen, "\033[2mann:") == NULL);
+  CHECK(screen && strstr(screen, "ann: one two three four") != NULL);
+  free(screen);
+
+  char *text = NULL;
+  screen = on_pty(args, 1, &text, &status);
+  CHECK_INT(status, 0);
+  CHECK_STR(text, "human: @ann go\n\nann: one two three four\n\n");
+  free(text);
+  free(screen);
+
+  const char *stream[] = {"run", path, "--no-save", "--stream", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(stream, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "-- llm-chunk: agent=ann text=one \n-- llm-chunk: agent=ann text=two \n") != NULL);
+  CHECK(strstr(r.out, "ann: one two three four\n\n") != NULL);
+  proc_result_free(&r);
+}
+
 static const unit_test tests[] = {
   UNIT(local_example_needs_no_key),
   UNIT(empty_key_env_and_hosted_default),
@@ -205,6 +327,8 @@ static const unit_test tests[] = {
   UNIT(agent_without_provider_is_warned_once),
   UNIT(unknown_field_suggests_the_name),
   UNIT(overrides_apply_to_every_agent),
+  UNIT(progress_line_names_and_ticks),
+  UNIT(live_text_on_a_terminal),
 };
 
 int main(int argc, char **argv) {
