@@ -1,19 +1,12 @@
 /* agora run: load a world file, publish its script step by step, waiting after each until the world
  * is quiet, and print the transcript. */
 #include "cli/cli.h"
-#include "cli/db.h"
-#include "cli/key_env.h"
-#include "cli/load.h"
-#include "cli/output.h"
-#include "cli/prepare.h"
-#include "cli/run_screen.h"
+#include "cli/runner.h"
 #include "world/world.h"
 
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char run_usage[] =
   "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
@@ -40,34 +33,16 @@ static const char run_usage[] =
   "\n"
   "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";
 
-typedef struct run_args {
-  const char *world_path;
-  const char *db;
-  const char *chat;
-  int json, stream, no_save, yes, quiet;
-  cli_allow_env allow;
-  cli_overrides over;
-} run_args;
-
-static int parse_args(int argc, char **argv, run_args *a) {
+static int parse_args(int argc, char **argv, cli_runner_opts *a) {
   memset(a, 0, sizeof *a);
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
-    int taken = cli_override_arg(&a->over, "run", argc, argv, &i);
+    int taken = cli_runner_arg(a, "run", argc, argv, &i);
     if (taken > 1) return taken;
     if (taken) continue;
-    if (!strcmp(s, "--json")) a->json = 1;
-    else if (!strcmp(s, "--stream")) a->stream = 1;
-    else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) a->quiet = 1;
-    else if (!strcmp(s, "--no-save")) a->no_save = 1;
-    else if (!strcmp(s, "--yes")) a->yes = 1;
-    else if (!strcmp(s, "--allow-env")) {
-      int st = cli_allow_env_arg(&a->allow, "run", argc, argv, &i);
-      if (st) return st;
-    } else if (!strcmp(s, "--db") || !strcmp(s, "--chat")) {
+    if (!strcmp(s, "--chat")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "run: %s needs a value", s);
-      if (!strcmp(s, "--db")) a->db = argv[++i];
-      else a->chat = argv[++i];
+      a->chat = argv[++i];
     } else if (s[0] == '-' && s[1]) {
       return cli_error(AG_ERR_INVALID, "run: unknown option '%s' (see agora run --help)", s);
     } else if (!a->world_path) {
@@ -79,10 +54,6 @@ static int parse_args(int argc, char **argv, run_args *a) {
   if (!a->world_path) return cli_error(AG_ERR_INVALID, "run: missing WORLD.json (see agora run --help)");
   return 0;
 }
-
-/* --yes: there is nobody to ask in a scripted run, so the flag answers for the user (the world
- * delivers the answer from the loop). */
-static void approve_all(void *ud, const world_approval *req) { world_approval_answer(ud, req->id, 1); }
 
 /* The script's steps, each run until the world is quiet. Returns an exit status (0: all ran). */
 static int run_steps(const world_spec *spec, world *w, chat_session *cs, output *out, run_screen *scr) {
@@ -112,84 +83,13 @@ int cli_run(int argc, char **argv) {
     fputs(run_usage, stdout);
     return 0;
   }
-  run_args args;
+  cli_runner_opts args;
   int status = parse_args(argc, argv, &args);
   if (status) return status;
-
-  ag_errmsg em = {""};
-  world_spec spec;
-  int rc = world_spec_load(args.world_path, &spec, &em);
-  if (rc) return cli_error(rc, "%s", em.text);
-  if ((rc = cli_spec_prepare(&spec, &args.over))) {
-    world_spec_free(&spec);
-    return cli_error(rc, "%s", ag_strerror(rc));
-  }
-
-  struct event_base *base = NULL;
-  world *w = NULL;
-  output *out = NULL;
-  store *st = NULL;
-  chat_session *cs = NULL;
-  run_screen *scr = NULL;
-  status = 0;
-  if (args.no_save && args.chat) {
-    status = cli_error(AG_ERR_INVALID, "run: --chat continues a saved chat and cannot go with --no-save");
-    goto done;
-  }
-  if ((rc = cli_world_build(args.world_path, &spec, &base, &w, &em))) {
-    status = cli_error(rc, "%s", em.text);
-    goto done;
-  }
-  if ((rc = cli_key_env_check(w, args.world_path, &args.allow, &em))) {
-    status = cli_error(rc, "%s", em.text);
-    goto done;
-  }
-  /* Streaming text: live lines on a terminal unless --quiet; --stream prints the chunks elsewhere. */
-  int tty = isatty(STDOUT_FILENO), live = !args.json && !args.quiet && tty;
-  int chunks = args.stream && (args.json || !tty);
-  world_set_emit_chunks(w, live || chunks);
-  if (args.yes) world_set_approver(w, &(world_approver){approve_all, NULL}, w);
-  output_opts oo = {args.json, chunks, 1, 0};
-  if ((rc = output_new(stdout, world_id(w), &oo, &out)) || (rc = run_screen_new(base, w, out, 1, live, &scr))) {
-    status = cli_error(rc, "%s", ag_strerror(rc));
-    goto done;
-  }
-  if ((rc = bus_subscribe(world_bus(w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, run_screen_on_bus, scr, NULL))) {
-    status = cli_error(rc, "%s", ag_strerror(rc));
-    goto done;
-  }
-  if (!args.no_save) {
-    /* Storage: the world is loaded (or updated) in the database, then a new chat (reuse rules) or the
-     * chat to continue becomes current. */
-    if ((rc = cli_store_open(args.db, &st, &em)) || (rc = chat_session_open(st, w, &cs, &em))) {
-      status = cli_error(rc, "%s", em.text[0] ? em.text : ag_strerror(rc));
-      goto done;
-    }
-    rc = args.chat ? chat_session_load(cs, args.chat, &em) : chat_session_new(cs, &em);
-    if (rc) {
-      status = cli_error(rc, "run: %s", em.text[0] ? em.text : ag_strerror(rc));
-      goto done;
-    }
-    output_set_chat(out, chat_session_current(cs));
-  }
-  if ((status = run_steps(&spec, w, cs, out, scr))) goto done;
-  output_done(out);
-  if (world_failed_calls(w)) {
-    fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(w));
-    status = 1;
-  }
-  if (cs && chat_session_failures(cs)) {
-    fprintf(stderr, "agora: %zu message(s) could not be saved (see the storage-error events)\n",
-            chat_session_failures(cs));
-    status = 1;
-  }
-done:
-  chat_session_free(cs);
-  store_close(st);
-  world_free(w);
-  run_screen_free(scr); /* after the world: its last events still come through the screen */
-  output_free(out);
-  if (base) event_base_free(base);
-  world_spec_free(&spec);
+  cli_runner r;
+  if (!(status = cli_runner_open(&r, &args, "run", NULL, NULL)) &&
+      !(status = run_steps(&r.spec, r.w, r.cs, r.out, r.scr)))
+    status = cli_runner_finish(&r);
+  cli_runner_close(&r);
   return status;
 }

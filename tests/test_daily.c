@@ -320,6 +320,87 @@ static void live_text_on_a_terminal(void) {
   proc_result_free(&r);
 }
 
+/* ---- item 12: say and init ---- */
+
+static void say_publishes_one_message(void) {
+  llm_server_reset(srv);
+  char json[1024], db[4096];
+  snprintf(db, sizeof db, "%s/db-say", tmp);
+  snprintf(json, sizeof json,
+           "{\"name\": \"w\", \"agents\": [{\"name\": \"alice\", \"provider\": \"openai\", \"base_url\": \"%s\","
+           " \"system_prompt\": \"[[mock echo=1]]\"}, {\"name\": \"bob\", \"replies\": [\"not me\"]}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"the script is not run\"}]}",
+           llm_server_url(srv, "/v1"));
+  const char *path = world_file("say.json", json);
+  const char *args[] = {"say", path, "@alice hi", "--db", db, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "alice: echo: human: @alice hi\n") != NULL);
+  CHECK(strncmp(r.out, "human:", 6) && !strstr(r.out, "\nhuman:") && strstr(r.out, "script is not run") == NULL && !strstr(r.out, "bob:"));
+  proc_result_free(&r);
+  /* The next say continues the same chat (the prompt holds the first exchange); --new-chat starts one. */
+  const char *again[] = {"say", path, "@alice again", "--db", db, "--json", NULL};
+  CHECK_INT(proc_agora(again, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "\"seq\":3") && strstr(r.out, "\"text\":\"echo: human: @alice again\""));
+  proc_result_free(&r);
+  const char *fresh[] = {"say", path, "@alice new", "--db", db, "--new-chat", "--json", NULL};
+  CHECK_INT(proc_agora(fresh, NULL, NULL, &r), 0);
+  CHECK(strstr(r.out, "\"seq\":1,") != NULL);
+  proc_result_free(&r);
+  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
+  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
+  CHECK(strstr(r.out, "\"message_count\":4") && strstr(r.out, "\"message_count\":2"));
+  proc_result_free(&r);
+  /* An LLM failure is exit 1, as for run; a missing message is usage (2). */
+  llm_server_rule(srv, "", "status=500");
+  const char *fail[] = {"say", path, "@alice x", "--no-save", NULL};
+  const char *env[] = {"AGORA_LLM_BACKOFF_MS=1", NULL};
+  CHECK_INT(proc_agora(fail, NULL, env, &r), 0);
+  CHECK_INT(r.status, 1);
+  proc_result_free(&r);
+  const char *usage[] = {"say", path, NULL};
+  CHECK_INT(proc_agora(usage, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  proc_result_free(&r);
+}
+
+static void init_writes_a_world_that_runs(void) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/starter.json", tmp);
+  const char *args[] = {"init", path, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  char *text = unit_read_file(path);
+  CHECK(text && strstr(text, "\"_comment\"") && strstr(text, "127.0.0.1:11434/v1"));
+  /* Refuses to overwrite. */
+  unit_write_file(path, "{\"mine\": 1}");
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "already exists") != NULL);
+  proc_result_free(&r);
+  char *mine = unit_read_file(path);
+  CHECK_STR(mine, "{\"mine\": 1}");
+  free(mine);
+  unit_write_file(path, text);
+  /* Offline with the script provider, and against the loopback server with no key. */
+  const char *offline[] = {"run", path, "--provider", "script", "--no-save", NULL};
+  CHECK_INT(proc_agora(offline, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "host: Welcome!") && strstr(r.out, "guest: Coffee, every time."));
+  proc_result_free(&r);
+  llm_server_reset(srv);
+  const char *local[] = {"run", path, "--base-url", llm_server_url(srv, "/v1"), "--no-save", NULL};
+  CHECK_INT(proc_agora(local, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "host: mock reply") != NULL);
+  proc_result_free(&r);
+  free(text);
+}
+
 static const unit_test tests[] = {
   UNIT(local_example_needs_no_key),
   UNIT(empty_key_env_and_hosted_default),
@@ -329,6 +410,8 @@ static const unit_test tests[] = {
   UNIT(overrides_apply_to_every_agent),
   UNIT(progress_line_names_and_ticks),
   UNIT(live_text_on_a_terminal),
+  UNIT(say_publishes_one_message),
+  UNIT(init_writes_a_world_that_runs),
 };
 
 int main(int argc, char **argv) {
