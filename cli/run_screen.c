@@ -138,19 +138,6 @@ void run_screen_step(run_screen *s, size_t step, size_t steps) {
   status(s);
 }
 
-static void append(screen_agent *a, const char *text) {
-  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-    if (a->len + 1 >= SCREEN_TAIL) {
-      size_t drop = SCREEN_TAIL / 2;
-      while (drop < a->len && ((unsigned char)a->tail[drop] & 0xC0) == 0x80) drop++;
-      memmove(a->tail, a->tail + drop, a->len - drop);
-      a->len -= drop;
-    }
-    a->tail[a->len++] = (char)(*p < 0x20 || *p == 0x7f ? ' ' : *p);
-  }
-  a->tail[a->len] = '\0';
-}
-
 /* Keeps the thinking agents and their text from llm-start/chunk/done/error events. */
 static void track(run_screen *s, const bus_event *e) {
   const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->fields, "agent"));
@@ -164,7 +151,7 @@ static void track(run_screen *s, const bus_event *e) {
     if (a) a->len = 0, a->tail[0] = '\0';
   } else if (!strcmp(e->type, "llm-chunk")) {
     const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->fields, "text"));
-    if (a && text) append(a, text);
+    if (a && text) ag_term_tail_append(a->tail, sizeof a->tail, &a->len, text);
   } else if (!strcmp(e->type, "llm-error") || !strcmp(e->type, "agent-removed")) {
     forget(s, id);
   }
