@@ -24,6 +24,18 @@ static const char *world_file(const char *name, const char *json) {
   return path;
 }
 
+/* Runs `agora run NAME --no-save` on json: the exit status is status and needle is in stdout (or
+ * stderr when on_err). */
+static void expect_run(const char *name, const char *json, int status, int on_err, const char *needle) {
+  const char *args[] = {"run", world_file(name, json), "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, status);
+  const char *where = on_err ? r.err : r.out;
+  if (!strstr(where, needle)) unit_fail_(__FILE__, __LINE__, "%s: no '%s' in: %s", name, needle, where);
+  proc_result_free(&r);
+}
+
 /* s with every occurrence of from replaced by to (caller frees). */
 static char *replace_all(const char *s, const char *from, const char *to) {
   size_t n = strlen(s) + 1, fl = strlen(from), tl = strlen(to);
@@ -101,11 +113,7 @@ static void empty_key_env_and_hosted_default(void) {
 
   const char *hosted = "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\"}],"
                        " \"script\": [{\"from\": \"human\", \"text\": \"@ann hi\"}]}";
-  const char *args2[] = {"run", world_file("h.json", hosted), "--no-save", NULL};
-  CHECK_INT(proc_agora(args2, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 1);
-  CHECK(strstr(r.out, "OPENAI_API_KEY is not set") != NULL);
-  proc_result_free(&r);
+  expect_run("h.json", hosted, 1, 0, "OPENAI_API_KEY is not set");
 }
 
 /* ---- item 15: say why nobody answered ---- */
@@ -147,25 +155,13 @@ static void agent_without_provider_is_warned_once(void) {
 }
 
 static void unknown_field_suggests_the_name(void) {
-  const char *json = "{\"name\": \"w\", \"turnlimit\": 3, \"agents\": [{\"name\": \"ann\", \"replies\": [\"x\"]}]}";
-  const char *args[] = {"run", world_file("u.json", json), "--no-save", NULL};
-  proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "turnlimit: unknown field (did you mean 'turn_limit'?)") != NULL);
-  proc_result_free(&r);
-  const char *json2 = "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"sytem_prompt\": \"x\"}],"
-                      " \"zzzzzz\": 1}";
-  const char *args2[] = {"run", world_file("u2.json", json2), "--no-save", NULL};
-  CHECK_INT(proc_agora(args2, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "zzzzzz: unknown field") != NULL && strstr(r.err, "did you mean") == NULL);
-  proc_result_free(&r);
-  const char *args3[] = {"run", world_file("u3.json", "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\","
-                         " \"sytem_prompt\": \"x\"}]}"), "--no-save", NULL};
-  CHECK_INT(proc_agora(args3, NULL, NULL, &r), 0);
-  CHECK(strstr(r.err, "agents[0].sytem_prompt: unknown field (did you mean 'system_prompt'?)") != NULL);
-  proc_result_free(&r);
+  expect_run("u.json", "{\"name\": \"w\", \"turnlimit\": 3, \"agents\": [{\"name\": \"ann\"}]}", 2, 1,
+             "turnlimit: unknown field (did you mean 'turn_limit'?)");
+  expect_run("u2.json", "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"sytem_prompt\": \"x\"}]}", 2, 1,
+             "agents[0].sytem_prompt: unknown field (did you mean 'system_prompt'?)");
+  /* Nothing near: no suggestion. */
+  const char *far = "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\"}], \"zzzzzz\": 1}";
+  expect_run("u3.json", far, 2, 1, "zzzzzz: unknown field\n");
 }
 
 /* ---- item 12: overrides for every agent ---- */
