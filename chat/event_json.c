@@ -54,6 +54,10 @@ cJSON *chat_event_fields(const world_event *e) {
   case EV_TOOL_CALL:
   case EV_TOOL_RESULT: add_tool(f, &e->u.tool, e->kind == EV_TOOL_CALL); break;
   case EV_UNKNOWN_MENTION: add_unknown(f, &e->u.unknown); break;
+  case EV_NOT_ADDRESSED:
+    add_unknown(f, &e->u.not_addressed.who);
+    cJSON_AddStringToObject(f, "message", e->u.not_addressed.message);
+    break;
   case EV_AGENT_ADDED:
   case EV_AGENT_REMOVED:
     cJSON_AddStringToObject(f, "name", e->u.agent.name);

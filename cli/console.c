@@ -14,12 +14,13 @@
 
 #include "cli/key_env.h"
 #include "cli/load.h"
+#include "cli/prepare.h"
 
 #include <fcntl.h>
 #include <signal.h>
 
 static const char console_usage[] =
-  "usage: agora console [WORLD.json] [--db DIR]\n"
+  "usage: agora console [WORLD.json] [--db DIR] [--model M] [--provider P] [--base-url URL]\n"
   "\n"
   "Talk to a world. With WORLD.json the world is loaded (or updated) in the database and its current\n"
   "chat continues (a new chat when it has none); without it, the only world in the database opens.\n"
@@ -29,7 +30,9 @@ static const char console_usage[] =
   "\n"
   "  --db DIR    the database directory (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
   "              ~/.local/share/agora)\n"
-  "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n";
+  "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
+  "  --model M, --provider P, --base-url URL\n"
+  "              use this model, provider or server for every agent of WORLD.json\n";
 
 console *the_console;
 
@@ -97,12 +100,16 @@ typedef struct console_args {
   const char *world_path;
   const char *db;
   cli_allow_env allow;
+  cli_overrides over;
 } console_args;
 
 static int parse_args(int argc, char **argv, console_args *a) {
   memset(a, 0, sizeof *a);
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
+    int taken = cli_override_arg(&a->over, "console", argc, argv, &i);
+    if (taken > 1) return taken;
+    if (taken) continue;
     if (!strcmp(s, "--db")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "console: --db needs a value");
       a->db = argv[++i];
@@ -117,15 +124,19 @@ static int parse_args(int argc, char **argv, console_args *a) {
       return cli_error(AG_ERR_INVALID, "console: unexpected argument '%s'", s);
     }
   }
+  if (!a->world_path && (a->over.model || a->over.provider || a->over.base_url))
+    return cli_error(AG_ERR_INVALID, "console: --model, --provider and --base-url need WORLD.json");
   return 0;
 }
 
-static int open_file_world(console *c, const char *path, const cli_allow_env *allow, ag_errmsg *em) {
+static int open_file_world(console *c, const char *path, const console_args *a, ag_errmsg *em) {
+  const cli_allow_env *allow = &a->allow;
   world_spec spec;
   int rc = world_spec_load(path, &spec, em);
   if (rc) return rc;
   cli_world *cw = &c->cw;
-  if (!(rc = cli_world_build(path, &spec, &cw->base, &cw->w, em)) &&
+  if ((rc = cli_spec_prepare(&spec, &a->over))) ag_fail(em, rc, "%s", ag_strerror(rc));
+  else if (!(rc = cli_world_build(path, &spec, &cw->base, &cw->w, em)) &&
       !(rc = cli_key_env_check(cw->w, path, allow, em))) /* before anything is stored */
     rc = chat_session_open(c->st, cw->w, &cw->cs, em);
   world_spec_free(&spec);
@@ -162,7 +173,7 @@ static int console_open(console *c, const console_args *a) {
   ag_errmsg em = {""};
   int rc = cli_store_open(a->db, &c->st, &em);
   if (rc) return cli_error(rc, "%s", em.text);
-  rc = a->world_path ? open_file_world(c, a->world_path, &a->allow, &em) : open_stored_world(c, &a->allow, &em);
+  rc = a->world_path ? open_file_world(c, a->world_path, a, &em) : open_stored_world(c, &a->allow, &em);
   if (rc) return cli_error(rc, "%s%s", a->world_path ? "" : "console: ", em.text[0] ? em.text : ag_strerror(rc));
   const char *nc = getenv("NO_COLOR");
   c->tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);

@@ -2,6 +2,8 @@
  * under them, and everything else printed above both. Piped, it is plain printing. */
 #include "cli/console_int.h"
 
+#include "common/term_text.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -218,20 +220,6 @@ void con_live_prune(console *c) {
   }
 }
 
-/* Keeps the end of the stream: when the buffer is full the older half goes, cut at a character start. */
-static void live_append(live_stream *s, const char *text) {
-  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-    if (s->len + 1 >= LIVE_TAIL) {
-      size_t drop = LIVE_TAIL / 2;
-      while (drop < s->len && ((unsigned char)s->tail[drop] & 0xC0) == 0x80) drop++;
-      memmove(s->tail, s->tail + drop, s->len - drop);
-      s->len -= drop;
-    }
-    s->tail[s->len++] = (char)(*p < 0x20 || *p == 0x7f ? ' ' : *p);
-  }
-  s->tail[s->len] = '\0';
-}
-
 /* llm-start, llm-chunk and llm-done only change the live lines: returns 1 when e was one of them. An
  * llm-error or agent-removed ends the agent's live line and is printed as usual (returns 0). */
 static int live_event(console *c, const world_event *e) {
@@ -248,7 +236,7 @@ static int live_event(console *c, const world_event *e) {
   } else {
     live_stream *s = live_get(c, agent);
     if (s && start) s->len = 0, s->tail[0] = '\0';
-    if (s && chunk) live_append(s, e->u.llm_chunk.text);
+    if (s && chunk) ag_term_tail_append(s->tail, sizeof s->tail, &s->len, e->u.llm_chunk.text);
   }
   con_screen_show(c);
   return 1;

@@ -16,8 +16,11 @@ static const char usage[] =
   "Agora runs worlds of LLM agents that talk to each other on a message bus.\n"
   "\n"
   "commands:\n"
-  "  run WORLD.json [--db DIR] [--json] [--stream] [--no-save] [--chat ID] [--yes]\n"
+  "  run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
   "                        run a world file's script and print the transcript\n"
+  "  say WORLD.json TEXT [--new-chat] [--db DIR] [--json] ...\n"
+  "                        send one message to a world, print the replies, save\n"
+  "  init [FILE]           write a commented starter world (default: world.json)\n"
   "  console [WORLD.json] [--db DIR]\n"
   "                        talk to a world interactively\n"
   "  replay CHAT_ID|SNAPSHOT.json [--db DIR] [--json] [--delay MS]\n"
@@ -27,6 +30,7 @@ static const char usage[] =
   "  worlds list|show|export|delete ...\n"
   "                        manage stored worlds (agora worlds --help)\n"
   "\n"
+  "run, console and say take --model M, --provider P and --base-url URL for every agent.\n"
   "Run 'agora COMMAND --help' for a command's options. Exit status: 0 success, 1 runtime failure\n"
   "(an LLM unreachable after retries, a storage error), 2 bad usage or input.\n"
   "Data lives in --db DIR, else $AGORA_HOME, else $XDG_DATA_HOME/agora, else ~/.local/share/agora.\n";
@@ -95,6 +99,8 @@ static int dispatch(int argc, char **argv) {
   if (!strcmp(cmd, "chats")) return cli_chats(argc - 2, argv + 2);
   if (!strcmp(cmd, "worlds")) return cli_worlds(argc - 2, argv + 2);
   if (!strcmp(cmd, "console")) return cli_console(argc - 2, argv + 2);
+  if (!strcmp(cmd, "say")) return cli_say(argc - 2, argv + 2);
+  if (!strcmp(cmd, "init")) return cli_init(argc - 2, argv + 2);
   fprintf(stderr, "agora: unknown command '%s'\n\n%s", cmd, usage);
   return 2;
 }

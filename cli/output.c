@@ -67,6 +67,8 @@ static void status_clear(output *o) {
   }
 }
 
+void output_status_hide(output *o) { status_clear(o); }
+
 static void status_draw(output *o) {
   if (!o->status_tty || !o->status[0]) return;
   struct timespec now;
@@ -144,7 +146,7 @@ void output_message(output *o, const ag_msg *m) {
 
 /* Events that would only be noise in a plain transcript (they are all in --json). */
 static int plain_hidden(ev_kind k) {
-  return k == EV_LLM_START || k == EV_LLM_DONE || k == EV_STATE_SAVED || k == EV_LLM_CHUNK;
+  return k == EV_LLM_START || k == EV_LLM_DONE || k == EV_STATE_SAVED;
 }
 
 static int shown(const output *o, ev_kind k) {
@@ -180,7 +182,8 @@ void output_thread_step(output *o, ev_kind kind, const cJSON *fields) {
         free(v);
       }
     }
-    fprintf(o->f, "%s\n\n", o->color ? "\033[0m" : "");
+    /* Chunks (--stream) come many per reply: one line each, no blank line between. */
+    fprintf(o->f, "%s\n%s", o->color ? "\033[0m" : "", strcmp(type, "llm-chunk") ? "\n" : "");
     fflush(o->f);
   }
   status_draw(o);

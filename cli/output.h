@@ -17,7 +17,7 @@ typedef struct output output;
 
 typedef struct output_opts {
   int json;     /* NDJSON instead of plain text */
-  int stream;   /* show llm-chunk events (only with json, or in the console) */
+  int stream;   /* show llm-chunk events (as NDJSON, or plain "-- llm-chunk:" lines) */
   int progress; /* keep a status line on stderr (only when it is a terminal) */
   int batch;    /* do not flush after each line (replay, show: output that is not live) */
 } output_opts;
@@ -37,5 +37,7 @@ void output_thread_step(output *o, ev_kind kind, const cJSON *fields);
 /* Progress: the status line's contents (step i of n, thinking agents); cleared by output_done. */
 void output_progress(output *o, size_t step, size_t steps, size_t thinking, const char *who);
 void output_done(output *o);
+/* Takes the status line away until the next draw (before other output to the terminal). */
+void output_status_hide(output *o);
 
 #endif

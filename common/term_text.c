@@ -26,3 +26,16 @@ void ag_term_text_put(FILE *f, const char *s) {
     i += k ? k : 1;
   }
 }
+
+void ag_term_tail_append(char *tail, size_t cap, size_t *len, const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    if (*len + 1 >= cap) {
+      size_t drop = cap / 2;
+      while (drop < *len && ((unsigned char)tail[drop] & 0xC0) == 0x80) drop++;
+      memmove(tail, tail + drop, *len - drop);
+      *len -= drop;
+    }
+    tail[(*len)++] = (char)(*p < 0x20 || *p == 0x7f ? ' ' : *p);
+  }
+  tail[*len] = '\0';
+}

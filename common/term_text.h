@@ -10,4 +10,9 @@
  * newlines and tabs are kept. s is borrowed. */
 void ag_term_text_put(FILE *f, const char *s);
 
+/* Appends text to the end-of-stream buffer tail (cap bytes, *len used, kept NUL-terminated) for a
+ * live line: control characters become spaces, and when it is full the older half goes, cut at a
+ * character start, so only the end is kept. text is borrowed. */
+void ag_term_tail_append(char *tail, size_t cap, size_t *len, const char *text);
+
 #endif

@@ -461,7 +461,13 @@ static int remote_start(llm_call *call, const llm_request *req) {
   rc->deadline_ms = now_ms() + rc->timeout_ms;
   llm_stream_init(&rc->parser, wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
   llm_wire_calls_init(&rc->calls, REMOTE_REPLY_CAP);
-  const char *env = cfg->api_key_env && cfg->api_key_env[0] ? cfg->api_key_env : llm_default_key_env(cfg->provider);
+  /* Keys (issue 15): "api_key_env": "" means none at all; a named variable is required; otherwise the
+   * provider's default variable is sent when set, and required only for the hosted default URL, since a
+   * local server at an explicit base_url usually needs no key. */
+  int no_key = cfg->api_key_env && !cfg->api_key_env[0];
+  int named = cfg->api_key_env && cfg->api_key_env[0];
+  int own_url = cfg->base_url && cfg->base_url[0];
+  const char *env = no_key ? NULL : named ? cfg->api_key_env : llm_default_key_env(cfg->provider);
   if (env && !(rc->key_env = strdup(env))) err = AG_ERR_NOMEM;
   if (!err) err = wire->build(cfg, req, &url, &rc->body);
   if (!err && !(rc->url = ag_buf_take(&url))) err = AG_ERR_NOMEM;
@@ -469,7 +475,7 @@ static int remote_start(llm_call *call, const llm_request *req) {
   if (err) goto fail;
   call->impl = rc;
   const char *key = env ? getenv(env) : NULL;
-  int needs = wire->needs_key || (cfg->api_key_env && cfg->api_key_env[0]);
+  int needs = named || (!no_key && !own_url && wire->needs_key);
   if (needs && (!key || !key[0])) {
     /* Reported from the loop like any failure: callbacks never run inside start. */
     char msg[sizeof rc->info.message];

@@ -54,14 +54,15 @@ static void ev_place(const char **f, void *arg) {
   c->at += n;
 }
 
-/* One block: the event, then unknown-mention's name pointers, then every string. A streamed chunk is
+/* One block: the event, then the name pointers of unknown-mention and not-addressed, then every string. A streamed chunk is
  * thus one malloc and two copies, whatever its size. */
 bus_event *bus_event_new(const world_event *ev) {
   world_event e = *ev;
   ev_copy c = {0, NULL};
   world_event_strings(&e, ev_measure, &c);
-  size_t n_names = e.kind == EV_UNKNOWN_MENTION ? e.u.unknown.n_names : 0;
-  for (size_t i = 0; i < n_names; i++) c.need += strlen(e.u.unknown.names[i]) + 1;
+  size_t n_names;
+  const char *const **src_names = world_event_names(&e, &n_names);
+  for (size_t i = 0; i < n_names; i++) c.need += strlen((*src_names)[i]) + 1;
   size_t chunk = 0;
   if (e.kind == EV_LLM_CHUNK) c.need += (chunk = e.u.llm_chunk.text ? strnlen(e.u.llm_chunk.text, e.u.llm_chunk.len) : 0) + 1;
   bus_event *b = malloc(sizeof *b + n_names * sizeof(char *) + c.need);
@@ -71,10 +72,10 @@ bus_event *bus_event_new(const world_event *ev) {
   c.at = (char *)(names + n_names);
   world_event_strings(&e, ev_place, &c);
   for (size_t i = 0; i < n_names; i++) {
-    names[i] = e.u.unknown.names[i];
+    names[i] = (*src_names)[i];
     ev_place(&names[i], &c);
   }
-  if (n_names) e.u.unknown.names = names;
+  if (n_names) *src_names = names;
   if (e.kind == EV_LLM_CHUNK) {
     if (chunk) memcpy(c.at, e.u.llm_chunk.text, chunk);
     c.at[chunk] = '\0';

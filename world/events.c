@@ -64,9 +64,18 @@ void world_event_strings(world_event *e, void (*fn)(const char **field, void *ar
   case EV_APPROVAL: f[0] = &e->u.approval.agent, f[1] = &e->u.approval.tool, f[2] = &e->u.approval.ended; break;
   case EV_CANCELLED: f[0] = &e->u.cancelled.agents; break;
   case EV_MEMORY_CLEARED: f[0] = &e->u.cleared.agent; break;
+  case EV_NOT_ADDRESSED: f[0] = &e->u.not_addressed.who.sender, f[1] = &e->u.not_addressed.message; break;
   case EV_SEQS_MOVED:
   case EV_STATE_SAVED:
   case EV_KIND_COUNT: break;
   }
   for (size_t i = 0; i < 4 && f[i]; i++) fn(f[i], arg);
+}
+
+const char *const **world_event_names(world_event *e, size_t *n) {
+  ev_unknown_mention *u = e->kind == EV_UNKNOWN_MENTION ? &e->u.unknown
+                          : e->kind == EV_NOT_ADDRESSED ? &e->u.not_addressed.who
+                                                        : NULL;
+  *n = u ? u->n_names : 0;
+  return u ? &u->names : NULL;
 }

@@ -31,7 +31,8 @@
   X(EV_APPROVAL, "approval")               \
   X(EV_CANCELLED, "cancelled")            \
   X(EV_SEQS_MOVED, "seqs-moved")           \
-  X(EV_MEMORY_CLEARED, "memory-cleared")
+  X(EV_MEMORY_CLEARED, "memory-cleared")   \
+  X(EV_NOT_ADDRESSED, "not-addressed")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -82,6 +83,11 @@ typedef struct ev_approval { const char *agent, *tool; int approved; const char 
 typedef struct ev_cancelled { const char *agents; } ev_cancelled; /* NULL: nobody was thinking */
 /* Another process stored messages under the seqs this one had given: its pending ones moved up by. */
 typedef struct ev_seqs_moved { uint64_t by; size_t messages; } ev_seqs_moved;
+/* A human/world message naming known agents only mid-line: nobody was addressed; message says so. */
+typedef struct ev_not_addressed {
+  ev_unknown_mention who; /* sender, the known agents mentioned mid-line, seq */
+  const char *message;
+} ev_not_addressed;
 typedef struct ev_memory_cleared { const char *agent; } ev_memory_cleared;
 
 typedef struct world_event {
@@ -104,11 +110,16 @@ typedef struct world_event {
     ev_cancelled cancelled;      /* EV_CANCELLED */
     ev_seqs_moved seqs_moved;    /* EV_SEQS_MOVED */
     ev_memory_cleared cleared;   /* EV_MEMORY_CLEARED */
+    ev_not_addressed not_addressed; /* EV_NOT_ADDRESSED */
   } u;
 } world_event;
 
 /* The agent the event is about (borrowed), or NULL for the kinds about no agent. */
 const char *world_event_agent(const world_event *e);
+
+/* The address of the payload's array of names (unknown-mention, not-addressed) and its length in *n, or
+ * NULL for the kinds that have none: a holder copies them with the strings. */
+const char *const **world_event_names(world_event *e, size_t *n);
 
 /* Calls fn with the address of every NUL-terminated string field of e's payload (not the names of
  * unknown-mention, nor a chunk's text),

@@ -100,9 +100,7 @@ static int world_check_mentions(world *w, const ag_msg *m) {
   const char **names = NULL;
   size_t n = 0;
   for (size_t i = 0; i < m->leading.n; i++) {
-    int known = 0;
-    for (size_t j = 0; j < w->n_slots && !known; j++) known = strcmp(w->ids[j], m->leading.ids[i]) == 0;
-    if (known) continue;
+    if (world_find_slot(w, m->leading.ids[i])) continue; /* the id index: linear in the mentions */
     if (!names && !(names = malloc(m->leading.n * sizeof *names))) return AG_OK; /* a hint: not worth failing for */
     names[n++] = m->leading.ids[i];
   }
@@ -111,21 +109,48 @@ static int world_check_mentions(world *w, const ag_msg *m) {
   return AG_OK;
 }
 
+/* A human or world message that mentions known agents only mid-line addressed nobody (§3.5): say so,
+ * since to its author it looks like a question to them (issue 15). others: its other mentions. */
+static void hint_not_addressed(world *w, const ag_msg *m, const mention_list *others) {
+  char text[512] = "";
+  size_t len = 0, n = 0;
+  const char **names = NULL;
+  for (size_t i = 0; i < others->n; i++) {
+    if (!world_find_slot(w, others->ids[i])) continue;
+    int seen = 0;
+    for (size_t j = 0; j < n && !seen; j++) seen = !strcmp(names[j], others->ids[i]);
+    if (seen) continue;
+    if (!names && !(names = malloc(others->n * sizeof *names))) return; /* a hint: not worth failing for */
+    names[n++] = others->ids[i];
+    if (len < sizeof text)
+      len += (size_t)snprintf(text + len, sizeof text - len, "%s@%s", n > 1 ? ", " : "", others->ids[i]);
+  }
+  if (!n) return;
+  if (len < sizeof text)
+    snprintf(text + len, sizeof text - len, " %s mentioned but not at the start of a line; nobody was addressed",
+             n > 1 ? "are" : "is");
+  world_emit(w, &(world_event){EV_NOT_ADDRESSED, .u.not_addressed = {{m->sender, names, n, m->seq}, text}});
+  free(names);
+}
+
 static int world_publish_kind(world *w, const char *sender, const char *text, ag_kind kind, ag_msg **out) {
   ag_msg *m = ag_msg_new(sender, text, kind);
   if (!m) return AG_ERR_NOMEM;
   m->seq = ++w->last_seq;
   m->ts_ms = ag_now_ms();
   int rc = mention_leading(text, w->ids, w->n_slots, &m->leading);
+  mention_list any = {0};
   if (!rc && m->leading.n == 0) {
     /* Other mentions matter only when there is no leading one (§3.5), so only then look for them. */
-    mention_list any = {0};
     rc = mention_anywhere(text, &any);
     m->has_other_mentions = any.n > 0;
-    mention_list_free(&any);
   }
   if (!rc) rc = bus_publish_message(w->bus, m);
-  if (!rc && (kind == AG_KIND_HUMAN || kind == AG_KIND_WORLD)) rc = world_check_mentions(w, m);
+  if (!rc && (kind == AG_KIND_HUMAN || kind == AG_KIND_WORLD)) {
+    rc = world_check_mentions(w, m);
+    if (m->leading.n == 0) hint_not_addressed(w, m, &any);
+  }
+  mention_list_free(&any);
   if (!rc && out) *out = m;
   ag_msg_unref(m); /* the bus holds its own reference */
   return rc;

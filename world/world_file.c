@@ -4,6 +4,7 @@
 #include "world/world_file.h"
 
 #include "common/buf.h"
+#include "common/nearest.h"
 #include "llm/net.h"
 #include "common/jsonnum.h"
 #include "common/strset.h"
@@ -36,8 +37,12 @@ static int in_list(const char *name, const char *const *list) {
 static int check_keys(const cJSON *obj, const char *const *allowed, const char *extra, const char *label,
                       const char *path, ag_errmsg *em) {
   for (const cJSON *c = obj->child; c; c = c->next) {
-    if (!in_list(c->string, allowed) && !(extra && strcmp(c->string, extra) == 0))
-      return BAD("%s: %s%s%s: unknown field", label, path, *path ? "." : "", c->string);
+    /* "_comment" is a note for people (JSON has no comments), allowed in every object and ignored. */
+    if (!in_list(c->string, allowed) && !(extra && strcmp(c->string, extra) == 0) && strcmp(c->string, "_comment")) {
+      const char *near = ag_nearest_name(c->string, allowed, extra);
+      return BAD("%s: %s%s%s: unknown field%s%s%s", label, path, *path ? "." : "", c->string,
+                 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+    }
     for (const cJSON *d = obj->child; d != c; d = d->next)
       if (strcmp(d->string, c->string) == 0)
         return BAD("%s: %s%s%s: duplicate field", label, path, *path ? "." : "", c->string);

@@ -25,28 +25,32 @@ _agora() {
   cmd=${COMP_WORDS[1]}
   sub=${COMP_WORDS[2]}
   if ((COMP_CWORD == 1)); then
-    mapfile -t COMPREPLY < <(compgen -W "run console replay chats worlds --help --version" -- "$cur")
+    mapfile -t COMPREPLY < <(compgen -W "run say console init replay chats worlds --help --version" -- "$cur")
     return
   fi
   case $prev in
     --db) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     -o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --chat) mapfile -t COMPREPLY < <(compgen -W "$(_agora_chat_ids)" -- "$cur"); return ;;
-    --delay|--world) return ;;
+    --provider) mapfile -t COMPREPLY < <(compgen -W "script openai anthropic gemini ollama" -- "$cur"); return ;;
+    --delay|--world|--model|--base-url|--allow-env) return ;;
   esac
   case $cmd in
-    run)
+    run|say)
       if [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "--db --json --stream --no-save --chat --yes --allow-env --help" -- "$cur")
+        local opts="--db --json --stream --quiet --no-save --yes --allow-env --model --provider --base-url --help"
+        if [[ $cmd == run ]]; then opts+=" --chat"; else opts+=" --new-chat"; fi
+        mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
       fi ;;
     console)
       if [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "--db --allow-env --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "--db --allow-env --model --provider --base-url --help" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
       fi ;;
+    init) mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur") ;;
     replay)
       if [[ $cur == -* ]]; then
         mapfile -t COMPREPLY < <(compgen -W "--db --json --delay --help" -- "$cur")

@@ -1,0 +1,105 @@
+/* The set-up `run` and `say` share (see runner.h). */
+#include "cli/runner.h"
+
+#include "chat/archive.h"
+
+#include "cli/cli.h"
+#include "cli/db.h"
+#include "cli/load.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, int *i) {
+  const char *s = argv[*i];
+  int taken = cli_override_arg(&o->over, cmd, argc, argv, i);
+  if (taken) return taken;
+  if (!strcmp(s, "--json")) o->json = 1;
+  else if (!strcmp(s, "--stream")) o->stream = 1;
+  else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) o->quiet = 1;
+  else if (!strcmp(s, "--no-save")) o->no_save = 1;
+  else if (!strcmp(s, "--yes")) o->yes = 1;
+  else if (!strcmp(s, "--allow-env")) {
+    int st = cli_allow_env_arg(&o->allow, cmd, argc, argv, i);
+    return st ? st : 1;
+  }
+  else if (!strcmp(s, "--db")) {
+    if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: --db needs a value", cmd);
+    o->db = argv[++*i];
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+/* --yes: there is nobody to ask in a scripted run, so the flag answers for the user (the world
+ * delivers the answer from the loop). */
+static void approve_all(void *ud, const world_approval *req) { world_approval_answer(ud, req->id, 1); }
+
+/* Storage: the world is loaded (or updated) in the database, then the chat to use becomes current: the
+ * one named, the world's current one (say), or a new one (reuse rules). */
+static int open_chat(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
+  ag_errmsg em = {""};
+  int rc;
+  if ((rc = cli_store_open(o->db, &r->st, &em)) || (rc = chat_session_open(r->st, r->w, &r->cs, &em)))
+    return cli_error(rc, "%s", em.text[0] ? em.text : ag_strerror(rc));
+  if (o->chat) rc = chat_session_load(r->cs, o->chat, &em);
+  else if (o->resume && !o->new_chat && chat_session_current(r->cs)) rc = chat_session_resume(r->cs, &em);
+  else rc = chat_session_new(r->cs, &em);
+  if (rc) return cli_error(rc, "%s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc));
+  output_set_chat(r->out, chat_session_current(r->cs));
+  return 0;
+}
+
+int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bus_handler handler, void *ud) {
+  memset(r, 0, sizeof *r);
+  ag_errmsg em = {""};
+  int rc = world_spec_load(o->world_path, &r->spec, &em);
+  if (rc) return cli_error(rc, "%s", em.text);
+  if ((rc = cli_spec_prepare(&r->spec, &o->over))) return cli_error(rc, "%s", ag_strerror(rc));
+  if (o->no_save && o->chat)
+    return cli_error(AG_ERR_INVALID, "%s: --chat continues a saved chat and cannot go with --no-save", cmd);
+  if ((rc = cli_world_build(o->world_path, &r->spec, &r->base, &r->w, &em)) ||
+      (rc = cli_key_env_check(r->w, o->world_path, &o->allow, &em)))
+    return cli_error(rc, "%s", em.text);
+  /* Streaming text: live lines on a terminal unless --quiet; --stream prints the chunks elsewhere. */
+  int tty = isatty(STDOUT_FILENO), live = !o->json && !o->quiet && tty;
+  int chunks = o->stream && (o->json || !tty);
+  world_set_emit_chunks(r->w, live || chunks);
+  if (o->yes) world_set_approver(r->w, &(world_approver){approve_all, NULL}, r->w);
+  output_opts oo = {o->json, chunks, 1, 0};
+  if ((rc = output_new(stdout, world_id(r->w), &oo, &r->out)) ||
+      (rc = run_screen_new(r->base, r->w, r->out, 1, live, &r->scr)) ||
+      (rc = bus_subscribe(world_bus(r->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT,
+                          handler ? handler : run_screen_on_bus, handler ? ud : r->scr, NULL)))
+    return cli_error(rc, "%s", ag_strerror(rc));
+  return o->no_save ? 0 : open_chat(r, o, cmd);
+}
+
+int cli_runner_finish(cli_runner *r) {
+  int status = 0;
+  output_done(r->out);
+  if (world_failed_calls(r->w)) {
+    fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(r->w));
+    status = 1;
+  }
+  if (r->cs && chat_session_failures(r->cs)) {
+    fprintf(stderr, "agora: %zu message(s) could not be saved (see the storage-error events)\n",
+            chat_session_failures(r->cs));
+    status = 1;
+  }
+  return status;
+}
+
+void cli_runner_close(cli_runner *r) {
+  chat_session_free(r->cs);
+  chat_store_close(r->st);
+  world_free(r->w);
+  run_screen_free(r->scr); /* after the world: its last events still come through the screen */
+  output_free(r->out);
+  if (r->base) event_base_free(r->base);
+  world_spec_free(&r->spec);
+  memset(r, 0, sizeof *r);
+}

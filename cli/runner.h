@@ -1,0 +1,45 @@
+/* What `run` and `say` share: their common options, and a world loaded from its file with its output,
+ * terminal display and storage set up, ready to publish into; then the exit status at the end. */
+#ifndef AG_CLI_RUNNER_H
+#define AG_CLI_RUNNER_H
+
+#include "chat/session.h"
+#include "cli/key_env.h"
+#include "cli/output.h"
+#include "cli/prepare.h"
+#include "cli/run_screen.h"
+
+/* Options (strings borrowed from argv). */
+typedef struct cli_runner_opts {
+  const char *world_path, *db, *chat;
+  int json, stream, no_save, yes, quiet;
+  int new_chat; /* say: start a new chat; otherwise say continues the current one, run starts one */
+  int resume;   /* say: continue the world's current chat (a new one when it has none) */
+  cli_allow_env allow;
+  cli_overrides over;
+} cli_runner_opts;
+
+/* When argv[*i] is one of the shared options (--db --json --stream --quiet/-q --no-save --yes
+ * --allow-env --model --provider --base-url), takes it (and its value) and returns 1; an exit status
+ * > 1 after printing why; 0 when it is none of them. */
+int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, int *i);
+
+typedef struct cli_runner {
+  world_spec spec;
+  struct event_base *base;
+  world *w;
+  output *out;
+  store *st;
+  chat_session *cs; /* NULL with --no-save */
+  run_screen *scr;
+} cli_runner;
+
+/* Loads o->world_path and sets everything up (cmd names the command in messages). Returns 0 or the exit
+ * status after printing why; either way release r with cli_runner_close. handler (may be NULL: the
+ * screen's) receives the bus's messages and events at the output phase with ud. */
+int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bus_handler handler, void *ud);
+/* Ends the output and says what failed: returns 1 when an LLM call or a save failed, else 0. */
+int cli_runner_finish(cli_runner *r);
+void cli_runner_close(cli_runner *r);
+
+#endif
