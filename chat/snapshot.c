@@ -6,6 +6,7 @@
 #include "agents/message.h"
 #include "common/buf.h"
 #include "common/clock.h"
+#include "common/utf8.h"
 #include "storage/store.h"
 #include "world/world_file.h"
 
@@ -420,6 +421,12 @@ int chat_snapshot_load(const char *path, cJSON **out, ag_errmsg *em) {
   int rc = ag_file_read(path, SNAPSHOT_MAX, &text, &len, em);
   if (rc == AG_ERR_NOT_FOUND) rc = AG_ERR_INVALID;
   if (rc) return rc;
+  char field[64];
+  if (ag_json_find_nul_escape(text, len, field, sizeof field)) { /* cJSON would cut the text there */
+    free(text);
+    return ag_fail(em, AG_ERR_INVALID, "%s: \"%s\": a NUL character (\\u0000) is not allowed in a text", path,
+                   field[0] ? field : "(top level)");
+  }
   cJSON *j = cJSON_ParseWithLength(text, len);
   free(text);
   if (!j) return ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", path);

@@ -56,3 +56,31 @@ size_t ag_json_replace_nul_escapes(char *p, size_t n) {
   }
   return count;
 }
+
+int ag_json_find_nul_escape(const char *p, size_t n, char *field, size_t cap) {
+  size_t str = 0, str_len = 0, key = 0, key_len = 0; /* spans of the last string and the last key */
+  int have_key = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] == ':') {
+      key = str;
+      key_len = str_len;
+      have_key = 1;
+    }
+    if (p[i] != '"') continue;
+    size_t start = ++i;
+    for (; i < n && p[i] != '"'; i++) {
+      if (p[i] != '\\') continue;
+      if (i + 6 <= n && !memcmp(p + i + 1, "u0000", 5)) {
+        size_t k = have_key ? key_len : 0;
+        if (k >= cap) k = cap - 1;
+        memcpy(field, p + key, k);
+        field[k] = '\0';
+        return 1;
+      }
+      i++; /* the escaped character is never the start of another escape */
+    }
+    str = start;
+    str_len = i - start;
+  }
+  return 0;
+}

@@ -18,4 +18,9 @@ char *ag_utf8_fix(const char *s, int *nomem);
  * ("\\u0000" is text) are respected. Returns the number replaced. */
 size_t ag_json_replace_nul_escapes(char *p, size_t n);
 
+/* Whether the JSON text p (n bytes) holds a "\u0000" escape in a string; if so field gets the name of
+ * the object key nearest before it ("" at the top level), cut to fit cap (cap > 0). For loaders that
+ * refuse such input rather than let the NUL silently cut a name or a text. */
+int ag_json_find_nul_escape(const char *p, size_t n, char *field, size_t cap);
+
 #endif

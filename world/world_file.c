@@ -4,6 +4,7 @@
 #include "world/world_file.h"
 
 #include "common/buf.h"
+#include "common/utf8.h"
 #include "llm/net.h"
 
 #include <math.h>
@@ -392,6 +393,9 @@ fail:
 
 int world_spec_parse(const char *json, size_t len, const char *label, world_spec *out, ag_errmsg *em) {
   const char *end = NULL;
+  char field[64];
+  if (ag_json_find_nul_escape(json, len, field, sizeof field)) /* cJSON would cut the text there */
+    return BAD("%s: \"%s\": a NUL character (\\u0000) is not allowed in a text", label, field[0] ? field : "(top level)");
   cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
   if (!root) {
     /* Point at the line and column where parsing stopped. */
