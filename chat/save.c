@@ -106,11 +106,22 @@ static void move_pending(chat_session *cs, uint64_t shift) {
   world_emit(cs->w, &e);
 }
 
+void chat_session__save_last(chat_session *cs) {
+  if (cs->has_current && (cs->n_pending || cs->n_pending_steps) && chat_session__save(cs, NULL))
+    cs->failures += cs->n_pending ? cs->n_pending : 1;
+  chat_session__drop_pending(cs);
+}
+
+size_t chat_session__unsaved(const chat_session *cs) {
+  return cs->failures + (cs->save_failed ? (cs->n_pending ? cs->n_pending : 1) : 0);
+}
+
 void chat_session__drop_pending(chat_session *cs) {
   for (size_t i = 0; i < cs->n_pending; i++) ag_msg_unref(cs->pending[i]);
   cs->n_pending = 0;
   for (size_t i = 0; i < cs->n_pending_steps; i++) free(cs->pending_steps[i]);
   cs->n_pending_steps = 0;
+  cs->save_failed = 0;
 }
 
 int chat_session__save(chat_session *cs, ag_errmsg *em) {
@@ -122,15 +133,19 @@ int chat_session__save(chat_session *cs, ag_errmsg *em) {
     if (cs->pending[i]->seq > upto) upto = cs->pending[i]->seq;
   save_ctx sc = {cs, upto, new_title ? new_title : cs->title, ag_now_ms(), 0};
   if (!rc) rc = store_write(cs->st, save_txn, &sc, em);
-  if (!rc && sc.shift) move_pending(cs, sc.shift);
-  upto += rc ? 0 : sc.shift;
-  size_t n = cs->n_pending;
-  chat_session__drop_pending(cs);
   if (rc) {
+    /* The batch is kept, not dropped: a later message's memory entries and the next commit's chat
+     * record refer to these seqs, so dropping them would fail every later save of the chat. The next
+     * save (next idle, chat switch or close) writes them with whatever arrived since. */
     free(new_title);
-    cs->failures += n ? n : 1;
+    cs->save_failed = 1;
+    cs->failed_batch = cs->n_pending + cs->n_pending_steps;
     return rc;
   }
+  if (sc.shift) move_pending(cs, sc.shift);
+  upto += sc.shift;
+  size_t n = cs->n_pending;
+  chat_session__drop_pending(cs);
   apply_saved(cs);
   if (upto > cs->count) cs->count = upto;
   if (new_title) {
@@ -142,7 +157,6 @@ int chat_session__save(chat_session *cs, ag_errmsg *em) {
   return AG_OK;
 }
 
-/* 1 when an llm-done event carries token counts (the script provider reports none: nothing to keep). */
 /* A tool step joins the thread, anchored after the last message delivered before it. */
 static void on_thread_step(chat_session *cs, const world_event *e) {
   cJSON *j = chat_event_fields(e);
@@ -195,6 +209,9 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
 static void on_idle(void *ud) {
   chat_session *cs = ud;
   if ((!cs->n_pending && !cs->n_pending_steps) || !cs->has_current) return;
+  /* A failed batch is retried when something new arrives, not at once: its storage-error event makes
+   * the bus idle again, and retrying then would spin while the disk stays full. */
+  if (cs->save_failed && cs->n_pending + cs->n_pending_steps == cs->failed_batch) return;
   ag_errmsg em = {""};
   int rc = chat_session__save(cs, &em);
   if (rc) {

@@ -145,8 +145,7 @@ int chat_session_save_world(chat_session *cs, ag_errmsg *em) {
 
 void chat_session_free(chat_session *cs) {
   if (!cs) return;
-  if ((cs->n_pending || cs->n_pending_steps) && cs->has_current) chat_session__save(cs, NULL);
-  chat_session__drop_pending(cs);
+  chat_session__save_last(cs);
   free(cs->pending);
   free(cs->pending_steps);
   chat_session__unwatch(cs);
@@ -158,10 +157,9 @@ void chat_session_free(chat_session *cs) {
 
 const char *chat_session_current(const chat_session *cs) { return cs->has_current ? cs->current : NULL; }
 const char *chat_session_title(const chat_session *cs) { return cs->has_current ? cs->title : NULL; }
-size_t chat_session_failures(const chat_session *cs) { return cs->failures; }
+size_t chat_session_failures(const chat_session *cs) { return chat_session__unsaved(cs); }
 void chat_session_detach(chat_session *cs) {
-  if (cs->has_current && cs->n_pending) chat_session__save(cs, NULL);
-  chat_session__drop_pending(cs);
+  chat_session__save_last(cs);
   cs->has_current = 0;
   cs->live = 0;
   release(cs);

@@ -55,7 +55,8 @@ int chat_session_save_world(chat_session *cs, ag_errmsg *em);
  * (event memory-cleared). AG_ERR_NOT_FOUND for an unknown agent. */
 int chat_session_clear_agent(chat_session *cs, const char *name, ag_errmsg *em);
 
-/* Number of saves that failed (a storage error makes `run` exit 1). */
+/* Messages not stored: those given up on plus the batch of a failed save still waiting for its retry
+ * (a failed save is retried with the next one; anything here makes `run` exit 1). */
 size_t chat_session_failures(const chat_session *cs);
 
 #endif

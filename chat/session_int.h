@@ -32,7 +32,9 @@ struct chat_session {
   uint64_t count;
   session_track *tracks;
   size_t n_tracks;
-  size_t failures;
+  size_t failures;    /* messages given up on (a last save that failed) */
+  int save_failed;    /* the last save failed: pending[] holds its batch, retried by the next save */
+  size_t failed_batch; /* n_pending + n_pending_steps when it failed */
   /* Messages delivered since the last commit (references). They are committed together when the bus
    * has drained — group commit: one transaction, one fsync, for all the replies that arrived at once. */
   ag_msg **pending;
@@ -65,6 +67,11 @@ void chat_session__unwatch(chat_session *cs);
 int chat_session__save(chat_session *cs, ag_errmsg *em);
 /* Forgets the pending messages and thread steps without saving them. */
 void chat_session__drop_pending(chat_session *cs);
+/* A last try to save what is pending (the chat is closed or left): what fails counts as a failure
+ * and is forgotten. */
+void chat_session__save_last(chat_session *cs);
+/* Messages not stored: given up on, plus the batch of a failed save still waiting for its retry. */
+size_t chat_session__unsaved(const chat_session *cs);
 
 /* restore.c */
 /* Replaces the agents' conversation with chat_id's and makes it the session's current chat (in

@@ -126,6 +126,12 @@ int con_add_like(console *c, const char *name, const char *other, ag_errmsg *em)
 
 /* console_tty.c: terminal mode (libedit, history, completion). */
 int con_tty_run(console *c);
+/* console_input.c: the bounded reader between the terminal and libedit (libedit only). */
+#define CON_LINE_MAX 1000 /* bytes in a line typed at a terminal (libedit breaks on a few KB) */
+void con_input_install(void);
+void con_input_end(void);
+/* Reads what the terminal sent and hands it to libedit; -1 when the terminal hung up. */
+int con_input_feed(console *c, int fd);
 void con_tty_resume(console *c);
 void con_cands_add(console *c, const char *prefix, const char *word);
 #ifdef AGORA_HAVE_LIBEDIT

@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
-#include <sys/ioctl.h>
 
 /* ---- terminal mode (libedit) ---- */
 
@@ -75,16 +74,8 @@ static void tty_on_line(char *line) {
 static void tty_on_stdin(evutil_socket_t fd, short what, void *arg) {
   (void)what;
   console *c = arg;
-  int avail = 0;
-  if (ioctl(fd, FIONREAD, &avail) == 0 && avail == 0) {
-    c->quit = 1; /* readable with nothing to read: the terminal hung up */
-    return;
-  }
   c->ctrl_c = 0;
-  /* libedit leaves rl_end stale when a key empties the line; the sentinel shows it did not update. */
-  rl_end = -1;
-  rl_callback_read_char();
-  if (rl_end < 0) rl_end = rl_point = 0;
+  if (con_input_feed(c, fd)) c->quit = 1;
 }
 
 void con_cands_clear(console *c) {
@@ -166,6 +157,7 @@ static void tty_setup(console *c) {
   rl_catch_sigwinch = 0;
   rl_basic_word_break_characters = " \t\n"; /* '@' belongs to the word, so @al completes */
   rl_attempted_completion_function = tty_complete;
+  con_input_install(); /* before rl_initialize, which takes the getc hook */
   rl_initialize();
   snprintf(c->history, sizeof c->history, "%s/console_history", chat_store_dir(c->st));
   int fd = open(c->history, O_WRONLY | O_CREAT | O_APPEND, 0600); /* private, like the database */
@@ -186,6 +178,7 @@ int con_tty_run(console *c) {
   }
   con_screen_hide(c);
   rl_callback_handler_remove(); /* leaves raw mode */
+  con_input_end();
   c->rl_on = 0;
   c->n_live = 0; /* replies still streaming are cancelled on the way out: their lines must not come back */
   return 0;

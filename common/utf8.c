@@ -56,3 +56,4 @@ size_t ag_json_replace_nul_escapes(char *p, size_t n) {
   }
   return count;
 }
+

@@ -538,6 +538,62 @@ static void tty_resume_shows_recent(void) {
 }
 
 /* 1 when this system gives pseudo-terminals (a bare container may not). */
+/* Sends prefix, n bytes of 'x' in pty-sized pieces (reading the screen meanwhile), then suffix. */
+static void tty_send_big(tty *t, const char *prefix, size_t n, const char *suffix) {
+  char chunk[4096];
+  memset(chunk, 'x', sizeof chunk);
+  tty_send(t, prefix);
+  for (size_t done = 0; done < n;) {
+    size_t k = n - done < sizeof chunk ? n - done : sizeof chunk;
+    ssize_t w = write(t->fd, chunk, k);
+    if (w < 0 && errno != EINTR && errno != EAGAIN) {
+      unit_fail_(__FILE__, __LINE__, "write to the pty failed");
+      return;
+    }
+    if (w > 0) done += (size_t)w;
+    tty_pump(t, 0);
+  }
+  tty_send(t, suffix);
+}
+
+/* What reaches libedit is bounded (issue 17: libedit 3.1-20221030 corrupts its heap on a line of a few
+ * KB): a short bracketed paste goes into the line whole; 8 KB and 1 MB pastes are refused with a note
+ * and the console goes on; text typed without paste marks stops at the line limit (1,000 bytes). */
+static void tty_paste_bounded(void) {
+  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-paste");
+  tty t;
+  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  char id[64] = "";
+  CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
+  tty_send_big(&t, "\033[200~@alice ", 500, "\033[201~");
+  tty_send(&t, "\r");
+  CHECK(tty_expect(&t, "alice: one\n\n"));
+  tty_send_big(&t, "\033[200~", 8192, "\033[201~");
+  CHECK(tty_expect(&t, "paste of 8192 bytes refused"));
+  tty_send_big(&t, "\033[200~line one\nline two ", 1 << 20, "\033[201~");
+  CHECK(tty_expect(&t, "paste of 1048594 bytes refused"));
+  tty_send_big(&t, "@bob ", 8192, "\r");
+  CHECK(tty_expect(&t, "the line is full"));
+  CHECK(tty_expect(&t, "bob: @alice pong\n\n"));
+  tty_send(&t, "\x04");
+  CHECK_INT(tty_exit(&t), 0);
+  char *s = saved(db, id);
+  char *want = malloc(4096);
+  size_t o = (size_t)snprintf(want, 4096, "human|@alice ");
+  memset(want + o, 'x', 500);
+  o += 500;
+  o += (size_t)snprintf(want + o, 4096 - o, "\nalice|one\nhuman|@bob ");
+  memset(want + o, 'x', 1000 - 5);
+  o += 1000 - 5;
+  snprintf(want + o, 4096 - o, "\nbob|@alice pong\n"); /* then their volley to the turn limit */
+  CHECK(s && strncmp(s, want, strlen(want)) == 0);
+  free(want);
+  free(s);
+  tty_close(&t);
+  free(w);
+  free(db);
+}
+
 static int have_pty(void) {
   int m, s;
   if (openpty(&m, &s, NULL, NULL, NULL)) return 0;
@@ -557,6 +613,7 @@ int main(int argc, char **argv) {
     UNIT(tty_message_and_reply), UNIT(tty_completion),         UNIT(tty_ctrl_c_cancels_slow_reply),
     UNIT(tty_ctrl_c_clears_then_quits), UNIT(tty_new_and_delete), UNIT(tty_ctrl_d_exits),
     UNIT(tty_two_streams),             UNIT(tty_resume_shows_recent), UNIT(tty_approval_waits_while_another_streams),
+    UNIT(tty_paste_bounded),
   };
   int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
   unit_rmrf(tmp);
