@@ -5,6 +5,7 @@
 #include "cli/key_env.h"
 #include "cli/load.h"
 #include "cli/output.h"
+#include "world/clock.h"
 #include "world/world.h"
 
 #include <event2/event.h>
@@ -73,24 +74,30 @@ static void approve_all(void *ud, const world_approval *req) { world_approval_an
 /* The script's steps, each run until the world is quiet. Returns an exit status (0: all ran). */
 static int run_steps(const world_spec *spec, world *w, chat_session *cs, output *out) {
   ag_errmsg em = {""};
-  int rc;
-  for (size_t i = 0; i < spec->n_steps; i++) {
+  world_clock *clk = NULL;
+  int rc = world_clock_new(w, &clk, &em), ended = 0;
+  if (rc) return cli_error(rc, "%s", em.text);
+  for (size_t i = 0; i < spec->n_steps && !ended; i++) {
     const world_step *step = &spec->steps[i];
     output_progress(out, i + 1, spec->n_steps, world_thinking(w), NULL);
     if (step->new_chat) {
       if (!cs) {
         world_reset_conversation(w);
-      } else if ((rc = chat_session_new(cs, &em))) {
-        return cli_error(rc, "script[%zu]: %s", i, em.text[0] ? em.text : ag_strerror(rc));
-      } else {
+      } else if (!(rc = chat_session_new(cs, &em))) {
         output_set_chat(out, chat_session_current(cs));
       }
-    } else if ((rc = world_publish(w, step->from, step->text, NULL))) {
-      return cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
+      if (!rc) rc = world_run_until_quiet(w);
+    } else {
+      rc = world_clock_step(clk, step, &ended);
     }
-    if ((rc = world_run_until_quiet(w))) return cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
+    if (rc) {
+      world_clock_free(clk);
+      return cli_error(rc, "script[%zu]: %s", i, em.text[0] ? em.text : ag_strerror(rc));
+    }
   }
-  return 0;
+  if (!ended && (rc = world_clock_finish(clk))) rc = cli_error(rc, "clock: %s", ag_strerror(rc));
+  world_clock_free(clk);
+  return rc;
 }
 
 int cli_run(int argc, char **argv) {
