@@ -41,7 +41,7 @@ static int fill_txn(store_txn *t, void *arg) {
   }
   for (uint64_t s = f->from; s <= f->to; s++) {
     store_message m = {s, f->ts + (int64_t)s, s % 4 ? AG_KIND_AGENT : AG_KIND_HUMAN, senders[s % 4],
-                       "@bob I think the reading room should stay open late on Thursdays, what do you say?", 0, NULL};
+                       "@bob I think the reading room should stay open late on Thursdays, what do you say?", 0, NULL, 0, 0};
     if ((rc = store_message_put(t, f->chat, &m))) return rc;
   }
   store_chat c = {f->chat, "big", "A long conversation about the town library", f->to, f->ts, f->ts + (int64_t)f->to, NULL};

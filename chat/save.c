@@ -61,7 +61,7 @@ static int save_txn(store_txn *t, void *arg) {
   uint64_t count = cs->count;
   for (size_t i = 0; i < cs->n_pending; i++) {
     const ag_msg *m = cs->pending[i];
-    store_message sm = {m->seq, m->ts_ms, (uint8_t)m->kind, m->sender, m->text, 0, NULL};
+    store_message sm = {m->seq, m->ts_ms, (uint8_t)m->kind, m->sender, m->text, 0, NULL, m->has_sim, m->sim_ms};
     if ((rc = store_message_put(t, cs->current, &sm))) return rc;
     if (m->seq > count) count = m->seq;
   }
