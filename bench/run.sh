@@ -25,3 +25,6 @@ build-bench/bench_cold build-bench/agora "$runs"
 echo
 echo "== storage alone (bench_store) =="
 build-bench/bench_store
+echo
+echo "== virtual clock: 30 simulated days, 20 agents, hourly cron (bench_sim) =="
+build-bench/bench_sim 30 "$runs"
