@@ -1,7 +1,7 @@
 /* chat_branch (see branch.h). What is stored per agent is the latest state, so the state at SEQ is
  * rebuilt: memories are cut at SEQ; turn counts are the agent's replies since the last human/world
  * message up to SEQ (a turn-limit notice in that span sets notice_sent); the scripted-reply position
- * is its replies up to SEQ; contexts are reduced from the thread's successful save_context calls
+ * is its replies and tool calls up to SEQ; contexts are reduced from the thread's successful save_context calls
  * anchored before SEQ, and the thread is copied up to there. */
 #include "chat/branch.h"
 
@@ -89,13 +89,15 @@ static int copy_event(const char *json, size_t len, void *arg) {
     const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
     const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "tool"));
     const char *call = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "call_id"));
+    const char *who = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "agent"));
+    branch_agent *a = who ? branch_agent_of(b, who) : NULL;
+    if (a && type && !strcmp(type, "tool-call")) a->st.counter++; /* a reply of its own, like a message */
     if (!rc && type && tool && call && !strcmp(tool, "save_context")) {
       if (!strcmp(type, "tool-call")) {
         cJSON_AddItemToObject(b->calls, call, cJSON_DetachItemFromObjectCaseSensitive(e, "args"));
       } else if (!strcmp(type, "tool-result") && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "error"))) {
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(b->calls, call);
         const cJSON *at = cJSON_GetObjectItemCaseSensitive(e, "at_ms");
-        branch_agent *a = branch_agent_of(b, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "agent")) ?: "");
         if (a && args) context_apply(&a->cx, args, cJSON_IsNumber(at) ? (int64_t)at->valuedouble : 0);
       }
     }

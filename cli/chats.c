@@ -189,7 +189,7 @@ int cli_chats(int argc, char **argv) {
       char *text = o.format && !strcmp(o.format, "md") ? markdown_chat(snap) : cJSON_Print(snap);
       if (!text) rc = AG_ERR_NOMEM;
       else if (o.out) rc = ag_file_write_out(o.out, text, &em);
-      else fputs(text, stdout), fputc('\n', stdout);
+      else fputs(text, stdout), fputs(o.format && !strcmp(o.format, "md") ? "" : "\n", stdout);
       free(text);
     }
     cJSON_Delete(snap);

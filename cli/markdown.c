@@ -102,5 +102,8 @@ char *markdown_chat(const cJSON *snap) {
     ag_buf_printf(&b, "</sub>\n\n%s\n\n", str(m, "text"));
   }
   for (; ev; ev = ev->next) event(&b, ev);
-  return ag_buf_take(&b);
+  char *doc = ag_buf_take(&b);
+  size_t n = doc ? strlen(doc) : 0;
+  if (n > 1 && doc[n - 2] == '\n') doc[n - 1] = 0; /* one newline at the end, not a blank line */
+  return doc;
 }
