@@ -19,6 +19,8 @@ struct world_clock {
   struct event *timer;    /* real mode: the next due item, or a retry while items are queued */
   struct event *deadline; /* real mode: the end of a wait */
   int deadline_hit;
+  struct event *step;     /* virtual mode: the next step of an advance under way */
+  int64_t target;         /* ... and where it ends; -1: none under way */
   int64_t *pending;       /* real mode: per item, the due instant of a queued delivery, or -1 */
   size_t n_pending;
 };
@@ -87,6 +89,35 @@ static void clock_on_deadline(evutil_socket_t fd, short what, void *ud) {
   ((world_clock *)ud)->deadline_hit = 1;
 }
 
+/* One step of an asynchronous advance: wait for quiet, deliver the next instant due, or end. */
+static void clock_on_step(evutil_socket_t fd, short what, void *ud) {
+  (void)fd, (void)what;
+  world_clock *c = ud;
+  const world_clock_spec *k = &c->spec->clock;
+  struct timeval later = {0, CLOCK_RETRY_MS * 1000}, now = {0, 0};
+  if (!world_is_quiet(c->w)) {
+    evtimer_add(c->step, &later);
+    return;
+  }
+  schedule_fire fire;
+  int64_t due;
+  size_t n = 0;
+  if (schedule_next_due(c->s, &due) || due > c->target || (k->has_until && due >= k->until_ms)) {
+    char t[AG_TIME_LEN];
+    world_set_sim_time(c->w, c->target);
+    c->target = -1;
+    ag_time_format(world_now(c->w), t, sizeof t);
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddStringToObject(f, "sim_time", t);
+    world_emit(c->w, "clock-advanced", f);
+    return;
+  }
+  /* One fire a step, each answered before the next, as in a run (docs/time.md). */
+  world_set_sim_time(c->w, due);
+  if (!schedule_advance(c->s, due, &fire, 1, &n) && n) clock_publish(c, fire.id);
+  evtimer_add(c->step, &now);
+}
+
 int world_clock_new(world *w, world_clock **out, ag_errmsg *em) {
   world_clock *c = calloc(1, sizeof *c);
   if (!c) return AG_ERR_NOMEM;
@@ -102,6 +133,8 @@ int world_clock_new(world *w, world_clock **out, ag_errmsg *em) {
     else if (it->kind == WORLD_SCHED_EVERY) rc = schedule_add_every(c->s, it->ms, NULL);
     else rc = schedule_add_at(c->s, it->ms, NULL);
   }
+  c->target = -1;
+  if (!rc && world_is_virtual(w) && !(c->step = evtimer_new(world_base(w), clock_on_step, c))) rc = AG_ERR_NOMEM;
   if (!rc && !world_is_virtual(w)) {
     c->timer = evtimer_new(world_base(w), clock_on_timer, c);
     c->deadline = evtimer_new(world_base(w), clock_on_deadline, c);
@@ -120,6 +153,7 @@ void world_clock_free(world_clock *c) {
   if (!c) return;
   if (c->timer) event_free(c->timer);
   if (c->deadline) event_free(c->deadline);
+  if (c->step) event_free(c->step);
   schedule_free(c->s);
   free(c->pending);
   free(c);
@@ -187,3 +221,13 @@ int world_clock_step(world_clock *c, const world_step *step, int *ended) {
   if (!rc) rc = world_run_until_quiet(c->w);
   return rc;
 }
+
+int world_clock_advance_start(world_clock *c, int64_t ms) {
+  if (!world_is_virtual(c->w) || c->target >= 0) return AG_ERR_STATE;
+  c->target = world_now(c->w) + ms;
+  struct timeval now = {0, 0};
+  evtimer_add(c->step, &now);
+  return AG_OK;
+}
+
+int world_clock_advancing(const world_clock *c) { return c->target >= 0; }

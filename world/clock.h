@@ -23,6 +23,12 @@ int world_clock_wait(world_clock *c, int64_t ms, int *ended);
 /* One script step that is not a new_chat: a wait (as world_clock_wait), or its text rendered at the
  * world's time and published, then the world run until quiet. */
 int world_clock_step(world_clock *c, const world_step *step, int *ended);
+/* Lets ms pass on a virtual clock without blocking the loop (the console's /advance): the items due
+ * are delivered one instant at a time, each when the world has fallen quiet (looked at on a short
+ * timer), then the clock is set to now + ms. AG_ERR_STATE on a real clock or while one runs. */
+int world_clock_advance_start(world_clock *c, int64_t ms);
+/* 1 while an advance started by world_clock_advance_start is under way. */
+int world_clock_advancing(const world_clock *c);
 /* After the script: runs until `until` when set (virtual: delivers everything due before it); without
  * `until` returns at once. */
 int world_clock_finish(world_clock *c);
