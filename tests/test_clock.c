@@ -153,6 +153,36 @@ static void real_clock_fires_on_timer(void) {
   proc_result_free(&r);
 }
 
+/* The console (piped lines): /clock, /advance delivering what falls due in order, /branch; /advance on
+ * a real clock is refused. */
+static void console_clock_commands(void) {
+  char db[4096];
+  snprintf(db, sizeof db, "%s/dbc", tmp);
+  const char *path = tmp_file("town3.json", town);
+  const char *args[] = {"console", path, "--db", db, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, "/clock\n@mayor hello\n/advance 1d\n/clock\n/advance 2x\n/branch 2\n/chats\n", NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  const char *want[] = {"clock: virtual, now 2026-03-01T08:00:00.000Z\nnext due: 2026-03-01T09:00:00.000Z\n"
+                        "until: 2026-03-03T00:00:00.000Z\n",
+                        "mayor: Noted.", "world: Good morning Millbrook. It is 2026-03-01, Sunday 09:00.",
+                        "world: @mayor Any news?", "clock: virtual, now 2026-03-02T08:00:00.000Z\n",
+                        "-- chat-loaded: ", "(branch)"};
+  const char *at = r.out;
+  for (size_t i = 0; i < sizeof want / sizeof *want && at; i++) {
+    const char *hit = strstr(at, want[i]);
+    if (!hit) unit_fail_(__FILE__, __LINE__, "missing (in order) '%s' in:\n%s", want[i], r.out);
+    at = hit;
+  }
+  CHECK(strstr(r.err, "/advance: bad duration '2x'") != NULL);
+  proc_result_free(&r);
+  const char *real = tmp_file("realc.json", "{\"name\": \"Realc\"}");
+  const char *args2[] = {"console", real, "--db", db, NULL};
+  CHECK_INT(proc_agora(args2, "/advance 1h\n", NULL, &r), 0);
+  CHECK(strstr(r.err, "/advance: the clock is real") != NULL);
+  proc_result_free(&r);
+}
+
 static void load_errors(void) {
   static const struct { const char *fields, *want; } cases[] = {
     {"\"schedule\":[{\"cron\":\"0 25 * * *\",\"from\":\"world\",\"text\":\"x\"}]",
@@ -224,6 +254,7 @@ static const unit_test tests[] = {
   UNIT(virtual_week_ends_at_until),
   UNIT(sim_time_stored),
   UNIT(real_clock_fires_on_timer),
+  UNIT(console_clock_commands),
 };
 
 int main(int argc, char **argv) {
