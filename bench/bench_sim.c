@@ -1,6 +1,7 @@
 /* The virtual clock's speed (issue 13): a 30-day simulated world, 20 scripted agents, an hourly cron
  * item every agent answers, run as a discrete-event simulation without storage. Reports simulated hours
  * per real second and messages per second, min/median/max over runs. Usage: bench_sim [days] [runs]. */
+#include "support/bench_stat.h"
 #include "world/clock.h"
 #include "world/world.h"
 
@@ -12,22 +13,6 @@
 
 #define AGENTS 20
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static void row(const char *name, const char *unit, double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  printf("| %-40s | %12.0f | %12.0f | %12.0f | %-14s |\n", name, v[0], v[n / 2], v[n - 1], unit);
-  fflush(stdout);
-}
 
 /* One simulated run of days days: seconds taken into *secs, messages into *msgs. */
 static int sim_once(int days, double *secs, double *msgs) {
@@ -51,9 +36,9 @@ static int sim_once(int days, double *secs, double *msgs) {
   int rc = world_spec_parse(json, strlen(json), "bench", &spec, &em);
   if (!rc) rc = world_new(base, &spec, &w, &em);
   if (!rc) rc = world_clock_new(w, &c, &em);
-  double t0 = now_s();
+  double t0 = bench_now_s();
   if (!rc) rc = world_clock_finish(c);
-  *secs = now_s() - t0;
+  *secs = bench_now_s() - t0;
   *msgs = w ? (double)world_last_seq(w) : 0;
   if (rc) fprintf(stderr, "bench_sim: %s\n", em.text[0] ? em.text : ag_strerror(rc));
   world_clock_free(c);
@@ -77,9 +62,9 @@ int main(int argc, char **argv) {
     rate[r] = msgs / secs;
   }
   printf("%d simulated days, %d agents, hourly cron: %.0f messages a run\n\n", days, AGENTS, msgs);
-  printf("| %-40s | %12s | %12s | %12s | %-14s |\n", "scenario", "min", "median", "max", "unit");
-  printf("|------------------------------------------|--------------|--------------|--------------|----------------|\n");
-  row("virtual clock, no storage", "sim hours/s", hours, runs);
-  row("  messages published and answered", "messages/s", rate, runs);
+  printf("| %-46s | %10s | %10s | %10s | %-9s |\n", "scenario", "min", "median", "max", "unit");
+  printf("|------------------------------------------------|------------|------------|------------|-----------|\n");
+  bench_row("virtual clock, no storage", "sim hours/s", hours, runs);
+  bench_row("  messages published and answered", "messages/s", rate, runs);
   return 0;
 }

@@ -42,6 +42,17 @@ static char *sim_messages(const char *out, char *chat, size_t cap) {
   return s;
 }
 
+/* `agora run PATH --json --no-save`: its messages as sim_messages writes them (caller frees). */
+static char *run_sim(const char *path) {
+  const char *args[] = {"run", path, "--json", "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  char *got = sim_messages(r.out, NULL, 0);
+  proc_result_free(&r);
+  return got;
+}
+
 static const char town[] =
   "{\"name\": \"Town\", \"variables\": {\"town\": \"Millbrook\"},\n"
   " \"clock\": {\"mode\": \"virtual\", \"start\": \"2026-03-01T08:00:00Z\", \"until\": \"2026-03-03T00:00:00Z\"},\n"
@@ -74,15 +85,9 @@ static const char town_transcript[] =
   "2026-03-02T12:00:00.000Z|clerk|Filed.\n";
 
 static void virtual_transcript_exact(void) {
-  const char *path = tmp_file("town.json", town);
-  const char *args[] = {"run", path, "--json", "--no-save", NULL};
-  proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
-  char *got = sim_messages(r.out, NULL, 0);
+  char *got = run_sim(tmp_file("town.json", town));
   CHECK_STR(got, town_transcript);
   free(got);
-  proc_result_free(&r);
 }
 
 /* A week of hourly items with no LLM in the way takes well under a second; and the transcript stops at
@@ -92,18 +97,13 @@ static void virtual_week_ends_at_until(void) {
     "{\"name\": \"Week\", \"clock\": {\"mode\": \"virtual\", \"start\": \"2026-03-01T00:00:00Z\","
     " \"until\": \"2026-03-08T00:00:00Z\"},"
     " \"schedule\": [{\"cron\": \"0 * * * *\", \"from\": \"world\", \"text\": \"{{weekday}} {{time}}\"}]}");
-  const char *args[] = {"run", path, "--json", "--no-save", NULL};
-  proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
-  char *got = sim_messages(r.out, NULL, 0);
+  char *got = run_sim(path);
   size_t lines = 0;
   for (const char *p = got; p && *p; p++) lines += *p == '\n';
   CHECK_INT((long)lines, 7 * 24);
   CHECK(strncmp(got, "2026-03-01T00:00:00.000Z|world|Sunday 00:00\n", 44) == 0);
   CHECK(strstr(got, "2026-03-07T23:00:00.000Z|world|Saturday 23:00\n") != NULL);
   free(got);
-  proc_result_free(&r);
 }
 
 /* sim_time is stored with the message: the snapshot export of the saved chat carries it. */
@@ -141,16 +141,11 @@ static void real_clock_fires_on_timer(void) {
   const char *path = tmp_file("real.json",
     "{\"name\": \"Real\", \"schedule\": [{\"every\": \"1s\", \"from\": \"world\", \"text\": \"tick {{world}}\"}],"
     " \"script\": [{\"from\": \"human\", \"text\": \"start\"}, {\"wait\": \"2s\"}, {\"from\": \"human\", \"text\": \"end\"}]}");
-  const char *args[] = {"run", path, "--json", "--no-save", NULL};
-  proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
-  char *got = sim_messages(r.out, NULL, 0);
+  char *got = run_sim(path);
   CHECK(strncmp(got, "-|human|start\n-|world|tick Real\n", 32) == 0);
   const char *end = strstr(got, "-|human|end\n");
   CHECK(end != NULL && end[12] == 0);
   free(got);
-  proc_result_free(&r);
 }
 
 /* The console (piped lines): /clock, /advance delivering what falls due in order, /branch; /advance on
