@@ -467,7 +467,10 @@ static int agent_prompt(agent *a, llm_message **all, size_t *n_all, char **arena
                      !a->s.tool_support && (a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT)), &a->ctx};
   llm_message *msgs = NULL;
   size_t n = 0;
-  *sys = prompt_system(a->s.system_prompt, &pt);
+  char *rendered = a->s.system_prompt && a->host->render_prompt
+                       ? a->host->render_prompt(a->host->ctx, a, a->s.system_prompt) : NULL;
+  *sys = prompt_system(rendered ? rendered : a->s.system_prompt, &pt);
+  free(rendered);
   int rc = prompt_build(*sys, a->id, a->mem, a->n_mem, a->memory_window, &msgs, &n, arena);
   if (rc) return rc;
   if (a->tlog.n) {

@@ -81,6 +81,9 @@ typedef struct agent_host {
   /* The world's agent ids right now (borrowed until the world changes), for reading display names in
    * a reply's mentions. NULL: none. */
   const char *const *(*ids)(void *ctx, size_t *n);
+  /* The system prompt as sent now (its `{{name}}` variables rendered, issue 13); the caller frees it.
+   * NULL (the callback or its result): the prompt as set. May be NULL. */
+  char *(*render_prompt)(void *ctx, agent *a, const char *prompt);
 } agent_host;
 
 /* The world settings an agent decides by; borrowed for the call. */

@@ -23,6 +23,8 @@ typedef struct ag_msg {
   char *text;            /* owned */
   ag_kind kind;
   int64_t ts_ms;         /* Unix time in milliseconds */
+  int has_sim;           /* a world on a virtual clock stamped sim_ms (docs/time.md) */
+  int64_t sim_ms;        /* simulated time, Unix ms; meaningful only with has_sim */
   mention_list leading;  /* leading mentions, resolved against the world's agents at publish */
   int has_other_mentions;/* an @mention appears somewhere that is not a leading mention */
 } ag_msg;

@@ -3,6 +3,7 @@
  * of the 100,000-message chat done (messages per second). Usage: bench_cold AGORA_BIN [runs] [dir]. */
 #include "agents/msg.h"
 #include "storage/store.h"
+#include "support/bench_stat.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,16 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 typedef struct fill {
   const char *chat;
@@ -41,7 +32,7 @@ static int fill_txn(store_txn *t, void *arg) {
   }
   for (uint64_t s = f->from; s <= f->to; s++) {
     store_message m = {s, f->ts + (int64_t)s, s % 4 ? AG_KIND_AGENT : AG_KIND_HUMAN, senders[s % 4],
-                       "@bob I think the reading room should stay open late on Thursdays, what do you say?", 0, NULL};
+                       "@bob I think the reading room should stay open late on Thursdays, what do you say?", 0, NULL, 0, 0};
     if ((rc = store_message_put(t, f->chat, &m))) return rc;
   }
   store_chat c = {f->chat, "big", "A long conversation about the town library", f->to, f->ts, f->ts + (int64_t)f->to, NULL};
@@ -87,7 +78,7 @@ static void build(const char *dir, char long_chat[STORE_ID_MAX]) {
 
 /* Wall time of one run of the binary, stdout to /dev/null. */
 static double time_cmd(char *const argv[]) {
-  double t0 = now_s();
+  double t0 = bench_now_s();
   pid_t pid = fork();
   if (pid == 0) {
     int fd = open("/dev/null", O_WRONLY);
@@ -97,17 +88,12 @@ static double time_cmd(char *const argv[]) {
   }
   int st = 0;
   waitpid(pid, &st, 0);
-  double dt = now_s() - t0;
+  double dt = bench_now_s() - t0;
   if (!WIFEXITED(st) || WEXITSTATUS(st)) {
     fprintf(stderr, "bench_cold: %s %s failed\n", argv[0], argv[1]);
     exit(1);
   }
   return dt;
-}
-
-static void row(const char *name, const char *unit, double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  printf("| %-46s | %10.2f | %10.2f | %10.2f | %-9s |\n", name, v[0], v[n / 2], v[n - 1], unit);
 }
 
 int main(int argc, char **argv) {
@@ -120,9 +106,9 @@ int main(int argc, char **argv) {
   char tmpl[] = "/tmp/agora-cold-XXXXXX";
   const char *dir = argc > 3 ? argv[3] : mkdtemp(tmpl);
   char long_chat[STORE_ID_MAX];
-  double t0 = now_s();
+  double t0 = bench_now_s();
   build(dir, long_chat);
-  double built = now_s() - t0;
+  double built = bench_now_s() - t0;
   double *a = calloc((size_t)runs, sizeof *a), *b = calloc((size_t)runs, sizeof *b),
          *c = calloc((size_t)runs, sizeof *c);
   char *list[] = {argv[1], "chats", "list", "--db", (char *)dir, NULL};
@@ -134,11 +120,11 @@ int main(int argc, char **argv) {
   for (int r = 0; r < runs; r++) b[r] = time_cmd(list_world) * 1000;
   for (int r = 0; r < runs; r++) c[r] = 100000 / time_cmd(replay) / 1000;
   printf("(database: 1,100,000 messages in 1,001 chats, built in %.1f s)\n", built);
-  row("process start to `chats list` done (1,001)", "ms", a, runs);
-  row("process start to `chats list --world --json`", "ms", b, runs);
-  row("`replay --json` of 100,000 messages", "k msg/s", c, runs);
+  bench_row("process start to `chats list` done (1,001)", "ms", a, runs);
+  bench_row("process start to `chats list --world --json`", "ms", b, runs);
+  bench_row("`replay --json` of 100,000 messages", "k msg/s", c, runs);
   for (int r = 0; r < runs; r++) c[r] = 100000 / time_cmd(replay_plain) / 1000;
-  row("`replay` (plain) of 100,000 messages", "k msg/s", c, runs);
+  bench_row("`replay` (plain) of 100,000 messages", "k msg/s", c, runs);
   if (argc <= 3) {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -6,6 +6,8 @@
 #include "storage/store.h"
 #include "world/world.h"
 
+#include "support/bench_stat.h"
+
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,22 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static void row(const char *name, const char *unit, double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  printf("| %-46s | %10.2f | %10.2f | %10.2f | %-9s |\n", name, v[0], v[n / 2], v[n - 1], unit);
-  fflush(stdout);
-}
 
 static world *make_world(struct event_base *base, const char *json) {
   world_spec spec;
@@ -59,7 +45,7 @@ static void stamp(void *ud, bus_topic topic, void *payload) {
   stamps *s = ud;
   if (topic != BUS_MESSAGE) return;
   uint64_t seq = ((ag_msg *)payload)->seq;
-  if (seq < s->cap) s->t[seq] = now_s();
+  if (seq < s->cap) s->t[seq] = bench_now_s();
 }
 
 /* mode: -1 no storage; else a store_sync value. Returns µs per turn overall and for the last 1,000. */
@@ -85,10 +71,10 @@ static void ping_pong(int turns, int mode, double *all_us, double *tail_us) {
   }
   stamps s = {calloc((size_t)turns + 3, sizeof(double)), (size_t)turns + 3};
   bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, stamp, &s, NULL);
-  double t0 = now_s();
+  double t0 = bench_now_s();
   world_publish(w, "human", "@p start", NULL);
   world_run_until_quiet(w);
-  double t1 = now_s();
+  double t1 = bench_now_s();
   *all_us = (t1 - t0) * 1e6 / turns;
   size_t last = (size_t)turns + 1; /* seq of the last reply */
   *tail_us = (s.t[last] - s.t[last - 1000]) * 1e6 / 1000;
@@ -117,7 +103,7 @@ static double bus_declines(int agents, int messages, int human) {
   struct event_base *base = event_base_new();
   world *w = make_world(base, json);
   free(json);
-  double t0 = now_s();
+  double t0 = bench_now_s();
   for (int i = 0; i < messages; i++) {
     if (human) /* no leading mention, a mention elsewhere: addressed to no one, but every agent checks */
       world_publish(w, "human", "status report, nothing for @nobody here", NULL);
@@ -126,7 +112,7 @@ static double bus_declines(int agents, int messages, int human) {
     if (i % 1000 == 999) world_run_until_quiet(w);
   }
   world_run_until_quiet(w);
-  double dt = now_s() - t0;
+  double dt = bench_now_s() - t0;
   world_free(w);
   event_base_free(base);
   return messages / dt;
@@ -222,24 +208,24 @@ int main(int argc, char **argv) {
     for (int r = 0; r < runs; r++) ping_pong(turns, modes[m].mode, &a[r], &b[r]);
     char name[128];
     snprintf(name, sizeof name, "turn, %s", modes[m].name);
-    row(name, "µs/turn", a, runs);
+    bench_row(name, "µs/turn", a, runs);
     snprintf(name, sizeof name, "  last 1,000 turns of %d", turns);
-    row(name, "µs/turn", b, runs);
+    bench_row(name, "µs/turn", b, runs);
   }
   for (int r = 0; r < runs; r++) a[r] = bus_declines(100, 100000, 1) / 1000.0;
-  row("bus: 100 agents all evaluate and decline", "k msg/s", a, runs);
+  bench_row("bus: 100 agents all evaluate and decline", "k msg/s", a, runs);
   for (int r = 0; r < runs; r++) a[r] *= 100;
-  row("  rule evaluations", "k evals/s", a, runs);
+  bench_row("  rule evaluations", "k evals/s", a, runs);
   for (int r = 0; r < runs; r++) a[r] = bus_declines(100, 100000, 0) / 1000.0;
-  row("bus: agent message routed past 100 agents", "k msg/s", a, runs);
+  bench_row("bus: agent message routed past 100 agents", "k msg/s", a, runs);
   long base = child_rss(0), r50 = child_rss(50), r1000 = child_rss(1000);
   double v[1];
   v[0] = (double)r50 / 1024.0;
-  row("peak RSS, 50 agents, 100-message chat", "MiB", v, 1);
+  bench_row("peak RSS, 50 agents, 100-message chat", "MiB", v, 1);
   v[0] = (double)r1000 / 1024.0;
-  row("peak RSS, 1,000 agents, 100-message chat", "MiB", v, 1);
+  bench_row("peak RSS, 1,000 agents, 100-message chat", "MiB", v, 1);
   v[0] = (double)(r1000 - base) * 1024.0 / 1000.0 / 1024.0;
-  row("  per agent (1,000 agents, over an empty process)", "KiB", v, 1);
+  bench_row("  per agent (1,000 agents, over an empty process)", "KiB", v, 1);
   free(a);
   free(b);
   return 0;

@@ -28,3 +28,5 @@ build-bench/bench_store
 echo
 echo "== loading big worlds and mention lists (bench_load) =="
 build-bench/bench_load "$runs"
+echo "== virtual clock: 30 simulated days, 20 agents, hourly cron (bench_sim) =="
+build-bench/bench_sim 30 "$runs"

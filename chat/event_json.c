@@ -1,6 +1,8 @@
 /* World events as JSON fields (see event_json.h). The order of the fields is the wire's. */
 #include "chat/event_json.h"
 
+#include "common/clock.h"
+
 static void add_tool(cJSON *f, const ev_tool *t, int call) {
   cJSON_AddStringToObject(f, "tool", t->tool ? t->tool : "");
   cJSON_AddStringToObject(f, "call_id", t->call_id ? t->call_id : "");
@@ -34,6 +36,12 @@ static void add_unknown(cJSON *f, const ev_unknown_mention *u) {
   cJSON *names = cJSON_AddArrayToObject(f, "names");
   for (size_t i = 0; names && i < u->n_names; i++) cJSON_AddItemToArray(names, cJSON_CreateString(u->names[i]));
   cJSON_AddNumberToObject(f, "seq", (double)u->seq);
+}
+
+static void add_time(cJSON *f, const char *key, int64_t ms) {
+  char t[AG_TIME_LEN];
+  ag_time_format(ms, t, sizeof t);
+  cJSON_AddStringToObject(f, key, t);
 }
 
 cJSON *chat_event_fields(const world_event *e) {
@@ -91,6 +99,11 @@ cJSON *chat_event_fields(const world_event *e) {
     cJSON_AddNumberToObject(f, "messages", (double)e->u.seqs_moved.messages);
     break;
   case EV_MEMORY_CLEARED: break; /* the agent is added for every kind that has one */
+  case EV_SCHEDULE_SKIPPED:
+    cJSON_AddNumberToObject(f, "item", (double)e->u.skipped.item);
+    add_time(f, "due", e->u.skipped.due_ms);
+    break;
+  case EV_CLOCK_ADVANCED: add_time(f, "sim_time", e->u.advanced.sim_ms); break;
   case EV_KIND_COUNT: break;
   }
   return f;

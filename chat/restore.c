@@ -77,6 +77,8 @@ static int restore_mem_cb(uint64_t seq, void *arg) {
     if (*slot) {
       (*slot)->seq = sm.seq;
       (*slot)->ts_ms = sm.ts_ms;
+      (*slot)->has_sim = sm.has_sim;
+      (*slot)->sim_ms = sm.sim_ms;
     }
     store_message_free(&sm);
     if (!*slot) return AG_ERR_NOMEM;

@@ -71,7 +71,7 @@ static int save_txn(store_txn *t, void *arg) {
   sc->shift = cs->n_pending && last >= cs->pending[0]->seq ? last - cs->pending[0]->seq + 1 : 0;
   for (size_t i = 0; i < cs->n_pending; i++) {
     const ag_msg *m = cs->pending[i];
-    store_message sm = {m->seq + sc->shift, m->ts_ms, (uint8_t)m->kind, m->sender, m->text, 0, NULL};
+    store_message sm = {m->seq + sc->shift, m->ts_ms, (uint8_t)m->kind, m->sender, m->text, 0, NULL, m->has_sim, m->sim_ms};
     if ((rc = store_message_put(t, cs->current, &sm))) return rc;
     if (sm.seq > count) count = sm.seq;
   }

@@ -39,6 +39,10 @@ static int export_msg(const store_message *m, void *arg) {
   cJSON_AddStringToObject(o, "kind", ag_kind_name((ag_kind)m->kind));
   cJSON_AddStringToObject(o, "text", m->text);
   cJSON_AddStringToObject(o, "ts", ts);
+  if (m->has_sim) {
+    ag_time_format(m->sim_ms, ts, sizeof ts);
+    cJSON_AddStringToObject(o, "sim_time", ts);
+  }
   cJSON_AddItemToArray(arr, o);
   return 0;
 }
@@ -217,7 +221,7 @@ static int validate_messages(const cJSON *msgs, const char *label, ag_errmsg *em
   char path[64];
   double last = 0;
   size_t i = 0;
-  static const char *const msg_keys[] = {"seq", "sender", "kind", "text", "ts", NULL};
+  static const char *const msg_keys[] = {"seq", "sender", "kind", "text", "ts", "sim_time", NULL};
   for (const cJSON *m = msgs->child; m; m = m->next, i++) {
     snprintf(path, sizeof path, "messages[%zu]", i);
     if (!cJSON_IsObject(m)) return BAD("%s: %s: must be an object", label, path);
@@ -238,6 +242,9 @@ static int validate_messages(const cJSON *msgs, const char *label, ag_errmsg *em
                  kind->valuestring);
     if (strlen(text->valuestring) > STORE_TEXT_LEN) return BAD("%s: %s.text: longer than %d bytes", label, path, STORE_TEXT_LEN);
     if (ag_time_parse(ts->valuestring) < 0) return BAD("%s: %s.ts: must be an RFC 3339 UTC time", label, path);
+    const cJSON *sim = cJSON_GetObjectItemCaseSensitive(m, "sim_time");
+    if (sim && (!cJSON_IsString(sim) || ag_time_parse(sim->valuestring) < 0))
+      return BAD("%s: %s.sim_time: must be an RFC 3339 UTC time", label, path);
   }
   *n = i;
   return AG_OK;
@@ -396,7 +403,9 @@ static int import_txn(store_txn *t, void *arg) {
                         ag_time_parse(cJSON_GetObjectItem(m, "ts")->valuestring),
                         (uint8_t)ag_kind_parse(cJSON_GetObjectItem(m, "kind")->valuestring),
                         cJSON_GetObjectItem(m, "sender")->valuestring, cJSON_GetObjectItem(m, "text")->valuestring,
-                        0, NULL};
+                        0, NULL, 0, 0};
+    const cJSON *sim = cJSON_GetObjectItemCaseSensitive(m, "sim_time");
+    if (sim) sm.has_sim = 1, sm.sim_ms = ag_time_parse(sim->valuestring);
     if ((rc = store_message_put(t, ic->id, &sm))) return rc;
   }
   const cJSON *agents = cJSON_GetObjectItemCaseSensitive(snap, "agents");

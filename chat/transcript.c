@@ -69,7 +69,8 @@ static int thread_row(const char *json, size_t len, void *arg) {
 static int message_row(const store_message *m, void *arg) {
   walk *w = arg;
   ag_msg msg = {.refs = 1, .seq = m->seq, .sender = (char *)m->sender, .text = (char *)m->text,
-                .kind = (ag_kind)m->kind, .ts_ms = m->ts_ms};
+                .kind = (ag_kind)m->kind, .ts_ms = m->ts_ms,
+                .has_sim = m->has_sim, .sim_ms = m->sim_ms};
   int rc = message(w, &msg);
   return rc ? rc : w->stopped ? STORE_STOP : 0;
 }

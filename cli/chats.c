@@ -1,10 +1,12 @@
 /* agora chats list|show|new|delete|export|import and agora worlds list. */
+#include "chat/branch.h"
 #include "chat/snapshot.h"
 #include "cli/cli.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/outfile.h"
 #include "cli/db.h"
+#include "cli/markdown.h"
 #include "cli/output.h"
 #include "cli/transcript.h"
 
@@ -21,8 +23,11 @@ static const char chats_usage[] =
   "  show CHAT_ID [--json] [--state] metadata and transcript; --state adds each agent's saved context\n"
   "  new [--world W]                new chat (an empty 'New Chat' is reused); prints its id\n"
   "  delete CHAT_ID                 delete; prints the world's current chat afterwards, or 'none'\n"
-  "  export CHAT_ID [-o FILE]       write the snapshot JSON (stdout by default)\n"
+  "  export CHAT_ID [-o FILE] [--format json|md] [FILE]\n"
+  "                                 write the snapshot JSON, or a Markdown document (stdout by default)\n"
   "  import SNAPSHOT.json           import a snapshot as a new chat; prints its id\n"
+  "  branch CHAT_ID --at SEQ        new chat with messages 1..SEQ and the agents' state right after SEQ,\n"
+  "                                 titled '<title> (branch)'; the source is untouched; prints its id\n"
   "\n"
   "--world W names a world by id or display name; needed only when the database holds several worlds.\n";
 
@@ -38,7 +43,7 @@ static const char worlds_usage[] =
   "WORLD is a world's id or display name.\n";
 
 typedef struct opts {
-  const char *db, *world, *out;
+  const char *db, *world, *out, *at, *format;
   int json, state, yes;
   const char *pos[4];
   int n_pos;
@@ -54,9 +59,11 @@ static int parse(const char *cmd, int argc, char **argv, opts *o) {
       o->state = 1;
     } else if (!strcmp(s, "--yes")) {
       o->yes = 1;
-    } else if (!strcmp(s, "--db") || !strcmp(s, "--world") || !strcmp(s, "-o")) {
+    } else if (!strcmp(s, "--db") || !strcmp(s, "--world") || !strcmp(s, "-o") || !strcmp(s, "--at") ||
+               !strcmp(s, "--format")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: %s needs a value", cmd, s);
-      const char **dst = !strcmp(s, "--db") ? &o->db : !strcmp(s, "--world") ? &o->world : &o->out;
+      const char **dst = !strcmp(s, "--db") ? &o->db : !strcmp(s, "--world") ? &o->world
+                       : !strcmp(s, "--at") ? &o->at : !strcmp(s, "--format") ? &o->format : &o->out;
       *dst = argv[++i];
     } else if (s[0] == '-' && s[1]) {
       return cli_error(AG_ERR_INVALID, "%s: unknown option '%s'", cmd, s);
@@ -129,6 +136,16 @@ static int print_current(store *st, const char *world_id, ag_errmsg *em) {
   return chat_worlds_each(st, current_row, (void *)world_id, em);
 }
 
+/* A message number: digits only, at least 1. */
+static int cli_parse_seq(const char *s, uint64_t *out) {
+  char *end = NULL;
+  if (!s || !*s || *s < '0' || *s > '9') return -1;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*end || v < 1) return -1;
+  *out = v;
+  return 0;
+}
+
 
 int cli_chats(int argc, char **argv) {
   if (argc < 1 || cli_is_help(argv[0])) {
@@ -139,12 +156,18 @@ int cli_chats(int argc, char **argv) {
   opts o;
   int status = parse("chats", argc - 1, argv + 1, &o);
   if (status) return status;
-  static const char *const subs[] = {"list", "show", "new", "delete", "export", "import"};
-  static const int n_args[] = {0, 1, 0, 1, 1, 1};
+  static const char *const subs[] = {"list", "show", "new", "delete", "export", "import", "branch"};
+  static const int n_args[] = {0, 1, 0, 1, 1, 1, 1};
   int which = -1;
-  for (int i = 0; i < 6; i++)
+  for (int i = 0; i < 7; i++)
     if (!strcmp(sub, subs[i])) which = i;
   if (which < 0) return cli_error(AG_ERR_INVALID, "chats: unknown command '%s' (see agora chats --help)", sub);
+  if (which == 4 && o.n_pos == 2 && !o.out) o.out = o.pos[--o.n_pos]; /* export CHAT_ID FILE */
+  if (o.format && strcmp(o.format, "json") && strcmp(o.format, "md"))
+    return cli_error(AG_ERR_INVALID, "chats %s: --format: expected json or md, not '%s'", sub, o.format);
+  uint64_t at = 0;
+  if (which == 6 && cli_parse_seq(o.at, &at))
+    return cli_error(AG_ERR_INVALID, "chats branch: --at needs a message number (1 or more)");
   if (o.n_pos != n_args[which])
     return cli_error(AG_ERR_INVALID, "chats %s: expected %d argument%s (see agora chats --help)", sub,
                      n_args[which], n_args[which] == 1 ? "" : "s");
@@ -183,10 +206,10 @@ int cli_chats(int argc, char **argv) {
   case 4: {
     cJSON *snap = NULL;
     if (!(rc = chat_snapshot_export(st, o.pos[0], &snap, &em))) {
-      char *text = cJSON_Print(snap);
+      char *text = o.format && !strcmp(o.format, "md") ? markdown_chat(snap) : cJSON_Print(snap);
       if (!text) rc = AG_ERR_NOMEM;
       else if (o.out) rc = ag_file_write_out(o.out, text, &em);
-      else fputs(text, stdout), fputc('\n', stdout);
+      else fputs(text, stdout), fputs(o.format && !strcmp(o.format, "md") ? "" : "\n", stdout);
       free(text);
     }
     cJSON_Delete(snap);
@@ -199,6 +222,11 @@ int cli_chats(int argc, char **argv) {
         !(rc = chat_snapshot_import(st, snap, o.pos[0], id, &em)))
       puts(id);
     cJSON_Delete(snap);
+    break;
+  }
+  case 6: {
+    char id[CHAT_ID_MAX];
+    if (!(rc = chat_branch(st, o.pos[0], at, id, &em))) puts(id);
     break;
   }
   }

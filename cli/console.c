@@ -185,7 +185,7 @@ static int console_open(console *c, const console_args *a) {
   memset(&oo, 0, sizeof oo); /* plain, live, no progress line: the console is the display */
   if ((rc = output_new(stdout, world_id(c->cw.w), &oo, &c->out)) ||
       (rc = bus_subscribe(world_bus(c->cw.w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, con_on_bus, c, NULL)) ||
-      (rc = console_signals(c)))
+      (rc = console_signals(c)) || (rc = con_clock_open(c, &em)))
     return cli_error(rc, "console: %s", ag_strerror(rc));
   world_set_emit_chunks(c->cw.w, c->tty);
   world_set_approver(c->cw.w, &(world_approver){con_ask, con_withdrawn}, c);
@@ -213,6 +213,7 @@ static void console_close(console *c) {
 #ifdef AGORA_HAVE_LIBEDIT
   con_cands_clear(c);
 #endif
+  con_clock_close(c);
   cli_world_close(&c->cw);
   output_free(c->out);
   chat_store_close(c->st);

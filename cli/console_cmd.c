@@ -267,6 +267,9 @@ static const command commands[] = {
   {"/export", "ID FILE", "write a chat's snapshot JSON to FILE", cmd_export},
   {"/title", "TEXT", "rename the current chat", cmd_title},
   {"/turnlimit", "N", "LLM calls an agent may make between human turns", cmd_turnlimit},
+  {"/clock", "", "the world's clock: mode, now, next due item, until", con_cmd_clock},
+  {"/advance", "DURATION", "move a virtual clock on (3h, 1d), delivering what falls due", con_cmd_advance},
+  {"/branch", "SEQ", "continue in a new chat holding this one's messages 1..SEQ", con_cmd_branch},
   {"/quit", "", "save and leave (also Ctrl-D)", cmd_quit},
 };
 static const size_t n_commands = sizeof commands / sizeof *commands;

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/db.h"
 #include "cli/output.h"
+#include "world/clock.h"
 
 #include <event2/event.h>
 #include <stdint.h>
@@ -78,6 +79,7 @@ typedef struct console {
   char *in;
   size_t in_len, in_cap;
   int in_eof, in_direct, in_skip;
+  world_clock *clock; /* the world's schedule and clock (console_clock.c) */
 } console;
 
 /* libedit's callbacks carry no user pointer: the one console of the process (console.c). */
@@ -123,6 +125,15 @@ int con_cmd_set(console *c, char *args, ag_errmsg *em);
 int con_cmd_clear(console *c, char *args, ag_errmsg *em);
 /* Adds agent name with other's settings (prompt, provider, model, ...), never its replies. */
 int con_add_like(console *c, const char *name, const char *other, ag_errmsg *em);
+
+/* console_clock.c: the world's clock, /clock, /advance, /branch. */
+int con_clock_open(console *c, ag_errmsg *em);
+void con_clock_close(console *c);
+/* " [2026-03-01 09:00]" on a virtual clock, else "" (for the prompt). */
+void con_clock_label(console *c, char *out, size_t cap);
+int con_cmd_clock(console *c, char *args, ag_errmsg *em);
+int con_cmd_advance(console *c, char *args, ag_errmsg *em);
+int con_cmd_branch(console *c, char *args, ag_errmsg *em);
 
 /* console_tty.c: terminal mode (libedit, history, completion). */
 int con_tty_run(console *c);

@@ -74,7 +74,9 @@ void con_prompt_update(console *c) {
   text_fit(title ? title : "no chat", TITLE_COLS, t, sizeof t);
   for (char *p = t; *p; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' '; /* a title never drives the terminal */
-  snprintf(c->prompt, sizeof c->prompt, "%s · %s> ", world_id(c->cw.w), t);
+  char sim[40];
+  con_clock_label(c, sim, sizeof sim);
+  snprintf(c->prompt, sizeof c->prompt, "%s · %s%s> ", world_id(c->cw.w), t, sim);
   if (c->rl_on) rl_set_prompt(c->prompt);
 }
 #endif

@@ -132,6 +132,10 @@ void output_message(output *o, const ag_msg *m) {
     char ts[40];
     ag_time_format(m->ts_ms, ts, sizeof ts);
     cJSON_AddStringToObject(j, "ts", ts);
+    if (m->has_sim) {
+      ag_time_format(m->sim_ms, ts, sizeof ts);
+      cJSON_AddStringToObject(j, "sim_time", ts);
+    }
     print_json(o, j);
     cJSON_Delete(j);
   } else {

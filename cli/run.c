@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "chat/archive.h"
 #include "cli/runner.h"
+#include "world/clock.h"
 #include "world/world.h"
 
 #include <event2/event.h>
@@ -89,28 +90,36 @@ static int run_interrupted(const run_stop *rs, chat_session *cs) {
   return 130;
 }
 
-/* The script's steps, each run until the world is quiet. Returns an exit status (0: all ran). */
+/* The script's steps, each run until the world is quiet, on the world's clock (virtual time jumps to
+ * scheduled items between steps; `wait` steps advance it). Returns an exit status (0: all ran). */
 static int run_steps(const world_spec *spec, world *w, chat_session *cs, output *out, run_screen *scr) {
   ag_errmsg em = {""};
-  int rc;
-  for (size_t i = 0; i < spec->n_steps; i++) {
+  world_clock *clk = NULL;
+  int rc = world_clock_new(w, &clk, &em), ended = 0;
+  if (rc) return cli_error(rc, "%s", em.text);
+  for (size_t i = 0; i < spec->n_steps && !ended; i++) {
     const world_step *step = &spec->steps[i];
     run_screen_step(scr, i + 1, spec->n_steps);
     if (step->new_chat) {
       if (!cs) {
         world_reset_conversation(w);
-      } else if ((rc = chat_session_new(cs, &em))) {
-        return cli_error(rc, "script[%zu]: %s", i, em.text[0] ? em.text : ag_strerror(rc));
-      } else {
+      } else if (!(rc = chat_session_new(cs, &em))) {
         output_set_chat(out, chat_session_current(cs));
       }
-    } else if ((rc = world_publish(w, step->from, step->text, NULL))) {
-      return cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
+      if (!rc) rc = world_run_until_quiet(w);
+    } else {
+      rc = world_clock_step(clk, step, &ended);
     }
-    if ((rc = world_run_until_quiet(w)) == AG_ERR_CANCELLED) return 130; /* Ctrl-C */
-    if (rc) return cli_error(rc, "script[%zu]: %s", i, ag_strerror(rc));
+    if (rc) {
+      world_clock_free(clk);
+      if (rc == AG_ERR_CANCELLED) return 130; /* Ctrl-C */
+      return cli_error(rc, "script[%zu]: %s", i, em.text[0] ? em.text : ag_strerror(rc));
+    }
   }
-  return 0;
+  if (!ended && (rc = world_clock_finish(clk)))
+    rc = rc == AG_ERR_CANCELLED ? 130 : cli_error(rc, "clock: %s", ag_strerror(rc));
+  world_clock_free(clk);
+  return rc;
 }
 
 int cli_run(int argc, char **argv) {

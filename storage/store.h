@@ -185,6 +185,8 @@ typedef struct store_message {
   const char *text;   /* ≤ STORE_TEXT_LEN */
   size_t text_len;    /* filled by scans and get; ignored by put (strlen is used) */
   void *mem_;         /* private: owned by records filled by store_message_get */
+  int has_sim;        /* a virtual clock's time (docs/time.md): stored only when set */
+  int64_t sim_ms;
 } store_message;
 
 /* Stores m as message m->seq (≥ 1) of chat_id, which must exist (AG_ERR_NOT_FOUND). Messages are

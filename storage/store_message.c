@@ -10,15 +10,21 @@ static void store_message_key(store__key *k, const char *chat_id, uint64_t seq) 
   store__key_u64(k, seq);
 }
 
-/* Message record: be64 ts_ms, u8 kind (the caller's, never interpreted), then the strings sender and text. */
+/* Message record: be64 ts_ms, u8 kind (the caller's, never interpreted), then the strings sender and text,
+ * then, only for a world on a virtual clock, 'S' and be64 sim_ms (records without it, as every database
+ * before issue 13 holds, read as they always did). */
+#define SIM_TAG 'S'
+#define SIM_SIZE 9
 static int store_message_decode(const MDB_val *v, store_message *m) {
   const unsigned char *p = v->mv_data, *end = p + v->mv_size;
   if (v->mv_size < 9) return -1;
   m->ts_ms = (int64_t)store__get64(p);
   m->kind = p[8];
   p += 9;
-  if (store__get_str(&p, end, &m->sender, NULL) || store__get_str(&p, end, &m->text, &m->text_len) || p != end)
-    return -1;
+  if (store__get_str(&p, end, &m->sender, NULL) || store__get_str(&p, end, &m->text, &m->text_len)) return -1;
+  m->has_sim = end - p == SIM_SIZE && *p == SIM_TAG;
+  m->sim_ms = m->has_sim ? (int64_t)store__get64(p + 1) : 0;
+  if (p + (m->has_sim ? SIM_SIZE : 0) != end) return -1;
   m->mem_ = NULL;
   return 0;
 }
@@ -37,7 +43,7 @@ int store_message_put(store_txn *t, const char *chat_id, const store_message *m)
   slen = strlen(m->sender);
   store_message_key(&k, chat_id, m->seq);
   MDB_val key = store__val(&k), val;
-  val.mv_size = 9 + store__str_size(slen) + store__str_size(tlen);
+  val.mv_size = 9 + store__str_size(slen) + store__str_size(tlen) + (m->has_sim ? SIM_SIZE : 0);
   int mrc = mdb_put(t->txn, t->s->messages, &key, &val, MDB_NOOVERWRITE | MDB_RESERVE);
   if (mrc == MDB_KEYEXIST)
     return ag_fail(t->em, AG_ERR_EXISTS, "chat '%s' already has message %llu", chat_id,
@@ -47,7 +53,11 @@ int store_message_put(store_txn *t, const char *chat_id, const store_message *m)
   store__be64(p, (uint64_t)m->ts_ms);
   p[8] = m->kind;
   p = store__put_str(p + 9, m->sender, slen);
-  store__put_str(p, m->text ? m->text : "", tlen);
+  p = store__put_str(p, m->text ? m->text : "", tlen);
+  if (m->has_sim) {
+    *p = SIM_TAG;
+    store__be64(p + 1, (uint64_t)m->sim_ms);
+  }
   return AG_OK;
 }
 

@@ -327,7 +327,7 @@ typedef struct intruder {
 
 static int intrude_txn(store_txn *t, void *arg) {
   intruder *in = arg;
-  store_message m = {in->seq, 1, 0, "other", "written by another process", 0, NULL};
+  store_message m = {in->seq, 1, 0, "other", "written by another process", 0, NULL, 0, 0};
   return store_message_put(t, in->chat, &m);
 }
 

@@ -66,6 +66,8 @@ void world_event_strings(world_event *e, void (*fn)(const char **field, void *ar
   case EV_MEMORY_CLEARED: f[0] = &e->u.cleared.agent; break;
   case EV_NOT_ADDRESSED: f[0] = &e->u.not_addressed.who.sender, f[1] = &e->u.not_addressed.message; break;
   case EV_SEQS_MOVED:
+  case EV_SCHEDULE_SKIPPED:
+  case EV_CLOCK_ADVANCED:
   case EV_STATE_SAVED:
   case EV_KIND_COUNT: break;
   }

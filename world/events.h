@@ -32,7 +32,9 @@
   X(EV_CANCELLED, "cancelled")            \
   X(EV_SEQS_MOVED, "seqs-moved")           \
   X(EV_MEMORY_CLEARED, "memory-cleared")   \
-  X(EV_NOT_ADDRESSED, "not-addressed")
+  X(EV_NOT_ADDRESSED, "not-addressed")     \
+  X(EV_SCHEDULE_SKIPPED, "schedule-skipped") \
+  X(EV_CLOCK_ADVANCED, "clock-advanced")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -88,6 +90,11 @@ typedef struct ev_not_addressed {
   ev_unknown_mention who; /* sender, the known agents mentioned mid-line, seq */
   const char *message;
 } ev_not_addressed;
+/* A scheduled item (its index in the world file's schedule) fell due while the world was busy and
+ * says when_busy: skip. */
+typedef struct ev_schedule_skipped { size_t item; int64_t due_ms; } ev_schedule_skipped;
+/* The console's /advance reached its target: the simulated time now. */
+typedef struct ev_clock_advanced { int64_t sim_ms; } ev_clock_advanced;
 typedef struct ev_memory_cleared { const char *agent; } ev_memory_cleared;
 
 typedef struct world_event {
@@ -111,6 +118,8 @@ typedef struct world_event {
     ev_seqs_moved seqs_moved;    /* EV_SEQS_MOVED */
     ev_memory_cleared cleared;   /* EV_MEMORY_CLEARED */
     ev_not_addressed not_addressed; /* EV_NOT_ADDRESSED */
+    ev_schedule_skipped skipped; /* EV_SCHEDULE_SKIPPED */
+    ev_clock_advanced advanced;  /* EV_CLOCK_ADVANCED */
   } u;
 } world_event;
 

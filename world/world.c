@@ -1,7 +1,9 @@
 /* The World (see world.h): agents wired to the bus through one host each, messages stamped and
  * parsed once at publish, agents' reports turned into events, and the loop run until quiet. */
 #include "world/world.h"
+#include "common/buf.h"
 #include "common/clock.h"
+#include "world/world_time.h"
 
 #include <event2/event.h>
 #include <stdlib.h>
@@ -35,6 +37,9 @@ struct world {
   int interrupted;
   size_t failed_calls;
   approval_desk *approvals;
+  template_vars *vars;      /* for `{{name}}` in prompts and texts (world_render) */
+  int sim_on;               /* a virtual clock: messages carry sim_now */
+  int64_t sim_now;
 };
 
 
@@ -138,6 +143,8 @@ static int world_publish_kind(world *w, const char *sender, const char *text, ag
   if (!m) return AG_ERR_NOMEM;
   m->seq = ++w->last_seq;
   m->ts_ms = ag_now_ms();
+  m->has_sim = w->sim_on;
+  m->sim_ms = w->sim_now;
   int rc = mention_leading(text, w->ids, w->n_slots, &m->leading);
   mention_list any = {0};
   if (!rc && m->leading.n == 0) {
@@ -208,6 +215,12 @@ static void host_report(void *ctx, agent *a, const agent_report *ev) {
   world_emit(w, &e);
 }
 
+static char *host_render_prompt(void *ctx, agent *a, const char *prompt) {
+  world_slot *s = ctx;
+  char *out = NULL;
+  return world_render(s->w, prompt, agent_name(a), &out, NULL) ? NULL : out;
+}
+
 static const char *const *host_ids(void *ctx, size_t *n) {
   world_slot *s = ctx;
   *n = s->w->n_slots;
@@ -264,7 +277,8 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   world_slot *s = calloc(1, sizeof *s);
   if (!s) return AG_ERR_NOMEM;
   s->w = w;
-  s->host = (agent_host){s, host_publish, host_report, host_thinking, host_approve, host_approve_cancel, host_ids};
+  s->host = (agent_host){s, host_publish, host_report, host_thinking, host_approve, host_approve_cancel, host_ids,
+                         host_render_prompt};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
   agent_set_memory_window(s->a, w->spec.memory_window);
   if (world_find_slot(w, agent_id(s->a))) {
@@ -312,6 +326,9 @@ int world_new(struct event_base *base, const world_spec *spec, world **out, ag_e
     rc = AG_ERR_NOMEM;
     goto fail;
   }
+  if ((rc = world_time_copy(&w->spec, spec)) || (rc = world_time_vars(spec, NULL, NULL, &w->vars))) goto fail;
+  w->sim_on = spec->clock.is_virtual;
+  w->sim_now = spec->clock.has_start ? spec->clock.start_ms : ag_now_ms();
   for (size_t i = 0; i < spec->n_agents; i++) {
     if ((rc = world_add(w, &spec->agents[i], em))) goto fail;
   }
@@ -332,6 +349,7 @@ void world_free(world *w) {
   llm_client_free(w->llm);
   bus_free(w->bus);
   world_spec_free(&w->spec);
+  template_vars_free(w->vars);
   free(w);
 }
 
@@ -424,4 +442,20 @@ int world_run_until_quiet(world *w) {
     if (r == 1 && !world_is_quiet(w)) return AG_ERR_STATE; /* nothing left that could make it quiet */
   }
   return AG_OK;
+}
+
+const world_spec *world_time_spec(const world *w) { return &w->spec; }
+int world_is_virtual(const world *w) { return w->sim_on; }
+int64_t world_now(const world *w) { return w->sim_on ? w->sim_now : ag_now_ms(); }
+void world_set_sim_time(world *w, int64_t ms) { w->sim_now = ms; }
+
+int world_render(world *w, const char *text, const char *agent_name, char **out, ag_errmsg *em) {
+  ag_buf b;
+  ag_buf_init(&b, 1u << 20);
+  int rc = template_vars_set_time(w->vars, world_now(w));
+  if (!rc && agent_name) rc = template_vars_set_builtin(w->vars, "agent", agent_name);
+  if (!rc) rc = template_render(text, w->vars, &b, em);
+  if (!rc && !(*out = ag_buf_take(&b))) rc = AG_ERR_NOMEM;
+  if (rc) ag_buf_free(&b);
+  return rc;
 }

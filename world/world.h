@@ -84,6 +84,18 @@ int world_approval_answer(world *w, uint64_t id, int allow);
 /* Requests waiting for an answer. */
 size_t world_approvals_pending(const world *w);
 
+/* Time (docs/time.md). The world's settings with its variables, clock and schedule (borrowed). */
+const world_spec *world_time_spec(const world *w);
+/* 1 when the world runs on a virtual clock: messages are stamped with sim_ms. */
+int world_is_virtual(const world *w);
+/* The world's time: simulated in virtual mode, else the wall time (epoch ms). */
+int64_t world_now(const world *w);
+/* Moves the virtual clock (the clock driver, world/clock.h, does this). */
+void world_set_sim_time(world *w, int64_t ms);
+/* text with its `{{name}}` rendered at world_now (date, time, weekday), agent_name (may be NULL) as
+ * {{agent}}. *out is the caller's. AG_ERR_INVALID with em for an unknown or malformed variable. */
+int world_render(world *w, const char *text, const char *agent_name, char **out, ag_errmsg *em);
+
 /* LLM calls that ended in error since the world was made. */
 size_t world_failed_calls(const world *w);
 

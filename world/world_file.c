@@ -9,6 +9,7 @@
 #include "common/jsonnum.h"
 #include "common/strset.h"
 #include "storage/store.h"
+#include "world/world_time.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,13 +20,14 @@
 #define BAD(...) ag_fail(em, AG_ERR_INVALID, __VA_ARGS__)
 
 static const char *const world_fields[] = {"name", "description", "turn_limit", "memory_window", "main_agent",
-                                           "defaults", "agents", "script", NULL};
+                                           "defaults", "agents", "script", "variables", "clock",
+                                           "schedule", NULL};
 /* Agent settings that may also stand in "defaults" (everything but the name). */
 static const char *const setting_fields[] = {"provider", "model", "base_url", "api_key_env", "temperature",
                                              "max_tokens", "stream", "timeout_ms", "max_retries",
                                              "system_prompt", "replies", "auto_reply", "tools", "monadic",
                                              "tool_support", "ca_file", "proxy", "insecure", NULL};
-static const char *const step_fields[] = {"from", "text", "new_chat", NULL};
+static const char *const step_fields[] = {"from", "text", "new_chat", "wait", NULL};
 
 static int in_list(const char *name, const char *const *list) {
   for (size_t i = 0; list[i]; i++)
@@ -33,12 +35,13 @@ static int in_list(const char *name, const char *const *list) {
   return 0;
 }
 
-/* Rejects unknown and duplicate keys of obj. extra is one more allowed key (or NULL). */
-static int check_keys(const cJSON *obj, const char *const *allowed, const char *extra, const char *label,
-                      const char *path, ag_errmsg *em) {
+/* Rejects unknown and duplicate keys of obj. extra is one more allowed key (or NULL); allowed NULL:
+ * any key, duplicates only. */
+int world_file_check_keys(const cJSON *obj, const char *const *allowed, const char *extra, const char *label,
+                          const char *path, ag_errmsg *em) {
   for (const cJSON *c = obj->child; c; c = c->next) {
     /* "_comment" is a note for people (JSON has no comments), allowed in every object and ignored. */
-    if (!in_list(c->string, allowed) && !(extra && strcmp(c->string, extra) == 0) && strcmp(c->string, "_comment")) {
+    if (allowed && !in_list(c->string, allowed) && !(extra && strcmp(c->string, extra) == 0) && strcmp(c->string, "_comment")) {
       const char *near = ag_nearest_name(c->string, allowed, extra);
       return BAD("%s: %s%s%s: unknown field%s%s%s", label, path, *path ? "." : "", c->string,
                  near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
@@ -265,7 +268,7 @@ static int read_agents(const cJSON *root, const agent_settings *defaults, world_
     }
     if ((rc = agent_settings_copy(&spec->agents[i], defaults))) break;
     spec->n_agents = i + 1;
-    if ((rc = check_keys(a, setting_fields, "name", label, path, em))) break;
+    if ((rc = world_file_check_keys(a, setting_fields, "name", label, path, em))) break;
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(a, "name");
     char id[MENTION_ID_MAX];
     if (!name) rc = BAD("%s: %s.name: missing (every agent needs a name)", label, path);
@@ -301,7 +304,7 @@ static int read_script(const cJSON *root, world_spec *spec, const char *label, a
     char path[32];
     snprintf(path, sizeof path, "script[%zu]", i);
     if (!cJSON_IsObject(st)) return BAD("%s: %s: must be an object", label, path);
-    int rc = check_keys(st, step_fields, NULL, label, path, em);
+    int rc = world_file_check_keys(st, step_fields, NULL, label, path, em);
     if (rc) return rc;
     spec->n_steps = i + 1;
     world_step *step = &spec->steps[i];
@@ -310,6 +313,10 @@ static int read_script(const cJSON *root, world_spec *spec, const char *label, a
       if (!cJSON_IsTrue(nc)) return BAD("%s: %s.new_chat: must be true", label, path);
       if (st->child->next) return BAD("%s: %s: a new_chat step takes no other field", label, path);
       step->new_chat = 1;
+      continue;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(st, "wait")) {
+      if ((rc = world_time_read_wait(st, step, label, path, em))) return rc;
       continue;
     }
     const cJSON *from = cJSON_GetObjectItemCaseSensitive(st, "from");
@@ -342,7 +349,7 @@ int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, 
     rc = BAD("%s: the world file must hold a JSON object", label);
     goto fail;
   }
-  if ((rc = check_keys(root, world_fields, NULL, label, "", em))) goto fail;
+  if ((rc = world_file_check_keys(root, world_fields, NULL, label, "", em))) goto fail;
   const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
   if (!name) {
     rc = BAD("%s: name: missing (every world needs a name)", label);
@@ -374,7 +381,7 @@ int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, 
       rc = BAD("%s: defaults: must be an object", label);
       goto fail;
     }
-    if ((rc = check_keys(defs, setting_fields, NULL, label, "defaults", em))) goto fail;
+    if ((rc = world_file_check_keys(defs, setting_fields, NULL, label, "defaults", em))) goto fail;
     if ((rc = read_settings(defs, &defaults, label, "defaults", em))) goto fail;
   }
   if ((rc = read_agents(root, &defaults, &spec, label, em))) goto fail;
@@ -399,7 +406,9 @@ int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, 
       goto fail;
     }
   }
-  if ((rc = read_script(root, &spec, label, em))) goto fail;
+  if ((rc = read_script(root, &spec, label, em)) || (rc = world_time_read(root, &spec, label, em)) ||
+      (rc = world_time_check(&spec, label, em)))
+    goto fail;
   agent_settings_free(&defaults);
   *out = spec;
   return AG_OK;
@@ -514,6 +523,7 @@ cJSON *world_spec_to_json(const world_spec *spec) {
   cJSON *agents = cJSON_AddArrayToObject(w, "agents");
   for (size_t i = 0; agents && i < spec->n_agents; i++)
     cJSON_AddItemToArray(agents, world_agent_to_json(&spec->agents[i]));
+  world_time_to_json(spec, w);
   return w;
 }
 
@@ -528,5 +538,6 @@ void world_spec_free(world_spec *spec) {
     free(spec->steps[i].text);
   }
   free(spec->steps);
+  world_time_free(spec);
   memset(spec, 0, sizeof *spec);
 }

@@ -8,14 +8,36 @@
 #include <cjson/cJSON.h>
 
 #include "agents/agent.h"
+#include "world/cron.h"
 
 #define WORLD_FILE_MAX (16u << 20) /* bytes */
 
 typedef struct world_step {
-  int new_chat; /* {"new_chat": true}; otherwise a message */
+  int new_chat; /* {"new_chat": true}; otherwise a message (or a wait) */
+  int64_t wait_ms; /* {"wait": "2h"}: > 0, and from/text are NULL */
   char *from;   /* owned */
   char *text;   /* owned */
 } world_step;
+
+/* A world's clock (docs/time.md): real (wall time) or virtual (discrete-event simulation). */
+typedef struct world_clock_spec {
+  int is_virtual;
+  int has_start, has_until;
+  int64_t start_ms, until_ms; /* epoch ms, UTC */
+} world_clock_spec;
+
+typedef enum world_sched_kind { WORLD_SCHED_CRON, WORLD_SCHED_EVERY, WORLD_SCHED_AT } world_sched_kind;
+
+/* One `schedule` item. */
+typedef struct world_sched_item {
+  world_sched_kind kind;
+  cron cron;         /* WORLD_SCHED_CRON */
+  int64_t ms;        /* the period (EVERY) or the instant (AT) */
+  char *spec;        /* owned: the item's cron/every/at text as written */
+  char *from;        /* owned */
+  char *text;        /* owned, a template (world/template.h) */
+  int skip_when_busy;/* when_busy: "skip" */
+} world_sched_item;
 
 /* Everything a world file says. All memory owned by the spec. */
 typedef struct world_spec {
@@ -29,6 +51,11 @@ typedef struct world_spec {
   size_t n_agents;
   world_step *steps;
   size_t n_steps;
+  char **var_names, **var_values; /* `variables`, n_vars each, owned */
+  size_t n_vars;
+  world_clock_spec clock;
+  world_sched_item *sched;
+  size_t n_sched;
 } world_spec;
 
 /* Reads and validates path. On failure em says "<path>: <json path>: <reason>" and the code is

@@ -59,12 +59,12 @@ _agora() {
       fi ;;
     chats)
       if ((COMP_CWORD == 2)); then
-        mapfile -t COMPREPLY < <(compgen -W "list show new delete export import --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "list show new delete export import branch --help" -- "$cur")
       elif [[ $cur == -* ]]; then
         mapfile -t COMPREPLY < <(compgen -W "--db --json --world --state -o" -- "$cur")
       else
         case $sub in
-          show|delete|export) mapfile -t COMPREPLY < <(compgen -W "$(_agora_chat_ids)" -- "$cur") ;;
+          show|delete|export|branch) mapfile -t COMPREPLY < <(compgen -W "$(_agora_chat_ids)" -- "$cur") ;;
           import) mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur") ;;
         esac
       fi ;;
