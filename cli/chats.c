@@ -146,6 +146,30 @@ static int cli_parse_seq(const char *s, uint64_t *out) {
   return 0;
 }
 
+/* chats export: the snapshot (or Markdown) to stdout or -o FILE. */
+static int export_chat(store *st, const opts *o, ag_errmsg *em) {
+  cJSON *snap = NULL;
+  int md = o->format && !strcmp(o->format, "md");
+  int rc = chat_snapshot_export(st, o->pos[0], &snap, em);
+  if (!rc) {
+    char *text = md ? markdown_chat(snap) : cJSON_Print(snap);
+    if (!text) rc = AG_ERR_NOMEM;
+    else if (o->out) rc = ag_file_write_out(o->out, text, em);
+    else fputs(text, stdout), fputs(md ? "" : "\n", stdout);
+    free(text);
+  }
+  cJSON_Delete(snap);
+  return rc;
+}
+
+static int import_chat(store *st, const char *path, ag_errmsg *em) {
+  cJSON *snap = NULL;
+  char id[CHAT_ID_MAX];
+  int rc = chat_snapshot_load(path, &snap, em);
+  if (!rc && !(rc = chat_snapshot_import(st, snap, path, id, em))) puts(id);
+  cJSON_Delete(snap);
+  return rc;
+}
 
 int cli_chats(int argc, char **argv) {
   if (argc < 1 || cli_is_help(argv[0])) {
@@ -203,27 +227,8 @@ int cli_chats(int argc, char **argv) {
         !(rc = chat_session_delete(cw.cs, o.pos[0], &em)))
       rc = print_current(st, wid, &em);
     break;
-  case 4: {
-    cJSON *snap = NULL;
-    if (!(rc = chat_snapshot_export(st, o.pos[0], &snap, &em))) {
-      char *text = o.format && !strcmp(o.format, "md") ? markdown_chat(snap) : cJSON_Print(snap);
-      if (!text) rc = AG_ERR_NOMEM;
-      else if (o.out) rc = ag_file_write_out(o.out, text, &em);
-      else fputs(text, stdout), fputs(o.format && !strcmp(o.format, "md") ? "" : "\n", stdout);
-      free(text);
-    }
-    cJSON_Delete(snap);
-    break;
-  }
-  case 5: {
-    cJSON *snap = NULL;
-    char id[CHAT_ID_MAX];
-    if (!(rc = chat_snapshot_load(o.pos[0], &snap, &em)) &&
-        !(rc = chat_snapshot_import(st, snap, o.pos[0], id, &em)))
-      puts(id);
-    cJSON_Delete(snap);
-    break;
-  }
+  case 4: rc = export_chat(st, &o, &em); break;
+  case 5: rc = import_chat(st, o.pos[0], &em); break;
   case 6: {
     char id[CHAT_ID_MAX];
     if (!(rc = chat_branch(st, o.pos[0], at, id, &em))) puts(id);
