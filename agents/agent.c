@@ -38,6 +38,7 @@ struct agent {
    * that call's approval, and save_context's message (the reply that completes the turn). */
   size_t round_msg, round_next;
   approval_state approval;
+  char *human_text; /* ask_human: the person's answer, or why there is none (with approval) */
   char *round_reply;
   context_state ctx;
   turn_state turn;
@@ -143,6 +144,8 @@ static void tlog_clear(agent *a) {
   a->round_msg = a->round_next = 0;
   free(a->round_reply);
   a->round_reply = NULL;
+  free(a->human_text);
+  a->human_text = NULL;
 }
 
 /* Forgets the messages waiting for an answer (not the one being answered). */
@@ -313,6 +316,18 @@ static char *agent_tool_body(agent *a, tool_id id, const llm_tool_call *c, const
   return tool_exec_sent(sent->seq);
 }
 
+/* ask_human: asks the host (NULL with *asked set), then gives its answer or why there is none. */
+static char *agent_ask_human(agent *a, const llm_tool_call *c, const cJSON *args, int *asked) {
+  if (a->approval == APPROVAL_ALLOWED) return tool_exec_answer(a->human_text ? a->human_text : "");
+  const char *q = cJSON_GetObjectItemCaseSensitive(args, "question")->valuestring;
+  if (a->approval == APPROVAL_NONE && a->host->approve &&
+      a->host->approve(a->host->ctx, a, c->name, c->args_json, q) == AG_OK) {
+    *asked = 1;
+    return NULL;
+  }
+  return tool_exec_error("%s", a->human_text ? a->human_text : "no human to answer");
+}
+
 /* Runs tool call c and returns its result as JSON text (caller frees). An unknown tool, a tool the
  * agent was not given, invalid arguments or a denied approval give an error result, never a crash. A
  * call that needs approval and has no answer yet asks the host: NULL with *asked set. */
@@ -323,9 +338,12 @@ static char *agent_run_call(agent *a, const llm_tool_call *c, int *failed, int64
   *at_ms = ag_now_ms();
   char *out = tool_exec_check(a->s.tools, c, &id, &args);
   if (out) return out;
-  if ((a->s.approve & TOOL_BIT(id)) && a->approval != APPROVAL_ALLOWED) {
+  if (id == TOOL_ASK_HUMAN) {
+    out = agent_ask_human(a, c, args, asked);
+    *failed = !out || tool_exec_failed(out);
+  } else if ((a->s.approve & TOOL_BIT(id)) && a->approval != APPROVAL_ALLOWED) {
     if (a->approval == APPROVAL_NONE && a->host->approve &&
-        a->host->approve(a->host->ctx, a, c->name, c->args_json) == AG_OK) {
+        a->host->approve(a->host->ctx, a, c->name, c->args_json, NULL) == AG_OK) {
       *asked = 1;
     } else {
       out = tool_exec_error("denied: %s needs the user's approval and did not get it", c->name);
@@ -395,6 +413,8 @@ static void agent_round_go(agent *a) {
       return;
     }
     a->approval = APPROVAL_NONE;
+    free(a->human_text);
+    a->human_text = NULL;
     if (!result) {
       rc = AG_ERR_NOMEM;
       break;
@@ -409,9 +429,11 @@ static void agent_round_go(agent *a) {
   agent_round_end(a, rc);
 }
 
-void agent_approval_answer(agent *a, int allow) {
+void agent_approval_answer(agent *a, int allow, const char *text) {
   if (a->phase != AGENT_AWAITING_APPROVAL) return;
   a->approval = allow ? APPROVAL_ALLOWED : APPROVAL_DENIED;
+  free(a->human_text);
+  a->human_text = text ? strdup(text) : NULL; /* NULL on no memory: an empty answer or the plain error */
   agent_set_phase(a, AGENT_TOOL_ROUND);
   agent_round_go(a);
 }

@@ -73,8 +73,9 @@ typedef struct agent_host {
   void (*thinking)(void *ctx, agent *a, int on);
   /* Asks whether the agent may run this tool call (declared "approve": true). AG_OK: the question is
    * pending and the host answers later with agent_approval_answer, never from inside this call; the
-   * agent's turn waits meanwhile. Any other code (or NULL): denied at once. Strings borrowed. */
-  int (*approve)(void *ctx, agent *a, const char *tool, const char *args_json);
+   * agent's turn waits meanwhile. Any other code (or NULL): denied at once. ask_human asks the same way
+   * with its question (NULL for an approval), answered with a text. Strings borrowed. */
+  int (*approve)(void *ctx, agent *a, const char *tool, const char *args_json, const char *question);
   /* The agent no longer waits for the pending answer (its turn was cancelled, reset or freed): the
    * host forgets the question and must not answer it. May be NULL. */
   void (*approve_cancel)(void *ctx, agent *a);
@@ -112,8 +113,9 @@ int agent_is_thinking(const agent *a);
 llm_usage agent_usage(const agent *a);
 agent_phase agent_phase_of(const agent *a);
 /* The host's answer to the pending approval (allow 1 = run the call, 0 = deny it): the tool round
- * goes on. Ignored when the agent is not awaiting one (a late answer after a cancel). */
-void agent_approval_answer(agent *a, int allow);
+ * goes on. For ask_human, text (borrowed, may be NULL) is the person's answer (allow 1) or why nobody
+ * answers (allow 0). Ignored when the agent is not awaiting one (a late answer after a cancel). */
+void agent_approval_answer(agent *a, int allow, const char *text);
 
 /* Handles one delivered message (§3): decides, and answers (starting an LLM call) or publishes the
  * notice. m is borrowed; the agent takes a reference when it stores m in memory. Returns the decision. */

@@ -74,6 +74,12 @@ char *tool_exec_message(const cJSON *args, const char *const *ids, size_t n_ids,
   return NULL;
 }
 
+char *tool_exec_answer(const char *text) {
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddStringToObject(res, "answer", text);
+  return print_take(res);
+}
+
 char *tool_exec_sent(uint64_t seq) {
   cJSON *res = cJSON_CreateObject();
   cJSON_AddBoolToObject(res, "ok", 1);

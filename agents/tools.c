@@ -22,6 +22,10 @@ static const llm_tool defs[TOOL_COUNT] = {
    "{\"type\":\"object\",\"properties\":{"
    "\"to\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
    "\"text\":{\"type\":\"string\"}},\"required\":[\"to\",\"text\"]}"},
+  {"ask_human", "Ask the human user a question and wait for the answer: {answer}.",
+   "{\"type\":\"object\",\"properties\":{"
+   "\"question\":{\"type\":\"string\",\"description\":\"what to ask the human\"}},"
+   "\"required\":[\"question\"]}"},
 };
 
 const char *tool_name(tool_id id) { return id < TOOL_COUNT ? defs[id].name : "unknown"; }
@@ -78,6 +82,12 @@ int tool_args_parse(tool_id id, const char *args_json, cJSON **out, char *err, s
     }
     if (!cJSON_IsString(text) || !text->valuestring[0]) {
       snprintf(err, cap, "text must be a non-empty string");
+      goto bad;
+    }
+  } else if (id == TOOL_ASK_HUMAN) {
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(a, "question");
+    if (!cJSON_IsString(q) || !q->valuestring[0]) {
+      snprintf(err, cap, "question must be a non-empty string");
       goto bad;
     }
   }

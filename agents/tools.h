@@ -14,6 +14,7 @@ typedef enum tool_id {
   TOOL_LOAD_CONTEXT = 0,
   TOOL_SAVE_CONTEXT = 1,
   TOOL_SEND_MESSAGE = 2,
+  TOOL_ASK_HUMAN = 3,
   TOOL_COUNT
 } tool_id;
 

@@ -25,7 +25,8 @@ void con_ask_show(console *c) {
   for (int i = 0; i < 8; i++) event_base_loop(c->cw.base, EVLOOP_NONBLOCK); /* events already due */
   if (!c->n_asks) return; /* withdrawn meanwhile */
   q = &c->asks[0];
-  printf("approve: %s wants to call %s %s [y/N] ", q->agent, q->tool, q->args);
+  if (q->question) printf("%s asks: %s > ", q->agent, q->question);
+  else printf("approve: %s wants to call %s %s [y/N] ", q->agent, q->tool, q->args);
   fflush(stdout);
   c->ask_open = 1;
 }
@@ -34,13 +35,15 @@ static void ask_pop(console *c, size_t i) {
   free(c->asks[i].agent);
   free(c->asks[i].tool);
   free(c->asks[i].args);
+  free(c->asks[i].question);
   memmove(c->asks + i, c->asks + i + 1, (c->n_asks - i - 1) * sizeof *c->asks);
   c->n_asks--;
 }
 
-/* The approval event of the console's own: the answer, or why there will be none. */
+/* The approval event of the console's own: the answer, or why there will be none (a question's
+ * answer shows in its tool-result event instead). */
 static void ask_event(console *c, const console_ask *q, int yes, const char *ended) {
-  con_event(c, &(world_event){EV_APPROVAL, .u.approval = {q->agent, q->tool, yes, ended}});
+  if (!q->question) con_event(c, &(world_event){EV_APPROVAL, .u.approval = {q->agent, q->tool, yes, ended}});
 }
 
 /* The world asks (world_approver.ask): the question joins the queue; the first one shows. A piped
@@ -58,8 +61,9 @@ void con_ask(void *ud, const world_approval *req) {
     c->cap_asks = ncap;
   }
   console_ask *q = &c->asks[c->n_asks];
-  *q = (console_ask){req->id, strdup(req->agent_id), strdup(req->tool), strdup(req->args_json)};
-  if (!q->agent || !q->tool || !q->args) {
+  *q = (console_ask){req->id, strdup(req->agent_id), strdup(req->tool), strdup(req->args_json),
+                     req->question ? strdup(req->question) : NULL};
+  if (!q->agent || !q->tool || !q->args || (req->question && !q->question)) {
     c->n_asks++;
     ask_pop(c, c->n_asks - 1);
     world_approval_answer(c->cw.w, req->id, 0);
@@ -69,25 +73,23 @@ void con_ask(void *ud, const world_approval *req) {
   if (!c->tty) world_interrupt(c->cw.w);
 }
 
-/* The person's line answers the first question. Anything but y/yes is a no. */
+/* The person's line answers the first question: an approval is a no unless it is y/yes; ask_human's
+ * answer is the line itself. */
 void con_ask_answer(console *c, const char *line) {
   const char *a = line + strspn(line, " \t");
   int yes = (a[0] == 'y' || a[0] == 'Y') && (!a[1] || !strcasecmp(a, "yes") || a[1] == ' ' || a[1] == '\r');
+  console_ask *q = &c->asks[0];
   if (c->tty) {
     con_screen_hide(c);
     printf("%s%s\n", c->prompt, line); /* the question and its answer stay in view */
   } else {
-    printf("%s\n", yes ? "y" : "n");
+    printf("%s\n", q->question ? line : yes ? "y" : "n");
     c->ask_open = 0;
   }
-  console_ask q = c->asks[0];
-  world_approval_answer(c->cw.w, q.id, yes);
-  ask_event(c, &q, yes, NULL);
-  c->asks[0] = (console_ask){0};
+  if (q->question) world_approval_reply(c->cw.w, q->id, 1, line);
+  else world_approval_answer(c->cw.w, q->id, yes);
+  ask_event(c, q, yes, NULL);
   ask_pop(c, 0);
-  free(q.agent);
-  free(q.tool);
-  free(q.args);
   if (c->tty) con_ask_show(c);
 }
 

@@ -45,6 +45,7 @@ typedef struct live_stream {
 typedef struct console_ask {
   uint64_t id;
   char *agent, *tool, *args;
+  char *question; /* ask_human's question (the line is its answer); NULL for an approval */
 } console_ask;
 
 typedef struct console {

@@ -65,7 +65,8 @@ static void text_fit(const char *src, int max_cols, char *dst, size_t cap) {
 void con_prompt_update(console *c) {
   if (c->n_asks) {
     const console_ask *q = &c->asks[0];
-    snprintf(c->prompt, sizeof c->prompt, "approve: %s wants to call %s %.200s [y/N] ", q->agent, q->tool, q->args);
+    if (q->question) snprintf(c->prompt, sizeof c->prompt, "%s asks: %.300s > ", q->agent, q->question);
+    else snprintf(c->prompt, sizeof c->prompt, "approve: %s wants to call %s %.200s [y/N] ", q->agent, q->tool, q->args);
     if (c->rl_on) rl_set_prompt(c->prompt);
     return;
   }

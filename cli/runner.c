@@ -7,8 +7,10 @@
 #include "cli/db.h"
 #include "cli/load.h"
 
+#include <errno.h>
 #include <event2/event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,7 +27,10 @@ int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, i
     int st = cli_allow_env_arg(&o->allow, cmd, argc, argv, i);
     return st ? st : 1;
   }
-  else if (!strcmp(s, "--db")) {
+  else if (!strcmp(s, "--answers")) {
+    if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: --answers needs a file", cmd);
+    o->answers = argv[++*i];
+  } else if (!strcmp(s, "--db")) {
     if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: --db needs a value", cmd);
     o->db = argv[++*i];
   } else {
@@ -34,9 +39,40 @@ int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, i
   return 1;
 }
 
-/* --yes: there is nobody to ask in a scripted run, so the flag answers for the user (the world
- * delivers the answer from the loop). */
-static void approve_all(void *ud, const world_approval *req) { world_approval_answer(ud, req->id, 1); }
+/* There is nobody to ask in a scripted run: --yes approves for the user (otherwise calls are denied)
+ * and ask_human gets the next line of --answers (the world delivers the answer from the loop). */
+static void runner_ask(void *ud, const world_approval *req) {
+  cli_runner *r = ud;
+  if (!req->question) world_approval_answer(r->w, req->id, r->yes);
+  else if (r->next_answer < r->n_answers) world_approval_reply(r->w, req->id, 1, r->answers[r->next_answer++]);
+  else
+    world_approval_reply(r->w, req->id, 0,
+                         r->answers ? "no human to answer: the --answers file has no more lines"
+                                    : "no human to answer: pass --answers FILE");
+}
+
+/* --answers FILE: its lines, in order (without their line ends). */
+static int read_answers(cli_runner *r, const char *path, const char *cmd) {
+  FILE *f = fopen(path, "r");
+  if (!f) return cli_error(AG_ERR_INVALID, "%s: --answers %s: %s", cmd, path, strerror(errno));
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  int rc = 0;
+  r->answers = calloc(1, sizeof *r->answers); /* not NULL even for an empty file */
+  while (r->answers && (n = getline(&line, &cap, f)) >= 0) {
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+    char **p = realloc(r->answers, (r->n_answers + 1) * sizeof *p);
+    if (!p) break;
+    r->answers = p;
+    if (!(r->answers[r->n_answers] = strdup(line))) break;
+    r->n_answers++;
+  }
+  if (!r->answers || !feof(f)) rc = cli_error(AG_ERR_NOMEM, "%s: --answers %s: %s", cmd, path, ag_strerror(AG_ERR_NOMEM));
+  free(line);
+  fclose(f);
+  return rc;
+}
 
 /* Storage: the world is loaded (or updated) in the database, then the chat to use becomes current: the
  * one named, the world's current one (say), or a new one (reuse rules). */
@@ -68,7 +104,9 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
   int tty = isatty(STDOUT_FILENO), live = !o->json && !o->quiet && tty;
   int chunks = o->stream && (o->json || !tty);
   world_set_emit_chunks(r->w, live || chunks);
-  if (o->yes) world_set_approver(r->w, &(world_approver){approve_all, NULL}, r->w);
+  r->yes = o->yes;
+  if (o->answers && (rc = read_answers(r, o->answers, cmd))) return rc;
+  world_set_approver(r->w, &(world_approver){runner_ask, NULL}, r);
   output_opts oo = {o->json, chunks, 1, 0};
   if ((rc = output_new(stdout, world_id(r->w), &oo, &r->out)) ||
       (rc = run_screen_new(r->base, r->w, r->out, 1, live, &r->scr)) ||
@@ -101,5 +139,7 @@ void cli_runner_close(cli_runner *r) {
   output_free(r->out);
   if (r->base) event_base_free(r->base);
   world_spec_free(&r->spec);
+  for (size_t i = 0; i < r->n_answers; i++) free(r->answers[i]);
+  free(r->answers);
   memset(r, 0, sizeof *r);
 }

@@ -12,6 +12,7 @@
 /* Options (strings borrowed from argv). */
 typedef struct cli_runner_opts {
   const char *world_path, *db, *chat;
+  const char *answers; /* --answers FILE: ask_human's answers, one a line */
   int json, stream, no_save, yes, quiet;
   int new_chat; /* say: start a new chat; otherwise say continues the current one, run starts one */
   int resume;   /* say: continue the world's current chat (a new one when it has none) */
@@ -20,7 +21,7 @@ typedef struct cli_runner_opts {
 } cli_runner_opts;
 
 /* When argv[*i] is one of the shared options (--db --json --stream --quiet/-q --no-save --yes
- * --allow-env --model --provider --base-url), takes it (and its value) and returns 1; an exit status
+ * --answers --allow-env --model --provider --base-url), takes it (and its value) and returns 1; an exit status
  * > 1 after printing why; 0 when it is none of them. */
 int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, int *i);
 
@@ -32,6 +33,9 @@ typedef struct cli_runner {
   store *st;
   chat_session *cs; /* NULL with --no-save */
   run_screen *scr;
+  int yes;                  /* --yes: approve every tool call */
+  char **answers;           /* --answers' lines, owned; next: the one the next question gets */
+  size_t n_answers, next_answer;
 } cli_runner;
 
 /* Loads o->world_path and sets everything up (cmd names the command in messages). Returns 0 or the exit

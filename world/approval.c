@@ -4,6 +4,7 @@
 
 #include <event2/event.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct pending {
   struct pending *next;
@@ -12,6 +13,7 @@ typedef struct pending {
   agent *a;
   struct event *ev;
   int answered, allow;
+  char *text; /* a question's answer, or why there is none (owned) */
 } pending;
 
 struct approval_desk {
@@ -34,6 +36,7 @@ int approval_desk_new(struct event_base *base, approval_desk **out) {
 
 static void pending_free(pending *p) {
   event_free(p->ev);
+  free(p->text);
   free(p);
 }
 
@@ -75,13 +78,16 @@ static void on_due(evutil_socket_t fd, short what, void *arg) {
   approval_desk *d = p->d;
   agent *a = p->a;
   int allow = p->answered && p->allow;
+  char *text = p->text;
+  p->text = NULL;
   unlink_pending(d, p);
   if (!p->answered && d->ap.withdrawn) d->ap.withdrawn(d->ud, p->id, 1);
   pending_free(p);
-  agent_approval_answer(a, allow);
+  agent_approval_answer(a, allow, text);
+  free(text);
 }
 
-int approval_desk_ask(approval_desk *d, agent *a, const char *tool, const char *args_json) {
+int approval_desk_ask(approval_desk *d, agent *a, const char *tool, const char *args_json, const char *question) {
   if (!d->ap.ask) return AG_ERR_NOT_FOUND;
   pending *p = calloc(1, sizeof *p);
   if (!p || !(p->ev = evtimer_new(d->base, on_due, p))) {
@@ -98,7 +104,7 @@ int approval_desk_ask(approval_desk *d, agent *a, const char *tool, const char *
   p->next = d->list;
   d->list = p;
   d->n++;
-  world_approval req = {p->id, agent_id(a), tool, args_json && args_json[0] ? args_json : "{}"};
+  world_approval req = {p->id, agent_id(a), tool, args_json && args_json[0] ? args_json : "{}", question};
   d->ap.ask(d->ud, &req);
   return AG_OK;
 }
@@ -112,11 +118,14 @@ void approval_desk_cancel(approval_desk *d, agent *a) {
   pending_free(p);
 }
 
-int approval_desk_answer(approval_desk *d, uint64_t id, int allow) {
+int approval_desk_answer(approval_desk *d, uint64_t id, int allow) { return approval_desk_reply(d, id, allow, NULL); }
+
+int approval_desk_reply(approval_desk *d, uint64_t id, int allow, const char *text) {
   pending *p = d->list;
   while (p && p->id != id) p = p->next;
   if (!p) return AG_ERR_NOT_FOUND;
   if (p->answered) return AG_ERR_STATE;
+  if (text && !(p->text = strdup(text))) return AG_ERR_NOMEM;
   p->answered = 1;
   p->allow = allow;
   struct timeval now = {0, 0};

@@ -227,9 +227,9 @@ static const char *const *host_ids(void *ctx, size_t *n) {
   return (const char *const *)s->w->ids;
 }
 
-static int host_approve(void *ctx, agent *a, const char *tool, const char *args_json) {
+static int host_approve(void *ctx, agent *a, const char *tool, const char *args_json, const char *question) {
   world_slot *s = ctx;
-  return approval_desk_ask(s->w->approvals, a, tool, args_json);
+  return approval_desk_ask(s->w->approvals, a, tool, args_json, question);
 }
 
 static void host_approve_cancel(void *ctx, agent *a) {
@@ -240,6 +240,9 @@ static void host_approve_cancel(void *ctx, agent *a) {
 void world_set_approver(world *w, const world_approver *ap, void *ud) { approval_desk_set_approver(w->approvals, ap, ud); }
 void world_set_approval_timeout(world *w, long ms) { approval_desk_set_timeout(w->approvals, ms); }
 int world_approval_answer(world *w, uint64_t id, int allow) { return approval_desk_answer(w->approvals, id, allow); }
+int world_approval_reply(world *w, uint64_t id, int allow, const char *text) {
+  return approval_desk_reply(w->approvals, id, allow, text);
+}
 size_t world_approvals_pending(const world *w) { return approval_desk_pending(w->approvals); }
 
 /* Hands a message to the agents that could act on it. A human or world message goes to every agent

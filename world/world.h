@@ -81,6 +81,9 @@ void world_set_approval_timeout(world *w, long ms);
 /* Answers request id (1 allow, 0 deny); the agent goes on from the loop. AG_ERR_NOT_FOUND when the
  * request is not pending (ended, cancelled, timed out), AG_ERR_STATE when already answered. */
 int world_approval_answer(world *w, uint64_t id, int allow);
+/* Answers request id with a text (copied): an ask_human question's answer (allow 1), or why nobody
+ * answers it (allow 0, text may be NULL). Codes as world_approval_answer. */
+int world_approval_reply(world *w, uint64_t id, int allow, const char *text);
 /* Requests waiting for an answer. */
 size_t world_approvals_pending(const world *w);
 

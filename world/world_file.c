@@ -135,7 +135,7 @@ static int read_tools(const cJSON *v, agent_settings *s, const char *label, cons
     if (!cJSON_IsString(name))
       return BAD("%s: %s%stools[%zu]: must be a tool name or {\"name\", \"approve\"}", label, path, dot, i);
     if (tool_parse(name->valuestring, &id))
-      return BAD("%s: %s%stools[%zu]: unknown tool '%s' (load_context, save_context, send_message)", label, path,
+      return BAD("%s: %s%stools[%zu]: unknown tool '%s' (load_context, save_context, send_message, ask_human)", label, path,
                  dot, i, name->valuestring);
     tools |= TOOL_BIT(id);
     if (needs) approve |= TOOL_BIT(id);
