@@ -470,10 +470,29 @@ static void piped_approval(void) {
   free(db);
 }
 
+/* ask_human asks the person: the question shows and the next line is the answer, which goes back to
+ * the model as the tool's result; an approval question meanwhile still takes y/n. */
+static void piped_ask_human(void) {
+  char *w = strdup(path_in("ask.json"));
+  unit_write_file(w, "{\"name\": \"Ask\", \"agents\": [{\"name\": \"asker\", \"tools\": [\"ask_human\"], \"replies\": ["
+                     "{\"tool\": \"ask_human\", \"args\": {\"question\": \"Which city?\"}}, \"Thanks, noted.\"]}]}");
+  char *db = fresh_db("db-ask");
+  proc_result r;
+  console(w, db, "@asker plan a trip\nPorto, maybe\n", &r);
+  CHECK_INT(r.status, 0);
+  CHECK(contains(r.out, "asker asks: Which city? > Porto, maybe\n"));
+  CHECK(contains(r.out, "-- tool-result: agent=asker tool=ask_human call_id=call_1 result={\"answer\":\"Porto, maybe\"} error=false"));
+  CHECK(contains(r.out, "asker: Thanks, noted."));
+  CHECK(!contains(r.out, "human: Porto")); /* the answer is not a message */
+  proc_result_free(&r);
+  free(w);
+  free(db);
+}
+
 int main(int argc, char **argv) {
   tmp = unit_tmpdir();
   static const unit_test tests[] = {
-    UNIT(piped_approval), UNIT(piped_agent_settings),
+    UNIT(piped_approval), UNIT(piped_ask_human), UNIT(piped_agent_settings),
     UNIT(piped_messages_saved),   UNIT(piped_agents_add_remove), UNIT(piped_chats_new_load_delete),
     UNIT(piped_title_export),     UNIT(piped_turnlimit),         UNIT(piped_bad_commands),
     UNIT(piped_quit),             UNIT(piped_resume),            UNIT(usage_and_world_choice),

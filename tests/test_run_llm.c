@@ -418,6 +418,40 @@ static void tool_loop_every_provider(void) {
   }
 }
 
+/* ask_human's answer from --answers goes back to the model in the next round, as the tool's result. */
+static void ask_human_answer_reaches_the_model(void) {
+  llm_server_reset(srv);
+  char json[2048], answers[4096];
+  snprintf(json, sizeof json,
+           "{\"name\": \"ask\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"base_url\": \"%s\","
+           " \"api_key_env\": \"AGORA_TEST_KEY\", \"model\": \"m\", \"tools\": [\"ask_human\"],"
+           " \"system_prompt\": \"[[mock tool=ask_human args={\\\"question\\\":\\\"city?\\\"} after_tool=Noted.]]\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@ann plan a trip\"}]}",
+           base_url("openai"));
+  snprintf(answers, sizeof answers, "%s/answers.txt", tmp);
+  unit_write_file(answers, "Lisbon in May\n");
+  const char *args[] = {"run", world_file("ask.json", json), "--json", "--no-save", "--answers", answers, NULL};
+  const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "\"result\":{\"answer\":\"Lisbon in May\"},\"error\":false") != NULL);
+  char *msgs = proc_messages(r.out);
+  CHECK_STR(msgs, "human|human|@ann plan a trip\nann|agent|Noted.\n");
+  free(msgs);
+  proc_result_free(&r);
+  CHECK_INT(llm_server_request_count(srv), 2);
+  cJSON *first = request_body(0), *second = request_body(1);
+  char *t1 = cJSON_PrintUnformatted(first), *t2 = cJSON_PrintUnformatted(second);
+  CHECK(t1 && strstr(t1, "\"name\":\"ask_human\"") && !strstr(t1, "Lisbon"));
+  /* The second round carries the tool message with the person's answer. */
+  CHECK(t2 && strstr(t2, "\"role\":\"tool\"") && strstr(t2, "{\\\"answer\\\":\\\"Lisbon in May\\\"}"));
+  free(t1);
+  free(t2);
+  cJSON_Delete(first);
+  cJSON_Delete(second);
+}
+
 /* A 200 whose body is no reply makes run fail with a malformed llm-error for Gemini too, streamed
  * or not (issue 17, defect 10: it was an empty reply and exit 0). */
 static void gemini_bad_200_fails(void) {
@@ -491,6 +525,7 @@ static const unit_test tests[] = {
   UNIT(gemini_bad_200_fails),
   UNIT(canary_key_used_never_written),
   UNIT(tool_loop_every_provider),
+  UNIT(ask_human_answer_reaches_the_model),
   UNIT(every_provider_gets_the_prompt),
   UNIT(window_never_opens_on_own_reply),
   UNIT(usage_every_provider_and_mode),

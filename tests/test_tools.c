@@ -59,6 +59,9 @@ static void tool_arguments_checked(void) {
   CHECK_STR(err, "arguments must be a JSON object");
   CHECK_INT(tool_args_parse(TOOL_SEND_MESSAGE, "{\"to\": [], \"text\": \"x\"}", &out, err, sizeof err), AG_ERR_INVALID);
   CHECK_INT(tool_args_parse(TOOL_SEND_MESSAGE, "{\"to\": [\"bob\"]}", &out, err, sizeof err), AG_ERR_INVALID);
+  CHECK_INT(tool_args_parse(TOOL_ASK_HUMAN, "{\"question\": \"\"}", &out, err, sizeof err), AG_ERR_INVALID);
+  CHECK_STR(err, "question must be a non-empty string");
+  CHECK_INT(tool_args_parse(TOOL_ASK_HUMAN, "{}", &out, err, sizeof err), AG_ERR_INVALID);
   CHECK_INT(tool_args_parse(TOOL_LOAD_CONTEXT, "", &out, err, sizeof err), AG_OK);
   cJSON_Delete(out);
   tool_id id;
@@ -594,6 +597,62 @@ static void cli_tools_end_to_end(void) {
   free(dir);
 }
 
+/* ask_human in `run`: --answers gives the answers in order, one a line; without the file, or once it
+ * ran out, the tool's result is an error saying so and the run goes on (exit 0). */
+static void ask_human_in_run(void) {
+  char *dir = unit_tmpdir();
+  char w[4096], ans[4096], db[4096];
+  snprintf(w, sizeof w, "%s/ask.json", dir);
+  snprintf(ans, sizeof ans, "%s/answers.txt", dir);
+  snprintf(db, sizeof db, "%s/db", dir);
+  unit_write_file(w, "{\"name\": \"Ask\", \"agents\": [{\"name\": \"asker\", \"provider\": \"script\","
+                     " \"tools\": [\"ask_human\"], \"replies\": [{\"tool\": \"ask_human\", \"args\":"
+                     " {\"question\": \"Which city?\"}}, \"Thanks, noted.\"]}], \"script\": ["
+                     "{\"from\": \"human\", \"text\": \"@asker plan a trip\"},"
+                     "{\"from\": \"human\", \"text\": \"@asker and the hotel?\"}]}");
+  unit_write_file(ans, "Lisbon, in May\r\n");
+  const char *with[] = {"run", w, "--db", db, "--json", "--answers", ans, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(with, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  const char *first = strstr(r.out, "\"event\":\"tool-result\"");
+  CHECK(first && strstr(first, "\"result\":{\"answer\":\"Lisbon, in May\"},\"error\":false"));
+  const char *second = first ? strstr(first + 1, "\"event\":\"tool-result\"") : NULL;
+  CHECK(second && strstr(second, "no human to answer: the --answers file has no more lines"));
+  CHECK_INT(count(r.out, "Thanks, noted."), 2);
+  proc_result_free(&r);
+  /* Stored like any tool's result: replay shows the answer. */
+  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
+  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
+  cJSON *j = cJSON_Parse(r.out);
+  char chat[64];
+  snprintf(chat, sizeof chat, "%s", j ? cJSON_GetStringValue(cJSON_GetObjectItem(j, "id")) : "");
+  cJSON_Delete(j);
+  proc_result_free(&r);
+  const char *replay[] = {"replay", chat, "--db", db, NULL};
+  CHECK_INT(proc_agora(replay, NULL, NULL, &r), 0);
+  CHECK(strstr(r.out, "tool=ask_human call_id=call_1 result={\"answer\":\"Lisbon, in May\"}") != NULL);
+  proc_result_free(&r);
+  const char *without[] = {"run", w, "--no-save", NULL};
+  CHECK_INT(proc_agora(without, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK_INT(count(r.out, "result={\"error\":\"no human to answer: pass --answers FILE\"} error=true"), 2);
+  CHECK_INT(count(r.out, "asker: Thanks, noted."), 2);
+  proc_result_free(&r);
+  const char *missing[] = {"run", w, "--no-save", "--answers", "/nonexistent/answers.txt", NULL};
+  CHECK_INT(proc_agora(missing, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "--answers /nonexistent/answers.txt: No such file or directory") != NULL);
+  proc_result_free(&r);
+  const char *bad[] = {"run", w, "--no-save", "--answers", NULL};
+  CHECK_INT(proc_agora(bad, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "--answers needs a file") != NULL);
+  proc_result_free(&r);
+  unit_rmrf(dir);
+  free(dir);
+}
+
 static const unit_test tests[] = {
   UNIT(context_accumulates_and_drops),
   UNIT(tool_arguments_checked),
@@ -607,6 +666,7 @@ static const unit_test tests[] = {
   UNIT(degraded_inline_context),
   UNIT(send_message_addresses_agents),
   UNIT(cli_tools_end_to_end),
+  UNIT(ask_human_in_run),
 };
 
 int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
