@@ -14,7 +14,7 @@
 
 static const char run_usage[] =
   "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
-  "                [--allow-env NAME] [--model M] [--provider P] [--base-url URL]\n"
+  "                [--answers FILE] [--allow-env NAME] [--model M] [--provider P] [--base-url URL]\n"
   "\n"
   "Loads the world from WORLD.json, starts a new chat (an empty 'New Chat' is reused) or continues\n"
   "--chat ID, publishes the file's script steps in order, waiting after each step until no agent is\n"
@@ -31,6 +31,8 @@ static const char run_usage[] =
   "              ~/.local/share/agora)\n"
   "  --chat ID   continue a saved chat instead of starting a new one\n"
   "  --yes       approve every tool call that needs approval (otherwise they are denied)\n"
+  "  --answers FILE  answer ask_human's questions with FILE's lines, one per question in order\n"
+  "              (without it, or once it runs out, the tool's result is an error: no human to answer)\n"
   "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
   "  --model M, --provider P, --base-url URL\n"
   "              use this model, provider or server for every agent (overrides the file)\n"

@@ -30,7 +30,7 @@ _agora() {
   fi
   case $prev in
     --db) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
-    -o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+    -o|--answers) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --chat) mapfile -t COMPREPLY < <(compgen -W "$(_agora_chat_ids)" -- "$cur"); return ;;
     --provider) mapfile -t COMPREPLY < <(compgen -W "script openai anthropic gemini ollama" -- "$cur"); return ;;
     --delay|--world|--model|--base-url|--allow-env) return ;;
@@ -38,7 +38,7 @@ _agora() {
   case $cmd in
     run|say)
       if [[ $cur == -* ]]; then
-        local opts="--db --json --stream --quiet --no-save --yes --allow-env --model --provider --base-url --help"
+        local opts="--db --json --stream --quiet --no-save --yes --answers --allow-env --model --provider --base-url --help"
         if [[ $cmd == run ]]; then opts+=" --chat"; else opts+=" --new-chat"; fi
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
       else
