@@ -597,6 +597,69 @@ static void cli_tools_end_to_end(void) {
   free(dir);
 }
 
+typedef struct question {
+  uint64_t id;
+  int asked, withdrawn, timed_out;
+  char text[64];
+} question;
+
+static void question_ask(void *ud, const world_approval *req) {
+  question *q = ud;
+  CHECK_STR(req->tool, "ask_human");
+  snprintf(q->text, sizeof q->text, "%s", req->question ? req->question : "(none)");
+  q->id = req->id;
+  q->asked++;
+}
+
+static void question_withdrawn(void *ud, uint64_t id, int timed_out) {
+  question *q = ud;
+  CHECK_INT(id, q->id);
+  q->withdrawn++;
+  q->timed_out = timed_out;
+}
+
+/* ask_human's question waits on the approval desk: cancelled with the turn, timed out (nobody
+ * answers: an error result), or answered with a text that becomes the tool's result. */
+static void ask_human_pending_cancelled_timed_out_answered(void) {
+  struct event_base *base = event_base_new();
+  world *w = tworld_make(base, "{\"name\": \"Q\", \"agents\": [{\"name\": \"asker\", \"tools\": [\"ask_human\"],"
+                               " \"replies\": [{\"tool\": \"ask_human\", \"args\": {\"question\": \"Which city?\"}}, \"ok\"]}]}");
+  question q = {0};
+  result_grab g = {0};
+  world_set_approver(w, &(world_approver){question_ask, question_withdrawn}, &q);
+  bus_subscribe(world_bus(w), BUS_EVENT, BUS_PHASE_OUTPUT, grab_results, &g, NULL);
+  agent *asker = world_agent_find(w, "asker");
+  CHECK_INT(world_publish(w, "human", "@asker go", NULL), AG_OK);
+  for (int i = 0; i < 1000 && !q.asked; i++) event_base_loop(base, EVLOOP_ONCE);
+  CHECK_STR(q.text, "Which city?");
+  CHECK_INT(agent_phase_of(asker), AGENT_AWAITING_APPROVAL);
+  world_cancel_all(w);
+  CHECK_INT(q.withdrawn, 1);
+  CHECK_INT(q.timed_out, 0);
+  CHECK_INT(world_approval_reply(w, q.id, 1, "late"), AG_ERR_NOT_FOUND);
+  CHECK_INT(g.n, 0);
+  CHECK_INT(world_publish(w, "human", "@asker go", NULL), AG_OK); /* the script's "ok" */
+  CHECK_INT(world_run_until_quiet(w), AG_OK);
+  world_set_approval_timeout(w, 20);
+  CHECK_INT(world_publish(w, "human", "@asker go", NULL), AG_OK);
+  CHECK_INT(world_run_until_quiet(w), AG_OK);
+  CHECK_INT(q.asked, 2);
+  CHECK_INT(q.timed_out, 1);
+  CHECK_INT(g.n, 1);
+  CHECK_STR(g.results[0], "{\"error\":\"no human to answer\"}");
+  world_set_approval_timeout(w, 0);
+  CHECK_INT(world_publish(w, "human", "@asker go", NULL), AG_OK);
+  for (int i = 0; i < 1000 && q.asked < 3; i++) event_base_loop(base, EVLOOP_ONCE);
+  CHECK_INT(world_approval_reply(w, q.id, 1, "Lisbon \"old town\""), AG_OK);
+  CHECK_INT(world_approval_reply(w, q.id, 1, "twice"), AG_ERR_STATE);
+  CHECK_INT(world_run_until_quiet(w), AG_OK);
+  CHECK_INT(g.n, 2);
+  CHECK_STR(g.results[1], "{\"answer\":\"Lisbon \\\"old town\\\"\"}");
+  CHECK_INT(world_approvals_pending(w), 0);
+  world_free(w);
+  event_base_free(base);
+}
+
 /* ask_human in `run`: --answers gives the answers in order, one a line; without the file, or once it
  * ran out, the tool's result is an error saying so and the run goes on (exit 0). */
 static void ask_human_in_run(void) {
@@ -666,6 +729,7 @@ static const unit_test tests[] = {
   UNIT(degraded_inline_context),
   UNIT(send_message_addresses_agents),
   UNIT(cli_tools_end_to_end),
+  UNIT(ask_human_pending_cancelled_timed_out_answered),
   UNIT(ask_human_in_run),
 };
 
