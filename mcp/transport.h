@@ -22,7 +22,7 @@ typedef struct mcp_transport_sink {
 } mcp_transport_sink;
 
 typedef struct mcp_transport_ops {
-  /* Queues one message (copied); 0 or an AG_E* code. Answers, if any, come through on_message. */
+  /* Queues one message (copied); 0 or an AG_ERR_* code (common/error.h). Answers, if any, come through on_message. */
   int (*send)(mcp_transport *t, const char *json, size_t len);
   /* Ends the transport cleanly (stdio: close stdin, SIGTERM, SIGKILL after a grace period, reaped from
    * the loop; HTTP: DELETE the session) and frees it. No sink callback runs afterwards. */
