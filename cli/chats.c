@@ -80,23 +80,15 @@ static int parse(const char *cmd, int argc, char **argv, opts *o) {
 
 static int list_chat(const chat_info *c, void *arg) {
   int json = *(const int *)arg;
-  char created[40], updated[40];
-  ag_time_format(c->created_at_ms, created, sizeof created);
-  ag_time_format(c->updated_at_ms, updated, sizeof updated);
   if (json) {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "id", c->id);
-    cJSON_AddStringToObject(j, "world", c->world_id);
-    cJSON_AddStringToObject(j, "title", c->title);
-    cJSON_AddNumberToObject(j, "message_count", (double)c->message_count);
-    cJSON_AddStringToObject(j, "created_at", created);
-    cJSON_AddStringToObject(j, "updated_at", updated);
-    cJSON_AddBoolToObject(j, "current", c->current);
-    char *s = cJSON_PrintUnformatted(j);
-    puts(s);
+    cJSON *j = output_chat_json(c);
+    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+    if (s) puts(s);
     free(s);
     cJSON_Delete(j);
   } else {
+    char updated[40];
+    ag_time_format(c->updated_at_ms, updated, sizeof updated);
     printf("%c %-14s %-16s %5llu  %s  %s\n", c->current ? '*' : ' ', c->id, c->world_id,
            (unsigned long long)c->message_count, updated, c->title);
   }

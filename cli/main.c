@@ -25,6 +25,8 @@ static const char usage[] =
   "                        talk to a world interactively\n"
   "  replay CHAT_ID|SNAPSHOT.json [--db DIR] [--json] [--delay MS]\n"
   "                        print a saved chat as run printed it (never calls an LLM)\n"
+  "  serve [WORLD.json ...] [--db DIR] [--listen 127.0.0.1:8080] [--token-file FILE]\n"
+  "                        serve worlds over HTTP: JSON API, live event streams, a web page\n"
   "  chats list|show|new|delete|export|import ...\n"
   "                        manage saved chats (agora chats --help)\n"
   "  worlds list|show|export|delete ...\n"
@@ -101,6 +103,7 @@ static int dispatch(int argc, char **argv) {
   if (!strcmp(cmd, "console")) return cli_console(argc - 2, argv + 2);
   if (!strcmp(cmd, "say")) return cli_say(argc - 2, argv + 2);
   if (!strcmp(cmd, "init")) return cli_init(argc - 2, argv + 2);
+  if (!strcmp(cmd, "serve")) return cli_serve(argc - 2, argv + 2);
   fprintf(stderr, "agora: unknown command '%s'\n\n%s", cmd, usage);
   return 2;
 }

@@ -92,12 +92,6 @@ void output_done(output *o) {
   fflush(o->f);
 }
 
-static void add_common(output *o, cJSON *j) {
-  cJSON_AddStringToObject(j, "world", o->world);
-  if (o->chat) cJSON_AddStringToObject(j, "chat", o->chat);
-  else cJSON_AddNullToObject(j, "chat");
-}
-
 /* Text that came from outside: shown, not obeyed, on a terminal; as it is elsewhere. */
 static void put_text(output *o, const char *s) {
   if (o->tty) ag_term_text_put(o->f, s);
@@ -105,10 +99,7 @@ static void put_text(output *o, const char *s) {
 }
 
 static void print_json(output *o, cJSON *j) {
-  char *s = cJSON_PrintUnformatted(j);
-  int nomem = 0;
-  char *fixed = s ? ag_utf8_fix(s, &nomem) : NULL; /* JSON is UTF-8: a stray byte becomes U+FFFD */
-  if (fixed) free(s), s = fixed; /* (out of memory: the text as it is) */
+  char *s = output_json_text(j);
   if (s) {
     fputs(s, o->f);
     fputc('\n', o->f);
@@ -117,25 +108,73 @@ static void print_json(output *o, cJSON *j) {
   if (!o->o.batch) fflush(o->f); /* NDJSON is flushed as it happens */
 }
 
+static void add_common_ids(cJSON *j, const char *world, const char *chat) {
+  cJSON_AddStringToObject(j, "world", world ? world : "");
+  if (chat) cJSON_AddStringToObject(j, "chat", chat);
+  else cJSON_AddNullToObject(j, "chat");
+}
+
+cJSON *output_message_json(const char *world, const char *chat, const ag_msg *m) {
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return NULL;
+  cJSON_AddStringToObject(j, "type", "message");
+  add_common_ids(j, world, chat);
+  cJSON_AddNumberToObject(j, "seq", (double)m->seq);
+  cJSON_AddStringToObject(j, "sender", m->sender);
+  cJSON_AddStringToObject(j, "kind", ag_kind_name(m->kind));
+  cJSON_AddStringToObject(j, "text", m->text);
+  char ts[40];
+  ag_time_format(m->ts_ms, ts, sizeof ts);
+  cJSON_AddStringToObject(j, "ts", ts);
+  if (m->has_sim) {
+    ag_time_format(m->sim_ms, ts, sizeof ts);
+    cJSON_AddStringToObject(j, "sim_time", ts);
+  }
+  return j;
+}
+
+cJSON *output_step_json(const char *world, const char *chat, ev_kind kind, const cJSON *fields) {
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return NULL;
+  cJSON_AddStringToObject(j, "type", "event");
+  cJSON_AddStringToObject(j, "event", ev_kind_name(kind));
+  add_common_ids(j, world, chat);
+  for (const cJSON *c = fields ? fields->child : NULL; c; c = c->next)
+    if (strcmp(c->string, "world") && strcmp(c->string, "chat"))
+      cJSON_AddItemToObject(j, c->string, cJSON_Duplicate(c, 1));
+  return j;
+}
+
+cJSON *output_chat_json(const chat_info *c) {
+  char created[40], updated[40];
+  ag_time_format(c->created_at_ms, created, sizeof created);
+  ag_time_format(c->updated_at_ms, updated, sizeof updated);
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return NULL;
+  cJSON_AddStringToObject(j, "id", c->id);
+  cJSON_AddStringToObject(j, "world", c->world_id);
+  cJSON_AddStringToObject(j, "title", c->title);
+  cJSON_AddNumberToObject(j, "message_count", (double)c->message_count);
+  cJSON_AddStringToObject(j, "created_at", created);
+  cJSON_AddStringToObject(j, "updated_at", updated);
+  cJSON_AddBoolToObject(j, "current", c->current);
+  return j;
+}
+
+char *output_json_text(const cJSON *j) {
+  char *s = cJSON_PrintUnformatted(j);
+  int nomem = 0;
+  char *fixed = s ? ag_utf8_fix(s, &nomem) : NULL; /* JSON is UTF-8: a stray byte becomes U+FFFD */
+  if (fixed) free(s), s = fixed; /* (out of memory: the text as it is) */
+  return s;
+}
+
 void output_message(output *o, const ag_msg *m) {
   status_clear(o);
   o->messages++;
   if (o->o.json) {
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = output_message_json(o->world, o->chat, m);
     if (!j) return;
-    cJSON_AddStringToObject(j, "type", "message");
-    add_common(o, j);
-    cJSON_AddNumberToObject(j, "seq", (double)m->seq);
-    cJSON_AddStringToObject(j, "sender", m->sender);
-    cJSON_AddStringToObject(j, "kind", ag_kind_name(m->kind));
-    cJSON_AddStringToObject(j, "text", m->text);
-    char ts[40];
-    ag_time_format(m->ts_ms, ts, sizeof ts);
-    cJSON_AddStringToObject(j, "ts", ts);
-    if (m->has_sim) {
-      ag_time_format(m->sim_ms, ts, sizeof ts);
-      cJSON_AddStringToObject(j, "sim_time", ts);
-    }
     print_json(o, j);
     cJSON_Delete(j);
   } else {
@@ -163,14 +202,8 @@ void output_thread_step(output *o, ev_kind kind, const cJSON *fields) {
   const char *type = ev_kind_name(kind);
   status_clear(o);
   if (o->o.json) {
-    cJSON *j = cJSON_CreateObject();
+    cJSON *j = output_step_json(o->world, o->chat, kind, fields);
     if (!j) return;
-    cJSON_AddStringToObject(j, "type", "event");
-    cJSON_AddStringToObject(j, "event", type);
-    add_common(o, j);
-    for (const cJSON *c = fields ? fields->child : NULL; c; c = c->next)
-      if (strcmp(c->string, "world") && strcmp(c->string, "chat"))
-        cJSON_AddItemToObject(j, c->string, cJSON_Duplicate(c, 1));
     print_json(o, j);
     cJSON_Delete(j);
   } else {

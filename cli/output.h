@@ -10,6 +10,7 @@
 #include "agents/msg.h"
 #include <cjson/cJSON.h>
 
+#include "chat/archive.h"
 #include "world/bus.h"
 #include "world/events.h"
 
@@ -37,6 +38,16 @@ void output_thread_step(output *o, ev_kind kind, const cJSON *fields);
 /* Progress: the status line's contents (step i of n, thinking agents); cleared by output_done. */
 void output_progress(output *o, size_t step, size_t steps, size_t thinking, const char *who);
 void output_done(output *o);
+
+/* The objects `run --json` prints, one per line, for other transports (agora serve's event stream):
+ * a message, and a thread step or event (kind and its fields, e.g. from chat_event_fields). world and
+ * chat (chat NULL: null) are copied; the caller owns the result (NULL when out of memory). */
+cJSON *output_message_json(const char *world, const char *chat, const ag_msg *m);
+cJSON *output_step_json(const char *world, const char *chat, ev_kind kind, const cJSON *fields);
+/* A chat as `chats list --json` prints it (caller owns; NULL when out of memory). */
+cJSON *output_chat_json(const chat_info *c);
+/* j as one line of text, valid UTF-8 (caller frees; NULL when out of memory). */
+char *output_json_text(const cJSON *j);
 /* Takes the status line away until the next draw (before other output to the terminal). */
 void output_status_hide(output *o);
 

@@ -1,0 +1,313 @@
+/* agora serve's JSON API (docs/serve.md): worlds, chats, messages, snapshots, cancel, approvals and the
+ * event stream, each answered from the loop at once. Chat operations go through the world's session,
+ * reads through the archive, snapshots through chat/snapshot.h: the same code paths as the commands. */
+#include "cli/serve_int.h"
+
+#include "chat/snapshot.h"
+#include "chat/transcript.h"
+#include "cli/output.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE_DEFAULT 100  /* messages per page unless ?limit= */
+#define PAGE_MAX 1000
+
+/* ag_err rc with em as the error reply. */
+static void reply_err(struct evhttp_request *req, int rc, const ag_errmsg *em) {
+  serve_reply_error(req, serve_status_of(rc), "%s", em->text[0] ? em->text : ag_strerror(rc));
+}
+
+/* ---- worlds ---- */
+
+typedef struct world_rows { serve *s; cJSON *arr; } world_rows;
+
+static int world_row(const chat_world_info *w, void *arg) {
+  world_rows *r = arg;
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return AG_ERR_NOMEM;
+  cJSON_AddStringToObject(j, "id", w->id);
+  cJSON_AddStringToObject(j, "name", w->name);
+  cJSON_AddNumberToObject(j, "agents", w->agents);
+  cJSON_AddNumberToObject(j, "chats", (double)w->chats);
+  if (w->current_chat[0]) cJSON_AddStringToObject(j, "current_chat", w->current_chat);
+  else cJSON_AddNullToObject(j, "current_chat");
+  int loaded = 0;
+  for (size_t i = 0; i < r->s->n_worlds; i++) loaded |= !strcmp(world_id(r->s->worlds[i]->w), w->id);
+  cJSON_AddBoolToObject(j, "loaded", loaded);
+  cJSON_AddItemToArray(r->arr, j);
+  return 0;
+}
+
+static void get_worlds(serve *s, struct evhttp_request *req) {
+  cJSON *j = cJSON_CreateObject();
+  world_rows r = {s, cJSON_AddArrayToObject(j, "worlds")};
+  ag_errmsg em = {""};
+  int rc = chat_worlds_each(s->st, world_row, &r, &em);
+  if (rc) {
+    cJSON_Delete(j);
+    return reply_err(req, rc, &em);
+  }
+  serve_reply_json(req, 200, j);
+}
+
+static cJSON *agent_json(const agent *a) {
+  const agent_settings *st = agent_settings_of(a);
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "id", agent_id(a));
+  cJSON_AddStringToObject(j, "name", agent_name(a));
+  cJSON_AddStringToObject(j, "provider", llm_provider_name(st->llm.provider));
+  if (st->llm.model) cJSON_AddStringToObject(j, "model", st->llm.model);
+  cJSON_AddNumberToObject(j, "turns", agent_turn_state(a).count);
+  cJSON_AddBoolToObject(j, "thinking", agent_is_thinking(a));
+  return j;
+}
+
+static void get_world(serve *s, serve_world *sw, struct evhttp_request *req) {
+  cJSON *j = cJSON_CreateObject();
+  const char *cur = chat_session_current(sw->cs);
+  cJSON_AddStringToObject(j, "id", world_id(sw->w));
+  cJSON_AddStringToObject(j, "name", world_name(sw->w));
+  if (cur) cJSON_AddStringToObject(j, "current_chat", cur), cJSON_AddStringToObject(j, "title", chat_session_title(sw->cs));
+  else cJSON_AddNullToObject(j, "current_chat"), cJSON_AddNullToObject(j, "title");
+  cJSON_AddNumberToObject(j, "last_seq", (double)world_last_seq(sw->w));
+  cJSON_AddNumberToObject(j, "turn_limit", world_turn_limit(sw->w));
+  cJSON_AddNumberToObject(j, "thinking", (double)world_thinking(sw->w));
+  cJSON *agents = cJSON_AddArrayToObject(j, "agents");
+  for (size_t i = 0; i < world_agent_count(sw->w); i++) cJSON_AddItemToArray(agents, agent_json(world_agent_at(sw->w, i)));
+  cJSON *asks = cJSON_AddArrayToObject(j, "approvals");
+  for (size_t i = 0; i < s->n_asks; i++)
+    if (s->asks[i].sw == sw) cJSON_AddItemToArray(asks, serve_ask_json(&s->asks[i], cur));
+  cJSON *settings = world_settings_json(sw->w);
+  if (settings) cJSON_AddItemToObject(j, "settings", settings);
+  serve_reply_json(req, 200, j);
+}
+
+/* ---- chats ---- */
+
+static int chat_row(const chat_info *c, void *arg) {
+  cJSON *j = output_chat_json(c);
+  if (!j) return AG_ERR_NOMEM;
+  cJSON_AddItemToArray(arg, j);
+  return 0;
+}
+
+static void get_chats(serve *s, const char *world, struct evhttp_request *req) {
+  cJSON *j = cJSON_CreateObject();
+  ag_errmsg em = {""};
+  int rc = chat_list(s->st, world, chat_row, cJSON_AddArrayToObject(j, "chats"), &em);
+  if (rc) {
+    cJSON_Delete(j);
+    return reply_err(req, rc, &em);
+  }
+  serve_reply_json(req, 200, j);
+}
+
+/* Chat chat of world world into *c; 0, or an error reply was sent (404 when it is another world's). */
+static int chat_of(serve *s, const char *world, const char *chat, chat_info *c, struct evhttp_request *req) {
+  ag_errmsg em = {""};
+  int rc = chat_info_get(s->st, chat, c, &em);
+  if (!rc && strcmp(c->world_id, world)) rc = ag_fail(&em, AG_ERR_NOT_FOUND, "no chat '%s' in world '%s'", chat, world);
+  if (rc) reply_err(req, rc, &em);
+  return rc;
+}
+
+/* Answers with the chat's row (status), or a 500 if it cannot be read. */
+static void reply_chat(serve *s, const char *chat, int status, struct evhttp_request *req) {
+  chat_info c;
+  ag_errmsg em = {""};
+  int rc = chat_info_get(s->st, chat, &c, &em);
+  if (rc) return reply_err(req, rc, &em);
+  serve_reply_json(req, status, output_chat_json(&c));
+}
+
+/* Makes chat current (replies in flight are cancelled first: they belong to the chat left). */
+static int select_chat(serve_world *sw, const char *chat, ag_errmsg *em) {
+  const char *cur = chat_session_current(sw->cs);
+  if (cur && !strcmp(cur, chat)) return AG_OK;
+  if (!world_is_quiet(sw->w)) serve_world_cancel(sw);
+  int rc = chat_session_load(sw->cs, chat, em);
+  if (rc) return rc;
+  chat_info c;
+  if (!chat_info_get(sw->srv->st, chat, &c, em))
+    serve_world_announce(sw, &(world_event){EV_CHAT_LOADED, .u.chat_open = {c.id, c.title, c.message_count}});
+  return AG_OK;
+}
+
+static void chat_action(serve *s, serve_world *sw, const serve_match *m, int method, const serve_body *b,
+                        struct evhttp_request *req) {
+  chat_info c;
+  ag_errmsg em = {""};
+  int rc;
+  if (chat_of(s, m->world, m->chat, &c, req)) return;
+  if (m->route == SR_CHAT_SELECT) {
+    if ((rc = select_chat(sw, m->chat, &em))) return reply_err(req, rc, &em);
+    return reply_chat(s, m->chat, 200, req);
+  }
+  if (method == SERVE_PATCH) {
+    const char *cur = chat_session_current(sw->cs);
+    if (!cur || strcmp(cur, m->chat))
+      return serve_reply_error(req, 409, "chat '%s' is not the current chat: select it first", m->chat);
+    if ((rc = chat_session_set_title(sw->cs, b->title, &em))) return reply_err(req, rc, &em);
+    return reply_chat(s, m->chat, 200, req);
+  }
+  const char *cur = chat_session_current(sw->cs);
+  if (cur && !strcmp(cur, m->chat) && !world_is_quiet(sw->w)) serve_world_cancel(sw);
+  if ((rc = chat_session_delete(sw->cs, m->chat, &em))) return reply_err(req, rc, &em);
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "deleted", m->chat);
+  cur = chat_session_current(sw->cs);
+  if (cur) cJSON_AddStringToObject(j, "current", cur);
+  else cJSON_AddNullToObject(j, "current");
+  serve_reply_json(req, 200, j);
+}
+
+/* ---- messages and snapshots ---- */
+
+typedef struct page { cJSON *arr; const char *world, *chat; uint64_t before; size_t left; } page;
+
+static int page_row(const chat_entry *e, void *arg) {
+  page *p = arg;
+  if (!e->msg) return 0;
+  if (!p->left || (p->before && e->msg->seq >= p->before)) return CHAT_STOP;
+  cJSON *j = output_message_json(p->world, p->chat, e->msg);
+  if (!j) return AG_ERR_NOMEM;
+  cJSON_AddItemToArray(p->arr, j);
+  p->left--;
+  return 0;
+}
+
+/* ?after=SEQ (messages after it, oldest first) or ?before=SEQ (the last limit before it), ?limit=N. */
+static void get_messages(serve *s, const serve_match *m, struct evhttp_request *req) {
+  chat_info c;
+  if (chat_of(s, m->world, m->chat, &c, req)) return;
+  uint64_t after = 0, before = 0, limit = PAGE_DEFAULT;
+  int has_after, has_before, has_limit;
+  char err[SERVE_ERR_MAX];
+  if (serve_query_u64(m->query, "after", &after, &has_after, err) ||
+      serve_query_u64(m->query, "before", &before, &has_before, err) ||
+      serve_query_u64(m->query, "limit", &limit, &has_limit, err))
+    return serve_reply_error(req, 400, "%s", err);
+  if (has_limit && (limit < 1 || limit > PAGE_MAX)) return serve_reply_error(req, 400, "limit: 1 to %d", PAGE_MAX);
+  if (has_after && has_before) return serve_reply_error(req, 400, "give after or before, not both");
+  uint64_t from = after + 1;
+  if (has_before) from = before > limit ? before - limit : 1;
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "chat", c.id);
+  cJSON_AddNumberToObject(j, "message_count", (double)c.message_count);
+  page p = {cJSON_AddArrayToObject(j, "messages"), c.world_id, c.id, has_before ? (before ? before : 1) : 0, (size_t)limit};
+  ag_errmsg em = {""};
+  int rc = chat_messages_each(s->st, c.id, from, page_row, &p, &em);
+  if (rc) {
+    cJSON_Delete(j);
+    return reply_err(req, rc, &em);
+  }
+  serve_reply_json(req, 200, j);
+}
+
+static void get_snapshot(serve *s, const serve_match *m, struct evhttp_request *req) {
+  chat_info c;
+  if (chat_of(s, m->world, m->chat, &c, req)) return;
+  cJSON *snap = NULL;
+  ag_errmsg em = {""};
+  int rc = chat_snapshot_export(s->st, c.id, &snap, &em);
+  if (rc) return reply_err(req, rc, &em);
+  evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Disposition",
+                    "attachment; filename=\"snapshot.json\"");
+  serve_reply_json(req, 200, snap);
+}
+
+static void post_snapshot(serve *s, const char *body, size_t len, struct evhttp_request *req) {
+  cJSON *snap = NULL;
+  char err[SERVE_ERR_MAX];
+  int status = serve_json_parse(body, len, &snap, err);
+  if (status) return serve_reply_error(req, status, "%s", err);
+  ag_errmsg em = {""};
+  char id[CHAT_ID_MAX];
+  int rc = chat_snapshot_validate(snap, "snapshot", &em);
+  if (!rc) rc = chat_snapshot_import(s->st, snap, "snapshot", id, &em);
+  cJSON_Delete(snap);
+  if (rc) return reply_err(req, rc == AG_ERR_STORAGE ? rc : AG_ERR_INVALID, &em);
+  reply_chat(s, id, 201, req);
+}
+
+static void post_message(serve_world *sw, const serve_body *b, struct evhttp_request *req) {
+  ag_errmsg em = {""};
+  int rc;
+  if (b->chat) {
+    chat_info c;
+    if (chat_of(sw->srv, world_id(sw->w), b->chat, &c, req)) return;
+    if ((rc = select_chat(sw, b->chat, &em))) return reply_err(req, rc, &em);
+  }
+  if (!chat_session_current(sw->cs) && (rc = chat_session_new(sw->cs, &em))) return reply_err(req, rc, &em);
+  ag_msg *m = NULL;
+  if ((rc = world_publish(sw->w, "human", b->text, &m))) return serve_reply_error(req, serve_status_of(rc), "%s", ag_strerror(rc));
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddNumberToObject(j, "seq", (double)m->seq);
+  cJSON_AddStringToObject(j, "chat", chat_session_current(sw->cs));
+  serve_reply_json(req, 202, j);
+}
+
+static void post_cancel(serve_world *sw, struct evhttp_request *req) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON *names = cJSON_AddArrayToObject(j, "cancelled");
+  for (size_t i = 0; i < world_agent_count(sw->w); i++)
+    if (agent_is_thinking(world_agent_at(sw->w, i))) cJSON_AddItemToArray(names, cJSON_CreateString(agent_id(world_agent_at(sw->w, i))));
+  serve_world_cancel(sw);
+  serve_reply_json(req, 202, j);
+}
+
+static void post_approval(serve *s, uint64_t id, const serve_body *b, struct evhttp_request *req) {
+  int rc = serve_approval_answer(s, id, b->allow, b->answer);
+  if (rc == AG_ERR_NOT_FOUND) return serve_reply_error(req, 404, "no pending approval %llu", (unsigned long long)id);
+  if (rc) return serve_reply_error(req, 409, "approval %llu was already answered", (unsigned long long)id);
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddNumberToObject(j, "id", (double)id);
+  cJSON_AddBoolToObject(j, "allow", b->allow);
+  serve_reply_json(req, 200, j);
+}
+
+/* ---- dispatch ---- */
+
+/* Routes about one world: it is loaded first (404 when the database has no such world). */
+static void world_route(serve *s, struct evhttp_request *req, const serve_match *m, int method, const serve_body *b) {
+  serve_world *sw;
+  ag_errmsg em = {""};
+  int rc = serve_world_get(s, m->world, &sw, &em);
+  if (rc) return reply_err(req, rc, &em);
+  switch (m->route) {
+  case SR_WORLD: return get_world(s, sw, req);
+  case SR_CHATS:
+    if (method == SERVE_POST) {
+      if ((rc = chat_session_new(sw->cs, &em))) return reply_err(req, rc, &em);
+      return reply_chat(s, chat_session_current(sw->cs), 201, req);
+    }
+    return get_chats(s, m->world, req);
+  case SR_CHAT:
+  case SR_CHAT_SELECT: return chat_action(s, sw, m, method, b, req);
+  case SR_CHAT_MESSAGES: return get_messages(s, m, req);
+  case SR_CHAT_SNAPSHOT: return get_snapshot(s, m, req);
+  case SR_MESSAGES: return post_message(sw, b, req);
+  case SR_CANCEL: return post_cancel(sw, req);
+  case SR_EVENTS: {
+    const char *last = evhttp_find_header(evhttp_request_get_input_headers(req), "Last-Event-ID");
+    if (sse_hub_attach(sw->hub, req, last)) return serve_reply_error(req, 500, "out of memory");
+    return;
+  }
+  default: return serve_reply_error(req, 404, "no such route");
+  }
+}
+
+void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m, int method, const char *body,
+                      size_t len) {
+  if (m->route == SR_SNAPSHOTS) return post_snapshot(s, body, len, req);
+  serve_body b;
+  char err[SERVE_ERR_MAX];
+  int status = serve_body_parse(m->route, method, body, len, &b, err);
+  if (status) return serve_reply_error(req, status < 0 ? 500 : status, "%s", err);
+  if (m->route == SR_WORLDS) get_worlds(s, req);
+  else if (m->route == SR_APPROVAL) post_approval(s, m->approval, &b, req);
+  else world_route(s, req, m, method, &b);
+  serve_body_free(&b);
+}

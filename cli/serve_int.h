@@ -1,0 +1,103 @@
+/* agora serve's insides, shared by its files: serve.c (the command, start and stop), serve_http.c
+ * (requests: auth, routing, replies), serve_api.c (the JSON API), serve_worlds.c (the hosted worlds and
+ * their approvals), serve_sse.c (event streams), serve_metrics.c (/healthz, /metrics). Not for use
+ * outside them. */
+#ifndef AG_CLI_SERVE_INT_H
+#define AG_CLI_SERVE_INT_H
+
+#include "chat/archive.h"
+#include "chat/session.h"
+#include "cli/key_env.h"
+#include "cli/serve_route.h"
+#include "cli/serve_sse.h"
+#include "world/world.h"
+
+#include <cjson/cJSON.h>
+#include <event2/http.h>
+#include <stdint.h>
+
+typedef struct serve serve;
+
+/* What a world did since it was loaded, for /metrics. */
+typedef struct serve_stats {
+  uint64_t llm_done, llm_failed, tokens_in, tokens_out, messages, commits, events;
+} serve_stats;
+
+/* A world the server hosts: built on the server's loop, with its session and its event stream. */
+typedef struct serve_world {
+  serve *srv;
+  world *w;
+  chat_session *cs;
+  sse_hub *hub;
+  serve_stats stats;
+} serve_world;
+
+/* A tool approval (or ask_human question) waiting for an answer over HTTP. Ids are the server's own,
+ * so that one number names a request whichever world asked it. */
+typedef struct serve_ask {
+  uint64_t id, local; /* the server's id, the world's */
+  serve_world *sw;
+  char *agent, *tool, *args, *question; /* owned; question NULL for an approval */
+} serve_ask;
+
+struct serve {
+  struct event_base *base;
+  struct evhttp *http;
+  struct evhttp_bound_socket *bound;
+  store *st;
+  char *token; /* owned; NULL: no token needed (loopback without one) */
+  cli_allow_env allow;
+  serve_world **worlds;
+  size_t n_worlds;
+  serve_ask *asks;
+  size_t n_asks, cap_asks;
+  uint64_t next_ask;
+  uint64_t boot; /* this run's id in event ids */
+  uint64_t requests;
+  struct event *sig[2], *heartbeat;
+  int stopping;
+};
+
+/* serve_worlds.c */
+/* The hosted world id: already loaded, or loaded from the database now (its current chat resumed).
+ * AG_ERR_NOT_FOUND when the database has no such world. */
+int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em);
+/* Loads a world file (stored, its current chat resumed, a new one when it has none). */
+int serve_world_add_file(serve *s, const char *path, ag_errmsg *em);
+/* Cancels every reply in flight and runs the loop until every world is quiet (so saved). */
+void serve_worlds_settle(serve *s);
+/* Frees every world (settle first). */
+void serve_worlds_free(serve *s);
+/* An event of the server's own (approval, cancelled): into the world's stream like the bus's. */
+void serve_world_announce(serve_world *sw, const world_event *e);
+/* Cancels sw's replies in flight (event cancelled); the agents that were thinking into names. */
+void serve_world_cancel(serve_world *sw);
+/* A pending request as the stream and GET /api/worlds/{id} show it (caller owns). */
+cJSON *serve_ask_json(const serve_ask *a, const char *chat);
+/* Answers approval id (text: an ask_human answer, may be NULL). 0, AG_ERR_NOT_FOUND, AG_ERR_STATE. */
+int serve_approval_answer(serve *s, uint64_t id, int allow, const char *text);
+
+/* serve_http.c */
+int serve_http_start(serve *s, const char *listen, ag_errmsg *em);
+/* Stops taking new connections. */
+void serve_http_stop_accepting(serve *s);
+/* 1 when listen ("HOST:PORT") names a loopback address (127.0.0.0/8, ::1, localhost). */
+int serve_listen_is_loopback(const char *listen);
+void serve_reply_json(struct evhttp_request *req, int status, cJSON *j); /* takes j */
+void serve_reply_error(struct evhttp_request *req, int status, const char *fmt, ...)
+  __attribute__((format(printf, 3, 4)));
+/* The status an ag_err answers with (404 not found, 409 state, 422 invalid, 413 too big, else 500). */
+int serve_status_of(int err);
+
+/* serve_api.c: the JSON API; body is the request's (len bytes). */
+void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m, int method, const char *body,
+                      size_t len);
+
+/* serve_metrics.c */
+void serve_metrics_reply(serve *s, struct evhttp_request *req);
+
+/* serve_page.c (generated from cli/serve_page.html at build time) */
+extern const char serve_page_html[];
+extern const unsigned long serve_page_html_len;
+
+#endif

@@ -1,0 +1,46 @@
+/* GET /metrics of agora serve in the Prometheus text format (version 0.0.4): the worlds loaded, their
+ * agents and what they did since (LLM calls, tokens, bus messages, store commits), and the streams. */
+#include "cli/serve_int.h"
+
+#include <event2/buffer.h>
+#include <inttypes.h>
+
+static void metric(struct evbuffer *b, const char *name, const char *type, const char *help, uint64_t v) {
+  evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", name, help, name, type, name, v);
+}
+
+void serve_metrics_reply(serve *s, struct evhttp_request *req) {
+  serve_stats t = {0};
+  uint64_t agents = 0, thinking = 0, clients = 0, frames = 0, dropped = 0;
+  for (size_t i = 0; i < s->n_worlds; i++) {
+    const serve_world *sw = s->worlds[i];
+    agents += world_agent_count(sw->w);
+    thinking += world_thinking(sw->w);
+    clients += sse_hub_clients(sw->hub);
+    frames += sse_hub_frames(sw->hub);
+    dropped += sse_hub_dropped(sw->hub);
+    t.llm_done += sw->stats.llm_done, t.llm_failed += sw->stats.llm_failed;
+    t.tokens_in += sw->stats.tokens_in, t.tokens_out += sw->stats.tokens_out;
+    t.messages += sw->stats.messages, t.commits += sw->stats.commits, t.events += sw->stats.events;
+  }
+  struct evbuffer *b = evbuffer_new();
+  if (!b) return serve_reply_error(req, 500, "out of memory");
+  metric(b, "agora_worlds_loaded", "gauge", "Worlds loaded by this server.", s->n_worlds);
+  metric(b, "agora_agents", "gauge", "Agents in the loaded worlds.", agents);
+  metric(b, "agora_llm_calls_in_flight", "gauge", "LLM calls in flight.", thinking);
+  metric(b, "agora_llm_calls_done_total", "counter", "LLM calls that finished.", t.llm_done);
+  metric(b, "agora_llm_calls_failed_total", "counter", "LLM calls that failed after retries.", t.llm_failed);
+  metric(b, "agora_llm_input_tokens_total", "counter", "Input tokens the providers reported.", t.tokens_in);
+  metric(b, "agora_llm_output_tokens_total", "counter", "Output tokens the providers reported.", t.tokens_out);
+  metric(b, "agora_bus_messages_total", "counter", "Messages delivered on the worlds' buses.", t.messages);
+  metric(b, "agora_bus_events_total", "counter", "Events delivered on the worlds' buses.", t.events);
+  metric(b, "agora_store_commits_total", "counter", "Store commits (state-saved events).", t.commits);
+  metric(b, "agora_sse_clients", "gauge", "Event stream clients connected.", clients);
+  metric(b, "agora_sse_frames_total", "counter", "Event stream frames published.", frames);
+  metric(b, "agora_sse_clients_dropped_total", "counter", "Stream clients dropped for falling behind.", dropped);
+  metric(b, "agora_approvals_pending", "gauge", "Tool approvals waiting for an answer.", s->n_asks);
+  metric(b, "agora_http_requests_total", "counter", "HTTP requests received.", s->requests);
+  evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
+  evhttp_send_reply(req, 200, "OK", b);
+  evbuffer_free(b);
+}

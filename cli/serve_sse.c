@@ -1,0 +1,235 @@
+/* Event streams of agora serve (see serve_sse.h): a ring of recent frames per world and the clients
+ * that follow it. Each frame is kept as its whole SSE text ("id: ...\ndata: ...\n\n"), so a frame is
+ * encoded once however many clients receive it. */
+#include "cli/serve_sse.h"
+
+#include "common/error.h"
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/http.h>
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sse_frame {
+  uint64_t n;
+  char *text; /* owned: the whole frame */
+  size_t len;
+} sse_frame;
+
+struct sse_client {
+  sse_hub *hub;
+  struct evhttp_request *req;
+  struct evhttp_connection *conn;
+  sse_client *prev, *next;
+};
+
+struct sse_hub {
+  uint64_t boot;
+  sse_fallback_fn fallback;
+  void *ud;
+  sse_frame ring[SSE_RING]; /* frame n sits at ring[n % SSE_RING] */
+  uint64_t next_n;          /* the next frame's number (the first is 1) */
+  sse_client *clients;
+  size_t n_clients;
+  uint64_t dropped;
+};
+
+int sse_hub_new(uint64_t boot, sse_fallback_fn fallback, void *ud, sse_hub **out) {
+  sse_hub *h = calloc(1, sizeof *h);
+  if (!h) return AG_ERR_NOMEM;
+  h->boot = boot;
+  h->fallback = fallback;
+  h->ud = ud;
+  h->next_n = 1;
+  *out = h;
+  return AG_OK;
+}
+
+void sse_hub_free(sse_hub *h) {
+  if (!h) return;
+  sse_hub_close_all(h);
+  for (size_t i = 0; i < SSE_RING; i++) free(h->ring[i].text);
+  free(h);
+}
+
+void sse_id_format(const sse_hub *h, uint64_t n, const char *chat, uint64_t seq, char *out) {
+  snprintf(out, SSE_ID_MAX, "%" PRIx64 ".%" PRIu64 ".%.64s.%" PRIu64, h->boot, n, chat && *chat ? chat : "-", seq);
+}
+
+static int parse_num(const char **p, int base, char stop, uint64_t *out) {
+  const char *s = *p;
+  char *end;
+  if (!(base == 16 ? isxdigit((unsigned char)*s) : isdigit((unsigned char)*s))) return -1;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, base);
+  if (errno || *end != stop) return -1;
+  *out = v;
+  *p = end + (stop ? 1 : 0);
+  return 0;
+}
+
+int sse_id_parse(const char *id, uint64_t *boot, uint64_t *n, char *chat, uint64_t *seq) {
+  const char *p = id;
+  if (!p || parse_num(&p, 16, '.', boot) || parse_num(&p, 10, '.', n)) return -1;
+  const char *dot = strchr(p, '.');
+  if (!dot || dot == p || (size_t)(dot - p) >= SSE_ID_MAX) return -1;
+  memcpy(chat, p, (size_t)(dot - p));
+  chat[dot - p] = '\0';
+  p = dot + 1;
+  return parse_num(&p, 10, '\0', seq);
+}
+
+static void client_unlink(sse_client *c) {
+  sse_hub *h = c->hub;
+  if (c->prev) c->prev->next = c->next;
+  else h->clients = c->next;
+  if (c->next) c->next->prev = c->prev;
+  h->n_clients--;
+}
+
+/* The peer went away: libevent freed the connection and left the request to us (evhttp's rule for a
+ * reply the user has not finished); ending it frees it. */
+static void on_close(struct evhttp_connection *conn, void *arg) {
+  (void)conn;
+  sse_client *c = arg;
+  client_unlink(c);
+  evhttp_send_reply_end(c->req);
+  free(c);
+}
+
+/* Too far behind: the connection goes with everything still unsent (the client can resume). */
+static void client_drop(sse_client *c) {
+  c->hub->dropped++;
+  client_unlink(c);
+  evhttp_connection_set_closecb(c->conn, NULL, NULL);
+  evhttp_connection_free(c->conn); /* frees the request too */
+  free(c);
+}
+
+/* Writes len bytes; 0, or -1 when the client's unsent output is past the cap (or memory ran out). */
+static int client_write(sse_client *c, const char *text, size_t len) {
+  struct evbuffer *b = evbuffer_new();
+  if (!b || evbuffer_add(b, text, len)) {
+    if (b) evbuffer_free(b);
+    return -1;
+  }
+  evhttp_send_reply_chunk(c->req, b);
+  evbuffer_free(b);
+  struct bufferevent *bev = evhttp_connection_get_bufferevent(c->conn);
+  return bev && evbuffer_get_length(bufferevent_get_output(bev)) > SSE_CLIENT_BUF_MAX ? -1 : 0;
+}
+
+static char *frame_text(const char *id, const char *json, size_t *len) {
+  size_t n = (id ? strlen(id) + 5 : 0) + strlen(json) + 10;
+  char *s = malloc(n);
+  if (!s) return NULL;
+  int k = id ? snprintf(s, n, "id: %s\ndata: %s\n\n", id, json) : snprintf(s, n, "data: %s\n\n", json);
+  *len = (size_t)k;
+  return s;
+}
+
+static void broadcast(sse_hub *h, const char *text, size_t len) {
+  for (sse_client *c = h->clients, *next; c; c = next) {
+    next = c->next; /* c may be dropped */
+    if (client_write(c, text, len)) client_drop(c);
+  }
+}
+
+int sse_hub_publish(sse_hub *h, const char *json, const char *chat, uint64_t seq) {
+  char id[SSE_ID_MAX];
+  uint64_t n = h->next_n;
+  sse_id_format(h, n, chat, seq, id);
+  size_t len;
+  char *text = frame_text(id, json, &len);
+  if (!text) return AG_ERR_NOMEM;
+  sse_frame *f = &h->ring[n % SSE_RING];
+  free(f->text);
+  *f = (sse_frame){n, text, len};
+  h->next_n++;
+  broadcast(h, text, len);
+  return AG_OK;
+}
+
+void sse_hub_note(sse_hub *h, const char *json) {
+  size_t len;
+  char *text = frame_text(NULL, json, &len);
+  if (!text) return;
+  broadcast(h, text, len);
+  free(text);
+}
+
+int sse_client_send(sse_client *c, const char *id, const char *json) {
+  size_t len;
+  char *text = frame_text(id, json, &len);
+  int rc = text ? client_write(c, text, len) : -1;
+  free(text);
+  return rc;
+}
+
+/* The oldest frame still in the ring. */
+static uint64_t ring_first(const sse_hub *h) { return h->next_n > SSE_RING ? h->next_n - SSE_RING : 1; }
+
+/* What a client resuming from last_id missed: from the ring when its position is still there, else
+ * the stored messages. 0, or -1 when it cannot be caught up that way (too much, or a position in
+ * another chat): the client is told to resync (reload, then follow the stream). */
+static int catch_up(sse_hub *h, sse_client *c, const char *last_id) {
+  uint64_t boot, n, seq;
+  char chat[SSE_ID_MAX];
+  if (sse_id_parse(last_id, &boot, &n, chat, &seq)) return -1;
+  if (boot == h->boot && n > 0 && n + 1 >= ring_first(h) && n < h->next_n) {
+    for (uint64_t i = n + 1; i < h->next_n; i++) {
+      const sse_frame *f = &h->ring[i % SSE_RING];
+      if (client_write(c, f->text, f->len)) return -1;
+    }
+    return 0;
+  }
+  return h->fallback ? h->fallback(h->ud, c, strcmp(chat, "-") ? chat : NULL, seq) : -1;
+}
+
+int sse_hub_attach(sse_hub *h, struct evhttp_request *req, const char *last_id) {
+  sse_client *c = calloc(1, sizeof *c);
+  if (!c) return AG_ERR_NOMEM;
+  struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
+  evhttp_add_header(hd, "Content-Type", "text/event-stream; charset=utf-8");
+  evhttp_add_header(hd, "Cache-Control", "no-store");
+  c->hub = h;
+  c->req = req;
+  c->conn = evhttp_request_get_connection(req);
+  /* A stream only writes: without this the connection's read timeout would end it. */
+  evhttp_connection_set_timeout(c->conn, 7 * 24 * 3600);
+  evhttp_send_reply_start(req, 200, "OK");
+  c->next = h->clients;
+  if (h->clients) h->clients->prev = c;
+  h->clients = c;
+  h->n_clients++;
+  evhttp_connection_set_closecb(c->conn, on_close, c);
+  client_write(c, ": agora\n\n", 9);
+  if (last_id && catch_up(h, c, last_id)) {
+    size_t len;
+    char *text = frame_text(NULL, "{\"type\":\"resync\"}", &len);
+    if (text) client_write(c, text, len);
+    free(text);
+  }
+  return AG_OK;
+}
+
+void sse_hub_heartbeat(sse_hub *h) { broadcast(h, ": heartbeat\n\n", 13); }
+
+void sse_hub_close_all(sse_hub *h) {
+  while (h->clients) {
+    sse_client *c = h->clients;
+    client_unlink(c);
+    evhttp_connection_set_closecb(c->conn, NULL, NULL);
+    evhttp_send_reply_end(c->req); /* what is buffered still goes out, then the stream ends */
+    free(c);
+  }
+}
+
+size_t sse_hub_clients(const sse_hub *h) { return h->n_clients; }
+uint64_t sse_hub_frames(const sse_hub *h) { return h->next_n - 1; }
+uint64_t sse_hub_dropped(const sse_hub *h) { return h->dropped; }

@@ -1,0 +1,60 @@
+/* agora serve's event streams (Server-Sent Events): one hub per hosted world keeps a bounded ring of
+ * the recent frames, each with a resumable id, and writes every new frame to the world's connected
+ * clients. A client that reconnects with Last-Event-ID gets what it missed from the ring; one whose
+ * position has left the ring (or a previous server run's) gets the chat's stored messages after it
+ * instead (see docs/serve.md "Resuming"). A client whose unsent output passes a cap is dropped: it can
+ * resume. Runs on the server's loop; nothing here blocks. */
+#ifndef AG_CLI_SERVE_SSE_H
+#define AG_CLI_SERVE_SSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct evhttp_request;
+
+#define SSE_RING 8192                 /* frames a hub keeps for resuming */
+#define SSE_CLIENT_BUF_MAX (1u << 20) /* bytes of unsent output before a client is dropped */
+#define SSE_FALLBACK_MAX 100000       /* stored messages a resume may replay before it says resync */
+
+typedef struct sse_hub sse_hub;
+typedef struct sse_client sse_client;
+
+/* Replays the stored messages of chat (NULL: none) with seq > after to client (sse_client_send each,
+ * the id made with sse_id_format(hub, 0, chat, seq)); returns 0, or -1 to have the client told to
+ * resync ({"type":"resync"}: reload, then follow the stream). */
+typedef int (*sse_fallback_fn)(void *ud, sse_client *client, const char *chat, uint64_t after);
+
+/* boot tells this server run's ids from a previous run's. ud is borrowed. */
+int sse_hub_new(uint64_t boot, sse_fallback_fn fallback, void *ud, sse_hub **out);
+/* Ends every client's stream (the response is finished) and frees. */
+void sse_hub_free(sse_hub *h);
+
+/* Publishes one JSON object text (borrowed) as the next frame; chat (NULL: none) and seq are the
+ * current chat and its last message seq after this frame, which the frame's id carries. */
+int sse_hub_publish(sse_hub *h, const char *json, const char *chat, uint64_t seq);
+/* Publishes a frame without an id (a note about the stream itself, e.g. resync): not kept. */
+void sse_hub_note(sse_hub *h, const char *json);
+
+/* Starts the event stream on req (a GET the caller checked) and attaches it: frames after last_id
+ * (the Last-Event-ID header, may be NULL: from now on) first. */
+int sse_hub_attach(sse_hub *h, struct evhttp_request *req, const char *last_id);
+/* Writes one frame (id may be NULL; both borrowed) to one client, for the fallback: 0, or -1 when its
+ * unsent output is past the cap (stop: the client will be told to resync). */
+int sse_client_send(sse_client *c, const char *id, const char *json);
+/* The id of frame n (0: a stored message) of chat at seq, into out (SSE_ID_MAX). */
+#define SSE_ID_MAX 128
+void sse_id_format(const sse_hub *h, uint64_t n, const char *chat, uint64_t seq, char *out);
+
+/* A comment line to every client (keeps proxies and browsers from timing the stream out). */
+void sse_hub_heartbeat(sse_hub *h);
+/* Ends every client's stream (the server is stopping). */
+void sse_hub_close_all(sse_hub *h);
+size_t sse_hub_clients(const sse_hub *h);
+/* Frames published, clients dropped for falling behind. */
+uint64_t sse_hub_frames(const sse_hub *h);
+uint64_t sse_hub_dropped(const sse_hub *h);
+
+/* Pure: parses an id "BOOT.N.CHAT.SEQ" (CHAT "-" for none); 0 or -1. chat gets SSE_ID_MAX bytes. */
+int sse_id_parse(const char *id, uint64_t *boot, uint64_t *n, char *chat, uint64_t *seq);
+
+#endif

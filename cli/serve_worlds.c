@@ -1,0 +1,312 @@
+/* The worlds agora serve hosts: each built on the server's one loop with its session (saving as the
+ * console does), its clock, and its event stream fed from the bus at the output phase with the very
+ * objects `run --json` prints. Tool approvals and ask_human questions wait here for an HTTP answer. */
+#include "cli/serve_int.h"
+
+#include "chat/event_json.h"
+#include "chat/transcript.h"
+#include "cli/output.h"
+#include "world/clock.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the stream's ids need beyond the hub: the chat they are in and its last message delivered. */
+typedef struct serve_world_ext {
+  serve_world sw; /* first: a serve_world * is a serve_world_ext * */
+  world_clock *clock;
+  char chat[CHAT_ID_MAX];
+  uint64_t seq;
+} serve_world_ext;
+
+/* The current chat for the next frame; on a change of chat its position starts at the world's seq. */
+static const char *frame_chat(serve_world_ext *x) {
+  const char *cur = chat_session_current(x->sw.cs);
+  if (!cur) cur = "";
+  if (strcmp(cur, x->chat)) {
+    snprintf(x->chat, sizeof x->chat, "%s", cur);
+    x->seq = world_last_seq(x->sw.w);
+  }
+  return x->chat[0] ? x->chat : NULL;
+}
+
+/* Publishes j (taken) into the world's stream. */
+static void publish(serve_world_ext *x, cJSON *j) {
+  char *text = j ? output_json_text(j) : NULL;
+  cJSON_Delete(j);
+  if (text) sse_hub_publish(x->sw.hub, text, x->chat[0] ? x->chat : NULL, x->seq);
+  free(text);
+}
+
+static void count_event(serve_stats *st, const world_event *e) {
+  st->events++;
+  if (e->kind == EV_LLM_DONE) {
+    st->llm_done++;
+    st->tokens_in += (uint64_t)(e->u.llm_done.input_tokens > 0 ? e->u.llm_done.input_tokens : 0);
+    st->tokens_out += (uint64_t)(e->u.llm_done.output_tokens > 0 ? e->u.llm_done.output_tokens : 0);
+  } else if (e->kind == EV_LLM_ERROR) {
+    st->llm_failed++;
+  } else if (e->kind == EV_STATE_SAVED) {
+    st->commits++;
+  }
+}
+
+static void event_frame(serve_world_ext *x, const world_event *e) {
+  const char *chat = frame_chat(x);
+  cJSON *fields = chat_event_fields(e);
+  if (fields) publish(x, output_step_json(world_id(x->sw.w), chat, e->kind, fields));
+  cJSON_Delete(fields);
+}
+
+static void on_bus(void *ud, bus_topic topic, void *payload) {
+  serve_world_ext *x = ud;
+  if (topic == BUS_MESSAGE) {
+    const ag_msg *m = payload;
+    const char *chat = frame_chat(x);
+    x->sw.stats.messages++;
+    x->seq = m->seq;
+    publish(x, output_message_json(world_id(x->sw.w), chat, m));
+  } else {
+    const world_event *e = &((const bus_event *)payload)->ev;
+    count_event(&x->sw.stats, e);
+    event_frame(x, e);
+  }
+}
+
+void serve_world_announce(serve_world *sw, const world_event *e) { event_frame((serve_world_ext *)sw, e); }
+
+/* ---- resuming from stored messages ---- */
+
+typedef struct replay { serve_world_ext *x; sse_client *c; const char *chat; size_t sent; } replay;
+
+static int replay_one(const chat_entry *e, void *arg) {
+  replay *r = arg;
+  if (!e->msg) return 0;
+  if (++r->sent > SSE_FALLBACK_MAX) return AG_ERR_TOO_BIG;
+  char id[SSE_ID_MAX];
+  sse_id_format(r->x->sw.hub, 0, r->chat, e->msg->seq, id);
+  cJSON *j = output_message_json(world_id(r->x->sw.w), r->chat, e->msg);
+  char *text = j ? output_json_text(j) : NULL;
+  cJSON_Delete(j);
+  int rc = text ? sse_client_send(r->c, id, text) : AG_ERR_NOMEM;
+  free(text);
+  return rc ? AG_ERR_TOO_BIG : 0;
+}
+
+/* A resume from a position the ring no longer holds: the messages stored after it, if it is in the
+ * current chat (otherwise the client is told to resync and reloads). */
+static int fallback(void *ud, sse_client *c, const char *chat, uint64_t after) {
+  serve_world_ext *x = ud;
+  const char *cur = chat_session_current(x->sw.cs);
+  if (!chat || !cur || strcmp(chat, cur)) return -1;
+  replay r = {x, c, cur, 0};
+  ag_errmsg em = {""};
+  return chat_messages_each(x->sw.srv->st, cur, after + 1, replay_one, &r, &em) ? -1 : 0;
+}
+
+/* ---- approvals ---- */
+
+static serve_ask *ask_find(serve *s, uint64_t id, size_t *at) {
+  for (size_t i = 0; i < s->n_asks; i++)
+    if (s->asks[i].id == id) return *at = i, &s->asks[i];
+  return NULL;
+}
+
+static void ask_remove(serve *s, size_t i) {
+  serve_ask *a = &s->asks[i];
+  free(a->agent), free(a->tool), free(a->args), free(a->question);
+  memmove(a, a + 1, (s->n_asks - i - 1) * sizeof *a);
+  s->n_asks--;
+}
+
+/* The end of a request, for the page: its prompt goes away. */
+static void ask_ended(serve_world_ext *x, const serve_ask *a, int approved, const char *ended) {
+  const char *chat = frame_chat(x);
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return;
+  cJSON_AddStringToObject(j, "type", "approval-ended");
+  cJSON_AddStringToObject(j, "world", world_id(x->sw.w));
+  if (chat) cJSON_AddStringToObject(j, "chat", chat);
+  else cJSON_AddNullToObject(j, "chat");
+  cJSON_AddNumberToObject(j, "id", (double)a->id);
+  publish(x, j);
+  if (!a->question) serve_world_announce(&x->sw, &(world_event){EV_APPROVAL, .u.approval = {a->agent, a->tool, approved, ended}});
+}
+
+/* The request as the stream and GET /api/worlds/{id} show it. */
+cJSON *serve_ask_json(const serve_ask *a, const char *chat) {
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return NULL;
+  cJSON_AddStringToObject(j, "type", "approval-request");
+  cJSON_AddStringToObject(j, "world", world_id(a->sw->w));
+  if (chat) cJSON_AddStringToObject(j, "chat", chat);
+  else cJSON_AddNullToObject(j, "chat");
+  cJSON_AddNumberToObject(j, "id", (double)a->id);
+  cJSON_AddStringToObject(j, "agent", a->agent);
+  cJSON_AddStringToObject(j, "tool", a->tool);
+  cJSON *args = cJSON_Parse(a->args);
+  cJSON_AddItemToObject(j, "args", args ? args : cJSON_CreateString(a->args));
+  if (a->question) cJSON_AddStringToObject(j, "question", a->question);
+  return j;
+}
+
+static void on_ask(void *ud, const world_approval *req) {
+  serve_world_ext *x = ud;
+  serve *s = x->sw.srv;
+  if (s->n_asks == s->cap_asks) {
+    size_t ncap = s->cap_asks ? s->cap_asks * 2 : 8;
+    serve_ask *p = realloc(s->asks, ncap * sizeof *p);
+    if (!p) {
+      world_approval_answer(x->sw.w, req->id, 0);
+      return;
+    }
+    s->asks = p, s->cap_asks = ncap;
+  }
+  serve_ask *a = &s->asks[s->n_asks];
+  *a = (serve_ask){++s->next_ask, req->id, &x->sw, strdup(req->agent_id), strdup(req->tool), strdup(req->args_json),
+                   req->question ? strdup(req->question) : NULL};
+  s->n_asks++;
+  if (!a->agent || !a->tool || !a->args || (req->question && !a->question)) {
+    ask_remove(s, s->n_asks - 1);
+    world_approval_answer(x->sw.w, req->id, 0);
+    return;
+  }
+  publish(x, serve_ask_json(a, frame_chat(x)));
+}
+
+static void on_withdrawn(void *ud, uint64_t local, int timed_out) {
+  serve_world_ext *x = ud;
+  serve *s = x->sw.srv;
+  for (size_t i = 0; i < s->n_asks; i++) {
+    if (s->asks[i].sw != &x->sw || s->asks[i].local != local) continue;
+    ask_ended(x, &s->asks[i], 0, timed_out ? "timed out" : "cancelled");
+    ask_remove(s, i);
+    return;
+  }
+}
+
+int serve_approval_answer(serve *s, uint64_t id, int allow, const char *text) {
+  size_t i;
+  serve_ask *a = ask_find(s, id, &i);
+  if (!a) return AG_ERR_NOT_FOUND;
+  world *w = a->sw->w;
+  int rc = a->question ? world_approval_reply(w, a->local, allow, text) : world_approval_answer(w, a->local, allow);
+  if (rc == AG_ERR_STATE) return rc;
+  if (!rc) ask_ended((serve_world_ext *)a->sw, a, allow, NULL);
+  ask_remove(s, i);
+  return rc;
+}
+
+/* ---- loading and freeing ---- */
+
+static void world_release(serve *s, serve_world_ext *x) {
+  for (size_t i = s->n_asks; i-- > 0;)
+    if (s->asks[i].sw == &x->sw) ask_remove(s, i);
+  world_clock_free(x->clock);
+  chat_session_free(x->sw.cs);
+  world_free(x->sw.w);
+  sse_hub_free(x->sw.hub);
+  free(x);
+}
+
+/* Builds spec on the server's loop and resumes its current chat (a new one when it has none). */
+static int host(serve *s, const world_spec *spec, const char *label, ag_errmsg *em) {
+  serve_world_ext *x = calloc(1, sizeof *x);
+  serve_world **list = realloc(s->worlds, (s->n_worlds + 1) * sizeof *list);
+  if (list) s->worlds = list;
+  if (!x || !list) {
+    free(x);
+    return ag_fail(em, AG_ERR_NOMEM, "out of memory");
+  }
+  x->sw.srv = s;
+  ag_errmsg detail = {""};
+  int rc = world_new(s->base, spec, &x->sw.w, &detail);
+  if (rc) {
+    free(x);
+    return ag_fail(em, rc == AG_ERR_NOMEM ? rc : AG_ERR_INVALID, "%s: %s", label, detail.text);
+  }
+  if ((rc = cli_key_env_check(x->sw.w, label, &s->allow, em)) || (rc = chat_session_open(s->st, x->sw.w, &x->sw.cs, em)) ||
+      (rc = world_clock_new(x->sw.w, &x->clock, em)))
+    goto fail;
+  if ((rc = sse_hub_new(s->boot, fallback, x, &x->sw.hub)) ||
+      (rc = bus_subscribe(world_bus(x->sw.w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, on_bus, x, NULL))) {
+    ag_fail(em, rc, "%s", ag_strerror(rc));
+    goto fail;
+  }
+  world_set_emit_chunks(x->sw.w, 1);
+  world_set_approver(x->sw.w, &(world_approver){on_ask, on_withdrawn}, x);
+  rc = chat_session_current(x->sw.cs) ? chat_session_resume(x->sw.cs, em) : chat_session_new(x->sw.cs, em);
+  if (rc) goto fail;
+  s->worlds[s->n_worlds++] = &x->sw;
+  return AG_OK;
+fail:
+  world_release(s, x);
+  return rc;
+}
+
+static serve_world *find_loaded(serve *s, const char *id) {
+  for (size_t i = 0; i < s->n_worlds; i++)
+    if (!strcmp(world_id(s->worlds[i]->w), id)) return s->worlds[i];
+  return NULL;
+}
+
+int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em) {
+  if ((*out = find_loaded(s, id))) return AG_OK;
+  world_spec spec;
+  int rc = chat_world_spec(s->st, id, &spec, em);
+  if (rc) return rc;
+  char label[CHAT_ID_MAX + 32];
+  snprintf(label, sizeof label, "stored world '%s'", id);
+  rc = host(s, &spec, label, em);
+  world_spec_free(&spec);
+  if (!rc) *out = s->worlds[s->n_worlds - 1];
+  return rc;
+}
+
+int serve_world_add_file(serve *s, const char *path, ag_errmsg *em) {
+  world_spec spec;
+  int rc = world_spec_load(path, &spec, em);
+  if (rc) return rc;
+  if (find_loaded(s, spec.id)) rc = ag_fail(em, AG_ERR_INVALID, "%s: world '%s' is already served", path, spec.id);
+  else rc = host(s, &spec, path, em);
+  world_spec_free(&spec);
+  return rc;
+}
+
+void serve_world_cancel(serve_world *sw) {
+  char names[512] = "";
+  size_t len = 0;
+  for (size_t i = 0; i < world_agent_count(sw->w); i++) {
+    agent *a = world_agent_at(sw->w, i);
+    if (agent_is_thinking(a) && len + strlen(agent_id(a)) + 3 < sizeof names)
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", agent_id(a));
+  }
+  world_cancel_all(sw->w);
+  serve_world_announce(sw, &(world_event){EV_CANCELLED, .u.cancelled = {len ? names : NULL}});
+}
+
+void serve_worlds_settle(serve *s) {
+  /* Replies in flight are cancelled; what was published is delivered, and so saved. */
+  for (size_t i = 0; i < s->n_worlds; i++) world_cancel_all(s->worlds[i]->w);
+  for (int k = 0; k < 100000; k++) {
+    int quiet = 1;
+    for (size_t i = 0; i < s->n_worlds; i++) {
+      if (world_is_quiet(s->worlds[i]->w)) continue;
+      quiet = 0;
+      world_cancel_all(s->worlds[i]->w);
+    }
+    if (quiet) break;
+    event_base_loop(s->base, EVLOOP_NONBLOCK);
+  }
+}
+
+void serve_worlds_free(serve *s) {
+  for (size_t i = 0; i < s->n_worlds; i++) world_release(s, (serve_world_ext *)s->worlds[i]);
+  free(s->worlds);
+  s->worlds = NULL;
+  s->n_worlds = 0;
+  free(s->asks);
+  s->asks = NULL;
+}
