@@ -289,7 +289,8 @@ void serve_world_cancel(serve_world *sw) {
 
 void serve_worlds_settle(serve *s) {
   /* Replies in flight are cancelled; what was published is delivered, and so saved. */
-  for (size_t i = 0; i < s->n_worlds; i++) world_cancel_all(s->worlds[i]->w);
+  for (size_t i = 0; i < s->n_worlds; i++)
+    if (!world_is_quiet(s->worlds[i]->w)) serve_world_cancel(s->worlds[i]);
   for (int k = 0; k < 100000; k++) {
     int quiet = 1;
     for (size_t i = 0; i < s->n_worlds; i++) {

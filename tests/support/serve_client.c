@@ -1,0 +1,297 @@
+/* A real agora serve for tests, and its HTTP and SSE clients (see serve_client.h). */
+#include "support/serve_client.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int serve_proc_start(const char *dir, const char *const *args, const char *const *extra_env, serve_proc *out) {
+  memset(out, 0, sizeof *out);
+  const char *bin = getenv("AGORA_BIN");
+  if (!bin) bin = "./agora";
+  static int seq;
+  snprintf(out->err_path, sizeof out->err_path, "%s/serve-%d-%d.err", dir, (int)getpid(), ++seq);
+  int pout[2];
+  if (pipe(pout)) return -1;
+  signal(SIGPIPE, SIG_IGN);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int fd = open(out->err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0) dup2(fd, 2);
+    dup2(pout[1], 1);
+    close(pout[0]), close(pout[1]);
+    for (size_t i = 0; extra_env && extra_env[i]; i++) putenv((char *)extra_env[i]);
+    size_t n = 0;
+    while (args[n]) n++;
+    char **argv = calloc(n + 5, sizeof *argv);
+    argv[0] = (char *)bin, argv[1] = "serve";
+    for (size_t i = 0; i < n; i++) argv[i + 2] = (char *)args[i];
+    argv[n + 2] = "--listen", argv[n + 3] = "127.0.0.1:0";
+    execv(bin, argv);
+    _exit(127);
+  }
+  close(pout[1]);
+  out->pid = pid;
+  char line[256];
+  size_t len = 0;
+  long deadline = now_ms() + 20000;
+  while (len < sizeof line - 1 && now_ms() < deadline && !memchr(line, '\n', len)) {
+    struct pollfd p = {pout[0], POLLIN, 0};
+    if (poll(&p, 1, 200) <= 0) continue;
+    ssize_t n = read(pout[0], line + len, sizeof line - 1 - len);
+    if (n <= 0) break;
+    len += (size_t)n;
+  }
+  line[len] = '\0';
+  close(pout[0]); /* the server prints nothing more to stdout */
+  const char *p = strstr(line, "http://127.0.0.1:");
+  if (!p) {
+    serve_proc_stop(out);
+    return -1;
+  }
+  out->port = atoi(p + strlen("http://127.0.0.1:"));
+  snprintf(out->base, sizeof out->base, "http://127.0.0.1:%d", out->port);
+  return 0;
+}
+
+int serve_proc_stop(serve_proc *p) {
+  if (p->pid <= 0) return -1;
+  kill(p->pid, SIGTERM);
+  int st = 0;
+  long deadline = now_ms() + 20000;
+  pid_t r;
+  while ((r = waitpid(p->pid, &st, WNOHANG)) == 0 && now_ms() < deadline) usleep(10000);
+  if (r == 0) {
+    kill(p->pid, SIGKILL);
+    waitpid(p->pid, &st, 0);
+  }
+  p->pid = 0;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+typedef struct grow { char *p; size_t len; } grow;
+
+static size_t grow_cb(char *d, size_t sz, size_t n, void *arg) {
+  grow *g = arg;
+  char *p = realloc(g->p, g->len + sz * n + 1);
+  if (!p) return 0;
+  memcpy(p + g->len, d, sz * n);
+  g->p = p;
+  g->len += sz * n;
+  g->p[g->len] = '\0';
+  return sz * n;
+}
+
+int http_call(const char *base, const char *method, const char *path, const char *body, size_t body_len,
+              const char *token, http_reply *out) {
+  memset(out, 0, sizeof *out);
+  CURL *e = curl_easy_init();
+  if (!e) return -1;
+  char url[2048], auth[512];
+  snprintf(url, sizeof url, "%s%s", base, path);
+  grow b = {0}, h = {0};
+  struct curl_slist *hd = curl_slist_append(NULL, "Content-Type: application/json");
+  if (token) {
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+    hd = curl_slist_append(hd, auth);
+  }
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+  if (!strcmp(method, "HEAD")) curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  if (body) {
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+  }
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, hd);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, grow_cb);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, grow_cb);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, &h);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 30000L);
+  CURLcode rc = curl_easy_perform(e);
+  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &out->status);
+  curl_slist_free_all(hd);
+  curl_easy_cleanup(e);
+  out->body = b.p ? b.p : strdup("");
+  out->headers = h.p ? h.p : strdup("");
+  return rc == CURLE_OK ? 0 : -1;
+}
+
+void http_reply_free(http_reply *r) {
+  free(r->body);
+  free(r->headers);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- SSE ---- */
+
+struct sse_conn {
+  CURL *e;
+  struct curl_slist *hd;
+  int open;
+  grow raw;       /* bytes not yet parsed into frames */
+  size_t bytes;
+  sse_frame_rec *frames;
+  size_t n, cap;
+  char *id, *data; /* the frame being parsed */
+  sse_conn *next;
+};
+
+struct sse_set {
+  CURLM *m;
+  sse_conn *conns;
+};
+
+sse_set *sse_set_new(void) {
+  sse_set *s = calloc(1, sizeof *s);
+  if (s && !(s->m = curl_multi_init())) free(s), s = NULL;
+  return s;
+}
+
+static void frame_line(sse_conn *c, char *line) {
+  if (!line[0]) { /* blank line: the frame ends (a comment-only one is no frame) */
+    if (c->data) {
+      if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 64;
+        c->frames = realloc(c->frames, c->cap * sizeof *c->frames);
+      }
+      c->frames[c->n++] = (sse_frame_rec){c->id, c->data};
+      c->id = c->data = NULL;
+    }
+    free(c->id);
+    c->id = NULL;
+    return;
+  }
+  if (!strncmp(line, "id: ", 4)) {
+    free(c->id);
+    c->id = strdup(line + 4);
+  } else if (!strncmp(line, "data: ", 6)) {
+    free(c->data); /* one data line per frame in agora's streams */
+    c->data = strdup(line + 6);
+  }
+}
+
+static size_t sse_cb(char *d, size_t sz, size_t n, void *arg) {
+  sse_conn *c = arg;
+  grow_cb(d, sz, n, &c->raw);
+  c->bytes += sz * n;
+  size_t start = 0;
+  for (size_t i = 0; i < c->raw.len; i++) {
+    if (c->raw.p[i] != '\n') continue;
+    c->raw.p[i] = '\0';
+    frame_line(c, c->raw.p + start);
+    start = i + 1;
+  }
+  memmove(c->raw.p, c->raw.p + start, c->raw.len - start);
+  c->raw.len -= start;
+  c->raw.p[c->raw.len] = '\0';
+  return sz * n;
+}
+
+sse_conn *sse_open(sse_set *s, const char *url, const char *last_id, const char *token) {
+  sse_conn *c = calloc(1, sizeof *c);
+  char h[512];
+  c->e = curl_easy_init();
+  if (last_id) {
+    snprintf(h, sizeof h, "Last-Event-ID: %s", last_id);
+    c->hd = curl_slist_append(c->hd, h);
+  }
+  if (token) {
+    snprintf(h, sizeof h, "Authorization: Bearer %s", token);
+    c->hd = curl_slist_append(c->hd, h);
+  }
+  curl_easy_setopt(c->e, CURLOPT_URL, url);
+  curl_easy_setopt(c->e, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(c->e, CURLOPT_HTTPHEADER, c->hd);
+  curl_easy_setopt(c->e, CURLOPT_WRITEFUNCTION, sse_cb);
+  curl_easy_setopt(c->e, CURLOPT_WRITEDATA, c);
+  curl_easy_setopt(c->e, CURLOPT_PRIVATE, c);
+  curl_multi_add_handle(s->m, c->e);
+  c->open = 1;
+  c->next = s->conns;
+  s->conns = c;
+  return c;
+}
+
+void sse_close(sse_set *s, sse_conn *c) {
+  if (!c->open) return;
+  curl_multi_remove_handle(s->m, c->e);
+  c->open = 0;
+}
+
+void sse_pump(sse_set *s, int ms) {
+  long end = now_ms() + ms;
+  do {
+    int running, numfds;
+    curl_multi_perform(s->m, &running);
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(s->m, &left))) {
+      sse_conn *c = NULL;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&c);
+      if (msg->msg == CURLMSG_DONE && c) sse_close(s, c);
+    }
+    long left_ms = end - now_ms();
+    if (left_ms > 0) curl_multi_poll(s->m, NULL, 0, (int)(left_ms < 50 ? left_ms : 50), &numfds);
+  } while (now_ms() < end);
+}
+
+int sse_wait(sse_set *s, size_t n, const char *needle, int timeout_ms) {
+  long end = now_ms() + timeout_ms;
+  for (;;) {
+    int done = 1;
+    for (sse_conn *c = s->conns; c && done; c = c->next)
+      if (c->open && (needle ? sse_count(c, needle) : c->n) < n) done = 0;
+    if (done) return 0;
+    if (now_ms() >= end) return -1;
+    sse_pump(s, 20);
+  }
+}
+
+const sse_frame_rec *sse_frames(const sse_conn *c, size_t *n) {
+  *n = c->n;
+  return c->frames;
+}
+
+size_t sse_count(const sse_conn *c, const char *needle) {
+  size_t k = 0;
+  for (size_t i = 0; i < c->n; i++) k += strstr(c->frames[i].data, needle) != NULL;
+  return k;
+}
+
+int sse_is_open(const sse_conn *c) { return c->open; }
+size_t sse_bytes(const sse_conn *c) { return c->bytes; }
+
+void sse_set_free(sse_set *s) {
+  if (!s) return;
+  while (s->conns) {
+    sse_conn *c = s->conns;
+    s->conns = c->next;
+    sse_close(s, c);
+    curl_easy_cleanup(c->e);
+    curl_slist_free_all(c->hd);
+    for (size_t i = 0; i < c->n; i++) free(c->frames[i].id), free(c->frames[i].data);
+    free(c->frames);
+    free(c->raw.p);
+    free(c->id), free(c->data);
+    free(c);
+  }
+  curl_multi_cleanup(s->m);
+  free(s);
+}

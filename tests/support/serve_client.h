@@ -1,0 +1,66 @@
+/* Driving a real `agora serve` from tests and benchmarks: the process on a free loopback port (started
+ * and stopped by PID), plain HTTP requests with libcurl, and Server-Sent Events clients on one curl
+ * multi handle that collect each stream's frames. Everything goes to 127.0.0.1 only. */
+#ifndef AG_TEST_SERVE_CLIENT_H
+#define AG_TEST_SERVE_CLIENT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct serve_proc {
+  pid_t pid;
+  int port;
+  char base[64];     /* "http://127.0.0.1:PORT" */
+  char err_path[512]; /* the server's stderr goes here */
+} serve_proc;
+
+/* Starts $AGORA_BIN serve ARGS... --listen 127.0.0.1:0 (args NULL-terminated, without "serve"),
+ * extra_env "NAME=value" (may be NULL), stderr into a file in dir; waits for its "serving on" line.
+ * 0, or -1 (the process is stopped again). */
+int serve_proc_start(const char *dir, const char *const *args, const char *const *extra_env, serve_proc *out);
+/* SIGTERM, then waits (at most 20 s, then SIGKILL); returns the exit status (128+signal when killed). */
+int serve_proc_stop(serve_proc *p);
+
+typedef struct http_reply {
+  long status; /* 0 when no answer */
+  char *body;  /* owned, NUL-terminated */
+  char *headers;
+} http_reply;
+
+/* One request to base + path; body (may be NULL) sent as it is, token (may be NULL) as a bearer token. */
+int http_call(const char *base, const char *method, const char *path, const char *body, size_t body_len,
+              const char *token, http_reply *out);
+void http_reply_free(http_reply *r);
+
+/* ---- SSE ---- */
+
+typedef struct sse_frame_rec {
+  char *id;   /* NULL when the frame had none */
+  char *data;
+} sse_frame_rec;
+
+typedef struct sse_conn sse_conn;
+typedef struct sse_set sse_set;
+
+sse_set *sse_set_new(void);
+/* Frees the set with its connections. */
+void sse_set_free(sse_set *s);
+/* Opens a stream on url (Last-Event-ID last_id, may be NULL; token may be NULL). */
+sse_conn *sse_open(sse_set *s, const char *url, const char *last_id, const char *token);
+/* Closes one stream (its frames stay readable until the set is freed). */
+void sse_close(sse_set *s, sse_conn *c);
+/* Moves the transfers along for up to ms milliseconds. */
+void sse_pump(sse_set *s, int ms);
+/* Pumps until every open connection of the set holds at least n frames whose data contains needle
+ * (NULL: any frame), or timeout_ms passed; 0 when reached. */
+int sse_wait(sse_set *s, size_t n, const char *needle, int timeout_ms);
+/* The frames received so far. */
+const sse_frame_rec *sse_frames(const sse_conn *c, size_t *n);
+/* Frames whose data contains needle. */
+size_t sse_count(const sse_conn *c, const char *needle);
+/* 1 while the stream is open (the server has not ended it). */
+int sse_is_open(const sse_conn *c);
+/* Bytes received (headers excluded). */
+size_t sse_bytes(const sse_conn *c);
+
+#endif

@@ -1,0 +1,533 @@
+/* agora serve end to end: a real server process on a free loopback port, driven with libcurl — every
+ * route, bad input (malformed JSON, oversized body, unknown world, wrong token), event streams (the same
+ * objects as run --json, resume with Last-Event-ID from the ring and from storage, two clients seeing
+ * the same sequence), a human message while agents stream from the loopback LLM server, a tool approved
+ * over HTTP, a graceful stop, and 100 streams on a world of 200 agents. */
+#include "support/llm_server.h"
+#include "support/proc.h"
+#include "support/serve_client.h"
+#include "support/unit.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static llm_server *srv;
+static char *tmp;
+
+static const char counter_world[] =
+  "{\"name\": \"Counter\", \"defaults\": {\"provider\": \"script\"},"
+  " \"agents\": [{\"name\": \"a\", \"replies\": [\"one\", \"two\", \"three\", \"four\", \"five\", \"six\"]}]}";
+
+/* A file in the scratch directory (name unique per test); returns its path (static buffer). */
+static const char *scratch(const char *name, const char *text) {
+  static char path[4][1024];
+  static int k;
+  char *p = path[k++ % 4];
+  snprintf(p, 1024, "%s/%s", tmp, name);
+  if (text && unit_write_file(p, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", p);
+  return p;
+}
+
+/* Starts serve on world file text with database db_name (in the scratch directory). */
+static int start(const char *name, const char *world, serve_proc *sp, const char *const *env) {
+  char file[64], db[1024];
+  snprintf(file, sizeof file, "%s.json", name);
+  const char *wpath = scratch(file, world);
+  char w[1024];
+  snprintf(w, sizeof w, "%s", wpath);
+  snprintf(db, sizeof db, "%s/db-%s", tmp, name);
+  const char *args[] = {w, "--db", db, NULL};
+  int rc = serve_proc_start(tmp, args, env, sp);
+  if (rc) unit_fail_(__FILE__, __LINE__, "agora serve did not start");
+  return rc;
+}
+
+static cJSON *call_json(const serve_proc *sp, const char *method, const char *path, const char *body, long *status) {
+  http_reply r;
+  http_call(sp->base, method, path, body, body ? strlen(body) : 0, NULL, &r);
+  *status = r.status;
+  cJSON *j = cJSON_Parse(r.body);
+  http_reply_free(&r);
+  return j;
+}
+
+static const char *jstr(const cJSON *j, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double jnum(const cJSON *j, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* The error code of an error reply, or NULL when it is not {"error":{"code","message"}}. */
+static const char *err_code(const cJSON *j) {
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+  return jstr(e, "message") ? jstr(e, "code") : NULL;
+}
+
+/* Expects status and, for an error, the JSON error shape with code. */
+static void expect(const serve_proc *sp, const char *method, const char *path, const char *body, long want,
+                   const char *code) {
+  long st;
+  cJSON *j = call_json(sp, method, path, body, &st);
+  if (st != want) unit_fail_(__FILE__, __LINE__, "%s %s: status %ld, expected %ld", method, path, st, want);
+  if (code && (!err_code(j) || strcmp(err_code(j), code)))
+    unit_fail_(__FILE__, __LINE__, "%s %s: error code %s, expected %s", method, path, err_code(j) ? err_code(j) : "(none)", code);
+  cJSON_Delete(j);
+}
+
+/* ---- routes ---- */
+
+static void routes_and_errors(void) {
+  serve_proc sp;
+  if (start("routes", counter_world, &sp, NULL)) return;
+  long st;
+  cJSON *j = call_json(&sp, "GET", "/api/worlds", NULL, &st);
+  CHECK_INT(st, 200);
+  const cJSON *w0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "worlds"), 0);
+  CHECK_STR(jstr(w0, "id"), "counter");
+  CHECK_STR(jstr(w0, "name"), "Counter");
+  cJSON_Delete(j);
+  j = call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
+  CHECK_INT(st, 200);
+  const cJSON *a0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "agents"), 0);
+  CHECK_STR(jstr(a0, "id"), "a");
+  CHECK_INT((long)jnum(a0, "turns"), 0);
+  CHECK(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "settings")));
+  char chat1[64];
+  snprintf(chat1, sizeof chat1, "%s", jstr(j, "current_chat") ? jstr(j, "current_chat") : "");
+  cJSON_Delete(j);
+  CHECK(chat1[0]);
+
+  /* a message: 202 with its seq; the reply is stored and listed */
+  j = call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"@a count\"}", &st);
+  CHECK_INT(st, 202);
+  CHECK_INT((long)jnum(j, "seq"), 1);
+  CHECK_STR(jstr(j, "chat"), chat1);
+  cJSON_Delete(j);
+  char path[512];
+  snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/messages?after=0&limit=10", chat1);
+  cJSON *msgs = NULL;
+  for (int i = 0; i < 100; i++) { /* the reply comes from the loop */
+    cJSON_Delete(msgs);
+    msgs = call_json(&sp, "GET", path, NULL, &st);
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(msgs, "messages")) == 2) break;
+    usleep(20000);
+  }
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(msgs, "messages");
+  CHECK_INT(cJSON_GetArraySize(arr), 2);
+  CHECK_STR(jstr(cJSON_GetArrayItem(arr, 0), "type"), "message");
+  CHECK_STR(jstr(cJSON_GetArrayItem(arr, 0), "text"), "@a count");
+  CHECK_STR(jstr(cJSON_GetArrayItem(arr, 1), "sender"), "a");
+  CHECK_STR(jstr(cJSON_GetArrayItem(arr, 1), "text"), "one");
+  cJSON_Delete(msgs);
+  snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/messages?before=2&limit=5", chat1);
+  msgs = call_json(&sp, "GET", path, NULL, &st);
+  arr = cJSON_GetObjectItemCaseSensitive(msgs, "messages");
+  CHECK_INT(cJSON_GetArraySize(arr), 1);
+  CHECK_INT((long)jnum(cJSON_GetArrayItem(arr, 0), "seq"), 1);
+  cJSON_Delete(msgs);
+
+  /* chats: list, title, snapshot, new, select, delete */
+  j = call_json(&sp, "GET", "/api/worlds/counter/chats", NULL, &st);
+  CHECK_INT(st, 200);
+  const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "chats"), 0);
+  CHECK_STR(jstr(c0, "id"), chat1);
+  CHECK_INT((long)jnum(c0, "message_count"), 2);
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c0, "current")));
+  cJSON_Delete(j);
+  snprintf(path, sizeof path, "/api/worlds/counter/chats/%s", chat1);
+  j = call_json(&sp, "PATCH", path, "{\"title\": \"Counting\"}", &st);
+  CHECK_INT(st, 200);
+  CHECK_STR(jstr(j, "title"), "Counting");
+  cJSON_Delete(j);
+  snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/snapshot", chat1);
+  cJSON *snap = call_json(&sp, "GET", path, NULL, &st);
+  CHECK_INT(st, 200);
+  CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(snap, "messages")));
+  char *snap_text = cJSON_PrintUnformatted(snap);
+  cJSON_Delete(snap);
+  j = call_json(&sp, "POST", "/api/snapshots", snap_text, &st);
+  CHECK_INT(st, 201);
+  CHECK_STR(jstr(j, "world"), "counter");
+  CHECK(jstr(j, "id") && strcmp(jstr(j, "id"), chat1));
+  char imported[64];
+  snprintf(imported, sizeof imported, "%s", jstr(j, "id") ? jstr(j, "id") : "");
+  cJSON_Delete(j);
+  free(snap_text);
+  expect(&sp, "POST", "/api/snapshots", "{\"format\": 1}", 422, "invalid");
+  j = call_json(&sp, "POST", "/api/worlds/counter/chats", NULL, &st);
+  CHECK_INT(st, 201);
+  CHECK(jstr(j, "id") && strcmp(jstr(j, "id"), chat1) && strcmp(jstr(j, "id"), imported));
+  char chat2[64];
+  snprintf(chat2, sizeof chat2, "%s", jstr(j, "id") ? jstr(j, "id") : "");
+  cJSON_Delete(j);
+  snprintf(path, sizeof path, "/api/worlds/counter/chats/%s", chat1);
+  expect(&sp, "PATCH", path, "{\"title\": \"x\"}", 409, "conflict"); /* not current any more */
+  snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/select", imported);
+  j = call_json(&sp, "POST", path, NULL, &st);
+  CHECK_INT(st, 200);
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "current")));
+  CHECK_INT((long)jnum(j, "message_count"), 2);
+  cJSON_Delete(j);
+  snprintf(path, sizeof path, "/api/worlds/counter/chats/%s", imported);
+  j = call_json(&sp, "DELETE", path, NULL, &st);
+  CHECK_INT(st, 200);
+  CHECK_STR(jstr(j, "deleted"), imported);
+  CHECK(jstr(j, "current") != NULL); /* a fallback chat became current */
+  cJSON_Delete(j);
+  expect(&sp, "DELETE", path, NULL, 404, "not_found");
+
+  /* bad input */
+  expect(&sp, "GET", "/api/worlds/nope", NULL, 404, "not_found");
+  expect(&sp, "GET", "/api/worlds/nope/chats", NULL, 404, "not_found");
+  expect(&sp, "GET", "/api/nothing", NULL, 404, "not_found");
+  expect(&sp, "GET", "/api/worlds/counter/chats/zzz/messages", NULL, 404, "not_found");
+  expect(&sp, "DELETE", "/api/worlds", NULL, 405, "method_not_allowed");
+  expect(&sp, "GET", "/api/worlds/counter/messages", NULL, 405, "method_not_allowed");
+  expect(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"x\"", 400, "bad_request");
+  expect(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"x\"} extra", 400, "bad_request");
+  expect(&sp, "POST", "/api/worlds/counter/messages", "[1]", 400, "bad_request");
+  expect(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": 5}", 422, "invalid");
+  expect(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"\"}", 422, "invalid");
+  expect(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"x\", \"bogus\": 1}", 422, "invalid");
+  expect(&sp, "POST", "/api/worlds/counter/messages", "{}", 422, "invalid");
+  expect(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"x\", \"chat\": \"nope\"}", 404, "not_found");
+  snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/messages?limit=abc", chat2);
+  expect(&sp, "GET", path, NULL, 400, "bad_request");
+  snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/messages?limit=0", chat2);
+  expect(&sp, "GET", path, NULL, 400, "bad_request");
+  expect(&sp, "POST", "/api/approvals/77", "{\"allow\": true}", 404, "not_found");
+  expect(&sp, "POST", "/api/approvals/77", "{\"allow\": \"yes\"}", 422, "invalid");
+  size_t big = (1u << 20) + 10;
+  char *huge = malloc(big + 1);
+  memset(huge, 'x', big);
+  memcpy(huge, "{\"text\": \"", 10);
+  memcpy(huge + big - 2, "\"}", 2);
+  huge[big] = '\0';
+  http_reply r;
+  http_call(sp.base, "POST", "/api/worlds/counter/messages", huge, big, NULL, &r);
+  CHECK_INT(r.status, 413);
+  CHECK(strstr(r.body, "\"payload_too_large\"") != NULL);
+  http_reply_free(&r);
+  free(huge);
+
+  /* the page, health, metrics */
+  http_call(sp.base, "GET", "/", NULL, 0, NULL, &r);
+  CHECK_INT(r.status, 200);
+  CHECK(strstr(r.body, "<html") != NULL);
+  CHECK(strstr(r.headers, "text/html") != NULL);
+  http_reply_free(&r);
+  http_call(sp.base, "GET", "/healthz", NULL, 0, NULL, &r);
+  CHECK_INT(r.status, 200);
+  CHECK(strstr(r.body, "\"ok\"") != NULL);
+  http_reply_free(&r);
+  http_call(sp.base, "GET", "/metrics", NULL, 0, NULL, &r);
+  CHECK_INT(r.status, 200);
+  CHECK(strstr(r.body, "# TYPE agora_sse_clients gauge") != NULL);
+  CHECK(strstr(r.body, "\nagora_worlds_loaded 1\n") != NULL);
+  CHECK(strstr(r.body, "\nagora_llm_calls_done_total 1\n") != NULL);
+  CHECK(strstr(r.body, "\nagora_bus_messages_total ") != NULL);
+  http_reply_free(&r);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
+/* ---- token ---- */
+
+static void token_and_listen(void) {
+  /* a non-loopback address without a token: refused, exit 2 */
+  const char *args[] = {"serve", "--db", scratch("db-tok0", NULL), "--listen", "0.0.0.0:0", NULL};
+  proc_result pr;
+  proc_agora(args, NULL, NULL, &pr);
+  CHECK_INT(pr.status, 2);
+  CHECK(strstr(pr.err, "token") != NULL);
+  proc_result_free(&pr);
+  const char *bad[] = {"serve", "--listen", "nonsense", "--db", scratch("db-tok1", NULL), NULL};
+  proc_agora(bad, NULL, NULL, &pr);
+  CHECK_INT(pr.status, 2);
+  CHECK(strstr(pr.err, "--listen") != NULL);
+  proc_result_free(&pr);
+
+  const char *env[] = {"AGORA_TOKEN=s3cret-token-1", NULL};
+  serve_proc sp;
+  if (start("token", counter_world, &sp, env)) return;
+  http_reply r;
+  http_call(sp.base, "GET", "/api/worlds", NULL, 0, NULL, &r);
+  CHECK_INT(r.status, 401);
+  CHECK(strstr(r.body, "\"unauthorized\"") != NULL);
+  http_reply_free(&r);
+  http_call(sp.base, "GET", "/api/worlds", NULL, 0, "s3cret-token-2", &r);
+  CHECK_INT(r.status, 401);
+  http_reply_free(&r);
+  http_call(sp.base, "GET", "/api/worlds", NULL, 0, "s3cret-token", &r);
+  CHECK_INT(r.status, 401);
+  http_reply_free(&r);
+  http_call(sp.base, "GET", "/metrics", NULL, 0, NULL, &r);
+  CHECK_INT(r.status, 401);
+  http_reply_free(&r);
+  http_call(sp.base, "GET", "/api/worlds", NULL, 0, "s3cret-token-1", &r);
+  CHECK_INT(r.status, 200);
+  http_reply_free(&r);
+  http_call(sp.base, "GET", "/", NULL, 0, NULL, &r); /* the page asks for the token itself */
+  CHECK_INT(r.status, 200);
+  http_reply_free(&r);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
+/* ---- streams ---- */
+
+static void events_url(const serve_proc *sp, const char *world, char *out, size_t cap) {
+  snprintf(out, cap, "%s/api/worlds/%s/events", sp->base, world);
+}
+
+static void post(const serve_proc *sp, const char *world, const char *text) {
+  char path[256], body[1024];
+  snprintf(path, sizeof path, "/api/worlds/%s/messages", world);
+  snprintf(body, sizeof body, "{\"text\": \"%s\"}", text);
+  expect(sp, "POST", path, body, 202, NULL);
+}
+
+/* Two clients see the same frames; one that leaves and comes back with Last-Event-ID gets exactly
+ * what it missed, from the ring; after a restart (another run's ids) the stored messages after its
+ * position come instead. */
+static void sse_same_sequence_and_resume(void) {
+  serve_proc sp;
+  if (start("sse", counter_world, &sp, NULL)) return;
+  char url[256];
+  events_url(&sp, "counter", url, sizeof url);
+  sse_set *set = sse_set_new();
+  sse_conn *c1 = sse_open(set, url, NULL, NULL), *c2 = sse_open(set, url, NULL, NULL);
+  sse_pump(set, 200);
+  post(&sp, "counter", "@a one");
+  CHECK_INT(sse_wait(set, 2, "\"type\":\"message\"", 5000), 0);
+  size_t n1, n2;
+  const sse_frame_rec *f1 = sse_frames(c1, &n1), *f2 = sse_frames(c2, &n2);
+  CHECK(n1 > 0);
+  CHECK_INT(n1, n2);
+  for (size_t i = 0; i < n1 && i < n2; i++) {
+    CHECK_STR(f1[i].id, f2[i].id);
+    CHECK_STR(f1[i].data, f2[i].data);
+  }
+  CHECK(sse_count(c1, "\"event\":\"llm-chunk\"") >= 1); /* streamed chunks, as run --json --stream */
+  CHECK(sse_count(c1, "{\"type\":\"message\",\"world\":\"counter\",\"chat\":\"") == 2);
+  /* c2 leaves; two more exchanges; it resumes from its last id */
+  char last[128];
+  snprintf(last, sizeof last, "%s", f2[n2 - 1].id);
+  sse_close(set, c2);
+  post(&sp, "counter", "@a two");
+  CHECK_INT(sse_wait(set, 4, "\"type\":\"message\"", 5000), 0);
+  post(&sp, "counter", "@a three");
+  CHECK_INT(sse_wait(set, 6, "\"type\":\"message\"", 5000), 0);
+  sse_conn *c3 = sse_open(set, url, last, NULL);
+  sse_pump(set, 300);
+  f1 = sse_frames(c1, &n1);
+  size_t n3;
+  const sse_frame_rec *f3 = sse_frames(c3, &n3);
+  CHECK_INT(n3, n1 - n2);
+  for (size_t i = 0; i < n3 && n2 + i < n1; i++) CHECK_STR(f3[i].id, f1[n2 + i].id);
+  CHECK_INT(sse_count(c3, "\"type\":\"message\""), 4);
+  /* ids grow strictly */
+  for (size_t i = 1; i < n1; i++) {
+    unsigned long long a = 0, b = 0;
+    sscanf(strchr(f1[i - 1].id, '.') + 1, "%llu", &a);
+    sscanf(strchr(f1[i].id, '.') + 1, "%llu", &b);
+    CHECK(b == a + 1);
+  }
+  sse_set_free(set);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+
+  /* a new run: the position is another run's, so the stored messages after it come (seq 3..6) */
+  if (start("sse", counter_world, &sp, NULL)) return;
+  set = sse_set_new();
+  events_url(&sp, "counter", url, sizeof url);
+  c3 = sse_open(set, url, last, NULL);
+  CHECK_INT(sse_wait(set, 4, "\"type\":\"message\"", 5000), 0);
+  f3 = sse_frames(c3, &n3);
+  CHECK(n3 >= 4);
+  if (n3 >= 4) {
+    CHECK(strstr(f3[0].data, "\"seq\":3,") != NULL);
+    CHECK(strstr(f3[3].data, "\"seq\":6,") != NULL);
+    CHECK(strstr(f3[3].data, "\"text\":\"three\"") != NULL);
+  }
+  sse_set_free(set);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
+/* The loopback LLM server streams slowly; a human message posted meanwhile is published at once and
+ * the reply still arrives whole. */
+static void human_message_while_streaming(void) {
+  char world[1024];
+  snprintf(world, sizeof world,
+           "{\"name\": \"Slow\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"model\": \"m\","
+           " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
+           " \"system_prompt\": \"[[mock reply=\\\"w1 w2 w3 w4 w5 w6 w7 w8\\\" delay=60]]\"}]}",
+           llm_server_url(srv, "/v1"));
+  const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+  serve_proc sp;
+  if (start("slow", world, &sp, env)) return;
+  char url[256];
+  events_url(&sp, "slow", url, sizeof url);
+  sse_set *set = sse_set_new();
+  sse_conn *c = sse_open(set, url, NULL, NULL);
+  sse_pump(set, 200);
+  post(&sp, "slow", "@ann talk");
+  CHECK_INT(sse_wait(set, 2, "\"event\":\"llm-chunk\"", 10000), 0);
+  post(&sp, "slow", "hello while you talk");
+  CHECK_INT(sse_wait(set, 3, "\"type\":\"message\"", 10000), 0);
+  size_t n;
+  const sse_frame_rec *f = sse_frames(c, &n);
+  int human = -1, reply = -1, last_chunk = -1;
+  for (size_t i = 0; i < n; i++) {
+    if (strstr(f[i].data, "\"text\":\"hello while you talk\"")) human = (int)i;
+    if (strstr(f[i].data, "\"sender\":\"ann\"") && strstr(f[i].data, "w1 w2 w3 w4 w5 w6 w7 w8") && reply < 0) reply = (int)i;
+    if (strstr(f[i].data, "\"event\":\"llm-chunk\"") && reply < 0) last_chunk = (int)i;
+  }
+  CHECK(human >= 0 && reply >= 0);
+  CHECK(human < last_chunk); /* the human's message came while ann was still streaming */
+  CHECK(human < reply);
+  sse_set_free(set);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
+/* A tool declared "approve": true waits for POST /api/approvals/{id}. */
+static void approve_over_http(void) {
+  static const char world[] =
+    "{\"name\": \"Careful\", \"agents\": [{\"name\": \"careful\", \"provider\": \"script\", \"tools\": ["
+    "{\"name\": \"save_context\", \"approve\": true}], \"replies\": ["
+    "{\"tool\": \"save_context\", \"args\": {\"message\": \"saved it\"}}, \"not saved\"]}]}";
+  serve_proc sp;
+  if (start("careful", world, &sp, NULL)) return;
+  char url[256];
+  events_url(&sp, "careful", url, sizeof url);
+  sse_set *set = sse_set_new();
+  sse_conn *c = sse_open(set, url, NULL, NULL);
+  sse_pump(set, 200);
+  post(&sp, "careful", "@careful remember");
+  CHECK_INT(sse_wait(set, 1, "\"type\":\"approval-request\"", 5000), 0);
+  size_t n;
+  const sse_frame_rec *f = sse_frames(c, &n);
+  cJSON *req = NULL;
+  for (size_t i = 0; i < n && !req; i++)
+    if (strstr(f[i].data, "approval-request")) req = cJSON_Parse(f[i].data);
+  CHECK_STR(jstr(req, "tool"), "save_context");
+  CHECK_STR(jstr(req, "agent"), "careful");
+  long id = (long)jnum(req, "id");
+  cJSON_Delete(req);
+  long st;
+  cJSON *w = call_json(&sp, "GET", "/api/worlds/careful", NULL, &st);
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(w, "approvals")), 1);
+  cJSON_Delete(w);
+  char path[64];
+  snprintf(path, sizeof path, "/api/approvals/%ld", id);
+  expect(&sp, "POST", path, "{\"allow\": true}", 200, NULL);
+  CHECK_INT(sse_wait(set, 1, "\"event\":\"approval\"", 5000), 0);
+  CHECK_INT(sse_count(c, "\"event\":\"approval\",\"world\":\"careful\""), 1);
+  CHECK_INT(sse_count(c, "\"approved\":true"), 1);
+  CHECK_INT(sse_wait(set, 1, "\"event\":\"tool-result\"", 5000), 0);
+  expect(&sp, "POST", path, "{\"allow\": true}", 404, "not_found"); /* answered already */
+  sse_set_free(set);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
+/* SIGTERM while a reply streams: exit 0, the stream ends, the human's message is saved. */
+static void graceful_stop(void) {
+  char world[1024];
+  snprintf(world, sizeof world,
+           "{\"name\": \"Stop\", \"agents\": [{\"name\": \"bob\", \"provider\": \"openai\", \"model\": \"m\","
+           " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
+           " \"system_prompt\": \"[[mock reply=\\\"a b c d e f g h i j k l\\\" delay=200]]\"}]}",
+           llm_server_url(srv, "/v1"));
+  const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+  serve_proc sp;
+  if (start("stop", world, &sp, env)) return;
+  char url[256];
+  events_url(&sp, "stop", url, sizeof url);
+  sse_set *set = sse_set_new();
+  sse_conn *c = sse_open(set, url, NULL, NULL);
+  sse_pump(set, 200);
+  post(&sp, "stop", "@bob go on");
+  CHECK_INT(sse_wait(set, 1, "\"event\":\"llm-chunk\"", 10000), 0);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+  sse_pump(set, 300);
+  CHECK(!sse_is_open(c));
+  CHECK(sse_count(c, "\"event\":\"cancelled\"") + sse_count(c, "\"event\":\"llm-error\"") >= 1);
+  sse_set_free(set);
+  const char *args[] = {"chats", "list", "--db", scratch("db-stop", NULL), "--json", NULL};
+  proc_result pr;
+  proc_agora(args, NULL, NULL, &pr);
+  CHECK_INT(pr.status, 0);
+  CHECK(strstr(pr.out, "\"message_count\":1") != NULL);
+  proc_result_free(&pr);
+}
+
+/* 100 streams on a world of 200 agents that all answer: every stream gets the same frames in order. */
+static void load_100_clients_200_agents(void) {
+  size_t cap = 200 * 96 + 256;
+  char *world = malloc(cap);
+  size_t len = (size_t)snprintf(world, cap, "{\"name\": \"Crowd\", \"defaults\": {\"provider\": \"script\"}, \"agents\": [");
+  for (int i = 0; i < 200; i++)
+    len += (size_t)snprintf(world + len, cap - len, "%s{\"name\": \"agent%03d\", \"replies\": [\"reply of %d\"]}",
+                            i ? ", " : "", i, i);
+  snprintf(world + len, cap - len, "]}");
+  serve_proc sp;
+  int rc = start("crowd", world, &sp, NULL);
+  free(world);
+  if (rc) return;
+  char url[256];
+  events_url(&sp, "crowd", url, sizeof url);
+  sse_set *set = sse_set_new();
+  sse_conn *c[100];
+  for (int i = 0; i < 100; i++) c[i] = sse_open(set, url, NULL, NULL);
+  sse_pump(set, 500);
+  post(&sp, "crowd", "everyone, say something");
+  CHECK_INT(sse_wait(set, 201, "\"type\":\"message\"", 60000), 0);
+  sse_pump(set, 300);
+  size_t n0;
+  const sse_frame_rec *f0 = sse_frames(c[0], &n0);
+  CHECK(n0 >= 201 * 2);
+  int same = 1;
+  for (int i = 1; i < 100; i++) {
+    size_t n;
+    const sse_frame_rec *f = sse_frames(c[i], &n);
+    same &= n == n0 && sse_is_open(c[i]);
+    for (size_t k = 0; same && k < n; k++) same &= !strcmp(f[k].id, f0[k].id) && !strcmp(f[k].data, f0[k].data);
+  }
+  CHECK(same);
+  for (size_t k = 1; k < n0; k++) {
+    unsigned long long a = 0, b = 0;
+    sscanf(strchr(f0[k - 1].id, '.') + 1, "%llu", &a);
+    sscanf(strchr(f0[k].id, '.') + 1, "%llu", &b);
+    if (b != a + 1) {
+      unit_fail_(__FILE__, __LINE__, "frame %zu: id %llu after %llu", k, b, a);
+      break;
+    }
+  }
+  sse_set_free(set);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
+static const unit_test tests[] = {
+  UNIT(routes_and_errors),
+  UNIT(token_and_listen),
+  UNIT(sse_same_sequence_and_resume),
+  UNIT(human_message_while_streaming),
+  UNIT(approve_over_http),
+  UNIT(graceful_stop),
+  UNIT(load_100_clients_200_agents),
+};
+
+int main(int argc, char **argv) {
+  unit_raise_fd_limit();
+  tmp = unit_tmpdir();
+  if (!tmp || llm_server_start(&srv)) return 1;
+  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  llm_server_stop(srv);
+  unit_rmrf(tmp);
+  free(tmp);
+  return rc;
+}
