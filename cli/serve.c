@@ -114,7 +114,10 @@ static int start(serve *s, const serve_args *a) {
   for (int i = 0; i < 2; i++)
     if (!(s->sig[i] = evsignal_new(s->base, sigs[i], on_stop_signal, s)) || event_add(s->sig[i], NULL))
       return cli_error(AG_ERR_NOMEM, "serve: cannot watch signals");
-  struct timeval hb = {15, 0};
+  /* Every 15 s; AGORA_SERVE_HEARTBEAT_MS shortens it for tests. */
+  const char *hb_env = getenv("AGORA_SERVE_HEARTBEAT_MS");
+  long hb_ms = hb_env && atol(hb_env) > 0 ? atol(hb_env) : 15000;
+  struct timeval hb = {hb_ms / 1000, (hb_ms % 1000) * 1000};
   if (!(s->heartbeat = event_new(s->base, -1, EV_PERSIST, on_heartbeat, s)) || event_add(s->heartbeat, &hb))
     return cli_error(AG_ERR_NOMEM, "serve: cannot start the heartbeat");
   signal(SIGPIPE, SIG_IGN); /* a client gone mid-write is an error on its connection, not the end */

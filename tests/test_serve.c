@@ -8,10 +8,13 @@
 #include "support/serve_client.h"
 #include "support/unit.h"
 
+#include <arpa/inet.h>
 #include <cjson/cJSON.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static llm_server *srv;
@@ -511,6 +514,52 @@ static void load_100_clients_200_agents(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
+/* A client that reads nothing is dropped once its unsent output passes the cap; the others get every
+ * frame; a heartbeat comment comes while the world is idle. */
+static void slow_client_dropped(void) {
+  const char *env[] = {"AGORA_SERVE_HEARTBEAT_MS=200", NULL};
+  serve_proc sp;
+  if (start("big", counter_world, &sp, env)) return;
+  /* the slow one: a small receive buffer, a request, then nothing read */
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int small = 4096;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)sp.port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CHECK_INT(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+  const char *get = "GET /api/worlds/counter/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  CHECK(write(fd, get, strlen(get)) == (ssize_t)strlen(get));
+  char url[256];
+  events_url(&sp, "counter", url, sizeof url);
+  sse_set *set = sse_set_new();
+  sse_conn *c = sse_open(set, url, NULL, NULL);
+  sse_pump(set, 300);
+  size_t idle = sse_bytes(c);
+  sse_pump(set, 600);
+  CHECK(sse_bytes(c) > idle); /* heartbeats */
+  CHECK_INT(sse_count(c, "\"type\""), 0);
+  /* 20 human messages of 600 KB: far more than the socket buffers and the 1 MiB cap hold */
+  size_t text = 600000;
+  char *body = malloc(text + 32);
+  int len = snprintf(body, text + 32, "{\"text\": \"");
+  memset(body + len, 'y', text);
+  strcpy(body + len + text, "\"}");
+  for (int i = 0; i < 20; i++) { /* the reading client keeps up between posts (this process is its reader) */
+    expect(&sp, "POST", "/api/worlds/counter/messages", body, 202, NULL);
+    CHECK_INT(sse_wait(set, (size_t)i + 1, "\"sender\":\"human\"", 20000), 0);
+  }
+  free(body);
+  CHECK(sse_is_open(c));
+  http_reply r;
+  http_call(sp.base, "GET", "/metrics", NULL, 0, NULL, &r);
+  CHECK(strstr(r.body, "\nagora_sse_clients_dropped_total 1\n") != NULL);
+  CHECK(strstr(r.body, "\nagora_sse_clients 1\n") != NULL);
+  http_reply_free(&r);
+  close(fd);
+  sse_set_free(set);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
 static const unit_test tests[] = {
   UNIT(routes_and_errors),
   UNIT(token_and_listen),
@@ -519,6 +568,7 @@ static const unit_test tests[] = {
   UNIT(approve_over_http),
   UNIT(graceful_stop),
   UNIT(load_100_clients_200_agents),
+  UNIT(slow_client_dropped),
 };
 
 int main(int argc, char **argv) {

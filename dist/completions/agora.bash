@@ -25,12 +25,13 @@ _agora() {
   cmd=${COMP_WORDS[1]}
   sub=${COMP_WORDS[2]}
   if ((COMP_CWORD == 1)); then
-    mapfile -t COMPREPLY < <(compgen -W "run say console init replay chats worlds --help --version" -- "$cur")
+    mapfile -t COMPREPLY < <(compgen -W "run say console serve init replay chats worlds --help --version" -- "$cur")
     return
   fi
   case $prev in
     --db) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
-    -o|--answers) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+    --listen) return ;;
+    -o|--answers|--token-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --chat) mapfile -t COMPREPLY < <(compgen -W "$(_agora_chat_ids)" -- "$cur"); return ;;
     --provider) mapfile -t COMPREPLY < <(compgen -W "script openai anthropic gemini ollama" -- "$cur"); return ;;
     --delay|--world|--model|--base-url|--allow-env) return ;;
@@ -47,6 +48,12 @@ _agora() {
     console)
       if [[ $cur == -* ]]; then
         mapfile -t COMPREPLY < <(compgen -W "--db --allow-env --model --provider --base-url --help" -- "$cur")
+      else
+        mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
+      fi ;;
+    serve)
+      if [[ $cur == -* ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "--db --listen --token-file --allow-env --help" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
       fi ;;

@@ -171,7 +171,9 @@ static void frame_line(sse_conn *c, char *line) {
         c->cap = c->cap ? c->cap * 2 : 64;
         c->frames = realloc(c->frames, c->cap * sizeof *c->frames);
       }
-      c->frames[c->n++] = (sse_frame_rec){c->id, c->data};
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      c->frames[c->n++] = (sse_frame_rec){c->id, c->data, (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6};
       c->id = c->data = NULL;
     }
     free(c->id);

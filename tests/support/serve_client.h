@@ -37,6 +37,7 @@ void http_reply_free(http_reply *r);
 typedef struct sse_frame_rec {
   char *id;   /* NULL when the frame had none */
   char *data;
+  double at_ms; /* wall clock (CLOCK_REALTIME) when its last line arrived, in ms */
 } sse_frame_rec;
 
 typedef struct sse_conn sse_conn;
