@@ -3,22 +3,22 @@
  * streams; this process only reads), latency from a message's publish (its "ts") to a client's receipt
  * (p50/p99, same machine clock, 1 ms resolution of ts), and the server's resident memory per idle
  * client (1,000 idle streams). Usage: bench_serve [rounds] (AGORA_BIN names the binary). */
+#include "support/bench_stat.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #define AGENTS 200
-
-static double mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#define WORDS 50 /* words per reply: one llm-chunk each */
+#define PINGS 200
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -36,24 +36,58 @@ static long rss_kib(pid_t pid) {
   return kib;
 }
 
-/* "ts":"2026-11-23T12:00:00.123Z" of a message frame as epoch ms, or -1. */
-static double frame_ts(const char *data) {
-  const char *p = strstr(data, "\"ts\":\"");
-  struct tm tm = {0};
-  int ms = 0;
-  if (!p || sscanf(p + 6, "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-                   &tm.tm_sec, &ms) != 7)
-    return -1;
-  tm.tm_year -= 1900, tm.tm_mon -= 1;
-  return (double)timegm(&tm) * 1e3 + ms;
-}
-
 static void post(const serve_proc *sp, const char *text) {
   char body[256];
   snprintf(body, sizeof body, "{\"text\": \"%s\"}", text);
   http_reply r;
   http_call(sp->base, "POST", "/api/worlds/bench/messages", body, strlen(body), NULL, &r);
+  if (r.status != 202) fprintf(stderr, "bench_serve: POST: %ld %s\n", r.status, r.body);
   http_reply_free(&r);
+}
+
+static double real_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Publish to receipt: PINGS human messages that address nobody (the mention of no agent: no replies), one at
+ * a time; the time from just before the POST to its frame at each client (both on this process's
+ * clock). out: p50, p99 in ms over all receipts. */
+static void latency(const serve_proc *sp, sse_set *set, sse_conn **c, int n, double out[2]) {
+  double sent[PINGS], *lat = malloc((size_t)PINGS * (size_t)n * sizeof *lat);
+  size_t nl = 0;
+  for (int k = 0; k < PINGS; k++) {
+    char text[64];
+    snprintf(text, sizeof text, "@nobody ping %d", k);
+    char req[512];
+    int len = snprintf(req, sizeof req,
+                       "POST /api/worlds/bench/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                       "Content-Length: %zu\r\nConnection: close\r\n\r\n{\"text\": \"%s\"}", strlen(text) + 12, text);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)sp->port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a)) perror("bench_serve: connect");
+    /* The POST is not waited for (its 202 comes after the commit): the stream is read meanwhile. */
+    sent[k] = real_ms();
+    if (write(fd, req, (size_t)len) != len) perror("bench_serve: write");
+    sse_wait(set, (size_t)k + 1, "\"text\":\"@nobody ping ", 10000);
+    close(fd);
+  }
+  for (int i = 0; i < n; i++) {
+    size_t m;
+    const sse_frame_rec *f = sse_frames(c[i], &m);
+    for (size_t j = 0; j < m; j++) {
+      const char *p = strstr(f[j].data, "\"text\":\"@nobody ping ");
+      int k;
+      if (p && strstr(f[j].data, "\"type\":\"message\"") && sscanf(p + strlen("\"text\":\"@nobody ping "), "%d", &k) == 1 && k >= 0 && k < PINGS)
+        lat[nl++] = f[j].at_ms - sent[k];
+    }
+  }
+  qsort(lat, nl, sizeof *lat, cmp_d);
+  out[0] = nl ? lat[nl / 2] : -1;
+  out[1] = nl ? lat[(size_t)((double)nl * 0.99)] : -1;
+  free(lat);
 }
 
 /* One run with n clients: rounds human messages, each answered by every agent. */
@@ -66,13 +100,13 @@ static void run_clients(const serve_proc *sp, int n, int rounds) {
   sse_pump(set, 300);
   size_t before = 0, nf;
   sse_frames(c[0], &before);
-  double t0 = mono_ms();
+  double t0 = bench_now_s() * 1e3;
   for (int r = 0; r < rounds; r++) {
     post(sp, "everyone, answer");
     sse_wait(set, (size_t)(r + 1) * (AGENTS + 1), "\"type\":\"message\"", 120000);
   }
   sse_pump(set, 50);
-  double secs = (mono_ms() - t0 - 50) / 1e3;
+  double secs = (bench_now_s() * 1e3 - t0 - 50) / 1e3;
   sse_frames(c[0], &nf);
   size_t frames = nf - before, total = 0;
   for (int i = 0; i < n; i++) {
@@ -80,20 +114,10 @@ static void run_clients(const serve_proc *sp, int n, int rounds) {
     sse_frames(c[i], &k);
     total += k;
   }
-  double *lat = malloc((total + 1) * sizeof *lat);
-  size_t nl = 0;
-  for (int i = 0; i < n; i++) { /* every message frame of every client */
-    size_t k;
-    const sse_frame_rec *g = sse_frames(c[i], &k);
-    for (size_t j = 0; j < k; j++) {
-      double ts = frame_ts(g[j].data);
-      if (ts > 0 && strstr(g[j].data, "\"type\":\"message\"")) lat[nl++] = g[j].at_ms - ts;
-    }
-  }
-  qsort(lat, nl, sizeof *lat, cmp_d);
-  printf("| %3d | %7zu | %6.2f | %9.0f | %9.0f | %5.1f | %5.1f |\n", n, frames, secs, frames / secs, total / secs,
-         nl ? lat[nl / 2] : -1, nl ? lat[(size_t)(nl * 0.99)] : -1);
-  free(lat);
+  double lat[2];
+  latency(sp, set, c, n, lat);
+  printf("| %3d | %7zu | %6.2f | %9.0f | %9.0f | %6.2f | %6.2f |\n", n, frames, secs, frames / secs, total / secs, lat[0],
+         lat[1]);
   free(c);
   sse_set_free(set);
 }
@@ -110,7 +134,7 @@ static void idle_memory(const serve_proc *sp, int n) {
   http_reply r;
   http_call(sp->base, "GET", "/metrics", NULL, 0, NULL, &r);
   const char *g = strstr(r.body, "\nagora_sse_clients ");
-  printf("\nidle clients: %d connected (server says %ld); server RSS %ld -> %ld KiB: %.1f KiB per idle client\n", n,
+  printf("idle clients: %d connected (server says %ld); server RSS %ld -> %ld KiB: %.1f KiB per idle client\n", n,
          g ? atol(g + 19) : -1L, before, after, (double)(after - before) / n);
   http_reply_free(&r);
   sse_set_free(set);
@@ -120,11 +144,13 @@ int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 5;
   unit_raise_fd_limit();
   char *dir = unit_tmpdir();
-  size_t cap = AGENTS * 80 + 256;
+  char words[WORDS * 3 + 1] = "";
+  for (int i = 0; i < WORDS; i++) strcat(words, i ? " w" : "w");
+  size_t cap = AGENTS * (80 + sizeof words) + 256;
   char *world = malloc(cap), path[1024], db[1024];
   size_t len = (size_t)snprintf(world, cap, "{\"name\": \"Bench\", \"turn_limit\": 1000000, \"defaults\": {\"provider\": \"script\"}, \"agents\": [");
   for (int i = 0; i < AGENTS; i++)
-    len += (size_t)snprintf(world + len, cap - len, "%s{\"name\": \"a%03d\", \"replies\": [\"my answer\"]}", i ? ", " : "", i);
+    len += (size_t)snprintf(world + len, cap - len, "%s{\"name\": \"a%03d\", \"replies\": [\"%s\"]}", i ? ", " : "", i, words);
   snprintf(world + len, cap - len, "]}");
   snprintf(path, sizeof path, "%s/bench.json", dir);
   snprintf(db, sizeof db, "%s/db", dir);
@@ -136,13 +162,19 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_serve: agora serve did not start (AGORA_BIN?)\n");
     return 1;
   }
-  printf("%d scripted agents answer each human message (about 5 frames per reply); %d rounds per row\n\n", AGENTS, rounds);
-  printf("| clients | frames per client | seconds | frames/s to one client | frames/s all clients | latency p50 ms | p99 ms |\n");
+  printf("%d scripted agents answer each human message with %d words (a chunk each; about %d frames per round);\n"
+         "%d rounds per row; latency over %d pings that nobody answers\n\n", AGENTS, WORDS, AGENTS * (WORDS + 4), rounds, PINGS);
+  idle_memory(&sp, 1000); /* first, on a fresh server: later runs leave freed heap a client would reuse */
+  printf("\n| clients | frames per client | seconds | frames/s to one client | frames/s all clients | latency p50 ms | p99 ms |\n");
   printf("|---|---|---|---|---|---|---|\n");
   int ns[] = {1, 10, 100};
   for (int i = 0; i < 3; i++) run_clients(&sp, ns[i], rounds);
-  idle_memory(&sp, 1000);
-  serve_proc_stop(&sp);
+  int st = serve_proc_stop(&sp);
+  if (st) {
+    char *err = unit_read_file(sp.err_path);
+    fprintf(stderr, "bench_serve: the server exited with %d: %s\n", st, err ? err : "");
+    free(err);
+  }
   unit_rmrf(dir);
   free(dir);
   return 0;

@@ -39,16 +39,11 @@ console *the_console;
 /* ---- Ctrl-C and other signals (evsignal: the work happens on the loop, not in a signal handler) ---- */
 
 static void cancel_replies(console *c) {
-  char names[512] = "";
-  size_t len = 0;
-  for (size_t i = 0; i < world_agent_count(c->cw.w); i++) {
-    agent *a = world_agent_at(c->cw.w, i);
-    if (agent_is_thinking(a) && len + strlen(agent_id(a)) + 3 < sizeof names)
-      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", agent_id(a));
-  }
+  char names[512];
+  cli_thinking_names(c->cw.w, names, sizeof names);
   world_cancel_all(c->cw.w);
   con_live_prune(c);
-  con_event(c, &(world_event){EV_CANCELLED, .u.cancelled = {len ? names : NULL}});
+  con_event(c, &(world_event){EV_CANCELLED, .u.cancelled = {names[0] ? names : NULL}});
 }
 
 #ifdef AGORA_HAVE_LIBEDIT

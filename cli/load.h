@@ -11,4 +11,8 @@ struct event_base;
  * what is wrong: "PATH: detail" (AG_ERR_INVALID, or AG_ERR_NOMEM). spec is borrowed. */
 int cli_world_build(const char *path, const world_spec *spec, struct event_base **base, world **w, ag_errmsg *em);
 
+/* The ids of w's agents thinking right now, ", "-separated, into out (cap bytes; names that do not fit
+ * are left out): what the cancelled event names. "" when nobody is thinking. */
+void cli_thinking_names(const world *w, char *out, size_t cap);
+
 #endif

@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define SSE_WRITE_NOW (64u << 10) /* unsent bytes written to the socket at once rather than later */
 
 typedef struct sse_frame {
   uint64_t n;
@@ -25,6 +28,7 @@ struct sse_client {
   sse_hub *hub;
   struct evhttp_request *req;
   struct evhttp_connection *conn;
+  double behind_since; /* ms (monotonic) since its unsent output is over the cap; 0 when it is not */
   sse_client *prev, *next;
 };
 
@@ -84,6 +88,12 @@ int sse_id_parse(const char *id, uint64_t *boot, uint64_t *n, char *chat, uint64
   return parse_num(&p, 10, '\0', seq);
 }
 
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void client_unlink(sse_client *c) {
   sse_hub *h = c->hub;
   if (c->prev) c->prev->next = c->next;
@@ -111,6 +121,18 @@ static void client_drop(sse_client *c) {
   free(c);
 }
 
+/* Writes what c's connection has buffered to its socket, as far as the socket takes it without
+ * waiting. A bufferevent keeps the front of its output frozen (only it drains it, from its write
+ * event): thawed for the write, frozen again after. */
+static void write_now(sse_client *c) {
+  struct bufferevent *bev = evhttp_connection_get_bufferevent(c->conn);
+  struct evbuffer *out = bev ? bufferevent_get_output(bev) : NULL;
+  if (!out || !evbuffer_get_length(out)) return;
+  evbuffer_unfreeze(out, 1);
+  evbuffer_write(out, bufferevent_getfd(bev));
+  evbuffer_freeze(out, 1);
+}
+
 /* Writes len bytes; 0, or -1 when the client's unsent output is past the cap (or memory ran out). */
 static int client_write(sse_client *c, const char *text, size_t len) {
   struct evbuffer *b = evbuffer_new();
@@ -121,7 +143,22 @@ static int client_write(sse_client *c, const char *text, size_t len) {
   evhttp_send_reply_chunk(c->req, b);
   evbuffer_free(b);
   struct bufferevent *bev = evhttp_connection_get_bufferevent(c->conn);
-  return bev && evbuffer_get_length(bufferevent_get_output(bev)) > SSE_CLIENT_BUF_MAX ? -1 : 0;
+  if (!bev) return 0;
+  struct evbuffer *out = bufferevent_get_output(bev);
+  /* A burst (a thousand agents' chunks delivered in one go) would pile up here until the loop comes
+   * back to the socket: hand it to the kernel now, as far as the socket takes it without waiting, so
+   * that only a client that really does not read reaches the cap. */
+  if (evbuffer_get_length(out) > SSE_WRITE_NOW) write_now(c);
+  size_t unsent = evbuffer_get_length(out);
+  if (unsent <= SSE_CLIENT_BUF_MAX) {
+    c->behind_since = 0;
+    return 0;
+  }
+  /* Over the cap: a burst a reading client is still taking in, or a client that stopped reading. It
+   * may stay over for a while (its buffer must shrink back in time), never past the hard cap. */
+  double now = now_ms();
+  if (!c->behind_since) c->behind_since = now;
+  return unsent > SSE_CLIENT_BUF_HARD || now - c->behind_since > SSE_BEHIND_MS ? -1 : 0;
 }
 
 static char *frame_text(const char *id, const char *json, size_t *len) {
@@ -216,6 +253,11 @@ int sse_hub_attach(sse_hub *h, struct evhttp_request *req, const char *last_id) 
     free(text);
   }
   return AG_OK;
+}
+
+void sse_hub_flush(void *hub) {
+  sse_hub *h = hub;
+  for (sse_client *c = h->clients; c; c = c->next) write_now(c);
 }
 
 void sse_hub_heartbeat(sse_hub *h) { broadcast(h, ": heartbeat\n\n", 13); }

@@ -2,8 +2,8 @@
  * the recent frames, each with a resumable id, and writes every new frame to the world's connected
  * clients. A client that reconnects with Last-Event-ID gets what it missed from the ring; one whose
  * position has left the ring (or a previous server run's) gets the chat's stored messages after it
- * instead (see docs/serve.md "Resuming"). A client whose unsent output passes a cap is dropped: it can
- * resume. Runs on the server's loop; nothing here blocks. */
+ * instead (see docs/serve.md "Resuming"). A client whose unsent output stays over a cap (or passes a
+ * hard one) is dropped: it can resume. Runs on the server's loop; nothing here blocks. */
 #ifndef AG_CLI_SERVE_SSE_H
 #define AG_CLI_SERVE_SSE_H
 
@@ -13,7 +13,9 @@
 struct evhttp_request;
 
 #define SSE_RING 8192                 /* frames a hub keeps for resuming */
-#define SSE_CLIENT_BUF_MAX (1u << 20) /* bytes of unsent output before a client is dropped */
+#define SSE_CLIENT_BUF_MAX (1u << 20)  /* unsent bytes a client may hold for SSE_BEHIND_MS at most */
+#define SSE_BEHIND_MS 2000             /* ... after which a client still over it is dropped */
+#define SSE_CLIENT_BUF_HARD (32u << 20) /* unsent bytes past which a client is dropped at once */
 #define SSE_FALLBACK_MAX 100000       /* stored messages a resume may replay before it says resync */
 
 typedef struct sse_hub sse_hub;
@@ -39,12 +41,16 @@ void sse_hub_note(sse_hub *h, const char *json);
  * (the Last-Event-ID header, may be NULL: from now on) first. */
 int sse_hub_attach(sse_hub *h, struct evhttp_request *req, const char *last_id);
 /* Writes one frame (id may be NULL; both borrowed) to one client, for the fallback: 0, or -1 when its
- * unsent output is past the cap (stop: the client will be told to resync). */
+ * unsent output is past the caps (stop: the client will be told to resync). */
 int sse_client_send(sse_client *c, const char *id, const char *json);
 /* The id of frame n (0: a stored message) of chat at seq, into out (SSE_ID_MAX). */
 #define SSE_ID_MAX 128
 void sse_id_format(const sse_hub *h, uint64_t n, const char *chat, uint64_t seq, char *out);
 
+/* Hands every client's unsent frames to the kernel now (as far as each socket takes them without
+ * waiting), instead of when the loop next looks at the sockets: a bus idle hook (hub is the sse_hub),
+ * run before the session's commit so that a frame does not wait for the disk. */
+void sse_hub_flush(void *hub);
 /* A comment line to every client (keeps proxies and browsers from timing the stream out). */
 void sse_hub_heartbeat(sse_hub *h);
 /* Ends every client's stream (the server is stopping). */

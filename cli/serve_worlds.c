@@ -5,6 +5,7 @@
 
 #include "chat/event_json.h"
 #include "chat/transcript.h"
+#include "cli/load.h"
 #include "cli/output.h"
 #include "world/clock.h"
 
@@ -227,14 +228,14 @@ static int host(serve *s, const world_spec *spec, const char *label, ag_errmsg *
     free(x);
     return ag_fail(em, rc == AG_ERR_NOMEM ? rc : AG_ERR_INVALID, "%s: %s", label, detail.text);
   }
-  if ((rc = cli_key_env_check(x->sw.w, label, &s->allow, em)) || (rc = chat_session_open(s->st, x->sw.w, &x->sw.cs, em)) ||
-      (rc = world_clock_new(x->sw.w, &x->clock, em)))
-    goto fail;
-  if ((rc = sse_hub_new(s->boot, fallback, x, &x->sw.hub)) ||
+  if ((rc = cli_key_env_check(x->sw.w, label, &s->allow, em))) goto fail;
+  /* The stream's flush hook goes before the session's commit hook: frames do not wait for the disk. */
+  if ((rc = sse_hub_new(s->boot, fallback, x, &x->sw.hub)) || (rc = bus_on_idle(world_bus(x->sw.w), sse_hub_flush, x->sw.hub)) ||
       (rc = bus_subscribe(world_bus(x->sw.w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, on_bus, x, NULL))) {
     ag_fail(em, rc, "%s", ag_strerror(rc));
     goto fail;
   }
+  if ((rc = chat_session_open(s->st, x->sw.w, &x->sw.cs, em)) || (rc = world_clock_new(x->sw.w, &x->clock, em))) goto fail;
   world_set_emit_chunks(x->sw.w, 1);
   world_set_approver(x->sw.w, &(world_approver){on_ask, on_withdrawn}, x);
   rc = chat_session_current(x->sw.cs) ? chat_session_resume(x->sw.cs, em) : chat_session_new(x->sw.cs, em);
@@ -276,15 +277,10 @@ int serve_world_add_file(serve *s, const char *path, ag_errmsg *em) {
 }
 
 void serve_world_cancel(serve_world *sw) {
-  char names[512] = "";
-  size_t len = 0;
-  for (size_t i = 0; i < world_agent_count(sw->w); i++) {
-    agent *a = world_agent_at(sw->w, i);
-    if (agent_is_thinking(a) && len + strlen(agent_id(a)) + 3 < sizeof names)
-      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", agent_id(a));
-  }
+  char names[512];
+  cli_thinking_names(sw->w, names, sizeof names);
   world_cancel_all(sw->w);
-  serve_world_announce(sw, &(world_event){EV_CANCELLED, .u.cancelled = {len ? names : NULL}});
+  serve_world_announce(sw, &(world_event){EV_CANCELLED, .u.cancelled = {names[0] ? names : NULL}});
 }
 
 void serve_worlds_settle(serve *s) {
