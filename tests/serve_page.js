@@ -2,9 +2,10 @@
 // tests/test_serve_page.c): the transcript shows, a message typed with @ completion is posted, the reply
 // streams in, a tool is approved, chats are switched and deleted; a screenshot is saved.
 // Usage: node serve_page.js BASE_URL SCREENSHOT.png   (AGORA_PEERS names the installed peers)
+//        node serve_page.js BASE_URL SCREENSHOT.png TOKEN   the server needs TOKEN: the page asks for it once
 "use strict";
 const puppeteer = require(process.env.AGORA_PEERS + "/node_modules/puppeteer-core");
-const [base, shot] = process.argv.slice(2);
+const [base, shot, token] = process.argv.slice(2);
 
 // Nothing may leave the machine: no background services, updates or proxies of the browser's own.
 const args = ["--no-sandbox", "--headless=new", "--no-first-run", "--no-default-browser-check",
@@ -15,6 +16,22 @@ const args = ["--no-sandbox", "--headless=new", "--no-first-run", "--no-default-
   "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"];
 
 function step(name) { process.stderr.write("serve_page: " + name + "\n"); }
+
+// A server with a token: the page asks for it, keeps it for the session, and the world list appears.
+async function withToken(page, T) {
+  step("the page asks for the token");
+  await page.goto(base + "/", { waitUntil: "domcontentloaded" });
+  await page.waitForSelector("#token-input", { visible: true, timeout: 20000 });
+  await page.type("#token-input", token);
+  await page.click("#token-form button");
+  await page.waitForSelector("#worlds li", T);
+  const kept = await page.evaluate(() => sessionStorage.getItem("agora-token"));
+  if (kept !== token) throw new Error("the token is not kept in sessionStorage");
+  await page.reload({ waitUntil: "domcontentloaded" });
+  await page.waitForSelector("#worlds li", T); /* no second prompt */
+  if (await page.$eval("#token", (d) => getComputedStyle(d).display) !== "none") throw new Error("asked twice");
+  await page.screenshot({ path: shot });
+}
 
 async function main() {
   const browser = await puppeteer.launch({ executablePath: "/usr/bin/chromium", args, headless: true });
@@ -27,6 +44,11 @@ async function main() {
     page.on("dialog", (d) => d.accept());
     page.on("pageerror", (e) => step("page error: " + e.message));
     const T = { timeout: 20000 };
+    if (token) {
+      await withToken(page, T);
+      ok = true;
+      return ok;
+    }
 
     step("load the page and see the transcript");
     await page.goto(base + "/", { waitUntil: "domcontentloaded" });

@@ -256,6 +256,28 @@ static void token_and_listen(void) {
   CHECK(strstr(pr.err, "--listen") != NULL);
   proc_result_free(&pr);
 
+  const char *help[] = {"serve", "--help", NULL};
+  proc_agora(help, NULL, NULL, &pr);
+  CHECK_INT(pr.status, 0);
+  CHECK(strstr(pr.out, "usage: agora serve") != NULL);
+  proc_result_free(&pr);
+  const char *unknown[] = {"serve", "--bogus", NULL};
+  proc_agora(unknown, NULL, NULL, &pr);
+  CHECK_INT(pr.status, 2);
+  CHECK(strstr(pr.err, "--bogus") != NULL);
+  proc_result_free(&pr);
+  const char *badworld[] = {"serve", scratch("broken.json", "{\"name\": \"x\", \"agents\": 5}"), "--db",
+                            scratch("db-tok2", NULL), "--listen", "127.0.0.1:0", NULL};
+  proc_agora(badworld, NULL, NULL, &pr);
+  CHECK_INT(pr.status, 2);
+  CHECK(strstr(pr.err, "broken.json") != NULL);
+  proc_result_free(&pr);
+  const char *shortfile[] = {"serve", "--token-file", scratch("short.txt", "abc\n"), "--db", scratch("db-tok3", NULL), NULL};
+  proc_agora(shortfile, NULL, NULL, &pr);
+  CHECK_INT(pr.status, 2);
+  CHECK(strstr(pr.err, "at least 8") != NULL);
+  proc_result_free(&pr);
+
   const char *env[] = {"AGORA_TOKEN=s3cret-token-1", NULL};
   serve_proc sp;
   if (start("token", counter_world, &sp, env)) return;

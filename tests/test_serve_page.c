@@ -1,7 +1,8 @@
 /* agora serve's page in a real browser: headless Debian chromium driven by puppeteer-core (installed
  * into $AGORA_PEERS by the peers fixture) runs tests/serve_page.js against a real server and the
  * loopback LLM server — transcript, @ completion, a streamed reply, a tool approved, chats switched and
- * deleted. The screenshot is left in the build directory (serve_page.png) as the test's artifact. */
+ * deleted; then behind a token, asked for once. The screenshots are left in the build directory
+ * (serve_page.png, serve_page_token.png) as the test's artifacts. */
 #include "support/llm_server.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
@@ -61,6 +62,18 @@ static void page_in_chromium(void) {
     int st = system(cmd);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     CHECK(access("serve_page.png", R_OK) == 0);
+    CHECK_INT(serve_proc_stop(&sp), 0);
+  }
+  /* the same world behind a token: the page asks for it once */
+  const char *tok_env[] = {"AGORA_TEST_KEY=sk-test-0123456789", "AGORA_TOKEN=page-token-123", NULL};
+  if (serve_proc_start(tmp, args, tok_env, &sp)) {
+    CHECK(!"agora serve did not start");
+  } else {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "node '%s' '%s' serve_page_token.png page-token-123", unit_src_path("tests/serve_page.js"),
+             sp.base);
+    int st = system(cmd);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     CHECK_INT(serve_proc_stop(&sp), 0);
   }
   llm_server_stop(srv);
