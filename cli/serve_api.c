@@ -291,6 +291,10 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
   case SR_MESSAGES: return post_message(sw, b, req);
   case SR_CANCEL: return post_cancel(sw, req);
   case SR_EVENTS: {
+    if (method == SERVE_HEAD) { /* no stream for a HEAD: the headers only */
+      evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/event-stream; charset=utf-8");
+      return evhttp_send_reply(req, 200, "OK", NULL);
+    }
     const char *last = evhttp_find_header(evhttp_request_get_input_headers(req), "Last-Event-ID");
     if (sse_hub_attach(sw->hub, req, last)) return serve_reply_error(req, 500, "out of memory");
     return;

@@ -108,6 +108,9 @@ static void on_request(struct evhttp_request *req, void *arg) {
   int method = method_of(req);
   serve_match m;
   char err[SERVE_ERR_MAX];
+  struct evkeyvalq *in_hd = evhttp_request_get_input_headers(req);
+  if (serve_check_origin(evhttp_find_header(in_hd, "Host"), evhttp_find_header(in_hd, "Origin"), !s->token, err))
+    return serve_reply_error(req, 403, "%s", err);
   int status = serve_route_match(method, evhttp_request_get_uri(req), &m, err);
   /* The page and the health check need no token: the page asks for it. */
   if (m.route != SR_PAGE && m.route != SR_HEALTHZ && !authorized(s, req)) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define SEGS_MAX 7
 
@@ -250,6 +251,39 @@ void serve_body_free(serve_body *b) {
   memset(b, 0, sizeof *b);
 }
 
+/* host without its port: "127.0.0.1:8080" -> "127.0.0.1", "[::1]:80" -> "::1"; into out (cap bytes). */
+static void host_name(const char *host, char *out, size_t cap) {
+  size_t n;
+  if (host[0] == '[') {
+    host++;
+    n = strcspn(host, "]");
+  } else {
+    n = strcspn(host, ":");
+  }
+  if (n >= cap) n = cap - 1;
+  memcpy(out, host, n);
+  out[n] = '\0';
+}
+
+static int name_is_loopback(const char *name) {
+  if (!strcasecmp(name, "localhost") || !strcmp(name, "::1")) return 1;
+  unsigned a, b, c, d;
+  char extra;
+  return sscanf(name, "%u.%u.%u.%u%c", &a, &b, &c, &d, &extra) == 4 && a == 127 && b < 256 && c < 256 && d < 256;
+}
+
+int serve_check_origin(const char *host, const char *origin, int loopback_only, char *err) {
+  if (!host || !host[0]) return fail(err, 403, "the request has no Host header");
+  if (strlen(host) > 255) return fail(err, 403, "the Host header is too long");
+  char name[256];
+  host_name(host, name, sizeof name);
+  if (loopback_only && !name_is_loopback(name))
+    return fail(err, 403, "Host '%.64s' is not a loopback address (a token is needed to serve other names)", host);
+  if (origin && (strncmp(origin, "http://", 7) || strcmp(origin + 7, host)))
+    return fail(err, 403, "requests from another site (Origin '%.64s') are refused", origin);
+  return 0;
+}
+
 const char *serve_status_reason(int status) {
   switch (status) {
   case 200: return "OK";
@@ -258,6 +292,7 @@ const char *serve_status_reason(int status) {
   case 204: return "No Content";
   case 400: return "Bad Request";
   case 401: return "Unauthorized";
+  case 403: return "Forbidden";
   case 404: return "Not Found";
   case 405: return "Method Not Allowed";
   case 409: return "Conflict";
@@ -272,6 +307,7 @@ const char *serve_status_code(int status) {
   switch (status) {
   case 400: return "bad_request";
   case 401: return "unauthorized";
+  case 403: return "forbidden";
   case 404: return "not_found";
   case 405: return "method_not_allowed";
   case 409: return "conflict";

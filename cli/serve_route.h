@@ -74,6 +74,13 @@ struct cJSON;
 int serve_json_parse(const char *body, size_t len, struct cJSON **out, char *err);
 void serve_body_free(serve_body *b);
 
+/* Cross-site and DNS-rebinding checks of a request's headers (either may be NULL when absent): 0 when
+ * it may go on, else 403 with err saying why. An Origin must be "http://" + Host (a page of another
+ * site cannot drive the server through the visitor's browser); without a token (loopback_only 1) Host
+ * must name a loopback address (127.0.0.0/8, localhost, [::1], with or without a port), so that a
+ * hostile name resolved to 127.0.0.1 gets nothing. */
+int serve_check_origin(const char *host, const char *origin, int loopback_only, char *err);
+
 /* The HTTP reason phrase of the statuses the server answers with. */
 const char *serve_status_reason(int status);
 /* The error code word of an error status ("bad_request", "not_found", ...). */

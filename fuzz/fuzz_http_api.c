@@ -39,6 +39,13 @@ static void route(int method, const char *uri) {
     }
   }
   if (rc == 405 && !m.allowed) abort();
+  /* the same text as Host and Origin headers */
+  const char *nl = strchr(uri, '\n');
+  char host[300];
+  snprintf(host, sizeof host, "%.*s", nl ? (int)(nl - uri) : 299, uri);
+  int o = serve_check_origin(host, nl ? nl + 1 : NULL, method & 1, err);
+  if (o != 0 && o != 403) abort();
+  if (o && !err[0]) abort();
 }
 
 static void body(serve_route_id r, int method, const uint8_t *data, size_t size) {

@@ -220,6 +220,23 @@ static void routes_and_errors(void) {
   http_reply_free(&r);
   free(huge);
 
+  /* another site (Origin), or a name that is not loopback (DNS rebinding): 403 */
+  const char *evil[] = {"Origin: http://evil.example", NULL};
+  http_call_h(sp.base, "POST", "/api/worlds/counter/cancel", NULL, 0, NULL, evil, &r);
+  CHECK_INT(r.status, 403);
+  CHECK(strstr(r.body, "\"forbidden\"") != NULL);
+  http_reply_free(&r);
+  const char *rebind[] = {"Host: evil.example:80", NULL};
+  http_call_h(sp.base, "GET", "/api/worlds", NULL, 0, NULL, rebind, &r);
+  CHECK_INT(r.status, 403);
+  http_reply_free(&r);
+  char same[128];
+  snprintf(same, sizeof same, "Origin: http://127.0.0.1:%d", sp.port);
+  const char *ok_origin[] = {same, NULL};
+  http_call_h(sp.base, "GET", "/api/worlds", NULL, 0, NULL, ok_origin, &r);
+  CHECK_INT(r.status, 200);
+  http_reply_free(&r);
+
   /* the page, health, metrics */
   http_call(sp.base, "GET", "/", NULL, 0, NULL, &r);
   CHECK_INT(r.status, 200);

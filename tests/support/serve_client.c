@@ -99,6 +99,11 @@ static size_t grow_cb(char *d, size_t sz, size_t n, void *arg) {
 
 int http_call(const char *base, const char *method, const char *path, const char *body, size_t body_len,
               const char *token, http_reply *out) {
+  return http_call_h(base, method, path, body, body_len, token, NULL, out);
+}
+
+int http_call_h(const char *base, const char *method, const char *path, const char *body, size_t body_len,
+                const char *token, const char *const *headers, http_reply *out) {
   memset(out, 0, sizeof *out);
   CURL *e = curl_easy_init();
   if (!e) return -1;
@@ -110,6 +115,7 @@ int http_call(const char *base, const char *method, const char *path, const char
     snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
     hd = curl_slist_append(hd, auth);
   }
+  for (size_t i = 0; headers && headers[i]; i++) hd = curl_slist_append(hd, headers[i]);
   curl_easy_setopt(e, CURLOPT_URL, url);
   curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
   curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);

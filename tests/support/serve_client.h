@@ -30,6 +30,9 @@ typedef struct http_reply {
 /* One request to base + path; body (may be NULL) sent as it is, token (may be NULL) as a bearer token. */
 int http_call(const char *base, const char *method, const char *path, const char *body, size_t body_len,
               const char *token, http_reply *out);
+/* The same with extra request headers ("Name: value" lines, NULL-terminated; may be NULL). */
+int http_call_h(const char *base, const char *method, const char *path, const char *body, size_t body_len,
+                const char *token, const char *const *headers, http_reply *out);
 void http_reply_free(http_reply *r);
 
 /* ---- SSE ---- */
