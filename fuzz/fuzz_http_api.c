@@ -7,6 +7,8 @@
 #include "cli/serve_route.h"
 #include "common/utf8.h"
 
+#include <stdio.h>
+
 static const int methods[] = {SERVE_GET, SERVE_POST, SERVE_PATCH, SERVE_DELETE, SERVE_HEAD, SERVE_OTHER};
 
 static void check_utf8(const char *s) {
