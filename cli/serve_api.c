@@ -228,7 +228,7 @@ static void post_snapshot(serve *s, const char *body, size_t len, struct evhttp_
   int rc = chat_snapshot_validate(snap, "snapshot", &em);
   if (!rc) rc = chat_snapshot_import(s->st, snap, "snapshot", id, &em);
   cJSON_Delete(snap);
-  if (rc) return reply_err(req, rc == AG_ERR_STORAGE ? rc : AG_ERR_INVALID, &em);
+  if (rc) return reply_err(req, rc, &em); /* invalid or newer: 422; storage: 500 */
   reply_chat(s, id, 201, req);
 }
 
