@@ -1,8 +1,9 @@
 /* agora serve end to end: a real server process on a free loopback port, driven with libcurl — every
- * route, bad input (malformed JSON, oversized body, unknown world, wrong token), event streams (the same
- * objects as run --json, resume with Last-Event-ID from the ring and from storage, two clients seeing
- * the same sequence), a human message while agents stream from the loopback LLM server, a tool approved
- * over HTTP, a graceful stop, and 100 streams on a world of 200 agents. */
+ * route, bad input (malformed JSON, oversized body, unknown world, wrong token, another site's Origin, a
+ * non-loopback Host), usage errors, event streams (the same objects as run --json, resume with
+ * Last-Event-ID from the ring and from storage, two clients seeing the same sequence, heartbeats, a
+ * client that reads nothing dropped), a human message while agents stream from the loopback LLM
+ * server, a tool approved over HTTP, a graceful stop, and 100 streams on a world of 200 agents. */
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
