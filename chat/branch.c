@@ -4,6 +4,7 @@
  * is its replies and tool calls up to SEQ; contexts are reduced from the thread's successful save_context calls
  * anchored before SEQ, and the thread is copied up to there. */
 #include "chat/branch.h"
+#include "chat/inflight.h"
 
 #include "agents/context.h"
 #include "agents/msg.h"
@@ -82,7 +83,9 @@ static int copy_event(const char *json, size_t len, void *arg) {
   cJSON *e = cJSON_ParseWithLength(json, len);
   const cJSON *after = cJSON_GetObjectItemCaseSensitive(e, "after_seq");
   int rc = 0;
-  if (e && cJSON_IsNumber(after) && after->valuedouble < (double)b->seq) {
+  /* Bookkeeping of turns in flight stays with the source: a branch starts with nothing to resume. */
+  if (e && cJSON_IsNumber(after) && after->valuedouble < (double)b->seq &&
+      !chat_thread_bookkeeping(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type")))) {
     char *text = strndup(json, len);
     rc = text ? store_thread_append(b->t, b->id, text) : AG_ERR_NOMEM;
     free(text);

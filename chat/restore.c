@@ -3,6 +3,8 @@
  * one read transaction; the agents change only after it succeeded. */
 #include "chat/session_int.h"
 
+#include "chat/inflight.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,7 @@ typedef struct restore_ctx {
   size_t cur; /* agent being read */
   store_chat chat;
   uint64_t last_seq;
+  chat_inflight inflight; /* the turns in flight when the chat was last left */
   ag_errmsg *em;
 } restore_ctx;
 
@@ -103,6 +106,25 @@ static void restore_reset(restore_ctx *rc) {
   cache_free(&rc->cache);
   memset(&rc->cache, 0, sizeof rc->cache);
   store_chat_free(&rc->chat);
+  chat_inflight_free(&rc->inflight);
+}
+
+static int restore_step_cb(const char *json, size_t len, void *arg) {
+  return chat_inflight_step(&((restore_ctx *)arg)->inflight, json, len);
+}
+
+/* The turns in flight when the chat was last left are run again, once (docs/time.md "Resume after a
+ * crash"): a turn that was itself a re-run is given up with an llm-error, not re-run forever. */
+static void restore_rerun(chat_session *cs, const chat_inflight *f) {
+  for (size_t i = 0; i < f->n; i++) {
+    const chat_turn *t = &f->turns[i];
+    if (!t->open) continue;
+    const char *why = t->rerun ? "interrupted again after it was re-run: not re-run twice"
+                               : "its message is not in its memory: not re-run";
+    if (!t->rerun && world_rerun(cs->w, t->agent, t->seq) == AG_OK) continue;
+    world_emit(cs->w, &(world_event){EV_LLM_ERROR, .u.llm_error = {t->agent, why, 0, 0, 0, ""}});
+    world_emit(cs->w, &(world_event){EV_TURN_END, .u.turn_end = {t->agent, t->seq, 0}});
+  }
 }
 
 static int restore_txn(store_txn *t, void *arg) {
@@ -115,6 +137,8 @@ static int restore_txn(store_txn *t, void *arg) {
   }
   if (r) return r;
   if ((r = store_message_last_seq(t, rc->chat_id, &rc->last_seq))) return r;
+  chat_inflight_free(&rc->inflight); /* a read is not run twice, but stay restartable */
+  if ((r = store_thread_scan(t, rc->chat_id, restore_step_cb, rc))) return r;
   for (size_t i = 0; i < cs->n_tracks; i++) {
     rc->cur = i;
     const char *id = agent_id(cs->tracks[i].a);
@@ -188,6 +212,7 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
     lock = NULL;
   }
   r = chat_session__set_title(cs, rc.chat.title);
+  if (cs->rerun_turns) restore_rerun(cs, &rc.inflight);
 done:
   store_chat_unlock(lock);
   if (rc.mems) restore_reset(&rc);
@@ -200,6 +225,8 @@ done:
   free(rc.ctxs);
   return r;
 }
+
+void chat_session_rerun_turns(chat_session *cs, int on) { cs->rerun_turns = on; }
 
 int chat_session_resume(chat_session *cs, ag_errmsg *em) {
   if (!cs->has_current) return AG_OK;

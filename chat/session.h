@@ -24,6 +24,12 @@ const char *chat_session_current(const chat_session *cs);
 /* The current chat's title (borrowed), or NULL. */
 const char *chat_session_title(const chat_session *cs);
 
+/* From now on, opening a chat (resume, load, the fallback of a delete) runs again, once, the turns it
+ * had in flight when it was last left: an agent whose LLM call had started and whose turn never ended
+ * (docs/time.md "Resume after a crash"). For the commands that talk to the world (run, say, console);
+ * off by default, so that managing chats never calls an LLM. */
+void chat_session_rerun_turns(chat_session *cs, int on);
+
 /* Restores the current chat (if any) into the agents: memories, turn counts, seq. When another process
  * holds it, starts a new chat instead (as chat_session_new). */
 int chat_session_resume(chat_session *cs, ag_errmsg *em);

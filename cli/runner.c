@@ -81,6 +81,7 @@ static int open_chat(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
   int rc;
   if ((rc = cli_store_open(o->db, &r->st, &em)) || (rc = chat_session_open(r->st, r->w, &r->cs, &em)))
     return cli_error(rc, "%s", em.text[0] ? em.text : ag_strerror(rc));
+  chat_session_rerun_turns(r->cs, 1);
   if (o->chat) rc = chat_session_load(r->cs, o->chat, &em);
   else if (o->resume && !o->new_chat && chat_session_current(r->cs)) rc = chat_session_resume(r->cs, &em);
   else rc = chat_session_new(r->cs, &em);

@@ -16,6 +16,7 @@ typedef struct world_slot {
   agent *a;
   agent_host host;
   int thinking;
+  int rerun; /* the agent's turn is a re-run after a crash (world_rerun), until it ends */
 } world_slot;
 
 struct world {
@@ -191,7 +192,11 @@ static void host_report(void *ctx, agent *a, const agent_report *ev) {
   world_event e = {EV_LLM_ERROR, .u.llm_error = {id, ev->text ? ev->text : "error", 0, 0, 0, ""}};
   switch (ev->kind) {
   case AGENT_REPORT_LLM_START:
-    e = (world_event){EV_LLM_START, .u.llm_start = {id, llm_provider_name(agent_settings_of(a)->llm.provider)}};
+    e = (world_event){EV_LLM_START, .u.llm_start = {id, llm_provider_name(agent_settings_of(a)->llm.provider), ev->seq, s->rerun}};
+    break;
+  case AGENT_REPORT_TURN_END:
+    e = (world_event){EV_TURN_END, .u.turn_end = {id, ev->seq, 0}};
+    s->rerun = 0;
     break;
   case AGENT_REPORT_LLM_CHUNK: e = (world_event){EV_LLM_CHUNK, .u.llm_chunk = {id, ev->text, ev->len}}; break;
   case AGENT_REPORT_LLM_DONE: e = (world_event){EV_LLM_DONE, .u.llm_done = {id, ev->len, ev->usage.input_tokens, ev->usage.output_tokens}}; break;
@@ -432,8 +437,28 @@ void world_reset_conversation(world *w) {
   w->last_seq = 0;
 }
 
+/* A cancelled turn is over: the thread says so, or the chat's next opening would re-run it. */
 void world_cancel_all(world *w) {
-  for (size_t i = 0; i < w->n_slots; i++) agent_cancel(w->slots[i]->a);
+  for (size_t i = 0; i < w->n_slots; i++) {
+    world_slot *s = w->slots[i];
+    if (agent_is_thinking(s->a)) world_emit(w, &(world_event){EV_TURN_END, .u.turn_end = {agent_id(s->a), 0, 1}});
+    s->rerun = 0;
+    agent_cancel(s->a);
+  }
+}
+
+int world_rerun(world *w, const char *agent_id_, uint64_t seq) {
+  world_slot *s = world_find_slot(w, agent_id_);
+  if (!s) return AG_ERR_NOT_FOUND;
+  size_t n;
+  ag_msg *const *mem = agent_memory(s->a, &n);
+  while (n > 0 && mem[n - 1]->seq != seq) n--;
+  if (!n) return AG_ERR_NOT_FOUND;
+  agent_rules rules = {w->spec.turn_limit, w->spec.memory_window, w->spec.main_agent, w->emit_chunks};
+  s->rerun = 1;
+  int rc = agent_answer(s->a, mem[n - 1], &rules);
+  if (rc) s->rerun = 0;
+  return rc;
 }
 
 int world_run_until_quiet(world *w) {

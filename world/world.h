@@ -68,8 +68,12 @@ size_t world_thinking(const world *w);
 int world_run_until_quiet(world *w);
 /* Makes world_run_until_quiet return (from a signal or input handler on the loop). */
 void world_interrupt(world *w);
-/* Cancels every reply in flight (Ctrl-C). */
+/* Cancels every reply in flight (Ctrl-C); each cancelled turn ends with a turn-end event. */
 void world_cancel_all(world *w);
+/* Runs agent agent_id's turn answering seq again (a turn in flight when the process stopped,
+ * docs/time.md): seq must be in the agent's memory (restored), it is not remembered twice, and the
+ * turn's llm-start events say rerun. AG_ERR_NOT_FOUND for an unknown agent or seq. */
+int world_rerun(world *w, const char *agent_id, uint64_t seq);
 
 /* Approvals (world/approval.h): a tool call declared "approve": true asks the approver and the agent's
  * turn waits for world_approval_answer while everything else goes on. Without an approver every such
