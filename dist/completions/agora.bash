@@ -31,7 +31,7 @@ _agora() {
   case $prev in
     --db) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     -o|--answers) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
-    --chat) mapfile -t COMPREPLY < <(compgen -W "$(_agora_chat_ids)" -- "$cur"); return ;;
+    --chat|--resume) mapfile -t COMPREPLY < <(compgen -W "$(_agora_chat_ids)" -- "$cur"); return ;;
     --provider) mapfile -t COMPREPLY < <(compgen -W "script openai anthropic gemini ollama" -- "$cur"); return ;;
     --delay|--world|--model|--base-url|--allow-env) return ;;
   esac
@@ -39,7 +39,7 @@ _agora() {
     run|say)
       if [[ $cur == -* ]]; then
         local opts="--db --json --stream --quiet --no-save --yes --answers --allow-env --model --provider --base-url --help"
-        if [[ $cmd == run ]]; then opts+=" --chat"; else opts+=" --new-chat"; fi
+        if [[ $cmd == run ]]; then opts+=" --chat --resume"; else opts+=" --new-chat"; fi
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
