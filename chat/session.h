@@ -48,6 +48,13 @@ int chat_session_load(chat_session *cs, const char *chat_id, ag_errmsg *em);
  * chat-deleted names the fallback; a fallback another process holds is not taken: session mode goes
  * off). AG_ERR_STATE when another process holds chat_id. */
 int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em);
+/* Cuts the current chat after message keep (0: empties it): its later messages, the memory entries
+ * naming them, the thread steps after them, and the agents' turn counts and contexts as they were right
+ * after keep (as chats branch rebuilds them) — one write transaction — then restores the agents from it.
+ * When the first human message goes and the title was made from it, the title is "New Chat" again
+ * (event title-updated), so the next human message names the chat. Call it when the world is quiet.
+ * AG_ERR_INVALID when keep is past the last message. */
+int chat_session_truncate(chat_session *cs, uint64_t keep, ag_errmsg *em);
 /* Sets the current chat's title by hand (event title-updated). */
 int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em);
 /* Turns session mode off: nothing more is saved until a chat is made current again. */
