@@ -32,6 +32,7 @@ _agora() {
     --db) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     -o|--answers) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     --chat|--resume) mapfile -t COMPREPLY < <(compgen -W "$(_agora_chat_ids)" -- "$cur"); return ;;
+    --format) mapfile -t COMPREPLY < <(compgen -W "json md" -- "$cur"); return ;;
     --provider) mapfile -t COMPREPLY < <(compgen -W "script openai anthropic gemini ollama" -- "$cur"); return ;;
     --delay|--world|--model|--base-url|--allow-env) return ;;
   esac
@@ -72,7 +73,7 @@ _agora() {
       if ((COMP_CWORD == 2)); then
         mapfile -t COMPREPLY < <(compgen -W "list show export delete --help" -- "$cur")
       elif [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "--db --json --yes -o" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "--db --json --yes -o --format" -- "$cur")
       else
         case $sub in
           show|export|delete) mapfile -t COMPREPLY < <(compgen -W "$(_agora_world_ids)" -- "$cur") ;;
