@@ -265,6 +265,41 @@ static void resume_answers_each_once(void) {
   CHECK_INT(t.n_msgs, 1 + N_AGENTS);
 }
 
+/* The console finishes a chat's turns in flight too: when it starts on the chat, and on /load. */
+static void console_resumes(void) {
+  const char *world = world_path();
+  for (int load = 0; load < 2; load++) {
+    char db[4096], chat[128], line[256];
+    snprintf(db, sizeof db, "%s/db-console%d", tmp, load);
+    llm_server_reset(srv);
+    llm_server_rule(srv, "", "stall=1");
+    const char *run[] = {"run", world, "--db", db, "--json", NULL};
+    CHECK_INT(kill_when_seen(spawn(run, "run-console"), N_AGENTS), N_AGENTS);
+    only_chat(db, chat, sizeof chat);
+    llm_server_reset(srv);
+    llm_server_rule(srv, "", "reply=\"@human here\"");
+    proc_result r;
+    if (load) { /* another chat is current: the console starts there, then loads this one */
+      const char *fresh[] = {"chats", "new", "--db", db, NULL};
+      CHECK_INT(proc_agora(fresh, NULL, NULL, &r), 0);
+      CHECK_INT(r.status, 0);
+      proc_result_free(&r);
+    }
+    if (load) snprintf(line, sizeof line, "/load %s\n/quit\n", chat);
+    else snprintf(line, sizeof line, "/quit\n");
+    const char *console[] = {"console", "--db", db, NULL};
+    CHECK_INT(proc_agora(console, line, NULL, &r), 0);
+    CHECK_INT(r.status, 0);
+    proc_result_free(&r);
+    CHECK_INT(llm_server_request_count(srv), N_AGENTS);
+    tally t;
+    count(db, chat, &t);
+    CHECK_INT(t.n_msgs, 1 + N_AGENTS);
+    CHECK_INT(t.gaps, 0);
+    for (int i = 1; i <= N_AGENTS; i++) CHECK_INT(t.replies[i], 1);
+  }
+}
+
 /* A resume with nothing to resume, a missing chat and conflicting options: clear errors. */
 static void resume_usage(void) {
   char db[4096];
@@ -291,6 +326,7 @@ static const unit_test tests[] = {
   {"reduction", reduction},
   {"resume_answers_each_once", resume_answers_each_once},
   {"killed_run_resumes", killed_run_resumes},
+  {"console_resumes", console_resumes},
   {"resume_usage", resume_usage},
 };
 
