@@ -187,15 +187,22 @@ static void only_chat(const char *db, char *id, size_t cap) {
   proc_result_free(&r);
 }
 
-static void killed_run_resumes(void) {
-  char db[4096], chat[128];
-  snprintf(db, sizeof db, "%s/db", tmp);
-  const char *world = world_path();
+/* A chat left with a reply of every agent in flight: agora run on a fresh database db (in tmp) is
+ * killed once the server has seen all the requests; the server answers at once from then on. */
+static void crash_run(const char *name, char db[4096], char chat[128]) {
+  snprintf(db, 4096, "%s/%s", tmp, name);
   llm_server_reset(srv);
   llm_server_rule(srv, "", "stall=1"); /* every reply hangs until the process dies */
-  const char *run[] = {"run", world, "--db", db, "--json", NULL};
-  CHECK_INT(kill_when_seen(spawn(run, "run"), N_AGENTS), N_AGENTS);
-  only_chat(db, chat, sizeof chat);
+  const char *run[] = {"run", world_path(), "--db", db, "--json", NULL};
+  CHECK_INT(kill_when_seen(spawn(run, name), N_AGENTS), N_AGENTS);
+  only_chat(db, chat, 128);
+  llm_server_reset(srv);
+  llm_server_rule(srv, "", "reply=\"@human here\"");
+}
+
+static void killed_run_resumes(void) {
+  char db[4096], chat[128];
+  crash_run("db", db, chat);
   tally t;
   count(db, chat, &t);
   CHECK_INT(t.n_msgs, 1); /* the human's message is stored, no reply */
@@ -227,16 +234,7 @@ static void killed_run_resumes(void) {
 
 static void resume_answers_each_once(void) {
   char db[4096], chat[128];
-  snprintf(db, sizeof db, "%s/db2", tmp);
-  const char *world = world_path();
-  llm_server_reset(srv);
-  llm_server_rule(srv, "", "stall=1");
-  const char *run[] = {"run", world, "--db", db, "--json", NULL};
-  CHECK_INT(kill_when_seen(spawn(run, "run2"), N_AGENTS), N_AGENTS);
-  only_chat(db, chat, sizeof chat);
-
-  llm_server_reset(srv);
-  llm_server_rule(srv, "", "reply=\"@human here\"");
+  crash_run("db2", db, chat);
   const char *resume[] = {"run", "--resume", chat, "--db", db, "--json", NULL};
   proc_result r;
   CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
@@ -267,17 +265,9 @@ static void resume_answers_each_once(void) {
 
 /* The console finishes a chat's turns in flight too: when it starts on the chat, and on /load. */
 static void console_resumes(void) {
-  const char *world = world_path();
   for (int load = 0; load < 2; load++) {
     char db[4096], chat[128], line[256];
-    snprintf(db, sizeof db, "%s/db-console%d", tmp, load);
-    llm_server_reset(srv);
-    llm_server_rule(srv, "", "stall=1");
-    const char *run[] = {"run", world, "--db", db, "--json", NULL};
-    CHECK_INT(kill_when_seen(spawn(run, "run-console"), N_AGENTS), N_AGENTS);
-    only_chat(db, chat, sizeof chat);
-    llm_server_reset(srv);
-    llm_server_rule(srv, "", "reply=\"@human here\"");
+    crash_run(load ? "db-load" : "db-start", db, chat);
     proc_result r;
     if (load) { /* another chat is current: the console starts there, then loads this one */
       const char *fresh[] = {"chats", "new", "--db", db, NULL};
