@@ -53,7 +53,8 @@ static int parse_args(int argc, char **argv, cli_runner_opts *a) {
     if (taken) continue;
     if (!strcmp(s, "--chat") || !strcmp(s, "--resume")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "run: %s needs a value", s);
-      *(s[2] == 'c' ? &a->chat : &a->resume_chat) = argv[++i];
+      if (!strcmp(s, "--chat")) a->chat = argv[++i];
+      else a->resume_chat = argv[++i];
     } else if (s[0] == '-' && s[1]) {
       return cli_error(AG_ERR_INVALID, "run: unknown option '%s' (see agora run --help)", s);
     } else if (!a->world_path) {
@@ -90,6 +91,9 @@ static int run_interrupted(const run_stop *rs, chat_session *cs) {
   const char *chat = cs ? chat_session_current(cs) : NULL;
   char id[CHAT_ID_MAX];
   snprintf(id, sizeof id, "%s", chat ? chat : "");
+  /* The cancelled turns' turn-end events reach the store phase before the last save, so that a later
+   * resume does not ask again what the person cancelled. */
+  event_base_loop(world_base(rs->w), EVLOOP_NONBLOCK);
   if (cs) chat_session_detach(cs); /* saves what was delivered */
   size_t lost = cs ? chat_session_failures(cs) : 0;
   fprintf(stderr, "agora: interrupted: cancelled %zu repl%s, ", rs->cancelled, rs->cancelled == 1 ? "y" : "ies");

@@ -290,6 +290,34 @@ static void console_resumes(void) {
   }
 }
 
+/* Ctrl-C is not a crash: the replies it cancelled are over (a cancelled turn-end), and a resume asks
+ * nobody again. */
+static void interrupted_is_not_resumed(void) {
+  char db[4096], chat[128];
+  snprintf(db, sizeof db, "%s/db-int", tmp);
+  llm_server_reset(srv);
+  llm_server_rule(srv, "", "stall=1");
+  const char *run[] = {"run", world_path(), "--db", db, "--json", NULL};
+  pid_t pid = spawn(run, "run-int");
+  struct timespec tick = {0, 5 * 1000 * 1000};
+  for (int i = 0; i < 12000 && llm_server_request_count(srv) < N_AGENTS; i++) nanosleep(&tick, NULL);
+  kill(pid, SIGINT);
+  int st;
+  waitpid(pid, &st, 0);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 130);
+  only_chat(db, chat, sizeof chat);
+  tally t;
+  count(db, chat, &t);
+  CHECK_INT(t.turn_ends, N_AGENTS);
+  llm_server_reset(srv);
+  const char *resume[] = {"run", "--resume", chat, "--db", db, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  CHECK_INT(llm_server_request_count(srv), 0);
+}
+
 /* A resume with nothing to resume, a missing chat and conflicting options: clear errors. */
 static void resume_usage(void) {
   char db[4096];
@@ -317,6 +345,7 @@ static const unit_test tests[] = {
   {"resume_answers_each_once", resume_answers_each_once},
   {"killed_run_resumes", killed_run_resumes},
   {"console_resumes", console_resumes},
+  {"interrupted_is_not_resumed", interrupted_is_not_resumed},
   {"resume_usage", resume_usage},
 };
 
