@@ -68,8 +68,8 @@ typedef struct restore_ctx {
   ag_errmsg *em;
 } restore_ctx;
 
-static int restore_mem_cb(uint64_t seq, void *arg) {
-  restore_ctx *rc = arg;
+/* Message seq of the chat, read once into the cache (*out borrowed from it). */
+static int cache_load(restore_ctx *rc, uint64_t seq, ag_msg **out) {
   int r = cache_grow(&rc->cache);
   if (r) return r;
   ag_msg **slot = cache_slot(&rc->cache, seq);
@@ -87,11 +87,20 @@ static int restore_mem_cb(uint64_t seq, void *arg) {
     if (!*slot) return AG_ERR_NOMEM;
     rc->cache.n++;
   }
+  *out = *slot;
+  return AG_OK;
+}
+
+static int restore_mem_cb(uint64_t seq, void *arg) {
+  restore_ctx *rc = arg;
+  ag_msg *m = NULL;
+  int r = cache_load(rc, seq, &m);
+  if (r) return r;
   size_t i = rc->cur;
   ag_msg **p = realloc(rc->mems[i], (rc->n_mems[i] + 1) * sizeof *p);
   if (!p) return AG_ERR_NOMEM;
   rc->mems[i] = p;
-  p[rc->n_mems[i]++] = *slot;
+  p[rc->n_mems[i]++] = m;
   return 0;
 }
 
@@ -113,17 +122,29 @@ static int restore_step_cb(const char *json, size_t len, void *arg) {
   return chat_inflight_step(&((restore_ctx *)arg)->inflight, json, len);
 }
 
-/* The turns in flight when the chat was last left are run again, once (docs/time.md "Resume after a
- * crash"): a turn that was itself a re-run is given up with an llm-error, not re-run forever. */
-static void restore_rerun(chat_session *cs, const chat_inflight *f) {
-  for (size_t i = 0; i < f->n; i++) {
-    const chat_turn *t = &f->turns[i];
-    if (!t->open) continue;
+/* The messages of the turns left open, read with the rest (a turn still in an inbox is in no memory). */
+static int restore_turn_msgs(restore_ctx *rc) {
+  for (size_t i = 0; i < rc->inflight.n; i++) {
+    ag_msg *m;
+    int r = cache_load(rc, rc->inflight.turns[i].seq, &m);
+    if (r == AG_ERR_NOT_FOUND) rc->inflight.turns[i].seq = 0; /* not stored: nothing to answer */
+    else if (r) return r;
+  }
+  return AG_OK;
+}
+
+/* The turns open when the chat was last left are run again, once, in the order they were decided
+ * (docs/time.md "Resume after a crash"): a turn that was itself a re-run is given up with an llm-error,
+ * not re-run forever. */
+static void restore_rerun(chat_session *cs, restore_ctx *rc) {
+  for (size_t i = 0; i < rc->inflight.n; i++) {
+    const chat_turn *t = &rc->inflight.turns[i];
+    ag_msg *m = t->seq ? *cache_slot(&rc->cache, t->seq) : NULL;
+    if (!t->rerun && m && world_rerun(cs->w, t->agent, m) == AG_OK) continue;
     const char *why = t->rerun ? "interrupted again after it was re-run: not re-run twice"
-                               : "its message is not in its memory: not re-run";
-    if (!t->rerun && world_rerun(cs->w, t->agent, t->seq) == AG_OK) continue;
+                               : "its message or the agent is gone: not re-run";
     world_emit(cs->w, &(world_event){EV_LLM_ERROR, .u.llm_error = {t->agent, why, 0, 0, 0, ""}});
-    world_emit(cs->w, &(world_event){EV_TURN_END, .u.turn_end = {t->agent, t->seq, 0}});
+    world_emit(cs->w, &(world_event){EV_TURN_END, .u.turn_end = {t->agent, t->seq, 0, 0}});
   }
 }
 
@@ -159,7 +180,7 @@ static int restore_txn(store_txn *t, void *arg) {
       return r;
     }
   }
-  return AG_OK;
+  return restore_turn_msgs(rc);
 }
 
 int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) {
@@ -212,7 +233,7 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
     lock = NULL;
   }
   r = chat_session__set_title(cs, rc.chat.title);
-  if (cs->rerun_turns) restore_rerun(cs, &rc.inflight);
+  if (cs->rerun_turns) restore_rerun(cs, &rc);
 done:
   store_chat_unlock(lock);
   if (rc.mems) restore_reset(&rc);

@@ -28,10 +28,15 @@ static llm_server *srv;
 
 static void feed(chat_inflight *f, const char *json) { CHECK_INT(chat_inflight_step(f, json, strlen(json)), AG_OK); }
 
-static const chat_turn *turn(const chat_inflight *f, const char *agent) {
-  for (size_t i = 0; i < f->n; i++)
-    if (!strcmp(f->turns[i].agent, agent)) return &f->turns[i];
-  return NULL;
+/* The open turns in order, as "agent:seq[:s][:r]" (started, re-run), space-separated. */
+static void dump(const chat_inflight *f, char *out, size_t cap) {
+  out[0] = '\0';
+  for (size_t i = 0; i < f->n; i++) {
+    size_t n = strlen(out);
+    const chat_turn *t = &f->turns[i];
+    snprintf(out + n, cap - n, "%s%s:%llu%s%s", i ? " " : "", t->agent, (unsigned long long)t->seq,
+             t->started ? ":s" : "", t->rerun ? ":r" : "");
+  }
 }
 
 static void reduction(void) {
@@ -43,31 +48,37 @@ static void reduction(void) {
   feed(&f, "{\"type\":\"turn-end\",\"agent\":\"ann\",\"after_seq\":2,\"seq\":1}");
   /* bob: started, never ended. */
   feed(&f, "{\"type\":\"llm-start\",\"agent\":\"bob\",\"provider\":\"openai\",\"after_seq\":2,\"seq\":2}");
-  /* cy: a turn-end of an older turn does not close the newer one; a cancel closes whatever it was. */
+  /* cy: the end of another turn does not close this one; dee: a cancel closes whatever it was. */
   feed(&f, "{\"type\":\"llm-start\",\"agent\":\"cy\",\"after_seq\":2,\"seq\":2}");
   feed(&f, "{\"type\":\"turn-end\",\"agent\":\"cy\",\"after_seq\":3,\"seq\":1}");
   feed(&f, "{\"type\":\"llm-start\",\"agent\":\"dee\",\"after_seq\":2,\"seq\":2}");
+  feed(&f, "{\"type\":\"turn-queued\",\"agent\":\"dee\",\"after_seq\":2,\"seq\":3}");
   feed(&f, "{\"type\":\"turn-end\",\"agent\":\"dee\",\"after_seq\":2,\"seq\":0,\"cancelled\":true}");
-  /* eve: re-run once, and its re-run's second round was interrupted too: still marked re-run. */
+  /* eve: re-run once, and its re-run's second round was interrupted too: still a re-run. */
   feed(&f, "{\"type\":\"llm-start\",\"agent\":\"eve\",\"after_seq\":3,\"seq\":3}");
-  feed(&f, "{\"type\":\"llm-start\",\"agent\":\"eve\",\"after_seq\":3,\"seq\":3,\"rerun\":true}");
+  feed(&f, "{\"type\":\"turn-queued\",\"agent\":\"eve\",\"after_seq\":3,\"seq\":3,\"rerun\":true}");
   feed(&f, "{\"type\":\"llm-start\",\"agent\":\"eve\",\"after_seq\":3,\"seq\":3}");
   /* fay: an earlier turn was a re-run that ended; a new turn is a first try. */
   feed(&f, "{\"type\":\"llm-start\",\"agent\":\"fay\",\"after_seq\":1,\"seq\":1,\"rerun\":true}");
   feed(&f, "{\"type\":\"turn-end\",\"agent\":\"fay\",\"after_seq\":2,\"seq\":1}");
   feed(&f, "{\"type\":\"llm-start\",\"agent\":\"fay\",\"after_seq\":4,\"seq\":4}");
+  /* gus: answering 5 with 6 and 7 waiting; its notice drops the waiting ones, not the one under way. */
+  feed(&f, "{\"type\":\"llm-start\",\"agent\":\"gus\",\"after_seq\":4,\"seq\":5}");
+  feed(&f, "{\"type\":\"turn-queued\",\"agent\":\"gus\",\"after_seq\":6,\"seq\":6}");
+  feed(&f, "{\"type\":\"turn-queued\",\"agent\":\"gus\",\"after_seq\":7,\"seq\":7}");
+  feed(&f, "{\"type\":\"turn-end\",\"agent\":\"gus\",\"after_seq\":7,\"seq\":0,\"queued\":true}");
+  /* hal: 6 waits behind 5; 5 ends: 6 is still to be answered, not started. */
+  feed(&f, "{\"type\":\"llm-start\",\"agent\":\"hal\",\"after_seq\":4,\"seq\":5}");
+  feed(&f, "{\"type\":\"turn-queued\",\"agent\":\"hal\",\"after_seq\":6,\"seq\":6}");
+  feed(&f, "{\"type\":\"turn-end\",\"agent\":\"hal\",\"after_seq\":7,\"seq\":5}");
   /* Other steps and broken text change nothing. */
   feed(&f, "{\"type\":\"llm-error\",\"agent\":\"bob\",\"error\":\"x\",\"after_seq\":2}");
   feed(&f, "{\"type\":\"llm-start\", not json");
-  CHECK_INT(f.n, 6);
-  const chat_turn *t;
-  CHECK((t = turn(&f, "ann")) && !t->open);
-  CHECK((t = turn(&f, "bob")) && t->open && t->seq == 2 && !t->rerun);
-  CHECK((t = turn(&f, "cy")) && t->open && t->seq == 2);
-  CHECK((t = turn(&f, "dee")) && !t->open);
-  CHECK((t = turn(&f, "eve")) && t->open && t->seq == 3 && t->rerun);
-  CHECK((t = turn(&f, "fay")) && t->open && t->seq == 4 && !t->rerun);
+  char got[512];
+  dump(&f, got, sizeof got);
+  CHECK_STR(got, "bob:2:s cy:2:s eve:3:s:r fay:4:s gus:5:s hal:6");
   CHECK(chat_thread_bookkeeping("llm-start") && chat_thread_bookkeeping("turn-end"));
+  CHECK(chat_thread_bookkeeping("turn-queued"));
   CHECK(!chat_thread_bookkeeping("llm-done") && !chat_thread_bookkeeping(NULL));
   chat_inflight_free(&f);
   CHECK_INT(f.n, 0);
@@ -147,7 +158,7 @@ static int msg_cb(const store_message *m, void *arg) {
 
 static int step_cb(const char *json, size_t len, void *arg) {
   tally *t = arg;
-  if (memmem(json, len, "\"rerun\":true", 12)) t->reruns++;
+  if (memmem(json, len, "\"rerun\":true", 12) && memmem(json, len, "\"turn-queued\"", 13)) t->reruns++;
   if (memmem(json, len, "\"turn-end\"", 10)) t->turn_ends++;
   if (memmem(json, len, "not re-run twice", 16)) t->errors++;
   return 0;
@@ -290,6 +301,83 @@ static void console_resumes(void) {
   }
 }
 
+static int queued_cb(const char *json, size_t len, void *arg) {
+  if (memmem(json, len, "\"turn-queued\"", 13)) *(int *)arg = 1;
+  return 0;
+}
+
+static int queued_txn(store_txn *txn, void *arg) {
+  store_chat c;
+  int rc = store_chat_latest(txn, NULL, &c);
+  if (rc) return rc;
+  rc = store_thread_scan(txn, c.id, queued_cb, arg);
+  store_chat_free(&c);
+  return rc;
+}
+
+/* Whether the database in db holds a turn-queued step yet (read-only, beside the writer). */
+static int has_queued(const char *db) {
+  store *st = NULL;
+  int seen = 0;
+  if (store_open_read(db, &st, NULL) == AG_OK) store_read(st, queued_txn, &seen, NULL);
+  store_close(st);
+  return seen;
+}
+
+/* A message waiting in an agent's inbox (its call not started) is answered on resume too: a01 is busy
+ * answering the human when a02's mention arrives; the process dies; a01 answers both, in order. */
+static void queued_turn_resumes(void) {
+  char db[4096], path[4096], chat[128];
+  snprintf(db, sizeof db, "%s/db-queued", tmp);
+  snprintf(path, sizeof path, "%s/pair.json", tmp);
+  char json[1024];
+  snprintf(json, sizeof json,
+           "{\"name\": \"Pair\", \"defaults\": {\"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\","
+           " \"api_key_env\": \"\", \"stream\": false, \"max_retries\": 0},"
+           " \"agents\": [{\"name\": \"a01\", \"system_prompt\": \"You are a01.\"},"
+           "  {\"name\": \"a02\", \"system_prompt\": \"You are a02.\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@a01 @a02 go\"}]}",
+           llm_server_url(srv, "/v1"));
+  unit_write_file(path, json);
+  llm_server_reset(srv);
+  llm_server_rule(srv, "You are a02", "reply=\"@a01 hi\"");
+  llm_server_rule(srv, "", "stall=1");
+  const char *run[] = {"run", path, "--db", db, "--json", NULL};
+  pid_t pid = spawn(run, "run-queued");
+  struct timespec tick = {0, 5 * 1000 * 1000};
+  for (int i = 0; i < 12000 && !has_queued(db); i++) nanosleep(&tick, NULL);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  only_chat(db, chat, sizeof chat);
+  llm_server_reset(srv);
+  llm_server_rule(srv, "", "reply=\"@human done\"");
+  const char *resume[] = {"run", "--resume", chat, "--db", db, "--json", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  char *msgs = proc_messages(r.out);
+  /* a01 answers the human first (its memory ends with it), then a02. */
+  CHECK(msgs && strstr(msgs, "a01|agent|") && strstr(strstr(msgs, "a01|agent|") + 1, "a01|agent|"));
+  free(msgs);
+  proc_result_free(&r);
+  CHECK_INT(llm_server_request_count(srv), 2);
+  llm_server_request q0, q1;
+  if (!llm_server_request_get(srv, 0, &q0)) { /* the re-run sees the human only; the next, a02 too */
+    CHECK(strstr(q0.body, "@a01 @a02 go") && !strstr(q0.body, "@a01 hi"));
+    llm_server_request_free(&q0);
+  }
+  if (!llm_server_request_get(srv, 1, &q1)) {
+    CHECK(strstr(q1.body, "@a01 hi") && strstr(q1.body, "@human done"));
+    llm_server_request_free(&q1);
+  }
+  tally t;
+  count(db, chat, &t);
+  CHECK_INT(t.n_msgs, 4);
+  CHECK_INT(t.gaps, 0);
+  CHECK_INT(t.replies[1], 2);
+  CHECK_INT(t.replies[2], 1);
+}
+
 /* Ctrl-C is not a crash: the replies it cancelled are over (a cancelled turn-end), and a resume asks
  * nobody again. */
 static void interrupted_is_not_resumed(void) {
@@ -345,6 +433,7 @@ static const unit_test tests[] = {
   {"resume_answers_each_once", resume_answers_each_once},
   {"killed_run_resumes", killed_run_resumes},
   {"console_resumes", console_resumes},
+  {"queued_turn_resumes", queued_turn_resumes},
   {"interrupted_is_not_resumed", interrupted_is_not_resumed},
   {"resume_usage", resume_usage},
 };

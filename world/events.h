@@ -35,6 +35,7 @@
   X(EV_NOT_ADDRESSED, "not-addressed")     \
   X(EV_SCHEDULE_SKIPPED, "schedule-skipped") \
   X(EV_CLOCK_ADVANCED, "clock-advanced") \
+  X(EV_TURN_QUEUED, "turn-queued")     \
   X(EV_TURN_END, "turn-end")
 
 typedef enum ev_kind {
@@ -99,9 +100,12 @@ typedef struct ev_schedule_skipped { size_t item; int64_t due_ms; } ev_schedule_
 /* The console's /advance reached its target: the simulated time now. */
 typedef struct ev_clock_advanced { int64_t sim_ms; } ev_clock_advanced;
 typedef struct ev_memory_cleared { const char *agent; } ev_memory_cleared;
-/* An agent's turn ended (answered, failed, silent) or was cancelled (seq 0: whatever it was doing).
- * Bookkeeping for resuming after a crash: stored in the thread, never printed. */
-typedef struct ev_turn_end { const char *agent; uint64_t seq; int cancelled; } ev_turn_end;
+/* Bookkeeping for resuming after a crash (docs/time.md), stored in the thread, never printed.
+ * turn-queued: the agent will answer seq once it is free (rerun: a re-run after a crash). turn-end: its
+ * turn answering seq ended (answered, failed, silent); cancelled: all its turns (Ctrl-C); queued: its
+ * turns not started (its turn-limit notice emptied its inbox). */
+typedef struct ev_turn_queued { const char *agent; uint64_t seq; int rerun; } ev_turn_queued;
+typedef struct ev_turn_end { const char *agent; uint64_t seq; int cancelled, queued; } ev_turn_end;
 
 typedef struct world_event {
   ev_kind kind;
@@ -126,6 +130,7 @@ typedef struct world_event {
     ev_not_addressed not_addressed; /* EV_NOT_ADDRESSED */
     ev_schedule_skipped skipped; /* EV_SCHEDULE_SKIPPED */
     ev_clock_advanced advanced;  /* EV_CLOCK_ADVANCED */
+    ev_turn_queued turn_queued;  /* EV_TURN_QUEUED */
     ev_turn_end turn_end;        /* EV_TURN_END */
   } u;
 } world_event;
