@@ -343,7 +343,7 @@ static void world_quiet_and_agents(void) {
                    "-- llm-start\n-- llm-done\n9 bob: @ann fine\n-- turn-end\n-- llm-start\n-- llm-done\n"
                    "10 ann: @bob hi\n-- turn-end\n-- llm-start\n-- llm-done\n11 bob: @ann fine\n-- turn-end\n"
                    "-- turn-limit\n12 ann: @human Turn limit reached (5 LLM calls). Please take "
-                   "control of the conversation.\n");
+                   "control of the conversation.\n-- turn-end\n");
   /* Adding and removing agents: ids are checked, events emitted, mentions resolve to the new agent. */
   s.text[0] = '\0';
   agent_settings st;
