@@ -21,7 +21,7 @@
 #define MF_BODY_CAP (4u << 20)
 #define MF_MAX_REQS 256
 
-typedef enum after { AFTER_CLOSE, AFTER_HOLD, AFTER_RESET } after;
+typedef enum after { AFTER_CLOSE, AFTER_HOLD, AFTER_RESET, AFTER_KEEP } after;
 
 typedef struct conn {
   struct mcp_fault *s;
@@ -70,19 +70,26 @@ static void conn_end(conn *c) {
   conn_free(c);
 }
 
+static void on_read(struct bufferevent *bev, void *arg);
+
 static void on_write(struct bufferevent *bev, void *arg) {
-  (void)bev;
   conn *c = arg;
-  if (c->answered && c->then != AFTER_HOLD) conn_end(c);
+  if (!c->answered || c->then == AFTER_HOLD) return;
+  if (c->then != AFTER_KEEP) {
+    conn_end(c);
+    return;
+  }
+  c->answered = 0; /* the next request on this connection */
+  on_read(bev, c);
 }
 
 /* Status line, headers, then body; what happens after it is flushed is c->then. */
 static void reply(conn *c, int status, const char *ctype, const char *extra, const char *body, after then) {
   struct evbuffer *out = bufferevent_get_output(c->bev);
-  evbuffer_add_printf(out, "HTTP/1.1 %d X\r\nConnection: close\r\n", status);
+  evbuffer_add_printf(out, "HTTP/1.1 %d X\r\nConnection: %s\r\n", status, then == AFTER_KEEP ? "keep-alive" : "close");
   if (ctype) evbuffer_add_printf(out, "Content-Type: %s\r\n", ctype);
   if (extra) evbuffer_add_printf(out, "%s", extra);
-  if (then == AFTER_CLOSE && (!ctype || strcmp(ctype, "text/event-stream") != 0))
+  if ((then == AFTER_CLOSE || then == AFTER_KEEP) && (!ctype || strcmp(ctype, "text/event-stream") != 0))
     evbuffer_add_printf(out, "Content-Length: %zu\r\n", body ? strlen(body) : 0);
   evbuffer_add_printf(out, "\r\n%s", body ? body : "");
   c->then = then;
@@ -137,7 +144,7 @@ static void serve_post(conn *c, mcp_fault_mode mode, const mcp_fault_req *r, con
     reply(c, 200, "text/event-stream", NULL, body, AFTER_RESET);
   } else {
     answer_text(body, sizeof body, id, "{\"ok\":true}");
-    reply(c, 200, "application/json", NULL, body, AFTER_CLOSE);
+    reply(c, 200, "application/json", NULL, body, mode == MF_KEEP_ALIVE ? AFTER_KEEP : AFTER_CLOSE);
   }
 }
 
@@ -163,7 +170,8 @@ static void serve_get(conn *c, mcp_fault_mode mode, const mcp_fault_req *r) {
 
 static void record(mcp_fault *s, const mcp_fault_req *r) {
   pthread_mutex_lock(&s->mu);
-  if (s->n_reqs < MF_MAX_REQS) s->reqs[s->n_reqs++] = *r;
+  if (s->n_reqs < MF_MAX_REQS) s->reqs[s->n_reqs] = *r;
+  s->n_reqs++; /* counted past the records kept */
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -255,7 +263,7 @@ int mcp_fault_start(mcp_fault **out) {
   s->base = event_base_new();
   struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   if (!s->base || pipe(s->stop_pipe) != 0) goto fail;
-  s->lis = evconnlistener_new_bind(s->base, on_accept, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 64,
+  s->lis = evconnlistener_new_bind(s->base, on_accept, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 4096,
                                    (struct sockaddr *)&sin, sizeof sin);
   if (!s->lis) goto fail;
   socklen_t sl = sizeof sin;
@@ -306,7 +314,7 @@ void mcp_fault_mode_set(mcp_fault *s, mcp_fault_mode mode) {
 
 int mcp_fault_request(mcp_fault *s, size_t n, mcp_fault_req *out) {
   pthread_mutex_lock(&s->mu);
-  int rc = n < s->n_reqs ? 0 : -1;
+  int rc = n < s->n_reqs && n < MF_MAX_REQS ? 0 : -1;
   if (!rc) *out = s->reqs[n];
   pthread_mutex_unlock(&s->mu);
   return rc;
@@ -322,7 +330,7 @@ size_t mcp_fault_count(mcp_fault *s) {
 size_t mcp_fault_count_method(mcp_fault *s, const char *method) {
   size_t n = 0;
   pthread_mutex_lock(&s->mu);
-  for (size_t i = 0; i < s->n_reqs; i++) n += strcmp(s->reqs[i].method, method) == 0;
+  for (size_t i = 0; i < s->n_reqs && i < MF_MAX_REQS; i++) n += strcmp(s->reqs[i].method, method) == 0;
   pthread_mutex_unlock(&s->mu);
   return n;
 }
