@@ -15,16 +15,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define SEQ_CALLS 2000
 #define PAR_CALLS 1000
 #define MAX_RUNS 20
 
-static double thread_cpu_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+/* The loop thread's CPU seconds: user, and user + system (the kernel's share of loopback TCP). */
+static void thread_cpu_s(double *user, double *all) {
+  struct rusage ru;
+  getrusage(RUSAGE_THREAD, &ru);
+  *user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+  *all = *user + (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 typedef struct target {
@@ -37,11 +40,16 @@ static int answered(mcp_drive *d, void *arg) {
   return (long)(d->n_msgs - t->base_msgs) >= t->want;
 }
 
-/* n calls, at most width in flight; fills wall and cpu per call (µs). Returns 0 when all were answered. */
-static int calls(mcp_drive *d, const char *tool, const char *args, int n, int width, double *wall_us, double *cpu_us) {
+typedef struct cost {
+  double wall, user, all; /* per call, µs */
+} cost;
+
+/* n calls, at most width in flight; fills their cost per call. Returns 0 when all were answered. */
+static int calls(mcp_drive *d, const char *tool, const char *args, int n, int width, cost *c) {
   target t = {0, d->n_msgs};
   static long next_id = 1000;
-  double w0 = bench_now_s(), c0 = thread_cpu_s();
+  double w0 = bench_now_s(), u0, a0, u1, a1;
+  thread_cpu_s(&u0, &a0);
   for (int sent = 0; sent < n;) {
     int batch = n - sent < width ? n - sent : width;
     for (int i = 0; i < batch; i++, sent++)
@@ -50,16 +58,34 @@ static int calls(mcp_drive *d, const char *tool, const char *args, int n, int wi
     t.want += batch;
     if (!mcp_drive_run(d, 60000, answered, &t)) return -1;
   }
-  *wall_us = (bench_now_s() - w0) * 1e6 / n;
-  *cpu_us = (thread_cpu_s() - c0) * 1e6 / n;
+  thread_cpu_s(&u1, &a1);
+  c->wall = (bench_now_s() - w0) * 1e6 / n;
+  c->user = (u1 - u0) * 1e6 / n;
+  c->all = (a1 - a0) * 1e6 / n;
   /* The answers are kept by the driver: drop them so that runs do not grow. */
   for (size_t i = t.base_msgs; i < d->n_msgs; i++) free(d->msgs[i]);
   d->n_msgs = t.base_msgs;
   return 0;
 }
 
+static void rows(const char *label, const char *what, const cost *c, int runs, int ms_for) {
+  double w[MAX_RUNS], u[MAX_RUNS], a[MAX_RUNS];
+  for (int r = 0; r < runs; r++) {
+    w[r] = ms_for ? c[r].wall * ms_for / 1000.0 : c[r].wall;
+    u[r] = c[r].user;
+    a[r] = c[r].all;
+  }
+  char name[200];
+  snprintf(name, sizeof name, "%s: %s, wall%s", label, what, ms_for ? " for all" : "");
+  bench_row(name, ms_for ? "ms" : "µs/call", w, runs);
+  snprintf(name, sizeof name, "%s: %s, Agora CPU user", label, what);
+  bench_row(name, "µs/call", u, runs);
+  snprintf(name, sizeof name, "%s: %s, Agora CPU user+sys", label, what);
+  bench_row(name, "µs/call", a, runs);
+}
+
 static int bench_url(const char *label, const char *url, const char *tool, const char *args, int runs) {
-  double seq_wall[MAX_RUNS], seq_cpu[MAX_RUNS], par_wall[MAX_RUNS], par_cpu[MAX_RUNS], par_ms[MAX_RUNS];
+  cost seq[MAX_RUNS], par[MAX_RUNS], warm;
   mcp_drive d;
   mcp_http_options opt = {.url = url, .timeout_ms = 60000};
   if (mcp_drive_open(&d, &opt) || mcp_drive_handshake(&d, 20000)) {
@@ -67,27 +93,19 @@ static int bench_url(const char *label, const char *url, const char *tool, const
     mcp_drive_close(&d);
     return -1;
   }
-  double warm_w, warm_c;
-  int rc = calls(&d, tool, args, 200, 1, &warm_w, &warm_c);
+  /* Warm: the connections for 1,000 calls in flight are opened once, then kept alive. */
+  int rc = calls(&d, tool, args, PAR_CALLS, PAR_CALLS, &warm);
   for (int r = 0; r < runs && !rc; r++) {
-    rc = calls(&d, tool, args, SEQ_CALLS, 1, &seq_wall[r], &seq_cpu[r]);
-    if (!rc) rc = calls(&d, tool, args, PAR_CALLS, PAR_CALLS, &par_wall[r], &par_cpu[r]);
-    par_ms[r] = par_wall[r] * PAR_CALLS / 1000.0;
+    rc = calls(&d, tool, args, SEQ_CALLS, 1, &seq[r]);
+    if (!rc) rc = calls(&d, tool, args, PAR_CALLS, PAR_CALLS, &par[r]);
   }
   mcp_drive_close(&d);
   if (rc) {
     fprintf(stderr, "bench_mcp_http: %s: calls went unanswered\n", label);
     return -1;
   }
-  char name[160];
-  snprintf(name, sizeof name, "%s: one call at a time, wall", label);
-  bench_row(name, "µs/call", seq_wall, runs);
-  snprintf(name, sizeof name, "%s: one call at a time, Agora CPU", label);
-  bench_row(name, "µs/call", seq_cpu, runs);
-  snprintf(name, sizeof name, "%s: 1,000 calls in flight, wall for all", label);
-  bench_row(name, "ms", par_ms, runs);
-  snprintf(name, sizeof name, "%s: 1,000 calls in flight, Agora CPU", label);
-  bench_row(name, "µs/call", par_cpu, runs);
+  rows(label, "one call at a time", seq, runs, 0);
+  rows(label, "1,000 calls in flight", par, runs, PAR_CALLS);
   return 0;
 }
 

@@ -48,17 +48,13 @@ typedef struct outcome {
   long retry_ms;
 } outcome;
 
+static int feed(void *ud, const char *p, size_t n) { return llm_stream_feed(ud, p, n); }
+
 static void run_stream(const uint8_t *p, size_t n, uint32_t split, outcome *o) {
   llm_stream s;
   ag_buf_init(&o->log, 64u << 20);
   llm_stream_init(&s, LLM_STREAM_SSE, EVENT_CAP, TOTAL_CAP, on_event, &o->log);
-  int rc = AG_OK;
-  for (size_t off = 0; off < n && !rc;) {
-    size_t piece = split ? 1 + fuzz_rand(&split) % 17 : n;
-    if (piece > n - off) piece = n - off;
-    rc = llm_stream_feed(&s, (const char *)p + off, piece);
-    off += piece;
-  }
+  int rc = fuzz_feed_pieces(p, n, split, feed, &s);
   if (!rc) rc = llm_stream_finish(&s);
   o->rc = rc;
   memcpy(o->last_id, llm_stream_last_id(&s), sizeof o->last_id);

@@ -2,6 +2,8 @@
  * on its own thread, answering each connection's one request as the mode says. */
 #include "support/mcp_fault.h"
 
+#include "support/loopback.h"
+
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <event2/buffer.h>
@@ -32,12 +34,7 @@ typedef struct conn {
 } conn;
 
 struct mcp_fault {
-  struct event_base *base;
-  struct evconnlistener *lis;
-  struct event *stop_ev;
-  int stop_pipe[2];
-  pthread_t thread;
-  int thread_started, port;
+  loopback lb; /* the server's thread, loop and listener */
   pthread_mutex_t mu;
   mcp_fault_mode mode;
   mcp_fault_req reqs[MF_MAX_REQS];
@@ -237,7 +234,7 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
   mcp_fault *s = arg;
   conn *c = calloc(1, sizeof *c);
   c->s = s;
-  c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+  c->bev = bufferevent_socket_new(s->lb.base, fd, BEV_OPT_CLOSE_ON_FREE);
   bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
   bufferevent_enable(c->bev, EV_READ | EV_WRITE);
   c->next = s->conns;
@@ -245,61 +242,30 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
   s->conns = c;
 }
 
-static void on_stop(evutil_socket_t fd, short what, void *arg) {
-  (void)fd, (void)what;
-  event_base_loopbreak(((mcp_fault *)arg)->base);
-}
-
-static void *server_main(void *arg) {
-  event_base_dispatch(((mcp_fault *)arg)->base);
-  return NULL;
-}
-
 int mcp_fault_start(mcp_fault **out) {
   mcp_fault *s = calloc(1, sizeof *s);
   if (!s) return -1;
   pthread_mutex_init(&s->mu, NULL);
-  s->stop_pipe[0] = s->stop_pipe[1] = -1;
-  s->base = event_base_new();
-  struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  if (!s->base || pipe(s->stop_pipe) != 0) goto fail;
-  s->lis = evconnlistener_new_bind(s->base, on_accept, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 4096,
-                                   (struct sockaddr *)&sin, sizeof sin);
-  if (!s->lis) goto fail;
-  socklen_t sl = sizeof sin;
-  getsockname(evconnlistener_get_fd(s->lis), (struct sockaddr *)&sin, &sl);
-  s->port = ntohs(sin.sin_port);
-  s->stop_ev = event_new(s->base, s->stop_pipe[0], EV_READ, on_stop, s);
-  if (!s->stop_ev || event_add(s->stop_ev, NULL) != 0) goto fail;
-  if (pthread_create(&s->thread, NULL, server_main, s) != 0) goto fail;
-  s->thread_started = 1;
+  if (loopback_start(&s->lb, on_accept, s) != 0) {
+    mcp_fault_stop(s);
+    return -1;
+  }
   *out = s;
   return 0;
-fail:
-  mcp_fault_stop(s);
-  return -1;
 }
 
 void mcp_fault_stop(mcp_fault *s) {
   if (!s) return;
-  if (s->thread_started) {
-    char b = 1;
-    if (write(s->stop_pipe[1], &b, 1) != 1) perror("mcp_fault_stop");
-    pthread_join(s->thread, NULL);
-  }
+  loopback_join(&s->lb);
   while (s->conns) conn_free(s->conns);
-  if (s->stop_ev) event_free(s->stop_ev);
-  if (s->lis) evconnlistener_free(s->lis);
-  if (s->base) event_base_free(s->base);
-  if (s->stop_pipe[0] >= 0) close(s->stop_pipe[0]);
-  if (s->stop_pipe[1] >= 0) close(s->stop_pipe[1]);
+  loopback_free(&s->lb);
   pthread_mutex_destroy(&s->mu);
   free(s);
 }
 
 const char *mcp_fault_url(const mcp_fault *s) {
   static char buf[64];
-  snprintf(buf, sizeof buf, "http://127.0.0.1:%d/mcp", s->port);
+  snprintf(buf, sizeof buf, "http://127.0.0.1:%d/mcp", s->lb.port);
   return buf;
 }
 
