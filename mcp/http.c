@@ -1,8 +1,8 @@
 /* The MCP Streamable HTTP transport (see http.h). Every exchange with the server is an http_x: a POST
  * carrying one message, the GET that resumes a POST's dropped stream (same http_x, so the request it
  * waits for stays known), or the standalone GET stream. Callbacks come from llm/fetch.c on the loop;
- * the client may close the transport from inside on_message, so every callback holds the exchange
- * and the transport (busy, depth) and frees them on the way out when they died meanwhile. */
+ * the client may close the transport from inside on_message, so every callback counts itself (depth)
+ * and what died meanwhile (exchanges, the transport) is freed when the outermost one returns. */
 #include "mcp/http.h"
 
 #include "common/buf.h"
@@ -37,7 +37,7 @@ typedef struct http_x {
   char id[128];        /* the request waiting for its answer ("" none) */
   char method[64];
   int answered, had_session, sse, got_event, tries, timed_out;
-  int busy, dead;
+  int dead;
   long status;
   ag_buf body; /* a JSON body, or the start of an error body */
   llm_stream parser;
@@ -62,12 +62,16 @@ typedef struct mcp_http {
   char session[HTTP_ID_MAX], version[64], init_id[128];
   int get_state; /* 1 open, -1 the server has none, 0 neither */
   http_x *xs;
+  http_x *graveyard; /* killed, freed by reap when no callback runs */
   int depth, closed, ended;
 } mcp_http;
 
 static const llm_fetch_sink x_sink;
 
+static void reap(mcp_http *t);
+
 static void http_free(mcp_http *t) {
+  reap(t);
   for (size_t i = 0; i < t->n_lines; i++) {
     explicit_bzero(t->lines[i], strlen(t->lines[i]));
     free(t->lines[i]);
@@ -84,17 +88,29 @@ static void x_free(http_x *x) {
   free(x);
 }
 
-/* Ends an exchange: no callback for it afterwards; freed now, or by its callback when inside one. */
+/* Ends an exchange: no callback for it afterwards. It goes to the graveyard, freed by reap once no
+ * callback of the transport is running (one of its own may be). */
 static void x_kill(http_x *x) {
   mcp_http *t = x->t;
   if (x->dead) return;
   x->dead = 1;
   llm_fetch_cancel(x->fetch);
   x->fetch = NULL;
+  if (x->timer) event_del(x->timer);
   if (x->prev) x->prev->next = x->next;
   else t->xs = x->next;
   if (x->next) x->next->prev = x->prev;
-  if (!x->busy) x_free(x);
+  x->prev = NULL;
+  x->next = t->graveyard;
+  t->graveyard = x;
+}
+
+static void reap(mcp_http *t) {
+  while (t->graveyard) {
+    http_x *x = t->graveyard;
+    t->graveyard = x->next;
+    x_free(x);
+  }
 }
 
 static http_x *x_new(mcp_http *t, x_kind kind) {
@@ -110,15 +126,14 @@ static http_x *x_new(mcp_http *t, x_kind kind) {
   return x;
 }
 
-static void enter(http_x *x) {
-  x->busy++;
-  x->t->depth++;
-}
+/* Around every callback: what dies inside one is freed when the outermost returns. */
+static void enter(http_x *x) { x->t->depth++; }
 
 static void leave(http_x *x) {
-  mcp_http *t = x->t;
-  if (!--x->busy && x->dead) x_free(x);
-  if (!--t->depth && t->closed) http_free(t);
+  mcp_http *t = x->t; /* x may be freed below: not used after this */
+  if (--t->depth) return;
+  if (t->closed) http_free(t);
+  else reap(t);
 }
 
 /* The end of the transport (session expiry): every exchange dropped, then the client told. */
@@ -388,6 +403,7 @@ static int http_send(mcp_transport *base, const char *json, size_t len) {
   memcpy(x->method, pk.method, sizeof x->method);
   int rc = x_start(x, json, len);
   if (rc) x_kill(x);
+  if (!t->depth) reap(t);
   return rc;
 }
 
