@@ -51,6 +51,7 @@ typedef struct mcp_http {
   mcp_transport base;
   llm_client *llm;
   char *url;
+  char origin[256]; /* scheme://host:port of url, for error texts (a path or query may hold a token) */
   char *lines[HTTP_MAX_HEADERS]; /* the user's headers, "Name: value" */
   size_t n_lines;
   llm_config net;
@@ -312,8 +313,8 @@ static int schedule_resume(http_x *x) {
 static void why_unanswered(const http_x *x, int err, const char *errmsg, char *why, size_t cap) {
   if (x->timed_out) snprintf(why, cap, "no answer within %ld ms", x->t->timeout_ms);
   else if (err == AG_ERR_TOO_BIG) snprintf(why, cap, "a response past the size cap");
-  else if (err) snprintf(why, cap, "%s (%s)", errmsg, x->t->url);
-  else if (x->status < 200 || x->status > 299) snprintf(why, cap, "HTTP %ld from %s", x->status, x->t->url);
+  else if (err) snprintf(why, cap, "%s (%s)", errmsg, x->t->origin);
+  else if (x->status < 200 || x->status > 299) snprintf(why, cap, "HTTP %ld from %s", x->status, x->t->origin);
   else if (x->sse) snprintf(why, cap, "the event stream ended without the answer");
   else if (x->body.len) snprintf(why, cap, "a response that is not JSON-RPC");
   else snprintf(why, cap, "HTTP %ld without an answer", x->status);
@@ -437,6 +438,15 @@ static int header_ok(const mcp_http_header *h) {
   return strpbrk(h->value, "\r\n") == NULL;
 }
 
+/* "https://user:pw@host:8443/mcp?key=k" → "https://host:8443". */
+static void set_origin(mcp_http *t) {
+  const char *scheme_end = strstr(t->url, "://") + 3;
+  const char *host = scheme_end, *end = scheme_end + strcspn(scheme_end, "/?#");
+  const char *at = memchr(host, '@', (size_t)(end - host));
+  if (at) host = at + 1;
+  snprintf(t->origin, sizeof t->origin, "%.*s%.*s", (int)(scheme_end - t->url), t->url, (int)(end - host), host);
+}
+
 static int copy_options(mcp_http *t, const mcp_http_options *opt) {
   if (!opt->url || (strncasecmp(opt->url, "http://", 7) != 0 && strncasecmp(opt->url, "https://", 8) != 0))
     return AG_ERR_INVALID;
@@ -444,6 +454,7 @@ static int copy_options(mcp_http *t, const mcp_http_options *opt) {
   for (size_t i = 0; i < opt->n_headers; i++)
     if (!header_ok(&opt->headers[i])) return AG_ERR_INVALID;
   if (!(t->url = strdup(opt->url))) return AG_ERR_NOMEM;
+  set_origin(t);
   for (size_t i = 0; i < opt->n_headers; i++) {
     size_t n = strlen(opt->headers[i].name) + strlen(opt->headers[i].value) + 3;
     if (!(t->lines[i] = malloc(n))) return AG_ERR_NOMEM;

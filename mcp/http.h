@@ -11,7 +11,8 @@
  *   (an HTTP error status without a JSON-RPC answer, the server unreachable, the request's own time
  *   limit, a stream that ends or drops without the answer and cannot be resumed, a body or event that
  *   is not JSON-RPC). A made-up answer is {"jsonrpc":"2.0","id":ID,"error":{"code":-32000,
- *   "message":"HTTP transport: ..."}} (MCP_HTTP_TRANSPORT_ERROR). So a failure fails that one call and
+ *   "message":"HTTP transport: ..."}} (MCP_HTTP_TRANSPORT_ERROR), naming the server by scheme://host:port
+ *   only (a path or query may hold a token). So a failure fails that one call and
  *   the transport goes on; notifications and responses that fail are dropped.
  * - Sending "initialize" starts a new session: the session id and protocol version are forgotten and
  *   the initialize POST goes without them; the answer's Mcp-Session-Id and protocolVersion are kept.
