@@ -6,6 +6,7 @@
  * (404), a dropped SSE stream resumed with Last-Event-ID after the server's retry, no server at all. */
 #include "support/mcp_drive.h"
 #include "support/mcp_fault.h"
+#include "support/tls_front.h"
 #include "support/unit.h"
 
 #include "llm/fetch.h"
@@ -163,6 +164,49 @@ static void test_everything_close_in_message(void) {
   mcp_drive_close(&d);
 }
 
+/* An error answer made up by the transport, naming why. */
+static void check_transport_error(const char *a, const char *why) {
+  CHECK(a && strstr(a, "\"code\":-32000") && strstr(a, "HTTP transport: "));
+  CHECK(a && strstr(a, why));
+  if (!a || !strstr(a, why)) fprintf(stderr, "  answer: %s\n", a ? a : "(none)");
+}
+
+/* A hosted server over HTTPS + HTTP/2 (nghttpx in front of server-everything), verified with the CA of
+ * the server's config, like a hosted LLM; with another CA every request fails with a TLS error answer. */
+static void test_everything_https(void) {
+  tls_front *front = NULL;
+  if (tls_front_start(everything.port, 0, &front) != 0) {
+    CHECK(!"nghttpx and openssl are needed (README packages)");
+    return;
+  }
+  llm_config net;
+  llm_config_init(&net);
+  net.ca_file = (char *)tls_front_ca(front);
+  mcp_http_options opt = {.url = tls_front_url(front, "/mcp"), .timeout_ms = 20000, .net = &net};
+  mcp_drive d;
+  CHECK_INT(mcp_drive_open(&d, &opt), AG_OK);
+  CHECK_INT(mcp_drive_handshake(&d, 20000), AG_OK);
+  CHECK(mcp_http_session(d.t)[0] != '\0');
+  CHECK_INT(mcp_drive_send(&d, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+                               "\"trigger-long-running-operation\",\"arguments\":{\"duration\":0.3,\"steps\":2},"
+                               "\"_meta\":{\"progressToken\":5}}}"), AG_OK);
+  const char *a = mcp_drive_answer(&d, 5, 15000);
+  CHECK(a && strstr(a, "Long running operation completed"));
+  CHECK_INT(mcp_drive_count_method(&d, "notifications/progress"), 2);
+  mcp_drive_close(&d);
+  tls_front_stats st;
+  CHECK_INT(tls_front_read_stats(front, 4, &st), 0);
+  CHECK(st.h2 >= 4); /* initialize, initialized, the call, the DELETE (and the GET stream) over HTTP/2 */
+
+  net.ca_file = (char *)tls_front_other_ca(front);
+  CHECK_INT(mcp_drive_open(&d, &opt), AG_OK);
+  CHECK_INT(mcp_drive_send(&d, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}"), AG_OK);
+  a = mcp_drive_answer(&d, 1, 10000);
+  check_transport_error(a, "certificate");
+  mcp_drive_close(&d);
+  tls_front_stop(front);
+}
+
 /* 404 to a request carrying the session: on_closed("session expired"), no answer, no DELETE; a new
  * transport initializes again. */
 static void test_fault_session_expired(void) {
@@ -199,13 +243,6 @@ static void test_fault_session_expired(void) {
 }
 
 static double elapsed_since(double t0) { return mcp_fault_now_ms() - t0; }
-
-/* An error answer made up by the transport, naming why. */
-static void check_transport_error(const char *a, const char *why) {
-  CHECK(a && strstr(a, "\"code\":-32000") && strstr(a, "HTTP transport: "));
-  CHECK(a && strstr(a, why));
-  if (!a || !strstr(a, why)) fprintf(stderr, "  answer: %s\n", a ? a : "(none)");
-}
 
 static void test_fault_stream_never_ends(void) {
   mcp_fault_mode_set(fault, MF_STALL);
@@ -389,6 +426,7 @@ static const unit_test tests[] = {
     UNIT(test_fault_get_stream),
     UNIT(test_everything_session),
     UNIT(test_everything_get_stream),
+    UNIT(test_everything_https),
     UNIT(test_everything_progress),
     UNIT(test_everything_concurrent),
     UNIT(test_everything_close_in_message),
