@@ -147,7 +147,7 @@ void agent_set_turn_state(agent *a, turn_state st);
 size_t agent_reply_counter(const agent *a);
 void agent_set_reply_counter(agent *a, size_t n);
 
-/* The MCP tools the agent may call (copied; replaces the set, cancelling a call in flight), resolved
+/* The MCP tools the agent may call (copied; replaces the set; a call in flight goes on), resolved
  * by the world from the settings' references once the servers listed their tools; and the set now. */
 int agent_set_mcp_tools(agent *a, const agent_mcp_set *set);
 const agent_mcp_set *agent_mcp_tools(const agent *a);

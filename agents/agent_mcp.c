@@ -19,17 +19,17 @@ static void on_mcp_result(void *ud, const mcp_result *r) {
 }
 
 int agent__mcp_run(agent *a, const llm_tool_call *c, char **out, int *failed, int *waiting) {
-  const agent_mcp_tool *t = agent_mcp_set_find(&a->mcp, c->name);
-  if (!t) return 0;
   *out = NULL;
   *waiting = 0;
-  *failed = 1;
-  if (a->mcp_text) { /* the answer to the call made before */
+  if (a->mcp_text) { /* the answer to this call, which went out before (the set may have changed since) */
     *out = a->mcp_text;
     a->mcp_text = NULL;
     *failed = a->mcp_failed;
     return 1;
   }
+  const agent_mcp_tool *t = agent_mcp_set_find(&a->mcp, c->name);
+  if (!t) return 0;
+  *failed = 1;
   if (t->approve && a->approval != APPROVAL_ALLOWED) {
     if (a->approval == APPROVAL_NONE && a->host->approve &&
         a->host->approve(a->host->ctx, a, c->name, c->args_json, NULL) == AG_OK)
@@ -62,8 +62,7 @@ int agent_set_mcp_tools(agent *a, const agent_mcp_set *set) {
   agent_mcp_set copy;
   int rc = agent_mcp_set_copy(set, &copy);
   if (rc) return rc;
-  agent__mcp_drop(a);
-  agent_mcp_set_free(&a->mcp);
+  agent_mcp_set_free(&a->mcp); /* a call in flight goes on: its client stays */
   a->mcp = copy;
   return AG_OK;
 }

@@ -1,5 +1,6 @@
 /* The set-up `run` and `say` share (see runner.h). */
 #include "cli/runner.h"
+#include "cli/mcp.h"
 
 #include "chat/archive.h"
 
@@ -113,6 +114,11 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
       (rc = bus_subscribe(world_bus(r->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT,
                           handler ? handler : run_screen_on_bus, handler ? ud : r->scr, NULL)))
     return cli_error(rc, "%s", ag_strerror(rc));
+  /* MCP servers start with the world (a failed one is an mcp-error event, shown before exiting). */
+  if ((rc = cli_mcp_start(r->w, o->db, &em))) {
+    world_run_until_quiet(r->w);
+    return cli_error(rc, "%s: %s", cmd, em.text);
+  }
   return o->no_save ? 0 : open_chat(r, o, cmd);
 }
 
@@ -137,6 +143,7 @@ void cli_runner_close(cli_runner *r) {
   world_free(r->w);
   run_screen_free(r->scr); /* after the world: its last events still come through the screen */
   output_free(r->out);
+  cli_mcp_stop(r->base);
   if (r->base) event_base_free(r->base);
   world_spec_free(&r->spec);
   for (size_t i = 0; i < r->n_answers; i++) free(r->answers[i]);

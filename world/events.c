@@ -64,6 +64,7 @@ void world_event_strings(world_event *e, void (*fn)(const char **field, void *ar
   case EV_APPROVAL: f[0] = &e->u.approval.agent, f[1] = &e->u.approval.tool, f[2] = &e->u.approval.ended; break;
   case EV_CANCELLED: f[0] = &e->u.cancelled.agents; break;
   case EV_MEMORY_CLEARED: f[0] = &e->u.cleared.agent; break;
+  case EV_MCP_ERROR: f[0] = &e->u.mcp.server, f[1] = &e->u.mcp.error; break;
   case EV_NOT_ADDRESSED: f[0] = &e->u.not_addressed.who.sender, f[1] = &e->u.not_addressed.message; break;
   case EV_SEQS_MOVED:
   case EV_SCHEDULE_SKIPPED:

@@ -34,7 +34,8 @@
   X(EV_MEMORY_CLEARED, "memory-cleared")   \
   X(EV_NOT_ADDRESSED, "not-addressed")     \
   X(EV_SCHEDULE_SKIPPED, "schedule-skipped") \
-  X(EV_CLOCK_ADVANCED, "clock-advanced")
+  X(EV_CLOCK_ADVANCED, "clock-advanced") \
+  X(EV_MCP_ERROR, "mcp-error")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -96,6 +97,8 @@ typedef struct ev_schedule_skipped { size_t item; int64_t due_ms; } ev_schedule_
 /* The console's /advance reached its target: the simulated time now. */
 typedef struct ev_clock_advanced { int64_t sim_ms; } ev_clock_advanced;
 typedef struct ev_memory_cleared { const char *agent; } ev_memory_cleared;
+/* An MCP server (its name in the world file) failed to start: why, in words. */
+typedef struct ev_mcp_error { const char *server, *error; } ev_mcp_error;
 
 typedef struct world_event {
   ev_kind kind;
@@ -120,6 +123,7 @@ typedef struct world_event {
     ev_not_addressed not_addressed; /* EV_NOT_ADDRESSED */
     ev_schedule_skipped skipped; /* EV_SCHEDULE_SKIPPED */
     ev_clock_advanced advanced;  /* EV_CLOCK_ADVANCED */
+    ev_mcp_error mcp;            /* EV_MCP_ERROR */
   } u;
 } world_event;
 
