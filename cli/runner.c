@@ -115,7 +115,7 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
                           handler ? handler : run_screen_on_bus, handler ? ud : r->scr, NULL)))
     return cli_error(rc, "%s", ag_strerror(rc));
   /* MCP servers start with the world (a failed one is an mcp-error event, shown before exiting). */
-  if ((rc = cli_mcp_start(r->w, o->db, &em))) {
+  if ((rc = cli_mcp_start(r->w, o->db, o->no_save, &em))) {
     world_run_until_quiet(r->w);
     return cli_error(rc, "%s: %s", cmd, em.text);
   }

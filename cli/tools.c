@@ -31,18 +31,24 @@ static const char tools_usage[] =
   "\n"
   "Exit status: 0 when every server started, 1 naming each one that failed and why, 2 bad usage or input.\n";
 
-int cli_mcp_start(world *w, const char *db, ag_errmsg *em) {
+int cli_mcp_start(world *w, const char *db, int no_save, ag_errmsg *em) {
   char dir[4096], path[4400];
   const char *log = NULL;
+  if (!world_time_spec(w)->n_mcp) return AG_OK;
+  if (no_save) { /* nothing goes to the data directory: the log is a temporary file */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s", tmp && tmp[0] ? tmp : "/tmp");
+    db = dir;
+  }
   if (db || !chat_store_default_dir(dir, sizeof dir)) {
-    snprintf(path, sizeof path, "%s/logs", db ? db : dir);
+    snprintf(path, sizeof path, "%s/%s", db ? db : dir, no_save ? "." : "logs");
     mkdir(db ? db : dir, 0700);
     if (!mkdir(path, 0700) || access(path, W_OK) == 0) {
       char stamp[32];
       time_t now = time(NULL);
       strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&now));
       size_t n = strlen(path);
-      snprintf(path + n, sizeof path - n, "/mcp-%s-%ld.log", stamp, (long)getpid());
+      snprintf(path + n, sizeof path - n, "/%smcp-%s-%ld.log", no_save ? "agora-" : "", stamp, (long)getpid());
       log = path;
     }
   }
@@ -142,7 +148,7 @@ int cli_tools(int argc, char **argv) {
   ag_errmsg em = {""};
   int rc = world_spec_load(path, &spec, &em);
   if (rc) return cli_error(rc, "%s", em.text);
-  if (!(rc = cli_world_build(path, &spec, &base, &w, &em))) rc = cli_mcp_start(w, db, &em);
+  if (!(rc = cli_world_build(path, &spec, &base, &w, &em))) rc = cli_mcp_start(w, db, 0, &em);
   int status = 0;
   if (rc == AG_ERR_INVALID || rc == AG_ERR_NOMEM) status = cli_error(rc, "%s", em.text);
   else status = print_tools(w, json) ? 1 : 0;
