@@ -1,5 +1,6 @@
 /* Shared plumbing of the storage commands (see db.h). */
 #include "cli/db.h"
+#include "cli/mcp.h"
 
 #include <event2/event.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@ void cli_world_settle(cli_world *cw) {
 void cli_world_close(cli_world *cw) {
   chat_session_free(cw->cs);
   world_free(cw->w);
+  cli_mcp_stop(cw->base); /* the MCP servers' processes, if any, end before the loop goes */
   if (cw->base) event_base_free(cw->base);
   memset(cw, 0, sizeof *cw);
 }

@@ -1,0 +1,244 @@
+/* MCP servers in worlds, end to end through the built binary (AGORA_PEERS: the npm reference servers,
+ * tests/mcp/fake_server.js): world-file loading (strict errors with JSON paths, variable names only in
+ * what is stored), `agora run` with agents calling MCP tools (transcript and the stored thread through
+ * replay, approval refused and granted with --yes, a path outside the root), servers that fail (needed:
+ * exit 1; not needed: the run goes on), a name clash after SERVER.* (exit 2), `agora tools`, and the
+ * console answering an approval from its piped input. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/proc.h"
+#include "support/unit.h"
+#include "world/world_file.h"
+
+static char *g_tmp;
+
+static const char *peer(const char *bin) {
+  static char path[2][4096];
+  static int k;
+  k ^= 1;
+  const char *peers = getenv("AGORA_PEERS");
+  snprintf(path[k], sizeof path[k], "%s/node_modules/.bin/%s", peers ? peers : "build/peers", bin);
+  return path[k];
+}
+
+static char *write_world(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *write_world(const char *name, const char *fmt, ...) {
+  static char path[4][4200];
+  static int k;
+  k = (k + 1) % 4;
+  char text[16384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  snprintf(path[k], sizeof path[k], "%s/%s", g_tmp, name);
+  unit_write_file(path[k], text);
+  return path[k];
+}
+
+static int load_error(const char *json, const char *want) {
+  world_spec spec;
+  ag_errmsg em = {""};
+  int rc = world_spec_parse(json, strlen(json), "w.json", &spec, &em);
+  if (!rc) world_spec_free(&spec);
+  if (rc != AG_ERR_INVALID || !strstr(em.text, want)) {
+    fprintf(stderr, "  got: %s\n", em.text);
+    return 0;
+  }
+  return 1;
+}
+
+static void world_file_strict(void) {
+  CHECK(load_error("{\"name\":\"m\",\"mcp_servers\":{\"fs\":{\"args\":[]}}}", "mcp_servers.fs: missing command or url"));
+  CHECK(load_error("{\"name\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":\"x\",\"comand\":1}}}",
+                   "mcp_servers.fs.comand: unknown field"));
+  CHECK(load_error("{\"name\":\"m\",\"mcp_servers\":{\"fs\":{\"url\":\"http://127.0.0.1:1/\",\"args\":[]}}}",
+                   "mcp_servers.fs.args: only for a server started with a command"));
+  CHECK(load_error("{\"name\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":\"x\",\"env\":{\"A\":1}}}}",
+                   "mcp_servers.fs.env.A: must be a string"));
+  CHECK(load_error("{\"name\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":\"x\"}},\"agents\":[{\"name\":\"a\","
+                   "\"tools\":[\"web.fetch\"]}]}", "agents[0].tools: 'web.fetch' names no server of mcp_servers"));
+  CHECK(load_error("{\"name\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":\"x\"}},\"agents\":[{\"name\":\"a\","
+                   "\"tools\":[\"fs.read\",{\"name\":\"fs.get\",\"as\":\"read\"}]}]}",
+                   "'fs.read' and 'fs.get' are both called read"));
+  CHECK(load_error("{\"name\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":\"x\"}},\"agents\":[{\"name\":\"a\","
+                   "\"tools\":[{\"name\":\"fs.*\",\"as\":\"x\"}]}]}", "agents[0].tools[0].as: renames one tool"));
+  CHECK(load_error("{\"name\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":\"x\"}},\"agents\":[{\"name\":\"a\","
+                   "\"tools\":[{\"name\":\"fs.x\",\"aprove\":true}]}]}", "agents[0].tools[0].aprove: unknown field"));
+  /* What is stored holds the variable's name, never its value; it loads again the same. */
+  setenv("AGORA_TEST_MCP_SECRET", "hunter2-value", 1);
+  const char *ok = "{\"name\":\"m\",\"mcp_servers\":{\"fs\":{\"command\":\"x\",\"env\":{\"T\":\"${AGORA_TEST_MCP_SECRET}\"}}},"
+                   "\"agents\":[{\"name\":\"a\",\"tools\":[\"fs.*\",{\"name\":\"fs.w\",\"as\":\"w2\",\"approve\":false}]}]}";
+  world_spec spec, again;
+  ag_errmsg em = {""};
+  CHECK_INT(world_spec_parse(ok, strlen(ok), "w.json", &spec, &em), AG_OK);
+  cJSON *j = world_spec_to_json(&spec);
+  char *text = cJSON_PrintUnformatted(j);
+  CHECK(strstr(text, "${AGORA_TEST_MCP_SECRET}") && !strstr(text, "hunter2"));
+  CHECK(strstr(text, "\"fs.*\"") && strstr(text, "\"as\":\"w2\",\"approve\":false"));
+  CHECK_INT(world_spec_from_json(j, "stored", &again, &em), AG_OK);
+  CHECK_INT(again.n_mcp, 1);
+  CHECK_INT(again.agents[0].n_mcp, 2);
+  world_spec_free(&again);
+  free(text);
+  cJSON_Delete(j);
+  world_spec_free(&spec);
+}
+
+static int has(const char *s, const char *want) {
+  if (s && strstr(s, want)) return 1;
+  fprintf(stderr, "  missing: %s\n", want);
+  return 0;
+}
+
+/* The library world: a filesystem server over notes/ and the everything server. */
+static char *library_world(const char *notes) {
+  return write_world("library.json",
+    "{\"name\": \"library\", \"mcp_servers\": {"
+    "  \"fs\": {\"command\": \"%s\", \"args\": [\"%s\"]}, \"ev\": {\"command\": \"%s\", \"timeout_ms\": 20000}},"
+    " \"agents\": [{\"name\": \"Librarian\", \"tools\": [\"fs.list_directory\", \"fs.read_text_file\", \"fs.write_file\","
+    "   {\"name\": \"ev.echo\", \"as\": \"say_back\"}],"
+    "  \"replies\": [{\"tool\": \"list_directory\", \"args\": {\"path\": \"%s\"}},"
+    "   {\"tool\": \"read_text_file\", \"args\": {\"path\": \"%s/a.txt\"}},"
+    "   {\"tool\": \"write_file\", \"args\": {\"path\": \"%s/b.txt\", \"content\": \"written by the librarian\"}},"
+    "   {\"tool\": \"read_text_file\", \"args\": {\"path\": \"/etc/hostname\"}},"
+    "   {\"tool\": \"say_back\", \"args\": {\"message\": \"all done\"}}, \"Finished, @human.\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@librarian look around\"}]}",
+    peer("mcp-server-filesystem"), notes, peer("mcp-server-everything"), notes, notes, notes);
+}
+
+static void run_calls_mcp_tools(void) {
+  char notes[4200], db[4200], b[4300], chat[64] = "";
+  snprintf(notes, sizeof notes, "%s/notes", g_tmp);
+  snprintf(db, sizeof db, "%s/db", g_tmp);
+  snprintf(b, sizeof b, "%s/b.txt", notes);
+  char a[8800];
+  snprintf(a, sizeof a, "mkdir -p '%s' && printf 'the first note' > '%s/a.txt'", notes, notes);
+  CHECK_INT(system(a), 0);
+  char *w = strdup(library_world(notes));
+  const char *run[] = {"run", w, "--db", db, "--json", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(has(r.out, "\"agent\":\"librarian\",\"tool\":\"list_directory\",\"call_id\":\"call_1\",\"args\":"));
+  CHECK(has(r.out, "a.txt"));
+  CHECK(has(r.out, "the first note"));
+  CHECK(has(r.out, "denied: write_file needs the user's approval"));
+  CHECK(has(r.out, "ccess denied")); /* /etc/hostname is outside the server's root */
+  CHECK(has(r.out, "Echo: all done"));
+  CHECK(has(r.out, "Finished, @human."));
+  char *bt = unit_read_file(b);
+  CHECK(bt == NULL); /* refused: nothing written */
+  free(bt);
+  const char *id = strstr(r.out, "\"chat\":\"");
+  if (id) snprintf(chat, sizeof chat, "%.*s", (int)strcspn(id + 8, "\""), id + 8);
+  proc_result_free(&r);
+  /* The stored thread has every call and result. */
+  const char *replay[] = {"replay", chat, "--db", db, NULL};
+  CHECK_INT(proc_agora(replay, NULL, NULL, &r), 0);
+  CHECK(has(r.out, "-- tool-call: agent=librarian tool=read_text_file"));
+  CHECK(has(r.out, "tool=say_back call_id=call_1 result=Echo: all done"));
+  proc_result_free(&r);
+  /* --yes approves: the file is written. */
+  const char *yes[] = {"run", w, "--no-save", "--yes", NULL};
+  CHECK_INT(proc_agora(yes, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  bt = unit_read_file(b);
+  CHECK(bt && !strcmp(bt, "written by the librarian"));
+  free(bt);
+  proc_result_free(&r);
+  /* agora tools lists each tool with its source and approval. */
+  const char *tools[] = {"tools", w, "--db", db, "--json", NULL};
+  CHECK_INT(proc_agora(tools, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(has(r.out, "{\"name\":\"write_file\",\"source\":\"fs.write_file\",\"approve\":true"));
+  CHECK(has(r.out, "{\"name\":\"read_text_file\",\"source\":\"fs.read_text_file\",\"approve\":false"));
+  CHECK(has(r.out, "{\"name\":\"say_back\",\"source\":\"ev.echo\",\"approve\":false"));
+  CHECK(has(r.out, "\"servers\":[{\"name\":\"fs\",\"ready\":true},{\"name\":\"ev\",\"ready\":true}]"));
+  proc_result_free(&r);
+  free(w);
+}
+
+static const char *fake(void) { return unit_src_path("tests/mcp/fake_server.js"); }
+
+static void failed_servers(void) {
+  /* Needed by an agent: mcp-error, exit 1 naming it. */
+  char *w = write_world("needed.json",
+    "{\"name\": \"n\", \"mcp_servers\": {\"bad\": {\"command\": \"node\", \"args\": [\"%s\", \"exit\"]},"
+    " \"good\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"]}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"bad.echo\"], \"replies\": [\"hi\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@a hello\"}]}", fake(), fake());
+  const char *run[] = {"run", w, "--no-save", "--json", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 1);
+  CHECK(has(r.out, "\"event\":\"mcp-error\""));
+  CHECK(has(r.out, "\"server\":\"bad\",\"error\":\"the server exited with status 3\""));
+  CHECK(has(r.err, "MCP server bad failed: the server exited with status 3 (bad (needed by a))"));
+  proc_result_free(&r);
+  const char *tools[] = {"tools", w, "--db", g_tmp, NULL};
+  CHECK_INT(proc_agora(tools, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 1);
+  CHECK(has(r.err, "agora: MCP server bad failed: the server exited with status 3"));
+  proc_result_free(&r);
+  /* Needed by nobody: the event, and the world goes on. */
+  w = write_world("unneeded.json",
+    "{\"name\": \"u\", \"mcp_servers\": {\"bad\": {\"command\": \"node\", \"args\": [\"%s\", \"garbage\"]}},"
+    " \"agents\": [{\"name\": \"a\", \"replies\": [\"hi there\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@a hello\"}]}", fake());
+  const char *run2[] = {"run", w, "--no-save", "--json", NULL};
+  CHECK_INT(proc_agora(run2, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(has(r.out, "\"server\":\"bad\",\"error\":\"protocol garbage on stdout\""));
+  CHECK(has(r.out, "hi there"));
+  proc_result_free(&r);
+  /* SERVER.* gives a name another entry has: exit 2 naming both. */
+  w = write_world("clash.json",
+    "{\"name\": \"c\", \"mcp_servers\": {\"f1\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"]},"
+    " \"f2\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"]}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f1.*\", \"f2.echo\"]}]}", fake(), fake());
+  const char *run3[] = {"run", w, "--no-save", NULL};
+  CHECK_INT(proc_agora(run3, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(has(r.err, "tool name 'echo' is given twice: f1.echo and f2.echo"));
+  proc_result_free(&r);
+}
+
+static void console_approves_from_input(void) {
+  char notes[4200], db[4200], b[4300];
+  snprintf(notes, sizeof notes, "%s/cnotes", g_tmp);
+  snprintf(db, sizeof db, "%s/cdb", g_tmp);
+  snprintf(b, sizeof b, "%s/c.txt", notes);
+  char mk[4300];
+  snprintf(mk, sizeof mk, "mkdir -p '%s'", notes);
+  CHECK_INT(system(mk), 0);
+  char *w = write_world("console.json",
+    "{\"name\": \"cw\", \"mcp_servers\": {\"fs\": {\"command\": \"%s\", \"args\": [\"%s\"]}},"
+    " \"agents\": [{\"name\": \"Writer\", \"tools\": [\"fs.write_file\"],"
+    "  \"replies\": [{\"tool\": \"write_file\", \"args\": {\"path\": \"%s\", \"content\": \"yes\"}}, \"wrote it\"]}]}",
+    peer("mcp-server-filesystem"), notes, b);
+  const char *args[] = {"console", "--db", db, w, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, "@writer write it\ny\n", NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(has(r.out, "approve: writer wants to call write_file"));
+  CHECK(has(r.out, "-- approval: agent=writer tool=write_file approved=true"));
+  CHECK(has(r.out, "writer: wrote it"));
+  char *bt = unit_read_file(b);
+  CHECK(bt && !strcmp(bt, "yes"));
+  free(bt);
+  proc_result_free(&r);
+}
+
+int main(int argc, char **argv) {
+  static const unit_test tests[] = {UNIT(world_file_strict), UNIT(run_calls_mcp_tools), UNIT(failed_servers),
+                                    UNIT(console_approves_from_input)};
+  g_tmp = unit_tmpdir();
+  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  unit_rmrf(g_tmp);
+  free(g_tmp);
+  return rc;
+}
