@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
+#include "mcp/child.h"
 #include "support/proc.h"
+#include "support/tworld.h"
+#include "world/world_mcp.h"
 #include "support/unit.h"
 #include "world/world_file.h"
 
@@ -233,9 +238,83 @@ static void console_approves_from_input(void) {
   proc_result_free(&r);
 }
 
+/* 200 agents call one server's tool at once: every call answered, by the same process. */
+static void two_hundred_agents_one_server(void) {
+  static char text[32768];
+  int n = snprintf(text, sizeof text,
+    "{\"name\": \"crowd\", \"turn_limit\": 1, \"mcp_servers\": {\"f\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"]}},"
+    " \"defaults\": {\"tools\": [\"f.echo\"], \"replies\": [{\"tool\": \"echo\", \"args\": {\"text\": \"x\"}}, \"ok\"]},"
+    " \"script\": [{\"from\": \"human\", \"text\": \"everyone, call echo\"}], \"agents\": [", fake());
+  for (int i = 0; i < 200; i++) n += snprintf(text + n, sizeof text - (size_t)n, "%s{\"name\": \"a%d\"}", i ? "," : "", i);
+  snprintf(text + n, sizeof text - (size_t)n, "]}");
+  char *w = write_world("crowd.json", "%s", text);
+  const char *run[] = {"run", w, "--no-save", "--json", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  int results = 0;
+  char first_pid[32] = "";
+  for (const char *p = r.out; (p = strstr(p, "\"result\":\"echo: x pid ")); p++) {
+    char pid[32];
+    snprintf(pid, sizeof pid, "%.*s", (int)strcspn(p + 22, "\""), p + 22);
+    if (!first_pid[0]) snprintf(first_pid, sizeof first_pid, "%s", pid);
+    CHECK(!strcmp(pid, first_pid));
+    results++;
+  }
+  CHECK_INT(results, 200);
+  int replies = 0;
+  for (const char *p = r.out; (p = strstr(p, "\"kind\":\"agent\",\"text\":\"ok\"")); p++) replies++;
+  CHECK_INT(replies, 200);
+  proc_result_free(&r);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  ++*(int *)arg;
+}
+
+/* Runs the loop for about ms. */
+static void spin(struct event_base *base, long ms) {
+  int fired = 0;
+  struct event *t = evtimer_new(base, on_tick, &fired);
+  struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+  evtimer_add(t, &tv);
+  while (!fired) event_base_loop(base, EVLOOP_ONCE);
+  event_free(t);
+}
+
+/* Cancelling a turn (the console's Ctrl-C) while an MCP call is in flight tells the server. */
+static void cancel_tells_the_server(void) {
+  char marker[4200], json[9000];
+  snprintf(marker, sizeof marker, "%s/cancelled.txt", g_tmp);
+  snprintf(json, sizeof json,
+           "{\"name\": \"slow\", \"mcp_servers\": {\"s\": {\"command\": \"node\", \"args\": [\"%s\", \"slow\", \"%s\"]}},"
+           " \"agents\": [{\"name\": \"a\", \"tools\": [\"s.echo\"], \"replies\": [{\"tool\": \"echo\"}, \"done\"]}]}",
+           fake(), marker);
+  struct event_base *base = event_base_new();
+  world *w = tworld_make(base, json);
+  world_mcp_opts o = {NULL, "test", 0};
+  ag_errmsg em = {""};
+  CHECK_INT(world_mcp_start(w, &o, &em), AG_OK);
+  CHECK_INT(world_publish(w, "human", "@a go", NULL), AG_OK);
+  spin(base, 400);
+  CHECK(agent_phase_of(world_agent_at(w, 0)) == AGENT_TOOL_ROUND); /* waiting for the server */
+  world_cancel_all(w);
+  CHECK(agent_phase_of(world_agent_at(w, 0)) == AGENT_IDLE);
+  spin(base, 400);
+  char *got = unit_read_file(marker);
+  CHECK(got && strstr(got, "cancelled 3 cancelled by the user"));
+  free(got);
+  world_free(w);
+  mcp_child_drain(base, 3000);
+  CHECK_INT(mcp_child_count(), 0);
+  event_base_free(base);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(world_file_strict), UNIT(run_calls_mcp_tools), UNIT(failed_servers),
-                                    UNIT(console_approves_from_input)};
+                                    UNIT(console_approves_from_input), UNIT(two_hundred_agents_one_server),
+                                    UNIT(cancel_tells_the_server)};
   g_tmp = unit_tmpdir();
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
   unit_rmrf(g_tmp);

@@ -5,6 +5,7 @@
 //   silent      answers the handshake, never a tool call
 //   die-once    dies in the middle of its first tool call (a marker file, argv[3], remembers it did)
 //   paged       lists its tools over three pages, then changes its list when "grow" is called
+//   slow        answers a tool call after 20 s; each notifications/cancelled is appended to argv[3]
 const fs = require('fs');
 const mode = process.argv[2] || 'ok';
 const marker = process.argv[3];
@@ -32,6 +33,7 @@ process.stdin.on('data', (d) => {
 process.stdin.on('end', () => process.exit(0));
 function handle(m) {
   if (mode === 'garbage') return;
+  if (m.method === 'notifications/cancelled') return marker && fs.appendFileSync(marker, 'cancelled ' + m.params.requestId + ' ' + m.params.reason + '\n');
   if (m.method === 'initialize') return send({id: m.id, result: {protocolVersion: '2025-03-26', capabilities: {tools: {listChanged: true}}, serverInfo: {name: 'fake', version: '1'}}});
   if (m.method === 'tools/list') {
     if (mode !== 'paged') return send({id: m.id, result: {tools}});
@@ -41,6 +43,7 @@ function handle(m) {
   }
   if (m.method !== 'tools/call') return m.id !== undefined && send({id: m.id, error: {code: -32601, message: 'no'}});
   if (mode === 'silent') return;
+  if (mode === 'slow') return setTimeout(() => send({id: m.id, result: {content: [{type: 'text', text: 'late'}]}}), 20000);
   if (mode === 'die-once' && !fs.existsSync(marker)) { fs.writeFileSync(marker, 'died'); process.exit(9); }
   const name = m.params.name;
   if (name === 'grow') {
