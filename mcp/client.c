@@ -134,6 +134,7 @@ static void list_done(mcp_client *c) {
   if (c->state == MC_LISTING) {
     client_set_state(c, MC_READY);
     c->backoff_ms = 0;
+    c->reinitialized = 0;
     c->why[0] = '\0';
     mcp__calls_flush(c);
     if (c->ev.on_start) c->ev.on_start(c->ev.ud, c, AG_OK, "");
@@ -230,7 +231,13 @@ static void on_closed(void *ud, const char *why) {
   mcp_client *c = ud;
   char copy[256];
   snprintf(copy, sizeof copy, "%s", why); /* borrowed from the transport, which close frees */
+  /* An HTTP session the server forgot: initialize again at once, once (not after a backoff). */
+  int reinit = !strcmp(copy, MCP_SESSION_EXPIRED) && c->state == MC_READY && !c->reinitialized;
   mcp__client_down(c, copy);
+  if (!reinit) return;
+  c->reinitialized = 1;
+  c->failed_at_ms = 0;
+  mcp__client_wake(c);
 }
 
 void mcp__client_wake(mcp_client *c) {

@@ -21,6 +21,9 @@ typedef struct mcp_call mcp_call;
 #define MCP_TIMEOUT_MS 30000L             /* per call and per handshake step, unless configured */
 #define MCP_BACKOFF_MIN_MS 250L
 #define MCP_BACKOFF_MAX_MS 30000L
+/* A transport's on_closed why for an HTTP session the server no longer knows (mcp/http.h's
+ * MCP_HTTP_SESSION_EXPIRED): the client initializes again at once, once. */
+#define MCP_SESSION_EXPIRED "session expired"
 
 /* One tool of the server, as listed. Strings owned by the client; valid until the list changes
  * (on_tools) or the client is freed. */

@@ -58,6 +58,7 @@ struct mcp_client {
   mcp_tool *tools, *listing; /* the list, and the one being collected */
   size_t n_tools, n_listing, list_pages;
   int relist;                /* list_changed came while listing */
+  int reinitialized;         /* an expired session was initialized again (once until ready) */
   long backoff_ms;
   int64_t failed_at_ms;      /* when it last went down; 0: never */
   struct event *restart;

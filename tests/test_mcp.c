@@ -2,6 +2,7 @@
  * (mcp-server-everything, mcp-server-filesystem from $AGORA_PEERS) and a small misbehaving server
  * (tests/mcp/fake_server.js): handshake, tool list, calls, structured content, progress, errors,
  * cancellation, faults (exit at start, death mid-call and restart, silence, garbage), 200 calls in flight. */
+#include <cjson/cJSON.h>
 #include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
@@ -318,13 +319,107 @@ static void two_hundred_calls_one_server(void) {
   server_close(&s);
 }
 
+/* An in-memory transport playing an HTTP server whose session expires at the first tool call: the
+ * contract of mcp/http.h (on_closed "session expired"; the client closes it and initializes again). */
+typedef struct mem_transport {
+  mcp_transport hdr;
+  const mcp_transport_sink *sink;
+  void *ud;
+  struct event *tick;
+  char *pending;   /* one answer to deliver from the loop */
+  int expire;      /* close with "session expired" from the loop */
+} mem_transport;
+
+static int g_inits, g_mem_calls;
+
+static void mem_tick(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  mem_transport *t = arg;
+  if (t->expire) {
+    t->expire = 0;
+    t->sink->on_closed(t->ud, MCP_SESSION_EXPIRED);
+    return;
+  }
+  char *msg = t->pending;
+  t->pending = NULL;
+  if (msg) t->sink->on_message(t->ud, msg, strlen(msg));
+  free(msg);
+}
+
+static int mem_send(mcp_transport *tr, const char *json, size_t len) {
+  mem_transport *t = (mem_transport *)tr;
+  cJSON *m = cJSON_ParseWithLength(json, len);
+  const char *method = cJSON_GetStringValue(cJSON_GetObjectItem(m, "method"));
+  int id = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "id"));
+  char buf[512] = "";
+  if (!strcmp(method, "initialize")) {
+    g_inits++;
+    snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"protocolVersion\":\"2025-06-18\"}}", id);
+  } else if (!strcmp(method, "tools/list")) {
+    snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"tools\":[{\"name\":\"t\"}]}}", id);
+  } else if (!strcmp(method, "tools/call") && g_mem_calls++ == 0) {
+    t->expire = 1;
+  } else if (!strcmp(method, "tools/call")) {
+    snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"fine\"}]}}", id);
+  }
+  cJSON_Delete(m);
+  if (buf[0]) t->pending = strdup(buf);
+  if (buf[0] || t->expire) event_active(t->tick, EV_TIMEOUT, 0);
+  return AG_OK;
+}
+
+static void mem_close(mcp_transport *tr) {
+  mem_transport *t = (mem_transport *)tr;
+  event_free(t->tick);
+  free(t->pending);
+  free(t);
+}
+
+static const mcp_transport_ops mem_ops = {mem_send, mem_close};
+
+static int connect_mem(void *ud, struct event_base *base, const mcp_transport_sink *sink, void *sud,
+                       mcp_transport **out, ag_errmsg *em) {
+  (void)ud, (void)em;
+  mem_transport *t = calloc(1, sizeof *t);
+  t->hdr.ops = &mem_ops;
+  t->sink = sink;
+  t->ud = sud;
+  t->tick = event_new(base, -1, 0, mem_tick, t);
+  *out = &t->hdr;
+  return AG_OK;
+}
+
+static void session_expiry_initializes_again_once(void) {
+  server s;
+  memset(&s, 0, sizeof s);
+  s.base = event_base_new();
+  mcp_client_config cc = {.name = "h", .version = "0", .connect = connect_mem};
+  mcp_client_events ev = {&s, on_start, NULL};
+  CHECK_INT(mcp_client_new(s.base, &cc, &ev, &s.c), AG_OK);
+  mcp_client_start(s.c);
+  CHECK(loop_until(s.base, &s.starts, 1, 5000));
+  CHECK_INT(g_inits, 1);
+  result r;
+  call(&s, "t", "{}", &r); /* the session expires under it: an error result, and a new session at once */
+  CHECK(r.is_error && r.text && strstr(r.text, "session expired"));
+  free(r.text);
+  CHECK(loop_until(s.base, &s.starts, 2, 5000));
+  CHECK_INT(g_inits, 2);
+  CHECK(mcp_client_ready(s.c));
+  call(&s, "t", "{}", &r);
+  CHECK(!r.is_error && r.text && !strcmp(r.text, "fine"));
+  free(r.text);
+  mcp_client_free(s.c);
+  event_base_free(s.base);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
       UNIT(everything_tools_and_calls),   UNIT(everything_cancel_then_call),
       UNIT(filesystem_list_read_write_outside), UNIT(fault_exit_at_start),
       UNIT(fault_garbage),                UNIT(fault_silent_times_out),
       UNIT(fault_dies_mid_call_then_restarts), UNIT(paged_list_and_list_changed),
-      UNIT(two_hundred_calls_one_server),
+      UNIT(two_hundred_calls_one_server),     UNIT(session_expiry_initializes_again_once),
   };
   g_tmp = unit_tmpdir();
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
