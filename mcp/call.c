@@ -153,6 +153,18 @@ void mcp__calls_fail(mcp_client *c, const char *why) {
   }
 }
 
+/* notifications/cancelled for a call the server has (best effort: the call ends either way). */
+static void tell_cancelled(const mcp_call *call, const char *reason) {
+  mcp_client *c = call->c;
+  if (call->state != CALL_SENT || !c->t) return;
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddNumberToObject(p, "requestId", (double)call->id);
+  cJSON_AddStringToObject(p, "reason", reason);
+  char *msg = mcp_rpc_notification("notifications/cancelled", p);
+  if (msg) c->t->ops->send(c->t, msg, strlen(msg));
+  free(msg);
+}
+
 static void on_timeout(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what;
   mcp_call *call = arg;
@@ -168,14 +180,7 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg) {
     return;
   }
   snprintf(text, sizeof text, "MCP server %s: no answer within %ld ms", c->name, call->timeout_ms);
-  if (call->state == CALL_SENT && c->t) {
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "requestId", (double)call->id);
-    cJSON_AddStringToObject(p, "reason", "timeout");
-    char *msg = mcp_rpc_notification("notifications/cancelled", p);
-    if (msg) c->t->ops->send(c->t, msg, strlen(msg));
-    free(msg);
-  }
+  tell_cancelled(call, "timeout");
   mcp__call_finish(call, text, 1);
 }
 
@@ -222,14 +227,6 @@ int mcp_client_call(mcp_client *c, const char *tool, const char *args_json, long
 }
 
 void mcp_call_cancel(mcp_call *call) {
-  mcp_client *c = call->c;
-  if (call->state == CALL_SENT && c->t) {
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddNumberToObject(p, "requestId", (double)call->id);
-    cJSON_AddStringToObject(p, "reason", "cancelled by the user");
-    char *msg = mcp_rpc_notification("notifications/cancelled", p);
-    if (msg) c->t->ops->send(c->t, msg, strlen(msg));
-    free(msg);
-  }
+  tell_cancelled(call, "cancelled by the user");
   mcp__call_free(call);
 }

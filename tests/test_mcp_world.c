@@ -93,6 +93,12 @@ static void world_file_strict(void) {
   world_spec_free(&spec);
 }
 
+/* Runs agora with args (and input on stdin), expecting exit status want. */
+static void agora(const char *const *args, const char *input, int want, proc_result *r) {
+  CHECK_INT(proc_agora(args, input, NULL, r), 0);
+  CHECK_INT(r->status, want);
+}
+
 static int has(const char *s, const char *want) {
   if (s && strstr(s, want)) return 1;
   fprintf(stderr, "  missing: %s\n", want);
@@ -126,8 +132,7 @@ static void run_calls_mcp_tools(void) {
   char *w = strdup(library_world(notes));
   const char *run[] = {"run", w, "--db", db, "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  agora(run, NULL, 0, &r);
   CHECK(has(r.out, "\"agent\":\"librarian\",\"tool\":\"list_directory\",\"call_id\":\"call_1\",\"args\":"));
   CHECK(has(r.out, "a.txt"));
   CHECK(has(r.out, "the first note"));
@@ -149,16 +154,14 @@ static void run_calls_mcp_tools(void) {
   proc_result_free(&r);
   /* --yes approves: the file is written. */
   const char *yes[] = {"run", w, "--no-save", "--yes", NULL};
-  CHECK_INT(proc_agora(yes, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  agora(yes, NULL, 0, &r);
   bt = unit_read_file(b);
   CHECK(bt && !strcmp(bt, "written by the librarian"));
   free(bt);
   proc_result_free(&r);
   /* agora tools lists each tool with its source and approval. */
   const char *tools[] = {"tools", w, "--db", db, "--json", NULL};
-  CHECK_INT(proc_agora(tools, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  agora(tools, NULL, 0, &r);
   CHECK(has(r.out, "{\"name\":\"write_file\",\"source\":\"fs.write_file\",\"approve\":true"));
   CHECK(has(r.out, "{\"name\":\"read_text_file\",\"source\":\"fs.read_text_file\",\"approve\":false"));
   CHECK(has(r.out, "{\"name\":\"say_back\",\"source\":\"ev.echo\",\"approve\":false"));
@@ -178,15 +181,13 @@ static void failed_servers(void) {
     " \"script\": [{\"from\": \"human\", \"text\": \"@a hello\"}]}", fake(), fake());
   const char *run[] = {"run", w, "--no-save", "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 1);
+  agora(run, NULL, 1, &r);
   CHECK(has(r.out, "\"event\":\"mcp-error\""));
   CHECK(has(r.out, "\"server\":\"bad\",\"error\":\"the server exited with status 3\""));
   CHECK(has(r.err, "MCP server bad failed: the server exited with status 3 (bad (needed by a))"));
   proc_result_free(&r);
   const char *tools[] = {"tools", w, "--db", g_tmp, NULL};
-  CHECK_INT(proc_agora(tools, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 1);
+  agora(tools, NULL, 1, &r);
   CHECK(has(r.err, "agora: MCP server bad failed: the server exited with status 3"));
   proc_result_free(&r);
   /* Needed by nobody: the event, and the world goes on. */
@@ -195,8 +196,7 @@ static void failed_servers(void) {
     " \"agents\": [{\"name\": \"a\", \"replies\": [\"hi there\"]}],"
     " \"script\": [{\"from\": \"human\", \"text\": \"@a hello\"}]}", fake());
   const char *run2[] = {"run", w, "--no-save", "--json", NULL};
-  CHECK_INT(proc_agora(run2, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  agora(run2, NULL, 0, &r);
   CHECK(has(r.out, "\"server\":\"bad\",\"error\":\"protocol garbage on stdout\""));
   CHECK(has(r.out, "hi there"));
   proc_result_free(&r);
@@ -206,8 +206,7 @@ static void failed_servers(void) {
     " \"f2\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"]}},"
     " \"agents\": [{\"name\": \"a\", \"tools\": [\"f1.*\", \"f2.echo\"]}]}", fake(), fake());
   const char *run3[] = {"run", w, "--no-save", NULL};
-  CHECK_INT(proc_agora(run3, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
+  agora(run3, NULL, 2, &r);
   CHECK(has(r.err, "tool name 'echo' is given twice: f1.echo and f2.echo"));
   proc_result_free(&r);
 }
@@ -227,8 +226,7 @@ static void console_approves_from_input(void) {
     peer("mcp-server-filesystem"), notes, b);
   const char *args[] = {"console", "--db", db, w, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, "@writer write it\ny\n", NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  agora(args, "@writer write it\ny\n", 0, &r);
   CHECK(has(r.out, "approve: writer wants to call write_file"));
   CHECK(has(r.out, "-- approval: agent=writer tool=write_file approved=true"));
   CHECK(has(r.out, "writer: wrote it"));
@@ -250,8 +248,7 @@ static void two_hundred_agents_one_server(void) {
   char *w = write_world("crowd.json", "%s", text);
   const char *run[] = {"run", w, "--no-save", "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  agora(run, NULL, 0, &r);
   int results = 0;
   char first_pid[32] = "";
   for (const char *p = r.out; (p = strstr(p, "\"result\":\"echo: x pid ")); p++) {
