@@ -397,9 +397,9 @@ int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, 
     if ((rc = world_file_check_keys(defs, setting_fields, NULL, label, "defaults", em))) goto fail;
     if ((rc = read_settings(defs, &defaults, label, "defaults", em))) goto fail;
   }
-  if ((rc = world_mcp_read(root, &spec, label, em))) goto fail;
-  if ((rc = read_agents(root, &defaults, &spec, label, em))) goto fail;
-  if ((rc = world_mcp_check(&spec, label, em))) goto fail;
+  if ((rc = world_mcp_read(root, &spec, label, em)) || (rc = read_agents(root, &defaults, &spec, label, em)) ||
+      (rc = world_mcp_check(&spec, label, em)))
+    goto fail;
   const cJSON *main_agent = cJSON_GetObjectItemCaseSensitive(root, "main_agent");
   if (main_agent && !cJSON_IsNull(main_agent)) {
     if (!cJSON_IsString(main_agent)) {
