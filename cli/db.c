@@ -46,9 +46,9 @@ void cli_world_settle(cli_world *cw) {
 }
 
 void cli_world_close(cli_world *cw) {
+  cli_mcp_stop(cw->w); /* the MCP servers, if any, end while the world is whole */
   chat_session_free(cw->cs);
   world_free(cw->w);
-  cli_mcp_stop(cw->base); /* the MCP servers' processes, if any, end before the loop goes */
   if (cw->base) event_base_free(cw->base);
   memset(cw, 0, sizeof *cw);
 }

@@ -8,7 +8,7 @@
  * directory (db, else the default one; logs/mcp-STAMP-PID.log), or with no_save in $TMPDIR
  * (agora-mcp-STAMP-PID.log). Nothing happens for a world without servers. Errors as world_mcp_start. */
 int cli_mcp_start(world *w, const char *db, int no_save, ag_errmsg *em);
-/* Waits (on the loop) for the servers' processes to end after the world was freed, then forgets them. */
-void cli_mcp_stop(struct event_base *base);
+/* Stops w's MCP servers before the world is freed (world_mcp_stop, at most 4 s); w may be NULL. */
+void cli_mcp_stop(world *w);
 
 #endif

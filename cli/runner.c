@@ -138,12 +138,12 @@ int cli_runner_finish(cli_runner *r) {
 }
 
 void cli_runner_close(cli_runner *r) {
+  cli_mcp_stop(r->w);
   chat_session_free(r->cs);
   chat_store_close(r->st);
   world_free(r->w);
   run_screen_free(r->scr); /* after the world: its last events still come through the screen */
   output_free(r->out);
-  cli_mcp_stop(r->base);
   if (r->base) event_base_free(r->base);
   world_spec_free(&r->spec);
   for (size_t i = 0; i < r->n_answers; i++) free(r->answers[i]);

@@ -6,7 +6,6 @@
 #include "cli/mcp.h"
 
 #include "chat/archive.h"
-#include "mcp/child.h"
 #include "world/world_mcp.h"
 
 #include <cjson/cJSON.h>
@@ -56,8 +55,8 @@ int cli_mcp_start(world *w, const char *db, int no_save, ag_errmsg *em) {
   return world_mcp_start(w, &o, em);
 }
 
-void cli_mcp_stop(struct event_base *base) {
-  if (base) mcp_child_drain(base, 3000);
+void cli_mcp_stop(world *w) {
+  if (w) world_mcp_stop(w, 4000);
 }
 
 /* One tool as a row or a JSON object. */
@@ -152,8 +151,8 @@ int cli_tools(int argc, char **argv) {
   int status = 0;
   if (rc == AG_ERR_INVALID || rc == AG_ERR_NOMEM) status = cli_error(rc, "%s", em.text);
   else status = print_tools(w, json) ? 1 : 0;
+  cli_mcp_stop(w);
   world_free(w);
-  cli_mcp_stop(base);
   if (base) event_base_free(base);
   world_spec_free(&spec);
   return status;

@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "mcp/child.h"
 #include "mcp/expand.h"
 #include "mcp/stdio.h"
 #if __has_include("mcp/http.h")
+#include "llm/fetch.h"
 #include "mcp/http.h"
 #define WORLD_MCP_HTTP 1
 #endif
@@ -218,6 +220,36 @@ int world_mcp_server_at(const world *w, size_t i, const char **name, int *ready,
   *why = m->servers[i].why;
   *client = m->servers[i].c;
   return AG_OK;
+}
+
+/* Whether something of the stopped servers is still going: a process not reaped, an HTTP DELETE. */
+static int stopping(world *w) {
+#ifdef WORLD_MCP_HTTP
+  if (llm_fetch_live(world_llm(w))) return 1;
+#else
+  (void)w;
+#endif
+  return mcp_child_count() > 0;
+}
+
+void world_mcp_stop(world *w, long ms) {
+  world_mcp *m = *world__mcp_slot(w);
+  if (!m) return;
+  world_cancel_all(w); /* no agent keeps a call of a client freed below */
+  agent_mcp_set none = {0};
+  for (size_t i = 0; i < world_agent_count(w); i++) agent_set_mcp_tools(world_agent_at(w, i), &none);
+  for (size_t i = 0; i < m->n; i++) {
+    mcp_client_free(m->servers[i].c); /* stdio: stdin closed; HTTP: the session DELETEd */
+    m->servers[i].c = NULL;
+  }
+  struct event_base *base = world_base(w);
+  int expired = 0;
+  struct event *t = evtimer_new(base, on_deadline, &expired);
+  struct timeval tv = {ms / 2000, (ms / 2 % 1000) * 1000};
+  if (t) evtimer_add(t, &tv);
+  while (t && stopping(w) && !expired) event_base_loop(base, EVLOOP_ONCE);
+  if (t) event_free(t);
+  mcp_child_drain(base, ms / 2); /* SIGTERM now to what is left, SIGKILL at the end */
 }
 
 void world_mcp_free(world_mcp *m) {

@@ -32,6 +32,12 @@ size_t world_mcp_count(const world *w);
 int world_mcp_server_at(const world *w, size_t i, const char **name, int *ready, const char **why,
                         mcp_client **client);
 
+/* Stops the servers while the world is still whole: cancels every turn (no call outlives its client),
+ * takes the tools away, ends each transport (stdio: stdin closed; HTTP: session DELETEd) and runs the
+ * loop until the processes are reaped and the requests ended, at most ms (SIGTERM half-way, SIGKILL at
+ * the end). The commands call it before world_free. Nothing happens for a world without servers. */
+void world_mcp_stop(world *w, long ms);
+
 /* world.c: the world's slot for its servers, and freeing them (before the agents' host goes). */
 world_mcp **world__mcp_slot(world *w);
 void world_mcp_free(world_mcp *m);
