@@ -143,6 +143,11 @@ static void run_calls_mcp_tools(void) {
   char *bt = unit_read_file(b);
   CHECK(bt == NULL); /* refused: nothing written */
   free(bt);
+  /* The servers' stderr is in the run's log, not in the transcript. */
+  CHECK(!strstr(r.out, "running on stdio") && !strstr(r.err, "running on stdio"));
+  char grep[4400];
+  snprintf(grep, sizeof grep, "grep -qs 'Secure MCP Filesystem Server running on stdio' '%s'/logs/mcp-*.log", db);
+  CHECK_INT(system(grep), 0);
   const char *id = strstr(r.out, "\"chat\":\"");
   if (id) snprintf(chat, sizeof chat, "%.*s", (int)strcspn(id + 8, "\""), id + 8);
   proc_result_free(&r);
@@ -236,6 +241,33 @@ static void console_approves_from_input(void) {
   proc_result_free(&r);
 }
 
+/* ${VAR} in env reaches the server; what is stored keeps the name; an unset one fails the start. */
+static void env_variables_read_at_start(void) {
+  char db[4200];
+  snprintf(db, sizeof db, "%s/envdb", g_tmp);
+  char *w = write_world("env.json",
+    "{\"name\": \"env\", \"mcp_servers\": {\"f\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"],"
+    " \"env\": {\"FAKE_TOKEN\": \"tok-${AGORA_TEST_MCP_TOKEN}\"}}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f.echo\"], \"replies\": [{\"tool\": \"echo\", \"args\": {\"env\": \"FAKE_TOKEN\"}}, \"ok\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@a check\"}]}", fake());
+  const char *env[] = {"AGORA_TEST_MCP_TOKEN=s3cr3t-value", NULL};
+  const char *run[] = {"run", w, "--db", db, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(run, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(has(r.out, "env FAKE_TOKEN=tok-s3cr3t-value"));
+  proc_result_free(&r);
+  const char *exp[] = {"worlds", "export", "env", "--db", db, NULL};
+  agora(exp, NULL, 0, &r);
+  CHECK(has(r.out, "tok-${AGORA_TEST_MCP_TOKEN}"));
+  CHECK(!strstr(r.out, "s3cr3t"));
+  proc_result_free(&r);
+  const char *unset[] = {"run", w, "--no-save", NULL};
+  agora(unset, NULL, 1, &r); /* the variable is not set here: the server does not start */
+  CHECK(has(r.err, "mcp_servers.f.env.FAKE_TOKEN: environment variable AGORA_TEST_MCP_TOKEN is not set"));
+  proc_result_free(&r);
+}
+
 /* 200 agents call one server's tool at once: every call answered, by the same process. */
 static void two_hundred_agents_one_server(void) {
   static char text[32768];
@@ -310,7 +342,7 @@ static void cancel_tells_the_server(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(world_file_strict), UNIT(run_calls_mcp_tools), UNIT(failed_servers),
-                                    UNIT(console_approves_from_input), UNIT(two_hundred_agents_one_server),
+                                    UNIT(console_approves_from_input), UNIT(two_hundred_agents_one_server), UNIT(env_variables_read_at_start),
                                     UNIT(cancel_tells_the_server)};
   g_tmp = unit_tmpdir();
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);

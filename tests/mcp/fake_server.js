@@ -51,5 +51,7 @@ function handle(m) {
     send({id: m.id, result: {content: [{type: 'text', text: 'grown'}]}});
     return send({method: 'notifications/tools/list_changed'});
   }
-  send({id: m.id, result: {content: [{type: 'text', text: 'echo: ' + (m.params.arguments.text || '') + ' pid ' + process.pid}]}});
+  const args = m.params.arguments || {};
+  if (args.env) return send({id: m.id, result: {content: [{type: 'text', text: 'env ' + args.env + '=' + process.env[args.env]}]}});
+  send({id: m.id, result: {content: [{type: 'text', text: 'echo: ' + (args.text || '') + ' pid ' + process.pid}]}});
 }
