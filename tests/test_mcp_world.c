@@ -12,6 +12,7 @@
 #include <event2/event.h>
 
 #include "mcp/child.h"
+#include "support/mcp_drive.h"
 #include "support/proc.h"
 #include "support/tworld.h"
 #include "world/world_mcp.h"
@@ -268,6 +269,32 @@ static void env_variables_read_at_start(void) {
   proc_result_free(&r);
 }
 
+/* A server reached by url (Streamable HTTP, mcp/http.c): server-everything on loopback, a header from
+ * ${VAR}; the agent's call goes over HTTP and the session is DELETEd at the end. */
+static void http_server_in_a_world(void) {
+  mcp_everything e;
+  if (mcp_everything_start(&e, g_tmp)) {
+    CHECK(!"server-everything (streamableHttp) did not start");
+    return;
+  }
+  char *w = write_world("http.json",
+    "{\"name\": \"http\", \"mcp_servers\": {\"ev\": {\"url\": \"%s\", \"headers\": {\"X-Test\": \"${AGORA_TEST_MCP_TOKEN}\"}}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"ev.echo\", \"ev.get-sum\"],"
+    "  \"replies\": [{\"tool\": \"echo\", \"args\": {\"message\": \"over http\"}},"
+    "   {\"tool\": \"get-sum\", \"args\": {\"a\": 20, \"b\": 22}}, \"ok\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@a go\"}]}", e.url);
+  const char *env[] = {"AGORA_TEST_MCP_TOKEN=t0k", NULL};
+  const char *run[] = {"run", w, "--no-save", "--json", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(run, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(has(r.out, "Echo: over http"));
+  CHECK(has(r.out, "42"));
+  CHECK(!strstr(r.out, "mcp-error"));
+  proc_result_free(&r);
+  mcp_everything_stop(&e);
+}
+
 /* 200 agents call one server's tool at once: every call answered, by the same process. */
 static void two_hundred_agents_one_server(void) {
   static char text[32768];
@@ -343,6 +370,7 @@ static void cancel_tells_the_server(void) {
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(world_file_strict), UNIT(run_calls_mcp_tools), UNIT(failed_servers),
                                     UNIT(console_approves_from_input), UNIT(two_hundred_agents_one_server), UNIT(env_variables_read_at_start),
+                                    UNIT(http_server_in_a_world),
                                     UNIT(cancel_tells_the_server)};
   g_tmp = unit_tmpdir();
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);

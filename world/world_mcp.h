@@ -1,4 +1,4 @@
-/* A world's MCP servers (world file `mcp_servers`, docs/mcp-servers.md): started together when the
+/* A world's MCP servers (world file `mcp_servers`, docs/mcp.md): started together when the
  * world starts, each an mcp_client over stdio (mcp/stdio.c) or Streamable HTTP (mcp/http.c); a server
  * that fails to start is an `mcp-error` event; each agent then gets the tools its references name
  * (agent_set_mcp_tools), again when a server says its list changed. Stopped with the world. */
