@@ -1,8 +1,7 @@
 /* One agent's life per message (behaviour.md §3–5): decide, remember, prompt, call the LLM, shape
  * and publish the reply. The world is reached only through agent_host. */
-#include "agents/agent.h"
+#include "agents/agent_int.h"
 #include "common/clock.h"
-#include "common/ring.h"
 
 #include "agents/prompt.h"
 #include "agents/shape.h"
@@ -12,40 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The host's answer for the call at round_next, while a round waits for or has just got one. */
-typedef enum approval_state { APPROVAL_NONE, APPROVAL_ASKED, APPROVAL_ALLOWED, APPROVAL_DENIED } approval_state;
-
-struct agent {
-  agent_settings s;
-  agent_phase phase;    /* changed only by agent_set_phase */
-  char id[MENTION_ID_MAX];
-  const agent_host *host;
-  llm_usage usage;     /* tokens of the calls made since the agent was made */
-  llm_endpoint *llm;
-  llm_call *call;       /* in flight, or NULL */
-  ag_msg *answering;    /* the message being answered (a reference), while call is set */
-  /* Messages the agent decided to answer while it was busy, answered one at a time in order so that
-   * no reply is lost and memory reads question, answer, question, answer. References. */
-  ag_ring inbox; /* of ag_msg *, each holding one reference */
-  int memory_window;
-  int emit_chunks;
-  /* The turn in progress: tool rounds so far and what they added to the prompt (assistant tool calls
-   * and tool results), sent back with each further round and forgotten when the turn ends. */
-  int rounds;
-  turn_log tlog;
-  /* The tool round in progress: its assistant message in tlog, the next call to run, the answer to
-   * that call's approval, and save_context's message (the reply that completes the turn). */
-  size_t round_msg, round_next;
-  approval_state approval;
-  char *human_text; /* ask_human: the person's answer, or why there is none (with approval) */
-  char *round_reply;
-  context_state ctx;
-  turn_state turn;
-  ag_msg **mem;
-  size_t n_mem, cap_mem;
-  size_t mem_dropped;   /* oldest entries let go of (still in storage) */
-};
 
 void agent_settings_init(agent_settings *s) {
   memset(s, 0, sizeof *s);
@@ -62,7 +27,9 @@ int agent_settings_copy(agent_settings *dst, const agent_settings *src) {
   dst->monadic = src->monadic;
   dst->tool_support = src->tool_support;
   int rc = llm_config_copy(&dst->llm, &src->llm);
+  if (!rc && (rc = agent_mcp_refs_copy(src->mcp, src->n_mcp, &dst->mcp))) llm_config_free(&dst->llm);
   if (rc) return rc;
+  dst->n_mcp = src->n_mcp;
   dst->name = src->name ? strdup(src->name) : NULL;
   dst->system_prompt = src->system_prompt ? strdup(src->system_prompt) : NULL;
   if ((src->name && !dst->name) || (src->system_prompt && !dst->system_prompt)) {
@@ -76,6 +43,9 @@ void agent_settings_free(agent_settings *s) {
   free(s->name);
   free(s->system_prompt);
   llm_config_free(&s->llm);
+  agent_mcp_refs_free(s->mcp, s->n_mcp);
+  s->mcp = NULL;
+  s->n_mcp = 0;
   s->name = s->system_prompt = NULL;
 }
 
@@ -158,6 +128,7 @@ static void agent_drop_call(agent *a) {
   int was_thinking = agent_is_thinking(a);
   if (a->phase == AGENT_AWAITING_APPROVAL && a->host->approve_cancel) a->host->approve_cancel(a->host->ctx, a);
   a->approval = APPROVAL_NONE;
+  agent__mcp_drop(a);
   tlog_clear(a);
   if (a->call) llm_call_cancel(a->call);
   a->call = NULL;
@@ -177,6 +148,7 @@ static void agent_clear_memory(agent *a) {
 void agent_free(agent *a) {
   if (!a) return;
   agent_drop_call(a);
+  agent_mcp_set_free(&a->mcp);
   agent_clear_memory(a);
   free(a->mem);
   ag_ring_free(&a->inbox);
@@ -329,7 +301,9 @@ static char *agent_run_call(agent *a, const llm_tool_call *c, int *failed, int64
   cJSON *args = NULL;
   *failed = 1;
   *at_ms = ag_now_ms();
-  char *out = tool_exec_check(a->s.tools, c, &id, &args);
+  char *out = NULL;
+  if (agent__mcp_run(a, c, &out, failed, asked)) return out;
+  out = tool_exec_check(a->s.tools, c, &id, &args);
   if (out) return out;
   if (id == TOOL_ASK_HUMAN) {
     out = agent_ask_human(a, c, args, asked);
@@ -396,11 +370,12 @@ static void agent_round_go(agent *a) {
   const llm_message *round = &a->tlog.msgs[a->round_msg];
   while (a->round_next < round->n_tool_calls) {
     const llm_tool_call *c = &round->tool_calls[a->round_next];
-    if (a->approval == APPROVAL_NONE)
+    if (a->approval == APPROVAL_NONE && !a->mcp_text)
       agent_notify_tool(a, AGENT_REPORT_TOOL_CALL, c->name, c->id, c->args_json, 0, 0);
     int failed = 0, asked = 0;
     int64_t at = 0;
     char *result = agent_run_call(a, c, &failed, &at, &asked);
+    if (asked == 2) return; /* an MCP call in flight: its result resumes the round */
     if (asked) {
       a->approval = APPROVAL_ASKED;
       agent_set_phase(a, AGENT_AWAITING_APPROVAL);
@@ -422,6 +397,8 @@ static void agent_round_go(agent *a) {
   }
   agent_round_end(a, rc);
 }
+
+void agent__round_resume(agent *a) { agent_round_go(a); }
 
 void agent_approval_answer(agent *a, int allow, const char *text) {
   if (a->phase != AGENT_AWAITING_APPROVAL) return;
@@ -511,15 +488,19 @@ static int agent_call_llm(agent *a) {
   size_t n_msgs = 0;
   int rc = agent_prompt(a, &msgs, &n_msgs, &arena, &sys);
   if (!rc) {
-    llm_tool tools[TOOL_COUNT];
+    llm_tool *tools = malloc((TOOL_COUNT + a->mcp.n) * sizeof *tools);
     size_t n_tools = 0;
-    if (a->s.tool_support)
-      for (int t = 0; t < TOOL_COUNT; t++)
-        if (a->s.tools & TOOL_BIT(t)) tools[n_tools++] = *tool_definition((tool_id)t);
-    agent_notify(a, AGENT_REPORT_LLM_START, NULL, 0, NULL, 0);
-    llm_request req = {.messages = msgs, .n_messages = n_msgs, .tools = n_tools ? tools : NULL, .n_tools = n_tools};
-    llm_callbacks cb = {agent_on_chunk, agent_on_done};
-    rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
+    if (!tools) rc = AG_ERR_NOMEM;
+    for (int t = 0; tools && a->s.tool_support && t < TOOL_COUNT; t++)
+      if (a->s.tools & TOOL_BIT(t)) tools[n_tools++] = *tool_definition((tool_id)t);
+    if (tools && a->s.tool_support) n_tools += agent__mcp_offer(a, tools + n_tools);
+    if (tools) {
+      agent_notify(a, AGENT_REPORT_LLM_START, NULL, 0, NULL, 0);
+      llm_request req = {.messages = msgs, .n_messages = n_msgs, .tools = n_tools ? tools : NULL, .n_tools = n_tools};
+      llm_callbacks cb = {agent_on_chunk, agent_on_done};
+      rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
+    }
+    free(tools);
   }
   free(msgs);
   free(arena);

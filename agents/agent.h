@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "agents/context.h"
+#include "agents/mcp_tools.h"
 #include "agents/msg.h"
 #include "agents/tools.h"
 #include "agents/turn.h"
@@ -29,6 +30,8 @@ typedef struct agent_settings {
   int auto_reply;      /* default 1 */
   unsigned tools;      /* TOOL_BIT()s of the built-in tools it may call */
   unsigned approve;    /* TOOL_BIT()s of the tools that need the user's approval */
+  agent_mcp_ref *mcp;  /* n_mcp MCP tool references ("fs.read_file", "fs.*"), resolved at start */
+  size_t n_mcp;
   int monadic;         /* load_context + save_context, with the instruction to use them */
   int tool_support;    /* the model calls tools natively (default 1); 0: context in the prompt */
   llm_config llm;      /* provider settings; an unset llm.script.fallback is worded from name */
@@ -150,6 +153,11 @@ void agent_set_turn_state(agent *a, turn_state st);
 /* The script provider's next reply index, saved with the chat so a continued chat goes on. */
 size_t agent_reply_counter(const agent *a);
 void agent_set_reply_counter(agent *a, size_t n);
+
+/* The MCP tools the agent may call (copied; replaces the set; a call in flight goes on), resolved
+ * by the world from the settings' references once the servers listed their tools; and the set now. */
+int agent_set_mcp_tools(agent *a, const agent_mcp_set *set);
+const agent_mcp_set *agent_mcp_tools(const agent *a);
 
 /* The agent's context in the current chat (borrowed), and restoring it (copied). */
 const context_state *agent_context(const agent *a);

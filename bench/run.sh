@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-5}"
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release > /dev/null
-cmake --build build-bench -j2 --target agora bench_world bench_fanout_world bench_fanout_tls bench_cold bench_store bench_fanout bench_load bench_mcp_http bench_serve > /dev/null
+cmake --build build-bench -j2 --target agora bench_world bench_fanout_world bench_fanout_tls bench_cold bench_store bench_fanout bench_load bench_mcp_http bench_serve bench_mcp > /dev/null
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
 echo
 echo "== turn overhead, bus, memory (bench_world) =="
@@ -31,6 +31,10 @@ build-bench/bench_load "$runs"
 echo
 echo "== agora serve's event streams (bench_serve) =="
 AGORA_BIN=build-bench/agora build-bench/bench_serve 3
+echo
+echo "== MCP tool calls over stdio (bench_mcp; needs node) =="
+AGORA_SRC=$PWD build-bench/bench_mcp 2000 "$runs"
+echo
 echo "== virtual clock: 30 simulated days, 20 agents, hourly cron (bench_sim) =="
 build-bench/bench_sim 30 "$runs"
 echo

@@ -104,6 +104,10 @@ cJSON *chat_event_fields(const world_event *e) {
     add_time(f, "due", e->u.skipped.due_ms);
     break;
   case EV_CLOCK_ADVANCED: add_time(f, "sim_time", e->u.advanced.sim_ms); break;
+  case EV_MCP_ERROR:
+    cJSON_AddStringToObject(f, "server", e->u.mcp.server);
+    cJSON_AddStringToObject(f, "error", e->u.mcp.error);
+    break;
   case EV_TURN_QUEUED:
     cJSON_AddNumberToObject(f, "seq", (double)e->u.turn_queued.seq);
     if (e->u.turn_queued.rerun) cJSON_AddBoolToObject(f, "rerun", 1);

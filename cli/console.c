@@ -2,6 +2,7 @@
  * libevent loop: the terminal is an event on fd 0 fed to libedit's callback interface, bus messages and
  * events are printed as they are delivered, and streamed replies live on transient lines above the input. */
 #include "cli/console.h"
+#include "cli/mcp.h"
 
 #include "cli/console_int.h"
 
@@ -132,8 +133,9 @@ static int open_file_world(console *c, const char *path, const console_args *a, 
   cli_world *cw = &c->cw;
   if ((rc = cli_spec_prepare(&spec, &a->over))) ag_fail(em, rc, "%s", ag_strerror(rc));
   else if (!(rc = cli_world_build(path, &spec, &cw->base, &cw->w, em)) &&
-      !(rc = cli_key_env_check(cw->w, path, allow, em))) /* before anything is stored */
-    rc = chat_session_open(c->st, cw->w, &cw->cs, em);
+      !(rc = cli_key_env_check(cw->w, path, allow, em)) && /* before anything is stored */
+      !(rc = chat_session_open(c->st, cw->w, &cw->cs, em)))
+    rc = cli_mcp_start(cw->w, chat_store_dir(c->st), 0, em); /* only from a file: never a stored world's commands */
   world_spec_free(&spec);
   return rc;
 }

@@ -1,5 +1,6 @@
 /* Shared plumbing of the storage commands (see db.h). */
 #include "cli/db.h"
+#include "cli/mcp.h"
 
 #include <event2/event.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ void cli_world_settle(cli_world *cw) {
 }
 
 void cli_world_close(cli_world *cw) {
+  cli_mcp_stop(cw->w); /* the MCP servers, if any, end while the world is whole */
   chat_session_free(cw->cs);
   world_free(cw->w);
   if (cw->base) event_base_free(cw->base);

@@ -25,6 +25,8 @@ static const char usage[] =
   "  init [FILE]           write a commented starter world (default: world.json)\n"
   "  console [WORLD.json] [--db DIR]\n"
   "                        talk to a world interactively\n"
+  "  tools WORLD.json [--json]\n"
+  "                        start the world's MCP servers and list each agent's tools\n"
   "  replay CHAT_ID|SNAPSHOT.json [--db DIR] [--json] [--delay MS]\n"
   "                        print a saved chat as run printed it (never calls an LLM)\n"
   "  serve [WORLD.json ...] [--db DIR] [--listen 127.0.0.1:8080] [--token-file FILE]\n"
@@ -106,6 +108,7 @@ static int dispatch(int argc, char **argv) {
   if (!strcmp(cmd, "say")) return cli_say(argc - 2, argv + 2);
   if (!strcmp(cmd, "init")) return cli_init(argc - 2, argv + 2);
   if (!strcmp(cmd, "serve")) return cli_serve(argc - 2, argv + 2);
+  if (!strcmp(cmd, "tools")) return cli_tools(argc - 2, argv + 2);
   fprintf(stderr, "agora: unknown command '%s'\n\n%s", cmd, usage);
   return 2;
 }

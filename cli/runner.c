@@ -1,5 +1,6 @@
 /* The set-up `run` and `say` share (see runner.h). */
 #include "cli/runner.h"
+#include "cli/mcp.h"
 
 #include "chat/archive.h"
 
@@ -130,6 +131,11 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
       (rc = bus_subscribe(world_bus(r->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT,
                           handler ? handler : run_screen_on_bus, handler ? ud : r->scr, NULL)))
     return cli_error(rc, "%s", ag_strerror(rc));
+  /* MCP servers start with the world (a failed one is an mcp-error event, shown before exiting). */
+  if ((rc = cli_mcp_start(r->w, o->db, o->no_save, &em))) {
+    world_run_until_quiet(r->w);
+    return cli_error(rc, "%s: %s", cmd, em.text);
+  }
   return o->no_save ? 0 : open_chat(r, o, cmd);
 }
 
@@ -149,6 +155,7 @@ int cli_runner_finish(cli_runner *r) {
 }
 
 void cli_runner_close(cli_runner *r) {
+  cli_mcp_stop(r->w);
   chat_session_free(r->cs);
   chat_store_close(r->st);
   world_free(r->w);

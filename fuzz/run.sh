@@ -9,7 +9,7 @@ secs=${1:-20}
 shift || true
 build=${AGORA_FUZZ_BUILD:-build-fuzz}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(mention shape title stream wire world snapshot mcp_http http_api)
+[ ${#targets[@]} -gt 0 ] || targets=(mention shape title stream wire world snapshot mcp_http http_api mcp_rpc)
 
 cmake -S . -B "$build" -DAGORA_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j2 >/dev/null
@@ -29,6 +29,8 @@ awk 'BEGIN { printf "\200"; for (i = 0; i < 160000; i++) printf "@m%d hi\n", i }
 awk 'BEGIN { printf "{\"format\":1,\"world\":{\"name\":\"big\"},\"chat\":{\"id\":\"c\",\"world\":\"big\",\"title\":\"t\",\"message_count\":0,\"created_at\":\"2026-11-22T10:00:00Z\",\"updated_at\":\"2026-11-22T10:00:00Z\"},\"messages\":[],\"agents\":[";
   for (i = 0; i < 20000; i++) printf "%s{\"id\":\"a%d\",\"turn_count\":0,\"notice_sent\":false,\"reply_counter\":0,\"memory\":[]}", (i ? "," : ""), i;
   printf "],\"thread\":[]}" }' >"$work/big/snapshot"
+# 100,000 JSON-RPC lines from an MCP server (3.6 MB), read in 1-17-byte pieces: linear framing only.
+awk 'BEGIN { printf "\001"; for (i = 0; i < 100000; i++) printf "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{}}\n", i }' >"$work/big/mcp_rpc"
 cat fuzz/json.dict fuzz/sse.dict >"$work/wire.dict"
 
 status=0

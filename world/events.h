@@ -36,7 +36,8 @@
   X(EV_SCHEDULE_SKIPPED, "schedule-skipped") \
   X(EV_CLOCK_ADVANCED, "clock-advanced") \
   X(EV_TURN_QUEUED, "turn-queued")     \
-  X(EV_TURN_END, "turn-end")
+  X(EV_TURN_END, "turn-end")           \
+  X(EV_MCP_ERROR, "mcp-error")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -106,6 +107,8 @@ typedef struct ev_memory_cleared { const char *agent; } ev_memory_cleared;
  * turns not started (its turn-limit notice emptied its inbox). */
 typedef struct ev_turn_queued { const char *agent; uint64_t seq; int rerun; } ev_turn_queued;
 typedef struct ev_turn_end { const char *agent; uint64_t seq; int cancelled, queued; } ev_turn_end;
+/* An MCP server (its name in the world file) failed to start: why, in words. */
+typedef struct ev_mcp_error { const char *server, *error; } ev_mcp_error;
 
 typedef struct world_event {
   ev_kind kind;
@@ -132,6 +135,7 @@ typedef struct world_event {
     ev_clock_advanced advanced;  /* EV_CLOCK_ADVANCED */
     ev_turn_queued turn_queued;  /* EV_TURN_QUEUED */
     ev_turn_end turn_end;        /* EV_TURN_END */
+    ev_mcp_error mcp;            /* EV_MCP_ERROR */
   } u;
 } world_event;
 

@@ -3,6 +3,8 @@
 #include "world/world.h"
 #include "common/buf.h"
 #include "common/clock.h"
+#include "world/mcp_spec.h"
+#include "world/world_mcp.h"
 #include "world/world_time.h"
 
 #include <event2/event.h>
@@ -42,6 +44,7 @@ struct world {
   template_vars *vars;      /* for `{{name}}` in prompts and texts (world_render) */
   int sim_on;               /* a virtual clock: messages carry sim_now */
   int64_t sim_now;
+  world_mcp *mcp;           /* the MCP servers, once world_mcp_start ran */
 };
 
 
@@ -347,7 +350,7 @@ int world_new(struct event_base *base, const world_spec *spec, world **out, ag_e
     rc = AG_ERR_NOMEM;
     goto fail;
   }
-  if ((rc = world_time_copy(&w->spec, spec)) || (rc = world_time_vars(spec, NULL, NULL, &w->vars))) goto fail;
+  if ((rc = world_time_copy(&w->spec, spec)) || (rc = world_mcp_spec_copy(&w->spec, spec)) || (rc = world_time_vars(spec, NULL, NULL, &w->vars))) goto fail;
   w->sim_on = spec->clock.is_virtual;
   w->sim_now = spec->clock.has_start ? spec->clock.start_ms : ag_now_ms();
   for (size_t i = 0; i < spec->n_agents; i++) {
@@ -363,6 +366,7 @@ fail:
 void world_free(world *w) {
   if (!w) return;
   for (size_t i = 0; i < w->n_slots; i++) slot_free(w->slots[i]);
+  world_mcp_free(w->mcp); /* after the agents: each cancelled its own call */
   free(w->slots);
   free(w->ids);
   free(w->index);
@@ -487,6 +491,7 @@ int world_run_until_quiet(world *w) {
 }
 
 const world_spec *world_time_spec(const world *w) { return &w->spec; }
+world_mcp **world__mcp_slot(world *w) { return &w->mcp; }
 int world_is_virtual(const world *w) { return w->sim_on; }
 int64_t world_now(const world *w) { return w->sim_on ? w->sim_now : ag_now_ms(); }
 void world_set_sim_time(world *w, int64_t ms) { w->sim_now = ms; }

@@ -9,6 +9,7 @@
 #include "common/jsonnum.h"
 #include "common/strset.h"
 #include "storage/store.h"
+#include "world/mcp_spec.h"
 #include "world/world_time.h"
 
 #include <math.h>
@@ -21,7 +22,7 @@
 
 static const char *const world_fields[] = {"name", "description", "turn_limit", "memory_window", "main_agent",
                                            "defaults", "agents", "script", "variables", "clock",
-                                           "schedule", NULL};
+                                           "schedule", "mcp_servers", NULL};
 /* Agent settings that may also stand in "defaults" (everything but the name). */
 static const char *const setting_fields[] = {"provider", "model", "base_url", "api_key_env", "temperature",
                                              "max_tokens", "stream", "timeout_ms", "max_retries",
@@ -119,12 +120,15 @@ static int read_tools(const cJSON *v, agent_settings *s, const char *label, cons
   if (!cJSON_IsArray(v)) return BAD("%s: %s%stools: must be an array of tool names", label, path, dot);
   unsigned tools = 0, approve = 0;
   size_t i = 0;
+  agent_mcp_refs_free(s->mcp, s->n_mcp); /* the agent's list replaces the defaults' */
+  s->mcp = NULL;
+  s->n_mcp = 0;
   for (const cJSON *t = v->child; t; t = t->next, i++) {
     const cJSON *name = t;
     int needs = 0;
     if (cJSON_IsObject(t)) {
       for (const cJSON *c = t->child; c; c = c->next)
-        if (strcmp(c->string, "name") && strcmp(c->string, "approve"))
+        if (strcmp(c->string, "name") && strcmp(c->string, "approve") && strcmp(c->string, "as"))
           return BAD("%s: %s%stools[%zu].%s: unknown field", label, path, dot, i, c->string);
       name = cJSON_GetObjectItemCaseSensitive(t, "name");
       const cJSON *ap = cJSON_GetObjectItemCaseSensitive(t, "approve");
@@ -134,6 +138,15 @@ static int read_tools(const cJSON *v, agent_settings *s, const char *label, cons
     tool_id id;
     if (!cJSON_IsString(name))
       return BAD("%s: %s%stools[%zu]: must be a tool name or {\"name\", \"approve\"}", label, path, dot, i);
+    if (strchr(name->valuestring, '.')) { /* an MCP server's tool: SERVER.TOOL or SERVER.* */
+      char sub[96];
+      snprintf(sub, sizeof sub, "%s%stools[%zu]", path, dot, i);
+      int rc = world_mcp_read_ref(t, name->valuestring, s, label, sub, em);
+      if (rc) return rc;
+      continue;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(t, "as"))
+      return BAD("%s: %s%stools[%zu].as: only for an MCP server's tool (SERVER.TOOL)", label, path, dot, i);
     if (tool_parse(name->valuestring, &id))
       return BAD("%s: %s%stools[%zu]: unknown tool '%s' (load_context, save_context, send_message, ask_human)", label, path,
                  dot, i, name->valuestring);
@@ -384,7 +397,9 @@ int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, 
     if ((rc = world_file_check_keys(defs, setting_fields, NULL, label, "defaults", em))) goto fail;
     if ((rc = read_settings(defs, &defaults, label, "defaults", em))) goto fail;
   }
-  if ((rc = read_agents(root, &defaults, &spec, label, em))) goto fail;
+  if ((rc = world_mcp_read(root, &spec, label, em)) || (rc = read_agents(root, &defaults, &spec, label, em)) ||
+      (rc = world_mcp_check(&spec, label, em)))
+    goto fail;
   const cJSON *main_agent = cJSON_GetObjectItemCaseSensitive(root, "main_agent");
   if (main_agent && !cJSON_IsNull(main_agent)) {
     if (!cJSON_IsString(main_agent)) {
@@ -454,6 +469,7 @@ int world_spec_load(const char *path, world_spec *out, ag_errmsg *em) {
   if (rc) return rc;
   rc = world_spec_parse(text, len, path, out, em);
   free(text);
+  if (!rc && (rc = world_mcp_resolve_paths(out, path, em))) world_spec_free(out);
   return rc;
 }
 
@@ -492,7 +508,7 @@ cJSON *world_agent_to_json(const agent_settings *s) {
     for (size_t i = 0; r && i < c->script.n_replies; i++) cJSON_AddItemToArray(r, reply_json(&c->script.replies[i]));
   }
   cJSON_AddBoolToObject(a, "auto_reply", s->auto_reply);
-  if (s->tools) {
+  if (s->tools || s->n_mcp) {
     cJSON *t = cJSON_AddArrayToObject(a, "tools");
     for (int i = 0; t && i < TOOL_COUNT; i++) {
       if (!(s->tools & TOOL_BIT(i))) continue;
@@ -505,6 +521,7 @@ cJSON *world_agent_to_json(const agent_settings *s) {
         cJSON_AddItemToArray(t, cJSON_CreateString(tool_name((tool_id)i)));
       }
     }
+    world_mcp_refs_to_json(s, t);
   }
   if (s->monadic) cJSON_AddBoolToObject(a, "monadic", 1);
   if (!s->tool_support) cJSON_AddBoolToObject(a, "tool_support", 0);
@@ -524,6 +541,7 @@ cJSON *world_spec_to_json(const world_spec *spec) {
   for (size_t i = 0; agents && i < spec->n_agents; i++)
     cJSON_AddItemToArray(agents, world_agent_to_json(&spec->agents[i]));
   world_time_to_json(spec, w);
+  world_mcp_to_json(spec, w);
   return w;
 }
 
@@ -539,5 +557,6 @@ void world_spec_free(world_spec *spec) {
   }
   free(spec->steps);
   world_time_free(spec);
+  world_mcp_spec_free(spec);
   memset(spec, 0, sizeof *spec);
 }

@@ -39,6 +39,24 @@ typedef struct world_sched_item {
   int skip_when_busy;/* when_busy: "skip" */
 } world_sched_item;
 
+/* One `mcp_servers` entry (world/mcp_spec.c, docs/mcp.md): a command to start (stdio) or a URL
+ * (Streamable HTTP). env and header values are kept as written: ${VAR} is read from the environment
+ * only when the server starts, so a spec (and what is stored from it) holds variable names, never
+ * their values. All strings owned. */
+typedef struct world_mcp_server {
+  char *name;
+  char *command;           /* stdio; a relative path is resolved against the world file's folder */
+  char **args;
+  size_t n_args;
+  char **env_names, **env_values;
+  size_t n_env;
+  char *cwd;               /* NULL: the world file's folder (or Agora's when the spec has no file) */
+  long timeout_ms;         /* 0: the client's default */
+  char *url;               /* Streamable HTTP */
+  char **header_names, **header_values;
+  size_t n_headers;
+} world_mcp_server;
+
 /* Everything a world file says. All memory owned by the spec. */
 typedef struct world_spec {
   char *name;
@@ -56,6 +74,8 @@ typedef struct world_spec {
   world_clock_spec clock;
   world_sched_item *sched;
   size_t n_sched;
+  world_mcp_server *mcp;  /* `mcp_servers`, in file order */
+  size_t n_mcp;
 } world_spec;
 
 /* Reads and validates path. On failure em says "<path>: <json path>: <reason>" and the code is

@@ -25,7 +25,7 @@ _agora() {
   cmd=${COMP_WORDS[1]}
   sub=${COMP_WORDS[2]}
   if ((COMP_CWORD == 1)); then
-    mapfile -t COMPREPLY < <(compgen -W "run say console serve init replay chats worlds --help --version" -- "$cur")
+    mapfile -t COMPREPLY < <(compgen -W "run say console serve init tools replay chats worlds --help --version" -- "$cur")
     return
   fi
   case $prev in
@@ -59,6 +59,12 @@ _agora() {
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
       fi ;;
     init) mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur") ;;
+    tools)
+      if [[ $cur == -* ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "--db --json --help" -- "$cur")
+      else
+        mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
+      fi ;;
     replay)
       if [[ $cur == -* ]]; then
         mapfile -t COMPREPLY < <(compgen -W "--db --json --delay --help" -- "$cur")

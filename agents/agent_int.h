@@ -1,0 +1,61 @@
+/* Inside an agent: the struct shared by agent.c (the turn) and agent_mcp.c (its MCP tool calls). Not
+ * for other modules. */
+#ifndef AG_AGENT_INT_H
+#define AG_AGENT_INT_H
+
+#include "agents/agent.h"
+#include "agents/turn_log.h"
+#include "common/ring.h"
+
+/* The host's answer for the call at round_next, while a round waits for or has just got one. */
+typedef enum approval_state { APPROVAL_NONE, APPROVAL_ASKED, APPROVAL_ALLOWED, APPROVAL_DENIED } approval_state;
+
+struct agent {
+  agent_settings s;
+  agent_phase phase;    /* changed only by agent_set_phase */
+  char id[MENTION_ID_MAX];
+  const agent_host *host;
+  llm_usage usage;     /* tokens of the calls made since the agent was made */
+  llm_endpoint *llm;
+  llm_call *call;       /* in flight, or NULL */
+  ag_msg *answering;    /* the message being answered (a reference), while call is set */
+  /* Messages the agent decided to answer while it was busy, answered one at a time in order so that
+   * no reply is lost and memory reads question, answer, question, answer. References. */
+  ag_ring inbox; /* of ag_msg *, each holding one reference */
+  int memory_window;
+  int emit_chunks;
+  /* The turn in progress: tool rounds so far and what they added to the prompt (assistant tool calls
+   * and tool results), sent back with each further round and forgotten when the turn ends. */
+  int rounds;
+  turn_log tlog;
+  /* The tool round in progress: its assistant message in tlog, the next call to run, the answer to
+   * that call's approval, and save_context's message (the reply that completes the turn). */
+  size_t round_msg, round_next;
+  approval_state approval;
+  char *human_text; /* ask_human: the person's answer, or why there is none (with approval) */
+  char *round_reply;
+  /* MCP tools (agent_mcp.c): the resolved set, the call in flight for round_next and its result. */
+  agent_mcp_set mcp;
+  mcp_call *mcp_call;
+  char *mcp_text;
+  int mcp_failed;
+  context_state ctx;
+  turn_state turn;
+  ag_msg **mem;
+  size_t n_mem, cap_mem;
+  size_t mem_dropped;   /* oldest entries let go of (still in storage) */
+};
+
+/* agent_mcp.c */
+/* Runs call c when it names one of the agent's MCP tools: 1 and either *out (the result: an error, a
+ * refusal, or the answer that came back), or *out NULL with *waiting set (asked the host: 1, or the
+ * call is in flight: 2); 0 when c is no MCP tool. */
+int agent__mcp_run(agent *a, const llm_tool_call *c, char **out, int *failed, int *waiting);
+/* Cancels the MCP call in flight (the server is told) and forgets its result. */
+void agent__mcp_drop(agent *a);
+/* Appends the MCP tools' definitions to tools (room for a->mcp.n more). */
+size_t agent__mcp_offer(const agent *a, llm_tool *tools);
+/* agent.c: the tool round goes on at round_next (after an MCP result came back). */
+void agent__round_resume(agent *a);
+
+#endif

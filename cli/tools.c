@@ -1,0 +1,159 @@
+/* agora tools WORLD.json [--json] [--db DIR]: starts the world's MCP servers and prints each agent's
+ * tools (name, source, approval, description), so a configuration can be checked before a long run;
+ * and cli_mcp_start, the MCP start shared by run, say and console. */
+#include "cli/cli.h"
+#include "cli/load.h"
+#include "cli/mcp.h"
+
+#include "chat/archive.h"
+#include "world/world_mcp.h"
+
+#include <cjson/cJSON.h>
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char tools_usage[] =
+  "usage: agora tools WORLD.json [--json] [--db DIR]\n"
+  "\n"
+  "Starts the world's MCP servers (mcp_servers), as run would, and prints each agent's tools: its name\n"
+  "as the model sees it, where it comes from (built-in or the server), whether a call asks for approval\n"
+  "first, and its description. The servers' stderr goes to DIR/logs/mcp-*.log.\n"
+  "\n"
+  "  --json    one JSON document: {\"agents\": [{\"name\", \"tools\": [...]}], \"servers\": [...]}\n"
+  "  --db DIR  the data directory for the log (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
+  "            ~/.local/share/agora)\n"
+  "\n"
+  "Exit status: 0 when every server started, 1 naming each one that failed and why, 2 bad usage or input.\n";
+
+int cli_mcp_start(world *w, const char *db, int no_save, ag_errmsg *em) {
+  char dir[4096], path[4400];
+  const char *log = NULL;
+  if (!world_time_spec(w)->n_mcp) return AG_OK;
+  if (no_save) { /* nothing goes to the data directory: the log is a temporary file */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s", tmp && tmp[0] ? tmp : "/tmp");
+    db = dir;
+  }
+  if (db || !chat_store_default_dir(dir, sizeof dir)) {
+    snprintf(path, sizeof path, "%s/%s", db ? db : dir, no_save ? "." : "logs");
+    mkdir(db ? db : dir, 0700);
+    if (!mkdir(path, 0700) || access(path, W_OK) == 0) {
+      char stamp[32];
+      time_t now = time(NULL);
+      strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&now));
+      size_t n = strlen(path);
+      snprintf(path + n, sizeof path - n, "/%smcp-%s-%ld.log", no_save ? "agora-" : "", stamp, (long)getpid());
+      log = path;
+    }
+  }
+  world_mcp_opts o = {log, AGORA_VERSION, 0};
+  return world_mcp_start(w, &o, em);
+}
+
+void cli_mcp_stop(world *w) {
+  if (w) world_mcp_stop(w, 4000);
+}
+
+/* One tool as a row or a JSON object. */
+static void tool_out(cJSON *arr, const char *name, const char *source, int approve, const char *desc) {
+  if (arr) {
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "name", name);
+    cJSON_AddStringToObject(t, "source", source);
+    cJSON_AddBoolToObject(t, "approve", approve);
+    cJSON_AddStringToObject(t, "description", desc);
+    cJSON_AddItemToArray(arr, t);
+    return;
+  }
+  int cut = (int)strcspn(desc, "\n"); /* the first line: a table row stays one line */
+  printf("  %-28s %-20s %-12s %.*s%s\n", name, source, approve ? "asks first" : "runs", cut > 100 ? 100 : cut, desc,
+         cut > 100 ? "…" : "");
+}
+
+static void agent_out(agent *a, cJSON *agents) {
+  const agent_settings *s = agent_settings_of(a);
+  cJSON *tools = NULL;
+  if (agents) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", s->name);
+    tools = cJSON_AddArrayToObject(o, "tools");
+    cJSON_AddItemToArray(agents, o);
+  } else {
+    printf("%s\n", s->name);
+  }
+  for (int t = 0; t < TOOL_COUNT; t++)
+    if (s->tools & TOOL_BIT(t))
+      tool_out(tools, tool_name((tool_id)t), "built-in", (s->approve & TOOL_BIT(t)) != 0,
+               tool_definition((tool_id)t)->description);
+  const agent_mcp_set *set = agent_mcp_tools(a);
+  for (size_t i = 0; i < set->n; i++) {
+    char source[200];
+    snprintf(source, sizeof source, "%s.%s", set->tools[i].server, set->tools[i].tool);
+    tool_out(tools, set->tools[i].name, source, set->tools[i].approve, set->tools[i].description);
+  }
+  if (!agents && !s->tools && !set->n) printf("  (no tools)\n");
+}
+
+/* Prints what the servers gave; returns how many failed (each named on stderr). */
+static size_t print_tools(world *w, int json) {
+  cJSON *doc = json ? cJSON_CreateObject() : NULL;
+  cJSON *agents = doc ? cJSON_AddArrayToObject(doc, "agents") : NULL;
+  cJSON *servers = doc ? cJSON_AddArrayToObject(doc, "servers") : NULL;
+  for (size_t i = 0; i < world_agent_count(w); i++) agent_out(world_agent_at(w, i), agents);
+  size_t failed = 0;
+  for (size_t i = 0; i < world_mcp_count(w); i++) {
+    const char *name, *why;
+    int ready;
+    mcp_client *c;
+    world_mcp_server_at(w, i, &name, &ready, &why, &c);
+    if (servers) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "name", name);
+      cJSON_AddBoolToObject(o, "ready", ready);
+      if (!ready) cJSON_AddStringToObject(o, "error", why);
+      cJSON_AddItemToArray(servers, o);
+    }
+    if (!ready) failed++, fprintf(stderr, "agora: MCP server %s failed: %s\n", name, why);
+  }
+  if (doc) {
+    char *text = cJSON_PrintUnformatted(doc);
+    if (text) puts(text);
+    cJSON_free(text);
+    cJSON_Delete(doc);
+  }
+  return failed;
+}
+
+int cli_tools(int argc, char **argv) {
+  const char *path = NULL, *db = NULL;
+  int json = 0;
+  for (int i = 0; i < argc; i++) {
+    if (cli_is_help(argv[i])) return fputs(tools_usage, stdout), 0;
+    if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--db") && i + 1 < argc) db = argv[++i];
+    else if (argv[i][0] == '-') return cli_error(AG_ERR_INVALID, "tools: unknown option '%s' (see agora tools --help)", argv[i]);
+    else if (!path) path = argv[i];
+    else return cli_error(AG_ERR_INVALID, "tools: unexpected argument '%s'", argv[i]);
+  }
+  if (!path) return cli_error(AG_ERR_INVALID, "tools: missing WORLD.json (see agora tools --help)");
+  world_spec spec;
+  struct event_base *base = NULL;
+  world *w = NULL;
+  ag_errmsg em = {""};
+  int rc = world_spec_load(path, &spec, &em);
+  if (rc) return cli_error(rc, "%s", em.text);
+  if (!(rc = cli_world_build(path, &spec, &base, &w, &em))) rc = cli_mcp_start(w, db, 0, &em);
+  int status = 0;
+  if (rc == AG_ERR_INVALID || rc == AG_ERR_NOMEM) status = cli_error(rc, "%s", em.text);
+  else status = print_tools(w, json) ? 1 : 0;
+  cli_mcp_stop(w);
+  world_free(w);
+  if (base) event_base_free(base);
+  world_spec_free(&spec);
+  return status;
+}

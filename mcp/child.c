@@ -1,0 +1,195 @@
+/* MCP server processes: spawn, reap from the loop, stop (see child.h). */
+#include "mcp/child.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct mcp_child {
+  pid_t pid;
+  mcp_child_exit_fn fn; /* NULL once released */
+  void *ud;
+  struct event *timer;  /* released: the next signal to send */
+  int stage;            /* released: 0 = SIGTERM next, 1 = SIGKILL next, 2 = done */
+  long grace_ms;
+  mcp_child *next;
+};
+
+/* Process-wide: the children not reaped yet, and the SIGCHLD event while there are any. */
+static mcp_child *g_children;
+static size_t g_count;
+static struct event *g_sigchld;
+
+/* Drops the SIGCHLD event when no child needs it (after a failed first spawn). */
+static void sigchld_drop_unused(void) {
+  if (!g_children && g_sigchld) {
+    event_free(g_sigchld);
+    g_sigchld = NULL;
+  }
+}
+
+static void child_unlink(mcp_child *c) {
+  for (mcp_child **p = &g_children; *p; p = &(*p)->next)
+    if (*p == c) {
+      *p = c->next;
+      g_count--;
+      break;
+    }
+  sigchld_drop_unused();
+}
+
+static void child_free(mcp_child *c) {
+  if (c->timer) event_free(c->timer);
+  free(c);
+}
+
+/* Reaps whatever has exited. A callback may release or spawn children, so the walk restarts after one. */
+static void on_sigchld(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what, (void)arg;
+  for (int again = 1; again;) {
+    again = 0;
+    for (mcp_child *c = g_children; c; c = c->next) {
+      int status;
+      pid_t r = waitpid(c->pid, &status, WNOHANG);
+      if (r == 0 || (r < 0 && errno == EINTR)) continue;
+      if (r < 0) status = 0; /* reaped elsewhere: nothing left to wait for */
+      mcp_child_exit_fn fn = c->fn;
+      void *ud = c->ud;
+      child_unlink(c);
+      child_free(c);
+      if (fn) fn(ud, status);
+      again = 1;
+      break;
+    }
+  }
+}
+
+static void child_signal(mcp_child *c, int sig) {
+  if (kill(-c->pid, sig) < 0) kill(c->pid, sig); /* the whole group (npx runs node under it) */
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  mcp_child *c = arg;
+  child_signal(c, c->stage == 0 ? SIGTERM : SIGKILL);
+  if (++c->stage == 1) {
+    struct timeval tv = {c->grace_ms / 1000, (c->grace_ms % 1000) * 1000};
+    evtimer_add(c->timer, &tv);
+  }
+}
+
+static void child_exec(const mcp_spawn *sp) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  signal(SIGPIPE, SIG_DFL);
+  signal(SIGINT, SIG_DFL);
+  setpgid(0, 0);
+  if (dup2(sp->fd_in, 0) < 0 || dup2(sp->fd_out, 1) < 0 || dup2(sp->fd_err, 2) < 0) _exit(126);
+  /* Nothing else of Agora's leaks into the server (an inherited chat lock would outlive Agora). */
+  if (close_range(3, ~0u, 0) < 0)
+    for (int fd = 3; fd < 1024; fd++) close(fd);
+  if (sp->cwd && chdir(sp->cwd) < 0) _exit(126);
+  execve(sp->path, sp->argv, sp->envp);
+  _exit(127);
+}
+
+int mcp_child_spawn(struct event_base *base, const mcp_spawn *sp, mcp_child_exit_fn fn, void *ud,
+                    mcp_child **out, ag_errmsg *em) {
+  mcp_child *c = calloc(1, sizeof *c);
+  if (!c) return ag_fail(em, AG_ERR_NOMEM, "out of memory");
+  c->timer = evtimer_new(base, on_timer, c);
+  if (!g_sigchld) {
+    g_sigchld = evsignal_new(base, SIGCHLD, on_sigchld, NULL);
+    if (g_sigchld && event_add(g_sigchld, NULL)) {
+      event_free(g_sigchld);
+      g_sigchld = NULL;
+    }
+  }
+  if (!c->timer || !g_sigchld) {
+    sigchld_drop_unused();
+    child_free(c);
+    return ag_fail(em, AG_ERR_NOMEM, "cannot set up the child's events");
+  }
+  pid_t pid = fork();
+  if (pid == 0) child_exec(sp);
+  if (pid < 0) {
+    int e = errno;
+    sigchld_drop_unused();
+    child_free(c);
+    return ag_fail(em, AG_ERR_IO, "cannot start %s: %s", sp->path, strerror(e));
+  }
+  setpgid(pid, pid); /* also here, so a signal to the group right away cannot miss */
+  c->pid = pid;
+  c->fn = fn;
+  c->ud = ud;
+  c->next = g_children;
+  g_children = c;
+  g_count++;
+  *out = c;
+  return AG_OK;
+}
+
+pid_t mcp_child_pid(const mcp_child *c) { return c->pid; }
+
+void mcp_child_release(mcp_child *c, long grace_ms) {
+  c->fn = NULL;
+  c->ud = NULL;
+  c->grace_ms = grace_ms;
+  c->stage = 0;
+  struct timeval tv = {grace_ms / 1000, (grace_ms % 1000) * 1000};
+  evtimer_add(c->timer, &tv);
+}
+
+size_t mcp_child_count(void) { return g_count; }
+
+static void on_drain_deadline(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what, (void)arg;
+  for (mcp_child *c = g_children; c; c = c->next) child_signal(c, SIGKILL);
+}
+
+void mcp_child_drain(struct event_base *base, long ms) {
+  if (!g_children) return;
+  struct event *deadline = evtimer_new(base, on_drain_deadline, NULL);
+  struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+  if (deadline) evtimer_add(deadline, &tv);
+  for (mcp_child *c = g_children; c; c = c->next)
+    if (c->fn == NULL && c->stage == 0) { /* released: do not wait for its grace period */
+      c->stage = 1;
+      child_signal(c, SIGTERM);
+    }
+  while (g_children && deadline) event_base_loop(base, EVLOOP_ONCE);
+  if (deadline) event_free(deadline);
+}
+
+int mcp_child_which(const char *command, char **out) {
+  *out = NULL;
+  if (!command[0]) return AG_ERR_NOT_FOUND;
+  if (strchr(command, '/')) {
+    if (access(command, X_OK)) return AG_ERR_NOT_FOUND;
+    *out = strdup(command);
+    return *out ? AG_OK : AG_ERR_NOMEM;
+  }
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+  size_t cn = strlen(command);
+  for (const char *p = path;;) {
+    const char *end = strchr(p, ':');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    char *full = malloc(n + cn + 3);
+    if (!full) return AG_ERR_NOMEM;
+    snprintf(full, n + cn + 3, "%.*s/%s", (int)n, n ? p : ".", command);
+    if (!access(full, X_OK)) {
+      *out = full;
+      return AG_OK;
+    }
+    free(full);
+    if (!end) return AG_ERR_NOT_FOUND;
+    p = end + 1;
+  }
+}
