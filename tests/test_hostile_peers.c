@@ -25,11 +25,19 @@ static llm_server *srv;
 #define HP_TIMEOUT_MS 1500 /* the hostile agent's timeout_ms */
 #define HP_RETRIES 1       /* and max_retries */
 #define HP_BACKOFF_MS 5    /* AGORA_LLM_BACKOFF_MS */
-/* Process start-up, the healthy agent's answer and a loaded 2-core machine (sanitizers on). */
-#define HP_SLACK_MS 4000
 #define HP_RSS_ALLOWANCE_KB (24 * 1024) /* over the largest healthy run's peak */
-#define HP_PARALLEL 6
-#define HP_WATCHDOG_MS 30000 /* a run still going then is killed (and fails its bound) */
+#if defined(__SANITIZE_ADDRESS__)
+#define HP_SANITIZED 1 /* every process several times slower: fewer at once, more slack */
+#else
+#define HP_SANITIZED 0
+#endif
+/* The hostile agent's turn is timed inside the run (its question's ts to the next one's, which the
+ * script sends once the world is quiet), with slack for a loaded 2-core machine; the whole process,
+ * start-up and exit included, gets HP_RUN_MS. */
+#define HP_SLACK_MS (HP_SANITIZED ? 3000 : 1000)
+#define HP_RUN_MS (HP_SANITIZED ? 20000 : 8000)
+#define HP_PARALLEL (HP_SANITIZED ? 3 : 6)
+#define HP_WATCHDOG_MS 40000 /* a run still going then is killed (and fails its bound) */
 
 typedef struct fault {
   const char *name;
@@ -189,6 +197,17 @@ static int check_errors(const char *out, const char *expect, int *matched) {
   return n;
 }
 
+/* Milliseconds of the day in the "ts" of the message with seq in the NDJSON out; -1 when none. */
+static long message_ms(const char *out, int seq) {
+  char key[32];
+  snprintf(key, sizeof key, "\"seq\":%d,", seq);
+  const char *m = out ? strstr(out, key) : NULL;
+  const char *ts = m ? strstr(m, "\"ts\":\"") : NULL;
+  int h, min, sec, ms;
+  if (!ts || sscanf(ts + 6, "%*d-%*d-%*dT%d:%d:%d.%dZ", &h, &min, &sec, &ms) != 4) return -1;
+  return ((h * 60L + min) * 60 + sec) * 1000 + ms;
+}
+
 /* One run's verdict; prints what went wrong. */
 static int judge(const run *r, long rss_cap_kb) {
   char *out = unit_read_file(r->out);
@@ -196,15 +215,17 @@ static int judge(const run *r, long rss_cap_kb) {
   int healthy = !r->f->expect, matched = 0;
   int errors = check_errors(out ? out : "", r->f->expect, &matched);
   long bound = (long)HP_TIMEOUT_MS * (HP_RETRIES + 1) + HP_BACKOFF_MS * 2 + HP_SLACK_MS;
+  long turn = message_ms(out, 2) - message_ms(out, 1);
+  if (turn < -1000) turn += 86400000; /* across midnight */
   int ok = r->status == (healthy ? 0 : 1) && errors == (healthy ? 0 : 1) && matched &&
-           strstr(msgs, "good|agent|mock reply\n") && !strstr(msgs, "bad|agent|") && r->ms <= bound &&
-           (healthy || r->rss_kb <= rss_cap_kb);
+           strstr(msgs, "human|human|@bad go\nhuman|human|@good still there?\ngood|agent|mock reply\n") &&
+           turn >= 0 && turn <= bound && r->ms <= HP_RUN_MS && (healthy || r->rss_kb <= rss_cap_kb);
   /* Retry-After past the deadline: give up at once instead of sleeping into the timeout. */
-  if (r->f->expect && !strcmp(r->f->expect, "http:429") && r->ms >= HP_TIMEOUT_MS) ok = 0;
+  if (r->f->expect && !strcmp(r->f->expect, "http:429") && turn >= HP_TIMEOUT_MS) ok = 0;
   if (!ok)
-    fprintf(stderr, "  %s, %s %s: exit %d, %lld ms (bound %ld), %ld KB (cap %ld), %d llm-error(s)%s\n%s\n",
-            r->f->name, providers[r->provider], r->stream ? "streamed" : "whole", r->status, (long long)r->ms,
-            bound, r->rss_kb, rss_cap_kb, errors, matched ? "" : " not as expected", out ? out : "(no output)");
+    fprintf(stderr, "  %s, %s %s: exit %d, turn %ld ms (bound %ld), run %lld ms, %ld KB (cap %ld), %d llm-error(s)%s\n%s\n",
+            r->f->name, providers[r->provider], r->stream ? "streamed" : "whole", r->status, turn, bound,
+            (long long)r->ms, r->rss_kb, rss_cap_kb, errors, matched ? "" : " not as expected", out ? out : "(no output)");
   free(msgs);
   free(out);
   return ok;
