@@ -1,7 +1,8 @@
 /* Crash safety end to end (a crash campaign): `agora run --json` on a long offline world (two script
  * agents volleying by mention, a new chat between steps) is SIGKILLed ROUNDS times at seeded random
  * moments counted in its own printed progress (messages, state-saved events), never in time. After
- * each kill the database must open consistent (seqs contiguous, counts, memories, the current chat),
+ * each kill the database must open consistent (seqs contiguous, counts, memories, the current chat,
+ * each agent's context equal to the reduction of the chat's event thread: the agents save contexts),
  * hold every message the run printed before a state-saved event covering it, with the text and sender
  * printed, and lose nothing an earlier round had; a final run must complete on it. CRASH_SEED replays
  * a campaign, CRASH_ROUNDS sets its length (bench/crash_campaign.sh runs 100+). */
@@ -10,6 +11,7 @@
 #include "agents/msg.h"
 #include "storage/store.h"
 #include "support/proc.h"
+#include "support/reduce.h"
 #include "support/unit.h"
 
 #include <fcntl.h>
@@ -29,8 +31,12 @@
 static const char world_text[] =
   "{\"name\": \"Crash Court\", \"turn_limit\": 100, \"memory_window\": 6,"
   " \"defaults\": {\"provider\": \"script\"},"
-  " \"agents\": [{\"name\": \"ping\", \"replies\": [\"@pong ping\", \"@pong ping again\", \"@pong and again\"]},"
-  "              {\"name\": \"pong\", \"replies\": [\"@ping pong\", \"@ping pong back\"]}],"
+  " \"agents\": [{\"name\": \"ping\", \"monadic\": true, \"replies\": [\"@pong ping\", \"@pong ping again\","
+  "               {\"tool\": \"save_context\", \"args\": {\"topics\": [\"rally\"], \"notes\": [\"served\"]}},"
+  "               \"@pong and again\"]},"
+  "              {\"name\": \"pong\", \"monadic\": true, \"replies\": [\"@ping pong\","
+  "               {\"tool\": \"save_context\", \"args\": {\"notes\": [\"returned\"], \"drop\": {\"topics\": [\"rally\"]}}},"
+  "               \"@ping pong back\"]}],"
   " \"script\": [{\"from\": \"human\", \"text\": \"@ping serve\"},"
   "            {\"from\": \"world\", \"text\": \"@pong the crowd wants a second rally\"},"
   "            {\"new_chat\": true},"
@@ -122,6 +128,34 @@ static int state_cb(const char *agent_id, const store_agent_state *st, void *arg
   return 0;
 }
 
+static unsigned long contexts_checked; /* saved ones (version > 0) compared with their thread */
+
+/* The agent's stored context is the reduction of the chat's event thread (none: version 0). */
+static int check_context(check_ctx *cc, const char *chat, const char *agent) {
+  context_state want, got;
+  context_init(&want);
+  context_init(&got);
+  int rc = reduce_thread_txn(cc->t, chat, agent, &want);
+  store_context c;
+  memset(&c, 0, sizeof c);
+  int found = rc ? rc : store_context_get(cc->t, chat, agent, &c);
+  if (found == AG_OK) {
+    got.version = c.version;
+    got.updated_at_ms = c.updated_at_ms;
+    cJSON_Delete(got.data);
+    got.data = cJSON_Parse(c.data_json);
+    store_context_free(&c);
+  }
+  if (!rc && found != AG_OK && found != AG_ERR_NOT_FOUND) rc = found;
+  contexts_checked += want.version > 0;
+  if (!rc && (!got.data || !reduce_same_context(&want, &got)))
+    BAD(cc, "chat %s: %s's context is version %llu, its thread reduces to version %llu", chat, agent,
+        (unsigned long long)got.version, (unsigned long long)want.version);
+  context_free(&want);
+  context_free(&got);
+  return rc;
+}
+
 static int check_memory(check_ctx *cc, const char *chat, const char *agent) {
   cc->mem_last = 0;
   return store_memory_scan(cc->t, chat, agent, mem_cb, cc);
@@ -155,7 +189,7 @@ static int check_txn(store_txn *t, void *arg) {
     }
     cc->mem_max = cc->expect_seq;
     for (size_t a = 0; a < 2; a++)
-      if ((rc = check_memory(cc, c->id, agent_ids[a]))) return rc;
+      if ((rc = check_memory(cc, c->id, agent_ids[a])) || (rc = check_context(cc, c->id, agent_ids[a]))) return rc;
     state_ids s = {.n = 0};
     if ((rc = store_agent_state_scan(t, c->id, state_cb, &s))) return rc;
     for (size_t a = 0; a < s.n; a++) {
@@ -421,8 +455,10 @@ static void kill_run_repeatedly(void) {
     cur = t;
     have_prev = 1;
   }
-  fprintf(stderr, "  %d rounds in %.1f s: %d killed mid-chat, %d completed, %zu chats, %llu messages\n", rounds,
-          now_s() - t0, mid_chat, completed, prev->n_chats, (unsigned long long)total_messages(prev));
+  fprintf(stderr, "  %d rounds in %.1f s: %d killed mid-chat, %d completed, %zu chats, %llu messages, %lu contexts checked\n",
+          rounds, now_s() - t0, mid_chat, completed, prev->n_chats, (unsigned long long)total_messages(prev),
+          contexts_checked);
+  CHECK(contexts_checked > 0);
   /* The kills landed while messages were being written (a kill in the last buffered lines of a run
    * may come after its end). */
   CHECK(mid_chat >= rounds / 2);
@@ -480,6 +516,8 @@ static int damage_txn(store_txn *t, void *arg) {
     }
   }
   if (!rc) rc = store_world_set_current(t, "crash-court", "c1");
+  store_context cx = {1, 5, "{\"notes\": [\"no save_context in the thread\"]}", NULL};
+  if (!rc && d->damaged) rc = store_context_put(t, "c1", "pong", &cx);
   return rc;
 }
 
@@ -516,7 +554,7 @@ static void checker_finds_damage(void) {
     run_seen_free(&rs);
     if (damaged) {
       CHECK_INT(rc, -1);
-      CHECK_INT(cc->bad, 5); /* c1: count; c2: seq, last seq, memory past the count; c9 gone */
+      CHECK_INT(cc->bad, 6); /* c1: count, a context without a thread; c2: seq, last seq, memory past the count; c9 gone */
     } else {
       CHECK_INT(rc, 0);
       CHECK_INT(cc->n_chats, 2);
