@@ -83,6 +83,7 @@ struct llm_server {
   size_t n_reqs, cap_reqs;
   int record;
   size_t accepted;
+  unsigned seed; /* error_pct / stall_pct draws, under mu: the same sequence every run */
 };
 
 /* ---------- plans ---------- */
@@ -107,6 +108,7 @@ typedef struct plan {
   /* Hostile peers: see the header. */
   int endless, redirect;
   long drip, pad_headers, gzip;
+  long error_pct, stall_pct; /* faults drawn per request (soak benchmarks) */
 } plan;
 
 static void plan_init(plan *p) {
@@ -177,6 +179,8 @@ static int plan_set(plan *p, const char *k, const char *v) {
   else if (!strcmp(k, "redirect")) p->redirect = (int)n;
   else if (!strcmp(k, "headers")) p->pad_headers = n;
   else if (!strcmp(k, "gzip")) p->gzip = n;
+  else if (!strcmp(k, "error_pct")) p->error_pct = n;
+  else if (!strcmp(k, "stall_pct")) p->stall_pct = n;
   else return -1;
   return 0;
 }
@@ -1257,6 +1261,13 @@ static void respond(conn *c, const char *method, const char *path, const char *h
       p.drip = p.pad_headers = p.gzip = 0;
     }
   }
+  if (p.error_pct > 0 || p.stall_pct > 0) {
+    pthread_mutex_lock(&s->mu);
+    long draw = (long)(rand_r(&s->seed) % 100);
+    pthread_mutex_unlock(&s->mu);
+    if (draw < p.error_pct) p.status = 500;
+    else if (draw < p.error_pct + p.stall_pct) p.stall = ri.stream ? 1 : 0;
+  }
   if (p.after_tool && ri.last_is_result) {
     /* The model's answer once it has a tool's result: text, no more calls. */
     for (int i = 0; i < SRV_MAX_CALLS; i++) {
@@ -1531,6 +1542,7 @@ int llm_server_start(llm_server **out) {
   if (!s) return -1;
   pthread_mutex_init(&s->mu, NULL);
   s->record = 1;
+  s->seed = 1;
   s->stop_pipe[0] = s->stop_pipe[1] = -1;
   s->base = event_base_new();
   struct sockaddr_in sin;

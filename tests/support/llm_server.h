@@ -70,6 +70,8 @@
  *   headers=BYTES       about BYTES of extra header lines (X-Pad-N: 1000 x's) before the body
  *   gzip=N              HTTP 200, Content-Encoding: gzip, a body of N pieces of 53 KB that inflates to
  *                       8.4 MB of zeros each (gzip=128: 6.8 MB sent, 1.1 GB inflated)
+ *   error_pct=N         HTTP 500 for N% of the requests with this plan (drawn per request, the same
+ *                       sequence every run); stall_pct=N: a stall (as stall=1) for N% more (soak runs)
  *   times=N             the faults (status, retry_after*, stall, reset, malformed, oversize,
  *                       midstream_error, body and the hostile ones) apply to the first N requests with this plan only; later
  *                       ones get the normal reply. A plan is identified by its rule and the exact
