@@ -24,18 +24,21 @@
 typedef struct sample {
   double min;     /* minutes since the start */
   long rss_kb;    /* VmRSS */
+  long anon_kb;   /* RssAnon: the heap, without the LMDB map's file pages */
   long fds;       /* entries in /proc/PID/fd */
   long db_kb;     /* data.mdb, bytes allocated on disk */
   long db_len_kb; /* data.mdb, file length */
 } sample;
 
-static long proc_rss_kb(pid_t pid) {
+/* A "Name:  N kB" field of /proc/PID/status, or -1. */
+static long proc_status_kb(pid_t pid, const char *name) {
   char path[64], line[256];
   snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
   FILE *f = fopen(path, "r");
   long kb = -1;
+  size_t n = strlen(name);
   while (f && fgets(line, sizeof line, f))
-    if (!strncmp(line, "VmRSS:", 6)) kb = strtol(line + 6, NULL, 10);
+    if (!strncmp(line, name, n) && line[n] == ':') kb = strtol(line + n + 1, NULL, 10);
   if (f) fclose(f);
   return kb;
 }
@@ -102,18 +105,21 @@ static double slope(const sample *s, size_t n, size_t from, long (*get)(const sa
 }
 
 static long get_rss(const sample *s) { return s->rss_kb; }
+static long get_anon(const sample *s) { return s->anon_kb; }
 static long get_fds(const sample *s) { return s->fds; }
 static long get_db(const sample *s) { return s->db_kb; }
 
 static void report(const sample *s, size_t n, int agents, double minutes) {
-  printf("| minute | RSS (KiB) | fds | data.mdb on disk (KiB) | data.mdb length (KiB) |\n|---|---|---|---|---|\n");
+  printf("| minute | RSS (KiB) | of it anonymous | fds | data.mdb on disk (KiB) | data.mdb length (KiB) |\n"
+         "|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < n; i++)
-    printf("| %.1f | %ld | %ld | %ld | %ld |\n", s[i].min, s[i].rss_kb, s[i].fds, s[i].db_kb, s[i].db_len_kb);
+    printf("| %.1f | %ld | %ld | %ld | %ld | %ld |\n", s[i].min, s[i].rss_kb, s[i].anon_kb, s[i].fds, s[i].db_kb,
+           s[i].db_len_kb);
   size_t from = n > 2 ? 1 : 0; /* the first sample is the warm-up */
   printf("\n%d agents, %.1f minutes, %zu samples; slopes per minute from minute %.1f on:\n", agents, minutes, n,
          n ? s[from].min : 0.0);
-  printf("  RSS %+.1f KiB/min, fds %+.2f /min, data.mdb %+.1f KiB/min\n", slope(s, n, from, get_rss),
-         slope(s, n, from, get_fds), slope(s, n, from, get_db));
+  printf("  RSS %+.1f KiB/min (anonymous %+.1f), fds %+.2f /min, data.mdb %+.1f KiB/min\n",
+         slope(s, n, from, get_rss), slope(s, n, from, get_anon), slope(s, n, from, get_fds), slope(s, n, from, get_db));
 }
 
 /* Samples pid every sample_s until minutes have passed or it ends; returns the samples taken. */
@@ -134,9 +140,10 @@ static size_t soak(pid_t pid, const char *db, double minutes, int sample_s, samp
     if (m >= next && n < SOAK_MAX_SAMPLES) {
       struct stat sb;
       int have = stat(mdb, &sb) == 0;
-      s[n] = (sample){m, proc_rss_kb(pid), proc_fds(pid), have ? (long)(sb.st_blocks / 2) : 0,
-                      have ? (long)(sb.st_size / 1024) : 0};
-      fprintf(stderr, "  %.1f min: RSS %ld KiB, %ld fds, data.mdb %ld KiB\n", m, s[n].rss_kb, s[n].fds, s[n].db_kb);
+      s[n] = (sample){m, proc_status_kb(pid, "VmRSS"), proc_status_kb(pid, "RssAnon"), proc_fds(pid),
+                      have ? (long)(sb.st_blocks / 2) : 0, have ? (long)(sb.st_size / 1024) : 0};
+      fprintf(stderr, "  %.1f min: RSS %ld KiB (anonymous %ld), %ld fds, data.mdb %ld KiB\n", m, s[n].rss_kb,
+              s[n].anon_kb, s[n].fds, s[n].db_kb);
       n++;
       next += sample_s / 60.0;
     }

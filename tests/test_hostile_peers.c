@@ -71,6 +71,7 @@ typedef struct run {
   int64_t start_ms, ms;
   int status;
   long rss_kb;
+  long turn_ms; /* the hostile agent's turn, timed inside the run */
   char out[4096];
 } run;
 
@@ -209,7 +210,7 @@ static long message_ms(const char *out, int seq) {
 }
 
 /* One run's verdict; prints what went wrong. */
-static int judge(const run *r, long rss_cap_kb) {
+static int judge(run *r, long rss_cap_kb) {
   char *out = unit_read_file(r->out);
   char *msgs = proc_messages(out ? out : "");
   int healthy = !r->f->expect, matched = 0;
@@ -217,6 +218,7 @@ static int judge(const run *r, long rss_cap_kb) {
   long bound = (long)HP_TIMEOUT_MS * (HP_RETRIES + 1) + HP_BACKOFF_MS * 2 + HP_SLACK_MS;
   long turn = message_ms(out, 2) - message_ms(out, 1);
   if (turn < -1000) turn += 86400000; /* across midnight */
+  r->turn_ms = turn;
   int ok = r->status == (healthy ? 0 : 1) && errors == (healthy ? 0 : 1) && matched &&
            strstr(msgs, "human|human|@bad go\nhuman|human|@good still there?\ngood|agent|mock reply\n") &&
            turn >= 0 && turn <= bound && r->ms <= HP_RUN_MS && (healthy || r->rss_kb <= rss_cap_kb);
@@ -258,6 +260,15 @@ static void every_provider_and_mode_survives(void) {
   for (size_t i = 0; i < n; i++) {
     failed += !judge(&runs[i], base_kb + HP_RSS_ALLOWANCE_KB);
     if (runs[i].rss_kb > worst_kb) worst_kb = runs[i].rss_kb;
+  }
+  /* One line per fault: its slowest turn and largest peak over the 8 provider x mode runs. */
+  for (size_t f = 0; f < N_FAULTS; f++) {
+    long turn = 0, kb = 0;
+    for (size_t k = f * 8; k < f * 8 + 8; k++) {
+      if (runs[k].turn_ms > turn) turn = runs[k].turn_ms;
+      if (runs[k].rss_kb > kb) kb = runs[k].rss_kb;
+    }
+    fprintf(stderr, "  %-22s turn <= %5ld ms, peak RSS <= %6ld KB\n", faults[f].name, turn, kb);
   }
   fprintf(stderr, "  %zu runs; peak RSS healthy %ld KB, worst %ld KB\n", n, base_kb, worst_kb);
   CHECK_INT(failed, 0);
