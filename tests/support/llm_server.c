@@ -444,15 +444,20 @@ static void out_flush_merged(out *o) {
   ag_buf_reset(&o->merged);
 }
 
-/* One body chunk in chunked transfer encoding. */
-static void out_chunk(out *o, const char *data, size_t len) {
+/* data framed as one chunk of chunked transfer encoding, into b (initialised here). */
+static void chunk_frame(ag_buf *b, const char *data, size_t len) {
   char hex[32];
   int n = snprintf(hex, sizeof hex, "%zx\r\n", len);
+  ag_buf_init(b, SRV_BIG);
+  ag_buf_append(b, hex, (size_t)n);
+  ag_buf_append(b, data, len);
+  ag_buf_append(b, "\r\n", 2);
+}
+
+/* One body chunk in chunked transfer encoding. */
+static void out_chunk(out *o, const char *data, size_t len) {
   ag_buf b;
-  ag_buf_init(&b, SRV_BIG);
-  ag_buf_append(&b, hex, (size_t)n);
-  ag_buf_append(&b, data, len);
-  ag_buf_append(&b, "\r\n", 2);
+  chunk_frame(&b, data, len);
   out_raw(o, ag_buf_str(&b), b.len);
   ag_buf_free(&b);
   if (!o->merge_open) o->next_delay = o->p->delay;
@@ -1050,13 +1055,8 @@ static void respond_stream(out *o, const char *text) {
 /* Bytes written again and again (see SEG_REPEAT), each time as one body chunk. */
 static void out_repeat(out *o, const char *data, size_t len, long count) {
   out_flush_merged(o);
-  char hex[32];
-  int n = snprintf(hex, sizeof hex, "%zx\r\n", len);
   ag_buf b;
-  ag_buf_init(&b, SRV_BIG);
-  ag_buf_append(&b, hex, (size_t)n);
-  ag_buf_append(&b, data, len);
-  ag_buf_append(&b, "\r\n", 2);
+  chunk_frame(&b, data, len);
   push_seg(o->c, SEG_REPEAT, o->p->delay, ag_buf_str(&b), b.len);
   o->c->tail->count = count;
   ag_buf_free(&b);
