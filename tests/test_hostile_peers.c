@@ -22,7 +22,7 @@
 static char *tmp;
 static llm_server *srv;
 
-#define HP_TIMEOUT_MS 1500 /* the hostile agent's timeout_ms */
+#define HP_TIMEOUT_MS 2500 /* the hostile agent's timeout_ms */
 #define HP_RETRIES 1       /* and max_retries */
 #define HP_BACKOFF_MS 5    /* AGORA_LLM_BACKOFF_MS */
 #define HP_RSS_ALLOWANCE_KB (24 * 1024) /* over the largest healthy run's peak */
@@ -34,8 +34,8 @@ static llm_server *srv;
 /* The hostile agent's turn is timed inside the run (its question's ts to the next one's, which the
  * script sends once the world is quiet), with slack for a loaded 2-core machine; the whole process,
  * start-up and exit included, gets HP_RUN_MS. */
-#define HP_SLACK_MS (HP_SANITIZED ? 3000 : 1000)
-#define HP_RUN_MS (HP_SANITIZED ? 20000 : 8000)
+#define HP_SLACK_MS (HP_SANITIZED ? 4000 : 2500)
+#define HP_RUN_MS (HP_SANITIZED ? 30000 : 15000)
 #define HP_PARALLEL (HP_SANITIZED ? 3 : 6)
 #define HP_WATCHDOG_MS 40000 /* a run still going then is killed (and fails its bound) */
 
@@ -72,6 +72,7 @@ typedef struct run {
   int status;
   long rss_kb;
   long turn_ms; /* the hostile agent's turn, timed inside the run */
+  int late;     /* it ended in a timeout instead of the fault's own error */
   char out[4096];
 } run;
 
@@ -164,7 +165,9 @@ static int reap(run *runs, size_t n) {
   }
 }
 
-/* Whether the llm-error event e matches expect ("a|b" error types, or "http:CODE"). */
+/* Whether the llm-error event e matches expect ("a|b" error types, or "http:CODE"): 1, or 2 for a
+ * timeout instead (on a loaded machine the server thread can be late with any fault: still a clear
+ * error in time, but counted), else 0. */
 static int error_matches(const cJSON *e, const char *expect) {
   const cJSON *msg = cJSON_GetObjectItem(e, "error");
   if (!cJSON_IsString(msg) || !msg->valuestring[0]) return 0;
@@ -175,10 +178,10 @@ static int error_matches(const cJSON *e, const char *expect) {
   size_t n = strlen(t->valuestring);
   for (const char *p = expect; p; p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL)
     if (!strncmp(p, t->valuestring, n) && (p[n] == '|' || !p[n])) return 1;
-  return 0;
+  return strcmp(t->valuestring, "timeout") ? 0 : 2;
 }
 
-/* The run's llm-error events for bad (count) and whether each matched. */
+/* The run's llm-error events for bad (count) and how they matched (the worst, as error_matches). */
 static int check_errors(const char *out, const char *expect, int *matched) {
   int n = 0;
   *matched = 1;
@@ -189,8 +192,8 @@ static int check_errors(const char *out, const char *expect, int *matched) {
     const cJSON *ev = cJSON_GetObjectItem(j, "event"), *agent = cJSON_GetObjectItem(j, "agent");
     if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "llm-error")) {
       n++;
-      if (!expect || !cJSON_IsString(agent) || strcmp(agent->valuestring, "bad") || !error_matches(j, expect))
-        *matched = 0;
+      int m = expect && cJSON_IsString(agent) && !strcmp(agent->valuestring, "bad") ? error_matches(j, expect) : 0;
+      if (!m || (*matched && m > *matched)) *matched = m;
     }
     cJSON_Delete(j);
     line = nl ? nl + 1 : NULL;
@@ -215,6 +218,7 @@ static int judge(run *r, long rss_cap_kb) {
   char *msgs = proc_messages(out ? out : "");
   int healthy = !r->f->expect, matched = 0;
   int errors = check_errors(out ? out : "", r->f->expect, &matched);
+  r->late = matched == 2 && !strstr(r->f->expect, "timeout");
   long bound = (long)HP_TIMEOUT_MS * (HP_RETRIES + 1) + HP_BACKOFF_MS * 2 + HP_SLACK_MS;
   long turn = message_ms(out, 2) - message_ms(out, 1);
   if (turn < -1000) turn += 86400000; /* across midnight */
@@ -270,7 +274,11 @@ static void every_provider_and_mode_survives(void) {
     }
     fprintf(stderr, "  %-22s turn <= %5ld ms, peak RSS <= %6ld KB\n", faults[f].name, turn, kb);
   }
-  fprintf(stderr, "  %zu runs; peak RSS healthy %ld KB, worst %ld KB\n", n, base_kb, worst_kb);
+  int late = 0;
+  for (size_t i = 0; i < n; i++) late += runs[i].late;
+  fprintf(stderr, "  %zu runs; peak RSS healthy %ld KB, worst %ld KB; %d timed out instead of their own error\n", n,
+          base_kb, worst_kb, late);
+  CHECK(late * 4 <= (int)n); /* a client that only ever times out would fail */
   CHECK_INT(failed, 0);
   free(runs);
 }

@@ -858,9 +858,11 @@ static void out_headers(out *o, long status, const char *ctype, long content_len
   if (o->p->retry_after_ms >= 0) ag_buf_printf(&b, "retry-after-ms: %ld\r\n", o->p->retry_after_ms);
   if (status >= 300 && status < 400) ag_buf_printf(&b, "Location: %s\r\n", o->ri->path);
   if (o->p->gzip > 0) ag_buf_appends(&b, "Content-Encoding: gzip\r\n");
+  char pad[1000];
+  memset(pad, 'x', sizeof pad);
   for (long i = 0; b.len < (size_t)o->p->pad_headers; i++) {
     ag_buf_printf(&b, "X-Pad-%06ld: ", i);
-    for (int k = 0; k < 1000; k++) ag_buf_append(&b, "x", 1);
+    ag_buf_append(&b, pad, sizeof pad);
     ag_buf_appends(&b, "\r\n");
   }
   ag_buf_appends(&b, "\r\n");
