@@ -227,7 +227,10 @@ static int judge(run *r, long rss_cap_kb) {
            strstr(msgs, "human|human|@bad go\nhuman|human|@good still there?\ngood|agent|mock reply\n") &&
            turn >= 0 && turn <= bound && r->ms <= HP_RUN_MS && (healthy || r->rss_kb <= rss_cap_kb);
   /* Retry-After past the deadline: give up at once instead of sleeping into the timeout. */
-  if (r->f->expect && !strcmp(r->f->expect, "http:429") && turn >= HP_TIMEOUT_MS) ok = 0;
+  char why[128]; /* and says why it did not wait */
+  snprintf(why, sizeof why, "(the server asked to retry after at least 30 s, past the %d ms timeout)", HP_TIMEOUT_MS);
+  if (r->f->expect && !strcmp(r->f->expect, "http:429") && (turn >= HP_TIMEOUT_MS || !strstr(out ? out : "", why)))
+    ok = 0;
   if (!ok)
     fprintf(stderr, "  %s, %s %s: exit %d, turn %ld ms (bound %ld), run %lld ms, %ld KB (cap %ld), %d llm-error(s)%s\n%s\n",
             r->f->name, providers[r->provider], r->stream ? "streamed" : "whole", r->status, turn, bound,
