@@ -199,17 +199,11 @@ void agent_set_turn_state(agent *a, turn_state st) { a->turn = st; }
 size_t agent_reply_counter(const agent *a) { return llm_endpoint_reply_counter(a->llm); }
 void agent_set_reply_counter(agent *a, size_t n) { llm_endpoint_set_reply_counter(a->llm, n); }
 
-ag_msg *const *agent_memory(const agent *a, size_t *n) {
-  *n = a->n_mem;
-  return a->mem;
-}
+ag_msg *const *agent_memory(const agent *a, size_t *n) { return *n = a->n_mem, a->mem; }
 
 /* Entries kept in RAM: the window plus slack, so that trimming is rare (amortised O(1)) and entries
  * not yet written to storage (a handful at most) are never the ones let go of. */
-static size_t mem_keep(const agent *a) {
-  size_t w = a->memory_window > 0 ? (size_t)a->memory_window : 10;
-  return w + 256;
-}
+static size_t mem_keep(const agent *a) { return (a->memory_window > 0 ? (size_t)a->memory_window : 10) + 256; }
 
 size_t agent_memory_total(const agent *a) { return a->mem_dropped + a->n_mem; }
 
@@ -258,17 +252,16 @@ void agent_cancel(agent *a) { agent_drop_call(a); }
 static void agent_notify(agent *a, agent_report_kind type, const char *text, size_t len,
                          const llm_error_info *info, int failed) {
   if (!a->host->report) return;
-  agent_report ev = {type, text, len, info, failed, NULL, NULL, 0, {0, 0}};
+  agent_report ev = {type, text, len, info, failed, NULL, NULL, 0, {0, 0}, a->answering ? a->answering->seq : 0};
   a->host->report(a->host->ctx, a, &ev);
 }
 
 static void agent_notify_tool(agent *a, agent_report_kind type, const char *tool, const char *call_id,
                               const char *json, int failed, int64_t at_ms) {
   if (!a->host->report) return;
-  agent_report ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms, {0, 0}};
+  agent_report ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms, {0, 0}, 0};
   a->host->report(a->host->ctx, a, &ev);
 }
-
 
 static void agent_on_chunk(void *ud, const char *text, size_t len) {
   agent *a = ud;
@@ -374,6 +367,7 @@ static char *agent_inline_context(agent *a, const char *text) {
 
 static void agent_end_turn(agent *a) {
   ag_msg *m = a->answering;
+  agent_notify(a, AGENT_REPORT_TURN_END, NULL, 0, NULL, 0);
   a->answering = NULL;
   tlog_clear(a);
   agent_set_phase(a, AGENT_IDLE);
@@ -453,7 +447,7 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
     return;
   }
   if (a->host->report) {
-    agent_report ev = {AGENT_REPORT_LLM_DONE, text, strlen(text), NULL, 0, NULL, NULL, 0, done_usage};
+    agent_report ev = {AGENT_REPORT_LLM_DONE, text, strlen(text), NULL, 0, NULL, NULL, 0, done_usage, m->seq};
     a->host->report(a->host->ctx, a, &ev);
   }
   if (n_calls == 0) {
@@ -545,7 +539,8 @@ static int agent_call_llm(agent *a) {
 static void agent_start_next(agent *a) {
   ag_msg *m;
   while (!a->answering && ag_ring_pop(&a->inbox, &m)) {
-    if (agent_memory_push(a, m) != AG_OK) {
+    /* A re-run's message is already the newest memory entry (agent_answer). */
+    if ((!a->n_mem || a->mem[a->n_mem - 1] != m) && agent_memory_push(a, m) != AG_OK) {
       agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(AG_ERR_NOMEM), 0, NULL, 1);
       ag_msg_unref(m);
       continue;
@@ -553,6 +548,7 @@ static void agent_start_next(agent *a) {
     a->answering = m; /* the inbox's reference moves here */
     tlog_clear(a);
     if (agent_call_llm(a) != AG_OK) {
+      agent_notify(a, AGENT_REPORT_TURN_END, NULL, 0, NULL, 0);
       a->answering = NULL;
       ag_msg_unref(m);
     }
@@ -585,15 +581,18 @@ turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules) {
     return d;
   }
   if (d != TURN_ANSWER) return d;
+  int rc = agent_answer(a, m, rules);
+  if (rc) agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
+  return d;
+}
+
+int agent_answer(agent *a, ag_msg *m, const agent_rules *rules) {
   a->memory_window = rules->memory_window;
   a->emit_chunks = rules->emit_chunks;
   int was_thinking = agent_is_thinking(a);
   int rc = agent_inbox_push(a, m);
-  if (rc) {
-    agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
-    return d;
-  }
+  if (rc) return rc;
   if (!was_thinking && a->host->thinking) a->host->thinking(a->host->ctx, a, 1);
   agent_start_next(a);
-  return d;
+  return AG_OK;
 }

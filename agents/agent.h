@@ -45,7 +45,8 @@ typedef enum agent_report_kind {
   AGENT_REPORT_LLM_ERROR,
   AGENT_REPORT_TURN_LIMIT,
   AGENT_REPORT_TOOL_CALL,  /* tool, call_id, text = arguments JSON */
-  AGENT_REPORT_TOOL_RESULT /* tool, call_id, text = result JSON, failed = an error result, at_ms */
+  AGENT_REPORT_TOOL_RESULT, /* tool, call_id, text = result JSON, failed = an error result, at_ms */
+  AGENT_REPORT_TURN_END     /* the turn answering seq is over, whatever came of it */
 } agent_report_kind;
 
 /* What an agent reports to its host; every pointer is borrowed for the call. */
@@ -59,6 +60,7 @@ typedef struct agent_report {
   const char *call_id;        /* TOOL_*: the call's id */
   int64_t at_ms;              /* TOOL_RESULT: when it ran (save_context stamps the context with it) */
   llm_usage usage;            /* LLM_DONE: the tokens the provider reported (0 when none) */
+  uint64_t seq;               /* the message the turn answers (0: none) */
 } agent_report;
 
 /* The world's side of an agent. ctx and the functions are borrowed for the agent's life. */
@@ -120,6 +122,11 @@ void agent_approval_answer(agent *a, int allow, const char *text);
 /* Handles one delivered message (§3): decides, and answers (starting an LLM call) or publishes the
  * notice. m is borrowed; the agent takes a reference when it stores m in memory. Returns the decision. */
 turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules);
+
+/* Answers m (borrowed) without deciding: it joins the inbox as agent_on_message's answers do. For a
+ * turn re-run after a crash (docs/time.md): when m is already the newest memory entry it is not
+ * remembered twice. */
+int agent_answer(agent *a, ag_msg *m, const agent_rules *rules);
 
 /* Cancels the LLM call in flight or the pending approval, if any (Ctrl-C); the turn stays counted. */
 void agent_cancel(agent *a);

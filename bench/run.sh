@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-5}"
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release > /dev/null
-cmake --build build-bench -j2 --target agora bench_world bench_fanout_world bench_fanout_tls bench_cold bench_store bench_fanout bench_load > /dev/null
+cmake --build build-bench -j2 --target agora bench_world bench_fanout_world bench_fanout_tls bench_cold bench_store bench_fanout bench_load bench_mcp_http > /dev/null
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
 echo
 echo "== turn overhead, bus, memory (bench_world) =="
@@ -30,3 +30,7 @@ echo "== loading big worlds and mention lists (bench_load) =="
 build-bench/bench_load "$runs"
 echo "== virtual clock: 30 simulated days, 20 agents, hourly cron (bench_sim) =="
 build-bench/bench_sim 30 "$runs"
+echo
+echo "== MCP over Streamable HTTP: cost per tool call (bench_mcp_http; server-everything needs the test peers) =="
+[ -n "${AGORA_PEERS:-}" ] || [ ! -d build/peers/node_modules ] || export AGORA_PEERS="$PWD/build/peers"
+build-bench/bench_mcp_http "$runs"

@@ -4,6 +4,7 @@
  * is its replies and tool calls up to SEQ; contexts are reduced from the thread's successful save_context calls
  * anchored before SEQ, and the thread is copied up to there. */
 #include "chat/branch.h"
+#include "chat/inflight.h"
 
 #include "agents/context.h"
 #include "agents/msg.h"
@@ -82,7 +83,9 @@ static int copy_event(const char *json, size_t len, void *arg) {
   cJSON *e = cJSON_ParseWithLength(json, len);
   const cJSON *after = cJSON_GetObjectItemCaseSensitive(e, "after_seq");
   int rc = 0;
-  if (e && cJSON_IsNumber(after) && after->valuedouble < (double)b->seq) {
+  /* Bookkeeping of turns in flight stays with the source: a branch starts with nothing to resume. */
+  if (e && cJSON_IsNumber(after) && after->valuedouble < (double)b->seq &&
+      !chat_thread_bookkeeping(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type")))) {
     char *text = strndup(json, len);
     rc = text ? store_thread_append(b->t, b->id, text) : AG_ERR_NOMEM;
     free(text);
@@ -155,12 +158,28 @@ done:
   return rc;
 }
 
-int chat_branch(store *st, const char *chat_id, uint64_t seq, char out[CHAT_ID_MAX], ag_errmsg *em) {
+int chat_branch__in(store_txn *t, const char *chat_id, uint64_t seq, char out[CHAT_ID_MAX], ag_errmsg *em) {
   branch_ctx b = {chat_id, seq, "", NULL, em, calloc(BRANCH_AGENTS_MAX, sizeof(branch_agent)), 0, cJSON_CreateObject()};
-  int rc = b.agents && b.calls ? store_write(st, branch_txn, &b, em) : AG_ERR_NOMEM;
+  int rc = b.agents && b.calls ? branch_txn(t, &b) : AG_ERR_NOMEM;
   for (size_t i = 0; i < b.n; i++) context_free(&b.agents[i].cx);
   free(b.agents);
   cJSON_Delete(b.calls);
   if (!rc) memcpy(out, b.id, CHAT_ID_MAX);
   return rc;
+}
+
+typedef struct branch_args {
+  const char *chat_id;
+  uint64_t seq;
+  char *out;
+  ag_errmsg *em;
+} branch_args;
+
+static int branch_write(store_txn *t, void *arg) {
+  branch_args *a = arg;
+  return chat_branch__in(t, a->chat_id, a->seq, a->out, a->em);
+}
+
+int chat_branch(store *st, const char *chat_id, uint64_t seq, char out[CHAT_ID_MAX], ag_errmsg *em) {
+  return store_write(st, branch_write, &(branch_args){chat_id, seq, out, em}, em);
 }

@@ -12,4 +12,8 @@
  * AG_ERR_NOT_FOUND for no such chat, AG_ERR_INVALID for a seq out of range (em says which). */
 int chat_branch(store *st, const char *chat_id, uint64_t seq, char out[CHAT_ID_MAX], ag_errmsg *em);
 
+/* The same inside the caller's write transaction (chat/ only: truncating a chat rebuilds it so). */
+typedef struct store_txn store_txn;
+int chat_branch__in(store_txn *t, const char *chat_id, uint64_t seq, char out[CHAT_ID_MAX], ag_errmsg *em);
+
 #endif

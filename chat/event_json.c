@@ -104,6 +104,15 @@ cJSON *chat_event_fields(const world_event *e) {
     add_time(f, "due", e->u.skipped.due_ms);
     break;
   case EV_CLOCK_ADVANCED: add_time(f, "sim_time", e->u.advanced.sim_ms); break;
+  case EV_TURN_QUEUED:
+    cJSON_AddNumberToObject(f, "seq", (double)e->u.turn_queued.seq);
+    if (e->u.turn_queued.rerun) cJSON_AddBoolToObject(f, "rerun", 1);
+    break;
+  case EV_TURN_END:
+    cJSON_AddNumberToObject(f, "seq", (double)e->u.turn_end.seq);
+    if (e->u.turn_end.cancelled) cJSON_AddBoolToObject(f, "cancelled", 1);
+    if (e->u.turn_end.queued) cJSON_AddBoolToObject(f, "queued", 1);
+    break;
   case EV_KIND_COUNT: break;
   }
   return f;

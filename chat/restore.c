@@ -3,6 +3,8 @@
  * one read transaction; the agents change only after it succeeded. */
 #include "chat/session_int.h"
 
+#include "chat/inflight.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,11 +64,12 @@ typedef struct restore_ctx {
   size_t cur; /* agent being read */
   store_chat chat;
   uint64_t last_seq;
+  chat_inflight inflight; /* the turns in flight when the chat was last left */
   ag_errmsg *em;
 } restore_ctx;
 
-static int restore_mem_cb(uint64_t seq, void *arg) {
-  restore_ctx *rc = arg;
+/* Message seq of the chat, read once into the cache (*out borrowed from it). */
+static int cache_load(restore_ctx *rc, uint64_t seq, ag_msg **out) {
   int r = cache_grow(&rc->cache);
   if (r) return r;
   ag_msg **slot = cache_slot(&rc->cache, seq);
@@ -84,11 +87,20 @@ static int restore_mem_cb(uint64_t seq, void *arg) {
     if (!*slot) return AG_ERR_NOMEM;
     rc->cache.n++;
   }
+  *out = *slot;
+  return AG_OK;
+}
+
+static int restore_mem_cb(uint64_t seq, void *arg) {
+  restore_ctx *rc = arg;
+  ag_msg *m = NULL;
+  int r = cache_load(rc, seq, &m);
+  if (r) return r;
   size_t i = rc->cur;
   ag_msg **p = realloc(rc->mems[i], (rc->n_mems[i] + 1) * sizeof *p);
   if (!p) return AG_ERR_NOMEM;
   rc->mems[i] = p;
-  p[rc->n_mems[i]++] = *slot;
+  p[rc->n_mems[i]++] = m;
   return 0;
 }
 
@@ -103,6 +115,37 @@ static void restore_reset(restore_ctx *rc) {
   cache_free(&rc->cache);
   memset(&rc->cache, 0, sizeof rc->cache);
   store_chat_free(&rc->chat);
+  chat_inflight_free(&rc->inflight);
+}
+
+static int restore_step_cb(const char *json, size_t len, void *arg) {
+  return chat_inflight_step(&((restore_ctx *)arg)->inflight, json, len);
+}
+
+/* The messages of the turns left open, read with the rest (a turn still in an inbox is in no memory). */
+static int restore_turn_msgs(restore_ctx *rc) {
+  for (size_t i = 0; i < rc->inflight.n; i++) {
+    ag_msg *m;
+    int r = cache_load(rc, rc->inflight.turns[i].seq, &m);
+    if (r == AG_ERR_NOT_FOUND) rc->inflight.turns[i].seq = 0; /* not stored: nothing to answer */
+    else if (r) return r;
+  }
+  return AG_OK;
+}
+
+/* The turns open when the chat was last left are run again, once, in the order they were decided
+ * (docs/time.md "Resume after a crash"): a turn that was itself a re-run is given up with an llm-error,
+ * not re-run forever. */
+static void restore_rerun(chat_session *cs, restore_ctx *rc) {
+  for (size_t i = 0; i < rc->inflight.n; i++) {
+    const chat_turn *t = &rc->inflight.turns[i];
+    ag_msg *m = t->seq ? *cache_slot(&rc->cache, t->seq) : NULL;
+    if (!t->rerun && m && world_rerun(cs->w, t->agent, m) == AG_OK) continue;
+    const char *why = t->rerun ? "interrupted again after it was re-run: not re-run twice"
+                               : "its message or the agent is gone: not re-run";
+    world_emit(cs->w, &(world_event){EV_LLM_ERROR, .u.llm_error = {t->agent, why, 0, 0, 0, ""}});
+    world_emit(cs->w, &(world_event){EV_TURN_END, .u.turn_end = {t->agent, t->seq, 0, 0}});
+  }
 }
 
 static int restore_txn(store_txn *t, void *arg) {
@@ -115,6 +158,8 @@ static int restore_txn(store_txn *t, void *arg) {
   }
   if (r) return r;
   if ((r = store_message_last_seq(t, rc->chat_id, &rc->last_seq))) return r;
+  chat_inflight_free(&rc->inflight); /* a read is not run twice, but stay restartable */
+  if ((r = store_thread_scan(t, rc->chat_id, restore_step_cb, rc))) return r;
   for (size_t i = 0; i < cs->n_tracks; i++) {
     rc->cur = i;
     const char *id = agent_id(cs->tracks[i].a);
@@ -135,7 +180,7 @@ static int restore_txn(store_txn *t, void *arg) {
       return r;
     }
   }
-  return AG_OK;
+  return restore_turn_msgs(rc);
 }
 
 int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) {
@@ -188,6 +233,7 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
     lock = NULL;
   }
   r = chat_session__set_title(cs, rc.chat.title);
+  if (cs->rerun_turns) restore_rerun(cs, &rc);
 done:
   store_chat_unlock(lock);
   if (rc.mems) restore_reset(&rc);
@@ -200,6 +246,8 @@ done:
   free(rc.ctxs);
   return r;
 }
+
+void chat_session_rerun_turns(chat_session *cs, int on) { cs->rerun_turns = on; }
 
 int chat_session_resume(chat_session *cs, ag_errmsg *em) {
   if (!cs->has_current) return AG_OK;

@@ -163,6 +163,10 @@ static void on_thread_step(chat_session *cs, const world_event *e) {
   if (!j) return;
   cJSON_AddStringToObject(j, "type", ev_kind_name(e->kind));
   cJSON_AddNumberToObject(j, "after_seq", (double)cs->last_delivered);
+  if (e->kind == EV_LLM_START) { /* what a resume needs (chat/inflight.h); not in the output */
+    cJSON_AddNumberToObject(j, "seq", (double)e->u.llm_start.seq);
+    if (e->u.llm_start.rerun) cJSON_AddBoolToObject(j, "rerun", 1);
+  }
   char *text = cJSON_PrintUnformatted(j);
   cJSON_Delete(j);
   if (!text) return;
@@ -186,8 +190,9 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
   if (topic == BUS_EVENT) {
     const world_event *e = &((const bus_event *)payload)->ev;
     /* The chat's event thread: tool steps, failed calls and the token usage of calls that report it,
-     * beside the messages. */
+     * beside the messages; and when turns start and end, so a resume finds those in flight. */
     if (e->kind == EV_TOOL_CALL || e->kind == EV_TOOL_RESULT || e->kind == EV_LLM_ERROR ||
+        e->kind == EV_LLM_START || e->kind == EV_TURN_QUEUED || e->kind == EV_TURN_END ||
         (e->kind == EV_LLM_DONE && (e->u.llm_done.input_tokens > 0 || e->u.llm_done.output_tokens > 0)))
       on_thread_step(cs, e);
     return;

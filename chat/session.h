@@ -24,6 +24,12 @@ const char *chat_session_current(const chat_session *cs);
 /* The current chat's title (borrowed), or NULL. */
 const char *chat_session_title(const chat_session *cs);
 
+/* From now on, opening a chat (resume, load, the fallback of a delete) runs again, once, the turns it
+ * had in flight when it was last left: an agent whose LLM call had started and whose turn never ended
+ * (docs/time.md "Resume after a crash"). For the commands that talk to the world (run, say, console);
+ * off by default, so that managing chats never calls an LLM. */
+void chat_session_rerun_turns(chat_session *cs, int on);
+
 /* Restores the current chat (if any) into the agents: memories, turn counts, seq. When another process
  * holds it, starts a new chat instead (as chat_session_new). */
 int chat_session_resume(chat_session *cs, ag_errmsg *em);
@@ -42,6 +48,13 @@ int chat_session_load(chat_session *cs, const char *chat_id, ag_errmsg *em);
  * chat-deleted names the fallback; a fallback another process holds is not taken: session mode goes
  * off). AG_ERR_STATE when another process holds chat_id. */
 int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em);
+/* Cuts the current chat after message keep (0: empties it): its later messages, the memory entries
+ * naming them, the thread steps after them, and the agents' turn counts and contexts as they were right
+ * after keep (as chats branch rebuilds them) — one write transaction — then restores the agents from it.
+ * When the first human message goes and the title was made from it, the title is "New Chat" again
+ * (event title-updated), so the next human message names the chat. Call it when the world is quiet.
+ * AG_ERR_INVALID when keep is past the last message. */
+int chat_session_truncate(chat_session *cs, uint64_t keep, ag_errmsg *em);
 /* Sets the current chat's title by hand (event title-updated). */
 int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em);
 /* Turns session mode off: nothing more is saved until a chat is made current again. */

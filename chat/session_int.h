@@ -46,6 +46,8 @@ struct chat_session {
   /* The agents hold the current chat's state (it was restored or started here). Until then their
    * in-memory state is not the chat's, and must not be written over it. */
   int live;
+  /* Opening a chat re-runs the turns it had in flight (chat_session_rerun_turns). */
+  int rerun_turns;
   /* The lock on the current chat (docs/decisions.md "One process per chat"), or NULL. */
   store_lock *lock;
 };

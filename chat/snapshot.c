@@ -2,6 +2,8 @@
  * from a live world, so it holds exactly what was saved — and the store never holds a key. */
 #include "chat/snapshot.h"
 
+#include "chat/inflight.h"
+
 #include "agents/context.h"
 #include "agents/msg.h"
 #include "common/buf.h"
@@ -79,7 +81,8 @@ static int export_agent(const char *agent_id, const store_agent_state *st, void 
 static int export_thread(const char *json, size_t len, void *arg) {
   cJSON *e = cJSON_ParseWithLength(json, len);
   if (!e) return AG_ERR_STORAGE;
-  cJSON_AddItemToArray((cJSON *)arg, e);
+  if (chat_thread_bookkeeping(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type")))) cJSON_Delete(e);
+  else cJSON_AddItemToArray((cJSON *)arg, e);
   return 0;
 }
 

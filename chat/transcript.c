@@ -2,6 +2,7 @@
  * messages — then each message is handed over followed by the events anchored after it. */
 #include "chat/transcript.h"
 
+#include "chat/inflight.h"
 #include "chat/snapshot.h"
 #include "common/clock.h"
 #include "common/jsonnum.h"
@@ -19,15 +20,17 @@ typedef struct walk {
 /* Hands fn the thread steps anchored at or before seq, from w->next on (steps are in anchor order). */
 static int steps_upto(walk *w, uint64_t seq) {
   while (w->next && !w->stopped) {
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(w->next, "type");
+    chat_entry e = {NULL, EV_KIND_COUNT, NULL};
+    if (!cJSON_IsString(type) || ev_kind_parse(type->valuestring, &e.kind) ||
+        chat_thread_bookkeeping(type->valuestring)) {
+      /* not a kind this version writes (snapshots are checked), or bookkeeping: nothing to show */
+      w->next = w->next->next;
+      continue;
+    }
     const cJSON *after = cJSON_GetObjectItemCaseSensitive(w->next, "after_seq");
     int64_t a;
     if (!ag_json_int(after, 0, AG_JSON_INT_MAX, &a) && (uint64_t)a > seq) return AG_OK;
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(w->next, "type");
-    chat_entry e = {NULL, EV_KIND_COUNT, NULL};
-    if (!cJSON_IsString(type) || ev_kind_parse(type->valuestring, &e.kind)) {
-      w->next = w->next->next; /* not a kind this version writes (snapshots are checked): nothing to show */
-      continue;
-    }
     cJSON *fields = cJSON_Duplicate(w->next, 1);
     if (!fields) return AG_ERR_NOMEM;
     cJSON_DeleteItemFromObjectCaseSensitive(fields, "type");

@@ -36,7 +36,9 @@ static const char worlds_usage[] =
   "\n"
   "  list [--json]                  the worlds with their agents, chats and current chat\n"
   "  show WORLD [--json]            settings, agents (provider, model, base_url), chats\n"
-  "  export WORLD [-o FILE]         the stored world file JSON (no secrets; agora run loads it)\n"
+  "  export WORLD [-o FILE] [--format json|md] [FILE]\n"
+  "                                 the stored world file JSON (no secrets; agora run loads it), or a\n"
+  "                                 Markdown document of its settings and agents\n"
   "  delete WORLD --yes             delete the world and all its chats (refused while another\n"
   "                                 agora process uses one of them)\n"
   "\n"
@@ -329,16 +331,20 @@ static int world_show(store *st, const char *wid, int json, ag_errmsg *em) {
   return AG_OK;
 }
 
-static int world_export(store *st, const char *wid, const char *out, ag_errmsg *em) {
+static int world_export(store *st, const char *wid, const opts *o, ag_errmsg *em) {
   char *text = NULL;
+  const char *out = o->out;
   int rc = chat_world_settings(st, wid, &text, em);
   if (rc) return rc;
   cJSON *j = cJSON_Parse(text);
   free(text);
-  char *pretty = j ? cJSON_Print(j) : NULL;
+  int md = o->format && !strcmp(o->format, "md");
+  char *pretty = !j ? NULL : md ? markdown_world(j) : cJSON_Print(j);
   cJSON_Delete(j);
   if (!pretty) return ag_fail(em, AG_ERR_STORAGE, "the stored settings of world '%s' are not JSON", wid);
-  if (out) {
+  if (md) {
+    rc = out ? ag_file_write_out(out, pretty, em) : (fputs(pretty, stdout), AG_OK);
+  } else if (out) {
     size_t n = strlen(pretty);
     char *t = realloc(pretty, n + 2);
     if (!t) {
@@ -376,7 +382,7 @@ static int worlds_run(int which, const opts *o) {
   char wid[CHAT_ID_MAX];
   if (which == 0) rc = chat_worlds_each(st, world_row, (void *)&o->json, &em);
   else if (!(rc = cli_pick_world(st, o->pos[0], wid, &em)))
-    rc = which == 1 ? world_show(st, wid, o->json, &em) : which == 2 ? world_export(st, wid, o->out, &em)
+    rc = which == 1 ? world_show(st, wid, o->json, &em) : which == 2 ? world_export(st, wid, o, &em)
                                                                      : world_delete(st, wid, &em);
   chat_store_close(st);
   if (rc) return cli_error(rc, "worlds %s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc));
@@ -399,6 +405,10 @@ int cli_worlds(int argc, char **argv) {
   int status = parse(label, argc - 1, argv + 1, &o);
   if (status) return status;
   if (which == 0 && o.n_pos) return cli_error(AG_ERR_INVALID, "worlds list: unexpected argument '%s'", o.pos[0]);
+  if (which == 2 && o.n_pos == 2 && !o.out) o.out = o.pos[--o.n_pos]; /* export WORLD FILE */
+  if (o.format && which != 2) return cli_error(AG_ERR_INVALID, "worlds %s: --format goes with export", argv[0]);
+  if (o.format && strcmp(o.format, "json") && strcmp(o.format, "md"))
+    return cli_error(AG_ERR_INVALID, "worlds export: --format: expected json or md, not '%s'", o.format);
   if (which > 0 && o.n_pos != 1)
     return cli_error(AG_ERR_INVALID, "worlds %s: expected one WORLD (see agora worlds --help)", argv[0]);
   return worlds_run(which, &o);

@@ -189,6 +189,7 @@ static int console_open(console *c, const console_args *a) {
     return cli_error(rc, "console: %s", ag_strerror(rc));
   world_set_emit_chunks(c->cw.w, c->tty);
   world_set_approver(c->cw.w, &(world_approver){con_ask, con_withdrawn}, c);
+  chat_session_rerun_turns(c->cw.cs, 1);
   char was[CHAT_ID_MAX];
   snprintf(was, sizeof was, "%s", chat_session_current(c->cw.cs) ? chat_session_current(c->cw.cs) : "");
   rc = was[0] ? chat_session_resume(c->cw.cs, &em) : chat_session_new(c->cw.cs, &em);

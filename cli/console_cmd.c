@@ -270,6 +270,8 @@ static const command commands[] = {
   {"/clock", "", "the world's clock: mode, now, next due item, until", con_cmd_clock},
   {"/advance", "DURATION", "move a virtual clock on (3h, 1d), delivering what falls due", con_cmd_advance},
   {"/branch", "SEQ", "continue in a new chat holding this one's messages 1..SEQ", con_cmd_branch},
+  {"/edit", "SEQ TEXT", "replace human message SEQ (the chat is cut there) and send it again", con_cmd_edit},
+  {"/retry", "", "cut the chat before the last human message and send it again", con_cmd_retry},
   {"/quit", "", "save and leave (also Ctrl-D)", cmd_quit},
 };
 static const size_t n_commands = sizeof commands / sizeof *commands;

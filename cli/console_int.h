@@ -136,6 +136,10 @@ int con_cmd_clock(console *c, char *args, ag_errmsg *em);
 int con_cmd_advance(console *c, char *args, ag_errmsg *em);
 int con_cmd_branch(console *c, char *args, ag_errmsg *em);
 
+/* console_edit.c: /edit SEQ TEXT and /retry (cut the chat, send again). */
+int con_cmd_edit(console *c, char *args, ag_errmsg *em);
+int con_cmd_retry(console *c, char *args, ag_errmsg *em);
+
 /* console_tty.c: terminal mode (libedit, history, completion). */
 int con_tty_run(console *c);
 /* console_input.c: the bounded reader between the terminal and libedit (libedit only). */

@@ -67,6 +67,8 @@ int con_lines_run(console *c) {
   if (!(c->ev_in = event_new(c->cw.base, STDIN_FILENO, EV_READ, lines_on_stdin, c)))
     return cli_error(AG_ERR_NOMEM, "console: cannot watch stdin");
   if (c->resumed) con_chat_announce(c, EV_CHAT_RESUMED);
+  /* Replies a resumed chat had in flight are asked again (docs/time.md): they come before the first line. */
+  if (!world_is_quiet(c->cw.w)) world_run_until_quiet(c->cw.w);
   while (!c->quit) {
     con_ask_show(c);
     char *line = lines_next(c);

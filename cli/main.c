@@ -18,6 +18,8 @@ static const char usage[] =
   "commands:\n"
   "  run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
   "                        run a world file's script and print the transcript\n"
+  "  run [WORLD.json] --resume CHAT_ID [--db DIR] [--json] ...\n"
+  "                        finish the replies a chat had in flight when its process stopped\n"
   "  say WORLD.json TEXT [--new-chat] [--db DIR] [--json] ...\n"
   "                        send one message to a world, print the replies, save\n"
   "  init [FILE]           write a commented starter world (default: world.json)\n"

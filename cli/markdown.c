@@ -56,11 +56,19 @@ static void world_settings(ag_buf *b, const cJSON *w) {
   }
 }
 
+/* The built document with one newline at its end, not a blank line. */
+static char *md_take(ag_buf *b) {
+  char *doc = ag_buf_take(b);
+  size_t n = doc ? strlen(doc) : 0;
+  if (n > 1 && doc[n - 2] == '\n') doc[n - 1] = 0;
+  return doc;
+}
+
 char *markdown_world(const cJSON *world) {
   ag_buf b;
   ag_buf_init(&b, MD_CAP);
   world_settings(&b, world);
-  return ag_buf_take(&b);
+  return md_take(&b);
 }
 
 /* A thread event: tool steps as <details>, anything else as a quiet line. */
@@ -102,8 +110,5 @@ char *markdown_chat(const cJSON *snap) {
     ag_buf_printf(&b, "</sub>\n\n%s\n\n", str(m, "text"));
   }
   for (; ev; ev = ev->next) event(&b, ev);
-  char *doc = ag_buf_take(&b);
-  size_t n = doc ? strlen(doc) : 0;
-  if (n > 1 && doc[n - 2] == '\n') doc[n - 1] = 0; /* one newline at the end, not a blank line */
-  return doc;
+  return md_take(&b);
 }

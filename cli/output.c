@@ -155,6 +155,7 @@ static int plain_hidden(ev_kind k) {
 
 static int shown(const output *o, ev_kind k) {
   if (k == EV_LLM_CHUNK && !o->o.stream) return 0;
+  if (k == EV_TURN_QUEUED || k == EV_TURN_END) return 0; /* the thread's bookkeeping (docs/time.md) */
   return o->o.json || !plain_hidden(k);
 }
 

@@ -15,6 +15,7 @@
 static const char run_usage[] =
   "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
   "                [--answers FILE] [--allow-env NAME] [--model M] [--provider P] [--base-url URL]\n"
+  "       agora run [WORLD.json] --resume CHAT_ID [--db DIR] [--json] ...\n"
   "\n"
   "Loads the world from WORLD.json, starts a new chat (an empty 'New Chat' is reused) or continues\n"
   "--chat ID, publishes the file's script steps in order, waiting after each step until no agent is\n"
@@ -30,6 +31,10 @@ static const char run_usage[] =
   "  --db DIR    the database directory (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
   "              ~/.local/share/agora)\n"
   "  --chat ID   continue a saved chat instead of starting a new one\n"
+  "  --resume CHAT_ID  finish what a chat had in flight when its process stopped (a crash, a kill):\n"
+  "              every agent whose reply was under way is asked again, once; prints what follows\n"
+  "              and exits. Publishes no script steps; without WORLD.json the chat's stored world\n"
+  "              is used\n"
   "  --yes       approve every tool call that needs approval (otherwise they are denied)\n"
   "  --answers FILE  answer ask_human's questions with FILE's lines, one per question in order\n"
   "              (without it, or once it runs out, the tool's result is an error: no human to answer)\n"
@@ -46,9 +51,10 @@ static int parse_args(int argc, char **argv, cli_runner_opts *a) {
     int taken = cli_runner_arg(a, "run", argc, argv, &i);
     if (taken > 1) return taken;
     if (taken) continue;
-    if (!strcmp(s, "--chat")) {
+    if (!strcmp(s, "--chat") || !strcmp(s, "--resume")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "run: %s needs a value", s);
-      a->chat = argv[++i];
+      if (!strcmp(s, "--chat")) a->chat = argv[++i];
+      else a->resume_chat = argv[++i];
     } else if (s[0] == '-' && s[1]) {
       return cli_error(AG_ERR_INVALID, "run: unknown option '%s' (see agora run --help)", s);
     } else if (!a->world_path) {
@@ -57,7 +63,9 @@ static int parse_args(int argc, char **argv, cli_runner_opts *a) {
       return cli_error(AG_ERR_INVALID, "run: unexpected argument '%s'", s);
     }
   }
-  if (!a->world_path) return cli_error(AG_ERR_INVALID, "run: missing WORLD.json (see agora run --help)");
+  if (a->chat && a->resume_chat) return cli_error(AG_ERR_INVALID, "run: --chat and --resume cannot go together");
+  if (!a->world_path && !a->resume_chat)
+    return cli_error(AG_ERR_INVALID, "run: missing WORLD.json (see agora run --help)");
   return 0;
 }
 
@@ -83,6 +91,9 @@ static int run_interrupted(const run_stop *rs, chat_session *cs) {
   const char *chat = cs ? chat_session_current(cs) : NULL;
   char id[CHAT_ID_MAX];
   snprintf(id, sizeof id, "%s", chat ? chat : "");
+  /* The cancelled turns' turn-end events reach the store phase before the last save, so that a later
+   * resume does not ask again what the person cancelled. */
+  event_base_loop(world_base(rs->w), EVLOOP_NONBLOCK);
   if (cs) chat_session_detach(cs); /* saves what was delivered */
   size_t lost = cs ? chat_session_failures(cs) : 0;
   fprintf(stderr, "agora: interrupted: cancelled %zu repl%s, ", rs->cancelled, rs->cancelled == 1 ? "y" : "ies");
@@ -137,7 +148,9 @@ int cli_run(int argc, char **argv) {
     run_stop stop = {r.w, 0, 0};
     struct event *sigint = evsignal_new(r.base, SIGINT, on_sigint, &stop);
     if (sigint) event_add(sigint, NULL);
-    status = run_steps(&r.spec, r.w, r.cs, r.out, r.scr);
+    if (!args.resume_chat) status = run_steps(&r.spec, r.w, r.cs, r.out, r.scr);
+    else if ((status = world_run_until_quiet(r.w))) /* the re-run turns, and what they lead to */
+      status = status == AG_ERR_CANCELLED ? 130 : cli_error(status, "run: %s", ag_strerror(status));
     if (sigint) event_free(sigint);
     if (stop.hit) status = run_interrupted(&stop, r.cs);
     if (!status) status = cli_runner_finish(&r);

@@ -78,10 +78,12 @@ static int read_answers(cli_runner *r, const char *path, const char *cmd) {
  * one named, the world's current one (say), or a new one (reuse rules). */
 static int open_chat(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
   ag_errmsg em = {""};
-  int rc;
-  if ((rc = cli_store_open(o->db, &r->st, &em)) || (rc = chat_session_open(r->st, r->w, &r->cs, &em)))
+  int rc = r->st ? AG_OK : cli_store_open(o->db, &r->st, &em);
+  if (rc || (rc = chat_session_open(r->st, r->w, &r->cs, &em)))
     return cli_error(rc, "%s", em.text[0] ? em.text : ag_strerror(rc));
-  if (o->chat) rc = chat_session_load(r->cs, o->chat, &em);
+  chat_session_rerun_turns(r->cs, 1);
+  if (o->resume_chat) rc = chat_session_load(r->cs, o->resume_chat, &em);
+  else if (o->chat) rc = chat_session_load(r->cs, o->chat, &em);
   else if (o->resume && !o->new_chat && chat_session_current(r->cs)) rc = chat_session_resume(r->cs, &em);
   else rc = chat_session_new(r->cs, &em);
   if (rc) return cli_error(rc, "%s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc));
@@ -89,16 +91,31 @@ static int open_chat(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
   return 0;
 }
 
+/* The world: from WORLD.json, or (run --resume without one) the resumed chat's, from the database. */
+static int load_spec(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
+  ag_errmsg em = {""};
+  char world_id[CHAT_ID_MAX];
+  int rc;
+  if (o->world_path) rc = world_spec_load(o->world_path, &r->spec, &em);
+  else if (!(rc = cli_store_open(o->db, &r->st, &em)) && !(rc = cli_chat_world(r->st, o->resume_chat, world_id, &em)))
+    rc = chat_world_spec(r->st, world_id, &r->spec, &em);
+  if (rc) return cli_error(rc, "%s%s", o->world_path ? "" : "run: ", em.text[0] ? em.text : ag_strerror(rc));
+  if ((rc = cli_spec_prepare(&r->spec, &o->over))) return cli_error(rc, "%s", ag_strerror(rc));
+  if (o->no_save && (o->chat || o->resume_chat))
+    return cli_error(AG_ERR_INVALID, "%s: --%s continues a saved chat and cannot go with --no-save", cmd,
+                     o->chat ? "chat" : "resume");
+  return 0;
+}
+
 int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bus_handler handler, void *ud) {
   memset(r, 0, sizeof *r);
   ag_errmsg em = {""};
-  int rc = world_spec_load(o->world_path, &r->spec, &em);
-  if (rc) return cli_error(rc, "%s", em.text);
-  if ((rc = cli_spec_prepare(&r->spec, &o->over))) return cli_error(rc, "%s", ag_strerror(rc));
-  if (o->no_save && o->chat)
-    return cli_error(AG_ERR_INVALID, "%s: --chat continues a saved chat and cannot go with --no-save", cmd);
-  if ((rc = cli_world_build(o->world_path, &r->spec, &r->base, &r->w, &em)) ||
-      (rc = cli_key_env_check(r->w, o->world_path, &o->allow, &em)))
+  int rc = load_spec(r, o, cmd);
+  if (rc) return rc;
+  /* A stored world may come from an imported snapshot: as untrusted as a file. */
+  const char *label = o->world_path ? o->world_path : "the stored world";
+  if ((rc = cli_world_build(label, &r->spec, &r->base, &r->w, &em)) ||
+      (rc = cli_key_env_check(r->w, label, &o->allow, &em)))
     return cli_error(rc, "%s", em.text);
   /* Streaming text: live lines on a terminal unless --quiet; --stream prints the chunks elsewhere. */
   int tty = isatty(STDOUT_FILENO), live = !o->json && !o->quiet && tty;

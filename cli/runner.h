@@ -12,6 +12,7 @@
 /* Options (strings borrowed from argv). */
 typedef struct cli_runner_opts {
   const char *world_path, *db, *chat;
+  const char *resume_chat; /* run --resume ID: that chat, its world from the database without WORLD.json */
   const char *answers; /* --answers FILE: ask_human's answers, one a line */
   int json, stream, no_save, yes, quiet;
   int new_chat; /* say: start a new chat; otherwise say continues the current one, run starts one */

@@ -24,17 +24,13 @@ static int on_event(void *ud, const char *event, const char *data, size_t len) {
   return r->stop_at && (int)r->events >= r->stop_at ? 7 : 0;
 }
 
+static int feed(void *ud, const char *p, size_t n) { return llm_stream_feed(ud, p, n); }
+
 /* Feeds p[0..n) in pieces; split 0 = whole. Returns the result of the first failing call. */
 static int run(llm_stream_kind kind, const uint8_t *p, size_t n, uint32_t split, record *r) {
   llm_stream s;
   llm_stream_init(&s, kind, EVENT_CAP, TOTAL_CAP, on_event, r);
-  int rc = AG_OK;
-  for (size_t off = 0; off < n && !rc;) {
-    size_t piece = split ? 1 + fuzz_rand(&split) % 17 : n;
-    if (piece > n - off) piece = n - off;
-    rc = llm_stream_feed(&s, (const char *)p + off, piece);
-    off += piece;
-  }
+  int rc = fuzz_feed_pieces(p, n, split, feed, &s);
   if (!rc) rc = llm_stream_finish(&s);
   /* After a failure every later feed fails too. */
   if (rc && llm_stream_feed(&s, "data: x\n\n", 9) == AG_OK) abort();

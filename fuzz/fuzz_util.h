@@ -42,4 +42,18 @@ static inline uint32_t fuzz_rand(uint32_t *state) {
   return *state;
 }
 
+/* Feeds p[0..n) to feed(ud, piece, len) in pieces of 1..17 bytes drawn from split (0: whole), stopping
+ * at the first non-zero result, which it returns: a parser must not care where the network cuts. */
+static inline int fuzz_feed_pieces(const uint8_t *p, size_t n, uint32_t split,
+                                   int (*feed)(void *ud, const char *piece, size_t len), void *ud) {
+  int rc = AG_OK;
+  for (size_t off = 0; off < n && !rc;) {
+    size_t piece = split ? 1 + fuzz_rand(&split) % 17 : n;
+    if (piece > n - off) piece = n - off;
+    rc = feed(ud, (const char *)p + off, piece);
+    off += piece;
+  }
+  return rc;
+}
+
 #endif

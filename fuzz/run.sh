@@ -9,7 +9,7 @@ secs=${1:-20}
 shift || true
 build=${AGORA_FUZZ_BUILD:-build-fuzz}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(mention shape title stream wire world snapshot)
+[ ${#targets[@]} -gt 0 ] || targets=(mention shape title stream wire world snapshot mcp_http)
 
 cmake -S . -B "$build" -DAGORA_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j2 >/dev/null
@@ -37,7 +37,7 @@ for t in "${targets[@]}"; do
   case $t in
     mention | shape | title) dict=fuzz/text.dict ;;
     stream) dict=fuzz/sse.dict ;;
-    wire) dict="$work/wire.dict" ;;
+    wire | mcp_http) dict="$work/wire.dict" ;;
     *) dict=fuzz/json.dict ;;
   esac
   opts=(-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$findings/$t-")

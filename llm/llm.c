@@ -124,6 +124,7 @@ static void call_release(llm_call *call) {
 void llm_client_free(llm_client *c) {
   if (!c) return;
   while (c->calls) call_release(c->calls);
+  llm_fetch_free_all(c);
   if (c->http) llm_http_free(c->http);
   ag_defer_free(c->defer);
   free(c);

@@ -96,6 +96,13 @@ void llm_net_setup(CURL *easy, const llm_config *cfg, const char *url) {
     curl_easy_setopt(easy, CURLOPT_PROXY_CAINFO, ca);
     curl_easy_setopt(easy, CURLOPT_PROXY_CAPATH, NULL);
   }
+  /* SSL_CERT_DIR (OpenSSL's convention: a hashed directory, as `openssl rehash` makes) adds its CAs to
+   * the bundle's. Honoured only when set, since a directory turns libcurl's CA cache off. */
+  const char *dir = nonempty_env("SSL_CERT_DIR");
+  if (dir) {
+    curl_easy_setopt(easy, CURLOPT_CAPATH, dir);
+    curl_easy_setopt(easy, CURLOPT_PROXY_CAPATH, dir);
+  }
 #if LIBCURL_VERSION_NUM >= 0x075700 /* 7.87.0 */
   curl_easy_setopt(easy, CURLOPT_CA_CACHE_TIMEOUT, NET_CA_CACHE_SECONDS);
 #endif

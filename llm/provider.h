@@ -15,6 +15,8 @@ struct llm_client {
   struct ag_defer *defer; /* deferred steps of calls that need no I/O (the script provider) */
   struct llm_http *http;
   struct llm_call *calls; /* calls in flight (doubly linked) */
+  struct llm_fetch *fetches; /* plain requests in flight (llm/fetch.c, doubly linked) */
+  size_t n_fetches;
   size_t active;
 };
 
@@ -60,5 +62,7 @@ const llm_provider_ops *llm_provider_ops_for(llm_provider_kind kind);
 /* The HTTP side: ops of the HTTP providers (llm/remote.c) and the transport's teardown (llm/http.c). */
 const llm_provider_ops *llm_http_ops_for(llm_provider_kind kind);
 void llm_http_free(struct llm_http *http);
+/* Cancels every plain request of the client (llm/fetch.c), before its transport goes. */
+void llm_fetch_free_all(llm_client *c);
 
 #endif

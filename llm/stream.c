@@ -13,6 +13,7 @@ void llm_stream_init(llm_stream *s, llm_stream_kind kind, size_t event_cap, size
   s->on_event = on_event;
   s->ud = ud;
   s->total_cap = total_cap;
+  s->retry_ms = -1;
   ag_buf_init(&s->line, event_cap);
   ag_buf_init(&s->data, event_cap);
 }
@@ -24,11 +25,32 @@ void llm_stream_free(llm_stream *s) {
 
 static int sse_dispatch(llm_stream *s) {
   int rc = AG_OK;
+  memcpy(s->last_id, s->id_buf, sizeof s->last_id); /* as EventSource does, even for an event without data */
   if (s->has_data) rc = s->on_event(s->ud, s->event, ag_buf_str(&s->data), s->data.len);
   ag_buf_reset(&s->data);
   s->has_data = 0;
   s->event[0] = '\0';
   return rc;
+}
+
+/* An id too long to keep, or holding a NUL (which the standard ignores), cannot be resent whole:
+ * it clears the id rather than resending a wrong one. */
+static void sse_id(llm_stream *s, const char *v, size_t n) {
+  if (memchr(v, '\0', n)) return;
+  if (n >= sizeof s->id_buf) n = 0;
+  memcpy(s->id_buf, v, n);
+  s->id_buf[n] = '\0';
+}
+
+/* "retry:" takes ASCII digits only; anything else is ignored. Capped at a day. */
+static void sse_retry(llm_stream *s, const char *v, size_t n) {
+  long ms = 0;
+  if (!n) return;
+  for (size_t i = 0; i < n; i++) {
+    if (v[i] < '0' || v[i] > '9') return;
+    if (ms < 86400000L) ms = ms * 10 + (v[i] - '0');
+  }
+  s->retry_ms = ms < 86400000L ? ms : 86400000L;
 }
 
 static int sse_line(llm_stream *s, const char *line, size_t len) {
@@ -53,7 +75,9 @@ static int sse_line(llm_stream *s, const char *line, size_t len) {
     memcpy(s->event, value, n);
     s->event[n] = '\0';
   }
-  return AG_OK; /* "id", "retry" and unknown fields mean nothing to us */
+  if (name_len == 2 && memcmp(line, "id", 2) == 0) sse_id(s, value, value_len);
+  if (name_len == 5 && memcmp(line, "retry", 5) == 0) sse_retry(s, value, value_len);
+  return AG_OK; /* unknown fields are ignored, as the SSE standard says */
 }
 
 static int ndjson_line(llm_stream *s, const char *line, size_t len) {
@@ -107,3 +131,7 @@ done:
   if (rc) s->failed = rc;
   return rc;
 }
+
+const char *llm_stream_last_id(const llm_stream *s) { return s->last_id; }
+
+long llm_stream_retry_ms(const llm_stream *s) { return s->retry_ms; }

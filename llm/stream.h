@@ -26,6 +26,9 @@ typedef struct llm_stream {
   ag_buf data;       /* SSE: data of the event being read (capped at the event cap) */
   char event[64];    /* SSE: its event name, truncated */
   int has_data;      /* SSE: a "data:" line was seen for this event */
+  char id_buf[256];  /* SSE: the "id:" field seen last ("" when none or too long), kept across events */
+  char last_id[256]; /* SSE: the id as of the last completed event (what Last-Event-ID resends) */
+  long retry_ms;     /* SSE: the last "retry:" field, in ms; -1 when none was seen */
   size_t total;      /* bytes fed so far */
   size_t total_cap;  /* bytes allowed over the whole reply */
   int after_cr;      /* the last byte was '\r': a following '\n' belongs to the same line end */
@@ -41,6 +44,10 @@ void llm_stream_init(llm_stream *s, llm_stream_kind kind, size_t event_cap, size
 int llm_stream_feed(llm_stream *s, const char *p, size_t n);
 /* End of input: delivers a last event that was not terminated (no trailing blank line/newline). */
 int llm_stream_finish(llm_stream *s);
+/* SSE: the last event ID ("" when none) and the server's reconnection delay (-1 when it sent none),
+ * for resuming a dropped stream (Streamable HTTP's Last-Event-ID). */
+const char *llm_stream_last_id(const llm_stream *s);
+long llm_stream_retry_ms(const llm_stream *s);
 /* Frees the buffers; the stream may be initialised again. */
 void llm_stream_free(llm_stream *s);
 

@@ -173,6 +173,9 @@ int store_chat_latest(store_txn *t, const char *world_id, store_chat *out);
  * current chat, the world's current_chat becomes "": to fall back as behaviour.md §6 says, follow with
  * store_chat_latest and store_world_set_current in the same transaction. AG_ERR_NOT_FOUND when absent. */
 int store_chat_delete(store_txn *t, const char *id);
+/* Deletes chat id's messages, memories, agent states, contexts and thread, keeping its record (the
+ * caller puts it again with the count it now has). */
+int store_chat_clear(store_txn *t, const char *id);
 void store_chat_free(store_chat *c);
 
 /* ---- Messages ----------------------------------------------------------------------------------- */

@@ -366,10 +366,20 @@ int store_world_delete(store_txn *t, const char *id) {
   return mrc ? store__lmdb(t, mrc, "delete world") : AG_OK;
 }
 
+int store_chat_clear(store_txn *t, const char *id) {
+  store__key prefix = {.n = 0};
+  int rc = store__writable(t);
+  if (rc) return rc;
+  /* Everything of the chat but its record keys on chat id \0 ...: one range delete per database. */
+  store__key_str(&prefix, id);
+  const MDB_dbi ranges[] = {t->s->messages, t->s->memories, t->s->states, t->s->contexts, t->s->thread};
+  for (size_t i = 0; !rc && i < sizeof ranges / sizeof *ranges; i++) rc = store__delete_prefix(t, ranges[i], &prefix);
+  return rc;
+}
+
 int store_chat_delete(store_txn *t, const char *id) {
   store_chat c = {0};
   store_world w = {0};
-  store__key prefix = {.n = 0};
   int rc = store__writable(t);
   if (!rc) rc = store_chat_get(t, id, &c);
   if (rc) goto done;
@@ -381,11 +391,7 @@ int store_chat_delete(store_txn *t, const char *id) {
     rc = store__lmdb(t, mrc, "delete chat");
     goto done;
   }
-  /* Everything else of the chat keys on chat id \0 ...: one range delete per database. */
-  store__key_str(&prefix, id);
-  const MDB_dbi ranges[] = {t->s->messages, t->s->memories, t->s->states, t->s->contexts, t->s->thread};
-  for (size_t i = 0; !rc && i < sizeof ranges / sizeof *ranges; i++) rc = store__delete_prefix(t, ranges[i], &prefix);
-  if (rc) goto done;
+  if ((rc = store_chat_clear(t, id))) goto done;
   /* Never leave the world pointing at a chat that is gone; the caller picks the fallback. */
   rc = store_world_get(t, c.world_id, &w);
   if (rc == AG_ERR_NOT_FOUND) {

@@ -159,9 +159,41 @@ static void markdown_golden(void) {
   free(id);
 }
 
+/* worlds export --format md: the imported snapshot's world (settings, clock, variables, schedule,
+ * agents with prompts) against tests/data/md_world.md, to a file and to stdout. */
+static void world_markdown_golden(void) {
+  const char *imp[] = {"chats", "import", unit_src_path("tests/data/md_chat.snapshot.json"), NULL};
+  CHECK_INT(agora(imp, NULL), 0);
+  char file[4200];
+  snprintf(file, sizeof file, "%s/world.md", tmp);
+  const char *to_file[] = {"worlds", "export", "Library", "--format", "md", file, NULL};
+  CHECK_INT(agora(to_file, NULL), 0);
+  char *got = unit_read_file(file), *want = unit_read_file(unit_src_path("tests/data/md_world.md"));
+  CHECK_STR(got, want);
+  char *out = NULL;
+  const char *to_stdout[] = {"worlds", "export", "library", "--format", "md", NULL};
+  CHECK_INT(agora(to_stdout, &out), 0);
+  CHECK_STR(out, want);
+  free(out);
+  out = NULL;
+  const char *json[] = {"worlds", "export", "library", "--format", "json", NULL};
+  CHECK_INT(agora(json, &out), 0);
+  CHECK(out && out[0] == '{' && strstr(out, "\"schedule\""));
+  const char *bad[] = {"worlds", "export", "library", "--format", "html", NULL};
+  const char *bad2[] = {"worlds", "show", "library", "--format", "md", NULL};
+  const char *bad3[] = {"worlds", "export", "nosuch", "--format", "md", NULL};
+  CHECK_INT(agora(bad, NULL), 2);
+  CHECK_INT(agora(bad2, NULL), 2);
+  CHECK_INT(agora(bad3, NULL), 2);
+  free(out);
+  free(got);
+  free(want);
+}
+
 static const unit_test tests[] = {
   UNIT(branch_end_to_end),
   UNIT(markdown_golden),
+  UNIT(world_markdown_golden),
 };
 
 int main(int argc, char **argv) {

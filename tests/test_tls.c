@@ -25,7 +25,7 @@ static llm_server *srv;
 static tls_front *front;
 static char *tmp;
 
-static const char *const env_vars[] = {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY",
+static const char *const env_vars[] = {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "SSL_CERT_DIR", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY",
                                        "http_proxy",    "ALL_PROXY",      "all_proxy",   "NO_PROXY",    "no_proxy"};
 
 static void clear_env(void) {
@@ -112,6 +112,26 @@ static void ca_environment_variables_in_order(void) {
   CHECK_STR(info.type, "tls_certificate");
   config_tls(&cfg, good); /* ca_file before both */
   CHECK_INT(run_calls(&cfg, 1, "[[mock reply=d]]", NULL), 1);
+  clear_env();
+}
+
+/* SSL_CERT_DIR: a hashed directory holding the private CA is trusted beside the system bundle; without
+ * it the same call fails on the certificate. */
+static void ssl_cert_dir_adds_a_ca_directory(void) {
+  char dir[600], cmd[4096];
+  llm_config cfg;
+  llm_error_info info;
+  snprintf(dir, sizeof dir, "%s/certdir", tmp);
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s' '%s/private.pem' && openssl rehash '%s' 2>/dev/null", dir,
+           tls_front_ca(front), dir, dir);
+  CHECK_INT(system(cmd), 0);
+  clear_env();
+  config_tls(&cfg, NULL);
+  memset(&info, 0, sizeof info);
+  CHECK_INT(run_calls(&cfg, 1, "[[mock reply=no-dir]]", &info), 0);
+  CHECK_STR(info.type, "tls_certificate");
+  setenv("SSL_CERT_DIR", dir, 1);
+  CHECK_INT(run_calls(&cfg, 1, "[[mock reply=with-dir]]", NULL), 1);
   clear_env();
 }
 
@@ -405,6 +425,7 @@ static const unit_test tests[] = {
     UNIT(settings_load_check_and_save),
     UNIT(ca_file_setting_trusts_a_private_ca),
     UNIT(ca_environment_variables_in_order),
+    UNIT(ssl_cert_dir_adds_a_ca_directory),
     UNIT(wrong_ca_fails_at_once),
     UNIT(name_mismatch_fails_at_once),
     UNIT(insecure_skips_verification),

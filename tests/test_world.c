@@ -134,7 +134,7 @@ static int fh_publish(void *ctx, agent *a, const char *text, ag_kind kind, ag_ms
 static void fh_report(void *ctx, agent *a, const agent_report *ev) {
   (void)a;
   fake_host *h = ctx;
-  static const char *names[] = {"start", "chunk", "done", "error", "turn-limit", "tool-call", "tool-result"};
+  static const char *names[] = {"start", "chunk", "done", "error", "turn-limit", "tool-call", "tool-result", "turn-end"};
   strncat(h->events, names[ev->kind], sizeof h->events - strlen(h->events) - 2);
   strcat(h->events, " ");
 }
@@ -225,7 +225,7 @@ static void agent_answers_through_host(void) {
   CHECK_INT(h.kinds[1], AG_KIND_TURN_LIMIT);
   CHECK_STR(h.published[1], "@human Turn limit reached (2 LLM calls). Please take control of the conversation.");
   CHECK_INT(agent_on_message(a, m3, &rules), TURN_SKIP);
-  CHECK_STR(h.events, "start done start done error turn-limit ");
+  CHECK_STR(h.events, "start done turn-end start done error turn-end turn-limit ");
 
   ag_msg *msgs[] = {m0, m1, m2, m3};
   for (int i = 0; i < 4; i++) ag_msg_unref(msgs[i]);
@@ -335,13 +335,15 @@ static void world_quiet_and_agents(void) {
   CHECK(!world_is_quiet(w));
   CHECK_INT(world_run_until_quiet(w), AG_OK);
   CHECK(world_is_quiet(w));
-  CHECK_STR(s.text, "1 human: @ann start\n-- llm-start\n-- llm-done\n2 ann: @bob hi\n-- llm-start\n-- llm-done\n"
-                   "3 bob: @ann fine\n-- llm-start\n-- llm-done\n4 ann: @bob hi\n-- llm-start\n-- llm-done\n"
-                   "5 bob: @ann fine\n-- llm-start\n-- llm-done\n6 ann: @bob hi\n-- llm-start\n-- llm-done\n"
-                   "7 bob: @ann fine\n-- llm-start\n-- llm-done\n8 ann: @bob hi\n-- llm-start\n-- llm-done\n"
-                   "9 bob: @ann fine\n-- llm-start\n-- llm-done\n10 ann: @bob hi\n-- llm-start\n-- llm-done\n"
-                   "11 bob: @ann fine\n-- turn-limit\n12 ann: @human Turn limit reached (5 LLM calls). Please take "
-                   "control of the conversation.\n");
+  CHECK_STR(s.text, "1 human: @ann start\n-- llm-start\n-- llm-done\n2 ann: @bob hi\n-- turn-end\n"
+                   "-- llm-start\n-- llm-done\n3 bob: @ann fine\n-- turn-end\n-- llm-start\n-- llm-done\n"
+                   "4 ann: @bob hi\n-- turn-end\n-- llm-start\n-- llm-done\n5 bob: @ann fine\n-- turn-end\n"
+                   "-- llm-start\n-- llm-done\n6 ann: @bob hi\n-- turn-end\n-- llm-start\n-- llm-done\n"
+                   "7 bob: @ann fine\n-- turn-end\n-- llm-start\n-- llm-done\n8 ann: @bob hi\n-- turn-end\n"
+                   "-- llm-start\n-- llm-done\n9 bob: @ann fine\n-- turn-end\n-- llm-start\n-- llm-done\n"
+                   "10 ann: @bob hi\n-- turn-end\n-- llm-start\n-- llm-done\n11 bob: @ann fine\n-- turn-end\n"
+                   "-- turn-limit\n12 ann: @human Turn limit reached (5 LLM calls). Please take "
+                   "control of the conversation.\n-- turn-end\n");
   /* Adding and removing agents: ids are checked, events emitted, mentions resolve to the new agent. */
   s.text[0] = '\0';
   agent_settings st;

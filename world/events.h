@@ -34,7 +34,9 @@
   X(EV_MEMORY_CLEARED, "memory-cleared")   \
   X(EV_NOT_ADDRESSED, "not-addressed")     \
   X(EV_SCHEDULE_SKIPPED, "schedule-skipped") \
-  X(EV_CLOCK_ADVANCED, "clock-advanced")
+  X(EV_CLOCK_ADVANCED, "clock-advanced") \
+  X(EV_TURN_QUEUED, "turn-queued")     \
+  X(EV_TURN_END, "turn-end")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -49,7 +51,9 @@ const char *ev_kind_name(ev_kind k);
 int ev_kind_parse(const char *name, ev_kind *out);
 
 /* Payloads. Strings are NUL-terminated; who owns them depends on the holder (see bus_event_new). */
-typedef struct ev_llm_start { const char *agent, *provider; } ev_llm_start;
+/* seq: the message the turn answers; rerun: the turn is a re-run after a crash (docs/time.md). Both
+ * go only to the stored thread, not to the output. */
+typedef struct ev_llm_start { const char *agent, *provider; uint64_t seq; int rerun; } ev_llm_start;
 /* text: len bytes, not necessarily NUL-terminated (the bus's copy ends at the first NUL or len). */
 typedef struct ev_llm_chunk { const char *agent, *text; size_t len; } ev_llm_chunk;
 typedef struct ev_llm_done { const char *agent; size_t chars; long input_tokens, output_tokens; } ev_llm_done;
@@ -96,6 +100,12 @@ typedef struct ev_schedule_skipped { size_t item; int64_t due_ms; } ev_schedule_
 /* The console's /advance reached its target: the simulated time now. */
 typedef struct ev_clock_advanced { int64_t sim_ms; } ev_clock_advanced;
 typedef struct ev_memory_cleared { const char *agent; } ev_memory_cleared;
+/* Bookkeeping for resuming after a crash (docs/time.md), stored in the thread, never printed.
+ * turn-queued: the agent will answer seq once it is free (rerun: a re-run after a crash). turn-end: its
+ * turn answering seq ended (answered, failed, silent); cancelled: all its turns (Ctrl-C); queued: its
+ * turns not started (its turn-limit notice emptied its inbox). */
+typedef struct ev_turn_queued { const char *agent; uint64_t seq; int rerun; } ev_turn_queued;
+typedef struct ev_turn_end { const char *agent; uint64_t seq; int cancelled, queued; } ev_turn_end;
 
 typedef struct world_event {
   ev_kind kind;
@@ -120,6 +130,8 @@ typedef struct world_event {
     ev_not_addressed not_addressed; /* EV_NOT_ADDRESSED */
     ev_schedule_skipped skipped; /* EV_SCHEDULE_SKIPPED */
     ev_clock_advanced advanced;  /* EV_CLOCK_ADVANCED */
+    ev_turn_queued turn_queued;  /* EV_TURN_QUEUED */
+    ev_turn_end turn_end;        /* EV_TURN_END */
   } u;
 } world_event;
 

@@ -16,6 +16,8 @@ typedef struct world_slot {
   agent *a;
   agent_host host;
   int thinking;
+  int rerun; /* the agent's turn is a re-run after a crash (world_rerun), until it ends */
+  uint64_t started_seq; /* the message its latest call answers (this chat) */
 } world_slot;
 
 struct world {
@@ -191,7 +193,12 @@ static void host_report(void *ctx, agent *a, const agent_report *ev) {
   world_event e = {EV_LLM_ERROR, .u.llm_error = {id, ev->text ? ev->text : "error", 0, 0, 0, ""}};
   switch (ev->kind) {
   case AGENT_REPORT_LLM_START:
-    e = (world_event){EV_LLM_START, .u.llm_start = {id, llm_provider_name(agent_settings_of(a)->llm.provider)}};
+    e = (world_event){EV_LLM_START, .u.llm_start = {id, llm_provider_name(agent_settings_of(a)->llm.provider), ev->seq, s->rerun}};
+    s->started_seq = ev->seq;
+    break;
+  case AGENT_REPORT_TURN_END:
+    e = (world_event){EV_TURN_END, .u.turn_end = {id, ev->seq, 0, 0}};
+    s->rerun = 0;
     break;
   case AGENT_REPORT_LLM_CHUNK: e = (world_event){EV_LLM_CHUNK, .u.llm_chunk = {id, ev->text, ev->len}}; break;
   case AGENT_REPORT_LLM_DONE: e = (world_event){EV_LLM_DONE, .u.llm_done = {id, ev->len, ev->usage.input_tokens, ev->usage.output_tokens}}; break;
@@ -245,6 +252,17 @@ int world_approval_reply(world *w, uint64_t id, int allow, const char *text) {
 }
 size_t world_approvals_pending(const world *w) { return approval_desk_pending(w->approvals); }
 
+/* One agent decides about m. What it will answer stays in the thread until answered (docs/time.md
+ * "Resume after a crash"): a call that started says so itself (llm-start); an answer waiting in its
+ * inbox says so here, and so does the notice that empties the inbox. */
+static void deliver_to(world *w, world_slot *s, ag_msg *m, const agent_rules *rules) {
+  turn_decision d = agent_on_message(s->a, m, rules);
+  if (d == TURN_ANSWER && s->started_seq != m->seq)
+    world_emit(w, &(world_event){EV_TURN_QUEUED, .u.turn_queued = {agent_id(s->a), m->seq, 0}});
+  else if (d == TURN_NOTICE)
+    world_emit(w, &(world_event){EV_TURN_END, .u.turn_end = {agent_id(s->a), 0, 0, 1}});
+}
+
 /* Hands a message to the agents that could act on it. A human or world message goes to every agent
  * (each resets its turn count, §3.1); a message from an agent can only address the agents it
  * mentions at the start of a line (§3.6), so only they are asked; nobody answers system messages or
@@ -257,13 +275,13 @@ static void world_deliver(void *ud, bus_topic topic, void *payload) {
   agent_rules rules = {w->spec.turn_limit, w->spec.memory_window, w->spec.main_agent, w->emit_chunks};
   if (m->kind == AG_KIND_HUMAN || m->kind == AG_KIND_WORLD) {
     /* Agents may be removed by a handler while we go: index by position, re-checking the count. */
-    for (size_t i = 0; i < w->n_slots; i++) agent_on_message(w->slots[i]->a, m, &rules);
+    for (size_t i = 0; i < w->n_slots; i++) deliver_to(w, w->slots[i], m, &rules);
     return;
   }
   if (m->kind != AG_KIND_AGENT) return;
   for (size_t i = 0; i < m->leading.n; i++) {
     world_slot *s = world_find_slot(w, m->leading.ids[i]);
-    if (s) agent_on_message(s->a, m, &rules);
+    if (s) deliver_to(w, s, m, &rules);
   }
 }
 
@@ -428,12 +446,33 @@ int world_remove_agent(world *w, const char *name_or_id) {
 }
 
 void world_reset_conversation(world *w) {
-  for (size_t i = 0; i < w->n_slots; i++) agent_reset(w->slots[i]->a);
+  for (size_t i = 0; i < w->n_slots; i++) {
+    agent_reset(w->slots[i]->a);
+    w->slots[i]->started_seq = 0; /* seqs start again */
+    w->slots[i]->rerun = 0;
+  }
   w->last_seq = 0;
 }
 
+/* A cancelled turn is over: the thread says so, or the chat's next opening would re-run it. */
 void world_cancel_all(world *w) {
-  for (size_t i = 0; i < w->n_slots; i++) agent_cancel(w->slots[i]->a);
+  for (size_t i = 0; i < w->n_slots; i++) {
+    world_slot *s = w->slots[i];
+    if (agent_is_thinking(s->a)) world_emit(w, &(world_event){EV_TURN_END, .u.turn_end = {agent_id(s->a), 0, 1, 0}});
+    s->rerun = 0;
+    agent_cancel(s->a);
+  }
+}
+
+int world_rerun(world *w, const char *agent_id_, ag_msg *m) {
+  world_slot *s = world_find_slot(w, agent_id_);
+  if (!s) return AG_ERR_NOT_FOUND;
+  agent_rules rules = {w->spec.turn_limit, w->spec.memory_window, w->spec.main_agent, w->emit_chunks};
+  world_emit(w, &(world_event){EV_TURN_QUEUED, .u.turn_queued = {agent_id_, m->seq, 1}});
+  s->rerun = 1;
+  int rc = agent_answer(s->a, m, &rules);
+  if (rc) s->rerun = 0;
+  return rc;
 }
 
 int world_run_until_quiet(world *w) {

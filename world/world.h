@@ -68,8 +68,13 @@ size_t world_thinking(const world *w);
 int world_run_until_quiet(world *w);
 /* Makes world_run_until_quiet return (from a signal or input handler on the loop). */
 void world_interrupt(world *w);
-/* Cancels every reply in flight (Ctrl-C). */
+/* Cancels every reply in flight (Ctrl-C); each cancelled turn ends with a turn-end event. */
 void world_cancel_all(world *w);
+/* Runs agent agent_id's turn answering m (borrowed) again: a turn in flight or waiting in its inbox
+ * when the process stopped (docs/time.md). A message that is already the newest entry of its restored
+ * memory is not remembered twice; the turn's turn-queued and llm-start events say rerun.
+ * AG_ERR_NOT_FOUND for an unknown agent. */
+int world_rerun(world *w, const char *agent_id, ag_msg *m);
 
 /* Approvals (world/approval.h): a tool call declared "approve": true asks the approver and the agent's
  * turn waits for world_approval_answer while everything else goes on. Without an approver every such

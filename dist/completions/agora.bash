@@ -31,7 +31,8 @@ _agora() {
   case $prev in
     --db) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     -o|--answers) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
-    --chat) mapfile -t COMPREPLY < <(compgen -W "$(_agora_chat_ids)" -- "$cur"); return ;;
+    --chat|--resume) mapfile -t COMPREPLY < <(compgen -W "$(_agora_chat_ids)" -- "$cur"); return ;;
+    --format) mapfile -t COMPREPLY < <(compgen -W "json md" -- "$cur"); return ;;
     --provider) mapfile -t COMPREPLY < <(compgen -W "script openai anthropic gemini ollama" -- "$cur"); return ;;
     --delay|--world|--model|--base-url|--allow-env) return ;;
   esac
@@ -39,7 +40,7 @@ _agora() {
     run|say)
       if [[ $cur == -* ]]; then
         local opts="--db --json --stream --quiet --no-save --yes --answers --allow-env --model --provider --base-url --help"
-        if [[ $cmd == run ]]; then opts+=" --chat"; else opts+=" --new-chat"; fi
+        if [[ $cmd == run ]]; then opts+=" --chat --resume"; else opts+=" --new-chat"; fi
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
@@ -72,7 +73,7 @@ _agora() {
       if ((COMP_CWORD == 2)); then
         mapfile -t COMPREPLY < <(compgen -W "list show export delete --help" -- "$cur")
       elif [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "--db --json --yes -o" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "--db --json --yes -o --format" -- "$cur")
       else
         case $sub in
           show|export|delete) mapfile -t COMPREPLY < <(compgen -W "$(_agora_world_ids)" -- "$cur") ;;

@@ -3,6 +3,8 @@
  * (bytes, a stall, a reset), which the connection then plays out. */
 #include "support/llm_server.h"
 
+#include "support/loopback.h"
+
 #include "common/buf.h"
 
 #include <cjson/cJSON.h>
@@ -68,13 +70,7 @@ typedef struct counter {
 } counter;
 
 struct llm_server {
-  pthread_t thread;
-  int thread_started;
-  struct event_base *base;
-  struct evconnlistener *lis;
-  struct event *stop_ev;
-  int stop_pipe[2];
-  int port;
+  loopback lb; /* the server's thread, loop and listener */
   conn *conns; /* server thread only */
   pthread_mutex_t mu;
   rule *rules;
@@ -1513,8 +1509,8 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   conn *c = calloc(1, sizeof *c);
   c->srv = s;
-  c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
-  c->timer = evtimer_new(s->base, on_conn_timer, c);
+  c->bev = bufferevent_socket_new(s->lb.base, fd, BEV_OPT_CLOSE_ON_FREE);
+  c->timer = evtimer_new(s->lb.base, on_conn_timer, c);
   bufferevent_setcb(c->bev, on_conn_read, on_conn_write, on_conn_event, c);
   bufferevent_enable(c->bev, EV_READ | EV_WRITE);
   c->next = s->conns;
@@ -1525,18 +1521,6 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
   pthread_mutex_unlock(&s->mu);
 }
 
-static void on_stop(evutil_socket_t fd, short what, void *arg) {
-  (void)fd;
-  (void)what;
-  event_base_loopbreak(((llm_server *)arg)->base);
-}
-
-static void *server_main(void *arg) {
-  llm_server *s = arg;
-  event_base_dispatch(s->base);
-  return NULL;
-}
-
 /* ---------- public ---------- */
 
 int llm_server_start(llm_server **out) {
@@ -1545,56 +1529,30 @@ int llm_server_start(llm_server **out) {
   pthread_mutex_init(&s->mu, NULL);
   s->record = 1;
   s->seed = 1;
-  s->stop_pipe[0] = s->stop_pipe[1] = -1;
-  s->base = event_base_new();
-  struct sockaddr_in sin;
-  memset(&sin, 0, sizeof sin);
-  sin.sin_family = AF_INET;
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  sin.sin_port = 0;
-  if (!s->base || pipe(s->stop_pipe) != 0) goto fail;
-  /* A deep backlog: benchmarks open a thousand connections at once. */
-  s->lis = evconnlistener_new_bind(s->base, on_accept, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 4096,
-                                   (struct sockaddr *)&sin, sizeof sin);
-  if (!s->lis) goto fail;
-  socklen_t sl = sizeof sin;
-  getsockname(evconnlistener_get_fd(s->lis), (struct sockaddr *)&sin, &sl);
-  s->port = ntohs(sin.sin_port);
-  s->stop_ev = event_new(s->base, s->stop_pipe[0], EV_READ, on_stop, s);
-  if (!s->stop_ev || event_add(s->stop_ev, NULL) != 0) goto fail;
-  if (pthread_create(&s->thread, NULL, server_main, s) != 0) goto fail;
-  s->thread_started = 1;
+  if (loopback_start(&s->lb, on_accept, s) != 0) {
+    llm_server_stop(s);
+    return -1;
+  }
   *out = s;
   return 0;
-fail:
-  llm_server_stop(s);
-  return -1;
 }
 
 void llm_server_stop(llm_server *s) {
   if (!s) return;
-  if (s->thread_started) {
-    char b = 1;
-    if (write(s->stop_pipe[1], &b, 1) != 1) perror("llm_server_stop");
-    pthread_join(s->thread, NULL);
-  }
+  loopback_join(&s->lb);
   while (s->conns) conn_free(s->conns);
-  if (s->stop_ev) event_free(s->stop_ev);
-  if (s->lis) evconnlistener_free(s->lis);
-  if (s->base) event_base_free(s->base);
-  if (s->stop_pipe[0] >= 0) close(s->stop_pipe[0]);
-  if (s->stop_pipe[1] >= 0) close(s->stop_pipe[1]);
+  loopback_free(&s->lb);
   llm_server_reset(s);
   free(s->reqs);
   pthread_mutex_destroy(&s->mu);
   free(s);
 }
 
-int llm_server_port(const llm_server *s) { return s->port; }
+int llm_server_port(const llm_server *s) { return s->lb.port; }
 
 const char *llm_server_url(const llm_server *s, const char *suffix) {
   static char buf[256];
-  snprintf(buf, sizeof buf, "http://127.0.0.1:%d%s", s->port, suffix ? suffix : "");
+  snprintf(buf, sizeof buf, "http://127.0.0.1:%d%s", s->lb.port, suffix ? suffix : "");
   return buf;
 }
 

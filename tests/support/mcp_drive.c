@@ -1,0 +1,207 @@
+/* The MCP test driver of mcp_drive.h. */
+#include "support/mcp_drive.h"
+
+#include "llm/fetch.h"
+
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static void on_message(void *ud, const char *json, size_t len) {
+  mcp_drive *d = ud;
+  if (d->n_msgs == d->cap) {
+    d->cap = d->cap ? d->cap * 2 : 64;
+    d->msgs = realloc(d->msgs, d->cap * sizeof *d->msgs);
+  }
+  d->msgs[d->n_msgs++] = strndup(json, len);
+  if (d->close_in_message && d->t) {
+    d->close_in_message = 0;
+    d->t->ops->close(d->t);
+    d->t = NULL;
+  }
+}
+
+static void on_closed(void *ud, const char *why) {
+  mcp_drive *d = ud;
+  d->closed = 1;
+  snprintf(d->why, sizeof d->why, "%s", why);
+}
+
+static const mcp_transport_sink drive_sink = {on_message, on_closed};
+
+int mcp_drive_open(mcp_drive *d, const mcp_http_options *opt) {
+  memset(d, 0, sizeof *d);
+  d->base = event_base_new();
+  int rc = d->base ? llm_client_new(d->base, &d->llm) : AG_ERR_NOMEM;
+  if (!rc) rc = mcp_http_open(d->llm, opt, &drive_sink, d, &d->t);
+  return rc;
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what, (void)arg;
+}
+
+int mcp_drive_run(mcp_drive *d, long ms, int (*cond)(mcp_drive *d, void *arg), void *arg) {
+  struct event *tick = event_new(d->base, -1, EV_PERSIST, on_tick, NULL);
+  struct timeval tv = {0, 5000};
+  event_add(tick, &tv);
+  double end = now_ms() + (double)ms;
+  int held = 0;
+  while (!(held = cond && cond(d, arg)) && now_ms() < end) event_base_loop(d->base, EVLOOP_ONCE);
+  event_free(tick);
+  return held;
+}
+
+static int no_fetches(mcp_drive *d, void *arg) {
+  (void)arg;
+  return llm_fetch_live(d->llm) == 0;
+}
+
+void mcp_drive_close(mcp_drive *d) {
+  if (d->t) d->t->ops->close(d->t);
+  d->t = NULL;
+  if (d->llm) mcp_drive_run(d, 3000, no_fetches, NULL);
+  llm_client_free(d->llm);
+  if (d->base) event_base_free(d->base);
+  for (size_t i = 0; i < d->n_msgs; i++) free(d->msgs[i]);
+  free(d->msgs);
+  memset(d, 0, sizeof *d);
+}
+
+int mcp_drive_send(mcp_drive *d, const char *fmt, ...) {
+  char buf[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return d->t ? d->t->ops->send(d->t, buf, strlen(buf)) : AG_ERR_STATE;
+}
+
+static const char *find_answer(const mcp_drive *d, long id) {
+  for (size_t i = 0; i < d->n_msgs; i++) {
+    cJSON *m = cJSON_Parse(d->msgs[i]);
+    const cJSON *mid = cJSON_GetObjectItemCaseSensitive(m, "id");
+    int hit = cJSON_IsNumber(mid) && (long)mid->valuedouble == id && !cJSON_GetObjectItemCaseSensitive(m, "method");
+    cJSON_Delete(m);
+    if (hit) return d->msgs[i];
+  }
+  return NULL;
+}
+
+static int has_answer(mcp_drive *d, void *arg) { return find_answer(d, *(long *)arg) != NULL; }
+
+const char *mcp_drive_answer(mcp_drive *d, long id, long timeout_ms) {
+  mcp_drive_run(d, timeout_ms, has_answer, &id);
+  return find_answer(d, id);
+}
+
+size_t mcp_drive_count_method(const mcp_drive *d, const char *method) {
+  size_t n = 0;
+  for (size_t i = 0; i < d->n_msgs; i++) {
+    cJSON *m = cJSON_Parse(d->msgs[i]);
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(m, "method");
+    n += cJSON_IsString(x) && strcmp(x->valuestring, method) == 0;
+    cJSON_Delete(m);
+  }
+  return n;
+}
+
+int mcp_drive_handshake(mcp_drive *d, long timeout_ms) {
+  mcp_drive_send(d, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                    "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"agora-test\",\"version\":\"0\"}}}");
+  const char *a = mcp_drive_answer(d, 1, timeout_ms);
+  if (!a || !strstr(a, "\"result\"")) return -1;
+  return mcp_drive_send(d, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+}
+
+static int free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t sl = sizeof sin;
+  int port = -1;
+  if (fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0 &&
+      getsockname(fd, (struct sockaddr *)&sin, &sl) == 0)
+    port = ntohs(sin.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+static int accepts(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  int ok = fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof sin) == 0;
+  if (fd >= 0) close(fd);
+  return ok;
+}
+
+static void exec_everything(const char *bin, int port, const char *log) {
+  char p[16];
+  snprintf(p, sizeof p, "%d", port);
+  setenv("PORT", p, 1);
+  int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd >= 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+  }
+  execl(bin, bin, "streamableHttp", (char *)NULL);
+  _exit(127);
+}
+
+int mcp_everything_start(mcp_everything *e, const char *dir) {
+  memset(e, 0, sizeof *e);
+  const char *peers = getenv("AGORA_PEERS");
+  char bin[4096];
+  snprintf(bin, sizeof bin, "%s/node_modules/.bin/mcp-server-everything", peers ? peers : "");
+  if (!peers || access(bin, X_OK) != 0) {
+    fprintf(stderr, "mcp_everything_start: %s is missing (the peers fixture installs it)\n", bin);
+    return -1;
+  }
+  snprintf(e->log, sizeof e->log, "%s/everything.log", dir);
+  e->port = free_port();
+  snprintf(e->url, sizeof e->url, "http://127.0.0.1:%d/mcp", e->port);
+  e->pid = fork();
+  if (e->pid < 0) return -1;
+  if (e->pid == 0) exec_everything(bin, e->port, e->log);
+  for (double end = now_ms() + 30000; now_ms() < end;) {
+    if (accepts(e->port)) return 0;
+    if (waitpid(e->pid, NULL, WNOHANG) == e->pid) break;
+    usleep(50000);
+  }
+  fprintf(stderr, "mcp_everything_start: server-everything did not listen on port %d (log %s)\n", e->port, e->log);
+  mcp_everything_stop(e);
+  return -1;
+}
+
+void mcp_everything_stop(mcp_everything *e) {
+  if (e->pid <= 0) return;
+  kill(e->pid, SIGTERM);
+  for (int i = 0; i < 100; i++) {
+    if (waitpid(e->pid, NULL, WNOHANG) == e->pid) {
+      e->pid = 0;
+      return;
+    }
+    usleep(20000);
+  }
+  kill(e->pid, SIGKILL);
+  waitpid(e->pid, NULL, 0);
+  e->pid = 0;
+}
