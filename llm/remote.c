@@ -239,6 +239,12 @@ static void retry_or_fail(remote_call *rc, int retryable) {
   long delay = rc->retry_after_ms >= 0 ? rc->retry_after_ms
                                        : llm_retry_backoff_ms(llm_retry_base_ms(), rc->attempts, next_random());
   if (now_ms() + delay >= rc->deadline_ms) {
+    if (rc->retry_after_ms >= 0) { /* say why a retryable failure was not retried */
+      size_t len = strlen(rc->info.message);
+      snprintf(rc->info.message + len, sizeof rc->info.message - len,
+               " (the server asked to retry after %s%ld s, past the %ld ms timeout)",
+               delay >= LLM_RETRY_MAX_AFTER_MS ? "at least " : "", (delay + 999) / 1000, (long)rc->timeout_ms);
+    }
     remote_fail(rc); /* the next try could not finish in time anyway */
     return;
   }

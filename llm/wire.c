@@ -41,7 +41,15 @@ long llm_wire_index(const cJSON *ix, long dflt) {
 }
 
 int llm_wire_json(const char *data, size_t len, cJSON **out, llm_error_info *err) {
-  *out = cJSON_ParseWithLength(data, len);
+  /* One value and nothing after it but white space: a reply followed by junk (a second object, an
+   * HTML tail, NDJSON lines sent to a whole-reply request) is not taken for its first part. */
+  const char *end = NULL;
+  *out = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+  while (*out && end < data + len && (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')) end++;
+  if (*out && end < data + len && *end) {
+    cJSON_Delete(*out);
+    *out = NULL;
+  }
   if (*out) return AG_OK;
   snprintf(err->type, sizeof err->type, "malformed");
   snprintf(err->message, sizeof err->message, "malformed JSON in the reply");

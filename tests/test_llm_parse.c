@@ -276,6 +276,26 @@ static void test_wire_ollama(void) {
   CHECK_STR(k.err.message, "model 'x' not found");
 }
 
+/* Issue 17: a value followed by anything but white space is malformed, in every wire format: a
+ * whole-reply request answered with NDJSON lines, or a reply with an HTML tail, is not its first part. */
+static void test_wire_trailing_junk(void) {
+  const llm_wire *wires[] = {&llm_openai_wire, &llm_anthropic_wire, &llm_gemini_wire, &llm_ollama_wire};
+  const char *bodies[] = {"{\"message\": 7}\n[1, 2, 3]\n", "{\"choices\": []}<html>", "{} {}", "{\"done\": true}\nx"};
+  for (size_t i = 0; i < 4; i++) {
+    for (size_t j = 0; j < 4; j++) {
+      sink k;
+      sink_init(&k);
+      CHECK_INT(wires[i]->parse_body(bodies[j], strlen(bodies[j]), &k.out), AG_ERR_INVALID);
+      CHECK_STR(k.err.type, "malformed");
+    }
+  }
+  sink k;
+  sink_init(&k);
+  const char *ok = "{\"message\":{\"content\":\"Hi\"},\"done\":true}\r\n \n";
+  CHECK_INT(llm_ollama_wire.parse_body(ok, strlen(ok), &k.out), AG_OK);
+  CHECK_STR(k.text, "Hi");
+}
+
 static void test_wire_error_bodies(void) {
   llm_error_info e;
   const char *openai = "{\"error\":{\"message\":\"You exceeded your current quota\",\"type\":\"insufficient_quota\",\"param\":null,\"code\":\"insufficient_quota\"}}";
@@ -355,7 +375,8 @@ static const unit_test tests[] = {
     UNIT(test_sse_events),         UNIT(test_ndjson_lines),       UNIT(test_stream_caps),
     UNIT(test_stream_callback_error_stops), UNIT(test_retry_status), UNIT(test_retry_backoff),
     UNIT(test_retry_after_parse),  UNIT(test_wire_openai),        UNIT(test_wire_anthropic),
-    UNIT(test_wire_gemini),        UNIT(test_wire_ollama),        UNIT(test_wire_error_bodies),
+    UNIT(test_wire_gemini),        UNIT(test_wire_ollama),        UNIT(test_wire_trailing_junk),
+    UNIT(test_wire_error_bodies),
     UNIT(test_wire_urls),          UNIT(test_wire_merges_roles),
 };
 

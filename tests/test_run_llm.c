@@ -484,8 +484,10 @@ static void sigint_says_what_it_did(void) {
   char json[2048], db[4096], err[4096];
   snprintf(json, sizeof json,
            "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"model\": \"m\","
-           " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\", \"system_prompt\": \"[[mock stall=1]]\"}],"
-           " \"script\": [{\"from\": \"human\", \"text\": \"@ann hello there friend\"}]}",
+           " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\", \"system_prompt\": \"[[mock stall=1]]\","
+           " \"timeout_ms\": 5000}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@ann hello there friend\"},"
+           " {\"from\": \"human\", \"text\": \"@ann are you there?\"}]}",
            base_url("openai"));
   const char *world = world_file("stall.json", json);
   snprintf(db, sizeof db, "%s/sigint-db", tmp);
@@ -518,6 +520,8 @@ static void sigint_says_what_it_did(void) {
   CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
   CHECK(strstr(r.out, "\"message_count\":1") != NULL); /* the human message was saved */
   proc_result_free(&r);
+  /* Issue 17: the cancelled reply left the world quiet, and the script stopped all the same. */
+  CHECK_INT(llm_server_request_count(srv), 1);
 }
 
 static const unit_test tests[] = {

@@ -3,6 +3,7 @@
  * stored state — rising versions, surviving a restart and a snapshot, and rebuilt exactly by reducing
  * the chat's event thread. */
 #include "support/proc.h"
+#include "support/reduce.h"
 #include "support/tworld.h"
 #include "support/unit.h"
 
@@ -158,54 +159,23 @@ static context_state stored_context(fx *f, const char *chat, const char *agent) 
   return cs;
 }
 
-/* The event thread reduced: every successful save_context result applies its call's arguments. */
-typedef struct reduce_ctx {
-  const char *agent;
-  cJSON *calls; /* call_id → args, for this agent */
-  context_state st;
-} reduce_ctx;
-
-static int reduce_cb(const char *json, size_t len, void *arg) {
-  reduce_ctx *r = arg;
-  cJSON *e = cJSON_ParseWithLength(json, len);
-  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(e, "type"));
-  const char *agent = cJSON_GetStringValue(cJSON_GetObjectItem(e, "agent"));
-  const char *tool = cJSON_GetStringValue(cJSON_GetObjectItem(e, "tool"));
-  const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(e, "call_id"));
-  if (agent && !strcmp(agent, r->agent) && tool && !strcmp(tool, "save_context") && id) {
-    if (!strcmp(type, "tool-call")) {
-      cJSON_DeleteItemFromObject(r->calls, id);
-      cJSON_AddItemToObject(r->calls, id, cJSON_Duplicate(cJSON_GetObjectItem(e, "args"), 1));
-    } else if (!cJSON_IsTrue(cJSON_GetObjectItem(e, "error"))) {
-      context_apply(&r->st, cJSON_GetObjectItem(r->calls, id),
-                    (int64_t)cJSON_GetObjectItem(e, "at_ms")->valuedouble);
-    }
-  }
-  cJSON_Delete(e);
-  return 0;
-}
-
+/* The event thread reduced (support/reduce.h). */
 typedef struct reduce_q {
-  const char *chat;
-  reduce_ctx *r;
+  const char *chat, *agent;
+  context_state *st;
 } reduce_q;
 
 static int reduce_txn(store_txn *t, void *arg) {
   reduce_q *q = arg;
-  return store_thread_scan(t, q->chat, reduce_cb, q->r);
+  return reduce_thread_txn(t, q->chat, q->agent, q->st);
 }
 
 static context_state reduce_thread(fx *f, const char *chat, const char *agent) {
-  reduce_ctx r = {agent, cJSON_CreateObject(), {0, 0, NULL}};
-  context_init(&r.st);
-  reduce_q q = {chat, &r};
+  context_state st;
+  context_init(&st);
+  reduce_q q = {chat, agent, &st};
   CHECK_INT(store_read(f->st, reduce_txn, &q, NULL), AG_OK);
-  cJSON_Delete(r.calls);
-  return r.st;
-}
-
-static int same_context(const context_state *a, const context_state *b) {
-  return a->version == b->version && a->updated_at_ms == b->updated_at_ms && cJSON_Compare(a->data, b->data, 1);
+  return st;
 }
 
 static void context_over_turns_restart_snapshot_and_thread(void) {
@@ -226,10 +196,10 @@ static void context_over_turns_restart_snapshot_and_thread(void) {
   CHECK_STR(d, "{\"topics\":[\"a\",\"b\"],\"notes\":[\"n\"]}");
   free(d);
   /* The agent's own view matches storage exactly. */
-  CHECK(same_context(agent_context(world_agent_find(f.w, "keeper")), &s2));
+  CHECK(reduce_same_context(agent_context(world_agent_find(f.w, "keeper")), &s2));
   /* A restart: the context comes back, and the next turn builds on it. */
   fx_restart(&f, KEEPER);
-  CHECK(same_context(agent_context(world_agent_find(f.w, "keeper")), &s2));
+  CHECK(reduce_same_context(agent_context(world_agent_find(f.w, "keeper")), &s2));
   say(&f, "@keeper third"); /* the script goes on: save_context drops "a" */
   context_state s3 = stored_context(&f, chat, "keeper");
   CHECK_INT(s3.version, 3);
@@ -238,7 +208,7 @@ static void context_over_turns_restart_snapshot_and_thread(void) {
   free(d);
   /* Reducing the event thread rebuilds exactly the stored state. */
   context_state r3 = reduce_thread(&f, chat, "keeper");
-  CHECK(same_context(&r3, &s3));
+  CHECK(reduce_same_context(&r3, &s3));
   /* Snapshot round trip: the imported chat has the same context and thread, and restores it. */
   cJSON *snap = NULL;
   CHECK_INT(chat_snapshot_export(f.st, chat, &snap, NULL), AG_OK);
@@ -247,11 +217,11 @@ static void context_over_turns_restart_snapshot_and_thread(void) {
   ag_errmsg em = {""};
   CHECK_INT(chat_snapshot_import(f.st, snap, "snap", imported, &em), AG_OK);
   context_state si = stored_context(&f, imported, "keeper");
-  CHECK(same_context(&si, &s3));
+  CHECK(reduce_same_context(&si, &s3));
   context_state ri = reduce_thread(&f, imported, "keeper");
-  CHECK(same_context(&ri, &s3));
+  CHECK(reduce_same_context(&ri, &s3));
   CHECK_INT(chat_session_load(f.cs, imported, NULL), AG_OK);
-  CHECK(same_context(agent_context(world_agent_find(f.w, "keeper")), &s3));
+  CHECK(reduce_same_context(agent_context(world_agent_find(f.w, "keeper")), &s3));
   /* A new chat (reusing nothing: this one is titled) starts from an empty context. */
   CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
   CHECK_INT(agent_context(world_agent_find(f.w, "keeper"))->version, 0);
@@ -511,9 +481,9 @@ static void degraded_inline_context(void) {
   const context_state *c = agent_context(world_agent_find(f.w, "plain"));
   CHECK_INT(c->version, 1);
   context_state s = stored_context(&f, chat_session_current(f.cs), "plain");
-  CHECK(same_context(&s, c));
+  CHECK(reduce_same_context(&s, c));
   context_state r = reduce_thread(&f, chat_session_current(f.cs), "plain");
-  CHECK(same_context(&r, c));
+  CHECK(reduce_same_context(&r, c));
   say(&f, "@plain anything new?");
   CHECK_INT(agent_context(world_agent_find(f.w, "plain"))->version, 1);
   context_free(&s);

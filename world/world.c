@@ -487,7 +487,8 @@ int world_run_until_quiet(world *w) {
     if (r < 0) return AG_ERR_STATE;
     if (r == 1 && !world_is_quiet(w)) return AG_ERR_STATE; /* nothing left that could make it quiet */
   }
-  return AG_OK;
+  /* An interrupt that cancelled every reply in flight leaves the world quiet: still an interrupt. */
+  return w->interrupted ? AG_ERR_CANCELLED : AG_OK;
 }
 
 const world_spec *world_time_spec(const world *w) { return &w->spec; }

@@ -29,11 +29,17 @@
 
 typedef enum wire_kind { W_NONE, W_OPENAI, W_ANTHROPIC, W_GEMINI, W_OLLAMA } wire_kind;
 
-typedef enum seg_kind { SEG_DATA, SEG_STALL, SEG_RESET, SEG_END } seg_kind;
+/* SEG_REPEAT writes its bytes every delay_ms (at least 1 ms) count times (-1: for ever), pausing
+ * while the client has not read SRV_REPEAT_HIGH bytes of what was sent: an endless stream or a
+ * long bomb costs the server one piece of memory, not the whole body. */
+typedef enum seg_kind { SEG_DATA, SEG_STALL, SEG_RESET, SEG_END, SEG_REPEAT } seg_kind;
+
+#define SRV_REPEAT_HIGH (1u << 20)
 
 typedef struct seg {
   struct seg *next;
   long delay_ms;
+  long count; /* SEG_REPEAT: writes left, -1 without end */
   int waited;
   seg_kind kind;
   char *data;
@@ -73,6 +79,7 @@ struct llm_server {
   size_t n_reqs, cap_reqs;
   int record;
   size_t accepted;
+  unsigned seed; /* error_pct / stall_pct draws, under mu: the same sequence every run */
 };
 
 /* ---------- plans ---------- */
@@ -94,6 +101,10 @@ typedef struct plan {
   char *tool[SRV_MAX_CALLS], *args[SRV_MAX_CALLS]; /* tool calls in the reply */
   long args_chunk;  /* streamed argument pieces of this many bytes (OpenAI, Anthropic) */
   char *after_tool; /* the reply, with no calls, to a request whose last message is a tool result */
+  /* Hostile peers: see the header. */
+  int endless, redirect;
+  long drip, pad_headers, gzip;
+  long error_pct, stall_pct; /* faults drawn per request (soak benchmarks) */
 } plan;
 
 static void plan_init(plan *p) {
@@ -159,6 +170,13 @@ static int plan_set(plan *p, const char *k, const char *v) {
   else if (call_slot(k, "args") >= 0) set_str(&p->args[call_slot(k, "args")], v);
   else if (!strcmp(k, "args_chunk")) p->args_chunk = n;
   else if (!strcmp(k, "after_tool")) set_str(&p->after_tool, v);
+  else if (!strcmp(k, "endless")) p->endless = (int)n;
+  else if (!strcmp(k, "drip")) p->drip = n;
+  else if (!strcmp(k, "redirect")) p->redirect = (int)n;
+  else if (!strcmp(k, "headers")) p->pad_headers = n;
+  else if (!strcmp(k, "gzip")) p->gzip = n;
+  else if (!strcmp(k, "error_pct")) p->error_pct = n;
+  else if (!strcmp(k, "stall_pct")) p->stall_pct = n;
   else return -1;
   return 0;
 }
@@ -229,6 +247,7 @@ typedef struct req_info {
   int last_is_result; /* the last message is a tool result */
   int include_usage;  /* OpenAI streaming: stream_options.include_usage asked for the usage chunk */
   char *key; /* the credential the request carried */
+  const char *path; /* the request's path (not owned) */
 } req_info;
 
 static void text_of(const cJSON *content, ag_buf *out) {
@@ -314,6 +333,7 @@ static wire_kind route(const char *path, int *gemini_stream) {
 static int parse_request(req_info *ri, const char *path, const char *headers, const cJSON *root) {
   int gstream = 0;
   ri->kind = route(path, &gstream);
+  ri->path = path;
   const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
   const cJSON *stream = cJSON_GetObjectItemCaseSensitive(root, "stream");
   ri->model = strdup(cJSON_IsString(model) ? model->valuestring : "mock-model");
@@ -403,10 +423,12 @@ static void out_raw(out *o, const char *data, size_t len) {
     ag_buf_append(&o->merged, data, len);
     return;
   }
-  size_t step = o->p->split > 0 ? (size_t)o->p->split : len;
+  /* A drip sends every byte alone, drip ms apart, the headers too. */
+  long drip = o->p->drip;
+  size_t step = drip > 0 ? 1 : o->p->split > 0 ? (size_t)o->p->split : len;
   for (size_t off = 0; off < len; off += step) {
     size_t n = len - off < step ? len - off : step;
-    push_seg(o->c, SEG_DATA, o->next_delay, data + off, n);
+    push_seg(o->c, SEG_DATA, drip > o->next_delay ? drip : o->next_delay, data + off, n);
     o->next_delay = o->p->split > 0 ? 1 : 0;
   }
 }
@@ -418,15 +440,20 @@ static void out_flush_merged(out *o) {
   ag_buf_reset(&o->merged);
 }
 
-/* One body chunk in chunked transfer encoding. */
-static void out_chunk(out *o, const char *data, size_t len) {
+/* data framed as one chunk of chunked transfer encoding, into b (initialised here). */
+static void chunk_frame(ag_buf *b, const char *data, size_t len) {
   char hex[32];
   int n = snprintf(hex, sizeof hex, "%zx\r\n", len);
+  ag_buf_init(b, SRV_BIG);
+  ag_buf_append(b, hex, (size_t)n);
+  ag_buf_append(b, data, len);
+  ag_buf_append(b, "\r\n", 2);
+}
+
+/* One body chunk in chunked transfer encoding. */
+static void out_chunk(out *o, const char *data, size_t len) {
   ag_buf b;
-  ag_buf_init(&b, SRV_BIG);
-  ag_buf_append(&b, hex, (size_t)n);
-  ag_buf_append(&b, data, len);
-  ag_buf_append(&b, "\r\n", 2);
+  chunk_frame(&b, data, len);
   out_raw(o, ag_buf_str(&b), b.len);
   ag_buf_free(&b);
   if (!o->merge_open) o->next_delay = o->p->delay;
@@ -825,6 +852,15 @@ static void out_headers(out *o, long status, const char *ctype, long content_len
   else ag_buf_appends(&b, "Transfer-Encoding: chunked\r\nCache-Control: no-cache\r\n");
   if (o->p->retry_after >= 0) ag_buf_printf(&b, "Retry-After: %ld\r\n", o->p->retry_after);
   if (o->p->retry_after_ms >= 0) ag_buf_printf(&b, "retry-after-ms: %ld\r\n", o->p->retry_after_ms);
+  if (status >= 300 && status < 400) ag_buf_printf(&b, "Location: %s\r\n", o->ri->path);
+  if (o->p->gzip > 0) ag_buf_appends(&b, "Content-Encoding: gzip\r\n");
+  char pad[1000];
+  memset(pad, 'x', sizeof pad);
+  for (long i = 0; b.len < (size_t)o->p->pad_headers; i++) {
+    ag_buf_printf(&b, "X-Pad-%06ld: ", i);
+    ag_buf_append(&b, pad, sizeof pad);
+    ag_buf_appends(&b, "\r\n");
+  }
   ag_buf_appends(&b, "\r\n");
   o->next_delay = o->p->latency;
   out_raw(o, ag_buf_str(&b), b.len);
@@ -936,6 +972,8 @@ static const char *malformed_event(wire_kind k) {
   }
 }
 
+static void out_big(out *o, const char *framed, long bytes);
+
 /* After the n-th text event (n counts from 1): the streamed faults that come mid-stream. Returns 1
  * when the stream ends here. */
 static int stream_fault(out *o, long n) {
@@ -948,10 +986,19 @@ static int stream_fault(out *o, long n) {
   if (n != 1) return 0;
   if (p->malformed) out_event_raw(o, "content_block_delta", malformed_event(o->kind));
   if (p->oversize > 0) {
-    char *big = malloc((size_t)p->oversize);
-    memset(big, 'x', (size_t)p->oversize);
-    stream_text_event(o, big, (size_t)p->oversize);
-    free(big);
+    /* The event of a one-character text, framed as the provider frames it, then spliced open. */
+    int was_open = o->merge_open;
+    ag_buf saved = o->merged;
+    o->merge_open = 1;
+    ag_buf_init(&o->merged, SRV_BIG);
+    stream_text_event(o, "\x01", 1);
+    ag_buf framed = o->merged;
+    o->merged = saved;
+    o->merge_open = was_open;
+    const char *ev = strstr(ag_buf_str(&framed), "\r\n") + 2; /* past the chunk's size line */
+    framed.data[framed.len - 2] = '\0';                       /* and without its closing CRLF */
+    out_big(o, ev, p->oversize);
+    ag_buf_free(&framed);
   }
   if (p->midstream_error) {
     /* Providers end the stream after an error event. */
@@ -999,6 +1046,150 @@ static void respond_stream(out *o, const char *text) {
     push_seg(o->c, SEG_END, 0, NULL, 0);
   }
   ag_buf_free(&o->merged);
+}
+
+/* ---------- hostile peers ---------- */
+
+/* Bytes written again and again (see SEG_REPEAT), each time as one body chunk. */
+static void out_repeat(out *o, const char *data, size_t len, long count) {
+  out_flush_merged(o);
+  ag_buf b;
+  chunk_frame(&b, data, len);
+  push_seg(o->c, SEG_REPEAT, o->p->delay, ag_buf_str(&b), b.len);
+  o->c->tail->count = count;
+  ag_buf_free(&b);
+}
+
+static void out_body_end(out *o) {
+  out_raw(o, "0\r\n\r\n", 5);
+  push_seg(o->c, SEG_END, 0, NULL, 0);
+}
+
+/* framed is JSON holding one text "\u0001": sends it with that text replaced by bytes x's, the
+ * x's as a repeated piece (a 10 MB line costs the server 64 KB). */
+static void out_big(out *o, const char *framed, long bytes) {
+  const char *mark = strstr(framed, "\\u0001");
+  if (!mark) return;
+  out_flush_merged(o);
+  out_chunk(o, framed, (size_t)(mark - framed));
+  char piece[65536];
+  memset(piece, 'x', sizeof piece);
+  if (bytes >= (long)sizeof piece) out_repeat(o, piece, sizeof piece, bytes / (long)sizeof piece);
+  if (bytes % (long)sizeof piece) out_chunk(o, piece, (size_t)(bytes % (long)sizeof piece));
+  out_chunk(o, mark + 6, strlen(mark + 6));
+}
+
+typedef struct bitw {
+  unsigned char b[64];
+  size_t n; /* bits written */
+} bitw;
+
+/* Deflate packs header fields from their least significant bit and Huffman codes from their most. */
+static void bits_put(bitw *w, unsigned v, int count, int code) {
+  for (int i = 0; i < count; i++) {
+    unsigned bit = code ? (v >> (count - 1 - i)) & 1u : (v >> i) & 1u;
+    if (bit) w->b[w->n / 8] |= (unsigned char)(1u << (w->n % 8));
+    w->n++;
+  }
+}
+
+/* A gzip bomb: one fixed-Huffman deflate block holding a literal 0 and then (length 258, distance 1)
+ * pairs, 13 bits for 258 zero bytes, then the block's end. From its third byte on the stream repeats
+ * every 8 pairs (13 bytes), so a stream of 16 pairs gives the head, the period and the tail of one
+ * with 8 * 4096 * blocks + 8 pairs: 8.4 MB of zeros per 53 KB block sent. The trailer's CRC is not
+ * that of the data: a client must stop long before it. */
+static void respond_gzip(out *o) {
+  bitw w;
+  memset(&w, 0, sizeof w);
+  bits_put(&w, 1, 1, 0);    /* BFINAL */
+  bits_put(&w, 1, 2, 0);    /* BTYPE 01: fixed Huffman codes */
+  bits_put(&w, 0x30, 8, 1); /* literal 0 */
+  for (int i = 0; i < 16; i++) {
+    bits_put(&w, 0xC5, 8, 1); /* length code 285: 258 bytes */
+    bits_put(&w, 0, 5, 1);    /* distance code 0: distance 1 */
+  }
+  bits_put(&w, 0, 7, 1); /* end of block */
+  size_t total = (w.n + 7) / 8;
+  out_headers(o, 200, o->ri->stream && o->kind != W_OLLAMA ? "text/event-stream" : "application/json", -1);
+  unsigned char head[12] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, w.b[0], w.b[1]};
+  out_chunk(o, (const char *)head, sizeof head);
+  ag_buf period;
+  ag_buf_init(&period, SRV_BIG);
+  for (int i = 0; i < 4096; i++) ag_buf_append(&period, (const char *)w.b + 2, 13);
+  out_repeat(o, ag_buf_str(&period), period.len, o->p->gzip);
+  ag_buf_free(&period);
+  unsigned char tail[64];
+  size_t n = total - 15;
+  memcpy(tail, w.b + 15, n);
+  memset(tail + n, 0, 8); /* CRC32 and ISIZE */
+  out_chunk(o, (const char *)tail, n + 8);
+  out_body_end(o);
+}
+
+/* A reply that never ends: text events without end (streamed), or a JSON body whose text string
+ * never closes (whole). */
+static void respond_endless(out *o) {
+  ag_buf b;
+  ag_buf_init(&b, SRV_BIG);
+  if (o->ri->stream) {
+    out_headers(o, 200, o->kind == W_OLLAMA ? "application/x-ndjson" : "text/event-stream", -1);
+    stream_prelude(o);
+    char text[1024];
+    memset(text, 'x', sizeof text - 1);
+    text[sizeof text - 1] = '\0';
+    /* Sixteen events a piece, built as the provider frames them. */
+    o->merge_open = 1;
+    ag_buf_init(&o->merged, SRV_BIG);
+    for (int i = 0; i < 16; i++) stream_text_event(o, text, strlen(text));
+    o->merge_open = 0;
+    /* The merged events are chunk-framed already: send them raw, again and again. */
+    push_seg(o->c, SEG_REPEAT, o->p->delay, ag_buf_str(&o->merged), o->merged.len);
+    o->c->tail->count = -1;
+    ag_buf_free(&o->merged);
+  } else {
+    out_headers(o, 200, "application/json", -1);
+    const char *open = o->kind == W_ANTHROPIC ? "{\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":\""
+                       : o->kind == W_GEMINI  ? "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\""
+                       : o->kind == W_OLLAMA  ? "{\"message\":{\"role\":\"assistant\",\"content\":\""
+                                              : "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"";
+    out_chunk(o, open, strlen(open));
+    for (int i = 0; i < 16384; i++) ag_buf_append(&b, "x", 1);
+    out_repeat(o, ag_buf_str(&b), b.len, -1);
+  }
+  ag_buf_free(&b);
+}
+
+/* Event-stream framing around nothing a client can use: comments, unknown fields, events without
+ * data, data that is not JSON, JSON of the wrong shape, invalid UTF-8, a NUL. */
+static void respond_sse_garbage(out *o) {
+  static const char sse[] = ": comment\n\nevent: \x01\x02\x03\nretry: banana\nid: 7\n\n"
+                            "data: {not json\n\ndata: [1, 2, 3]\n\ndata: {\"choices\": 7, \"delta\": null}\n\n"
+                            "data: \xff\xfe\xfd\n\nevent: message_start\ndata: \"a string\"\n\n"
+                            "data\n\n:::\n\nx\0y\n\n";
+  static const char nd[] = "{\"message\": 7}\n[1, 2, 3]\n\xff\xfe\n\"done\"\n{\"done\": \"yes\", \"message\": []}\n"
+                           "x\0y\n";
+  int ndjson = o->kind == W_OLLAMA;
+  out_headers(o, 200, ndjson ? "application/x-ndjson" : "text/event-stream", -1);
+  out_chunk(o, ndjson ? nd : sse, ndjson ? sizeof nd - 1 : sizeof sse - 1);
+  out_body_end(o);
+}
+
+/* The hostile replies (see the header); returns 1 when the plan asked for one and it was queued. */
+static int respond_hostile(out *o) {
+  const plan *p = o->p;
+  if (p->redirect) {
+    out_headers(o, 302, "text/html", 0); /* Location: the same path again, a loop when followed */
+    push_seg(o->c, SEG_END, 0, NULL, 0);
+  } else if (p->gzip > 0) {
+    respond_gzip(o);
+  } else if (p->endless) {
+    respond_endless(o);
+  } else if (p->bad_body && !strcmp(p->bad_body, "sse_garbage")) {
+    respond_sse_garbage(o);
+  } else {
+    return 0;
+  }
+  return 1;
 }
 
 static void respond(conn *c, const char *method, const char *path, const char *headers, const char *body,
@@ -1064,7 +1255,16 @@ static void respond(conn *c, const char *method, const char *path, const char *h
       p.midstream_error = NULL;
       free(p.bad_body);
       p.bad_body = NULL;
+      p.endless = p.redirect = 0;
+      p.drip = p.pad_headers = p.gzip = 0;
     }
+  }
+  if (p.error_pct > 0 || p.stall_pct > 0) {
+    pthread_mutex_lock(&s->mu);
+    long draw = (long)(rand_r(&s->seed) % 100);
+    pthread_mutex_unlock(&s->mu);
+    if (draw < p.error_pct) p.status = 500;
+    else if (draw < p.error_pct + p.stall_pct) p.stall = ri.stream ? 1 : 0;
   }
   if (p.after_tool && ri.last_is_result) {
     /* The model's answer once it has a tool's result: text, no more calls. */
@@ -1093,7 +1293,9 @@ static void respond(conn *c, const char *method, const char *path, const char *h
   } else {
     ag_buf_appends(&text, p.reply ? p.reply : "mock reply");
   }
-  if (p.status >= 300) {
+  if (respond_hostile(&o)) {
+    /* queued */
+  } else if (p.status >= 300) {
     respond_json(&o, p.status, error_object(&o, p.status, p.error_type ? p.error_type : default_error_type(ri.kind, p.status)));
   } else if (p.bad_body) {
     /* What a captive portal, a misrouted proxy or a crashed backend sends with status 200. */
@@ -1114,11 +1316,15 @@ static void respond(conn *c, const char *method, const char *path, const char *h
     out_whole(&o, 200, bad, strlen(bad));
   } else if (p.midstream_error) {
     respond_json(&o, 200, error_object(&o, 500, p.midstream_error));
+  } else if (p.oversize > 0) {
+    cJSON *r = whole_reply(&o, "\x01");
+    char *framed = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    out_headers(&o, 200, "application/json", -1);
+    out_big(&o, framed, p.oversize);
+    free(framed);
+    out_body_end(&o);
   } else {
-    if (p.oversize > 0) {
-      ag_buf_reset(&text);
-      for (long i = 0; i < p.oversize; i++) ag_buf_append(&text, "x", 1);
-    }
     respond_json(&o, 200, whole_reply(&o, ag_buf_str(&text)));
   }
 done:
@@ -1160,6 +1366,22 @@ static void conn_read(conn *c);
 static int conn_play(conn *c) {
   while (c->head) {
     seg *sg = c->head;
+    if (sg->kind == SEG_REPEAT) {
+      if (evbuffer_get_length(bufferevent_get_output(c->bev)) < SRV_REPEAT_HIGH) {
+        bufferevent_write(c->bev, sg->data, sg->len);
+        if (sg->count > 0 && --sg->count == 0) {
+          c->head = sg->next;
+          if (!c->head) c->tail = NULL;
+          free(sg->data);
+          free(sg);
+          continue;
+        }
+      }
+      long ms = sg->delay_ms > 0 ? sg->delay_ms : 1;
+      struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+      evtimer_add(c->timer, &tv);
+      return 1;
+    }
     if (sg->delay_ms > 0 && !sg->waited) {
       sg->waited = 1;
       struct timeval tv = {sg->delay_ms / 1000, (sg->delay_ms % 1000) * 1000};
@@ -1306,6 +1528,7 @@ int llm_server_start(llm_server **out) {
   if (!s) return -1;
   pthread_mutex_init(&s->mu, NULL);
   s->record = 1;
+  s->seed = 1;
   if (loopback_start(&s->lb, on_accept, s) != 0) {
     llm_server_stop(s);
     return -1;

@@ -60,8 +60,20 @@
  *   after_tool=TEXT     when the request's last message is a tool result (OpenAI/Ollama role "tool",
  *                       an Anthropic tool_result block, a Gemini functionResponse part): reply TEXT
  *                       and make no calls, so an agent's call-then-answer loop ends
+ *   body=sse_garbage    HTTP 200 with event-stream (Ollama: NDJSON) framing around nothing usable:
+ *                       comments, unknown fields, data that is not JSON or of the wrong shape, bad UTF-8
+ * HOSTILE PEERS (each in both modes unless said):
+ *   endless=1           a reply that never ends: text events without end, or a whole body whose text
+ *                       string never closes, written as fast as the client reads (delay= paces it)
+ *   drip=MS             every byte of the response, headers included, sent alone MS ms apart
+ *   redirect=1          302 with Location: the request's own path (a loop when followed)
+ *   headers=BYTES       about BYTES of extra header lines (X-Pad-N: 1000 x's) before the body
+ *   gzip=N              HTTP 200, Content-Encoding: gzip, a body of N pieces of 53 KB that inflates to
+ *                       8.4 MB of zeros each (gzip=128: 6.8 MB sent, 1.1 GB inflated)
+ *   error_pct=N         HTTP 500 for N% of the requests with this plan (drawn per request, the same
+ *                       sequence every run); stall_pct=N: a stall (as stall=1) for N% more (soak runs)
  *   times=N             the faults (status, retry_after*, stall, reset, malformed, oversize,
- *                       midstream_error, body) apply to the first N requests with this plan only; later
+ *                       midstream_error, body and the hostile ones) apply to the first N requests with this plan only; later
  *                       ones get the normal reply. A plan is identified by its rule and the exact
  *                       directive texts, so "[[mock status=500 times=1]]" fails once, then answers.
  * Error bodies for status=401 quote the key the request carried, as real providers do (partly),
