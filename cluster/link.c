@@ -11,8 +11,10 @@ void link_init(void) { natsLibevent_Init(); }
 const char *link_error(natsStatus s, char *buf, size_t cap) {
   natsStatus last = NATS_OK;
   const char *detail = nats_GetLastError(&last);
-  if (detail && detail[0] && last == s) snprintf(buf, cap, "%s", detail);
-  else snprintf(buf, cap, "%s", natsStatus_GetText(s));
+  if (!detail || !detail[0] || last != s) detail = natsStatus_GetText(s);
+  /* libnats prefixes its source position, "(conn.c:1905): ": not for people. */
+  const char *p = detail[0] == '(' ? strstr(detail, "): ") : NULL;
+  snprintf(buf, cap, "%s", p ? p + 3 : detail);
   return buf;
 }
 

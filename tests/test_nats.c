@@ -1,0 +1,239 @@
+/* End to end on NATS JetStream (docs/distributed.md), with real nats-server processes started here on
+ * loopback (config in a temp dir, free ports, stopped by PID) and the agora binary: two `agora host`
+ * processes share a world's agents and `agora run --nats` publishes its script; the transcript equals
+ * the single-process run message for message. A host SIGKILLed in the middle of a run: its leases run
+ * out, the other host takes its agents and finishes the turns it had started; every question is
+ * answered exactly once. A wrong token or no server: a clear error, exit 2, nothing stored. */
+#include "support/llm_server.h"
+#include "support/nats_proc.h"
+#include "support/proc.h"
+#include "support/unit.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static char *tmp;
+
+static void nap_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static const char *path_of(const char *name) {
+  static char buf[8][4096];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
+  return buf[k];
+}
+
+/* n scripted agents a0..a(n-1): a human message to ak makes a relay around the ring (each agent's first
+ * reply passes it on), then answers go back to the human; steps human messages, one agent each, so
+ * the order is the same in every run however the agents are spread. */
+static const char *ring_world(const char *name, int n, int steps) {
+  size_t cap = 4096 + (size_t)n * 512 + (size_t)steps * 128;
+  char *t = malloc(cap);
+  size_t k = (size_t)snprintf(t, cap, "{\"name\": \"Ring\", \"defaults\": {\"provider\": \"script\"}, \"agents\": [");
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(t + k, cap - k,
+                          "%s{\"name\": \"a%d\", \"replies\": [\"@a%d relay from a%d\", \"@human answer 2 of a%d\","
+                          " \"@human answer 3 of a%d\", \"@human answer 4 of a%d\"]}",
+                          i ? ", " : "", i, (i + 1) % n, i, i, i, i);
+  k += (size_t)snprintf(t + k, cap - k, "], \"script\": [");
+  for (int i = 0; i < steps; i++)
+    k += (size_t)snprintf(t + k, cap - k, "%s{\"from\": \"human\", \"text\": \"@a%d question %d\"}", i ? ", " : "",
+                          (i * 7) % n, i);
+  snprintf(t + k, cap - k, "]}\n");
+  static char p[2][4096];
+  static int which;
+  which = !which;
+  snprintf(p[which], sizeof p[which], "%s", path_of(name));
+  unit_write_file(p[which], t);
+  free(t);
+  return p[which];
+}
+
+/* The messages of `agora run WORLD --json ...` as "sender|kind|text" lines (caller frees). */
+static char *run_messages(const char *world, const char *url, int *status) {
+  const char *single[] = {"run", world, "--no-save", "--json", NULL};
+  const char *dist[] = {"run", world, "--no-save", "--json", "--nats", url, NULL};
+  proc_result r;
+  if (proc_agora(url ? dist : single, NULL, NULL, &r)) return NULL;
+  *status = r.status;
+  if (r.status) fprintf(stderr, "run: %s\n", r.err);
+  char *m = proc_messages(r.out);
+  proc_result_free(&r);
+  return m;
+}
+
+static pid_t start_host(const char *world, const char *url, const char *tag, const char *extra) {
+  char out[64], err[64];
+  snprintf(out, sizeof out, "%s.out", tag);
+  snprintf(err, sizeof err, "%s.err", tag);
+  const char *args[] = {"host", world, "--nats", url, "--lease-ms", "900", "--json", extra ? "--agents" : NULL, extra, NULL};
+  return agora_spawn(args, path_of(out), path_of(err), NULL);
+}
+
+static size_t count(const char *hay, const char *needle) {
+  size_t n = 0;
+  for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+static void test_two_hosts_match_single(void) {
+  nats_node node;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/one", tmp);
+  mkdir(dir, 0700);
+  if (nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return;
+  }
+  const char *world = ring_world("ring.json", 10, 12);
+  const char *url = nats_url(&node, 0, 1);
+  pid_t h1 = start_host(world, url, "h1", NULL), h2 = start_host(world, url, "h2", NULL);
+  nap_ms(2000); /* both hosts hold leases: five agents each */
+  int st1 = -1, st2 = -1;
+  char *single = run_messages(world, NULL, &st1), *dist = run_messages(world, url, &st2);
+  CHECK_INT(st1, 0);
+  CHECK_INT(st2, 0);
+  CHECK(single && count(single, "\n") > 24);
+  CHECK_STR(dist, single);
+  CHECK_INT(agora_stop(h1, SIGTERM), 0);
+  CHECK_INT(agora_stop(h2, SIGTERM), 0);
+  char *o1 = unit_read_file(path_of("h1.out")), *o2 = unit_read_file(path_of("h2.out"));
+  /* The work was shared, and each host saw the whole transcript. */
+  CHECK(count(o1, "\"llm-start\"") > 0);
+  CHECK(count(o2, "\"llm-start\"") > 0);
+  CHECK_INT(count(o1, "\"llm-start\"") + count(o2, "\"llm-start\""), count(single, "\n") - 12);
+  char *m1 = proc_messages(o1), *m2 = proc_messages(o2);
+  CHECK_STR(m1, single);
+  CHECK_STR(m2, single);
+  free(m1), free(m2), free(o1), free(o2), free(single), free(dist);
+  nats_node_stop(&node, SIGTERM);
+}
+
+/* Agents on the loopback LLM server, each answer taking 250 ms, so that turns are in flight when a
+ * host dies. */
+static const char *slow_world(llm_server *srv, int n, int steps) {
+  char t[16384];
+  size_t k = (size_t)snprintf(t, sizeof t,
+                              "{\"name\": \"Slow\", \"defaults\": {\"provider\": \"openai\", \"model\": \"m\","
+                              " \"base_url\": \"%s\", \"system_prompt\": \"[[mock echo=1 latency=250]]\"},"
+                              " \"agents\": [",
+                              llm_server_url(srv, "/v1"));
+  for (int i = 0; i < n; i++) k += (size_t)snprintf(t + k, sizeof t - k, "%s{\"name\": \"s%d\"}", i ? ", " : "", i);
+  k += (size_t)snprintf(t + k, sizeof t - k, "], \"script\": [");
+  for (int i = 0; i < steps; i++)
+    k += (size_t)snprintf(t + k, sizeof t - k, "%s{\"from\": \"human\", \"text\": \"@s%d question %d\"}",
+                          i ? ", " : "", i % n, i);
+  snprintf(t + k, sizeof t - k, "]}\n");
+  static char p[4096];
+  snprintf(p, sizeof p, "%s", path_of("slow.json"));
+  unit_write_file(p, t);
+  return p;
+}
+
+static void test_host_killed(void) {
+  llm_server *srv = NULL;
+  nats_node node;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/kill", tmp);
+  mkdir(dir, 0700);
+  if (llm_server_start(&srv) || nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "servers did not start");
+    return;
+  }
+  const char *world = slow_world(srv, 4, 16);
+  const char *url = nats_url(&node, 0, 1);
+  int st = -1;
+  char *single = run_messages(world, NULL, &st);
+  CHECK_INT(st, 0);
+  /* a host for s0,s1 that will die, and one for everyone (it takes what is free) */
+  pid_t victim = start_host(world, url, "k1", "s0,s1");
+  nap_ms(1200);
+  pid_t survivor = start_host(world, url, "k2", NULL);
+  nap_ms(1200);
+  const char *args[] = {"run", world, "--no-save", "--json", "--nats", url, NULL};
+  pid_t run = agora_spawn(args, path_of("krun.out"), path_of("krun.err"), NULL);
+  nap_ms(1500);
+  CHECK_INT(agora_stop(victim, SIGKILL), 128 + SIGKILL);
+  CHECK_INT(agora_wait(run, 60000), 0);
+  char *out = unit_read_file(path_of("krun.out"));
+  char *dist = proc_messages(out);
+  /* every question answered exactly once, in the same order: the transcript is the single run's */
+  CHECK_STR(dist, single);
+  char *k1 = unit_read_file(path_of("k1.out")), *k2 = unit_read_file(path_of("k2.out"));
+  /* the victim answered for s0 and s1 before it died, the survivor after */
+  CHECK(count(k1, "\"agent\":\"s0\",\"provider\"") + count(k1, "\"agent\":\"s1\",\"provider\"") > 0);
+  CHECK(count(k2, "\"agent\":\"s0\",\"provider\"") + count(k2, "\"agent\":\"s1\",\"provider\"") > 0);
+  CHECK_INT(agora_stop(survivor, SIGTERM), 0);
+  free(k1), free(k2), free(out), free(dist), free(single);
+  nats_node_stop(&node, SIGTERM);
+  llm_server_stop(srv);
+}
+
+static void test_refused(void) {
+  nats_node node;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/auth", tmp);
+  mkdir(dir, 0700);
+  if (nats_start(dir, 1, "authorization { token: \"right-token-123\" }", &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return;
+  }
+  const char *world = ring_world("auth.json", 2, 1), *url = nats_url(&node, 0, 1);
+  const char *wrong[] = {"AGORA_NATS_TOKEN=wrong-token-456", NULL};
+  const char *host[] = {"host", world, "--nats", url, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(host, NULL, wrong, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
+  CHECK(strstr(r.err, "wrong-token-456") == NULL);
+  proc_result_free(&r);
+  /* run with a database: nothing is written when it cannot join */
+  const char *db = path_of("authdb");
+  const char *run[] = {"run", world, "--db", db, "--nats", url, NULL};
+  CHECK_INT(proc_agora(run, NULL, wrong, &r), 0);
+  CHECK_INT(r.status, 2);
+  proc_result_free(&r);
+  CHECK(access(db, F_OK) != 0);
+  /* the right token works */
+  const char *right[] = {"AGORA_NATS_TOKEN=right-token-123", NULL};
+  pid_t h = agora_spawn(host, path_of("auth.out"), path_of("auth.err"), right);
+  const char *run_ok[] = {"run", world, "--no-save", "--json", "--nats", url, NULL};
+  CHECK_INT(proc_agora(run_ok, NULL, right, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "\"sender\":\"a0\",\"kind\":\"agent\",\"text\":\"@a1 relay from a0\"") != NULL);
+  proc_result_free(&r);
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  nats_node_stop(&node, SIGTERM);
+  /* the server stopped: exit 2 at once */
+  CHECK_INT(proc_agora(host, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
+  proc_result_free(&r);
+}
+
+int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN);
+  if (!nats_available()) {
+    fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");
+    return 1;
+  }
+  tmp = unit_tmpdir();
+  static const unit_test tests[] = {
+    {"two_hosts_match_single", test_two_hosts_match_single},
+    {"host_killed", test_host_killed},
+    {"refused", test_refused},
+  };
+  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  unit_rmrf(tmp);
+  free(tmp);
+  return rc;
+}
