@@ -2,6 +2,10 @@
  * printing the world's transcript as the stream delivers it. */
 #include "cli/cli.h"
 
+#include "chat/archive.h"
+#include "chat/session.h"
+#include "cli/db.h"
+
 #include "cli/key_env.h"
 #include "cli/load.h"
 #include "cli/nats_args.h"
@@ -16,7 +20,7 @@
 
 static const char host_usage[] =
   "usage: agora host WORLD.json --nats URL [--agents A,B,...] [--lease-ms MS] [--nats-creds FILE]\n"
-  "                 [--nats-ca FILE] [--nats-replicas N] [--json] [--allow-env NAME]\n"
+  "                 [--nats-ca FILE] [--nats-replicas N] [--db DIR] [--json] [--allow-env NAME]\n"
   "                 [--model M] [--provider P] [--base-url URL]\n"
   "\n"
   "Joins WORLD.json's world on NATS JetStream and answers for a share of its agents until stopped\n"
@@ -32,13 +36,15 @@ static const char host_usage[] =
   "  --nats-ca FILE      CA certificates for tls:// (default: SSL_CERT_FILE, CURL_CA_BUNDLE, system)\n"
   "  --nats-replicas N   copies of the world's stream and lease buckets when made (default 1; 3 in a\n"
   "                      three-node cluster)\n"
+  "  --db DIR            keep a copy of the world's chats in DIR, filled from the stream (chats, replay\n"
+  "                      and export work on it); without it nothing is written\n"
   "  --json              one JSON object per line\n"
   "Credentials from the environment: AGORA_NATS_TOKEN, or AGORA_NATS_USER and AGORA_NATS_PASSWORD.\n"
   "\n"
   "Exit status: 0 stopped, 1 runtime failure, 2 bad usage, input, credentials or an unreachable server.\n";
 
 typedef struct host_args {
-  const char *world_path;
+  const char *world_path, *db;
   int json;
   cluster_opts nats;
   cli_allow_env allow;
@@ -60,6 +66,8 @@ static int parse_args(int argc, char **argv, host_args *a) {
     if (taken > 1) return taken;
     if (taken) continue;
     if (!strcmp(s, "--json")) a->json = 1;
+    else if (!strcmp(s, "--db") && i + 1 < argc) a->db = argv[++i];
+    else if (!strcmp(s, "--db")) return cli_error(AG_ERR_INVALID, "host: --db needs a value");
     else if (s[0] == '-' && s[1]) return cli_error(AG_ERR_INVALID, "host: unknown option '%s' (see agora host --help)", s);
     else if (!a->world_path) a->world_path = s;
     else return cli_error(AG_ERR_INVALID, "host: unexpected argument '%s'", s);
@@ -74,10 +82,18 @@ static void on_stop(evutil_socket_t sig, short what, void *arg) {
   event_base_loopbreak(arg);
 }
 
-static int host_serve(struct event_base *base, world *w, const host_args *a) {
+/* --db: the copy follows the chat the stream is on. */
+static void host_follow(void *ud, const char *chat) {
+  ag_errmsg em = {""};
+  int rc = chat_session_follow(ud, chat, &em);
+  if (rc) fprintf(stderr, "agora: host: cannot store chat %s: %s\n", chat, em.text[0] ? em.text : ag_strerror(rc));
+}
+
+static int host_serve(struct event_base *base, world *w, chat_session *cs, const host_args *a) {
   ag_errmsg em = {""};
   cluster *c = NULL;
   int rc = cluster_open(w, &a->nats, &c, &em);
+  if (!rc && cs) cluster_on_chat(c, host_follow, cs);
   if (!rc) rc = cluster_wait_ready(c, 60000, &em);
   if (rc) {
     cluster_free(c);
@@ -107,6 +123,8 @@ int cli_host(int argc, char **argv) {
   struct event_base *base = NULL;
   world *w = NULL;
   output *out = NULL;
+  store *st = NULL;
+  chat_session *cs = NULL;
   int rc = world_spec_load(a.world_path, &spec, &em);
   if (rc) return cli_error(rc, "%s", em.text);
   if ((rc = cli_spec_prepare(&spec, &a.over))) status = cli_error(rc, "%s", ag_strerror(rc));
@@ -116,9 +134,13 @@ int cli_host(int argc, char **argv) {
   else if ((rc = output_new(stdout, world_id(w), &(output_opts){a.json, 0, 0, 0}, &out)) ||
            (rc = bus_subscribe(world_bus(w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, output_on_bus, out, NULL)))
     status = cli_error(rc, "%s", ag_strerror(rc));
+  else if (a.db && ((rc = cli_store_open(a.db, &st, &em)) || (rc = chat_session_open(st, w, &cs, &em))))
+    status = cli_error(rc, "host: %s", em.text[0] ? em.text : ag_strerror(rc));
   else
-    status = host_serve(base, w, &a);
+    status = host_serve(base, w, cs, &a);
   if (out) output_done(out);
+  chat_session_free(cs);
+  chat_store_close(st);
   world_free(w);
   output_free(out);
   if (base) event_base_free(base);

@@ -10,6 +10,7 @@
 #include "cluster/flight.h"
 #include "cluster/wire.h"
 #include "common/clock.h"
+#include "common/ring.h"
 #include "storage/store.h"
 
 #include <event2/event.h>
@@ -46,6 +47,9 @@ struct cluster {
   held *held;         /* sorted by id */
   size_t n_held, n_local;
   flights fl;
+  ag_ring backlog;    /* of natsMsg *: deliveries waiting for the bus to drain before a chat switch */
+  void (*on_chat)(void *ud, const char *chat);
+  void *on_chat_ud;
   uint64_t n_sent;
   char nonce[STORE_ID_MAX];
 };
@@ -129,6 +133,7 @@ static int cl_switch_chat(cluster *c, const char *chat) {
   world_reset_conversation(c->w);
   /* Scripted replies start over with the chat, as in a fresh `agora run`. */
   for (size_t i = 0; i < world_agent_count(c->w); i++) agent_set_reply_counter(world_agent_at(c->w, i), 0);
+  if (c->on_chat) c->on_chat(c->on_chat_ud, chat);
   return 1;
 }
 
@@ -161,32 +166,56 @@ static void cl_status(cluster *c, natsMsg *m) {
     cl_ask_consumer(c);
 }
 
-static void cl_message(cluster *c, natsMsg *m) {
+/* Items of the bus's own queue (what it holds beyond our flights). */
+static size_t cl_bus_queued(const cluster *c) { return bus_pending(world_bus(c->w)) - flights_count(&c->fl); }
+
+/* One delivery; 0 when it must wait: a record of another chat is handled once everything before it has
+ * been delivered on the bus, so that the conversation starts over between the two chats. */
+static int cl_message(cluster *c, natsMsg *m) {
   c->heard_ms = ag_now_ms();
   jsMsgMetaData *meta = NULL;
   if (natsMsg_GetDataLength(m) == 0 || natsMsg_GetMetaData(&meta, m) != NATS_OK) {
     cl_status(c, m);
-    return;
+    return 1;
   }
   uint64_t seq = meta->Sequence.Stream;
   jsMsgMetaData_Destroy(meta);
-  if (seq <= c->delivered) return; /* again, from a consumer made after a gap */
+  if (seq <= c->delivered) return 1; /* again, from a consumer made after a gap */
   if (seq > c->delivered + 1) {
     cl_ask_consumer(c);
-    return;
+    return 1;
   }
-  c->delivered = seq;
   wire_record rec;
   const char *id = NULL;
   natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
   /* A record this version cannot read is skipped (and its seq counted as seen), never a crash. */
   if (wire_decode(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &rec, NULL) == AG_OK) {
+    if (strcmp(rec.chat, c->chat) && cl_bus_queued(c) > 0) {
+      wire_record_free(&rec);
+      return 0;
+    }
+    c->delivered = seq;
     cl_record(c, &rec, id);
     wire_record_free(&rec);
+  } else {
+    c->delivered = seq;
   }
   flights_settle(&c->fl, c->delivered);
   if (!c->ready && c->delivered >= c->catch_up) cl_ready(c);
+  return 1;
 }
+
+static void cl_pump(cluster *c) {
+  natsMsg *m;
+  while (ag_ring_len(&c->backlog) > 0) {
+    if (!cl_message(c, *(natsMsg **)ag_ring_at(&c->backlog, 0))) return;
+    ag_ring_pop(&c->backlog, &m);
+    natsMsg_Destroy(m);
+  }
+}
+
+/* The bus has drained: deliveries held for a chat switch go on. */
+static void cl_idle(void *ud) { cl_pump(ud); }
 
 static void cl_lease(cluster *c, const char *id, int owned) {
   held *h = held_find(c, id);
@@ -199,7 +228,10 @@ static void cl_lease(cluster *c, const char *id, int owned) {
 static void cl_relay(void *ud, relay_item *it) {
   cluster *c = ud;
   switch (it->kind) {
-  case RELAY_MSG: cl_message(c, it->ptr); natsMsg_Destroy(it->ptr); break;
+  case RELAY_MSG:
+    if (ag_ring_push(&c->backlog, &it->ptr)) natsMsg_Destroy(it->ptr); /* out of memory: a gap, asked again */
+    cl_pump(c);
+    break;
   case RELAY_ACK: flights_ack(&c->fl, it->str, it->a, it->flag); flights_settle(&c->fl, c->delivered); break;
   case RELAY_LEASE: cl_lease(c, it->str, it->flag); break;
   case RELAY_CONSUMER: c->asking = 0; c->heard_ms = ag_now_ms(); break;
@@ -317,6 +349,7 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   c->w = w;
   c->base = world_base(w);
   c->o = *o;
+  ag_ring_init(&c->backlog, sizeof(natsMsg *), 256);
   const char **ids = NULL;
   size_t n = 0;
   char subjects[WIRE_ID_MAX + 16];
@@ -339,7 +372,7 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   cl_ask_consumer(c);
   bus_set_transport(world_bus(w), &(bus_transport){c, cl_send, cl_in_flight});
   world_set_cluster(w, &(world_cluster){c, cl_is_local, cl_turn_end});
-  if ((rc = control_start(c->ctl, em))) {
+  if ((rc = bus_on_idle(world_bus(w), cl_idle, c)) || (rc = control_start(c->ctl, em))) {
     cluster_free(c);
     return rc;
   }
@@ -374,6 +407,11 @@ int cluster_use_chat(cluster *c, const char *id) {
   return cl_switch_chat(c, id) ? AG_OK : AG_ERR_INVALID;
 }
 
+void cluster_on_chat(cluster *c, void (*fn)(void *ud, const char *chat), void *ud) {
+  c->on_chat = fn;
+  c->on_chat_ud = ud;
+}
+
 const char *cluster_chat(const cluster *c) { return c->chat[0] ? c->chat : NULL; }
 size_t cluster_local_count(const cluster *c) { return c->ready ? c->n_local : 0; }
 
@@ -381,6 +419,7 @@ void cluster_free(cluster *c) {
   if (!c) return;
   if (c->w) {
     bus_set_transport(world_bus(c->w), NULL);
+    bus_off_idle(world_bus(c->w), cl_idle, c);
     world_set_cluster(c->w, NULL);
   }
   if (c->tick) event_free(c->tick);
@@ -392,6 +431,9 @@ void cluster_free(cluster *c) {
   natsConnection_Destroy(c->nc);
   nats_CloseAndWait(5000); /* libnats' threads are gone: nothing posts to the relay any more */
   relay_free(c->r);
+  natsMsg *m;
+  while (ag_ring_pop(&c->backlog, &m)) natsMsg_Destroy(m);
+  ag_ring_free(&c->backlog);
   flights_free(&c->fl);
   free(c->old);
   free(c->held);

@@ -24,6 +24,9 @@ int cluster_wait_ready(cluster *c, long timeout_ms, ag_errmsg *em);
 /* A publisher (run): starts chat id (copied; NULL: a new id); the next message published opens it
  * everywhere. AG_ERR_INVALID for an id that cannot stand in a subject. */
 int cluster_use_chat(cluster *c, const char *id);
+/* fn(ud, chat) is called when the stream moves to another chat: the bus has delivered everything of
+ * the chat before and the conversation has just started over. ud borrowed. */
+void cluster_on_chat(cluster *c, void (*fn)(void *ud, const char *chat), void *ud);
 /* The chat being delivered (NULL before any). */
 const char *cluster_chat(const cluster *c);
 /* Agents this process answers for now; live hosts last seen. */
