@@ -276,9 +276,9 @@ static char *agent_tool_body(agent *a, tool_id id, const llm_tool_call *c, const
   ag_msg *sent = NULL;
   int rc = a->host->publish(a->host->ctx, a, text, AG_KIND_AGENT, &sent);
   free(text);
-  if (rc || !sent) return tool_exec_error("could not send: %s", ag_strerror(rc));
-  agent_memory_push(a, sent);
-  return tool_exec_sent(sent->seq);
+  if (rc) return tool_exec_error("could not send: %s", ag_strerror(rc));
+  if (sent) agent_memory_push(a, sent); /* none: spread over processes, it joins memory when back (seq 0) */
+  return tool_exec_sent(sent ? sent->seq : 0);
 }
 
 /* ask_human: asks the host (NULL with *asked set), then gives its answer or why there is none. */

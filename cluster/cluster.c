@@ -69,7 +69,7 @@ static int cl_is_local(void *ctx, const char *id) {
 
 /* ---- sending ---- */
 
-static int cl_send_record(cluster *c, const wire_record *rec, const char *suffix, const char *key, ag_msg *m) {
+static int cl_send_record(cluster *c, const wire_record *rec, const char *suffix, const char *key) {
   char *data = NULL, subject[256], id[WIRE_ID_MAX * 2 + 96];
   size_t len = 0;
   int rc = wire_encode(rec, &data, &len);
@@ -77,7 +77,7 @@ static int cl_send_record(cluster *c, const wire_record *rec, const char *suffix
   snprintf(subject, sizeof subject, "%s.%s.%s", c->prefix, rec->chat, suffix);
   if (key) snprintf(id, sizeof id, "%s.%s", rec->chat, key);
   else snprintf(id, sizeof id, "%s.p%s.%llu", rec->chat, c->nonce, (unsigned long long)++c->n_sent);
-  rc = flights_add(&c->fl, c->js, id, subject, data, len, m); /* takes data */
+  rc = flights_add(&c->fl, c->js, id, subject, data, len); /* takes data */
   return rc;
 }
 
@@ -88,7 +88,7 @@ static int cl_send(void *ctx, ag_msg *m, const char *key) {
   if (!c->ready || !c->chat[0]) return AG_OK;
   wire_record rec = {WIRE_MSG, "", m->sender, m->text, m->kind, m->ts_ms, m->has_sim, m->sim_ms, "", 0, 0};
   snprintf(rec.chat, sizeof rec.chat, "%s", c->chat);
-  return cl_send_record(c, &rec, "msg", key, m);
+  return cl_send_record(c, &rec, "msg", key);
 }
 
 static size_t cl_in_flight(void *ctx) { return flights_count(&((cluster *)ctx)->fl); }
@@ -101,7 +101,7 @@ static int cl_turn_end(void *ctx, const char *agent_id, uint64_t trigger, size_t
   snprintf(rec.agent, sizeof rec.agent, "%s", agent_id);
   char key[WIRE_ID_MAX + 32];
   snprintf(key, sizeof key, "%s.%llu.end", agent_id, (unsigned long long)trigger);
-  return cl_send_record(c, &rec, "turn", key, NULL);
+  return cl_send_record(c, &rec, "turn", key);
 }
 
 /* ---- delivering ---- */
@@ -143,11 +143,8 @@ static void cl_record(cluster *c, const wire_record *rec, const char *id) {
   if (rec->type == WIRE_TURN_END) {
     world_receive_turn_end(c->w, rec->agent, rec->trigger, (size_t)rec->counter);
   } else {
-    /* Our own copy when it is the one the stream kept (a copy from another process with the same id
-     * won the race when the texts differ). */
-    ag_msg *ours = f && f->m && !strcmp(f->m->text, rec->text) && !strcmp(f->m->sender, rec->sender) ? f->m : NULL;
     world_wire_msg in = {rec->sender, rec->text, rec->kind, rec->ts_ms, rec->has_sim, rec->sim_ms, ++c->count};
-    world_receive(c->w, &in, ours);
+    world_receive(c->w, &in);
   }
   if (f) flights_remove(&c->fl, f);
 }

@@ -22,6 +22,7 @@ struct control {
   relay *r;
   char host_id[40];
   char stream[128];
+  char hosts_stream[300]; /* the hosts bucket's stream: KV_<bucket> */
   lease *leases;
   size_t n, owned;
   long tick_ms;
@@ -88,13 +89,19 @@ int control_open(const cluster_opts *o, const char *world_id, const char *stream
     rc = AG_ERR_NOMEM;
     goto fail;
   }
-  if ((rc = link_stream(c->js, stream, subjects, o->replicas, last, em))) goto fail;
-  if (c->hosting) {
+  /* A cluster that has just started elects its JetStream leader for a few seconds: connected, the
+   * stream and buckets are asked for again for up to 10 s (this is set-up; the loop is not running). */
+  for (int tries = 0;; tries++) {
+    rc = link_stream(c->js, stream, subjects, o->replicas, last, em);
     snprintf(name, sizeof name, "agora-%s-agents", world_id);
-    if ((rc = open_kv(c, name, o->replicas, o->lease_ms, &c->agents, em))) goto fail;
+    if (!rc && c->hosting && !c->agents) rc = open_kv(c, name, o->replicas, o->lease_ms, &c->agents, em);
     snprintf(name, sizeof name, "agora-%s-hosts", world_id);
-    if ((rc = open_kv(c, name, o->replicas, o->lease_ms, &c->hosts, em))) goto fail;
+    snprintf(c->hosts_stream, sizeof c->hosts_stream, "KV_%s", name);
+    if (!rc && c->hosting && !c->hosts) rc = open_kv(c, name, o->replicas, o->lease_ms, &c->hosts, em);
+    if (!rc || tries == 40) break;
+    nats_Sleep(250);
   }
+  if (rc) goto fail;
   *out = c;
   return AG_OK;
 fail:
@@ -109,13 +116,15 @@ static void post_lease(control *c, const char *id, int owned) {
   if (s) relay_post(c->r, &(relay_item){RELAY_LEASE, NULL, s, 0, owned});
 }
 
-/* How many hosts are alive (each heartbeats its key); at least 1 (this one). */
+/* How many hosts are alive (each heartbeats its key); at least 1 (this one). The keys are the subjects
+ * of the bucket's stream that hold a message: one request, where listing the keys would make a consumer. */
 static uint64_t hosts_alive(control *c) {
   kvStore_PutString(NULL, c->hosts, c->host_id, "1");
-  kvKeysList keys = {0};
   uint64_t n = c->hosts_seen ? c->hosts_seen : 1;
-  if (kvStore_Keys(&keys, c->hosts, NULL) == NATS_OK) n = keys.Count > 0 ? (uint64_t)keys.Count : 1;
-  kvKeysList_Destroy(&keys);
+  jsStreamInfo *si = NULL;
+  if (js_GetStreamInfo(&si, c->js, c->hosts_stream, NULL, NULL) == NATS_OK)
+    n = si->State.NumSubjects > 0 ? (uint64_t)si->State.NumSubjects : 1;
+  jsStreamInfo_Destroy(si);
   if (n != c->hosts_seen) relay_post(c->r, &(relay_item){RELAY_HOSTS, NULL, NULL, n, 0});
   c->hosts_seen = n;
   return n;

@@ -23,11 +23,10 @@ static void flight_free(flight *x) {
   free(x->id);
   free(x->subject);
   free(x->data);
-  if (x->m) ag_msg_unref(x->m);
   free(x);
 }
 
-int flights_add(flights *f, jsCtx *js, const char *id, const char *subject, char *data, size_t len, ag_msg *m) {
+int flights_add(flights *f, jsCtx *js, const char *id, const char *subject, char *data, size_t len) {
   flight *x = calloc(1, sizeof *x);
   if (!x) {
     free(data);
@@ -43,7 +42,6 @@ int flights_add(flights *f, jsCtx *js, const char *id, const char *subject, char
     flight_free(x);
     return AG_ERR_NOMEM;
   }
-  x->m = m ? ag_msg_ref(m) : NULL;
   f->v[f->n++] = x;
   flight_send(js, x, ag_now_ms());
   return AG_OK;

@@ -1,6 +1,5 @@
 /* Records sent to the stream and not yet back ("in flight"), in sending order: each keeps what it
- * needs to be sent again with the same de-duplication id (JetStream keeps one copy), and this
- * process's own copy of a message, which gets its seq when the stream brings it back. The world is not
+ * needs to be sent again with the same de-duplication id (JetStream keeps one copy). The world is not
  * quiet while anything is in flight. Loop thread only. */
 #ifndef AG_CLUSTER_FLIGHT_H
 #define AG_CLUSTER_FLIGHT_H
@@ -9,12 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agents/msg.h"
 
 typedef struct flight {
   char *id, *subject, *data;
   size_t len;
-  ag_msg *m;        /* our copy (a reference), or NULL (a turn's end) */
   int acked;
   uint64_t ack_seq; /* the stream seq the server gave it (or the copy it kept) */
   int64_t sent_ms;
@@ -26,9 +23,8 @@ typedef struct flights {
 } flights;
 
 /* Publishes data (taken: freed with the flight) on subject with de-duplication id id (copied) and keeps
- * it in flight; m (may be NULL) gets a new reference. A publish refused now is sent again by
- * flights_retry. */
-int flights_add(flights *f, jsCtx *js, const char *id, const char *subject, char *data, size_t len, ag_msg *m);
+ * it in flight. A publish refused now is sent again by flights_retry. */
+int flights_add(flights *f, jsCtx *js, const char *id, const char *subject, char *data, size_t len);
 flight *flights_find(const flights *f, const char *id);
 void flights_remove(flights *f, flight *x);
 /* The server's answer for id: flag 0 stored at seq, 1 a duplicate of seq, -1 failed (sent again soon). */

@@ -40,12 +40,24 @@ static natsStatus link_auth(natsOptions *no, const cluster_opts *o) {
   return s;
 }
 
+/* "url,url,...": each server of the cluster, so that a connection moves on when its node goes. */
+static natsStatus link_servers(natsOptions *no, const char *urls) {
+  char *copy = strdup(urls), *save = NULL;
+  const char *list[16];
+  int n = 0;
+  if (!copy) return NATS_NO_MEMORY;
+  for (char *tok = strtok_r(copy, ", ", &save); tok && n < 16; tok = strtok_r(NULL, ", ", &save)) list[n++] = tok;
+  natsStatus s = n ? natsOptions_SetServers(no, list, n) : NATS_INVALID_ARG;
+  free(copy);
+  return s;
+}
+
 int link_connect(const cluster_opts *o, struct event_base *base, const char *name, natsConnection **out,
                  ag_errmsg *em) {
   natsOptions *no = NULL;
   char why[256];
   natsStatus s = natsOptions_Create(&no);
-  if (s == NATS_OK) s = natsOptions_SetURL(no, o->url);
+  if (s == NATS_OK) s = link_servers(no, o->url);
   if (s == NATS_OK) s = natsOptions_SetName(no, name);
   if (s == NATS_OK) s = natsOptions_SetTimeout(no, 2000);
   /* Once connected, never give up: a partition or a node restart ends in a reconnect. */

@@ -80,14 +80,18 @@ static size_t count(const char *hay, const char *needle) {
 
 /* `agora host` with its output in TAG.out, TAG.err and its database in TAG.db; only agents (when not
  * NULL). */
-static pid_t start_host(const char *world, const char *url, const char *tag, const char *agents) {
+static pid_t start_host_r(const char *world, const char *url, const char *tag, const char *agents, const char *replicas) {
   char out[64], err[64], db[64];
   snprintf(out, sizeof out, "%s.out", tag);
   snprintf(err, sizeof err, "%s.err", tag);
   snprintf(db, sizeof db, "%s.db", tag);
-  const char *args[] = {"host", world, "--nats", url, "--lease-ms", "900", "--json", "--db", path_of(db),
-                        agents ? "--agents" : NULL, agents, NULL};
+  const char *args[] = {"host", world, "--nats", url, "--lease-ms", "900", "--json", "--nats-replicas", replicas,
+                        "--db", path_of(db), agents ? "--agents" : NULL, agents, NULL};
   return agora_spawn(args, path_of(out), path_of(err), NULL);
+}
+
+static pid_t start_host(const char *world, const char *url, const char *tag, const char *agents) {
+  return start_host_r(world, url, tag, agents, "1");
 }
 
 /* The messages of the one chat stored in TAG.db as "sender|kind|text" lines, with their seqs checked to
@@ -159,18 +163,18 @@ static void test_two_hosts_match_single(void) {
 
 /* Agents on the loopback LLM server, each answer taking 250 ms, so that turns are in flight when a
  * host dies. */
-static const char *slow_world(llm_server *srv, int n, int steps) {
-  char t[16384];
+static const char *slow_world(llm_server *srv, int n, int steps, int latency) {
+  char t[32768];
   size_t k = (size_t)snprintf(t, sizeof t,
                               "{\"name\": \"Slow\", \"defaults\": {\"provider\": \"openai\", \"model\": \"m\","
-                              " \"base_url\": \"%s\", \"system_prompt\": \"[[mock echo=1 latency=250]]\"},"
+                              " \"base_url\": \"%s\", \"system_prompt\": \"[[mock echo=1 latency=%d]]\"},"
                               " \"agents\": [",
-                              llm_server_url(srv, "/v1"));
+                              llm_server_url(srv, "/v1"), latency);
   for (int i = 0; i < n; i++) k += (size_t)snprintf(t + k, sizeof t - k, "%s{\"name\": \"s%d\"}", i ? ", " : "", i);
   k += (size_t)snprintf(t + k, sizeof t - k, "], \"script\": [");
   for (int i = 0; i < steps; i++)
     k += (size_t)snprintf(t + k, sizeof t - k, "%s{\"from\": \"human\", \"text\": \"@s%d question %d\"}",
-                          i ? ", " : "", i % n, i);
+                          i ? ", " : "", (i * 7) % n, i);
   snprintf(t + k, sizeof t - k, "]}\n");
   static char p[4096];
   snprintf(p, sizeof p, "%s", path_of("slow.json"));
@@ -188,7 +192,7 @@ static void test_host_killed(void) {
     unit_fail_(__FILE__, __LINE__, "servers did not start");
     return;
   }
-  const char *world = slow_world(srv, 4, 16);
+  const char *world = slow_world(srv, 4, 16, 250);
   const char *url = nats_url(&node, 0, 1);
   int st = -1;
   char *single = run_messages(world, NULL, &st);
@@ -214,6 +218,75 @@ static void test_host_killed(void) {
   CHECK_INT(agora_stop(survivor, SIGTERM), 0);
   free(k1), free(k2), free(out), free(dist), free(single);
   nats_node_stop(&node, SIGTERM);
+  llm_server_stop(srv);
+}
+
+/* Waits up to ms for TAG.out to hold the whole transcript want. */
+static int host_caught_up(const char *tag, const char *want, long ms) {
+  char out[64];
+  snprintf(out, sizeof out, "%s.out", tag);
+  for (long t = 0; t < ms; t += 200) {
+    char *o = unit_read_file(path_of(out)), *m = o ? proc_messages(o) : NULL;
+    int same = m && !strcmp(m, want);
+    free(o), free(m);
+    if (same) return 1;
+    nap_ms(200);
+  }
+  return 0;
+}
+
+/* Three nodes (R3), three hosts, 300 agents, 50 questions; meanwhile a host is SIGKILLed and started again,
+ * a node is SIGKILLed and started again, and the third host's only node is stopped for 10 s. */
+static void test_cluster_faults(void) {
+  llm_server *srv = NULL;
+  nats_node nodes[3];
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/cluster", tmp);
+  mkdir(dir, 0700);
+  if (llm_server_start(&srv) || nats_start(dir, 3, NULL, nodes)) {
+    unit_fail_(__FILE__, __LINE__, "servers did not start");
+    return;
+  }
+  const char *world = slow_world(srv, 300, 50, 150);
+  int st = -1;
+  char *single = run_messages(world, NULL, &st);
+  CHECK_INT(st, 0);
+  char u12[1024], u3[1024], all[1024];
+  snprintf(u12, sizeof u12, "%s", nats_url(nodes, 0, 2));
+  snprintf(u3, sizeof u3, "%s", nats_url(nodes, 2, 1));
+  snprintf(all, sizeof all, "%s", nats_url(nodes, 0, 3));
+  pid_t h[3] = {start_host_r(world, u12, "c1", NULL, "3"), start_host_r(world, u12, "c2", NULL, "3"),
+                start_host_r(world, u3, "c3", NULL, "3")};
+  nap_ms(3000);
+  const char *args[] = {"run", world, "--no-save", "--json", "--nats", all, "--nats-replicas", "3", NULL};
+  pid_t run = agora_spawn(args, path_of("crun.out"), path_of("crun.err"), NULL);
+  nap_ms(1500);
+  CHECK_INT(agora_stop(h[0], SIGKILL), 128 + SIGKILL);
+  nap_ms(1500);
+  h[0] = start_host_r(world, u12, "c1", NULL, "3");
+  nap_ms(1000);
+  nats_node_stop(&nodes[1], SIGKILL);
+  nap_ms(2000);
+  CHECK_INT(nats_node_start(&nodes[1]), 0);
+  nap_ms(1000);
+  nats_node_stop(&nodes[2], SIGTERM); /* c3 is cut off */
+  int rs = agora_wait(run, 10000);
+  CHECK_INT(nats_node_start(&nodes[2]), 0);
+  if (rs < 0) rs = agora_wait(run, 60000);
+  CHECK_INT(rs, 0);
+  char *out = unit_read_file(path_of("crun.out")), *dist = proc_messages(out);
+  CHECK_STR(dist, single); /* every question answered exactly once, in order */
+  for (int i = 0; i < 3; i++) {
+    char tag[8];
+    snprintf(tag, sizeof tag, "c%d", i + 1);
+    CHECK(host_caught_up(tag, single, 30000));
+    CHECK_INT(agora_stop(h[i], SIGTERM), 0);
+    char *stored = stored_messages(tag);
+    CHECK_STR(stored, single); /* every host's database holds the same copy */
+    free(stored);
+  }
+  free(out), free(dist), free(single);
+  for (int i = 0; i < 3; i++) nats_node_stop(&nodes[i], SIGTERM);
   llm_server_stop(srv);
 }
 
@@ -270,9 +343,10 @@ int main(int argc, char **argv) {
     {"two_hosts_match_single", test_two_hosts_match_single},
     {"host_killed", test_host_killed},
     {"refused", test_refused},
+    {"cluster_faults", test_cluster_faults},
   };
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
+  if (!getenv("AGORA_KEEP_TMP")) unit_rmrf(tmp);
   free(tmp);
   return rc;
 }

@@ -182,7 +182,8 @@ static int world_publish_kind(world *w, const char *sender, const char *text, ag
     if (m->leading.n == 0) hint_not_addressed(w, m, &any);
   }
   mention_list_free(&any);
-  if (!rc && out) *out = m;
+  /* Spread over processes, the message exists once it is back in the total order (world_receive). */
+  if (!rc && out) *out = w->cluster.is_local ? NULL : m;
   ag_msg_unref(m); /* the bus holds its own reference */
   return rc;
 }
@@ -311,22 +312,19 @@ void world_set_cluster(world *w, const world_cluster *c) {
   else memset(&w->cluster, 0, sizeof w->cluster);
 }
 
-int world_receive(world *w, const world_wire_msg *in, ag_msg *ours) {
-  ag_msg *m = ours ? ag_msg_ref(ours) : ag_msg_new(in->sender, in->text, in->kind);
+int world_receive(world *w, const world_wire_msg *in) {
+  ag_msg *m = ag_msg_new(in->sender, in->text, in->kind);
   if (!m) return AG_ERR_NOMEM;
   m->seq = in->seq;
-  int rc = AG_OK;
-  if (!ours) {
-    m->ts_ms = in->ts_ms;
-    m->has_sim = in->has_sim;
-    m->sim_ms = in->sim_ms;
-    mention_list any = {0};
-    rc = world_parse(w, m, &any);
-    mention_list_free(&any);
-    /* Its author answered in another process: the reply joins its memory here, as it did there. */
-    world_slot *s = m->kind == AG_KIND_AGENT ? world_find_slot(w, m->sender) : NULL;
-    if (!rc && s) rc = agent_memory_push(s->a, m);
-  }
+  m->ts_ms = in->ts_ms;
+  m->has_sim = in->has_sim;
+  m->sim_ms = in->sim_ms;
+  mention_list any = {0};
+  int rc = world_parse(w, m, &any);
+  mention_list_free(&any);
+  /* A reply joins its author's memory here, in every process, at its place in the order. */
+  world_slot *s = m->kind == AG_KIND_AGENT ? world_find_slot(w, m->sender) : NULL;
+  if (!rc && s) rc = agent_memory_push(s->a, m);
   if (m->seq > w->last_seq) w->last_seq = m->seq;
   if (!rc) rc = bus_deliver(w->bus, m);
   ag_msg_unref(m);

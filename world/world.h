@@ -122,9 +122,9 @@ typedef struct world_wire_msg {
   int64_t sim_ms;
   uint64_t seq;   /* its place in the chat */
 } world_wire_msg;
-/* Delivers in->seq's message on the bus: ours (borrowed, may be NULL) is this process's own copy of it,
- * which gets the seq; otherwise a new message is made (and joins its author's memory). */
-int world_receive(world *w, const world_wire_msg *in, ag_msg *ours);
+/* Delivers in's message on the bus; an agent's message joins its author's memory (spread over processes,
+ * an agent's publish gives it no message: its own copy is the one that comes back). */
+int world_receive(world *w, const world_wire_msg *in);
 /* agent_id's turn answering trigger ended (in whichever process answered it). */
 void world_receive_turn_end(world *w, const char *agent_id, uint64_t trigger, size_t counter);
 /* agent_id now answers in this process: its turn started elsewhere and not finished is run here. */

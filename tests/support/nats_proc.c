@@ -76,7 +76,7 @@ static int write_conf(const char *dir, int n, int i, const char *extra, nats_nod
     k += snprintf(text + k, sizeof text - (size_t)k, "cluster { name: agora\n listen: 127.0.0.1:%d\n routes: [",
                   nodes[i].cport);
     for (int j = 0; j < n; j++)
-      if (j != i) k += snprintf(text + k, sizeof text - (size_t)k, " nats-route://127.0.0.1:%d", nodes[j].cport);
+      if (j != i) k += snprintf(text + k, sizeof text - (size_t)k, "\n  nats-route://127.0.0.1:%d", nodes[j].cport);
     snprintf(text + k, sizeof text - (size_t)k, " ]\n}\n");
   }
   snprintf(nodes[i].conf, sizeof nodes[i].conf, "%s/n%d.conf", dir, i);
