@@ -39,6 +39,7 @@ struct cluster {
   int ready;          /* caught up: agents may answer here */
   int asking;         /* a new consumer was asked for and has not come */
   int64_t heard_ms;   /* when the consumer last said anything (message or heartbeat) */
+  int64_t record_ms;  /* when the last record was delivered */
   struct event *tick;
   char chat[WIRE_ID_MAX];
   uint64_t count;     /* messages of the chat delivered: the next one's seq is count + 1 */
@@ -192,6 +193,7 @@ static int cl_message(cluster *c, natsMsg *m) {
       return 0;
     }
     c->delivered = seq;
+    c->record_ms = c->heard_ms;
     cl_record(c, &rec, id);
     wire_record_free(&rec);
   } else {
@@ -266,9 +268,12 @@ static void cl_tick(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what;
   cluster *c = arg;
   int64_t now = ag_now_ms();
-  if (now - c->heard_ms > 3000) {
+  /* Silent, or only heartbeats while the world waits for something: a record may have been lost on its
+   * way (a heartbeat's last seq is the usual sign; this catches the rest). */
+  int waiting = !world_is_quiet(c->w), stale = waiting && now - c->record_ms > 5000;
+  if (now - c->heard_ms > 3000 || stale) {
     c->asking = 0; /* the request itself may have been lost with the connection */
-    c->heard_ms = now;
+    c->heard_ms = c->record_ms = now;
     cl_ask_consumer(c);
   }
   if (c->ready) flights_retry(&c->fl, c->js, now, 3000);
@@ -341,6 +346,8 @@ static int cl_connect(cluster *c, ag_errmsg *em) {
 }
 
 int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) {
+  /* Again after an earlier cluster_free closed the library (nats_Open is idempotent). */
+  if (nats_Open(-1) != NATS_OK) return ag_fail(em, AG_ERR_NOMEM, "cannot start the NATS client");
   cluster *c = calloc(1, sizeof *c);
   if (!c) return AG_ERR_NOMEM;
   c->w = w;
@@ -365,7 +372,7 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
     return rc;
   }
   c->ready = c->catch_up == 0;
-  c->heard_ms = ag_now_ms();
+  c->heard_ms = c->record_ms = ag_now_ms();
   cl_ask_consumer(c);
   bus_set_transport(world_bus(w), &(bus_transport){c, cl_send, cl_in_flight});
   world_set_cluster(w, &(world_cluster){c, cl_is_local, cl_turn_end});

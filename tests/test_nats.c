@@ -59,17 +59,31 @@ static const char *ring_world(const char *name, int n, int steps) {
   return p[which];
 }
 
-/* The messages of `agora run WORLD --json ...` as "sender|kind|text" lines (caller frees). */
-static char *run_messages(const char *world, const char *url, int *status) {
+/* `agora run WORLD --json ...` (given extra environment), stopped after 90 s: a hang fails the case
+ * instead of the suite. Its messages as "sender|kind|text" lines (caller frees). */
+static char *run_messages_env(const char *world, const char *url, const char *const *env, int *status) {
   const char *single[] = {"run", world, "--no-save", "--json", NULL};
   const char *dist[] = {"run", world, "--no-save", "--json", "--nats", url, NULL};
-  proc_result r;
-  if (proc_agora(url ? dist : single, NULL, NULL, &r)) return NULL;
-  *status = r.status;
-  if (r.status) fprintf(stderr, "run: %s\n", r.err);
-  char *m = proc_messages(r.out);
-  proc_result_free(&r);
+  static int n;
+  char out[64], err[64];
+  snprintf(out, sizeof out, "run%d.out", ++n);
+  snprintf(err, sizeof err, "run%d.err", n);
+  char *po = strdup(path_of(out)), *pe = strdup(path_of(err));
+  pid_t pid = agora_spawn(url ? dist : single, po, pe, env);
+  *status = agora_wait(pid, 90000);
+  if (*status < 0) {
+    agora_stop(pid, SIGKILL);
+    unit_fail_(__FILE__, __LINE__, "run did not end within 90 s (%s)", po);
+  }
+  char *o = unit_read_file(po), *e = unit_read_file(pe);
+  if (*status) fprintf(stderr, "run: %s\n", e ? e : "");
+  char *m = o ? proc_messages(o) : NULL;
+  free(o), free(e), free(po), free(pe);
   return m;
+}
+
+static char *run_messages(const char *world, const char *url, int *status) {
+  return run_messages_env(world, url, NULL, status);
 }
 
 static size_t count(const char *hay, const char *needle) {
@@ -206,7 +220,9 @@ static void test_host_killed(void) {
   pid_t run = agora_spawn(args, path_of("krun.out"), path_of("krun.err"), NULL);
   nap_ms(1500);
   CHECK_INT(agora_stop(victim, SIGKILL), 128 + SIGKILL);
-  CHECK_INT(agora_wait(run, 60000), 0);
+  int rs = agora_wait(run, 60000);
+  if (rs < 0) agora_stop(run, SIGKILL);
+  CHECK_INT(rs, 0);
   char *out = unit_read_file(path_of("krun.out"));
   char *dist = proc_messages(out);
   /* every question answered exactly once, in the same order: the transcript is the single run's */
@@ -273,6 +289,7 @@ static void test_cluster_faults(void) {
   int rs = agora_wait(run, 10000);
   CHECK_INT(nats_node_start(&nodes[2]), 0);
   if (rs < 0) rs = agora_wait(run, 60000);
+  if (rs < 0) agora_stop(run, SIGKILL);
   CHECK_INT(rs, 0);
   char *out = unit_read_file(path_of("crun.out")), *dist = proc_messages(out);
   CHECK_STR(dist, single); /* every question answered exactly once, in order */
@@ -318,11 +335,11 @@ static void test_refused(void) {
   /* the right token works */
   const char *right[] = {"AGORA_NATS_TOKEN=right-token-123", NULL};
   pid_t h = agora_spawn(host, path_of("auth.out"), path_of("auth.err"), right);
-  const char *run_ok[] = {"run", world, "--no-save", "--json", "--nats", url, NULL};
-  CHECK_INT(proc_agora(run_ok, NULL, right, &r), 0);
-  CHECK_INT(r.status, 0);
-  CHECK(strstr(r.out, "\"sender\":\"a0\",\"kind\":\"agent\",\"text\":\"@a1 relay from a0\"") != NULL);
-  proc_result_free(&r);
+  int st = -1;
+  char *msgs = run_messages_env(world, url, right, &st);
+  CHECK_INT(st, 0);
+  CHECK(msgs && strstr(msgs, "a0|agent|@a1 relay from a0\n") != NULL);
+  free(msgs);
   CHECK_INT(agora_stop(h, SIGTERM), 0);
   nats_node_stop(&node, SIGTERM);
   /* the server stopped: exit 2 at once */
