@@ -12,42 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void agent_settings_init(agent_settings *s) {
-  memset(s, 0, sizeof *s);
-  s->auto_reply = 1;
-  s->tool_support = 1;
-  llm_config_init(&s->llm);
-}
-
-int agent_settings_copy(agent_settings *dst, const agent_settings *src) {
-  agent_settings_init(dst);
-  dst->auto_reply = src->auto_reply;
-  dst->tools = src->tools;
-  dst->approve = src->approve;
-  dst->monadic = src->monadic;
-  dst->tool_support = src->tool_support;
-  int rc = llm_config_copy(&dst->llm, &src->llm);
-  if (!rc && (rc = agent_mcp_refs_copy(src->mcp, src->n_mcp, &dst->mcp))) llm_config_free(&dst->llm);
-  if (rc) return rc;
-  dst->n_mcp = src->n_mcp;
-  dst->name = src->name ? strdup(src->name) : NULL;
-  dst->system_prompt = src->system_prompt ? strdup(src->system_prompt) : NULL;
-  if ((src->name && !dst->name) || (src->system_prompt && !dst->system_prompt)) {
-    agent_settings_free(dst);
-    return AG_ERR_NOMEM;
-  }
-  return AG_OK;
-}
-
-void agent_settings_free(agent_settings *s) {
-  free(s->name);
-  free(s->system_prompt);
-  llm_config_free(&s->llm);
-  agent_mcp_refs_free(s->mcp, s->n_mcp);
-  s->mcp = NULL;
-  s->n_mcp = 0;
-  s->name = s->system_prompt = NULL;
-}
 
 /* The script provider's answer when the world file gives the agent no replies. */
 static int agent_script_fallback(agent *a) {
@@ -276,9 +240,9 @@ static char *agent_tool_body(agent *a, tool_id id, const llm_tool_call *c, const
   ag_msg *sent = NULL;
   int rc = a->host->publish(a->host->ctx, a, text, AG_KIND_AGENT, &sent);
   free(text);
-  if (rc || !sent) return tool_exec_error("could not send: %s", ag_strerror(rc));
-  agent_memory_push(a, sent);
-  return tool_exec_sent(sent->seq);
+  if (rc) return tool_exec_error("could not send: %s", ag_strerror(rc));
+  if (sent) agent_memory_push(a, sent); /* none: spread over processes, it joins memory when back (seq 0) */
+  return tool_exec_sent(sent ? sent->seq : 0);
 }
 
 /* ask_human: asks the host (NULL with *asked set), then gives its answer or why there is none. */
@@ -339,14 +303,45 @@ static char *agent_inline_context(agent *a, const char *text) {
   return rest;
 }
 
-static void agent_end_turn(agent *a) {
+/* The turn is over for good: the next one in the inbox starts. */
+static void agent_finish_turn(agent *a) {
   ag_msg *m = a->answering;
   agent_notify(a, AGENT_REPORT_TURN_END, NULL, 0, NULL, 0);
   a->answering = NULL;
+  a->ended_here = 0;
   tlog_clear(a);
   agent_set_phase(a, AGENT_IDLE);
   ag_msg_unref(m);
   agent_start_next(a);
+}
+
+/* The host may hold the end until the world's total order confirms it (agent_turn_done). */
+static int agent_end_deferred(agent *a) {
+  if (!a->host->turn_end || !a->host->turn_end(a->host->ctx, a, a->answering)) return 0;
+  a->ended_here = 1;
+  tlog_clear(a);
+  agent_set_phase(a, AGENT_ELSEWHERE);
+  return 1;
+}
+static void agent_end_turn(agent *a) { if (!agent_end_deferred(a)) agent_finish_turn(a); }
+
+void agent_turn_done(agent *a, uint64_t trigger_seq) {
+  if (!a->answering || a->answering->seq != trigger_seq) return;
+  if (a->phase == AGENT_AWAITING_APPROVAL && a->host->approve_cancel) a->host->approve_cancel(a->host->ctx, a);
+  if (a->call) llm_call_cancel(a->call); /* answered elsewhere first: this answer would be a duplicate */
+  a->call = NULL, a->approval = APPROVAL_NONE;
+  agent_finish_turn(a);
+}
+
+void agent_turn_resume(agent *a) {
+  if (!a->answering || a->phase != AGENT_ELSEWHERE || a->ended_here) return;
+  tlog_clear(a);
+  if (agent_call_llm(a) != AG_OK) agent_end_turn(a);
+}
+
+uint64_t agent_turn_trigger(const agent *a, int *round) {
+  if (round) *round = a->rounds;
+  return a->answering ? a->answering->seq : 0;
 }
 
 /* The round's calls are done (rc: or one failed): save_context's message completes the turn, else
@@ -528,7 +523,12 @@ static void agent_start_next(agent *a) {
     }
     a->answering = m; /* the inbox's reference moves here */
     tlog_clear(a);
+    if (a->host->turn_begin && a->host->turn_begin(a->host->ctx, a)) {
+      agent_set_phase(a, AGENT_ELSEWHERE); /* another process answers; agent_turn_done ends it */
+      return;
+    }
     if (agent_call_llm(a) != AG_OK) {
+      if (agent_end_deferred(a)) return;
       agent_notify(a, AGENT_REPORT_TURN_END, NULL, 0, NULL, 0);
       a->answering = NULL;
       ag_msg_unref(m);

@@ -20,7 +20,8 @@ typedef enum agent_phase {
   AGENT_IDLE,             /* nothing to answer */
   AGENT_CALLING,          /* an LLM call in flight */
   AGENT_TOOL_ROUND,       /* running the tool calls of a reply */
-  AGENT_AWAITING_APPROVAL /* a tool call waits for the host's answer (agent_approval_answer) */
+  AGENT_AWAITING_APPROVAL, /* a tool call waits for the host's answer (agent_approval_answer) */
+  AGENT_ELSEWHERE         /* the turn is answered by another process, or its end awaits confirmation */
 } agent_phase;
 
 /* An agent's settings as read from a world file. Strings owned by the struct. */
@@ -90,6 +91,12 @@ typedef struct agent_host {
   /* The system prompt as sent now (its `{{name}}` variables rendered, issue 13); the caller frees it.
    * NULL (the callback or its result): the prompt as set. May be NULL. */
   char *(*render_prompt)(void *ctx, agent *a, const char *prompt);
+  /* A world spread over processes (docs/distributed.md); both may be NULL. turn_begin: 1 when another
+   * process answers the turn now starting (no LLM call here; the agent waits, AGENT_ELSEWHERE).
+   * turn_end: 1 when the end of the turn answering m (borrowed) waits until the host confirms it with
+   * agent_turn_done, so that every process starts the agent's next turn at the same point. */
+  int (*turn_begin)(void *ctx, agent *a);
+  int (*turn_end)(void *ctx, agent *a, const ag_msg *m);
 } agent_host;
 
 /* The world settings an agent decides by; borrowed for the call. */
@@ -130,6 +137,13 @@ turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules);
  * turn re-run after a crash (docs/time.md): when m is already the newest memory entry it is not
  * remembered twice. */
 int agent_answer(agent *a, ag_msg *m, const agent_rules *rules);
+/* The turn answering the message with seq trigger_seq is over (confirmed by the host): a call still
+ * in flight for it is cancelled and the next turn starts. Ignored for any other seq. */
+void agent_turn_done(agent *a, uint64_t trigger_seq);
+/* This process now answers the agent: a turn started elsewhere and not finished is run here. */
+void agent_turn_resume(agent *a);
+/* The seq of the message being answered (0: none) and, in *round (may be NULL), its tool round. */
+uint64_t agent_turn_trigger(const agent *a, int *round);
 
 /* Cancels the LLM call in flight or the pending approval, if any (Ctrl-C); the turn stays counted. */
 void agent_cancel(agent *a);

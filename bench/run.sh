@@ -41,3 +41,6 @@ echo
 echo "== MCP over Streamable HTTP: cost per tool call (bench_mcp_http; server-everything needs the test peers) =="
 [ -n "${AGORA_PEERS:-}" ] || [ ! -d build/peers/node_modules ] || export AGORA_PEERS="$PWD/build/peers"
 build-bench/bench_mcp_http "$runs"
+echo
+echo "== a world on NATS JetStream: per message, 1,000 agents on 3 hosts, failover (bench_nats) =="
+build-bench/bench_nats build-bench/agora "$runs"

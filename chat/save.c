@@ -68,11 +68,12 @@ static int save_txn(store_txn *t, void *arg) {
   /* Seqs are checked here, inside the write: a message is never rejected for a seq someone else took. */
   int rc = store_message_last_seq(t, cs->current, &last);
   if (rc) return rc;
-  sc->shift = cs->n_pending && last >= cs->pending[0]->seq ? last - cs->pending[0]->seq + 1 : 0;
+  sc->shift = !cs->seqs_fixed && cs->n_pending && last >= cs->pending[0]->seq ? last - cs->pending[0]->seq + 1 : 0;
   for (size_t i = 0; i < cs->n_pending; i++) {
     const ag_msg *m = cs->pending[i];
     store_message sm = {m->seq + sc->shift, m->ts_ms, (uint8_t)m->kind, m->sender, m->text, 0, NULL, m->has_sim, m->sim_ms};
-    if ((rc = store_message_put(t, cs->current, &sm))) return rc;
+    /* A followed chat's message delivered again is already stored, as it was: nothing to write. */
+    if ((rc = store_message_put(t, cs->current, &sm)) && !(cs->seqs_fixed && rc == AG_ERR_EXISTS)) return rc;
     if (sm.seq > count) count = sm.seq;
   }
   for (size_t i = 0; i < cs->n_pending_steps; i++)

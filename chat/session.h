@@ -57,6 +57,11 @@ int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em);
 int chat_session_truncate(chat_session *cs, uint64_t keep, ag_errmsg *em);
 /* Sets the current chat's title by hand (event title-updated). */
 int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em);
+/* Makes chat_id current as a chat whose messages arrive from elsewhere with their seqs (a world spread
+ * over NATS): created when new, its stored memories and agent states dropped (the delivery rebuilds
+ * them), and from now on messages are saved at their own seqs, idempotently (chat/follow.c). Call it
+ * with the conversation reset. */
+int chat_session_follow(chat_session *cs, const char *chat_id, ag_errmsg *em);
 /* Turns session mode off: nothing more is saved until a chat is made current again. */
 void chat_session_detach(chat_session *cs);
 

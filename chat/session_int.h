@@ -50,6 +50,8 @@ struct chat_session {
   int rerun_turns;
   /* The lock on the current chat (docs/decisions.md "One process per chat"), or NULL. */
   store_lock *lock;
+  /* Messages come with their seqs (chat_session_follow): saved where they say, never moved. */
+  int seqs_fixed;
 };
 
 /* session.c */

@@ -35,6 +35,8 @@ static const char usage[] =
   "                        manage saved chats (agora chats --help)\n"
   "  worlds list|show|export|delete ...\n"
   "                        manage stored worlds (agora worlds --help)\n"
+  "  host WORLD.json --nats URL [--agents A,B]\n"
+  "                        answer for a share of a world's agents on NATS (agora host --help)\n"
   "\n"
   "run, console and say take --model M, --provider P and --base-url URL for every agent.\n"
   "Run 'agora COMMAND --help' for a command's options. Exit status: 0 success, 1 runtime failure\n"
@@ -109,6 +111,7 @@ static int dispatch(int argc, char **argv) {
   if (!strcmp(cmd, "init")) return cli_init(argc - 2, argv + 2);
   if (!strcmp(cmd, "serve")) return cli_serve(argc - 2, argv + 2);
   if (!strcmp(cmd, "tools")) return cli_tools(argc - 2, argv + 2);
+  if (!strcmp(cmd, "host")) return cli_host(argc - 2, argv + 2);
   fprintf(stderr, "agora: unknown command '%s'\n\n%s", cmd, usage);
   return 2;
 }

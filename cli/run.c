@@ -15,6 +15,7 @@
 static const char run_usage[] =
   "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
   "                [--answers FILE] [--allow-env NAME] [--model M] [--provider P] [--base-url URL]\n"
+  "                [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-replicas N]]\n"
   "       agora run [WORLD.json] --resume CHAT_ID [--db DIR] [--json] ...\n"
   "\n"
   "Loads the world from WORLD.json, starts a new chat (an empty 'New Chat' is reused) or continues\n"
@@ -41,6 +42,11 @@ static const char run_usage[] =
   "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
   "  --model M, --provider P, --base-url URL\n"
   "              use this model, provider or server for every agent (overrides the file)\n"
+  "  --nats URL  join the world on NATS JetStream as a publisher: the steps go to the world's stream\n"
+  "              and `agora host` processes answer (docs/distributed.md); with --nats-creds FILE,\n"
+  "              --nats-ca FILE, --nats-replicas N; AGORA_NATS_TOKEN or AGORA_NATS_USER and\n"
+  "              AGORA_NATS_PASSWORD from the environment. A step waits until every addressed agent\n"
+  "              has answered in some host.\n"
   "\n"
   "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";
 

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/db.h"
 #include "cli/load.h"
+#include "cli/nats_args.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -18,6 +19,7 @@
 int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, int *i) {
   const char *s = argv[*i];
   int taken = cli_override_arg(&o->over, cmd, argc, argv, i);
+  if (!taken && !strcmp(cmd, "run")) taken = cli_nats_arg(&o->nats, cmd, 0, argc, argv, i);
   if (taken) return taken;
   if (!strcmp(s, "--json")) o->json = 1;
   else if (!strcmp(s, "--stream")) o->stream = 1;
@@ -108,16 +110,32 @@ static int load_spec(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
   return 0;
 }
 
+/* --nats: the world joins its stream and catches up before anything is shown or stored, so that only
+ * this run's chat is. */
+static int runner_join(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
+  cluster_opts n = o->nats;
+  ag_errmsg em = {""};
+  if (!n.replicas) n.replicas = 1;
+  if (!n.lease_ms) n.lease_ms = 3000;
+  int rc = cluster_open(r->w, &n, &r->cl, &em);
+  if (!rc) rc = cluster_wait_ready(r->cl, 60000, &em);
+  return rc ? cli_error(rc, "%s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc)) : 0;
+}
+
 int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bus_handler handler, void *ud) {
   memset(r, 0, sizeof *r);
   ag_errmsg em = {""};
   int rc = load_spec(r, o, cmd);
   if (rc) return rc;
+  if (o->nats.url && (o->chat || o->resume_chat))
+    return cli_error(AG_ERR_INVALID, "%s: --%s cannot go with --nats", cmd, o->chat ? "chat" : "resume");
+  if (o->nats.url && cluster_init()) return cli_error(AG_ERR_NOMEM, "%s: cannot start the NATS client", cmd);
   /* A stored world may come from an imported snapshot: as untrusted as a file. */
   const char *label = o->world_path ? o->world_path : "the stored world";
   if ((rc = cli_world_build(label, &r->spec, &r->base, &r->w, &em)) ||
       (rc = cli_key_env_check(r->w, label, &o->allow, &em)))
     return cli_error(rc, "%s", em.text);
+  if (o->nats.url && (rc = runner_join(r, o, cmd))) return rc;
   /* Streaming text: live lines on a terminal unless --quiet; --stream prints the chunks elsewhere. */
   int tty = isatty(STDOUT_FILENO), live = !o->json && !o->quiet && tty;
   int chunks = o->stream && (o->json || !tty);
@@ -136,7 +154,11 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
     world_run_until_quiet(r->w);
     return cli_error(rc, "%s: %s", cmd, em.text);
   }
-  return o->no_save ? 0 : open_chat(r, o, cmd);
+  if (!o->no_save && (rc = open_chat(r, o, cmd))) return rc;
+  /* On NATS the chat stored here is the chat published to. */
+  if (r->cl && (rc = cluster_use_chat(r->cl, r->cs ? chat_session_current(r->cs) : NULL)))
+    return cli_error(rc, "%s: %s", cmd, ag_strerror(rc));
+  return 0;
 }
 
 int cli_runner_finish(cli_runner *r) {
@@ -156,6 +178,7 @@ int cli_runner_finish(cli_runner *r) {
 
 void cli_runner_close(cli_runner *r) {
   cli_mcp_stop(r->w);
+  cluster_free(r->cl);
   chat_session_free(r->cs);
   chat_store_close(r->st);
   world_free(r->w);

@@ -8,6 +8,7 @@
 #include "cli/output.h"
 #include "cli/prepare.h"
 #include "cli/run_screen.h"
+#include "cluster/cluster.h"
 
 /* Options (strings borrowed from argv). */
 typedef struct cli_runner_opts {
@@ -19,10 +20,11 @@ typedef struct cli_runner_opts {
   int resume;   /* say: continue the world's current chat (a new one when it has none) */
   cli_allow_env allow;
   cli_overrides over;
+  cluster_opts nats; /* run --nats URL: the world spread over NATS (url NULL: one process) */
 } cli_runner_opts;
 
 /* When argv[*i] is one of the shared options (--db --json --stream --quiet/-q --no-save --yes
- * --answers --allow-env --model --provider --base-url), takes it (and its value) and returns 1; an exit status
+ * --answers --allow-env --model --provider --base-url; run: --nats and its options), takes it (and its value) and returns 1; an exit status
  * > 1 after printing why; 0 when it is none of them. */
 int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, int *i);
 
@@ -33,6 +35,7 @@ typedef struct cli_runner {
   output *out;
   store *st;
   chat_session *cs; /* NULL with --no-save */
+  cluster *cl;      /* run --nats, else NULL */
   run_screen *scr;
   int yes;                  /* --yes: approve every tool call */
   char **answers;           /* --answers' lines, owned; next: the one the next question gets */

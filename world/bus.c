@@ -34,6 +34,7 @@ struct bus {
     void *ud;
   } idle[4];
   size_t n_idle;
+  bus_transport tr; /* tr.send NULL: in-process */
 };
 
 typedef struct ev_copy {
@@ -210,7 +211,7 @@ static int bus_enqueue(bus *b, bus_item it) {
   return AG_OK;
 }
 
-int bus_publish_message(bus *b, ag_msg *m) {
+int bus_deliver(bus *b, ag_msg *m) {
   int rc = bus_enqueue(b, (bus_item){BUS_MESSAGE, ag_msg_ref(m)});
   if (rc) ag_msg_unref(m);
   return rc;
@@ -222,4 +223,19 @@ int bus_publish_event(bus *b, bus_event *e) {
   return rc;
 }
 
-size_t bus_pending(const bus *b) { return ag_ring_len(&b->pending); }
+int bus_publish_keyed(bus *b, ag_msg *m, const char *key) {
+  return b->tr.send ? b->tr.send(b->tr.ctx, m, key) : bus_deliver(b, m);
+}
+
+int bus_publish_message(bus *b, ag_msg *m) { return bus_publish_keyed(b, m, NULL); }
+
+void bus_set_transport(bus *b, const bus_transport *t) {
+  if (t) b->tr = *t;
+  else memset(&b->tr, 0, sizeof b->tr);
+}
+
+int bus_has_transport(const bus *b) { return b->tr.send != NULL; }
+
+size_t bus_pending(const bus *b) {
+  return ag_ring_len(&b->pending) + (b->tr.in_flight ? b->tr.in_flight(b->tr.ctx) : 0);
+}

@@ -49,8 +49,27 @@ void bus_unsubscribe(bus *b, unsigned id);
 /* Queue for delivery; the bus takes its own reference (the caller keeps its). */
 int bus_publish_message(bus *b, ag_msg *m);
 int bus_publish_event(bus *b, bus_event *e);
-/* Items queued and not yet delivered. */
+/* Items queued and not yet delivered, plus what the transport has in flight. */
 size_t bus_pending(const bus *b);
+
+/* Where published messages go. Without a transport (the default, the fast path) a message is queued
+ * here and delivered in publish order. With one, bus_publish_keyed hands it to the transport, which
+ * brings it back, in the transport's total order, through bus_deliver (docs/distributed.md). Events
+ * stay in-process. ctx and the functions are borrowed until the transport is removed. */
+typedef struct bus_transport {
+  void *ctx;
+  /* Sends m (borrowed: take a reference to keep it). key: a de-duplication id (NULL: none). */
+  int (*send)(void *ctx, ag_msg *m, const char *key);
+  /* Messages sent and not yet brought back. */
+  size_t (*in_flight)(void *ctx);
+} bus_transport;
+/* t is copied; NULL returns to in-process delivery. */
+void bus_set_transport(bus *b, const bus_transport *t);
+int bus_has_transport(const bus *b);
+/* Publishes m with de-duplication id key (ignored in-process; borrowed). */
+int bus_publish_keyed(bus *b, ag_msg *m, const char *key);
+/* Queues m for local delivery, bypassing the transport (the transport's way back). */
+int bus_deliver(bus *b, ag_msg *m);
 
 /* Called each time the queue has been drained empty: the place to finish work batched over the items
  * just delivered (the session commits them in one transaction). ud is borrowed until bus_off_idle. */

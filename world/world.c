@@ -20,6 +20,7 @@ typedef struct world_slot {
   int thinking;
   int rerun; /* the agent's turn is a re-run after a crash (world_rerun), until it ends */
   uint64_t started_seq; /* the message its latest call answers (this chat) */
+  unsigned sent; /* messages published in the current turn: part of their de-duplication ids */
 } world_slot;
 
 struct world {
@@ -45,6 +46,8 @@ struct world {
   int sim_on;               /* a virtual clock: messages carry sim_now */
   int64_t sim_now;
   world_mcp *mcp;           /* the MCP servers, once world_mcp_start ran */
+  world_cluster cluster;    /* is_local NULL: one process */
+  uint64_t delivering;      /* seq of the message being handed to the agents */
 };
 
 
@@ -143,27 +146,49 @@ static void hint_not_addressed(world *w, const ag_msg *m, const mention_list *ot
   free(names);
 }
 
+/* Leading mentions, and the others into *any when there is no leading one (§3.5: only then do they
+ * matter). */
+static int world_parse(world *w, ag_msg *m, mention_list *any) {
+  int rc = mention_leading(m->text, w->ids, w->n_slots, &m->leading);
+  if (!rc && m->leading.n == 0) {
+    rc = mention_anywhere(m->text, any);
+    m->has_other_mentions = any->n > 0;
+  }
+  return rc;
+}
+
+/* The de-duplication id of a message an agent publishes in a world spread over processes: the same
+ * in every process that could publish it (the turn's trigger, tool round and place in the turn). */
+static const char *world_key(world *w, const char *sender, ag_kind kind, char *key, size_t cap) {
+  world_slot *s = w->cluster.is_local && (kind == AG_KIND_AGENT || kind == AG_KIND_TURN_LIMIT)
+                      ? world_find_slot(w, sender) : NULL;
+  if (!s) return NULL;
+  int round = 0;
+  uint64_t trigger = agent_turn_trigger(s->a, &round);
+  if (kind == AG_KIND_TURN_LIMIT) snprintf(key, cap, "%s.%llu.n", sender, (unsigned long long)w->delivering);
+  else snprintf(key, cap, "%s.%llu.%d.%u", sender, (unsigned long long)trigger, round, s->sent++);
+  return key;
+}
+
 static int world_publish_kind(world *w, const char *sender, const char *text, ag_kind kind, ag_msg **out) {
   ag_msg *m = ag_msg_new(sender, text, kind);
   if (!m) return AG_ERR_NOMEM;
-  m->seq = ++w->last_seq;
+  /* Spread over processes, the seq is the message's place in the total order, known when it is back. */
+  m->seq = w->cluster.is_local ? 0 : ++w->last_seq;
   m->ts_ms = ag_now_ms();
   m->has_sim = w->sim_on;
   m->sim_ms = w->sim_now;
-  int rc = mention_leading(text, w->ids, w->n_slots, &m->leading);
   mention_list any = {0};
-  if (!rc && m->leading.n == 0) {
-    /* Other mentions matter only when there is no leading one (§3.5), so only then look for them. */
-    rc = mention_anywhere(text, &any);
-    m->has_other_mentions = any.n > 0;
-  }
-  if (!rc) rc = bus_publish_message(w->bus, m);
+  char key[MENTION_ID_MAX + 64];
+  int rc = world_parse(w, m, &any);
+  if (!rc) rc = bus_publish_keyed(w->bus, m, world_key(w, sender, kind, key, sizeof key));
   if (!rc && (kind == AG_KIND_HUMAN || kind == AG_KIND_WORLD)) {
     rc = world_check_mentions(w, m);
     if (m->leading.n == 0) hint_not_addressed(w, m, &any);
   }
   mention_list_free(&any);
-  if (!rc && out) *out = m;
+  /* Spread over processes, the message exists once it is back in the total order (world_receive). */
+  if (!rc && out) *out = w->cluster.is_local ? NULL : m;
   ag_msg_unref(m); /* the bus holds its own reference */
   return rc;
 }
@@ -275,6 +300,7 @@ static void world_deliver(void *ud, bus_topic topic, void *payload) {
   (void)topic;
   world *w = ud;
   ag_msg *m = payload;
+  w->delivering = m->seq;
   agent_rules rules = {w->spec.turn_limit, w->spec.memory_window, w->spec.main_agent, w->emit_chunks};
   if (m->kind == AG_KIND_HUMAN || m->kind == AG_KIND_WORLD) {
     /* Agents may be removed by a handler while we go: index by position, re-checking the count. */
@@ -286,6 +312,58 @@ static void world_deliver(void *ud, bus_topic topic, void *payload) {
     world_slot *s = world_find_slot(w, m->leading.ids[i]);
     if (s) deliver_to(w, s, m, &rules);
   }
+}
+
+static int host_turn_begin(void *ctx, agent *a) {
+  world_slot *s = ctx;
+  s->sent = 0;
+  return s->w->cluster.is_local && !s->w->cluster.is_local(s->w->cluster.ctx, agent_id(a));
+}
+
+static int host_turn_end(void *ctx, agent *a, const ag_msg *m) {
+  world_slot *s = ctx;
+  world_cluster *c = &s->w->cluster;
+  return c->turn_end && c->turn_end(c->ctx, agent_id(a), m->seq, agent_reply_counter(a)) == AG_OK;
+}
+
+/* ---- a world spread over processes (docs/distributed.md) ---- */
+
+void world_set_cluster(world *w, const world_cluster *c) {
+  if (c) w->cluster = *c;
+  else memset(&w->cluster, 0, sizeof w->cluster);
+}
+
+int world_receive(world *w, const world_wire_msg *in) {
+  ag_msg *m = ag_msg_new(in->sender, in->text, in->kind);
+  if (!m) return AG_ERR_NOMEM;
+  m->seq = in->seq;
+  m->ts_ms = in->ts_ms;
+  m->has_sim = in->has_sim;
+  m->sim_ms = in->sim_ms;
+  mention_list any = {0};
+  int rc = world_parse(w, m, &any);
+  mention_list_free(&any);
+  /* A reply joins its author's memory here, in every process, at its place in the order. */
+  world_slot *s = m->kind == AG_KIND_AGENT ? world_find_slot(w, m->sender) : NULL;
+  if (!rc && s) rc = agent_memory_push(s->a, m);
+  if (m->seq > w->last_seq) w->last_seq = m->seq;
+  if (!rc) rc = bus_deliver(w->bus, m);
+  ag_msg_unref(m);
+  return rc;
+}
+
+void world_receive_turn_end(world *w, const char *agent_id, uint64_t trigger, size_t counter) {
+  world_slot *s = world_find_slot(w, agent_id);
+  if (!s || agent_turn_trigger(s->a, NULL) != trigger) return;
+  agent_set_reply_counter(s->a, counter); /* a scripted agent goes on where the turn left it */
+  agent_turn_done(s->a, trigger);
+}
+
+void world_resume_agent(world *w, const char *agent_id) {
+  world_slot *s = world_find_slot(w, agent_id);
+  if (!s) return;
+  s->sent = 0;
+  agent_turn_resume(s->a);
 }
 
 static void slot_free(world_slot *s) {
@@ -302,7 +380,7 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   if (!s) return AG_ERR_NOMEM;
   s->w = w;
   s->host = (agent_host){s, host_publish, host_report, host_thinking, host_approve, host_approve_cancel, host_ids,
-                         host_render_prompt};
+                         host_render_prompt, host_turn_begin, host_turn_end};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
   agent_set_memory_window(s->a, w->spec.memory_window);
   if (world_find_slot(w, agent_id(s->a))) {

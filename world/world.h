@@ -104,6 +104,37 @@ void world_set_sim_time(world *w, int64_t ms);
  * {{agent}}. *out is the caller's. AG_ERR_INVALID with em for an unknown or malformed variable. */
 int world_render(world *w, const char *text, const char *agent_name, char **out, ag_errmsg *em);
 
+/* A world spread over processes (cluster/, docs/distributed.md). The bus's transport carries the
+ * messages and brings them back in one total order (world_receive); these say which agents answer in
+ * this process and publish the end of each turn, so every process starts an agent's next turn at the
+ * same point of that order. The world, agents and rules are otherwise the same. */
+typedef struct world_cluster {
+  void *ctx;
+  /* 1 when agent_id's LLM calls run in this process. */
+  int (*is_local)(void *ctx, const char *agent_id);
+  /* Publishes that agent_id's turn answering seq trigger ended; counter: its scripted-reply position. */
+  int (*turn_end)(void *ctx, const char *agent_id, uint64_t trigger, size_t counter);
+} world_cluster;
+/* c is copied (ctx borrowed); NULL: one process. */
+void world_set_cluster(world *w, const world_cluster *c);
+
+/* A message as the total order brings it back (strings borrowed). */
+typedef struct world_wire_msg {
+  const char *sender, *text;
+  ag_kind kind;
+  int64_t ts_ms;
+  int has_sim;
+  int64_t sim_ms;
+  uint64_t seq;   /* its place in the chat */
+} world_wire_msg;
+/* Delivers in's message on the bus; an agent's message joins its author's memory (spread over processes,
+ * an agent's publish gives it no message: its own copy is the one that comes back). */
+int world_receive(world *w, const world_wire_msg *in);
+/* agent_id's turn answering trigger ended (in whichever process answered it). */
+void world_receive_turn_end(world *w, const char *agent_id, uint64_t trigger, size_t counter);
+/* agent_id now answers in this process: its turn started elsewhere and not finished is run here. */
+void world_resume_agent(world *w, const char *agent_id);
+
 /* LLM calls that ended in error since the world was made. */
 size_t world_failed_calls(const world *w);
 

@@ -25,7 +25,7 @@ _agora() {
   cmd=${COMP_WORDS[1]}
   sub=${COMP_WORDS[2]}
   if ((COMP_CWORD == 1)); then
-    mapfile -t COMPREPLY < <(compgen -W "run say console serve init tools replay chats worlds --help --version" -- "$cur")
+    mapfile -t COMPREPLY < <(compgen -W "run say console serve init tools replay chats worlds host --help --version" -- "$cur")
     return
   fi
   case $prev in
@@ -35,13 +35,14 @@ _agora() {
     --chat|--resume) mapfile -t COMPREPLY < <(compgen -W "$(_agora_chat_ids)" -- "$cur"); return ;;
     --format) mapfile -t COMPREPLY < <(compgen -W "json md" -- "$cur"); return ;;
     --provider) mapfile -t COMPREPLY < <(compgen -W "script openai anthropic gemini ollama" -- "$cur"); return ;;
-    --delay|--world|--model|--base-url|--allow-env) return ;;
+    --nats-creds|--nats-ca) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+    --delay|--world|--model|--base-url|--allow-env|--nats|--agents|--lease-ms|--nats-replicas) return ;;
   esac
   case $cmd in
     run|say)
       if [[ $cur == -* ]]; then
         local opts="--db --json --stream --quiet --no-save --yes --answers --allow-env --model --provider --base-url --help"
-        if [[ $cmd == run ]]; then opts+=" --chat --resume"; else opts+=" --new-chat"; fi
+        if [[ $cmd == run ]]; then opts+=" --chat --resume --nats --nats-creds --nats-ca --nats-replicas"; else opts+=" --new-chat"; fi
         mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
@@ -55,6 +56,12 @@ _agora() {
     serve)
       if [[ $cur == -* ]]; then
         mapfile -t COMPREPLY < <(compgen -W "--db --listen --token-file --allow-env --help" -- "$cur")
+      else
+        mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
+      fi ;;
+    host)
+      if [[ $cur == -* ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "--nats --agents --lease-ms --nats-creds --nats-ca --nats-replicas --db --json --allow-env --model --provider --base-url --help" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
       fi ;;

@@ -1,0 +1,72 @@
+/* Following a chat whose messages come from elsewhere, in a fixed order (a world spread over NATS,
+ * docs/distributed.md): the chat becomes current under the id it already has, created when new, and
+ * its stored memories and agent states are dropped because the delivery from its first message
+ * rebuilds them. Its messages are then saved at the seqs they come with (a message delivered again
+ * overwrites the same record): the copy is idempotent by seq. */
+#include "chat/session_int.h"
+
+#include "chat/title.h"
+#include "common/clock.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct follow_op {
+  chat_session *cs;
+  const char *id;
+  int64_t now;
+  uint64_t count;
+  int64_t created;
+  char title[STORE_TITLE_LEN + 1];
+} follow_op;
+
+static int follow_txn(store_txn *t, void *arg) {
+  follow_op *op = arg;
+  chat_session *cs = op->cs;
+  store_chat c;
+  int rc = store_chat_get(t, op->id, &c);
+  if (rc == AG_ERR_NOT_FOUND) {
+    store_chat nc = {op->id, world_id(cs->w), CHAT_TITLE_DEFAULT, 0, op->now, op->now, NULL};
+    op->count = 0, op->created = op->now;
+    snprintf(op->title, sizeof op->title, "%s", CHAT_TITLE_DEFAULT);
+    rc = store_chat_put(t, &nc);
+  } else if (rc == AG_OK) {
+    op->count = c.message_count, op->created = c.created_at_ms;
+    snprintf(op->title, sizeof op->title, "%s", c.title);
+    store_chat_free(&c);
+  }
+  if (!rc) rc = store_memory_clear(t, op->id, NULL);
+  if (!rc) rc = store_agent_state_clear(t, op->id, NULL);
+  if (!rc) rc = store_context_clear(t, op->id, NULL);
+  if (!rc) rc = store_world_set_current(t, world_id(cs->w), op->id);
+  return rc;
+}
+
+int chat_session_follow(chat_session *cs, const char *chat_id, ag_errmsg *em) {
+  if (strlen(chat_id) >= STORE_ID_MAX) return ag_fail(em, AG_ERR_INVALID, "chat id '%s' is too long", chat_id);
+  chat_session__save_last(cs);
+  store_lock *lock = NULL;
+  long pid = 0;
+  int rc = cs->lock && !strcmp(store_lock_chat(cs->lock), chat_id) ? AG_OK
+                                                                    : store_chat_lock(cs->st, chat_id, &lock, &pid, em);
+  if (rc == AG_ERR_STATE) return ag_fail(em, rc, "chat '%s' is in use by another agora process (pid %ld)", chat_id, pid);
+  if (rc) return rc;
+  follow_op op = {cs, chat_id, ag_now_ms(), 0, 0, ""};
+  if ((rc = store_write(cs->st, follow_txn, &op, em)) || (rc = chat_session__set_title(cs, op.title))) {
+    store_chat_unlock(lock);
+    return rc;
+  }
+  if (lock) {
+    store_chat_unlock(cs->lock);
+    cs->lock = lock;
+  }
+  snprintf(cs->current, sizeof cs->current, "%s", chat_id);
+  cs->has_current = 1;
+  cs->count = op.count;
+  cs->created_at = op.created;
+  cs->live = 1;
+  cs->seqs_fixed = 1;
+  if ((rc = chat_session__sync_tracks(cs))) return rc;
+  chat_session__mark_saved(cs, 0);
+  return AG_OK;
+}

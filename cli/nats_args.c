@@ -1,0 +1,40 @@
+/* Parsing the NATS options (see nats_args.h). */
+#include "cli/nats_args.h"
+
+#include "cli/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void cli_nats_defaults(cluster_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->replicas = 1;
+  o->lease_ms = 3000;
+}
+
+static int number(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out) {
+  char *end = NULL;
+  long v = strtol(s, &end, 10);
+  if (!s[0] || *end || v < lo || v > hi)
+    return cli_error(AG_ERR_INVALID, "%s: %s must be a whole number from %ld to %ld, not '%s'", cmd, opt, lo, hi, s);
+  *out = v;
+  return 0;
+}
+
+int cli_nats_arg(cluster_opts *o, const char *cmd, int host, int argc, char **argv, int *i) {
+  const char *s = argv[*i];
+  int known = !strcmp(s, "--nats") || !strcmp(s, "--nats-creds") || !strcmp(s, "--nats-ca") ||
+              !strcmp(s, "--nats-replicas") || (host && (!strcmp(s, "--agents") || !strcmp(s, "--lease-ms")));
+  if (!known) return 0;
+  if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: %s needs a value", cmd, s);
+  const char *v = argv[++*i];
+  long n = 0;
+  int st = 0;
+  if (!strcmp(s, "--nats")) o->url = v;
+  else if (!strcmp(s, "--nats-creds")) o->creds = v;
+  else if (!strcmp(s, "--nats-ca")) o->ca_file = v;
+  else if (!strcmp(s, "--agents")) o->agents = v;
+  else if (!strcmp(s, "--nats-replicas") && !(st = number(cmd, s, v, 1, 5, &n))) o->replicas = (int)n;
+  else if (!strcmp(s, "--lease-ms") && !(st = number(cmd, s, v, 300, 600000, &n))) o->lease_ms = n;
+  return st ? st : 1;
+}

@@ -1,0 +1,37 @@
+/* A world spread over processes on NATS JetStream (docs/distributed.md). Attached to a world, it becomes
+ * the world's bus transport: published messages go to the world's stream (subjects
+ * agora.<world>.<chat>.msg) and come back, in every process, in the stream's order, which is the total
+ * order every process delivers them in. Agents this process holds a lease on answer here; the others
+ * are followed (memory, turn counts) so that any process can take them over. */
+#ifndef AG_CLUSTER_H
+#define AG_CLUSTER_H
+
+#include "cluster/link.h"
+#include "world/world.h"
+
+typedef struct cluster cluster;
+
+/* Once per process, before any event loop is made: libnats and libevent's thread support (libnats'
+ * threads touch the loop's events when they reconnect). */
+int cluster_init(void);
+
+/* Joins w (borrowed; must outlive the cluster) to its stream with o's settings (borrowed for the call).
+ * Errors name what failed; unreachable servers and refused credentials are AG_ERR_INVALID. */
+int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em);
+/* Runs the loop until this process has caught up with the stream (everything before it joined is
+ * delivered, with nothing run again). AG_ERR_IO when that takes longer than timeout_ms. */
+int cluster_wait_ready(cluster *c, long timeout_ms, ag_errmsg *em);
+/* A publisher (run): starts chat id (copied; NULL: a new id); the next message published opens it
+ * everywhere. AG_ERR_INVALID for an id that cannot stand in a subject. */
+int cluster_use_chat(cluster *c, const char *id);
+/* fn(ud, chat) is called when the stream moves to another chat: the bus has delivered everything of
+ * the chat before and the conversation has just started over. ud borrowed. */
+void cluster_on_chat(cluster *c, void (*fn)(void *ud, const char *chat), void *ud);
+/* The chat being delivered (NULL before any). */
+const char *cluster_chat(const cluster *c);
+/* Agents this process answers for now; live hosts last seen. */
+size_t cluster_local_count(const cluster *c);
+/* Detaches from the world and closes (this process's leases are given back); libnats' threads end. */
+void cluster_free(cluster *c);
+
+#endif

@@ -1,0 +1,242 @@
+/* The control thread (see control.h). Leases: every agent has a key in the bucket agora-<world>-agents
+ * whose value is its owner's host id; the bucket's TTL is the lease time, so a key not renewed in time
+ * disappears and the next host to create it owns the agent. Hosts announce themselves in
+ * agora-<world>-hosts the same way; each takes ceil(agents / hosts) and gives back what is above. */
+#include "cluster/control.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct lease {
+  char *id;
+  uint64_t rev; /* 0: not ours */
+} lease;
+
+struct control {
+  natsConnection *nc;
+  jsCtx *js;
+  kvStore *agents, *hosts;
+  relay *r;
+  char host_id[40];
+  char stream[128];
+  char hosts_stream[300]; /* the hosts bucket's stream: KV_<bucket> */
+  lease *leases;
+  size_t n, owned;
+  long tick_ms;
+  int hosting, listed;
+  uint64_t hosts_seen;
+  pthread_t th;
+  int started;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int stop;
+  char *want_deliver; /* a consumer request, or NULL */
+  uint64_t want_seq;
+  char consumer[64];  /* the current consumer, deleted when replaced */
+};
+
+static int open_kv(control *c, const char *name, int replicas, long ttl_ms, kvStore **out, ag_errmsg *em) {
+  kvConfig cfg;
+  kvConfig_Init(&cfg);
+  cfg.Bucket = name;
+  cfg.History = 1;
+  cfg.TTL = (int64_t)ttl_ms * 1000000; /* ns, like the stream's MaxAge it becomes */
+  cfg.Replicas = replicas;
+  char why[256];
+  natsStatus s = js_CreateKeyValue(out, c->js, &cfg);
+  if (s != NATS_OK) {
+    link_error(s, why, sizeof why);
+    if (js_KeyValue(out, c->js, name) == NATS_OK) return AG_OK; /* made by another host meanwhile */
+    return ag_fail(em, AG_ERR_INVALID, "lease bucket %s: %s", name, why);
+  }
+  return AG_OK;
+}
+
+static void host_id_make(char *out, size_t cap) {
+  unsigned char b[8] = {0};
+  FILE *f = fopen("/dev/urandom", "rb");
+  if (!f || fread(b, 1, sizeof b, f) != sizeof b) {
+    unsigned long x = (unsigned long)time(NULL) ^ ((unsigned long)clock() << 16);
+    memcpy(b, &x, sizeof b < sizeof x ? sizeof b : sizeof x);
+  }
+  if (f) fclose(f);
+  snprintf(out, cap, "h%02x%02x%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]);
+}
+
+int control_open(const cluster_opts *o, const char *world_id, const char *stream, const char *subjects,
+                 const char *const *ids, size_t n, relay *r, uint64_t *last, control **out, ag_errmsg *em) {
+  control *c = calloc(1, sizeof *c);
+  if (!c) return AG_ERR_NOMEM;
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_cond_init(&c->cv, NULL);
+  c->r = r;
+  c->hosting = o->hosting;
+  c->listed = o->agents != NULL;
+  c->tick_ms = o->lease_ms / 3 > 50 ? o->lease_ms / 3 : 50;
+  snprintf(c->stream, sizeof c->stream, "%s", stream);
+  host_id_make(c->host_id, sizeof c->host_id);
+  char name[256];
+  int rc = AG_ERR_NOMEM;
+  if (n && !(c->leases = calloc(n, sizeof *c->leases))) goto fail;
+  for (c->n = 0; c->n < n; c->n++)
+    if (!(c->leases[c->n].id = strdup(ids[c->n]))) goto fail;
+  snprintf(name, sizeof name, "agora %s control", world_id);
+  if ((rc = link_connect(o, NULL, name, &c->nc, em))) goto fail;
+  if (natsConnection_JetStream(&c->js, c->nc, NULL) != NATS_OK) {
+    rc = AG_ERR_NOMEM;
+    goto fail;
+  }
+  /* A cluster that has just started elects its JetStream leader for a few seconds: connected, the
+   * stream and buckets are asked for again for up to 10 s (this is set-up; the loop is not running). */
+  for (int tries = 0;; tries++) {
+    rc = link_stream(c->js, stream, subjects, o->replicas, last, em);
+    snprintf(name, sizeof name, "agora-%s-agents", world_id);
+    if (!rc && c->hosting && !c->agents) rc = open_kv(c, name, o->replicas, o->lease_ms, &c->agents, em);
+    snprintf(name, sizeof name, "agora-%s-hosts", world_id);
+    snprintf(c->hosts_stream, sizeof c->hosts_stream, "KV_%s", name);
+    if (!rc && c->hosting && !c->hosts) rc = open_kv(c, name, o->replicas, o->lease_ms, &c->hosts, em);
+    if (!rc || tries == 40) break;
+    nats_Sleep(250);
+  }
+  if (rc) goto fail;
+  *out = c;
+  return AG_OK;
+fail:
+  control_free(c);
+  return rc;
+}
+
+const char *control_host_id(const control *c) { return c->host_id; }
+
+static void post_lease(control *c, const char *id, int owned) {
+  char *s = strdup(id);
+  if (s) relay_post(c->r, &(relay_item){RELAY_LEASE, NULL, s, 0, owned});
+}
+
+/* How many hosts are alive (each heartbeats its key); at least 1 (this one). The keys are the subjects
+ * of the bucket's stream that hold a message: one request, where listing the keys would make a consumer. */
+static uint64_t hosts_alive(control *c) {
+  kvStore_PutString(NULL, c->hosts, c->host_id, "1");
+  uint64_t n = c->hosts_seen ? c->hosts_seen : 1;
+  jsStreamInfo *si = NULL;
+  if (js_GetStreamInfo(&si, c->js, c->hosts_stream, NULL, NULL) == NATS_OK)
+    n = si->State.NumSubjects > 0 ? (uint64_t)si->State.NumSubjects : 1;
+  jsStreamInfo_Destroy(si);
+  if (n != c->hosts_seen) relay_post(c->r, &(relay_item){RELAY_HOSTS, NULL, NULL, n, 0});
+  c->hosts_seen = n;
+  return n;
+}
+
+static void lease_drop(control *c, lease *l, int give_back) {
+  if (give_back) kvStore_Delete(c->agents, l->id);
+  l->rev = 0;
+  c->owned--;
+  post_lease(c, l->id, 0);
+}
+
+/* One round: renew what is ours, give back what is above the share, take free agents up to it. The
+ * search starts at a place of its own per host so that hosts starting together rarely collide. */
+static void lease_round(control *c) {
+  if (!c->n) return;
+  uint64_t hosts = hosts_alive(c);
+  size_t share = c->listed ? c->n : (size_t)((c->n + hosts - 1) / hosts);
+  for (size_t i = 0; i < c->n; i++) {
+    lease *l = &c->leases[i];
+    if (!l->rev) continue;
+    uint64_t rev = 0;
+    if (kvStore_UpdateString(&rev, c->agents, l->id, c->host_id, l->rev) == NATS_OK) l->rev = rev;
+    else lease_drop(c, l, 0);
+  }
+  for (size_t i = c->n; i-- > 0 && c->owned > share;)
+    if (c->leases[i].rev) lease_drop(c, &c->leases[i], 1);
+  size_t start = (size_t)strtoull(c->host_id + 1 + 8, NULL, 16) % c->n;
+  for (size_t k = 0; k < c->n && c->owned < share; k++) {
+    lease *l = &c->leases[(start + k) % c->n];
+    uint64_t rev = 0;
+    if (l->rev || kvStore_CreateString(&rev, c->agents, l->id, c->host_id) != NATS_OK) continue;
+    l->rev = rev;
+    c->owned++;
+    post_lease(c, l->id, 1);
+  }
+}
+
+static void consumer_round(control *c, char *deliver, uint64_t seq) {
+  ag_errmsg em = {""};
+  char name[64] = "";
+  if (c->consumer[0]) js_DeleteConsumer(c->js, c->stream, c->consumer, NULL, NULL);
+  c->consumer[0] = '\0';
+  int rc = link_consumer(c->js, c->stream, deliver, seq, c->tick_ms * 3 > 1000 ? 1000 : c->tick_ms * 3, name,
+                         sizeof name, &em);
+  if (!rc) snprintf(c->consumer, sizeof c->consumer, "%s", name);
+  relay_post(c->r, &(relay_item){RELAY_CONSUMER, NULL, rc ? NULL : strdup(name), seq, rc ? -1 : 0});
+  free(deliver);
+}
+
+static void *control_main(void *arg) {
+  control *c = arg;
+  pthread_mutex_lock(&c->mu);
+  while (!c->stop) {
+    char *deliver = c->want_deliver;
+    uint64_t seq = c->want_seq;
+    c->want_deliver = NULL;
+    pthread_mutex_unlock(&c->mu);
+    if (deliver) consumer_round(c, deliver, seq);
+    if (c->hosting) lease_round(c);
+    pthread_mutex_lock(&c->mu);
+    if (c->stop || c->want_deliver) continue;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += c->tick_ms / 1000;
+    ts.tv_nsec += (c->tick_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+  }
+  pthread_mutex_unlock(&c->mu);
+  return NULL;
+}
+
+int control_start(control *c, ag_errmsg *em) {
+  if (pthread_create(&c->th, NULL, control_main, c)) return ag_fail(em, AG_ERR_NOMEM, "cannot start a thread");
+  c->started = 1;
+  return AG_OK;
+}
+
+void control_want_consumer(control *c, const char *deliver, uint64_t seq) {
+  char *d = strdup(deliver);
+  if (!d) return;
+  pthread_mutex_lock(&c->mu);
+  free(c->want_deliver);
+  c->want_deliver = d;
+  c->want_seq = seq;
+  pthread_cond_signal(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+}
+
+void control_free(control *c) {
+  if (!c) return;
+  if (c->started) {
+    pthread_mutex_lock(&c->mu);
+    c->stop = 1;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(c->th, NULL);
+  }
+  for (size_t i = 0; i < c->n; i++)
+    if (c->leases[i].rev && c->agents) kvStore_Delete(c->agents, c->leases[i].id);
+  if (c->hosts) kvStore_Delete(c->hosts, c->host_id);
+  if (c->consumer[0] && c->js) js_DeleteConsumer(c->js, c->stream, c->consumer, NULL, NULL);
+  for (size_t i = 0; i < c->n; i++) free(c->leases[i].id);
+  free(c->leases);
+  free(c->want_deliver);
+  kvStore_Destroy(c->agents);
+  kvStore_Destroy(c->hosts);
+  jsCtx_Destroy(c->js);
+  if (c->nc) natsConnection_Close(c->nc);
+  natsConnection_Destroy(c->nc);
+  pthread_cond_destroy(&c->cv);
+  pthread_mutex_destroy(&c->mu);
+  free(c);
+}

@@ -1,0 +1,30 @@
+/* The control thread of a process in a world spread over NATS: a second connection on libnats' own
+ * threads for what libnats only does by blocking request and reply (JetStream management, key-value),
+ * so the loop never waits. It keeps the agents' leases (docs/distributed.md "Ownership") and makes the
+ * stream's consumer when the loop asks; results reach the loop through the relay. */
+#ifndef AG_CLUSTER_CONTROL_H
+#define AG_CLUSTER_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster/link.h"
+#include "cluster/relay.h"
+
+typedef struct control control;
+
+/* Connects (o borrowed for the call), makes sure of the stream (its last seq in *last) and, when hosting,
+ * of the lease buckets. ids: the agents this process may own (copied; n may be 0). Posts to r (borrowed
+ * for the control's life). Does not start the thread yet. */
+int control_open(const cluster_opts *o, const char *world_id, const char *stream, const char *subjects,
+                 const char *const *ids, size_t n, relay *r, uint64_t *last, control **out, ag_errmsg *em);
+/* Starts the thread (leases, consumer requests). */
+int control_start(control *c, ag_errmsg *em);
+/* Asks for a new consumer delivering to deliver from seq on (replacing the old one). */
+void control_want_consumer(control *c, const char *deliver, uint64_t seq);
+/* Stops the thread, gives this process's leases back (so others take its agents at once), closes. */
+void control_free(control *c);
+/* This process's host id (for the lease values). */
+const char *control_host_id(const control *c);
+
+#endif

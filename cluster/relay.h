@@ -1,0 +1,38 @@
+/* libnats calls back on its own threads (message delivery, publish acknowledgements) and the control
+ * thread (cluster/control.c) works apart from the loop; a relay hands what they produce to the one
+ * event loop, in order: a locked queue and a pipe the loop watches. Nothing else crosses threads. */
+#ifndef AG_CLUSTER_RELAY_H
+#define AG_CLUSTER_RELAY_H
+
+#include <stdint.h>
+
+struct event_base;
+
+typedef enum relay_kind {
+  RELAY_MSG = 1,      /* ptr: a natsMsg from the stream's consumer */
+  RELAY_ACK = 2,      /* str: the de-duplication id; a: stream seq; flag: 1 duplicate, -1 failed */
+  RELAY_LEASE = 3,    /* str: agent id; flag: 1 owned here now, 0 not */
+  RELAY_CONSUMER = 4, /* a: the seq the new consumer starts at; str: its name; flag: -1 failed */
+  RELAY_HOSTS = 5     /* a: live hosts seen */
+} relay_kind;
+
+typedef struct relay_item {
+  relay_kind kind;
+  void *ptr;   /* owned by the item */
+  char *str;   /* owned by the item (malloc) */
+  uint64_t a;
+  int flag;
+} relay_item;
+
+typedef struct relay relay;
+/* fn(ud, it) runs on the loop for each item, in posting order, and owns what it holds; drop frees an
+ * item never delivered. */
+typedef void (*relay_fn)(void *ud, relay_item *it);
+
+int relay_new(struct event_base *base, relay_fn fn, relay_fn drop, void *ud, relay **out);
+/* Drops what is queued (through drop). Only once no other thread posts. */
+void relay_free(relay *r);
+/* From any thread: queues *it (the relay owns its pointers from now on, even on failure). */
+int relay_post(relay *r, const relay_item *it);
+
+#endif

@@ -1,0 +1,46 @@
+/* The records a world spread over NATS keeps in its JetStream stream (docs/distributed.md): a message
+ * of a chat, and the end of an agent's turn. One JSON object each; nothing secret is ever in them.
+ * Pure: no I/O, so the parser is fuzzed (fuzz/fuzz_cluster_wire.c). */
+#ifndef AG_CLUSTER_WIRE_H
+#define AG_CLUSTER_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agents/msg.h"
+
+/* Longest chat id and agent id a record may carry (the subject holds the chat id). */
+#define WIRE_ID_MAX 64
+/* Largest record accepted (a message's text and its envelope). */
+#define WIRE_MAX (1u << 20)
+
+typedef enum wire_type { WIRE_MSG = 1, WIRE_TURN_END = 2 } wire_type;
+
+/* A decoded record; strings point into its own storage (wire_record_free). */
+typedef struct wire_record {
+  wire_type type;
+  char chat[WIRE_ID_MAX];
+  /* WIRE_MSG */
+  char *sender, *text;
+  ag_kind kind;
+  int64_t ts_ms;
+  int has_sim;
+  int64_t sim_ms;
+  /* WIRE_TURN_END: agent's turn answering the chat's message trigger ended; counter: its script position */
+  char agent[WIRE_ID_MAX];
+  uint64_t trigger;
+  uint64_t counter;
+} wire_record;
+
+/* Encodes r as JSON (caller frees *out, *len its length without the NUL). */
+int wire_encode(const wire_record *r, char **out, size_t *len);
+/* Decodes data[0..len): AG_ERR_INVALID (em says why) for anything malformed, AG_ERR_TOO_BIG past WIRE_MAX.
+ * On success release r with wire_record_free. */
+int wire_decode(const char *data, size_t len, wire_record *r, ag_errmsg *em);
+void wire_record_free(wire_record *r);
+
+/* 1 when s may stand in a NATS subject token and a de-duplication id: 1..WIRE_ID_MAX-1 bytes of
+ * letters, digits, '-' and '_'. */
+int wire_id_ok(const char *s);
+
+#endif

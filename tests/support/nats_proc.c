@@ -1,0 +1,144 @@
+/* Test processes: nats-server nodes and background agora commands (see nats_proc.h). */
+#include "support/nats_proc.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void nap_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) && errno == EINTR) {}
+}
+
+int nats_available(void) { return system("command -v nats-server >/dev/null 2>&1") == 0; }
+
+static int free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof a) && !getsockname(fd, (struct sockaddr *)&a, &len))
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+static int port_open(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+  if (fd >= 0) close(fd);
+  return ok;
+}
+
+int nats_node_start(nats_node *nd) {
+  nd->pid = fork();
+  if (nd->pid == 0) {
+    int fd = open(nd->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
+    execlp("nats-server", "nats-server", "-c", nd->conf, (char *)NULL);
+    _exit(127);
+  }
+  for (int i = 0; i < 200 && nd->pid > 0; i++) {
+    if (port_open(nd->port)) return 0;
+    nap_ms(25);
+  }
+  return -1;
+}
+
+void nats_node_stop(nats_node *nd, int sig) {
+  if (nd->pid <= 0) return;
+  kill(nd->pid, sig);
+  waitpid(nd->pid, NULL, 0);
+  nd->pid = 0;
+}
+
+static int write_conf(const char *dir, int n, int i, const char *extra, nats_node *nodes) {
+  char text[8192];
+  int k = snprintf(text, sizeof text,
+                   "server_name: n%d\nlisten: 127.0.0.1:%d\njetstream { store_dir: \"%s/js%d\" }\n%s\n", i,
+                   nodes[i].port, dir, i, extra ? extra : "");
+  if (n > 1) {
+    k += snprintf(text + k, sizeof text - (size_t)k, "cluster { name: agora\n listen: 127.0.0.1:%d\n routes: [",
+                  nodes[i].cport);
+    for (int j = 0; j < n; j++)
+      if (j != i) k += snprintf(text + k, sizeof text - (size_t)k, "\n  nats-route://127.0.0.1:%d", nodes[j].cport);
+    snprintf(text + k, sizeof text - (size_t)k, " ]\n}\n");
+  }
+  snprintf(nodes[i].conf, sizeof nodes[i].conf, "%s/n%d.conf", dir, i);
+  snprintf(nodes[i].log, sizeof nodes[i].log, "%s/n%d.log", dir, i);
+  FILE *f = fopen(nodes[i].conf, "w");
+  if (!f) return -1;
+  fputs(text, f);
+  return fclose(f) ? -1 : 0;
+}
+
+int nats_start(const char *dir, int n, const char *extra, nats_node *nodes) {
+  for (int i = 0; i < n; i++) {
+    memset(&nodes[i], 0, sizeof nodes[i]);
+    nodes[i].port = free_port();
+    nodes[i].cport = free_port();
+  }
+  for (int i = 0; i < n; i++)
+    if (write_conf(dir, n, i, extra, nodes) || nats_node_start(&nodes[i])) return -1;
+  return 0;
+}
+
+const char *nats_url(const nats_node *nodes, int from, int n) {
+  static char buf[1024];
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = from; i < from + n; i++)
+    k += (size_t)snprintf(buf + k, sizeof buf - k, "%snats://127.0.0.1:%d", i > from ? "," : "", nodes[i].port);
+  return buf;
+}
+
+pid_t agora_spawn(const char *const *args, const char *out_path, const char *err_path, const char *const *extra_env) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600), e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (o < 0 || e < 0) _exit(126);
+  dup2(o, 1), dup2(e, 2);
+  for (size_t i = 0; extra_env && extra_env[i]; i++) putenv((char *)extra_env[i]);
+  const char *argv[64] = {"agora"};
+  size_t n = 1;
+  for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
+  argv[n] = NULL;
+  execv(getenv("AGORA_BIN"), (char *const *)argv);
+  _exit(127);
+}
+
+static int status_of(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st); }
+
+int agora_stop(pid_t pid, int sig) {
+  int st = 0;
+  if (pid <= 0) return -1;
+  kill(pid, sig);
+  if (waitpid(pid, &st, 0) != pid) return -1;
+  return status_of(st);
+}
+
+int agora_wait(pid_t pid, long ms) {
+  int st = 0;
+  for (long t = 0; t <= ms; t += 20) {
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) return status_of(st);
+    if (r < 0) return -1;
+    nap_ms(20);
+  }
+  return -1;
+}

@@ -1,0 +1,369 @@
+/* End to end on NATS JetStream (docs/distributed.md), with real nats-server processes started here on
+ * loopback (config in a temp dir, free ports, stopped by PID) and the agora binary: two `agora host`
+ * processes share a world's agents and `agora run --nats` publishes its script; the transcript equals
+ * the single-process run message for message. A host SIGKILLed in the middle of a run: its leases run
+ * out, the other host takes its agents and finishes the turns it had started; every question is
+ * answered exactly once. A wrong token or no server: a clear error, exit 2, nothing stored. */
+#include "support/llm_server.h"
+#include "support/nats_proc.h"
+#include "support/proc.h"
+#include "support/unit.h"
+
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static char *tmp;
+
+static void nap_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static const char *path_of(const char *name) {
+  static char buf[8][4096];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
+  return buf[k];
+}
+
+/* n scripted agents a0..a(n-1): a human message to ak makes a relay around the ring (each agent's first
+ * reply passes it on), then answers go back to the human; steps human messages, one agent each, so
+ * the order is the same in every run however the agents are spread. */
+static const char *ring_world(const char *name, int n, int steps) {
+  size_t cap = 4096 + (size_t)n * 512 + (size_t)steps * 128;
+  char *t = malloc(cap);
+  size_t k = (size_t)snprintf(t, cap, "{\"name\": \"Ring\", \"defaults\": {\"provider\": \"script\"}, \"agents\": [");
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(t + k, cap - k,
+                          "%s{\"name\": \"a%d\", \"replies\": [\"@a%d relay from a%d\", \"@human answer 2 of a%d\","
+                          " \"@human answer 3 of a%d\", \"@human answer 4 of a%d\"]}",
+                          i ? ", " : "", i, (i + 1) % n, i, i, i, i);
+  k += (size_t)snprintf(t + k, cap - k, "], \"script\": [");
+  for (int i = 0; i < steps; i++)
+    k += (size_t)snprintf(t + k, cap - k, "%s{\"from\": \"human\", \"text\": \"@a%d question %d\"}", i ? ", " : "",
+                          (i * 7) % n, i);
+  snprintf(t + k, cap - k, "]}\n");
+  static char p[2][4096];
+  static int which;
+  which = !which;
+  snprintf(p[which], sizeof p[which], "%s", path_of(name));
+  unit_write_file(p[which], t);
+  free(t);
+  return p[which];
+}
+
+/* `agora run WORLD --json ...` (given extra environment), stopped after 90 s: a hang fails the case
+ * instead of the suite. Its messages as "sender|kind|text" lines (caller frees). */
+static char *run_messages_env(const char *world, const char *url, const char *const *env, int *status) {
+  const char *single[] = {"run", world, "--no-save", "--json", NULL};
+  const char *dist[] = {"run", world, "--no-save", "--json", "--nats", url, NULL};
+  static int n;
+  char out[64], err[64];
+  snprintf(out, sizeof out, "run%d.out", ++n);
+  snprintf(err, sizeof err, "run%d.err", n);
+  char *po = strdup(path_of(out)), *pe = strdup(path_of(err));
+  pid_t pid = agora_spawn(url ? dist : single, po, pe, env);
+  *status = agora_wait(pid, 90000);
+  if (*status < 0) {
+    agora_stop(pid, SIGKILL);
+    unit_fail_(__FILE__, __LINE__, "run did not end within 90 s (%s)", po);
+  }
+  char *o = unit_read_file(po), *e = unit_read_file(pe);
+  if (*status) fprintf(stderr, "run: %s\n", e ? e : "");
+  char *m = o ? proc_messages(o) : NULL;
+  free(o), free(e), free(po), free(pe);
+  return m;
+}
+
+static char *run_messages(const char *world, const char *url, int *status) {
+  return run_messages_env(world, url, NULL, status);
+}
+
+static size_t count(const char *hay, const char *needle) {
+  size_t n = 0;
+  for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+/* `agora host` with its output in TAG.out, TAG.err and its database in TAG.db; only agents (when not
+ * NULL). */
+static pid_t start_host_r(const char *world, const char *url, const char *tag, const char *agents, const char *replicas) {
+  char out[64], err[64], db[64];
+  snprintf(out, sizeof out, "%s.out", tag);
+  snprintf(err, sizeof err, "%s.err", tag);
+  snprintf(db, sizeof db, "%s.db", tag);
+  const char *args[] = {"host", world, "--nats", url, "--lease-ms", "900", "--json", "--nats-replicas", replicas,
+                        "--db", path_of(db), agents ? "--agents" : NULL, agents, NULL};
+  return agora_spawn(args, path_of(out), path_of(err), NULL);
+}
+
+static pid_t start_host(const char *world, const char *url, const char *tag, const char *agents) {
+  return start_host_r(world, url, tag, agents, "1");
+}
+
+/* The messages of the one chat stored in TAG.db as "sender|kind|text" lines, with their seqs checked to
+ * be 1..n (caller frees). */
+static char *stored_messages(const char *tag) {
+  char db[64];
+  snprintf(db, sizeof db, "%s.db", tag);
+  const char *list[] = {"chats", "list", "--db", path_of(db), "--json", NULL};
+  proc_result r;
+  if (proc_agora(list, NULL, NULL, &r)) return NULL;
+  cJSON *arr = cJSON_Parse(r.out); /* NDJSON: the first chat */
+  size_t chats = count(r.out, "\n");
+  proc_result_free(&r);
+  const cJSON *id = cJSON_GetObjectItem(arr, "id");
+  char *out = NULL;
+  if (chats == 1 && cJSON_IsString(id)) {
+    const char *show[] = {"chats", "show", id->valuestring, "--db", path_of(db), "--json", NULL};
+    if (!proc_agora(show, NULL, NULL, &r)) {
+      out = proc_messages(r.out);
+      long seq = 0;
+      for (const char *p = r.out; (p = strstr(p, "\"seq\":")); p += 6)
+        if (strtol(p + 6, NULL, 10) != ++seq) unit_fail_(__FILE__, __LINE__, "%s: seq %ld out of place", tag, seq);
+      proc_result_free(&r);
+    }
+  } else {
+    unit_fail_(__FILE__, __LINE__, "%s: %zu chats stored", tag, chats);
+  }
+  cJSON_Delete(arr);
+  return out;
+}
+
+static void test_two_hosts_match_single(void) {
+  nats_node node;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/one", tmp);
+  mkdir(dir, 0700);
+  if (nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return;
+  }
+  const char *world = ring_world("ring.json", 10, 12);
+  const char *url = nats_url(&node, 0, 1);
+  pid_t h1 = start_host(world, url, "h1", NULL), h2 = start_host(world, url, "h2", NULL);
+  nap_ms(2000); /* both hosts hold leases: five agents each */
+  int st1 = -1, st2 = -1;
+  char *single = run_messages(world, NULL, &st1), *dist = run_messages(world, url, &st2);
+  CHECK_INT(st1, 0);
+  CHECK_INT(st2, 0);
+  CHECK(single && count(single, "\n") > 24);
+  CHECK_STR(dist, single);
+  CHECK_INT(agora_stop(h1, SIGTERM), 0);
+  CHECK_INT(agora_stop(h2, SIGTERM), 0);
+  char *o1 = unit_read_file(path_of("h1.out")), *o2 = unit_read_file(path_of("h2.out"));
+  /* The work was shared, and each host saw the whole transcript. */
+  CHECK(count(o1, "\"llm-start\"") > 0);
+  CHECK(count(o2, "\"llm-start\"") > 0);
+  /* (a call may be made twice while an agent changes hands; its reply is kept once) */
+  CHECK(count(o1, "\"llm-start\"") + count(o2, "\"llm-start\"") >= count(single, "\n") - 12);
+  char *m1 = proc_messages(o1), *m2 = proc_messages(o2);
+  CHECK_STR(m1, single);
+  CHECK_STR(m2, single);
+  /* each host's database holds the same copy: the transcript at seqs 1..n */
+  char *s1 = stored_messages("h1"), *s2 = stored_messages("h2");
+  CHECK_STR(s1, single);
+  CHECK_STR(s2, single);
+  free(s1), free(s2), free(m1), free(m2), free(o1), free(o2), free(single), free(dist);
+  nats_node_stop(&node, SIGTERM);
+}
+
+/* Agents on the loopback LLM server, each answer taking 250 ms, so that turns are in flight when a
+ * host dies. */
+static const char *slow_world(llm_server *srv, int n, int steps, int latency) {
+  char t[32768];
+  size_t k = (size_t)snprintf(t, sizeof t,
+                              "{\"name\": \"Slow\", \"defaults\": {\"provider\": \"openai\", \"model\": \"m\","
+                              " \"base_url\": \"%s\", \"system_prompt\": \"[[mock echo=1 latency=%d]]\"},"
+                              " \"agents\": [",
+                              llm_server_url(srv, "/v1"), latency);
+  for (int i = 0; i < n; i++) k += (size_t)snprintf(t + k, sizeof t - k, "%s{\"name\": \"s%d\"}", i ? ", " : "", i);
+  k += (size_t)snprintf(t + k, sizeof t - k, "], \"script\": [");
+  for (int i = 0; i < steps; i++)
+    k += (size_t)snprintf(t + k, sizeof t - k, "%s{\"from\": \"human\", \"text\": \"@s%d question %d\"}",
+                          i ? ", " : "", (i * 7) % n, i);
+  snprintf(t + k, sizeof t - k, "]}\n");
+  static char p[4096];
+  snprintf(p, sizeof p, "%s", path_of("slow.json"));
+  unit_write_file(p, t);
+  return p;
+}
+
+static void test_host_killed(void) {
+  llm_server *srv = NULL;
+  nats_node node;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/kill", tmp);
+  mkdir(dir, 0700);
+  if (llm_server_start(&srv) || nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "servers did not start");
+    return;
+  }
+  const char *world = slow_world(srv, 4, 16, 250);
+  const char *url = nats_url(&node, 0, 1);
+  int st = -1;
+  char *single = run_messages(world, NULL, &st);
+  CHECK_INT(st, 0);
+  /* a host for s0,s1 that will die, and one for everyone (it takes what is free) */
+  pid_t victim = start_host(world, url, "k1", "s0,s1");
+  nap_ms(1200);
+  pid_t survivor = start_host(world, url, "k2", NULL);
+  nap_ms(1200);
+  const char *args[] = {"run", world, "--no-save", "--json", "--nats", url, NULL};
+  pid_t run = agora_spawn(args, path_of("krun.out"), path_of("krun.err"), NULL);
+  nap_ms(1500);
+  CHECK_INT(agora_stop(victim, SIGKILL), 128 + SIGKILL);
+  int rs = agora_wait(run, 60000);
+  if (rs < 0) agora_stop(run, SIGKILL);
+  CHECK_INT(rs, 0);
+  char *out = unit_read_file(path_of("krun.out"));
+  char *dist = proc_messages(out);
+  /* every question answered exactly once, in the same order: the transcript is the single run's */
+  CHECK_STR(dist, single);
+  char *k1 = unit_read_file(path_of("k1.out")), *k2 = unit_read_file(path_of("k2.out"));
+  /* the victim answered for s0 and s1 before it died, the survivor after */
+  CHECK(count(k1, "\"agent\":\"s0\",\"provider\"") + count(k1, "\"agent\":\"s1\",\"provider\"") > 0);
+  CHECK(count(k2, "\"agent\":\"s0\",\"provider\"") + count(k2, "\"agent\":\"s1\",\"provider\"") > 0);
+  CHECK_INT(agora_stop(survivor, SIGTERM), 0);
+  free(k1), free(k2), free(out), free(dist), free(single);
+  nats_node_stop(&node, SIGTERM);
+  llm_server_stop(srv);
+}
+
+/* Waits up to ms for TAG.out to hold the whole transcript want. */
+static int host_caught_up(const char *tag, const char *want, long ms) {
+  char out[64];
+  snprintf(out, sizeof out, "%s.out", tag);
+  for (long t = 0; t < ms; t += 200) {
+    char *o = unit_read_file(path_of(out)), *m = o ? proc_messages(o) : NULL;
+    int same = m && !strcmp(m, want);
+    free(o), free(m);
+    if (same) return 1;
+    nap_ms(200);
+  }
+  return 0;
+}
+
+/* Three nodes (R3), three hosts, 300 agents, 50 questions; meanwhile a host is SIGKILLed and started again,
+ * a node is SIGKILLed and started again, and the third host's only node is stopped for 10 s. */
+static void test_cluster_faults(void) {
+  llm_server *srv = NULL;
+  nats_node nodes[3];
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/cluster", tmp);
+  mkdir(dir, 0700);
+  if (llm_server_start(&srv) || nats_start(dir, 3, NULL, nodes)) {
+    unit_fail_(__FILE__, __LINE__, "servers did not start");
+    return;
+  }
+  const char *world = slow_world(srv, 300, 50, 150);
+  int st = -1;
+  char *single = run_messages(world, NULL, &st);
+  CHECK_INT(st, 0);
+  char u12[1024], u3[1024], all[1024];
+  snprintf(u12, sizeof u12, "%s", nats_url(nodes, 0, 2));
+  snprintf(u3, sizeof u3, "%s", nats_url(nodes, 2, 1));
+  snprintf(all, sizeof all, "%s", nats_url(nodes, 0, 3));
+  pid_t h[3] = {start_host_r(world, u12, "c1", NULL, "3"), start_host_r(world, u12, "c2", NULL, "3"),
+                start_host_r(world, u3, "c3", NULL, "3")};
+  nap_ms(3000);
+  const char *args[] = {"run", world, "--no-save", "--json", "--nats", all, "--nats-replicas", "3", NULL};
+  pid_t run = agora_spawn(args, path_of("crun.out"), path_of("crun.err"), NULL);
+  nap_ms(1500);
+  CHECK_INT(agora_stop(h[0], SIGKILL), 128 + SIGKILL);
+  nap_ms(1500);
+  h[0] = start_host_r(world, u12, "c1", NULL, "3");
+  nap_ms(1000);
+  nats_node_stop(&nodes[1], SIGKILL);
+  nap_ms(2000);
+  CHECK_INT(nats_node_start(&nodes[1]), 0);
+  nap_ms(1000);
+  nats_node_stop(&nodes[2], SIGTERM); /* c3 is cut off */
+  int rs = agora_wait(run, 10000);
+  CHECK_INT(nats_node_start(&nodes[2]), 0);
+  if (rs < 0) rs = agora_wait(run, 60000);
+  if (rs < 0) agora_stop(run, SIGKILL);
+  CHECK_INT(rs, 0);
+  char *out = unit_read_file(path_of("crun.out")), *dist = proc_messages(out);
+  CHECK_STR(dist, single); /* every question answered exactly once, in order */
+  for (int i = 0; i < 3; i++) {
+    char tag[8];
+    snprintf(tag, sizeof tag, "c%d", i + 1);
+    CHECK(host_caught_up(tag, single, 30000));
+    CHECK_INT(agora_stop(h[i], SIGTERM), 0);
+    char *stored = stored_messages(tag);
+    CHECK_STR(stored, single); /* every host's database holds the same copy */
+    free(stored);
+  }
+  free(out), free(dist), free(single);
+  for (int i = 0; i < 3; i++) nats_node_stop(&nodes[i], SIGTERM);
+  llm_server_stop(srv);
+}
+
+static void test_refused(void) {
+  nats_node node;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/auth", tmp);
+  mkdir(dir, 0700);
+  if (nats_start(dir, 1, "authorization { token: \"right-token-123\" }", &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return;
+  }
+  const char *world = ring_world("auth.json", 2, 1), *url = nats_url(&node, 0, 1);
+  const char *wrong[] = {"AGORA_NATS_TOKEN=wrong-token-456", NULL};
+  const char *host[] = {"host", world, "--nats", url, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(host, NULL, wrong, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
+  CHECK(strstr(r.err, "wrong-token-456") == NULL);
+  proc_result_free(&r);
+  /* run with a database: nothing is written when it cannot join */
+  const char *db = path_of("authdb");
+  const char *run[] = {"run", world, "--db", db, "--nats", url, NULL};
+  CHECK_INT(proc_agora(run, NULL, wrong, &r), 0);
+  CHECK_INT(r.status, 2);
+  proc_result_free(&r);
+  CHECK(access(db, F_OK) != 0);
+  /* the right token works */
+  const char *right[] = {"AGORA_NATS_TOKEN=right-token-123", NULL};
+  pid_t h = agora_spawn(host, path_of("auth.out"), path_of("auth.err"), right);
+  int st = -1;
+  char *msgs = run_messages_env(world, url, right, &st);
+  CHECK_INT(st, 0);
+  CHECK(msgs && strstr(msgs, "a0|agent|@a1 relay from a0\n") != NULL);
+  free(msgs);
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  nats_node_stop(&node, SIGTERM);
+  /* the server stopped: exit 2 at once */
+  CHECK_INT(proc_agora(host, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
+  proc_result_free(&r);
+}
+
+int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN);
+  if (!nats_available()) {
+    fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");
+    return 1;
+  }
+  tmp = unit_tmpdir();
+  static const unit_test tests[] = {
+    {"two_hosts_match_single", test_two_hosts_match_single},
+    {"host_killed", test_host_killed},
+    {"refused", test_refused},
+    {"cluster_faults", test_cluster_faults},
+  };
+  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  if (!getenv("AGORA_KEEP_TMP")) unit_rmrf(tmp);
+  free(tmp);
+  return rc;
+}
