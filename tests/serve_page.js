@@ -17,6 +17,14 @@ const args = ["--no-sandbox", "--headless=new", "--no-first-run", "--no-default-
 
 function step(name) { process.stderr.write("serve_page: " + name + "\n"); }
 
+// Clicks the element sel names as it is at that moment, inside the page: lists re-render as events
+// arrive, and puppeteer's page.click on a handle that was replaced in between fails with "Node is
+// detached from document" (seen once under ASan, where the server is slower).
+async function clickNow(page, sel, T) {
+  await page.waitForSelector(sel, T);
+  await page.waitForFunction((s) => { const el = document.querySelector(s); if (!el) return false; el.click(); return true; }, T, sel);
+}
+
 // A server with a token: the page asks for it, keeps it for the session, and the world list appears.
 async function withToken(page, T) {
   step("the page asks for the token");
@@ -77,7 +85,7 @@ async function main() {
     await page.keyboard.press("Escape");
     await page.click("#send");
     await page.waitForSelector(".approval button.approve", T);
-    await page.click(".approval button.approve");
+    await clickNow(page, ".approval button.approve", T);
     await page.waitForFunction(() => [...document.querySelectorAll(".ev")].some((e) => e.textContent.includes("approval: agent=careful tool=save_context approved=true")), T);
     await page.waitForFunction(() => !document.querySelector(".approval"), T);
     await page.screenshot({ path: shot });
@@ -85,14 +93,14 @@ async function main() {
     step("new chat, switch back, delete");
     const before = await page.$$eval("#chats li", (l) => l.length);
     const first = await page.$eval("#chats li.on", (l) => l.dataset.id);
-    await page.click("#new-chat");
+    await clickNow(page, "#new-chat", T);
     await page.waitForFunction((n) => document.querySelectorAll("#chats li").length === n + 1, T, before);
     await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id !== id, T, first);
     if (await page.$(".msg")) throw new Error("the new chat shows messages");
-    await page.click('#chats li[data-id="' + first + '"]');
+    await clickNow(page, '#chats li[data-id="' + first + '"]', T);
     await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id === id, T, first);
     await page.waitForFunction(() => [...document.querySelectorAll(".msg")].some((m) => m.textContent.includes("first answer")), T);
-    await page.click("#delete-chat");
+    await clickNow(page, "#delete-chat", T);
     await page.waitForFunction((id) => !document.querySelector('#chats li[data-id="' + id + '"]'), T, first);
     await page.waitForFunction(() => document.querySelectorAll("#chats li.on").length === 1, T);
     if (offsite.length) throw new Error("requests off the server: " + offsite.join(", "));
