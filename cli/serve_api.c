@@ -3,6 +3,7 @@
  * reads through the archive, snapshots through chat/snapshot.h: the same code paths as the commands. */
 #include "cli/serve_int.h"
 
+#include "chat/branch.h"
 #include "chat/snapshot.h"
 #include "chat/transcript.h"
 #include "cli/output.h"
@@ -145,6 +146,14 @@ static void chat_action(serve *s, serve_world *sw, const serve_match *m, int met
     if ((rc = select_chat(sw, m->chat, &em))) return reply_err(req, rc, &em);
     return reply_chat(s, m->chat, 200, req);
   }
+  if (m->route == SR_CHAT_BRANCH) { /* issue 13: as `chats branch`; the new chat is not selected */
+    const char *cur = chat_session_current(sw->cs);
+    char id[CHAT_ID_MAX];
+    if (cur && !strcmp(cur, m->chat) && !world_is_quiet(sw->w))
+      return serve_reply_error(req, 409, "chat '%s' has replies in flight: branch it when they are in", m->chat);
+    if ((rc = chat_branch(s->st, m->chat, b->at, id, &em))) return reply_err(req, rc, &em);
+    return reply_chat(s, id, 201, req);
+  }
   if (method == SERVE_PATCH) {
     const char *cur = chat_session_current(sw->cs);
     if (!cur || strcmp(cur, m->chat))
@@ -285,7 +294,8 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
     }
     return get_chats(s, m->world, req);
   case SR_CHAT:
-  case SR_CHAT_SELECT: return chat_action(s, sw, m, method, b, req);
+  case SR_CHAT_SELECT:
+  case SR_CHAT_BRANCH: return chat_action(s, sw, m, method, b, req);
   case SR_CHAT_MESSAGES: return get_messages(s, m, req);
   case SR_CHAT_SNAPSHOT: return get_snapshot(s, m, req);
   case SR_MESSAGES: return post_message(sw, b, req);

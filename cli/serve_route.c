@@ -2,10 +2,12 @@
 #include "cli/serve_route.h"
 
 #include "common/error.h"
+#include "common/jsonnum.h"
 #include "common/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +92,7 @@ static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_ma
   if (n == 6 && IS(5, "select")) return m->allowed = SERVE_POST, SR_CHAT_SELECT;
   if (n == 6 && IS(5, "messages")) return m->allowed = SERVE_GET, SR_CHAT_MESSAGES;
   if (n == 6 && IS(5, "snapshot")) return m->allowed = SERVE_GET, SR_CHAT_SNAPSHOT;
+  if (n == 6 && IS(5, "branch")) return m->allowed = SERVE_POST, SR_CHAT_BRANCH;
 #undef IS
   return SR_NONE;
 }
@@ -187,6 +190,7 @@ static body_shape shape_of(serve_route_id route, int method) {
   if (route == SR_MESSAGES) return (body_shape){{"text", "chat", NULL}, 1u};
   if (route == SR_CHAT && method == SERVE_PATCH) return (body_shape){{"title", NULL, NULL}, 1u};
   if (route == SR_APPROVAL) return (body_shape){{"allow", "answer", NULL}, 1u};
+  if (route == SR_CHAT_BRANCH) return (body_shape){{"at", NULL, NULL}, 1u};
   return (body_shape){{NULL, NULL, NULL}, 0};
 }
 
@@ -214,6 +218,11 @@ static int take_fields(serve_route_id route, const cJSON *j, serve_body *out, ch
       rc = take_string(v, "chat", SERVE_ID_MAX - 1, &out->chat, err);
   } else if (route == SR_CHAT) {
     rc = take_string(cJSON_GetObjectItemCaseSensitive(j, "title"), "title", 512, &out->title, err);
+  } else if (route == SR_CHAT_BRANCH) {
+    int64_t at = 0;
+    if (ag_json_int(cJSON_GetObjectItemCaseSensitive(j, "at"), 1, INT64_MAX, &at))
+      return fail(err, 422, "at: must be a message number (a whole number, 1 or more)");
+    out->at = (uint64_t)at;
   } else if (route == SR_APPROVAL) {
     v = cJSON_GetObjectItemCaseSensitive(j, "allow");
     if (!cJSON_IsBool(v)) return fail(err, 422, "allow: must be true or false");

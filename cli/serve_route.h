@@ -26,6 +26,7 @@ typedef enum serve_route_id {
   SR_CHAT_SELECT,   /* POST /api/worlds/{w}/chats/{c}/select */
   SR_CHAT_MESSAGES, /* GET /api/worlds/{w}/chats/{c}/messages */
   SR_CHAT_SNAPSHOT, /* GET /api/worlds/{w}/chats/{c}/snapshot */
+  SR_CHAT_BRANCH,   /* POST /api/worlds/{w}/chats/{c}/branch */
   SR_MESSAGES,      /* POST /api/worlds/{w}/messages */
   SR_CANCEL,        /* POST /api/worlds/{w}/cancel */
   SR_EVENTS,        /* GET /api/worlds/{w}/events (SSE) */
@@ -60,6 +61,7 @@ typedef struct serve_body {
   char *text;      /* SR_MESSAGES: the message (non-empty, at most 1 MiB, valid UTF-8, no NUL) */
   char *chat;      /* SR_MESSAGES: the chat to post in (NULL: the current one) */
   char *title;     /* SR_CHAT (PATCH): the new title */
+  uint64_t at;     /* SR_CHAT_BRANCH: the last message the branch keeps (1 or more) */
   int allow;       /* SR_APPROVAL: the answer */
   char *answer;    /* SR_APPROVAL: an ask_human question's answer text (NULL: none given) */
 } serve_body;

@@ -150,6 +150,21 @@ static void routes_and_errors(void) {
   CHECK_INT(st, 200);
   CHECK_STR(jstr(j, "title"), "Counting");
   cJSON_Delete(j);
+  /* branch (issue 13): a new chat with message 1 only, titled after the source; the source untouched */
+  snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/branch", chat1);
+  j = call_json(&sp, "POST", path, "{\"at\": 1}", &st);
+  CHECK_INT(st, 201);
+  CHECK(jstr(j, "id") && strcmp(jstr(j, "id"), chat1));
+  CHECK_STR(jstr(j, "title"), "Counting (branch)");
+  CHECK_INT((long)jnum(j, "message_count"), 1);
+  CHECK(!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "current")));
+  cJSON_Delete(j);
+  expect(&sp, "POST", path, "{\"at\": 0}", 422, "invalid");
+  expect(&sp, "POST", path, "{\"at\": 3}", 422, "invalid"); /* past the chat's last message */
+  expect(&sp, "POST", path, "{\"at\": 1.5}", 422, "invalid");
+  expect(&sp, "POST", path, "{}", 422, "invalid");
+  expect(&sp, "GET", path, NULL, 405, "method_not_allowed");
+  expect(&sp, "POST", "/api/worlds/counter/chats/zzz/branch", "{\"at\": 1}", 404, "not_found");
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/snapshot", chat1);
   cJSON *snap = call_json(&sp, "GET", path, NULL, &st);
   CHECK_INT(st, 200);
