@@ -433,8 +433,11 @@ void cluster_free(cluster *c) {
   jsCtx_Destroy(c->js);
   if (c->nc) natsConnection_Close(c->nc);
   natsConnection_Destroy(c->nc);
-  nats_CloseAndWait(5000); /* libnats' threads are gone: nothing posts to the relay any more */
-  relay_free(c->r);
+  /* Only once libnats' threads are gone can nothing post to the relay any more. A reconnect in progress
+   * (a node just stopped) can take longer than a few seconds on a loaded machine, so wait up to 60 s; if
+   * even that is not enough, the relay is left to the process's exit rather than freed under a thread. */
+  if (nats_CloseAndWait(60000) == NATS_OK) relay_free(c->r);
+  else fprintf(stderr, "agora: the NATS client did not stop within 60 s\n");
   natsMsg *m;
   while (ag_ring_pop(&c->backlog, &m)) natsMsg_Destroy(m);
   ag_ring_free(&c->backlog);

@@ -290,6 +290,11 @@ static void test_cluster_faults(void) {
   CHECK_INT(nats_node_start(&nodes[2]), 0);
   if (rs < 0) rs = agora_wait(run, 60000);
   if (rs < 0) agora_stop(run, SIGKILL);
+  if (rs != 0) { /* what the run said (a sanitizer report, an abort) belongs in the failure */
+    char *err = unit_read_file(path_of("crun.err"));
+    fprintf(stderr, "run --nats exited %d; its stderr:\n%s\n", rs, err ? err : "(none)");
+    free(err);
+  }
   CHECK_INT(rs, 0);
   char *out = unit_read_file(path_of("crun.out")), *dist = proc_messages(out);
   CHECK_STR(dist, single); /* every question answered exactly once, in order */
