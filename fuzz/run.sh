@@ -9,7 +9,7 @@ secs=${1:-20}
 shift || true
 build=${AGORA_FUZZ_BUILD:-build-fuzz}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(mention shape title stream wire world snapshot mcp_http http_api mcp_rpc record)
+[ ${#targets[@]} -gt 0 ] || targets=(mention shape title stream wire world snapshot mcp_http http_api mcp_rpc record cron template)
 
 cmake -S . -B "$build" -DAGORA_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j2 >/dev/null

@@ -100,7 +100,8 @@ static int cron_item(const cron_ctx *x, const char *s, const char *end, uint64_t
       if ((rc = cron_value(x, &p, end, lo, &hi))) return rc;
       if (hi < lo) return cron_bad(x, "range '%.*s' goes backwards", CRON_Q(s, p));
     } else if (p < end && *p == '/') {
-      hi = x->f->star_hi;
+      /* `a/step` runs to the field's end; `7/7` (Sunday) starts past `*`'s end and is Sunday alone. */
+      hi = lo > x->f->star_hi ? x->f->hi : x->f->star_hi;
     }
   }
   if (p < end && *p == '/') {
