@@ -15,6 +15,8 @@
 
 #include "cli/key_env.h"
 #include "cli/load.h"
+#include "cli/nats_args.h"
+#include "cluster/cluster.h"
 #include "cli/prepare.h"
 
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 
 static const char console_usage[] =
   "usage: agora console [WORLD.json] [--db DIR] [--model M] [--provider P] [--base-url URL]\n"
+  "                     [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-replicas N]]\n"
   "\n"
   "Talk to a world. With WORLD.json the world is loaded (or updated) in the database and its current\n"
   "chat continues (a new chat when it has none); without it, the only world in the database opens.\n"
@@ -33,7 +36,12 @@ static const char console_usage[] =
   "              ~/.local/share/agora)\n"
   "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
   "  --model M, --provider P, --base-url URL\n"
-  "              use this model, provider or server for every agent of WORLD.json\n";
+  "              use this model, provider or server for every agent of WORLD.json\n"
+  "  --nats URL  join the world on NATS JetStream: messages anyone publishes show here, lines typed\n"
+  "              go to the world's stream and `agora host` processes answer (docs/distributed.md);\n"
+  "              the current chat is the stream's. With --nats-creds FILE, --nats-ca FILE,\n"
+  "              --nats-replicas N; AGORA_NATS_TOKEN or AGORA_NATS_USER and AGORA_NATS_PASSWORD from\n"
+  "              the environment\n";
 
 console *the_console;
 
@@ -97,13 +105,16 @@ typedef struct console_args {
   const char *db;
   cli_allow_env allow;
   cli_overrides over;
+  cluster_opts nats;
 } console_args;
 
 static int parse_args(int argc, char **argv, console_args *a) {
   memset(a, 0, sizeof *a);
+  cli_nats_defaults(&a->nats);
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
     int taken = cli_override_arg(&a->over, "console", argc, argv, &i);
+    if (!taken) taken = cli_nats_arg(&a->nats, "console", 0, argc, argv, &i);
     if (taken > 1) return taken;
     if (taken) continue;
     if (!strcmp(s, "--db")) {
@@ -168,10 +179,15 @@ static int console_signals(console *c) {
  * a new one starts when the world has none. Returns an exit status. */
 static int console_open(console *c, const console_args *a) {
   ag_errmsg em = {""};
+  /* libnats' threads touch the loop: its thread support comes before the loop is made. */
+  if (a->nats.url && cluster_init()) return cli_error(AG_ERR_NOMEM, "console: cannot start the NATS client");
   int rc = cli_store_open(a->db, &c->st, &em);
   if (rc) return cli_error(rc, "%s", em.text);
   rc = a->world_path ? open_file_world(c, a->world_path, a, &em) : open_stored_world(c, &a->allow, &em);
   if (rc) return cli_error(rc, "%s%s", a->world_path ? "" : "console: ", em.text[0] ? em.text : ag_strerror(rc));
+  /* On NATS the stream's history is caught up before the transcript is shown: it is stored, not printed. */
+  if (a->nats.url && (rc = cli_nats_join_open(c->cw.w, c->cw.cs, &a->nats, con_stream_chat, c, &c->nats, &em)))
+    return cli_error(rc, "console: %s", em.text[0] ? em.text : ag_strerror(rc));
   const char *nc = getenv("NO_COLOR");
   c->tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 #ifndef AGORA_HAVE_LIBEDIT
@@ -189,10 +205,12 @@ static int console_open(console *c, const console_args *a) {
   chat_session_rerun_turns(c->cw.cs, 1);
   char was[CHAT_ID_MAX];
   snprintf(was, sizeof was, "%s", chat_session_current(c->cw.cs) ? chat_session_current(c->cw.cs) : "");
-  rc = was[0] ? chat_session_resume(c->cw.cs, &em) : chat_session_new(c->cw.cs, &em);
+  if (c->nats) rc = AG_OK; /* the stream's chat is current already */
+  else rc = was[0] ? chat_session_resume(c->cw.cs, &em) : chat_session_new(c->cw.cs, &em);
   if (rc) return cli_error(rc, "console: %s", em.text[0] ? em.text : ag_strerror(rc));
   output_set_chat(c->out, chat_session_current(c->cw.cs));
   c->resumed = was[0] && !strcmp(was, chat_session_current(c->cw.cs)); /* a held chat gives a new one */
+  if (c->nats) c->resumed = !cli_nats_join_fresh(c->nats);
   return 0;
 }
 
@@ -212,6 +230,7 @@ static void console_close(console *c) {
   con_cands_clear(c);
 #endif
   con_clock_close(c);
+  cli_nats_join_free(c->nats); /* leaves the stream while the world is whole */
   cli_world_close(&c->cw);
   output_free(c->out);
   chat_store_close(c->st);

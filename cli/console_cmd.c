@@ -35,6 +35,12 @@ void con_chat_announce(console *c, ev_kind kind) {
   con_screen_show(c);
 }
 
+void con_stream_chat(void *ud, const char *chat) {
+  console *c = ud;
+  output_set_chat(c->out, chat);
+  con_chat_announce(c, EV_CHAT_LOADED);
+}
+
 /* Stores the world's settings after /add, /remove or /turnlimit, so that opening the world again
  * without its file (and chats export) sees the agents it has now. */
 static int world_record_save(console *c, ag_errmsg *em) { return chat_session_save_world(c->cw.cs, em); }
@@ -298,6 +304,26 @@ static int cmd_help(console *c, char *args, ag_errmsg *em) {
   return AG_OK;
 }
 
+/* --nats: why cmd cannot run on a world joined over NATS (NULL: it can). Changes to the agents or the
+ * clock would hold in this process only; chat operations follow cli_nats_refuses. */
+static const char *nats_refuses(const console *c, const char *cmd, const char *args) {
+  static const char *const local[] = {"/add", "/remove", "/set", "/clear", "/turnlimit", "/advance"};
+  static const char *const ops[][2] = {{"/load", "load"}, {"/delete", "delete"}, {"/branch", "branch"},
+                                       {"/edit", "truncate"}, {"/retry", "truncate"}};
+  if (!c->nats) return NULL;
+  for (size_t i = 0; i < sizeof local / sizeof *local; i++)
+    if (!strcmp(cmd, local[i]) && (strcmp(cmd, "/turnlimit") || args[0]))
+      return "not available on a world joined over NATS: change the world file and restart its hosts";
+  char id[CHAT_ID_MAX];
+  size_t n = strcspn(args, " \t");
+  snprintf(id, sizeof id, "%.*s", (int)(n < sizeof id ? n : sizeof id - 1), args);
+  int by_id = !strcmp(cmd, "/load") || !strcmp(cmd, "/delete");
+  if (by_id && !id[0]) return NULL; /* the command's own usage error */
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (!strcmp(cmd, ops[i][0])) return cli_nats_refuses(c->nats, ops[i][1], by_id ? id : NULL);
+  return NULL;
+}
+
 static void run_command(console *c, char *line) {
   char *args = line;
   char *name = con_next_word(&args);
@@ -310,7 +336,14 @@ static void run_command(console *c, char *line) {
   }
   ag_errmsg em = {""};
   unsigned long before = c->printed;
-  int rc = cmd->run(c, con_trim(args), &em);
+  args = con_trim(args);
+  const char *refused = nats_refuses(c, cmd->name, args);
+  if (refused) {
+    con_error(c, "%s: %s", cmd->name, refused);
+    return;
+  }
+  int rc = cmd->run(c, args, &em);
+  if (!rc) rc = cli_nats_join_sync(c->nats, &em); /* a new chat (/new, a delete's fallback) is published into */
   if (rc) con_error(c, "%s: %s", cmd->name, em.text[0] ? em.text : ag_strerror(rc));
   else if (c->printed != before) con_print(c, "\n"); /* a paragraph, like the transcript's */
   output_set_chat(c->out, chat_session_current(c->cw.cs));

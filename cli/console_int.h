@@ -7,6 +7,7 @@
 #include "chat/session.h"
 #include "cli/cli.h"
 #include "cli/db.h"
+#include "cli/nats_join.h"
 #include "cli/output.h"
 #include "world/clock.h"
 
@@ -81,6 +82,7 @@ typedef struct console {
   size_t in_len, in_cap;
   int in_eof, in_direct, in_skip;
   world_clock *clock; /* the world's schedule and clock (console_clock.c) */
+  cli_nats_join *nats; /* --nats: joined to the world on NATS (else NULL) */
 } console;
 
 /* libedit's callbacks carry no user pointer: the one console of the process (console.c). */
@@ -108,6 +110,8 @@ void con_on_bus(void *ud, bus_topic topic, void *payload);
 
 /* console_cmd.c: the commands, and lines typed or read. */
 void con_chat_announce(console *c, ev_kind kind);
+/* --nats: the stream moved to chat (already current in the session); ud is the console. */
+void con_stream_chat(void *ud, const char *chat);
 /* A line typed or read: an approval's answer, a command, or a message from the human. */
 void con_handle_line(console *c, char *line);
 /* The i-th command's name ("/help", ...), NULL past the last: for completion. */

@@ -3,7 +3,9 @@
  * This file holds the command: its arguments, the token, start-up and the graceful stop. */
 #include "cli/cli.h"
 #include "cli/db.h"
+#include "cli/nats_args.h"
 #include "cli/serve_int.h"
+#include "cluster/cluster.h"
 
 #include "common/buf.h"
 #include "common/clock.h"
@@ -16,6 +18,7 @@
 
 static const char serve_usage[] =
   "usage: agora serve [WORLD.json ...] [--db DIR] [--listen HOST:PORT] [--token-file FILE]\n"
+  "                   [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-replicas N]]\n"
   "\n"
   "Serve worlds over HTTP: a JSON API, live event streams (Server-Sent Events) and a web page at /.\n"
   "The worlds named are loaded (and stored, as console does); every other world in the database is\n"
@@ -29,6 +32,11 @@ static const char serve_usage[] =
   "  --token-file FILE  every request must carry 'Authorization: Bearer TOKEN' with the token in FILE\n"
   "                     (else $AGORA_TOKEN when set); required to listen on a non-loopback address\n"
   "  --allow-env NAME   let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
+  "  --nats URL         the worlds named join their world on NATS JetStream: the streams show what\n"
+  "                     anyone publishes, messages posted go to the world's stream and `agora host`\n"
+  "                     processes answer (docs/distributed.md); with --nats-creds FILE, --nats-ca FILE,\n"
+  "                     --nats-replicas N; AGORA_NATS_TOKEN or AGORA_NATS_USER and AGORA_NATS_PASSWORD\n"
+  "                     from the environment. Worlds loaded from the database stay in this process\n"
   "\n"
   "The API is described in docs/serve.md.\n";
 
@@ -37,13 +45,18 @@ typedef struct serve_args {
   int n_files;
   const char *db, *listen, *token_file;
   cli_allow_env allow;
+  cluster_opts nats;
 } serve_args;
 
 static int parse_args(int argc, char **argv, serve_args *a) {
   memset(a, 0, sizeof *a);
   a->listen = "127.0.0.1:8080";
+  cli_nats_defaults(&a->nats);
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
+    int taken = cli_nats_arg(&a->nats, "serve", 0, argc, argv, &i);
+    if (taken > 1) return taken;
+    if (taken) continue;
     if (!strcmp(s, "--db") || !strcmp(s, "--listen") || !strcmp(s, "--token-file")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "serve: %s needs a value", s);
       const char **dst = !strcmp(s, "--db") ? &a->db : !strcmp(s, "--listen") ? &a->listen : &a->token_file;
@@ -59,6 +72,8 @@ static int parse_args(int argc, char **argv, serve_args *a) {
       return cli_error(AG_ERR_INVALID, "serve: too many world files");
     }
   }
+  if (a->nats.url && !a->n_files)
+    return cli_error(AG_ERR_INVALID, "serve: --nats needs the world file(s) to join (agora serve WORLD.json --nats URL)");
   return 0;
 }
 
@@ -106,6 +121,8 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg) {
 static int start(serve *s, const serve_args *a) {
   ag_errmsg em = {""};
   int rc;
+  /* libnats' threads touch the loop: its thread support comes before the loop is made. */
+  if (a->nats.url && cluster_init()) return cli_error(AG_ERR_NOMEM, "serve: cannot start the NATS client");
   if (!(s->base = event_base_new())) return cli_error(AG_ERR_NOMEM, "serve: cannot create the event loop");
   if ((rc = cli_store_open(a->db, &s->st, &em))) return cli_error(rc, "serve: %s", em.text);
   for (int i = 0; i < a->n_files; i++)
@@ -158,6 +175,7 @@ int cli_serve(int argc, char **argv) {
   serve s;
   memset(&s, 0, sizeof s);
   s.allow = a.allow;
+  s.nats = a.nats;
   s.boot = (uint64_t)ag_now_ms();
   if ((status = read_token(&a, &s.token))) return status;
   if (!s.token && !serve_listen_is_loopback(a.listen)) {

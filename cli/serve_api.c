@@ -125,8 +125,9 @@ static void reply_chat(serve *s, const char *chat, int status, struct evhttp_req
 
 /* Makes chat current (replies in flight are cancelled first: they belong to the chat left). */
 static int select_chat(serve_world *sw, const char *chat, ag_errmsg *em) {
-  const char *cur = chat_session_current(sw->cs);
+  const char *cur = chat_session_current(sw->cs), *refused = cli_nats_refuses(sw->nats, "load", chat);
   if (cur && !strcmp(cur, chat)) return AG_OK;
+  if (refused) return ag_fail(em, AG_ERR_STATE, "%s", refused);
   if (!world_is_quiet(sw->w)) serve_world_cancel(sw);
   int rc = chat_session_load(sw->cs, chat, em);
   if (rc) return rc;
@@ -161,9 +162,11 @@ static void chat_action(serve *s, serve_world *sw, const serve_match *m, int met
     if ((rc = chat_session_set_title(sw->cs, b->title, &em))) return reply_err(req, rc, &em);
     return reply_chat(s, m->chat, 200, req);
   }
-  const char *cur = chat_session_current(sw->cs);
+  const char *cur = chat_session_current(sw->cs), *refused = cli_nats_refuses(sw->nats, "delete", m->chat);
+  if (refused) return serve_reply_error(req, 409, "%s", refused);
   if (cur && !strcmp(cur, m->chat) && !world_is_quiet(sw->w)) serve_world_cancel(sw);
-  if ((rc = chat_session_delete(sw->cs, m->chat, &em))) return reply_err(req, rc, &em);
+  if ((rc = chat_session_delete(sw->cs, m->chat, &em)) || (rc = cli_nats_join_sync(sw->nats, &em)))
+    return reply_err(req, rc, &em);
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "deleted", m->chat);
   cur = chat_session_current(sw->cs);
@@ -250,10 +253,12 @@ static void post_message(serve_world *sw, const serve_body *b, struct evhttp_req
     if ((rc = select_chat(sw, b->chat, &em))) return reply_err(req, rc, &em);
   }
   if (!chat_session_current(sw->cs) && (rc = chat_session_new(sw->cs, &em))) return reply_err(req, rc, &em);
+  if ((rc = cli_nats_join_sync(sw->nats, &em))) return reply_err(req, rc, &em);
   ag_msg *m = NULL;
   if ((rc = world_publish(sw->w, "human", b->text, &m))) return serve_reply_error(req, serve_status_of(rc), "%s", ag_strerror(rc));
   cJSON *j = cJSON_CreateObject();
-  cJSON_AddNumberToObject(j, "seq", (double)m->seq);
+  if (m) cJSON_AddNumberToObject(j, "seq", (double)m->seq);
+  else cJSON_AddNullToObject(j, "seq"); /* on NATS: known once the stream brings it back */
   cJSON_AddStringToObject(j, "chat", chat_session_current(sw->cs));
   serve_reply_json(req, 202, j);
 }
@@ -289,7 +294,8 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
   case SR_WORLD: return get_world(s, sw, req);
   case SR_CHATS:
     if (method == SERVE_POST) {
-      if ((rc = chat_session_new(sw->cs, &em))) return reply_err(req, rc, &em);
+      if ((rc = chat_session_new(sw->cs, &em)) || (rc = cli_nats_join_sync(sw->nats, &em)))
+        return reply_err(req, rc, &em);
       return reply_chat(s, chat_session_current(sw->cs), 201, req);
     }
     return get_chats(s, m->world, req);

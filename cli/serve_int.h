@@ -8,6 +8,7 @@
 #include "chat/archive.h"
 #include "chat/session.h"
 #include "cli/key_env.h"
+#include "cli/nats_join.h"
 #include "cli/serve_route.h"
 #include "cli/serve_sse.h"
 #include "world/world.h"
@@ -30,6 +31,7 @@ typedef struct serve_world {
   chat_session *cs;
   sse_hub *hub;
   serve_stats stats;
+  cli_nats_join *nats; /* a world of the command line with --nats: joined over NATS (else NULL) */
 } serve_world;
 
 /* A tool approval (or ask_human question) waiting for an answer over HTTP. Ids are the server's own,
@@ -47,6 +49,7 @@ struct serve {
   store *st;
   char *token; /* owned; NULL: no token needed (loopback without one) */
   cli_allow_env allow;
+  cluster_opts nats; /* --nats: the worlds named on the command line join their NATS world */
   serve_world **worlds;
   size_t n_worlds;
   serve_ask *asks;

@@ -205,6 +205,7 @@ int serve_approval_answer(serve *s, uint64_t id, int allow, const char *text) {
 static void world_release(serve *s, serve_world_ext *x) {
   for (size_t i = s->n_asks; i-- > 0;)
     if (s->asks[i].sw == &x->sw) ask_remove(s, i);
+  cli_nats_join_free(x->sw.nats); /* leaves the stream while the world is whole */
   world_clock_free(x->clock);
   chat_session_free(x->sw.cs);
   world_free(x->sw.w);
@@ -212,8 +213,18 @@ static void world_release(serve *s, serve_world_ext *x) {
   free(x);
 }
 
-/* Builds spec on the server's loop and resumes its current chat (a new one when it has none). */
-static int host(serve *s, const world_spec *spec, const char *label, ag_errmsg *em) {
+/* The stream moved to another chat (already current in the session): the page hears of it. */
+static void stream_chat(void *ud, const char *chat) {
+  serve_world_ext *x = ud;
+  chat_info c;
+  ag_errmsg em = {""};
+  if (!chat_info_get(x->sw.srv->st, chat, &c, &em))
+    serve_world_announce(&x->sw, &(world_event){EV_CHAT_LOADED, .u.chat_open = {c.id, c.title, c.message_count}});
+}
+
+/* Builds spec on the server's loop and resumes its current chat (a new one when it has none); with
+ * join and --nats, joins its world over NATS instead (the stream's chat is current). */
+static int host(serve *s, const world_spec *spec, const char *label, int join, ag_errmsg *em) {
   serve_world_ext *x = calloc(1, sizeof *x);
   serve_world **list = realloc(s->worlds, (s->n_worlds + 1) * sizeof *list);
   if (list) s->worlds = list;
@@ -238,7 +249,8 @@ static int host(serve *s, const world_spec *spec, const char *label, ag_errmsg *
   if ((rc = chat_session_open(s->st, x->sw.w, &x->sw.cs, em)) || (rc = world_clock_new(x->sw.w, &x->clock, em))) goto fail;
   world_set_emit_chunks(x->sw.w, 1);
   world_set_approver(x->sw.w, &(world_approver){on_ask, on_withdrawn}, x);
-  rc = chat_session_current(x->sw.cs) ? chat_session_resume(x->sw.cs, em) : chat_session_new(x->sw.cs, em);
+  if (join && s->nats.url) rc = cli_nats_join_open(x->sw.w, x->sw.cs, &s->nats, stream_chat, x, &x->sw.nats, em);
+  else rc = chat_session_current(x->sw.cs) ? chat_session_resume(x->sw.cs, em) : chat_session_new(x->sw.cs, em);
   if (rc) goto fail;
   s->worlds[s->n_worlds++] = &x->sw;
   return AG_OK;
@@ -260,7 +272,7 @@ int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em) 
   if (rc) return rc;
   char label[CHAT_ID_MAX + 32];
   snprintf(label, sizeof label, "stored world '%s'", id);
-  rc = host(s, &spec, label, em);
+  rc = host(s, &spec, label, 0, em);
   world_spec_free(&spec);
   if (!rc) *out = s->worlds[s->n_worlds - 1];
   return rc;
@@ -271,7 +283,7 @@ int serve_world_add_file(serve *s, const char *path, ag_errmsg *em) {
   int rc = world_spec_load(path, &spec, em);
   if (rc) return rc;
   if (find_loaded(s, spec.id)) rc = ag_fail(em, AG_ERR_INVALID, "%s: world '%s' is already served", path, spec.id);
-  else rc = host(s, &spec, path, em);
+  else rc = host(s, &spec, path, 1, em);
   world_spec_free(&spec);
   return rc;
 }

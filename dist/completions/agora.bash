@@ -49,13 +49,13 @@ _agora() {
       fi ;;
     console)
       if [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "--db --allow-env --model --provider --base-url --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "--db --allow-env --model --provider --base-url --nats --nats-creds --nats-ca --nats-replicas --help" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
       fi ;;
     serve)
       if [[ $cur == -* ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "--db --listen --token-file --allow-env --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "--db --listen --token-file --allow-env --nats --nats-creds --nats-ca --nats-replicas --help" -- "$cur")
       else
         mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
       fi ;;

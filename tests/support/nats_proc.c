@@ -142,3 +142,34 @@ int agora_wait(pid_t pid, long ms) {
   }
   return -1;
 }
+
+pid_t agora_spawn_piped(const char *const *args, const char *out_path, const char *err_path,
+                        const char *const *extra_env, int *in_fd) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC)) return -1; /* the child keeps only its stdin (dup2 clears close-on-exec) */
+  int saved = dup(0);
+  pid_t pid = saved < 0 || dup2(p[0], 0) < 0 ? -1 : agora_spawn(args, out_path, err_path, extra_env);
+  if (saved >= 0) dup2(saved, 0), close(saved);
+  close(p[0]);
+  if (pid < 0) close(p[1]);
+  else *in_fd = p[1];
+  return pid;
+}
+
+int file_wait_for(const char *path, const char *needle, long ms) {
+  for (long t = 0; t <= ms; t += 50) {
+    FILE *f = fopen(path, "r");
+    int found = 0;
+    if (f) {
+      char *text = NULL;
+      size_t cap = 0;
+      ssize_t n = getdelim(&text, &cap, '\0', f);
+      found = n > 0 && strstr(text, needle) != NULL;
+      free(text);
+      fclose(f);
+    }
+    if (found) return 1;
+    nap_ms(50);
+  }
+  return 0;
+}

@@ -29,6 +29,11 @@ const char *nats_url(const nats_node *nodes, int from, int n);
 /* `agora ARGS...` in the background (NULL-terminated args without argv[0]), stdout and stderr to
  * out_path and err_path; extra_env "NAME=value" entries (may be NULL). Returns the pid or -1. */
 pid_t agora_spawn(const char *const *args, const char *out_path, const char *err_path, const char *const *extra_env);
+/* The same with stdin a pipe: *in_fd receives its write end (close it to give EOF). */
+pid_t agora_spawn_piped(const char *const *args, const char *out_path, const char *err_path,
+                        const char *const *extra_env, int *in_fd);
+/* Waits up to ms for the file at path to contain needle; 1 when it does. */
+int file_wait_for(const char *path, const char *needle, long ms);
 /* Sends sig, waits; returns the exit status (128 + signal when killed). */
 int agora_stop(pid_t pid, int sig);
 /* Waits up to ms for pid to end; returns its exit status, or -1 (still running). */

@@ -1,0 +1,87 @@
+/* console and serve joined to a NATS world (see nats_join.h). */
+#include "cli/nats_join.h"
+
+#include "chat/archive.h"
+#include "cluster/cluster.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cli_nats_join {
+  cluster *cl;
+  chat_session *cs;
+  void (*on_chat)(void *ud, const char *chat);
+  void *ud;
+  int fresh;
+};
+
+/* The stream moved to chat: the database's copy follows it and it becomes current here too. */
+static void join_follow(void *ud, const char *chat) {
+  cli_nats_join *j = ud;
+  ag_errmsg em = {""};
+  int rc = chat_session_follow(j->cs, chat, &em);
+  if (rc) fprintf(stderr, "agora: cannot store chat %s: %s\n", chat, em.text[0] ? em.text : ag_strerror(rc));
+  else if (j->on_chat) j->on_chat(j->ud, chat);
+}
+
+int cli_nats_join_open(world *w, chat_session *cs, const cluster_opts *o, void (*on_chat)(void *ud, const char *chat),
+                       void *ud, cli_nats_join **out, ag_errmsg *em) {
+  cli_nats_join *j = calloc(1, sizeof *j);
+  if (!j) return AG_ERR_NOMEM;
+  j->cs = cs;
+  cluster_opts v = *o;
+  v.hosting = 0;
+  if (!v.replicas) v.replicas = 1;
+  if (!v.lease_ms) v.lease_ms = 3000;
+  int rc = cluster_open(w, &v, &j->cl, em);
+  if (!rc) {
+    cluster_on_chat(j->cl, join_follow, j);
+    rc = cluster_wait_ready(j->cl, 60000, em);
+  }
+  /* The stream's chat is current (followed while catching up); without one, a new chat of our own. */
+  if (!rc && !cluster_chat(j->cl) && !(rc = chat_session_new(cs, em))) {
+    j->fresh = 1;
+    rc = cli_nats_join_sync(j, em);
+  }
+  if (rc) {
+    cli_nats_join_free(j);
+    return rc;
+  }
+  j->on_chat = on_chat;
+  j->ud = ud;
+  *out = j;
+  return AG_OK;
+}
+
+int cli_nats_join_sync(cli_nats_join *j, ag_errmsg *em) {
+  const char *cur = j ? chat_session_current(j->cs) : NULL;
+  const char *now = j ? cluster_chat(j->cl) : NULL;
+  if (!cur || (now && !strcmp(cur, now))) return AG_OK;
+  char id[CHAT_ID_MAX];
+  snprintf(id, sizeof id, "%s", cur);
+  if (cluster_use_chat(j->cl, id))
+    return ag_fail(em, AG_ERR_STATE, "chat %s was left behind by the world's stream on NATS", id);
+  return AG_OK;
+}
+
+const char *cli_nats_refuses(const cli_nats_join *j, const char *op, const char *chat) {
+  if (!j) return NULL;
+  const char *now = cluster_chat(j->cl);
+  int current = !chat || (now && !strcmp(chat, now));
+  if (!strcmp(op, "load") && !current)
+    return "on a world joined over NATS only the stream's chat can be current (a new chat starts with /new)";
+  if (!strcmp(op, "delete") && current)
+    return "on a world joined over NATS the stream's current chat cannot be deleted";
+  if (!strcmp(op, "branch") || !strcmp(op, "truncate"))
+    return "not available on a world joined over NATS: the other processes would not follow";
+  return NULL;
+}
+
+int cli_nats_join_fresh(const cli_nats_join *j) { return j && j->fresh; }
+
+void cli_nats_join_free(cli_nats_join *j) {
+  if (!j) return;
+  cluster_free(j->cl);
+  free(j);
+}

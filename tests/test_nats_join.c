@@ -1,0 +1,204 @@
+/* console and serve joined to a world on NATS JetStream (docs/distributed.md), end to end through the
+ * binary with a real nats-server started here on loopback: `agora host` answers, `agora console --nats`
+ * (driven through its stdin) and `agora serve --nats` (driven with libcurl, its event stream read) see
+ * what every process publishes, and what each of them sends is answered by the host. */
+#include "support/nats_proc.h"
+#include "support/proc.h"
+#include "support/serve_client.h"
+#include "support/unit.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *tmp;
+
+static const char *path_of(const char *name) {
+  static char buf[8][4096];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
+  return buf[k];
+}
+
+static const char duo_world[] =
+  "{\"name\": \"Duo\", \"defaults\": {\"provider\": \"script\"}, \"agents\": ["
+  " {\"name\": \"alice\", \"replies\": [\"@human alice one\", \"@human alice two\", \"@human alice three\"]},"
+  " {\"name\": \"bob\", \"replies\": [\"@human bob one\", \"@human bob two\"]}],"
+  " \"script\": [{\"from\": \"human\", \"text\": \"@alice hello from run\"}]}\n";
+
+static void say(int fd, const char *line) {
+  size_t n = strlen(line);
+  if (write(fd, line, n) != (ssize_t)n) unit_fail_(__FILE__, __LINE__, "cannot write to the console");
+}
+
+/* The messages of chat id in database db as "sender|kind|text" lines with their seqs checked to be
+ * 1..n (caller frees). */
+static char *stored(const char *db, const char *id) {
+  const char *show[] = {"chats", "show", id, "--db", db, "--json", NULL};
+  proc_result r;
+  if (proc_agora(show, NULL, NULL, &r) || r.status) {
+    unit_fail_(__FILE__, __LINE__, "chats show %s --db %s failed", id, db);
+    return NULL;
+  }
+  char *out = proc_messages(r.out);
+  long seq = 0;
+  for (const char *p = r.out; (p = strstr(p, "\"seq\":")); p += 6)
+    if (strtol(p + 6, NULL, 10) != ++seq) unit_fail_(__FILE__, __LINE__, "%s: seq %ld out of place", db, seq);
+  proc_result_free(&r);
+  return out;
+}
+
+/* The chat id of serve's stream frames (the first message frame's "chat"). */
+static int frame_chat(const sse_conn *c, char *out, size_t cap) {
+  size_t n;
+  const sse_frame_rec *f = sse_frames(c, &n);
+  for (size_t i = 0; i < n; i++) {
+    const char *p = strstr(f[i].data, "\"type\":\"message\",\"world\":\"duo\",\"chat\":\"");
+    if (!p) continue;
+    p += strlen("\"type\":\"message\",\"world\":\"duo\",\"chat\":\"");
+    snprintf(out, cap, "%.*s", (int)strcspn(p, "\""), p);
+    return 0;
+  }
+  return -1;
+}
+
+static void test_console_and_serve(void) {
+  nats_node node;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/join", tmp);
+  mkdir(dir, 0700);
+  if (nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return;
+  }
+  char world[4096], url[256], cdb[4096], sdb[4096];
+  snprintf(world, sizeof world, "%s", path_of("duo.json"));
+  unit_write_file(world, duo_world);
+  snprintf(url, sizeof url, "%s", nats_url(&node, 0, 1));
+  snprintf(cdb, sizeof cdb, "%s", path_of("con.db"));
+  snprintf(sdb, sizeof sdb, "%s", path_of("srv.db"));
+  const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
+  pid_t h = agora_spawn(host, path_of("host.out"), path_of("host.err"), NULL);
+  const char *con[] = {"console", world, "--db", cdb, "--nats", url, NULL};
+  int in = -1;
+  pid_t cp = agora_spawn_piped(con, path_of("con.out"), path_of("con.err"), NULL, &in);
+  const char *sargs[] = {world, "--db", sdb, "--nats", url, NULL};
+  serve_proc sp;
+  if (h < 0 || cp < 0 || serve_proc_start(tmp, sargs, NULL, &sp)) {
+    unit_fail_(__FILE__, __LINE__, "host, console or serve did not start");
+    return;
+  }
+  CHECK(file_wait_for(path_of("host.err"), "hosting world duo", 20000));
+  CHECK(file_wait_for(path_of("con.out"), "new-chat-created", 20000)); /* the console has joined */
+  char events[256];
+  snprintf(events, sizeof events, "%s/api/worlds/duo/events", sp.base);
+  sse_set *set = sse_set_new();
+  sse_conn *sse = sse_open(set, events, NULL, NULL);
+  sse_pump(set, 300);
+
+  /* another process publishes: the console and serve's stream show it and the host's answer */
+  const char *run[] = {"run", world, "--nats", url, "--no-save", "--json", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  CHECK(file_wait_for(path_of("con.out"), "human: @alice hello from run\n", 20000));
+  CHECK(file_wait_for(path_of("con.out"), "alice: @human alice one\n", 20000));
+  CHECK(file_wait_for(path_of("con.out"), "-- title-updated: title=From run\n", 1000)); /* the same title rule */
+  CHECK_INT(sse_wait(set, 1, "\"text\":\"@human alice one\"", 20000), 0);
+  CHECK_INT(sse_count(sse, "\"text\":\"@alice hello from run\""), 1);
+
+  /* the console sends: the host answers, serve's stream shows both */
+  say(in, "@bob from console\n");
+  CHECK(file_wait_for(path_of("con.out"), "human: @bob from console\n\nbob: @human bob one\n", 20000));
+  CHECK_INT(sse_wait(set, 1, "\"text\":\"@human bob one\"", 20000), 0);
+
+  /* serve takes a message: the console shows it and the answer */
+  char chat[64] = "";
+  CHECK_INT(frame_chat(sse, chat, sizeof chat), 0);
+  http_reply hr;
+  const char *body = "{\"text\": \"@alice from serve\"}";
+  CHECK_INT(http_call(sp.base, "POST", "/api/worlds/duo/messages", body, strlen(body), NULL, &hr), 0);
+  CHECK_INT(hr.status, 202);
+  CHECK(strstr(hr.body, chat) != NULL); /* into the stream's chat */
+  http_reply_free(&hr);
+  CHECK(file_wait_for(path_of("con.out"), "human: @alice from serve\n\nalice: @human alice two\n", 20000));
+  CHECK_INT(sse_wait(set, 1, "\"text\":\"@human alice two\"", 20000), 0);
+  /* every frame's chat is the stream's: one chat, seqs 1..6 in order */
+  CHECK_INT(sse_count(sse, "\"type\":\"message\""), 6);
+
+  /* what would hold in one process only is refused, with a reason */
+  say(in, "/branch 2\n/add carol\n/load 0000000000000\n");
+  CHECK(file_wait_for(path_of("con.err"), "/add: not available on a world joined over NATS", 10000));
+  CHECK(file_wait_for(path_of("con.err"), "/branch: not available on a world joined over NATS", 1000));
+  CHECK(file_wait_for(path_of("con.err"), "/load: on a world joined over NATS", 1000));
+  char sel[256];
+  snprintf(sel, sizeof sel, "/api/worlds/duo/chats/%s", chat);
+  CHECK_INT(http_call(sp.base, "DELETE", sel, NULL, 0, NULL, &hr), 0);
+  CHECK_INT(hr.status, 409); /* the stream's chat cannot be deleted from one process */
+  http_reply_free(&hr);
+
+  close(in); /* EOF: the console saves and ends */
+  CHECK_INT(agora_wait(cp, 20000), 0);
+  sse_set_free(set);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  /* the console's and serve's databases hold the same copy of the chat */
+  const char *want = "human|human|@alice hello from run\nalice|agent|@human alice one\n"
+                     "human|human|@bob from console\nbob|agent|@human bob one\n"
+                     "human|human|@alice from serve\nalice|agent|@human alice two\n";
+  char *c1 = stored(cdb, chat), *c2 = stored(sdb, chat);
+  CHECK_STR(c1, want);
+  CHECK_STR(c2, want);
+  free(c1), free(c2);
+  nats_node_stop(&node, SIGTERM);
+}
+
+static void test_usage(void) {
+  char world[4096];
+  snprintf(world, sizeof world, "%s", path_of("usage.json"));
+  unit_write_file(world, duo_world);
+  proc_result r;
+  const char *no_value[] = {"console", world, "--nats", NULL};
+  CHECK_INT(proc_agora(no_value, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "--nats needs a value") != NULL);
+  proc_result_free(&r);
+  const char *no_world[] = {"serve", "--nats", "nats://127.0.0.1:1", "--db", path_of("u.db"), NULL};
+  CHECK_INT(proc_agora(no_world, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "--nats needs the world file") != NULL);
+  proc_result_free(&r);
+  /* no server there: exit 2 at once, naming it */
+  const char *con[] = {"console", world, "--db", path_of("u.db"), "--nats", "nats://127.0.0.1:1", NULL};
+  CHECK_INT(proc_agora(con, "hello\n", NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
+  proc_result_free(&r);
+  const char *srv[] = {"serve", world, "--db", path_of("u.db"), "--listen", "127.0.0.1:0", "--nats", "nats://127.0.0.1:1", NULL};
+  CHECK_INT(proc_agora(srv, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
+  proc_result_free(&r);
+}
+
+int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN);
+  if (!nats_available()) {
+    fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");
+    return 1;
+  }
+  tmp = unit_tmpdir();
+  static const unit_test tests[] = {
+    {"console_and_serve", test_console_and_serve},
+    {"usage", test_usage},
+  };
+  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  if (!getenv("AGORA_KEEP_TMP")) unit_rmrf(tmp);
+  free(tmp);
+  return rc;
+}
