@@ -1,5 +1,5 @@
 /* Following a chat whose messages come from elsewhere, in a fixed order (a world spread over NATS,
- * docs/distributed.md): the chat becomes current under the id it already has, created when new, and
+ * docs/distributed.md), and taking up chat records kept elsewhere (titles, new chats). The chat becomes current under the id it already has, created when new, and
  * its stored memories and agent states are dropped because the delivery from its first message
  * rebuilds them. Its messages are then saved at the seqs they come with (a message delivered again
  * overwrites the same record): the copy is idempotent by seq. */
@@ -68,5 +68,50 @@ int chat_session_follow(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   cs->seqs_fixed = 1;
   if ((rc = chat_session__sync_tracks(cs))) return rc;
   chat_session__mark_saved(cs, 0);
+  return AG_OK;
+}
+
+typedef struct adopt_op {
+  chat_session *cs;
+  const char *id, *title;
+  int64_t created, now;
+  int changed;
+} adopt_op;
+
+static int adopt_txn(store_txn *t, void *arg) {
+  adopt_op *op = arg;
+  store_chat c;
+  int rc = store_chat_get(t, op->id, &c);
+  if (rc == AG_ERR_NOT_FOUND) {
+    store_chat nc = {op->id, world_id(op->cs->w), op->title, 0, op->created, op->created, NULL};
+    op->changed = 1;
+    return store_chat_put(t, &nc);
+  }
+  if (rc) return rc;
+  /* A title never goes back to the default this way: every process names a chat from the same first
+   * human message, and a record made before that message must not undo the name. */
+  if (strcmp(c.world_id, world_id(op->cs->w)) || !strcmp(c.title, op->title) || !strcmp(op->title, CHAT_TITLE_DEFAULT)) {
+    store_chat_free(&c);
+    return AG_OK;
+  }
+  store_chat nc = {c.id, c.world_id, op->title, c.message_count, c.created_at_ms, op->now, NULL};
+  op->changed = 1;
+  rc = store_chat_put(t, &nc);
+  store_chat_free(&c);
+  return rc;
+}
+
+int chat_session_adopt(chat_session *cs, const char *chat_id, const char *title, int64_t created_ms, int *changed,
+                       ag_errmsg *em) {
+  *changed = 0;
+  if (strlen(chat_id) >= STORE_ID_MAX) return ag_fail(em, AG_ERR_INVALID, "chat id '%s' is too long", chat_id);
+  char t[STORE_TITLE_LEN + 1];
+  snprintf(t, sizeof t, "%s", title);
+  adopt_op op = {cs, chat_id, t, created_ms, ag_now_ms(), 0};
+  int rc = store_write(cs->st, adopt_txn, &op, em);
+  if (rc || !op.changed || !cs->has_current || strcmp(cs->current, chat_id)) return rc;
+  if ((rc = chat_session__set_title(cs, t))) return rc;
+  *changed = 1;
+  world_emit(cs->w, &(world_event){EV_TITLE_UPDATED, .u.title = {cs->title}});
   return AG_OK;
 }

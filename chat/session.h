@@ -62,6 +62,12 @@ int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em);
  * them), and from now on messages are saved at their own seqs, idempotently (chat/follow.c). Call it
  * with the conversation reset. */
 int chat_session_follow(chat_session *cs, const char *chat_id, ag_errmsg *em);
+/* A chat record kept elsewhere (a world spread over NATS, docs/distributed.md "Chat records"): chat_id
+ * is created when the store has none (empty, not made current), else it takes title, except that a
+ * title never goes back to "New Chat" this way. When that changes the current chat's title, the event
+ * title-updated says so and *changed is 1 (else 0). */
+int chat_session_adopt(chat_session *cs, const char *chat_id, const char *title, int64_t created_ms, int *changed,
+                       ag_errmsg *em);
 /* Turns session mode off: nothing more is saved until a chat is made current again. */
 void chat_session_detach(chat_session *cs);
 

@@ -186,7 +186,7 @@ static int console_open(console *c, const console_args *a) {
   rc = a->world_path ? open_file_world(c, a->world_path, a, &em) : open_stored_world(c, &a->allow, &em);
   if (rc) return cli_error(rc, "%s%s", a->world_path ? "" : "console: ", em.text[0] ? em.text : ag_strerror(rc));
   /* On NATS the stream's history is caught up before the transcript is shown: it is stored, not printed. */
-  if (a->nats.url && (rc = cli_nats_join_open(c->cw.w, c->cw.cs, &a->nats, con_stream_chat, c, &c->nats, &em)))
+  if (a->nats.url && (rc = cli_nats_join_open(c->cw.w, c->st, c->cw.cs, &a->nats, con_stream_chat, c, &c->nats, &em)))
     return cli_error(rc, "console: %s", em.text[0] ? em.text : ag_strerror(rc));
   const char *nc = getenv("NO_COLOR");
   c->tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);

@@ -342,8 +342,13 @@ static void run_command(console *c, char *line) {
     con_error(c, "%s: %s", cmd->name, refused);
     return;
   }
+  char arg0[CHAT_ID_MAX];
+  snprintf(arg0, sizeof arg0, "%.*s", (int)strcspn(args, " \t"), args);
   int rc = cmd->run(c, args, &em);
   if (!rc) rc = cli_nats_join_sync(c->nats, &em); /* a new chat (/new, a delete's fallback) is published into */
+  /* what a person did to a chat is every process's (the world's chat records) */
+  if (!rc && !strcmp(cmd->name, "/title")) cli_nats_join_record(c->nats, chat_session_current(c->cw.cs), chat_session_title(c->cw.cs));
+  if (!rc && !strcmp(cmd->name, "/delete")) cli_nats_join_record(c->nats, arg0, NULL);
   if (rc) con_error(c, "%s: %s", cmd->name, em.text[0] ? em.text : ag_strerror(rc));
   else if (c->printed != before) con_print(c, "\n"); /* a paragraph, like the transcript's */
   output_set_chat(c->out, chat_session_current(c->cw.cs));

@@ -9,6 +9,7 @@
 #include "cli/key_env.h"
 #include "cli/load.h"
 #include "cli/nats_args.h"
+#include "cli/nats_chats.h"
 #include "cli/output.h"
 #include "cli/prepare.h"
 #include "cluster/cluster.h"
@@ -89,13 +90,16 @@ static void host_follow(void *ud, const char *chat) {
   if (rc) fprintf(stderr, "agora: host: cannot store chat %s: %s\n", chat, em.text[0] ? em.text : ag_strerror(rc));
 }
 
-static int host_serve(struct event_base *base, world *w, chat_session *cs, const host_args *a) {
+static int host_serve(struct event_base *base, world *w, store *st, chat_session *cs, const host_args *a) {
   ag_errmsg em = {""};
   cluster *c = NULL;
+  cli_nats_chats *records = NULL; /* --db: the copy's titles, new and deleted chats agree with everyone's */
   int rc = cluster_open(w, &a->nats, &c, &em);
   if (!rc && cs) cluster_on_chat(c, host_follow, cs);
+  if (!rc && cs) rc = cli_nats_chats_open(w, st, cs, &a->nats, &records, &em);
   if (!rc) rc = cluster_wait_ready(c, 60000, &em);
   if (rc) {
+    cli_nats_chats_free(records);
     cluster_free(c);
     return cli_error(rc, "host: %s", em.text[0] ? em.text : ag_strerror(rc));
   }
@@ -106,6 +110,7 @@ static int host_serve(struct event_base *base, world *w, chat_session *cs, const
   event_base_dispatch(base);
   if (sigint) event_free(sigint);
   if (sigterm) event_free(sigterm);
+  cli_nats_chats_free(records);
   cluster_free(c);
   return 0;
 }
@@ -137,7 +142,7 @@ int cli_host(int argc, char **argv) {
   else if (a.db && ((rc = cli_store_open(a.db, &st, &em)) || (rc = chat_session_open(st, w, &cs, &em))))
     status = cli_error(rc, "host: %s", em.text[0] ? em.text : ag_strerror(rc));
   else
-    status = host_serve(base, w, cs, &a);
+    status = host_serve(base, w, st, cs, &a);
   if (out) output_done(out);
   chat_session_free(cs);
   chat_store_close(st);

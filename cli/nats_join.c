@@ -2,6 +2,7 @@
 #include "cli/nats_join.h"
 
 #include "chat/archive.h"
+#include "cli/nats_chats.h"
 #include "cluster/cluster.h"
 
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 struct cli_nats_join {
   cluster *cl;
+  cli_nats_chats *records; /* titles, new and deleted chats, shared with every process */
   chat_session *cs;
   void (*on_chat)(void *ud, const char *chat);
   void *ud;
@@ -25,8 +27,8 @@ static void join_follow(void *ud, const char *chat) {
   else if (j->on_chat) j->on_chat(j->ud, chat);
 }
 
-int cli_nats_join_open(world *w, chat_session *cs, const cluster_opts *o, void (*on_chat)(void *ud, const char *chat),
-                       void *ud, cli_nats_join **out, ag_errmsg *em) {
+int cli_nats_join_open(world *w, store *st, chat_session *cs, const cluster_opts *o,
+                       void (*on_chat)(void *ud, const char *chat), void *ud, cli_nats_join **out, ag_errmsg *em) {
   cli_nats_join *j = calloc(1, sizeof *j);
   if (!j) return AG_ERR_NOMEM;
   j->cs = cs;
@@ -35,6 +37,7 @@ int cli_nats_join_open(world *w, chat_session *cs, const cluster_opts *o, void (
   if (!v.replicas) v.replicas = 1;
   if (!v.lease_ms) v.lease_ms = 3000;
   int rc = cluster_open(w, &v, &j->cl, em);
+  if (!rc) rc = cli_nats_chats_open(w, st, cs, &v, &j->records, em);
   if (!rc) {
     cluster_on_chat(j->cl, join_follow, j);
     rc = cluster_wait_ready(j->cl, 60000, em);
@@ -60,9 +63,18 @@ int cli_nats_join_sync(cli_nats_join *j, ag_errmsg *em) {
   if (!cur || (now && !strcmp(cur, now))) return AG_OK;
   char id[CHAT_ID_MAX];
   snprintf(id, sizeof id, "%s", cur);
-  if (cluster_use_chat(j->cl, id))
-    return ag_fail(em, AG_ERR_STATE, "chat %s was left behind by the world's stream on NATS", id);
+  void (*told)(void *, const char *) = j->on_chat;
+  j->on_chat = NULL; /* our own move: nothing to announce */
+  int rc = cluster_use_chat(j->cl, id);
+  j->on_chat = told;
+  if (rc) return ag_fail(em, AG_ERR_STATE, "chat %s was left behind by the world's stream on NATS", id);
   return AG_OK;
+}
+
+void cli_nats_join_record(cli_nats_join *j, const char *chat, const char *title) {
+  if (!j || !chat) return;
+  int rc = title ? cli_nats_chats_title(j->records, chat, title) : cli_nats_chats_deleted(j->records, chat);
+  if (rc) fprintf(stderr, "agora: cannot record chat %s on NATS: %s\n", chat, ag_strerror(rc));
 }
 
 const char *cli_nats_refuses(const cli_nats_join *j, const char *op, const char *chat) {
@@ -82,6 +94,7 @@ int cli_nats_join_fresh(const cli_nats_join *j) { return j && j->fresh; }
 
 void cli_nats_join_free(cli_nats_join *j) {
   if (!j) return;
+  cli_nats_chats_free(j->records);
   cluster_free(j->cl);
   free(j);
 }

@@ -160,6 +160,7 @@ static void chat_action(serve *s, serve_world *sw, const serve_match *m, int met
     if (!cur || strcmp(cur, m->chat))
       return serve_reply_error(req, 409, "chat '%s' is not the current chat: select it first", m->chat);
     if ((rc = chat_session_set_title(sw->cs, b->title, &em))) return reply_err(req, rc, &em);
+    cli_nats_join_record(sw->nats, m->chat, chat_session_title(sw->cs));
     return reply_chat(s, m->chat, 200, req);
   }
   const char *cur = chat_session_current(sw->cs), *refused = cli_nats_refuses(sw->nats, "delete", m->chat);
@@ -167,6 +168,7 @@ static void chat_action(serve *s, serve_world *sw, const serve_match *m, int met
   if (cur && !strcmp(cur, m->chat) && !world_is_quiet(sw->w)) serve_world_cancel(sw);
   if ((rc = chat_session_delete(sw->cs, m->chat, &em)) || (rc = cli_nats_join_sync(sw->nats, &em)))
     return reply_err(req, rc, &em);
+  cli_nats_join_record(sw->nats, m->chat, NULL);
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "deleted", m->chat);
   cur = chat_session_current(sw->cs);

@@ -249,7 +249,7 @@ static int host(serve *s, const world_spec *spec, const char *label, int join, a
   if ((rc = chat_session_open(s->st, x->sw.w, &x->sw.cs, em)) || (rc = world_clock_new(x->sw.w, &x->clock, em))) goto fail;
   world_set_emit_chunks(x->sw.w, 1);
   world_set_approver(x->sw.w, &(world_approver){on_ask, on_withdrawn}, x);
-  if (join && s->nats.url) rc = cli_nats_join_open(x->sw.w, x->sw.cs, &s->nats, stream_chat, x, &x->sw.nats, em);
+  if (join && s->nats.url) rc = cli_nats_join_open(x->sw.w, s->st, x->sw.cs, &s->nats, stream_chat, x, &x->sw.nats, em);
   else rc = chat_session_current(x->sw.cs) ? chat_session_resume(x->sw.cs, em) : chat_session_new(x->sw.cs, em);
   if (rc) goto fail;
   s->worlds[s->n_worlds++] = &x->sw;

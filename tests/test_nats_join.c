@@ -7,6 +7,7 @@
 #include "support/serve_client.h"
 #include "support/unit.h"
 
+#include <cjson/cJSON.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +159,116 @@ static void test_console_and_serve(void) {
   nats_node_stop(&node, SIGTERM);
 }
 
+/* `chats list --json` of database db as "id|title" lines, chats with messages only (caller frees). */
+static char *chat_rows(const char *db) {
+  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
+  proc_result r;
+  if (proc_agora(list, NULL, NULL, &r) || r.status) {
+    unit_fail_(__FILE__, __LINE__, "chats list --db %s failed", db);
+    return NULL;
+  }
+  size_t cap = strlen(r.out) + 1, k = 0;
+  char *out = calloc(1, cap);
+  for (char *line = strtok(r.out, "\n"); line && out; line = strtok(NULL, "\n")) {
+    cJSON *j = cJSON_Parse(line);
+    const cJSON *id = cJSON_GetObjectItem(j, "id"), *title = cJSON_GetObjectItem(j, "title");
+    const cJSON *n = cJSON_GetObjectItem(j, "message_count");
+    /* a process's own empty chat (started when it joined) stays in its copy only */
+    if (cJSON_IsString(id) && cJSON_IsString(title) && cJSON_IsNumber(n) && n->valuedouble > 0)
+      k += (size_t)snprintf(out + k, cap - k, "%s|%s\n", id->valuestring, title->valuestring);
+    cJSON_Delete(j);
+  }
+  proc_result_free(&r);
+  return out;
+}
+
+/* Waits until GET path on serve holds needle. */
+static int serve_shows(const serve_proc *sp, const char *path, const char *needle, long ms) {
+  for (long t = 0; t <= ms; t += 100) {
+    http_reply hr;
+    int found = !http_call(sp->base, "GET", path, NULL, 0, NULL, &hr) && hr.body && strstr(hr.body, needle);
+    http_reply_free(&hr);
+    if (found) return 1;
+    usleep(100 * 1000);
+  }
+  return 0;
+}
+
+/* Chat records in the world's bucket: a chat started, renamed or deleted in one process is so in every
+ * database copy (console, serve, host --db). */
+static void test_chat_records(void) {
+  nats_node node;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/records", tmp);
+  mkdir(dir, 0700);
+  if (nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return;
+  }
+  char world[4096], url[256], cdb[4096], sdb[4096], hdb[4096];
+  snprintf(world, sizeof world, "%s", path_of("rec.json"));
+  unit_write_file(world, duo_world);
+  snprintf(url, sizeof url, "%s", nats_url(&node, 0, 1));
+  snprintf(cdb, sizeof cdb, "%s", path_of("rcon.db"));
+  snprintf(sdb, sizeof sdb, "%s", path_of("rsrv.db"));
+  snprintf(hdb, sizeof hdb, "%s", path_of("rhost.db"));
+  const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", "--db", hdb, NULL};
+  pid_t h = agora_spawn(host, path_of("rhost.out"), path_of("rhost.err"), NULL);
+  const char *con[] = {"console", world, "--db", cdb, "--nats", url, NULL};
+  int in = -1;
+  pid_t cp = agora_spawn_piped(con, path_of("rcon.out"), path_of("rcon.err"), NULL, &in);
+  const char *sargs[] = {world, "--db", sdb, "--nats", url, NULL};
+  serve_proc sp;
+  if (h < 0 || cp < 0 || serve_proc_start(tmp, sargs, NULL, &sp)) {
+    unit_fail_(__FILE__, __LINE__, "host, console or serve did not start");
+    return;
+  }
+  CHECK(file_wait_for(path_of("rhost.err"), "hosting world duo", 20000));
+  CHECK(file_wait_for(path_of("rcon.out"), "new-chat-created", 20000));
+  say(in, "@alice first chat\n");
+  CHECK(file_wait_for(path_of("rcon.out"), "alice: @human alice one\n", 20000));
+  /* the title comes from the first human words in every copy */
+  CHECK(serve_shows(&sp, "/api/worlds/duo", "\"title\":\"First chat\"", 10000));
+  say(in, "/new\n@bob second chat\n");
+  CHECK(file_wait_for(path_of("rcon.out"), "bob: @human bob one\n", 20000));
+  say(in, "/title Second renamed\n");
+  CHECK(serve_shows(&sp, "/api/worlds/duo", "\"title\":\"Second renamed\"", 10000));
+  CHECK(serve_shows(&sp, "/api/worlds/duo/chats", "\"title\":\"First chat\"", 1000));
+  /* serve deletes the first chat: gone from the console's copy too */
+  char first[64] = "";
+  char *rows = chat_rows(cdb);
+  const char *p = rows ? strstr(rows, "|First chat\n") : NULL;
+  CHECK(p != NULL);
+  if (p) {
+    const char *s0 = p;
+    while (s0 > rows && s0[-1] != '\n') s0--;
+    snprintf(first, sizeof first, "%.*s", (int)(p - s0), s0);
+  }
+  free(rows);
+  char del[256];
+  snprintf(del, sizeof del, "/api/worlds/duo/chats/%s", first);
+  http_reply hr;
+  CHECK_INT(http_call(sp.base, "DELETE", del, NULL, 0, NULL, &hr), 0);
+  CHECK_INT(hr.status, 200);
+  http_reply_free(&hr);
+  say(in, "/chats\n");
+  char listed[128];
+  snprintf(listed, sizeof listed, "Second renamed\n");
+  CHECK(file_wait_for(path_of("rcon.out"), listed, 10000));
+  usleep(1000 * 1000); /* the delete reaches every copy */
+  close(in);
+  CHECK_INT(agora_wait(cp, 20000), 0);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  /* every copy holds the same chats with the same titles: the second one, renamed */
+  char *a = chat_rows(cdb), *b = chat_rows(sdb), *c = chat_rows(hdb);
+  CHECK(a && strstr(a, "|Second renamed\n") && !strstr(a, first));
+  CHECK_STR(b, a);
+  CHECK_STR(c, a);
+  free(a), free(b), free(c);
+  nats_node_stop(&node, SIGTERM);
+}
+
 static void test_usage(void) {
   char world[4096];
   snprintf(world, sizeof world, "%s", path_of("usage.json"));
@@ -195,6 +306,7 @@ int main(int argc, char **argv) {
   tmp = unit_tmpdir();
   static const unit_test tests[] = {
     {"console_and_serve", test_console_and_serve},
+    {"chat_records", test_chat_records},
     {"usage", test_usage},
   };
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
