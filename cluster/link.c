@@ -2,9 +2,11 @@
 #include "cluster/link.h"
 
 #include <nats/adapters/libevent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void link_init(void) { natsLibevent_Init(); }
 
@@ -18,13 +20,26 @@ const char *link_error(natsStatus s, char *buf, size_t cap) {
   return buf;
 }
 
-/* The CA bundle for tls://: --nats-ca, then the OpenSSL and curl conventions (as the LLM providers). */
-static const char *link_ca(const cluster_opts *o) {
+/* The CA bundle for tls://: --nats-ca, then the OpenSSL and curl conventions (as the LLM providers);
+ * *from names where it came from. */
+static const char *link_ca(const cluster_opts *o, const char **from) {
+  static const char *const vars[] = {"SSL_CERT_FILE", "CURL_CA_BUNDLE"};
+  *from = "--nats-ca";
   if (o->ca_file && o->ca_file[0]) return o->ca_file;
-  const char *v = getenv("SSL_CERT_FILE");
-  if (v && v[0]) return v;
-  v = getenv("CURL_CA_BUNDLE");
-  return v && v[0] ? v : NULL;
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *v = getenv(vars[i]);
+    if (v && v[0]) return *from = vars[i], v;
+  }
+  return NULL;
+}
+
+/* Files named for the connection must be readable: libnats' own report of a missing one says little. */
+static int link_files(const cluster_opts *o, ag_errmsg *em) {
+  const char *from = NULL, *ca = strstr(o->url, "tls://") ? link_ca(o, &from) : NULL;
+  if (ca && access(ca, R_OK)) return ag_fail(em, AG_ERR_INVALID, "%s %s: %s", from, ca, strerror(errno));
+  if (o->creds && access(o->creds, R_OK))
+    return ag_fail(em, AG_ERR_INVALID, "--nats-creds %s: %s", o->creds, strerror(errno));
+  return AG_OK;
 }
 
 static natsStatus link_auth(natsOptions *no, const cluster_opts *o) {
@@ -34,7 +49,7 @@ static natsStatus link_auth(natsOptions *no, const cluster_opts *o) {
   if (s == NATS_OK && token && token[0]) s = natsOptions_SetToken(no, token);
   if (s == NATS_OK && user && user[0]) s = natsOptions_SetUserInfo(no, user, getenv("AGORA_NATS_PASSWORD"));
   int tls = strstr(o->url, "tls://") != NULL;
-  const char *ca = tls ? link_ca(o) : NULL;
+  const char *from = NULL, *ca = tls ? link_ca(o, &from) : NULL;
   if (s == NATS_OK && tls) s = natsOptions_SetSecure(no, true);
   if (s == NATS_OK && ca) s = natsOptions_LoadCATrustedCertificates(no, ca);
   return s;
@@ -56,6 +71,8 @@ int link_connect(const cluster_opts *o, struct event_base *base, const char *nam
                  ag_errmsg *em) {
   natsOptions *no = NULL;
   char why[256];
+  int rc = link_files(o, em);
+  if (rc) return rc;
   natsStatus s = natsOptions_Create(&no);
   if (s == NATS_OK) s = link_servers(no, o->url);
   if (s == NATS_OK) s = natsOptions_SetName(no, name);

@@ -1,0 +1,192 @@
+/* Security of a world on NATS with real servers started here on loopback: TLS to nats-server (a CA and a
+ * server certificate made with openssl in a temp dir; the CA from --nats-ca or SSL_CERT_FILE; a wrong or
+ * missing CA is a clear error and exit 2, nothing stored), user/password and token from the environment
+ * (a wrong one: exit 2, never echoed), and no secret in the stream, the key-value buckets (the server's
+ * JetStream files), any database copy, or any output. */
+#include "support/nats_proc.h"
+#include "support/proc.h"
+#include "support/unit.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *tmp;
+
+static const char *path_of(const char *name) {
+  static char buf[8][4096];
+  static int k;
+  k = (k + 1) % 8;
+  snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
+  return buf[k];
+}
+
+static const char duo_world[] =
+  "{\"name\": \"Duo\", \"defaults\": {\"provider\": \"script\"}, \"agents\": ["
+  " {\"name\": \"alice\", \"replies\": [\"@human alice one\", \"@human alice two\"]},"
+  " {\"name\": \"bob\", \"replies\": [\"@human bob one\"]}],"
+  " \"script\": [{\"from\": \"human\", \"text\": \"@alice hello over a secure link\"},"
+  "              {\"from\": \"human\", \"text\": \"@bob and you\"}]}\n";
+
+static int sh(const char *fmt, const char *a, const char *b) {
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, fmt, a, b);
+  return system(cmd);
+}
+
+/* A CA, a server certificate for 127.0.0.1 signed by it, and another CA that signed nothing. */
+static int make_certs(const char *d) {
+  static const char *const steps[] = {
+    "cd '%s' && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj '/CN=Agora Test CA'",
+    "cd '%s' && openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj '/CN=127.0.0.1'",
+    "cd '%s' && printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > ext.cnf && openssl x509 -req -in srv.csr"
+    " -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 2 -extfile ext.cnf",
+    "cd '%s' && openssl req -x509 -newkey rsa:2048 -nodes -keyout wrong.key -out wrong.pem -days 2 -subj '/CN=Wrong CA'",
+  };
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s >/dev/null 2>&1", steps[i]);
+    if (sh(cmd, d, NULL)) return -1;
+  }
+  return 0;
+}
+
+/* 1 when some file under path holds needle (bytes, anywhere). */
+static int holds(const char *path, const char *needle) { return sh("grep -r -a -q -F -e '%s' '%s'", needle, path) == 0; }
+
+/* A world's run through a secured server: a host, `run --nats` with a database, then every file of the
+ * servers, the databases and the outputs is searched for the secret. env: the credentials (and CA)
+ * both use; args_extra: more options for both (NULL-terminated, may be empty). */
+static void run_and_search(const char *tag, const char *url, const char *store, const char *const *env,
+                           const char *const *extra, const char *secret) {
+  char world[4096], hdb[4096], rdb[4096], hout[4096], herr[4096];
+  snprintf(world, sizeof world, "%s", path_of("duo.json"));
+  unit_write_file(world, duo_world);
+  snprintf(hdb, sizeof hdb, "%s/%s-host.db", tmp, tag);
+  snprintf(rdb, sizeof rdb, "%s/%s-run.db", tmp, tag);
+  snprintf(hout, sizeof hout, "%s/%s-host.out", tmp, tag);
+  snprintf(herr, sizeof herr, "%s/%s-host.err", tmp, tag);
+  const char *host[16] = {"host", world, "--nats", url, "--lease-ms", "900", "--db", hdb, "--json"};
+  const char *run[16] = {"run", world, "--nats", url, "--db", rdb, "--json"};
+  for (size_t i = 0; extra[i]; i++) host[9 + i] = run[7 + i] = extra[i];
+  pid_t h = agora_spawn(host, hout, herr, env);
+  CHECK(file_wait_for(herr, "hosting world duo", 20000));
+  proc_result r;
+  CHECK_INT(proc_agora(run, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  if (r.status) fprintf(stderr, "%s: run: %s\n", tag, r.err);
+  char *m = proc_messages(r.out);
+  CHECK_STR(m, "human|human|@alice hello over a secure link\nalice|agent|@human alice one\n"
+               "human|human|@bob and you\nbob|agent|@human bob one\n");
+  CHECK(!strstr(r.out, secret) && !strstr(r.err, secret));
+  free(m);
+  proc_result_free(&r);
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  /* the searches can find what is there: the messages are in the stream's files and in both copies */
+  CHECK(holds(store, "@alice hello over a secure link"));
+  CHECK(holds(hdb, "@human bob one"));
+  CHECK(holds(rdb, "@human bob one"));
+  /* and the secret is nowhere: stream, buckets, databases, outputs */
+  CHECK(!holds(store, secret));
+  CHECK(!holds(hdb, secret));
+  CHECK(!holds(rdb, secret));
+  CHECK(!holds(hout, secret));
+  CHECK(!holds(herr, secret));
+}
+
+static void test_tls_user_password(void) {
+  char dir[2048];
+  snprintf(dir, sizeof dir, "%s/tls", tmp);
+  mkdir(dir, 0700);
+  if (make_certs(dir)) {
+    unit_fail_(__FILE__, __LINE__, "openssl could not make the certificates");
+    return;
+  }
+  char extra[8192 + 4096];
+  snprintf(extra, sizeof extra,
+           "tls { cert_file: \"%s/srv.pem\", key_file: \"%s/srv.key\" }\n"
+           "authorization { user: agora, password: \"Pw-7f3a9-secret\" }\n", dir, dir);
+  nats_node node;
+  if (nats_start(dir, 1, extra, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return;
+  }
+  char url[128], ca[4096], wrong[4096], cafile[4200];
+  snprintf(url, sizeof url, "tls://127.0.0.1:%d", node.port);
+  snprintf(ca, sizeof ca, "%s/ca.pem", dir);
+  snprintf(wrong, sizeof wrong, "%s/wrong.pem", dir);
+  snprintf(cafile, sizeof cafile, "SSL_CERT_FILE=%s", ca);
+  const char *user[] = {"AGORA_NATS_USER=agora", "AGORA_NATS_PASSWORD=Pw-7f3a9-secret", NULL};
+  const char *user_env_ca[] = {"AGORA_NATS_USER=agora", "AGORA_NATS_PASSWORD=Pw-7f3a9-secret", cafile, NULL};
+  const char *with_ca[] = {"--nats-ca", ca, NULL};
+  char js[4200];
+  snprintf(js, sizeof js, "%s/js0", dir);
+  run_and_search("tls", url, js, user, with_ca, "Pw-7f3a9-secret");
+  /* the CA from SSL_CERT_FILE works as well */
+  char world[4096];
+  snprintf(world, sizeof world, "%s", path_of("duo.json"));
+  const char *host[] = {"host", world, "--nats", url, NULL};
+  pid_t h = agora_spawn(host, path_of("envca.out"), path_of("envca.err"), user_env_ca);
+  CHECK(file_wait_for(path_of("envca.err"), "hosting world duo", 20000));
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  /* a CA that did not sign the server's certificate: refused at once, exit 2, nothing stored */
+  proc_result r;
+  const char *bad_ca[] = {"run", world, "--nats", url, "--nats-ca", wrong, "--db", path_of("badca.db"), NULL};
+  CHECK_INT(proc_agora(bad_ca, NULL, user, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "cannot connect to NATS at tls://127.0.0.1") != NULL);
+  CHECK(strstr(r.err, "certificate") != NULL);
+  CHECK(access(path_of("badca.db"), F_OK) != 0);
+  proc_result_free(&r);
+  /* a CA file that is not there: named */
+  const char *no_ca[] = {"console", world, "--nats", url, "--nats-ca", path_of("none.pem"), "--db", path_of("noca.db"), NULL};
+  CHECK_INT(proc_agora(no_ca, "", user, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "--nats-ca ") != NULL && strstr(r.err, "none.pem: No such file or directory") != NULL);
+  proc_result_free(&r);
+  /* a wrong password: exit 2, and neither password is echoed */
+  const char *wrong_pw[] = {"AGORA_NATS_USER=agora", "AGORA_NATS_PASSWORD=Wrong-pw-5521", cafile, NULL};
+  CHECK_INT(proc_agora(host, NULL, wrong_pw, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
+  CHECK(!strstr(r.err, "Wrong-pw-5521") && !strstr(r.err, "Pw-7f3a9-secret"));
+  proc_result_free(&r);
+  nats_node_stop(&node, SIGTERM);
+}
+
+static void test_token(void) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/token", tmp);
+  mkdir(dir, 0700);
+  nats_node node;
+  if (nats_start(dir, 1, "authorization { token: \"Tok-93b1c-secret\" }", &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return;
+  }
+  const char *tok[] = {"AGORA_NATS_TOKEN=Tok-93b1c-secret", NULL};
+  const char *none[] = {NULL};
+  char js[4200];
+  snprintf(js, sizeof js, "%s/js0", dir);
+  run_and_search("token", nats_url(&node, 0, 1), js, tok, none, "Tok-93b1c-secret");
+  nats_node_stop(&node, SIGTERM);
+}
+
+int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN);
+  if (!nats_available() || system("command -v openssl >/dev/null 2>&1")) {
+    fprintf(stderr, "nats-server and openssl are needed (apt-get install nats-server openssl)\n");
+    return 1;
+  }
+  tmp = unit_tmpdir();
+  static const unit_test tests[] = {
+    {"tls_user_password", test_tls_user_password},
+    {"token", test_token},
+  };
+  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  if (!getenv("AGORA_KEEP_TMP")) unit_rmrf(tmp);
+  free(tmp);
+  return rc;
+}
