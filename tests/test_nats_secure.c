@@ -1,7 +1,7 @@
 /* Security of a world on NATS with real servers started here on loopback: TLS to nats-server (a CA and a
  * server certificate made with openssl in a temp dir; the CA from --nats-ca or SSL_CERT_FILE; a wrong or
  * missing CA is a clear error and exit 2, nothing stored), user/password and token from the environment
- * (a wrong one: exit 2, never echoed), and no secret in the stream, the key-value buckets (the server's
+ * (a wrong one: exit 2, never echoed), --nats-creds with a server in operator (JWT) mode, and no secret in the stream, the key-value buckets (the server's
  * JetStream files), any database copy, or any output. */
 #include "support/nats_proc.h"
 #include "support/proc.h"
@@ -174,6 +174,54 @@ static void test_token(void) {
   nats_node_stop(&node, SIGTERM);
 }
 
+/* Operator mode: the operator, accounts, a user and its credentials file are made by
+ * tests/support/nats_jwt.py (ed25519 from python3-cryptography; nsc is not in Debian). */
+static void test_creds(void) {
+  char dir[2048], cmd[8192];
+  snprintf(dir, sizeof dir, "%s/creds", tmp);
+  mkdir(dir, 0700);
+  const char *src = getenv("AGORA_SRC");
+  snprintf(cmd, sizeof cmd, "python3 '%s/tests/support/nats_jwt.py' '%s'", src ? src : ".", dir);
+  if (system(cmd)) {
+    unit_fail_(__FILE__, __LINE__, "nats_jwt.py failed (python3 and python3-cryptography are needed)");
+    return;
+  }
+  char conf[4096], seedf[4096], creds[4096], stranger[4096];
+  snprintf(conf, sizeof conf, "%s/server.conf", dir);
+  snprintf(seedf, sizeof seedf, "%s/user.seed", dir);
+  snprintf(creds, sizeof creds, "%s/user.creds", dir);
+  snprintf(stranger, sizeof stranger, "%s/stranger.creds", dir);
+  char *extra = unit_read_file(conf), *seed = unit_read_file(seedf);
+  nats_node node;
+  if (!extra || !seed || strncmp(seed, "SU", 2) || nats_start(dir, 1, extra, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server in operator mode did not start");
+    free(extra), free(seed);
+    return;
+  }
+  const char *with_creds[] = {"--nats-creds", creds, NULL};
+  const char *none[] = {NULL};
+  char js[4200];
+  snprintf(js, sizeof js, "%s/js0", dir);
+  const char *url = nats_url(&node, 0, 1);
+  run_and_search("creds", url, js, none, with_creds, seed);
+  /* a user of an account the server does not know, and no credentials at all: exit 2 */
+  char world[4096];
+  snprintf(world, sizeof world, "%s", path_of("duo.json"));
+  const char *other[] = {"host", world, "--nats", url, "--nats-creds", stranger, NULL};
+  const char *bare[] = {"host", world, "--nats", url, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(other, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "Authorization Violation") != NULL);
+  CHECK(!strstr(r.err, "SU")); /* no seed */
+  proc_result_free(&r);
+  CHECK_INT(proc_agora(bare, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  proc_result_free(&r);
+  free(extra), free(seed);
+  nats_node_stop(&node, SIGTERM);
+}
+
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   if (!nats_available() || system("command -v openssl >/dev/null 2>&1")) {
@@ -184,6 +232,7 @@ int main(int argc, char **argv) {
   static const unit_test tests[] = {
     {"tls_user_password", test_tls_user_password},
     {"token", test_token},
+    {"creds", test_creds},
   };
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
   if (!getenv("AGORA_KEEP_TMP")) unit_rmrf(tmp);
