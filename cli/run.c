@@ -46,7 +46,8 @@ static const char run_usage[] =
   "              and `agora host` processes answer (docs/distributed.md); with --nats-creds FILE,\n"
   "              --nats-ca FILE, --nats-replicas N; AGORA_NATS_TOKEN or AGORA_NATS_USER and\n"
   "              AGORA_NATS_PASSWORD from the environment. A step waits until every addressed agent\n"
-  "              has answered in some host.\n"
+  "              has answered in some host. With --chat ID the script continues the stream's current\n"
+  "              chat ID (the database then holds the stream's copy); --resume cannot go with --nats\n"
   "\n"
   "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";
 

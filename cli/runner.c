@@ -117,6 +117,17 @@ static int runner_join(cli_runner *r, const cli_runner_opts *o, const char *cmd)
   ag_errmsg em = {""};
   if (!n.replicas) n.replicas = 1;
   if (!n.lease_ms) n.lease_ms = 3000;
+  if (o->chat) { /* --chat ID: the copy follows the stream, whose chat must be ID */
+    int rc = cli_store_open(o->db, &r->st, &em);
+    if (!rc && !(rc = chat_session_open(r->st, r->w, &r->cs, &em)))
+      rc = cli_nats_join_open(r->w, r->st, r->cs, &n, NULL, NULL, &r->nj, &em);
+    if (rc) return cli_error(rc, "%s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc));
+    const char *now = chat_session_current(r->cs);
+    if (!now || strcmp(now, o->chat))
+      return cli_error(AG_ERR_INVALID, "%s: --chat %s: the world's stream on NATS is on chat %s; only that chat can be "
+                       "continued with --nats", cmd, o->chat, cli_nats_join_fresh(r->nj) ? "(none yet)" : now);
+    return 0;
+  }
   int rc = cluster_open(r->w, &n, &r->cl, &em);
   if (!rc) rc = cluster_wait_ready(r->cl, 60000, &em);
   return rc ? cli_error(rc, "%s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc)) : 0;
@@ -127,8 +138,9 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
   ag_errmsg em = {""};
   int rc = load_spec(r, o, cmd);
   if (rc) return rc;
-  if (o->nats.url && (o->chat || o->resume_chat))
-    return cli_error(AG_ERR_INVALID, "%s: --%s cannot go with --nats", cmd, o->chat ? "chat" : "resume");
+  if (o->nats.url && o->resume_chat)
+    return cli_error(AG_ERR_INVALID, "%s: --resume cannot go with --nats: the hosts finish the turns a chat had in "
+                     "flight themselves", cmd);
   if (o->nats.url && cluster_init()) return cli_error(AG_ERR_NOMEM, "%s: cannot start the NATS client", cmd);
   /* A stored world may come from an imported snapshot: as untrusted as a file. */
   const char *label = o->world_path ? o->world_path : "the stored world";
@@ -154,7 +166,8 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
     world_run_until_quiet(r->w);
     return cli_error(rc, "%s: %s", cmd, em.text);
   }
-  if (!o->no_save && (rc = open_chat(r, o, cmd))) return rc;
+  if (!o->no_save && !r->nj && (rc = open_chat(r, o, cmd))) return rc;
+  if (r->nj) output_set_chat(r->out, chat_session_current(r->cs));
   /* On NATS the chat stored here is the chat published to. */
   if (r->cl && (rc = cluster_use_chat(r->cl, r->cs ? chat_session_current(r->cs) : NULL)))
     return cli_error(rc, "%s: %s", cmd, ag_strerror(rc));
@@ -178,6 +191,7 @@ int cli_runner_finish(cli_runner *r) {
 
 void cli_runner_close(cli_runner *r) {
   cli_mcp_stop(r->w);
+  cli_nats_join_free(r->nj);
   cluster_free(r->cl);
   chat_session_free(r->cs);
   chat_store_close(r->st);

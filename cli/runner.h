@@ -5,6 +5,7 @@
 
 #include "chat/session.h"
 #include "cli/key_env.h"
+#include "cli/nats_join.h"
 #include "cli/output.h"
 #include "cli/prepare.h"
 #include "cli/run_screen.h"
@@ -36,6 +37,7 @@ typedef struct cli_runner {
   store *st;
   chat_session *cs; /* NULL with --no-save */
   cluster *cl;      /* run --nats, else NULL */
+  cli_nats_join *nj; /* run --nats --chat ID: joined to the stream's chat ID, else NULL */
   run_screen *scr;
   int yes;                  /* --yes: approve every tool call */
   char **answers;           /* --answers' lines, owned; next: the one the next question gets */

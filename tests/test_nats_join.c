@@ -269,6 +269,58 @@ static void test_chat_records(void) {
   nats_node_stop(&node, SIGTERM);
 }
 
+/* run --nats --chat ID continues the stream's chat; another id, or --resume, is refused. */
+static void test_run_chat(void) {
+  nats_node node;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/runchat", tmp);
+  mkdir(dir, 0700);
+  if (nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return;
+  }
+  char world[4096], url[256], db[4096];
+  snprintf(world, sizeof world, "%s", path_of("runchat.json"));
+  unit_write_file(world, duo_world);
+  snprintf(url, sizeof url, "%s", nats_url(&node, 0, 1));
+  snprintf(db, sizeof db, "%s", path_of("runchat.db"));
+  const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
+  pid_t h = agora_spawn(host, path_of("rc.out"), path_of("rc.err"), NULL);
+  CHECK(file_wait_for(path_of("rc.err"), "hosting world duo", 20000));
+  const char *first[] = {"run", world, "--nats", url, "--db", path_of("runchat1.db"), "--json", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(first, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  char chat[64] = "";
+  const char *p = strstr(r.out, "\"chat\":\"");
+  if (p) snprintf(chat, sizeof chat, "%.*s", (int)strcspn(p + 8, "\""), p + 8);
+  proc_result_free(&r);
+  CHECK(chat[0] != '\0');
+  const char *again[] = {"run", world, "--nats", url, "--db", db, "--chat", chat, "--json", NULL};
+  CHECK_INT(proc_agora(again, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  char *m = proc_messages(r.out);
+  CHECK_STR(m, "human|human|@alice hello from run\nalice|agent|@human alice two\n"); /* the chat goes on */
+  free(m);
+  proc_result_free(&r);
+  char *all = stored(db, chat); /* the copy holds the chat from its first message */
+  CHECK_STR(all, "human|human|@alice hello from run\nalice|agent|@human alice one\n"
+                 "human|human|@alice hello from run\nalice|agent|@human alice two\n");
+  free(all);
+  const char *other[] = {"run", world, "--nats", url, "--db", db, "--chat", "0000000000000", NULL};
+  CHECK_INT(proc_agora(other, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "only that chat can be continued with --nats") != NULL);
+  proc_result_free(&r);
+  const char *resume[] = {"run", world, "--nats", url, "--db", db, "--resume", chat, NULL};
+  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "--resume cannot go with --nats") != NULL);
+  proc_result_free(&r);
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  nats_node_stop(&node, SIGTERM);
+}
+
 static void test_usage(void) {
   char world[4096];
   snprintf(world, sizeof world, "%s", path_of("usage.json"));
@@ -307,6 +359,7 @@ int main(int argc, char **argv) {
   static const unit_test tests[] = {
     {"console_and_serve", test_console_and_serve},
     {"chat_records", test_chat_records},
+    {"run_chat", test_run_chat},
     {"usage", test_usage},
   };
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
