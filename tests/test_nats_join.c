@@ -3,6 +3,7 @@
  * (driven through its stdin) and `agora serve --nats` (driven with libcurl, its event stream read) see
  * what every process publishes, and what each of them sends is answered by the host. */
 #include "support/nats_proc.h"
+#include "support/nats_suite.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
@@ -14,16 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char *tmp;
-
-static const char *path_of(const char *name) {
-  static char buf[8][4096];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
-  return buf[k];
-}
 
 static const char duo_world[] =
   "{\"name\": \"Duo\", \"defaults\": {\"provider\": \"script\"}, \"agents\": ["
@@ -67,36 +58,78 @@ static int frame_chat(const sse_conn *c, char *out, size_t cap) {
   return -1;
 }
 
-static void test_console_and_serve(void) {
-  nats_node node;
+/* One nats-server with its data in the scratch subdirectory sub, and world file name holding duo_world.
+ * 0, or -1 after failing the case. */
+static int node_start(const char *sub, const char *name, nats_node *node, char world[4096], char url[256]) {
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/join", tmp);
+  snprintf(dir, sizeof dir, "%s/%s", nats_tmp(), sub);
   mkdir(dir, 0700);
-  if (nats_start(dir, 1, NULL, &node)) {
+  if (nats_start(dir, 1, NULL, node)) {
     unit_fail_(__FILE__, __LINE__, "nats-server did not start");
-    return;
+    return -1;
   }
-  char world[4096], url[256], cdb[4096], sdb[4096];
-  snprintf(world, sizeof world, "%s", path_of("duo.json"));
+  snprintf(world, 4096, "%s", nats_path(name));
   unit_write_file(world, duo_world);
-  snprintf(url, sizeof url, "%s", nats_url(&node, 0, 1));
-  snprintf(cdb, sizeof cdb, "%s", path_of("con.db"));
-  snprintf(sdb, sizeof sdb, "%s", path_of("srv.db"));
-  const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
-  pid_t h = agora_spawn(host, path_of("host.out"), path_of("host.err"), NULL);
-  const char *con[] = {"console", world, "--db", cdb, "--nats", url, NULL};
-  int in = -1;
-  pid_t cp = agora_spawn_piped(con, path_of("con.out"), path_of("con.err"), NULL, &in);
-  const char *sargs[] = {world, "--db", sdb, "--nats", url, NULL};
+  snprintf(url, 256, "%s", nats_url(node, 0, 1));
+  return 0;
+}
+
+/* A world joined by three processes: a host (with a database when host_db), a console driven through
+ * its stdin and serve; their files are TAG-host.out, TAG-con.out, TAG-con.db, TAG-srv.db, ... */
+typedef struct trio {
+  nats_node node;
+  char world[4096], url[256], cdb[4096], sdb[4096], hdb[4096], cout[4096], cerr[4096];
+  pid_t host, con;
+  int in;
   serve_proc sp;
-  if (h < 0 || cp < 0 || serve_proc_start(tmp, sargs, NULL, &sp)) {
+} trio;
+
+static const char *tagged(const char *tag, const char *what) {
+  char name[128];
+  snprintf(name, sizeof name, "%s-%s", tag, what);
+  return nats_path(name);
+}
+
+static int trio_start(trio *t, const char *tag, int host_db) {
+  char name[64];
+  snprintf(name, sizeof name, "%s.json", tag);
+  if (node_start(tag, name, &t->node, t->world, t->url)) return -1;
+  snprintf(t->cdb, sizeof t->cdb, "%s", tagged(tag, "con.db"));
+  snprintf(t->sdb, sizeof t->sdb, "%s", tagged(tag, "srv.db"));
+  snprintf(t->hdb, sizeof t->hdb, "%s", tagged(tag, "host.db"));
+  snprintf(t->cout, sizeof t->cout, "%s", tagged(tag, "con.out"));
+  snprintf(t->cerr, sizeof t->cerr, "%s", tagged(tag, "con.err"));
+  char herr[4096];
+  snprintf(herr, sizeof herr, "%s", tagged(tag, "host.err"));
+  const char *host[] = {"host", t->world, "--nats", t->url, "--lease-ms", "900", host_db ? "--db" : NULL, t->hdb, NULL};
+  t->host = agora_spawn(host, tagged(tag, "host.out"), herr, NULL);
+  const char *con[] = {"console", t->world, "--db", t->cdb, "--nats", t->url, NULL};
+  t->con = agora_spawn_piped(con, t->cout, t->cerr, NULL, &t->in);
+  const char *sargs[] = {t->world, "--db", t->sdb, "--nats", t->url, NULL};
+  if (t->host < 0 || t->con < 0 || serve_proc_start(nats_tmp(), sargs, NULL, &t->sp)) {
     unit_fail_(__FILE__, __LINE__, "host, console or serve did not start");
-    return;
+    return -1;
   }
-  CHECK(file_wait_for(path_of("host.err"), "hosting world duo", 20000));
-  CHECK(file_wait_for(path_of("con.out"), "new-chat-created", 20000)); /* the console has joined */
+  CHECK(file_wait_for(herr, "hosting world duo", 20000));
+  CHECK(file_wait_for(t->cout, "new-chat-created", 20000)); /* the console has joined */
+  return 0;
+}
+
+/* EOF to the console (it saves and ends), serve and the host stopped: each exits 0. */
+static void trio_stop(trio *t) {
+  close(t->in);
+  CHECK_INT(agora_wait(t->con, 20000), 0);
+  CHECK_INT(serve_proc_stop(&t->sp), 0);
+  CHECK_INT(agora_stop(t->host, SIGTERM), 0);
+}
+
+static void test_console_and_serve(void) {
+  trio t;
+  if (trio_start(&t, "join", 0)) return;
+  const char *world = t.world, *url = t.url;
+  int in = t.in;
   char events[256];
-  snprintf(events, sizeof events, "%s/api/worlds/duo/events", sp.base);
+  snprintf(events, sizeof events, "%s/api/worlds/duo/events", t.sp.base);
   sse_set *set = sse_set_new();
   sse_conn *sse = sse_open(set, events, NULL, NULL);
   sse_pump(set, 300);
@@ -107,15 +140,15 @@ static void test_console_and_serve(void) {
   CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);
   proc_result_free(&r);
-  CHECK(file_wait_for(path_of("con.out"), "human: @alice hello from run\n", 20000));
-  CHECK(file_wait_for(path_of("con.out"), "alice: @human alice one\n", 20000));
-  CHECK(file_wait_for(path_of("con.out"), "-- title-updated: title=From run\n", 1000)); /* the same title rule */
+  CHECK(file_wait_for(t.cout, "human: @alice hello from run\n", 20000));
+  CHECK(file_wait_for(t.cout, "alice: @human alice one\n", 20000));
+  CHECK(file_wait_for(t.cout, "-- title-updated: title=From run\n", 1000)); /* the same title rule */
   CHECK_INT(sse_wait(set, 1, "\"text\":\"@human alice one\"", 20000), 0);
   CHECK_INT(sse_count(sse, "\"text\":\"@alice hello from run\""), 1);
 
   /* the console sends: the host answers, serve's stream shows both */
   say(in, "@bob from console\n");
-  CHECK(file_wait_for(path_of("con.out"), "human: @bob from console\n\nbob: @human bob one\n", 20000));
+  CHECK(file_wait_for(t.cout, "human: @bob from console\n\nbob: @human bob one\n", 20000));
   CHECK_INT(sse_wait(set, 1, "\"text\":\"@human bob one\"", 20000), 0);
 
   /* serve takes a message: the console shows it and the answer */
@@ -123,40 +156,37 @@ static void test_console_and_serve(void) {
   CHECK_INT(frame_chat(sse, chat, sizeof chat), 0);
   http_reply hr;
   const char *body = "{\"text\": \"@alice from serve\"}";
-  CHECK_INT(http_call(sp.base, "POST", "/api/worlds/duo/messages", body, strlen(body), NULL, &hr), 0);
+  CHECK_INT(http_call(t.sp.base, "POST", "/api/worlds/duo/messages", body, strlen(body), NULL, &hr), 0);
   CHECK_INT(hr.status, 202);
   CHECK(strstr(hr.body, chat) != NULL); /* into the stream's chat */
   http_reply_free(&hr);
-  CHECK(file_wait_for(path_of("con.out"), "human: @alice from serve\n\nalice: @human alice two\n", 20000));
+  CHECK(file_wait_for(t.cout, "human: @alice from serve\n\nalice: @human alice two\n", 20000));
   CHECK_INT(sse_wait(set, 1, "\"text\":\"@human alice two\"", 20000), 0);
   /* every frame's chat is the stream's: one chat, seqs 1..6 in order */
   CHECK_INT(sse_count(sse, "\"type\":\"message\""), 6);
 
   /* what would hold in one process only is refused, with a reason */
   say(in, "/branch 2\n/add carol\n/load 0000000000000\n");
-  CHECK(file_wait_for(path_of("con.err"), "/add: not available on a world joined over NATS", 10000));
-  CHECK(file_wait_for(path_of("con.err"), "/branch: not available on a world joined over NATS", 1000));
-  CHECK(file_wait_for(path_of("con.err"), "/load: on a world joined over NATS", 1000));
+  CHECK(file_wait_for(t.cerr, "/add: not available on a world joined over NATS", 10000));
+  CHECK(file_wait_for(t.cerr, "/branch: not available on a world joined over NATS", 1000));
+  CHECK(file_wait_for(t.cerr, "/load: on a world joined over NATS", 1000));
   char sel[256];
   snprintf(sel, sizeof sel, "/api/worlds/duo/chats/%s", chat);
-  CHECK_INT(http_call(sp.base, "DELETE", sel, NULL, 0, NULL, &hr), 0);
+  CHECK_INT(http_call(t.sp.base, "DELETE", sel, NULL, 0, NULL, &hr), 0);
   CHECK_INT(hr.status, 409); /* the stream's chat cannot be deleted from one process */
   http_reply_free(&hr);
 
-  close(in); /* EOF: the console saves and ends */
-  CHECK_INT(agora_wait(cp, 20000), 0);
   sse_set_free(set);
-  CHECK_INT(serve_proc_stop(&sp), 0);
-  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  trio_stop(&t);
   /* the console's and serve's databases hold the same copy of the chat */
   const char *want = "human|human|@alice hello from run\nalice|agent|@human alice one\n"
                      "human|human|@bob from console\nbob|agent|@human bob one\n"
                      "human|human|@alice from serve\nalice|agent|@human alice two\n";
-  char *c1 = stored(cdb, chat), *c2 = stored(sdb, chat);
+  char *c1 = stored(t.cdb, chat), *c2 = stored(t.sdb, chat);
   CHECK_STR(c1, want);
   CHECK_STR(c2, want);
   free(c1), free(c2);
-  nats_node_stop(&node, SIGTERM);
+  nats_node_stop(&t.node, SIGTERM);
 }
 
 /* `chats list --json` of database db as "id|title" lines, chats with messages only (caller frees). */
@@ -197,46 +227,21 @@ static int serve_shows(const serve_proc *sp, const char *path, const char *needl
 /* Chat records in the world's bucket: a chat started, renamed or deleted in one process is so in every
  * database copy (console, serve, host --db). */
 static void test_chat_records(void) {
-  nats_node node;
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/records", tmp);
-  mkdir(dir, 0700);
-  if (nats_start(dir, 1, NULL, &node)) {
-    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
-    return;
-  }
-  char world[4096], url[256], cdb[4096], sdb[4096], hdb[4096];
-  snprintf(world, sizeof world, "%s", path_of("rec.json"));
-  unit_write_file(world, duo_world);
-  snprintf(url, sizeof url, "%s", nats_url(&node, 0, 1));
-  snprintf(cdb, sizeof cdb, "%s", path_of("rcon.db"));
-  snprintf(sdb, sizeof sdb, "%s", path_of("rsrv.db"));
-  snprintf(hdb, sizeof hdb, "%s", path_of("rhost.db"));
-  const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", "--db", hdb, NULL};
-  pid_t h = agora_spawn(host, path_of("rhost.out"), path_of("rhost.err"), NULL);
-  const char *con[] = {"console", world, "--db", cdb, "--nats", url, NULL};
-  int in = -1;
-  pid_t cp = agora_spawn_piped(con, path_of("rcon.out"), path_of("rcon.err"), NULL, &in);
-  const char *sargs[] = {world, "--db", sdb, "--nats", url, NULL};
-  serve_proc sp;
-  if (h < 0 || cp < 0 || serve_proc_start(tmp, sargs, NULL, &sp)) {
-    unit_fail_(__FILE__, __LINE__, "host, console or serve did not start");
-    return;
-  }
-  CHECK(file_wait_for(path_of("rhost.err"), "hosting world duo", 20000));
-  CHECK(file_wait_for(path_of("rcon.out"), "new-chat-created", 20000));
+  trio t;
+  if (trio_start(&t, "rec", 1)) return;
+  int in = t.in;
   say(in, "@alice first chat\n");
-  CHECK(file_wait_for(path_of("rcon.out"), "alice: @human alice one\n", 20000));
+  CHECK(file_wait_for(t.cout, "alice: @human alice one\n", 20000));
   /* the title comes from the first human words in every copy */
-  CHECK(serve_shows(&sp, "/api/worlds/duo", "\"title\":\"First chat\"", 10000));
+  CHECK(serve_shows(&t.sp, "/api/worlds/duo", "\"title\":\"First chat\"", 10000));
   say(in, "/new\n@bob second chat\n");
-  CHECK(file_wait_for(path_of("rcon.out"), "bob: @human bob one\n", 20000));
+  CHECK(file_wait_for(t.cout, "bob: @human bob one\n", 20000));
   say(in, "/title Second renamed\n");
-  CHECK(serve_shows(&sp, "/api/worlds/duo", "\"title\":\"Second renamed\"", 10000));
-  CHECK(serve_shows(&sp, "/api/worlds/duo/chats", "\"title\":\"First chat\"", 1000));
+  CHECK(serve_shows(&t.sp, "/api/worlds/duo", "\"title\":\"Second renamed\"", 10000));
+  CHECK(serve_shows(&t.sp, "/api/worlds/duo/chats", "\"title\":\"First chat\"", 1000));
   /* serve deletes the first chat: gone from the console's copy too */
   char first[64] = "";
-  char *rows = chat_rows(cdb);
+  char *rows = chat_rows(t.cdb);
   const char *p = rows ? strstr(rows, "|First chat\n") : NULL;
   CHECK(p != NULL);
   if (p) {
@@ -248,46 +253,34 @@ static void test_chat_records(void) {
   char del[256];
   snprintf(del, sizeof del, "/api/worlds/duo/chats/%s", first);
   http_reply hr;
-  CHECK_INT(http_call(sp.base, "DELETE", del, NULL, 0, NULL, &hr), 0);
+  CHECK_INT(http_call(t.sp.base, "DELETE", del, NULL, 0, NULL, &hr), 0);
   CHECK_INT(hr.status, 200);
   http_reply_free(&hr);
   say(in, "/chats\n");
   char listed[128];
   snprintf(listed, sizeof listed, "Second renamed\n");
-  CHECK(file_wait_for(path_of("rcon.out"), listed, 10000));
+  CHECK(file_wait_for(t.cout, listed, 10000));
   usleep(1000 * 1000); /* the delete reaches every copy */
-  close(in);
-  CHECK_INT(agora_wait(cp, 20000), 0);
-  CHECK_INT(serve_proc_stop(&sp), 0);
-  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  trio_stop(&t);
   /* every copy holds the same chats with the same titles: the second one, renamed */
-  char *a = chat_rows(cdb), *b = chat_rows(sdb), *c = chat_rows(hdb);
+  char *a = chat_rows(t.cdb), *b = chat_rows(t.sdb), *c = chat_rows(t.hdb);
   CHECK(a && strstr(a, "|Second renamed\n") && !strstr(a, first));
   CHECK_STR(b, a);
   CHECK_STR(c, a);
   free(a), free(b), free(c);
-  nats_node_stop(&node, SIGTERM);
+  nats_node_stop(&t.node, SIGTERM);
 }
 
 /* run --nats --chat ID continues the stream's chat; another id, or --resume, is refused. */
 static void test_run_chat(void) {
   nats_node node;
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/runchat", tmp);
-  mkdir(dir, 0700);
-  if (nats_start(dir, 1, NULL, &node)) {
-    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
-    return;
-  }
   char world[4096], url[256], db[4096];
-  snprintf(world, sizeof world, "%s", path_of("runchat.json"));
-  unit_write_file(world, duo_world);
-  snprintf(url, sizeof url, "%s", nats_url(&node, 0, 1));
-  snprintf(db, sizeof db, "%s", path_of("runchat.db"));
+  if (node_start("runchat", "runchat.json", &node, world, url)) return;
+  snprintf(db, sizeof db, "%s", nats_path("runchat.db"));
   const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
-  pid_t h = agora_spawn(host, path_of("rc.out"), path_of("rc.err"), NULL);
-  CHECK(file_wait_for(path_of("rc.err"), "hosting world duo", 20000));
-  const char *first[] = {"run", world, "--nats", url, "--db", path_of("runchat1.db"), "--json", NULL};
+  pid_t h = agora_spawn(host, nats_path("rc.out"), nats_path("rc.err"), NULL);
+  CHECK(file_wait_for(nats_path("rc.err"), "hosting world duo", 20000));
+  const char *first[] = {"run", world, "--nats", url, "--db", nats_path("runchat1.db"), "--json", NULL};
   proc_result r;
   CHECK_INT(proc_agora(first, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);
@@ -323,7 +316,7 @@ static void test_run_chat(void) {
 
 static void test_usage(void) {
   char world[4096];
-  snprintf(world, sizeof world, "%s", path_of("usage.json"));
+  snprintf(world, sizeof world, "%s", nats_path("usage.json"));
   unit_write_file(world, duo_world);
   proc_result r;
   const char *no_value[] = {"console", world, "--nats", NULL};
@@ -331,18 +324,18 @@ static void test_usage(void) {
   CHECK_INT(r.status, 2);
   CHECK(strstr(r.err, "--nats needs a value") != NULL);
   proc_result_free(&r);
-  const char *no_world[] = {"serve", "--nats", "nats://127.0.0.1:1", "--db", path_of("u.db"), NULL};
+  const char *no_world[] = {"serve", "--nats", "nats://127.0.0.1:1", "--db", nats_path("u.db"), NULL};
   CHECK_INT(proc_agora(no_world, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 2);
   CHECK(strstr(r.err, "--nats needs the world file") != NULL);
   proc_result_free(&r);
   /* no server there: exit 2 at once, naming it */
-  const char *con[] = {"console", world, "--db", path_of("u.db"), "--nats", "nats://127.0.0.1:1", NULL};
+  const char *con[] = {"console", world, "--db", nats_path("u.db"), "--nats", "nats://127.0.0.1:1", NULL};
   CHECK_INT(proc_agora(con, "hello\n", NULL, &r), 0);
   CHECK_INT(r.status, 2);
   CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
   proc_result_free(&r);
-  const char *srv[] = {"serve", world, "--db", path_of("u.db"), "--listen", "127.0.0.1:0", "--nats", "nats://127.0.0.1:1", NULL};
+  const char *srv[] = {"serve", world, "--db", nats_path("u.db"), "--listen", "127.0.0.1:0", "--nats", "nats://127.0.0.1:1", NULL};
   CHECK_INT(proc_agora(srv, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 2);
   CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
@@ -350,20 +343,11 @@ static void test_usage(void) {
 }
 
 int main(int argc, char **argv) {
-  signal(SIGPIPE, SIG_IGN);
-  if (!nats_available()) {
-    fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");
-    return 1;
-  }
-  tmp = unit_tmpdir();
   static const unit_test tests[] = {
     {"console_and_serve", test_console_and_serve},
     {"chat_records", test_chat_records},
     {"run_chat", test_run_chat},
     {"usage", test_usage},
   };
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  if (!getenv("AGORA_KEEP_TMP")) unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, NULL);
 }

@@ -4,6 +4,7 @@
  * (a wrong one: exit 2, never echoed), --nats-creds with a server in operator (JWT) mode, and no secret in the stream, the key-value buckets (the server's
  * JetStream files), any database copy, or any output. */
 #include "support/nats_proc.h"
+#include "support/nats_suite.h"
 #include "support/proc.h"
 #include "support/unit.h"
 
@@ -13,16 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char *tmp;
-
-static const char *path_of(const char *name) {
-  static char buf[8][4096];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
-  return buf[k];
-}
 
 static const char duo_world[] =
   "{\"name\": \"Duo\", \"defaults\": {\"provider\": \"script\"}, \"agents\": ["
@@ -63,12 +54,12 @@ static int holds(const char *path, const char *needle) { return sh("grep -r -a -
 static void run_and_search(const char *tag, const char *url, const char *store, const char *const *env,
                            const char *const *extra, const char *secret) {
   char world[4096], hdb[4096], rdb[4096], hout[4096], herr[4096];
-  snprintf(world, sizeof world, "%s", path_of("duo.json"));
+  snprintf(world, sizeof world, "%s", nats_path("duo.json"));
   unit_write_file(world, duo_world);
-  snprintf(hdb, sizeof hdb, "%s/%s-host.db", tmp, tag);
-  snprintf(rdb, sizeof rdb, "%s/%s-run.db", tmp, tag);
-  snprintf(hout, sizeof hout, "%s/%s-host.out", tmp, tag);
-  snprintf(herr, sizeof herr, "%s/%s-host.err", tmp, tag);
+  snprintf(hdb, sizeof hdb, "%s/%s-host.db", nats_tmp(), tag);
+  snprintf(rdb, sizeof rdb, "%s/%s-run.db", nats_tmp(), tag);
+  snprintf(hout, sizeof hout, "%s/%s-host.out", nats_tmp(), tag);
+  snprintf(herr, sizeof herr, "%s/%s-host.err", nats_tmp(), tag);
   const char *host[16] = {"host", world, "--nats", url, "--lease-ms", "900", "--db", hdb, "--json"};
   const char *run[16] = {"run", world, "--nats", url, "--db", rdb, "--json"};
   for (size_t i = 0; extra[i]; i++) host[9 + i] = run[7 + i] = extra[i];
@@ -99,7 +90,7 @@ static void run_and_search(const char *tag, const char *url, const char *store, 
 
 static void test_tls_user_password(void) {
   char dir[2048];
-  snprintf(dir, sizeof dir, "%s/tls", tmp);
+  snprintf(dir, sizeof dir, "%s/tls", nats_tmp());
   mkdir(dir, 0700);
   if (make_certs(dir)) {
     unit_fail_(__FILE__, __LINE__, "openssl could not make the certificates");
@@ -127,22 +118,22 @@ static void test_tls_user_password(void) {
   run_and_search("tls", url, js, user, with_ca, "Pw-7f3a9-secret");
   /* the CA from SSL_CERT_FILE works as well */
   char world[4096];
-  snprintf(world, sizeof world, "%s", path_of("duo.json"));
+  snprintf(world, sizeof world, "%s", nats_path("duo.json"));
   const char *host[] = {"host", world, "--nats", url, NULL};
-  pid_t h = agora_spawn(host, path_of("envca.out"), path_of("envca.err"), user_env_ca);
-  CHECK(file_wait_for(path_of("envca.err"), "hosting world duo", 20000));
+  pid_t h = agora_spawn(host, nats_path("envca.out"), nats_path("envca.err"), user_env_ca);
+  CHECK(file_wait_for(nats_path("envca.err"), "hosting world duo", 20000));
   CHECK_INT(agora_stop(h, SIGTERM), 0);
   /* a CA that did not sign the server's certificate: refused at once, exit 2, nothing stored */
   proc_result r;
-  const char *bad_ca[] = {"run", world, "--nats", url, "--nats-ca", wrong, "--db", path_of("badca.db"), NULL};
+  const char *bad_ca[] = {"run", world, "--nats", url, "--nats-ca", wrong, "--db", nats_path("badca.db"), NULL};
   CHECK_INT(proc_agora(bad_ca, NULL, user, &r), 0);
   CHECK_INT(r.status, 2);
   CHECK(strstr(r.err, "cannot connect to NATS at tls://127.0.0.1") != NULL);
   CHECK(strstr(r.err, "certificate") != NULL);
-  CHECK(access(path_of("badca.db"), F_OK) != 0);
+  CHECK(access(nats_path("badca.db"), F_OK) != 0);
   proc_result_free(&r);
   /* a CA file that is not there: named */
-  const char *no_ca[] = {"console", world, "--nats", url, "--nats-ca", path_of("none.pem"), "--db", path_of("noca.db"), NULL};
+  const char *no_ca[] = {"console", world, "--nats", url, "--nats-ca", nats_path("none.pem"), "--db", nats_path("noca.db"), NULL};
   CHECK_INT(proc_agora(no_ca, "", user, &r), 0);
   CHECK_INT(r.status, 2);
   CHECK(strstr(r.err, "--nats-ca ") != NULL && strstr(r.err, "none.pem: No such file or directory") != NULL);
@@ -159,7 +150,7 @@ static void test_tls_user_password(void) {
 
 static void test_token(void) {
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/token", tmp);
+  snprintf(dir, sizeof dir, "%s/token", nats_tmp());
   mkdir(dir, 0700);
   nats_node node;
   if (nats_start(dir, 1, "authorization { token: \"Tok-93b1c-secret\" }", &node)) {
@@ -178,7 +169,7 @@ static void test_token(void) {
  * tests/support/nats_jwt.py (ed25519 from python3-cryptography; nsc is not in Debian). */
 static void test_creds(void) {
   char dir[2048], cmd[8192];
-  snprintf(dir, sizeof dir, "%s/creds", tmp);
+  snprintf(dir, sizeof dir, "%s/creds", nats_tmp());
   mkdir(dir, 0700);
   const char *src = getenv("AGORA_SRC");
   snprintf(cmd, sizeof cmd, "python3 '%s/tests/support/nats_jwt.py' '%s'", src ? src : ".", dir);
@@ -206,7 +197,7 @@ static void test_creds(void) {
   run_and_search("creds", url, js, none, with_creds, seed);
   /* a user of an account the server does not know, and no credentials at all: exit 2 */
   char world[4096];
-  snprintf(world, sizeof world, "%s", path_of("duo.json"));
+  snprintf(world, sizeof world, "%s", nats_path("duo.json"));
   const char *other[] = {"host", world, "--nats", url, "--nats-creds", stranger, NULL};
   const char *bare[] = {"host", world, "--nats", url, NULL};
   proc_result r;
@@ -223,19 +214,10 @@ static void test_creds(void) {
 }
 
 int main(int argc, char **argv) {
-  signal(SIGPIPE, SIG_IGN);
-  if (!nats_available() || system("command -v openssl >/dev/null 2>&1")) {
-    fprintf(stderr, "nats-server and openssl are needed (apt-get install nats-server openssl)\n");
-    return 1;
-  }
-  tmp = unit_tmpdir();
   static const unit_test tests[] = {
     {"tls_user_password", test_tls_user_password},
     {"token", test_token},
     {"creds", test_creds},
   };
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  if (!getenv("AGORA_KEEP_TMP")) unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, "openssl python3");
 }
