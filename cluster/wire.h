@@ -34,8 +34,9 @@ typedef struct wire_record {
 
 /* Encodes r as JSON (caller frees *out, *len its length without the NUL); numbers as exact integers.
  * AG_ERR_INVALID when a number is outside what wire_decode accepts (ts 0..2^53-1, sim -(2^53-1)..2^53-1,
- * trigger 1..2^53-1, counter 0..2^53-1: 2^53 is also what 2^53+1 reads as). Strings go as their bytes, invalid UTF-8 included: the local
- * store keeps a message's text as it came, and every node must read back the same bytes. */
+ * trigger 1..2^53-1, counter 0..2^53-1: 2^53 is also what 2^53+1 reads as). Strings go as their bytes,
+ * invalid UTF-8 included: the local store keeps a message's text as it came, and every node must read
+ * back the same bytes. */
 int wire_encode(const wire_record *r, char **out, size_t *len);
 /* Decodes data[0..len): AG_ERR_INVALID (em says why) for anything malformed, AG_ERR_TOO_BIG past WIRE_MAX.
  * On success release r with wire_record_free. */

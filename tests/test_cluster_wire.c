@@ -61,7 +61,8 @@ static void numbers_exact_to_2p53_less_1(void) {
     free(json);
     wire_record_free(&back);
   }
-  wire_record end = {WIRE_TURN_END, "c1", NULL, NULL, AG_KIND_AGENT, 0, 0, 0, "bob", 9000000001999981u, 8999999999999999u};
+  wire_record end = {WIRE_TURN_END, "c1", NULL, NULL, AG_KIND_AGENT, 0, 0, 0, "bob",
+                     UINT64_C(9000000001999981), UINT64_C(8999999999999999)};
   wire_record back;
   char *json;
   round_trip(__LINE__, &end, &back, &json);

@@ -430,13 +430,15 @@ static void test_ids_echoed_exactly_or_refused(void) {
   const char *neg = "[{\"id\":-9007199254740991,\"result\":{}},{\"id\":1.0,\"error\":{}},{\"id\":-0,\"result\":1}]";
   CHECK_INT(mcp_http_split(neg, strlen(neg), collect, log), AG_OK);
   CHECK_STR(log, "-9007199254740991R;1R;0R;");
-  const char *bad[] = {"-1e999", "1e999", "9007199254740992", "9007199254740993", "-9007199254740992", "1.5", "1e300", "true", "{}", "[1]"};
+  const char *bad[] = {"-1e999",           "1e999", "9007199254740992", "9007199254740993",
+                       "-9007199254740992", "1.5",   "1e300",            "true", "{}", "[1]"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char msg[128], batch[256];
     snprintf(msg, sizeof msg, "{\"UUUprc\":\"\x04\",\"id\":%s}", bad[i]);
     mcp_http_peek pk;
     CHECK_INT(mcp_http_peek_text(msg, strlen(msg), &pk), AG_OK);
-    if (!pk.bad_id || pk.id[0] || pk.is_request || pk.is_response) unit_fail_(__FILE__, __LINE__, "peek of id %s", bad[i]);
+    if (!pk.bad_id || pk.id[0] || pk.is_request || pk.is_response)
+      unit_fail_(__FILE__, __LINE__, "peek of id %s", bad[i]);
     snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}", bad[i]);
     snprintf(batch, sizeof batch, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}},%s]", msg);
     log[0] = '\0';
