@@ -20,13 +20,13 @@ int wire_id_ok(const char *s) {
   return n > 0;
 }
 
-/* A whole number as exact decimal text. cJSON prints a double with 15 significant digits whenever that
- * reads back within a relative epsilon, so a ts of 9000000001999981 went out as 9.00000000199998e+15
- * and came back 1 ms off (found by fuzz_record). Every value here is within +-NUM_MAX, exact in a double. */
 /* Numbers are whole and within +-(2^53 - 1), JavaScript's safe integers: 2^53 itself is also what
  * 2^53 + 1 reads as, so a record holding it could not be told from one holding its neighbour. */
 #define NUM_MAX (AG_JSON_INT_MAX - 1)
 
+/* A whole number as exact decimal text. cJSON prints a double with 15 significant digits whenever that
+ * reads back within a relative epsilon, so a ts of 9000000001999981 went out as 9.00000000199998e+15
+ * and came back 1 ms off (found by fuzz_record). Every value here is within +-NUM_MAX, exact in a double. */
 static int add_int(cJSON *j, const char *name, int64_t v) {
   char s[24];
   snprintf(s, sizeof s, "%" PRId64, v);

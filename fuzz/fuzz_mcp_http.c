@@ -2,7 +2,7 @@
  * as the transport frames SSE): a JSON body split into messages, and an event stream fed whole and in
  * random pieces. Checks: every message handed on is a JSON object whose peek agrees with the one given;
  * a request is never also a response; no message handed on has a bad id (one that is not a string or a
- * whole number within +-2^53), and a body holding one is refused whole; a made-up error answer for any
+ * whole number within +-(2^53 - 1)), and a body holding one is refused whole; a made-up error answer for any
  * id read parses back with that id; the stream gives the same messages, result, last event id and retry
  * however it is split. */
 #include "fuzz_util.h"
