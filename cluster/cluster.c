@@ -245,10 +245,11 @@ static void cl_drop(void *ud, relay_item *it) {
   free(it->str);
 }
 
-/* libnats' threads: hand everything to the loop. */
+/* libnats' threads: hand everything to the loop. Their closure is the relay, which outlives the
+ * cluster when libnats' threads do not end in time (cluster_free). */
 static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
   (void)nc, (void)sub;
-  relay_post(((cluster *)closure)->r, &(relay_item){RELAY_MSG, m, NULL, 0, 0});
+  relay_post(closure, &(relay_item){RELAY_MSG, m, NULL, 0, 0});
 }
 
 static void on_nats_ack(jsCtx *js, natsMsg *m, jsPubAck *pa, jsPubAckErr *pae, void *closure) {
@@ -256,9 +257,7 @@ static void on_nats_ack(jsCtx *js, natsMsg *m, jsPubAck *pa, jsPubAckErr *pae, v
   const char *id = NULL;
   natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
   char *s = id ? strdup(id) : NULL;
-  if (s)
-    relay_post(((cluster *)closure)->r,
-               &(relay_item){RELAY_ACK, NULL, s, pa ? pa->Sequence : 0, pa ? (pa->Duplicate ? 1 : 0) : -1});
+  if (s) relay_post(closure, &(relay_item){RELAY_ACK, NULL, s, pa ? pa->Sequence : 0, pa ? (pa->Duplicate ? 1 : 0) : -1});
   natsMsg_Destroy(m);
 }
 
@@ -331,14 +330,14 @@ static int cl_connect(cluster *c, ag_errmsg *em) {
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.PublishAsync.AckHandler = on_nats_ack;
-  jo.PublishAsync.AckHandlerClosure = c;
+  jo.PublishAsync.AckHandlerClosure = c->r;
   jo.PublishAsync.MaxPending = 1 << 20;
   natsInbox *inbox = NULL;
   natsStatus s = natsConnection_JetStream(&c->js, c->nc, &jo);
   if (s == NATS_OK) s = natsInbox_Create(&inbox);
   if (s == NATS_OK) snprintf(c->deliver, sizeof c->deliver, "%s", (const char *)inbox);
   natsInbox_Destroy(inbox);
-  if (s == NATS_OK) s = natsConnection_Subscribe(&c->sub, c->nc, c->deliver, on_nats_msg, c);
+  if (s == NATS_OK) s = natsConnection_Subscribe(&c->sub, c->nc, c->deliver, on_nats_msg, c->r);
   if (s == NATS_OK) s = natsSubscription_SetPendingLimits(c->sub, -1, -1);
   char why[256];
   if (s != NATS_OK) return ag_fail(em, AG_ERR_IO, "NATS: %s", link_error(s, why, sizeof why));
@@ -433,13 +432,16 @@ void cluster_free(cluster *c) {
   jsCtx_Destroy(c->js);
   if (c->nc) natsConnection_Close(c->nc);
   natsConnection_Destroy(c->nc);
-  /* Only once libnats' threads are gone can nothing post to the relay any more. A reconnect in progress
-   * (a node just stopped) can take longer than a few seconds on a loaded machine, so wait up to 60 s; if
-   * even that is not enough, the relay is left to the process's exit rather than freed under a thread. */
-  if (nats_CloseAndWait(60000) == NATS_OK) relay_free(c->r);
-  else fprintf(stderr, "agora: the NATS client did not stop within 60 s\n");
+  /* Every message libnats made is destroyed before nats_CloseAndWait ends the library (destroying one
+   * after it crashes): what the relay and the backlog hold now, and what its threads still post, which the
+   * closed relay drops at once. Only once those threads are gone may the relay be freed. A reconnect in
+   * progress (a node just stopped) can take more than a few seconds on a loaded machine, so wait up to
+   * 60 s; if even that is not enough, the relay is left to the process's exit. */
+  relay_close(c->r);
   natsMsg *m;
   while (ag_ring_pop(&c->backlog, &m)) natsMsg_Destroy(m);
+  if (nats_CloseAndWait(60000) == NATS_OK) relay_free(c->r);
+  else fprintf(stderr, "agora: the NATS client did not stop within 60 s\n");
   ag_ring_free(&c->backlog);
   flights_free(&c->fl);
   free(c->old);
