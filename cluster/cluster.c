@@ -29,7 +29,7 @@ struct cluster {
   cluster_opts o;
   relay *r;
   control *ctl;
-  natsConnection *nc; /* on the loop (libnats' libevent adapter) */
+  natsConnection *nc; /* read by libnats' thread; published to from the loop */
   jsCtx *js;
   natsSubscription *sub;
   char deliver[128];  /* the consumer's deliver subject (an inbox of nc) */
@@ -280,10 +280,7 @@ static void cl_tick(evutil_socket_t fd, short what, void *arg) {
 
 /* ---- set-up ---- */
 
-int cluster_init(void) {
-  link_init();
-  return nats_Open(-1) == NATS_OK ? AG_OK : AG_ERR_NOMEM;
-}
+int cluster_init(void) { return nats_Open(-1) == NATS_OK ? AG_OK : AG_ERR_NOMEM; }
 
 static int cl_names(cluster *c, ag_errmsg *em) {
   const char *id = world_id(c->w);
@@ -325,7 +322,7 @@ static int cl_candidates(cluster *c, const char ***ids, size_t *n, ag_errmsg *em
 static int cl_connect(cluster *c, ag_errmsg *em) {
   char name[256];
   snprintf(name, sizeof name, "agora %s", c->world);
-  int rc = link_connect(&c->o, c->base, name, &c->nc, em);
+  int rc = link_connect(&c->o, name, &c->nc, em);
   if (rc) return rc;
   jsOptions jo;
   jsOptions_Init(&jo);

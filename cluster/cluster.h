@@ -11,8 +11,7 @@
 
 typedef struct cluster cluster;
 
-/* Once per process, before any event loop is made: libnats and libevent's thread support (libnats'
- * threads touch the loop's events when they reconnect). */
+/* Once per process, before cluster_open: starts libnats. */
 int cluster_init(void);
 
 /* Joins w (borrowed; must outlive the cluster) to its stream with o's settings (borrowed for the call).
