@@ -167,8 +167,11 @@ static void cl_status(cluster *c, natsMsg *m) {
 /* Items of the bus's own queue (what it holds beyond our flights). */
 static size_t cl_bus_queued(const cluster *c) { return bus_pending(world_bus(c->w)) - flights_count(&c->fl); }
 
-/* One delivery; 0 when it must wait: a record of another chat is handled once everything before it has
- * been delivered on the bus, so that the conversation starts over between the two chats. */
+/* One delivery; 0 when it must wait until the bus has delivered everything before it (the bus delivers
+ * messages on its own turn of the loop, after this batch): a record of another chat, so that the
+ * conversation starts over between the two chats; and a turn's end, which ends the turn that the
+ * message before it started (acting on it first found no such turn, and the turn then started waited
+ * for an end already gone: `run --nats` hung under load, when the relay brought several records at once). */
 static int cl_message(cluster *c, natsMsg *m) {
   c->heard_ms = ag_now_ms();
   jsMsgMetaData *meta = NULL;
@@ -188,7 +191,7 @@ static int cl_message(cluster *c, natsMsg *m) {
   natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
   /* A record this version cannot read is skipped (and its seq counted as seen), never a crash. */
   if (wire_decode(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &rec, NULL) == AG_OK) {
-    if (strcmp(rec.chat, c->chat) && cl_bus_queued(c) > 0) {
+    if ((strcmp(rec.chat, c->chat) || rec.type == WIRE_TURN_END) && cl_bus_queued(c) > 0) {
       wire_record_free(&rec);
       return 0;
     }

@@ -257,9 +257,8 @@ static int host_caught_up(const char *tag, const char *want, long ms) {
   return 0;
 }
 
-/* A world joined to the stream in this process (hosting nothing); NULL when it cannot join. */
-static world *joined_world(struct event_base *base, const char *url, cluster **cl, int wait) {
-  static const char json[] = "{\"name\": \"Queue\", \"agents\": [{\"name\": \"quiet\", \"replies\": [\"x\"]}]}";
+/* A world (json) joined to the stream in this process, hosting nothing; NULL when it cannot join. */
+static world *joined_world(struct event_base *base, const char *url, const char *json, cluster **cl, int wait) {
   world_spec spec;
   ag_errmsg em = {""};
   world *w = NULL;
@@ -272,6 +271,62 @@ static world *joined_world(struct event_base *base, const char *url, cluster **c
   if (rc) fprintf(stderr, "joined_world: %s\n", em.text);
   if (rc && w) world_free(w), w = NULL;
   return w;
+}
+
+static const char queue_json[] =
+  "{\"name\": \"Queue\", \"agents\": [{\"name\": \"quiet\", \"replies\": [\"x\"]}]}";
+
+static void count_replies(void *ud, bus_topic topic, void *payload) {
+  if (topic == BUS_MESSAGE && ((ag_msg *)payload)->kind == AG_KIND_AGENT) ++*(int *)ud;
+}
+
+static void interrupt_world(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  world_interrupt(arg);
+}
+
+/* A publisher whose loop was held up while a host answered a whole relay (three agents): the replies
+ * and the turns' ends reach it in one batch. Each end must wait until the bus has delivered the message
+ * before it, which starts the turn it ends; acting on it at once left that turn waiting for an end
+ * already gone, and `run --nats` hung (seen under load). */
+static void test_records_in_one_batch(void) {
+  nats_node node;
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/batch", tmp);
+  mkdir(dir, 0700);
+  if (nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return;
+  }
+  char url[256];
+  snprintf(url, sizeof url, "%s", nats_url(&node, 0, 1));
+  const char *path = ring_world("batch.json", 3, 1);
+  pid_t h = start_host(path, url, "b1", NULL);
+  nap_ms(2000); /* the host holds the three leases */
+  char *json = unit_read_file(path);
+  struct event_base *base = event_base_new();
+  cluster *cl = NULL;
+  world *w = json ? joined_world(base, url, json, &cl, 1) : NULL;
+  CHECK(w != NULL);
+  if (w) {
+    int replies = 0;
+    bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, count_replies, &replies, NULL);
+    CHECK_INT(cluster_use_chat(cl, NULL), 0);
+    CHECK_INT(world_publish(w, "human", "@a0 question 0", NULL), 0); /* sent at once, by this thread */
+    nap_ms(2500); /* meanwhile a0 -> a1 -> a2 -> a0 -> human, with the loop held up */
+    struct timeval guard = {20, 0};
+    struct event *t = evtimer_new(base, interrupt_world, w);
+    evtimer_add(t, &guard);
+    CHECK_INT(world_run_until_quiet(w), 0); /* AG_ERR_CANCELLED: still waiting after 20 s */
+    event_free(t);
+    CHECK_INT(replies, 4);
+    cluster_free(cl);
+    world_free(w);
+  }
+  event_base_free(base);
+  free(json);
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  nats_node_stop(&node, SIGTERM);
 }
 
 /* A process leaving while deliveries wait for its loop (the relay holds them): each is destroyed while
@@ -290,7 +345,7 @@ static void test_leave_with_deliveries_queued(void) {
   snprintf(url, sizeof url, "%s", nats_url(&node, 0, 1));
   struct event_base *base = event_base_new();
   cluster *cl = NULL;
-  world *w = joined_world(base, url, &cl, 1);
+  world *w = joined_world(base, url, queue_json, &cl, 1);
   CHECK(w != NULL);
   if (w) {
     CHECK_INT(cluster_use_chat(cl, NULL), 0);
@@ -302,7 +357,7 @@ static void test_leave_with_deliveries_queued(void) {
   event_base_free(base);
   /* A second process's world joins and, its loop never running, leaves with the 300 records queued. */
   base = event_base_new();
-  w = joined_world(base, url, &cl, 0);
+  w = joined_world(base, url, queue_json, &cl, 0);
   CHECK(w != NULL);
   if (w) {
     nap_ms(1500);
@@ -428,6 +483,7 @@ int main(int argc, char **argv) {
     {"host_killed", test_host_killed},
     {"refused", test_refused},
     {"leave_with_deliveries_queued", test_leave_with_deliveries_queued},
+    {"records_in_one_batch", test_records_in_one_batch},
     {"cluster_faults", test_cluster_faults},
   };
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
