@@ -367,7 +367,7 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   struct timeval quarter = {0, 250000};
   if (!rc) rc = event_add(c->tick, &quarter) ? AG_ERR_NOMEM : AG_OK;
   if (rc) {
-    cluster_free(c);
+    (void)cluster_free(c); /* rc says why the open failed */
     return rc;
   }
   c->ready = c->catch_up == 0;
@@ -376,7 +376,7 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   bus_set_transport(world_bus(w), &(bus_transport){c, cl_send, cl_in_flight});
   world_set_cluster(w, &(world_cluster){c, cl_is_local, cl_turn_end});
   if ((rc = bus_on_idle(world_bus(w), cl_idle, c)) || (rc = control_start(c->ctl, em))) {
-    cluster_free(c);
+    (void)cluster_free(c); /* rc says why the open failed */
     return rc;
   }
   *out = c;
@@ -418,8 +418,8 @@ void cluster_on_chat(cluster *c, void (*fn)(void *ud, const char *chat), void *u
 const char *cluster_chat(const cluster *c) { return c->chat[0] ? c->chat : NULL; }
 size_t cluster_local_count(const cluster *c) { return c->ready ? c->n_local : 0; }
 
-void cluster_free(cluster *c) {
-  if (!c) return;
+int cluster_free(cluster *c) {
+  if (!c) return AG_OK;
   if (c->w) {
     bus_set_transport(world_bus(c->w), NULL);
     bus_off_idle(world_bus(c->w), cl_idle, c);
@@ -440,11 +440,12 @@ void cluster_free(cluster *c) {
   relay_close(c->r);
   natsMsg *m;
   while (ag_ring_pop(&c->backlog, &m)) natsMsg_Destroy(m);
-  if (nats_CloseAndWait(60000) == NATS_OK) relay_free(c->r);
-  else fprintf(stderr, "agora: the NATS client did not stop within 60 s\n");
+  int rc = nats_CloseAndWait(60000) == NATS_OK ? AG_OK : AG_ERR_STATE;
+  if (!rc) relay_free(c->r);
   ag_ring_free(&c->backlog);
   flights_free(&c->fl);
   free(c->old);
   free(c->held);
   free(c);
+  return rc;
 }
