@@ -273,6 +273,19 @@ static world *joined_world(struct event_base *base, const char *url, const char 
   return w;
 }
 
+/* One nats-server in TMP/SUB; its URL in url. -1 (the case failed) when it does not start. */
+static int one_node(const char *sub, nats_node *node, char *url, size_t cap) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/%s", tmp, sub);
+  mkdir(dir, 0700);
+  if (nats_start(dir, 1, NULL, node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return -1;
+  }
+  snprintf(url, cap, "%s", nats_url(node, 0, 1));
+  return 0;
+}
+
 static const char queue_json[] =
   "{\"name\": \"Queue\", \"agents\": [{\"name\": \"quiet\", \"replies\": [\"x\"]}]}";
 
@@ -291,15 +304,8 @@ static void interrupt_world(evutil_socket_t fd, short what, void *arg) {
  * already gone, and `run --nats` hung (seen under load). */
 static void test_records_in_one_batch(void) {
   nats_node node;
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/batch", tmp);
-  mkdir(dir, 0700);
-  if (nats_start(dir, 1, NULL, &node)) {
-    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
-    return;
-  }
   char url[256];
-  snprintf(url, sizeof url, "%s", nats_url(&node, 0, 1));
+  if (one_node("batch", &node, url, sizeof url)) return;
   const char *path = ring_world("batch.json", 3, 1);
   pid_t h = start_host(path, url, "b1", NULL);
   nap_ms(2000); /* the host holds the three leases */
@@ -334,15 +340,8 @@ static void test_records_in_one_batch(void) {
  * then at exit (SIGSEGV; a silent abort under ASan: libnats' mutex, destroyed, refuses to lock). */
 static void test_leave_with_deliveries_queued(void) {
   nats_node node;
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/queued", tmp);
-  mkdir(dir, 0700);
-  if (nats_start(dir, 1, NULL, &node)) {
-    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
-    return;
-  }
   char url[256];
-  snprintf(url, sizeof url, "%s", nats_url(&node, 0, 1));
+  if (one_node("queued", &node, url, sizeof url)) return;
   struct event_base *base = event_base_new();
   cluster *cl = NULL;
   world *w = joined_world(base, url, queue_json, &cl, 1);
