@@ -142,8 +142,11 @@ static double fan_out(llm_server *srv, int n, int hosts, const char *name) {
 static double failover(llm_server *srv, const char *name) {
   const char *path = agents_world(srv, 4, name);
   char *json = unit_read_file(path);
-  pid_t a = host(path, "fa", "g0"), b = host(path, "fb", NULL);
-  nap_ms(4000);
+  /* a first, so that it holds g0 (b, started with it, often took g0 first and nothing failed over) */
+  pid_t a = host(path, "fa", "g0");
+  nap_ms(1500);
+  pid_t b = host(path, "fb", NULL);
+  nap_ms(3000);
   struct event_base *base = event_base_new();
   cluster *cl = NULL;
   counter cnt = {0, 0, "g0"};
