@@ -96,7 +96,7 @@ static int host_serve(struct event_base *base, world *w, chat_session *cs, const
   if (!rc && cs) cluster_on_chat(c, host_follow, cs);
   if (!rc) rc = cluster_wait_ready(c, 60000, &em);
   if (rc) {
-    cluster_free(c);
+    cli_nats_leave(c);
     return cli_error(rc, "host: %s", em.text[0] ? em.text : ag_strerror(rc));
   }
   struct event *sigint = evsignal_new(base, SIGINT, on_stop, base), *sigterm = evsignal_new(base, SIGTERM, on_stop, base);
@@ -106,7 +106,7 @@ static int host_serve(struct event_base *base, world *w, chat_session *cs, const
   event_base_dispatch(base);
   if (sigint) event_free(sigint);
   if (sigterm) event_free(sigterm);
-  cluster_free(c);
+  cli_nats_leave(c);
   return 0;
 }
 
