@@ -100,7 +100,7 @@ static int host_serve(struct event_base *base, world *w, store *st, chat_session
   if (!rc) rc = cluster_wait_ready(c, 60000, &em);
   if (rc) {
     cli_nats_chats_free(records);
-    cluster_free(c);
+    cli_nats_leave(c);
     return cli_error(rc, "host: %s", em.text[0] ? em.text : ag_strerror(rc));
   }
   struct event *sigint = evsignal_new(base, SIGINT, on_stop, base), *sigterm = evsignal_new(base, SIGTERM, on_stop, base);
@@ -111,7 +111,7 @@ static int host_serve(struct event_base *base, world *w, store *st, chat_session
   if (sigint) event_free(sigint);
   if (sigterm) event_free(sigterm);
   cli_nats_chats_free(records);
-  cluster_free(c);
+  cli_nats_leave(c);
   return 0;
 }
 

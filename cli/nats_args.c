@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,4 +38,8 @@ int cli_nats_arg(cluster_opts *o, const char *cmd, int host, int argc, char **ar
   else if (!strcmp(s, "--nats-replicas") && !(st = number(cmd, s, v, 1, 5, &n))) o->replicas = (int)n;
   else if (!strcmp(s, "--lease-ms") && !(st = number(cmd, s, v, 300, 600000, &n))) o->lease_ms = n;
   return st ? st : 1;
+}
+
+void cli_nats_leave(cluster *c) {
+  if (cluster_free(c) == AG_ERR_STATE) fprintf(stderr, "agora: the NATS client did not stop within 60 s\n");
 }

@@ -2,6 +2,7 @@
 #include "cli/nats_join.h"
 
 #include "chat/archive.h"
+#include "cli/nats_args.h"
 #include "cli/nats_chats.h"
 #include "cluster/cluster.h"
 
@@ -95,6 +96,6 @@ int cli_nats_join_fresh(const cli_nats_join *j) { return j && j->fresh; }
 void cli_nats_join_free(cli_nats_join *j) {
   if (!j) return;
   cli_nats_chats_free(j->records);
-  cluster_free(j->cl);
+  cli_nats_leave(j->cl);
   free(j);
 }

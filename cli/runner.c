@@ -192,7 +192,7 @@ int cli_runner_finish(cli_runner *r) {
 void cli_runner_close(cli_runner *r) {
   cli_mcp_stop(r->w);
   cli_nats_join_free(r->nj);
-  cluster_free(r->cl);
+  cli_nats_leave(r->cl);
   chat_session_free(r->cs);
   chat_store_close(r->st);
   world_free(r->w);

@@ -82,7 +82,7 @@ int cluster_chats_open(const cluster_opts *o, struct event_base *base, const cha
   snprintf(k->prefix, sizeof k->prefix, "$KV.%s.", bucket);
   snprintf(filter, sizeof filter, "$KV.%s.>", bucket);
   int rc = relay_new(base, on_record, on_drop, k, &k->r);
-  if (!rc) rc = link_connect(o, NULL, name, &k->nc, em);
+  if (!rc) rc = link_connect(o, name, &k->nc, em);
   if (!rc) {
     jsSubOptions so;
     jsSubOptions_Init(&so);
@@ -131,6 +131,7 @@ int cluster_chats_delete(cluster_chats *k, const char *chat) { return publish(k,
 
 void cluster_chats_free(cluster_chats *k) {
   if (!k) return;
+  relay_close(k->r); /* records still coming are dropped on libnats' thread, while libnats runs */
   /* A drained subscription calls back no more: then nothing posts to the relay. */
   int drained = !k->sub || (natsSubscription_Drain(k->sub) == NATS_OK &&
                             natsSubscription_WaitForDrainCompletion(k->sub, 5000) == NATS_OK);

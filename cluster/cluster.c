@@ -29,7 +29,7 @@ struct cluster {
   cluster_opts o;
   relay *r;
   control *ctl;
-  natsConnection *nc; /* on the loop (libnats' libevent adapter) */
+  natsConnection *nc; /* read by libnats' thread; published to from the loop */
   jsCtx *js;
   natsSubscription *sub;
   char deliver[128];  /* the consumer's deliver subject (an inbox of nc) */
@@ -167,9 +167,11 @@ static void cl_status(cluster *c, natsMsg *m) {
 /* Items of the bus's own queue (what it holds beyond our flights). */
 static size_t cl_bus_queued(const cluster *c) { return bus_pending(world_bus(c->w)) - flights_count(&c->fl); }
 
-/* One delivery; 0 when it must wait: a record of another chat (or a turn's end) is handled once
- * everything before it has been delivered on the bus, so that the conversation starts over between the
- * two chats (and the turn has started where it ends). */
+/* One delivery; 0 when it must wait until the bus has delivered everything before it (the bus delivers
+ * messages on its own turn of the loop, after this batch): a record of another chat, so that the
+ * conversation starts over between the two chats; and a turn's end, which ends the turn that the
+ * message before it started (acting on it first found no such turn, and the turn then started waited
+ * for an end already gone: `run --nats` hung under load, when the relay brought several records at once). */
 static int cl_message(cluster *c, natsMsg *m) {
   c->heard_ms = ag_now_ms();
   jsMsgMetaData *meta = NULL;
@@ -189,8 +191,6 @@ static int cl_message(cluster *c, natsMsg *m) {
   natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
   /* A record this version cannot read is skipped (and its seq counted as seen), never a crash. */
   if (wire_decode(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &rec, NULL) == AG_OK) {
-    /* A turn's end also waits: the message that started the turn must have reached the agent first
-     * (while catching up, records come faster than the bus delivers them). */
     if ((strcmp(rec.chat, c->chat) || rec.type == WIRE_TURN_END) && cl_bus_queued(c) > 0) {
       wire_record_free(&rec);
       return 0;
@@ -248,10 +248,11 @@ static void cl_drop(void *ud, relay_item *it) {
   free(it->str);
 }
 
-/* libnats' threads: hand everything to the loop. */
+/* libnats' threads: hand everything to the loop. Their closure is the relay, which outlives the
+ * cluster when libnats' threads do not end in time (cluster_free). */
 static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
   (void)nc, (void)sub;
-  relay_post(((cluster *)closure)->r, &(relay_item){RELAY_MSG, m, NULL, 0, 0});
+  relay_post(closure, &(relay_item){RELAY_MSG, m, NULL, 0, 0});
 }
 
 static void on_nats_ack(jsCtx *js, natsMsg *m, jsPubAck *pa, jsPubAckErr *pae, void *closure) {
@@ -259,9 +260,7 @@ static void on_nats_ack(jsCtx *js, natsMsg *m, jsPubAck *pa, jsPubAckErr *pae, v
   const char *id = NULL;
   natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
   char *s = id ? strdup(id) : NULL;
-  if (s)
-    relay_post(((cluster *)closure)->r,
-               &(relay_item){RELAY_ACK, NULL, s, pa ? pa->Sequence : 0, pa ? (pa->Duplicate ? 1 : 0) : -1});
+  if (s) relay_post(closure, &(relay_item){RELAY_ACK, NULL, s, pa ? pa->Sequence : 0, pa ? (pa->Duplicate ? 1 : 0) : -1});
   natsMsg_Destroy(m);
 }
 
@@ -284,10 +283,7 @@ static void cl_tick(evutil_socket_t fd, short what, void *arg) {
 
 /* ---- set-up ---- */
 
-int cluster_init(void) {
-  link_init();
-  return nats_Open(-1) == NATS_OK ? AG_OK : AG_ERR_NOMEM;
-}
+int cluster_init(void) { return nats_Open(-1) == NATS_OK ? AG_OK : AG_ERR_NOMEM; }
 
 static int cl_names(cluster *c, ag_errmsg *em) {
   const char *id = world_id(c->w);
@@ -329,19 +325,19 @@ static int cl_candidates(cluster *c, const char ***ids, size_t *n, ag_errmsg *em
 static int cl_connect(cluster *c, ag_errmsg *em) {
   char name[256];
   snprintf(name, sizeof name, "agora %s", c->world);
-  int rc = link_connect(&c->o, c->base, name, &c->nc, em);
+  int rc = link_connect(&c->o, name, &c->nc, em);
   if (rc) return rc;
   jsOptions jo;
   jsOptions_Init(&jo);
   jo.PublishAsync.AckHandler = on_nats_ack;
-  jo.PublishAsync.AckHandlerClosure = c;
+  jo.PublishAsync.AckHandlerClosure = c->r;
   jo.PublishAsync.MaxPending = 1 << 20;
   natsInbox *inbox = NULL;
   natsStatus s = natsConnection_JetStream(&c->js, c->nc, &jo);
   if (s == NATS_OK) s = natsInbox_Create(&inbox);
   if (s == NATS_OK) snprintf(c->deliver, sizeof c->deliver, "%s", (const char *)inbox);
   natsInbox_Destroy(inbox);
-  if (s == NATS_OK) s = natsConnection_Subscribe(&c->sub, c->nc, c->deliver, on_nats_msg, c);
+  if (s == NATS_OK) s = natsConnection_Subscribe(&c->sub, c->nc, c->deliver, on_nats_msg, c->r);
   if (s == NATS_OK) s = natsSubscription_SetPendingLimits(c->sub, -1, -1);
   char why[256];
   if (s != NATS_OK) return ag_fail(em, AG_ERR_IO, "NATS: %s", link_error(s, why, sizeof why));
@@ -371,7 +367,7 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   struct timeval quarter = {0, 250000};
   if (!rc) rc = event_add(c->tick, &quarter) ? AG_ERR_NOMEM : AG_OK;
   if (rc) {
-    cluster_free(c);
+    (void)cluster_free(c); /* rc says why the open failed */
     return rc;
   }
   c->ready = c->catch_up == 0;
@@ -380,7 +376,7 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   bus_set_transport(world_bus(w), &(bus_transport){c, cl_send, cl_in_flight});
   world_set_cluster(w, &(world_cluster){c, cl_is_local, cl_turn_end});
   if ((rc = bus_on_idle(world_bus(w), cl_idle, c)) || (rc = control_start(c->ctl, em))) {
-    cluster_free(c);
+    (void)cluster_free(c); /* rc says why the open failed */
     return rc;
   }
   *out = c;
@@ -422,8 +418,8 @@ void cluster_on_chat(cluster *c, void (*fn)(void *ud, const char *chat), void *u
 const char *cluster_chat(const cluster *c) { return c->chat[0] ? c->chat : NULL; }
 size_t cluster_local_count(const cluster *c) { return c->ready ? c->n_local : 0; }
 
-void cluster_free(cluster *c) {
-  if (!c) return;
+int cluster_free(cluster *c) {
+  if (!c) return AG_OK;
   if (c->w) {
     bus_set_transport(world_bus(c->w), NULL);
     bus_off_idle(world_bus(c->w), cl_idle, c);
@@ -436,16 +432,20 @@ void cluster_free(cluster *c) {
   jsCtx_Destroy(c->js);
   if (c->nc) natsConnection_Close(c->nc);
   natsConnection_Destroy(c->nc);
-  /* Only once libnats' threads are gone can nothing post to the relay any more. A reconnect in progress
-   * (a node just stopped) can take longer than a few seconds on a loaded machine, so wait up to 60 s; if
-   * even that is not enough, the relay is left to the process's exit rather than freed under a thread. */
-  if (nats_CloseAndWait(60000) == NATS_OK) relay_free(c->r);
-  else fprintf(stderr, "agora: the NATS client did not stop within 60 s\n");
+  /* Every message libnats made is destroyed before nats_CloseAndWait ends the library (destroying one
+   * after it crashes): what the relay and the backlog hold now, and what its threads still post, which the
+   * closed relay drops at once. Only once those threads are gone may the relay be freed. A reconnect in
+   * progress (a node just stopped) can take more than a few seconds on a loaded machine, so wait up to
+   * 60 s; if even that is not enough, the relay is left to the process's exit. */
+  relay_close(c->r);
   natsMsg *m;
   while (ag_ring_pop(&c->backlog, &m)) natsMsg_Destroy(m);
+  int rc = nats_CloseAndWait(60000) == NATS_OK ? AG_OK : AG_ERR_STATE;
+  if (!rc) relay_free(c->r);
   ag_ring_free(&c->backlog);
   flights_free(&c->fl);
   free(c->old);
   free(c->held);
   free(c);
+  return rc;
 }

@@ -11,8 +11,7 @@
 
 typedef struct cluster cluster;
 
-/* Once per process, before any event loop is made: libnats and libevent's thread support (libnats'
- * threads touch the loop's events when they reconnect). */
+/* Once per process, before cluster_open: starts libnats. */
 int cluster_init(void);
 
 /* Joins w (borrowed; must outlive the cluster) to its stream with o's settings (borrowed for the call).
@@ -31,7 +30,9 @@ void cluster_on_chat(cluster *c, void (*fn)(void *ud, const char *chat), void *u
 const char *cluster_chat(const cluster *c);
 /* Agents this process answers for now; live hosts last seen. */
 size_t cluster_local_count(const cluster *c);
-/* Detaches from the world and closes (this process's leases are given back); libnats' threads end. */
-void cluster_free(cluster *c);
+/* Detaches from the world and closes (this process's leases are given back); libnats' threads end.
+ * AG_ERR_STATE when they did not end within 60 s (a reconnect that hangs): what they may still touch is
+ * then left allocated, and the process should end soon. c NULL: AG_OK. */
+int cluster_free(cluster *c);
 
 #endif

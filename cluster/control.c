@@ -84,7 +84,7 @@ int control_open(const cluster_opts *o, const char *world_id, const char *stream
   for (c->n = 0; c->n < n; c->n++)
     if (!(c->leases[c->n].id = strdup(ids[c->n]))) goto fail;
   snprintf(name, sizeof name, "agora %s control", world_id);
-  if ((rc = link_connect(o, NULL, name, &c->nc, em))) goto fail;
+  if ((rc = link_connect(o, name, &c->nc, em))) goto fail;
   if (natsConnection_JetStream(&c->js, c->nc, NULL) != NATS_OK) {
     rc = AG_ERR_NOMEM;
     goto fail;

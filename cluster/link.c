@@ -1,14 +1,11 @@
 /* NATS connections, the stream and its consumer (see link.h). */
 #include "cluster/link.h"
 
-#include <nats/adapters/libevent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-void link_init(void) { natsLibevent_Init(); }
 
 const char *link_error(natsStatus s, char *buf, size_t cap) {
   natsStatus last = NATS_OK;
@@ -67,8 +64,7 @@ static natsStatus link_servers(natsOptions *no, const char *urls) {
   return s;
 }
 
-int link_connect(const cluster_opts *o, struct event_base *base, const char *name, natsConnection **out,
-                 ag_errmsg *em) {
+int link_connect(const cluster_opts *o, const char *name, natsConnection **out, ag_errmsg *em) {
   natsOptions *no = NULL;
   char why[256];
   int rc = link_files(o, em);
@@ -84,9 +80,10 @@ int link_connect(const cluster_opts *o, struct event_base *base, const char *nam
   if (s == NATS_OK) s = natsOptions_SetPingInterval(no, 1000);
   if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(no, 3);
   if (s == NATS_OK) s = natsOptions_SetMaxPendingMsgs(no, 1 << 20);
-  if (s == NATS_OK && base)
-    s = natsOptions_SetEventLoop(no, base, natsLibevent_Attach, natsLibevent_Read, natsLibevent_Write,
-                                 natsLibevent_Detach);
+  /* A publish is written at once, by the thread that publishes (libnats' flusher thread would hold each
+   * one back up to a millisecond to batch it); the deadline bounds that write when a server stalls. */
+  if (s == NATS_OK) s = natsOptions_SetSendAsap(no, true);
+  if (s == NATS_OK) s = natsOptions_SetWriteDeadline(no, 2000);
   if (s == NATS_OK && (s = link_auth(no, o)) != NATS_OK) {
     natsOptions_Destroy(no);
     return ag_fail(em, AG_ERR_INVALID, "NATS credentials or TLS settings: %s", link_error(s, why, sizeof why));

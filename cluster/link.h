@@ -9,8 +9,6 @@
 
 #include "common/error.h"
 
-struct event_base;
-
 /* What `host`, `run --nats` take (strings borrowed). */
 typedef struct cluster_opts {
   const char *url;     /* nats://host:port, tls://..., several joined by ',' */
@@ -23,19 +21,17 @@ typedef struct cluster_opts {
 } cluster_opts;
 
 /* Connects with o's settings and the environment (AGORA_NATS_TOKEN, or AGORA_NATS_USER with
- * AGORA_NATS_PASSWORD). With base, socket I/O runs on that libevent loop (libnats' libevent adapter;
- * cluster_init must have been called before the loop was made); without, on libnats' own threads.
- * Errors (unreachable, refused credentials, TLS) are AG_ERR_INVALID with em naming the URL. */
-int link_connect(const cluster_opts *o, struct event_base *base, const char *name, natsConnection **out,
-                 ag_errmsg *em);
+ * AGORA_NATS_PASSWORD). The socket is read by libnats' own thread, never by the event loop: libnats'
+ * libevent adapter lets its reconnect, ping and flusher threads change the loop's events and the socket
+ * while the loop reads it (docs/distributed.md "Threads"). Errors (unreachable, refused credentials,
+ * TLS) are AG_ERR_INVALID with em naming the URL. */
+int link_connect(const cluster_opts *o, const char *name, natsConnection **out, ag_errmsg *em);
 /* Makes sure the stream exists (created with subjects and replicas if not); *last: its last seq. */
 int link_stream(jsCtx *js, const char *stream, const char *subjects, int replicas, uint64_t *last, ag_errmsg *em);
 /* An ephemeral push consumer of stream delivering to subject deliver from start_seq on, no acks, with
  * idle heartbeats every hb_ms. name (WIRE_ID_MAX bytes) receives its name. */
 int link_consumer(jsCtx *js, const char *stream, const char *deliver, uint64_t start_seq, long hb_ms, char *name,
                   size_t name_cap, ag_errmsg *em);
-/* libevent's thread support for the adapter (before any event loop is made). */
-void link_init(void);
 /* libnats' text for s with its last error detail (never holds a credential: libnats does not echo them). */
 const char *link_error(natsStatus s, char *buf, size_t cap);
 

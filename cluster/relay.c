@@ -15,7 +15,8 @@ struct relay {
   pthread_mutex_t mu;
   ag_ring q; /* of relay_item */
   int fds[2];
-  int woken; /* a byte is in the pipe */
+  int woken;  /* a byte is in the pipe */
+  int closed; /* relay_close: items are dropped as they are posted */
   struct event *ev;
   relay_fn fn, drop;
   void *ud;
@@ -59,11 +60,21 @@ int relay_new(struct event_base *base, relay_fn fn, relay_fn drop, void *ud, rel
   return AG_OK;
 }
 
-void relay_free(relay *r) {
+void relay_close(relay *r) {
   if (!r) return;
   if (r->ev) event_free(r->ev);
+  r->ev = NULL;
+  pthread_mutex_lock(&r->mu);
+  r->closed = 1;
+  pthread_mutex_unlock(&r->mu);
+  /* Nothing is pushed any more: the queue is the loop's alone. */
   relay_item it;
   while (ag_ring_pop(&r->q, &it)) r->drop(r->ud, &it);
+}
+
+void relay_free(relay *r) {
+  if (!r) return;
+  relay_close(r);
   ag_ring_free(&r->q);
   if (r->fds[0] >= 0) close(r->fds[0]), close(r->fds[1]);
   pthread_mutex_destroy(&r->mu);
@@ -72,7 +83,7 @@ void relay_free(relay *r) {
 
 int relay_post(relay *r, const relay_item *it) {
   pthread_mutex_lock(&r->mu);
-  int rc = ag_ring_push(&r->q, it), wake = !rc && !r->woken;
+  int rc = r->closed ? AG_ERR_STATE : ag_ring_push(&r->q, it), wake = !rc && !r->woken;
   if (wake) r->woken = 1;
   pthread_mutex_unlock(&r->mu);
   if (rc) {

@@ -30,7 +30,12 @@ typedef struct relay relay;
 typedef void (*relay_fn)(void *ud, relay_item *it);
 
 int relay_new(struct event_base *base, relay_fn fn, relay_fn drop, void *ud, relay **out);
-/* Drops what is queued (through drop). Only once no other thread posts. */
+/* On the loop, while other threads may still post: stops delivering, drops what is queued (through
+ * drop, here), and from now on drops what is posted at once, on the posting thread. drop must then not
+ * use ud (it may be gone). What the items hold is thus freed while the libraries that made them (libnats:
+ * a message destroyed after nats_Close crashes) still run. */
+void relay_close(relay *r);
+/* Closes r if it is not, and frees it. Only once no other thread posts. */
 void relay_free(relay *r);
 /* From any thread: queues *it (the relay owns its pointers from now on, even on failure). */
 int relay_post(relay *r, const relay_item *it);

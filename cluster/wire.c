@@ -5,6 +5,8 @@
 #include "common/jsonnum.h"
 
 #include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,17 +20,39 @@ int wire_id_ok(const char *s) {
   return n > 0;
 }
 
+/* Numbers are whole and within +-(2^53 - 1), JavaScript's safe integers: 2^53 itself is also what
+ * 2^53 + 1 reads as, so a record holding it could not be told from one holding its neighbour. */
+#define NUM_MAX (AG_JSON_INT_MAX - 1)
+
+/* A whole number as exact decimal text. cJSON prints a double with 15 significant digits whenever that
+ * reads back within a relative epsilon, so a ts of 9000000001999981 went out as 9.00000000199998e+15
+ * and came back 1 ms off (found by fuzz_record). Every value here is within +-NUM_MAX, exact in a double. */
+static int add_int(cJSON *j, const char *name, int64_t v) {
+  char s[24];
+  snprintf(s, sizeof s, "%" PRId64, v);
+  return cJSON_AddRawToObject(j, name, s) != NULL;
+}
+
+/* The numbers' ranges wire_decode accepts, so that no number is sent that no reader would take. */
+static int encodable(const wire_record *r) {
+  if (r->type == WIRE_MSG)
+    return r->sender && r->text && r->ts_ms >= 0 && r->ts_ms <= NUM_MAX &&
+           (!r->has_sim || (r->sim_ms >= -NUM_MAX && r->sim_ms <= NUM_MAX));
+  return r->trigger >= 1 && r->trigger <= (uint64_t)NUM_MAX && r->counter <= (uint64_t)NUM_MAX;
+}
+
 int wire_encode(const wire_record *r, char **out, size_t *len) {
+  if (!encodable(r)) return AG_ERR_INVALID;
   cJSON *j = cJSON_CreateObject();
   int ok = j && cJSON_AddStringToObject(j, "t", r->type == WIRE_MSG ? "msg" : "end") &&
            cJSON_AddStringToObject(j, "chat", r->chat);
   if (ok && r->type == WIRE_MSG) {
     ok = cJSON_AddStringToObject(j, "from", r->sender) && cJSON_AddStringToObject(j, "kind", ag_kind_name(r->kind)) &&
-         cJSON_AddStringToObject(j, "text", r->text) && cJSON_AddNumberToObject(j, "ts", (double)r->ts_ms) &&
-         (!r->has_sim || cJSON_AddNumberToObject(j, "sim", (double)r->sim_ms));
+         cJSON_AddStringToObject(j, "text", r->text) && add_int(j, "ts", r->ts_ms) &&
+         (!r->has_sim || add_int(j, "sim", r->sim_ms));
   } else if (ok) {
-    ok = cJSON_AddStringToObject(j, "agent", r->agent) && cJSON_AddNumberToObject(j, "trigger", (double)r->trigger) &&
-         cJSON_AddNumberToObject(j, "counter", (double)r->counter);
+    ok = cJSON_AddStringToObject(j, "agent", r->agent) && add_int(j, "trigger", (int64_t)r->trigger) &&
+         add_int(j, "counter", (int64_t)r->counter);
   }
   char *s = ok ? cJSON_PrintUnformatted(j) : NULL;
   cJSON_Delete(j);
@@ -43,9 +67,9 @@ static const char *get_str(const cJSON *j, const char *name) {
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* A whole number in [0, 2^53] (common/jsonnum.h). */
-static int get_num(const cJSON *j, const char *name, int64_t *out) {
-  return ag_json_int_member(j, name, 0, AG_JSON_INT_MAX, out) == AG_OK;
+/* A whole number in [min, NUM_MAX] (common/jsonnum.h: finite, whole, never cast out of range). */
+static int get_num(const cJSON *j, const char *name, int64_t min, int64_t *out) {
+  return ag_json_int_member(j, name, min, NUM_MAX, out) == AG_OK;
 }
 
 static int copy_id(char *dst, const char *src) {
@@ -60,9 +84,9 @@ static int decode_msg(const cJSON *j, wire_record *r, ag_errmsg *em) {
   if (!from || !from[0] || strlen(from) >= WIRE_ID_MAX) return ag_fail(em, AG_ERR_INVALID, "record: bad \"from\"");
   if (k < 0) return ag_fail(em, AG_ERR_INVALID, "record: bad \"kind\"");
   if (!text) return ag_fail(em, AG_ERR_INVALID, "record: \"text\" must be a string");
-  if (!get_num(j, "ts", &r->ts_ms)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"ts\"");
+  if (!get_num(j, "ts", 0, &r->ts_ms)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"ts\"");
   if (cJSON_GetObjectItemCaseSensitive(j, "sim")) {
-    if (!get_num(j, "sim", &r->sim_ms)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"sim\"");
+    if (!get_num(j, "sim", -NUM_MAX, &r->sim_ms)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"sim\"");
     r->has_sim = 1;
   }
   r->kind = (ag_kind)k;
@@ -74,9 +98,8 @@ static int decode_msg(const cJSON *j, wire_record *r, ag_errmsg *em) {
 static int decode_end(const cJSON *j, wire_record *r, ag_errmsg *em) {
   int64_t trigger, counter;
   if (!copy_id(r->agent, get_str(j, "agent"))) return ag_fail(em, AG_ERR_INVALID, "record: bad \"agent\"");
-  if (!get_num(j, "trigger", &trigger) || trigger < 1)
-    return ag_fail(em, AG_ERR_INVALID, "record: bad \"trigger\"");
-  if (!get_num(j, "counter", &counter)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"counter\"");
+  if (!get_num(j, "trigger", 1, &trigger)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"trigger\"");
+  if (!get_num(j, "counter", 0, &counter)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"counter\"");
   r->trigger = (uint64_t)trigger;
   r->counter = (uint64_t)counter;
   return AG_OK;

@@ -1,6 +1,6 @@
 /* The records a world spread over NATS keeps in its JetStream stream (docs/distributed.md): a message
  * of a chat, and the end of an agent's turn. One JSON object each; nothing secret is ever in them.
- * Pure: no I/O, so the parser is fuzzed (fuzz/fuzz_cluster_wire.c). */
+ * Pure: no I/O, so the parser is fuzzed (fuzz/fuzz_record.c). */
 #ifndef AG_CLUSTER_WIRE_H
 #define AG_CLUSTER_WIRE_H
 
@@ -32,7 +32,11 @@ typedef struct wire_record {
   uint64_t counter;
 } wire_record;
 
-/* Encodes r as JSON (caller frees *out, *len its length without the NUL). */
+/* Encodes r as JSON (caller frees *out, *len its length without the NUL); numbers as exact integers.
+ * AG_ERR_INVALID when a number is outside what wire_decode accepts (ts 0..2^53-1, sim -(2^53-1)..2^53-1,
+ * trigger 1..2^53-1, counter 0..2^53-1: 2^53 is also what 2^53+1 reads as). Strings go as their bytes,
+ * invalid UTF-8 included: the local store keeps a message's text as it came, and every node must read
+ * back the same bytes. */
 int wire_encode(const wire_record *r, char **out, size_t *len);
 /* Decodes data[0..len): AG_ERR_INVALID (em says why) for anything malformed, AG_ERR_TOO_BIG past WIRE_MAX.
  * On success release r with wire_record_free. */

@@ -1,8 +1,10 @@
 /* Fuzzes what the MCP Streamable HTTP transport reads from a server (mcp/http_msg.c, and llm/stream.c
  * as the transport frames SSE): a JSON body split into messages, and an event stream fed whole and in
  * random pieces. Checks: every message handed on is a JSON object whose peek agrees with the one given;
- * a request is never also a response; a made-up error answer for any id read parses back with that id;
- * the stream gives the same messages, result, last event id and retry however it is split. */
+ * a request is never also a response; no message handed on has a bad id (one that is not a string or a
+ * whole number within +-(2^53 - 1)), and a body holding one is refused whole; a made-up error answer for any
+ * id read parses back with that id; the stream gives the same messages, result, last event id and retry
+ * however it is split. */
 #include "fuzz_util.h"
 
 #include "common/buf.h"
@@ -29,6 +31,7 @@ static int on_msg(void *ud, const char *json, size_t len, const mcp_http_peek *p
   if (memcmp(&again, pk, sizeof again) != 0 || (pk->is_request && pk->is_response)) abort();
   if (strlen(pk->id) >= sizeof pk->id || strlen(pk->method) >= sizeof pk->method) abort();
   if (pk->protocol_version[0] && !pk->is_response) abort();
+  if (pk->bad_id) abort();
   if (pk->id[0]) check_error_answer(pk->id);
   if (log && ag_buf_append(log, json, len + 1)) abort();
   return 0;
@@ -67,7 +70,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_in in = {data, size};
   uint8_t ctl = fuzz_byte(&in);
   if (!(ctl & 1)) {
-    mcp_http_split((const char *)in.data, in.size, on_msg, NULL);
+    int rc = mcp_http_split((const char *)in.data, in.size, on_msg, NULL);
+    mcp_http_peek pk;
+    if (mcp_http_peek_text((const char *)in.data, in.size, &pk) == AG_OK) {
+      if (pk.bad_id && (rc != AG_ERR_INVALID || pk.id[0] || pk.is_request || pk.is_response)) abort();
+      if (!pk.bad_id && rc == AG_ERR_INVALID) abort(); /* an object with a usable id is delivered */
+    }
     return 0;
   }
   outcome whole, split;

@@ -9,9 +9,8 @@ secs=${1:-20}
 shift || true
 build=${AGORA_FUZZ_BUILD:-build-fuzz}
 targets=("$@")
-# mcp_http and record are left out of the default run until the findings kept in fuzz/findings-open/ are fixed
-# (found by CI's 20 s runs on 2026-11-23); run them by name: fuzz/run.sh 20 mcp_http record
-[ ${#targets[@]} -gt 0 ] || targets=(mention shape title stream wire world snapshot http_api mcp_rpc cron template)
+[ ${#targets[@]} -gt 0 ] ||
+  targets=(mention shape title stream wire world snapshot http_api mcp_rpc mcp_http record cron template)
 
 cmake -S . -B "$build" -DAGORA_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j2 >/dev/null

@@ -2,8 +2,10 @@
 #include "mcp/http_msg.h"
 
 #include "common/error.h"
+#include "common/jsonnum.h"
 
 #include <cjson/cJSON.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +17,34 @@ static void copy_str(char *dst, size_t cap, const char *src) {
   dst[n] = '\0';
 }
 
+/* The id as the compact JSON text an answer must carry: a string as cJSON prints it, a number as its
+ * exact integer. AG_ERR_INVALID for an id no answer could echo faithfully: a number that is not whole,
+ * finite and within +-(2^53 - 1) (-1e999 is -Infinity, which cJSON prints as null; 2^53 + 1 reads as
+ * 2^53; MCP ids are strings or integers), or any other JSON value. AG_ERR_TOO_BIG when it does not fit. */
+static int id_text(const cJSON *id, char *dst, size_t cap) {
+  int64_t n;
+  if (cJSON_IsNumber(id)) {
+    if (ag_json_int(id, -(AG_JSON_INT_MAX - 1), AG_JSON_INT_MAX - 1, &n)) return AG_ERR_INVALID;
+    snprintf(dst, cap, "%" PRId64, n); /* cJSON would print 9000000001999981 as 9.00000000199998e+15 */
+    return AG_OK;
+  }
+  if (!cJSON_IsString(id)) return AG_ERR_INVALID;
+  char *s = cJSON_PrintUnformatted(id);
+  if (!s) return AG_ERR_NOMEM;
+  int rc = strlen(s) < cap ? AG_OK : AG_ERR_TOO_BIG;
+  copy_str(dst, cap, s);
+  free(s);
+  return rc;
+}
+
 static void peek_item(const cJSON *m, mcp_http_peek *out) {
   memset(out, 0, sizeof *out);
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
   const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
-  if (id && (cJSON_IsNumber(id) || cJSON_IsString(id))) {
-    char *s = cJSON_PrintUnformatted(id);
-    copy_str(out->id, sizeof out->id, s);
-    free(s);
+  if (id && !cJSON_IsNull(id)) {
+    int rc = id_text(id, out->id, sizeof out->id);
+    out->bad_id = rc == AG_ERR_INVALID;
+    if (rc) out->id[0] = '\0';
   }
   if (cJSON_IsString(method)) copy_str(out->method, sizeof out->method, method->valuestring);
   out->is_request = out->id[0] && method;
@@ -42,9 +64,26 @@ int mcp_http_peek_text(const char *json, size_t len, mcp_http_peek *out) {
   return rc;
 }
 
-static int deliver(const cJSON *m, mcp_http_msg_fn fn, void *ud) {
+/* A message handed on: an object whose id, if any, an answer can echo (see id_text). */
+static int usable(const cJSON *m) {
+  mcp_http_peek pk;
+  if (!cJSON_IsObject(m)) return 0;
+  peek_item(m, &pk);
+  return !pk.bad_id;
+}
+
+static int deliver(cJSON *m, mcp_http_msg_fn fn, void *ud) {
   mcp_http_peek pk;
   peek_item(m, &pk);
+  /* The text is printed again from cJSON's doubles: a numeric id goes in as the peek's exact text. */
+  cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+  if (cJSON_IsNumber(id) && pk.id[0]) {
+    cJSON *raw = cJSON_CreateRaw(pk.id);
+    if (!raw || !cJSON_ReplaceItemInObjectCaseSensitive(m, "id", raw)) {
+      cJSON_Delete(raw);
+      return AG_ERR_NOMEM;
+    }
+  }
   char *text = cJSON_PrintUnformatted(m);
   if (!text) return AG_ERR_NOMEM;
   int rc = fn(ud, text, strlen(text), &pk);
@@ -56,12 +95,12 @@ int mcp_http_split(const char *body, size_t len, mcp_http_msg_fn fn, void *ud) {
   int rc = AG_ERR_INVALID;
   cJSON *doc = cJSON_ParseWithLength(body, len);
   if (cJSON_IsObject(doc)) {
-    rc = deliver(doc, fn, ud);
+    if (usable(doc)) rc = deliver(doc, fn, ud);
     goto done;
   }
   if (!cJSON_IsArray(doc)) goto done;
-  const cJSON *m;
-  cJSON_ArrayForEach(m, doc) if (!cJSON_IsObject(m)) goto done; /* all or nothing */
+  cJSON *m;
+  cJSON_ArrayForEach(m, doc) if (!usable(m)) goto done; /* all or nothing */
   rc = AG_OK;
   cJSON_ArrayForEach(m, doc) if ((rc = deliver(m, fn, ud))) break;
 done:
@@ -73,11 +112,12 @@ char *mcp_http_error_answer(const char *id_json, const char *message) {
   cJSON *msg = cJSON_CreateObject();
   cJSON *err = cJSON_CreateObject();
   cJSON *id = cJSON_Parse(id_json);
+  char text[sizeof ((mcp_http_peek *)0)->id];
   char *out = NULL;
-  if (!msg || !err || !id) goto done;
+  /* Written as the peek's exact text (raw), never reprinted from a double. */
+  if (!msg || !err || !id || id_text(id, text, sizeof text)) goto done;
   cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
-  cJSON_AddItemToObject(msg, "id", id);
-  id = NULL;
+  if (!cJSON_AddRawToObject(msg, "id", text)) goto done;
   cJSON_AddNumberToObject(err, "code", MCP_HTTP_TRANSPORT_ERROR);
   cJSON_AddStringToObject(err, "message", message);
   cJSON_AddItemToObject(msg, "error", err);

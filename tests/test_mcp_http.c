@@ -415,8 +415,48 @@ static void test_split_and_peek(void) {
   free(e);
 }
 
+/* Ids an answer must echo exactly (fuzz/corpus/mcp_http/regress-id-minus-1e999: -1e999 is -Infinity,
+ * which cJSON prints as null, so the made-up answer's id read back as none). A numeric id is a whole
+ * number within +-(2^53-1), handed on as its exact integer; any other is refused with the whole body. */
+static void test_ids_echoed_exactly_or_refused(void) {
+  char log[256] = "";
+  const char *big = "{\"jsonrpc\":\"2.0\",\"id\":9000000001999981,\"method\":\"ping\"}";
+  CHECK_INT(mcp_http_split(big, strlen(big), collect, log), AG_OK);
+  CHECK_STR(log, "9000000001999981Q;"); /* not 9.00000000199998e+15 */
+  char *e = mcp_http_error_answer("9000000001999981", "why");
+  CHECK_STR(e, "{\"jsonrpc\":\"2.0\",\"id\":9000000001999981,\"error\":{\"code\":-32000,\"message\":\"why\"}}");
+  free(e);
+  log[0] = '\0';
+  const char *neg = "[{\"id\":-9007199254740991,\"result\":{}},{\"id\":1.0,\"error\":{}},{\"id\":-0,\"result\":1}]";
+  CHECK_INT(mcp_http_split(neg, strlen(neg), collect, log), AG_OK);
+  CHECK_STR(log, "-9007199254740991R;1R;0R;");
+  const char *bad[] = {"-1e999",           "1e999", "9007199254740992", "9007199254740993",
+                       "-9007199254740992", "1.5",   "1e300",            "true", "{}", "[1]"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char msg[128], batch[256];
+    snprintf(msg, sizeof msg, "{\"UUUprc\":\"\x04\",\"id\":%s}", bad[i]);
+    mcp_http_peek pk;
+    CHECK_INT(mcp_http_peek_text(msg, strlen(msg), &pk), AG_OK);
+    if (!pk.bad_id || pk.id[0] || pk.is_request || pk.is_response)
+      unit_fail_(__FILE__, __LINE__, "peek of id %s", bad[i]);
+    snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}", bad[i]);
+    snprintf(batch, sizeof batch, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}},%s]", msg);
+    log[0] = '\0';
+    CHECK_INT(mcp_http_split(msg, strlen(msg), collect, log), AG_ERR_INVALID);
+    CHECK_INT(mcp_http_split(batch, strlen(batch), collect, log), AG_ERR_INVALID);
+    if (log[0]) unit_fail_(__FILE__, __LINE__, "id %s: delivered %s", bad[i], log);
+    CHECK(mcp_http_error_answer(bad[i], "why") == NULL);
+  }
+  /* null and absent ids are no ids, not bad ones: an error answer may carry null */
+  log[0] = '\0';
+  const char *null_id = "[{\"id\":null,\"error\":{\"code\":-32600,\"message\":\"m\"}},{\"method\":\"n\"}]";
+  CHECK_INT(mcp_http_split(null_id, strlen(null_id), collect, log), AG_OK);
+  CHECK_STR(log, "-N;-N;");
+}
+
 static const unit_test tests[] = {
     UNIT(test_split_and_peek),
+    UNIT(test_ids_echoed_exactly_or_refused),
     UNIT(test_open_rejects),
     UNIT(test_unreachable),
     UNIT(test_fault_session_expired),

@@ -3,13 +3,17 @@
  * processes share a world's agents and `agora run --nats` publishes its script; the transcript equals
  * the single-process run message for message. A host SIGKILLed in the middle of a run: its leases run
  * out, the other host takes its agents and finishes the turns it had started; every question is
- * answered exactly once. A wrong token or no server: a clear error, exit 2, nothing stored. */
+ * answered exactly once. Three nodes, three hosts, 300 agents: a host and a node killed and restarted, a
+ * node stopped for 10 s, and still every question answered once and every copy the same. A process
+ * leaving with deliveries queued. A wrong token or no server: a clear error, exit 2, nothing stored. */
+#include "cluster/cluster.h"
 #include "support/llm_server.h"
 #include "support/nats_proc.h"
 #include "support/proc.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
+#include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +21,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "world/world_file.h"
 
 static char *tmp;
 
@@ -251,16 +257,119 @@ static int host_caught_up(const char *tag, const char *want, long ms) {
   return 0;
 }
 
+/* A world (json) joined to the stream in this process, hosting nothing; NULL when it cannot join. */
+static world *joined_world(struct event_base *base, const char *url, const char *json, cluster **cl, int wait) {
+  world_spec spec;
+  ag_errmsg em = {""};
+  world *w = NULL;
+  if (world_spec_parse(json, strlen(json), "queue", &spec, &em)) return NULL;
+  int rc = world_new(base, &spec, &w, &em);
+  world_spec_free(&spec);
+  cluster_opts o = {url, NULL, NULL, 1, 3000, NULL, 0};
+  if (!rc) rc = cluster_open(w, &o, cl, &em);
+  if (!rc && wait) rc = cluster_wait_ready(*cl, 30000, &em);
+  if (rc) fprintf(stderr, "joined_world: %s\n", em.text);
+  if (rc && w) world_free(w), w = NULL;
+  return w;
+}
+
+/* One nats-server in TMP/SUB; its URL in url. -1 (the case failed) when it does not start. */
+static int one_node(const char *sub, nats_node *node, char *url, size_t cap) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/%s", tmp, sub);
+  mkdir(dir, 0700);
+  if (nats_start(dir, 1, NULL, node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return -1;
+  }
+  snprintf(url, cap, "%s", nats_url(node, 0, 1));
+  return 0;
+}
+
+static const char queue_json[] =
+  "{\"name\": \"Queue\", \"agents\": [{\"name\": \"quiet\", \"replies\": [\"x\"]}]}";
+
+static void count_replies(void *ud, bus_topic topic, void *payload) {
+  if (topic == BUS_MESSAGE && ((ag_msg *)payload)->kind == AG_KIND_AGENT) ++*(int *)ud;
+}
+
+static void interrupt_world(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  world_interrupt(arg);
+}
+
+/* A publisher whose loop was held up while a host answered a whole relay (three agents): the replies
+ * and the turns' ends reach it in one batch. Each end must wait until the bus has delivered the message
+ * before it, which starts the turn it ends; acting on it at once left that turn waiting for an end
+ * already gone, and `run --nats` hung (seen under load). */
+static void test_records_in_one_batch(void) {
+  nats_node node;
+  char url[256];
+  if (one_node("batch", &node, url, sizeof url)) return;
+  const char *path = ring_world("batch.json", 3, 1);
+  pid_t h = start_host(path, url, "b1", NULL);
+  nap_ms(2000); /* the host holds the three leases */
+  char *json = unit_read_file(path);
+  struct event_base *base = event_base_new();
+  cluster *cl = NULL;
+  world *w = json ? joined_world(base, url, json, &cl, 1) : NULL;
+  CHECK(w != NULL);
+  if (w) {
+    int replies = 0;
+    bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, count_replies, &replies, NULL);
+    CHECK_INT(cluster_use_chat(cl, NULL), 0);
+    CHECK_INT(world_publish(w, "human", "@a0 question 0", NULL), 0); /* sent at once, by this thread */
+    nap_ms(2500); /* meanwhile a0 -> a1 -> a2 -> a0 -> human, with the loop held up */
+    struct timeval guard = {20, 0};
+    struct event *t = evtimer_new(base, interrupt_world, w);
+    evtimer_add(t, &guard);
+    CHECK_INT(world_run_until_quiet(w), 0); /* AG_ERR_CANCELLED: still waiting after 20 s */
+    event_free(t);
+    CHECK_INT(replies, 4);
+    cluster_free(cl);
+    world_free(w);
+  }
+  event_base_free(base);
+  free(json);
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  nats_node_stop(&node, SIGTERM);
+}
+
+/* A process leaving while deliveries wait for its loop (the relay holds them): each is destroyed while
+ * libnats still runs. Destroying them after nats_CloseAndWait crashed `run --nats` and `host` now and
+ * then at exit (SIGSEGV; a silent abort under ASan: libnats' mutex, destroyed, refuses to lock). */
+static void test_leave_with_deliveries_queued(void) {
+  nats_node node;
+  char url[256];
+  if (one_node("queued", &node, url, sizeof url)) return;
+  struct event_base *base = event_base_new();
+  cluster *cl = NULL;
+  world *w = joined_world(base, url, queue_json, &cl, 1);
+  CHECK(w != NULL);
+  if (w) {
+    CHECK_INT(cluster_use_chat(cl, NULL), 0);
+    for (int i = 0; i < 300; i++) world_publish(w, "human", "@human nobody answers", NULL);
+    CHECK_INT(world_run_until_quiet(w), 0);
+    cluster_free(cl);
+    world_free(w);
+  }
+  event_base_free(base);
+  /* A second process's world joins and, its loop never running, leaves with the 300 records queued. */
+  base = event_base_new();
+  w = joined_world(base, url, queue_json, &cl, 0);
+  CHECK(w != NULL);
+  if (w) {
+    nap_ms(1500);
+    cluster_free(cl);
+    world_free(w);
+  }
+  event_base_free(base);
+  nats_node_stop(&node, SIGTERM);
+}
+
 /* Three nodes (R3), three hosts, 300 agents, 50 questions; meanwhile a host is SIGKILLed and started again,
  * a node is SIGKILLed and started again, and the third host's only node is stopped for 10 s. */
 static void test_cluster_faults(void) {
-  /* KNOWN DEFECT (issue 14, left open): in 2 of about 10 full-suite runs on a loaded machine `run --nats`
-   * died here (SIGSEGV; SIGABRT under ASan) with nothing on stderr, and it has not been reproduced alone.
-   * Until it is found, the case runs only on request: AGORA_NATS_FAULTS=1 ./test_nats cluster_faults. */
-  if (!getenv("AGORA_NATS_FAULTS")) {
-    fprintf(stderr, "cluster_faults: not run (known crash under investigation; set AGORA_NATS_FAULTS=1)\n");
-    return;
-  }
   llm_server *srv = NULL;
   nats_node nodes[3];
   char dir[4096];
@@ -372,6 +481,8 @@ int main(int argc, char **argv) {
     {"two_hosts_match_single", test_two_hosts_match_single},
     {"host_killed", test_host_killed},
     {"refused", test_refused},
+    {"leave_with_deliveries_queued", test_leave_with_deliveries_queued},
+    {"records_in_one_batch", test_records_in_one_batch},
     {"cluster_faults", test_cluster_faults},
   };
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);

@@ -1,0 +1,132 @@
+/* The records of a world's NATS stream (cluster/wire.c): encode/decode round trips that keep numbers
+ * exact up to 2^53 - 1 and strings byte for byte, and the refusals, each naming the field. Includes the
+ * input fuzz_record found (a 16-digit ts that came back 1 ms off). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/wire.h"
+#include "common/error.h"
+#include "common/jsonnum.h"
+#include "support/unit.h"
+
+/* Encodes r, decodes the text again into *back (release with wire_record_free); the text in *json. */
+static void round_trip(int line, const wire_record *r, wire_record *back, char **json) {
+  size_t len = 0;
+  ag_errmsg em = {{0}};
+  *json = NULL;
+  if (wire_encode(r, json, &len) != AG_OK) unit_fail_(__FILE__, line, "wire_encode failed");
+  else if (wire_decode(*json, len, back, &em) != AG_OK) unit_fail_(__FILE__, line, "decode of %s: %s", *json, em.text);
+  else return;
+  memset(back, 0, sizeof *back);
+}
+
+static wire_record msg(char *from, char *text, int64_t ts) {
+  wire_record r = {WIRE_MSG, "c1", from, text, AG_KIND_HUMAN, ts, 0, 0, "", 0, 0};
+  return r;
+}
+
+/* fuzz/corpus/record/regress-ts-16-digits-invalid-utf8-from: cJSON printed the ts with 15 significant
+ * digits (9.00000000199998e+15), so the record came back 1 ms off. */
+static void fuzz_finding_ts_16_digits(void) {
+  const char *in = "{\"t\":\"msg\",\"chat\":\"25r\",\"from\":\"h\x8d\x92" "an\",\"kind\":\"human\",\"text\":\"t\","
+                   "\"ts\":9000000001999981}";
+  wire_record r, back;
+  ag_errmsg em = {{0}};
+  CHECK_INT(wire_decode(in, strlen(in), &r, &em), AG_OK);
+  CHECK_INT(r.ts_ms, INT64_C(9000000001999981));
+  CHECK_STR(r.sender, "h\x8d\x92" "an");
+  char *json;
+  round_trip(__LINE__, &r, &back, &json);
+  CHECK(json && strstr(json, "\"ts\":9000000001999981}"));
+  CHECK_INT(back.ts_ms, r.ts_ms);
+  CHECK_STR(back.sender, r.sender); /* the bytes as they came: nodes must agree with the local store */
+  free(json);
+  wire_record_free(&r);
+  wire_record_free(&back);
+}
+
+static void numbers_exact_to_2p53_less_1(void) {
+  const int64_t ts[] = {0, 1, INT64_C(1763894400123), INT64_C(999999999999999), INT64_C(1000000000000001),
+                        INT64_C(9007199254740991)};
+  for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) {
+    wire_record r = msg("alice", "hi", ts[i]), back;
+    r.has_sim = 1;
+    r.sim_ms = -ts[i]; /* a virtual clock may start before 1970 */
+    char *json;
+    round_trip(__LINE__, &r, &back, &json);
+    CHECK_INT(back.ts_ms, ts[i]);
+    CHECK_INT(back.has_sim, 1);
+    CHECK_INT(back.sim_ms, -ts[i]);
+    free(json);
+    wire_record_free(&back);
+  }
+  wire_record end = {WIRE_TURN_END, "c1", NULL, NULL, AG_KIND_AGENT, 0, 0, 0, "bob",
+                     UINT64_C(9000000001999981), UINT64_C(8999999999999999)};
+  wire_record back;
+  char *json;
+  round_trip(__LINE__, &end, &back, &json);
+  CHECK_INT(back.trigger, 9000000001999981);
+  CHECK_INT(back.counter, 8999999999999999);
+  CHECK_STR(back.agent, "bob");
+  free(json);
+}
+
+/* Nothing goes out that no reader would take: the encoder refuses what the decoder refuses. */
+static void encode_refuses_out_of_range(void) {
+  char *json = NULL;
+  size_t len = 0;
+  wire_record r = msg("alice", "hi", AG_JSON_INT_MAX);
+  CHECK_INT(wire_encode(&r, &json, &len), AG_ERR_INVALID);
+  r.ts_ms = -1;
+  CHECK_INT(wire_encode(&r, &json, &len), AG_ERR_INVALID);
+  r.ts_ms = 5;
+  r.has_sim = 1;
+  r.sim_ms = -AG_JSON_INT_MAX;
+  CHECK_INT(wire_encode(&r, &json, &len), AG_ERR_INVALID);
+  wire_record end = {WIRE_TURN_END, "c1", NULL, NULL, AG_KIND_AGENT, 0, 0, 0, "bob", 0, 1};
+  CHECK_INT(wire_encode(&end, &json, &len), AG_ERR_INVALID); /* trigger 0: no message has seq 0 */
+  end.trigger = (uint64_t)AG_JSON_INT_MAX;
+  CHECK_INT(wire_encode(&end, &json, &len), AG_ERR_INVALID);
+  end.trigger = 1;
+  end.counter = UINT64_MAX;
+  CHECK_INT(wire_encode(&end, &json, &len), AG_ERR_INVALID);
+  CHECK(json == NULL);
+}
+
+static void check_refused(int line, const char *in, const char *why) {
+  wire_record r;
+  ag_errmsg em = {{0}};
+  int rc = wire_decode(in, strlen(in), &r, &em);
+  if (rc != AG_ERR_INVALID) unit_fail_(__FILE__, line, "decode of %s gave %d, expected a refusal", in, rc);
+  else if (!strstr(em.text, why)) unit_fail_(__FILE__, line, "decode of %s: \"%s\" does not say %s", in, em.text, why);
+  if (rc == AG_OK) wire_record_free(&r);
+}
+
+static void decode_refuses_bad_numbers(void) {
+#define M "{\"t\":\"msg\",\"chat\":\"c1\",\"from\":\"a\",\"kind\":\"human\",\"text\":\"x\","
+#define E "{\"t\":\"end\",\"chat\":\"c1\",\"agent\":\"b\","
+  check_refused(__LINE__, M "\"ts\":9007199254740993}", "\"ts\""); /* reads as 2^53 */
+  check_refused(__LINE__, M "\"ts\":9007199254740992}", "\"ts\"");
+  check_refused(__LINE__, M "\"ts\":1e999}", "\"ts\"");
+  check_refused(__LINE__, M "\"ts\":-1e999}", "\"ts\"");
+  check_refused(__LINE__, M "\"ts\":1.5}", "\"ts\"");
+  check_refused(__LINE__, M "\"ts\":-1}", "\"ts\"");
+  check_refused(__LINE__, M "\"ts\":\"1\"}", "\"ts\"");
+  check_refused(__LINE__, M "\"ts\":1,\"sim\":-9007199254740992}", "\"sim\"");
+  check_refused(__LINE__, M "\"ts\":1,\"sim\":null}", "\"sim\"");
+  check_refused(__LINE__, E "\"trigger\":0,\"counter\":0}", "\"trigger\"");
+  check_refused(__LINE__, E "\"trigger\":1e300,\"counter\":0}", "\"trigger\"");
+  check_refused(__LINE__, E "\"trigger\":1,\"counter\":18446744073709551615}", "\"counter\"");
+#undef M
+#undef E
+}
+
+static const unit_test tests[] = {
+    UNIT(fuzz_finding_ts_16_digits),
+    UNIT(numbers_exact_to_2p53_less_1),
+    UNIT(encode_refuses_out_of_range),
+    UNIT(decode_refuses_bad_numbers),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
