@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/ring.h"
 #include "storage/store.h"
+#include "world/events.h"
 
 #include <event2/event.h>
 #include <stdio.h>
@@ -51,8 +52,10 @@ struct cluster {
   ag_ring backlog;    /* of natsMsg *: deliveries waiting for the bus to drain before a chat switch */
   void (*on_chat)(void *ud, const char *chat);
   void *on_chat_ud;
-  uint64_t n_sent;
+  uint64_t n_sent, n_events;
   char nonce[STORE_ID_MAX];
+  unsigned events_sub;  /* the bus subscription that sends this process's failures (cl_on_event) */
+  ag_ring shown;      /* of bus_event *, a reference each: events of other processes given to the bus */
 };
 
 static int held_cmp(const void *a, const void *b) { return strcmp(((const held *)a)->id, ((const held *)b)->id); }
@@ -87,7 +90,8 @@ static int cl_send_record(cluster *c, const wire_record *rec, const char *suffix
 static int cl_send(void *ctx, ag_msg *m, const char *key) {
   cluster *c = ctx;
   if (!c->ready || !c->chat[0]) return AG_OK;
-  wire_record rec = {WIRE_MSG, "", m->sender, m->text, m->kind, m->ts_ms, m->has_sim, m->sim_ms, "", 0, 0};
+  wire_record rec = {.type = WIRE_MSG, .sender = m->sender, .text = m->text, .kind = m->kind, .ts_ms = m->ts_ms,
+                     .has_sim = m->has_sim, .sim_ms = m->sim_ms};
   snprintf(rec.chat, sizeof rec.chat, "%s", c->chat);
   return cl_send_record(c, &rec, "msg", key);
 }
@@ -97,7 +101,7 @@ static size_t cl_in_flight(void *ctx) { return flights_count(&((cluster *)ctx)->
 static int cl_turn_end(void *ctx, const char *agent_id, uint64_t trigger, size_t counter) {
   cluster *c = ctx;
   if (!c->ready || !c->chat[0]) return 0;
-  wire_record rec = {WIRE_TURN_END, "", NULL, NULL, AG_KIND_AGENT, 0, 0, 0, "", trigger, counter};
+  wire_record rec = {.type = WIRE_TURN_END, .kind = AG_KIND_AGENT, .trigger = trigger, .counter = counter};
   snprintf(rec.chat, sizeof rec.chat, "%s", c->chat);
   snprintf(rec.agent, sizeof rec.agent, "%s", agent_id);
   char key[WIRE_ID_MAX + 32];
@@ -105,7 +109,54 @@ static int cl_turn_end(void *ctx, const char *agent_id, uint64_t trigger, size_t
   return cl_send_record(c, &rec, "turn", key);
 }
 
+/* A failure reported here, about an agent answered here (llm-error) or an MCP server of a host
+ * (mcp-error), goes to the stream so that every viewer shows why an agent did not answer. An event this
+ * process took from the stream (cl_show_event) is not sent back: it is the head of c->shown. */
+static void cl_on_event(void *ud, bus_topic topic, void *payload) {
+  cluster *c = ud;
+  bus_event *e = payload;
+  bus_event **head = ag_ring_at(&c->shown, 0);
+  (void)topic;
+  if (head && *head == e) {
+    ag_ring_pop(&c->shown, NULL);
+    bus_event_unref(e);
+    return;
+  }
+  const world_event *ev = &e->ev;
+  if (!c->ready || !c->chat[0]) return;
+  wire_record rec = {.type = WIRE_EVENT, .kind = AG_KIND_AGENT, .ev = (int)ev->kind};
+  if (ev->kind == EV_LLM_ERROR && cl_is_local(c, ev->u.llm_error.agent)) {
+    const ev_llm_error *x = &ev->u.llm_error;
+    rec.text = (char *)x->error, rec.has_info = x->has_info, rec.http_status = x->http_status;
+    rec.attempts = x->attempts, rec.error_type = (char *)(x->error_type ? x->error_type : "");
+    snprintf(rec.agent, sizeof rec.agent, "%s", x->agent);
+  } else if (ev->kind == EV_MCP_ERROR && c->o.hosting) {
+    rec.sender = (char *)ev->u.mcp.server, rec.text = (char *)ev->u.mcp.error;
+  } else {
+    return;
+  }
+  snprintf(rec.chat, sizeof rec.chat, "%s", c->chat);
+  snprintf(rec.origin, sizeof rec.origin, "%s", control_host_id(c->ctl));
+  char key[WIRE_ID_MAX + 32];
+  snprintf(key, sizeof key, "e%s.%llu", rec.origin, (unsigned long long)++c->n_events);
+  (void)cl_send_record(c, &rec, "evt", key); /* a report only: one that cannot be sent is not worth failing for */
+}
+
 /* ---- delivering ---- */
+
+/* Another process's failure, shown here as it is there (not replayed while catching up: what a viewer
+ * joining late sees starts with the messages it has not seen). */
+static void cl_show_event(cluster *c, const wire_record *rec) {
+  if (!c->ready || strcmp(rec->chat, c->chat) || !strcmp(rec->origin, control_host_id(c->ctl))) return;
+  world_event ev = {(ev_kind)rec->ev, .u.mcp = {rec->sender, rec->text}};
+  if (rec->ev == EV_LLM_ERROR)
+    ev.u.llm_error = (ev_llm_error){rec->agent, rec->text, rec->has_info, rec->http_status, rec->attempts,
+                                    rec->error_type ? rec->error_type : ""};
+  bus_event *e = bus_event_new(&ev);
+  if (!e) return;
+  /* the bus delivers later, never from inside the publish: the ring holds it before cl_on_event sees it */
+  if (bus_publish_event(world_bus(c->w), e) || ag_ring_push(&c->shown, &e)) bus_event_unref(e);
+}
 
 static void cl_ask_consumer(cluster *c) {
   if (c->asking) return;
@@ -139,9 +190,11 @@ static int cl_switch_chat(cluster *c, const char *chat) {
 }
 
 static void cl_record(cluster *c, const wire_record *rec, const char *id) {
-  if (strcmp(rec->chat, c->chat) && !cl_switch_chat(c, rec->chat)) return;
+  if (rec->type != WIRE_EVENT && strcmp(rec->chat, c->chat) && !cl_switch_chat(c, rec->chat)) return;
   flight *f = id ? flights_find(&c->fl, id) : NULL;
-  if (rec->type == WIRE_TURN_END) {
+  if (rec->type == WIRE_EVENT) {
+    cl_show_event(c, rec);
+  } else if (rec->type == WIRE_TURN_END) {
     world_receive_turn_end(c->w, rec->agent, rec->trigger, (size_t)rec->counter);
   } else {
     world_wire_msg in = {rec->sender, rec->text, rec->kind, rec->ts_ms, rec->has_sim, rec->sim_ms, ++c->count};
@@ -353,6 +406,7 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   c->base = world_base(w);
   c->o = *o;
   ag_ring_init(&c->backlog, sizeof(natsMsg *), 256);
+  ag_ring_init(&c->shown, sizeof(bus_event *), 16);
   const char **ids = NULL;
   size_t n = 0;
   char subjects[WIRE_ID_MAX + 16];
@@ -375,7 +429,9 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   cl_ask_consumer(c);
   bus_set_transport(world_bus(w), &(bus_transport){c, cl_send, cl_in_flight});
   world_set_cluster(w, &(world_cluster){c, cl_is_local, cl_turn_end});
-  if ((rc = bus_on_idle(world_bus(w), cl_idle, c)) || (rc = control_start(c->ctl, em))) {
+  if ((rc = bus_on_idle(world_bus(w), cl_idle, c)) ||
+      (rc = bus_subscribe(world_bus(w), BUS_EVENT, BUS_PHASE_AGENTS, cl_on_event, c, &c->events_sub)) ||
+      (rc = control_start(c->ctl, em))) {
     (void)cluster_free(c); /* rc says why the open failed */
     return rc;
   }
@@ -423,6 +479,7 @@ int cluster_free(cluster *c) {
   if (c->w) {
     bus_set_transport(world_bus(c->w), NULL);
     bus_off_idle(world_bus(c->w), cl_idle, c);
+    if (c->events_sub) bus_unsubscribe(world_bus(c->w), c->events_sub);
     world_set_cluster(c->w, NULL);
   }
   if (c->tick) event_free(c->tick);
@@ -443,6 +500,9 @@ int cluster_free(cluster *c) {
   int rc = nats_CloseAndWait(60000) == NATS_OK ? AG_OK : AG_ERR_STATE;
   if (!rc) relay_free(c->r);
   ag_ring_free(&c->backlog);
+  bus_event *e;
+  while (ag_ring_pop(&c->shown, &e)) bus_event_unref(e);
+  ag_ring_free(&c->shown);
   flights_free(&c->fl);
   free(c->old);
   free(c->held);

@@ -3,6 +3,7 @@
 #include "cluster/wire.h"
 
 #include "common/jsonnum.h"
+#include "world/events.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -38,18 +39,38 @@ static int encodable(const wire_record *r) {
   if (r->type == WIRE_MSG)
     return r->sender && r->text && r->ts_ms >= 0 && r->ts_ms <= NUM_MAX &&
            (!r->has_sim || (r->sim_ms >= -NUM_MAX && r->sim_ms <= NUM_MAX));
+  if (r->type == WIRE_EVENT)
+    return r->text && wire_id_ok(r->origin) &&
+           (r->ev == EV_LLM_ERROR ? wire_id_ok(r->agent) && (!r->has_info || (r->error_type && r->http_status >= 0 &&
+                                                                               r->http_status <= 999 && r->attempts >= 0 &&
+                                                                               r->attempts <= 1000000))
+                                  : r->ev == EV_MCP_ERROR && r->sender && wire_id_ok(r->sender));
   return r->trigger >= 1 && r->trigger <= (uint64_t)NUM_MAX && r->counter <= (uint64_t)NUM_MAX;
+}
+
+static int encode_event(cJSON *j, const wire_record *r) {
+  int ok = cJSON_AddStringToObject(j, "ev", ev_kind_name((ev_kind)r->ev)) &&
+           cJSON_AddStringToObject(j, "from", r->origin) && cJSON_AddStringToObject(j, "error", r->text);
+  if (ok && r->ev == EV_MCP_ERROR) return cJSON_AddStringToObject(j, "server", r->sender) != NULL;
+  ok = ok && cJSON_AddStringToObject(j, "agent", r->agent);
+  if (ok && r->has_info)
+    ok = add_int(j, "status", r->http_status) && add_int(j, "attempts", r->attempts) &&
+         cJSON_AddStringToObject(j, "etype", r->error_type);
+  return ok;
 }
 
 int wire_encode(const wire_record *r, char **out, size_t *len) {
   if (!encodable(r)) return AG_ERR_INVALID;
   cJSON *j = cJSON_CreateObject();
-  int ok = j && cJSON_AddStringToObject(j, "t", r->type == WIRE_MSG ? "msg" : "end") &&
+  const char *t = r->type == WIRE_MSG ? "msg" : r->type == WIRE_EVENT ? "evt" : "end";
+  int ok = j && cJSON_AddStringToObject(j, "t", t) &&
            cJSON_AddStringToObject(j, "chat", r->chat);
   if (ok && r->type == WIRE_MSG) {
     ok = cJSON_AddStringToObject(j, "from", r->sender) && cJSON_AddStringToObject(j, "kind", ag_kind_name(r->kind)) &&
          cJSON_AddStringToObject(j, "text", r->text) && add_int(j, "ts", r->ts_ms) &&
          (!r->has_sim || add_int(j, "sim", r->sim_ms));
+  } else if (ok && r->type == WIRE_EVENT) {
+    ok = encode_event(j, r);
   } else if (ok) {
     ok = cJSON_AddStringToObject(j, "agent", r->agent) && add_int(j, "trigger", (int64_t)r->trigger) &&
          add_int(j, "counter", (int64_t)r->counter);
@@ -105,6 +126,35 @@ static int decode_end(const cJSON *j, wire_record *r, ag_errmsg *em) {
   return AG_OK;
 }
 
+static int decode_event(const cJSON *j, wire_record *r, ag_errmsg *em) {
+  const char *ev = get_str(j, "ev"), *error = get_str(j, "error");
+  ev_kind k;
+  if (!ev || ev_kind_parse(ev, &k) || (k != EV_LLM_ERROR && k != EV_MCP_ERROR))
+    return ag_fail(em, AG_ERR_INVALID, "record: bad \"ev\"");
+  if (!copy_id(r->origin, get_str(j, "from"))) return ag_fail(em, AG_ERR_INVALID, "record: bad \"from\"");
+  if (!error) return ag_fail(em, AG_ERR_INVALID, "record: \"error\" must be a string");
+  r->ev = (int)k;
+  if (k == EV_MCP_ERROR) {
+    const char *server = get_str(j, "server");
+    if (!server || !wire_id_ok(server)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"server\"");
+    r->sender = strdup(server);
+  } else {
+    if (!copy_id(r->agent, get_str(j, "agent"))) return ag_fail(em, AG_ERR_INVALID, "record: bad \"agent\"");
+    int64_t status, attempts;
+    const char *etype = get_str(j, "etype");
+    if ((r->has_info = cJSON_GetObjectItemCaseSensitive(j, "status") != NULL)) {
+      if (!get_num(j, "status", 0, &status) || status > 999 || !get_num(j, "attempts", 0, &attempts) ||
+          attempts > 1000000 || !etype)
+        return ag_fail(em, AG_ERR_INVALID, "record: bad \"status\", \"attempts\" or \"etype\"");
+      r->http_status = (long)status, r->attempts = (int)attempts;
+      if (!(r->error_type = strdup(etype))) return AG_ERR_NOMEM;
+    }
+    r->sender = NULL;
+  }
+  r->text = strdup(error);
+  return r->text && (k != EV_MCP_ERROR || r->sender) ? AG_OK : AG_ERR_NOMEM;
+}
+
 int wire_decode(const char *data, size_t len, wire_record *r, ag_errmsg *em) {
   memset(r, 0, sizeof *r);
   if (len > WIRE_MAX) return ag_fail(em, AG_ERR_TOO_BIG, "record: %zu bytes (at most %u)", len, WIRE_MAX);
@@ -119,6 +169,7 @@ int wire_decode(const char *data, size_t len, wire_record *r, ag_errmsg *em) {
   if (!copy_id(r->chat, get_str(j, "chat"))) rc = ag_fail(em, AG_ERR_INVALID, "record: bad \"chat\"");
   else if (t && !strcmp(t, "msg")) r->type = WIRE_MSG, rc = decode_msg(j, r, em);
   else if (t && !strcmp(t, "end")) r->type = WIRE_TURN_END, rc = decode_end(j, r, em);
+  else if (t && !strcmp(t, "evt")) r->type = WIRE_EVENT, rc = decode_event(j, r, em);
   else rc = ag_fail(em, AG_ERR_INVALID, "record: unknown type");
   cJSON_Delete(j);
   if (rc) wire_record_free(r);
@@ -128,5 +179,6 @@ int wire_decode(const char *data, size_t len, wire_record *r, ag_errmsg *em) {
 void wire_record_free(wire_record *r) {
   free(r->sender);
   free(r->text);
-  r->sender = r->text = NULL;
+  free(r->error_type);
+  r->sender = r->text = r->error_type = NULL;
 }

@@ -1,5 +1,5 @@
 /* The records a world spread over NATS keeps in its JetStream stream (docs/distributed.md): a message
- * of a chat, and the end of an agent's turn. One JSON object each; nothing secret is ever in them.
+ * of a chat, the end of an agent's turn, and a failure reported where an agent runs (an event). One JSON object each; nothing secret is ever in them.
  * Pure: no I/O, so the parser is fuzzed (fuzz/fuzz_record.c). */
 #ifndef AG_CLUSTER_WIRE_H
 #define AG_CLUSTER_WIRE_H
@@ -14,7 +14,7 @@
 /* Largest record accepted (a message's text and its envelope). */
 #define WIRE_MAX (1u << 20)
 
-typedef enum wire_type { WIRE_MSG = 1, WIRE_TURN_END = 2 } wire_type;
+typedef enum wire_type { WIRE_MSG = 1, WIRE_TURN_END = 2, WIRE_EVENT = 3 } wire_type;
 
 /* A decoded record; strings point into its own storage (wire_record_free). */
 typedef struct wire_record {
@@ -30,6 +30,15 @@ typedef struct wire_record {
   char agent[WIRE_ID_MAX];
   uint64_t trigger;
   uint64_t counter;
+  /* WIRE_EVENT: ev is EV_LLM_ERROR (agent; text: the error; has_info: the provider's http_status,
+   * attempts, error_type) or EV_MCP_ERROR (sender: the server; text: the error); origin: the process
+   * (control_host_id) that reported it, which shows it already */
+  int ev;
+  int has_info;
+  long http_status;
+  int attempts;
+  char *error_type;
+  char origin[WIRE_ID_MAX];
 } wire_record;
 
 /* Encodes r as JSON (caller frees *out, *len its length without the NUL); numbers as exact integers.

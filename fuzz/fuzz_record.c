@@ -19,6 +19,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (r.type == WIRE_MSG && (strcmp(back.sender, r.sender) || strcmp(back.text, r.text) || back.kind != r.kind ||
                              back.ts_ms != r.ts_ms || back.has_sim != r.has_sim || back.sim_ms != r.sim_ms))
     abort();
+  if (r.type == WIRE_EVENT &&
+      (back.ev != r.ev || strcmp(back.origin, r.origin) || strcmp(back.text, r.text) || strcmp(back.agent, r.agent) ||
+       (r.sender && strcmp(back.sender, r.sender)) || back.has_info != r.has_info ||
+       (r.has_info && (back.http_status != r.http_status || back.attempts != r.attempts ||
+                       strcmp(back.error_type, r.error_type)))))
+    abort();
   if (r.type == WIRE_TURN_END && (back.trigger != r.trigger || back.counter != r.counter || strcmp(back.agent, r.agent)))
     abort();
   free(text);

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/jsonnum.h"
 #include "support/unit.h"
+#include "world/events.h"
 
 /* Encodes r, decodes the text again into *back (release with wire_record_free); the text in *json. */
 static void round_trip(int line, const wire_record *r, wire_record *back, char **json) {
@@ -22,7 +23,7 @@ static void round_trip(int line, const wire_record *r, wire_record *back, char *
 }
 
 static wire_record msg(char *from, char *text, int64_t ts) {
-  wire_record r = {WIRE_MSG, "c1", from, text, AG_KIND_HUMAN, ts, 0, 0, "", 0, 0};
+  wire_record r = {.type = WIRE_MSG, .chat = "c1", .sender = from, .text = text, .kind = AG_KIND_HUMAN, .ts_ms = ts};
   return r;
 }
 
@@ -61,8 +62,8 @@ static void numbers_exact_to_2p53_less_1(void) {
     free(json);
     wire_record_free(&back);
   }
-  wire_record end = {WIRE_TURN_END, "c1", NULL, NULL, AG_KIND_AGENT, 0, 0, 0, "bob",
-                     UINT64_C(9000000001999981), UINT64_C(8999999999999999)};
+  wire_record end = {.type = WIRE_TURN_END, .chat = "c1", .kind = AG_KIND_AGENT, .agent = "bob",
+                     .trigger = UINT64_C(9000000001999981), .counter = UINT64_C(8999999999999999)};
   wire_record back;
   char *json;
   round_trip(__LINE__, &end, &back, &json);
@@ -84,7 +85,7 @@ static void encode_refuses_out_of_range(void) {
   r.has_sim = 1;
   r.sim_ms = -AG_JSON_INT_MAX;
   CHECK_INT(wire_encode(&r, &json, &len), AG_ERR_INVALID);
-  wire_record end = {WIRE_TURN_END, "c1", NULL, NULL, AG_KIND_AGENT, 0, 0, 0, "bob", 0, 1};
+  wire_record end = {.type = WIRE_TURN_END, .chat = "c1", .kind = AG_KIND_AGENT, .agent = "bob", .counter = 1};
   CHECK_INT(wire_encode(&end, &json, &len), AG_ERR_INVALID); /* trigger 0: no message has seq 0 */
   end.trigger = (uint64_t)AG_JSON_INT_MAX;
   CHECK_INT(wire_encode(&end, &json, &len), AG_ERR_INVALID);
@@ -122,7 +123,54 @@ static void decode_refuses_bad_numbers(void) {
 #undef E
 }
 
+/* An event record: an llm-error with the provider's answer, one without, an mcp-error; and refusals. */
+static void events_round_trip_and_refusals(void) {
+  wire_record r = {.type = WIRE_EVENT, .chat = "c1", .text = "HTTP 500: boom", .agent = "bob", .ev = EV_LLM_ERROR,
+                   .has_info = 1, .http_status = 500, .attempts = 3, .error_type = "server_error", .origin = "h0011"};
+  wire_record back;
+  char *json;
+  round_trip(__LINE__, &r, &back, &json);
+  CHECK_INT(back.type, WIRE_EVENT);
+  CHECK_INT(back.ev, EV_LLM_ERROR);
+  CHECK_STR(back.agent, "bob");
+  CHECK_STR(back.text, "HTTP 500: boom");
+  CHECK_STR(back.origin, "h0011");
+  CHECK_INT(back.has_info, 1);
+  CHECK_INT(back.http_status, 500);
+  CHECK_INT(back.attempts, 3);
+  CHECK_STR(back.error_type, "server_error");
+  free(json);
+  wire_record_free(&back);
+  r.has_info = 0;
+  round_trip(__LINE__, &r, &back, &json);
+  CHECK_INT(back.has_info, 0);
+  CHECK(json && !strstr(json, "status"));
+  free(json);
+  wire_record_free(&back);
+  wire_record m = {.type = WIRE_EVENT, .chat = "c1", .sender = "files", .text = "cannot start", .ev = EV_MCP_ERROR,
+                   .origin = "h0011"};
+  round_trip(__LINE__, &m, &back, &json);
+  CHECK_INT(back.ev, EV_MCP_ERROR);
+  CHECK_STR(back.sender, "files");
+  CHECK_STR(back.text, "cannot start");
+  free(json);
+  wire_record_free(&back);
+  m.ev = EV_LLM_START; /* only failures travel */
+  CHECK_INT(wire_encode(&m, &json, &(size_t){0}), AG_ERR_INVALID);
+#define V "{\"t\":\"evt\",\"chat\":\"c1\",\"from\":\"h1\","
+  check_refused(__LINE__, V "\"ev\":\"llm-start\",\"agent\":\"b\",\"error\":\"x\"}", "\"ev\"");
+  check_refused(__LINE__, V "\"ev\":\"llm-error\",\"agent\":\"b.c\",\"error\":\"x\"}", "\"agent\"");
+  check_refused(__LINE__, V "\"ev\":\"llm-error\",\"agent\":\"b\",\"error\":1}", "\"error\"");
+  check_refused(__LINE__, V "\"ev\":\"llm-error\",\"agent\":\"b\",\"error\":\"x\",\"status\":1000,"
+                "\"attempts\":1,\"etype\":\"\"}", "\"status\"");
+  check_refused(__LINE__, V "\"ev\":\"mcp-error\",\"error\":\"x\"}", "\"server\"");
+  check_refused(__LINE__, "{\"t\":\"evt\",\"chat\":\"c1\",\"ev\":\"mcp-error\",\"server\":\"s\",\"error\":\"x\"}",
+                "\"from\"");
+#undef V
+}
+
 static const unit_test tests[] = {
+    UNIT(events_round_trip_and_refusals),
     UNIT(fuzz_finding_ts_16_digits),
     UNIT(numbers_exact_to_2p53_less_1),
     UNIT(encode_refuses_out_of_range),
