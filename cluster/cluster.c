@@ -54,8 +54,6 @@ struct cluster {
   void *on_chat_ud;
   uint64_t n_sent, n_events;
   char nonce[STORE_ID_MAX];
-  unsigned events_sub;  /* the bus subscription that sends this process's failures (cl_on_event) */
-  ag_ring shown;      /* of bus_event *, a reference each: events of other processes given to the bus */
 };
 
 static int held_cmp(const void *a, const void *b) { return strcmp(((const held *)a)->id, ((const held *)b)->id); }
@@ -110,19 +108,11 @@ static int cl_turn_end(void *ctx, const char *agent_id, uint64_t trigger, size_t
 }
 
 /* A failure reported here, about an agent answered here (llm-error) or an MCP server of a host
- * (mcp-error), goes to the stream so that every viewer shows why an agent did not answer. An event this
- * process took from the stream (cl_show_event) is not sent back: it is the head of c->shown. */
-static void cl_on_event(void *ud, bus_topic topic, void *payload) {
-  cluster *c = ud;
-  bus_event *e = payload;
-  bus_event **head = ag_ring_at(&c->shown, 0);
-  (void)topic;
-  if (head && *head == e) {
-    ag_ring_pop(&c->shown, NULL);
-    bus_event_unref(e);
-    return;
-  }
-  const world_event *ev = &e->ev;
+ * (mcp-error), goes to the stream so that every viewer shows why an agent did not answer; before the
+ * turn's end, so a viewer waiting for that end has seen it. Events of other processes are given to the
+ * bus directly (cl_show_event), not through world_emit: they do not come back here. */
+static void cl_report(void *ctx, const world_event *ev) {
+  cluster *c = ctx;
   if (!c->ready || !c->chat[0]) return;
   wire_record rec = {.type = WIRE_EVENT, .kind = AG_KIND_AGENT, .ev = (int)ev->kind};
   if (ev->kind == EV_LLM_ERROR && cl_is_local(c, ev->u.llm_error.agent)) {
@@ -154,8 +144,8 @@ static void cl_show_event(cluster *c, const wire_record *rec) {
                                     rec->error_type ? rec->error_type : ""};
   bus_event *e = bus_event_new(&ev);
   if (!e) return;
-  /* the bus delivers later, never from inside the publish: the ring holds it before cl_on_event sees it */
-  if (bus_publish_event(world_bus(c->w), e) || ag_ring_push(&c->shown, &e)) bus_event_unref(e);
+  (void)bus_publish_event(world_bus(c->w), e); /* shown only: nothing to undo when it fails */
+  bus_event_unref(e);
 }
 
 static void cl_ask_consumer(cluster *c) {
@@ -406,7 +396,6 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   c->base = world_base(w);
   c->o = *o;
   ag_ring_init(&c->backlog, sizeof(natsMsg *), 256);
-  ag_ring_init(&c->shown, sizeof(bus_event *), 16);
   const char **ids = NULL;
   size_t n = 0;
   char subjects[WIRE_ID_MAX + 16];
@@ -428,10 +417,8 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   c->heard_ms = c->record_ms = ag_now_ms();
   cl_ask_consumer(c);
   bus_set_transport(world_bus(w), &(bus_transport){c, cl_send, cl_in_flight});
-  world_set_cluster(w, &(world_cluster){c, cl_is_local, cl_turn_end});
-  if ((rc = bus_on_idle(world_bus(w), cl_idle, c)) ||
-      (rc = bus_subscribe(world_bus(w), BUS_EVENT, BUS_PHASE_AGENTS, cl_on_event, c, &c->events_sub)) ||
-      (rc = control_start(c->ctl, em))) {
+  world_set_cluster(w, &(world_cluster){c, cl_is_local, cl_turn_end, cl_report});
+  if ((rc = bus_on_idle(world_bus(w), cl_idle, c)) || (rc = control_start(c->ctl, em))) {
     (void)cluster_free(c); /* rc says why the open failed */
     return rc;
   }
@@ -479,7 +466,6 @@ int cluster_free(cluster *c) {
   if (c->w) {
     bus_set_transport(world_bus(c->w), NULL);
     bus_off_idle(world_bus(c->w), cl_idle, c);
-    if (c->events_sub) bus_unsubscribe(world_bus(c->w), c->events_sub);
     world_set_cluster(c->w, NULL);
   }
   if (c->tick) event_free(c->tick);
@@ -500,9 +486,6 @@ int cluster_free(cluster *c) {
   int rc = nats_CloseAndWait(60000) == NATS_OK ? AG_OK : AG_ERR_STATE;
   if (!rc) relay_free(c->r);
   ag_ring_free(&c->backlog);
-  bus_event *e;
-  while (ag_ring_pop(&c->shown, &e)) bus_event_unref(e);
-  ag_ring_free(&c->shown);
   flights_free(&c->fl);
   free(c->old);
   free(c->held);

@@ -2,6 +2,7 @@
  * binary with a real nats-server started here on loopback: `agora host` answers, `agora console --nats`
  * (driven through its stdin) and `agora serve --nats` (driven with libcurl, its event stream read) see
  * what every process publishes, and what each of them sends is answered by the host. */
+#include "support/llm_server.h"
 #include "support/nats_proc.h"
 #include "support/nats_suite.h"
 #include "support/proc.h"
@@ -314,6 +315,53 @@ static void test_run_chat(void) {
   nats_node_stop(&node, SIGTERM);
 }
 
+/* The line of out holding needle (caller frees), or NULL. */
+static char *line_with(const char *out, const char *needle) {
+  const char *p = strstr(out, needle);
+  if (!p) return NULL;
+  const char *b = p;
+  while (b > out && b[-1] != '\n') b--;
+  return strndup(b, strcspn(b, "\n"));
+}
+
+/* A hosted agent whose LLM call fails: `run --nats --json` shows the host's llm-error naming it (the
+ * provider's status and message with it), and the other agent's answer as before. */
+static void test_failure_shown(void) {
+  llm_server *srv = NULL;
+  nats_node node;
+  char world[4096], url[256], text[2048];
+  if (llm_server_start(&srv)) {
+    unit_fail_(__FILE__, __LINE__, "the LLM server did not start");
+    return;
+  }
+  if (node_start("evt", "evt.json", &node, world, url)) {
+    llm_server_stop(srv);
+    return;
+  }
+  snprintf(text, sizeof text,
+           "{\"name\": \"Evt\", \"agents\": ["
+           " {\"name\": \"alice\", \"provider\": \"script\", \"replies\": [\"@human alice one\"]},"
+           " {\"name\": \"bob\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\","
+           " \"system_prompt\": \"[[mock status=400 error_message=bob-is-broken]]\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@alice @bob hello\"}]}\n",
+           llm_server_url(srv, "/v1"));
+  unit_write_file(world, text);
+  const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
+  pid_t h = agora_spawn(host, nats_path("evt.out"), nats_path("evt.err"), NULL);
+  CHECK(file_wait_for(nats_path("evt.err"), "hosting world evt", 20000));
+  const char *run[] = {"run", world, "--nats", url, "--json", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
+  char *err = line_with(r.out, "\"llm-error\"");
+  CHECK(err && strstr(err, "\"agent\":\"bob\"") && strstr(err, "bob-is-broken") && strstr(err, "400"));
+  CHECK(strstr(r.out, "alice one") != NULL);
+  free(err);
+  proc_result_free(&r);
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  nats_node_stop(&node, SIGTERM);
+  llm_server_stop(srv);
+}
+
 static void test_usage(void) {
   char world[4096];
   snprintf(world, sizeof world, "%s", nats_path("usage.json"));
@@ -347,6 +395,7 @@ int main(int argc, char **argv) {
     {"console_and_serve", test_console_and_serve},
     {"chat_records", test_chat_records},
     {"run_chat", test_run_chat},
+    {"failure_shown", test_failure_shown},
     {"usage", test_usage},
   };
   return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, NULL);

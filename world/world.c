@@ -101,6 +101,7 @@ static int world_refresh_ids(world *w, int added_one) {
 }
 
 int world_emit(world *w, const world_event *ev) {
+  if (w->cluster.report) w->cluster.report(w->cluster.ctx, ev);
   bus_event *e = bus_event_new(ev);
   if (!e) return AG_ERR_NOMEM;
   int rc = bus_publish_event(w->bus, e);

@@ -114,6 +114,9 @@ typedef struct world_cluster {
   int (*is_local)(void *ctx, const char *agent_id);
   /* Publishes that agent_id's turn answering seq trigger ended; counter: its scripted-reply position. */
   int (*turn_end)(void *ctx, const char *agent_id, uint64_t trigger, size_t counter);
+  /* Sees every event this process emits (borrowed for the call), before it is queued, so that what it
+   * publishes comes before the turn's end (may be NULL). */
+  void (*report)(void *ctx, const world_event *e);
 } world_cluster;
 /* c is copied (ctx borrowed); NULL: one process. */
 void world_set_cluster(world *w, const world_cluster *c);
