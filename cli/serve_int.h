@@ -55,6 +55,7 @@ struct serve {
   uint64_t boot; /* this run's id in event ids */
   uint64_t requests;
   struct event *sig[2], *heartbeat;
+  struct event *synced; /* the storage thread's pipe: state-saved events due */
   int stopping;
 };
 

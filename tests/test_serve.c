@@ -363,6 +363,8 @@ static void sse_same_sequence_and_resume(void) {
   sse_pump(set, 200);
   post(&sp, "counter", "@a one");
   CHECK_INT(sse_wait(set, 2, "\"type\":\"message\"", 5000), 0);
+  /* Saved is said once the storage thread has synced the commit (docs/decisions.md "Background sync"). */
+  CHECK_INT(sse_wait(set, 1, "\"event\":\"state-saved\"", 5000), 0);
   size_t n1, n2;
   const sse_frame_rec *f1 = sse_frames(c1, &n1), *f2 = sse_frames(c2, &n2);
   CHECK(n1 > 0);
