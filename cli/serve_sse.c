@@ -7,6 +7,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <ctype.h>
 #include <errno.h>
@@ -41,11 +42,26 @@ struct sse_hub {
   sse_client *clients;
   size_t n_clients;
   uint64_t dropped;
+  /* Frames published and not yet written to the clients: they go to each client as one chunk at the end
+   * of the bus drain (or at once past SSE_WRITE_NOW), so a client costs one write per drain, not one per
+   * frame. A publish outside a drain (an HTTP handler's) is sent by flush_ev, later in the same loop turn. */
+  char *batch;
+  size_t batch_len, batch_cap;
+  struct event *flush_ev;
 };
 
-int sse_hub_new(uint64_t boot, sse_fallback_fn fallback, void *ud, sse_hub **out) {
+static void on_flush_ev(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  sse_hub_flush(arg);
+}
+
+int sse_hub_new(struct event_base *base, uint64_t boot, sse_fallback_fn fallback, void *ud, sse_hub **out) {
   sse_hub *h = calloc(1, sizeof *h);
   if (!h) return AG_ERR_NOMEM;
+  if (!(h->flush_ev = event_new(base, -1, 0, on_flush_ev, h))) {
+    free(h);
+    return AG_ERR_NOMEM;
+  }
   h->boot = boot;
   h->fallback = fallback;
   h->ud = ud;
@@ -58,6 +74,8 @@ void sse_hub_free(sse_hub *h) {
   if (!h) return;
   sse_hub_close_all(h);
   for (size_t i = 0; i < SSE_RING; i++) free(h->ring[i].text);
+  event_free(h->flush_ev);
+  free(h->batch);
   free(h);
 }
 
@@ -177,6 +195,31 @@ static void broadcast(sse_hub *h, const char *text, size_t len) {
   }
 }
 
+/* The frames published since the last send, to every client (in one chunk each). */
+static void send_batch(sse_hub *h) {
+  if (!h->batch_len) return;
+  size_t len = h->batch_len;
+  h->batch_len = 0; /* first: a client dropped on the way changes nothing here */
+  broadcast(h, h->batch, len);
+}
+
+/* Adds a frame to the batch; 0, or AG_ERR_NOMEM (the frame then goes out alone). */
+static int batch_add(sse_hub *h, const char *text, size_t len) {
+  if (h->batch_len + len > h->batch_cap) {
+    size_t ncap = h->batch_cap ? h->batch_cap : 16384;
+    while (ncap < h->batch_len + len) ncap *= 2;
+    char *p = realloc(h->batch, ncap);
+    if (!p) return AG_ERR_NOMEM;
+    h->batch = p, h->batch_cap = ncap;
+  }
+  if (!h->batch_len) event_active(h->flush_ev, EV_TIMEOUT, 0);
+  memcpy(h->batch + h->batch_len, text, len);
+  h->batch_len += len;
+  /* A burst goes out as it grows (the socket takes it while more is encoded); the buffer stays small. */
+  if (h->batch_len > SSE_WRITE_NOW) send_batch(h);
+  return AG_OK;
+}
+
 int sse_hub_publish(sse_hub *h, const char *json, const char *chat, uint64_t seq) {
   char id[SSE_ID_MAX];
   uint64_t n = h->next_n;
@@ -188,7 +231,10 @@ int sse_hub_publish(sse_hub *h, const char *json, const char *chat, uint64_t seq
   free(f->text);
   *f = (sse_frame){n, text, len};
   h->next_n++;
-  broadcast(h, text, len);
+  if (h->clients && batch_add(h, text, len)) {
+    send_batch(h);
+    broadcast(h, text, len);
+  }
   return AG_OK;
 }
 
@@ -196,6 +242,7 @@ void sse_hub_note(sse_hub *h, const char *json) {
   size_t len;
   char *text = frame_text(NULL, json, &len);
   if (!text) return;
+  send_batch(h);
   broadcast(h, text, len);
   free(text);
 }
@@ -234,6 +281,7 @@ int sse_hub_attach(sse_hub *h, struct evhttp_request *req, const char *last_id) 
   struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
   evhttp_add_header(hd, "Content-Type", "text/event-stream; charset=utf-8");
   evhttp_add_header(hd, "Cache-Control", "no-store");
+  send_batch(h); /* what was published before this client came: not for it (it is in the ring) */
   c->hub = h;
   c->req = req;
   c->conn = evhttp_request_get_connection(req);
@@ -257,12 +305,17 @@ int sse_hub_attach(sse_hub *h, struct evhttp_request *req, const char *last_id) 
 
 void sse_hub_flush(void *hub) {
   sse_hub *h = hub;
+  send_batch(h);
   for (sse_client *c = h->clients; c; c = c->next) write_now(c);
 }
 
-void sse_hub_heartbeat(sse_hub *h) { broadcast(h, ": heartbeat\n\n", 13); }
+void sse_hub_heartbeat(sse_hub *h) {
+  send_batch(h);
+  broadcast(h, ": heartbeat\n\n", 13);
+}
 
 void sse_hub_close_all(sse_hub *h) {
+  send_batch(h);
   while (h->clients) {
     sse_client *c = h->clients;
     client_unlink(c);

@@ -230,7 +230,7 @@ static int host(serve *s, const world_spec *spec, const char *label, ag_errmsg *
   }
   if ((rc = cli_key_env_check(x->sw.w, label, &s->allow, em))) goto fail;
   /* The stream's flush hook goes before the session's commit hook: frames do not wait for the disk. */
-  if ((rc = sse_hub_new(s->boot, fallback, x, &x->sw.hub)) || (rc = bus_on_idle(world_bus(x->sw.w), sse_hub_flush, x->sw.hub)) ||
+  if ((rc = sse_hub_new(s->base, s->boot, fallback, x, &x->sw.hub)) || (rc = bus_on_idle(world_bus(x->sw.w), sse_hub_flush, x->sw.hub)) ||
       (rc = bus_subscribe(world_bus(x->sw.w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, on_bus, x, NULL))) {
     ag_fail(em, rc, "%s", ag_strerror(rc));
     goto fail;
