@@ -4,6 +4,7 @@
  * Last-Event-ID from the ring and from storage, two clients seeing the same sequence, heartbeats, a
  * client that reads nothing dropped), a human message while agents stream from the loopback LLM
  * server, a tool approved over HTTP, a graceful stop, and 100 streams on a world of 200 agents. */
+#include "cli/serve_sse.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
@@ -418,6 +419,78 @@ static void sse_same_sequence_and_resume(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
+/* A resume from a position that has left the 8,192-frame ring (same run): every message of the gap comes
+ * from storage, in order and as the live stream showed it, then the live stream; a reply in flight at the
+ * resume comes whole as its message when it ends (its earlier chunks are not replayed). */
+static void sse_resume_past_ring(void) {
+  char *world = malloc(64 * 1024), words[512] = "", url[256];
+  for (int i = 0; i < 100; i++) strcat(words, i ? " w" : "w");
+  size_t len = (size_t)snprintf(world, 64 * 1024,
+                                "{\"name\": \"Resume\", \"turn_limit\": 1000, \"agents\": [{\"name\": \"slow\", "
+                                "\"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\", \"api_key_env\": "
+                                "\"AGORA_TEST_KEY\", \"system_prompt\": \"[[mock reply=\\\"v1 v2 v3 v4 v5 v6\\\" delay=150]]\"}",
+                                llm_server_url(srv, "/v1"));
+  for (int i = 0; i < 100; i++)
+    len += (size_t)snprintf(world + len, 64 * 1024 - len, ", {\"name\": \"s%02d\", \"provider\": \"script\", \"replies\": [\"%s\"]}", i, words);
+  snprintf(world + len, 64 * 1024 - len, "]}");
+  const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+  serve_proc sp;
+  int rc = start("resume", world, &sp, env);
+  free(world);
+  if (rc) return;
+  events_url(&sp, "resume", url, sizeof url);
+  sse_set *set = sse_set_new();
+  sse_conn *c1 = sse_open(set, url, NULL, NULL), *c2 = sse_open(set, url, NULL, NULL);
+  sse_pump(set, 200);
+  post(&sp, "resume", "@s00 first");
+  CHECK_INT(sse_wait(set, 2, "\"type\":\"message\"", 10000), 0);
+  size_t n;
+  const sse_frame_rec *f = sse_frames(c2, &n);
+  char last[128];
+  snprintf(last, sizeof last, "%s", n ? f[n - 1].id : "");
+  sse_close(set, c2);
+  /* 100 replies of 100 streamed words: over 10,000 frames, more than the ring holds */
+  char *all = malloc(100 * 5 + 32);
+  all[0] = '\0';
+  for (int i = 0; i < 100; i++) sprintf(all + strlen(all), "@s%02d ", i);
+  strcat(all, "answer");
+  post(&sp, "resume", all);
+  free(all);
+  CHECK_INT(sse_wait(set, 103, "\"type\":\"message\"", 60000), 0);
+  f = sse_frames(c1, &n);
+  CHECK(n > SSE_RING + 100);
+  /* a reply in flight: the resume comes after its first chunk */
+  size_t chunks = sse_count(c1, "\"event\":\"llm-chunk\"");
+  post(&sp, "resume", "@slow talk slowly");
+  CHECK_INT(sse_wait(set, chunks + 1, "\"event\":\"llm-chunk\"", 10000), 0);
+  sse_conn *c3 = sse_open(set, url, last, NULL);
+  CHECK_INT(sse_wait(set, 1, "\"text\":\"v1 v2 v3 v4 v5 v6\"", 10000), 0);
+  CHECK_INT(sse_count(c3, "\"type\":\"resync\""), 0);
+  /* c3's messages: seq 3..105 in order, each as c1 saw it live; the replayed ones carry frame number 0 */
+  size_t n1, n3;
+  const sse_frame_rec *f1 = sse_frames(c1, &n1), *f3 = sse_frames(c3, &n3);
+  size_t k1 = 0, seen = 0;
+  int same = 1, replayed = 0;
+  for (size_t i = 0; i < n3; i++) {
+    if (!strstr(f3[i].data, "\"type\":\"message\"")) continue;
+    while (k1 < n1 && !(strstr(f1[k1].data, "\"type\":\"message\"") && strstr(f1[k1].data, "\"seq\":1,") == NULL &&
+                        strstr(f1[k1].data, "\"seq\":2,") == NULL))
+      k1++;
+    same &= k1 < n1 && !strcmp(f1[k1].data, f3[i].data);
+    char want[32];
+    snprintf(want, sizeof want, "\"seq\":%zu,", seen + 3);
+    same &= strstr(f3[i].data, want) != NULL;
+    replayed += strstr(f3[i].id, ".0.") != NULL;
+    k1++, seen++;
+  }
+  CHECK(same);
+  CHECK_INT(seen, 103);
+  CHECK(replayed >= 102); /* the messages up to the human's last one came from storage */
+  CHECK_INT(sse_count(c3, "\"text\":\"v1 v2 v3 v4 v5 v6\""), 1); /* the reply in flight, whole */
+  sse_set_free(set);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
 /* The loopback LLM server streams slowly; a human message posted meanwhile is published at once and
  * the reply still arrives whole. */
 /* Serves world name (id = name) with one agent on the loopback LLM server that streams reply one word
@@ -627,6 +700,7 @@ static const unit_test tests[] = {
   UNIT(routes_and_errors),
   UNIT(token_and_listen),
   UNIT(sse_same_sequence_and_resume),
+  UNIT(sse_resume_past_ring),
   UNIT(human_message_while_streaming),
   UNIT(approve_over_http),
   UNIT(graceful_stop),
