@@ -19,6 +19,13 @@
 
 #define SSE_WRITE_NOW (64u << 10) /* unsent bytes written to the socket at once rather than later */
 
+/* A batch of frames once sent: shared by the clients' output buffers (evbuffer references, not copies),
+ * freed when the last lets go. */
+typedef struct sse_block {
+  size_t refs;
+  char data[];
+} sse_block;
+
 typedef struct sse_frame {
   uint64_t n;
   char *text; /* owned: the whole frame */
@@ -45,7 +52,7 @@ struct sse_hub {
   /* Frames published and not yet written to the clients: they go to each client as one chunk at the end
    * of the bus drain (or at once past SSE_WRITE_NOW), so a client costs one write per drain, not one per
    * frame. A publish outside a drain (an HTTP handler's) is sent by flush_ev, later in the same loop turn. */
-  char *batch;
+  sse_block *batch;
   size_t batch_len, batch_cap;
   struct event *flush_ev;
 };
@@ -151,15 +158,16 @@ static void write_now(sse_client *c) {
   evbuffer_freeze(out, 1);
 }
 
-/* Writes len bytes; 0, or -1 when the client's unsent output is past the cap (or memory ran out). */
-static int client_write(sse_client *c, const char *text, size_t len) {
-  struct evbuffer *b = evbuffer_new();
-  if (!b || evbuffer_add(b, text, len)) {
-    if (b) evbuffer_free(b);
-    return -1;
-  }
+static void block_unref(const void *data, size_t len, void *extra) {
+  (void)data, (void)len;
+  sse_block *b = extra;
+  if (--b->refs == 0) free(b);
+}
+
+/* Sends b (its bytes, then empty: the caller frees it) as one chunk; 0, or -1 when the client's unsent
+ * output is past the cap. */
+static int client_send(sse_client *c, struct evbuffer *b) {
   evhttp_send_reply_chunk(c->req, b);
-  evbuffer_free(b);
   struct bufferevent *bev = evhttp_connection_get_bufferevent(c->conn);
   if (!bev) return 0;
   struct evbuffer *out = bufferevent_get_output(bev);
@@ -177,6 +185,27 @@ static int client_write(sse_client *c, const char *text, size_t len) {
   double now = now_ms();
   if (!c->behind_since) c->behind_since = now;
   return unsent > SSE_CLIENT_BUF_HARD || now - c->behind_since > SSE_BEHIND_MS ? -1 : 0;
+}
+
+/* Writes len bytes of text; 0, or -1 when the client's unsent output is past the cap (or memory ran out). */
+static int client_write(sse_client *c, const char *text, size_t len) {
+  struct evbuffer *b = evbuffer_new();
+  int rc = b && !evbuffer_add(b, text, len) ? client_send(c, b) : -1;
+  if (b) evbuffer_free(b);
+  return rc;
+}
+
+/* The same with len bytes of a shared block (referenced, not copied). */
+static int client_write_block(sse_client *c, sse_block *blk, size_t len) {
+  struct evbuffer *b = evbuffer_new();
+  if (!b || evbuffer_add_reference(b, blk->data, len, block_unref, blk)) {
+    if (b) evbuffer_free(b);
+    return -1;
+  }
+  blk->refs++;
+  int rc = client_send(c, b);
+  evbuffer_free(b);
+  return rc;
 }
 
 static char *frame_text(const char *id, const char *json, size_t *len) {
@@ -198,9 +227,16 @@ static void broadcast(sse_hub *h, const char *text, size_t len) {
 /* The frames published since the last send, to every client (in one chunk each). */
 static void send_batch(sse_hub *h) {
   if (!h->batch_len) return;
+  sse_block *blk = h->batch;
   size_t len = h->batch_len;
-  h->batch_len = 0; /* first: a client dropped on the way changes nothing here */
-  broadcast(h, h->batch, len);
+  h->batch = NULL; /* first: a client dropped on the way changes nothing here */
+  h->batch_len = h->batch_cap = 0;
+  blk->refs = 1; /* this function's, until every client has its reference */
+  for (sse_client *c = h->clients, *next; c; c = next) {
+    next = c->next; /* c may be dropped */
+    if (client_write_block(c, blk, len)) client_drop(c);
+  }
+  block_unref(NULL, 0, blk);
 }
 
 /* Adds a frame to the batch; 0, or AG_ERR_NOMEM (the frame then goes out alone). */
@@ -208,12 +244,12 @@ static int batch_add(sse_hub *h, const char *text, size_t len) {
   if (h->batch_len + len > h->batch_cap) {
     size_t ncap = h->batch_cap ? h->batch_cap : 16384;
     while (ncap < h->batch_len + len) ncap *= 2;
-    char *p = realloc(h->batch, ncap);
+    sse_block *p = realloc(h->batch, sizeof *p + ncap);
     if (!p) return AG_ERR_NOMEM;
     h->batch = p, h->batch_cap = ncap;
   }
   if (!h->batch_len) event_active(h->flush_ev, EV_TIMEOUT, 0);
-  memcpy(h->batch + h->batch_len, text, len);
+  memcpy(h->batch->data + h->batch_len, text, len);
   h->batch_len += len;
   /* A burst goes out as it grows (the socket takes it while more is encoded); the buffer stays small. */
   if (h->batch_len > SSE_WRITE_NOW) send_batch(h);
