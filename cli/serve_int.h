@@ -20,7 +20,7 @@ typedef struct serve serve;
 
 /* What a world did since it was loaded, for /metrics. */
 typedef struct serve_stats {
-  uint64_t llm_done, llm_failed, tokens_in, tokens_out, messages, commits, events;
+  uint64_t llm_done, llm_failed, tokens_in, tokens_out, messages, events;
 } serve_stats;
 
 /* A world the server hosts: built on the server's loop, with its session and its event stream. */

@@ -270,6 +270,16 @@ static void routes_and_errors(void) {
   CHECK(strstr(r.body, "\nagora_worlds_loaded 1\n") != NULL);
   CHECK(strstr(r.body, "\nagora_llm_calls_done_total 1\n") != NULL);
   CHECK(strstr(r.body, "\nagora_bus_messages_total ") != NULL);
+  /* commits are synced by the storage thread: soon every one of them */
+  const char *cm = strstr(r.body, "\nagora_store_commits_total "), *sy = strstr(r.body, "\nagora_store_synced_total ");
+  CHECK(cm && sy && atol(cm + 27) >= 1);
+  for (int i = 0; i < 100 && cm && sy && atol(cm + 27) != atol(sy + 26); i++) {
+    usleep(20000);
+    http_reply_free(&r);
+    http_call(sp.base, "GET", "/metrics", NULL, 0, NULL, &r);
+    cm = strstr(r.body, "\nagora_store_commits_total "), sy = strstr(r.body, "\nagora_store_synced_total ");
+  }
+  CHECK(cm && sy && atol(cm + 27) == atol(sy + 26));
   http_reply_free(&r);
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
