@@ -361,6 +361,18 @@ static void post(const serve_proc *sp, const char *world, const char *text) {
   expect(sp, "POST", path, body, 202, NULL);
 }
 
+/* Two streams on world's events (url gets their address), then the first exchange: a human message
+ * text and the agent's answer, seen by both. */
+static void two_streams_first_exchange(const serve_proc *sp, const char *world, const char *text, char *url, sse_set **set,
+                                       sse_conn **c1, sse_conn **c2) {
+  events_url(sp, world, url, 256);
+  *set = sse_set_new();
+  *c1 = sse_open(*set, url, NULL, NULL), *c2 = sse_open(*set, url, NULL, NULL);
+  sse_pump(*set, 200);
+  post(sp, world, text);
+  CHECK_INT(sse_wait(*set, 2, "\"type\":\"message\"", 10000), 0);
+}
+
 /* Two clients see the same frames; one that leaves and comes back with Last-Event-ID gets exactly
  * what it missed, from the ring; after a restart (another run's ids) the stored messages after its
  * position come instead. */
@@ -368,12 +380,9 @@ static void sse_same_sequence_and_resume(void) {
   serve_proc sp;
   if (start("sse", counter_world, &sp, NULL)) return;
   char url[256];
-  events_url(&sp, "counter", url, sizeof url);
-  sse_set *set = sse_set_new();
-  sse_conn *c1 = sse_open(set, url, NULL, NULL), *c2 = sse_open(set, url, NULL, NULL);
-  sse_pump(set, 200);
-  post(&sp, "counter", "@a one");
-  CHECK_INT(sse_wait(set, 2, "\"type\":\"message\"", 5000), 0);
+  sse_set *set;
+  sse_conn *c1, *c2;
+  two_streams_first_exchange(&sp, "counter", "@a one", url, &set, &c1, &c2);
   /* Saved is said once the storage thread has synced the commit (docs/decisions.md "Background sync"). */
   CHECK_INT(sse_wait(set, 1, "\"event\":\"state-saved\"", 5000), 0);
   size_t n1, n2;
@@ -448,12 +457,9 @@ static void sse_resume_past_ring(void) {
   int rc = start("resume", world, &sp, env);
   free(world);
   if (rc) return;
-  events_url(&sp, "resume", url, sizeof url);
-  sse_set *set = sse_set_new();
-  sse_conn *c1 = sse_open(set, url, NULL, NULL), *c2 = sse_open(set, url, NULL, NULL);
-  sse_pump(set, 200);
-  post(&sp, "resume", "@s00 first");
-  CHECK_INT(sse_wait(set, 2, "\"type\":\"message\"", 10000), 0);
+  sse_set *set;
+  sse_conn *c1, *c2;
+  two_streams_first_exchange(&sp, "resume", "@s00 first", url, &set, &c1, &c2);
   size_t n;
   const sse_frame_rec *f = sse_frames(c2, &n);
   char last[128];

@@ -15,6 +15,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* node serve_page.js BASE SHOT [third] against the running server: it must pass and leave SHOT. */
+static void run_page_script(const serve_proc *sp, const char *shot, const char *third) {
+  char cmd[4096];
+  unlink(shot);
+  snprintf(cmd, sizeof cmd, "node '%s' '%s' %s %s", unit_src_path("tests/serve_page.js"), sp->base, shot, third ? third : "");
+  int st = system(cmd);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  CHECK(access(shot, R_OK) == 0);
+}
+
 static void page_in_chromium(void) {
   const char *peers = getenv("AGORA_PEERS");
   CHECK(peers != NULL);
@@ -58,12 +68,7 @@ static void page_in_chromium(void) {
       if (done) break;
       usleep(50000);
     }
-    unlink("serve_page.png");
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "node '%s' '%s' serve_page.png", unit_src_path("tests/serve_page.js"), sp.base);
-    int st = system(cmd);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    CHECK(access("serve_page.png", R_OK) == 0);
+    run_page_script(&sp, "serve_page.png", NULL);
     CHECK_INT(serve_proc_stop(&sp), 0);
   }
   /* the same world behind a token: the page asks for it once */
@@ -71,11 +76,7 @@ static void page_in_chromium(void) {
   if (serve_proc_start(tmp, args, tok_env, &sp)) {
     CHECK(!"agora serve did not start");
   } else {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "node '%s' '%s' serve_page_token.png page-token-123", unit_src_path("tests/serve_page.js"),
-             sp.base);
-    int st = system(cmd);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    run_page_script(&sp, "serve_page_token.png", "page-token-123");
     CHECK_INT(serve_proc_stop(&sp), 0);
   }
   llm_server_stop(srv);
@@ -158,12 +159,7 @@ static void page_big_world(void) {
     snprintf(body, sizeof body, "\"last_seq\":%d", BIG_MESSAGES);
     CHECK(r.body && strstr(r.body, body) != NULL);
     http_reply_free(&r);
-    unlink("serve_page_big.png");
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "node '%s' '%s' serve_page_big.png --big", unit_src_path("tests/serve_page.js"), sp.base);
-    int st = system(cmd);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    CHECK(access("serve_page_big.png", R_OK) == 0);
+    run_page_script(&sp, "serve_page_big.png", "--big");
     CHECK_INT(serve_proc_stop(&sp), 0);
   }
   llm_server_stop(srv);
