@@ -58,8 +58,8 @@ typedef struct store_options {
  * version; one written by a newer Agora is refused with AG_ERR_VERSION naming dir and both versions;
  * a directory holding some other LMDB database is refused with AG_ERR_STORAGE. dir is borrowed. On
  * success *out is a new handle the caller closes with store_close.
- * A handle is used by one thread at a time (the event loop); several processes may open the same
- * directory (LMDB serialises their writes). */
+ * A handle is used by one thread at a time (the event loop; STORE_SYNC_BACKGROUND's own thread only
+ * calls mdb_env_sync); several processes may open the same directory (LMDB serialises their writes). */
 int store_open(const char *dir, store **out, ag_errmsg *em);
 /* Same with options (NULL = defaults). */
 int store_open_ex(const char *dir, const store_options *opt, store **out, ag_errmsg *em);
