@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static llm_server *srv;
@@ -62,6 +64,12 @@ static cJSON *call_json(const serve_proc *sp, const char *method, const char *pa
 static const char *jstr(const cJSON *j, const char *key) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
   return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* 1 when j's string field key is there and equals want (a missing field is no match, never a crash). */
+static int jis(const cJSON *j, const char *key, const char *want) {
+  const char *v = jstr(j, key);
+  return v && want && !strcmp(v, want);
 }
 
 static double jnum(const cJSON *j, const char *key) {
@@ -613,6 +621,65 @@ static void graceful_stop(void) {
   proc_result_free(&pr);
 }
 
+/* kill -9 while agents answer (commits written, their syncs on the storage thread): the database opens,
+ * and every message a state-saved frame covered is stored as the stream showed it. */
+static void kill9_keeps_what_was_saved(void) {
+  char world[8192];
+  size_t len = (size_t)snprintf(world, sizeof world, "{\"name\": \"Killed\", \"turn_limit\": 1000, \"defaults\": {\"provider\": \"script\"}, \"agents\": [");
+  for (int i = 0; i < 50; i++)
+    len += (size_t)snprintf(world + len, sizeof world - len, "%s{\"name\": \"k%02d\", \"replies\": [\"first of %d\", \"second of %d\"]}",
+                            i ? ", " : "", i, i, i);
+  snprintf(world + len, sizeof world - len, "]}");
+  serve_proc sp;
+  if (start("killed", world, &sp, NULL)) return;
+  char url[256];
+  events_url(&sp, "killed", url, sizeof url);
+  sse_set *set = sse_set_new();
+  sse_conn *c = sse_open(set, url, NULL, NULL);
+  sse_pump(set, 200);
+  post(&sp, "killed", "everyone, once");
+  CHECK_INT(sse_wait(set, 1, "\"event\":\"state-saved\"", 10000), 0);
+  post(&sp, "killed", "everyone, twice"); /* in flight when the kill comes */
+  kill(sp.pid, SIGKILL);
+  waitpid(sp.pid, NULL, 0);
+  sp.pid = 0;
+  sse_pump(set, 100);
+  /* what the stream said: the messages, and how far state-saved went */
+  size_t n;
+  const sse_frame_rec *f = sse_frames(c, &n);
+  double saved = 0;
+  char chat[64] = "";
+  for (size_t i = 0; i < n; i++) {
+    cJSON *j = cJSON_Parse(f[i].data);
+    if (jis(j, "type", "event") && jis(j, "event", "state-saved") && jnum(j, "seq") > saved)
+      saved = jnum(j, "seq");
+    if (jis(j, "type", "message") && jstr(j, "chat")) snprintf(chat, sizeof chat, "%s", jstr(j, "chat"));
+    cJSON_Delete(j);
+  }
+  CHECK(saved >= 1 && chat[0]);
+  const char *args[] = {"chats", "export", chat, "--db", scratch("db-killed", NULL), NULL};
+  proc_result pr;
+  proc_agora(args, NULL, NULL, &pr);
+  CHECK_INT(pr.status, 0);
+  cJSON *snap = cJSON_Parse(pr.out);
+  const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(snap, "messages");
+  CHECK(cJSON_GetArraySize(msgs) >= (int)saved);
+  int k = 0, stored_as_shown = 1;
+  for (const cJSON *m = msgs ? msgs->child : NULL; m; m = m->next) stored_as_shown &= jnum(m, "seq") == ++k;
+  for (size_t i = 0; i < n; i++) {
+    cJSON *j = cJSON_Parse(f[i].data);
+    if (jis(j, "type", "message") && jnum(j, "seq") <= saved) {
+      const cJSON *m = cJSON_GetArrayItem(msgs, (int)jnum(j, "seq") - 1);
+      stored_as_shown &= jis(m, "text", jstr(j, "text")) && jis(m, "sender", jstr(j, "sender"));
+    }
+    cJSON_Delete(j);
+  }
+  CHECK(stored_as_shown); /* seqs 1..count, and each message saved as the stream showed it */
+  cJSON_Delete(snap);
+  proc_result_free(&pr);
+  sse_set_free(set);
+}
+
 /* 100 streams on a world of 200 agents that all answer: every stream gets the same frames in order. */
 static void load_100_clients_200_agents(void) {
   size_t cap = 200 * 96 + 256;
@@ -720,6 +787,7 @@ static const unit_test tests[] = {
   UNIT(human_message_while_streaming),
   UNIT(approve_over_http),
   UNIT(graceful_stop),
+  UNIT(kill9_keeps_what_was_saved),
   UNIT(load_100_clients_200_agents),
   UNIT(slow_client_dropped),
 };
