@@ -10,6 +10,9 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <ctype.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -323,6 +326,11 @@ int sse_hub_attach(sse_hub *h, struct evhttp_request *req, const char *last_id) 
   c->conn = evhttp_request_get_connection(req);
   /* A stream only writes: without this the connection's read timeout would end it. */
   evhttp_connection_set_timeout(c->conn, 7 * 24 * 3600);
+  /* Frames are small and must go at once: Nagle would hold one back until the previous is acknowledged
+   * (a delayed ACK: up to 40 ms). */
+  struct bufferevent *bev = evhttp_connection_get_bufferevent(c->conn);
+  int one = 1;
+  if (bev) setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   evhttp_send_reply_start(req, 200, "OK");
   c->next = h->clients;
   if (h->clients) h->clients->prev = c;
