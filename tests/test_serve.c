@@ -362,6 +362,19 @@ static void events_url(const serve_proc *sp, const char *world, char *out, size_
   snprintf(out, cap, "%s/api/worlds/%s/events", sp->base, world);
 }
 
+/* Serves world (its id is name) and follows its events with one stream, connected (pumped 200 ms).
+ * The stream, or NULL when the server did not start. */
+static sse_conn *serve_and_follow(const char *name, const char *world, const char *const *env, serve_proc *sp,
+                                  sse_set **set) {
+  char url[256];
+  if (start(name, world, sp, env)) return NULL;
+  events_url(sp, name, url, sizeof url);
+  *set = sse_set_new();
+  sse_conn *c = sse_open(*set, url, NULL, NULL);
+  sse_pump(*set, 200);
+  return c;
+}
+
 static void post(const serve_proc *sp, const char *world, const char *text) {
   char path[256], body[1024];
   snprintf(path, sizeof path, "/api/worlds/%s/messages", world);
@@ -521,19 +534,15 @@ static void sse_resume_past_ring(void) {
  * each delay_ms, and follows its stream with one client (*set, *c). 0, or -1 when it did not start. */
 static int slow_world(const char *name, const char *agent, const char *reply, int delay_ms, serve_proc *sp,
                       sse_set **set, sse_conn **c) {
-  char world[1024], url[256];
+  char world[1024];
   snprintf(world, sizeof world,
            "{\"name\": \"%s\", \"agents\": [{\"name\": \"%s\", \"provider\": \"openai\", \"model\": \"m\","
            " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
            " \"system_prompt\": \"[[mock reply=\\\"%s\\\" delay=%d]]\"}]}",
            name, agent, llm_server_url(srv, "/v1"), reply, delay_ms);
   const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
-  if (start(name, world, sp, env)) return -1;
-  events_url(sp, name, url, sizeof url);
-  *set = sse_set_new();
-  *c = sse_open(*set, url, NULL, NULL);
-  sse_pump(*set, 200);
-  return 0;
+  *c = serve_and_follow(name, world, env, sp, set);
+  return *c ? 0 : -1;
 }
 
 static void human_message_while_streaming(void) {
@@ -567,12 +576,9 @@ static void approve_over_http(void) {
     "{\"name\": \"save_context\", \"approve\": true}], \"replies\": ["
     "{\"tool\": \"save_context\", \"args\": {\"message\": \"saved it\"}}, \"not saved\"]}]}";
   serve_proc sp;
-  if (start("careful", world, &sp, NULL)) return;
-  char url[256];
-  events_url(&sp, "careful", url, sizeof url);
-  sse_set *set = sse_set_new();
-  sse_conn *c = sse_open(set, url, NULL, NULL);
-  sse_pump(set, 200);
+  sse_set *set;
+  sse_conn *c = serve_and_follow("careful", world, NULL, &sp, &set);
+  if (!c) return;
   post(&sp, "careful", "@careful remember");
   CHECK_INT(sse_wait(set, 1, "\"type\":\"approval-request\"", 5000), 0);
   size_t n;
@@ -630,16 +636,15 @@ static void kill9_keeps_what_was_saved(void) {
     len += (size_t)snprintf(world + len, sizeof world - len, "%s{\"name\": \"k%02d\", \"replies\": [\"first of %d\", \"second of %d\"]}",
                             i ? ", " : "", i, i, i);
   snprintf(world + len, sizeof world - len, "]}");
+  static const char *const rounds[] = {"everyone, once", "everyone, twice"};
   serve_proc sp;
-  if (start("killed", world, &sp, NULL)) return;
-  char url[256];
-  events_url(&sp, "killed", url, sizeof url);
-  sse_set *set = sse_set_new();
-  sse_conn *c = sse_open(set, url, NULL, NULL);
-  sse_pump(set, 200);
-  post(&sp, "killed", "everyone, once");
-  CHECK_INT(sse_wait(set, 1, "\"event\":\"state-saved\"", 10000), 0);
-  post(&sp, "killed", "everyone, twice"); /* in flight when the kill comes */
+  sse_set *set;
+  sse_conn *c = serve_and_follow("killed", world, NULL, &sp, &set);
+  if (!c) return;
+  for (int r = 0; r < 2; r++) { /* the second round is in flight when the kill comes */
+    post(&sp, "killed", rounds[r]);
+    if (!r) CHECK_INT(sse_wait(set, 1, "\"event\":\"state-saved\"", 10000), 0);
+  }
   kill(sp.pid, SIGKILL);
   waitpid(sp.pid, NULL, 0);
   sp.pid = 0;
