@@ -116,8 +116,10 @@ static void post_lease(control *c, const char *id, int owned) {
   if (s) relay_post(c->r, &(relay_item){RELAY_LEASE, NULL, s, 0, owned});
 }
 
-/* How many hosts are alive (each heartbeats its key); at least 1 (this one). The keys are the subjects
- * of the bucket's stream that hold a message: one request, where listing the keys would make a consumer. */
+/* How many hosts that take a share are alive (each heartbeats its key); at least 1 (this one). The keys
+ * are the subjects of the bucket's stream that hold a message: one request, where listing the keys
+ * would make a consumer. A host with --agents has no key: counted, it shrank the shares, and agents
+ * that only the others may take were left with no host (a hang) when it held fewer than a share. */
 static uint64_t hosts_alive(control *c) {
   kvStore_PutString(NULL, c->hosts, c->host_id, "1");
   uint64_t n = c->hosts_seen ? c->hosts_seen : 1;
@@ -141,8 +143,11 @@ static void lease_drop(control *c, lease *l, int give_back) {
  * search starts at a place of its own per host so that hosts starting together rarely collide. */
 static void lease_round(control *c) {
   if (!c->n) return;
-  uint64_t hosts = hosts_alive(c);
-  size_t share = c->listed ? c->n : (size_t)((c->n + hosts - 1) / hosts);
+  size_t share = c->n;
+  if (!c->listed) {
+    uint64_t hosts = hosts_alive(c);
+    share = (size_t)((c->n + hosts - 1) / hosts);
+  }
   for (size_t i = 0; i < c->n; i++) {
     lease *l = &c->leases[i];
     if (!l->rev) continue;

@@ -483,6 +483,28 @@ static void test_cluster_faults(void) {
   llm_server_stop(srv);
 }
 
+/* A host with --agents takes no share: the other hosts share out everything it does not hold. Counted
+ * as a live host, it shrank their share (ceil(4 / 2) = 2 here) and an agent only they may take had no
+ * host: its question was never answered. */
+static void test_listed_host_not_counted(void) {
+  nats_node node;
+  char url[256];
+  if (one_node("listed", &node, url, sizeof url)) return;
+  const char *world = ring_world("listed.json", 4, 4);
+  pid_t l1 = start_host(world, url, "l1", "a0");
+  CHECK(await_leases(url, "ring", "a", 1, 1));
+  pid_t l2 = start_host(world, url, "l2", NULL);
+  CHECK(await_leases(url, "ring", "a", 4, 2)); /* a0 on l1, a1..a3 on l2 */
+  int st1 = -1, st2 = -1;
+  char *single = run_messages(world, NULL, &st1), *dist = run_messages(world, url, &st2);
+  CHECK_INT(st2, 0);
+  CHECK_STR(dist, single);
+  free(single), free(dist);
+  CHECK_INT(agora_stop(l1, SIGTERM), 0);
+  CHECK_INT(agora_stop(l2, SIGTERM), 0);
+  nats_node_stop(&node, SIGTERM);
+}
+
 static void test_refused(void) {
   nats_node node;
   char dir[4096];
@@ -536,6 +558,7 @@ int main(int argc, char **argv) {
     {"two_hosts_match_single", test_two_hosts_match_single},
     {"host_killed", test_host_killed},
     {"refused", test_refused},
+    {"listed_host_not_counted", test_listed_host_not_counted},
     {"leave_with_deliveries_queued", test_leave_with_deliveries_queued},
     {"records_in_one_batch", test_records_in_one_batch},
     {"cluster_faults", test_cluster_faults},
