@@ -5,7 +5,9 @@
  * out, the other host takes its agents and finishes the turns it had started; every question is
  * answered exactly once. Three nodes, three hosts, 300 agents: a host and a node killed and restarted, a
  * node stopped for 10 s, and still every question answered once and every copy the same. A process
- * leaving with deliveries queued. A wrong token or no server: a clear error, exit 2, nothing stored. */
+ * leaving with deliveries queued. A host with --agents leaves no agent without a host. A wrong token or
+ * no server: a clear error, exit 2, nothing stored. Every moment a case acts on is observed (leases
+ * held, progress printed), never guessed from how long something takes. */
 #include "cluster/cluster.h"
 #include "support/llm_server.h"
 #include "support/nats_lease.h"
