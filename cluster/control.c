@@ -132,6 +132,15 @@ static uint64_t hosts_alive(control *c) {
   return n;
 }
 
+/* 1 once control_free asked the thread to end: a round stops between requests. With the servers gone
+ * each request waits for its timeout, and a round of a hundred kept a stopping host for many minutes. */
+static int stopping(control *c) {
+  pthread_mutex_lock(&c->mu);
+  int stop = c->stop;
+  pthread_mutex_unlock(&c->mu);
+  return stop;
+}
+
 static void lease_drop(control *c, lease *l, int give_back) {
   if (give_back) kvStore_Delete(c->agents, l->id);
   l->rev = 0;
@@ -148,7 +157,7 @@ static void lease_round(control *c) {
     uint64_t hosts = hosts_alive(c);
     share = (size_t)((c->n + hosts - 1) / hosts);
   }
-  for (size_t i = 0; i < c->n; i++) {
+  for (size_t i = 0; i < c->n && !stopping(c); i++) {
     lease *l = &c->leases[i];
     if (!l->rev) continue;
     uint64_t rev = 0;
@@ -158,7 +167,7 @@ static void lease_round(control *c) {
   for (size_t i = c->n; i-- > 0 && c->owned > share;)
     if (c->leases[i].rev) lease_drop(c, &c->leases[i], 1);
   size_t start = (size_t)strtoull(c->host_id + 1 + 8, NULL, 16) % c->n;
-  for (size_t k = 0; k < c->n && c->owned < share; k++) {
+  for (size_t k = 0; k < c->n && c->owned < share && !stopping(c); k++) {
     lease *l = &c->leases[(start + k) % c->n];
     uint64_t rev = 0;
     if (l->rev || kvStore_CreateString(&rev, c->agents, l->id, c->host_id) != NATS_OK) continue;
@@ -229,9 +238,10 @@ void control_free(control *c) {
     pthread_mutex_unlock(&c->mu);
     pthread_join(c->th, NULL);
   }
-  for (size_t i = 0; i < c->n; i++)
-    if (c->leases[i].rev && c->agents) kvStore_Delete(c->agents, c->leases[i].id);
-  if (c->hosts) kvStore_Delete(c->hosts, c->host_id);
+  int gone = 0; /* a give-back that fails: the server is away, the rest would wait too; the keys expire */
+  for (size_t i = 0; i < c->n && !gone; i++)
+    if (c->leases[i].rev && c->agents) gone = kvStore_Delete(c->agents, c->leases[i].id) != NATS_OK;
+  if (c->hosts && !gone) kvStore_Delete(c->hosts, c->host_id);
   if (c->consumer[0] && c->js) js_DeleteConsumer(c->js, c->stream, c->consumer, NULL, NULL);
   for (size_t i = 0; i < c->n; i++) free(c->leases[i].id);
   free(c->leases);
