@@ -79,7 +79,7 @@ int context_apply(context_state *st, const cJSON *args, int64_t at_ms) {
 cJSON *context_to_json(const context_state *st) {
   cJSON *j = cJSON_CreateObject();
   if (!j) return NULL;
-  cJSON_AddNumberToObject(j, "version", (double)st->version);
+  ag_json_add_int(j, "version", (int64_t)st->version);
   if (st->version) {
     char ts[40];
     ag_time_format(st->updated_at_ms, ts, sizeof ts);

@@ -3,6 +3,7 @@
 #include "agents/tool_exec.h"
 
 #include "agents/mention.h"
+#include "common/jsonnum.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,7 @@ char *tool_exec_save(context_state *ctx, const cJSON *args, int64_t at_ms, char 
   if (cJSON_IsString(msg) && msg->valuestring[0] && !*reply) *reply = strdup(msg->valuestring);
   cJSON *res = cJSON_CreateObject();
   cJSON_AddBoolToObject(res, "ok", 1);
-  cJSON_AddNumberToObject(res, "version", (double)ctx->version);
+  ag_json_add_int(res, "version", (int64_t)ctx->version);
   return print_take(res);
 }
 
@@ -83,7 +84,7 @@ char *tool_exec_answer(const char *text) {
 char *tool_exec_sent(uint64_t seq) {
   cJSON *res = cJSON_CreateObject();
   cJSON_AddBoolToObject(res, "ok", 1);
-  cJSON_AddNumberToObject(res, "seq", (double)seq);
+  ag_json_add_int(res, "seq", (int64_t)seq);
   return print_take(res);
 }
 
@@ -96,7 +97,7 @@ int tool_exec_inline(context_state *ctx, const char *text, int64_t at_ms, char *
   *failed = context_apply(ctx, args, at_ms) != AG_OK;
   cJSON *res = cJSON_CreateObject();
   cJSON_AddBoolToObject(res, "ok", !*failed);
-  cJSON_AddNumberToObject(res, "version", (double)ctx->version);
+  ag_json_add_int(res, "version", (int64_t)ctx->version);
   *result_json = print_take(res);
   cJSON_Delete(args);
   return 1;

@@ -17,6 +17,10 @@ _Static_assert(CHAT_STOP == STORE_STOP, "callbacks hand their result to the stor
 
 int chat_store_default_dir(char *out, size_t cap) { return store_default_dir(out, cap); }
 int chat_store_open(const char *dir, store **out, ag_errmsg *em) { return store_open(dir, out, em); }
+int chat_store_open_background(const char *dir, store **out, ag_errmsg *em) {
+  store_options opt = {.sync = STORE_SYNC_BACKGROUND};
+  return store_open_ex(dir, &opt, out, em);
+}
 int chat_store_open_read(const char *dir, store **out, ag_errmsg *em) { return store_open_read(dir, out, em); }
 void chat_store_close(store *st) { store_close(st); }
 const char *chat_store_dir(const store *st) { return store_dir(st); }

@@ -31,6 +31,9 @@ typedef struct store store; /* an open data directory (opaque here) */
 int chat_store_default_dir(char *out, size_t cap);
 /* Opens (creating if missing) the database in dir (borrowed); *out is closed with chat_store_close. */
 int chat_store_open(const char *dir, store **out, ag_errmsg *em);
+/* The same with the disk syncs on a storage thread (STORE_SYNC_BACKGROUND): for a server whose loop must
+ * not wait for the disk; its sessions then need chat_session_synced when store_sync_fd says so. */
+int chat_store_open_background(const char *dir, store **out, ag_errmsg *em);
 /* The same, read-only: creates nothing; fails when there is no database in dir. */
 int chat_store_open_read(const char *dir, store **out, ag_errmsg *em);
 /* Closes it; NULL is fine. */

@@ -2,6 +2,7 @@
 #include "chat/event_json.h"
 
 #include "common/clock.h"
+#include "common/jsonnum.h"
 
 static void add_tool(cJSON *f, const ev_tool *t, int call) {
   cJSON_AddStringToObject(f, "tool", t->tool ? t->tool : "");
@@ -12,15 +13,15 @@ static void add_tool(cJSON *f, const ev_tool *t, int call) {
   cJSON_AddItemToObject(f, call ? "args" : "result", v);
   if (call) return;
   cJSON_AddBoolToObject(f, "error", t->error);
-  cJSON_AddNumberToObject(f, "at_ms", (double)t->at_ms);
+  ag_json_add_int(f, "at_ms", (int64_t)t->at_ms);
 }
 
 static void add_llm_error(cJSON *f, const ev_llm_error *x) {
   cJSON_AddStringToObject(f, "error", x->error ? x->error : "error");
   if (!x->has_info) return;
-  cJSON_AddNumberToObject(f, "http_status", (double)x->http_status);
-  cJSON_AddNumberToObject(f, "attempts", x->attempts);
-  cJSON_AddNumberToObject(f, "retries", x->attempts > 0 ? x->attempts - 1 : 0);
+  ag_json_add_int(f, "http_status", (int64_t)x->http_status);
+  ag_json_add_int(f, "attempts", x->attempts);
+  ag_json_add_int(f, "retries", x->attempts > 0 ? x->attempts - 1 : 0);
   if (x->error_type && x->error_type[0]) cJSON_AddStringToObject(f, "error_type", x->error_type);
 }
 
@@ -35,7 +36,7 @@ static void add_unknown(cJSON *f, const ev_unknown_mention *u) {
   cJSON_AddStringToObject(f, "sender", u->sender);
   cJSON *names = cJSON_AddArrayToObject(f, "names");
   for (size_t i = 0; names && i < u->n_names; i++) cJSON_AddItemToArray(names, cJSON_CreateString(u->names[i]));
-  cJSON_AddNumberToObject(f, "seq", (double)u->seq);
+  ag_json_add_int(f, "seq", (int64_t)u->seq);
 }
 
 static void add_time(cJSON *f, const char *key, int64_t ms) {
@@ -53,12 +54,12 @@ cJSON *chat_event_fields(const world_event *e) {
   case EV_LLM_START: cJSON_AddStringToObject(f, "provider", e->u.llm_start.provider); break;
   case EV_LLM_CHUNK: cJSON_AddStringToObject(f, "text", e->u.llm_chunk.text); break;
   case EV_LLM_DONE:
-    cJSON_AddNumberToObject(f, "chars", (double)e->u.llm_done.chars);
-    cJSON_AddNumberToObject(f, "input_tokens", (double)e->u.llm_done.input_tokens);
-    cJSON_AddNumberToObject(f, "output_tokens", (double)e->u.llm_done.output_tokens);
+    ag_json_add_int(f, "chars", (int64_t)e->u.llm_done.chars);
+    ag_json_add_int(f, "input_tokens", (int64_t)e->u.llm_done.input_tokens);
+    ag_json_add_int(f, "output_tokens", (int64_t)e->u.llm_done.output_tokens);
     break;
   case EV_LLM_ERROR: add_llm_error(f, &e->u.llm_error); break;
-  case EV_TURN_LIMIT: cJSON_AddNumberToObject(f, "limit", e->u.turn_limit.limit); break;
+  case EV_TURN_LIMIT: ag_json_add_int(f, "limit", e->u.turn_limit.limit); break;
   case EV_TOOL_CALL:
   case EV_TOOL_RESULT: add_tool(f, &e->u.tool, e->kind == EV_TOOL_CALL); break;
   case EV_UNKNOWN_MENTION: add_unknown(f, &e->u.unknown); break;
@@ -76,15 +77,15 @@ cJSON *chat_event_fields(const world_event *e) {
   case EV_CHAT_DELETED: add_chat(f, e); break;
   case EV_TITLE_UPDATED: cJSON_AddStringToObject(f, "title", e->u.title.title); break;
   case EV_STATE_SAVED:
-    cJSON_AddNumberToObject(f, "seq", (double)e->u.saved.seq);
-    cJSON_AddNumberToObject(f, "messages", (double)e->u.saved.messages);
+    ag_json_add_int(f, "seq", (int64_t)e->u.saved.seq);
+    ag_json_add_int(f, "messages", (int64_t)e->u.saved.messages);
     break;
   case EV_STORAGE_ERROR: cJSON_AddStringToObject(f, "error", e->u.storage.error); break;
   case EV_CHAT_RESUMED:
   case EV_CHAT_LOADED:
     cJSON_AddStringToObject(f, "id", e->u.chat_open.id);
     cJSON_AddStringToObject(f, "title", e->u.chat_open.title);
-    cJSON_AddNumberToObject(f, "messages", (double)e->u.chat_open.messages);
+    ag_json_add_int(f, "messages", (int64_t)e->u.chat_open.messages);
     break;
   case EV_APPROVAL:
     cJSON_AddStringToObject(f, "tool", e->u.approval.tool);
@@ -95,12 +96,12 @@ cJSON *chat_event_fields(const world_event *e) {
     if (e->u.cancelled.agents) cJSON_AddStringToObject(f, "agents", e->u.cancelled.agents);
     break;
   case EV_SEQS_MOVED:
-    cJSON_AddNumberToObject(f, "by", (double)e->u.seqs_moved.by);
-    cJSON_AddNumberToObject(f, "messages", (double)e->u.seqs_moved.messages);
+    ag_json_add_int(f, "by", (int64_t)e->u.seqs_moved.by);
+    ag_json_add_int(f, "messages", (int64_t)e->u.seqs_moved.messages);
     break;
   case EV_MEMORY_CLEARED: break; /* the agent is added for every kind that has one */
   case EV_SCHEDULE_SKIPPED:
-    cJSON_AddNumberToObject(f, "item", (double)e->u.skipped.item);
+    ag_json_add_int(f, "item", (int64_t)e->u.skipped.item);
     add_time(f, "due", e->u.skipped.due_ms);
     break;
   case EV_CLOCK_ADVANCED: add_time(f, "sim_time", e->u.advanced.sim_ms); break;
@@ -109,11 +110,11 @@ cJSON *chat_event_fields(const world_event *e) {
     cJSON_AddStringToObject(f, "error", e->u.mcp.error);
     break;
   case EV_TURN_QUEUED:
-    cJSON_AddNumberToObject(f, "seq", (double)e->u.turn_queued.seq);
+    ag_json_add_int(f, "seq", (int64_t)e->u.turn_queued.seq);
     if (e->u.turn_queued.rerun) cJSON_AddBoolToObject(f, "rerun", 1);
     break;
   case EV_TURN_END:
-    cJSON_AddNumberToObject(f, "seq", (double)e->u.turn_end.seq);
+    ag_json_add_int(f, "seq", (int64_t)e->u.turn_end.seq);
     if (e->u.turn_end.cancelled) cJSON_AddBoolToObject(f, "cancelled", 1);
     if (e->u.turn_end.queued) cJSON_AddBoolToObject(f, "queued", 1);
     break;

@@ -9,6 +9,7 @@
 #include "chat/rules.h"
 #include "common/clock.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +126,17 @@ void chat_session__drop_pending(chat_session *cs) {
   cs->save_failed = 0;
 }
 
+/* "Saved" is said only of what is on disk: with a store syncing in the background the event waits for
+ * the sync (at once otherwise). */
+static void report_saved(chat_session *cs, uint64_t upto, size_t n) {
+  if (cs->unsynced_n && strcmp(cs->unsynced_chat, cs->current)) cs->unsynced_n = 0;
+  snprintf(cs->unsynced_chat, sizeof cs->unsynced_chat, "%s", cs->current);
+  cs->unsynced_commit = store_commits(cs->st);
+  cs->unsynced_upto = upto;
+  cs->unsynced_n += n;
+  chat_session_synced(cs);
+}
+
 int chat_session__save(chat_session *cs, ag_errmsg *em) {
   char *new_title = NULL;
   int rc = chat_session__sync_tracks(cs);
@@ -154,8 +166,16 @@ int chat_session__save(chat_session *cs, ag_errmsg *em) {
     world_emit(cs->w, &(world_event){EV_TITLE_UPDATED, .u.title = {new_title}});
     free(new_title);
   }
-  if (n) world_emit(cs->w, &(world_event){EV_STATE_SAVED, .u.saved = {upto, n}});
+  if (n) report_saved(cs, upto, n);
   return AG_OK;
+}
+
+void chat_session_synced(chat_session *cs) {
+  if (!cs->unsynced_n || store_synced(cs->st) < cs->unsynced_commit) return;
+  size_t n = cs->unsynced_n;
+  cs->unsynced_n = 0;
+  if (!cs->has_current || strcmp(cs->current, cs->unsynced_chat)) return; /* the chat was left meanwhile */
+  world_emit(cs->w, &(world_event){EV_STATE_SAVED, .u.saved = {cs->unsynced_upto, n}});
 }
 
 /* A tool step joins the thread, anchored after the last message delivered before it. */

@@ -79,6 +79,11 @@ int chat_session_save_world(chat_session *cs, ag_errmsg *em);
  * (event memory-cleared). AG_ERR_NOT_FOUND for an unknown agent. */
 int chat_session_clear_agent(chat_session *cs, const char *name, ag_errmsg *em);
 
+/* With a store opened with STORE_SYNC_BACKGROUND, a save's state-saved event waits until the commit
+ * is on disk: call this when the store says more is synced (store_sync_fd) to emit the events now due.
+ * A report for a chat that is no longer current is dropped (its messages are safe; only the event goes). */
+void chat_session_synced(chat_session *cs);
+
 /* Messages not stored: those given up on plus the batch of a failed save still waiting for its retry
  * (a failed save is retried with the next one; anything here makes `run` exit 1). */
 size_t chat_session_failures(const chat_session *cs);

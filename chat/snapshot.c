@@ -36,7 +36,7 @@ static int export_msg(const store_message *m, void *arg) {
   if (!o) return AG_ERR_NOMEM;
   char ts[40];
   ag_time_format(m->ts_ms, ts, sizeof ts);
-  cJSON_AddNumberToObject(o, "seq", (double)m->seq);
+  ag_json_add_int(o, "seq", (int64_t)m->seq);
   cJSON_AddStringToObject(o, "sender", m->sender);
   cJSON_AddStringToObject(o, "kind", ag_kind_name((ag_kind)m->kind));
   cJSON_AddStringToObject(o, "text", m->text);
@@ -50,7 +50,7 @@ static int export_msg(const store_message *m, void *arg) {
 }
 
 static int export_mem(uint64_t seq, void *arg) {
-  cJSON_AddItemToArray((cJSON *)arg, cJSON_CreateNumber((double)seq));
+  cJSON_AddItemToArray((cJSON *)arg, ag_json_create_int((int64_t)seq));
   return 0;
 }
 
@@ -59,9 +59,9 @@ static int export_agent(const char *agent_id, const store_agent_state *st, void 
   cJSON *o = cJSON_CreateObject();
   if (!o) return AG_ERR_NOMEM;
   cJSON_AddStringToObject(o, "id", agent_id);
-  cJSON_AddNumberToObject(o, "turn_count", st->turn_count);
+  ag_json_add_int(o, "turn_count", st->turn_count);
   cJSON_AddBoolToObject(o, "notice_sent", st->notice_sent);
-  cJSON_AddNumberToObject(o, "reply_counter", (double)st->counter);
+  ag_json_add_int(o, "reply_counter", (int64_t)st->counter);
   cJSON *mem = cJSON_AddArrayToObject(o, "memory");
   cJSON_AddItemToArray(ec->agents, o);
   int rc = store_memory_scan(ec->t, ec->chat_id, agent_id, export_mem, mem);
@@ -101,7 +101,7 @@ static int export_txn(store_txn *t, void *arg) {
     rc = AG_ERR_NOMEM;
     goto done;
   }
-  cJSON_AddNumberToObject(root, "format", SNAPSHOT_FORMAT);
+  ag_json_add_int(root, "format", SNAPSHOT_FORMAT);
   cJSON *world = cJSON_Parse(w.settings_json);
   if (!world) {
     rc = ag_fail(ec->em, AG_ERR_STORAGE, "world '%s': stored settings are not JSON", w.id);
@@ -113,7 +113,7 @@ static int export_txn(store_txn *t, void *arg) {
   cJSON_AddStringToObject(chat, "id", c.id);
   cJSON_AddStringToObject(chat, "world", c.world_id);
   cJSON_AddStringToObject(chat, "title", c.title);
-  cJSON_AddNumberToObject(chat, "message_count", (double)c.message_count);
+  ag_json_add_int(chat, "message_count", (int64_t)c.message_count);
   ag_time_format(c.created_at_ms, ts, sizeof ts);
   cJSON_AddStringToObject(chat, "created_at", ts);
   ag_time_format(c.updated_at_ms, ts, sizeof ts);
@@ -124,6 +124,8 @@ static int export_txn(store_txn *t, void *arg) {
   if ((rc = store_agent_state_scan(t, ec->chat_id, export_agent, ec))) goto done;
   cJSON *thread = cJSON_AddArrayToObject(root, "thread");
   rc = store_thread_scan(t, ec->chat_id, export_thread, thread);
+  /* The world's settings, the thread and the contexts' data were parsed from storage: print their integers exactly. */
+  if (!rc) rc = ag_json_exact_ints(root);
 done:
   store_chat_free(&c);
   store_world_free(&w);
@@ -167,7 +169,7 @@ static int is_str(const cJSON *v) { return cJSON_IsString(v); }
 static int is_obj(const cJSON *v) { return cJSON_IsObject(v); }
 static int is_arr(const cJSON *v) { return cJSON_IsArray(v); }
 static int is_bool(const cJSON *v) { return cJSON_IsBool(v); }
-/* Whole, finite, 0 ≤ n ≤ 2^53: every number a snapshot holds (seqs, counters, format, versions). */
+/* Whole, finite, 0 ≤ n ≤ 2^53 − 1: every number a snapshot holds (seqs, counters, format, versions). */
 static int is_count(const cJSON *v) {
   int64_t n;
   return ag_json_int(v, 0, AG_JSON_INT_MAX, &n) == AG_OK;
@@ -342,7 +344,7 @@ static int validate_agent(const cJSON *a, const char *path, const double *seqs, 
     context_state cs;
     const cJSON *version = cJSON_IsObject(ctx) ? cJSON_GetObjectItemCaseSensitive(ctx, "version") : NULL;
     if (version && !is_count(version))
-      return BAD("%s: %s.context.version: must be a whole number from 0 to 2^53", label, path);
+      return BAD("%s: %s.context.version: must be a whole number from 0 to 2^53-1", label, path);
     if (context_from_json(ctx, &cs))
       return BAD("%s: %s.context: must be {version, updated_at, data}", label, path);
     context_free(&cs);
@@ -424,7 +426,7 @@ static int import_txn(store_txn *t, void *arg) {
     if (ctx) {
       context_state cs;
       if ((rc = context_from_json(ctx, &cs))) return rc;
-      char *data = cJSON_PrintUnformatted(cs.data);
+      char *data = ag_json_print_exact(cs.data);
       store_context c = {cs.version, cs.updated_at_ms, data, NULL};
       rc = data ? store_context_put(t, ic->id, aid, &c) : AG_ERR_NOMEM;
       free(data);
@@ -434,7 +436,7 @@ static int import_txn(store_txn *t, void *arg) {
   }
   const cJSON *thread = cJSON_GetObjectItemCaseSensitive(snap, "thread");
   for (const cJSON *e = thread ? thread->child : NULL; e; e = e->next) {
-    char *text = cJSON_PrintUnformatted(e);
+    char *text = ag_json_print_exact(e);
     rc = text ? store_thread_append(t, ic->id, text) : AG_ERR_NOMEM;
     free(text);
     if (rc) return rc;
@@ -449,7 +451,7 @@ int chat_snapshot_import(store *st, const cJSON *snap, const char *label, char i
   char id[STORE_ID_MAX];
   store_chat_id_new(id);
   /* The world's settings are stored in world-file form, checked above, never with a key. */
-  import_ctx ic = {snap, id, cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(snap, "world")), em};
+  import_ctx ic = {snap, id, ag_json_print_exact(cJSON_GetObjectItemCaseSensitive(snap, "world")), em};
   if (!ic.settings) return AG_ERR_NOMEM;
   rc = store_write(st, import_txn, &ic, em);
   free(ic.settings);

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cli_store_open_mode(const char *db, int read_only, store **out, ag_errmsg *em) {
+/* mode: 0 read-write, 1 read-only, 2 read-write with background sync. */
+static int cli_store_open_mode(const char *db, int mode, store **out, ag_errmsg *em) {
   char dir[4096];
   *out = NULL;
   if (!db) {
@@ -15,8 +16,11 @@ static int cli_store_open_mode(const char *db, int read_only, store **out, ag_er
       return ag_fail(em, AG_ERR_INVALID, "no data directory: pass --db DIR or set AGORA_HOME");
     db = dir;
   }
-  return read_only ? chat_store_open_read(db, out, em) : chat_store_open(db, out, em);
+  return mode == 1 ? chat_store_open_read(db, out, em)
+         : mode == 2 ? chat_store_open_background(db, out, em) : chat_store_open(db, out, em);
 }
+
+int cli_store_open_background(const char *db, store **out, ag_errmsg *em) { return cli_store_open_mode(db, 2, out, em); }
 
 int cli_store_open(const char *db, store **out, ag_errmsg *em) { return cli_store_open_mode(db, 0, out, em); }
 

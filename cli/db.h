@@ -9,6 +9,8 @@
 
 /* Opens --db DIR, or the default directory (cli.md "Where data lives"). */
 int cli_store_open(const char *db, store **out, ag_errmsg *em);
+/* The same, syncing on a storage thread (chat_store_open_background): for serve. */
+int cli_store_open_background(const char *db, store **out, ag_errmsg *em);
 /* The same for commands that only read (list, show, export, replay): opened read-only, so a read-only
  * directory works and nothing is created; a missing database is AG_ERR_NOT_FOUND. */
 int cli_store_open_read(const char *db, store **out, ag_errmsg *em);

@@ -9,6 +9,7 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
+#include "storage/store.h"
 
 #include <event2/event.h>
 #include <signal.h>
@@ -118,13 +119,29 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg) {
   for (size_t i = 0; i < s->n_worlds; i++) sse_hub_heartbeat(s->worlds[i]->hub);
 }
 
+/* The storage thread synced more commits (or failed to): their state-saved events are now due. */
+static void on_synced(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  serve *s = arg;
+  ag_errmsg em = {""};
+  int rc = store_sync_ack(s->st, &em);
+  for (size_t i = 0; i < s->n_worlds; i++) {
+    if (rc) serve_world_announce(s->worlds[i], &(world_event){EV_STORAGE_ERROR, .u.storage = {em.text}});
+    chat_session_synced(s->worlds[i]->cs);
+  }
+}
+
 static int start(serve *s, const serve_args *a) {
   ag_errmsg em = {""};
   int rc;
   /* libnats' threads touch the loop: its thread support comes before the loop is made. */
   if (a->nats.url && cluster_init()) return cli_error(AG_ERR_NOMEM, "serve: cannot start the NATS client");
   if (!(s->base = event_base_new())) return cli_error(AG_ERR_NOMEM, "serve: cannot create the event loop");
-  if ((rc = cli_store_open(a->db, &s->st, &em))) return cli_error(rc, "serve: %s", em.text);
+  /* The disk syncs run on a storage thread: the loop (and every stream) never waits for the disk. */
+  if ((rc = cli_store_open_background(a->db, &s->st, &em))) return cli_error(rc, "serve: %s", em.text);
+  if (!(s->synced = event_new(s->base, store_sync_fd(s->st), EV_READ | EV_PERSIST, on_synced, s)) ||
+      event_add(s->synced, NULL))
+    return cli_error(AG_ERR_NOMEM, "serve: cannot watch the storage thread");
   for (int i = 0; i < a->n_files; i++)
     if ((rc = serve_world_add_file(s, a->files[i], &em))) return cli_error(rc, "%s", em.text);
   static const int sigs[2] = {SIGINT, SIGTERM};
@@ -159,7 +176,8 @@ static void stop(serve *s) {
   for (int i = 0; i < 2; i++)
     if (s->sig[i]) event_free(s->sig[i]);
   if (s->heartbeat) event_free(s->heartbeat);
-  chat_store_close(s->st);
+  if (s->synced) event_free(s->synced);
+  chat_store_close(s->st); /* syncs what the storage thread had not */
   if (s->base) event_base_free(s->base);
   free(s->token);
 }

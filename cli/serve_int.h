@@ -21,7 +21,7 @@ typedef struct serve serve;
 
 /* What a world did since it was loaded, for /metrics. */
 typedef struct serve_stats {
-  uint64_t llm_done, llm_failed, tokens_in, tokens_out, messages, commits, events;
+  uint64_t llm_done, llm_failed, tokens_in, tokens_out, messages, events;
 } serve_stats;
 
 /* A world the server hosts: built on the server's loop, with its session and its event stream. */
@@ -58,6 +58,7 @@ struct serve {
   uint64_t boot; /* this run's id in event ids */
   uint64_t requests;
   struct event *sig[2], *heartbeat;
+  struct event *synced; /* the storage thread's pipe: state-saved events due */
   int stopping;
 };
 

@@ -2,6 +2,8 @@
  * agents and what they did since (LLM calls, tokens, bus messages, store commits), and the streams. */
 #include "cli/serve_int.h"
 
+#include "storage/store.h"
+
 #include <event2/buffer.h>
 #include <inttypes.h>
 
@@ -21,7 +23,7 @@ void serve_metrics_reply(serve *s, struct evhttp_request *req) {
     dropped += sse_hub_dropped(sw->hub);
     t.llm_done += sw->stats.llm_done, t.llm_failed += sw->stats.llm_failed;
     t.tokens_in += sw->stats.tokens_in, t.tokens_out += sw->stats.tokens_out;
-    t.messages += sw->stats.messages, t.commits += sw->stats.commits, t.events += sw->stats.events;
+    t.messages += sw->stats.messages, t.events += sw->stats.events;
   }
   struct evbuffer *b = evbuffer_new();
   if (!b) return serve_reply_error(req, 500, "out of memory");
@@ -34,7 +36,8 @@ void serve_metrics_reply(serve *s, struct evhttp_request *req) {
   metric(b, "agora_llm_output_tokens_total", "counter", "Output tokens the providers reported.", t.tokens_out);
   metric(b, "agora_bus_messages_total", "counter", "Messages delivered on the worlds' buses.", t.messages);
   metric(b, "agora_bus_events_total", "counter", "Events delivered on the worlds' buses.", t.events);
-  metric(b, "agora_store_commits_total", "counter", "Store commits (state-saved events).", t.commits);
+  metric(b, "agora_store_commits_total", "counter", "Store write transactions committed by this server.", store_commits(s->st));
+  metric(b, "agora_store_synced_total", "counter", "Of them, those the storage thread has synced to disk.", store_synced(s->st));
   metric(b, "agora_sse_clients", "gauge", "Event stream clients connected.", clients);
   metric(b, "agora_sse_frames_total", "counter", "Event stream frames published.", frames);
   metric(b, "agora_sse_clients_dropped_total", "counter", "Stream clients dropped for falling behind.", dropped);

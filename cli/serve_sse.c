@@ -7,8 +7,12 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <ctype.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +21,13 @@
 #include <time.h>
 
 #define SSE_WRITE_NOW (64u << 10) /* unsent bytes written to the socket at once rather than later */
+
+/* A batch of frames once sent: shared by the clients' output buffers (evbuffer references, not copies),
+ * freed when the last lets go. */
+typedef struct sse_block {
+  size_t refs;
+  char data[];
+} sse_block;
 
 typedef struct sse_frame {
   uint64_t n;
@@ -41,11 +52,26 @@ struct sse_hub {
   sse_client *clients;
   size_t n_clients;
   uint64_t dropped;
+  /* Frames published and not yet written to the clients: they go to each client as one chunk at the end
+   * of the bus drain (or at once past SSE_WRITE_NOW), so a client costs one write per drain, not one per
+   * frame. A publish outside a drain (an HTTP handler's) is sent by flush_ev, later in the same loop turn. */
+  sse_block *batch;
+  size_t batch_len, batch_cap;
+  struct event *flush_ev;
 };
 
-int sse_hub_new(uint64_t boot, sse_fallback_fn fallback, void *ud, sse_hub **out) {
+static void on_flush_ev(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  sse_hub_flush(arg);
+}
+
+int sse_hub_new(struct event_base *base, uint64_t boot, sse_fallback_fn fallback, void *ud, sse_hub **out) {
   sse_hub *h = calloc(1, sizeof *h);
   if (!h) return AG_ERR_NOMEM;
+  if (!(h->flush_ev = event_new(base, -1, 0, on_flush_ev, h))) {
+    free(h);
+    return AG_ERR_NOMEM;
+  }
   h->boot = boot;
   h->fallback = fallback;
   h->ud = ud;
@@ -58,6 +84,8 @@ void sse_hub_free(sse_hub *h) {
   if (!h) return;
   sse_hub_close_all(h);
   for (size_t i = 0; i < SSE_RING; i++) free(h->ring[i].text);
+  event_free(h->flush_ev);
+  free(h->batch);
   free(h);
 }
 
@@ -133,15 +161,16 @@ static void write_now(sse_client *c) {
   evbuffer_freeze(out, 1);
 }
 
-/* Writes len bytes; 0, or -1 when the client's unsent output is past the cap (or memory ran out). */
-static int client_write(sse_client *c, const char *text, size_t len) {
-  struct evbuffer *b = evbuffer_new();
-  if (!b || evbuffer_add(b, text, len)) {
-    if (b) evbuffer_free(b);
-    return -1;
-  }
+static void block_unref(const void *data, size_t len, void *extra) {
+  (void)data, (void)len;
+  sse_block *b = extra;
+  if (--b->refs == 0) free(b);
+}
+
+/* Sends b (its bytes, then empty: the caller frees it) as one chunk; 0, or -1 when the client's unsent
+ * output is past the cap. */
+static int client_send(sse_client *c, struct evbuffer *b) {
   evhttp_send_reply_chunk(c->req, b);
-  evbuffer_free(b);
   struct bufferevent *bev = evhttp_connection_get_bufferevent(c->conn);
   if (!bev) return 0;
   struct evbuffer *out = bufferevent_get_output(bev);
@@ -161,6 +190,27 @@ static int client_write(sse_client *c, const char *text, size_t len) {
   return unsent > SSE_CLIENT_BUF_HARD || now - c->behind_since > SSE_BEHIND_MS ? -1 : 0;
 }
 
+/* Writes len bytes of text; 0, or -1 when the client's unsent output is past the cap (or memory ran out). */
+static int client_write(sse_client *c, const char *text, size_t len) {
+  struct evbuffer *b = evbuffer_new();
+  int rc = b && !evbuffer_add(b, text, len) ? client_send(c, b) : -1;
+  if (b) evbuffer_free(b);
+  return rc;
+}
+
+/* The same with len bytes of a shared block (referenced, not copied). */
+static int client_write_block(sse_client *c, sse_block *blk, size_t len) {
+  struct evbuffer *b = evbuffer_new();
+  if (!b || evbuffer_add_reference(b, blk->data, len, block_unref, blk)) {
+    if (b) evbuffer_free(b);
+    return -1;
+  }
+  blk->refs++;
+  int rc = client_send(c, b);
+  evbuffer_free(b);
+  return rc;
+}
+
 static char *frame_text(const char *id, const char *json, size_t *len) {
   size_t n = (id ? strlen(id) + 5 : 0) + strlen(json) + 10;
   char *s = malloc(n);
@@ -177,6 +227,38 @@ static void broadcast(sse_hub *h, const char *text, size_t len) {
   }
 }
 
+/* The frames published since the last send, to every client (in one chunk each). */
+static void send_batch(sse_hub *h) {
+  if (!h->batch_len) return;
+  sse_block *blk = h->batch;
+  size_t len = h->batch_len;
+  h->batch = NULL; /* first: a client dropped on the way changes nothing here */
+  h->batch_len = h->batch_cap = 0;
+  blk->refs = 1; /* this function's, until every client has its reference */
+  for (sse_client *c = h->clients, *next; c; c = next) {
+    next = c->next; /* c may be dropped */
+    if (client_write_block(c, blk, len)) client_drop(c);
+  }
+  block_unref(NULL, 0, blk);
+}
+
+/* Adds a frame to the batch; 0, or AG_ERR_NOMEM (the frame then goes out alone). */
+static int batch_add(sse_hub *h, const char *text, size_t len) {
+  if (h->batch_len + len > h->batch_cap) {
+    size_t ncap = h->batch_cap ? h->batch_cap : 16384;
+    while (ncap < h->batch_len + len) ncap *= 2;
+    sse_block *p = realloc(h->batch, sizeof *p + ncap);
+    if (!p) return AG_ERR_NOMEM;
+    h->batch = p, h->batch_cap = ncap;
+  }
+  if (!h->batch_len) event_active(h->flush_ev, EV_TIMEOUT, 0);
+  memcpy(h->batch->data + h->batch_len, text, len);
+  h->batch_len += len;
+  /* A burst goes out as it grows (the socket takes it while more is encoded); the buffer stays small. */
+  if (h->batch_len > SSE_WRITE_NOW) send_batch(h);
+  return AG_OK;
+}
+
 int sse_hub_publish(sse_hub *h, const char *json, const char *chat, uint64_t seq) {
   char id[SSE_ID_MAX];
   uint64_t n = h->next_n;
@@ -188,7 +270,10 @@ int sse_hub_publish(sse_hub *h, const char *json, const char *chat, uint64_t seq
   free(f->text);
   *f = (sse_frame){n, text, len};
   h->next_n++;
-  broadcast(h, text, len);
+  if (h->clients && batch_add(h, text, len)) {
+    send_batch(h);
+    broadcast(h, text, len);
+  }
   return AG_OK;
 }
 
@@ -196,6 +281,7 @@ void sse_hub_note(sse_hub *h, const char *json) {
   size_t len;
   char *text = frame_text(NULL, json, &len);
   if (!text) return;
+  send_batch(h);
   broadcast(h, text, len);
   free(text);
 }
@@ -234,11 +320,17 @@ int sse_hub_attach(sse_hub *h, struct evhttp_request *req, const char *last_id) 
   struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
   evhttp_add_header(hd, "Content-Type", "text/event-stream; charset=utf-8");
   evhttp_add_header(hd, "Cache-Control", "no-store");
+  send_batch(h); /* what was published before this client came: not for it (it is in the ring) */
   c->hub = h;
   c->req = req;
   c->conn = evhttp_request_get_connection(req);
   /* A stream only writes: without this the connection's read timeout would end it. */
   evhttp_connection_set_timeout(c->conn, 7 * 24 * 3600);
+  /* Frames are small and must go at once: Nagle would hold one back until the previous is acknowledged
+   * (a delayed ACK: up to 40 ms). */
+  struct bufferevent *bev = evhttp_connection_get_bufferevent(c->conn);
+  int one = 1;
+  if (bev) setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   evhttp_send_reply_start(req, 200, "OK");
   c->next = h->clients;
   if (h->clients) h->clients->prev = c;
@@ -257,12 +349,17 @@ int sse_hub_attach(sse_hub *h, struct evhttp_request *req, const char *last_id) 
 
 void sse_hub_flush(void *hub) {
   sse_hub *h = hub;
+  send_batch(h);
   for (sse_client *c = h->clients; c; c = c->next) write_now(c);
 }
 
-void sse_hub_heartbeat(sse_hub *h) { broadcast(h, ": heartbeat\n\n", 13); }
+void sse_hub_heartbeat(sse_hub *h) {
+  send_batch(h);
+  broadcast(h, ": heartbeat\n\n", 13);
+}
 
 void sse_hub_close_all(sse_hub *h) {
+  send_batch(h);
   while (h->clients) {
     sse_client *c = h->clients;
     client_unlink(c);

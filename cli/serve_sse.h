@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct evhttp_request;
+struct event_base;
 
 #define SSE_RING 8192                 /* frames a hub keeps for resuming */
 #define SSE_CLIENT_BUF_MAX (1u << 20)  /* unsent bytes a client may hold for SSE_BEHIND_MS at most */
@@ -26,8 +27,8 @@ typedef struct sse_client sse_client;
  * resync ({"type":"resync"}: reload, then follow the stream). */
 typedef int (*sse_fallback_fn)(void *ud, sse_client *client, const char *chat, uint64_t after);
 
-/* boot tells this server run's ids from a previous run's. ud is borrowed. */
-int sse_hub_new(uint64_t boot, sse_fallback_fn fallback, void *ud, sse_hub **out);
+/* boot tells this server run's ids from a previous run's. base (the loop) and ud are borrowed. */
+int sse_hub_new(struct event_base *base, uint64_t boot, sse_fallback_fn fallback, void *ud, sse_hub **out);
 /* Ends every client's stream (the response is finished) and frees. */
 void sse_hub_free(sse_hub *h);
 
@@ -47,6 +48,8 @@ int sse_client_send(sse_client *c, const char *id, const char *json);
 #define SSE_ID_MAX 128
 void sse_id_format(const sse_hub *h, uint64_t n, const char *chat, uint64_t seq, char *out);
 
+/* Frames published are written to the clients at the end of the bus drain (sse_hub_flush), at once when
+ * they pile past 64 KiB, or later in the same loop turn when published outside a drain. */
 /* Hands every client's unsent frames to the kernel now (as far as each socket takes them without
  * waiting), instead of when the loop next looks at the sockets: a bus idle hook (hub is the sse_hub),
  * run before the session's commit so that a frame does not wait for the disk. */

@@ -49,8 +49,6 @@ static void count_event(serve_stats *st, const world_event *e) {
     st->tokens_out += (uint64_t)(e->u.llm_done.output_tokens > 0 ? e->u.llm_done.output_tokens : 0);
   } else if (e->kind == EV_LLM_ERROR) {
     st->llm_failed++;
-  } else if (e->kind == EV_STATE_SAVED) {
-    st->commits++;
   }
 }
 
@@ -241,7 +239,7 @@ static int host(serve *s, const world_spec *spec, const char *label, int join, a
   }
   if ((rc = cli_key_env_check(x->sw.w, label, &s->allow, em))) goto fail;
   /* The stream's flush hook goes before the session's commit hook: frames do not wait for the disk. */
-  if ((rc = sse_hub_new(s->boot, fallback, x, &x->sw.hub)) || (rc = bus_on_idle(world_bus(x->sw.w), sse_hub_flush, x->sw.hub)) ||
+  if ((rc = sse_hub_new(s->base, s->boot, fallback, x, &x->sw.hub)) || (rc = bus_on_idle(world_bus(x->sw.w), sse_hub_flush, x->sw.hub)) ||
       (rc = bus_subscribe(world_bus(x->sw.w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, on_bus, x, NULL))) {
     ag_fail(em, rc, "%s", ag_strerror(rc));
     goto fail;

@@ -116,8 +116,10 @@ static void post_lease(control *c, const char *id, int owned) {
   if (s) relay_post(c->r, &(relay_item){RELAY_LEASE, NULL, s, 0, owned});
 }
 
-/* How many hosts are alive (each heartbeats its key); at least 1 (this one). The keys are the subjects
- * of the bucket's stream that hold a message: one request, where listing the keys would make a consumer. */
+/* How many hosts that take a share are alive (each heartbeats its key); at least 1 (this one). The keys
+ * are the subjects of the bucket's stream that hold a message: one request, where listing the keys
+ * would make a consumer. A host with --agents has no key: counted, it shrank the shares, and agents
+ * that only the others may take were left with no host (a hang) when it held fewer than a share. */
 static uint64_t hosts_alive(control *c) {
   kvStore_PutString(NULL, c->hosts, c->host_id, "1");
   uint64_t n = c->hosts_seen ? c->hosts_seen : 1;
@@ -128,6 +130,15 @@ static uint64_t hosts_alive(control *c) {
   if (n != c->hosts_seen) relay_post(c->r, &(relay_item){RELAY_HOSTS, NULL, NULL, n, 0});
   c->hosts_seen = n;
   return n;
+}
+
+/* 1 once control_free asked the thread to end: a round stops between requests. With the servers gone
+ * each request waits for its timeout, and a round of a hundred kept a stopping host for many minutes. */
+static int stopping(control *c) {
+  pthread_mutex_lock(&c->mu);
+  int stop = c->stop;
+  pthread_mutex_unlock(&c->mu);
+  return stop;
 }
 
 static void lease_drop(control *c, lease *l, int give_back) {
@@ -141,9 +152,12 @@ static void lease_drop(control *c, lease *l, int give_back) {
  * search starts at a place of its own per host so that hosts starting together rarely collide. */
 static void lease_round(control *c) {
   if (!c->n) return;
-  uint64_t hosts = hosts_alive(c);
-  size_t share = c->listed ? c->n : (size_t)((c->n + hosts - 1) / hosts);
-  for (size_t i = 0; i < c->n; i++) {
+  size_t share = c->n;
+  if (!c->listed) {
+    uint64_t hosts = hosts_alive(c);
+    share = (size_t)((c->n + hosts - 1) / hosts);
+  }
+  for (size_t i = 0; i < c->n && !stopping(c); i++) {
     lease *l = &c->leases[i];
     if (!l->rev) continue;
     uint64_t rev = 0;
@@ -153,7 +167,7 @@ static void lease_round(control *c) {
   for (size_t i = c->n; i-- > 0 && c->owned > share;)
     if (c->leases[i].rev) lease_drop(c, &c->leases[i], 1);
   size_t start = (size_t)strtoull(c->host_id + 1 + 8, NULL, 16) % c->n;
-  for (size_t k = 0; k < c->n && c->owned < share; k++) {
+  for (size_t k = 0; k < c->n && c->owned < share && !stopping(c); k++) {
     lease *l = &c->leases[(start + k) % c->n];
     uint64_t rev = 0;
     if (l->rev || kvStore_CreateString(&rev, c->agents, l->id, c->host_id) != NATS_OK) continue;
@@ -224,9 +238,10 @@ void control_free(control *c) {
     pthread_mutex_unlock(&c->mu);
     pthread_join(c->th, NULL);
   }
-  for (size_t i = 0; i < c->n; i++)
-    if (c->leases[i].rev && c->agents) kvStore_Delete(c->agents, c->leases[i].id);
-  if (c->hosts) kvStore_Delete(c->hosts, c->host_id);
+  int gone = 0; /* a give-back that fails: the server is away, the rest would wait too; the keys expire */
+  for (size_t i = 0; i < c->n && !gone; i++)
+    if (c->leases[i].rev && c->agents) gone = kvStore_Delete(c->agents, c->leases[i].id) != NATS_OK;
+  if (c->hosts && !gone) kvStore_Delete(c->hosts, c->host_id);
   if (c->consumer[0] && c->js) js_DeleteConsumer(c->js, c->stream, c->consumer, NULL, NULL);
   for (size_t i = 0; i < c->n; i++) free(c->leases[i].id);
   free(c->leases);

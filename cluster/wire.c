@@ -6,8 +6,6 @@
 #include "world/events.h"
 
 #include <cjson/cJSON.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,17 +20,10 @@ int wire_id_ok(const char *s) {
 }
 
 /* Numbers are whole and within +-(2^53 - 1), JavaScript's safe integers: 2^53 itself is also what
- * 2^53 + 1 reads as, so a record holding it could not be told from one holding its neighbour. */
-#define NUM_MAX (AG_JSON_INT_MAX - 1)
-
-/* A whole number as exact decimal text. cJSON prints a double with 15 significant digits whenever that
- * reads back within a relative epsilon, so a ts of 9000000001999981 went out as 9.00000000199998e+15
- * and came back 1 ms off (found by fuzz_record). Every value here is within +-NUM_MAX, exact in a double. */
-static int add_int(cJSON *j, const char *name, int64_t v) {
-  char s[24];
-  snprintf(s, sizeof s, "%" PRId64, v);
-  return cJSON_AddRawToObject(j, name, s) != NULL;
-}
+ * 2^53 + 1 reads as, so a record holding it could not be told from one holding its neighbour. They are
+ * written by ag_json_add_int, exactly (cJSON's own print sent a ts of 9000000001999981 as
+ * 9.00000000199998e+15, 1 ms off: found by fuzz_record). */
+#define NUM_MAX AG_JSON_INT_MAX
 
 /* The numbers' ranges wire_decode accepts, so that no number is sent that no reader would take. */
 static int encodable(const wire_record *r) {
@@ -54,7 +45,7 @@ static int encode_event(cJSON *j, const wire_record *r) {
   if (ok && r->ev == EV_MCP_ERROR) return cJSON_AddStringToObject(j, "server", r->sender) != NULL;
   ok = ok && cJSON_AddStringToObject(j, "agent", r->agent);
   if (ok && r->has_info)
-    ok = add_int(j, "status", r->http_status) && add_int(j, "attempts", r->attempts) &&
+    ok = ag_json_add_int(j, "status", r->http_status) && ag_json_add_int(j, "attempts", r->attempts) &&
          cJSON_AddStringToObject(j, "etype", r->error_type);
   return ok;
 }
@@ -67,13 +58,13 @@ int wire_encode(const wire_record *r, char **out, size_t *len) {
            cJSON_AddStringToObject(j, "chat", r->chat);
   if (ok && r->type == WIRE_MSG) {
     ok = cJSON_AddStringToObject(j, "from", r->sender) && cJSON_AddStringToObject(j, "kind", ag_kind_name(r->kind)) &&
-         cJSON_AddStringToObject(j, "text", r->text) && add_int(j, "ts", r->ts_ms) &&
-         (!r->has_sim || add_int(j, "sim", r->sim_ms));
+         cJSON_AddStringToObject(j, "text", r->text) && ag_json_add_int(j, "ts", r->ts_ms) &&
+         (!r->has_sim || ag_json_add_int(j, "sim", r->sim_ms));
   } else if (ok && r->type == WIRE_EVENT) {
     ok = encode_event(j, r);
   } else if (ok) {
-    ok = cJSON_AddStringToObject(j, "agent", r->agent) && add_int(j, "trigger", (int64_t)r->trigger) &&
-         add_int(j, "counter", (int64_t)r->counter);
+    ok = cJSON_AddStringToObject(j, "agent", r->agent) && ag_json_add_int(j, "trigger", (int64_t)r->trigger) &&
+         ag_json_add_int(j, "counter", (int64_t)r->counter);
   }
   char *s = ok ? cJSON_PrintUnformatted(j) : NULL;
   cJSON_Delete(j);

@@ -5,16 +5,29 @@
 #include "common/error.h"
 
 #include <cjson/cJSON.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
+/* An item of ag_json_create_int: raw text that is an optional '-' and 1-19 digits, nothing else. */
+static int raw_int(const cJSON *v, double *d) {
+  const char *s = cJSON_IsRaw(v) ? v->valuestring : NULL;
+  if (!s) return 0;
+  size_t i = s[0] == '-', n = strspn(s + i, "0123456789");
+  if (n == 0 || n > 19 || s[i + n]) return 0;
+  *d = v->valuedouble; /* set by ag_json_create_int to the same value */
+  return 1;
+}
+
 int ag_json_int(const cJSON *v, int64_t min, int64_t max, int64_t *out) {
-  if (!cJSON_IsNumber(v)) return AG_ERR_INVALID;
-  double d = v->valuedouble;
+  double d;
+  if (cJSON_IsNumber(v)) d = v->valuedouble;
+  else if (!raw_int(v, &d)) return AG_ERR_INVALID;
   if (!isfinite(d) || d != floor(d)) return AG_ERR_INVALID;
   if (min < -AG_JSON_INT_MAX) min = -AG_JSON_INT_MAX;
   if (max > AG_JSON_INT_MAX) max = AG_JSON_INT_MAX;
-  /* Both bounds are exact in double (|bound| <= 2^53), so these comparisons are exact too. */
+  /* Both bounds are exact in double (|bound| < 2^53), so these comparisons are exact too. */
   if (d < (double)min || d > (double)max) return AG_ERR_TOO_BIG;
   *out = (int64_t)d;
   return AG_OK;
@@ -24,6 +37,57 @@ int ag_json_int_member(const cJSON *obj, const char *key, int64_t min, int64_t m
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (!v) return AG_ERR_NOT_FOUND;
   return ag_json_int(v, min, max, out);
+}
+
+/* cJSON prints a whole number below 10^15 in magnitude exactly (%d, or %1.15g with at most 15 digits and
+ * no exponent); from 10^15 on it may drop the 16th digit. */
+#define PRINTS_EXACT 1e15
+
+cJSON *ag_json_create_int(int64_t v) {
+  if (v > -PRINTS_EXACT && v < PRINTS_EXACT) return cJSON_CreateNumber((double)v);
+  char s[24];
+  snprintf(s, sizeof s, "%" PRId64, v);
+  cJSON *j = cJSON_CreateRaw(s);
+  if (j) {
+    j->valuedouble = (double)v; /* what the text reads as, for ag_json_int and readers of valuedouble */
+    j->valueint = v > 0 ? INT32_MAX : INT32_MIN;
+  }
+  return j;
+}
+
+cJSON *ag_json_add_int(cJSON *obj, const char *key, int64_t v) {
+  cJSON *j = ag_json_create_int(v);
+  if (j && !cJSON_AddItemToObject(obj, key, j)) {
+    cJSON_Delete(j);
+    j = NULL;
+  }
+  return j;
+}
+
+int ag_json_exact_ints(cJSON *tree) {
+  for (cJSON *c = tree ? tree->child : NULL; c; c = c->next) {
+    if (c->child && ag_json_exact_ints(c)) return AG_ERR_NOMEM;
+    int64_t n;
+    if (!cJSON_IsNumber(c) || fabs(c->valuedouble) < PRINTS_EXACT ||
+        ag_json_int(c, -AG_JSON_INT_MAX, AG_JSON_INT_MAX, &n))
+      continue;
+    char s[24];
+    snprintf(s, sizeof s, "%" PRId64, n);
+    char *text = cJSON_malloc(strlen(s) + 1);
+    if (!text) return AG_ERR_NOMEM;
+    strcpy(text, s);
+    /* A raw value as ag_json_create_int makes (valuedouble and valueint kept); the key's flag kept. */
+    c->type = cJSON_Raw | (c->type & cJSON_StringIsConst);
+    c->valuestring = text;
+  }
+  return AG_OK;
+}
+
+char *ag_json_print_exact(const cJSON *item) {
+  cJSON *copy = cJSON_Duplicate(item, 1);
+  char *s = copy && !ag_json_exact_ints(copy) ? cJSON_PrintUnformatted(copy) : NULL;
+  cJSON_Delete(copy);
+  return s;
 }
 
 long ag_json_find_nul(const char *json, size_t len) {

@@ -10,17 +10,34 @@
 
 struct cJSON;
 
-/* Largest integer a double holds exactly (2^53): past it two JSON numbers may read as one. */
-#define AG_JSON_INT_MAX INT64_C(9007199254740992)
+/* Largest exact JSON integer, 2^53 - 1 (JavaScript's MAX_SAFE_INTEGER): 2^53 is also what 2^53 + 1 reads
+ * as, so from 2^53 on two JSON numbers may read as one. */
+#define AG_JSON_INT_MAX INT64_C(9007199254740991)
 
 /* When v is a JSON number that is whole, finite and within [min, max], writes it to *out and returns
- * AG_OK. Otherwise returns AG_ERR_INVALID (not a number, not whole, not finite) or AG_ERR_TOO_BIG
+ * AG_OK (an integer made by ag_json_create_int counts as a number here). Otherwise returns AG_ERR_INVALID (not a number, not whole, not finite) or AG_ERR_TOO_BIG
  * (whole but outside the range) and leaves *out alone. v is borrowed; min and max are clamped to
  * ±AG_JSON_INT_MAX. */
 int ag_json_int(const struct cJSON *v, int64_t min, int64_t max, int64_t *out);
 
 /* Like ag_json_int for a member of obj; AG_ERR_NOT_FOUND when obj has no member key. */
 int ag_json_int_member(const struct cJSON *obj, const char *key, int64_t min, int64_t max, int64_t *out);
+
+/* Writing integers exactly. cJSON prints a number with 15 significant digits whenever that reads back
+ * within a relative epsilon, so 9000000001999981 goes out as 9.00000000199998e+15 (1 off), and
+ * +-Infinity as null. ag_json_create_int makes a plain number below 10^15 in magnitude (which cJSON
+ * prints exactly) and from there a cJSON raw value holding the exact decimal text (valid JSON that reads
+ * back as the same number), with valuedouble set: cJSON_IsNumber is false for it, ag_json_int reads it.
+ * Returns a new item (caller owns; NULL when out of memory). Readers take only +-AG_JSON_INT_MAX. */
+struct cJSON *ag_json_create_int(int64_t v);
+/* Adds ag_json_create_int(v) to obj under key; returns the item (owned by obj) or NULL. */
+struct cJSON *ag_json_add_int(struct cJSON *obj, const char *key, int64_t v);
+/* Before printing a tree parsed from text: every number below tree that is whole and within
+ * +-AG_JSON_INT_MAX becomes what ag_json_create_int makes of it, so the tree prints back what it read.
+ * Other numbers are left to cJSON. AG_OK or AG_ERR_NOMEM (the tree is then partly converted). */
+int ag_json_exact_ints(struct cJSON *tree);
+/* cJSON_PrintUnformatted of a copy of item after ag_json_exact_ints (caller frees; NULL without memory). */
+char *ag_json_print_exact(const struct cJSON *item);
 
 /* The offset in json[0..len) of the first \u0000 escape (or raw NUL byte) inside a string, or -1 when
  * there is none.

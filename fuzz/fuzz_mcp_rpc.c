@@ -8,6 +8,9 @@
 #include "mcp/render.h"
 #include "mcp/rpc.h"
 
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
 #define LINE_CAP 4096
 #define RENDER_CAP 256
 
@@ -16,14 +19,45 @@ typedef struct record {
   size_t lines, too_long;
 } record;
 
+/* A request's answer carries its id exactly: the same string, or the same whole number (never null,
+ * never reprinted from a double: issue 17). */
+static void check_echo(const mcp_msg *req) {
+  char *text = mcp_rpc_result(req->id, NULL);
+  mcp_msg a;
+  const char *why;
+  if (!text || mcp_msg_parse(text, strlen(text), &a, &why) || a.kind != MCP_MSG_RESULT || !a.id) abort();
+  if (a.has_num_id != req->has_num_id || (a.has_num_id && a.num_id != req->num_id)) abort();
+  if (cJSON_IsString(req->id) != cJSON_IsString(a.id)) abort();
+  if (cJSON_IsString(req->id) && strcmp(req->id->valuestring, a.id->valuestring)) abort();
+  if (req->has_num_id) {
+    char want[32];
+    snprintf(want, sizeof want, "\"id\":%lld,", req->num_id);
+    if (!strstr(text, want)) abort();
+  }
+  mcp_msg_free(&a);
+  free(text);
+}
+
+/* A request whose id cannot be echoed is answered with Invalid Request, id null. */
+static void check_invalid_answer(const char *why) {
+  char *text = mcp_rpc_invalid(why);
+  mcp_msg a;
+  if (!text || mcp_msg_parse(text, strlen(text), &a, &why) || a.kind != MCP_MSG_ERROR || a.id || a.error_code != -32600)
+    abort();
+  mcp_msg_free(&a);
+  free(text);
+}
+
 static int check_msg(void *ud, const char *json, size_t len) {
   (void)ud;
   mcp_msg m;
   const char *why;
   if (mcp_msg_parse(json, len, &m, &why)) {
     if (!why) abort();
+    if (why == mcp_rpc_bad_request_id) check_invalid_answer(why);
     return 0;
   }
+  if (m.kind == MCP_MSG_REQUEST) check_echo(&m);
   if ((m.kind == MCP_MSG_REQUEST || m.kind == MCP_MSG_NOTIFICATION) && !m.method) abort();
   if ((m.kind == MCP_MSG_REQUEST || m.kind == MCP_MSG_RESULT) && !m.id) abort();
   if (m.kind == MCP_MSG_ERROR && !m.error_text) abort();

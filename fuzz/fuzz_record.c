@@ -1,6 +1,6 @@
 /* Fuzzes the parser of the records a world on NATS reads from its stream (cluster/wire.c): any bytes
  * decode or fail cleanly; what decodes has subject-safe ids and encodes back to a record that decodes
- * to the same fields, numbers exact up to 2^53 and strings byte for byte (invalid UTF-8 included). */
+ * to the same fields, numbers exact up to 2^53 - 1 and strings byte for byte (invalid UTF-8 included). */
 #include "fuzz_util.h"
 
 #include "cluster/wire.h"

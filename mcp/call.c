@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonnum.h"
 #include "mcp/render.h"
 #include "mcp/rpc.h"
 
@@ -112,7 +113,7 @@ static cJSON *tool_params(const mcp_call *call, long long id) {
   }
   cJSON_AddStringToObject(p, "name", call->tool);
   cJSON_AddItemToObject(p, "arguments", args);
-  cJSON_AddNumberToObject(meta, "progressToken", (double)id);
+  ag_json_add_int(meta, "progressToken", (int64_t)id);
   cJSON_AddItemToObject(p, "_meta", meta);
   return p;
 }
@@ -158,7 +159,7 @@ static void tell_cancelled(const mcp_call *call, const char *reason) {
   mcp_client *c = call->c;
   if (call->state != CALL_SENT || !c->t) return;
   cJSON *p = cJSON_CreateObject();
-  cJSON_AddNumberToObject(p, "requestId", (double)call->id);
+  ag_json_add_int(p, "requestId", (int64_t)call->id);
   cJSON_AddStringToObject(p, "reason", reason);
   char *msg = mcp_rpc_notification("notifications/cancelled", p);
   if (msg) c->t->ops->send(c->t, msg, strlen(msg));

@@ -217,7 +217,14 @@ static void on_message(void *ud, const char *json, size_t len) {
   mcp_client *c = ud;
   mcp_msg m;
   const char *why;
-  if (mcp_msg_parse(json, len, &m, &why)) return; /* not JSON-RPC: ignored, as a stray line would be */
+  if (mcp_msg_parse(json, len, &m, &why)) {
+    /* A request whose id cannot be echoed gets JSON-RPC's Invalid Request (id null), not silence; anything
+     * else that is not JSON-RPC is ignored, as a stray line would be. */
+    char *msg = why == mcp_rpc_bad_request_id ? mcp_rpc_invalid(why) : NULL;
+    if (msg && c->t) c->t->ops->send(c->t, msg, strlen(msg));
+    free(msg);
+    return;
+  }
   switch (m.kind) {
   case MCP_MSG_REQUEST: on_request(c, &m); break;
   case MCP_MSG_NOTIFICATION: on_notification(c, &m); break;

@@ -3,10 +3,9 @@
 
 #include "common/error.h"
 #include "common/jsonnum.h"
+#include "mcp/rpc.h"
 
 #include <cjson/cJSON.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,18 +17,14 @@ static void copy_str(char *dst, size_t cap, const char *src) {
 }
 
 /* The id as the compact JSON text an answer must carry: a string as cJSON prints it, a number as its
- * exact integer. AG_ERR_INVALID for an id no answer could echo faithfully: a number that is not whole,
- * finite and within +-(2^53 - 1) (-1e999 is -Infinity, which cJSON prints as null; 2^53 + 1 reads as
- * 2^53; MCP ids are strings or integers), or any other JSON value. AG_ERR_TOO_BIG when it does not fit. */
+ * exact integer. AG_ERR_INVALID for an id no answer could echo faithfully (mcp_rpc_id_ok: -1e999 is
+ * -Infinity, which cJSON prints as null; 2^53 + 1 reads as 2^53; 1.5, true). AG_ERR_TOO_BIG when it
+ * does not fit. */
 static int id_text(const cJSON *id, char *dst, size_t cap) {
-  int64_t n;
-  if (cJSON_IsNumber(id)) {
-    if (ag_json_int(id, -(AG_JSON_INT_MAX - 1), AG_JSON_INT_MAX - 1, &n)) return AG_ERR_INVALID;
-    snprintf(dst, cap, "%" PRId64, n); /* cJSON would print 9000000001999981 as 9.00000000199998e+15 */
-    return AG_OK;
-  }
-  if (!cJSON_IsString(id)) return AG_ERR_INVALID;
-  char *s = cJSON_PrintUnformatted(id);
+  if (!mcp_rpc_id_ok(id)) return AG_ERR_INVALID;
+  cJSON *exact = mcp_rpc_id_copy(id);
+  char *s = exact ? cJSON_PrintUnformatted(exact) : NULL;
+  cJSON_Delete(exact);
   if (!s) return AG_ERR_NOMEM;
   int rc = strlen(s) < cap ? AG_OK : AG_ERR_TOO_BIG;
   copy_str(dst, cap, s);
@@ -75,16 +70,8 @@ static int usable(const cJSON *m) {
 static int deliver(cJSON *m, mcp_http_msg_fn fn, void *ud) {
   mcp_http_peek pk;
   peek_item(m, &pk);
-  /* The text is printed again from cJSON's doubles: a numeric id goes in as the peek's exact text. */
-  cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
-  if (cJSON_IsNumber(id) && pk.id[0]) {
-    cJSON *raw = cJSON_CreateRaw(pk.id);
-    if (!raw || !cJSON_ReplaceItemInObjectCaseSensitive(m, "id", raw)) {
-      cJSON_Delete(raw);
-      return AG_ERR_NOMEM;
-    }
-  }
-  char *text = cJSON_PrintUnformatted(m);
+  /* The text is printed again from the parsed tree: the id and other integers go out exactly. */
+  char *text = ag_json_exact_ints(m) ? NULL : cJSON_PrintUnformatted(m);
   if (!text) return AG_ERR_NOMEM;
   int rc = fn(ud, text, strlen(text), &pk);
   free(text);
@@ -112,12 +99,10 @@ char *mcp_http_error_answer(const char *id_json, const char *message) {
   cJSON *msg = cJSON_CreateObject();
   cJSON *err = cJSON_CreateObject();
   cJSON *id = cJSON_Parse(id_json);
-  char text[sizeof ((mcp_http_peek *)0)->id];
   char *out = NULL;
-  /* Written as the peek's exact text (raw), never reprinted from a double. */
-  if (!msg || !err || !id || id_text(id, text, sizeof text)) goto done;
+  if (!msg || !err || !mcp_rpc_id_ok(id)) goto done;
   cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
-  if (!cJSON_AddRawToObject(msg, "id", text)) goto done;
+  cJSON_AddItemToObject(msg, "id", mcp_rpc_id_copy(id)); /* exact, never reprinted from a double */
   cJSON_AddNumberToObject(err, "code", MCP_HTTP_TRANSPORT_ERROR);
   cJSON_AddStringToObject(err, "message", message);
   cJSON_AddItemToObject(msg, "error", err);

@@ -1,10 +1,11 @@
 /* JSON-RPC framing and messages for MCP (see rpc.h). */
 #include "mcp/rpc.h"
 
-#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/error.h"
+#include "common/jsonnum.h"
 
 void mcp_lines_init(mcp_lines *l, size_t cap, mcp_line_fn fn, void *ud) {
   ag_buf_init(&l->line, cap);
@@ -63,25 +64,41 @@ int mcp_lines_feed(mcp_lines *l, const char *data, size_t len) {
   return AG_OK;
 }
 
-/* A JSON number that is a whole number a long long holds exactly enough for an id. */
+/* A JSON number that is a whole number within +-(2^53 - 1), exact in a double and a long long. */
 static int whole_id(const cJSON *v, long long *out) {
-  if (!cJSON_IsNumber(v)) return 0;
-  double d = v->valuedouble;
-  if (!isfinite(d) || d != floor(d) || d < -9.0e15 || d > 9.0e15) return 0;
-  *out = (long long)d;
+  int64_t n;
+  if (ag_json_int(v, -AG_JSON_INT_MAX, AG_JSON_INT_MAX, &n)) return 0;
+  *out = (long long)n;
   return 1;
 }
+
+int mcp_rpc_id_ok(const cJSON *id) {
+  long long n;
+  return cJSON_IsString(id) || whole_id(id, &n);
+}
+
+cJSON *mcp_rpc_id_copy(const cJSON *id) {
+  long long n;
+  if (whole_id(id, &n)) return ag_json_create_int(n);
+  return cJSON_IsString(id) ? cJSON_CreateString(id->valuestring) : cJSON_CreateNull();
+}
+
+const char mcp_rpc_bad_request_id[] = "a request whose id is not a string or a whole number within +-(2^53-1)";
 
 static int classify(mcp_msg *m, const char **why) {
   const cJSON *r = m->root;
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(r, "jsonrpc");
   if (!cJSON_IsString(ver) || strcmp(ver->valuestring, "2.0")) return *why = "no \"jsonrpc\": \"2.0\"", AG_ERR_INVALID;
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(r, "id");
-  if (id && !cJSON_IsNumber(id) && !cJSON_IsString(id) && !cJSON_IsNull(id))
-    return *why = "an id that is neither a number nor a string", AG_ERR_INVALID;
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(r, "method");
+  /* An id no answer could carry back exactly (-1e999 is -Infinity, printed as null; 2^53 + 1 reads as
+   * 2^53): a request stripped of it would pass for a notification, a response would match the wrong call. */
+  if (id && !cJSON_IsNull(id) && !mcp_rpc_id_ok(id)) {
+    if (method) return *why = mcp_rpc_bad_request_id, AG_ERR_INVALID;
+    return *why = "an id that is not a string or a whole number within +-(2^53-1)", AG_ERR_INVALID;
+  }
   m->id = cJSON_IsNull(id) ? NULL : id;
   m->has_num_id = m->id && whole_id(m->id, &m->num_id);
-  const cJSON *method = cJSON_GetObjectItemCaseSensitive(r, "method");
   if (method) {
     if (!cJSON_IsString(method)) return *why = "a method that is not a string", AG_ERR_INVALID;
     m->method = method->valuestring;
@@ -136,7 +153,7 @@ int mcp_rpc_split(const char *json, size_t len, mcp_split_fn fn, void *ud) {
   int rc = AG_OK;
   const cJSON *el;
   cJSON_ArrayForEach(el, arr) {
-    char *s = cJSON_PrintUnformatted(el);
+    char *s = ag_json_print_exact(el); /* ids kept exact */
     rc = s ? fn(ud, s, strlen(s)) : AG_ERR_NOMEM;
     cJSON_free(s);
     if (rc) break;
@@ -173,7 +190,7 @@ static char *with_method(cJSON *j, const char *method, cJSON *params) {
 
 char *mcp_rpc_request(long long id, const char *method, cJSON *params) {
   cJSON *j = envelope();
-  if (j) cJSON_AddNumberToObject(j, "id", (double)id);
+  if (j) ag_json_add_int(j, "id", id);
   return with_method(j, method, params);
 }
 
@@ -181,7 +198,7 @@ char *mcp_rpc_notification(const char *method, cJSON *params) { return with_meth
 
 static cJSON *with_id(const cJSON *id) {
   cJSON *j = envelope();
-  if (j) cJSON_AddItemToObject(j, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
+  if (j) cJSON_AddItemToObject(j, "id", mcp_rpc_id_copy(id)); /* echoed exactly; NULL: null */
   return j;
 }
 
@@ -207,4 +224,10 @@ char *mcp_rpc_error(const cJSON *id, int code, const char *message) {
   cJSON_AddStringToObject(e, "message", message);
   cJSON_AddItemToObject(j, "error", e);
   return print_take(j);
+}
+
+char *mcp_rpc_invalid(const char *why) {
+  char text[200];
+  snprintf(text, sizeof text, "Invalid Request: %s", why);
+  return mcp_rpc_error(NULL, -32600, text);
 }

@@ -51,7 +51,10 @@ typedef struct mcp_msg {
 } mcp_msg;
 
 /* Parses one JSON-RPC message (not a batch). AG_ERR_INVALID with why (a short static text) for
- * anything that is not one: not JSON, not an object, no jsonrpc "2.0", neither method nor result/error. */
+ * anything that is not one: not JSON, not an object, no jsonrpc "2.0", neither method nor result/error,
+ * an id that is not null and fails mcp_rpc_id_ok. why is mcp_rpc_bad_request_id (the same pointer) for
+ * a message with a method and such an id, which deserves an Invalid Request answer (mcp_rpc_invalid). */
+extern const char mcp_rpc_bad_request_id[];
 int mcp_msg_parse(const char *json, size_t len, mcp_msg *out, const char **why);
 void mcp_msg_free(mcp_msg *m);
 
@@ -60,11 +63,20 @@ void mcp_msg_free(mcp_msg *m);
 typedef int (*mcp_split_fn)(void *ud, const char *json, size_t len);
 int mcp_rpc_split(const char *json, size_t len, mcp_split_fn fn, void *ud);
 
+/* An id an answer can echo exactly: a string, or a whole number within +-(2^53 - 1) (MCP's "string or
+ * integer"; past that two ids may read as one, and -1e999 is -Infinity, which cJSON prints as null). */
+int mcp_rpc_id_ok(const cJSON *id);
+/* A new item holding id as it must be echoed: a string, an exact integer (common/jsonnum.h), or null
+ * for NULL or any id mcp_rpc_id_ok refuses. Caller owns; NULL when out of memory. */
+cJSON *mcp_rpc_id_copy(const cJSON *id);
+
 /* Messages a client writes, as new compact JSON text (caller frees; NULL without memory). params and
  * result are consumed (may be NULL). */
 char *mcp_rpc_request(long long id, const char *method, cJSON *params);
 char *mcp_rpc_notification(const char *method, cJSON *params);
 char *mcp_rpc_result(const cJSON *id, cJSON *result);
 char *mcp_rpc_error(const cJSON *id, int code, const char *message);
+/* The answer to a message that is not a valid request: id null, code -32600, "Invalid Request: why". */
+char *mcp_rpc_invalid(const char *why);
 
 #endif

@@ -169,7 +169,7 @@ static int store_open_mode(const char *dir, const store_options *opt, int read_o
   }
   unsigned flags = MDB_NOTLS; /* read transactions are not tied to a thread's TLS slot */
   if (opt->sync == STORE_SYNC_NOMETA) flags |= MDB_NOMETASYNC;
-  if (opt->sync == STORE_SYNC_NONE) flags |= MDB_NOSYNC;
+  if (opt->sync == STORE_SYNC_NONE || opt->sync == STORE_SYNC_BACKGROUND) flags |= MDB_NOSYNC;
   if (opt->write_map) flags |= MDB_WRITEMAP;
   if (read_only) flags |= MDB_RDONLY;
   rc = store__env_open(s, flags, opt->map_size, em);
@@ -198,6 +198,7 @@ static int store_open_mode(const char *dir, const store_options *opt, int read_o
   s->states = a.dbi[6];
   s->contexts = a.dbi[7];
   s->thread = a.dbi[8];
+  if (opt->sync == STORE_SYNC_BACKGROUND && !read_only && (rc = store__syncer_start(s, em))) goto fail;
   *out = s;
   return AG_OK;
 fail:
@@ -207,6 +208,7 @@ fail:
 
 void store_close(store *s) {
   if (!s) return;
+  store__syncer_stop(s);
   if (s->env) mdb_env_close(s->env);
   free(s->dir);
   free(s);
@@ -284,6 +286,7 @@ int store_write(store *s, store_txn_fn fn, void *arg, ag_errmsg *em) {
       continue;
     }
     if (mrc) return ag_fail(em, AG_ERR_STORAGE, "%s: commit: %s", s->dir, mdb_strerror(mrc));
+    store__syncer_committed(s);
     return AG_OK;
   }
 }

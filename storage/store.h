@@ -33,7 +33,12 @@ typedef enum store_sync {
   STORE_SYNC_FULL = 0,   /* default: each commit is on disk when store_write returns */
   STORE_SYNC_NOMETA = 1, /* data pages synced, the commit record is not: an OS crash may undo the last
                             commit but never corrupts (LMDB's MDB_NOMETASYNC) */
-  STORE_SYNC_NONE = 2    /* the OS writes when it likes; for benchmarks and bulk imports only (MDB_NOSYNC) */
+  STORE_SYNC_NONE = 2,   /* the OS writes when it likes; for benchmarks and bulk imports only (MDB_NOSYNC) */
+  STORE_SYNC_BACKGROUND = 3 /* each commit is written at once (safe from kill -9 when store_write returns)
+                            and forced to disk by a storage thread right after (store_synced says when),
+                            so that an event loop never waits for the disk. An OS crash or power loss
+                            before that may lose those commits and, as with MDB_NOSYNC, damage the
+                            database (docs/decisions.md "Background sync"). store_close syncs the rest. */
 } store_sync;
 
 typedef struct store_options {
@@ -53,8 +58,8 @@ typedef struct store_options {
  * version; one written by a newer Agora is refused with AG_ERR_VERSION naming dir and both versions;
  * a directory holding some other LMDB database is refused with AG_ERR_STORAGE. dir is borrowed. On
  * success *out is a new handle the caller closes with store_close.
- * A handle is used by one thread at a time (the event loop); several processes may open the same
- * directory (LMDB serialises their writes). */
+ * A handle is used by one thread at a time (the event loop; STORE_SYNC_BACKGROUND's own thread only
+ * calls mdb_env_sync); several processes may open the same directory (LMDB serialises their writes). */
 int store_open(const char *dir, store **out, ag_errmsg *em);
 /* Same with options (NULL = defaults). */
 int store_open_ex(const char *dir, const store_options *opt, store **out, ag_errmsg *em);
@@ -70,6 +75,17 @@ void store_close(store *s);
 int store_set_durable(store *s, int durable, ag_errmsg *em);
 /* Forces everything committed so far to disk. */
 int store_sync_now(store *s, ag_errmsg *em);
+
+/* Commits made through this handle so far, and how many of them are known to be on disk: equal except
+ * with STORE_SYNC_BACKGROUND, where store_synced catches up as the storage thread syncs. */
+uint64_t store_commits(const store *s);
+uint64_t store_synced(const store *s);
+/* STORE_SYNC_BACKGROUND: a descriptor that becomes readable when store_synced has moved on or a sync
+ * failed (-1 in the other modes); the event loop watches it and then calls store_sync_ack, which
+ * empties it and returns AG_ERR_STORAGE (once, with the message in em) when a sync failed: the commits
+ * not synced stay so until a later sync (after the next commit) succeeds. */
+int store_sync_fd(const store *s);
+int store_sync_ack(store *s, ag_errmsg *em);
 
 /* The directory the database lives in (borrowed, valid until store_close). */
 const char *store_dir(const store *s);

@@ -1,7 +1,8 @@
 /* Internals shared by the storage files: the handle, key building, record coding, key ranges and LMDB
  * error mapping. Not for use outside storage/. The files: store.c (environment and transactions),
  * store_range.c (key ranges), store_chat.c (worlds, chats and the chat index), store_message.c,
- * store_memory.c, store_agent_state.c, store_context.c and store_thread.c (a chat's records). */
+ * store_memory.c, store_agent_state.c, store_context.c and store_thread.c (a chat's records),
+ * store_sync.c (background sync). */
 #ifndef AG_STORE_INT_H
 #define AG_STORE_INT_H
 
@@ -11,8 +12,12 @@
 
 #include "storage/store.h"
 
+typedef struct store_syncer store_syncer;
+
 struct store {
   MDB_env *env;
+  store_syncer *bg;  /* STORE_SYNC_BACKGROUND's thread (store_sync.c); NULL in the other modes */
+  uint64_t commits;  /* store_writes committed through this handle */
   char *dir;       /* owned copy of the directory, for messages */
   int busy;        /* a transaction callback is running: refuse nesting */
   MDB_dbi meta;    /* "schema_version" → decimal text */
@@ -41,6 +46,11 @@ struct store_txn {
 int store__check_dir(const char *dir, ag_errmsg *em);
 int store__check_data(const char *dir, int read_only, int *exists, ag_errmsg *em);
 int store__env_open(store *s, unsigned flags, size_t map_size, ag_errmsg *em);
+
+/* Background sync (store_sync.c): start the thread; stop it (syncing what is left); count a commit. */
+int store__syncer_start(store *s, ag_errmsg *em);
+void store__syncer_stop(store *s);
+void store__syncer_committed(store *s);
 
 /* Longest key: chat id \0 agent id \0 be32, or world id \0 be64 chat id. Well under LMDB's 511. */
 #define STORE__KEY_MAX (2 * STORE_ID_LEN + 16)

@@ -77,17 +77,17 @@ static void numbers_exact_to_2p53_less_1(void) {
 static void encode_refuses_out_of_range(void) {
   char *json = NULL;
   size_t len = 0;
-  wire_record r = msg("alice", "hi", AG_JSON_INT_MAX);
+  wire_record r = msg("alice", "hi", AG_JSON_INT_MAX + 1); /* 2^53: also what 2^53 + 1 reads as */
   CHECK_INT(wire_encode(&r, &json, &len), AG_ERR_INVALID);
   r.ts_ms = -1;
   CHECK_INT(wire_encode(&r, &json, &len), AG_ERR_INVALID);
   r.ts_ms = 5;
   r.has_sim = 1;
-  r.sim_ms = -AG_JSON_INT_MAX;
+  r.sim_ms = -AG_JSON_INT_MAX - 1;
   CHECK_INT(wire_encode(&r, &json, &len), AG_ERR_INVALID);
   wire_record end = {.type = WIRE_TURN_END, .chat = "c1", .kind = AG_KIND_AGENT, .agent = "bob", .counter = 1};
   CHECK_INT(wire_encode(&end, &json, &len), AG_ERR_INVALID); /* trigger 0: no message has seq 0 */
-  end.trigger = (uint64_t)AG_JSON_INT_MAX;
+  end.trigger = (uint64_t)AG_JSON_INT_MAX + 1;
   CHECK_INT(wire_encode(&end, &json, &len), AG_ERR_INVALID);
   end.trigger = 1;
   end.counter = UINT64_MAX;

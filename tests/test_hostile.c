@@ -36,8 +36,15 @@ static void json_int_whole_finite_in_range(void) {
   CHECK_INT(n, 42);
   CHECK_INT(num("-3", -5, 5, &n), AG_OK);
   CHECK_INT(n, -3);
-  CHECK_INT(num("9007199254740992", 0, AG_JSON_INT_MAX, &n), AG_OK);
+  CHECK_INT(num("9007199254740991", 0, AG_JSON_INT_MAX, &n), AG_OK);
   CHECK_INT(n, AG_JSON_INT_MAX);
+  CHECK_INT(num("-9007199254740991", INT64_MIN, 0, &n), AG_OK);
+  CHECK_INT(n, -AG_JSON_INT_MAX);
+  /* 2^53 is also what 2^53 + 1 reads as: not exact, whatever range is asked for. */
+  CHECK_INT(num("9007199254740992", 0, INT64_MAX, &n), AG_ERR_TOO_BIG);
+  CHECK_INT(num("9007199254740993", 0, INT64_MAX, &n), AG_ERR_TOO_BIG);
+  CHECK_INT(num("-9007199254740992", INT64_MIN, 0, &n), AG_ERR_TOO_BIG);
+  CHECK_INT(n, -AG_JSON_INT_MAX);
   n = 5;
   CHECK_INT(num("0.5", 0, 100, &n), AG_ERR_INVALID);
   CHECK_INT(num("1e999", 0, INT64_MAX, &n), AG_ERR_INVALID);  /* parsed as infinity */
@@ -50,6 +57,50 @@ static void json_int_whole_finite_in_range(void) {
   CHECK_INT(num("-1", 0, 100, &n), AG_ERR_TOO_BIG);
   CHECK_INT(num("18014398509481984", 0, INT64_MAX, &n), AG_ERR_TOO_BIG); /* 2^54: past exact doubles */
   CHECK_INT(n, 5); /* left alone on every failure */
+}
+
+/* The exact-integer writer: every int64 prints as its decimal text, reads back through ag_json_int, and
+ * a parsed tree prints its integers back as it read them. */
+static void json_int_written_exactly(void) {
+  static const int64_t vals[] = {0, -5, 2147483648, 999999999999999, 1000000000000000, 9000000001999981,
+                                 AG_JSON_INT_MAX, -AG_JSON_INT_MAX, INT64_MAX, INT64_MIN};
+  static const char *const texts[] = {"0", "-5", "2147483648", "999999999999999", "1000000000000000",
+                                      "9000000001999981", "9007199254740991", "-9007199254740991",
+                                      "9223372036854775807", "-9223372036854775808"};
+  for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+    cJSON *o = cJSON_CreateObject();
+    CHECK(ag_json_add_int(o, "n", vals[i]) != NULL);
+    char *s = cJSON_PrintUnformatted(o), want[64];
+    snprintf(want, sizeof want, "{\"n\":%s}", texts[i]);
+    CHECK_STR(s, want);
+    int64_t n = 0;
+    int in_range = vals[i] >= -AG_JSON_INT_MAX && vals[i] <= AG_JSON_INT_MAX;
+    CHECK_INT(ag_json_int_member(o, "n", INT64_MIN, INT64_MAX, &n), in_range ? AG_OK : AG_ERR_TOO_BIG);
+    if (in_range) CHECK_INT(n, vals[i]);
+    cJSON *back = cJSON_Parse(s); /* the text is JSON, and reads as a number */
+    CHECK(back && cJSON_IsNumber(cJSON_GetObjectItem(back, "n")));
+    cJSON_Delete(back);
+    free(s);
+    cJSON_Delete(o);
+  }
+  /* A raw value that is not an integer is no number to ag_json_int. */
+  cJSON *raw = cJSON_CreateRaw("\"12\"");
+  int64_t n;
+  CHECK_INT(ag_json_int(raw, 0, 100, &n), AG_ERR_INVALID);
+  cJSON_Delete(raw);
+  /* Parsed, then printed exactly: whole numbers within +-(2^53-1); others as cJSON prints them. */
+  const char *in = "{\"a\":[9000000001999981,-9007199254740991,1e15,-0,2.5,1e300,9007199254740993],"
+                   "\"b\":{\"c\":8999999999999999},\"d\":7}";
+  cJSON *t = cJSON_Parse(in);
+  char *s = ag_json_print_exact(t);
+  CHECK_STR(s, "{\"a\":[9000000001999981,-9007199254740991,1000000000000000,-0,2.5,1e+300,9.00719925474099e+15],"
+               "\"b\":{\"c\":8999999999999999},\"d\":7}");
+  free(s);
+  CHECK(cJSON_IsNumber(cJSON_GetArrayItem(cJSON_GetObjectItem(t, "a"), 0))); /* the original is untouched */
+  CHECK_INT(ag_json_exact_ints(t), AG_OK);
+  CHECK_INT(ag_json_int(cJSON_GetArrayItem(cJSON_GetObjectItem(t, "a"), 0), 0, INT64_MAX, &n), AG_OK);
+  CHECK_INT(n, 9000000001999981);
+  cJSON_Delete(t);
 }
 
 static void strset_adds_finds_and_refuses_duplicates(void) {
@@ -152,10 +203,16 @@ static void context_version_out_of_range(void) {
     }
     cJSON_Delete(j);
   }
-  cJSON *j = cJSON_Parse("{\"version\":9007199254740992,\"updated_at\":null,\"data\":{}}");
+  cJSON *j = cJSON_Parse("{\"version\":9007199254740991,\"updated_at\":null,\"data\":{}}");
   context_state cs;
   CHECK_INT(context_from_json(j, &cs), AG_OK);
-  CHECK(cs.version == UINT64_C(9007199254740992));
+  CHECK(cs.version == UINT64_C(9007199254740991));
+  /* Written back exactly (cJSON's own print would give 9.00719925474099e+15). */
+  cJSON *back = context_to_json(&cs);
+  char *text = cJSON_PrintUnformatted(back);
+  CHECK_STR(text, "{\"version\":9007199254740991,\"updated_at\":\"1970-01-01T00:00:00.000Z\",\"data\":{}}");
+  free(text);
+  cJSON_Delete(back);
   context_free(&cs);
   cJSON_Delete(j);
 }
@@ -209,6 +266,71 @@ static void import_refuses_bad_numbers(void) {
   CHECK(strchr(r.out, '\n') == strrchr(r.out, '\n'));
   CHECK(strstr(r.out, "\"message_count\":2") != NULL);
   proc_result_free(&r);
+  unit_rmrf(e.dir);
+  free(e.dir);
+}
+
+/* Runs agora with args; returns its stdout (caller frees), checking that it exits 0. */
+static char *agora_out(const char *const *args) {
+  proc_result r;
+  run_agora(&r, args);
+  if (r.status != 0) unit_fail_(__FILE__, __LINE__, "%s %s: status %d, %.300s", args[0], args[1], r.status, r.err);
+  char *out = r.out;
+  r.out = NULL;
+  proc_result_free(&r);
+  return out;
+}
+
+/* text with every `from` replaced by `to` (same length: chat ids), in place. */
+static void replace_all(char *text, const char *from, const char *to) {
+  size_t n = strlen(from);
+  if (n != strlen(to)) return unit_fail_(__FILE__, __LINE__, "ids of different lengths");
+  for (char *p = text; (p = strstr(p, from)); p += n) memcpy(p, to, n);
+}
+
+/* (export pretty-prints: a tab after each colon.) Numbers near 2^53 (counters, a context version, a thread's ms, a context's data) come back from export
+ * exactly (cJSON's own print gives 9.00000000199998e+15, 1 off), and export -> import -> export is
+ * byte-identical but for the new chat's id. */
+static void snapshot_numbers_round_trip_exactly(void) {
+  env e = {unit_tmpdir(), ""};
+  snprintf(e.db, sizeof e.db, "%s/db", e.dir);
+  char path[4096], path2[4096];
+  snprintf(path, sizeof path, "%s/big.json", e.dir);
+  snprintf(path2, sizeof path2, "%s/again.json", e.dir);
+  static const char snap[] =
+      "{\"format\":1,\"world\":{\"name\":\"Big\",\"agents\":[{\"name\":\"alice\",\"provider\":\"script\"}]},"
+      "\"chat\":{\"id\":\"c1\",\"world\":\"big\",\"title\":\"T\",\"message_count\":1,"
+      "\"created_at\":\"2026-11-22T10:00:00.000Z\",\"updated_at\":\"2026-11-22T10:00:01.000Z\"},"
+      "\"messages\":[{\"seq\":1,\"sender\":\"human\",\"kind\":\"human\",\"text\":\"hi\","
+      "\"ts\":\"2026-11-22T10:00:00.000Z\"}],"
+      "\"agents\":[{\"id\":\"alice\",\"turn_count\":2147483647,\"notice_sent\":true,"
+      "\"reply_counter\":9000000001999981,\"memory\":[1],"
+      "\"context\":{\"version\":9007199254740991,\"updated_at\":\"2026-11-22T10:00:01.000Z\","
+      "\"data\":{\"k\":9000000001999981,\"neg\":-9007199254740991,\"half\":0.5}}}],"
+      "\"thread\":[{\"type\":\"llm-done\",\"agent\":\"alice\",\"after_seq\":1,\"at_ms\":9007199254740990,"
+      "\"input_tokens\":1000000000000001}]}";
+  CHECK_INT(unit_write_file(path, snap), 0);
+  const char *imp[] = {"chats", "import", path, "--db", e.db, NULL};
+  char *id1 = agora_out(imp);
+  id1[strcspn(id1, "\n")] = '\0';
+  const char *exp1[] = {"chats", "export", id1, "--db", e.db, NULL};
+  char *first = agora_out(exp1);
+  static const char *const exact[] = {"\"turn_count\":\t2147483647", "\"reply_counter\":\t9000000001999981",
+                                      "\"version\":\t9007199254740991",  "\"k\":\t9000000001999981",
+                                      "\"neg\":\t-9007199254740991",     "\"at_ms\":\t9007199254740990",
+                                      "\"input_tokens\":\t1000000000000001"};
+  for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
+    if (!strstr(first, exact[i])) unit_fail_(__FILE__, __LINE__, "export lacks %s:\n%s", exact[i], first);
+  CHECK(!strstr(first, "e+15"));
+  CHECK_INT(unit_write_file(path2, first), 0);
+  const char *imp2[] = {"chats", "import", path2, "--db", e.db, NULL};
+  char *id2 = agora_out(imp2);
+  id2[strcspn(id2, "\n")] = '\0';
+  const char *exp2[] = {"chats", "export", id2, "--db", e.db, NULL};
+  char *second = agora_out(exp2);
+  replace_all(first, id1, id2);
+  CHECK_STR(second, first);
+  free(first), free(second), free(id1), free(id2);
   unit_rmrf(e.dir);
   free(e.dir);
 }
@@ -403,10 +525,12 @@ static void snapshot_nul_refused(void) {
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
       UNIT(json_int_whole_finite_in_range),
+      UNIT(json_int_written_exactly),
       UNIT(strset_adds_finds_and_refuses_duplicates),
       UNIT(snapshot_numbers_checked),
       UNIT(context_version_out_of_range),
       UNIT(import_refuses_bad_numbers),
+      UNIT(snapshot_numbers_round_trip_exactly),
       UNIT(world_file_numbers_checked),
       UNIT(many_agents_load),
       UNIT(many_mentions_parse),

@@ -244,6 +244,40 @@ static void fault_garbage(void) {
   server_close(&s);
 }
 
+/* Requests from the server are answered with their id exactly (cJSON alone would write 9000000001999981
+ * as 9.00000000199998e+15 and -1e999 as null); a request whose id cannot be echoed (not a string or a
+ * whole number within +-(2^53-1)) gets Invalid Request with id null, never an answer to another id. */
+static void server_request_ids_echoed_exactly(void) {
+  server s;
+  result r;
+  char seen[4096];
+  snprintf(seen, sizeof seen, "%s/asks.log", g_tmp);
+  remove(seen);
+  server_open(&s, "node", fake(), "asks", seen, 0);
+  CHECK_INT(s.start_err, AG_OK);
+  call(&s, "echo", "{}", &r);
+  CHECK(!r.is_error && r.text && !strcmp(r.text, "asked"));
+  free(r.text);
+  char *log = unit_read_file(seen);
+  CHECK(log != NULL);
+  static const char *const want[] = {
+      "{\"jsonrpc\":\"2.0\",\"id\":9000000001999981,\"result\":{}}\n",
+      "{\"jsonrpc\":\"2.0\",\"id\":-9007199254740991,\"result\":{}}\n",
+      "{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"result\":{}}\n",
+      "{\"jsonrpc\":\"2.0\",\"id\":8999999999999999,\"result\":{}}\n",
+      "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: a request whose "
+      "id is not a string or a whole number within +-(2^53-1)\"}}\n"};
+  for (size_t i = 0; log && i < sizeof want / sizeof *want; i++)
+    if (!strstr(log, want[i])) unit_fail_(__FILE__, __LINE__, "no line %s in:\n%s", want[i], log);
+  /* Three refused (-1e999, 2^53 + 1, 1.5), and no answer carries a reprinted number. */
+  size_t refused = 0;
+  for (const char *p = log; p && (p = strstr(p, "-32600")); p++) refused++;
+  CHECK_INT(refused, 3);
+  CHECK(log && !strstr(log, "e+") && !strstr(log, "9007199254740992"));
+  free(log);
+  server_close(&s);
+}
+
 static void fault_silent_times_out(void) {
   server s;
   result r;
@@ -419,7 +453,7 @@ int main(int argc, char **argv) {
   static const unit_test tests[] = {
       UNIT(everything_tools_and_calls),   UNIT(everything_cancel_then_call),
       UNIT(filesystem_list_read_write_outside), UNIT(fault_exit_at_start),
-      UNIT(fault_garbage),                UNIT(fault_silent_times_out),
+      UNIT(fault_garbage),                UNIT(fault_silent_times_out), UNIT(server_request_ids_echoed_exactly),
       UNIT(fault_dies_mid_call_then_restarts), UNIT(paged_list_and_list_changed),
       UNIT(two_hundred_calls_one_server),     UNIT(session_expiry_initializes_again_once),
   };

@@ -2,6 +2,7 @@
  * batches, the messages a client writes, result rendering (text, images, structured content, the
  * "[truncated]" cap at a UTF-8 boundary) and ${VAR} expansion. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mcp/expand.h"
@@ -73,9 +74,9 @@ static void message_kinds(void) {
   CHECK_INT(mcp_msg_parse(note, strlen(note), &m, &why), 0);
   CHECK_INT(m.kind, MCP_MSG_NOTIFICATION);
   mcp_msg_free(&m);
-  const char *req = "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}";
+  const char *req = "{\"jsonrpc\":\"2.0\",\"id\":\"p1\",\"method\":\"ping\"}";
   CHECK_INT(mcp_msg_parse(req, strlen(req), &m, &why), 0);
-  CHECK(m.kind == MCP_MSG_REQUEST && !m.has_num_id); /* 1.5 is no id this client sent */
+  CHECK(m.kind == MCP_MSG_REQUEST && !m.has_num_id);
   mcp_msg_free(&m);
   const char *bad[] = {"nope", "[1]", "{\"id\":1,\"result\":{}}", "{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":1}",
                        "{\"jsonrpc\":\"2.0\",\"result\":1}", "{\"jsonrpc\":\"2.0\",\"method\":3}", "{\"jsonrpc\":\"2.0\"}"};
@@ -83,6 +84,67 @@ static void message_kinds(void) {
     CHECK_INT(mcp_msg_parse(bad[i], strlen(bad[i]), &m, &why), AG_ERR_INVALID);
     CHECK(why != NULL);
   }
+}
+
+/* Ids are strings or whole numbers within +-(2^53-1), echoed exactly; anything else is refused, a request
+ * with such an id with the reason that asks for an Invalid Request answer. */
+static void ids_exact_or_refused(void) {
+  mcp_msg m;
+  const char *why;
+  const char *ok[][2] = {{"9000000001999981", "9000000001999981"},   {"-9007199254740991", "-9007199254740991"},
+                         {"9007199254740991", "9007199254740991"},   {"1.0", "1"},
+                         {"-0", "0"},                                {"1e15", "1000000000000000"},
+                         {"\"a\\\"b\"", "\"a\\\"b\""}};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    char in[128], want[160];
+    snprintf(in, sizeof in, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}", ok[i][0]);
+    CHECK_INT(mcp_msg_parse(in, strlen(in), &m, &why), AG_OK);
+    CHECK_INT(m.kind, MCP_MSG_REQUEST);
+    char *s = mcp_rpc_result(m.id, NULL);
+    snprintf(want, sizeof want, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", ok[i][1]);
+    CHECK_STR(s, want);
+    free(s);
+    s = mcp_rpc_error(m.id, -32601, "x");
+    snprintf(want, sizeof want, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32601,\"message\":\"x\"}}", ok[i][1]);
+    CHECK_STR(s, want);
+    free(s);
+    mcp_msg_free(&m);
+  }
+  const char *bad[] = {"-1e999", "1e999", "9007199254740992", "9007199254740993", "-9007199254740992", "1.5",
+                       "1e300", "true", "{}", "[1]"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char in[128];
+    snprintf(in, sizeof in, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}", bad[i]);
+    CHECK_INT(mcp_msg_parse(in, strlen(in), &m, &why), AG_ERR_INVALID);
+    if (why != mcp_rpc_bad_request_id) unit_fail_(__FILE__, __LINE__, "id %s: %s", bad[i], why ? why : "(null)");
+    snprintf(in, sizeof in, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}", bad[i]);
+    CHECK_INT(mcp_msg_parse(in, strlen(in), &m, &why), AG_ERR_INVALID);
+    CHECK(why != NULL && why != mcp_rpc_bad_request_id); /* a response is never answered */
+  }
+  char *s = mcp_rpc_invalid(mcp_rpc_bad_request_id);
+  CHECK_STR(s, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: a request "
+               "whose id is not a string or a whole number within +-(2^53-1)\"}}");
+  free(s);
+  s = mcp_rpc_request(9000000001999981LL, "tools/list", NULL);
+  CHECK_STR(s, "{\"jsonrpc\":\"2.0\",\"id\":9000000001999981,\"method\":\"tools/list\"}");
+  free(s);
+}
+
+static int keep_split(void *ud, const char *json, size_t len) {
+  char *log = ud;
+  strncat(log, json, len);
+  strcat(log, ";");
+  return 0;
+}
+
+/* A batch's elements are printed anew: their ids and other integers stay exact. */
+static void batch_split_exact(void) {
+  char log[512] = "";
+  const char *in = "[{\"jsonrpc\":\"2.0\",\"id\":9000000001999981,\"method\":\"ping\",\"params\":{\"n\":[-9007199254740991,0.5]}},"
+                   "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{}}]";
+  CHECK_INT(mcp_rpc_split(in, strlen(in), keep_split, log), AG_OK);
+  CHECK_STR(log, "{\"jsonrpc\":\"2.0\",\"id\":9000000001999981,\"method\":\"ping\",\"params\":{\"n\":[-9007199254740991,0.5]}};"
+                 "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{}};");
 }
 
 static int count_split(void *ud, const char *json, size_t len) {
@@ -151,6 +213,7 @@ static void expansion(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(lines_any_split), UNIT(lines_over_cap_skipped), UNIT(message_kinds),
+                                    UNIT(ids_exact_or_refused), UNIT(batch_split_exact),
                                     UNIT(batches_and_builders), UNIT(rendering), UNIT(expansion)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

@@ -5,9 +5,12 @@
  * out, the other host takes its agents and finishes the turns it had started; every question is
  * answered exactly once. Three nodes, three hosts, 300 agents: a host and a node killed and restarted, a
  * node stopped for 10 s, and still every question answered once and every copy the same. A process
- * leaving with deliveries queued. A wrong token or no server: a clear error, exit 2, nothing stored. */
+ * leaving with deliveries queued. A host with --agents leaves no agent without a host. A wrong token or
+ * no server: a clear error, exit 2, nothing stored. Every moment a case acts on is observed (leases
+ * held, progress printed), never guessed from how long something takes. */
 #include "cluster/cluster.h"
 #include "support/llm_server.h"
+#include "support/nats_lease.h"
 #include "support/nats_proc.h"
 #include "support/proc.h"
 #include "support/unit.h"
@@ -29,6 +32,13 @@ static char *tmp;
 static void nap_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
+}
+
+/* Milliseconds on the monotonic clock: deadlines are wall time, however long each poll takes. */
+static long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static const char *path_of(const char *name) {
@@ -98,6 +108,54 @@ static size_t count(const char *hay, const char *needle) {
   return n;
 }
 
+/* Waits (polling; at most 60 s) until agents PREFIX0..PREFIX(n-1) of world each have a lease, held by
+ * hosts hosts in all: what a case needs to have happened before it goes on, observed rather than
+ * guessed from how long a host takes to start (much longer under load). */
+static int await_leases(const char *url, const char *world, const char *prefix, int n, int hosts) {
+  char (*owners)[NATS_LEASE_OWNER_MAX] = calloc((size_t)n, sizeof *owners);
+  char **names = calloc((size_t)n, sizeof *names);
+  int done = 0;
+  for (int i = 0; names && i < n; i++)
+    if ((names[i] = malloc(32))) snprintf(names[i], 32, "%s%d", prefix, i);
+  for (long end = now_ms() + 60000; owners && names && !done && now_ms() < end;) {
+    if (!nats_lease_owners(url, world, (const char *const *)names, (size_t)n, owners)) {
+      int distinct = 0, held = 1;
+      for (int i = 0; i < n; i++) {
+        held = held && owners[i][0];
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen = seen || !strcmp(owners[i], owners[j]);
+        distinct += !seen;
+      }
+      done = held && distinct == hosts;
+    }
+    if (!done) nap_ms(50);
+  }
+  for (int i = 0; names && i < n; i++) free(names[i]);
+  free(names), free(owners);
+  if (!done) unit_fail_(__FILE__, __LINE__, "%s: agents %s* not held by %d hosts within 60 s", world, prefix, hosts);
+  return done;
+}
+
+/* Waits (polling; at most 60 s) until measure(NAME's text) reaches min: a process's own printed
+ * progress, the moment a case acts on. */
+static int await_output(const char *name, size_t (*measure)(const char *), size_t min) {
+  for (long end = now_ms() + 60000; now_ms() < end;) {
+    char *o = unit_read_file(path_of(name));
+    size_t got = o ? measure(o) : 0;
+    free(o);
+    if (got >= min) return 1;
+    nap_ms(20); /* a poll of the process's progress, not the moment itself */
+  }
+  unit_fail_(__FILE__, __LINE__, "%s: no progress to %zu within 60 s", name, min);
+  return 0;
+}
+
+/* "hosting" lines in an `agora host` stderr: it has caught up with the stream. */
+static size_t hosting_printed(const char *err) { return count(err, "agora: hosting world"); }
+
+/* Messages in an `agora ... --json` output. */
+static size_t messages_printed(const char *out) { return count(out, "{\"type\":\"message\""); }
+
 /* `agora host` with its output in TAG.out, TAG.err and its database in TAG.db; only agents (when not
  * NULL). */
 static pid_t start_host_r(const char *world, const char *url, const char *tag, const char *agents, const char *replicas) {
@@ -155,7 +213,7 @@ static void test_two_hosts_match_single(void) {
   const char *world = ring_world("ring.json", 10, 12);
   const char *url = nats_url(&node, 0, 1);
   pid_t h1 = start_host(world, url, "h1", NULL), h2 = start_host(world, url, "h2", NULL);
-  nap_ms(2000); /* both hosts hold leases: five agents each */
+  CHECK(await_leases(url, "ring", "a", 10, 2)); /* both hosts hold leases: five agents each */
   int st1 = -1, st2 = -1;
   char *single = run_messages(world, NULL, &st1), *dist = run_messages(world, url, &st2);
   CHECK_INT(st1, 0);
@@ -202,6 +260,15 @@ static const char *slow_world(llm_server *srv, int n, int steps, int latency) {
   return p;
 }
 
+/* Turns s0 and s1 started (LLM calls begun) in a host's output. */
+static size_t victim_calls(const char *out) {
+  return count(out, "\"agent\":\"s0\",\"provider\"") + count(out, "\"agent\":\"s1\",\"provider\"");
+}
+
+/* Every moment is the processes' own observed progress: the survivor starts once the victim holds s0
+ * and s1 (were it first, it would keep them), the run once both hold their share, and the kill lands
+ * when the victim has answered question 0 (s0) and started question 3 (s1), whose LLM call takes
+ * 250 ms: in the middle of a turn, however slow the machine. */
 static void test_host_killed(void) {
   llm_server *srv = NULL;
   nats_node node;
@@ -219,12 +286,12 @@ static void test_host_killed(void) {
   CHECK_INT(st, 0);
   /* a host for s0,s1 that will die, and one for everyone (it takes what is free) */
   pid_t victim = start_host(world, url, "k1", "s0,s1");
-  nap_ms(1200);
+  CHECK(await_leases(url, "slow", "s", 2, 1));
   pid_t survivor = start_host(world, url, "k2", NULL);
-  nap_ms(1200);
+  CHECK(await_leases(url, "slow", "s", 4, 2));
   const char *args[] = {"run", world, "--no-save", "--json", "--nats", url, NULL};
   pid_t run = agora_spawn(args, path_of("krun.out"), path_of("krun.err"), NULL);
-  nap_ms(1500);
+  CHECK(await_output("k1.out", victim_calls, 2));
   CHECK_INT(agora_stop(victim, SIGKILL), 128 + SIGKILL);
   int rs = agora_wait(run, 60000);
   if (rs < 0) agora_stop(run, SIGKILL);
@@ -233,12 +300,11 @@ static void test_host_killed(void) {
   char *dist = proc_messages(out);
   /* every question answered exactly once, in the same order: the transcript is the single run's */
   CHECK_STR(dist, single);
-  char *k1 = unit_read_file(path_of("k1.out")), *k2 = unit_read_file(path_of("k2.out"));
-  /* the victim answered for s0 and s1 before it died, the survivor after */
-  CHECK(count(k1, "\"agent\":\"s0\",\"provider\"") + count(k1, "\"agent\":\"s1\",\"provider\"") > 0);
-  CHECK(count(k2, "\"agent\":\"s0\",\"provider\"") + count(k2, "\"agent\":\"s1\",\"provider\"") > 0);
+  char *k2 = unit_read_file(path_of("k2.out"));
+  /* the survivor took s0 and s1 over: it ran the turn the victim had started and the ones after */
+  CHECK(victim_calls(k2) > 0);
   CHECK_INT(agora_stop(survivor, SIGTERM), 0);
-  free(k1), free(k2), free(out), free(dist), free(single);
+  free(k2), free(out), free(dist), free(single);
   nats_node_stop(&node, SIGTERM);
   llm_server_stop(srv);
 }
@@ -308,7 +374,7 @@ static void test_records_in_one_batch(void) {
   if (one_node("batch", &node, url, sizeof url)) return;
   const char *path = ring_world("batch.json", 3, 1);
   pid_t h = start_host(path, url, "b1", NULL);
-  nap_ms(2000); /* the host holds the three leases */
+  CHECK(await_leases(url, "ring", "a", 3, 1)); /* the host holds the three leases */
   char *json = unit_read_file(path);
   struct event_base *base = event_base_new();
   cluster *cl = NULL;
@@ -319,7 +385,8 @@ static void test_records_in_one_batch(void) {
     bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, count_replies, &replies, NULL);
     CHECK_INT(cluster_use_chat(cl, NULL), 0);
     CHECK_INT(world_publish(w, "human", "@a0 question 0", NULL), 0); /* sent at once, by this thread */
-    nap_ms(2500); /* meanwhile a0 -> a1 -> a2 -> a0 -> human, with the loop held up */
+    /* meanwhile a0 -> a1 -> a2 -> a0 -> human, with the loop held up: the host printed all five */
+    CHECK(await_output("b1.out", messages_printed, 5));
     struct timeval guard = {20, 0};
     struct event *t = evtimer_new(base, interrupt_world, w);
     evtimer_add(t, &guard);
@@ -389,10 +456,14 @@ static void test_cluster_faults(void) {
   snprintf(all, sizeof all, "%s", nats_url(nodes, 0, 3));
   pid_t h[3] = {start_host_r(world, u12, "c1", NULL, "3"), start_host_r(world, u12, "c2", NULL, "3"),
                 start_host_r(world, u3, "c3", NULL, "3")};
-  nap_ms(3000);
+  for (int i = 0; i < 3; i++) { /* each has caught up and answers (the leases move while hosts start) */
+    char err[16];
+    snprintf(err, sizeof err, "c%d.err", i + 1);
+    CHECK(await_output(err, hosting_printed, 1));
+  }
   const char *args[] = {"run", world, "--no-save", "--json", "--nats", all, "--nats-replicas", "3", NULL};
   pid_t run = agora_spawn(args, path_of("crun.out"), path_of("crun.err"), NULL);
-  nap_ms(1500);
+  CHECK(await_output("crun.out", messages_printed, 10)); /* five questions answered: the run is going */
   CHECK_INT(agora_stop(h[0], SIGKILL), 128 + SIGKILL);
   nap_ms(1500);
   h[0] = start_host_r(world, u12, "c1", NULL, "3");
@@ -426,6 +497,28 @@ static void test_cluster_faults(void) {
   free(out), free(dist), free(single);
   for (int i = 0; i < 3; i++) nats_node_stop(&nodes[i], SIGTERM);
   llm_server_stop(srv);
+}
+
+/* A host with --agents takes no share: the other hosts share out everything it does not hold. Counted
+ * as a live host, it shrank their share (ceil(4 / 2) = 2 here) and an agent only they may take had no
+ * host: its question was never answered. */
+static void test_listed_host_not_counted(void) {
+  nats_node node;
+  char url[256];
+  if (one_node("listed", &node, url, sizeof url)) return;
+  const char *world = ring_world("listed.json", 4, 4);
+  pid_t l1 = start_host(world, url, "l1", "a0");
+  CHECK(await_leases(url, "ring", "a", 1, 1));
+  pid_t l2 = start_host(world, url, "l2", NULL);
+  CHECK(await_leases(url, "ring", "a", 4, 2)); /* a0 on l1, a1..a3 on l2 */
+  int st1 = -1, st2 = -1;
+  char *single = run_messages(world, NULL, &st1), *dist = run_messages(world, url, &st2);
+  CHECK_INT(st2, 0);
+  CHECK_STR(dist, single);
+  free(single), free(dist);
+  CHECK_INT(agora_stop(l1, SIGTERM), 0);
+  CHECK_INT(agora_stop(l2, SIGTERM), 0);
+  nats_node_stop(&node, SIGTERM);
 }
 
 static void test_refused(void) {
@@ -481,6 +574,7 @@ int main(int argc, char **argv) {
     {"two_hosts_match_single", test_two_hosts_match_single},
     {"host_killed", test_host_killed},
     {"refused", test_refused},
+    {"listed_host_not_counted", test_listed_host_not_counted},
     {"leave_with_deliveries_queued", test_leave_with_deliveries_queued},
     {"records_in_one_batch", test_records_in_one_batch},
     {"cluster_faults", test_cluster_faults},

@@ -4,6 +4,7 @@
  * Last-Event-ID from the ring and from storage, two clients seeing the same sequence, heartbeats, a
  * client that reads nothing dropped), a human message while agents stream from the loopback LLM
  * server, a tool approved over HTTP, a graceful stop, and 100 streams on a world of 200 agents. */
+#include "cli/serve_sse.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
@@ -15,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static llm_server *srv;
@@ -61,6 +64,12 @@ static cJSON *call_json(const serve_proc *sp, const char *method, const char *pa
 static const char *jstr(const cJSON *j, const char *key) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
   return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* 1 when j's string field key is there and equals want (a missing field is no match, never a crash). */
+static int jis(const cJSON *j, const char *key, const char *want) {
+  const char *v = jstr(j, key);
+  return v && want && !strcmp(v, want);
 }
 
 static double jnum(const cJSON *j, const char *key) {
@@ -269,6 +278,16 @@ static void routes_and_errors(void) {
   CHECK(strstr(r.body, "\nagora_worlds_loaded 1\n") != NULL);
   CHECK(strstr(r.body, "\nagora_llm_calls_done_total 1\n") != NULL);
   CHECK(strstr(r.body, "\nagora_bus_messages_total ") != NULL);
+  /* commits are synced by the storage thread: soon every one of them */
+  const char *cm = strstr(r.body, "\nagora_store_commits_total "), *sy = strstr(r.body, "\nagora_store_synced_total ");
+  CHECK(cm && sy && atol(cm + 27) >= 1);
+  for (int i = 0; i < 100 && cm && sy && atol(cm + 27) != atol(sy + 26); i++) {
+    usleep(20000);
+    http_reply_free(&r);
+    http_call(sp.base, "GET", "/metrics", NULL, 0, NULL, &r);
+    cm = strstr(r.body, "\nagora_store_commits_total "), sy = strstr(r.body, "\nagora_store_synced_total ");
+  }
+  CHECK(cm && sy && atol(cm + 27) == atol(sy + 26));
   http_reply_free(&r);
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
@@ -343,11 +362,36 @@ static void events_url(const serve_proc *sp, const char *world, char *out, size_
   snprintf(out, cap, "%s/api/worlds/%s/events", sp->base, world);
 }
 
+/* Serves world (its id is name) and follows its events with one stream, connected (pumped 200 ms).
+ * The stream, or NULL when the server did not start. */
+static sse_conn *serve_and_follow(const char *name, const char *world, const char *const *env, serve_proc *sp,
+                                  sse_set **set) {
+  char url[256];
+  if (start(name, world, sp, env)) return NULL;
+  events_url(sp, name, url, sizeof url);
+  *set = sse_set_new();
+  sse_conn *c = sse_open(*set, url, NULL, NULL);
+  sse_pump(*set, 200);
+  return c;
+}
+
 static void post(const serve_proc *sp, const char *world, const char *text) {
   char path[256], body[1024];
   snprintf(path, sizeof path, "/api/worlds/%s/messages", world);
   snprintf(body, sizeof body, "{\"text\": \"%s\"}", text);
   expect(sp, "POST", path, body, 202, NULL);
+}
+
+/* Two streams on world's events (url gets their address), then the first exchange: a human message
+ * text and the agent's answer, seen by both. */
+static void two_streams_first_exchange(const serve_proc *sp, const char *world, const char *text, char *url, sse_set **set,
+                                       sse_conn **c1, sse_conn **c2) {
+  events_url(sp, world, url, 256);
+  *set = sse_set_new();
+  *c1 = sse_open(*set, url, NULL, NULL), *c2 = sse_open(*set, url, NULL, NULL);
+  sse_pump(*set, 200);
+  post(sp, world, text);
+  CHECK_INT(sse_wait(*set, 2, "\"type\":\"message\"", 10000), 0);
 }
 
 /* Two clients see the same frames; one that leaves and comes back with Last-Event-ID gets exactly
@@ -357,12 +401,11 @@ static void sse_same_sequence_and_resume(void) {
   serve_proc sp;
   if (start("sse", counter_world, &sp, NULL)) return;
   char url[256];
-  events_url(&sp, "counter", url, sizeof url);
-  sse_set *set = sse_set_new();
-  sse_conn *c1 = sse_open(set, url, NULL, NULL), *c2 = sse_open(set, url, NULL, NULL);
-  sse_pump(set, 200);
-  post(&sp, "counter", "@a one");
-  CHECK_INT(sse_wait(set, 2, "\"type\":\"message\"", 5000), 0);
+  sse_set *set;
+  sse_conn *c1, *c2;
+  two_streams_first_exchange(&sp, "counter", "@a one", url, &set, &c1, &c2);
+  /* Saved is said once the storage thread has synced the commit (docs/decisions.md "Background sync"). */
+  CHECK_INT(sse_wait(set, 1, "\"event\":\"state-saved\"", 5000), 0);
   size_t n1, n2;
   const sse_frame_rec *f1 = sse_frames(c1, &n1), *f2 = sse_frames(c2, &n2);
   CHECK(n1 > 0);
@@ -416,25 +459,90 @@ static void sse_same_sequence_and_resume(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
+/* A resume from a position that has left the 8,192-frame ring (same run): every message of the gap comes
+ * from storage, in order and as the live stream showed it, then the live stream; a reply in flight at the
+ * resume comes whole as its message when it ends (its earlier chunks are not replayed). */
+static void sse_resume_past_ring(void) {
+  char *world = malloc(64 * 1024), words[512] = "", url[256];
+  for (int i = 0; i < 100; i++) strcat(words, i ? " w" : "w");
+  size_t len = (size_t)snprintf(world, 64 * 1024,
+                                "{\"name\": \"Resume\", \"turn_limit\": 1000, \"agents\": [{\"name\": \"slow\", "
+                                "\"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\", \"api_key_env\": "
+                                "\"AGORA_TEST_KEY\", \"system_prompt\": \"[[mock reply=\\\"v1 v2 v3 v4 v5 v6\\\" delay=150]]\"}",
+                                llm_server_url(srv, "/v1"));
+  for (int i = 0; i < 100; i++)
+    len += (size_t)snprintf(world + len, 64 * 1024 - len, ", {\"name\": \"s%02d\", \"provider\": \"script\", \"replies\": [\"%s\"]}", i, words);
+  snprintf(world + len, 64 * 1024 - len, "]}");
+  const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+  serve_proc sp;
+  int rc = start("resume", world, &sp, env);
+  free(world);
+  if (rc) return;
+  sse_set *set;
+  sse_conn *c1, *c2;
+  two_streams_first_exchange(&sp, "resume", "@s00 first", url, &set, &c1, &c2);
+  size_t n;
+  const sse_frame_rec *f = sse_frames(c2, &n);
+  char last[128];
+  snprintf(last, sizeof last, "%s", n ? f[n - 1].id : "");
+  sse_close(set, c2);
+  /* 100 replies of 100 streamed words: over 10,000 frames, more than the ring holds */
+  char *all = malloc(100 * 5 + 32);
+  all[0] = '\0';
+  for (int i = 0; i < 100; i++) sprintf(all + strlen(all), "@s%02d ", i);
+  strcat(all, "answer");
+  post(&sp, "resume", all);
+  free(all);
+  CHECK_INT(sse_wait(set, 103, "\"type\":\"message\"", 60000), 0);
+  f = sse_frames(c1, &n);
+  CHECK(n > SSE_RING + 100);
+  /* a reply in flight: the resume comes after its first chunk */
+  size_t chunks = sse_count(c1, "\"event\":\"llm-chunk\"");
+  post(&sp, "resume", "@slow talk slowly");
+  CHECK_INT(sse_wait(set, chunks + 1, "\"event\":\"llm-chunk\"", 10000), 0);
+  sse_conn *c3 = sse_open(set, url, last, NULL);
+  CHECK_INT(sse_wait(set, 1, "\"text\":\"v1 v2 v3 v4 v5 v6\"", 10000), 0);
+  CHECK_INT(sse_count(c3, "\"type\":\"resync\""), 0);
+  /* c3's messages: seq 3..105 in order, each as c1 saw it live; the replayed ones carry frame number 0 */
+  size_t n1, n3;
+  const sse_frame_rec *f1 = sse_frames(c1, &n1), *f3 = sse_frames(c3, &n3);
+  size_t k1 = 0, seen = 0;
+  int same = 1, replayed = 0;
+  for (size_t i = 0; i < n3; i++) {
+    if (!strstr(f3[i].data, "\"type\":\"message\"")) continue;
+    while (k1 < n1 && !(strstr(f1[k1].data, "\"type\":\"message\"") && strstr(f1[k1].data, "\"seq\":1,") == NULL &&
+                        strstr(f1[k1].data, "\"seq\":2,") == NULL))
+      k1++;
+    same &= k1 < n1 && !strcmp(f1[k1].data, f3[i].data);
+    char want[32];
+    snprintf(want, sizeof want, "\"seq\":%zu,", seen + 3);
+    same &= strstr(f3[i].data, want) != NULL;
+    replayed += strstr(f3[i].id, ".0.") != NULL;
+    k1++, seen++;
+  }
+  CHECK(same);
+  CHECK_INT(seen, 103);
+  CHECK(replayed >= 102); /* the messages up to the human's last one came from storage */
+  CHECK_INT(sse_count(c3, "\"text\":\"v1 v2 v3 v4 v5 v6\""), 1); /* the reply in flight, whole */
+  sse_set_free(set);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
 /* The loopback LLM server streams slowly; a human message posted meanwhile is published at once and
  * the reply still arrives whole. */
 /* Serves world name (id = name) with one agent on the loopback LLM server that streams reply one word
  * each delay_ms, and follows its stream with one client (*set, *c). 0, or -1 when it did not start. */
 static int slow_world(const char *name, const char *agent, const char *reply, int delay_ms, serve_proc *sp,
                       sse_set **set, sse_conn **c) {
-  char world[1024], url[256];
+  char world[1024];
   snprintf(world, sizeof world,
            "{\"name\": \"%s\", \"agents\": [{\"name\": \"%s\", \"provider\": \"openai\", \"model\": \"m\","
            " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
            " \"system_prompt\": \"[[mock reply=\\\"%s\\\" delay=%d]]\"}]}",
            name, agent, llm_server_url(srv, "/v1"), reply, delay_ms);
   const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
-  if (start(name, world, sp, env)) return -1;
-  events_url(sp, name, url, sizeof url);
-  *set = sse_set_new();
-  *c = sse_open(*set, url, NULL, NULL);
-  sse_pump(*set, 200);
-  return 0;
+  *c = serve_and_follow(name, world, env, sp, set);
+  return *c ? 0 : -1;
 }
 
 static void human_message_while_streaming(void) {
@@ -468,12 +576,9 @@ static void approve_over_http(void) {
     "{\"name\": \"save_context\", \"approve\": true}], \"replies\": ["
     "{\"tool\": \"save_context\", \"args\": {\"message\": \"saved it\"}}, \"not saved\"]}]}";
   serve_proc sp;
-  if (start("careful", world, &sp, NULL)) return;
-  char url[256];
-  events_url(&sp, "careful", url, sizeof url);
-  sse_set *set = sse_set_new();
-  sse_conn *c = sse_open(set, url, NULL, NULL);
-  sse_pump(set, 200);
+  sse_set *set;
+  sse_conn *c = serve_and_follow("careful", world, NULL, &sp, &set);
+  if (!c) return;
   post(&sp, "careful", "@careful remember");
   CHECK_INT(sse_wait(set, 1, "\"type\":\"approval-request\"", 5000), 0);
   size_t n;
@@ -520,6 +625,64 @@ static void graceful_stop(void) {
   CHECK_INT(pr.status, 0);
   CHECK(strstr(pr.out, "\"message_count\":1") != NULL);
   proc_result_free(&pr);
+}
+
+/* kill -9 while agents answer (commits written, their syncs on the storage thread): the database opens,
+ * and every message a state-saved frame covered is stored as the stream showed it. */
+static void kill9_keeps_what_was_saved(void) {
+  char world[8192];
+  size_t len = (size_t)snprintf(world, sizeof world, "{\"name\": \"Killed\", \"turn_limit\": 1000, \"defaults\": {\"provider\": \"script\"}, \"agents\": [");
+  for (int i = 0; i < 50; i++)
+    len += (size_t)snprintf(world + len, sizeof world - len, "%s{\"name\": \"k%02d\", \"replies\": [\"first of %d\", \"second of %d\"]}",
+                            i ? ", " : "", i, i, i);
+  snprintf(world + len, sizeof world - len, "]}");
+  static const char *const rounds[] = {"everyone, once", "everyone, twice"};
+  serve_proc sp;
+  sse_set *set;
+  sse_conn *c = serve_and_follow("killed", world, NULL, &sp, &set);
+  if (!c) return;
+  for (int r = 0; r < 2; r++) { /* the second round is in flight when the kill comes */
+    post(&sp, "killed", rounds[r]);
+    if (!r) CHECK_INT(sse_wait(set, 1, "\"event\":\"state-saved\"", 10000), 0);
+  }
+  kill(sp.pid, SIGKILL);
+  waitpid(sp.pid, NULL, 0);
+  sp.pid = 0;
+  sse_pump(set, 100);
+  /* what the stream said: the messages, and how far state-saved went */
+  size_t n;
+  const sse_frame_rec *f = sse_frames(c, &n);
+  double saved = 0;
+  char chat[64] = "";
+  for (size_t i = 0; i < n; i++) {
+    cJSON *j = cJSON_Parse(f[i].data);
+    if (jis(j, "type", "event") && jis(j, "event", "state-saved") && jnum(j, "seq") > saved)
+      saved = jnum(j, "seq");
+    if (jis(j, "type", "message") && jstr(j, "chat")) snprintf(chat, sizeof chat, "%s", jstr(j, "chat"));
+    cJSON_Delete(j);
+  }
+  CHECK(saved >= 1 && chat[0]);
+  const char *args[] = {"chats", "export", chat, "--db", scratch("db-killed", NULL), NULL};
+  proc_result pr;
+  proc_agora(args, NULL, NULL, &pr);
+  CHECK_INT(pr.status, 0);
+  cJSON *snap = cJSON_Parse(pr.out);
+  const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(snap, "messages");
+  CHECK(cJSON_GetArraySize(msgs) >= (int)saved);
+  int k = 0, stored_as_shown = 1;
+  for (const cJSON *m = msgs ? msgs->child : NULL; m; m = m->next) stored_as_shown &= jnum(m, "seq") == ++k;
+  for (size_t i = 0; i < n; i++) {
+    cJSON *j = cJSON_Parse(f[i].data);
+    if (jis(j, "type", "message") && jnum(j, "seq") <= saved) {
+      const cJSON *m = cJSON_GetArrayItem(msgs, (int)jnum(j, "seq") - 1);
+      stored_as_shown &= jis(m, "text", jstr(j, "text")) && jis(m, "sender", jstr(j, "sender"));
+    }
+    cJSON_Delete(j);
+  }
+  CHECK(stored_as_shown); /* seqs 1..count, and each message saved as the stream showed it */
+  cJSON_Delete(snap);
+  proc_result_free(&pr);
+  sse_set_free(set);
 }
 
 /* 100 streams on a world of 200 agents that all answer: every stream gets the same frames in order. */
@@ -625,9 +788,11 @@ static const unit_test tests[] = {
   UNIT(routes_and_errors),
   UNIT(token_and_listen),
   UNIT(sse_same_sequence_and_resume),
+  UNIT(sse_resume_past_ring),
   UNIT(human_message_while_streaming),
   UNIT(approve_over_http),
   UNIT(graceful_stop),
+  UNIT(kill9_keeps_what_was_saved),
   UNIT(load_100_clients_200_agents),
   UNIT(slow_client_dropped),
 };

@@ -1,8 +1,10 @@
 /* agora serve's page in a real browser: headless Debian chromium driven by puppeteer-core (installed
  * into $AGORA_PEERS by the peers fixture) runs tests/serve_page.js against a real server and the
  * loopback LLM server — transcript, @ completion, a streamed reply, a tool approved, chats switched and
- * deleted; then behind a token, asked for once. The screenshots are left in the build directory
- * (serve_page.png, serve_page_token.png) as the test's artifacts. */
+ * deleted; then behind a token, asked for once; then a world of 1,000 agents with a chat of 100,000
+ * messages (the last page shown, older pages on scroll with the DOM bounded, @ completion, a streamed
+ * reply). The screenshots are left in the build directory (serve_page.png, serve_page_token.png,
+ * serve_page_big.png) as the test's artifacts. */
 #include "support/llm_server.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
@@ -12,6 +14,16 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* node serve_page.js BASE SHOT [third] against the running server: it must pass and leave SHOT. */
+static void run_page_script(const serve_proc *sp, const char *shot, const char *third) {
+  char cmd[4096];
+  unlink(shot);
+  snprintf(cmd, sizeof cmd, "node '%s' '%s' %s %s", unit_src_path("tests/serve_page.js"), sp->base, shot, third ? third : "");
+  int st = system(cmd);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  CHECK(access(shot, R_OK) == 0);
+}
 
 static void page_in_chromium(void) {
   const char *peers = getenv("AGORA_PEERS");
@@ -56,12 +68,7 @@ static void page_in_chromium(void) {
       if (done) break;
       usleep(50000);
     }
-    unlink("serve_page.png");
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "node '%s' '%s' serve_page.png", unit_src_path("tests/serve_page.js"), sp.base);
-    int st = system(cmd);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    CHECK(access("serve_page.png", R_OK) == 0);
+    run_page_script(&sp, "serve_page.png", NULL);
     CHECK_INT(serve_proc_stop(&sp), 0);
   }
   /* the same world behind a token: the page asks for it once */
@@ -69,11 +76,7 @@ static void page_in_chromium(void) {
   if (serve_proc_start(tmp, args, tok_env, &sp)) {
     CHECK(!"agora serve did not start");
   } else {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "node '%s' '%s' serve_page_token.png page-token-123", unit_src_path("tests/serve_page.js"),
-             sp.base);
-    int st = system(cmd);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    run_page_script(&sp, "serve_page_token.png", "page-token-123");
     CHECK_INT(serve_proc_stop(&sp), 0);
   }
   llm_server_stop(srv);
@@ -81,6 +84,89 @@ static void page_in_chromium(void) {
   free(tmp);
 }
 
-static const unit_test tests[] = {UNIT(page_in_chromium)};
+/* ---- a world of 1,000 agents and a chat of 100,000 stored messages ---- */
+
+#define BIG_AGENTS 1000
+#define BIG_MESSAGES 100000
+
+/* A snapshot of that chat (agent a0999 answers from the loopback LLM server, the others are scripted),
+ * imported through the real `agora chats import`: no LLM call makes the history. */
+static int write_big_snapshot(const char *path, const char *llm_url) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fprintf(f, "{\"format\": 1, \"world\": {\"name\": \"Big\", \"turn_limit\": 1000000, \"agents\": [");
+  for (int i = 0; i < BIG_AGENTS - 1; i++)
+    fprintf(f, "{\"name\": \"a%04d\", \"provider\": \"script\", \"replies\": [\"scripted words of a%04d\"]}, ", i, i);
+  fprintf(f, "{\"name\": \"a%04d\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\", "
+             "\"api_key_env\": \"AGORA_TEST_KEY\"}]},\n", BIG_AGENTS - 1, llm_url);
+  fprintf(f, "\"chat\": {\"id\": \"big\", \"world\": \"big\", \"title\": \"A long chat\", \"message_count\": %d, "
+             "\"created_at\": \"2026-11-23T10:00:00.000Z\", \"updated_at\": \"2026-11-23T10:00:00.000Z\"},\n\"messages\": [",
+          BIG_MESSAGES);
+  for (int seq = 1; seq <= BIG_MESSAGES; seq++) {
+    char who[16];
+    if (seq % 10 == 1) snprintf(who, sizeof who, "human");
+    else snprintf(who, sizeof who, "a%04d", seq % BIG_AGENTS);
+    fprintf(f, "%s{\"seq\": %d, \"sender\": \"%s\", \"kind\": \"%s\", \"text\": \"message %d from %s, a few more words\", "
+               "\"ts\": \"2026-11-23T10:00:00.000Z\"}\n", seq > 1 ? "," : "", seq, who, seq % 10 == 1 ? "human" : "agent", seq, who);
+  }
+  fprintf(f, "], \"agents\": [], \"thread\": []}\n");
+  return fclose(f) ? -1 : 0;
+}
+
+/* `agora chats import FILE --db DB`: the new chat's id into id (CHAT id, 64 bytes); 0 on success. */
+static int import_snapshot(const char *file, const char *db, char id[64]) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "'%s' chats import '%s' --db '%s'", getenv("AGORA_BIN"), file, db);
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  int ok = fgets(id, 64, p) != NULL;
+  int st = pclose(p);
+  if (!ok || !WIFEXITED(st) || WEXITSTATUS(st)) return -1;
+  id[strcspn(id, "\r\n")] = '\0';
+  return id[0] ? 0 : -1;
+}
+
+static void page_big_world(void) {
+  const char *peers = getenv("AGORA_PEERS");
+  CHECK(peers != NULL);
+  char *tmp = unit_tmpdir();
+  llm_server *srv;
+  if (!peers || !tmp || llm_server_start(&srv)) {
+    CHECK(!"no peers, temp dir or loopback LLM server");
+    free(tmp);
+    return;
+  }
+  llm_server_rule(srv, "hello big world", "reply=\"streamed reply to the big world\" delay=150");
+  char snap[1024], db[1024], id[64] = "", path[256], body[512], url[512];
+  snprintf(snap, sizeof snap, "%s/big.json", tmp);
+  snprintf(db, sizeof db, "%s/db", tmp);
+  snprintf(url, sizeof url, "%s", llm_server_url(srv, "/v1"));
+  CHECK_INT(write_big_snapshot(snap, url), 0);
+  CHECK_INT(import_snapshot(snap, db, id), 0);
+  const char *args[] = {"--db", db, NULL};
+  const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+  serve_proc sp;
+  if (!id[0] || serve_proc_start(tmp, args, env, &sp)) {
+    CHECK(!"agora serve did not start");
+  } else {
+    /* the world is loaded from the database on first use; the imported chat is made current */
+    http_reply r;
+    snprintf(path, sizeof path, "/api/worlds/big/chats/%s/select", id);
+    http_call(sp.base, "POST", path, "", 0, NULL, &r);
+    CHECK_INT(r.status, 200);
+    http_reply_free(&r);
+    http_call(sp.base, "GET", "/api/worlds/big", NULL, 0, NULL, &r);
+    snprintf(body, sizeof body, "\"last_seq\":%d", BIG_MESSAGES);
+    CHECK(r.body && strstr(r.body, body) != NULL);
+    http_reply_free(&r);
+    run_page_script(&sp, "serve_page_big.png", "--big");
+    CHECK_INT(serve_proc_stop(&sp), 0);
+  }
+  llm_server_stop(srv);
+  unit_rmrf(tmp);
+  free(tmp);
+}
+
+static const unit_test tests[] = {UNIT(page_in_chromium), UNIT(page_big_world)};
 
 int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -149,6 +150,71 @@ static void test_open_reopen(void) {
   /* A third open of the same files still works (schema already there). */
   s = open_ok(dir);
   CHECK_INT(store_read(s, check_basic, NULL, &em), AG_OK);
+  store_close(s);
+  unit_rmrf(root);
+  free(root);
+  free(dir);
+}
+
+static int setup_more(store_txn *t, void *arg) { return (void)arg, put_msg(t, "c1", 3, "bob", "third"); }
+static int setup_more2(store_txn *t, void *arg) { return (void)arg, put_msg(t, "c1", 4, "bob", "fourth"); }
+
+static int check_more(store_txn *t, void *arg) {
+  (void)arg;
+  store_message m;
+  for (uint64_t seq = 3; seq <= 4; seq++) {
+    int rc = store_message_get(t, "c1", seq, &m);
+    CHECK_INT(rc, AG_OK);
+    if (rc) return rc;
+    CHECK_STR(m.text, seq == 3 ? "third" : "fourth");
+    store_message_free(&m);
+  }
+  return AG_OK;
+}
+
+/* Waits (up to 10 s) for the background sync to report; 1 when it did. */
+static int wait_synced(store *s) {
+  struct pollfd p = {.fd = store_sync_fd(s), .events = POLLIN};
+  for (int i = 0; i < 100 && store_synced(s) < store_commits(s); i++) poll(&p, 1, 100);
+  return store_synced(s) == store_commits(s);
+}
+
+static void test_background_sync(void) {
+  char *root, *dir = tmp_db(&root);
+  store *s = NULL;
+  ag_errmsg em = {""};
+  /* The default mode: nothing waits, the descriptor is -1, every commit is synced when it returns. */
+  s = open_ok(dir);
+  if (!s) return;
+  CHECK_INT(store_sync_fd(s), -1);
+  uint64_t c0 = store_commits(s);
+  CHECK_INT(write_tx(s, setup_basic, NULL), AG_OK);
+  CHECK_INT(store_commits(s), c0 + 1);
+  CHECK_INT(store_synced(s), store_commits(s));
+  CHECK_INT(store_sync_ack(s, &em), AG_OK);
+  store_close(s);
+  /* Background: commits return at once, the thread catches up and says so through the descriptor. */
+  store_options opt = {.sync = STORE_SYNC_BACKGROUND};
+  CHECK_INT(store_open_ex(dir, &opt, &s, &em), AG_OK);
+  if (!s) return;
+  CHECK(store_sync_fd(s) >= 0);
+  CHECK_INT(store_read(s, check_basic, NULL, &em), AG_OK);
+  for (int round = 0; round < 3; round++) {
+    uint64_t before = store_commits(s);
+    CHECK_INT(write_tx(s, setup_more, NULL), round ? AG_ERR_EXISTS : AG_OK);
+    if (round) continue; /* a failed write is no commit */
+    CHECK_INT(store_commits(s), before + 1);
+    CHECK(wait_synced(s));
+    struct pollfd p = {.fd = store_sync_fd(s), .events = POLLIN};
+    CHECK_INT(poll(&p, 1, 0), 1); /* it said so */
+    CHECK_INT(store_sync_ack(s, &em), AG_OK);
+    CHECK_INT(poll(&p, 1, 0), 0); /* and the ack emptied it */
+  }
+  CHECK_INT(store_commits(s), store_synced(s));
+  CHECK_INT(write_tx(s, setup_more2, NULL), AG_OK);
+  store_close(s); /* syncs what the thread has not yet */
+  CHECK_INT(store_open_read(dir, &s, &em), AG_OK);
+  if (s) CHECK_INT(store_read(s, check_more, NULL, &em), AG_OK);
   store_close(s);
   unit_rmrf(root);
   free(root);
@@ -1204,6 +1270,7 @@ static void test_chat_ids(void) {
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
       UNIT(test_open_reopen),
+      UNIT(test_background_sync),
       UNIT(test_file_modes),
       UNIT(test_schema_newer_refused),
       UNIT(test_foreign_lmdb_refused),

@@ -106,7 +106,8 @@ static int read_tx(store_txn *t, void *arg) {
  * without fsync so that many more commits are in flight when the kill comes. */
 static void child_main(const char *dir, int round) {
   store *s = NULL;
-  store_options opt = {.sync = round % 2 ? STORE_SYNC_NONE : STORE_SYNC_FULL,
+  /* Odd rounds: no fsync, or every fourth round the background sync thread (what serve uses). */
+  store_options opt = {.sync = round % 2 ? (round % 4 == 1 ? STORE_SYNC_BACKGROUND : STORE_SYNC_NONE) : STORE_SYNC_FULL,
                        .map_size = round % 3 == 0 ? 256 * 1024 : 0}; /* small maps: kills during growth */
   static turn_arg a;
   prog->opening = 1;

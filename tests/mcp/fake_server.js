@@ -6,6 +6,9 @@
 //   die-once    dies in the middle of its first tool call (a marker file, argv[3], remembers it did)
 //   paged       lists its tools over three pages, then changes its list when "grow" is called
 //   slow        answers a tool call after 20 s; each notifications/cancelled is appended to argv[3]
+//   asks        on a tool call, first sends requests of its own with hostile ids (written as raw text: JS
+//               numbers cannot hold them), appends every line it reads to argv[3], and answers the call
+//               once the client has answered all seven
 const fs = require('fs');
 const mode = process.argv[2] || 'ok';
 const marker = process.argv[3];
@@ -27,12 +30,24 @@ process.stdin.on('data', (d) => {
   while ((i = buf.indexOf('\n')) >= 0) {
     const line = buf.slice(0, i);
     buf = buf.slice(i + 1);
+    if (mode === 'asks' && marker) fs.appendFileSync(marker, line + '\n');
     if (line.trim()) handle(JSON.parse(line));
   }
 });
 process.stdin.on('end', () => process.exit(0));
+const asks = ['9000000001999981', '-9007199254740991', '"s-1"', '-1e999', '9007199254740993', '1.5'];
+let asked = null, answers = 0;
 function handle(m) {
   if (mode === 'garbage') return;
+  if (mode === 'asks' && m.method === undefined && asked) {
+    if (++answers === asks.length + 1) send({id: asked, result: {content: [{type: 'text', text: 'asked'}]}});
+    return;
+  }
+  if (mode === 'asks' && m.method === 'tools/call') {
+    asked = m.id;
+    for (const id of asks) process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"method":"ping"}\n');
+    return process.stdout.write('[{"jsonrpc":"2.0","id":8999999999999999,"method":"ping"}]\n');
+  }
   if (m.method === 'notifications/cancelled') return marker && fs.appendFileSync(marker, 'cancelled ' + m.params.requestId + ' ' + m.params.reason + '\n');
   if (m.method === 'initialize') return send({id: m.id, result: {protocolVersion: '2025-03-26', capabilities: {tools: {listChanged: true}}, serverInfo: {name: 'fake', version: '1'}}});
   if (m.method === 'tools/list') {
