@@ -260,7 +260,17 @@ static void test_chat_records(void) {
   char listed[128];
   snprintf(listed, sizeof listed, "Second renamed\n");
   CHECK(file_wait_for(t.cout, listed, 10000));
-  usleep(1000 * 1000); /* the delete reaches every copy */
+  /* wait (up to 60 s) until the delete and the rename have reached every copy, as seen by `chats list` */
+  const char *dbs[] = {t.cdb, t.sdb, t.hdb};
+  for (int round = 0, seen = 0; seen < 3 && round < 600; round++) {
+    seen = 0;
+    for (int i = 0; i < 3; i++) {
+      char *rows = chat_rows(dbs[i]);
+      seen += rows && strstr(rows, "|Second renamed\n") && !strstr(rows, first);
+      free(rows);
+    }
+    if (seen < 3) usleep(100 * 1000);
+  }
   trio_stop(&t);
   /* every copy holds the same chats with the same titles: the second one, renamed */
   char *a = chat_rows(t.cdb), *b = chat_rows(t.sdb), *c = chat_rows(t.hdb);
