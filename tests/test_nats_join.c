@@ -324,6 +324,48 @@ static void test_run_chat(void) {
   nats_node_stop(&node, SIGTERM);
 }
 
+/* `run --nats` twice with one database, each time on a new stream (a server started afresh): the
+ * database's current chat, still titled "New Chat" and holding the first run's messages, is not
+ * reused, since the copy's seqs must be the stream's (reused, they moved on and the turns' ends, counted
+ * by the stream, matched no turn: the second run waited for ever). */
+static void test_run_twice_one_db(void) {
+  static const char untitled[] =
+    "{\"name\": \"Duo\", \"defaults\": {\"provider\": \"script\"}, \"agents\": ["
+    " {\"name\": \"alice\", \"replies\": [\"@human alice one\", \"@human alice two\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@alice hello\"}]}\n";
+  char db[4096], out[4096];
+  snprintf(db, sizeof db, "%s", nats_path("twice.db"));
+  for (int i = 0; i < 2; i++) {
+    nats_node node;
+    char world[4096], url[256], tag[32];
+    snprintf(tag, sizeof tag, "twice%d", i);
+    if (node_start(tag, "twice.json", &node, world, url)) return;
+    unit_write_file(world, untitled);
+    const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
+    pid_t h = agora_spawn(host, nats_path("tw.out"), nats_path("tw.err"), NULL);
+    CHECK(file_wait_for(nats_path("tw.err"), "hosting world duo", 20000));
+    snprintf(out, sizeof out, "%s", nats_path(i ? "tw-run1.out" : "tw-run0.out"));
+    const char *run[] = {"run", world, "--nats", url, "--db", db, "--json", NULL};
+    pid_t r = agora_spawn(run, out, nats_path("tw-run.err"), NULL);
+    int st = agora_wait(r, 60000);
+    if (st < 0) st = agora_stop(r, SIGKILL);
+    CHECK_INT(st, 0);
+    char *text = unit_read_file(out);
+    CHECK(text && strstr(text, "\"event\":\"new-chat-created\"") && !strstr(text, "chat-reused") &&
+          !strstr(text, "seqs-moved") && strstr(text, "@human alice one"));
+    free(text);
+    CHECK_INT(agora_stop(h, SIGTERM), 0);
+    nats_node_stop(&node, SIGTERM);
+  }
+  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
+  proc_result lr;
+  CHECK_INT(proc_agora(list, NULL, NULL, &lr), 0);
+  int chats = 0;
+  for (const char *p = lr.out; (p = strstr(p, "\"message_count\":2")); p++) chats++;
+  CHECK_INT(chats, 2); /* two chats of two messages each, not one of four */
+  proc_result_free(&lr);
+}
+
 static void test_usage(void) {
   char world[4096];
   snprintf(world, sizeof world, "%s", nats_path("usage.json"));
@@ -357,6 +399,7 @@ int main(int argc, char **argv) {
     {"console_and_serve", test_console_and_serve},
     {"chat_records", test_chat_records},
     {"run_chat", test_run_chat},
+    {"run_twice_one_db", test_run_twice_one_db},
     {"usage", test_usage},
   };
   return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, NULL);
