@@ -249,6 +249,8 @@ done:
 
 void chat_session_rerun_turns(chat_session *cs, int on) { cs->rerun_turns = on; }
 
+void chat_session_fresh_only(chat_session *cs, int on) { cs->fresh_only = on; }
+
 int chat_session_resume(chat_session *cs, ag_errmsg *em) {
   if (!cs->has_current) return AG_OK;
   char id[STORE_ID_MAX];

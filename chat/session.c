@@ -188,7 +188,7 @@ static int new_txn(store_txn *t, void *arg) {
     store_chat c;
     rc = store_chat_get(t, cs->current, &c);
     if (rc == AG_OK) {
-      op->reuse = chat_rule_reusable(c.title, c.message_count);
+      op->reuse = chat_rule_reusable(c.title, c.message_count) && !(cs->fresh_only && c.message_count);
       if (op->reuse) {
         /* Reused: the conversation starts over (memories, turn counts); its messages stay. */
         store_chat nc = {c.id, c.world_id, c.title, c.message_count, c.created_at_ms, op->now, NULL};

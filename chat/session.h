@@ -30,6 +30,11 @@ const char *chat_session_title(const chat_session *cs);
  * off by default, so that managing chats never calls an LLM. */
 void chat_session_rerun_turns(chat_session *cs, int on);
 
+/* From now on, a new chat never reuses a current chat that holds messages (one titled "New Chat" would
+ * be reusable by the rules): for a copy that mirrors a NATS stream, whose counting starts at 1 with a
+ * chat's first message, so that the copy's seqs and the stream's stay the same (docs/distributed.md). */
+void chat_session_fresh_only(chat_session *cs, int on);
+
 /* Restores the current chat (if any) into the agents: memories, turn counts, seq. When another process
  * holds it, starts a new chat instead (as chat_session_new). */
 int chat_session_resume(chat_session *cs, ag_errmsg *em);

@@ -44,6 +44,7 @@ int cli_nats_join_open(world *w, store *st, chat_session *cs, const cluster_opts
     rc = cluster_wait_ready(j->cl, 60000, em);
   }
   /* The stream's chat is current (followed while catching up); without one, a new chat of our own. */
+  chat_session_fresh_only(cs, 1); /* the copy's seqs are the stream's */
   if (!rc && !cluster_chat(j->cl) && !(rc = chat_session_new(cs, em))) {
     j->fresh = 1;
     rc = cli_nats_join_sync(j, em);

@@ -85,6 +85,7 @@ static int open_chat(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
   if (rc || (rc = chat_session_open(r->st, r->w, &r->cs, &em)))
     return cli_error(rc, "%s", em.text[0] ? em.text : ag_strerror(rc));
   chat_session_rerun_turns(r->cs, 1);
+  if (o->nats.url) chat_session_fresh_only(r->cs, 1); /* the copy's seqs are the stream's */
   if (o->resume_chat) rc = chat_session_load(r->cs, o->resume_chat, &em);
   else if (o->chat) rc = chat_session_load(r->cs, o->chat, &em);
   else if (o->resume && !o->new_chat && chat_session_current(r->cs)) rc = chat_session_resume(r->cs, &em);

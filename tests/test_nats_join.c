@@ -261,7 +261,17 @@ static void test_chat_records(void) {
   char listed[128];
   snprintf(listed, sizeof listed, "Second renamed\n");
   CHECK(file_wait_for(t.cout, listed, 10000));
-  usleep(1000 * 1000); /* the delete reaches every copy */
+  /* wait (up to 60 s) until the delete and the rename have reached every copy, as seen by `chats list` */
+  const char *dbs[] = {t.cdb, t.sdb, t.hdb};
+  for (int round = 0, seen = 0; seen < 3 && round < 600; round++) {
+    seen = 0;
+    for (int i = 0; i < 3; i++) {
+      char *rows = chat_rows(dbs[i]);
+      seen += rows && strstr(rows, "|Second renamed\n") && !strstr(rows, first);
+      free(rows);
+    }
+    if (seen < 3) usleep(100 * 1000);
+  }
   trio_stop(&t);
   /* every copy holds the same chats with the same titles: the second one, renamed */
   char *a = chat_rows(t.cdb), *b = chat_rows(t.sdb), *c = chat_rows(t.hdb);
@@ -349,7 +359,7 @@ static void test_failure_shown(void) {
   const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
   pid_t h = agora_spawn(host, nats_path("evt.out"), nats_path("evt.err"), NULL);
   CHECK(file_wait_for(nats_path("evt.err"), "hosting world evt", 20000));
-  const char *run[] = {"run", world, "--nats", url, "--json", NULL};
+  const char *run[] = {"run", world, "--nats", url, "--db", nats_path("evt.db"), "--json", NULL};
   proc_result r;
   CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
   char *err = line_with(r.out, "\"llm-error\"");
@@ -360,6 +370,46 @@ static void test_failure_shown(void) {
   CHECK_INT(agora_stop(h, SIGTERM), 0);
   nats_node_stop(&node, SIGTERM);
   llm_server_stop(srv);
+/* `run --nats` twice with one database, each time on a new stream (a server started afresh): the
+ * database's current chat, still titled "New Chat" and holding the first run's messages, is not
+ * reused, since the copy's seqs must be the stream's (reused, they moved on and the turns' ends, counted
+ * by the stream, matched no turn: the second run waited for ever). */
+static void test_run_twice_one_db(void) {
+  static const char untitled[] =
+    "{\"name\": \"Duo\", \"defaults\": {\"provider\": \"script\"}, \"agents\": ["
+    " {\"name\": \"alice\", \"replies\": [\"@human alice one\", \"@human alice two\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@alice hello\"}]}\n";
+  char db[4096], out[4096];
+  snprintf(db, sizeof db, "%s", nats_path("twice.db"));
+  for (int i = 0; i < 2; i++) {
+    nats_node node;
+    char world[4096], url[256], tag[32];
+    snprintf(tag, sizeof tag, "twice%d", i);
+    if (node_start(tag, "twice.json", &node, world, url)) return;
+    unit_write_file(world, untitled);
+    const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
+    pid_t h = agora_spawn(host, nats_path("tw.out"), nats_path("tw.err"), NULL);
+    CHECK(file_wait_for(nats_path("tw.err"), "hosting world duo", 20000));
+    snprintf(out, sizeof out, "%s", nats_path(i ? "tw-run1.out" : "tw-run0.out"));
+    const char *run[] = {"run", world, "--nats", url, "--db", db, "--json", NULL};
+    pid_t r = agora_spawn(run, out, nats_path("tw-run.err"), NULL);
+    int st = agora_wait(r, 60000);
+    if (st < 0) st = agora_stop(r, SIGKILL);
+    CHECK_INT(st, 0);
+    char *text = unit_read_file(out);
+    CHECK(text && strstr(text, "\"event\":\"new-chat-created\"") && !strstr(text, "chat-reused") &&
+          !strstr(text, "seqs-moved") && strstr(text, "@human alice one"));
+    free(text);
+    CHECK_INT(agora_stop(h, SIGTERM), 0);
+    nats_node_stop(&node, SIGTERM);
+  }
+  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
+  proc_result lr;
+  CHECK_INT(proc_agora(list, NULL, NULL, &lr), 0);
+  int chats = 0;
+  for (const char *p = lr.out; (p = strstr(p, "\"message_count\":2")); p++) chats++;
+  CHECK_INT(chats, 2); /* two chats of two messages each, not one of four */
+  proc_result_free(&lr);
 }
 
 static void test_usage(void) {
@@ -396,6 +446,7 @@ int main(int argc, char **argv) {
     {"chat_records", test_chat_records},
     {"run_chat", test_run_chat},
     {"failure_shown", test_failure_shown},
+    {"run_twice_one_db", test_run_twice_one_db},
     {"usage", test_usage},
   };
   return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, NULL);
