@@ -370,6 +370,8 @@ static void test_failure_shown(void) {
   CHECK_INT(agora_stop(h, SIGTERM), 0);
   nats_node_stop(&node, SIGTERM);
   llm_server_stop(srv);
+}
+
 /* `run --nats` twice with one database, each time on a new stream (a server started afresh): the
  * database's current chat, still titled "New Chat" and holding the first run's messages, is not
  * reused, since the copy's seqs must be the stream's (reused, they moved on and the turns' ends, counted
