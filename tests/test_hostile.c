@@ -281,6 +281,17 @@ static char *agora_out(const char *const *args) {
   return out;
 }
 
+/* `chats import PATH` into db, then `chats export` of the chat made: its text (caller frees); the chat's id
+ * in id (64 bytes). */
+static char *import_export(const char *path, const char *db, char id[64]) {
+  const char *imp[] = {"chats", "import", path, "--db", db, NULL};
+  char *out = agora_out(imp);
+  snprintf(id, 64, "%.*s", out ? (int)strcspn(out, "\n") : 0, out ? out : "");
+  free(out);
+  const char *exp[] = {"chats", "export", id, "--db", db, NULL};
+  return agora_out(exp);
+}
+
 /* text with every `from` replaced by `to` (same length: chat ids), in place. */
 static void replace_all(char *text, const char *from, const char *to) {
   size_t n = strlen(from);
@@ -310,11 +321,8 @@ static void snapshot_numbers_round_trip_exactly(void) {
       "\"thread\":[{\"type\":\"llm-done\",\"agent\":\"alice\",\"after_seq\":1,\"at_ms\":9007199254740990,"
       "\"input_tokens\":1000000000000001}]}";
   CHECK_INT(unit_write_file(path, snap), 0);
-  const char *imp[] = {"chats", "import", path, "--db", e.db, NULL};
-  char *id1 = agora_out(imp);
-  id1[strcspn(id1, "\n")] = '\0';
-  const char *exp1[] = {"chats", "export", id1, "--db", e.db, NULL};
-  char *first = agora_out(exp1);
+  char id1[64], id2[64];
+  char *first = import_export(path, e.db, id1);
   static const char *const exact[] = {"\"turn_count\":\t2147483647", "\"reply_counter\":\t9000000001999981",
                                       "\"version\":\t9007199254740991",  "\"k\":\t9000000001999981",
                                       "\"neg\":\t-9007199254740991",     "\"at_ms\":\t9007199254740990",
@@ -323,14 +331,10 @@ static void snapshot_numbers_round_trip_exactly(void) {
     if (!strstr(first, exact[i])) unit_fail_(__FILE__, __LINE__, "export lacks %s:\n%s", exact[i], first);
   CHECK(!strstr(first, "e+15"));
   CHECK_INT(unit_write_file(path2, first), 0);
-  const char *imp2[] = {"chats", "import", path2, "--db", e.db, NULL};
-  char *id2 = agora_out(imp2);
-  id2[strcspn(id2, "\n")] = '\0';
-  const char *exp2[] = {"chats", "export", id2, "--db", e.db, NULL};
-  char *second = agora_out(exp2);
+  char *second = import_export(path2, e.db, id2);
   replace_all(first, id1, id2);
   CHECK_STR(second, first);
-  free(first), free(second), free(id1), free(id2);
+  free(first), free(second);
   unit_rmrf(e.dir);
   free(e.dir);
 }

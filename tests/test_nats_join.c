@@ -283,14 +283,27 @@ static void test_chat_records(void) {
 }
 
 /* run --nats --chat ID continues the stream's chat; another id, or --resume, is refused. */
+/* `agora host WORLD --nats URL`, its output in TAG.out and TAG.err, once it says it hosts world_id;
+ * returns its pid (stopped by the caller). */
+static pid_t host_up(const char *world, const char *url, const char *tag, const char *world_id) {
+  char name[64], out[4096], err[4096], needle[128];
+  snprintf(name, sizeof name, "%s.out", tag);
+  snprintf(out, sizeof out, "%s", nats_path(name));
+  snprintf(name, sizeof name, "%s.err", tag);
+  snprintf(err, sizeof err, "%s", nats_path(name));
+  const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
+  pid_t h = agora_spawn(host, out, err, NULL);
+  snprintf(needle, sizeof needle, "hosting world %s", world_id);
+  if (!file_wait_for(err, needle, 20000)) unit_fail_(__FILE__, __LINE__, "%s: the host did not start", tag);
+  return h;
+}
+
 static void test_run_chat(void) {
   nats_node node;
   char world[4096], url[256], db[4096];
   if (node_start("runchat", "runchat.json", &node, world, url)) return;
   snprintf(db, sizeof db, "%s", nats_path("runchat.db"));
-  const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
-  pid_t h = agora_spawn(host, nats_path("rc.out"), nats_path("rc.err"), NULL);
-  CHECK(file_wait_for(nats_path("rc.err"), "hosting world duo", 20000));
+  pid_t h = host_up(world, url, "rc", "duo");
   const char *first[] = {"run", world, "--nats", url, "--db", nats_path("runchat1.db"), "--json", NULL};
   proc_result r;
   CHECK_INT(proc_agora(first, NULL, NULL, &r), 0);
@@ -356,9 +369,7 @@ static void test_failure_shown(void) {
            " \"script\": [{\"from\": \"human\", \"text\": \"@alice @bob hello\"}]}\n",
            llm_server_url(srv, "/v1"));
   unit_write_file(world, text);
-  const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
-  pid_t h = agora_spawn(host, nats_path("evt.out"), nats_path("evt.err"), NULL);
-  CHECK(file_wait_for(nats_path("evt.err"), "hosting world evt", 20000));
+  pid_t h = host_up(world, url, "evt", "evt");
   const char *run[] = {"run", world, "--nats", url, "--db", nats_path("evt.db"), "--json", NULL};
   proc_result r;
   CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
@@ -389,9 +400,7 @@ static void test_run_twice_one_db(void) {
     snprintf(tag, sizeof tag, "twice%d", i);
     if (node_start(tag, "twice.json", &node, world, url)) return;
     unit_write_file(world, untitled);
-    const char *host[] = {"host", world, "--nats", url, "--lease-ms", "900", NULL};
-    pid_t h = agora_spawn(host, nats_path("tw.out"), nats_path("tw.err"), NULL);
-    CHECK(file_wait_for(nats_path("tw.err"), "hosting world duo", 20000));
+    pid_t h = host_up(world, url, "tw", "duo");
     snprintf(out, sizeof out, "%s", nats_path(i ? "tw-run1.out" : "tw-run0.out"));
     const char *run[] = {"run", world, "--nats", url, "--db", db, "--json", NULL};
     pid_t r = agora_spawn(run, out, nats_path("tw-run.err"), NULL);
