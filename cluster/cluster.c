@@ -113,7 +113,8 @@ static int cl_turn_end(void *ctx, const char *agent_id, uint64_t trigger, size_t
  * bus directly (cl_show_event), not through world_emit: they do not come back here. */
 static void cl_report(void *ctx, const world_event *ev) {
   cluster *c = ctx;
-  if (!c->ready || !c->chat[0]) return;
+  /* every event passes here, chunks included: only the two failures go on */
+  if (!c->ready || !c->chat[0] || (ev->kind != EV_LLM_ERROR && ev->kind != EV_MCP_ERROR)) return;
   wire_record rec = {.type = WIRE_EVENT, .kind = AG_KIND_AGENT, .ev = (int)ev->kind};
   if (ev->kind == EV_LLM_ERROR && cl_is_local(c, ev->u.llm_error.agent)) {
     const ev_llm_error *x = &ev->u.llm_error;
