@@ -51,10 +51,11 @@ static void on_drop(void *ud, relay_item *it) {
   free(it->str);
 }
 
-/* libnats' thread: to the loop. */
+/* libnats' thread: to the loop. The closure is the relay, not k: a subscription that does not drain
+ * may still call back after k is freed, and its relay is then left to the process's exit. */
 static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure) {
   (void)nc, (void)sub;
-  relay_post(((cluster_chats *)closure)->r, &(relay_item){RELAY_MSG, m, NULL, 0, 0});
+  relay_post(closure, &(relay_item){RELAY_MSG, m, NULL, 0, 0});
 }
 
 static natsStatus make_bucket(cluster_chats *k, const char *bucket, int replicas) {
@@ -91,7 +92,7 @@ int cluster_chats_open(const cluster_opts *o, struct event_base *base, const cha
     jsErrCode jerr = 0;
     natsStatus s = natsConnection_JetStream(&k->js, k->nc, NULL);
     if (s == NATS_OK) s = make_bucket(k, bucket, o->replicas > 0 ? o->replicas : 1);
-    if (s == NATS_OK) s = js_Subscribe(&k->sub, k->js, filter, on_nats_msg, k, NULL, &so, &jerr);
+    if (s == NATS_OK) s = js_Subscribe(&k->sub, k->js, filter, on_nats_msg, k->r, NULL, &so, &jerr);
     if (s != NATS_OK) rc = ag_fail(em, AG_ERR_IO, "NATS: the chat records (%s): %s", bucket, link_error(s, why, sizeof why));
   }
   if (rc) {

@@ -489,7 +489,16 @@ static void test_cluster_faults(void) {
     char tag[8];
     snprintf(tag, sizeof tag, "c%d", i + 1);
     CHECK(host_caught_up(tag, single, 30000));
-    CHECK_INT(agora_stop(h[i], SIGTERM), 0);
+    int hs = agora_stop(h[i], SIGTERM);
+    if (hs != 0) { /* what the host said (an abort message, a sanitizer report) belongs in the failure */
+      char name[16];
+      snprintf(name, sizeof name, "%s.err", tag);
+      char *err = unit_read_file(path_of(name));
+      fprintf(stderr, "host %s exited %d; its stderr ends:\n%s\n", tag, hs,
+              err ? err + (strlen(err) > 4000 ? strlen(err) - 4000 : 0) : "(none)");
+      free(err);
+    }
+    CHECK_INT(hs, 0);
     char *stored = stored_messages(tag);
     CHECK_STR(stored, single); /* every host's database holds the same copy */
     free(stored);

@@ -1,5 +1,6 @@
 /* The MCP test driver of mcp_drive.h. */
 #include "support/mcp_drive.h"
+#include "support/ports.h"
 
 #include "llm/fetch.h"
 
@@ -131,18 +132,6 @@ int mcp_drive_handshake(mcp_drive *d, long timeout_ms) {
   return mcp_drive_send(d, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
 }
 
-static int free_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t sl = sizeof sin;
-  int port = -1;
-  if (fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof sin) == 0 &&
-      getsockname(fd, (struct sockaddr *)&sin, &sl) == 0)
-    port = ntohs(sin.sin_port);
-  if (fd >= 0) close(fd);
-  return port;
-}
-
 static int accepts(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
@@ -176,7 +165,7 @@ int mcp_everything_start(mcp_everything *e, const char *dir) {
     return -1;
   }
   snprintf(e->log, sizeof e->log, "%s/everything.log", dir);
-  e->port = free_port();
+  e->port = ports_free();
   snprintf(e->url, sizeof e->url, "http://127.0.0.1:%d/mcp", e->port);
   e->pid = fork();
   if (e->pid < 0) return -1;

@@ -1,5 +1,6 @@
 /* Test processes: nats-server nodes and background agora commands (see nats_proc.h). */
 #include "support/nats_proc.h"
+#include "support/ports.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,30 +22,6 @@ static void nap_ms(long ms) {
 
 int nats_available(void) { return system("command -v nats-server >/dev/null 2>&1") == 0; }
 
-static int free_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {0};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof a) && !getsockname(fd, (struct sockaddr *)&a, &len))
-    port = ntohs(a.sin_port);
-  if (fd >= 0) close(fd);
-  return port;
-}
-
-static int port_open(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {0};
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-  if (fd >= 0) close(fd);
-  return ok;
-}
-
 int nats_node_start(nats_node *nd) {
   nd->pid = fork();
   if (nd->pid == 0) {
@@ -54,7 +31,7 @@ int nats_node_start(nats_node *nd) {
     _exit(127);
   }
   for (int i = 0; i < 200 && nd->pid > 0; i++) {
-    if (port_open(nd->port)) return 0;
+    if (ports_open(nd->port)) return 0;
     nap_ms(25);
   }
   return -1;
@@ -90,8 +67,8 @@ static int write_conf(const char *dir, int n, int i, const char *extra, nats_nod
 int nats_start(const char *dir, int n, const char *extra, nats_node *nodes) {
   for (int i = 0; i < n; i++) {
     memset(&nodes[i], 0, sizeof nodes[i]);
-    nodes[i].port = free_port();
-    nodes[i].cport = free_port();
+    nodes[i].port = ports_free();
+    nodes[i].cport = ports_free();
   }
   for (int i = 0; i < n; i++)
     if (write_conf(dir, n, i, extra, nodes) || nats_node_start(&nodes[i])) return -1;

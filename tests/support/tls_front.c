@@ -2,6 +2,7 @@
  * openssl command line; connections are counted by client port in nghttpx's access log, which it
  * writes after each response. */
 #include "support/tls_front.h"
+#include "support/ports.h"
 
 #include "support/unit.h"
 
@@ -28,27 +29,6 @@ struct tls_front {
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
-}
-
-/* A port that was free a moment ago (nghttpx binds it right after). */
-static int free_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-    port = ntohs(a.sin_port);
-  if (fd >= 0) close(fd);
-  return port;
-}
-
-static int port_open(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port),
-                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-  if (fd >= 0) close(fd);
-  return ok;
 }
 
 static int make_certs(const char *dir) {
@@ -105,17 +85,17 @@ int tls_front_start(int backend_port, int http1_only, tls_front **out) {
   f->pid = -1;
   if (!f->dir || make_certs(f->dir)) goto fail;
   for (int tries = 0; tries < 5 && f->pid < 0; tries++) {
-    f->port = free_port();
+    f->port = ports_free();
     pid_t pid = start_nghttpx(f->dir, f->port, backend_port, http1_only);
     if (pid < 0) goto fail;
-    for (int i = 0; i < 250 && !port_open(f->port); i++) {
+    for (int i = 0; i < 250 && !ports_open(f->port); i++) {
       if (waitpid(pid, NULL, WNOHANG) == pid) {
         pid = -1; /* exited: the port was taken, or nghttpx is missing */
         break;
       }
       sleep_ms(20);
     }
-    if (pid > 0 && port_open(f->port)) f->pid = pid;
+    if (pid > 0 && ports_open(f->port)) f->pid = pid;
     else if (pid > 0) {
       kill(pid, SIGKILL);
       waitpid(pid, NULL, 0);
