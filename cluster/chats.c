@@ -136,9 +136,9 @@ void cluster_chats_free(cluster_chats *k) {
   /* A drained subscription calls back no more: then nothing posts to the relay. */
   int drained = !k->sub || (natsSubscription_Drain(k->sub) == NATS_OK &&
                             natsSubscription_WaitForDrainCompletion(k->sub, 5000) == NATS_OK);
+  if (k->nc) natsConnection_Close(k->nc); /* before the subscription goes: see cluster_free */
   natsSubscription_Destroy(k->sub);
   jsCtx_Destroy(k->js);
-  if (k->nc) natsConnection_Close(k->nc);
   natsConnection_Destroy(k->nc);
   if (drained) relay_free(k->r);
   else fprintf(stderr, "agora: the chat records' subscription did not drain within 5 s\n");

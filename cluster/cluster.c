@@ -471,10 +471,13 @@ int cluster_free(cluster *c) {
   }
   if (c->tick) event_free(c->tick);
   control_free(c->ctl); /* gives the leases back */
-  if (c->sub) natsSubscription_Unsubscribe(c->sub);
+  /* The connection is closed before its subscription is destroyed: closing joins libnats' reading
+   * thread, and libnats 3.4 can crash (abort in a mutex lock) reading a message for a subscription
+   * destroyed meanwhile (nats.c issue 637, fixed in 3.6). The consumer's heartbeats keep coming until
+   * the close, so that race was open at every stop. */
+  if (c->nc) natsConnection_Close(c->nc);
   natsSubscription_Destroy(c->sub);
   jsCtx_Destroy(c->js);
-  if (c->nc) natsConnection_Close(c->nc);
   natsConnection_Destroy(c->nc);
   /* Every message libnats made is destroyed before nats_CloseAndWait ends the library (destroying one
    * after it crashes): what the relay and the backlog hold now, and what its threads still post, which the

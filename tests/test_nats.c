@@ -434,6 +434,44 @@ static void test_leave_with_deliveries_queued(void) {
   nats_node_stop(&node, SIGTERM);
 }
 
+/* Leaving while the stream's records pour in, many times over. libnats 3.4 aborts (a lock on a freed
+ * subscription's mutex) when a subscription is destroyed while its reading thread handles a delivery
+ * (nats.c issue 637); cluster_free closed the connection after destroying it, and a host stopped by
+ * SIGTERM in CI died so. The old order failed this case within a few dozen rounds. */
+static void test_leave_while_delivering(void) {
+  nats_node node;
+  char url[256];
+  if (one_node("leaving", &node, url, sizeof url)) return;
+  struct event_base *base = event_base_new();
+  cluster *cl = NULL;
+  world *w = joined_world(base, url, queue_json, &cl, 1);
+  CHECK(w != NULL);
+  if (w) {
+    CHECK_INT(cluster_use_chat(cl, NULL), 0);
+    for (int i = 0; i < 2000; i++) world_publish(w, "human", "@human nobody answers", NULL);
+    CHECK_INT(world_run_until_quiet(w), 0);
+    cluster_free(cl);
+    world_free(w);
+  }
+  event_base_free(base);
+  unsigned seed = 7;
+  for (int round = 0; round < 150; round++) {
+    base = event_base_new();
+    w = joined_world(base, url, queue_json, &cl, 0); /* the 2,000 records start coming at once */
+    if (!w) {
+      CHECK(w != NULL);
+      event_base_free(base);
+      break;
+    }
+    seed = seed * 1103515245u + 12345u;
+    nap_ms((long)((seed >> 16) % 25));
+    cluster_free(cl);
+    world_free(w);
+    event_base_free(base);
+  }
+  nats_node_stop(&node, SIGTERM);
+}
+
 /* Three nodes (R3), three hosts, 300 agents, 50 questions; meanwhile a host is SIGKILLed and started again,
  * a node is SIGKILLed and started again, and the third host's only node is stopped for 10 s. */
 static void test_cluster_faults(void) {
@@ -586,6 +624,7 @@ int main(int argc, char **argv) {
     {"listed_host_not_counted", test_listed_host_not_counted},
     {"leave_with_deliveries_queued", test_leave_with_deliveries_queued},
     {"records_in_one_batch", test_records_in_one_batch},
+    {"leave_while_delivering", test_leave_while_delivering},
     {"cluster_faults", test_cluster_faults},
   };
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
