@@ -471,22 +471,28 @@ int cluster_free(cluster *c) {
   }
   if (c->tick) event_free(c->tick);
   control_free(c->ctl); /* gives the leases back */
+  /* Every message libnats made must be destroyed while its library runs: destroying one after
+   * nats_CloseAndWait crashes, and one destroyed while it closes is never freed (its collector thread
+   * has already gone). So: the relay is closed first, and what it holds and what libnats' threads still
+   * post are dropped at once; the subscription is drained, which hands every delivery it holds to the
+   * closed relay, and the acknowledgements still due are awaited (a few seconds at most; a connection
+   * that is away fails both at once). */
+  relay_close(c->r);
+  natsMsg *m;
+  while (ag_ring_pop(&c->backlog, &m)) natsMsg_Destroy(m);
+  if (c->sub && natsSubscription_Drain(c->sub) == NATS_OK) natsSubscription_WaitForDrainCompletion(c->sub, 5000);
+  if (c->js) js_PublishAsyncComplete(c->js, &(jsPubOptions){.MaxWait = 2000});
   /* The connection is closed before its subscription is destroyed: closing joins libnats' reading
    * thread, and libnats 3.4 can crash (abort in a mutex lock) reading a message for a subscription
    * destroyed meanwhile (nats.c issue 637, fixed in 3.6). The consumer's heartbeats keep coming until
-   * the close, so that race was open at every stop. */
+   * then, so that race was open at every stop. */
   if (c->nc) natsConnection_Close(c->nc);
   natsSubscription_Destroy(c->sub);
   jsCtx_Destroy(c->js);
   natsConnection_Destroy(c->nc);
-  /* Every message libnats made is destroyed before nats_CloseAndWait ends the library (destroying one
-   * after it crashes): what the relay and the backlog hold now, and what its threads still post, which the
-   * closed relay drops at once. Only once those threads are gone may the relay be freed. A reconnect in
-   * progress (a node just stopped) can take more than a few seconds on a loaded machine, so wait up to
-   * 60 s; if even that is not enough, the relay is left to the process's exit. */
-  relay_close(c->r);
-  natsMsg *m;
-  while (ag_ring_pop(&c->backlog, &m)) natsMsg_Destroy(m);
+  /* Only once libnats' threads are gone may the relay be freed. A reconnect in progress (a node just
+   * stopped) can take more than a few seconds on a loaded machine, so wait up to 60 s; if even that is
+   * not enough, the relay is left to the process's exit. */
   int rc = nats_CloseAndWait(60000) == NATS_OK ? AG_OK : AG_ERR_STATE;
   if (!rc) relay_free(c->r);
   ag_ring_free(&c->backlog);
