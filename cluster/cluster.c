@@ -475,13 +475,15 @@ int cluster_free(cluster *c) {
    * nats_CloseAndWait crashes, and one destroyed while it closes is never freed (its collector thread
    * has already gone). So: the relay is closed first, and what it holds and what libnats' threads still
    * post are dropped at once; the subscription is drained, which hands every delivery it holds to the
-   * closed relay, and the acknowledgements still due are awaited (a few seconds at most; a connection
-   * that is away fails both at once). */
+   * closed relay, and the acknowledgements still due are awaited (a few seconds at most). A connection
+   * that is away brings nothing more, and waiting on it would only delay the exit: it is not drained. */
   relay_close(c->r);
   natsMsg *m;
   while (ag_ring_pop(&c->backlog, &m)) natsMsg_Destroy(m);
-  if (c->sub && natsSubscription_Drain(c->sub) == NATS_OK) natsSubscription_WaitForDrainCompletion(c->sub, 5000);
-  if (c->js) js_PublishAsyncComplete(c->js, &(jsPubOptions){.MaxWait = 2000});
+  if (c->nc && natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED) {
+    if (c->sub && natsSubscription_Drain(c->sub) == NATS_OK) natsSubscription_WaitForDrainCompletion(c->sub, 5000);
+    if (c->js) js_PublishAsyncComplete(c->js, &(jsPubOptions){.MaxWait = 2000});
+  }
   /* The connection is closed before its subscription is destroyed: closing joins libnats' reading
    * thread, and libnats 3.4 can crash (abort in a mutex lock) reading a message for a subscription
    * destroyed meanwhile (nats.c issue 637, fixed in 3.6). The consumer's heartbeats keep coming until
