@@ -179,7 +179,7 @@ static int console_signals(console *c) {
  * a new one starts when the world has none. Returns an exit status. */
 static int console_open(console *c, const console_args *a) {
   ag_errmsg em = {""};
-  /* libnats' threads touch the loop: its thread support comes before the loop is made. */
+  /* The NATS client library is opened once, before any connection is made. */
   if (a->nats.url && cluster_init()) return cli_error(AG_ERR_NOMEM, "console: cannot start the NATS client");
   int rc = cli_store_open(a->db, &c->st, &em);
   if (rc) return cli_error(rc, "%s", em.text);

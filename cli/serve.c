@@ -134,7 +134,7 @@ static void on_synced(evutil_socket_t fd, short what, void *arg) {
 static int start(serve *s, const serve_args *a) {
   ag_errmsg em = {""};
   int rc;
-  /* libnats' threads touch the loop: its thread support comes before the loop is made. */
+  /* The NATS client library is opened once, before any connection is made. */
   if (a->nats.url && cluster_init()) return cli_error(AG_ERR_NOMEM, "serve: cannot start the NATS client");
   if (!(s->base = event_base_new())) return cli_error(AG_ERR_NOMEM, "serve: cannot create the event loop");
   /* The disk syncs run on a storage thread: the loop (and every stream) never waits for the disk. */
