@@ -5,9 +5,9 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/outfile.h"
-#include "cli/db.h"
+#include "runtime/db.h"
 #include "cli/markdown.h"
-#include "cli/output.h"
+#include "runtime/output.h"
 #include "cli/transcript.h"
 
 #include <fcntl.h>

@@ -4,14 +4,14 @@
 
 #include "chat/archive.h"
 #include "chat/session.h"
-#include "cli/db.h"
+#include "runtime/db.h"
 
-#include "cli/key_env.h"
+#include "runtime/key_env.h"
 #include "cli/load.h"
 #include "cli/nats_args.h"
-#include "cli/nats_chats.h"
-#include "cli/output.h"
-#include "cli/prepare.h"
+#include "runtime/nats_chats.h"
+#include "runtime/output.h"
+#include "runtime/overrides.h"
 #include "cluster/cluster.h"
 
 #include <event2/event.h>

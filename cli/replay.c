@@ -2,8 +2,8 @@
  * it, optionally paced. Never calls an LLM. */
 #include "chat/snapshot.h"
 #include "cli/cli.h"
-#include "cli/db.h"
-#include "cli/output.h"
+#include "runtime/db.h"
+#include "runtime/output.h"
 #include "cli/transcript.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "cli/output.h"
+#include "runtime/output.h"
 #include "world/world.h"
 
 struct event_base;

@@ -5,7 +5,7 @@
 #include "chat/archive.h"
 
 #include "cli/cli.h"
-#include "cli/db.h"
+#include "runtime/db.h"
 #include "cli/load.h"
 #include "cli/nats_args.h"
 

@@ -4,10 +4,10 @@
 #define AG_CLI_RUNNER_H
 
 #include "chat/session.h"
-#include "cli/key_env.h"
-#include "cli/nats_join.h"
-#include "cli/output.h"
-#include "cli/prepare.h"
+#include "runtime/key_env.h"
+#include "runtime/nats_join.h"
+#include "runtime/output.h"
+#include "runtime/overrides.h"
 #include "cli/run_screen.h"
 #include "cluster/cluster.h"
 

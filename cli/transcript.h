@@ -6,7 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "chat/archive.h"
-#include "cli/output.h"
+#include "runtime/output.h"
 
 /* From the database. delay_ms paces the messages (0: none). st and o are borrowed. */
 int transcript_print_stored(store *st, const char *chat_id, output *o, long delay_ms, ag_errmsg *em);

@@ -1,10 +1,10 @@
-/* Fuzzes agora serve's request parsing (cli/serve_route.c): route matching of any method and URI, the
+/* Fuzzes agora serve's request parsing (serve/serve_route.c): route matching of any method and URI, the
  * query numbers, and every route's JSON body. Checks: each answer is one of the statuses the server
  * sends, with a reason; a matched route takes the method; ids are NUL-terminated and within their cap;
  * a query value is at most 2^53; an accepted body has its required fields, non-empty and valid UTF-8. */
 #include "fuzz_util.h"
 
-#include "cli/serve_route.h"
+#include "serve/serve_route.h"
 #include "common/utf8.h"
 
 #include <stdio.h>

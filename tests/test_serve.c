@@ -4,7 +4,7 @@
  * Last-Event-ID from the ring and from storage, two clients seeing the same sequence, heartbeats, a
  * client that reads nothing dropped), a human message while agents stream from the loopback LLM
  * server, a tool approved over HTTP, a graceful stop, and 100 streams on a world of 200 agents. */
-#include "cli/serve_sse.h"
+#include "serve/serve_sse.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"

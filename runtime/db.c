@@ -1,5 +1,5 @@
 /* Shared plumbing of the storage commands (see db.h). */
-#include "cli/db.h"
+#include "runtime/db.h"
 #include "cli/mcp.h"
 
 #include <event2/event.h>

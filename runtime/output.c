@@ -1,6 +1,6 @@
 /* Plain and NDJSON transcripts (see output.h). Everything goes through here so that run, replay,
  * chats show and the console print the same way. */
-#include "cli/output.h"
+#include "runtime/output.h"
 
 #include "chat/event_json.h"
 

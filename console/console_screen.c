@@ -1,6 +1,6 @@
 /* The console's terminal screen: transient live lines for the replies that stream, the input line
  * under them, and everything else printed above both. Piped, it is plain printing. */
-#include "cli/console_int.h"
+#include "console/console_int.h"
 
 #include "common/term_text.h"
 

@@ -1,6 +1,6 @@
 /* GET /metrics of agora serve in the Prometheus text format (version 0.0.4): the worlds loaded, their
  * agents and what they did since (LLM calls, tokens, bus messages, store commits), and the streams. */
-#include "cli/serve_int.h"
+#include "serve/serve_int.h"
 
 #include "storage/store.h"
 

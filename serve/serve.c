@@ -2,9 +2,9 @@
  * streams (SSE) and a web page, all on one libevent loop with the worlds (no thread per client).
  * This file holds the command: its arguments, the token, start-up and the graceful stop. */
 #include "cli/cli.h"
-#include "cli/db.h"
+#include "runtime/db.h"
 #include "cli/nats_args.h"
-#include "cli/serve_int.h"
+#include "serve/serve_int.h"
 #include "cluster/cluster.h"
 
 #include "common/buf.h"

@@ -1,5 +1,5 @@
 /* Request parsing for `agora serve` (see serve_route.h): routes, query numbers, JSON bodies. Pure. */
-#include "cli/serve_route.h"
+#include "serve/serve_route.h"
 
 #include "common/error.h"
 #include "common/jsonnum.h"

@@ -1,12 +1,12 @@
 /* The worlds agora serve hosts: each built on the server's one loop with its session (saving as the
  * console does), its clock, and its event stream fed from the bus at the output phase with the very
  * objects `run --json` prints. Tool approvals and ask_human questions wait here for an HTTP answer. */
-#include "cli/serve_int.h"
+#include "serve/serve_int.h"
 
 #include "chat/event_json.h"
 #include "chat/transcript.h"
 #include "cli/load.h"
-#include "cli/output.h"
+#include "runtime/output.h"
 #include "world/clock.h"
 
 #include <event2/event.h>

@@ -1,6 +1,6 @@
 /* The console's commands (/help, /agents, /add, /chats, ...) and the handling of each line typed or
  * read: an answer, a command, or a message from the human. */
-#include "cli/console_int.h"
+#include "console/console_int.h"
 #include "common/outfile.h"
 #include "common/clock.h"
 

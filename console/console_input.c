@@ -2,7 +2,7 @@
  * its heap on a line of a few KB (a paste; issue 17), so what reaches it is bounded. A bracketed paste
  * (ESC[200~ ... ESC[201~) is read here and inserted whole, or refused with a note when the line would
  * pass CON_LINE_MAX; keys typed past the limit are dropped. libedit reads its keys from our buffer. */
-#include "cli/console_int.h"
+#include "console/console_int.h"
 
 #ifdef AGORA_HAVE_LIBEDIT
 

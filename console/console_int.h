@@ -6,9 +6,9 @@
 
 #include "chat/session.h"
 #include "cli/cli.h"
-#include "cli/db.h"
-#include "cli/nats_join.h"
-#include "cli/output.h"
+#include "runtime/db.h"
+#include "runtime/nats_join.h"
+#include "runtime/output.h"
 #include "world/clock.h"
 
 #include <event2/event.h>

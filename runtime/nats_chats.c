@@ -2,7 +2,7 @@
  * recorded (a title given, a chat deleted): what follows from the stream (a chat started, a title from
  * the first human words) comes out the same in every process by itself, and taking a record up never
  * records anything, so no record echoes between processes. */
-#include "cli/nats_chats.h"
+#include "runtime/nats_chats.h"
 
 #include "chat/archive.h"
 #include "chat/title.h"

@@ -1,6 +1,6 @@
 /* Piped input: lines read one at a time, each handled once the world is quiet (or a question waits
  * for the next line). */
-#include "cli/console_int.h"
+#include "console/console_int.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,10 +1,10 @@
 /* agora console (see console.h): a person talks to a stored world. Everything runs on the world's one
  * libevent loop: the terminal is an event on fd 0 fed to libedit's callback interface, bus messages and
  * events are printed as they are delivered, and streamed replies live on transient lines above the input. */
-#include "cli/console.h"
+#include "console/console.h"
 #include "cli/mcp.h"
 
-#include "cli/console_int.h"
+#include "console/console_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,11 +13,11 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "cli/key_env.h"
+#include "runtime/key_env.h"
 #include "cli/load.h"
 #include "cli/nats_args.h"
 #include "cluster/cluster.h"
-#include "cli/prepare.h"
+#include "runtime/overrides.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
 /* Command-line overrides and the script-provider warning (see prepare.h). */
-#include "cli/prepare.h"
+#include "runtime/overrides.h"
 
 #include "cli/cli.h"
 

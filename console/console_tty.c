@@ -1,6 +1,6 @@
 /* Terminal mode: libedit's callback interface on the loop's stdin event, with history and completion
  * of commands, agents and chats. Without libedit, stubs: the console is always piped. */
-#include "cli/console_int.h"
+#include "console/console_int.h"
 
 #include <errno.h>
 #include <stdarg.h>

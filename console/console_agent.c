@@ -1,7 +1,7 @@
 /* The console's commands on one agent (issue 15 item 13): /agent shows its settings, /set changes its
  * model, prompt or temperature, /clear forgets its memory of this chat, /add NAME --like OTHER copies
  * another's settings. Every change is stored with the world, so the next console or run sees it. */
-#include "cli/console_int.h"
+#include "console/console_int.h"
 
 #include <errno.h>
 #include <math.h>

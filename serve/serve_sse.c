@@ -1,7 +1,7 @@
 /* Event streams of agora serve (see serve_sse.h): a ring of recent frames per world and the clients
  * that follow it. Each frame is kept as its whole SSE text ("id: ...\ndata: ...\n\n"), so a frame is
  * encoded once however many clients receive it. */
-#include "cli/serve_sse.h"
+#include "serve/serve_sse.h"
 
 #include "common/error.h"
 

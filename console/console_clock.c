@@ -2,7 +2,7 @@
  * clock (delivering what falls due, as a script's wait would), /branch SEQ branches the current chat
  * there and continues in the branch. */
 #include "chat/branch.h"
-#include "cli/console_int.h"
+#include "console/console_int.h"
 #include "common/clock.h"
 #include "world/duration.h"
 

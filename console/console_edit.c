@@ -1,7 +1,7 @@
 /* The console's /edit SEQ TEXT and /retry (issue 13 §3): the current chat is cut after the message
  * before (chat_session_truncate: one transaction), then the new or same text is sent again as the
  * human, so the agents answer it afresh. */
-#include "cli/console_int.h"
+#include "console/console_int.h"
 
 #include "chat/transcript.h"
 

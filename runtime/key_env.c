@@ -1,5 +1,5 @@
 /* The api_key_env policy of run and console (see key_env.h). */
-#include "cli/key_env.h"
+#include "runtime/key_env.h"
 
 #include "cli/cli.h"
 

@@ -1,6 +1,6 @@
 /* Approvals at the console: the questions of tool calls declared "approve": true wait in order for
  * the person's next lines while the loop goes on. */
-#include "cli/console_int.h"
+#include "console/console_int.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,9 +1,9 @@
 /* console and serve joined to a NATS world (see nats_join.h). */
-#include "cli/nats_join.h"
+#include "runtime/nats_join.h"
 
 #include "chat/archive.h"
 #include "cli/nats_args.h"
-#include "cli/nats_chats.h"
+#include "runtime/nats_chats.h"
 #include "cluster/cluster.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* agora serve's HTTP front: listening with evhttp on the server's loop, the bearer token, routing each
  * request (serve_route.c) to the page, /healthz, /metrics or the JSON API, and the JSON replies. */
-#include "cli/serve_int.h"
+#include "serve/serve_int.h"
 
 #include <arpa/inet.h>
 #include <event2/buffer.h>

@@ -1,12 +1,12 @@
 /* agora serve's JSON API (docs/serve.md): worlds, chats, messages, snapshots, cancel, approvals and the
  * event stream, each answered from the loop at once. Chat operations go through the world's session,
  * reads through the archive, snapshots through chat/snapshot.h: the same code paths as the commands. */
-#include "cli/serve_int.h"
+#include "serve/serve_int.h"
 
 #include "chat/branch.h"
 #include "chat/snapshot.h"
 #include "chat/transcript.h"
-#include "cli/output.h"
+#include "runtime/output.h"
 
 #include <stdio.h>
 #include <stdlib.h>

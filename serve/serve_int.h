@@ -7,10 +7,10 @@
 
 #include "chat/archive.h"
 #include "chat/session.h"
-#include "cli/key_env.h"
-#include "cli/nats_join.h"
-#include "cli/serve_route.h"
-#include "cli/serve_sse.h"
+#include "runtime/key_env.h"
+#include "runtime/nats_join.h"
+#include "serve/serve_route.h"
+#include "serve/serve_sse.h"
 #include "world/world.h"
 
 #include <cjson/cJSON.h>
