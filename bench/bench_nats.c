@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
   tmp = unit_tmpdir();
   nats_node node;
   llm_server *srv = NULL;
-  if (cluster_init() || nats_start(tmp, 1, NULL, &node) || llm_server_start(&srv)) {
+  if (cluster_lib_open() || nats_start(tmp, 1, NULL, &node) || llm_server_start(&srv)) {
     fprintf(stderr, "cannot start nats-server or the LLM server\n");
     return 1;
   }
@@ -213,6 +213,7 @@ int main(int argc, char **argv) {
   }
   llm_server_stop(srv);
   nats_node_stop(&node, SIGTERM);
+  cluster_lib_close();
   unit_rmrf(tmp);
   free(tmp);
   return 0;

@@ -249,7 +249,7 @@ int chat_session__watch(chat_session *cs) {
   bus *b = world_bus(cs->w);
   int rc = bus_subscribe(b, BUS_MESSAGE | BUS_EVENT, BUS_PHASE_STORE, on_bus, cs, &cs->sub);
   if (rc) return rc;
-  if ((rc = bus_on_idle(b, on_idle, cs))) bus_unsubscribe(b, cs->sub);
+  if ((rc = bus_on_idle(b, BUS_IDLE_STORE, on_idle, cs))) bus_unsubscribe(b, cs->sub);
   return rc;
 }
 

@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "common/outfile.h"
 #include "runtime/db.h"
+#include "runtime/runtime.h"
 #include "cli/markdown.h"
 #include "runtime/output.h"
 #include "cli/transcript.h"
@@ -165,6 +166,11 @@ static int import_chat(store *st, const char *path, ag_errmsg *em) {
   return rc;
 }
 
+/* A stored world with its session attached, for chat operations (no chat taken, nothing started). */
+static int open_stored(store *st, const char *world_id, runtime **rt, ag_errmsg *em) {
+  return rt_open(&(rt_opts){.cmd = NULL, .world = world_id, .from_store = 1, .inert = 1, .st = st, .pick = RT_CHAT_ATTACH}, rt, em);
+}
+
 int cli_chats(int argc, char **argv) {
   if (argc < 1 || cli_is_help(argv[0])) {
     fputs(chats_usage, argc < 1 ? stderr : stdout);
@@ -193,15 +199,14 @@ int cli_chats(int argc, char **argv) {
   store *st = NULL;
   /* list, show and export only read: with no database, list prints an empty list. */
   int reads = which == 0 || which == 1 || which == 4;
-  int rc = reads ? cli_store_open_read(o.db, &st, &em) : cli_store_open(o.db, &st, &em);
+  int rc = reads ? rt_store_open_read(o.db, &st, &em) : rt_store_open(o.db, &st, &em);
   if (rc == AG_ERR_NOT_FOUND && which == 0) return 0;
   if (rc) return cli_error(rc, "%s", em.text);
-  cli_world cw;
-  memset(&cw, 0, sizeof cw);
+  runtime *rt = NULL;
   char wid[CHAT_ID_MAX];
   switch (which) {
   case 0:
-    if (!o.world || !(rc = cli_pick_world(st, o.world, wid, &em)))
+    if (!o.world || !(rc = rt_pick_world(st, o.world, wid, &em)))
       rc = chat_list(st, o.world ? wid : NULL, list_chat, &o.json, &em);
     break;
   case 1: {
@@ -211,14 +216,14 @@ int cli_chats(int argc, char **argv) {
     break;
   }
   case 2:
-    if (!(rc = cli_pick_world(st, o.world, wid, &em)) && !(rc = cli_world_open(st, wid, &cw, &em)) &&
-        !(rc = chat_session_new(cw.cs, &em)))
-      puts(chat_session_current(cw.cs));
+    if (!(rc = rt_pick_world(st, o.world, wid, &em)) && !(rc = open_stored(st, wid, &rt, &em)) &&
+        !(rc = chat_session_new(rt_session(rt), &em)))
+      puts(chat_session_current(rt_session(rt)));
     break;
   case 3:
     /* No resume: this process must not take the world's current chat (another may hold it). */
-    if (!(rc = cli_chat_world(st, o.pos[0], wid, &em)) && !(rc = cli_world_open(st, wid, &cw, &em)) &&
-        !(rc = chat_session_delete(cw.cs, o.pos[0], &em)))
+    if (!(rc = rt_chat_world(st, o.pos[0], wid, &em)) && !(rc = open_stored(st, wid, &rt, &em)) &&
+        !(rc = chat_session_delete(rt_session(rt), o.pos[0], &em)))
       rc = print_current(st, wid, &em);
     break;
   case 4: rc = export_chat(st, &o, &em); break;
@@ -229,7 +234,7 @@ int cli_chats(int argc, char **argv) {
     break;
   }
   }
-  cli_world_close(&cw);
+  rt_close(rt);
   chat_store_close(st);
   if (rc) return cli_error(rc, "chats %s: %s", sub, em.text[0] ? em.text : ag_strerror(rc));
   return 0;
@@ -367,13 +372,13 @@ static int worlds_run(int which, const opts *o) {
     return cli_error(AG_ERR_INVALID, "worlds delete: this deletes world '%s' with all its chats; add --yes", o->pos[0]);
   ag_errmsg em = {""};
   store *st = NULL;
-  int rc = which == 3 ? cli_store_open(o->db, &st, &em) : cli_store_open_read(o->db, &st, &em);
+  int rc = which == 3 ? rt_store_open(o->db, &st, &em) : rt_store_open_read(o->db, &st, &em);
   if (rc == AG_ERR_NOT_FOUND && which == 0) return 0; /* no database: no worlds */
   if (rc == AG_ERR_NOT_FOUND) rc = ag_fail(&em, AG_ERR_INVALID, "no world '%s' (there is no database)", o->pos[0]);
   if (rc) return cli_error(rc, "worlds %s: %s", cmd, em.text);
   char wid[CHAT_ID_MAX];
   if (which == 0) rc = chat_worlds_each(st, world_row, (void *)&o->json, &em);
-  else if (!(rc = cli_pick_world(st, o->pos[0], wid, &em)))
+  else if (!(rc = rt_pick_world(st, o->pos[0], wid, &em)))
     rc = which == 1 ? world_show(st, wid, o->json, &em) : which == 2 ? world_export(st, wid, o, &em)
                                                                      : world_delete(st, wid, &em);
   chat_store_close(st);

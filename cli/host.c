@@ -7,11 +7,9 @@
 #include "runtime/db.h"
 
 #include "runtime/key_env.h"
-#include "cli/load.h"
-#include "cli/nats_args.h"
-#include "runtime/nats_chats.h"
+#include "cli/args.h"
 #include "runtime/output.h"
-#include "runtime/overrides.h"
+#include "runtime/runtime.h"
 #include "cluster/cluster.h"
 
 #include <event2/event.h>
@@ -21,7 +19,7 @@
 
 static const char host_usage[] =
   "usage: agora host WORLD.json --nats URL [--agents A,B,...] [--lease-ms MS] [--nats-creds FILE]\n"
-  "                 [--nats-ca FILE] [--nats-replicas N] [--db DIR] [--json] [--allow-env NAME]\n"
+  "                 [--nats-ca FILE] [--nats-replicas N] [--db DIR] [--json] [--yes] [--allow-env NAME]\n"
   "                 [--model M] [--provider P] [--base-url URL]\n"
   "\n"
   "Joins WORLD.json's world on NATS JetStream and answers for a share of its agents until stopped\n"
@@ -40,16 +38,18 @@ static const char host_usage[] =
   "  --db DIR            keep a copy of the world's chats in DIR, filled from the stream (chats, replay\n"
   "                      and export work on it); without it nothing is written\n"
   "  --json              one JSON object per line\n"
+  "  --yes               approve every tool call that asks first (nobody is at a host to ask); without\n"
+  "                      it such calls are denied, and ask_human is answered that nobody is there\n"
   "Credentials from the environment: AGORA_NATS_TOKEN, or AGORA_NATS_USER and AGORA_NATS_PASSWORD.\n"
   "\n"
   "Exit status: 0 stopped, 1 runtime failure, 2 bad usage, input, credentials or an unreachable server.\n";
 
 typedef struct host_args {
   const char *world_path, *db;
-  int json;
+  int json, yes;
   cluster_opts nats;
-  cli_allow_env allow;
-  cli_overrides over;
+  rt_allow_env allow;
+  rt_overrides over;
 } host_args;
 
 static int parse_args(int argc, char **argv, host_args *a) {
@@ -67,6 +67,7 @@ static int parse_args(int argc, char **argv, host_args *a) {
     if (taken > 1) return taken;
     if (taken) continue;
     if (!strcmp(s, "--json")) a->json = 1;
+    else if (!strcmp(s, "--yes")) a->yes = 1;
     else if (!strcmp(s, "--db") && i + 1 < argc) a->db = argv[++i];
     else if (!strcmp(s, "--db")) return cli_error(AG_ERR_INVALID, "host: --db needs a value");
     else if (s[0] == '-' && s[1]) return cli_error(AG_ERR_INVALID, "host: unknown option '%s' (see agora host --help)", s);
@@ -83,36 +84,39 @@ static void on_stop(evutil_socket_t sig, short what, void *arg) {
   event_base_loopbreak(arg);
 }
 
-/* --db: the copy follows the chat the stream is on. */
-static void host_follow(void *ud, const char *chat) {
-  ag_errmsg em = {""};
-  int rc = chat_session_follow(ud, chat, &em);
-  if (rc) fprintf(stderr, "agora: host: cannot store chat %s: %s\n", chat, em.text[0] ? em.text : ag_strerror(rc));
+typedef struct host_out {
+  const host_args *a;
+  output *out;
+  world *w;
+} host_out;
+
+/* The world is built: the transcript printer for it. */
+static int host_on_world(void *ud, runtime *rt, ag_errmsg *em) {
+  host_out *h = ud;
+  h->w = rt_world(rt);
+  int rc = output_new(stdout, world_id(rt_world(rt)), &(output_opts){h->a->json, 0, 0, 0}, &h->out);
+  return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
 }
 
-static int host_serve(struct event_base *base, world *w, store *st, chat_session *cs, const host_args *a) {
-  ag_errmsg em = {""};
-  cluster *c = NULL;
-  cli_nats_chats *records = NULL; /* --db: the copy's titles, new and deleted chats agree with everyone's */
-  int rc = cluster_open(w, &a->nats, &c, &em);
-  if (!rc && cs) cluster_on_chat(c, host_follow, cs);
-  if (!rc && cs) rc = cli_nats_chats_open(w, st, cs, &a->nats, &records, &em);
-  if (!rc) rc = cluster_wait_ready(c, 60000, &em);
-  if (rc) {
-    cli_nats_chats_free(records);
-    cli_nats_leave(c);
-    return cli_error(rc, "host: %s", em.text[0] ? em.text : ag_strerror(rc));
-  }
+/* Nobody sits at a host: --yes approves, else every request is denied with a reason. */
+static void host_ask(void *ud, const world_approval *req) {
+  host_out *h = ud;
+  if (!req->question) world_approval_answer(h->w, req->id, h->a->yes);
+  else world_approval_reply(h->w, req->id, 0, "no human at this host: ask_human cannot be answered on `agora host`");
+}
+
+static void host_on_bus(void *ud, bus_topic topic, void *payload) { output_on_bus(((host_out *)ud)->out, topic, payload); }
+
+/* Answers until SIGINT or SIGTERM. */
+static void host_loop(runtime *rt, const host_args *a) {
+  struct event_base *base = rt_base(rt);
   struct event *sigint = evsignal_new(base, SIGINT, on_stop, base), *sigterm = evsignal_new(base, SIGTERM, on_stop, base);
   if (sigint) event_add(sigint, NULL);
   if (sigterm) event_add(sigterm, NULL);
-  fprintf(stderr, "agora: hosting world %s on %s\n", world_id(w), a->nats.url);
+  fprintf(stderr, "agora: hosting world %s on %s\n", world_id(rt_world(rt)), a->nats.url);
   event_base_dispatch(base);
   if (sigint) event_free(sigint);
   if (sigterm) event_free(sigterm);
-  cli_nats_chats_free(records);
-  cli_nats_leave(c);
-  return 0;
 }
 
 int cli_host(int argc, char **argv) {
@@ -123,32 +127,23 @@ int cli_host(int argc, char **argv) {
   host_args a;
   int status = parse_args(argc, argv, &a);
   if (status) return status;
-  world_spec spec;
   ag_errmsg em = {""};
-  struct event_base *base = NULL;
-  world *w = NULL;
-  output *out = NULL;
   store *st = NULL;
-  chat_session *cs = NULL;
-  int rc = world_spec_load(a.world_path, &spec, &em);
-  if (rc) return cli_error(rc, "%s", em.text);
-  if ((rc = cli_spec_prepare(&spec, &a.over))) status = cli_error(rc, "%s", ag_strerror(rc));
-  else if ((rc = cluster_init())) status = cli_error(rc, "host: cannot start the NATS client");
-  else if ((rc = cli_world_build(a.world_path, &spec, &base, &w, &em)) || (rc = cli_key_env_check(w, a.world_path, &a.allow, &em)))
-    status = cli_error(rc, "%s", em.text);
-  else if ((rc = output_new(stdout, world_id(w), &(output_opts){a.json, 0, 0, 0}, &out)) ||
-           (rc = bus_subscribe(world_bus(w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, output_on_bus, out, NULL)))
-    status = cli_error(rc, "%s", ag_strerror(rc));
-  else if (a.db && ((rc = cli_store_open(a.db, &st, &em)) || (rc = chat_session_open(st, w, &cs, &em))))
-    status = cli_error(rc, "host: %s", em.text[0] ? em.text : ag_strerror(rc));
-  else
-    status = host_serve(base, w, st, cs, &a);
-  if (out) output_done(out);
-  chat_session_free(cs);
+  runtime *rt = NULL;
+  host_out h = {&a, NULL, NULL};
+  int rc = a.db ? rt_store_open(a.db, &st, &em) : AG_OK;
+  if (!rc)
+    rc = rt_open(&(rt_opts){.cmd = "host", .world = a.world_path, .st = st, .db = a.db, .over = a.over,
+                            .allow = &a.allow, .nats = &a.nats, .nats_role = RT_NATS_HOST,
+                            .pick = st ? RT_CHAT_ATTACH : RT_CHAT_NONE, .mcp = 1, .on_world = host_on_world,
+                            .approver = &(world_approver){host_ask, NULL}, .approver_ud = &h,
+                            .on_bus = host_on_bus, .on_bus_ud = &h},
+                 &rt, &em);
+  if (rc) status = cli_error(rc, "%s", em.text);
+  else host_loop(rt, &a);
+  if (h.out) output_done(h.out);
+  rt_close(rt);
+  output_free(h.out);
   chat_store_close(st);
-  world_free(w);
-  output_free(out);
-  if (base) event_base_free(base);
-  world_spec_free(&spec);
   return status;
 }

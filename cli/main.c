@@ -1,5 +1,7 @@
 /* agora: the command-line entry point; dispatches to the subcommands. */
 #include "cli/cli.h"
+#include "runtime/process.h"
+#include "runtime/report.h"
 
 #include "common/error.h"
 #include "llm/llm.h"
@@ -45,12 +47,10 @@ static const char usage[] =
 
 int cli_error(int err, const char *fmt, ...) {
   va_list ap;
-  fputs("agora: ", stderr);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  int status = rt_vreport(err, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
-  return ag_exit_code(err);
+  return status;
 }
 
 int cli_is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
@@ -83,7 +83,13 @@ static int check_stdout(int status) {
 static int dispatch(int argc, char **argv);
 
 int main(int argc, char **argv) {
-  return check_stdout(dispatch(argc, argv));
+  if (rt_process_begin()) {
+    fputs("agora: cannot start the HTTP client library\n", stderr);
+    return 1;
+  }
+  int status = dispatch(argc, argv);
+  rt_process_end();
+  return check_stdout(status);
 }
 
 static int dispatch(int argc, char **argv) {

@@ -98,7 +98,7 @@ int cli_replay(int argc, char **argv) {
     r = replay_snapshot(what, &rc);
   } else {
     store *st = NULL;
-    r = cli_store_open_read(db, &st, &em);
+    r = rt_store_open_read(db, &st, &em);
     if (!r) r = replay_stored(st, &rc);
     chat_store_close(st);
   }

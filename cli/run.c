@@ -112,11 +112,10 @@ static int run_interrupted(const run_stop *rs, chat_session *cs) {
 
 /* The script's steps, each run until the world is quiet, on the world's clock (virtual time jumps to
  * scheduled items between steps; `wait` steps advance it). Returns an exit status (0: all ran). */
-static int run_steps(const world_spec *spec, world *w, chat_session *cs, output *out, run_screen *scr) {
+static int run_steps(const world_spec *spec, world *w, world_clock *clk, chat_session *cs, output *out,
+                     run_screen *scr) {
   ag_errmsg em = {""};
-  world_clock *clk = NULL;
-  int rc = world_clock_new(w, &clk, &em), ended = 0;
-  if (rc) return cli_error(rc, "%s", em.text);
+  int rc = AG_OK, ended = 0;
   for (size_t i = 0; i < spec->n_steps && !ended; i++) {
     const world_step *step = &spec->steps[i];
     run_screen_step(scr, i + 1, spec->n_steps);
@@ -131,14 +130,12 @@ static int run_steps(const world_spec *spec, world *w, chat_session *cs, output 
       rc = world_clock_step(clk, step, &ended);
     }
     if (rc) {
-      world_clock_free(clk);
       if (rc == AG_ERR_CANCELLED) return 130; /* Ctrl-C */
       return cli_error(rc, "script[%zu]: %s", i, em.text[0] ? em.text : ag_strerror(rc));
     }
   }
   if (!ended && (rc = world_clock_finish(clk)))
     rc = rc == AG_ERR_CANCELLED ? 130 : cli_error(rc, "clock: %s", ag_strerror(rc));
-  world_clock_free(clk);
   return rc;
 }
 
@@ -155,7 +152,7 @@ int cli_run(int argc, char **argv) {
     run_stop stop = {r.w, 0, 0};
     struct event *sigint = evsignal_new(r.base, SIGINT, on_sigint, &stop);
     if (sigint) event_add(sigint, NULL);
-    if (!args.resume_chat) status = run_steps(&r.spec, r.w, r.cs, r.out, r.scr);
+    if (!args.resume_chat) status = run_steps(rt_spec(r.rt), r.w, rt_clock(r.rt), r.cs, r.out, r.scr);
     else if ((status = world_run_until_quiet(r.w))) /* the re-run turns, and what they lead to */
       status = status == AG_ERR_CANCELLED ? 130 : cli_error(status, "run: %s", ag_strerror(status));
     if (sigint) event_free(sigint);

@@ -1,13 +1,11 @@
 /* The set-up `run` and `say` share (see runner.h). */
 #include "cli/runner.h"
-#include "cli/mcp.h"
 
 #include "chat/archive.h"
 
 #include "cli/cli.h"
 #include "runtime/db.h"
-#include "cli/load.h"
-#include "cli/nats_args.h"
+#include "cli/args.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -77,101 +75,61 @@ static int read_answers(cli_runner *r, const char *path, const char *cmd) {
   return rc;
 }
 
-/* Storage: the world is loaded (or updated) in the database, then the chat to use becomes current: the
- * one named, the world's current one (say), or a new one (reuse rules). */
-static int open_chat(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
-  ag_errmsg em = {""};
-  int rc = r->st ? AG_OK : cli_store_open(o->db, &r->st, &em);
-  if (rc || (rc = chat_session_open(r->st, r->w, &r->cs, &em)))
-    return cli_error(rc, "%s", em.text[0] ? em.text : ag_strerror(rc));
-  chat_session_rerun_turns(r->cs, 1);
-  if (o->nats.url) chat_session_fresh_only(r->cs, 1); /* the copy's seqs are the stream's */
-  if (o->resume_chat) rc = chat_session_load(r->cs, o->resume_chat, &em);
-  else if (o->chat) rc = chat_session_load(r->cs, o->chat, &em);
-  else if (o->resume && !o->new_chat && chat_session_current(r->cs)) rc = chat_session_resume(r->cs, &em);
-  else rc = chat_session_new(r->cs, &em);
-  if (rc) return cli_error(rc, "%s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc));
-  output_set_chat(r->out, chat_session_current(r->cs));
-  return 0;
+/* The world is built: the transcript printer and the terminal display for it. */
+static int runner_on_world(void *ud, runtime *rt, ag_errmsg *em) {
+  cli_runner *r = ud;
+  r->base = rt_base(rt), r->w = rt_world(rt);
+  int rc = output_new(stdout, world_id(r->w), &r->oo, &r->out);
+  if (!rc) rc = run_screen_new(r->base, r->w, r->out, 1, r->live, &r->scr);
+  return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
 }
 
-/* The world: from WORLD.json, or (run --resume without one) the resumed chat's, from the database. */
-static int load_spec(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
-  ag_errmsg em = {""};
-  char world_id[CHAT_ID_MAX];
-  int rc;
-  if (o->world_path) rc = world_spec_load(o->world_path, &r->spec, &em);
-  else if (!(rc = cli_store_open(o->db, &r->st, &em)) && !(rc = cli_chat_world(r->st, o->resume_chat, world_id, &em)))
-    rc = chat_world_spec(r->st, world_id, &r->spec, &em);
-  if (rc) return cli_error(rc, "%s%s", o->world_path ? "" : "run: ", em.text[0] ? em.text : ag_strerror(rc));
-  if ((rc = cli_spec_prepare(&r->spec, &o->over))) return cli_error(rc, "%s", ag_strerror(rc));
-  if (o->no_save && (o->chat || o->resume_chat))
-    return cli_error(AG_ERR_INVALID, "%s: --%s continues a saved chat and cannot go with --no-save", cmd,
-                     o->chat ? "chat" : "resume");
-  return 0;
+/* Messages and events at the output phase: the command's handler, else the screen. */
+static void runner_on_bus(void *ud, bus_topic topic, void *payload) {
+  cli_runner *r = ud;
+  if (r->handler) r->handler(r->handler_ud, topic, payload);
+  else run_screen_on_bus(r->scr, topic, payload);
 }
 
-/* --nats: the world joins its stream and catches up before anything is shown or stored, so that only
- * this run's chat is. */
-static int runner_join(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
-  cluster_opts n = o->nats;
-  ag_errmsg em = {""};
-  if (!n.replicas) n.replicas = 1;
-  if (!n.lease_ms) n.lease_ms = 3000;
-  if (o->chat) { /* --chat ID: the copy follows the stream, whose chat must be ID */
-    int rc = cli_store_open(o->db, &r->st, &em);
-    if (!rc && !(rc = chat_session_open(r->st, r->w, &r->cs, &em)))
-      rc = cli_nats_join_open(r->w, r->st, r->cs, &n, NULL, NULL, &r->nj, &em);
-    if (rc) return cli_error(rc, "%s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc));
-    const char *now = chat_session_current(r->cs);
-    if (!now || strcmp(now, o->chat))
-      return cli_error(AG_ERR_INVALID, "%s: --chat %s: the world's stream on NATS is on chat %s; only that chat can be "
-                       "continued with --nats", cmd, o->chat, cli_nats_join_fresh(r->nj) ? "(none yet)" : now);
-    return 0;
-  }
-  int rc = cluster_open(r->w, &n, &r->cl, &em);
-  if (!rc) rc = cluster_wait_ready(r->cl, 60000, &em);
-  return rc ? cli_error(rc, "%s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc)) : 0;
+static const world_approver runner_approver = {runner_ask, NULL};
+
+/* The runtime's options for run and say. */
+static rt_opts runner_rt_opts(cli_runner *r, const cli_runner_opts *o, const char *cmd, int live, int chunks) {
+  rt_chat pick = o->no_save ? RT_CHAT_NONE
+                 : (o->resume_chat || o->chat) && !o->nats.url ? RT_CHAT_ID
+                 : o->resume && !o->new_chat ? RT_CHAT_CURRENT : RT_CHAT_NEW;
+  return (rt_opts){.cmd = cmd, .world = o->world_path, .open_db = !o->no_save, .db = o->db, .no_save = o->no_save,
+                   .over = o->over, .allow = &o->allow, .nats = &o->nats,
+                   .nats_role = o->nats.url ? RT_NATS_PUBLISH : RT_NATS_OFF, .pick = pick,
+                   .chat = o->resume_chat ? o->resume_chat : o->chat, .rerun_turns = 1, .mcp = 1,
+                   .clock = !o->resume_chat, .emit_chunks = live || chunks,
+                   .approver = &runner_approver, .approver_ud = r,
+                   .on_world = runner_on_world, .on_bus = runner_on_bus, .on_bus_ud = r};
 }
 
 int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bus_handler handler, void *ud) {
   memset(r, 0, sizeof *r);
   ag_errmsg em = {""};
-  int rc = load_spec(r, o, cmd);
-  if (rc) return rc;
+  int rc;
+  if (o->no_save && (o->chat || o->resume_chat))
+    return cli_error(AG_ERR_INVALID, "%s: --%s continues a saved chat and cannot go with --no-save", cmd,
+                     o->chat ? "chat" : "resume");
   if (o->nats.url && o->resume_chat)
     return cli_error(AG_ERR_INVALID, "%s: --resume cannot go with --nats: the hosts finish the turns a chat had in "
                      "flight themselves", cmd);
-  if (o->nats.url && cluster_init()) return cli_error(AG_ERR_NOMEM, "%s: cannot start the NATS client", cmd);
-  /* A stored world may come from an imported snapshot: as untrusted as a file. */
-  const char *label = o->world_path ? o->world_path : "the stored world";
-  if ((rc = cli_world_build(label, &r->spec, &r->base, &r->w, &em)) ||
-      (rc = cli_key_env_check(r->w, label, &o->allow, &em)))
-    return cli_error(rc, "%s", em.text);
-  if (o->nats.url && (rc = runner_join(r, o, cmd))) return rc;
   /* Streaming text: live lines on a terminal unless --quiet; --stream prints the chunks elsewhere. */
   int tty = isatty(STDOUT_FILENO), live = !o->json && !o->quiet && tty;
   int chunks = o->stream && (o->json || !tty);
-  world_set_emit_chunks(r->w, live || chunks);
   r->yes = o->yes;
   if (o->answers && (rc = read_answers(r, o->answers, cmd))) return rc;
-  world_set_approver(r->w, &(world_approver){runner_ask, NULL}, r);
-  output_opts oo = {o->json, chunks, 1, 0};
-  if ((rc = output_new(stdout, world_id(r->w), &oo, &r->out)) ||
-      (rc = run_screen_new(r->base, r->w, r->out, 1, live, &r->scr)) ||
-      (rc = bus_subscribe(world_bus(r->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT,
-                          handler ? handler : run_screen_on_bus, handler ? ud : r->scr, NULL)))
-    return cli_error(rc, "%s", ag_strerror(rc));
-  /* MCP servers start with the world (a failed one is an mcp-error event, shown before exiting). */
-  if ((rc = cli_mcp_start(r->w, o->db, o->no_save, &em))) {
-    world_run_until_quiet(r->w);
-    return cli_error(rc, "%s: %s", cmd, em.text);
-  }
-  if (!o->no_save && !r->nj && (rc = open_chat(r, o, cmd))) return rc;
-  if (r->nj) output_set_chat(r->out, chat_session_current(r->cs));
-  /* On NATS the chat stored here is the chat published to. */
-  if (r->cl && (rc = cluster_use_chat(r->cl, r->cs ? chat_session_current(r->cs) : NULL)))
-    return cli_error(rc, "%s: %s", cmd, ag_strerror(rc));
+  r->oo = (output_opts){o->json, chunks, 1, 0};
+  r->live = live;
+  r->handler = handler, r->handler_ud = ud;
+  rt_opts ro = runner_rt_opts(r, o, cmd, live, chunks);
+  if ((rc = rt_open(&ro, &r->rt, &em))) return cli_error(rc, "%s", em.text);
+  r->cs = rt_session(r->rt);
+  r->st = rt_store(r->rt);
+  if (r->cs) output_set_chat(r->out, chat_session_current(r->cs));
   return 0;
 }
 
@@ -191,16 +149,9 @@ int cli_runner_finish(cli_runner *r) {
 }
 
 void cli_runner_close(cli_runner *r) {
-  cli_mcp_stop(r->w);
-  cli_nats_join_free(r->nj);
-  cli_nats_leave(r->cl);
-  chat_session_free(r->cs);
-  chat_store_close(r->st);
-  world_free(r->w);
+  rt_close(r->rt);
   run_screen_free(r->scr); /* after the world: its last events still come through the screen */
   output_free(r->out);
-  if (r->base) event_base_free(r->base);
-  world_spec_free(&r->spec);
   for (size_t i = 0; i < r->n_answers; i++) free(r->answers[i]);
   free(r->answers);
   memset(r, 0, sizeof *r);

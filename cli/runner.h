@@ -3,13 +3,9 @@
 #ifndef AG_CLI_RUNNER_H
 #define AG_CLI_RUNNER_H
 
-#include "chat/session.h"
-#include "runtime/key_env.h"
-#include "runtime/nats_join.h"
-#include "runtime/output.h"
-#include "runtime/overrides.h"
 #include "cli/run_screen.h"
-#include "cluster/cluster.h"
+#include "runtime/output.h"
+#include "runtime/runtime.h"
 
 /* Options (strings borrowed from argv). */
 typedef struct cli_runner_opts {
@@ -19,8 +15,8 @@ typedef struct cli_runner_opts {
   int json, stream, no_save, yes, quiet;
   int new_chat; /* say: start a new chat; otherwise say continues the current one, run starts one */
   int resume;   /* say: continue the world's current chat (a new one when it has none) */
-  cli_allow_env allow;
-  cli_overrides over;
+  rt_allow_env allow;
+  rt_overrides over;
   cluster_opts nats; /* run --nats URL: the world spread over NATS (url NULL: one process) */
 } cli_runner_opts;
 
@@ -30,21 +26,25 @@ typedef struct cli_runner_opts {
 int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, int *i);
 
 typedef struct cli_runner {
-  world_spec spec;
+  runtime *rt;
+  /* borrowed from rt, for the commands' convenience */
   struct event_base *base;
   world *w;
-  output *out;
-  store *st;
   chat_session *cs; /* NULL with --no-save */
-  cluster *cl;      /* run --nats, else NULL */
-  cli_nats_join *nj; /* run --nats --chat ID: joined to the stream's chat ID, else NULL */
+  store *st;        /* the database (rt's), NULL with --no-save */
+  output *out;
   run_screen *scr;
+  output_opts oo;           /* the printer's options, for when the world is built */
+  int live;                 /* live lines on a terminal */
+  bus_handler handler;      /* the command's own output handler (say), else the screen's */
+  void *handler_ud;
   int yes;                  /* --yes: approve every tool call */
   char **answers;           /* --answers' lines, owned; next: the one the next question gets */
   size_t n_answers, next_answer;
 } cli_runner;
 
-/* Loads o->world_path and sets everything up (cmd names the command in messages). Returns 0 or the exit
+/* Opens o->world_path (a file or a stored world's id or name) through the runtime and sets the output
+ * up (cmd names the command in messages). Returns 0 or the exit
  * status after printing why; either way release r with cli_runner_close. handler (may be NULL: the
  * screen's) receives the bus's messages and events at the output phase with ud. */
 int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bus_handler handler, void *ud);

@@ -1,9 +1,7 @@
 /* agora tools WORLD.json [--json] [--db DIR]: starts the world's MCP servers and prints each agent's
- * tools (name, source, approval, description), so a configuration can be checked before a long run;
- * and cli_mcp_start, the MCP start shared by run, say and console. */
+ * tools (name, source, approval, description), so a configuration can be checked before a long run. */
 #include "cli/cli.h"
-#include "cli/load.h"
-#include "cli/mcp.h"
+#include "runtime/runtime.h"
 
 #include "chat/archive.h"
 #include "world/world_mcp.h"
@@ -30,34 +28,6 @@ static const char tools_usage[] =
   "\n"
   "Exit status: 0 when every server started, 1 naming each one that failed and why, 2 bad usage or input.\n";
 
-int cli_mcp_start(world *w, const char *db, int no_save, ag_errmsg *em) {
-  char dir[4096], path[4400];
-  const char *log = NULL;
-  if (!world_time_spec(w)->n_mcp) return AG_OK;
-  if (no_save) { /* nothing goes to the data directory: the log is a temporary file */
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s", tmp && tmp[0] ? tmp : "/tmp");
-    db = dir;
-  }
-  if (db || !chat_store_default_dir(dir, sizeof dir)) {
-    snprintf(path, sizeof path, "%s/%s", db ? db : dir, no_save ? "." : "logs");
-    mkdir(db ? db : dir, 0700);
-    if (!mkdir(path, 0700) || access(path, W_OK) == 0) {
-      char stamp[32];
-      time_t now = time(NULL);
-      strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&now));
-      size_t n = strlen(path);
-      snprintf(path + n, sizeof path - n, "/%smcp-%s-%ld.log", no_save ? "agora-" : "", stamp, (long)getpid());
-      log = path;
-    }
-  }
-  world_mcp_opts o = {log, AGORA_VERSION, 0};
-  return world_mcp_start(w, &o, em);
-}
-
-void cli_mcp_stop(world *w) {
-  if (w) world_mcp_stop(w, 4000);
-}
 
 /* One tool as a row or a JSON object. */
 static void tool_out(cJSON *arr, const char *name, const char *source, int approve, const char *desc) {
@@ -141,19 +111,11 @@ int cli_tools(int argc, char **argv) {
     else return cli_error(AG_ERR_INVALID, "tools: unexpected argument '%s'", argv[i]);
   }
   if (!path) return cli_error(AG_ERR_INVALID, "tools: missing WORLD.json (see agora tools --help)");
-  world_spec spec;
-  struct event_base *base = NULL;
-  world *w = NULL;
   ag_errmsg em = {""};
-  int rc = world_spec_load(path, &spec, &em);
-  if (rc) return cli_error(rc, "%s", em.text);
-  if (!(rc = cli_world_build(path, &spec, &base, &w, &em))) rc = cli_mcp_start(w, db, 0, &em);
-  int status = 0;
-  if (rc == AG_ERR_INVALID || rc == AG_ERR_NOMEM) status = cli_error(rc, "%s", em.text);
-  else status = print_tools(w, json) ? 1 : 0;
-  cli_mcp_stop(w);
-  world_free(w);
-  if (base) event_base_free(base);
-  world_spec_free(&spec);
+  runtime *rt = NULL;
+  int rc = rt_open(&(rt_opts){.cmd = "tools", .world = path, .db = db, .inert = 1, .mcp = 1, .mcp_failures_ok = 1},
+                   &rt, &em);
+  int status = rc ? cli_error(rc, "%s", em.text) : print_tools(rt_world(rt), json) ? 1 : 0;
+  rt_close(rt);
   return status;
 }

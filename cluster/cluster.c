@@ -327,7 +327,39 @@ static void cl_tick(evutil_socket_t fd, short what, void *arg) {
 
 /* ---- set-up ---- */
 
-int cluster_init(void) { return nats_Open(-1) == NATS_OK ? AG_OK : AG_ERR_NOMEM; }
+/* The process's NATS library and the hand-over queues of freed clusters, kept until it closes. */
+typedef struct cluster_lib {
+  int open;
+  relay **parked;
+  size_t n_parked;
+} cluster_lib;
+static cluster_lib g_lib;
+
+int cluster_lib_open(void) {
+  if (g_lib.open) return AG_OK;
+  if (nats_Open(-1) != NATS_OK) return AG_ERR_NOMEM;
+  g_lib.open = 1;
+  return AG_OK;
+}
+
+int cluster_lib_close(void) {
+  if (!g_lib.open) return AG_OK;
+  /* A reconnect in progress (a node just stopped) can take more than a few seconds on a loaded
+   * machine, so wait up to 60 s; if even that is not enough, the queues are left to the exit. */
+  int rc = nats_CloseAndWait(60000) == NATS_OK ? AG_OK : AG_ERR_STATE;
+  for (size_t i = 0; !rc && i < g_lib.n_parked; i++) relay_free(g_lib.parked[i]);
+  free(g_lib.parked);
+  g_lib = (cluster_lib){0};
+  return rc;
+}
+
+/* r waits for the library's close (libnats' threads may still post into it, closed). */
+static void lib_park(relay *r) {
+  relay **p = realloc(g_lib.parked, (g_lib.n_parked + 1) * sizeof *p);
+  if (!p) return; /* left to the exit: freeing it now could crash a late post */
+  g_lib.parked = p;
+  p[g_lib.n_parked++] = r;
+}
 
 static int cl_names(cluster *c, ag_errmsg *em) {
   const char *id = world_id(c->w);
@@ -389,8 +421,7 @@ static int cl_connect(cluster *c, ag_errmsg *em) {
 }
 
 int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) {
-  /* Again after an earlier cluster_free closed the library (nats_Open is idempotent). */
-  if (nats_Open(-1) != NATS_OK) return ag_fail(em, AG_ERR_NOMEM, "cannot start the NATS client");
+  if (cluster_lib_open()) return ag_fail(em, AG_ERR_NOMEM, "cannot start the NATS client");
   cluster *c = calloc(1, sizeof *c);
   if (!c) return AG_ERR_NOMEM;
   c->w = w;
@@ -411,7 +442,7 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   struct timeval quarter = {0, 250000};
   if (!rc) rc = event_add(c->tick, &quarter) ? AG_ERR_NOMEM : AG_OK;
   if (rc) {
-    (void)cluster_free(c); /* rc says why the open failed */
+    cluster_free(c); /* rc says why the open failed */
     return rc;
   }
   c->ready = c->catch_up == 0;
@@ -419,8 +450,8 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   cl_ask_consumer(c);
   bus_set_transport(world_bus(w), &(bus_transport){c, cl_send, cl_in_flight});
   world_set_cluster(w, &(world_cluster){c, cl_is_local, cl_turn_end, cl_report});
-  if ((rc = bus_on_idle(world_bus(w), cl_idle, c)) || (rc = control_start(c->ctl, em))) {
-    (void)cluster_free(c); /* rc says why the open failed */
+  if ((rc = bus_on_idle(world_bus(w), BUS_IDLE_CLUSTER, cl_idle, c)) || (rc = control_start(c->ctl, em))) {
+    cluster_free(c); /* rc says why the open failed */
     return rc;
   }
   *out = c;
@@ -462,8 +493,8 @@ void cluster_on_chat(cluster *c, void (*fn)(void *ud, const char *chat), void *u
 const char *cluster_chat(const cluster *c) { return c->chat[0] ? c->chat : NULL; }
 size_t cluster_local_count(const cluster *c) { return c->ready ? c->n_local : 0; }
 
-int cluster_free(cluster *c) {
-  if (!c) return AG_OK;
+void cluster_free(cluster *c) {
+  if (!c) return;
   if (c->w) {
     bus_set_transport(world_bus(c->w), NULL);
     bus_off_idle(world_bus(c->w), cl_idle, c);
@@ -492,15 +523,11 @@ int cluster_free(cluster *c) {
   natsSubscription_Destroy(c->sub);
   jsCtx_Destroy(c->js);
   natsConnection_Destroy(c->nc);
-  /* Only once libnats' threads are gone may the relay be freed. A reconnect in progress (a node just
-   * stopped) can take more than a few seconds on a loaded machine, so wait up to 60 s; if even that is
-   * not enough, the relay is left to the process's exit. */
-  int rc = nats_CloseAndWait(60000) == NATS_OK ? AG_OK : AG_ERR_STATE;
-  if (!rc) relay_free(c->r);
+  /* Only once libnats' threads are gone may the relay be freed: at the library's close. */
+  lib_park(c->r);
   ag_ring_free(&c->backlog);
   flights_free(&c->fl);
   free(c->old);
   free(c->held);
   free(c);
-  return rc;
 }

@@ -11,8 +11,13 @@
 
 typedef struct cluster cluster;
 
-/* Once per process, before cluster_open: starts libnats. */
-int cluster_init(void);
+/* The NATS library has one owner, the process (docs/decisions.md "Leaving NATS"): cluster_lib_open
+ * starts libnats (idempotent; cluster_open calls it too), cluster_lib_close ends it once, at the
+ * process's exit, after every cluster was freed. libnats' threads may touch a freed cluster's hand-over
+ * queue until then, so those queues are kept and freed by cluster_lib_close. It returns AG_ERR_STATE
+ * when libnats' threads did not end within 60 s (what they may touch is then left to the exit). */
+int cluster_lib_open(void);
+int cluster_lib_close(void);
 
 /* Joins w (borrowed; must outlive the cluster) to its stream with o's settings (borrowed for the call).
  * Errors name what failed; unreachable servers and refused credentials are AG_ERR_INVALID. */
@@ -30,9 +35,8 @@ void cluster_on_chat(cluster *c, void (*fn)(void *ud, const char *chat), void *u
 const char *cluster_chat(const cluster *c);
 /* Agents this process answers for now; live hosts last seen. */
 size_t cluster_local_count(const cluster *c);
-/* Detaches from the world and closes (this process's leases are given back); libnats' threads end.
- * AG_ERR_STATE when they did not end within 60 s (a reconnect that hangs): what they may still touch is
- * then left allocated, and the process should end soon. c NULL: AG_OK. */
-int cluster_free(cluster *c);
+/* Detaches from the world and closes its connection (this process's leases are given back). The
+ * library stays open for the process's other worlds (cluster_lib_close). c NULL: nothing. */
+void cluster_free(cluster *c);
 
 #endif

@@ -24,10 +24,23 @@
  * errors are one line on stderr ("error: /load: no chat 'x' in world 'w'") and the console goes on.
  * Exit status: 0, or 2 for bad usage or a bad world file, 1 when storage fails (also when a message
  * could not be saved). */
-#ifndef AG_CLI_CONSOLE_H
-#define AG_CLI_CONSOLE_H
+#ifndef AG_CONSOLE_H
+#define AG_CONSOLE_H
 
-/* Runs the console with the arguments after "console"; returns the process exit status. */
-int cli_console(int argc, char **argv);
+#include "cluster/cluster.h"
+#include "runtime/key_env.h"
+#include "runtime/overrides.h"
+
+/* What `agora console` was given (parsed by cli/; strings borrowed from argv). */
+typedef struct console_opts {
+  const char *world; /* a world file or a stored world's id or name; NULL: the database's only world */
+  const char *db;
+  rt_allow_env allow;
+  rt_overrides over;
+  cluster_opts nats; /* url NULL: one process */
+} console_opts;
+
+/* Runs the console on the world o names (through the runtime); returns the process exit status. */
+int console_run(const console_opts *o);
 
 #endif

@@ -9,13 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int con_clock_open(console *c, ag_errmsg *em) { return world_clock_new(c->cw.w, &c->clock, em); }
-
-void con_clock_close(console *c) {
-  world_clock_free(c->clock);
-  c->clock = NULL;
-}
-
 void con_clock_label(console *c, char *out, size_t cap) {
   char t[AG_TIME_LEN];
   *out = 0;

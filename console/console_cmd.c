@@ -305,7 +305,7 @@ static int cmd_help(console *c, char *args, ag_errmsg *em) {
 }
 
 /* --nats: why cmd cannot run on a world joined over NATS (NULL: it can). Changes to the agents or the
- * clock would hold in this process only; chat operations follow cli_nats_refuses. */
+ * clock would hold in this process only; chat operations follow rt_nats_refuses. */
 static const char *nats_refuses(const console *c, const char *cmd, const char *args) {
   static const char *const local[] = {"/add", "/remove", "/set", "/clear", "/turnlimit", "/advance"};
   static const char *const ops[][2] = {{"/load", "load"}, {"/delete", "delete"}, {"/branch", "branch"},
@@ -320,7 +320,7 @@ static const char *nats_refuses(const console *c, const char *cmd, const char *a
   int by_id = !strcmp(cmd, "/load") || !strcmp(cmd, "/delete");
   if (by_id && !id[0]) return NULL; /* the command's own usage error */
   for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
-    if (!strcmp(cmd, ops[i][0])) return cli_nats_refuses(c->nats, ops[i][1], by_id ? id : NULL);
+    if (!strcmp(cmd, ops[i][0])) return rt_nats_refuses(c->nats, ops[i][1], by_id ? id : NULL);
   return NULL;
 }
 
@@ -345,10 +345,10 @@ static void run_command(console *c, char *line) {
   char arg0[CHAT_ID_MAX];
   snprintf(arg0, sizeof arg0, "%.*s", (int)strcspn(args, " \t"), args);
   int rc = cmd->run(c, args, &em);
-  if (!rc) rc = cli_nats_join_sync(c->nats, &em); /* a new chat (/new, a delete's fallback) is published into */
+  if (!rc) rc = rt_nats_join_sync(c->nats, &em); /* a new chat (/new, a delete's fallback) is published into */
   /* what a person did to a chat is every process's (the world's chat records) */
-  if (!rc && !strcmp(cmd->name, "/title")) cli_nats_join_record(c->nats, chat_session_current(c->cw.cs), chat_session_title(c->cw.cs));
-  if (!rc && !strcmp(cmd->name, "/delete")) cli_nats_join_record(c->nats, arg0, NULL);
+  if (!rc && !strcmp(cmd->name, "/title")) rt_nats_join_record(c->nats, chat_session_current(c->cw.cs), chat_session_title(c->cw.cs));
+  if (!rc && !strcmp(cmd->name, "/delete")) rt_nats_join_record(c->nats, arg0, NULL);
   if (rc) con_error(c, "%s: %s", cmd->name, em.text[0] ? em.text : ag_strerror(rc));
   else if (c->printed != before) con_print(c, "\n"); /* a paragraph, like the transcript's */
   output_set_chat(c->out, chat_session_current(c->cw.cs));

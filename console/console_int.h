@@ -5,10 +5,11 @@
 #define AG_CONSOLE_INT_H
 
 #include "chat/session.h"
-#include "cli/cli.h"
 #include "runtime/db.h"
 #include "runtime/nats_join.h"
 #include "runtime/output.h"
+#include "runtime/report.h"
+#include "runtime/runtime.h"
 #include "world/clock.h"
 
 #include <event2/event.h>
@@ -51,7 +52,12 @@ typedef struct console_ask {
 
 typedef struct console {
   store *st;
-  cli_world cw; /* event base, world and session */
+  runtime *rt;
+  struct {
+    struct event_base *base;
+    world *w;
+    chat_session *cs;
+  } cw; /* borrowed from rt */
   output *out;
   struct event *ev_in;
   struct event *ev_sig[5];
@@ -81,8 +87,8 @@ typedef struct console {
   char *in;
   size_t in_len, in_cap;
   int in_eof, in_direct, in_skip;
-  world_clock *clock; /* the world's schedule and clock (console_clock.c) */
-  cli_nats_join *nats; /* --nats: joined to the world on NATS (else NULL) */
+  world_clock *clock; /* the world's schedule and clock (borrowed from rt) */
+  rt_nats_join *nats; /* --nats: joined to the world on NATS (else NULL; borrowed from rt) */
 } console;
 
 /* libedit's callbacks carry no user pointer: the one console of the process (console.c). */
@@ -132,8 +138,6 @@ int con_cmd_clear(console *c, char *args, ag_errmsg *em);
 int con_add_like(console *c, const char *name, const char *other, ag_errmsg *em);
 
 /* console_clock.c: the world's clock, /clock, /advance, /branch. */
-int con_clock_open(console *c, ag_errmsg *em);
-void con_clock_close(console *c);
 /* " [2026-03-01 09:00]" on a virtual clock, else "" (for the prompt). */
 void con_clock_label(console *c, char *out, size_t cap);
 int con_cmd_clock(console *c, char *args, ag_errmsg *em);

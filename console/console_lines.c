@@ -65,7 +65,7 @@ int con_lines_run(console *c) {
   struct stat sb;
   c->in_direct = fstat(STDIN_FILENO, &sb) || !(S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) || isatty(STDIN_FILENO));
   if (!(c->ev_in = event_new(c->cw.base, STDIN_FILENO, EV_READ, lines_on_stdin, c)))
-    return cli_error(AG_ERR_NOMEM, "console: cannot watch stdin");
+    return rt_report(AG_ERR_NOMEM, "console: cannot watch stdin");
   if (c->resumed) con_chat_announce(c, EV_CHAT_RESUMED);
   /* Replies a resumed chat had in flight are asked again (docs/time.md): they come before the first line. */
   if (!world_is_quiet(c->cw.w)) world_run_until_quiet(c->cw.w);

@@ -169,7 +169,7 @@ static void tty_setup(console *c) {
 int con_tty_run(console *c) {
   if (!(c->ev_in = event_new(c->cw.base, STDIN_FILENO, EV_READ | EV_PERSIST, tty_on_stdin, c)) ||
       event_add(c->ev_in, NULL))
-    return cli_error(AG_ERR_NOMEM, "console: cannot watch the terminal");
+    return rt_report(AG_ERR_NOMEM, "console: cannot watch the terminal");
   tty_setup(c);
   con_note(c, "agora console: type a message, /help for commands, Ctrl-D to quit");
   if (c->resumed) con_chat_announce(c, EV_CHAT_RESUMED);

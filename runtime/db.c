@@ -1,14 +1,12 @@
 /* Shared plumbing of the storage commands (see db.h). */
 #include "runtime/db.h"
-#include "cli/mcp.h"
 
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* mode: 0 read-write, 1 read-only, 2 read-write with background sync. */
-static int cli_store_open_mode(const char *db, int mode, store **out, ag_errmsg *em) {
+static int rt_store_open_mode(const char *db, int mode, store **out, ag_errmsg *em) {
   char dir[4096];
   *out = NULL;
   if (!db) {
@@ -20,44 +18,13 @@ static int cli_store_open_mode(const char *db, int mode, store **out, ag_errmsg 
          : mode == 2 ? chat_store_open_background(db, out, em) : chat_store_open(db, out, em);
 }
 
-int cli_store_open_background(const char *db, store **out, ag_errmsg *em) { return cli_store_open_mode(db, 2, out, em); }
+int rt_store_open_background(const char *db, store **out, ag_errmsg *em) { return rt_store_open_mode(db, 2, out, em); }
 
-int cli_store_open(const char *db, store **out, ag_errmsg *em) { return cli_store_open_mode(db, 0, out, em); }
+int rt_store_open(const char *db, store **out, ag_errmsg *em) { return rt_store_open_mode(db, 0, out, em); }
 
-int cli_store_open_read(const char *db, store **out, ag_errmsg *em) { return cli_store_open_mode(db, 1, out, em); }
+int rt_store_open_read(const char *db, store **out, ag_errmsg *em) { return rt_store_open_mode(db, 1, out, em); }
 
-int cli_world_open(store *st, const char *world_id, cli_world *out, ag_errmsg *em) {
-  memset(out, 0, sizeof *out);
-  world_spec spec;
-  int rc = chat_world_spec(st, world_id, &spec, em);
-  if (rc) return rc;
-  if (!(out->base = event_base_new())) {
-    rc = AG_ERR_NOMEM;
-    goto fail;
-  }
-  if ((rc = world_new(out->base, &spec, &out->w, em))) goto fail;
-  if ((rc = chat_session_open(st, out->w, &out->cs, em))) goto fail;
-  world_spec_free(&spec);
-  return AG_OK;
-fail:
-  world_spec_free(&spec);
-  cli_world_close(out);
-  return rc;
-}
-
-void cli_world_settle(cli_world *cw) {
-  if (cw->w) world_run_until_quiet(cw->w);
-}
-
-void cli_world_close(cli_world *cw) {
-  cli_mcp_stop(cw->w); /* the MCP servers, if any, end while the world is whole */
-  chat_session_free(cw->cs);
-  world_free(cw->w);
-  if (cw->base) event_base_free(cw->base);
-  memset(cw, 0, sizeof *cw);
-}
-
-int cli_chat_world(store *st, const char *chat_id, char world_id[CHAT_ID_MAX], ag_errmsg *em) {
+int rt_chat_world(store *st, const char *chat_id, char world_id[CHAT_ID_MAX], ag_errmsg *em) {
   chat_info c;
   int rc = chat_info_get(st, chat_id, &c, em);
   if (!rc) snprintf(world_id, CHAT_ID_MAX, "%s", c.world_id);
@@ -84,7 +51,7 @@ static int find_world_row(const chat_world_info *w, void *arg) {
   return 0;
 }
 
-int cli_pick_world(store *st, const char *world_id, char out[CHAT_ID_MAX], ag_errmsg *em) {
+int rt_pick_world(store *st, const char *world_id, char out[CHAT_ID_MAX], ag_errmsg *em) {
   if (world_id) {
     /* By id, or by display name (issue 15 item 9). */
     out[0] = '\0';

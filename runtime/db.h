@@ -1,37 +1,25 @@
-/* What the storage commands share: opening the database named by --db (or the default place), and
- * bringing a stored world back to life so that chat operations go through the session manager. */
-#ifndef AG_CLI_DB_H
-#define AG_CLI_DB_H
+/* Opening the database named by --db (or the default place), and finding stored worlds and chats'
+ * worlds by id or name: what every door needs before the runtime opens a world. */
+#ifndef AG_RT_DB_H
+#define AG_RT_DB_H
 
 #include "chat/archive.h"
 #include "chat/session.h"
 #include "world/world.h"
 
 /* Opens --db DIR, or the default directory (cli.md "Where data lives"). */
-int cli_store_open(const char *db, store **out, ag_errmsg *em);
+int rt_store_open(const char *db, store **out, ag_errmsg *em);
 /* The same, syncing on a storage thread (chat_store_open_background): for serve. */
-int cli_store_open_background(const char *db, store **out, ag_errmsg *em);
+int rt_store_open_background(const char *db, store **out, ag_errmsg *em);
 /* The same for commands that only read (list, show, export, replay): opened read-only, so a read-only
  * directory works and nothing is created; a missing database is AG_ERR_NOT_FOUND. */
-int cli_store_open_read(const char *db, store **out, ag_errmsg *em);
-
-/* A stored world, built from its saved settings, with a session attached (not resumed). */
-typedef struct cli_world {
-  struct event_base *base;
-  world *w;
-  chat_session *cs;
-} cli_world;
-
-int cli_world_open(store *st, const char *world_id, cli_world *out, ag_errmsg *em);
-void cli_world_close(cli_world *cw);
-/* Runs the loop until quiet (events emitted by session operations are delivered). */
-void cli_world_settle(cli_world *cw);
+int rt_store_open_read(const char *db, store **out, ag_errmsg *em);
 
 /* The world a chat belongs to (copied into world_id). AG_ERR_NOT_FOUND names the chat. */
-int cli_chat_world(store *st, const char *chat_id, char world_id[CHAT_ID_MAX], ag_errmsg *em);
+int rt_chat_world(store *st, const char *chat_id, char world_id[CHAT_ID_MAX], ag_errmsg *em);
 /* The world named world_id (its id or its display name) into out, AG_ERR_INVALID "no world 'X'" when
  * there is none; the only world in the database when world_id is NULL (AG_ERR_INVALID if there are
  * several or none). */
-int cli_pick_world(store *st, const char *world_id, char out[CHAT_ID_MAX], ag_errmsg *em);
+int rt_pick_world(store *st, const char *world_id, char out[CHAT_ID_MAX], ag_errmsg *em);
 
 #endif

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct cli_nats_chats {
+struct rt_nats_chats {
   world *w;
   store *st;
   chat_session *cs;
@@ -26,7 +26,7 @@ static void warn(const char *what, const char *chat, int rc, const ag_errmsg *em
 
 /* The bucket says chat was deleted (title NULL) or has this title. */
 static void on_record(void *ud, const char *chat, const char *title, int64_t created_ms) {
-  cli_nats_chats *n = ud;
+  rt_nats_chats *n = ud;
   ag_errmsg em = {""};
   const char *cur = chat_session_current(n->cs);
   chat_info ci;
@@ -42,30 +42,30 @@ static void on_record(void *ud, const char *chat, const char *title, int64_t cre
   if ((rc = chat_session_adopt(n->cs, chat, title, created_ms, &changed, &em))) warn("record", chat, rc, &em);
 }
 
-int cli_nats_chats_title(cli_nats_chats *n, const char *chat, const char *title) {
+int rt_nats_chats_title(rt_nats_chats *n, const char *chat, const char *title) {
   chat_info ci;
   ag_errmsg em = {""};
   int rc = chat_info_get(n->st, chat, &ci, &em);
   return rc ? rc : cluster_chats_put(n->k, chat, title, ci.created_at_ms);
 }
 
-int cli_nats_chats_deleted(cli_nats_chats *n, const char *chat) { return cluster_chats_delete(n->k, chat); }
+int rt_nats_chats_deleted(rt_nats_chats *n, const char *chat) { return cluster_chats_delete(n->k, chat); }
 
-int cli_nats_chats_open(world *w, store *st, chat_session *cs, const cluster_opts *o, cli_nats_chats **out,
+int rt_nats_chats_open(world *w, store *st, chat_session *cs, const cluster_opts *o, rt_nats_chats **out,
                         ag_errmsg *em) {
-  cli_nats_chats *n = calloc(1, sizeof *n);
+  rt_nats_chats *n = calloc(1, sizeof *n);
   if (!n) return AG_ERR_NOMEM;
   n->w = w, n->st = st, n->cs = cs;
   int rc = cluster_chats_open(o, world_base(w), world_id(w), on_record, n, &n->k, em);
   if (rc) {
-    cli_nats_chats_free(n);
+    rt_nats_chats_free(n);
     return rc;
   }
   *out = n;
   return AG_OK;
 }
 
-void cli_nats_chats_free(cli_nats_chats *n) {
+void rt_nats_chats_free(rt_nats_chats *n) {
   if (!n) return;
   cluster_chats_free(n->k);
   free(n);

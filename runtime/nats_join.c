@@ -2,7 +2,6 @@
 #include "runtime/nats_join.h"
 
 #include "chat/archive.h"
-#include "cli/nats_args.h"
 #include "runtime/nats_chats.h"
 #include "cluster/cluster.h"
 
@@ -10,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct cli_nats_join {
+struct rt_nats_join {
   cluster *cl;
-  cli_nats_chats *records; /* titles, new and deleted chats, shared with every process */
+  rt_nats_chats *records; /* titles, new and deleted chats, shared with every process */
   chat_session *cs;
   void (*on_chat)(void *ud, const char *chat);
   void *ud;
@@ -21,16 +20,16 @@ struct cli_nats_join {
 
 /* The stream moved to chat: the database's copy follows it and it becomes current here too. */
 static void join_follow(void *ud, const char *chat) {
-  cli_nats_join *j = ud;
+  rt_nats_join *j = ud;
   ag_errmsg em = {""};
   int rc = chat_session_follow(j->cs, chat, &em);
   if (rc) fprintf(stderr, "agora: cannot store chat %s: %s\n", chat, em.text[0] ? em.text : ag_strerror(rc));
   else if (j->on_chat) j->on_chat(j->ud, chat);
 }
 
-int cli_nats_join_open(world *w, store *st, chat_session *cs, const cluster_opts *o,
-                       void (*on_chat)(void *ud, const char *chat), void *ud, cli_nats_join **out, ag_errmsg *em) {
-  cli_nats_join *j = calloc(1, sizeof *j);
+int rt_nats_join_open(world *w, store *st, chat_session *cs, const cluster_opts *o,
+                       void (*on_chat)(void *ud, const char *chat), void *ud, rt_nats_join **out, ag_errmsg *em) {
+  rt_nats_join *j = calloc(1, sizeof *j);
   if (!j) return AG_ERR_NOMEM;
   j->cs = cs;
   cluster_opts v = *o;
@@ -38,7 +37,7 @@ int cli_nats_join_open(world *w, store *st, chat_session *cs, const cluster_opts
   if (!v.replicas) v.replicas = 1;
   if (!v.lease_ms) v.lease_ms = 3000;
   int rc = cluster_open(w, &v, &j->cl, em);
-  if (!rc) rc = cli_nats_chats_open(w, st, cs, &v, &j->records, em);
+  if (!rc) rc = rt_nats_chats_open(w, st, cs, &v, &j->records, em);
   if (!rc) {
     cluster_on_chat(j->cl, join_follow, j);
     rc = cluster_wait_ready(j->cl, 60000, em);
@@ -47,10 +46,10 @@ int cli_nats_join_open(world *w, store *st, chat_session *cs, const cluster_opts
   chat_session_fresh_only(cs, 1); /* the copy's seqs are the stream's */
   if (!rc && !cluster_chat(j->cl) && !(rc = chat_session_new(cs, em))) {
     j->fresh = 1;
-    rc = cli_nats_join_sync(j, em);
+    rc = rt_nats_join_sync(j, em);
   }
   if (rc) {
-    cli_nats_join_free(j);
+    rt_nats_join_free(j);
     return rc;
   }
   j->on_chat = on_chat;
@@ -59,7 +58,7 @@ int cli_nats_join_open(world *w, store *st, chat_session *cs, const cluster_opts
   return AG_OK;
 }
 
-int cli_nats_join_sync(cli_nats_join *j, ag_errmsg *em) {
+int rt_nats_join_sync(rt_nats_join *j, ag_errmsg *em) {
   const char *cur = j ? chat_session_current(j->cs) : NULL;
   const char *now = j ? cluster_chat(j->cl) : NULL;
   if (!cur || (now && !strcmp(cur, now))) return AG_OK;
@@ -73,13 +72,13 @@ int cli_nats_join_sync(cli_nats_join *j, ag_errmsg *em) {
   return AG_OK;
 }
 
-void cli_nats_join_record(cli_nats_join *j, const char *chat, const char *title) {
+void rt_nats_join_record(rt_nats_join *j, const char *chat, const char *title) {
   if (!j || !chat) return;
-  int rc = title ? cli_nats_chats_title(j->records, chat, title) : cli_nats_chats_deleted(j->records, chat);
+  int rc = title ? rt_nats_chats_title(j->records, chat, title) : rt_nats_chats_deleted(j->records, chat);
   if (rc) fprintf(stderr, "agora: cannot record chat %s on NATS: %s\n", chat, ag_strerror(rc));
 }
 
-const char *cli_nats_refuses(const cli_nats_join *j, const char *op, const char *chat) {
+const char *rt_nats_refuses(const rt_nats_join *j, const char *op, const char *chat) {
   if (!j) return NULL;
   const char *now = cluster_chat(j->cl);
   int current = !chat || (now && !strcmp(chat, now));
@@ -92,11 +91,11 @@ const char *cli_nats_refuses(const cli_nats_join *j, const char *op, const char 
   return NULL;
 }
 
-int cli_nats_join_fresh(const cli_nats_join *j) { return j && j->fresh; }
+int rt_nats_join_fresh(const rt_nats_join *j) { return j && j->fresh; }
 
-void cli_nats_join_free(cli_nats_join *j) {
+void rt_nats_join_free(rt_nats_join *j) {
   if (!j) return;
-  cli_nats_chats_free(j->records);
-  cli_nats_leave(j->cl);
+  rt_nats_chats_free(j->records);
+  cluster_free(j->cl);
   free(j);
 }

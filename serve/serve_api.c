@@ -65,6 +65,18 @@ static cJSON *agent_json(const agent *a) {
   return j;
 }
 
+/* Whether the world's MCP servers run here, and why not: a world from the database never starts
+ * programs (docs/architecture.md "The runtime"). */
+static cJSON *mcp_json(const serve_world *sw) {
+  cJSON *m = cJSON_CreateObject();
+  const char *why = NULL;
+  cJSON_AddNumberToObject(m, "servers", (double)world_time_spec(sw->w)->n_mcp);
+  cJSON_AddBoolToObject(m, "started", rt_mcp_started(sw->rt, &why));
+  if (why) cJSON_AddStringToObject(m, "reason", why);
+  else cJSON_AddNullToObject(m, "reason");
+  return m;
+}
+
 static void get_world(serve *s, serve_world *sw, struct evhttp_request *req) {
   cJSON *j = cJSON_CreateObject();
   const char *cur = chat_session_current(sw->cs);
@@ -82,6 +94,7 @@ static void get_world(serve *s, serve_world *sw, struct evhttp_request *req) {
     if (s->asks[i].sw == sw) cJSON_AddItemToArray(asks, serve_ask_json(&s->asks[i], cur));
   cJSON *settings = world_settings_json(sw->w);
   if (settings) cJSON_AddItemToObject(j, "settings", settings);
+  cJSON_AddItemToObject(j, "mcp", mcp_json(sw));
   serve_reply_json(req, 200, j);
 }
 
@@ -125,7 +138,7 @@ static void reply_chat(serve *s, const char *chat, int status, struct evhttp_req
 
 /* Makes chat current (replies in flight are cancelled first: they belong to the chat left). */
 static int select_chat(serve_world *sw, const char *chat, ag_errmsg *em) {
-  const char *cur = chat_session_current(sw->cs), *refused = cli_nats_refuses(sw->nats, "load", chat);
+  const char *cur = chat_session_current(sw->cs), *refused = rt_nats_refuses(sw->nats, "load", chat);
   if (cur && !strcmp(cur, chat)) return AG_OK;
   if (refused) return ag_fail(em, AG_ERR_STATE, "%s", refused);
   if (!world_is_quiet(sw->w)) serve_world_cancel(sw);
@@ -160,15 +173,15 @@ static void chat_action(serve *s, serve_world *sw, const serve_match *m, int met
     if (!cur || strcmp(cur, m->chat))
       return serve_reply_error(req, 409, "chat '%s' is not the current chat: select it first", m->chat);
     if ((rc = chat_session_set_title(sw->cs, b->title, &em))) return reply_err(req, rc, &em);
-    cli_nats_join_record(sw->nats, m->chat, chat_session_title(sw->cs));
+    rt_nats_join_record(sw->nats, m->chat, chat_session_title(sw->cs));
     return reply_chat(s, m->chat, 200, req);
   }
-  const char *cur = chat_session_current(sw->cs), *refused = cli_nats_refuses(sw->nats, "delete", m->chat);
+  const char *cur = chat_session_current(sw->cs), *refused = rt_nats_refuses(sw->nats, "delete", m->chat);
   if (refused) return serve_reply_error(req, 409, "%s", refused);
   if (cur && !strcmp(cur, m->chat) && !world_is_quiet(sw->w)) serve_world_cancel(sw);
-  if ((rc = chat_session_delete(sw->cs, m->chat, &em)) || (rc = cli_nats_join_sync(sw->nats, &em)))
+  if ((rc = chat_session_delete(sw->cs, m->chat, &em)) || (rc = rt_nats_join_sync(sw->nats, &em)))
     return reply_err(req, rc, &em);
-  cli_nats_join_record(sw->nats, m->chat, NULL);
+  rt_nats_join_record(sw->nats, m->chat, NULL);
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "deleted", m->chat);
   cur = chat_session_current(sw->cs);
@@ -255,7 +268,7 @@ static void post_message(serve_world *sw, const serve_body *b, struct evhttp_req
     if ((rc = select_chat(sw, b->chat, &em))) return reply_err(req, rc, &em);
   }
   if (!chat_session_current(sw->cs) && (rc = chat_session_new(sw->cs, &em))) return reply_err(req, rc, &em);
-  if ((rc = cli_nats_join_sync(sw->nats, &em))) return reply_err(req, rc, &em);
+  if ((rc = rt_nats_join_sync(sw->nats, &em))) return reply_err(req, rc, &em);
   ag_msg *m = NULL;
   if ((rc = world_publish(sw->w, "human", b->text, &m))) return serve_reply_error(req, serve_status_of(rc), "%s", ag_strerror(rc));
   cJSON *j = cJSON_CreateObject();
@@ -296,7 +309,7 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
   case SR_WORLD: return get_world(s, sw, req);
   case SR_CHATS:
     if (method == SERVE_POST) {
-      if ((rc = chat_session_new(sw->cs, &em)) || (rc = cli_nats_join_sync(sw->nats, &em)))
+      if ((rc = chat_session_new(sw->cs, &em)) || (rc = rt_nats_join_sync(sw->nats, &em)))
         return reply_err(req, rc, &em);
       return reply_chat(s, chat_session_current(sw->cs), 201, req);
     }

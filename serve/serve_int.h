@@ -8,6 +8,8 @@
 #include "chat/archive.h"
 #include "chat/session.h"
 #include "runtime/key_env.h"
+#include "runtime/runtime.h"
+#include "serve/serve.h"
 #include "runtime/nats_join.h"
 #include "serve/serve_route.h"
 #include "serve/serve_sse.h"
@@ -27,11 +29,12 @@ typedef struct serve_stats {
 /* A world the server hosts: built on the server's loop, with its session and its event stream. */
 typedef struct serve_world {
   serve *srv;
+  runtime *rt;  /* the world, opened through the runtime (owned) */
   world *w;
   chat_session *cs;
   sse_hub *hub;
   serve_stats stats;
-  cli_nats_join *nats; /* a world of the command line with --nats: joined over NATS (else NULL) */
+  rt_nats_join *nats; /* a world of the command line with --nats: joined over NATS (else NULL; rt's) */
 } serve_world;
 
 /* A tool approval (or ask_human question) waiting for an answer over HTTP. Ids are the server's own,
@@ -48,7 +51,7 @@ struct serve {
   struct evhttp_bound_socket *bound;
   store *st;
   char *token; /* owned; NULL: no token needed (loopback without one) */
-  cli_allow_env allow;
+  rt_allow_env allow;
   cluster_opts nats; /* --nats: the worlds named on the command line join their NATS world */
   serve_world **worlds;
   size_t n_worlds;
@@ -85,8 +88,6 @@ int serve_approval_answer(serve *s, uint64_t id, int allow, const char *text);
 int serve_http_start(serve *s, const char *listen, ag_errmsg *em);
 /* Stops taking new connections. */
 void serve_http_stop_accepting(serve *s);
-/* 1 when listen ("HOST:PORT") names a loopback address (127.0.0.0/8, ::1, localhost). */
-int serve_listen_is_loopback(const char *listen);
 void serve_reply_json(struct evhttp_request *req, int status, cJSON *j); /* takes j */
 void serve_reply_error(struct evhttp_request *req, int status, const char *fmt, ...)
   __attribute__((format(printf, 3, 4)));

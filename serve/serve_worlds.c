@@ -5,9 +5,7 @@
 
 #include "chat/event_json.h"
 #include "chat/transcript.h"
-#include "cli/load.h"
 #include "runtime/output.h"
-#include "world/clock.h"
 
 #include <event2/event.h>
 #include <stdio.h>
@@ -17,14 +15,14 @@
 /* What the stream's ids need beyond the hub: the chat they are in and its last message delivered. */
 typedef struct serve_world_ext {
   serve_world sw; /* first: a serve_world * is a serve_world_ext * */
-  world_clock *clock;
+  const char *label; /* while opening: the file or id, for messages */
   char chat[CHAT_ID_MAX];
   uint64_t seq;
 } serve_world_ext;
 
 /* The current chat for the next frame; on a change of chat its position starts at the world's seq. */
 static const char *frame_chat(serve_world_ext *x) {
-  const char *cur = chat_session_current(x->sw.cs);
+  const char *cur = x->sw.cs ? chat_session_current(x->sw.cs) : NULL;
   if (!cur) cur = "";
   if (strcmp(cur, x->chat)) {
     snprintf(x->chat, sizeof x->chat, "%s", cur);
@@ -203,10 +201,7 @@ int serve_approval_answer(serve *s, uint64_t id, int allow, const char *text) {
 static void world_release(serve *s, serve_world_ext *x) {
   for (size_t i = s->n_asks; i-- > 0;)
     if (s->asks[i].sw == &x->sw) ask_remove(s, i);
-  cli_nats_join_free(x->sw.nats); /* leaves the stream while the world is whole */
-  world_clock_free(x->clock);
-  chat_session_free(x->sw.cs);
-  world_free(x->sw.w);
+  rt_close(x->sw.rt); /* the clock, the NATS join, the MCP servers, the session and the world */
   sse_hub_free(x->sw.hub);
   free(x);
 }
@@ -220,9 +215,26 @@ static void stream_chat(void *ud, const char *chat) {
     serve_world_announce(&x->sw, &(world_event){EV_CHAT_LOADED, .u.chat_open = {c.id, c.title, c.message_count}});
 }
 
-/* Builds spec on the server's loop and resumes its current chat (a new one when it has none); with
- * join and --nats, joins its world over NATS instead (the stream's chat is current). */
-static int host(serve *s, const world_spec *spec, const char *label, int join, ag_errmsg *em) {
+static serve_world *find_loaded(serve *s, const char *id);
+
+/* The world is built: one served world per id, and its event stream. */
+static int on_world(void *ud, runtime *rt, ag_errmsg *em) {
+  serve_world_ext *x = ud;
+  serve *s = x->sw.srv;
+  x->sw.w = rt_world(rt);
+  if (find_loaded(s, world_id(x->sw.w)))
+    return ag_fail(em, AG_ERR_INVALID, "%s: world '%s' is already served", x->label, world_id(x->sw.w));
+  int rc = sse_hub_new(s->base, s->boot, fallback, x, &x->sw.hub);
+  return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
+}
+
+/* Frames go out when the bus is idle, before the commit: they never wait for the disk. */
+static void flush_frames(void *ud) { sse_hub_flush(((serve_world_ext *)ud)->sw.hub); }
+
+/* Opens world (a file, or a stored world's id with stored) on the server's loop through the runtime
+ * and resumes its current chat (a new one when it has none); a file with --nats joins its world over
+ * NATS instead (the stream's chat is current). */
+static int host(serve *s, const char *world, int stored, ag_errmsg *em) {
   serve_world_ext *x = calloc(1, sizeof *x);
   serve_world **list = realloc(s->worlds, (s->n_worlds + 1) * sizeof *list);
   if (list) s->worlds = list;
@@ -231,30 +243,25 @@ static int host(serve *s, const world_spec *spec, const char *label, int join, a
     return ag_fail(em, AG_ERR_NOMEM, "out of memory");
   }
   x->sw.srv = s;
-  ag_errmsg detail = {""};
-  int rc = world_new(s->base, spec, &x->sw.w, &detail);
+  x->label = world;
+  int join = !stored && s->nats.url;
+  rt_opts o = {.cmd = NULL, .world = world, .from_store = stored, .st = s->st, .db = chat_store_dir(s->st),
+               .base = s->base, .allow = &s->allow, .nats = &s->nats, .nats_role = join ? RT_NATS_VIEW : RT_NATS_OFF,
+               .pick = RT_CHAT_CURRENT, .mcp = 1, .clock = 1, .emit_chunks = 1, .on_world = on_world,
+               .on_bus = on_bus, .on_bus_ud = x, .on_idle = flush_frames,
+               .approver = &(world_approver){on_ask, on_withdrawn}, .approver_ud = x, .on_stream_chat = stream_chat};
+  int rc = rt_open(&o, &x->sw.rt, em);
   if (rc) {
+    sse_hub_free(x->sw.hub);
     free(x);
-    return ag_fail(em, rc == AG_ERR_NOMEM ? rc : AG_ERR_INVALID, "%s: %s", label, detail.text);
+    return rc;
   }
-  if ((rc = cli_key_env_check(x->sw.w, label, &s->allow, em))) goto fail;
-  /* The stream's flush hook goes before the session's commit hook: frames do not wait for the disk. */
-  if ((rc = sse_hub_new(s->base, s->boot, fallback, x, &x->sw.hub)) || (rc = bus_on_idle(world_bus(x->sw.w), sse_hub_flush, x->sw.hub)) ||
-      (rc = bus_subscribe(world_bus(x->sw.w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, on_bus, x, NULL))) {
-    ag_fail(em, rc, "%s", ag_strerror(rc));
-    goto fail;
-  }
-  if ((rc = chat_session_open(s->st, x->sw.w, &x->sw.cs, em)) || (rc = world_clock_new(x->sw.w, &x->clock, em))) goto fail;
-  world_set_emit_chunks(x->sw.w, 1);
-  world_set_approver(x->sw.w, &(world_approver){on_ask, on_withdrawn}, x);
-  if (join && s->nats.url) rc = cli_nats_join_open(x->sw.w, s->st, x->sw.cs, &s->nats, stream_chat, x, &x->sw.nats, em);
-  else rc = chat_session_current(x->sw.cs) ? chat_session_resume(x->sw.cs, em) : chat_session_new(x->sw.cs, em);
-  if (rc) goto fail;
+  x->sw.w = rt_world(x->sw.rt);
+  x->sw.cs = rt_session(x->sw.rt);
+  x->sw.nats = rt_join(x->sw.rt);
+  x->label = NULL;
   s->worlds[s->n_worlds++] = &x->sw;
   return AG_OK;
-fail:
-  world_release(s, x);
-  return rc;
 }
 
 static serve_world *find_loaded(serve *s, const char *id) {
@@ -265,30 +272,16 @@ static serve_world *find_loaded(serve *s, const char *id) {
 
 int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em) {
   if ((*out = find_loaded(s, id))) return AG_OK;
-  world_spec spec;
-  int rc = chat_world_spec(s->st, id, &spec, em);
-  if (rc) return rc;
-  char label[CHAT_ID_MAX + 32];
-  snprintf(label, sizeof label, "stored world '%s'", id);
-  rc = host(s, &spec, label, 0, em);
-  world_spec_free(&spec);
+  int rc = host(s, id, 1, em);
   if (!rc) *out = s->worlds[s->n_worlds - 1];
   return rc;
 }
 
-int serve_world_add_file(serve *s, const char *path, ag_errmsg *em) {
-  world_spec spec;
-  int rc = world_spec_load(path, &spec, em);
-  if (rc) return rc;
-  if (find_loaded(s, spec.id)) rc = ag_fail(em, AG_ERR_INVALID, "%s: world '%s' is already served", path, spec.id);
-  else rc = host(s, &spec, path, 1, em);
-  world_spec_free(&spec);
-  return rc;
-}
+int serve_world_add_file(serve *s, const char *path, ag_errmsg *em) { return host(s, path, 0, em); }
 
 void serve_world_cancel(serve_world *sw) {
   char names[512];
-  cli_thinking_names(sw->w, names, sizeof names);
+  world_thinking_names(sw->w, names, sizeof names);
   world_cancel_all(sw->w);
   serve_world_announce(sw, &(world_event){EV_CANCELLED, .u.cancelled = {names[0] ? names : NULL}});
 }

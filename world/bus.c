@@ -32,8 +32,7 @@ struct bus {
   struct {
     bus_idle_fn fn;
     void *ud;
-  } idle[4];
-  size_t n_idle;
+  } idle[BUS_IDLE_SLOTS]; /* by slot; fn NULL: empty */
   bus_transport tr; /* tr.send NULL: in-process */
 };
 
@@ -133,26 +132,21 @@ static void bus_drain(void *arg) {
   bus_item it;
   while (ag_ring_len(&b->pending) > 0) {
     while (ag_ring_pop(&b->pending, &it)) bus_deliver_one(b, it);
-    for (size_t i = 0; i < b->n_idle; i++) b->idle[i].fn(b->idle[i].ud);
+    for (size_t i = 0; i < BUS_IDLE_SLOTS; i++)
+      if (b->idle[i].fn) b->idle[i].fn(b->idle[i].ud);
   }
 }
 
-int bus_on_idle(bus *b, bus_idle_fn fn, void *ud) {
-  if (b->n_idle == sizeof b->idle / sizeof *b->idle) return AG_ERR_STATE;
-  b->idle[b->n_idle].fn = fn;
-  b->idle[b->n_idle].ud = ud;
-  b->n_idle++;
+int bus_on_idle(bus *b, bus_idle_slot slot, bus_idle_fn fn, void *ud) {
+  if ((unsigned)slot >= BUS_IDLE_SLOTS || b->idle[slot].fn) return AG_ERR_STATE;
+  b->idle[slot].fn = fn;
+  b->idle[slot].ud = ud;
   return AG_OK;
 }
 
 void bus_off_idle(bus *b, bus_idle_fn fn, void *ud) {
-  for (size_t i = 0; i < b->n_idle; i++) {
-    if (b->idle[i].fn == fn && b->idle[i].ud == ud) {
-      memmove(&b->idle[i], &b->idle[i + 1], (b->n_idle - i - 1) * sizeof b->idle[0]);
-      b->n_idle--;
-      return;
-    }
-  }
+  for (size_t i = 0; i < BUS_IDLE_SLOTS; i++)
+    if (b->idle[i].fn == fn && b->idle[i].ud == ud) b->idle[i].fn = NULL, b->idle[i].ud = NULL;
 }
 
 int bus_new(struct event_base *base, bus **out) {

@@ -72,9 +72,18 @@ int bus_publish_keyed(bus *b, ag_msg *m, const char *key);
 int bus_deliver(bus *b, ag_msg *m);
 
 /* Called each time the queue has been drained empty: the place to finish work batched over the items
- * just delivered (the session commits them in one transaction). ud is borrowed until bus_off_idle. */
+ * just delivered (the session commits them in one transaction). ud is borrowed until bus_off_idle.
+ * Hooks run in the order of their slot, whatever the order they were registered in: frames go to
+ * viewers first (they never wait for the disk), then records to the stream, then the commit. One hook
+ * per slot at most (AG_ERR_STATE for a second one). */
+typedef enum bus_idle_slot {
+  BUS_IDLE_OUTPUT,  /* the output's batch (serve's event-stream frames) */
+  BUS_IDLE_CLUSTER, /* records published to NATS */
+  BUS_IDLE_STORE,   /* the session's group commit */
+  BUS_IDLE_SLOTS
+} bus_idle_slot;
 typedef void (*bus_idle_fn)(void *ud);
-int bus_on_idle(bus *b, bus_idle_fn fn, void *ud);
+int bus_on_idle(bus *b, bus_idle_slot slot, bus_idle_fn fn, void *ud);
 void bus_off_idle(bus *b, bus_idle_fn fn, void *ud);
 
 #endif

@@ -586,3 +586,13 @@ int world_render(world *w, const char *text, const char *agent_name, char **out,
   if (rc) ag_buf_free(&b);
   return rc;
 }
+
+void world_thinking_names(const world *w, char *out, size_t cap) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < world_agent_count(w); i++) {
+    agent *a = world_agent_at(w, i);
+    if (agent_is_thinking(a) && len + strlen(agent_id(a)) + 3 < cap)
+      len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", agent_id(a));
+  }
+}

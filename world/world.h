@@ -63,6 +63,9 @@ void world_set_emit_chunks(world *w, int on);
 int world_is_quiet(const world *w);
 /* Number of agents thinking right now. */
 size_t world_thinking(const world *w);
+/* The ids of w's agents thinking right now, ", "-separated, into out (cap bytes; names that do not fit
+ * are left out): what the cancelled event names. "" when nobody is thinking. */
+void world_thinking_names(const world *w, char *out, size_t cap);
 /* Runs the loop until the world is quiet. AG_ERR_STATE if the loop has nothing left to wait for
  * while the world is not quiet (a bug), AG_ERR_CANCELLED if world_interrupt was called. */
 int world_run_until_quiet(world *w);

@@ -1,7 +1,9 @@
-/* Parsing the NATS options (see nats_args.h). */
-#include "cli/nats_args.h"
+/* The options several commands share (see args.h). */
+#include "cli/args.h"
 
 #include "cli/cli.h"
+
+#include "llm/llm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +42,24 @@ int cli_nats_arg(cluster_opts *o, const char *cmd, int host, int argc, char **ar
   return st ? st : 1;
 }
 
-void cli_nats_leave(cluster *c) {
-  if (cluster_free(c) == AG_ERR_STATE) fprintf(stderr, "agora: the NATS client did not stop within 60 s\n");
+int cli_override_arg(rt_overrides *o, const char *cmd, int argc, char **argv, int *i) {
+  const char *s = argv[*i];
+  const char **slot = !strcmp(s, "--model") ? &o->model : !strcmp(s, "--provider") ? &o->provider
+                    : !strcmp(s, "--base-url") ? &o->base_url : NULL;
+  if (!slot) return 0;
+  if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: %s needs a value", cmd, s);
+  *slot = argv[++*i];
+  llm_provider_kind k;
+  if (slot == &o->provider && llm_provider_parse(*slot, &k))
+    return cli_error(AG_ERR_INVALID, "%s: --provider: unknown provider '%s' (expected script, openai, anthropic, "
+                     "gemini or ollama)", cmd, *slot);
+  return 1;
+}
+
+int cli_allow_env_arg(rt_allow_env *a, const char *cmd, int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: --allow-env needs a variable name", cmd);
+  if (a->n >= RT_ALLOW_ENV_MAX)
+    return cli_error(AG_ERR_INVALID, "%s: --allow-env given more than %d times", cmd, RT_ALLOW_ENV_MAX);
+  a->names[a->n++] = argv[++*i];
+  return 0;
 }

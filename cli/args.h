@@ -1,0 +1,24 @@
+/* The options several commands share: NATS (docs/distributed.md), --model/--provider/--base-url,
+ * --allow-env. Each takes argv[*i] when it is its option. */
+#ifndef AG_CLI_ARGS_H
+#define AG_CLI_ARGS_H
+
+#include "cluster/cluster.h"
+#include "runtime/key_env.h"
+#include "runtime/overrides.h"
+
+/* Defaults: one replica, leases of 3 s. */
+void cli_nats_defaults(cluster_opts *o);
+/* When argv[*i] is --nats, --nats-creds, --nats-ca or --nats-replicas (and, for host, --agents and
+ * --lease-ms), takes it with its value and returns 1; an exit status > 1 after printing why; 0 when it
+ * is none of them. Strings are borrowed from argv. */
+int cli_nats_arg(cluster_opts *o, const char *cmd, int host, int argc, char **argv, int *i);
+/* When argv[*i] is --model, --provider or --base-url, takes it and its value and returns 1 (or an exit
+ * status > 1 after printing why, e.g. a missing value or an unknown provider); 0 when it is none of
+ * them. cmd names the command in messages. */
+int cli_override_arg(rt_overrides *o, const char *cmd, int argc, char **argv, int *i);
+
+/* Takes argv[*i] == "--allow-env" and its value; returns 0, or an exit status after printing why. */
+int cli_allow_env_arg(rt_allow_env *a, const char *cmd, int argc, char **argv, int *i);
+
+#endif

@@ -1,0 +1,66 @@
+/* agora console's arguments (the console itself is console/): parsing, then console_run. */
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "console/console.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char console_usage[] =
+  "usage: agora console [WORLD.json | WORLD-ID] [--db DIR] [--model M] [--provider P] [--base-url URL]\n"
+  "                     [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-replicas N]]\n"
+  "\n"
+  "Talk to a world. With WORLD.json the world is loaded (or updated) in the database and its current\n"
+  "chat continues (a new chat when it has none); without it, the only world in the database opens.\n"
+  "Plain lines are sent as the human; commands start with '/' (type /help). On a terminal, replies\n"
+  "stream in while you type, Ctrl-C cancels the replies in flight and Ctrl-D quits. With stdin not a\n"
+  "terminal, lines are handled one by one, each waiting until the world is quiet, until EOF.\n"
+  "\n"
+  "  --db DIR    the database directory (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
+  "              ~/.local/share/agora)\n"
+  "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
+  "  --model M, --provider P, --base-url URL\n"
+  "              use this model, provider or server for every agent of WORLD.json\n"
+  "  --nats URL  join the world on NATS JetStream: messages anyone publishes show here, lines typed\n"
+  "              go to the world's stream and `agora host` processes answer (docs/distributed.md);\n"
+  "              the current chat is the stream's. With --nats-creds FILE, --nats-ca FILE,\n"
+  "              --nats-replicas N; AGORA_NATS_TOKEN or AGORA_NATS_USER and AGORA_NATS_PASSWORD from\n"
+  "              the environment\n";
+
+static int parse_args(int argc, char **argv, console_opts *a) {
+  memset(a, 0, sizeof *a);
+  cli_nats_defaults(&a->nats);
+  for (int i = 0; i < argc; i++) {
+    const char *s = argv[i];
+    int taken = cli_override_arg(&a->over, "console", argc, argv, &i);
+    if (!taken) taken = cli_nats_arg(&a->nats, "console", 0, argc, argv, &i);
+    if (taken > 1) return taken;
+    if (taken) continue;
+    if (!strcmp(s, "--db")) {
+      if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "console: --db needs a value");
+      a->db = argv[++i];
+    } else if (!strcmp(s, "--allow-env")) {
+      int st = cli_allow_env_arg(&a->allow, "console", argc, argv, &i);
+      if (st) return st;
+    } else if (s[0] == '-' && s[1]) {
+      return cli_error(AG_ERR_INVALID, "console: unknown option '%s' (see agora console --help)", s);
+    } else if (!a->world) {
+      a->world = s;
+    } else {
+      return cli_error(AG_ERR_INVALID, "console: unexpected argument '%s'", s);
+    }
+  }
+  if (!a->world && (a->over.model || a->over.provider || a->over.base_url))
+    return cli_error(AG_ERR_INVALID, "console: --model, --provider and --base-url need WORLD.json");
+  return 0;
+}
+
+int cli_console(int argc, char **argv) {
+  if (argc > 0 && cli_is_help(argv[0])) {
+    fputs(console_usage, stdout);
+    return 0;
+  }
+  console_opts a;
+  int status = parse_args(argc, argv, &a);
+  return status ? status : console_run(&a);
+}

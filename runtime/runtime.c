@@ -1,0 +1,306 @@
+/* The one runtime (see runtime.h): a world opened for any door in one order, closed in reverse. */
+#include "runtime/runtime.h"
+
+#include "chat/archive.h"
+#include "runtime/db.h"
+#include "runtime/mcp_log.h"
+#include "runtime/nats_chats.h"
+#include "world/world_mcp.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct runtime {
+  world_spec spec;
+  int has_spec;
+  rt_source src;
+  char label[CHAT_ID_MAX + 32]; /* names the world in messages: its file, or "stored world 'ID'" */
+  struct event_base *base;
+  int own_base;
+  world *w;
+  store *st;            /* the database: opts.st (borrowed) or own_st */
+  store *own_st;        /* opened here with opts.open_db */
+  chat_session *cs;
+  cluster *cl;          /* publish or host */
+  rt_nats_join *nj;     /* view (or run --nats --chat) */
+  rt_nats_chats *records; /* host --db: the chat records */
+  world_clock *clock;
+  int mcp_started;
+  const char *mcp_why;
+  int resumed; /* the chat made current continues a saved one */
+};
+
+/* Prefixes em with the command's name, unless it already names a file or stored world. */
+static int with_cmd(const rt_opts *o, int rc, ag_errmsg *em) {
+  if (!rc || !o->cmd) return rc;
+  ag_errmsg was = *em;
+  if (!was.text[0]) snprintf(was.text, sizeof was.text, "%s", ag_strerror(rc));
+  return ag_fail(em, rc, "%s: %s", o->cmd, was.text);
+}
+
+/* ---- the world's spec: a file, or the database ---- */
+
+/* A name that is not a file, with a database open: a stored world's id or display name (issue 23
+ * item 4). Anything that looks like a path stays a file, so its error names the file. */
+static int looks_like_file(const char *s) {
+  struct stat sb;
+  size_t n = strlen(s);
+  return strchr(s, '/') || (n > 5 && !strcmp(s + n - 5, ".json")) || stat(s, &sb) == 0;
+}
+
+static int is_stored_name(const runtime *rt, const rt_opts *o) {
+  return o->from_store || (rt->st && !looks_like_file(o->world));
+}
+
+static int spec_from_store(runtime *rt, const rt_opts *o, ag_errmsg *em) {
+  char id[CHAT_ID_MAX];
+  int rc;
+  if (o->world && o->from_store) rc = snprintf(id, sizeof id, "%s", o->world) >= (int)sizeof id ? AG_ERR_NOT_FOUND : AG_OK;
+  else if (o->world) rc = rt_pick_world(rt->st, o->world, id, em);
+  else if (o->pick == RT_CHAT_ID && o->chat) rc = rt_chat_world(rt->st, o->chat, id, em);
+  else {
+    size_t n = 0;
+    if ((rc = chat_worlds_count(rt->st, &n, id, em))) return rc;
+    if (n == 0)
+      return ag_fail(em, AG_ERR_INVALID, "the database in %s holds no world yet: pass a world file (agora %s "
+                     "WORLD.json)", chat_store_dir(rt->st), o->cmd);
+    if (n > 1)
+      return ag_fail(em, AG_ERR_INVALID, "the database in %s holds %zu worlds: pass the world file of the one to "
+                     "open (agora %s WORLD.json), or its id or name", chat_store_dir(rt->st), n, o->cmd);
+  }
+  if (rc) return rc;
+  snprintf(rt->label, sizeof rt->label, "stored world '%s'", id);
+  rt->src = RT_FROM_STORE;
+  return chat_world_spec(rt->st, id, &rt->spec, em);
+}
+
+static int load_spec(runtime *rt, const rt_opts *o, ag_errmsg *em) {
+  int rc;
+  if (o->world && !is_stored_name(rt, o)) {
+    snprintf(rt->label, sizeof rt->label, "%s", o->world);
+    rt->src = RT_FROM_FILE;
+    if ((rc = world_spec_load(o->world, &rt->spec, em))) return rc;
+  } else if (!rt->st) {
+    return ag_fail(em, AG_ERR_INVALID, "%s: a stored world needs the database", o->cmd);
+  } else if ((rc = spec_from_store(rt, o, em))) {
+    return with_cmd(o, rc, em);
+  }
+  rt->has_spec = 1;
+  if ((rc = rt_spec_prepare(&rt->spec, &o->over))) return ag_fail(em, rc, "%s", ag_strerror(rc));
+  return AG_OK;
+}
+
+/* ---- the world and the door's output ---- */
+
+static int build_world(runtime *rt, const rt_opts *o, ag_errmsg *em) {
+  rt->base = o->base;
+  if (!rt->base) {
+    if (!(rt->base = event_base_new())) return ag_fail(em, AG_ERR_NOMEM, "cannot create the event loop");
+    rt->own_base = 1;
+  }
+  ag_errmsg detail = {""};
+  int rc = world_new(rt->base, &rt->spec, &rt->w, &detail);
+  if (rc) return ag_fail(em, rc == AG_ERR_NOMEM ? rc : AG_ERR_INVALID, "%s: %s", rt->label, detail.text);
+  /* A stored world may come from an imported snapshot: its key variables are checked like a file's,
+   * before anything is stored. */
+  if (!o->inert && (rc = rt_key_env_check(rt->w, rt->label, o->allow ? o->allow : &(rt_allow_env){0}, em)))
+    return rc;
+  world_set_emit_chunks(rt->w, o->emit_chunks);
+  if (o->approver) world_set_approver(rt->w, o->approver, o->approver_ud);
+  return AG_OK;
+}
+
+static int attach_output(runtime *rt, const rt_opts *o, ag_errmsg *em) {
+  bus *b = world_bus(rt->w);
+  int rc = AG_OK;
+  if (o->on_idle) rc = bus_on_idle(b, BUS_IDLE_OUTPUT, o->on_idle, o->on_bus_ud);
+  if (!rc && o->on_bus) rc = bus_subscribe(b, BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, o->on_bus, o->on_bus_ud, NULL);
+  return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
+}
+
+/* ---- NATS ---- */
+
+/* host --db: the copy follows the chat the stream is on. */
+static void host_follow(void *ud, const char *chat) {
+  ag_errmsg em = {""};
+  int rc = chat_session_follow(ud, chat, &em);
+  if (rc) fprintf(stderr, "agora: host: cannot store chat %s: %s\n", chat, em.text[0] ? em.text : ag_strerror(rc));
+}
+
+static int join_publish(runtime *rt, const rt_opts *o, cluster_opts *n, ag_errmsg *em) {
+  if (!o->chat) {
+    int rc = cluster_open(rt->w, n, &rt->cl, em);
+    return rc ? rc : cluster_wait_ready(rt->cl, 60000, em);
+  }
+  /* --chat ID: the copy follows the stream, whose chat must be ID. */
+  if (!rt->cs) return ag_fail(em, AG_ERR_INVALID, "--chat continues a saved chat and cannot go with --no-save");
+  int rc = rt_nats_join_open(rt->w, rt->st, rt->cs, n, NULL, NULL, &rt->nj, em);
+  if (rc) return rc;
+  const char *now = chat_session_current(rt->cs);
+  if (!now || strcmp(now, o->chat))
+    return ag_fail(em, AG_ERR_INVALID, "--chat %s: the world's stream on NATS is on chat %s; only that chat can be "
+                   "continued with --nats", o->chat, rt_nats_join_fresh(rt->nj) ? "(none yet)" : now);
+  return AG_OK;
+}
+
+static int join_nats(runtime *rt, const rt_opts *o, ag_errmsg *em) {
+  cluster_opts n = *o->nats;
+  if (!n.replicas) n.replicas = 1;
+  if (!n.lease_ms) n.lease_ms = 3000;
+  n.hosting = o->nats_role == RT_NATS_HOST;
+  if (o->nats_role == RT_NATS_PUBLISH) return join_publish(rt, o, &n, em);
+  if (o->nats_role == RT_NATS_VIEW)
+    return rt_nats_join_open(rt->w, rt->st, rt->cs, &n, o->on_stream_chat, o->on_bus_ud, &rt->nj, em);
+  int rc = cluster_open(rt->w, &n, &rt->cl, em);
+  if (!rc && rt->cs) {
+    cluster_on_chat(rt->cl, host_follow, rt->cs);
+    rc = rt_nats_chats_open(rt->w, rt->st, rt->cs, &n, &rt->records, em);
+  }
+  return rc ? rc : cluster_wait_ready(rt->cl, 60000, em);
+}
+
+/* ---- MCP servers: only a file the person named starts programs ---- */
+
+static int start_mcp(runtime *rt, const rt_opts *o, ag_errmsg *em) {
+  if (!world_time_spec(rt->w)->n_mcp) {
+    rt->mcp_why = "the world has no mcp_servers";
+    return AG_OK;
+  }
+  if (rt->src != RT_FROM_FILE) {
+    rt->mcp_why = "the world comes from the database (an imported snapshot, another process or the API), and such "
+                  "a world never starts programs: open it from its file to use its MCP servers";
+    return AG_OK;
+  }
+  if (!o->mcp) {
+    rt->mcp_why = "this command does not start MCP servers";
+    return AG_OK;
+  }
+  int rc = rt_mcp_start(rt->w, o->db, o->no_save, em);
+  if (rc && o->mcp_failures_ok && rc != AG_ERR_INVALID && rc != AG_ERR_NOMEM) rc = AG_OK;
+  if (rc) {
+    world_run_until_quiet(rt->w); /* the mcp-error events reach the output before the exit */
+    rt->mcp_why = "an MCP server failed to start (see the mcp-error events)";
+    return rc;
+  }
+  rt->mcp_started = 1;
+  return AG_OK;
+}
+
+/* ---- the chat ---- */
+
+static int pick_chat(runtime *rt, const rt_opts *o, ag_errmsg *em) {
+  if (rt->nj) rt->resumed = !rt_nats_join_fresh(rt->nj);
+  int rc = AG_OK;
+  if (rt->cs && !rt->nj && o->pick != RT_CHAT_ATTACH) { /* joined: the stream's chat is current */
+    char was[CHAT_ID_MAX];
+    snprintf(was, sizeof was, "%s", chat_session_current(rt->cs) ? chat_session_current(rt->cs) : "");
+    if (o->pick == RT_CHAT_ID) rc = chat_session_load(rt->cs, o->chat, em);
+    else if (o->pick == RT_CHAT_CURRENT && was[0]) rc = chat_session_resume(rt->cs, em);
+    else rc = chat_session_new(rt->cs, em);
+    /* A current chat another process holds gives a new one: then nothing was resumed. */
+    if (!rc && o->pick != RT_CHAT_NEW) rt->resumed = o->pick == RT_CHAT_ID || !strcmp(was, chat_session_current(rt->cs));
+  }
+  /* On NATS the chat stored here is the chat published to (none without a database). */
+  if (!rc && rt->cl && o->nats_role == RT_NATS_PUBLISH)
+    rc = cluster_use_chat(rt->cl, rt->cs ? chat_session_current(rt->cs) : NULL);
+  return rc;
+}
+
+static int open_session(runtime *rt, const rt_opts *o, ag_errmsg *em) {
+  if (!rt->st || o->pick == RT_CHAT_NONE) return AG_OK;
+  int rc = chat_session_open(rt->st, rt->w, &rt->cs, em);
+  if (rc) return rc;
+  chat_session_rerun_turns(rt->cs, o->rerun_turns);
+  if (o->nats_role == RT_NATS_PUBLISH) chat_session_fresh_only(rt->cs, 1); /* the copy's seqs are the stream's */
+  return AG_OK;
+}
+
+/* opts.open_db: the runtime's own database. */
+static int open_db(runtime *rt, const rt_opts *o, ag_errmsg *em) {
+  int rc = rt_store_open(o->db, &rt->own_st, em);
+  rt->st = rt->own_st;
+  return rc;
+}
+
+int rt_open(const rt_opts *o, runtime **out, ag_errmsg *em) {
+  *out = NULL;
+  runtime *rt = calloc(1, sizeof *rt);
+  if (!rt) return ag_fail(em, AG_ERR_NOMEM, "out of memory");
+  rt->st = o->st;
+  int nats = o->nats_role != RT_NATS_OFF && o->nats && o->nats->url;
+  /* Publishing a file's world on NATS: nothing is written until the stream is joined. */
+  int late_db = o->open_db && nats && o->nats_role == RT_NATS_PUBLISH && !o->chat && o->world &&
+                looks_like_file(o->world);
+  int rc = o->open_db && !late_db ? open_db(rt, o, em) : AG_OK;
+  /* The NATS library starts before the world's HTTP clients (libcurl), as libnats' TLS needs. */
+  if (!rc && nats && cluster_lib_open()) rc = ag_fail(em, AG_ERR_NOMEM, "%s: cannot start the NATS client", o->cmd);
+  if (!rc) rc = load_spec(rt, o, em);
+  if (!rc) rc = build_world(rt, o, em);
+  if (rc) goto fail; /* these messages name the file or the stored world */
+  if (o->on_world && (rc = o->on_world(o->on_bus_ud, rt, em))) goto fail;
+  /* A host prints the stream as it comes; a viewer's or publisher's catch-up is stored, not printed. */
+  if (o->nats_role == RT_NATS_HOST && (rc = attach_output(rt, o, em))) goto fail;
+  if ((rc = open_session(rt, o, em)) || (nats && (rc = join_nats(rt, o, em)))) goto fail_cmd;
+  if (late_db && ((rc = open_db(rt, o, em)) || (rc = open_session(rt, o, em)))) goto fail_cmd;
+  if (o->nats_role != RT_NATS_HOST && (rc = attach_output(rt, o, em))) goto fail;
+  if ((rc = start_mcp(rt, o, em)) || (rc = pick_chat(rt, o, em))) goto fail_cmd;
+  if (o->clock && (rc = world_clock_new(rt->w, &rt->clock, em))) goto fail_cmd;
+  *out = rt;
+  return AG_OK;
+fail_cmd:
+  rc = with_cmd(o, rc, em);
+fail:
+  rt_close(rt);
+  return rc;
+}
+
+/* Replies still in flight are cancelled; what was published is delivered, and so saved. */
+static void settle(runtime *rt) {
+  for (int i = 0; i < 100000 && rt->w && !world_is_quiet(rt->w); i++) {
+    world_cancel_all(rt->w);
+    event_base_loop(rt->base, EVLOOP_NONBLOCK);
+  }
+}
+
+void rt_close(runtime *rt) {
+  if (!rt) return;
+  settle(rt);
+  world_clock_free(rt->clock);
+  if (rt->w) world_mcp_stop(rt->w, 4000); /* the servers end while the world is whole */
+  rt_nats_join_free(rt->nj);              /* leaves the stream while the world is whole */
+  rt_nats_chats_free(rt->records);
+  cluster_free(rt->cl);
+  chat_session_free(rt->cs);
+  world_free(rt->w);
+  chat_store_close(rt->own_st);
+  if (rt->own_base && rt->base) event_base_free(rt->base);
+  if (rt->has_spec) world_spec_free(&rt->spec);
+  free(rt);
+}
+
+struct event_base *rt_base(const runtime *rt) { return rt->base; }
+store *rt_store(const runtime *rt) { return rt->st; }
+world *rt_world(const runtime *rt) { return rt->w; }
+chat_session *rt_session(const runtime *rt) { return rt->cs; }
+world_clock *rt_clock(const runtime *rt) { return rt->clock; }
+rt_nats_join *rt_join(const runtime *rt) { return rt->nj; }
+cluster *rt_cluster(const runtime *rt) { return rt->cl; }
+const world_spec *rt_spec(const runtime *rt) { return &rt->spec; }
+rt_source rt_source_of(const runtime *rt) { return rt->src; }
+
+int rt_mcp_started(const runtime *rt, const char **why) {
+  if (why) *why = rt->mcp_started ? NULL : rt->mcp_why;
+  return rt->mcp_started;
+}
+
+void rt_cancel(runtime *rt, char *names, size_t cap) {
+  world_thinking_names(rt->w, names, cap);
+  world_cancel_all(rt->w);
+}
+
+int rt_resumed(const runtime *rt) { return rt->resumed; }
+
+size_t rt_unsaved(const runtime *rt) { return rt->cs ? chat_session_failures(rt->cs) : 0; }

@@ -1,0 +1,24 @@
+/* agora serve (docs/serve.md): the worlds of the command line and of the database behind an HTTP API,
+ * live event streams and a web page, on one libevent loop. Every world is opened through the runtime. */
+#ifndef AG_SERVE_H
+#define AG_SERVE_H
+
+#include "cluster/cluster.h"
+#include "runtime/key_env.h"
+
+/* What `agora serve` was given (parsed by cli/; strings borrowed from argv). */
+typedef struct serve_opts {
+  const char *files[64]; /* world files: their MCP servers start, as with run */
+  int n_files;
+  const char *db, *listen, *token_file;
+  char *token; /* owned, taken by serve_run; NULL: no token needed (loopback) */
+  rt_allow_env allow;
+  cluster_opts nats;
+} serve_opts;
+
+/* Serves until SIGINT or SIGTERM; returns the process exit status. */
+int serve_run(const serve_opts *o);
+/* 1 when listen ("HOST:PORT") names a loopback address (127.0.0.0/8, ::1, localhost). */
+int serve_listen_is_loopback(const char *listen);
+
+#endif
