@@ -1,0 +1,95 @@
+/* The bundled examples that need nothing from outside (examples/moderator.json, examples/week.json),
+ * run through the built binary: each transcript must make sense — every reply answers the message it
+ * follows, and only the agents the rules address speak. (relay, debate and town-hall are in test_run;
+ * the MCP example, which needs the npm peers, is in test_example_mcp.) */
+#include "support/proc.h"
+#include "support/unit.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Runs an example with --json --no-save; *out gets the whole NDJSON (caller frees). Returns the compact
+ * "sender|kind|text" transcript (caller frees). */
+static char *run_example(const char *name, char **out) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "examples/%s", name);
+  const char *args[] = {"run", unit_src_path(rel), "--json", "--no-save", NULL};
+  proc_result r;
+  if (proc_agora(args, NULL, NULL, &r)) return NULL;
+  CHECK_INT(r.status, 0);
+  if (r.status) fprintf(stderr, "  stderr: %s\n", r.err);
+  char *msgs = proc_messages(r.out);
+  if (out) *out = r.out, r.out = NULL;
+  proc_result_free(&r);
+  return msgs;
+}
+
+/* A message that mentions no one goes to the main agent alone, which hands it to an expert; a message
+ * that opens with an expert's mention skips the moderator. */
+static void moderator_routes_questions(void) {
+  char *got = run_example("moderator.json", NULL);
+  CHECK_STR(got,
+            "human|human|When was the old bridge built?\n"
+            "moderator|agent|@Historian this one is yours.\n"
+            "historian|agent|It was built in 1887, the year the railway reached the town.\n"
+            "human|human|Is it still safe to cross?\n"
+            "moderator|agent|@Engineer over to you.\n"
+            "engineer|agent|Yes: it was inspected last spring and carries cars up to 3.5 tonnes.\n"
+            "human|human|@Historian who paid for it?\n"
+            "historian|agent|The mill owners paid for it, as a gift to the town.\n");
+  free(got);
+}
+
+/* The simulated instant of the NDJSON message with this seq ("" when it has none). */
+static const char *sim_time_of(const char *ndjson, int seq, char *buf, size_t cap) {
+  buf[0] = '\0';
+  for (const char *line = ndjson; line && *line;) {
+    const char *nl = strchr(line, '\n');
+    size_t len = nl ? (size_t)(nl - line) : strlen(line);
+    cJSON *o = cJSON_ParseWithLength(line, len);
+    const cJSON *s = cJSON_GetObjectItem(o, "seq"), *t = cJSON_GetObjectItem(o, "sim_time");
+    if (cJSON_IsNumber(s) && s->valueint == seq && cJSON_IsString(t)) snprintf(buf, cap, "%s", t->valuestring);
+    cJSON_Delete(o);
+    line = nl ? nl + 1 : NULL;
+  }
+  return buf;
+}
+
+/* Five weekday mornings at 07:00 simulated, each answered by that day's bread, then the fair on
+ * Saturday at 10:00; the run ends at clock.until with no item past it. */
+static void week_on_a_virtual_clock(void) {
+  char *ndjson = NULL;
+  char *got = run_example("week.json", &ndjson);
+  CHECK_STR(got,
+            "system|system|A week in Millbrook begins.\n"
+            "world|world|@Baker it is Monday 2026-03-02, 07:00 in Millbrook: what is in the oven?\n"
+            "baker|agent|Monday: rye loaves, as every week starts.\n"
+            "world|world|@Baker it is Tuesday 2026-03-03, 07:00 in Millbrook: what is in the oven?\n"
+            "baker|agent|Tuesday: spelt rolls.\n"
+            "world|world|@Baker it is Wednesday 2026-03-04, 07:00 in Millbrook: what is in the oven?\n"
+            "baker|agent|Wednesday: brioche for the school.\n"
+            "world|world|@Baker it is Thursday 2026-03-05, 07:00 in Millbrook: what is in the oven?\n"
+            "baker|agent|Thursday: seeded bread.\n"
+            "world|world|@Baker it is Friday 2026-03-06, 07:00 in Millbrook: what is in the oven?\n"
+            "baker|agent|Friday: plaited loaves for the weekend.\n"
+            "world|world|@Mayor it is Saturday 10:00: open the Millbrook fair.\n"
+            "mayor|agent|The Millbrook fair is open. Welcome, everyone!\n");
+  char t[64];
+  CHECK_STR(sim_time_of(ndjson, 1, t, sizeof t), "2026-03-02T00:00:00.000Z");
+  CHECK_STR(sim_time_of(ndjson, 3, t, sizeof t), "2026-03-02T07:00:00.000Z"); /* the answer takes no simulated time */
+  CHECK_STR(sim_time_of(ndjson, 10, t, sizeof t), "2026-03-06T07:00:00.000Z");
+  CHECK_STR(sim_time_of(ndjson, 12, t, sizeof t), "2026-03-07T10:00:00.000Z");
+  CHECK_STR(sim_time_of(ndjson, 14, t, sizeof t), ""); /* nothing after the fair: Monday 9 is clock.until */
+  free(got);
+  free(ndjson);
+}
+
+int main(int argc, char **argv) {
+  static const unit_test tests[] = {
+    UNIT(moderator_routes_questions),
+    UNIT(week_on_a_virtual_clock),
+  };
+  return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
