@@ -4,6 +4,7 @@
  * the MCP example, which needs the npm peers, is in test_example_mcp.) */
 #include "support/proc.h"
 #include "support/unit.h"
+#include "world/world_file.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -86,10 +87,41 @@ static void week_on_a_virtual_clock(void) {
   free(ndjson);
 }
 
+/* The complete example of docs/world-file.md (its first ```json block) loads, with what it says. */
+static void world_file_doc_example_loads(void) {
+  char *doc = unit_read_file(unit_src_path("docs/world-file.md"));
+  CHECK(doc != NULL);
+  const char *start = doc ? strstr(doc, "```json\n") : NULL;
+  const char *end = start ? strstr(start + 8, "\n```") : NULL;
+  CHECK(start && end);
+  if (!start || !end) {
+    free(doc);
+    return;
+  }
+  world_spec spec;
+  ag_errmsg em = {""};
+  int rc = world_spec_parse(start + 8, (size_t)(end - start - 8), "docs/world-file.md", &spec, &em);
+  if (rc) fprintf(stderr, "  %s\n", em.text);
+  CHECK_INT(rc, AG_OK);
+  if (!rc) {
+    CHECK_STR(spec.id, "design-review");
+    CHECK_STR(spec.main_agent, "moderator");
+    CHECK_INT(spec.n_agents, 4);
+    CHECK_INT(spec.n_steps, 3);
+    CHECK_INT(spec.n_sched, 1);
+    CHECK_INT(spec.n_mcp, 1);
+    CHECK(spec.clock.is_virtual && spec.clock.has_until);
+    CHECK(spec.agents[1].monadic && !spec.agents[2].auto_reply);
+    world_spec_free(&spec);
+  }
+  free(doc);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(moderator_routes_questions),
     UNIT(week_on_a_virtual_clock),
+    UNIT(world_file_doc_example_loads),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
