@@ -4,6 +4,7 @@
  * the MCP example, which needs the npm peers, is in test_example_mcp.) */
 #include "support/proc.h"
 #include "support/unit.h"
+#include "support/vectors.h"
 #include "world/world_file.h"
 
 #include <cjson/cJSON.h>
@@ -117,11 +118,60 @@ static void world_file_doc_example_loads(void) {
   free(doc);
 }
 
+/* 1 when doc holds text with each line break written as the tables write it (⏎). */
+static int doc_has(const char *doc, const char *text) {
+  char want[1024];
+  size_t n = 0;
+  for (const char *p = text; *p && n + 4 < sizeof want; p++) {
+    if (*p == '\n') memcpy(want + n, "\xE2\x8F\x8E", 3), n += 3;
+    else want[n++] = *p;
+  }
+  want[n] = '\0';
+  if (strstr(doc, want)) return 1;
+  fprintf(stderr, "  docs/behaviour.md lacks the vector: %s\n", want);
+  return 0;
+}
+
+/* docs/behaviour.md shows every worked example the tests run (tests/data/vectors.json), so the page
+ * and the data cannot drift apart. */
+static void behaviour_doc_holds_the_vectors(void) {
+  char *doc = unit_read_file(unit_src_path("docs/behaviour.md"));
+  CHECK(doc != NULL);
+  const cJSON *parse = NULL, *shape = NULL, *worlds = NULL, *v;
+  cJSON *a = vectors_load("parse", 20, &parse), *b = vectors_load("shape", 10, &shape);
+  cJSON *c = vectors_load("worlds", 4, &worlds);
+  if (doc && a && b && c) {
+    cJSON_ArrayForEach(v, parse) {
+      const char *t = cJSON_GetObjectItem(v, "text")->valuestring;
+      if (t[0]) CHECK(doc_has(doc, t));
+    }
+    cJSON_ArrayForEach(v, shape) {
+      CHECK(doc_has(doc, cJSON_GetObjectItem(v, "reply")->valuestring));
+      const cJSON *pub = cJSON_GetObjectItem(v, "published");
+      if (cJSON_IsString(pub)) CHECK(doc_has(doc, pub->valuestring));
+    }
+    cJSON_ArrayForEach(v, worlds) {
+      const cJSON *m;
+      cJSON_ArrayForEach(m, cJSON_GetObjectItem(v, "messages")) {
+        char line[512];
+        snprintf(line, sizeof line, "%s (%s): %s", cJSON_GetObjectItem(m, "sender")->valuestring,
+                 cJSON_GetObjectItem(m, "kind")->valuestring, cJSON_GetObjectItem(m, "text")->valuestring);
+        CHECK(doc_has(doc, line));
+      }
+    }
+  }
+  cJSON_Delete(a);
+  cJSON_Delete(b);
+  cJSON_Delete(c);
+  free(doc);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(moderator_routes_questions),
     UNIT(week_on_a_virtual_clock),
     UNIT(world_file_doc_example_loads),
+    UNIT(behaviour_doc_holds_the_vectors),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
