@@ -115,7 +115,7 @@ static void example_town_hall(void) {
   free(got);
 }
 
-/* The NDJSON lines carry every field of cli.md, seq counts from 1, and events are there too. */
+/* The NDJSON lines carry every field of docs/cli.md, seq counts from 1, and events are there too. */
 static void json_output_fields(void) {
   const char *args[] = {"run", unit_src_path("examples/relay.json"), "--json", "--no-save", NULL};
   proc_result r;
