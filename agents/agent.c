@@ -1,4 +1,4 @@
-/* One agent's life per message (behaviour.md §3–5): decide, remember, prompt, call the LLM, shape
+/* One agent's life per message (docs/behaviour.md §3–5): decide, remember, prompt, call the LLM, shape
  * and publish the reply. The world is reached only through agent_host. */
 #include "agents/agent_int.h"
 #include "common/clock.h"

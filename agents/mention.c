@@ -1,4 +1,4 @@
-/* Mention parsing (behaviour.md §1–2): which agents a text addresses. Everything works on byte
+/* Mention parsing (docs/behaviour.md §1–2): which agents a text addresses. Everything works on byte
  * offsets into the caller's text and allocates only for the lists it returns, because the world parses
  * every published message once and reply shaping scans every reply. */
 #include "agents/mention.h"

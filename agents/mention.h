@@ -1,4 +1,4 @@
-/* Mention parsing (behaviour.md §1–2): who a text addresses. Pure functions, no I/O, no world. */
+/* Mention parsing (docs/behaviour.md §1–2): who a text addresses. Pure functions, no I/O, no world. */
 #ifndef AG_MENTION_H
 #define AG_MENTION_H
 

@@ -1,4 +1,4 @@
-/* Messages and sender kinds (behaviour.md §1). */
+/* Messages and sender kinds (docs/behaviour.md §1). */
 #include "agents/msg.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The prompt an agent sends (behaviour.md §3): its system prompt with what its tools need it to
+/* The prompt an agent sends (docs/behaviour.md §3): its system prompt with what its tools need it to
  * know, and the memory window as chat messages. Pure: no I/O and no agent state. */
 #ifndef AG_PROMPT_H
 #define AG_PROMPT_H

@@ -1,4 +1,4 @@
-/* Reply shaping (behaviour.md §5): turns an LLM's raw reply into the text an agent publishes — world
+/* Reply shaping (docs/behaviour.md §5): turns an LLM's raw reply into the text an agent publishes — world
  * tags read and removed, self-mentions dropped, addressees put where the mention rules will find them. */
 #include "agents/shape.h"
 

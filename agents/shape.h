@@ -1,4 +1,4 @@
-/* Reply shaping (behaviour.md §5): what an agent publishes from the LLM's raw text. Pure. */
+/* Reply shaping (docs/behaviour.md §5): what an agent publishes from the LLM's raw text. Pure. */
 #ifndef AG_SHAPE_H
 #define AG_SHAPE_H
 

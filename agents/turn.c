@@ -1,4 +1,4 @@
-/* Should an agent answer? (behaviour.md §3–4). The rules run in the documented order over one agent's
+/* Should an agent answer? (docs/behaviour.md §3–4). The rules run in the documented order over one agent's
  * turn state; they allocate nothing because the world runs them for every agent on every message. */
 #include "agents/turn.h"
 

@@ -1,4 +1,4 @@
-/* Should an agent answer? (behaviour.md §3–4) — the decision and the turn counting, as one pure
+/* Should an agent answer? (docs/behaviour.md §3–4) — the decision and the turn counting, as one pure
  * function over a small state, so every rule is testable without a world. */
 #ifndef AG_TURN_H
 #define AG_TURN_H

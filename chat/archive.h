@@ -26,7 +26,7 @@ typedef struct store store; /* an open data directory (opaque here) */
 
 /* ---- the data directory ---- */
 
-/* The default data directory (cli.md "Where data lives") into out; AG_ERR_NOT_FOUND when no home
+/* The default data directory (docs/cli.md "Where data lives") into out; AG_ERR_NOT_FOUND when no home
  * directory is known, AG_ERR_TOO_BIG when cap is too small. */
 int chat_store_default_dir(char *out, size_t cap);
 /* Opens (creating if missing) the database in dir (borrowed); *out is closed with chat_store_close. */

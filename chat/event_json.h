@@ -1,4 +1,4 @@
-/* The one place a world event becomes JSON (behaviour.md §7 field names and order): the output layer
+/* The one place a world event becomes JSON (docs/behaviour.md §7 field names and order): the output layer
  * prints it and the chat's thread stores it. Everything below chat/ keeps events typed. */
 #ifndef AG_CHAT_EVENT_JSON_H
 #define AG_CHAT_EVENT_JSON_H

@@ -1,4 +1,4 @@
-/* Restoring (behaviour.md §6 "Restore / load"): a stored chat back into the agents — memories as
+/* Restoring (docs/behaviour.md §6 "Restore / load"): a stored chat back into the agents — memories as
  * shared message references (each message read once), turn counts, reply counters and contexts — in
  * one read transaction; the agents change only after it succeeded. */
 #include "chat/session_int.h"

@@ -1,4 +1,4 @@
-/* The chat session rules of behaviour.md §6 that decide something — when a chat is reused, when a
+/* The chat session rules of docs/behaviour.md §6 that decide something — when a chat is reused, when a
  * message titles it — as pure functions, so the session manager only applies them and a test can
  * check them with no store, world or loop. */
 #ifndef AG_CHAT_RULES_H

@@ -1,4 +1,4 @@
-/* Group-commit saving (behaviour.md §6 "Saving"): every message delivered on the bus at the store phase
+/* Group-commit saving (docs/behaviour.md §6 "Saving"): every message delivered on the bus at the store phase
  * waits, with the tool steps beside it, until the bus has drained; then all of them are written with
  * everything the agents changed while deciding about them (memories, turn counts, contexts) in one write
  * transaction. The callback only writes; what it decides is applied to memory after commit, because

@@ -1,4 +1,4 @@
-/* The chat session manager (behaviour.md §6): one current chat per world, new chats with reuse,
+/* The chat session manager (docs/behaviour.md §6): one current chat per world, new chats with reuse,
  * titles from the first human message, every published message saved with the chat's count and the
  * agents' memories and turn counts in one LMDB transaction, load/restore, delete with fallback.
  * It watches the world's bus at the store phase; everything it does is announced as a bus event.

@@ -237,7 +237,7 @@ static int validate_messages(const cJSON *msgs, const char *label, ag_errmsg *em
     const cJSON *text = kind ? need(m, "text", is_str, "a string", label, path, em, &rc) : NULL;
     const cJSON *ts = text ? need(m, "ts", is_str, "an RFC 3339 time", label, path, em, &rc) : NULL;
     if (!ts) return rc;
-    /* seq counts the chat's messages from 1 (cli.md), so a snapshot's seqs are exactly 1..n. */
+    /* seq counts the chat's messages from 1 (docs/cli.md), so a snapshot's seqs are exactly 1..n. */
     if (seq->valuedouble != last + 1) return BAD("%s: %s.seq: must be %.0f (seqs count from 1 without gaps)", label, path, last + 1);
     last = seq->valuedouble;
     if (!sender->valuestring[0] || strlen(sender->valuestring) > STORE_ID_LEN)

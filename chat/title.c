@@ -1,4 +1,4 @@
-/* Chat titles from the first human message (behaviour.md §6): the offline rule that turns "Hello,
+/* Chat titles from the first human message (docs/behaviour.md §6): the offline rule that turns "Hello,
  * can you help me plan a trip" into "Plan a trip". Every step only shortens the text, so the title is
  * built in one buffer the size of the input. */
 #include "chat/title.h"

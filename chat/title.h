@@ -1,4 +1,4 @@
-/* Chat titles from the first human message (behaviour.md §6). Pure. */
+/* Chat titles from the first human message (docs/behaviour.md §6). Pure. */
 #ifndef AG_TITLE_H
 #define AG_TITLE_H
 

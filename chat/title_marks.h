@@ -1,4 +1,4 @@
-/* Which bytes of a message are Markdown marks for the title rule (behaviour.md §6): emphasis only
+/* Which bytes of a message are Markdown marks for the title rule (docs/behaviour.md §6): emphasis only
  * where it is emphasis, so identifiers, numbers and URLs keep their '_' and '*'. Internal to chat/. */
 #ifndef AG_CHAT_TITLE_MARKS_H
 #define AG_CHAT_TITLE_MARKS_H

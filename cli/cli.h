@@ -1,5 +1,5 @@
 /* The agora commands. Each takes the arguments after its name and returns the process exit status
- * (cli.md: 0 success, 1 runtime failure, 2 bad usage or input). */
+ * (docs/cli.md: 0 success, 1 runtime failure, 2 bad usage or input). */
 #ifndef AG_CLI_H
 #define AG_CLI_H
 

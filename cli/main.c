@@ -33,17 +33,20 @@ static const char usage[] =
   "                        print a saved chat as run printed it (never calls an LLM)\n"
   "  serve [WORLD.json ...] [--db DIR] [--listen 127.0.0.1:8080] [--token-file FILE]\n"
   "                        serve worlds over HTTP: JSON API, live event streams, a web page\n"
-  "  chats list|show|new|delete|export|import ...\n"
+  "  chats list|show|new|delete|export|import|branch ...\n"
   "                        manage saved chats (agora chats --help)\n"
   "  worlds list|show|export|delete ...\n"
   "                        manage stored worlds (agora worlds --help)\n"
   "  host WORLD.json --nats URL [--agents A,B]\n"
   "                        answer for a share of a world's agents on NATS (agora host --help)\n"
+  "  help, --help, -h      print this text\n"
+  "  --version             print agora's version\n"
   "\n"
   "run, console and say take --model M, --provider P and --base-url URL for every agent.\n"
   "Run 'agora COMMAND --help' for a command's options. Exit status: 0 success, 1 runtime failure\n"
   "(an LLM unreachable after retries, a storage error), 2 bad usage or input.\n"
-  "Data lives in --db DIR, else $AGORA_HOME, else $XDG_DATA_HOME/agora, else ~/.local/share/agora.\n";
+  "Data lives in --db DIR, else $AGORA_HOME, else $XDG_DATA_HOME/agora, else ~/.local/share/agora.\n"
+  "The reference: docs/cli.md, docs/world-file.md and docs/behaviour.md in the source, and agora(1).\n";
 
 int cli_error(int err, const char *fmt, ...) {
   va_list ap;

@@ -31,7 +31,7 @@ typedef struct ag_errmsg {
 /* printf-style; em may be NULL (detail discarded). Returns err so callers can `return ag_fail(...)`. */
 int ag_fail(ag_errmsg *em, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Exit status for an error per cli.md: 0 ok, 2 bad usage or input, 1 anything else. */
+/* Exit status for an error per docs/cli.md: 0 ok, 2 bad usage or input, 1 anything else. */
 int ag_exit_code(int err);
 
 #endif

@@ -1,4 +1,4 @@
-/* The interactive console (cli.md "Console"): `agora console [WORLD.json] [--db DIR]`. A person talks to a
+/* The interactive console (docs/cli.md "agora console"): `agora console [WORLD.json] [--db DIR]`. A person talks to a
  * stored world: plain lines are published as the human ("//text" sends "/text"), commands start with '/',
  * replies stream in while the person types, and everything is saved by the chat session manager as in
  * `agora run`. With WORLD.json the world is loaded (or updated) and its current chat continues (a new

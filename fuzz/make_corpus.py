@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora under fuzz/corpus/<target>/ from the spec's vectors.json, the examples, the
-tests' fixtures and recorded-style provider replies, plus snapshots exported by the built binary.
+"""Writes the seed corpora under fuzz/corpus/<target>/ from tests/data/vectors.json (the worked examples of
+docs/behaviour.md), the examples, the tests' fixtures and recorded-style provider replies, plus snapshots
+exported by the built binary.
 A developer tool: run once after the vectors or formats change (python3 fuzz/make_corpus.py BUILD_DIR);
 the corpora are committed, so CI does not need python. Inputs start with the control byte(s) each
 harness reads (see fuzz/fuzz_*.c)."""
@@ -8,7 +9,7 @@ import glob, hashlib, json, os, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "fuzz", "corpus")
-VECTORS = ["/work/shared/spec/vectors.json", os.path.join(ROOT, "tests", "data", "vectors.json")]
+VECTORS = [os.path.join(ROOT, "tests", "data", "vectors.json")]
 
 
 def put(target, data):

@@ -42,7 +42,7 @@ typedef struct llm_script_options {
 int llm_script_options_copy(llm_script_options *dst, const llm_script_options *src);
 void llm_script_options_free(llm_script_options *o);
 
-/* An agent's provider settings (cli.md "Agent settings"). All strings are owned by the config; a
+/* An agent's provider settings (docs/world-file.md "Agent settings"). All strings are owned by the config; a
  * config is filled by the world-file loader and copied by llm_endpoint_new. */
 typedef struct llm_config {
   llm_provider_kind provider;

@@ -7,7 +7,7 @@
 #include "chat/session.h"
 #include "world/world.h"
 
-/* Opens --db DIR, or the default directory (cli.md "Where data lives"). */
+/* Opens --db DIR, or the default directory (docs/cli.md "Where data lives"). */
 int rt_store_open(const char *db, store **out, ag_errmsg *em);
 /* The same, syncing on a storage thread (chat_store_open_background): for serve. */
 int rt_store_open_background(const char *db, store **out, ag_errmsg *em);

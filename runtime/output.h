@@ -1,5 +1,5 @@
 /* The transcript printer: watches the bus at the output phase and writes each message and event as a
- * plain paragraph or one NDJSON line (cli.md "Transcript output"), plus the progress line on a
+ * plain paragraph or one NDJSON line (docs/cli.md "Transcript output"), plus the progress line on a
  * terminal's stderr. */
 #ifndef AG_OUTPUT_H
 #define AG_OUTPUT_H

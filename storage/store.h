@@ -1,6 +1,6 @@
 /* Agora's storage: one LMDB environment per data directory holding worlds, chats and, per chat, its
  * messages, its event thread and its agents' memories, states and contexts. Everything happens inside a
- * transaction run by store_write or store_read, so a chat's records always change together (behaviour.md
+ * transaction run by store_write or store_read, so a chat's records always change together (docs/behaviour.md
  * §6). Storage gives no meaning to what it keeps: message kinds, agent states and thread steps are the
  * caller's (chat/ maps them to and from agents/ types). */
 #ifndef AG_STORE_H
@@ -92,7 +92,7 @@ const char *store_dir(const store *s);
 /* The current map size in bytes (grows as the database does). */
 size_t store_map_size(const store *s);
 
-/* Writes the default data directory per cli.md into out: $AGORA_HOME, else $XDG_DATA_HOME/agora (an
+/* Writes the default data directory per docs/cli.md into out: $AGORA_HOME, else $XDG_DATA_HOME/agora (an
  * absolute XDG_DATA_HOME only, per the XDG spec), else $HOME/.local/share/agora (HOME unset: the
  * password database's home). Empty variables count as unset. AG_ERR_TOO_BIG when cap is too small,
  * AG_ERR_NOT_FOUND when no home directory is known. */
@@ -186,7 +186,7 @@ int store_chat_count(store_txn *t, const char *world_id, uint64_t *out);
  * store_chat_free); AG_ERR_NOT_FOUND when it has none. This is the fallback after a delete. */
 int store_chat_latest(store_txn *t, const char *world_id, store_chat *out);
 /* Deletes chat id with its index entries, messages, memories and agent states. When it was its world's
- * current chat, the world's current_chat becomes "": to fall back as behaviour.md §6 says, follow with
+ * current chat, the world's current_chat becomes "": to fall back as docs/behaviour.md §6 says, follow with
  * store_chat_latest and store_world_set_current in the same transaction. AG_ERR_NOT_FOUND when absent. */
 int store_chat_delete(store_txn *t, const char *id);
 /* Deletes chat id's messages, memories, agent states, contexts and thread, keeping its record (the

@@ -12,12 +12,22 @@ check() { # NAME COMMAND...: one assertion
   if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
 }
 
+# agora(1) is generated from dist/agora.1.in when the project is built, before anything is installed:
+# no file a user may open (the source's dist/, the build's page) holds a template placeholder.
+src=$(cd "$(dirname "$0")/.." && pwd)
+version=$("$build/agora" --version | sed -n 's/^agora //p')
+check "the build generated agora.1" test -f "$build/agora.1"
+check "no placeholder in the build's agora.1" bash -c "! grep -n '@[A-Za-z_]*@' '$build/agora.1'"
+check "the build's agora.1 has the binary's version ($version)" grep -q "\"agora $version\"" "$build/agora.1"
+check "no placeholder in dist/ but in the template" bash -c "! grep -rln '@[A-Z_]*@' '$src/dist' | grep -v '\.in$'"
+
 dest=$tmp/dest
 DESTDIR=$dest cmake --install "$build" --prefix /usr >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; exit 1; }
 bin=$dest/usr/bin/agora
 check "binary installed" test -x "$bin"
 check "--version" bash -c "'$bin' --version | grep -qx 'agora [0-9]*\.[0-9]*\.[0-9]*'"
 check "examples installed" test -f "$dest/usr/share/agora/examples/debate.json"
+check "the MCP example's folder installed" test -f "$dest/usr/share/agora/examples/library/opening-hours.txt"
 out=$("$bin" run "$dest/usr/share/agora/examples/debate.json" --db "$tmp/db" 2>"$tmp/run.err")
 rc=$?
 check "installed binary runs an installed example (exit $rc)" test "$rc" = 0
@@ -29,6 +39,11 @@ page=$(MANWIDTH=200 man -l "$man1" 2>"$tmp/man.err" | col -bx | tr -s " ")
 check "man -l renders NAME" grep -q 'agora - run worlds of LLM agents' <<<"$page"
 check "man page names the installed examples" grep -q '/usr/share/agora/examples/debate.json' <<<"$page"
 check "man page renders without warnings" test ! -s "$tmp/man.err"
+check "no placeholder in the installed man page" bash -c "! grep -n '@[A-Za-z_]*@' '$man1'"
+check "installed man page has the binary's version" grep -q "\"agora $version\"" "$man1"
+for cmd in run say init console tools replay serve chats worlds host; do
+  check "man page names agora $cmd" grep -q "agora $cmd" <<<"$page"
+done
 
 comp=$dest/usr/share/bash-completion/completions/agora
 check "bash completion installed" test -f "$comp"
@@ -55,6 +70,13 @@ if [ -f "$deb" ]; then
   for lib in libevent libcurl liblmdb libcjson libc6; do check "Depends names $lib ($deps)" grep -q "$lib" <<<"$deps"; done
   check ".deb holds the binary" bash -c "dpkg-deb -c '$deb' | grep -c './usr/bin/agora$' >/dev/null"
   check ".deb holds the man page" bash -c "dpkg-deb -c '$deb' | grep -c './usr/share/man/man1/agora.1' >/dev/null"
+  # The page the package ships is the generated one, for its /usr prefix (gzipped or not).
+  dpkg-deb -x "$deb" "$tmp/debroot"
+  debman=$(ls "$tmp"/debroot/usr/share/man/man1/agora.1* 2>/dev/null | head -n 1)
+  debpage=$( { zcat -f "$debman" 2>/dev/null; } )
+  check ".deb's man page has no placeholder" bash -c "! grep -n '@[A-Za-z_]*@' <<<\"\$1\"" _ "$debpage"
+  check ".deb's man page names /usr/share/agora/examples" grep -q '/usr/share/agora/examples/debate.json' <<<"$debpage"
+  check ".deb holds the MCP example's folder" test -f "$tmp/debroot/usr/share/agora/examples/library/rules.txt"
 fi
 echo "$passes passed, $fails failed"
 test "$fails" = 0

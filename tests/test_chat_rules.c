@@ -1,4 +1,4 @@
-/* The session rules of behaviour.md §6 as pure functions: when "new chat" reuses the current chat,
+/* The session rules of docs/behaviour.md §6 as pure functions: when "new chat" reuses the current chat,
  * and which message of a batch titles a chat still called "New Chat". No store, world or loop. */
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /* End to end through the built binary: saving by `run` (titles, counts, --chat, --no-save), `chats
- * list|show|new|delete|export|import`, `replay` and `worlds list` per cli.md and behaviour.md §6 —
+ * list|show|new|delete|export|import`, `replay` and `worlds list` per docs/cli.md and docs/behaviour.md §6 —
  * reuse, delete with fallback, lossless snapshots, rejected snapshots, no key ever written, usage errors. */
 #include "support/proc.h"
 #include "support/unit.h"
@@ -265,7 +265,7 @@ static void run_saves_chat(void) {
   cJSON *list = list_chats(e.db, NULL);
   CHECK_INT(cJSON_GetArraySize(list), 1);
   const cJSON *c = cJSON_GetArrayItem(list, 0);
-  CHECK_INT(cJSON_GetArraySize(c), 7); /* exactly the fields of cli.md */
+  CHECK_INT(cJSON_GetArraySize(c), 7); /* exactly the fields of docs/cli.md */
   CHECK_STR(jstr(c, "id"), id);
   CHECK_STR(jstr(c, "world"), "trip-planner");
   CHECK_STR(jstr(c, "title"), "Plan a trip to Lisbon"); /* the first human message, not the world's */
@@ -1095,7 +1095,7 @@ static void bad_snapshots(void) {
   env_close(&e);
 }
 
-/* seq counts messages from 1 (cli.md): a snapshot whose seqs skip numbers must not give a chat whose
+/* seq counts messages from 1 (docs/cli.md): a snapshot whose seqs skip numbers must not give a chat whose
  * message_count differs from the messages it holds. Either refused, or stored consistently. */
 static void import_seq_gap(void) {
   env e;

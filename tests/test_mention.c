@@ -1,4 +1,4 @@
-/* Mention parsing (behaviour.md §1–2): the "parse" vectors of tests/data/vectors.json, then the edges
+/* Mention parsing (docs/behaviour.md §1–2): the "parse" vectors of tests/data/vectors.json, then the edges
  * the vectors leave out. */
 #include <cjson/cJSON.h>
 #include <stdio.h>

@@ -96,24 +96,26 @@ static void example_town_hall(void) {
   char *got = run_world(unit_src_path("examples/town-hall.json"), &status);
   CHECK_INT(status, 0);
   /* Six public answers (streamed word by word, so the shortest finishes first), then only the mayor
-   * answers what is addressed to it; a remark about the engineer addresses no one. */
+   * answers what is addressed to it; a remark about the engineer addresses no one. Each scripted reply
+   * answers the question it follows (issue 23 item 18): the budget line answers "can we afford it?",
+   * the vote answers "what happens next?". */
   CHECK_STR(got,
             "world|world|The town hall meeting opens. Question of the night: should the town build a new library?\n"
             "teacher|agent|Yes, with a children's room, please.\n"
             "librarian|agent|Yes. The old building floods every spring.\n"
             "engineer|agent|Possible, but the road works cannot wait forever.\n"
             "student|agent|Longer opening hours, and quiet rooms for exams!\n"
+            "mayor|agent|A library for every neighbourhood, if the numbers work.\n"
             "baker|agent|Only if it has a café. People need a reason to stay.\n"
-            "mayor|agent|We have the budget if we delay the road works by a year.\n"
             "human|human|@mayor can we afford it?\n"
-            "mayor|agent|Then we vote next Tuesday.\n"
+            "mayor|agent|We have the budget if we delay the road works by a year.\n"
             "human|human|I think the @engineer is worried about the roads.\n"
             "human|human|@Mayor what happens next?\n"
-            "mayor|agent|We have the budget if we delay the road works by a year.\n");
+            "mayor|agent|Then we vote next Tuesday.\n");
   free(got);
 }
 
-/* The NDJSON lines carry every field of cli.md, seq counts from 1, and events are there too. */
+/* The NDJSON lines carry every field of docs/cli.md, seq counts from 1, and events are there too. */
 static void json_output_fields(void) {
   const char *args[] = {"run", unit_src_path("examples/relay.json"), "--json", "--no-save", NULL};
   proc_result r;

@@ -1,4 +1,4 @@
-/* The chat session manager's rules (behaviour.md §6) in process, on a real LMDB store in a temporary
+/* The chat session manager's rules (docs/behaviour.md §6) in process, on a real LMDB store in a temporary
  * directory: titles, reuse both ways, saving with memories and turn counts, load/restore, delete with
  * fallback order, deleting the last chat, session mode off, and the events. */
 #include "support/tsession.h"

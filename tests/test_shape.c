@@ -1,4 +1,4 @@
-/* Reply shaping (behaviour.md §5): the "shape" vectors of tests/data/vectors.json, then each rule's
+/* Reply shaping (docs/behaviour.md §5): the "shape" vectors of tests/data/vectors.json, then each rule's
  * edges — tags in any case and place, self-mentions, TO: lists, auto-mention. */
 #include <cjson/cJSON.h>
 #include <stdio.h>

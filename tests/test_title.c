@@ -1,4 +1,4 @@
-/* Chat titles from the first human message (behaviour.md §6): markdown, mentions and greetings
+/* Chat titles from the first human message (docs/behaviour.md §6): markdown, mentions and greetings
  * stripped, white space collapsed, first letter capitalised, 50-character cut on a word boundary. */
 #include <stdlib.h>
 

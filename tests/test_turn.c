@@ -1,4 +1,4 @@
-/* Should an agent answer? (behaviour.md §3–4): every rule of turn_decide in order, and its edges. */
+/* Should an agent answer? (docs/behaviour.md §3–4): every rule of turn_decide in order, and its edges. */
 #include <stdio.h>
 
 #include "agents/turn.h"

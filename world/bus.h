@@ -23,7 +23,7 @@ typedef enum bus_phase {
   BUS_PHASES = 3
 } bus_phase;
 
-/* A system event (behaviour.md §7) on its way through the bus: its strings live in the same block. */
+/* A system event (docs/behaviour.md §7) on its way through the bus: its strings live in the same block. */
 typedef struct bus_event {
   int refs;
   world_event ev;

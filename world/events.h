@@ -1,4 +1,4 @@
-/* The world's events (behaviour.md §7), typed: one enum of kinds, one payload struct per kind. Nothing
+/* The world's events (docs/behaviour.md §7), typed: one enum of kinds, one payload struct per kind. Nothing
  * below the output layer turns them into JSON (chat/event_json.c does, for the output and the stored
  * thread), so a renamed or misspelt kind is a compile error and a streamed chunk costs no JSON. */
 #ifndef AG_WORLD_EVENTS_H

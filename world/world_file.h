@@ -1,4 +1,4 @@
-/* World files (cli.md "World file"): strict loading into a world_spec, with every error naming the
+/* World files (docs/world-file.md): strict loading into a world_spec, with every error naming the
  * file and the JSON path ("world.json: agents[1].provider: unknown provider 'nope'"). */
 #ifndef AG_WORLD_FILE_H
 #define AG_WORLD_FILE_H

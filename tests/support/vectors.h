@@ -1,4 +1,4 @@
-/* The worked examples of ../shared/spec/vectors.json (copied to tests/data/), loaded for the tests
+/* The worked examples of tests/data/vectors.json (shown in docs/behaviour.md), loaded for the tests
  * that run them as data. */
 #ifndef AG_TEST_VECTORS_H
 #define AG_TEST_VECTORS_H
