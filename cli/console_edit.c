@@ -40,11 +40,10 @@ static int resend(console *c, uint64_t keep, const char *text, ag_errmsg *em) {
 
 /* The chat is quiet and current: the common checks, then message want (0: the last human one). */
 static int find(console *c, uint64_t want, found_msg *f, ag_errmsg *em) {
+  *f = (found_msg){.want = want}; /* first: the callers free f's strings on every path */
   const char *id = chat_session_current(c->cw.cs);
   if (!id) return ag_fail(em, AG_ERR_STATE, "no current chat");
   if (!world_is_quiet(c->cw.w)) return ag_fail(em, AG_ERR_STATE, "wait until the replies in flight are in");
-  memset(f, 0, sizeof *f);
-  f->want = want;
   int rc = chat_messages_each(c->st, id, want ? want : 1, found_cb, f, em);
   if (!rc && !f->seq) {
     rc = want ? ag_fail(em, AG_ERR_NOT_FOUND, "this chat has no message %llu", (unsigned long long)want)
