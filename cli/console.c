@@ -214,12 +214,25 @@ static int console_open(console *c, const console_args *a) {
   return 0;
 }
 
-/* Replies still in flight are cancelled; what was published is delivered, and so saved. */
+static void finish_deadline(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  *(int *)arg = 1;
+}
+
+/* Replies still in flight are cancelled; what was published is delivered, and so saved. Input is no
+ * longer read: a terminal that hung up stays readable (EPOLLHUP) and would spin the loop. The wait is
+ * bounded, so that the process ends (and its chat's lock with it) within FINISH_MS whatever happens. */
 static void console_finish(console *c) {
-  for (int i = 0; i < 100000 && !world_is_quiet(c->cw.w); i++) {
-    world_cancel_all(c->cw.w);
-    event_base_loop(c->cw.base, EVLOOP_NONBLOCK);
+  if (c->ev_in) event_del(c->ev_in);
+  int late = 0;
+  struct event *deadline = evtimer_new(c->cw.base, finish_deadline, &late);
+  if (!deadline || evtimer_add(deadline, &(struct timeval){.tv_usec = FINISH_MS * 1000})) late = 1;
+  for (;;) {
+    world_cancel_all(c->cw.w); /* again each time: a message delivered may have started a turn */
+    if (world_is_quiet(c->cw.w) || late || event_base_loop(c->cw.base, EVLOOP_ONCE) < 0) break;
   }
+  if (deadline) event_free(deadline);
 }
 
 static void console_close(console *c) {

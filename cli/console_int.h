@@ -26,6 +26,7 @@
 #define RECENT 10                     /* messages shown when a chat is resumed or loaded on a terminal */
 #define HISTORY_MAX 1000              /* lines kept in console_history */
 #define COMPLETE_MAX 256              /* completion candidates */
+#define FINISH_MS 500                 /* the longest the console waits for cancelled replies on the way out */
 
 
 /* Where the input line is on the screen, so that it can be erased before printing above it. */

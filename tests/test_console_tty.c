@@ -204,6 +204,53 @@ static void tty_edit_retry_while_busy(void) {
   free(db);
 }
 
+/* The chat's lock is free (another process can delete the chat): the console that held it is gone. */
+static int chat_deletable(const char *db, const char *id) {
+  const char *args[] = {"chats", "delete", id, "--db", db, NULL};
+  proc_result r;
+  int st = proc_agora(args, NULL, NULL, &r) ? -1 : r.status;
+  if (st) fprintf(stderr, "  chats delete: %s", r.err ? r.err : "");
+  proc_result_free(&r);
+  return st == 0;
+}
+
+/* The terminal goes away (its window closed) or SIGTERM comes while a reply is in flight: the console
+ * cancels it, saves, releases the chat and exits within 2 s (it spun on EPOLLHUP at 70% CPU, holding
+ * the chat, and ignored SIGTERM). */
+static void hang_up_while_busy(int how) {
+  llm_server *srv = NULL;
+  CHECK_INT(llm_server_start(&srv), 0);
+  if (!srv) return;
+  char *w = slow_world(srv, "hangup.json"), *db = fresh_db("db-hangup");
+  const char *env[] = {"OPENAI_API_KEY=test-key", NULL};
+  tty t;
+  CHECK_INT(start_console(&t, w, db, env), 0);
+  char id[64] = "";
+  CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "@slow hi\r");
+  CHECK(tty_expect(&t, "slow: first"));
+  if (how) kill(t.pid, how);
+  else tty_hang_up(&t);
+  long long t0 = tty_now_ms();
+  int st = tty_exit_within(&t, 2000);
+  long long took = tty_now_ms() - t0;
+  CHECK(st >= 0 && st < 128); /* it ended by itself, not by the signal's default action */
+  CHECK(took < 2000);
+  fprintf(stderr, "  %s: exit %d after %lld ms\n", how ? "SIGTERM" : "hang-up", st, took);
+  char *s = saved(db, id);
+  CHECK_STR(s, "human|@slow hi\n");
+  free(s);
+  CHECK(chat_deletable(db, id));
+  tty_close(&t);
+  llm_server_stop(srv);
+  free(w);
+  free(db);
+}
+
+static void tty_hang_up_while_busy(void) { hang_up_while_busy(0); }
+static void tty_sigterm_while_busy(void) { hang_up_while_busy(SIGTERM); }
+
 /* Ctrl-C with text typed clears the line (nothing is sent); twice at an empty, idle prompt it quits. */
 static void tty_ctrl_c_clears_then_quits(void) {
   char *w = write_tmp("world.json", world_json), *db = fresh_db("db-ctrlc");
@@ -474,6 +521,7 @@ int main(int argc, char **argv) {
     UNIT(tty_ctrl_c_clears_then_quits), UNIT(tty_new_and_delete), UNIT(tty_ctrl_d_exits),
     UNIT(tty_two_streams),             UNIT(tty_resume_shows_recent), UNIT(tty_approval_waits_while_another_streams),
     UNIT(tty_paste_bounded),           UNIT(tty_edit_retry_while_busy),
+    UNIT(tty_hang_up_while_busy),      UNIT(tty_sigterm_while_busy),
   };
   int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
   unit_rmrf(tmp);
