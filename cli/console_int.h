@@ -84,6 +84,7 @@ typedef struct console {
   int in_eof, in_direct, in_skip;
   world_clock *clock; /* the world's schedule and clock (console_clock.c) */
   cli_nats_join *nats; /* --nats: joined to the world on NATS (else NULL) */
+  char deleted[CHAT_ID_MAX]; /* the chat /delete deleted (its id, though a prefix was typed) */
 } console;
 
 /* libedit's callbacks carry no user pointer: the one console of the process (console.c). */

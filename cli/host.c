@@ -136,7 +136,7 @@ int cli_host(int argc, char **argv) {
   else if ((rc = cluster_init())) status = cli_error(rc, "host: cannot start the NATS client");
   else if ((rc = cli_world_build(a.world_path, &spec, &base, &w, &em)) || (rc = cli_key_env_check(w, a.world_path, &a.allow, &em)))
     status = cli_error(rc, "%s", em.text);
-  else if ((rc = output_new(stdout, world_id(w), &(output_opts){a.json, 0, 0, 0}, &out)) ||
+  else if ((rc = output_new(stdout, world_id(w), &(output_opts){.json = a.json}, &out)) ||
            (rc = bus_subscribe(world_bus(w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, output_on_bus, out, NULL)))
     status = cli_error(rc, "%s", ag_strerror(rc));
   else if (a.db && ((rc = cli_store_open(a.db, &st, &em)) || (rc = chat_session_open(st, w, &cs, &em))))

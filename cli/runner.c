@@ -3,6 +3,7 @@
 #include "cli/mcp.h"
 
 #include "chat/archive.h"
+#include "chat/id_prefix.h"
 
 #include "cli/cli.h"
 #include "cli/db.h"
@@ -86,10 +87,16 @@ static int open_chat(cli_runner *r, const cli_runner_opts *o, const char *cmd) {
     return cli_error(rc, "%s", em.text[0] ? em.text : ag_strerror(rc));
   chat_session_rerun_turns(r->cs, 1);
   if (o->nats.url) chat_session_fresh_only(r->cs, 1); /* the copy's seqs are the stream's */
-  if (o->resume_chat) rc = chat_session_load(r->cs, o->resume_chat, &em);
-  else if (o->chat) rc = chat_session_load(r->cs, o->chat, &em);
-  else if (o->resume && !o->new_chat && chat_session_current(r->cs)) rc = chat_session_resume(r->cs, &em);
-  else rc = chat_session_new(r->cs, &em);
+  char id[CHAT_ID_MAX];
+  const char *named = o->resume_chat ? o->resume_chat : o->chat; /* an id or a unique prefix */
+  if (named) {
+    rc = chat_id_resolve(r->st, named, id, &em);
+    if (!rc) rc = chat_session_load(r->cs, id, &em);
+  } else if (o->resume && !o->new_chat && chat_session_current(r->cs)) {
+    rc = chat_session_resume(r->cs, &em);
+  } else {
+    rc = chat_session_new(r->cs, &em);
+  }
   if (rc) return cli_error(rc, "%s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc));
   output_set_chat(r->out, chat_session_current(r->cs));
   return 0;
@@ -124,7 +131,7 @@ static int runner_join(cli_runner *r, const cli_runner_opts *o, const char *cmd)
       rc = cli_nats_join_open(r->w, r->st, r->cs, &n, NULL, NULL, &r->nj, &em);
     if (rc) return cli_error(rc, "%s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc));
     const char *now = chat_session_current(r->cs);
-    if (!now || strcmp(now, o->chat))
+    if (!now || strncmp(now, o->chat, strlen(o->chat))) /* the stream has one chat: a prefix names it */
       return cli_error(AG_ERR_INVALID, "%s: --chat %s: the world's stream on NATS is on chat %s; only that chat can be "
                        "continued with --nats", cmd, o->chat, cli_nats_join_fresh(r->nj) ? "(none yet)" : now);
     return 0;
@@ -156,7 +163,7 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
   r->yes = o->yes;
   if (o->answers && (rc = read_answers(r, o->answers, cmd))) return rc;
   world_set_approver(r->w, &(world_approver){runner_ask, NULL}, r);
-  output_opts oo = {o->json, chunks, 1, 0};
+  output_opts oo = {.json = o->json, .stream = chunks, .progress = 1};
   if ((rc = output_new(stdout, world_id(r->w), &oo, &r->out)) ||
       (rc = run_screen_new(r->base, r->w, r->out, 1, live, &r->scr)) ||
       (rc = bus_subscribe(world_bus(r->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT,
