@@ -186,6 +186,10 @@ static int validate_agents(const cJSON *agents, const double *seqs, size_t n_seq
 static int validate_head(const cJSON *snap, const char *label, ag_errmsg *em) {
   int rc = AG_OK;
   if (!cJSON_IsObject(snap)) return BAD("%s: a snapshot must be a JSON object", label);
+  /* A world file given for a snapshot (they are both JSON): say so, rather than name its first field. */
+  if (!cJSON_GetObjectItemCaseSensitive(snap, "format") && cJSON_GetObjectItemCaseSensitive(snap, "name"))
+    return BAD("%s: this is a world file, not a chat snapshot: load a world with `agora run FILE` or `agora "
+               "console FILE`; `agora worlds list` shows the stored worlds", label);
   static const char *const top[] = {"format", "world", "chat", "messages", "agents", "thread", NULL};
   if ((rc = only_keys(snap, top, label, "", em))) return rc;
   const cJSON *fmt = need(snap, "format", is_count, "a whole number", label, "", em, &rc);

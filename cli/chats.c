@@ -1,5 +1,6 @@
 /* agora chats list|show|new|delete|export|import and agora worlds list. */
 #include "chat/branch.h"
+#include "chat/id_prefix.h"
 #include "chat/snapshot.h"
 #include "cli/cli.h"
 #include "common/buf.h"
@@ -81,8 +82,15 @@ static int parse(const char *cmd, int argc, char **argv, opts *o) {
 
 /* ---- list ---- */
 
+typedef struct list_ctx {
+  int json;
+  size_t n; /* rows printed (the header goes before the first) */
+} list_ctx;
+
 static int list_chat(const chat_info *c, void *arg) {
-  int json = *(const int *)arg;
+  list_ctx *lc = arg;
+  int json = lc->json;
+  if (!json && lc->n++ == 0) printf("  %-14s %-16s %8s  %-24s  %s\n", "CHAT", "WORLD", "MESSAGES", "UPDATED", "TITLE");
   if (json) {
     cJSON *j = output_chat_json(c);
     char *s = j ? cJSON_PrintUnformatted(j) : NULL;
@@ -92,7 +100,7 @@ static int list_chat(const chat_info *c, void *arg) {
   } else {
     char updated[40];
     ag_time_format(c->updated_at_ms, updated, sizeof updated);
-    printf("%c %-14s %-16s %5llu  %s  %s\n", c->current ? '*' : ' ', c->id, c->world_id,
+    printf("%c %-14s %-16s %8llu  %-24s  %s\n", c->current ? '*' : ' ', c->id, c->world_id,
            (unsigned long long)c->message_count, updated, c->title);
   }
   return 0;
@@ -105,14 +113,14 @@ static int show(store *st, const char *chat_id, int json, int state, output **ou
   int rc = chat_info_get(st, chat_id, &c, em);
   if (rc) return rc;
   if (json) {
-    list_chat(&c, &json);
+    list_chat(&c, &(list_ctx){.json = 1, .n = 1});
   } else {
     char updated[40];
     ag_time_format(c.updated_at_ms, updated, sizeof updated);
     printf("chat: %s\nworld: %s\ntitle: %s\nmessages: %llu\nupdated: %s\n\n", c.id, c.world_id, c.title,
            (unsigned long long)c.message_count, updated);
   }
-  output_opts oo = {json, 0, 0, 1};
+  output_opts oo = {.json = json, .batch = 1, .seqs = 1}; /* numbers: for /edit, branch --at, ... */
   if ((rc = output_new(stdout, c.world_id, &oo, out))) return rc;
   output_set_chat(*out, c.id);
   if (state && (rc = transcript_print_state(st, chat_id, json, em))) return rc;
@@ -203,11 +211,14 @@ int cli_chats(int argc, char **argv) {
   if (rc == AG_ERR_NOT_FOUND && which == 0) return 0;
   if (rc) return cli_error(rc, "%s", em.text);
   runtime *rt = NULL;
-  char wid[CHAT_ID_MAX];
-  switch (which) {
+  char wid[CHAT_ID_MAX], chat[CHAT_ID_MAX];
+  /* show, delete, export and branch name a chat: its id or a unique prefix of it */
+  if ((which == 1 || which == 3 || which == 4 || which == 6) && !(rc = chat_id_resolve(st, o.pos[0], chat, &em)))
+    o.pos[0] = chat;
+  if (!rc) switch (which) {
   case 0:
     if (!o.world || !(rc = rt_pick_world(st, o.world, wid, &em)))
-      rc = chat_list(st, o.world ? wid : NULL, list_chat, &o.json, &em);
+      rc = chat_list(st, o.world ? wid : NULL, list_chat, &(list_ctx){.json = o.json}, &em);
     break;
   case 1: {
     output *out = NULL;

@@ -94,7 +94,7 @@ typedef struct host_out {
 static int host_on_world(void *ud, runtime *rt, ag_errmsg *em) {
   host_out *h = ud;
   h->w = rt_world(rt);
-  int rc = output_new(stdout, world_id(rt_world(rt)), &(output_opts){h->a->json, 0, 0, 0}, &h->out);
+  int rc = output_new(stdout, world_id(rt_world(rt)), &(output_opts){.json = h->a->json}, &h->out);
   return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
 }
 

@@ -1,5 +1,6 @@
 /* agora replay: print a saved chat — from the database or a snapshot file — in order, as run printed
  * it, optionally paced. Never calls an LLM. */
+#include "chat/id_prefix.h"
 #include "chat/snapshot.h"
 #include "cli/cli.h"
 #include "runtime/db.h"
@@ -29,14 +30,16 @@ typedef struct replay_ctx {
 
 static int replay_stored(store *st, replay_ctx *rc) {
   chat_info c;
-  int r = chat_info_get(st, rc->chat, &c, rc->em);
+  char id[CHAT_ID_MAX];
+  int r = chat_id_resolve(st, rc->chat, id, rc->em); /* an id or a unique prefix */
+  if (!r) r = chat_info_get(st, id, &c, rc->em);
   if (r == AG_ERR_NOT_FOUND)
     return ag_fail(rc->em, r, "'%s' is neither a snapshot file nor a chat in the database", rc->chat);
   if (r) return r;
-  output_opts oo = {rc->json, 0, 0, rc->delay_ms == 0};
+  output_opts oo = {.json = rc->json, .batch = rc->delay_ms == 0};
   if ((r = output_new(stdout, c.world_id, &oo, &rc->out))) return r;
   output_set_chat(rc->out, c.id);
-  return transcript_print_stored(st, rc->chat, rc->out, rc->delay_ms, rc->em);
+  return transcript_print_stored(st, c.id, rc->out, rc->delay_ms, rc->em);
 }
 
 static int replay_snapshot(const char *path, replay_ctx *rc) {
@@ -50,7 +53,7 @@ static int replay_snapshot(const char *path, replay_ctx *rc) {
   char wid[CHAT_ID_MAX] = "";
   if (cJSON_IsString(world)) snprintf(wid, sizeof wid, "%s", world->valuestring);
   else mention_id_from_name(cJSON_GetObjectItem(cJSON_GetObjectItem(snap, "world"), "name")->valuestring, wid, sizeof wid);
-  output_opts oo = {rc->json, 0, 0, rc->delay_ms == 0};
+  output_opts oo = {.json = rc->json, .batch = rc->delay_ms == 0};
   if ((r = output_new(stdout, wid, &oo, &rc->out))) goto done;
   output_set_chat(rc->out, cJSON_IsString(id) ? id->valuestring : NULL);
   r = transcript_print_snapshot(snap, rc->out, rc->delay_ms);

@@ -2,6 +2,7 @@
 #include "cli/runner.h"
 
 #include "chat/archive.h"
+#include "chat/id_prefix.h"
 
 #include "cli/cli.h"
 #include "runtime/db.h"
@@ -122,7 +123,7 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
   int chunks = o->stream && (o->json || !tty);
   r->yes = o->yes;
   if (o->answers && (rc = read_answers(r, o->answers, cmd))) return rc;
-  r->oo = (output_opts){o->json, chunks, 1, 0};
+  r->oo = (output_opts){.json = o->json, .stream = chunks, .progress = 1};
   r->live = live;
   r->handler = handler, r->handler_ud = ud;
   rt_opts ro = runner_rt_opts(r, o, cmd, live, chunks);

@@ -77,7 +77,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg) {
 static int con_on_world(void *ud, runtime *rt, ag_errmsg *em) {
   console *c = ud;
   c->cw.base = rt_base(rt), c->cw.w = rt_world(rt);
-  int rc = output_new(stdout, world_id(c->cw.w), &(output_opts){0, 0, 0, 0}, &c->out);
+  int rc = output_new(stdout, world_id(c->cw.w), &(output_opts){.json = 0}, &c->out);
   return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
 }
 
@@ -118,12 +118,12 @@ static int console_open(console *c, const console_opts *a) {
   return 0;
 }
 
-/* Replies still in flight are cancelled; what was published is delivered, and so saved. */
+/* Replies still in flight are cancelled; what was published is delivered, and so saved. Input is no
+ * longer read: a terminal that hung up stays readable (EPOLLHUP) and would spin the loop. The wait is
+ * bounded, so that the process ends (and its chat's lock with it) within FINISH_MS whatever happens. */
 static void console_finish(console *c) {
-  for (int i = 0; i < 100000 && !world_is_quiet(c->cw.w); i++) {
-    world_cancel_all(c->cw.w);
-    event_base_loop(c->cw.base, EVLOOP_NONBLOCK);
-  }
+  if (c->ev_in) event_del(c->ev_in);
+  rt_settle(c->rt, FINISH_MS);
 }
 
 static void console_close(console *c) {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include "chat/id_prefix.h"
 #include "chat/snapshot.h"
 #include "chat/transcript.h"
 #include "common/buf.h"
@@ -194,29 +195,47 @@ static int cmd_new(console *c, char *args, ag_errmsg *em) {
   return chat_session_new(c->cw.cs, em);
 }
 
+/* A chat named by its id or a unique prefix, into id. No match: arg as it is, so that the session's
+ * own lookup says why ("no chat 'x' in world 'w'"). */
+static int chat_arg(console *c, const char *arg, char id[CHAT_ID_MAX], ag_errmsg *em) {
+  int rc = chat_id_resolve(c->st, arg, id, em);
+  if (rc == AG_ERR_NOT_FOUND) snprintf(id, CHAT_ID_MAX, "%s", arg);
+  return rc == AG_ERR_NOT_FOUND ? AG_OK : rc;
+}
+
 static int cmd_load(console *c, char *args, ag_errmsg *em) {
-  char *id = NULL;
-  int rc = one_arg(args, "/load ID", &id, em);
+  char *arg = NULL, id[CHAT_ID_MAX];
+  int rc = one_arg(args, "/load ID", &arg, em);
+  if (!rc) rc = chat_arg(c, arg, id, em);
   if (!rc) rc = chat_session_load(c->cw.cs, id, em);
   if (!rc) con_chat_announce(c, EV_CHAT_LOADED);
   return rc;
 }
 
 static int cmd_delete(console *c, char *args, ag_errmsg *em) {
-  char *id = NULL;
-  int rc = one_arg(args, "/delete ID", &id, em);
+  char *arg = NULL, id[CHAT_ID_MAX];
+  int rc = one_arg(args, "/delete ID", &arg, em);
+  if (!rc) rc = chat_arg(c, arg, id, em);
   if (!rc) rc = chat_session_delete(c->cw.cs, id, em);
+  if (!rc) snprintf(c->deleted, sizeof c->deleted, "%s", id); /* for the NATS chat record */
   return rc;
 }
 
 
+/* "/export FILE" writes the current chat; "/export ID FILE" another (an id or a unique prefix). */
 static int cmd_export(console *c, char *args, ag_errmsg *em) {
-  char *id = con_next_word(&args);
-  char *file = con_trim(args);
-  if (!id[0] || !file[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /export ID FILE");
+  char *first = con_next_word(&args);
+  char *file = con_trim(args), id[CHAT_ID_MAX];
+  const char *current = chat_session_current(c->cw.cs);
+  if (!first[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /export [ID] FILE (the current chat without ID)");
+  if (!file[0] && !current) return ag_fail(em, AG_ERR_STATE, "no current chat: /export ID FILE");
+  if (!file[0]) file = first;
   cJSON *snap = NULL;
   char *text = NULL;
-  int rc = chat_snapshot_export(c->st, id, &snap, em);
+  int rc = AG_OK;
+  if (file == first) snprintf(id, sizeof id, "%s", current);
+  else rc = chat_id_resolve(c->st, first, id, em);
+  if (!rc) rc = chat_snapshot_export(c->st, id, &snap, em);
   if (rc) goto done;
   if (!(text = cJSON_Print(snap))) {
     rc = AG_ERR_NOMEM;
@@ -227,6 +246,35 @@ static int cmd_export(console *c, char *args, ag_errmsg *em) {
 done:
   free(text);
   cJSON_Delete(snap);
+  return rc;
+}
+
+static int show_msg(const chat_entry *e, void *arg) {
+  output_message(arg, e->msg);
+  return 0;
+}
+
+/* "/show [N]": the current chat's last N messages (RECENT without N), numbered for /edit and /branch. */
+static int cmd_show(console *c, char *args, ag_errmsg *em) {
+  char *end = NULL;
+  unsigned long long n = args[0] ? strtoull(args, &end, 10) : RECENT;
+  if (args[0] && (args[0] < '0' || args[0] > '9' || *end || !n))
+    return ag_fail(em, AG_ERR_INVALID, "usage: /show [N] (N: how many of the last messages, 1 or more)");
+  const char *id = chat_session_current(c->cw.cs);
+  chat_info ci;
+  int rc = id ? chat_info_get(c->st, id, &ci, em) : ag_fail(em, AG_ERR_STATE, "no current chat");
+  if (rc) return rc;
+  if (!ci.message_count) {
+    con_print(c, "no messages yet\n");
+    return AG_OK;
+  }
+  output *o = NULL;
+  if ((rc = output_new(stdout, world_id(c->cw.w), &(output_opts){.seqs = 1}, &o))) return rc;
+  output_set_chat(o, id);
+  con_screen_hide(c);
+  rc = chat_messages_each(c->st, id, ci.message_count > n ? ci.message_count - n + 1 : 1, show_msg, o, em);
+  con_screen_show(c);
+  output_free(o);
   return rc;
 }
 
@@ -268,15 +316,16 @@ static const command commands[] = {
   {"/remove", "NAME", "remove an agent", cmd_remove},
   {"/chats", "", "this world's chats (* marks the current one)", cmd_chats},
   {"/new", "", "start a new chat (an empty one is reused)", cmd_new},
-  {"/load", "ID", "continue a saved chat", cmd_load},
+  {"/load", "ID", "continue a saved chat (ID or a unique prefix of it, as in /chats)", cmd_load},
   {"/delete", "ID", "delete a chat (the latest other one becomes current)", cmd_delete},
-  {"/export", "ID FILE", "write a chat's snapshot JSON to FILE", cmd_export},
+  {"/export", "[ID] FILE", "write a chat's snapshot JSON to FILE (the current chat without ID)", cmd_export},
+  {"/show", "[N]", "the last N messages of this chat (10 without N) with their numbers", cmd_show},
   {"/title", "TEXT", "rename the current chat", cmd_title},
   {"/turnlimit", "N", "LLM calls an agent may make between human turns", cmd_turnlimit},
   {"/clock", "", "the world's clock: mode, now, next due item, until", con_cmd_clock},
   {"/advance", "DURATION", "move a virtual clock on (3h, 1d), delivering what falls due", con_cmd_advance},
   {"/branch", "SEQ", "continue in a new chat holding this one's messages 1..SEQ", con_cmd_branch},
-  {"/edit", "SEQ TEXT", "replace human message SEQ (the chat is cut there) and send it again", con_cmd_edit},
+  {"/edit", "[SEQ] TEXT", "replace human message SEQ (default: the last) and send it again", con_cmd_edit},
   {"/retry", "", "cut the chat before the last human message and send it again", con_cmd_retry},
   {"/quit", "", "save and leave (also Ctrl-D)", cmd_quit},
 };
@@ -319,6 +368,7 @@ static const char *nats_refuses(const console *c, const char *cmd, const char *a
   snprintf(id, sizeof id, "%.*s", (int)(n < sizeof id ? n : sizeof id - 1), args);
   int by_id = !strcmp(cmd, "/load") || !strcmp(cmd, "/delete");
   if (by_id && !id[0]) return NULL; /* the command's own usage error */
+  if (by_id) chat_id_resolve(c->st, id, id, NULL); /* a prefix: its chat's id (else the command says why) */
   for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
     if (!strcmp(cmd, ops[i][0])) return rt_nats_refuses(c->nats, ops[i][1], by_id ? id : NULL);
   return NULL;
@@ -342,13 +392,12 @@ static void run_command(console *c, char *line) {
     con_error(c, "%s: %s", cmd->name, refused);
     return;
   }
-  char arg0[CHAT_ID_MAX];
-  snprintf(arg0, sizeof arg0, "%.*s", (int)strcspn(args, " \t"), args);
+  c->deleted[0] = '\0';
   int rc = cmd->run(c, args, &em);
   if (!rc) rc = rt_nats_join_sync(c->nats, &em); /* a new chat (/new, a delete's fallback) is published into */
   /* what a person did to a chat is every process's (the world's chat records) */
   if (!rc && !strcmp(cmd->name, "/title")) rt_nats_join_record(c->nats, chat_session_current(c->cw.cs), chat_session_title(c->cw.cs));
-  if (!rc && !strcmp(cmd->name, "/delete")) rt_nats_join_record(c->nats, arg0, NULL);
+  if (!rc && !strcmp(cmd->name, "/delete")) rt_nats_join_record(c->nats, c->deleted, NULL);
   if (rc) con_error(c, "%s: %s", cmd->name, em.text[0] ? em.text : ag_strerror(rc));
   else if (c->printed != before) con_print(c, "\n"); /* a paragraph, like the transcript's */
   output_set_chat(c->out, chat_session_current(c->cw.cs));

@@ -1,4 +1,4 @@
-/* The console's /edit SEQ TEXT and /retry (issue 13 §3): the current chat is cut after the message
+/* The console's /edit [SEQ] TEXT and /retry (issue 13 §3): the current chat is cut after the message
  * before (chat_session_truncate: one transaction), then the new or same text is sent again as the
  * human, so the agents answer it afresh. */
 #include "console/console_int.h"
@@ -39,30 +39,32 @@ static int resend(console *c, uint64_t keep, const char *text, ag_errmsg *em) {
 }
 
 /* The chat is quiet and current: the common checks, then message want (0: the last human one). */
-static int find(console *c, uint64_t want, found_msg *f, ag_errmsg *em) {
+static int find(console *c, uint64_t want, const char *verb, found_msg *f, ag_errmsg *em) {
+  *f = (found_msg){.want = want}; /* first: the callers free f's strings on every path */
   const char *id = chat_session_current(c->cw.cs);
   if (!id) return ag_fail(em, AG_ERR_STATE, "no current chat");
   if (!world_is_quiet(c->cw.w)) return ag_fail(em, AG_ERR_STATE, "wait until the replies in flight are in");
-  memset(f, 0, sizeof *f);
-  f->want = want;
   int rc = chat_messages_each(c->st, id, want ? want : 1, found_cb, f, em);
   if (!rc && !f->seq) {
     rc = want ? ag_fail(em, AG_ERR_NOT_FOUND, "this chat has no message %llu", (unsigned long long)want)
-              : ag_fail(em, AG_ERR_NOT_FOUND, "this chat has no human message to retry");
+              : ag_fail(em, AG_ERR_NOT_FOUND, "this chat has no human message to %s", verb);
   }
   return rc;
 }
 
+/* "/edit SEQ TEXT", or "/edit TEXT" for the last human message: a first word that is a number is SEQ. */
 int con_cmd_edit(console *c, char *args, ag_errmsg *em) {
-  char *num = con_next_word(&args), *end = NULL;
-  char *text = con_trim(args);
-  unsigned long long seq = num[0] >= '0' && num[0] <= '9' ? strtoull(num, &end, 10) : 0;
-  if (!seq || *end || !text[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /edit SEQ TEXT (a human message of this chat)");
+  char *end = args, *text = args;
+  unsigned long long seq = args[0] >= '0' && args[0] <= '9' ? strtoull(args, &end, 10) : 0;
+  if (seq && (*end == ' ' || *end == '\t')) text = con_trim(end);
+  else if (seq && *end) seq = 0; /* "2nd thoughts": text */
+  if (!text[0] || (seq && text == args))
+    return ag_fail(em, AG_ERR_INVALID, "usage: /edit [SEQ] TEXT (a human message of this chat; the last one without SEQ)");
   found_msg f;
-  int rc = find(c, seq, &f, em);
+  int rc = find(c, seq, "edit", &f, em);
   if (!rc && f.kind != AG_KIND_HUMAN)
     rc = ag_fail(em, AG_ERR_INVALID, "message %llu is from %s: only a human message can be edited", seq, f.sender);
-  if (!rc) rc = resend(c, seq - 1, text, em);
+  if (!rc) rc = resend(c, f.seq - 1, text, em);
   free(f.sender);
   free(f.text);
   return rc;
@@ -71,7 +73,7 @@ int con_cmd_edit(console *c, char *args, ag_errmsg *em) {
 int con_cmd_retry(console *c, char *args, ag_errmsg *em) {
   if (args[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /retry");
   found_msg f;
-  int rc = find(c, 0, &f, em);
+  int rc = find(c, 0, "retry", &f, em);
   if (!rc) rc = resend(c, f.seq - 1, f.text, em);
   free(f.sender);
   free(f.text);

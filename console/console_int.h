@@ -27,6 +27,7 @@
 #define RECENT 10                     /* messages shown when a chat is resumed or loaded on a terminal */
 #define HISTORY_MAX 1000              /* lines kept in console_history */
 #define COMPLETE_MAX 256              /* completion candidates */
+#define FINISH_MS 500                 /* the longest the console waits for cancelled replies on the way out */
 
 
 /* Where the input line is on the screen, so that it can be erased before printing above it. */
@@ -89,6 +90,7 @@ typedef struct console {
   int in_eof, in_direct, in_skip;
   world_clock *clock; /* the world's schedule and clock (borrowed from rt) */
   rt_nats_join *nats; /* --nats: joined to the world on NATS (else NULL; borrowed from rt) */
+  char deleted[CHAT_ID_MAX]; /* the chat /delete deleted (its id, though a prefix was typed) */
 } console;
 
 /* libedit's callbacks carry no user pointer: the one console of the process (console.c). */

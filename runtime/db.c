@@ -1,5 +1,6 @@
 /* Shared plumbing of the storage commands (see db.h). */
 #include "runtime/db.h"
+#include "chat/id_prefix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,9 @@ int rt_store_open_read(const char *db, store **out, ag_errmsg *em) { return rt_s
 
 int rt_chat_world(store *st, const char *chat_id, char world_id[CHAT_ID_MAX], ag_errmsg *em) {
   chat_info c;
-  int rc = chat_info_get(st, chat_id, &c, em);
+  char id[CHAT_ID_MAX];
+  int rc = chat_id_resolve(st, chat_id, id, em); /* an id or a unique prefix */
+  if (!rc) rc = chat_info_get(st, id, &c, em);
   if (!rc) snprintf(world_id, CHAT_ID_MAX, "%s", c.world_id);
   return rc;
 }

@@ -3,6 +3,7 @@
 
 
 #include <cjson/cJSON.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int ends_with(const char *s, const char *suffix) {
@@ -24,18 +25,37 @@ static int allowed(const rt_allow_env *allow, const char *name) {
   return 0;
 }
 
+/* A variable the agent's provider would send and that is not set: found at load, before the chat and
+ * the human's message are stored, rather than at the first call. A script agent sends nothing (also
+ * when --provider script overrides the file); an agent naming no variable may need none (a local
+ * server), which only the call can tell. */
+static int key_env_unset(const cJSON *agent, const char *name) {
+  const char *provider = cJSON_GetStringValue(cJSON_GetObjectItem(agent, "provider"));
+  if (!provider || !strcmp(provider, "script")) return 0;
+  const char *value = getenv(name);
+  return !value || !value[0];
+}
+
 int rt_key_env_check(const world *w, const char *label, const rt_allow_env *allow, ag_errmsg *em) {
   cJSON *settings = world_settings_json(w);
   const cJSON *agent;
   int i = 0, rc = settings ? AG_OK : AG_ERR_NOMEM;
   cJSON_ArrayForEach(agent, cJSON_GetObjectItem(settings, "agents")) {
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(agent, "api_key_env"));
+    const char *who = cJSON_GetStringValue(cJSON_GetObjectItem(agent, "name"));
     if (name && name[0] && !rt_key_env_plain(name) && !allowed(allow, name)) {
       rc = ag_fail(em, AG_ERR_INVALID,
                    "%s: agents[%d].api_key_env: '%s' is not an API key variable (names ending in _API_KEY, "
                    "_TOKEN or _KEY are); its value would be sent to the agent's server: pass --allow-env %s "
                    "if that is intended",
                    label, i, name, name);
+      break;
+    }
+    if (name && name[0] && key_env_unset(agent, name)) {
+      rc = ag_fail(em, AG_ERR_INVALID,
+                   "%s: agents[%d] (%s).api_key_env: environment variable %s is not set (export it, or drop "
+                   "api_key_env to use the provider's default)",
+                   label, i, who ? who : "?", name);
       break;
     }
     i++;

@@ -22,7 +22,9 @@ typedef struct rt_allow_env {
 int rt_key_env_plain(const char *name);
 
 /* Checks every agent of w: AG_ERR_INVALID with em = "LABEL: agents[N].api_key_env: ..." naming the
- * variable and the flag when an agent names a variable that is neither plain nor allowed. */
+ * variable and the flag when an agent names a variable that is neither plain nor allowed, or with
+ * "LABEL: agents[N] (NAME).api_key_env: environment variable V is not set ..." when an agent whose
+ * provider sends a key (not script) names a variable that is unset or empty. */
 int rt_key_env_check(const world *w, const char *label, const rt_allow_env *allow, ag_errmsg *em);
 
 #endif

@@ -178,6 +178,12 @@ void output_message(output *o, const ag_msg *m) {
     print_json(o, j);
     cJSON_Delete(j);
   } else {
+    if (o->o.seqs && m->seq) fprintf(o->f, "#%llu ", (unsigned long long)m->seq);
+    if (m->has_sim) { /* a virtual clock's time: the run's own time would say nothing */
+      char t[AG_TIME_LEN];
+      ag_time_format(m->sim_ms, t, sizeof t);
+      fprintf(o->f, "[%.10s %.5s] ", t, t + 11);
+    }
     put_text(o, m->sender);
     fputs(": ", o->f);
     put_text(o, m->text);

@@ -21,6 +21,7 @@ typedef struct output_opts {
   int stream;   /* show llm-chunk events (as NDJSON, or plain "-- llm-chunk:" lines) */
   int progress; /* keep a status line on stderr (only when it is a terminal) */
   int batch;    /* do not flush after each line (replay, show: output that is not live) */
+  int seqs;     /* plain text: each message starts with its number, "#3 " (chats show, /show) */
 } output_opts;
 
 /* f is borrowed. world_id is copied. */
@@ -30,7 +31,8 @@ void output_free(output *o);
 void output_set_chat(output *o, const char *chat_id);
 /* A bus_handler for BUS_MESSAGE|BUS_EVENT; ud is the output. */
 void output_on_bus(void *ud, bus_topic topic, void *payload);
-/* Prints one message or event directly (replay). Everything is borrowed. */
+/* Prints one message or event directly (replay). Everything is borrowed. A plain message is
+ * "[#SEQ ][[YYYY-MM-DD HH:MM] ]SENDER: TEXT": the number with opts.seqs, the time on a virtual clock. */
 void output_message(output *o, const ag_msg *m);
 void output_event(output *o, const world_event *e);
 /* A stored thread step (tool call, tool result, failed call): its kind and its fields as stored. */

@@ -2,6 +2,7 @@
 #include "runtime/runtime.h"
 
 #include "chat/archive.h"
+#include "chat/id_prefix.h"
 #include "runtime/db.h"
 #include "runtime/mcp_log.h"
 #include "runtime/nats_chats.h"
@@ -140,7 +141,7 @@ static int join_publish(runtime *rt, const rt_opts *o, cluster_opts *n, ag_errms
   int rc = rt_nats_join_open(rt->w, rt->st, rt->cs, n, NULL, NULL, &rt->nj, em);
   if (rc) return rc;
   const char *now = chat_session_current(rt->cs);
-  if (!now || strcmp(now, o->chat))
+  if (!now || strncmp(now, o->chat, strlen(o->chat))) /* the stream has one chat: a prefix names it */
     return ag_fail(em, AG_ERR_INVALID, "--chat %s: the world's stream on NATS is on chat %s; only that chat can be "
                    "continued with --nats", o->chat, rt_nats_join_fresh(rt->nj) ? "(none yet)" : now);
   return AG_OK;
@@ -197,9 +198,14 @@ static int pick_chat(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   if (rt->cs && !rt->nj && o->pick != RT_CHAT_ATTACH) { /* joined: the stream's chat is current */
     char was[CHAT_ID_MAX];
     snprintf(was, sizeof was, "%s", chat_session_current(rt->cs) ? chat_session_current(rt->cs) : "");
-    if (o->pick == RT_CHAT_ID) rc = chat_session_load(rt->cs, o->chat, em);
-    else if (o->pick == RT_CHAT_CURRENT && was[0]) rc = chat_session_resume(rt->cs, em);
-    else rc = chat_session_new(rt->cs, em);
+    char id[CHAT_ID_MAX];
+    if (o->pick == RT_CHAT_ID) { /* an id or a unique prefix */
+      if (!(rc = chat_id_resolve(rt->st, o->chat, id, em))) rc = chat_session_load(rt->cs, id, em);
+    } else if (o->pick == RT_CHAT_CURRENT && was[0]) {
+      rc = chat_session_resume(rt->cs, em);
+    } else {
+      rc = chat_session_new(rt->cs, em);
+    }
     /* A current chat another process holds gives a new one: then nothing was resumed. */
     if (!rc && o->pick != RT_CHAT_NEW) rt->resumed = o->pick == RT_CHAT_ID || !strcmp(was, chat_session_current(rt->cs));
   }
@@ -257,17 +263,27 @@ fail:
   return rc;
 }
 
-/* Replies still in flight are cancelled; what was published is delivered, and so saved. */
-static void settle(runtime *rt) {
-  for (int i = 0; i < 100000 && rt->w && !world_is_quiet(rt->w); i++) {
-    world_cancel_all(rt->w);
-    event_base_loop(rt->base, EVLOOP_NONBLOCK);
+static void settle_deadline(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  *(int *)arg = 1;
+}
+
+void rt_settle(runtime *rt, long ms) {
+  if (!rt || !rt->w || world_is_quiet(rt->w)) return;
+  int late = 0;
+  struct event *deadline = evtimer_new(rt->base, settle_deadline, &late);
+  struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+  if (!deadline || evtimer_add(deadline, &tv)) late = 1;
+  for (;;) {
+    world_cancel_all(rt->w); /* again each time: a message delivered may have started a turn */
+    if (world_is_quiet(rt->w) || late || event_base_loop(rt->base, EVLOOP_ONCE) < 0) break;
   }
+  if (deadline) event_free(deadline);
 }
 
 void rt_close(runtime *rt) {
   if (!rt) return;
-  settle(rt);
+  rt_settle(rt, RT_SETTLE_MS);
   world_clock_free(rt->clock);
   if (rt->w) world_mcp_stop(rt->w, 4000); /* the servers end while the world is whole */
   rt_nats_join_free(rt->nj);              /* leaves the stream while the world is whole */

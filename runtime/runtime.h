@@ -87,8 +87,12 @@ typedef struct rt_opts {
  * print them as they are). AG_ERR_INVALID for bad input, AG_ERR_NOT_FOUND for an unknown world or
  * chat, AG_ERR_STATE for a chat another process holds, AG_ERR_IO for unreachable servers. */
 int rt_open(const rt_opts *o, runtime **out, ag_errmsg *em);
-/* Cancels the replies in flight and runs the loop until the world is quiet (so what was published is
- * delivered and saved), then closes everything rt_open opened, in reverse order. rt NULL: nothing. */
+/* Cancels the replies in flight and runs the loop until the world is quiet, so that what was published
+ * is delivered and saved — for at most ms, so that a process always ends (and its chat's lock with
+ * it), whatever its peers do. */
+void rt_settle(runtime *rt, long ms);
+#define RT_SETTLE_MS 500
+/* Settles (RT_SETTLE_MS), then closes everything rt_open opened, in reverse order. rt NULL: nothing. */
 void rt_close(runtime *rt);
 
 /* The parts, borrowed from rt (alive until rt_close). session: NULL with RT_CHAT_NONE; clock: NULL

@@ -741,7 +741,7 @@ static void show_matches_run(void) {
   snprintf(want, sizeof want, "chat: %s\n", id);
   CHECK(strncmp(r.out, want, strlen(want)) == 0);
   CHECK(strstr(r.out, "messages: 8\n") != NULL);
-  CHECK(strstr(r.out, "\nhuman: @alice Is C still relevant in 2026? Start the debate with Bob.\n\n") != NULL);
+  CHECK(strstr(r.out, "\n#1 human: @alice Is C still relevant in 2026? Start the debate with Bob.\n\n") != NULL);
   proc_result_free(&r);
 
   ag(&r, e.db, "chats", "show", "0000000000000", "--json", NULL);

@@ -306,6 +306,44 @@ static void piped_title_export(void) {
   free(db2);
 }
 
+/* /show [N] prints the last messages with their numbers; /export FILE writes the current chat; /load
+ * takes a unique prefix of a chat id. */
+static void piped_show_export_prefix(void) {
+  char *w = world_file(), *db = fresh_db("db-show");
+  char *snap_path = strdup(path_in("current.json"));
+  remove(snap_path);
+  proc_result r;
+  char script[4400];
+  snprintf(script, sizeof script, "@alice hi\n@alice again\n/show 2\n/show\n/show 0\n/export %s\n", snap_path);
+  console(w, db, script, &r);
+  CHECK_INT(r.status, 0);
+  char id[64] = "";
+  CHECK_INT(event_id(r.out, "new-chat-created", 0, id), 0);
+  CHECK(contains(r.out, "alice: two\n\n#3 human: @alice again\n\n#4 alice: two\n\n#1 human: @alice hi\n\n"
+                        "#2 alice: one\n\n#3 human: @alice again\n\n#4 alice: two\n\n"));
+  CHECK(contains(r.err, "error: /show: usage: /show [N]"));
+  char line[4400];
+  snprintf(line, sizeof line, "exported chat %s to %s\n", id, snap_path);
+  CHECK(contains(r.out, line));
+  char *text = unit_read_file(snap_path);
+  cJSON *snap = cJSON_Parse(text);
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(snap, "chat"), "id")), id);
+  cJSON_Delete(snap);
+  free(text);
+  proc_result_free(&r);
+  /* ids made close together share their start (a time): a short prefix names both */
+  snprintf(script, sizeof script, "/new\n@alice other\n/load %.3s\n/load %.12s\n", id, id);
+  console(w, db, script, &r);
+  snprintf(line, sizeof line, "-- chat-loaded: id=%s", id);
+  CHECK(contains(r.out, line));
+  snprintf(line, sizeof line, "error: /load: chat id prefix '%.3s' is ambiguous: ", id);
+  CHECK(contains(r.err, line) && contains(r.err, id) && count_lines(r.err) == 1);
+  proc_result_free(&r);
+  free(snap_path);
+  free(w);
+  free(db);
+}
+
 /* /turnlimit 1: a ping-pong between agents stops at the first repeat with the notice. */
 static void piped_turnlimit(void) {
   char *w = world_file(), *db = fresh_db("db-turnlimit");
@@ -329,7 +367,7 @@ static void piped_bad_commands(void) {
   proc_result r;
   console(w, db,
           "/frobnicate\n/load nosuch\n/turnlimit x\n/turnlimit 0\n/add\n/add dave opanai\n"
-          "/add alice\n/remove nobody\n/delete\n/export onlyid\n/new extra\n@alice still here\n",
+          "/add alice\n/remove nobody\n/delete\n/export\n/new extra\n@alice still here\n",
           &r);
   CHECK_INT(r.status, 0);
   CHECK_INT(count_lines(r.err), 11);
@@ -341,7 +379,7 @@ static void piped_bad_commands(void) {
   CHECK(contains(r.err, "error: /add: an agent with id 'alice' already exists\n"));
   CHECK(contains(r.err, "error: /remove: no agent 'nobody' in this world (see /agents)\n"));
   CHECK(contains(r.err, "error: /delete: usage: /delete ID\n"));
-  CHECK(contains(r.err, "error: /export: usage: /export ID FILE\n"));
+  CHECK(contains(r.err, "error: /export: usage: /export [ID] FILE (the current chat without ID)\n"));
   CHECK(contains(r.err, "error: /new: usage: /new\n"));
   CHECK(contains(r.err, "error: /add: unknown provider 'opanai' (script, openai, anthropic, gemini or ollama; "
                         "a name with spaces needs its provider after it)\n"));
@@ -496,7 +534,7 @@ int main(int argc, char **argv) {
     UNIT(piped_messages_saved),   UNIT(piped_agents_add_remove), UNIT(piped_chats_new_load_delete),
     UNIT(piped_title_export),     UNIT(piped_turnlimit),         UNIT(piped_bad_commands),
     UNIT(piped_quit),             UNIT(piped_resume),            UNIT(usage_and_world_choice),
-    UNIT(piped_slash_escape),
+    UNIT(piped_slash_escape),     UNIT(piped_show_export_prefix),
   };
   int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
   unit_rmrf(tmp);

@@ -4,6 +4,7 @@
  * cancelling a slow reply from the loopback LLM server, chat commands, Ctrl-D. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/tty.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -19,179 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WAIT_MS 8000 /* the most any expectation waits (a pass takes far less; slack for sanitizers) */
-
-extern char **environ;
-
 static char *tmp;
-
-typedef struct tty {
-  pid_t pid;
-  int fd;
-  char *raw;   /* everything the console wrote */
-  size_t len, cap;
-  char *text;  /* raw without escape sequences, '\r' and bells */
-  size_t seen; /* expectations look after this offset in text */
-  int closed;  /* the slave side is gone */
-} tty;
-
-static long long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The child's environment: ours without the variables that would change what it shows, plus TERM, a
- * private HOME (no ~/.editrc of the user), and extra ("NAME=value", NULL-terminated). */
-static char **child_env(const char *const *extra) {
-  size_t n = 0, k = 0;
-  while (environ[n]) n++;
-  char **env = calloc(n + 16, sizeof *env);
-  static const char *const drop[] = {"TERM=", "HOME=", "LANG=", "LC_", "NO_COLOR=", "AGORA_HOME=", NULL};
-  for (size_t i = 0; i < n; i++) {
-    int skip = 0;
-    for (size_t d = 0; drop[d]; d++) skip |= strncmp(environ[i], drop[d], strlen(drop[d])) == 0;
-    if (!skip) env[k++] = environ[i];
-  }
-  static char home[4200];
-  snprintf(home, sizeof home, "HOME=%s", tmp);
-  env[k++] = "TERM=xterm";
-  env[k++] = home;
-  for (size_t i = 0; extra && extra[i] && k < n + 15; i++) env[k++] = (char *)extra[i];
-  return env;
-}
-
-static int tty_start(tty *t, const char *const *args, const char *const *extra_env) {
-  memset(t, 0, sizeof *t);
-  const char *bin = getenv("AGORA_BIN");
-  if (!bin) bin = "./agora";
-  size_t n = 0;
-  while (args[n]) n++;
-  char **argv = calloc(n + 2, sizeof *argv);
-  argv[0] = (char *)bin;
-  for (size_t i = 0; i < n; i++) argv[i + 1] = (char *)args[i];
-  char **env = child_env(extra_env);
-  struct winsize ws = {24, 100, 0, 0};
-  t->pid = forkpty(&t->fd, NULL, NULL, &ws);
-  if (t->pid == 0) {
-    execve(bin, argv, env);
-    _exit(127);
-  }
-  free(argv);
-  free(env);
-  t->cap = 65536;
-  t->raw = calloc(1, t->cap);
-  t->text = calloc(1, t->cap);
-  return t->pid > 0 ? 0 : -1;
-}
-
-/* Re-derives text from raw: CSI and OSC sequences, other escapes, '\r' and bells removed. */
-static void tty_strip(tty *t) {
-  size_t o = 0;
-  for (size_t i = 0; i < t->len; i++) {
-    unsigned char ch = (unsigned char)t->raw[i];
-    if (ch == 0x1b && i + 1 < t->len && t->raw[i + 1] == '[') {
-      for (i += 2; i < t->len && !((unsigned char)t->raw[i] >= 0x40 && (unsigned char)t->raw[i] <= 0x7e); i++) {
-      }
-    } else if (ch == 0x1b && i + 1 < t->len && t->raw[i + 1] == ']') {
-      for (i += 2; i < t->len && t->raw[i] != 0x07; i++) {
-      }
-    } else if (ch == 0x1b) {
-      i++;
-    } else if (ch != '\r' && ch != 0x07 && ch != '\b') {
-      t->text[o++] = (char)ch;
-    }
-  }
-  t->text[o] = '\0';
-}
-
-/* Reads what the console wrote for up to ms; returns 0 once the pty closed (the child is gone). */
-static int tty_pump(tty *t, int ms) {
-  if (t->closed) {
-    usleep(10000);
-    return 0;
-  }
-  struct pollfd p = {t->fd, POLLIN, 0};
-  int r = poll(&p, 1, ms < 0 ? 0 : ms);
-  if (r <= 0) return 1;
-  if (t->len + 4096 + 1 > t->cap) {
-    t->cap *= 2;
-    t->raw = realloc(t->raw, t->cap);
-    t->text = realloc(t->text, t->cap);
-  }
-  ssize_t n = read(t->fd, t->raw + t->len, t->cap - t->len - 1);
-  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 1;
-  if (n <= 0) {
-    t->closed = 1;
-    return 0;
-  }
-  t->len += (size_t)n;
-  tty_strip(t);
-  return 1;
-}
-
-/* Waits until needle shows after what earlier expectations matched; 1 when it did. */
-static int tty_expect(tty *t, const char *needle) {
-  long long end = now_ms() + WAIT_MS;
-  for (;;) {
-    char *hit = strstr(t->text + t->seen, needle);
-    if (hit) {
-      t->seen = (size_t)(hit - t->text) + strlen(needle);
-      return 1;
-    }
-    long long left = end - now_ms();
-    if (left <= 0 || !tty_pump(t, (int)(left > 100 ? 100 : left))) break;
-  }
-  fprintf(stderr, "  expected \"%s\" after:\n----\n%s\n----\n", needle, t->text + t->seen);
-  return 0;
-}
-
-static void tty_send(tty *t, const char *s) {
-  if (write(t->fd, s, strlen(s)) < 0) unit_fail_(__FILE__, __LINE__, "write to the pty failed");
-}
-
-/* Reads for ms whatever comes (to see that something does not). */
-static void tty_idle(tty *t, int ms) {
-  long long end = now_ms() + ms;
-  while (now_ms() < end && tty_pump(t, 50)) {
-  }
-}
-
-/* The child's exit status once it ends (killed after WAIT_MS: -1). */
-static int tty_exit(tty *t) {
-  long long end = now_ms() + WAIT_MS;
-  int st = 0;
-  for (;;) {
-    tty_pump(t, 20);
-    pid_t r = waitpid(t->pid, &st, WNOHANG);
-    if (r == t->pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    if (now_ms() > end) {
-      kill(t->pid, SIGKILL);
-      waitpid(t->pid, &st, 0);
-      return -1;
-    }
-  }
-}
-
-static void tty_close(tty *t) {
-  if (t->fd > 0) close(t->fd);
-  free(t->raw);
-  free(t->text);
-}
-
-/* The id after "<event>: id=" at or after the last expectation's match. */
-static int tty_event_id(tty *t, const char *event, char id[64]) {
-  char key[96];
-  snprintf(key, sizeof key, "%s: id=", event);
-  if (!tty_expect(t, key)) return -1;
-  for (int i = 0; i < 50 && !strchr(t->text + t->seen, '\n'); i++) tty_pump(t, 100);
-  const char *p = t->text + t->seen;
-  size_t n = strspn(p, "0123456789abcdefghijklmnopqrstuvwxyz");
-  if (!n || n > 63) return -1;
-  memcpy(id, p, n);
-  id[n] = '\0';
-  return 0;
-}
 
 static const char world_json[] =
   "{\"name\": \"Console Test\", \"defaults\": {\"provider\": \"script\"},\n"
@@ -214,7 +43,7 @@ static char *fresh_db(const char *name) {
 
 static int start_console(tty *t, const char *world, const char *db, const char *const *env) {
   const char *args[] = {"console", world, "--db", db, NULL};
-  return tty_start(t, args, env);
+  return tty_start(t, tmp, args, env);
 }
 
 /* The saved transcript of a chat as "sender|text" lines (caller frees). */
@@ -302,12 +131,8 @@ static void tty_completion(void) {
   free(db);
 }
 
-/* Ctrl-C while an agent streams its reply slowly (the loopback server sends a word every 700 ms)
- * cancels it: the rest never comes, nothing of it is saved, and the console goes on. */
-static void tty_ctrl_c_cancels_slow_reply(void) {
-  llm_server *srv = NULL;
-  CHECK_INT(llm_server_start(&srv), 0);
-  if (!srv) return;
+/* A slow agent keeps a reply in flight (a word every 700 ms, from the loopback server). */
+static char *slow_world(llm_server *srv, const char *file) {
   char world[2048];
   snprintf(world, sizeof world,
            "{\"name\": \"Slow World\", \"agents\": [\n"
@@ -315,14 +140,23 @@ static void tty_ctrl_c_cancels_slow_reply(void) {
            " {\"name\": \"slow\", \"provider\": \"openai\", \"base_url\": \"%s\",\n"
            "  \"system_prompt\": \"You are slow. [[mock delay=700 reply=\\\"first second third fourth fifth\\\"]]\"}]}\n",
            llm_server_url(srv, "/v1"));
-  char *w = write_tmp("slow.json", world), *db = fresh_db("db-slow");
+  return write_tmp(file, world);
+}
+
+/* Ctrl-C while an agent streams its reply slowly (the loopback server sends a word every 700 ms)
+ * cancels it: the rest never comes, nothing of it is saved, and the console goes on. */
+static void tty_ctrl_c_cancels_slow_reply(void) {
+  llm_server *srv = NULL;
+  CHECK_INT(llm_server_start(&srv), 0);
+  if (!srv) return;
+  char *w = slow_world(srv, "slow.json"), *db = fresh_db("db-slow");
   const char *env[] = {"OPENAI_API_KEY=test-key", NULL};
   tty t;
   CHECK_INT(start_console(&t, w, db, env), 0);
   char id[64] = "";
   CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
   CHECK(tty_expect(&t, "> "));
-  long long sent = now_ms();
+  long long sent = tty_now_ms();
   tty_send(&t, "@slow hi\r");
   CHECK(tty_expect(&t, "slow: first")); /* the live line, while it streams */
   tty_send(&t, "\x03");
@@ -330,7 +164,7 @@ static void tty_ctrl_c_cancels_slow_reply(void) {
   tty_send(&t, "@alice are you there\r");
   CHECK(tty_expect(&t, "alice: hello from alice\n\n"));
   /* Past the time the whole reply would have taken: none of its end arrived. */
-  tty_idle(&t, (int)(sent + 3800 - now_ms()));
+  tty_idle(&t, (int)(sent + 3800 - tty_now_ms()));
   CHECK(strstr(t.text, "fifth") == NULL);
   tty_send(&t, "\x04");
   CHECK_INT(tty_exit(&t), 0);
@@ -343,6 +177,79 @@ static void tty_ctrl_c_cancels_slow_reply(void) {
   free(w);
   free(db);
 }
+
+/* /retry and /edit while a reply is in flight are refused with a note, and the console goes on (they
+ * freed an uninitialised record: free(): invalid pointer, exit 134). */
+static void tty_edit_retry_while_busy(void) {
+  llm_server *srv = NULL;
+  CHECK_INT(llm_server_start(&srv), 0);
+  if (!srv) return;
+  char *w = slow_world(srv, "busy.json"), *db = fresh_db("db-busy");
+  const char *env[] = {"OPENAI_API_KEY=test-key", NULL};
+  tty t;
+  CHECK_INT(start_console(&t, w, db, env), 0);
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "@slow hi\r");
+  CHECK(tty_expect(&t, "slow: first"));
+  tty_send(&t, "/retry\r");
+  CHECK(tty_expect(&t, "error: /retry: wait until the replies in flight are in\n"));
+  tty_send(&t, "/edit 1 hello again\r");
+  CHECK(tty_expect(&t, "error: /edit: wait until the replies in flight are in\n"));
+  CHECK(tty_expect(&t, "slow: first second third fourth fifth\n\n"));
+  tty_send(&t, "\x04");
+  CHECK_INT(tty_exit(&t), 0);
+  tty_close(&t);
+  llm_server_stop(srv);
+  free(w);
+  free(db);
+}
+
+/* The chat's lock is free (another process can delete the chat): the console that held it is gone. */
+static int chat_deletable(const char *db, const char *id) {
+  const char *args[] = {"chats", "delete", id, "--db", db, NULL};
+  proc_result r;
+  int st = proc_agora(args, NULL, NULL, &r) ? -1 : r.status;
+  if (st) fprintf(stderr, "  chats delete: %s", r.err ? r.err : "");
+  proc_result_free(&r);
+  return st == 0;
+}
+
+/* The terminal goes away (its window closed) or SIGTERM comes while a reply is in flight: the console
+ * cancels it, saves, releases the chat and exits within 2 s (it spun on EPOLLHUP at 70% CPU, holding
+ * the chat, and ignored SIGTERM). */
+static void hang_up_while_busy(int how) {
+  llm_server *srv = NULL;
+  CHECK_INT(llm_server_start(&srv), 0);
+  if (!srv) return;
+  char *w = slow_world(srv, "hangup.json"), *db = fresh_db("db-hangup");
+  const char *env[] = {"OPENAI_API_KEY=test-key", NULL};
+  tty t;
+  CHECK_INT(start_console(&t, w, db, env), 0);
+  char id[64] = "";
+  CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
+  CHECK(tty_expect(&t, "> "));
+  tty_send(&t, "@slow hi\r");
+  CHECK(tty_expect(&t, "slow: first"));
+  if (how) kill(t.pid, how);
+  else tty_hang_up(&t);
+  long long t0 = tty_now_ms();
+  int st = tty_exit_within(&t, 2000);
+  long long took = tty_now_ms() - t0;
+  CHECK(st >= 0 && st < 128); /* it ended by itself, not by the signal's default action */
+  CHECK(took < 2000);
+  fprintf(stderr, "  %s: exit %d after %lld ms\n", how ? "SIGTERM" : "hang-up", st, took);
+  char *s = saved(db, id);
+  CHECK_STR(s, "human|@slow hi\n");
+  free(s);
+  CHECK(chat_deletable(db, id));
+  tty_close(&t);
+  llm_server_stop(srv);
+  free(w);
+  free(db);
+}
+
+static void tty_hang_up_while_busy(void) { hang_up_while_busy(0); }
+static void tty_sigterm_while_busy(void) { hang_up_while_busy(SIGTERM); }
 
 /* Ctrl-C with text typed clears the line (nothing is sent); twice at an empty, idle prompt it quits. */
 static void tty_ctrl_c_clears_then_quits(void) {
@@ -464,8 +371,8 @@ static void tty_two_streams(void) {
   CHECK_INT(start_console(&t, w, db, env), 0);
   CHECK(tty_expect(&t, "> "));
   tty_send(&t, "@s1 @s2 go\r");
-  long long end = now_ms() + WAIT_MS;
-  while (now_ms() < end && !(strstr(t.text, "s1: alpha beta gamma delta\n\n") &&
+  long long end = tty_now_ms() + WAIT_MS;
+  while (tty_now_ms() < end && !(strstr(t.text, "s1: alpha beta gamma delta\n\n") &&
                              strstr(t.text, "s2: uno dos tres cuatro\n\n")))
     tty_pump(&t, 50);
   CHECK(strstr(t.text, "s1: alpha beta gamma delta\n\n") != NULL);
@@ -613,7 +520,8 @@ int main(int argc, char **argv) {
     UNIT(tty_message_and_reply), UNIT(tty_completion),         UNIT(tty_ctrl_c_cancels_slow_reply),
     UNIT(tty_ctrl_c_clears_then_quits), UNIT(tty_new_and_delete), UNIT(tty_ctrl_d_exits),
     UNIT(tty_two_streams),             UNIT(tty_resume_shows_recent), UNIT(tty_approval_waits_while_another_streams),
-    UNIT(tty_paste_bounded),
+    UNIT(tty_paste_bounded),           UNIT(tty_edit_retry_while_busy),
+    UNIT(tty_hang_up_while_busy),      UNIT(tty_sigterm_while_busy),
   };
   int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
   unit_rmrf(tmp);

@@ -126,6 +126,13 @@ static void retry_and_first_message(void) {
   CHECK_STR(s.msgs, "1 human: @ann plan the trip\n2 ann: @human one\n3 human: @ann and then?\n4 ann: @human two\n");
   CHECK_INT(s.count, 4);
 
+  /* /edit TEXT without a number replaces the last human message (3), as /retry would resend it. */
+  snprintf(db, sizeof db, "%s/db2b", tmp);
+  out = console(db, "@ann plan the trip\n@ann and then?\n/edit @ann and after that?\n", 0);
+  free(out);
+  read_db(db, &s);
+  CHECK_STR(s.msgs, "1 human: @ann plan the trip\n2 ann: @human one\n3 human: @ann and after that?\n4 ann: @human two\n");
+
   /* Editing the first message: an automatic title follows it. */
   snprintf(db, sizeof db, "%s/db3", tmp);
   out = console(db, "@ann plan the trip\n@ann and then?\n/edit 1 @ann plan the party\n", 0);
@@ -154,11 +161,11 @@ static void bad_edits(void) {
   unit_write_file(path, world);
   const char *args[] = {"console", path, "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, "/retry\n@ann plan the trip\n/edit 2 hello\n/edit 9 hi\n/edit x hi\n/edit 1\n", NULL, &r), 0);
+  CHECK_INT(proc_agora(args, "/retry\n@ann plan the trip\n/edit 2 hello\n/edit 9 hi\n/edit 1\n/edit\n", NULL, &r), 0);
   CHECK(strstr(r.err, "no human message to retry") != NULL);
   CHECK(strstr(r.err, "message 2 is from ann: only a human message can be edited") != NULL);
   CHECK(strstr(r.err, "this chat has no message 9") != NULL);
-  CHECK(strstr(r.err, "usage: /edit SEQ TEXT") != NULL);
+  CHECK(strstr(r.err, "usage: /edit [SEQ] TEXT") != NULL); /* a number alone, and nothing */
   proc_result_free(&r);
   stored s;
   read_db(db, &s);

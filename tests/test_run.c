@@ -256,6 +256,13 @@ static void bad_world_files(void) {
     {"{\"name\": \"w\", \"script\": [{\"text\": \"hi\"}]}", "script[0].from: missing"},
     {"{\"name\": \"w\", \"script\": [{\"from\": \"human\", \"txt\": \"hi\"}]}", "script[0].txt: unknown field"},
     {"{\"name\": \"w\", \"script\": [{\"new_chat\": false}]}", "script[0].new_chat: must be true"},
+    {"{\"name\": \"w\", \"script\": [{\"from\": \"humna\", \"text\": \"hi\"}]}",
+     "script[0].from: 'humna' is not an agent (did you mean 'human'?)"},
+    {"{\"name\": \"w\", \"agents\": [{\"name\": \"Ann Lee\"}], \"script\": [{\"from\": \"ann-lee\", \"text\": \"a\"},"
+     " {\"from\": \"ann le\", \"text\": \"b\"}]}",
+     "script[1].from: 'ann le' is not an agent (did you mean 'Ann Lee'?)"},
+    {"{\"name\": \"w\", \"script\": [{\"from\": \"zzzzzz\", \"text\": \"hi\"}]}",
+     "script[0].from: 'zzzzzz' is not an agent; a step comes from human, world, system or an agent"},
     {"{\"name\": \"w\", \"script\": [{\"new_chat\": true, \"text\": \"x\"}]}",
      "script[0]: a new_chat step takes no other field"},
   };
@@ -283,7 +290,7 @@ static void bad_world_files(void) {
 static void empty_reply_counts(void) {
   const char *path = tmp_file("empty.json",
     "{\"name\": \"e\", \"turn_limit\": 2, \"defaults\": {\"provider\": \"script\"},"
-    " \"agents\": [{\"name\": \"a\", \"replies\": [\"  \", \"second\"]}],"
+    " \"agents\": [{\"name\": \"a\", \"replies\": [\"  \", \"second\"]}, {\"name\": \"agent-x\", \"replies\": [\"  \"]}],"
     " \"script\": [{\"from\": \"human\", \"text\": \"@a one\"}, {\"from\": \"agent-x\", \"text\": \"@a two\"},"
     "  {\"from\": \"agent-x\", \"text\": \"@a three\"}]}");
   const char *args[] = {"run", path, "--json", "--no-save", NULL};

@@ -274,17 +274,37 @@ static void failure_is_an_event_and_exit_1(void) {
   proc_result_free(&r);
 }
 
+/* An api_key_env naming an unset variable is a load error (exit 2, naming the agent and the variable)
+ * before anything is stored or sent; it was found only at the call, after the chat was saved. An agent
+ * whose provider needs no key (--provider script) loads. */
 static void missing_key_is_named(void) {
-  char json[1024];
+  llm_server_reset(srv);
+  char json[1024], db[4096];
   snprintf(json, sizeof json,
            "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\", \"provider\": \"anthropic\", \"base_url\": \"%s\","
            " \"api_key_env\": \"AGORA_TEST_UNSET_KEY\"}], \"script\": [{\"from\": \"human\", \"text\": \"@ann hi\"}]}",
            llm_server_url(srv, ""));
-  const char *args[] = {"run", world_file("k.json", json), "--no-save", NULL};
+  snprintf(db, sizeof db, "%s/db-unset-key", tmp);
+  const char *file = world_file("k.json", json);
+  const char *run[] = {"run", file, "--db", db, NULL};
+  const char *con[] = {"console", file, "--db", db, NULL};
+  const char *const *cmds[] = {run, con};
+  for (int i = 0; i < 2; i++) {
+    proc_result r;
+    CHECK_INT(proc_agora(cmds[i], "@ann hi\n", NULL, &r), 0);
+    CHECK_INT(r.status, 2);
+    CHECK(strstr(r.err, "agents[0] (ann).api_key_env: environment variable AGORA_TEST_UNSET_KEY is not set") != NULL);
+    proc_result_free(&r);
+  }
+  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 1);
-  CHECK(strstr(r.out, "-- llm-error:") != NULL && strstr(r.out, "AGORA_TEST_UNSET_KEY") != NULL);
+  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
+  CHECK(strstr(r.out, "\"id\"") == NULL); /* nothing was stored */
+  proc_result_free(&r);
+  CHECK_INT(llm_server_request_count(srv), 0);
+  const char *script[] = {"run", file, "--no-save", "--provider", "script", NULL};
+  CHECK_INT(proc_agora(script, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
   proc_result_free(&r);
 }
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Fails with "<label>: <path>: <reason>". */
 #define BAD(...) ag_fail(em, AG_ERR_INVALID, __VA_ARGS__)
@@ -305,6 +306,34 @@ static int read_agents(const cJSON *root, const agent_settings *defaults, world_
   return rc;
 }
 
+/* A step's sender: human (or its aliases user and you), world, system, or an agent of the world by name or
+ * id. Anything else is a typo that would publish as a stranger, so it is refused with the nearest name. */
+static int check_from(const world_spec *spec, const char *from, const char *label, const char *path, ag_errmsg *em) {
+  static const char *const roles[] = {"human", "user", "you", "world", "system"};
+  for (size_t i = 0; i < sizeof roles / sizeof *roles; i++)
+    if (!strcasecmp(from, roles[i])) return AG_OK;
+  char want[MENTION_ID_MAX] = "", id[MENTION_ID_MAX];
+  mention_id_from_name(from, want, sizeof want);
+  const char **names = calloc(spec->n_agents + 4, sizeof *names);
+  if (!names) return AG_ERR_NOMEM;
+  names[0] = "human";
+  names[1] = "world";
+  names[2] = "system";
+  int rc = AG_OK;
+  for (size_t i = 0; i < spec->n_agents; i++) {
+    names[i + 3] = spec->agents[i].name;
+    if (!mention_id_from_name(spec->agents[i].name, id, sizeof id) && want[0] && !strcmp(id, want)) goto done;
+  }
+  const char *near = ag_nearest_name(from, names, NULL);
+  char hint[STORE_ID_MAX + 32] = "";
+  if (near) snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+  rc = BAD("%s: %s.from: '%s' is not an agent%s; a step comes from human, world, system or an agent of the "
+           "world", label, path, from, hint);
+done:
+  free(names);
+  return rc;
+}
+
 static int read_script(const cJSON *root, world_spec *spec, const char *label, ag_errmsg *em) {
   const cJSON *script = cJSON_GetObjectItemCaseSensitive(root, "script");
   if (!script || cJSON_IsNull(script)) return AG_OK;
@@ -344,6 +373,7 @@ static int read_script(const cJSON *root, world_spec *spec, const char *label, a
       return BAD("%s: %s.from: longer than %d bytes", label, path, STORE_ID_LEN);
     if (strlen(text->valuestring) > STORE_TEXT_LEN)
       return BAD("%s: %s.text: longer than %d bytes", label, path, STORE_TEXT_LEN);
+    if ((rc = check_from(spec, from->valuestring, label, path, em))) return rc;
     if (!(step->from = strdup(from->valuestring)) || !(step->text = strdup(text->valuestring)))
       return AG_ERR_NOMEM;
   }
