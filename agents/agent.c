@@ -319,8 +319,11 @@ static void agent_end_turn(agent *a) { if (!agent_end_deferred(a)) agent_finish_
 
 void agent_turn_done(agent *a, uint64_t trigger_seq) {
   if (!a->answering || a->answering->seq != trigger_seq) return;
-  if (a->call) llm_call_cancel(a->call); /* answered elsewhere first: this answer would be a duplicate */
+  /* Answered elsewhere first: this answer would be a duplicate. An MCP call out for the round is
+   * withdrawn too, or its result would resume a round that is gone. */
+  if (a->call) llm_call_cancel(a->call);
   a->call = NULL;
+  agent__mcp_drop(a);
   agent_finish_turn(a); /* a pending approval is withdrawn by the move */
 }
 

@@ -422,6 +422,36 @@ static void tool_round_waits_then_cancel(void) {
   rig_close(&r);
 }
 
+/* Another process finished the turn while this one waited for an MCP result (the agent was taken over
+ * and the first owner's end came back): the call is withdrawn, and nothing of it comes back later. */
+static void done_elsewhere_during_mcp_call(void) {
+  static const llm_script_reply replies[] = {{.tool = "echo"}, {.text = "done"}};
+  rig r;
+  rig_open(&r, replies, 2, 0, 0);
+  fake_mcp f = {.calls = 0};
+  mcp_client *c = NULL;
+  mcp_client_config cfg = {.name = "s", .version = "test", .connect = fake_connect, .connect_ud = &f};
+  CHECK_INT(mcp_client_new(r.base, &cfg, NULL, &c), AG_OK);
+  mcp_client_start(c);
+  agent_mcp_tool tool = {.name = "echo", .server = "s", .tool = "echo", .description = "", .schema = "{}", .client = c};
+  CHECK_INT(agent_set_mcp_tools(r.a, &(agent_mcp_set){.tools = &tool, .n = 1}), AG_OK);
+  rig_say(&r, "human", "@ann echo", 1, 5);
+  CHECK(spin_until(r.base, &f.calls, 1));
+  CHECK_INT(agent_phase_of(r.a), AGENT_TOOL_ROUND);
+  agent_turn_done(r.a, 1);
+  CHECK_INT(agent_phase_of(r.a), AGENT_IDLE);
+  CHECK(spin_until(r.base, &f.cancelled, 1)); /* the server is told */
+  if (f.cancelled) { /* else the late answer below would resume a round that is gone */
+    fake_reply_later(&f, f.call_id, "{\"content\":[{\"type\":\"text\",\"text\":\"late\"}]}");
+    for (int i = 0; i < 100; i++) event_base_loop(r.base, EVLOOP_NONBLOCK);
+  }
+  CHECK_INT(agent_phase_of(r.a), AGENT_IDLE);
+  CHECK_STR(r.h.path, "queued:1 calling:1 tool-round:1 idle:0 ");
+  CHECK_STR(r.h.results, "");
+  mcp_client_free(c);
+  rig_close(&r);
+}
+
 /* ---- the table ---- */
 
 /* The section "An agent's turn" of docs/architecture.md lists exactly the moves the code allows, one
@@ -468,6 +498,7 @@ int main(int argc, char **argv) {
       UNIT(resumed_here_then_confirmed),
       UNIT(done_elsewhere_while_awaiting),
       UNIT(tool_round_waits_then_cancel),
+      UNIT(done_elsewhere_during_mcp_call),
       UNIT(docs_table_is_the_code_table),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
