@@ -69,8 +69,6 @@ int agent_reconfigure(agent *a, const agent_settings *s, llm_client *llm, ag_err
   return AG_OK;
 }
 
-static void agent_set_phase(agent *a, agent_phase p) { a->phase = p; }
-
 /* Forgets the turn's tool rounds. */
 static void tlog_clear(agent *a) {
   turn_log_clear(&a->tlog);
@@ -78,8 +76,6 @@ static void tlog_clear(agent *a) {
   a->round_msg = a->round_next = 0;
   free(a->round_reply);
   a->round_reply = NULL;
-  free(a->human_text);
-  a->human_text = NULL;
 }
 
 /* Forgets the messages waiting for an answer (not the one being answered). */
@@ -88,19 +84,17 @@ static void agent_inbox_clear(agent *a) {
   while (ag_ring_pop(&a->inbox, &m)) ag_msg_unref(m);
 }
 
+/* Cancels whatever the turn waits for and forgets the inbox: the agent is idle (a pending approval
+ * is withdrawn by the move). */
 static void agent_drop_call(agent *a) {
-  int was_thinking = agent_is_thinking(a);
-  if (a->phase == AGENT_AWAITING_APPROVAL && a->host->approve_cancel) a->host->approve_cancel(a->host->ctx, a);
-  a->approval = APPROVAL_NONE;
   agent__mcp_drop(a);
   tlog_clear(a);
   if (a->call) llm_call_cancel(a->call);
   a->call = NULL;
-  agent_set_phase(a, AGENT_IDLE);
   if (a->answering) ag_msg_unref(a->answering);
   a->answering = NULL;
   agent_inbox_clear(a);
-  if (was_thinking && a->host->thinking) a->host->thinking(a->host->ctx, a, 0);
+  if (a->phase != AGENT_IDLE) agent__set_phase(a, AGENT_IDLE);
 }
 
 static void agent_clear_memory(agent *a) {
@@ -128,7 +122,7 @@ const char *agent_name(const agent *a) { return a->s.name; }
 const agent_settings *agent_settings_of(const agent *a) { return &a->s; }
 llm_usage agent_usage(const agent *a) { return a->usage; }
 
-int agent_is_thinking(const agent *a) { return a->answering != NULL || ag_ring_len(&a->inbox) > 0; }
+int agent_is_thinking(const agent *a) { return a->phase != AGENT_IDLE; }
 agent_phase agent_phase_of(const agent *a) { return a->phase; }
 turn_state agent_turn_state(const agent *a) { return a->turn; }
 void agent_set_turn_state(agent *a, turn_state st) { a->turn = st; }
@@ -308,9 +302,8 @@ static void agent_finish_turn(agent *a) {
   ag_msg *m = a->answering;
   agent_notify(a, AGENT_REPORT_TURN_END, NULL, 0, NULL, 0);
   a->answering = NULL;
-  a->ended_here = 0;
   tlog_clear(a);
-  agent_set_phase(a, AGENT_IDLE);
+  agent__set_phase(a, ag_ring_len(&a->inbox) ? AGENT_QUEUED : AGENT_IDLE);
   ag_msg_unref(m);
   agent_start_next(a);
 }
@@ -318,23 +311,24 @@ static void agent_finish_turn(agent *a) {
 /* The host may hold the end until the world's total order confirms it (agent_turn_done). */
 static int agent_end_deferred(agent *a) {
   if (!a->host->turn_end || !a->host->turn_end(a->host->ctx, a, a->answering)) return 0;
-  a->ended_here = 1;
   tlog_clear(a);
-  agent_set_phase(a, AGENT_ELSEWHERE);
+  agent__set_phase(a, AGENT_ENDING);
   return 1;
 }
 static void agent_end_turn(agent *a) { if (!agent_end_deferred(a)) agent_finish_turn(a); }
 
 void agent_turn_done(agent *a, uint64_t trigger_seq) {
   if (!a->answering || a->answering->seq != trigger_seq) return;
-  if (a->phase == AGENT_AWAITING_APPROVAL && a->host->approve_cancel) a->host->approve_cancel(a->host->ctx, a);
-  if (a->call) llm_call_cancel(a->call); /* answered elsewhere first: this answer would be a duplicate */
-  a->call = NULL, a->approval = APPROVAL_NONE;
-  agent_finish_turn(a);
+  /* Answered elsewhere first: this answer would be a duplicate. An MCP call out for the round is
+   * withdrawn too, or its result would resume a round that is gone. */
+  if (a->call) llm_call_cancel(a->call);
+  a->call = NULL;
+  agent__mcp_drop(a);
+  agent_finish_turn(a); /* a pending approval is withdrawn by the move */
 }
 
 void agent_turn_resume(agent *a) {
-  if (!a->answering || a->phase != AGENT_ELSEWHERE || a->ended_here) return;
+  if (a->phase != AGENT_ELSEWHERE) return;
   tlog_clear(a);
   if (agent_call_llm(a) != AG_OK) agent_end_turn(a);
 }
@@ -372,13 +366,10 @@ static void agent_round_go(agent *a) {
     char *result = agent_run_call(a, c, &failed, &at, &asked);
     if (asked == 2) return; /* an MCP call in flight: its result resumes the round */
     if (asked) {
-      a->approval = APPROVAL_ASKED;
-      agent_set_phase(a, AGENT_AWAITING_APPROVAL);
+      agent__set_phase(a, AGENT_AWAITING_APPROVAL);
       return;
     }
-    a->approval = APPROVAL_NONE;
-    free(a->human_text);
-    a->human_text = NULL;
+    agent__set_phase(a, AGENT_TOOL_ROUND); /* the call is settled: its answer, if any, is spent */
     if (!result) {
       rc = AG_ERR_NOMEM;
       break;
@@ -397,10 +388,7 @@ void agent__round_resume(agent *a) { agent_round_go(a); }
 
 void agent_approval_answer(agent *a, int allow, const char *text) {
   if (a->phase != AGENT_AWAITING_APPROVAL) return;
-  a->approval = allow ? APPROVAL_ALLOWED : APPROVAL_DENIED;
-  free(a->human_text);
-  a->human_text = text ? strdup(text) : NULL; /* NULL on no memory: an empty answer or the plain error */
-  agent_set_phase(a, AGENT_TOOL_ROUND);
+  agent__phase_enter(a, AGENT_TOOL_ROUND, allow ? APPROVAL_ALLOWED : APPROVAL_DENIED, text);
   agent_round_go(a);
 }
 
@@ -444,7 +432,7 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   }
   a->round_msg = a->tlog.n - 1;
   a->round_next = 0;
-  agent_set_phase(a, AGENT_TOOL_ROUND);
+  agent__set_phase(a, AGENT_TOOL_ROUND);
   agent_round_go(a);
 }
 
@@ -507,14 +495,15 @@ static int agent_call_llm(agent *a) {
     agent_notify(a, AGENT_REPORT_LLM_ERROR, info.message, 0, &info, 1);
     return rc;
   }
-  agent_set_phase(a, AGENT_CALLING);
+  agent__set_phase(a, AGENT_CALLING);
   return AG_OK;
 }
 
-/* Starts the LLM call for the oldest message in the inbox, if any and if idle. */
+/* Between turns (AGENT_QUEUED): starts the turn for the oldest message in the inbox; idle once none
+ * is left. */
 static void agent_start_next(agent *a) {
   ag_msg *m;
-  while (!a->answering && ag_ring_pop(&a->inbox, &m)) {
+  while (a->phase == AGENT_QUEUED && ag_ring_pop(&a->inbox, &m)) {
     /* A re-run's message is already the newest memory entry (agent_answer). */
     if ((!a->n_mem || a->mem[a->n_mem - 1] != m) && agent_memory_push(a, m) != AG_OK) {
       agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(AG_ERR_NOMEM), 0, NULL, 1);
@@ -524,17 +513,15 @@ static void agent_start_next(agent *a) {
     a->answering = m; /* the inbox's reference moves here */
     tlog_clear(a);
     if (a->host->turn_begin && a->host->turn_begin(a->host->ctx, a)) {
-      agent_set_phase(a, AGENT_ELSEWHERE); /* another process answers; agent_turn_done ends it */
+      agent__set_phase(a, AGENT_ELSEWHERE); /* another process answers; agent_turn_done ends it */
       return;
     }
-    if (agent_call_llm(a) != AG_OK) {
-      if (agent_end_deferred(a)) return;
-      agent_notify(a, AGENT_REPORT_TURN_END, NULL, 0, NULL, 0);
-      a->answering = NULL;
-      ag_msg_unref(m);
-    }
+    if (agent_call_llm(a) == AG_OK || agent_end_deferred(a)) return;
+    agent_notify(a, AGENT_REPORT_TURN_END, NULL, 0, NULL, 0);
+    a->answering = NULL;
+    ag_msg_unref(m);
   }
-  if (!agent_is_thinking(a) && a->host->thinking) a->host->thinking(a->host->ctx, a, 0);
+  if (a->phase == AGENT_QUEUED) agent__set_phase(a, AGENT_IDLE);
 }
 
 static int agent_inbox_push(agent *a, ag_msg *m) {
@@ -554,10 +541,9 @@ turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules) {
     agent_notify(a, AGENT_REPORT_TURN_LIMIT, text, strlen(text), NULL, 0);
     ag_msg *notice = NULL;
     /* Answers still queued were decided before the limit: an agent does not speak after its notice
-     * (turn.h). The one in flight, if any, ends as it will. */
-    int was_thinking = agent_is_thinking(a);
+     * (turn.h). The one in flight, if any, ends as it will (the phase stays: the inbox waits only
+     * behind a turn). */
     agent_inbox_clear(a);
-    if (was_thinking && !agent_is_thinking(a) && a->host->thinking) a->host->thinking(a->host->ctx, a, 0);
     a->host->publish(a->host->ctx, a, text, AG_KIND_TURN_LIMIT, &notice);
     return d;
   }
@@ -570,10 +556,9 @@ turn_decision agent_on_message(agent *a, ag_msg *m, const agent_rules *rules) {
 int agent_answer(agent *a, ag_msg *m, const agent_rules *rules) {
   a->memory_window = rules->memory_window;
   a->emit_chunks = rules->emit_chunks;
-  int was_thinking = agent_is_thinking(a);
   int rc = agent_inbox_push(a, m);
   if (rc) return rc;
-  if (!was_thinking && a->host->thinking) a->host->thinking(a->host->ctx, a, 1);
+  if (a->phase == AGENT_IDLE) agent__set_phase(a, AGENT_QUEUED); /* else it waits behind the turn */
   agent_start_next(a);
   return AG_OK;
 }

@@ -15,14 +15,30 @@
 
 typedef struct agent agent;
 
-/* Where an agent's turn is; one setter changes it, so every transition can be seen in one place. */
+/* Where an agent's turn is (docs/architecture.md "An agent's turn"). One function (agents/agent_phase.c)
+ * changes it, by one table of legal transitions, and tells the host of every change (agent_host.phase):
+ * a debugger breakpoint or a log line there sees each transition. Every phase but idle is "thinking". */
+#define AGENT_PHASES(X)                                                                              \
+  X(AGENT_IDLE, "idle")                           /* nothing to answer */                            \
+  X(AGENT_QUEUED, "queued")                       /* between turns: the next answer leaves the inbox */ \
+  X(AGENT_CALLING, "calling")                     /* an LLM call in flight */                        \
+  X(AGENT_TOOL_ROUND, "tool-round")               /* running the tool calls of a reply */            \
+  X(AGENT_AWAITING_APPROVAL, "awaiting-approval") /* a tool call waits for agent_approval_answer */  \
+  X(AGENT_ELSEWHERE, "elsewhere")                 /* another process answers the turn (NATS) */      \
+  X(AGENT_ENDING, "ending")                       /* over here; its end waits for agent_turn_done */
+
 typedef enum agent_phase {
-  AGENT_IDLE,             /* nothing to answer */
-  AGENT_CALLING,          /* an LLM call in flight */
-  AGENT_TOOL_ROUND,       /* running the tool calls of a reply */
-  AGENT_AWAITING_APPROVAL, /* a tool call waits for the host's answer (agent_approval_answer) */
-  AGENT_ELSEWHERE         /* the turn is answered by another process, or its end awaits confirmation */
+#define AGENT_PHASE_ENUM_(p, name) p,
+  AGENT_PHASES(AGENT_PHASE_ENUM_)
+#undef AGENT_PHASE_ENUM_
+  AGENT_PHASE_COUNT
 } agent_phase;
+
+/* The phase's name for logs and the API ("tool-round"); "phase" for a value outside the enum. */
+const char *agent_phase_name(agent_phase p);
+/* 1 when the table lets a turn go from phase from to phase to (a debug build asserts it on every
+ * change); a phase goes to itself only in a tool round (a call settled, the next one starts). */
+int agent_phase_can(agent_phase from, agent_phase to);
 
 /* An agent's settings as read from a world file. Strings owned by the struct. */
 typedef struct agent_settings {
@@ -75,8 +91,9 @@ typedef struct agent_host {
   int (*publish)(void *ctx, agent *a, const char *text, ag_kind kind, ag_msg **out);
   /* What the agent did (a call started, a chunk, a tool step, ...), for the host to turn into events. */
   void (*report)(void *ctx, agent *a, const agent_report *ev);
-  /* The agent started (on=1) or stopped (on=0) waiting for its LLM. */
-  void (*thinking)(void *ctx, agent *a, int on);
+  /* The agent's turn went from phase from to phase to (never from == to). The agent is thinking in
+   * every phase but AGENT_IDLE: a host counts thinking agents from these reports alone. May be NULL. */
+  void (*phase)(void *ctx, agent *a, agent_phase from, agent_phase to);
   /* Asks whether the agent may run this tool call (declared "approve": true). AG_OK: the question is
    * pending and the host answers later with agent_approval_answer, never from inside this call; the
    * agent's turn waits meanwhile. Any other code (or NULL): denied at once. ask_human asks the same way
@@ -94,7 +111,7 @@ typedef struct agent_host {
   /* A world spread over processes (docs/distributed.md); both may be NULL. turn_begin: 1 when another
    * process answers the turn now starting (no LLM call here; the agent waits, AGENT_ELSEWHERE).
    * turn_end: 1 when the end of the turn answering m (borrowed) waits until the host confirms it with
-   * agent_turn_done, so that every process starts the agent's next turn at the same point. */
+   * agent_turn_done (AGENT_ENDING), so that every process starts the agent's next turn at the same point. */
   int (*turn_begin)(void *ctx, agent *a);
   int (*turn_end)(void *ctx, agent *a, const ag_msg *m);
 } agent_host;
@@ -120,9 +137,11 @@ const agent_settings *agent_settings_of(const agent *a);
 /* Replaces the agent's settings with a copy of s (same name) and its endpoint with one made on llm;
  * memory and turn state stay. AG_ERR_STATE while it is thinking; on failure nothing changes. */
 int agent_reconfigure(agent *a, const agent_settings *s, llm_client *llm, ag_errmsg *em);
+/* The agent's phase is not AGENT_IDLE: it answers, or will at once. */
 int agent_is_thinking(const agent *a);
 /* Tokens the agent's LLM calls reported since the agent was made (this process), summed. */
 llm_usage agent_usage(const agent *a);
+/* Where the agent's turn is (named agent_phase_of: agent_phase is the type). */
 agent_phase agent_phase_of(const agent *a);
 /* The host's answer to the pending approval (allow 1 = run the call, 0 = deny it): the tool round
  * goes on. For ask_human, text (borrowed, may be NULL) is the person's answer (allow 1) or why nobody

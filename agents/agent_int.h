@@ -7,12 +7,14 @@
 #include "agents/turn_log.h"
 #include "common/ring.h"
 
-/* The host's answer for the call at round_next, while a round waits for or has just got one. */
+/* The host's answer for the call at round_next, while a round waits for or has just got one. Part of
+ * the phase: only agent__phase_enter writes it (ASKED while awaiting, the answer on the way back to
+ * the round, NONE otherwise). */
 typedef enum approval_state { APPROVAL_NONE, APPROVAL_ASKED, APPROVAL_ALLOWED, APPROVAL_DENIED } approval_state;
 
 struct agent {
   agent_settings s;
-  agent_phase phase;    /* changed only by agent_set_phase */
+  agent_phase phase;    /* changed only by agent__phase_enter */
   char id[MENTION_ID_MAX];
   const agent_host *host;
   llm_usage usage;     /* tokens of the calls made since the agent was made */
@@ -31,7 +33,7 @@ struct agent {
   /* The tool round in progress: its assistant message in tlog, the next call to run, the answer to
    * that call's approval, and save_context's message (the reply that completes the turn). */
   size_t round_msg, round_next;
-  approval_state approval;
+  approval_state approval; /* with human_text, written only by agent__phase_enter */
   char *human_text; /* ask_human: the person's answer, or why there is none (with approval) */
   char *round_reply;
   /* MCP tools (agent_mcp.c): the resolved set, the call in flight for round_next and its result. */
@@ -44,8 +46,15 @@ struct agent {
   ag_msg **mem;
   size_t n_mem, cap_mem;
   size_t mem_dropped;   /* oldest entries let go of (still in storage) */
-  int ended_here;       /* AGENT_ELSEWHERE after this process finished the turn (its end not yet confirmed) */
 };
+
+/* agent_phase.c */
+/* The one place a turn changes phase (curl's multistate): checks the move against the table (an
+ * assertion in debug builds), withdraws the host's question when a wait for approval ends unanswered,
+ * sets the approval field (ASKED while awaiting; answer, with text copied for ask_human, on the way
+ * back to the tool round; NONE otherwise) and reports the change to the host. */
+void agent__phase_enter(agent *a, agent_phase to, approval_state answer, const char *text);
+static inline void agent__set_phase(agent *a, agent_phase to) { agent__phase_enter(a, to, APPROVAL_NONE, NULL); }
 
 /* agent_mcp.c */
 /* Runs call c when it names one of the agent's MCP tools: 1 and either *out (the result: an error, a

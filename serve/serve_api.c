@@ -62,6 +62,7 @@ static cJSON *agent_json(const agent *a) {
   if (st->llm.model) cJSON_AddStringToObject(j, "model", st->llm.model);
   cJSON_AddNumberToObject(j, "turns", agent_turn_state(a).count);
   cJSON_AddBoolToObject(j, "thinking", agent_is_thinking(a));
+  cJSON_AddStringToObject(j, "phase", agent_phase_name(agent_phase_of(a)));
   return j;
 }
 

@@ -111,6 +111,7 @@ static void routes_and_errors(void) {
   const cJSON *a0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "agents"), 0);
   CHECK_STR(jstr(a0, "id"), "a");
   CHECK_INT((long)jnum(a0, "turns"), 0);
+  CHECK_STR(jstr(a0, "phase"), "idle");
   CHECK(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "settings")));
   char chat1[64];
   snprintf(chat1, sizeof chat1, "%s", jstr(j, "current_chat") ? jstr(j, "current_chat") : "");
@@ -593,6 +594,7 @@ static void approve_over_http(void) {
   long st;
   cJSON *w = call_json(&sp, "GET", "/api/worlds/careful", NULL, &st);
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(w, "approvals")), 1);
+  CHECK_STR(jstr(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(w, "agents"), 0), "phase"), "awaiting-approval");
   cJSON_Delete(w);
   char path[64];
   snprintf(path, sizeof path, "/api/approvals/%ld", id);

@@ -139,9 +139,10 @@ static void fh_report(void *ctx, agent *a, const agent_report *ev) {
   strcat(h->events, " ");
 }
 
-static void fh_thinking(void *ctx, agent *a, int on) {
+static void fh_phase(void *ctx, agent *a, agent_phase from, agent_phase to) {
   (void)a;
-  ((fake_host *)ctx)->thinking = on;
+  (void)from;
+  ((fake_host *)ctx)->thinking = to != AGENT_IDLE;
 }
 
 static const char *const *fh_ids(void *ctx, size_t *n) {
@@ -181,7 +182,7 @@ static void agent_answers_through_host(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_report, fh_thinking, NULL, NULL, fh_ids, NULL, NULL, NULL};
+  agent_host host = {&h, fh_publish, fh_report, fh_phase, NULL, NULL, fh_ids, NULL, NULL, NULL};
   char *replies[] = {"@madame-pedagogue Bonjour, class.", "   "};
   agent *a = script_agent(llm, &host, "Madame Pedagogue", replies, 2);
   CHECK_STR(agent_id(a), "madame-pedagogue");
@@ -242,7 +243,7 @@ static void agent_inbox_keeps_order(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_report, fh_thinking, NULL, NULL, fh_ids, NULL, NULL, NULL};
+  agent_host host = {&h, fh_publish, fh_report, fh_phase, NULL, NULL, fh_ids, NULL, NULL, NULL};
   char *replies[] = {"first answer", "second answer"};
   agent *a = script_agent(llm, &host, "ann", replies, 2);
   const char *ids[] = {"ann"};

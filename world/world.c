@@ -17,7 +17,7 @@ typedef struct world_slot {
   world *w;
   agent *a;
   agent_host host;
-  int thinking;
+  int thinking; /* the agent's phase is not idle, as its last phase report said */
   int rerun; /* the agent's turn is a re-run after a crash (world_rerun), until it ends */
   uint64_t started_seq; /* the message its latest call answers (this chat) */
   unsigned sent; /* messages published in the current turn: part of their de-duplication ids */
@@ -36,7 +36,7 @@ struct world {
   world_slot **index;
   size_t index_cap;
   unsigned sub;             /* the world's subscription: it hands messages to its agents */
-  size_t thinking;
+  size_t thinking;          /* slots thinking: counted from the agents' phase reports only */
   uint64_t last_seq;
   int emit_chunks;
   int interrupted;
@@ -205,10 +205,12 @@ static int host_publish(void *ctx, agent *a, const char *text, ag_kind kind, ag_
   return world_publish_kind(s->w, agent_id(a), text, kind, out);
 }
 
-static void host_thinking(void *ctx, agent *a, int on) {
+/* An agent thinks in every phase but idle; the world is quiet when none does. */
+static void host_phase(void *ctx, agent *a, agent_phase from, agent_phase to) {
   (void)a;
+  (void)from;
   world_slot *s = ctx;
-  on = on != 0;
+  int on = to != AGENT_IDLE;
   if (s->thinking == on) return;
   s->thinking = on;
   if (on) s->w->thinking++;
@@ -380,7 +382,7 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   world_slot *s = calloc(1, sizeof *s);
   if (!s) return AG_ERR_NOMEM;
   s->w = w;
-  s->host = (agent_host){s, host_publish, host_report, host_thinking, host_approve, host_approve_cancel, host_ids,
+  s->host = (agent_host){s, host_publish, host_report, host_phase, host_approve, host_approve_cancel, host_ids,
                          host_render_prompt, host_turn_begin, host_turn_end};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
   agent_set_memory_window(s->a, w->spec.memory_window);
