@@ -242,22 +242,32 @@ static void console_approves_from_input(void) {
   proc_result_free(&r);
 }
 
-/* ${VAR} in env reaches the server; what is stored keeps the name; an unset one fails the start. */
+/* ${VAR} in env reaches the server; what is stored keeps the name; an unset one fails the start. A
+ * server that echoes the value back, in a result or in an error, gets it replaced by [redacted]
+ * everywhere: the transcript, the stored thread (what the model is sent) and the database files. */
 static void env_variables_read_at_start(void) {
   char db[4200];
   snprintf(db, sizeof db, "%s/envdb", g_tmp);
   char *w = write_world("env.json",
     "{\"name\": \"env\", \"mcp_servers\": {\"f\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"],"
     " \"env\": {\"FAKE_TOKEN\": \"tok-${AGORA_TEST_MCP_TOKEN}\"}}},"
-    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f.echo\"], \"replies\": [{\"tool\": \"echo\", \"args\": {\"env\": \"FAKE_TOKEN\"}}, \"ok\"]}],"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f.echo\"], \"replies\": [{\"tool\": \"echo\", \"args\": {\"env\": \"FAKE_TOKEN\"}},"
+    "  {\"tool\": \"echo\", \"args\": {\"env_error\": \"FAKE_TOKEN\"}}, \"ok\"]}],"
     " \"script\": [{\"from\": \"human\", \"text\": \"@a check\"}]}", fake());
   const char *env[] = {"AGORA_TEST_MCP_TOKEN=s3cr3t-value", NULL};
   const char *run[] = {"run", w, "--db", db, NULL};
   proc_result r;
   CHECK_INT(proc_agora(run, NULL, env, &r), 0);
   CHECK_INT(r.status, 0);
-  CHECK(has(r.out, "env FAKE_TOKEN=tok-s3cr3t-value"));
+  CHECK(has(r.out, "env FAKE_TOKEN=tok-[redacted]")); /* it reached the server, and came back scrubbed */
+  CHECK(has(r.out, "denied for header Bearer tok-[redacted]"));
+  CHECK(!strstr(r.out, "s3cr3t") && !strstr(r.err, "s3cr3t"));
   proc_result_free(&r);
+  char grep[4400];
+  snprintf(grep, sizeof grep, "grep -rqs 's3cr3t' '%s'", db);
+  CHECK(system(grep) != 0); /* not in any file of the database */
+  snprintf(grep, sizeof grep, "grep -rqs 'tok-\\[redacted\\]' '%s'", db);
+  CHECK_INT(system(grep), 0); /* while the scrubbed result is stored */
   const char *exp[] = {"worlds", "export", "env", "--db", db, NULL};
   agora(exp, NULL, 0, &r);
   CHECK(has(r.out, "tok-${AGORA_TEST_MCP_TOKEN}"));

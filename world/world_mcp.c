@@ -68,9 +68,22 @@ static int connect_http(server *s, const mcp_transport_sink *sink, void *sud, mc
 }
 #endif
 
+/* The values of the server's ${VAR}s, read as the start reads them, for the client to scrub. */
+static int redact_server_vars(server *s) {
+  const world_mcp_server *sp = s->spec;
+  const char **all = calloc(sp->n_env + sp->n_headers + 1, sizeof *all);
+  if (!all) return AG_ERR_NOMEM;
+  for (size_t i = 0; i < sp->n_env; i++) all[i] = sp->env_values[i];
+  for (size_t i = 0; i < sp->n_headers; i++) all[sp->n_env + i] = sp->header_values[i];
+  int rc = mcp_client_redact_vars(s->c, all, sp->n_env + sp->n_headers);
+  free(all);
+  return rc;
+}
+
 static int connect_server(void *ud, struct event_base *base, const mcp_transport_sink *sink, void *sud,
                           mcp_transport **out, ag_errmsg *em) {
   server *s = ud;
+  if (redact_server_vars(s)) return ag_fail(em, AG_ERR_NOMEM, "out of memory");
   if (s->spec->command) return connect_stdio(s, base, sink, sud, out, em);
 #ifdef WORLD_MCP_HTTP
   return connect_http(s, sink, sud, out, em);
