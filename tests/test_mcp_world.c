@@ -279,6 +279,30 @@ static void env_variables_read_at_start(void) {
   proc_result_free(&r);
 }
 
+/* An MCP tool under a built-in's name (here by "as"; a server may list one so named) is shown with its
+ * server in the transcript and in the approval question, so it cannot pass for the built-in. */
+static void mcp_tool_named_like_a_builtin(void) {
+  char *w = write_world("builtin.json",
+    "{\"name\": \"bn\", \"mcp_servers\": {\"f\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"]}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [{\"name\": \"f.echo\", \"as\": \"ask_human\", \"approve\": true}],"
+    "  \"replies\": [{\"tool\": \"ask_human\", \"args\": {\"text\": \"hi\"}}, \"done\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@a go\"}]}", fake());
+  const char *run[] = {"run", w, "--no-save", "--yes", NULL};
+  proc_result r;
+  agora(run, NULL, 0, &r);
+  CHECK(has(r.out, "-- tool-call: agent=a tool=f.echo call_id="));
+  CHECK(has(r.out, "-- tool-result: agent=a tool=f.echo call_id="));
+  CHECK(has(r.out, "echo: hi pid"));
+  CHECK(!strstr(r.out, "tool=ask_human"));
+  proc_result_free(&r);
+  char db[4200];
+  snprintf(db, sizeof db, "%s/bndb", g_tmp);
+  const char *console[] = {"console", "--db", db, w, NULL};
+  agora(console, "@a go\ny\n", 0, &r);
+  CHECK(has(r.out, "approve: a wants to call f.echo"));
+  proc_result_free(&r);
+}
+
 /* A server reached by url (Streamable HTTP, mcp/http.c): server-everything on loopback, a header from
  * ${VAR}; the agent's call goes over HTTP and the session is DELETEd at the end. */
 static void http_server_in_a_world(void) {
@@ -380,7 +404,7 @@ static void cancel_tells_the_server(void) {
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(world_file_strict), UNIT(run_calls_mcp_tools), UNIT(failed_servers),
                                     UNIT(console_approves_from_input), UNIT(two_hundred_agents_one_server), UNIT(env_variables_read_at_start),
-                                    UNIT(http_server_in_a_world),
+                                    UNIT(http_server_in_a_world), UNIT(mcp_tool_named_like_a_builtin),
                                     UNIT(cancel_tells_the_server)};
   g_tmp = unit_tmpdir();
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
