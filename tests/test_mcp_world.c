@@ -190,7 +190,7 @@ static void failed_servers(void) {
   agora(run, NULL, 1, &r);
   CHECK(has(r.out, "\"event\":\"mcp-error\""));
   CHECK(has(r.out, "\"server\":\"bad\",\"error\":\"the server exited with status 3\""));
-  CHECK(has(r.err, "MCP server bad failed: the server exited with status 3 (bad (needed by a))"));
+  CHECK(has(r.err, "MCP server bad failed: the server exited with status 3 (needed by a)\n"));
   proc_result_free(&r);
   const char *tools[] = {"tools", w, "--db", g_tmp, NULL};
   agora(tools, NULL, 1, &r);
@@ -303,6 +303,48 @@ static void mcp_tool_named_like_a_builtin(void) {
   proc_result_free(&r);
 }
 
+/* The column where the word col starts on the line holding key (-1: none). */
+static int column_of(const char *out, const char *key, const char *col) {
+  const char *k = out ? strstr(out, key) : NULL;
+  if (!k) return -1;
+  const char *line = k;
+  while (line > out && line[-1] != '\n') line--;
+  const char *c = strstr(k, col), *eol = strchr(k, '\n');
+  return c && (!eol || c < eol) ? (int)(c - line) : -1;
+}
+
+/* agora tools keeps its columns in line when a name is long; a missing command is named once in the
+ * error, with who needs the server; a misspelt tool gets the nearest name the server has. */
+static void tools_columns_and_errors(void) {
+  char *w = write_world("cols.json",
+    "{\"name\": \"cols\", \"mcp_servers\": {\"f\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"]}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f.grow\", {\"name\": \"f.echo\","
+    "  \"as\": \"a_tool_name_much_longer_than_twenty_eight_characters\"}]}]}", fake());
+  const char *tools[] = {"tools", w, "--db", g_tmp, NULL};
+  proc_result r;
+  agora(tools, NULL, 0, &r);
+  int grow = column_of(r.out, "  grow ", "asks first"), echo = column_of(r.out, "  a_tool_name", "runs");
+  if (grow < 0 || grow != echo) unit_fail_(__FILE__, __LINE__, "columns %d and %d:\n%s", grow, echo, r.out);
+  proc_result_free(&r);
+  w = write_world("missing.json",
+    "{\"name\": \"mi\", \"mcp_servers\": {\"f\": {\"command\": \"no-such-mcp-command\"}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f.echo\", \"f.grow\"], \"replies\": [\"hi\"]},"
+    "  {\"name\": \"b\", \"tools\": [\"f.echo\"]}], \"script\": [{\"from\": \"human\", \"text\": \"@a hello\"}]}");
+  const char *run[] = {"run", w, "--no-save", NULL};
+  agora(run, NULL, 1, &r);
+  CHECK(has(r.err, "agora: run: MCP server f failed: command 'no-such-mcp-command' not found (needed by a, b)\n"));
+  const char *second = strstr(r.err, "no-such-mcp-command");
+  CHECK(second && !strstr(second + 1, "no-such-mcp-command"));
+  proc_result_free(&r);
+  w = write_world("near.json",
+    "{\"name\": \"ne\", \"mcp_servers\": {\"f\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"]}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f.ecoh\"]}]}", fake());
+  const char *near[] = {"run", w, "--no-save", NULL};
+  agora(near, NULL, 2, &r);
+  CHECK(has(r.err, "MCP server f has no tool 'ecoh' (did you mean 'f.echo'?)"));
+  proc_result_free(&r);
+}
+
 /* A server reached by url (Streamable HTTP, mcp/http.c): server-everything on loopback, a header from
  * ${VAR}; the agent's call goes over HTTP and the session is DELETEd at the end. */
 static void http_server_in_a_world(void) {
@@ -405,6 +447,7 @@ int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(world_file_strict), UNIT(run_calls_mcp_tools), UNIT(failed_servers),
                                     UNIT(console_approves_from_input), UNIT(two_hundred_agents_one_server), UNIT(env_variables_read_at_start),
                                     UNIT(http_server_in_a_world), UNIT(mcp_tool_named_like_a_builtin),
+                                    UNIT(tools_columns_and_errors),
                                     UNIT(cancel_tells_the_server)};
   g_tmp = unit_tmpdir();
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
