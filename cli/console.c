@@ -136,6 +136,36 @@ static int parse_args(int argc, char **argv, console_args *a) {
   return 0;
 }
 
+/* Finds the stored world info of id (chat_worlds_each callback). */
+static int stored_row(const chat_world_info *w, void *arg) {
+  chat_world_info *out = arg;
+  if (strcmp(w->id, out->id)) return 0;
+  *out = *w;
+  return CHAT_STOP;
+}
+
+/* A file's world shares its id (its name) with the stored world it updates. When that stored world has
+ * other agents it is most likely another world of the same name (two starters): said on stderr before
+ * its settings are replaced, naming it. */
+static void note_replaced_world(console *c, const char *path, const world *w) {
+  world_spec old;
+  ag_errmsg em = {""};
+  if (chat_world_spec(c->st, world_id(w), &old, &em)) return; /* not stored yet, or unreadable: nothing */
+  int same = old.n_agents == world_agent_count(w);
+  for (size_t i = 0; same && i < old.n_agents; i++) same = world_agent_find(w, old.agents[i].name) != NULL;
+  if (!same) {
+    chat_world_info info = {0};
+    snprintf(info.id, sizeof info.id, "%s", world_id(w));
+    chat_worlds_each(c->st, stored_row, &info, &em);
+    fprintf(stderr, "console: %s is world '%s', which the database holds as a different world (id %s, %d agent%s",
+            path, old.name, info.id, (int)old.n_agents, old.n_agents == 1 ? "" : "s");
+    for (size_t i = 0; i < old.n_agents && i < 5; i++) fprintf(stderr, "%s%s", i ? ", " : ": ", old.agents[i].name);
+    fprintf(stderr, "%s; %llu chat%s): its stored settings are replaced by the file's\n", old.n_agents > 5 ? ", ..." : "",
+            (unsigned long long)info.chats, info.chats == 1 ? "" : "s");
+  }
+  world_spec_free(&old);
+}
+
 static int open_file_world(console *c, const char *path, const console_args *a, ag_errmsg *em) {
   const cli_allow_env *allow = &a->allow;
   world_spec spec;
@@ -144,9 +174,11 @@ static int open_file_world(console *c, const char *path, const console_args *a, 
   cli_world *cw = &c->cw;
   if ((rc = cli_spec_prepare(&spec, &a->over))) ag_fail(em, rc, "%s", ag_strerror(rc));
   else if (!(rc = cli_world_build(path, &spec, &cw->base, &cw->w, em)) &&
-      !(rc = cli_key_env_check(cw->w, path, allow, em)) && /* before anything is stored */
-      !(rc = chat_session_open(c->st, cw->w, &cw->cs, em)))
-    rc = cli_mcp_start(cw->w, chat_store_dir(c->st), 0, em); /* only from a file: never a stored world's commands */
+           !(rc = cli_key_env_check(cw->w, path, allow, em))) { /* before anything is stored */
+    note_replaced_world(c, path, cw->w);
+    if (!(rc = chat_session_open(c->st, cw->w, &cw->cs, em)))
+      rc = cli_mcp_start(cw->w, chat_store_dir(c->st), 0, em); /* only from a file: never a stored world's commands */
+  }
   world_spec_free(&spec);
   return rc;
 }
