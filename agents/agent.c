@@ -359,8 +359,10 @@ static void agent_round_go(agent *a) {
   const llm_message *round = &a->tlog.msgs[a->round_msg];
   while (a->round_next < round->n_tool_calls) {
     const llm_tool_call *c = &round->tool_calls[a->round_next];
+    char shown[300];
     if (a->approval == APPROVAL_NONE && !a->mcp_text)
-      agent_notify_tool(a, AGENT_REPORT_TOOL_CALL, c->name, c->id, c->args_json, 0, 0);
+      agent_notify_tool(a, AGENT_REPORT_TOOL_CALL, agent__tool_shown(a, c->name, shown, sizeof shown), c->id,
+                        c->args_json, 0, 0);
     int failed = 0, asked = 0;
     int64_t at = 0;
     char *result = agent_run_call(a, c, &failed, &at, &asked);
@@ -374,7 +376,8 @@ static void agent_round_go(agent *a) {
       rc = AG_ERR_NOMEM;
       break;
     }
-    agent_notify_tool(a, AGENT_REPORT_TOOL_RESULT, c->name, c->id, result, failed, at);
+    agent_notify_tool(a, AGENT_REPORT_TOOL_RESULT, agent__tool_shown(a, c->name, shown, sizeof shown), c->id, result,
+                      failed, at);
     rc = turn_log_add_result(&a->tlog, c, result); /* c lives in its own array: still valid */
     free(result);
     if (rc) break;

@@ -63,6 +63,10 @@ static inline void agent__set_phase(agent *a, agent_phase to) { agent__phase_ent
 int agent__mcp_run(agent *a, const llm_tool_call *c, char **out, int *failed, int *waiting);
 /* Cancels the MCP call in flight (the server is told) and forgets its result. */
 void agent__mcp_drop(agent *a);
+/* The name call name is shown under (tool-call and tool-result events, the approval question): an MCP
+ * tool named like a built-in ("ask_human" from a server) as SERVER.TOOL, so that it cannot pass for the
+ * built-in; any other name as it is. The result is name or buf (cap bytes). */
+const char *agent__tool_shown(const agent *a, const char *name, char *buf, size_t cap);
 /* Appends the MCP tools' definitions to tools (room for a->mcp.n more). */
 size_t agent__mcp_offer(const agent *a, llm_tool *tools);
 /* agent.c: the tool round goes on at round_next (after an MCP result came back). */

@@ -3,10 +3,12 @@
  * waiting (the round goes on when the result comes back), cancelled with the turn. */
 #include "agents/agent_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agents/tool_exec.h"
+#include "agents/tools.h"
 
 static void on_mcp_result(void *ud, const mcp_result *r) {
   agent *a = ud;
@@ -31,8 +33,10 @@ int agent__mcp_run(agent *a, const llm_tool_call *c, char **out, int *failed, in
   if (!t) return 0;
   *failed = 1;
   if (t->approve && a->approval != APPROVAL_ALLOWED) {
+    char shown[300];
     if (a->approval == APPROVAL_NONE && a->host->approve &&
-        a->host->approve(a->host->ctx, a, c->name, c->args_json, NULL) == AG_OK)
+        a->host->approve(a->host->ctx, a, agent__tool_shown(a, c->name, shown, sizeof shown), c->args_json,
+                         NULL) == AG_OK)
       *waiting = 1;
     else
       *out = tool_exec_error("denied: %s needs the user's approval and did not get it", c->name);
@@ -43,6 +47,14 @@ int agent__mcp_run(agent *a, const llm_tool_call *c, char **out, int *failed, in
   if (rc) *out = tool_exec_error("could not call the MCP tool: %s", ag_strerror(rc));
   else *waiting = 2;
   return 1;
+}
+
+const char *agent__tool_shown(const agent *a, const char *name, char *buf, size_t cap) {
+  tool_id id;
+  const agent_mcp_tool *t = agent_mcp_set_find(&a->mcp, name);
+  if (!t || tool_parse(name, &id) != AG_OK) return name;
+  snprintf(buf, cap, "%s.%s", t->server, t->tool);
+  return buf;
 }
 
 void agent__mcp_drop(agent *a) {

@@ -1,6 +1,8 @@
 /* An agent's MCP tools: references and the resolved set (see mcp_tools.h). */
 #include "agents/mcp_tools.h"
 
+#include "common/nearest.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,13 +121,25 @@ static int add_one(agent_mcp_set *set, const agent_mcp_ref *ref, const mcp_tool 
   return set_push(set, &t);
 }
 
+/* AG_ERR_NOT_FOUND naming the tool, with the server's nearest name when one is close ("ecoh": "echo"). */
+static int no_such_tool(const agent_mcp_ref *ref, const mcp_tool *list, size_t n, ag_errmsg *em) {
+  const char **names = calloc(n + 1, sizeof *names);
+  for (size_t i = 0; names && i < n; i++) names[i] = list[i].name;
+  const char *near = names ? ag_nearest_name(ref->tool, names, NULL) : NULL;
+  int rc = near ? ag_fail(em, AG_ERR_NOT_FOUND, "MCP server %s has no tool '%s' (did you mean '%s.%s'?)", ref->server,
+                          ref->tool, ref->server, near)
+                : ag_fail(em, AG_ERR_NOT_FOUND, "MCP server %s has no tool '%s'", ref->server, ref->tool);
+  free(names);
+  return rc;
+}
+
 int agent_mcp_set_add(agent_mcp_set *set, const agent_mcp_ref *ref, mcp_client *client,
                       const char *const *taken, size_t n_taken, ag_errmsg *em) {
   size_t n = 0;
   const mcp_tool *list = mcp_client_tools(client, &n);
   if (ref->tool) {
     const mcp_tool *mt = mcp_client_tool(client, ref->tool);
-    if (!mt) return ag_fail(em, AG_ERR_NOT_FOUND, "MCP server %s has no tool '%s'", ref->server, ref->tool);
+    if (!mt) return no_such_tool(ref, list, n, em);
     return add_one(set, ref, mt, client, taken, n_taken, em);
   }
   for (size_t i = 0; i < n; i++) {

@@ -10,6 +10,7 @@
 #include "runtime/runtime.h"
 #include "cli/markdown.h"
 #include "runtime/output.h"
+#include "common/term_text.h"
 #include "cli/transcript.h"
 
 #include <fcntl.h>
@@ -100,8 +101,10 @@ static int list_chat(const chat_info *c, void *arg) {
   } else {
     char updated[40];
     ag_time_format(c->updated_at_ms, updated, sizeof updated);
-    printf("%c %-14s %-16s %8llu  %-24s  %s\n", c->current ? '*' : ' ', c->id, c->world_id,
-           (unsigned long long)c->message_count, updated, c->title);
+    printf("%c %-14s %-16s %8llu  %s  ", c->current ? '*' : ' ', c->id, c->world_id,
+           (unsigned long long)c->message_count, updated);
+    ag_term_fputs(stdout, c->title, AG_TERM_ONE_LINE); /* a title is the first human words, or imported */
+    putchar('\n');
   }
   return 0;
 }
@@ -117,8 +120,9 @@ static int show(store *st, const char *chat_id, int json, int state, output **ou
   } else {
     char updated[40];
     ag_time_format(c.updated_at_ms, updated, sizeof updated);
-    printf("chat: %s\nworld: %s\ntitle: %s\nmessages: %llu\nupdated: %s\n\n", c.id, c.world_id, c.title,
-           (unsigned long long)c.message_count, updated);
+    printf("chat: %s\nworld: %s\ntitle: ", c.id, c.world_id);
+    ag_term_fputs(stdout, c.title, AG_TERM_ONE_LINE);
+    printf("\nmessages: %llu\nupdated: %s\n\n", (unsigned long long)c.message_count, updated);
   }
   output_opts oo = {.json = json, .batch = 1, .seqs = 1}; /* numbers: for /edit, branch --at, ... */
   if ((rc = output_new(stdout, c.world_id, &oo, out))) return rc;
@@ -158,7 +162,7 @@ static int export_chat(store *st, const opts *o, ag_errmsg *em) {
     char *text = md ? markdown_chat(snap) : cJSON_Print(snap);
     if (!text) rc = AG_ERR_NOMEM;
     else if (o->out) rc = ag_file_write_out(o->out, text, em);
-    else fputs(text, stdout), fputs(md ? "" : "\n", stdout);
+    else ag_term_fputs(stdout, text, 0), fputs(md ? "" : "\n", stdout); /* titles, messages: shown, not obeyed */
     free(text);
   }
   cJSON_Delete(snap);
@@ -269,9 +273,11 @@ static int world_row(const chat_world_info *w, void *arg) {
     free(s);
     cJSON_Delete(j);
   } else {
-    printf("%-20s %-24s %3d %-6s %5llu %-5s  current: %s\n", w->id, w->name, w->agents,
-           w->agents == 1 ? "agent" : "agents", (unsigned long long)w->chats, w->chats == 1 ? "chat" : "chats",
-           cur ? cur : "none");
+    printf("%-20s ", w->id);
+    ag_term_fputs(stdout, w->name, AG_TERM_ONE_LINE); /* a world's display name may come from a snapshot */
+    printf("%*s %3d %-6s %5llu %-5s  current: %s\n", (int)(strlen(w->name) < 24 ? 24 - strlen(w->name) : 0), "",
+           w->agents, w->agents == 1 ? "agent" : "agents", (unsigned long long)w->chats,
+           w->chats == 1 ? "chat" : "chats", cur ? cur : "none");
   }
   return 0;
 }
@@ -291,8 +297,10 @@ static const char *agent_str(const cJSON *a, const char *key) {
 }
 
 static void show_plain(const chat_world_info *wi, cJSON *settings) {
-  printf("world: %s\nname: %s\nchats: %llu\ncurrent chat: %s\n", wi->id, wi->name,
-         (unsigned long long)wi->chats, wi->current_chat[0] ? wi->current_chat : "none");
+  printf("world: %s\nname: ", wi->id);
+  ag_term_fputs(stdout, wi->name, AG_TERM_ONE_LINE);
+  printf("\nchats: %llu\ncurrent chat: %s\n", (unsigned long long)wi->chats,
+         wi->current_chat[0] ? wi->current_chat : "none");
   const cJSON *it;
   cJSON_ArrayForEach(it, settings) {
     if (!strcmp(it->string, "name") || !strcmp(it->string, "agents")) continue;

@@ -1,26 +1,32 @@
 /* agora init: writes a starter world file a person can read, run and edit: two agents on a local
  * OpenAI-compatible server (Ollama's /v1 by default), with "_comment" notes, and a script. */
+#include "agents/mention.h"
 #include "cli/cli.h"
+#include "runtime/db.h"
 
 #include "common/error.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static const char init_usage[] =
-  "usage: agora init [FILE]\n"
+  "usage: agora init [FILE] [--db DIR]\n"
   "\n"
   "Writes a starter world to FILE (default: world.json): two agents on a local OpenAI-compatible\n"
   "server (http://127.0.0.1:11434/v1, as Ollama serves it; no API key) and a script, with \"_comment\"\n"
-  "notes. Never overwrites an existing file. Try it without a server: agora run FILE --provider script\n";
+  "notes. Never overwrites an existing file. Try it without a server: agora run FILE --provider script\n"
+  "\n"
+  "The world is named Starter, or Starter 2, 3, ... when the database (--db DIR, or the default place)\n"
+  "holds a world of that name already: running the new file would otherwise replace that world's settings.\n";
 
 static const char starter[] =
   "{\n"
   "  \"_comment\": \"A starter world written by agora init. Edit freely; \\\"_comment\\\" keys are notes and are ignored.\",\n"
-  "  \"name\": \"Starter\",\n"
+  "  \"name\": \"%s\",\n"
   "  \"description\": \"Two agents on a local OpenAI-compatible server: a host and a guest.\",\n"
   "  \"turn_limit\": 3,\n"
   "  \"defaults\": {\n"
@@ -48,21 +54,48 @@ static const char starter[] =
   "  ]\n"
   "}\n";
 
-int cli_init(int argc, char **argv) {
-  if (argc > 0 && cli_is_help(argv[0])) {
-    fputs(init_usage, stdout);
-    return 0;
+#define INIT_NAMES_MAX 99 /* Starter .. Starter 99 */
+
+/* The first of Starter, Starter 2, ... that names no world of the database (db NULL: the default
+ * place) into name; 0, or an exit status after naming the problem. No database: Starter. */
+static int init_pick_name(const char *db, char *name, size_t cap) {
+  store *st = NULL;
+  ag_errmsg em = {""};
+  snprintf(name, cap, "Starter");
+  int rc = rt_store_open_read(db, &st, &em);
+  if (rc == AG_ERR_NOT_FOUND) return 0;
+  if (rc) return cli_error(rc, "init: %s", em.text);
+  int status = 0;
+  for (int i = 1;; i++) {
+    if (i > INIT_NAMES_MAX) {
+      status = cli_error(AG_ERR_INVALID, "init: the database holds worlds Starter to Starter %d; not written",
+                         INIT_NAMES_MAX);
+      break;
+    }
+    if (i > 1) snprintf(name, cap, "Starter %d", i);
+    char id[MENTION_ID_MAX], *settings = NULL;
+    mention_id_from_name(name, id, sizeof id);
+    rc = chat_world_settings(st, id, &settings, &em);
+    free(settings);
+    if (rc == AG_ERR_NOT_FOUND) break;
+    if (rc) {
+      status = cli_error(rc, "init: %s", em.text);
+      break;
+    }
   }
-  if (argc > 1) return cli_error(AG_ERR_INVALID, "init: unexpected argument '%s'", argv[1]);
-  if (argc == 1 && argv[0][0] == '-') return cli_error(AG_ERR_INVALID, "init: unknown option '%s'", argv[0]);
-  const char *path = argc ? argv[0] : "world.json";
+  chat_store_close(st);
+  return status;
+}
+
+/* Writes text to a new file at path (never over an existing one); 0 or an exit status. */
+static int init_write(const char *path, const char *text) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644); /* O_EXCL: never overwrite */
   if (fd < 0 && errno == EEXIST)
     return cli_error(AG_ERR_INVALID, "init: %s already exists; not overwritten (name another file)", path);
   if (fd < 0) return cli_error(AG_ERR_IO, "init: cannot create %s: %s", path, strerror(errno));
-  size_t len = strlen(starter), done = 0;
+  size_t len = strlen(text), done = 0;
   while (done < len) {
-    ssize_t n = write(fd, starter + done, len - done);
+    ssize_t n = write(fd, text + done, len - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     done += (size_t)n;
@@ -71,6 +104,28 @@ int cli_init(int argc, char **argv) {
     unlink(path);
     return cli_error(AG_ERR_IO, "init: cannot write %s", path);
   }
+  return 0;
+}
+
+int cli_init(int argc, char **argv) {
+  const char *path = NULL, *db = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (cli_is_help(argv[i])) return fputs(init_usage, stdout), 0;
+    if (!strcmp(argv[i], "--db") && i + 1 < argc) db = argv[++i];
+    else if (argv[i][0] == '-') return cli_error(AG_ERR_INVALID, "init: unknown option '%s'", argv[i]);
+    else if (!path) path = argv[i];
+    else return cli_error(AG_ERR_INVALID, "init: unexpected argument '%s'", argv[i]);
+  }
+  if (!path) path = "world.json";
+  if (access(path, F_OK) == 0)
+    return cli_error(AG_ERR_INVALID, "init: %s already exists; not overwritten (name another file)", path);
+  char name[32], text[sizeof starter + 32];
+  int status = init_pick_name(db, name, sizeof name);
+  if (status) return status;
+  snprintf(text, sizeof text, starter, name);
+  if ((status = init_write(path, text))) return status;
+  if (strcmp(name, "Starter") != 0)
+    printf("named the world '%s': the database holds a world named Starter already\n", name);
   printf("wrote %s: try 'agora run %s --provider script', then start your server and 'agora run %s'\n", path, path,
          path);
   return 0;

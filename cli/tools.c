@@ -4,6 +4,7 @@
 #include "runtime/runtime.h"
 
 #include "chat/archive.h"
+#include "common/term_text.h"
 #include "world/world_mcp.h"
 
 #include <cjson/cJSON.h>
@@ -29,8 +30,29 @@ static const char tools_usage[] =
   "Exit status: 0 when every server started, 1 naming each one that failed and why, 2 bad usage or input.\n";
 
 
-/* One tool as a row or a JSON object. */
-static void tool_out(cJSON *arr, const char *name, const char *source, int approve, const char *desc) {
+/* The widths of the name and source columns: the longest of every agent's, so that long names
+ * (everything.trigger-long-running-operation) do not push the rest of their row out of line. */
+typedef struct tool_cols {
+  int name, source;
+  int measuring; /* a first pass that only widens the columns */
+} tool_cols;
+
+/* Characters, not bytes: a name in UTF-8 takes one column per character (wide scripts aside). */
+static int text_cols(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+  return n;
+}
+
+/* A cell from outside (a server's tool name or description): shown, not obeyed, on a terminal;
+ * padded to width (0: none). */
+static void cell_out(const char *s, int width) {
+  ag_term_fputs(stdout, s, AG_TERM_ONE_LINE);
+  for (int n = text_cols(s); n < width; n++) putchar(' ');
+}
+
+/* One tool as a row (cols set) or a JSON object (arr set), or only measured (both NULL). */
+static void tool_out(cJSON *arr, tool_cols *cols, const char *name, const char *source, int approve, const char *desc) {
   if (arr) {
     cJSON *t = cJSON_CreateObject();
     cJSON_AddStringToObject(t, "name", name);
@@ -40,33 +62,56 @@ static void tool_out(cJSON *arr, const char *name, const char *source, int appro
     cJSON_AddItemToArray(arr, t);
     return;
   }
+  if (!cols) return;
+  if (cols->measuring) {
+    if (text_cols(name) > cols->name) cols->name = text_cols(name);
+    if (text_cols(source) > cols->source) cols->source = text_cols(source);
+    return;
+  }
+  char first[400];
   int cut = (int)strcspn(desc, "\n"); /* the first line: a table row stays one line */
-  printf("  %-28s %-20s %-12s %.*s%s\n", name, source, approve ? "asks first" : "runs", cut > 100 ? 100 : cut, desc,
-         cut > 100 ? "…" : "");
+  snprintf(first, sizeof first, "%.*s%s", cut > 100 ? 100 : cut, desc, cut > 100 ? "…" : "");
+  fputs("  ", stdout);
+  cell_out(name, cols->name);
+  putchar(' ');
+  cell_out(source, cols->source);
+  printf(" %-11s ", approve ? "asks first" : "runs");
+  cell_out(first, 0);
+  putchar('\n');
 }
 
-static void agent_out(agent *a, cJSON *agents) {
+static void agent_out(agent *a, cJSON *agents, tool_cols *cols) {
   const agent_settings *s = agent_settings_of(a);
   cJSON *tools = NULL;
+  int measuring = cols && cols->measuring;
   if (agents) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", s->name);
     tools = cJSON_AddArrayToObject(o, "tools");
     cJSON_AddItemToArray(agents, o);
-  } else {
-    printf("%s\n", s->name);
+  } else if (!measuring) {
+    cell_out(s->name, 0);
+    putchar('\n');
   }
   for (int t = 0; t < TOOL_COUNT; t++)
     if (s->tools & TOOL_BIT(t))
-      tool_out(tools, tool_name((tool_id)t), "built-in", (s->approve & TOOL_BIT(t)) != 0,
+      tool_out(tools, cols, tool_name((tool_id)t), "built-in", (s->approve & TOOL_BIT(t)) != 0,
                tool_definition((tool_id)t)->description);
   const agent_mcp_set *set = agent_mcp_tools(a);
   for (size_t i = 0; i < set->n; i++) {
     char source[200];
     snprintf(source, sizeof source, "%s.%s", set->tools[i].server, set->tools[i].tool);
-    tool_out(tools, set->tools[i].name, source, set->tools[i].approve, set->tools[i].description);
+    tool_out(tools, cols, set->tools[i].name, source, set->tools[i].approve, set->tools[i].description);
   }
-  if (!agents && !s->tools && !set->n) printf("  (no tools)\n");
+  if (!agents && !measuring && !s->tools && !set->n) printf("  (no tools)\n");
+}
+
+/* The column widths over every agent's tools (at least the old fixed 28 and 20). */
+static tool_cols tools_measure(world *w) {
+  tool_cols cols = {.name = 28, .source = 20, .measuring = 1};
+  for (size_t i = 0; i < world_agent_count(w); i++) agent_out(world_agent_at(w, i), NULL, &cols);
+  cols.measuring = 0;
+  return cols;
 }
 
 /* Prints what the servers gave; returns how many failed (each named on stderr). */
@@ -74,7 +119,8 @@ static size_t print_tools(world *w, int json) {
   cJSON *doc = json ? cJSON_CreateObject() : NULL;
   cJSON *agents = doc ? cJSON_AddArrayToObject(doc, "agents") : NULL;
   cJSON *servers = doc ? cJSON_AddArrayToObject(doc, "servers") : NULL;
-  for (size_t i = 0; i < world_agent_count(w); i++) agent_out(world_agent_at(w, i), agents);
+  tool_cols cols = json ? (tool_cols){0} : tools_measure(w);
+  for (size_t i = 0; i < world_agent_count(w); i++) agent_out(world_agent_at(w, i), agents, json ? NULL : &cols);
   size_t failed = 0;
   for (size_t i = 0; i < world_mcp_count(w); i++) {
     const char *name, *why;

@@ -1,6 +1,7 @@
 /* The console's commands (/help, /agents, /add, /chats, ...) and the handling of each line typed or
  * read: an answer, a command, or a message from the human. */
 #include "console/console_int.h"
+#include "common/term_text.h"
 #include "common/outfile.h"
 #include "common/clock.h"
 
@@ -171,8 +172,10 @@ static int chats_row(const chat_info *ch, void *arg) {
   }
   char updated[40];
   ag_time_format(ch->updated_at_ms, updated, sizeof updated);
+  char *title = ag_term_text_dup(ch->title, AG_TERM_ONE_LINE); /* shown, not obeyed */
   con_print(cc->c, "%c %s  %5llu messages  %s  %s\n", cc->current && !strcmp(cc->current, ch->id) ? '*' : ' ',
-            ch->id, (unsigned long long)ch->message_count, updated, ch->title);
+            ch->id, (unsigned long long)ch->message_count, updated, title ? title : "?");
+  free(title);
   return 0;
 }
 

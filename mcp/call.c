@@ -97,9 +97,12 @@ mcp_call *mcp__call_find(mcp_client *c, long long id) {
 void mcp__call_finish(mcp_call *call, const char *text, int is_error) {
   mcp_result_fn fn = call->fn;
   void *ud = call->ud;
+  /* The one way out of the client for a result or an error: the server's secrets stop here. */
+  char *clean = mcp_secrets_redact(&call->c->secrets, text);
   mcp__call_free(call);
-  mcp_result r = {text, is_error};
+  mcp_result r = {clean ? clean : "(the result could not be scrubbed of secrets: out of memory)", clean ? is_error : 1};
   if (fn) fn(ud, &r);
+  free(clean);
 }
 
 /* tools/call's params, with the call's id as its progress token (a progress notification restarts its

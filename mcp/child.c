@@ -2,6 +2,7 @@
 #include "mcp/child.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,11 +15,17 @@ struct mcp_child {
   pid_t pid;
   mcp_child_exit_fn fn; /* NULL once released */
   void *ud;
-  struct event *timer;  /* released: the next signal to send */
+  struct event *timer;  /* released: the next signal to send; lingering: the next look at the group */
   int stage;            /* released: 0 = SIGTERM next, 1 = SIGKILL next, 2 = done */
   long grace_ms;
+  int lingering;        /* reaped, but its group (pgid = pid) still has members: SIGTERMed, watched */
+  int64_t lingered_ms;  /* lingering: how long so far */
   mcp_child *next;
 };
+
+/* How often a lingering group is looked at, and how long it has after SIGTERM before SIGKILL. */
+#define CHILD_GROUP_POLL_MS 20
+#define CHILD_GROUP_GRACE_MS 1000
 
 /* Process-wide: the children not reaped yet, and the SIGCHLD event while there are any. */
 static mcp_child *g_children;
@@ -37,7 +44,7 @@ static void child_unlink(mcp_child *c) {
   for (mcp_child **p = &g_children; *p; p = &(*p)->next)
     if (*p == c) {
       *p = c->next;
-      g_count--;
+      if (!c->lingering) g_count--;
       break;
     }
   sigchld_drop_unused();
@@ -48,20 +55,62 @@ static void child_free(mcp_child *c) {
   free(c);
 }
 
+static void child_signal(mcp_child *c, int sig) {
+  if (c->lingering) kill(-c->pid, sig); /* the leader is gone: only the group is left to signal */
+  else if (kill(-c->pid, sig) < 0) kill(c->pid, sig); /* the whole group (npx runs node under it) */
+}
+
+static void arm_ms(mcp_child *c, long ms) {
+  struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+  evtimer_add(c->timer, &tv);
+}
+
+/* The leader c (exited, not reaped yet) is reaped; what it started in its group gets SIGTERM first,
+ * while the zombie still holds the pid, so the group id cannot name anyone else yet. npx-style servers
+ * run the real server as a child that does not end with its parent. A group that outlives the leader
+ * is kept (lingering) and watched until it is gone, SIGKILLed after CHILD_GROUP_GRACE_MS. Returns the
+ * exit status. */
+static int child_reap(mcp_child *c) {
+  int status = 0;
+  kill(-c->pid, SIGTERM);
+  while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR) {}
+  if (kill(-c->pid, 0) == 0) {
+    c->lingering = 1;
+    c->lingered_ms = 0;
+    c->fn = NULL;
+    g_count--;
+    evtimer_del(c->timer);
+    arm_ms(c, CHILD_GROUP_POLL_MS);
+  }
+  return status;
+}
+
+typedef enum child_look { CHILD_RUNNING, CHILD_EXITED, CHILD_GONE } child_look;
+
+/* Whether the leader has exited, without reaping it (waitid's WNOWAIT keeps the zombie); GONE when
+ * it was reaped elsewhere (its pid may name another process by now: it is never signalled). */
+static child_look child_exited(const mcp_child *c) {
+  siginfo_t info = {0};
+  if (waitid(P_PID, (id_t)c->pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0)
+    return errno == EINTR ? CHILD_RUNNING : CHILD_GONE;
+  return info.si_pid == c->pid ? CHILD_EXITED : CHILD_RUNNING;
+}
+
 /* Reaps whatever has exited. A callback may release or spawn children, so the walk restarts after one. */
 static void on_sigchld(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what, (void)arg;
   for (int again = 1; again;) {
     again = 0;
     for (mcp_child *c = g_children; c; c = c->next) {
-      int status;
-      pid_t r = waitpid(c->pid, &status, WNOHANG);
-      if (r == 0 || (r < 0 && errno == EINTR)) continue;
-      if (r < 0) status = 0; /* reaped elsewhere: nothing left to wait for */
+      child_look look = c->lingering ? CHILD_RUNNING : child_exited(c);
+      if (look == CHILD_RUNNING) continue;
       mcp_child_exit_fn fn = c->fn;
       void *ud = c->ud;
-      child_unlink(c);
-      child_free(c);
+      int status = look == CHILD_EXITED ? child_reap(c) : 0;
+      if (!c->lingering) {
+        child_unlink(c);
+        child_free(c);
+      }
       if (fn) fn(ud, status);
       again = 1;
       break;
@@ -69,18 +118,28 @@ static void on_sigchld(evutil_socket_t fd, short what, void *arg) {
   }
 }
 
-static void child_signal(mcp_child *c, int sig) {
-  if (kill(-c->pid, sig) < 0) kill(c->pid, sig); /* the whole group (npx runs node under it) */
+/* A lingering group: forgotten once empty, SIGKILLed when its grace is over. */
+static void on_lingering(mcp_child *c) {
+  c->lingered_ms += CHILD_GROUP_POLL_MS;
+  int alive = kill(-c->pid, 0) == 0;
+  if (alive && c->lingered_ms < CHILD_GROUP_GRACE_MS) {
+    arm_ms(c, CHILD_GROUP_POLL_MS);
+    return;
+  }
+  if (alive) kill(-c->pid, SIGKILL);
+  child_unlink(c);
+  child_free(c);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what;
   mcp_child *c = arg;
-  child_signal(c, c->stage == 0 ? SIGTERM : SIGKILL);
-  if (++c->stage == 1) {
-    struct timeval tv = {c->grace_ms / 1000, (c->grace_ms % 1000) * 1000};
-    evtimer_add(c->timer, &tv);
+  if (c->lingering) {
+    on_lingering(c);
+    return;
   }
+  child_signal(c, c->stage == 0 ? SIGTERM : SIGKILL);
+  if (++c->stage == 1) arm_ms(c, c->grace_ms);
 }
 
 static void child_exec(const mcp_spawn *sp) {
@@ -150,7 +209,14 @@ size_t mcp_child_count(void) { return g_count; }
 
 static void on_drain_deadline(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what, (void)arg;
-  for (mcp_child *c = g_children; c; c = c->next) child_signal(c, SIGKILL);
+  for (mcp_child *c = g_children, *next; c; c = next) {
+    next = c->next;
+    child_signal(c, SIGKILL);
+    if (c->lingering) { /* no SIGCHLD will come for a group that is not ours: done with it */
+      child_unlink(c);
+      child_free(c);
+    }
+  }
 }
 
 void mcp_child_drain(struct event_base *base, long ms) {

@@ -40,7 +40,10 @@ static void client_close_transport(mcp_client *c) {
 
 void mcp__client_down(mcp_client *c, const char *why) {
   int starting = c->state != MC_READY;
-  snprintf(c->why, sizeof c->why, "%s", why);
+  char *clean = mcp_secrets_redact(&c->secrets, why);
+  snprintf(c->why, sizeof c->why, "%s", clean ? clean : "the server ended (its reason could not be scrubbed)");
+  free(clean);
+  why = c->why;
   client_close_transport(c);
   client_set_state(c, MC_IDLE);
   tools_free(c->listing, c->n_listing);
@@ -290,9 +293,17 @@ void mcp_client_free(mcp_client *c) {
   if (c->restart) event_free(c->restart);
   tools_free(c->tools, c->n_tools);
   tools_free(c->listing, c->n_listing);
+  mcp_secrets_clear(&c->secrets);
   free(c->name);
   free(c->version);
   free(c);
+}
+
+int mcp_client_redact_vars(mcp_client *c, const char *const *templates, size_t n) {
+  mcp_secrets_clear(&c->secrets);
+  for (size_t i = 0; i < n; i++)
+    if (mcp_secrets_add_vars(&c->secrets, templates[i])) return AG_ERR_NOMEM;
+  return AG_OK;
 }
 
 const char *mcp_client_name(const mcp_client *c) { return c->name; }

@@ -72,6 +72,11 @@ const mcp_tool *mcp_client_tool(const mcp_client *c, const char *name);
 int mcp_client_ready(const mcp_client *c);
 /* Why the last start failed or the server ended ("" when it did not); borrowed. */
 const char *mcp_client_why(const mcp_client *c);
+/* Reads the ${VAR}s in templates (the server's env values and header templates) now, and from then on
+ * replaces their values (mcp/redact.h) in every result, error and why the client reports: a server that
+ * echoes its token does not get it stored, exported or sent to the model. Called by the connect
+ * function at each start (the environment may have changed). templates borrowed. AG_ERR_NOMEM. */
+int mcp_client_redact_vars(mcp_client *c, const char *const *templates, size_t n);
 /* Calls in flight or waiting for the server (tests, benchmarks). */
 size_t mcp_client_pending(const mcp_client *c);
 /* The transport in use, or NULL (tests read the stdio child's pid through it). */

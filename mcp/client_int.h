@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "mcp/client.h"
+#include "mcp/redact.h"
 
 #define MCP_CALL_BUCKETS 1024 /* calls in flight by id; a power of two */
 #define MCP_TOOLS_MAX 10000   /* tools one server may list */
@@ -62,6 +63,7 @@ struct mcp_client {
   long backoff_ms;
   int64_t failed_at_ms;      /* when it last went down; 0: never */
   struct event *restart;
+  mcp_secrets secrets;        /* the server's ${VAR} values, scrubbed from what it sends back */
   char why[256];
 };
 

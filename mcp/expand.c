@@ -41,3 +41,22 @@ int mcp_expand(const char *tmpl, const char *what, char **out, ag_errmsg *em) {
   ag_buf_free(&b);
   return rc;
 }
+
+int mcp_expand_values(const char *tmpl, int (*fn)(void *ud, const char *value), void *ud) {
+  int rc = AG_OK;
+  for (const char *p = tmpl; !rc && (p = strstr(p, "${"));) {
+    const char *end = strchr(p + 2, '}');
+    if (!end) break;
+    char name[256];
+    size_t n = (size_t)(end - p - 2);
+    const char *val = NULL;
+    if (n && n < sizeof name) {
+      memcpy(name, p + 2, n);
+      name[n] = '\0';
+      val = getenv(name);
+    }
+    if (val) rc = fn(ud, val);
+    p = end + 1;
+  }
+  return rc;
+}

@@ -10,4 +10,9 @@
  * (never a value) when one is unset or the ${ is not closed; what names the field, e.g. "env.TOKEN". */
 int mcp_expand(const char *tmpl, const char *what, char **out, ag_errmsg *em);
 
+/* Calls fn(ud, value) with the current value of each ${NAME} in tmpl that is set (an unset or malformed
+ * one is skipped: mcp_expand reports those). Stops at fn's first non-zero return, which it returns.
+ * value is borrowed from the environment for the call. */
+int mcp_expand_values(const char *tmpl, int (*fn)(void *ud, const char *value), void *ud);
+
 #endif

@@ -92,9 +92,11 @@ void output_done(output *o) {
   fflush(o->f);
 }
 
-/* Text that came from outside: shown, not obeyed, on a terminal; as it is elsewhere. */
+/* Text that came from outside: shown, not obeyed, on a terminal, its continuation lines indented so
+ * that a message or a tool result cannot show a line of its own ("human: ...") at the margin; as it is
+ * elsewhere. */
 static void put_text(output *o, const char *s) {
-  if (o->tty) ag_term_text_put(o->f, s);
+  if (o->tty) ag_term_text_write(o->f, s, AG_TERM_INDENT);
   else fputs(s, o->f);
 }
 

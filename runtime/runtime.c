@@ -96,6 +96,37 @@ static int load_spec(runtime *rt, const rt_opts *o, ag_errmsg *em) {
 
 /* ---- the world and the door's output ---- */
 
+/* Finds the stored world info of id (chat_worlds_each callback). */
+static int stored_row(const chat_world_info *w, void *arg) {
+  chat_world_info *out = arg;
+  if (strcmp(w->id, out->id)) return 0;
+  *out = *w;
+  return CHAT_STOP;
+}
+
+/* A file's world shares its id (its name) with the stored world it updates. When that stored world has
+ * other agents it is most likely another world of the same name (two starters): said on stderr before
+ * its settings are replaced, naming it. */
+static void note_replaced_world(runtime *rt, const rt_opts *o) {
+  world_spec old;
+  ag_errmsg em = {""};
+  const world *w = rt->w;
+  if (!rt->st || rt->src != RT_FROM_FILE || chat_world_spec(rt->st, world_id(w), &old, &em)) return;
+  int same = old.n_agents == world_agent_count(w);
+  for (size_t i = 0; same && i < old.n_agents; i++) same = world_agent_find(w, old.agents[i].name) != NULL;
+  if (!same) {
+    chat_world_info info = {0};
+    snprintf(info.id, sizeof info.id, "%s", world_id(w));
+    chat_worlds_each(rt->st, stored_row, &info, &em);
+    fprintf(stderr, "%s: %s is world '%s', which the database holds as a different world (id %s, %d agent%s",
+            o->cmd ? o->cmd : "agora", rt->label, old.name, info.id, (int)old.n_agents, old.n_agents == 1 ? "" : "s");
+    for (size_t i = 0; i < old.n_agents && i < 5; i++) fprintf(stderr, "%s%s", i ? ", " : ": ", old.agents[i].name);
+    fprintf(stderr, "%s; %llu chat%s): its stored settings are replaced by the file's\n", old.n_agents > 5 ? ", ..." : "",
+            (unsigned long long)info.chats, info.chats == 1 ? "" : "s");
+  }
+  world_spec_free(&old);
+}
+
 static int build_world(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   rt->base = o->base;
   if (!rt->base) {
@@ -109,6 +140,7 @@ static int build_world(runtime *rt, const rt_opts *o, ag_errmsg *em) {
    * before anything is stored. */
   if (!o->inert && (rc = rt_key_env_check(rt->w, rt->label, o->allow ? o->allow : &(rt_allow_env){0}, em)))
     return rc;
+  if (!o->inert) note_replaced_world(rt, o);
   world_set_emit_chunks(rt->w, o->emit_chunks);
   if (o->approver) world_set_approver(rt->w, o->approver, o->approver_ud);
   return AG_OK;

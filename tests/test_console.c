@@ -476,6 +476,32 @@ static void usage_and_world_choice(void) {
 }
 
 /* A line starting with // is sent with one '/' less; plain run output is unchanged by the console. */
+/* A file whose world name is a different stored world's (other agents): the console names the stored
+ * world whose settings it replaces; opening the same world again (same agents) says nothing. */
+static void names_the_stored_world_it_replaces(void) {
+  char *db = fresh_db("db-replace");
+  char first[4200], second[4200];
+  snprintf(first, sizeof first, "%s", path_in("shared-a.json"));
+  snprintf(second, sizeof second, "%s", path_in("shared-b.json"));
+  unit_write_file(first, "{\"name\": \"Shared\", \"agents\": [{\"name\": \"Ann\", \"provider\": \"script\"}]}");
+  unit_write_file(second, "{\"name\": \"Shared\", \"agents\": [{\"name\": \"Bob\", \"provider\": \"script\"}]}");
+  proc_result r;
+  console(first, db, "", &r);
+  CHECK_INT(r.status, 0);
+  CHECK(!contains(r.err, "different world"));
+  proc_result_free(&r);
+  console(second, db, "", &r);
+  CHECK_INT(r.status, 0);
+  if (!contains(r.err, "is world 'Shared', which the database holds as a different world (id shared, 1 agent: Ann;") ||
+      !contains(r.err, "its stored settings are replaced by the file's"))
+    unit_fail_(__FILE__, __LINE__, "stderr: %s", r.err);
+  proc_result_free(&r);
+  console(second, db, "", &r);
+  CHECK(!contains(r.err, "different world"));
+  proc_result_free(&r);
+  free(db);
+}
+
 static void piped_slash_escape(void) {
   char *w = world_file(), *db = fresh_db("db-slash");
   proc_result r;
@@ -534,7 +560,7 @@ int main(int argc, char **argv) {
     UNIT(piped_messages_saved),   UNIT(piped_agents_add_remove), UNIT(piped_chats_new_load_delete),
     UNIT(piped_title_export),     UNIT(piped_turnlimit),         UNIT(piped_bad_commands),
     UNIT(piped_quit),             UNIT(piped_resume),            UNIT(usage_and_world_choice),
-    UNIT(piped_slash_escape),     UNIT(piped_show_export_prefix),
+    UNIT(piped_slash_escape),     UNIT(piped_show_export_prefix), UNIT(names_the_stored_world_it_replaces),
   };
   int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
   unit_rmrf(tmp);

@@ -395,6 +395,23 @@ static void init_writes_a_world_that_runs(void) {
   CHECK(strstr(r.out, "host: mock reply") != NULL);
   proc_result_free(&r);
   free(text);
+  /* A database holding Starter already: the new starter is named Starter 2, so that running it does
+   * not replace the stored world's settings. */
+  char db[4200], second[4200];
+  snprintf(db, sizeof db, "%s/initdb", tmp);
+  snprintf(second, sizeof second, "%s/second.json", tmp);
+  const char *saved[] = {"run", path, "--provider", "script", "--db", db, NULL};
+  CHECK_INT(proc_agora(saved, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  const char *again[] = {"init", second, "--db", db, NULL};
+  CHECK_INT(proc_agora(again, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK(strstr(r.out, "named the world 'Starter 2'") != NULL);
+  proc_result_free(&r);
+  text = unit_read_file(second);
+  CHECK(text && strstr(text, "\"name\": \"Starter 2\","));
+  free(text);
 }
 
 static const unit_test tests[] = {

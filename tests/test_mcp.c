@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -449,6 +450,84 @@ static void session_expiry_initializes_again_once(void) {
   event_base_free(s.base);
 }
 
+/* Whether pid is gone or a zombie (its parent, init, may reap it later): /proc/PID/stat's state. */
+static int process_ended(long pid) {
+  char path[64], *stat;
+  snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  if (!(stat = unit_read_file(path))) return 1;
+  const char *paren = strrchr(stat, ')');
+  int ended = paren && (paren[2] == 'Z' || paren[2] == 'X');
+  free(stat);
+  return ended;
+}
+
+static void on_exit_seen(void *ud, int status) {
+  (void)status;
+  (*(int *)ud)++;
+}
+
+/* An npx-style server: sh starts `sleep 777` in its group, writes its pid, and ends when its stdin
+ * does (released) or at once (exited on its own). The sleep must end too, though the leader is gone
+ * by then; returns the sleep's pid. */
+static long spawn_npx_like(struct event_base *base, int exit_at_once, mcp_child **child, int *exited, int *in_w) {
+  char pidfile[4200], script[13000];
+  snprintf(pidfile, sizeof pidfile, "%s/sleep%d.pid", g_tmp, exit_at_once);
+  remove(pidfile);
+  snprintf(script, sizeof script, "sleep 777 & echo $! > '%s.tmp' && mv '%s.tmp' '%s'; %s", pidfile, pidfile,
+           pidfile, exit_at_once ? "exit 0" : "read x");
+  int in[2];
+  CHECK_INT(pipe(in), 0);
+  int null = open("/dev/null", O_WRONLY);
+  char *argv[] = {"sh", "-c", script, NULL}, *envp[] = {"PATH=/usr/bin:/bin", NULL};
+  mcp_spawn sp = {.path = "/bin/sh", .argv = argv, .envp = envp, .fd_in = in[0], .fd_out = null, .fd_err = null};
+  ag_errmsg em = {""};
+  CHECK_INT(mcp_child_spawn(base, &sp, on_exit_seen, exited, child, &em), AG_OK);
+  close(in[0]);
+  close(null);
+  *in_w = in[1];
+  char *text = NULL;
+  for (int i = 0; i < 5000 && !(text = unit_read_file(pidfile)); i++) usleep(1000); /* the file appears */
+  long pid = text ? strtol(text, NULL, 10) : 0;
+  free(text);
+  CHECK(pid > 0);
+  return pid;
+}
+
+/* Polls the sleep's state (an observation, not a sleep to wait out) for up to ms. */
+static int ends_within(struct event_base *base, long pid, long ms) {
+  for (long i = 0; i < ms / 10; i++) {
+    if (process_ended(pid)) return 1;
+    event_base_loop(base, EVLOOP_NONBLOCK);
+    usleep(10000);
+  }
+  return process_ended(pid);
+}
+
+static void server_group_ends_with_its_leader(void) {
+  struct event_base *base = event_base_new();
+  mcp_child *child = NULL;
+  int exited = 0, in_w = -1;
+  /* Released: stdin closes, sh ends, and its sleep is signalled though its leader is reaped. */
+  long pid = spawn_npx_like(base, 0, &child, &exited, &in_w);
+  close(in_w);
+  mcp_child_release(child, 5000);
+  /* As world_mcp_stop does: the loop runs until the leader is reaped, then the drain. */
+  for (int i = 0; i < 500 && mcp_child_count() > 0; i++) event_base_loop(base, EVLOOP_ONCE);
+  mcp_child_drain(base, 3000);
+  CHECK_INT(mcp_child_count(), 0);
+  CHECK(ends_within(base, pid, 3000));
+  if (!process_ended(pid)) kill((pid_t)pid, SIGKILL);
+  /* Exited on its own while in use (a crash): the exit is reported and its group does not stay. */
+  pid = spawn_npx_like(base, 1, &child, &exited, &in_w);
+  CHECK(loop_until(base, &exited, 1, 5000));
+  CHECK(ends_within(base, pid, 3000));
+  if (!process_ended(pid)) kill((pid_t)pid, SIGKILL);
+  close(in_w);
+  mcp_child_drain(base, 3000);
+  CHECK_INT(mcp_child_count(), 0);
+  event_base_free(base);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
       UNIT(everything_tools_and_calls),   UNIT(everything_cancel_then_call),
@@ -456,6 +535,7 @@ int main(int argc, char **argv) {
       UNIT(fault_garbage),                UNIT(fault_silent_times_out), UNIT(server_request_ids_echoed_exactly),
       UNIT(fault_dies_mid_call_then_restarts), UNIT(paged_list_and_list_changed),
       UNIT(two_hundred_calls_one_server),     UNIT(session_expiry_initializes_again_once),
+      UNIT(server_group_ends_with_its_leader),
   };
   g_tmp = unit_tmpdir();
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);

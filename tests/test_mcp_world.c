@@ -190,7 +190,7 @@ static void failed_servers(void) {
   agora(run, NULL, 1, &r);
   CHECK(has(r.out, "\"event\":\"mcp-error\""));
   CHECK(has(r.out, "\"server\":\"bad\",\"error\":\"the server exited with status 3\""));
-  CHECK(has(r.err, "MCP server bad failed: the server exited with status 3 (bad (needed by a))"));
+  CHECK(has(r.err, "MCP server bad failed: the server exited with status 3 (needed by a)\n"));
   proc_result_free(&r);
   const char *tools[] = {"tools", w, "--db", g_tmp, NULL};
   agora(tools, NULL, 1, &r);
@@ -242,22 +242,32 @@ static void console_approves_from_input(void) {
   proc_result_free(&r);
 }
 
-/* ${VAR} in env reaches the server; what is stored keeps the name; an unset one fails the start. */
+/* ${VAR} in env reaches the server; what is stored keeps the name; an unset one fails the start. A
+ * server that echoes the value back, in a result or in an error, gets it replaced by [redacted]
+ * everywhere: the transcript, the stored thread (what the model is sent) and the database files. */
 static void env_variables_read_at_start(void) {
   char db[4200];
   snprintf(db, sizeof db, "%s/envdb", g_tmp);
   char *w = write_world("env.json",
     "{\"name\": \"env\", \"mcp_servers\": {\"f\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"],"
     " \"env\": {\"FAKE_TOKEN\": \"tok-${AGORA_TEST_MCP_TOKEN}\"}}},"
-    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f.echo\"], \"replies\": [{\"tool\": \"echo\", \"args\": {\"env\": \"FAKE_TOKEN\"}}, \"ok\"]}],"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f.echo\"], \"replies\": [{\"tool\": \"echo\", \"args\": {\"env\": \"FAKE_TOKEN\"}},"
+    "  {\"tool\": \"echo\", \"args\": {\"env_error\": \"FAKE_TOKEN\"}}, \"ok\"]}],"
     " \"script\": [{\"from\": \"human\", \"text\": \"@a check\"}]}", fake());
   const char *env[] = {"AGORA_TEST_MCP_TOKEN=s3cr3t-value", NULL};
   const char *run[] = {"run", w, "--db", db, NULL};
   proc_result r;
   CHECK_INT(proc_agora(run, NULL, env, &r), 0);
   CHECK_INT(r.status, 0);
-  CHECK(has(r.out, "env FAKE_TOKEN=tok-s3cr3t-value"));
+  CHECK(has(r.out, "env FAKE_TOKEN=tok-[redacted]")); /* it reached the server, and came back scrubbed */
+  CHECK(has(r.out, "denied for header Bearer tok-[redacted]"));
+  CHECK(!strstr(r.out, "s3cr3t") && !strstr(r.err, "s3cr3t"));
   proc_result_free(&r);
+  char grep[4400];
+  snprintf(grep, sizeof grep, "grep -rqs 's3cr3t' '%s'", db);
+  CHECK(system(grep) != 0); /* not in any file of the database */
+  snprintf(grep, sizeof grep, "grep -rqs 'tok-\\[redacted\\]' '%s'", db);
+  CHECK_INT(system(grep), 0); /* while the scrubbed result is stored */
   const char *exp[] = {"worlds", "export", "env", "--db", db, NULL};
   agora(exp, NULL, 0, &r);
   CHECK(has(r.out, "tok-${AGORA_TEST_MCP_TOKEN}"));
@@ -266,6 +276,72 @@ static void env_variables_read_at_start(void) {
   const char *unset[] = {"run", w, "--no-save", NULL};
   agora(unset, NULL, 1, &r); /* the variable is not set here: the server does not start */
   CHECK(has(r.err, "mcp_servers.f.env.FAKE_TOKEN: environment variable AGORA_TEST_MCP_TOKEN is not set"));
+  proc_result_free(&r);
+}
+
+/* An MCP tool under a built-in's name (here by "as"; a server may list one so named) is shown with its
+ * server in the transcript and in the approval question, so it cannot pass for the built-in. */
+static void mcp_tool_named_like_a_builtin(void) {
+  char *w = write_world("builtin.json",
+    "{\"name\": \"bn\", \"mcp_servers\": {\"f\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"]}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [{\"name\": \"f.echo\", \"as\": \"ask_human\", \"approve\": true}],"
+    "  \"replies\": [{\"tool\": \"ask_human\", \"args\": {\"text\": \"hi\"}}, \"done\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@a go\"}]}", fake());
+  const char *run[] = {"run", w, "--no-save", "--yes", NULL};
+  proc_result r;
+  agora(run, NULL, 0, &r);
+  CHECK(has(r.out, "-- tool-call: agent=a tool=f.echo call_id="));
+  CHECK(has(r.out, "-- tool-result: agent=a tool=f.echo call_id="));
+  CHECK(has(r.out, "echo: hi pid"));
+  CHECK(!strstr(r.out, "tool=ask_human"));
+  proc_result_free(&r);
+  char db[4200];
+  snprintf(db, sizeof db, "%s/bndb", g_tmp);
+  const char *console[] = {"console", "--db", db, w, NULL};
+  agora(console, "@a go\ny\n", 0, &r);
+  CHECK(has(r.out, "approve: a wants to call f.echo"));
+  proc_result_free(&r);
+}
+
+/* The column where the word col starts on the line holding key (-1: none). */
+static int column_of(const char *out, const char *key, const char *col) {
+  const char *k = out ? strstr(out, key) : NULL;
+  if (!k) return -1;
+  const char *line = k;
+  while (line > out && line[-1] != '\n') line--;
+  const char *c = strstr(k, col), *eol = strchr(k, '\n');
+  return c && (!eol || c < eol) ? (int)(c - line) : -1;
+}
+
+/* agora tools keeps its columns in line when a name is long; a missing command is named once in the
+ * error, with who needs the server; a misspelt tool gets the nearest name the server has. */
+static void tools_columns_and_errors(void) {
+  char *w = write_world("cols.json",
+    "{\"name\": \"cols\", \"mcp_servers\": {\"f\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"]}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f.grow\", {\"name\": \"f.echo\","
+    "  \"as\": \"a_tool_name_much_longer_than_twenty_eight_characters\"}]}]}", fake());
+  const char *tools[] = {"tools", w, "--db", g_tmp, NULL};
+  proc_result r;
+  agora(tools, NULL, 0, &r);
+  int grow = column_of(r.out, "  grow ", "asks first"), echo = column_of(r.out, "  a_tool_name", "runs");
+  if (grow < 0 || grow != echo) unit_fail_(__FILE__, __LINE__, "columns %d and %d:\n%s", grow, echo, r.out);
+  proc_result_free(&r);
+  w = write_world("missing.json",
+    "{\"name\": \"mi\", \"mcp_servers\": {\"f\": {\"command\": \"no-such-mcp-command\"}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f.echo\", \"f.grow\"], \"replies\": [\"hi\"]},"
+    "  {\"name\": \"b\", \"tools\": [\"f.echo\"]}], \"script\": [{\"from\": \"human\", \"text\": \"@a hello\"}]}");
+  const char *run[] = {"run", w, "--no-save", NULL};
+  agora(run, NULL, 1, &r);
+  CHECK(has(r.err, "agora: run: MCP server f failed: command 'no-such-mcp-command' not found (needed by a, b)\n"));
+  const char *second = strstr(r.err, "no-such-mcp-command");
+  CHECK(second && !strstr(second + 1, "no-such-mcp-command"));
+  proc_result_free(&r);
+  w = write_world("near.json",
+    "{\"name\": \"ne\", \"mcp_servers\": {\"f\": {\"command\": \"node\", \"args\": [\"%s\", \"ok\"]}},"
+    " \"agents\": [{\"name\": \"a\", \"tools\": [\"f.ecoh\"]}]}", fake());
+  const char *near[] = {"run", w, "--no-save", NULL};
+  agora(near, NULL, 2, &r);
+  CHECK(has(r.err, "MCP server f has no tool 'ecoh' (did you mean 'f.echo'?)"));
   proc_result_free(&r);
 }
 
@@ -370,7 +446,8 @@ static void cancel_tells_the_server(void) {
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(world_file_strict), UNIT(run_calls_mcp_tools), UNIT(failed_servers),
                                     UNIT(console_approves_from_input), UNIT(two_hundred_agents_one_server), UNIT(env_variables_read_at_start),
-                                    UNIT(http_server_in_a_world),
+                                    UNIT(http_server_in_a_world), UNIT(mcp_tool_named_like_a_builtin),
+                                    UNIT(tools_columns_and_errors),
                                     UNIT(cancel_tells_the_server)};
   g_tmp = unit_tmpdir();
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);

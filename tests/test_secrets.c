@@ -2,6 +2,8 @@
  * the built binary against the loopback server: an echoed, partly masked key never reaches stdout,
  * stderr, the database files or an export. */
 #include "llm/redact.h"
+#include "common/error.h"
+#include "mcp/redact.h"
 #include "support/fixture.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
@@ -55,6 +57,28 @@ static void redact_table(void) {
   char small[12] = "k k k k";
   llm_redact(small, sizeof small, "k");
   CHECK_STR(small, "[redacted] ");
+}
+
+/* An MCP server's ${VAR} values (env and headers) are scrubbed from its answers wherever they appear,
+ * the longest first; short values and unset variables are left alone. */
+static void mcp_secrets_scrubbed(void) {
+  setenv("AGORA_T_WEB_MCP_TOKEN", "mcpTOKEN-0123456789", 1);
+  setenv("AGORA_T_SHORT", "ab", 1);
+  setenv("AGORA_T_PART", "mcpTOKEN", 1);
+  unsetenv("AGORA_T_UNSET");
+  mcp_secrets s = {0};
+  CHECK_INT(mcp_secrets_add_vars(&s, "Bearer ${AGORA_T_PART}"), AG_OK);
+  CHECK_INT(mcp_secrets_add_vars(&s, "Bearer ${AGORA_T_WEB_MCP_TOKEN} ${AGORA_T_SHORT} ${AGORA_T_UNSET} ${"), AG_OK);
+  CHECK_INT(s.n, 2);
+  char *out = mcp_secrets_redact(&s, "denied for header Bearer mcpTOKEN-0123456789 (ab); again:mcpTOKEN-0123456789"
+                                     " and mcpTOKEN alone");
+  CHECK_STR(out, "denied for header Bearer [redacted] (ab); again:[redacted] and [redacted] alone");
+  free(out);
+  mcp_secrets_clear(&s);
+  CHECK_INT(s.n, 0);
+  out = mcp_secrets_redact(&s, "mcpTOKEN-0123456789");
+  CHECK_STR(out, "mcpTOKEN-0123456789"); /* nothing registered: nothing changes */
+  free(out);
 }
 
 /* ---- end to end ---- */
@@ -181,6 +205,7 @@ static void key_env_allow_list(void) {
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(redact_table),
+    UNIT(mcp_secrets_scrubbed),
     UNIT(masked_key_echo_scrubbed),
     UNIT(key_env_allow_list),
   };

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 #define TEST_KEY "sk-canary-tls-0123456789abcdef"
 
@@ -133,6 +135,58 @@ static void ssl_cert_dir_adds_a_ca_directory(void) {
   setenv("SSL_CERT_DIR", dir, 1);
   CHECK_INT(run_calls(&cfg, 1, "[[mock reply=with-dir]]", NULL), 1);
   clear_env();
+}
+
+/* Opens seen so far by an inotify fd watching IN_OPEN | IN_CLOSE_NOWRITE (an observable count of CA
+ * reads, not a timing). The closes are watched too because inotify merges identical events in a row:
+ * open, close, open, close stay apart. */
+static size_t opens_seen(int fd) {
+  size_t opens = 0;
+  char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0)
+    for (char *p = buf; p < buf + n; p += sizeof(struct inotify_event) + ((struct inotify_event *)p)->len)
+      if (((struct inotify_event *)p)->mask & IN_OPEN) opens++;
+  return opens;
+}
+
+/* SSL_CERT_DIR must not turn libcurl's CA cache off. 20 calls to an HTTPS/1.1 server (a connection
+ * each), trusting a copy of the system bundle (SSL_CERT_FILE) and a directory with the test CA: the
+ * bundle is read once per CA store (one per multi handle: at most 2), not once per connection (20
+ * with CAPATH, each parsing ~140 certificates: 5.1 s of CPU for 200 agents), and so is the directory. */
+static void ssl_cert_dir_read_once_per_store(void) {
+  char trust[600], dir[700], bundle[700], cmd[4096];
+  snprintf(trust, sizeof trust, "%s/trust", tmp);
+  snprintf(dir, sizeof dir, "%s/certdir", trust);
+  snprintf(bundle, sizeof bundle, "%s/bundle.pem", trust);
+  tls_front *h1 = NULL;
+  CHECK_INT(tls_front_start(llm_server_port(srv), 1, &h1), 0);
+  if (!h1) return;
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp /etc/ssl/certs/ca-certificates.crt '%s' && cp '%s' '%s/private.pem'"
+           " && openssl rehash '%s' 2>/dev/null", dir, bundle, tls_front_ca(h1), dir, dir);
+  CHECK_INT(system(cmd), 0);
+  int fd_bundle = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), fd_dir = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  CHECK(inotify_add_watch(fd_bundle, bundle, IN_OPEN | IN_CLOSE_NOWRITE) >= 0 &&
+        inotify_add_watch(fd_dir, dir, IN_OPEN | IN_CLOSE_NOWRITE) >= 0);
+  clear_env();
+  setenv("SSL_CERT_FILE", bundle, 1);
+  setenv("SSL_CERT_DIR", dir, 1);
+  llm_config cfg;
+  config_tls(&cfg, NULL);
+  cfg.base_url = (char *)tls_front_url(h1, "/v1");
+  CHECK_INT(run_calls(&cfg, 20, "[[mock latency=300 reply=ok]]", NULL), 20);
+  tls_front_stats st;
+  CHECK_INT(tls_front_read_stats(h1, 20, &st), 0);
+  size_t bundle_opens = opens_seen(fd_bundle), dir_opens = opens_seen(fd_dir);
+  fprintf(stderr, "  20 calls over HTTP/1.1 with SSL_CERT_DIR: %zu connections (%zu resumed), bundle read %zu times,"
+          " CA directory %zu times\n", st.connections, st.resumed, bundle_opens, dir_opens);
+  CHECK(st.connections >= 18);
+  CHECK(bundle_opens >= 1 && bundle_opens <= 3); /* llm_net_check reads it once, each store once */
+  CHECK(dir_opens >= 1 && dir_opens <= 2);
+  close(fd_bundle);
+  close(fd_dir);
+  clear_env();
+  tls_front_stop(h1);
 }
 
 /* A server the CA does not vouch for: one attempt, no retry, a precise type, the key never shown,
@@ -426,6 +480,7 @@ static const unit_test tests[] = {
     UNIT(ca_file_setting_trusts_a_private_ca),
     UNIT(ca_environment_variables_in_order),
     UNIT(ssl_cert_dir_adds_a_ca_directory),
+    UNIT(ssl_cert_dir_read_once_per_store),
     UNIT(wrong_ca_fails_at_once),
     UNIT(name_mismatch_fails_at_once),
     UNIT(insecure_skips_verification),

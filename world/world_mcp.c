@@ -23,6 +23,7 @@ typedef struct server {
   const world_mcp_server *spec; /* borrowed from the world's spec */
   mcp_client *c;
   int started, ready;
+  int needed; /* an agent refers to it and it is not ready: the start fails */
   char why[256];
 } server;
 
@@ -68,9 +69,22 @@ static int connect_http(server *s, const mcp_transport_sink *sink, void *sud, mc
 }
 #endif
 
+/* The values of the server's ${VAR}s, read as the start reads them, for the client to scrub. */
+static int redact_server_vars(server *s) {
+  const world_mcp_server *sp = s->spec;
+  const char **all = calloc(sp->n_env + sp->n_headers + 1, sizeof *all);
+  if (!all) return AG_ERR_NOMEM;
+  for (size_t i = 0; i < sp->n_env; i++) all[i] = sp->env_values[i];
+  for (size_t i = 0; i < sp->n_headers; i++) all[sp->n_env + i] = sp->header_values[i];
+  int rc = mcp_client_redact_vars(s->c, all, sp->n_env + sp->n_headers);
+  free(all);
+  return rc;
+}
+
 static int connect_server(void *ud, struct event_base *base, const mcp_transport_sink *sink, void *sud,
                           mcp_transport **out, ag_errmsg *em) {
   server *s = ud;
+  if (redact_server_vars(s)) return ag_fail(em, AG_ERR_NOMEM, "out of memory");
   if (s->spec->command) return connect_stdio(s, base, sink, sud, out, em);
 #ifdef WORLD_MCP_HTTP
   return connect_http(s, sink, sud, out, em);
@@ -85,9 +99,9 @@ static server *find(world_mcp *m, const char *name) {
   return NULL;
 }
 
-/* Resolves agent a's references (index ai) into its tool set. A reference to a server that is not
- * ready is noted in needed ("fs (needed by Librarian)") and skipped. */
-static int resolve_agent(world_mcp *m, agent *a, size_t ai, ag_buf *needed, ag_errmsg *em) {
+/* Resolves agent a's references (index ai) into its tool set. A server that is not ready is marked
+ * needed (when note_needed) and skipped. */
+static int resolve_agent(world_mcp *m, agent *a, size_t ai, int note_needed, ag_errmsg *em) {
   const agent_settings *st = agent_settings_of(a);
   if (!st->n_mcp) return AG_OK;
   const char *taken[TOOL_COUNT];
@@ -99,7 +113,7 @@ static int resolve_agent(world_mcp *m, agent *a, size_t ai, ag_buf *needed, ag_e
   for (size_t j = 0; j < st->n_mcp && !rc; j++) {
     server *s = find(m, st->mcp[j].server);
     if (!s || !s->ready || !s->c) {
-      if (needed) rc = ag_buf_printf(needed, "%s%s (needed by %s)", needed->len ? "; " : "", st->mcp[j].server, st->name);
+      if (s && note_needed) s->needed = 1;
       continue;
     }
     ag_errmsg why = {""};
@@ -111,9 +125,9 @@ static int resolve_agent(world_mcp *m, agent *a, size_t ai, ag_buf *needed, ag_e
   return rc;
 }
 
-static int resolve_all(world_mcp *m, ag_buf *needed, ag_errmsg *em) {
+static int resolve_all(world_mcp *m, int note_needed, ag_errmsg *em) {
   for (size_t i = 0; i < world_agent_count(m->w); i++) {
-    int rc = resolve_agent(m, world_agent_at(m->w, i), i, needed, em);
+    int rc = resolve_agent(m, world_agent_at(m->w, i), i, note_needed, em);
     if (rc) return rc;
   }
   return AG_OK;
@@ -138,7 +152,7 @@ static void on_tools(void *ud, mcp_client *c) {
   (void)c;
   server *s = ud;
   ag_errmsg em = {""};
-  if (resolve_all(s->m, NULL, &em)) emit_error(s, em.text[0] ? em.text : "cannot update the tools");
+  if (resolve_all(s->m, 0, &em)) emit_error(s, em.text[0] ? em.text : "cannot update the tools");
 }
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg) {
@@ -161,6 +175,40 @@ static void wait_started(world_mcp *m, long ms) {
     snprintf(s->why, sizeof s->why, "not ready within %ld ms", ms);
     emit_error(s, s->why);
   }
+}
+
+/* The agents that refer to server s, "a, b", each once. */
+static int needers(world_mcp *m, const server *s, ag_buf *out) {
+  int rc = AG_OK;
+  for (size_t i = 0; i < world_agent_count(m->w) && !rc; i++) {
+    const agent_settings *st = agent_settings_of(world_agent_at(m->w, i));
+    for (size_t j = 0; j < st->n_mcp; j++)
+      if (!strcmp(st->mcp[j].server, s->spec->name)) {
+        rc = ag_buf_printf(out, "%s%s", out->len ? ", " : "", st->name);
+        break;
+      }
+  }
+  return rc;
+}
+
+/* AG_ERR_IO naming each needed server that failed once, with why and who needs it: "MCP server fs
+ * failed: command 'npxx' not found (needed by Librarian)". */
+static int needed_failed(world_mcp *m, ag_errmsg *em) {
+  ag_buf why, who;
+  ag_buf_init(&why, 64 * 1024);
+  ag_buf_init(&who, 64 * 1024);
+  for (size_t i = 0; i < m->n; i++) {
+    server *s = &m->servers[i];
+    if (!s->needed) continue;
+    ag_buf_reset(&who);
+    needers(m, s, &who);
+    ag_buf_printf(&why, "%sMCP server %s failed: %s (needed by %s)", why.len ? "; " : "", s->spec->name, s->why,
+                  ag_buf_str(&who));
+  }
+  int rc = why.len ? ag_fail(em, AG_ERR_IO, "%s", ag_buf_str(&why)) : AG_OK;
+  ag_buf_free(&who);
+  ag_buf_free(&why);
+  return rc;
 }
 
 static int start_all(world_mcp *m, const world_mcp_opts *o, ag_errmsg *em) {
@@ -190,19 +238,8 @@ int world_mcp_start(world *w, const world_mcp_opts *o, ag_errmsg *em) {
   int rc = start_all(m, o, em);
   if (rc) return rc;
   wait_started(m, o->wait_ms > 0 ? o->wait_ms : WORLD_MCP_WAIT_MS);
-  ag_buf needed;
-  ag_buf_init(&needed, 64 * 1024);
-  rc = resolve_all(m, &needed, em);
-  if (!rc && needed.len) {
-    ag_buf why;
-    ag_buf_init(&why, 64 * 1024);
-    for (size_t i = 0; i < m->n; i++)
-      if (!m->servers[i].ready)
-        ag_buf_printf(&why, "%sMCP server %s failed: %s", why.len ? "; " : "", m->servers[i].spec->name, m->servers[i].why);
-    rc = ag_fail(em, AG_ERR_IO, "%s (%s)", ag_buf_str(&why), ag_buf_str(&needed));
-    ag_buf_free(&why);
-  }
-  ag_buf_free(&needed);
+  rc = resolve_all(m, 1, em);
+  if (!rc) rc = needed_failed(m, em);
   return rc;
 }
 

@@ -67,6 +67,7 @@ function handle(m) {
     return send({method: 'notifications/tools/list_changed'});
   }
   const args = m.params.arguments || {};
+  if (args.env_error) return send({id: m.id, error: {code: -32000, message: 'denied for header Bearer ' + process.env[args.env_error]}});
   if (args.env) return send({id: m.id, result: {content: [{type: 'text', text: 'env ' + args.env + '=' + process.env[args.env]}]}});
   send({id: m.id, result: {content: [{type: 'text', text: 'echo: ' + (args.text || '') + ' pid ' + process.pid}]}});
 }
