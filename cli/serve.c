@@ -160,8 +160,9 @@ static int start(serve *s, const serve_args *a) {
 }
 
 /* Stop accepting, cancel replies in flight and let what was published be saved, end the streams
- * (their last frames still go out), then free everything. */
-static void stop(serve *s) {
+ * (their last frames still go out), then free everything. Returns 1 when messages accepted could not be
+ * saved (said on stderr, as `run` and the console do), else 0. */
+static int stop(serve *s) {
   if (s->http) {
     s->stopping = 1;
     serve_http_stop_accepting(s);
@@ -180,6 +181,10 @@ static void stop(serve *s) {
   chat_store_close(s->st); /* syncs what the storage thread had not */
   if (s->base) event_base_free(s->base);
   free(s->token);
+  if (!s->unsaved) return 0;
+  fprintf(stderr, "agora: serve: %zu message(s) could not be saved%s%s\n", s->unsaved,
+          s->storage_error[0] ? ": " : "", s->storage_error);
+  return 1;
 }
 
 int cli_serve(int argc, char **argv) {
@@ -204,6 +209,6 @@ int cli_serve(int argc, char **argv) {
   }
   status = start(&s, &a);
   if (!status && event_base_dispatch(s.base) < 0) status = cli_error(AG_ERR_IO, "serve: the event loop failed");
-  stop(&s);
+  if (stop(&s) && !status) status = 1;
   return status;
 }

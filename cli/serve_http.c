@@ -2,6 +2,8 @@
  * request (serve_route.c) to the page, /healthz, /metrics or the JSON API, and the JSON replies. */
 #include "cli/serve_int.h"
 
+#include "cli/output.h"
+
 #include <arpa/inet.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -13,7 +15,8 @@
 #include <sys/socket.h>
 
 void serve_reply_json(struct evhttp_request *req, int status, cJSON *j) {
-  char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+  /* Text from storage or NATS may hold any bytes: the reply is repaired into valid UTF-8. */
+  char *text = j ? output_json_text(j) : NULL;
   cJSON_Delete(j);
   struct evbuffer *b = evbuffer_new();
   if (!text || !b) {

@@ -60,6 +60,8 @@ struct serve {
   struct event *sig[2], *heartbeat;
   struct event *synced; /* the storage thread's pipe: state-saved events due */
   int stopping;
+  size_t unsaved;          /* messages the worlds freed could not save (a full disk): reported at stop */
+  char storage_error[256]; /* the last storage error, for that report */
 };
 
 /* serve_worlds.c */
@@ -70,7 +72,7 @@ int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em);
 int serve_world_add_file(serve *s, const char *path, ag_errmsg *em);
 /* Cancels every reply in flight and runs the loop until every world is quiet (so saved). */
 void serve_worlds_settle(serve *s);
-/* Frees every world (settle first). */
+/* Frees every world (settle first); what could not be saved adds to s->unsaved. */
 void serve_worlds_free(serve *s);
 /* An event of the server's own (approval, cancelled): into the world's stream like the bus's. */
 void serve_world_announce(serve_world *sw, const world_event *e);

@@ -53,6 +53,8 @@ static void count_event(serve_stats *st, const world_event *e) {
 }
 
 static void event_frame(serve_world_ext *x, const world_event *e) {
+  if (e->kind == EV_STORAGE_ERROR) /* kept for the report at stop, which nobody may be streaming */
+    snprintf(x->sw.srv->storage_error, sizeof x->sw.srv->storage_error, "%s", e->u.storage.error);
   const char *chat = frame_chat(x);
   cJSON *fields = chat_event_fields(e);
   if (fields) publish(x, output_step_json(world_id(x->sw.w), chat, e->kind, fields));
@@ -205,6 +207,10 @@ static void world_release(serve *s, serve_world_ext *x) {
     if (s->asks[i].sw == &x->sw) ask_remove(s, i);
   cli_nats_join_free(x->sw.nats); /* leaves the stream while the world is whole */
   world_clock_free(x->clock);
+  if (x->sw.cs) { /* its last save, whose failures the stop reports */
+    chat_session_detach(x->sw.cs);
+    s->unsaved += chat_session_failures(x->sw.cs);
+  }
   chat_session_free(x->sw.cs);
   world_free(x->sw.w);
   sse_hub_free(x->sw.hub);
