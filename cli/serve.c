@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,9 @@ static const char serve_usage[] =
   "                     processes answer (docs/distributed.md); with --nats-creds FILE, --nats-ca FILE,\n"
   "                     --nats-replicas N; AGORA_NATS_TOKEN or AGORA_NATS_USER and AGORA_NATS_PASSWORD\n"
   "                     from the environment. Worlds loaded from the database stay in this process\n"
+  "  --max-connections N  connections open at once (default: 3/4 of the descriptor limit, at most\n"
+  "                     8192); a request on one past it gets 503\n"
+  "  --max-streams N    event streams open at once (default: 7/8 of --max-connections); past it 503\n"
   "\n"
   "The API is described in docs/serve.md.\n";
 
@@ -47,7 +51,21 @@ typedef struct serve_args {
   const char *db, *listen, *token_file;
   cli_allow_env allow;
   cluster_opts nats;
+  long max_conns, max_streams; /* 0: the default */
 } serve_args;
+
+/* A whole number from 1 to 1,000,000 for option name (argv[++*i]); 0, or the usage error's status. */
+static int count_arg(int argc, char **argv, int *i, long *out) {
+  const char *name = argv[*i];
+  if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "serve: %s needs a value", name);
+  const char *v = argv[++*i];
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end || n < 1 || n > 1000000)
+    return cli_error(AG_ERR_INVALID, "serve: %s: expected a whole number from 1 to 1000000, got '%s'", name, v);
+  *out = n;
+  return 0;
+}
 
 static int parse_args(int argc, char **argv, serve_args *a) {
   memset(a, 0, sizeof *a);
@@ -62,6 +80,9 @@ static int parse_args(int argc, char **argv, serve_args *a) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "serve: %s needs a value", s);
       const char **dst = !strcmp(s, "--db") ? &a->db : !strcmp(s, "--listen") ? &a->listen : &a->token_file;
       *dst = argv[++i];
+    } else if (!strcmp(s, "--max-connections") || !strcmp(s, "--max-streams")) {
+      int st = count_arg(argc, argv, &i, !strcmp(s, "--max-streams") ? &a->max_streams : &a->max_conns);
+      if (st) return st;
     } else if (!strcmp(s, "--allow-env")) {
       int st = cli_allow_env_arg(&a->allow, "serve", argc, argv, &i);
       if (st) return st;
@@ -131,11 +152,25 @@ static void on_synced(evutil_socket_t fd, short what, void *arg) {
   }
 }
 
+/* The caps and the request timeout: from the options, else from the descriptor limit (the rest of the
+ * descriptors are for the LLM connections, the database and NATS; a connection past the cap still
+ * holds one until its 503 is sent). AGORA_SERVE_REQUEST_TIMEOUT_MS shortens the timeout for tests. */
+static void set_limits(serve *s, const serve_args *a) {
+  struct rlimit rl;
+  size_t fds = !getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY ? (size_t)rl.rlim_cur : 65536;
+  size_t def = fds - fds / 4;
+  s->max_conns = a->max_conns ? (size_t)a->max_conns : def < 8192 ? def : 8192;
+  s->max_streams = a->max_streams ? (size_t)a->max_streams : s->max_conns - s->max_conns / 8;
+  const char *env = getenv("AGORA_SERVE_REQUEST_TIMEOUT_MS");
+  s->request_timeout_ms = env && atol(env) > 0 ? atol(env) : 15000;
+}
+
 static int start(serve *s, const serve_args *a) {
   ag_errmsg em = {""};
   int rc;
   /* The NATS client library is opened once, before any connection is made. */
   if (a->nats.url && cluster_init()) return cli_error(AG_ERR_NOMEM, "serve: cannot start the NATS client");
+  set_limits(s, a);
   if (!(s->base = event_base_new())) return cli_error(AG_ERR_NOMEM, "serve: cannot create the event loop");
   /* The disk syncs run on a storage thread: the loop (and every stream) never waits for the disk. */
   if ((rc = cli_store_open_background(a->db, &s->st, &em))) return cli_error(rc, "serve: %s", em.text);
@@ -173,6 +208,7 @@ static int stop(serve *s) {
     event_base_dispatch(s->base);
     evhttp_free(s->http);
   }
+  serve_conns_free(s); /* after evhttp_free: its connections' close callbacks count down */
   serve_worlds_free(s);
   for (int i = 0; i < 2; i++)
     if (s->sig[i]) event_free(s->sig[i]);

@@ -58,7 +58,14 @@ struct sse_hub {
   sse_block *batch;
   size_t batch_len, batch_cap;
   struct event *flush_ev;
+  void (*closecb)(struct evhttp_connection *, void *); /* the connection's own, chained */
+  void *closecb_arg;
 };
+
+void sse_hub_set_closecb(sse_hub *h, void (*cb)(struct evhttp_connection *, void *), void *arg) {
+  h->closecb = cb;
+  h->closecb_arg = arg;
+}
 
 static void on_flush_ev(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what;
@@ -133,8 +140,8 @@ static void client_unlink(sse_client *c) {
 /* The peer went away: libevent freed the connection and left the request to us (evhttp's rule for a
  * reply the user has not finished); ending it frees it. */
 static void on_close(struct evhttp_connection *conn, void *arg) {
-  (void)conn;
   sse_client *c = arg;
+  if (c->hub->closecb) c->hub->closecb(conn, c->hub->closecb_arg);
   client_unlink(c);
   evhttp_send_reply_end(c->req);
   free(c);
@@ -144,7 +151,7 @@ static void on_close(struct evhttp_connection *conn, void *arg) {
 static void client_drop(sse_client *c) {
   c->hub->dropped++;
   client_unlink(c);
-  evhttp_connection_set_closecb(c->conn, NULL, NULL);
+  evhttp_connection_set_closecb(c->conn, c->hub->closecb, c->hub->closecb_arg);
   evhttp_connection_free(c->conn); /* frees the request too */
   free(c);
 }
@@ -363,7 +370,7 @@ void sse_hub_close_all(sse_hub *h) {
   while (h->clients) {
     sse_client *c = h->clients;
     client_unlink(c);
-    evhttp_connection_set_closecb(c->conn, NULL, NULL);
+    evhttp_connection_set_closecb(c->conn, h->closecb, h->closecb_arg);
     evhttp_send_reply_end(c->req); /* what is buffered still goes out, then the stream ends */
     free(c);
   }

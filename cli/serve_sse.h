@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct evhttp_request;
+struct evhttp_connection;
 struct event_base;
 
 #define SSE_RING 8192                 /* frames a hub keeps for resuming */
@@ -29,6 +30,9 @@ typedef int (*sse_fallback_fn)(void *ud, sse_client *client, const char *chat, u
 
 /* boot tells this server run's ids from a previous run's. base (the loop) and ud are borrowed. */
 int sse_hub_new(struct event_base *base, uint64_t boot, sse_fallback_fn fallback, void *ud, sse_hub **out);
+/* The close callback a stream's connection had before it became a stream (the connection count's):
+ * the stream calls it when its connection goes, whichever way. */
+void sse_hub_set_closecb(sse_hub *h, void (*cb)(struct evhttp_connection *, void *), void *arg);
 /* Ends every client's stream (the response is finished) and frees. */
 void sse_hub_free(sse_hub *h);
 

@@ -250,6 +250,7 @@ static int host(serve *s, const world_spec *spec, const char *label, int join, a
     ag_fail(em, rc, "%s", ag_strerror(rc));
     goto fail;
   }
+  sse_hub_set_closecb(x->sw.hub, serve_conn_closed, s); /* a stream's connection is still counted */
   if ((rc = chat_session_open(s->st, x->sw.w, &x->sw.cs, em)) || (rc = world_clock_new(x->sw.w, &x->clock, em))) goto fail;
   world_set_emit_chunks(x->sw.w, 1);
   world_set_approver(x->sw.w, &(world_approver){on_ask, on_withdrawn}, x);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,16 +29,29 @@ static const char counter_world[] =
   "{\"name\": \"Counter\", \"defaults\": {\"provider\": \"script\"},"
   " \"agents\": [{\"name\": \"a\", \"replies\": [\"one\", \"two\", \"three\", \"four\", \"five\", \"six\"]}]}";
 
-/* Starts serve on world text (name.json) with its database at db (NULL: in the scratch directory). */
-static int start_at(const char *name, const char *world, const char *db, const char *const *env, serve_proc *sp) {
+static long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Starts serve on world text (name.json) with its database at db (NULL: in the scratch directory) and
+ * up to four more arguments (NULL-terminated, may be NULL). */
+static int start_ex(const char *name, const char *world, const char *db, const char *const *more,
+                    const char *const *env, serve_proc *sp) {
   char wpath[1024], dbdef[1024];
   snprintf(wpath, sizeof wpath, "%s/%s.json", tmp, name);
   snprintf(dbdef, sizeof dbdef, "%s/db-%s", tmp, name);
   if (unit_write_file(wpath, world)) return -1;
-  const char *args[] = {wpath, "--db", db ? db : dbdef, NULL};
+  const char *args[8] = {wpath, "--db", db ? db : dbdef, NULL};
+  for (size_t i = 0; more && more[i] && i < 4; i++) args[3 + i] = more[i];
   int rc = serve_proc_start(tmp, args, env, sp);
   if (rc) unit_fail_(__FILE__, __LINE__, "agora serve did not start");
   return rc;
+}
+
+static int start_at(const char *name, const char *world, const char *db, const char *const *env, serve_proc *sp) {
+  return start_ex(name, world, db, NULL, env, sp);
 }
 
 static cJSON *call_json(const serve_proc *sp, const char *method, const char *path, const char *body, long *status) {
@@ -176,9 +190,128 @@ done:
   CHECK_INT(umount2(mnt, MNT_DETACH), 0);
 }
 
+/* ---- item 5: connections the server did not choose ---- */
+
+/* A loopback TCP connection to port, not waiting for it to be accepted (-1 on error). */
+static int connect_nb(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) && errno != EINPROGRESS) close(fd), fd = -1;
+  return fd;
+}
+
+/* GET path on a new connection, waiting at most timeout_ms for the whole answer; its status (0: none in
+ * time), its text into out (cap bytes) when out is not NULL. */
+static int probe(int port, const char *path, int timeout_ms, char *out, size_t cap) {
+  char req[512], buf[8192];
+  snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path);
+  int fd = connect_nb(port);
+  if (fd < 0) return 0;
+  long deadline = now_ms() + timeout_ms;
+  size_t len = 0, sent = 0;
+  int done = 0;
+  while (!done && now_ms() < deadline && len < sizeof buf - 1) {
+    struct pollfd p = {fd, (short)(sent < strlen(req) ? POLLOUT : POLLIN), 0};
+    if (poll(&p, 1, 50) <= 0) continue;
+    if (sent < strlen(req)) {
+      ssize_t n = write(fd, req + sent, strlen(req) - sent);
+      if (n > 0) sent += (size_t)n;
+      else if (n < 0 && errno != EAGAIN) done = 1;
+      continue;
+    }
+    ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+    if (n > 0) len += (size_t)n;
+    else if (n == 0 || errno != EAGAIN) done = 1;
+  }
+  close(fd);
+  buf[len] = '\0';
+  if (out) snprintf(out, cap, "%s", buf);
+  int status = 0;
+  return done && sscanf(buf, "HTTP/1.%*d %d", &status) == 1 ? status : 0;
+}
+
+static size_t count_of(const char *text, const char *needle) {
+  size_t n = 0;
+  for (const char *p = text; p && (p = strstr(p, needle)); p++) n++;
+  return n;
+}
+
+/* 300 silent connections to a server with 256 descriptors: before, accept() failed in a busy loop
+ * (libevent logging each failure, megabytes a second) and no probe was ever answered. Now silent
+ * connections are cut after the request timeout, accepting pauses while descriptors are out (one log
+ * line a second at most), and every probe is answered. */
+static void silent_connections_past_the_descriptor_limit(void) {
+  const char *env[] = {"AGORA_SERVE_REQUEST_TIMEOUT_MS=1500", NULL};
+  serve_proc sp;
+  if (start_at("fds", counter_world, NULL, env, &sp)) return;
+  /* `ulimit -n 256` for the server alone (agora raises its soft limit to the hard one at start) */
+  struct rlimit low = {.rlim_cur = 256, .rlim_max = 256};
+  CHECK_INT(prlimit(sp.pid, RLIMIT_NOFILE, &low, NULL), 0);
+  int silent[300];
+  for (int i = 0; i < 300; i++) silent[i] = connect_nb(sp.port);
+  long t0 = now_ms();
+  int answered = 0, ok = 0;
+  for (int i = 0; i < 6; i++) {
+    int st = probe(sp.port, "/healthz", 10000, NULL, 0);
+    answered += st == 200 || st == 503;
+    ok += st == 200;
+    if (!st) break;
+  }
+  for (int i = 0; i < 100 && !ok; i++) ok = probe(sp.port, "/healthz", 10000, NULL, 0) == 200;
+  long took = now_ms() - t0;
+  CHECK_INT(answered, 6);
+  CHECK(ok);
+  for (int i = 0; i < 300; i++)
+    if (silent[i] >= 0) close(silent[i]);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+  char *err = unit_read_file(sp.err_path);
+  size_t len = err ? strlen(err) : 0, lines = count_of(err, "\n");
+  fprintf(stderr, "  6 probes answered in %ld ms; stderr: %zu bytes, %zu lines\n", took, len, lines);
+  CHECK(len < 16384);
+  CHECK(lines <= (size_t)(took / 1000) + 3); /* once a second at most */
+  free(err);
+}
+
+/* --max-connections 4 --max-streams 1: a request on a fifth connection gets 503 at once (a clear JSON
+ * error), and 200 once the silent ones are cut; a second event stream gets 503. */
+static void connection_and_stream_caps(void) {
+  const char *env[] = {"AGORA_SERVE_REQUEST_TIMEOUT_MS=1500", NULL};
+  const char *more[] = {"--max-connections", "4", "--max-streams", "1", NULL};
+  serve_proc sp;
+  if (start_ex("caps", counter_world, NULL, more, env, &sp)) return;
+  int silent[4];
+  for (int i = 0; i < 4; i++) silent[i] = connect_nb(sp.port);
+  char text[8192];
+  int st = 0;
+  for (int i = 0; i < 20 && st != 503; i++) st = probe(sp.port, "/healthz", 5000, text, sizeof text);
+  CHECK_INT(st, 503);
+  CHECK(strstr(text, "\"unavailable\"") && strstr(text, "too many connections"));
+  long t0 = now_ms();
+  while (now_ms() - t0 < 10000 && (st = probe(sp.port, "/healthz", 5000, NULL, 0)) != 200) {
+  }
+  CHECK_INT(st, 200); /* the silent ones were cut after 1.5 s */
+  for (int i = 0; i < 4; i++)
+    if (silent[i] >= 0) close(silent[i]);
+  sse_set *set = sse_set_new();
+  char url[256];
+  snprintf(url, sizeof url, "%s/api/worlds/counter/events", sp.base);
+  sse_conn *c = sse_open(set, url, NULL, NULL);
+  for (int i = 0; i < 100 && !sse_bytes(c); i++) sse_pump(set, 50);
+  CHECK(sse_bytes(c) > 0);
+  st = probe(sp.port, "/api/worlds/counter/events", 5000, text, sizeof text);
+  CHECK_INT(st, 503);
+  CHECK(strstr(text, "too many event streams") != NULL);
+  CHECK(sse_is_open(c));
+  sse_set_free(set);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
 static const unit_test tests[] = {
   UNIT(nul_refused_and_utf8_repaired),
   UNIT(full_disk_at_stop_reported),
+  UNIT(silent_connections_past_the_descriptor_limit),
+  UNIT(connection_and_stream_caps),
 };
 
 int main(int argc, char **argv) {
