@@ -4,6 +4,7 @@
  * replay a whole chat at once. Bounds asserted are generous: they tell a bounded server from an unbounded
  * one, not a fast machine from a slow one. */
 #include "common/utf8.h"
+#include "support/llm_server.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
 
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 static char *tmp;
+static llm_server *srv;
 
 static const char counter_world[] =
   "{\"name\": \"Counter\", \"defaults\": {\"provider\": \"script\"},"
@@ -307,18 +309,140 @@ static void connection_and_stream_caps(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
+/* ---- item 6: stream clients that do not read, resumes that replay a chat ---- */
+
+/* The server's peak resident memory (VmHWM), in MB. */
+static long peak_rss_mb(pid_t pid) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  FILE *f = fopen(path, "r");
+  long kb = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "VmHWM:", 6)) kb = atol(line + 6);
+  if (f) fclose(f);
+  return kb < 0 ? -1 : kb / 1024;
+}
+
+/* n event streams on raw sockets with a tiny receive buffer that are never read (Last-Event-ID last, may
+ * be NULL), into fds. */
+static void open_stalled(int port, const char *world, const char *last, int *fds, int n) {
+  char req[512];
+  snprintf(req, sizeof req, "GET /api/worlds/%s/events HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%s%s\r\n", world,
+           last ? "Last-Event-ID: " : "", last ? last : "", last ? "\r\n" : "");
+  for (int i = 0; i < n; i++) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0), small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) || write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+      unit_fail_(__FILE__, __LINE__, "stalled client %d: %s", i, strerror(errno));
+    fds[i] = fd;
+  }
+}
+
+/* The longest a /healthz probe took while cond(sp) was false (polled between probes), at most limit_ms
+ * overall; sets *reached. */
+static long worst_probe_until(const serve_proc *sp, int (*cond)(const serve_proc *), long limit_ms, int *reached) {
+  long worst = 0, t0 = now_ms();
+  *reached = 0;
+  while (now_ms() - t0 < limit_ms && !(*reached = cond(sp))) {
+    long a = now_ms();
+    int st = probe(sp->port, "/healthz", 60000, NULL, 0);
+    long took = now_ms() - a;
+    if (st != 200) unit_fail_(__FILE__, __LINE__, "probe: status %d after %ld ms", st, took);
+    if (took > worst) worst = took;
+    usleep(20000);
+  }
+  return worst;
+}
+
+static int metric_at_least(const serve_proc *sp, const char *name, long want) {
+  http_reply r;
+  http_call(sp->base, "GET", "/metrics", NULL, 0, NULL, &r);
+  char key[128];
+  snprintf(key, sizeof key, "\n%s ", name);
+  const char *p = r.body ? strstr(r.body, key) : NULL;
+  long v = p ? atol(p + strlen(key)) : -1;
+  http_reply_free(&r);
+  return v >= want;
+}
+
+/* Bytes queued in the kernel to send on the server's connections (port), from /proc/net/tcp. */
+static long kernel_queued(int port) {
+  FILE *f = fopen("/proc/net/tcp", "r");
+  char line[512];
+  long total = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    unsigned lport, tx;
+    if (sscanf(line, " %*d: %*8x:%4x %*8x:%*4x %*2x %8x:", &lport, &tx) == 2 && (int)lport == port) total += tx;
+  }
+  if (f) fclose(f);
+  return total;
+}
+
+static long most_queued; /* the most kernel_queued seen while waiting */
+
+static int fifty_replies_done(const serve_proc *sp) {
+  long q = kernel_queued(sp->port);
+  if (q > most_queued) most_queued = q;
+  return metric_at_least(sp, "agora_llm_calls_done_total", 50);
+}
+
+#define STALLED 100
+
+/* STALLED stream clients that never read, and 50 agents streaming their replies to one message: before, the
+ * loop stalled for seconds per request and memory grew by every frame times every client. */
+static void stalled_clients_do_not_stall_the_loop(void) {
+  static char world[512 * 1024], reply[6401];
+  memset(reply, 0, sizeof reply);
+  for (int i = 0; i < 6400; i += 8) memcpy(reply + i, "word ab ", 8);
+  size_t len = (size_t)snprintf(world, sizeof world, "{\"name\": \"Crowd\", \"agents\": [");
+  for (int i = 0; i < 50; i++)
+    len += (size_t)snprintf(world + len, sizeof world - len,
+                            "%s{\"name\": \"agent%02d\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\","
+                            " \"api_key_env\": \"AGORA_TEST_KEY\", \"system_prompt\": \"[[mock reply=\\\"%s\\\" chunk=4]]\"}",
+                            i ? ", " : "", i, llm_server_url(srv, "/v1"), reply);
+  snprintf(world + len, sizeof world - len, "]}");
+  const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+  serve_proc sp;
+  if (start_at("crowd", world, NULL, env, &sp)) return;
+  static int fds[STALLED];
+  open_stalled(sp.port, "crowd", NULL, fds, STALLED);
+  for (int i = 0; i < 200 && !metric_at_least(&sp, "agora_sse_clients", STALLED); i++) usleep(20000);
+  CHECK(metric_at_least(&sp, "agora_sse_clients", STALLED));
+  long base_mb = peak_rss_mb(sp.pid);
+  most_queued = 0;
+  http_reply r;
+  const char *msg = "{\"text\": \"everyone, say something\"}";
+  http_call(sp.base, "POST", "/api/worlds/crowd/messages", msg, strlen(msg), NULL, &r);
+  CHECK_INT(r.status, 202);
+  http_reply_free(&r);
+  int done;
+  long worst = worst_probe_until(&sp, fifty_replies_done, 120000, &done);
+  CHECK(done);
+  long peak_mb = peak_rss_mb(sp.pid);
+  fprintf(stderr, "  %d stalled clients, 50 agents streaming: worst probe %ld ms; peak RSS %ld MB (%ld MB before); "
+          "at most %ld KB queued in the kernel\n", STALLED, worst, peak_mb, base_mb, most_queued / 1024);
+  CHECK(worst < 2000);
+  CHECK(peak_mb - base_mb < 50);
+  for (int i = 0; i < STALLED; i++) close(fds[i]);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
 static const unit_test tests[] = {
   UNIT(nul_refused_and_utf8_repaired),
   UNIT(full_disk_at_stop_reported),
   UNIT(silent_connections_past_the_descriptor_limit),
   UNIT(connection_and_stream_caps),
+  UNIT(stalled_clients_do_not_stall_the_loop),
 };
 
 int main(int argc, char **argv) {
   unit_raise_fd_limit();
   tmp = unit_tmpdir();
-  if (!tmp) return 1;
+  if (!tmp || llm_server_start(&srv)) return 1;
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  llm_server_stop(srv);
   unit_rmrf(tmp);
   free(tmp);
   return rc;
