@@ -493,6 +493,44 @@ static void resume_replays_in_slices(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
+/* ---- item 7: memory per world bounded in bytes ---- */
+
+/* The server's anonymous resident memory (RssAnon: its heap, not the database's mapped pages), in MB. */
+static long anon_rss_mb(pid_t pid) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  FILE *f = fopen(path, "r");
+  long kb = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "RssAnon:", 8)) kb = atol(line + 8);
+  if (f) fclose(f);
+  return kb < 0 ? -1 : kb / 1024;
+}
+
+/* 150 posts of 1 MB: before, the stream's ring (8,192 frames, whatever their size) and each agent's
+ * memory slack (256 messages) held them all; now both are capped in bytes (32 MiB, 16 MiB). */
+static void posted_text_bounded_in_bytes(void) {
+  serve_proc sp;
+  if (start_at("bytes", counter_world, NULL, NULL, &sp)) return;
+  size_t text = 1000000;
+  char *body = malloc(text + 32);
+  int n = snprintf(body, text + 32, "{\"text\": \"");
+  memset(body + n, 'b', text);
+  strcpy(body + n + text, "\"}");
+  long st = 202, most = 0;
+  for (int i = 0; i < 150 && st == 202; i++) {
+    body[n] = (char)('a' + i % 26); /* each text its own */
+    cJSON_Delete(call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
+    long mb = anon_rss_mb(sp.pid);
+    if (mb > most) most = mb;
+  }
+  free(body);
+  CHECK_INT(st, 202);
+  fprintf(stderr, "  150 MB posted: anonymous RSS %ld MB at most\n", most);
+  CHECK(most < 110);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
 static const unit_test tests[] = {
   UNIT(nul_refused_and_utf8_repaired),
   UNIT(full_disk_at_stop_reported),
@@ -500,6 +538,7 @@ static const unit_test tests[] = {
   UNIT(connection_and_stream_caps),
   UNIT(stalled_clients_do_not_stall_the_loop),
   UNIT(resume_replays_in_slices),
+  UNIT(posted_text_bounded_in_bytes),
 };
 
 int main(int argc, char **argv) {
