@@ -20,12 +20,13 @@
 
 static const char serve_usage[] =
   "usage: agora serve [WORLD.json ...] [--db DIR] [--listen HOST:PORT] [--token-file FILE]\n"
+  "                   [--max-connections N] [--max-streams N]\n"
   "                   [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-replicas N]]\n"
   "\n"
   "Serve worlds over HTTP: a JSON API, live event streams (Server-Sent Events) and a web page at /.\n"
   "The worlds named are loaded (and stored, as console does); every other world in the database is\n"
   "loaded when first used. Stop with Ctrl-C or SIGTERM: replies in flight are cancelled, everything is\n"
-  "saved, the streams end, exit 0.\n"
+  "saved, the streams end, exit 0 (1 when messages accepted could not be saved, e.g. on a full disk).\n"
   "\n"
   "  --db DIR           the database directory (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
   "                     ~/.local/share/agora)\n"
@@ -39,8 +40,9 @@ static const char serve_usage[] =
   "                     processes answer (docs/distributed.md); with --nats-creds FILE, --nats-ca FILE,\n"
   "                     --nats-replicas N; AGORA_NATS_TOKEN or AGORA_NATS_USER and AGORA_NATS_PASSWORD\n"
   "                     from the environment. Worlds loaded from the database stay in this process\n"
-  "  --max-connections N  connections open at once (default: 3/4 of the descriptor limit, at most\n"
-  "                     8192); a request on one past it gets 503\n"
+  "  --max-connections N\n"
+  "                     connections open at once (default: 3/4 of the descriptor limit, at most 8192);\n"
+  "                     a request on one past it gets 503\n"
   "  --max-streams N    event streams open at once (default: 7/8 of --max-connections); past it 503\n"
   "\n"
   "The API is described in docs/serve.md.\n";
