@@ -24,6 +24,7 @@
 #include <time.h>
 
 #define SSE_WRITE_NOW (64u << 10) /* unsent bytes written to the socket at once rather than later */
+#define SSE_REPLAY_STALL_MS 20000  /* a client replaying from storage that takes no slice for this long goes */
 
 /* A batch of frames once sent: shared by the clients' output buffers (evbuffer references, not copies),
  * freed when the last lets go. */
@@ -210,7 +211,8 @@ static uint64_t handed_end(const sse_hub *h) { return h->batch_len ? h->batch_fi
  * behind the live stream (in bytes) for SSE_BEHIND_MS without draining. */
 static int client_lost(const sse_client *c, double now) {
   const sse_hub *h = c->hub;
-  if (c->replaying) return 0; /* checked when its replay ends */
+  /* A replaying client's ring position is checked when its replay ends. */
+  if (c->replaying) return c->waiting && now - c->waiting_since > SSE_REPLAY_STALL_MS;
   if (c->sent + 1 < h->first_n) return 1;
   if (!c->waiting || now - c->waiting_since <= SSE_BEHIND_MS) return 0;
   /* the bytes published after its last frame: those of the ring after it */
