@@ -99,14 +99,18 @@ static struct bufferevent *on_new_bev(struct event_base *base, void *arg) {
   return bev;
 }
 
-/* Cuts the connections whose first request has not arrived whole within the request timeout. */
+/* Cuts the connections whose first request has not arrived whole within the request timeout (1 s for
+ * those past the cap). */
 static void on_sweep(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what;
   serve_conns *c = arg;
   double now = mono_ms();
   for (size_t i = 0; i < c->n;) {
     conn_rec *r = &c->recs[i];
-    if (r->requested || now - r->born_ms < (double)c->s->request_timeout_ms) {
+    /* One past the cap has a second to ask (and hear 503): its descriptor is wanted. */
+    double limit = (double)c->s->request_timeout_ms;
+    if (r->over && limit > 1000) limit = 1000;
+    if (r->requested || now - r->born_ms < limit) {
       i++;
       continue;
     }
