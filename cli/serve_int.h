@@ -1,7 +1,7 @@
 /* agora serve's insides, shared by its files: serve.c (the command, start and stop), serve_http.c
  * (requests: auth, routing, replies), serve_api.c (the JSON API), serve_worlds.c (the hosted worlds and
- * their approvals), serve_sse.c (event streams), serve_metrics.c (/healthz, /metrics). Not for use
- * outside them. */
+ * their approvals), serve_sse.c (event streams), serve_conn.c (connections: caps and timeouts),
+ * serve_metrics.c (/healthz, /metrics). Not for use outside them. */
 #ifndef AG_CLI_SERVE_INT_H
 #define AG_CLI_SERVE_INT_H
 
