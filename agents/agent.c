@@ -101,6 +101,7 @@ static void agent_clear_memory(agent *a) {
   for (size_t i = 0; i < a->n_mem; i++) ag_msg_unref(a->mem[i]);
   a->n_mem = 0;
   a->mem_dropped = 0;
+  a->mem_bytes = 0;
 }
 
 void agent_free(agent *a) {
@@ -133,19 +134,33 @@ ag_msg *const *agent_memory(const agent *a, size_t *n) { return *n = a->n_mem, a
 
 /* Entries kept in RAM: the window plus slack, so that trimming is rare (amortised O(1)) and entries
  * not yet written to storage (a handful at most) are never the ones let go of. */
-static size_t mem_keep(const agent *a) { return (a->memory_window > 0 ? (size_t)a->memory_window : 10) + 256; }
+static size_t mem_window(const agent *a) { return a->memory_window > 0 ? (size_t)a->memory_window : 10; }
+static size_t mem_keep(const agent *a) { return mem_window(a) + 256; }
+
+/* Lets go of the oldest n entries. */
+static void mem_drop(agent *a, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    a->mem_bytes -= strlen(a->mem[i]->text);
+    ag_msg_unref(a->mem[i]);
+  }
+  memmove(a->mem, a->mem + n, (a->n_mem - n) * sizeof *a->mem);
+  a->n_mem -= n;
+  a->mem_dropped += n;
+}
 
 size_t agent_memory_total(const agent *a) { return a->mem_dropped + a->n_mem; }
 
 void agent_set_memory_window(agent *a, int window) { a->memory_window = window; }
 
 int agent_memory_push(agent *a, ag_msg *m) {
-  if (a->n_mem >= 2 * mem_keep(a)) {
-    size_t drop = a->n_mem - mem_keep(a);
-    for (size_t i = 0; i < drop; i++) ag_msg_unref(a->mem[i]);
-    memmove(a->mem, a->mem + drop, (a->n_mem - drop) * sizeof *a->mem);
-    a->n_mem -= drop;
-    a->mem_dropped += drop;
+  if (a->n_mem >= 2 * mem_keep(a)) mem_drop(a, a->n_mem - mem_keep(a));
+  /* The slack is bounded in bytes too: 256 messages of 1 MiB would hold a quarter of a gigabyte per
+   * agent. Past AGENT_MEM_BYTES the oldest go (down to half of it, so that trimming stays rare), never
+   * the window nor the last 16 (those not yet stored are among them). */
+  if (a->mem_bytes > AGENT_MEM_BYTES) {
+    size_t floor = mem_window(a) + 16, drop = 0, bytes = a->mem_bytes;
+    while (a->n_mem - drop > floor && bytes > AGENT_MEM_BYTES / 2) bytes -= strlen(a->mem[drop++]->text);
+    if (drop) mem_drop(a, drop);
   }
   if (a->n_mem == a->cap_mem) {
     size_t ncap = a->cap_mem ? a->cap_mem * 2 : 16;
@@ -155,6 +170,7 @@ int agent_memory_push(agent *a, ag_msg *m) {
     a->cap_mem = ncap;
   }
   a->mem[a->n_mem++] = ag_msg_ref(m);
+  a->mem_bytes += strlen(m->text);
   return AG_OK;
 }
 

@@ -168,8 +168,10 @@ uint64_t agent_turn_trigger(const agent *a, int *round);
 void agent_cancel(agent *a);
 
 /* Memory of the current chat, oldest first; borrowed. Only the newest entries are kept in RAM (at
- * least the memory window, with slack): the full memory lives in storage, and the prompt needs only the
- * window, so an agent's footprint does not grow with the conversation. *n is the number kept. */
+ * least the memory window, with slack of at most 256 entries and AGENT_MEM_BYTES of text): the full
+ * memory lives in storage, and the prompt needs only the window, so an agent's footprint does not grow
+ * with the conversation. *n is the number kept. */
+#define AGENT_MEM_BYTES (16u << 20)
 ag_msg *const *agent_memory(const agent *a, size_t *n);
 /* Entries ever added to the memory of this chat, dropped ones included: kept entry i has absolute
  * index agent_memory_total(a) - n + i. */

@@ -46,6 +46,7 @@ struct agent {
   ag_msg **mem;
   size_t n_mem, cap_mem;
   size_t mem_dropped;   /* oldest entries let go of (still in storage) */
+  size_t mem_bytes;     /* of the texts of the entries kept */
 };
 
 /* agent_phase.c */

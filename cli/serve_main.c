@@ -10,12 +10,13 @@
 
 static const char serve_usage[] =
   "usage: agora serve [WORLD.json ...] [--db DIR] [--listen HOST:PORT] [--token-file FILE]\n"
+  "                   [--max-connections N] [--max-streams N]\n"
   "                   [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-replicas N]]\n"
   "\n"
   "Serve worlds over HTTP: a JSON API, live event streams (Server-Sent Events) and a web page at /.\n"
   "The worlds named are loaded (and stored, as console does); every other world in the database is\n"
   "loaded when first used. Stop with Ctrl-C or SIGTERM: replies in flight are cancelled, everything is\n"
-  "saved, the streams end, exit 0.\n"
+  "saved, the streams end, exit 0 (1 when messages accepted could not be saved, e.g. on a full disk).\n"
   "\n"
   "  --db DIR           the database directory (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
   "                     ~/.local/share/agora)\n"
@@ -29,8 +30,25 @@ static const char serve_usage[] =
   "                     processes answer (docs/distributed.md); with --nats-creds FILE, --nats-ca FILE,\n"
   "                     --nats-replicas N; AGORA_NATS_TOKEN or AGORA_NATS_USER and AGORA_NATS_PASSWORD\n"
   "                     from the environment. Worlds loaded from the database stay in this process\n"
+  "  --max-connections N\n"
+  "                     connections open at once (default: 3/4 of the descriptor limit, at most 8192);\n"
+  "                     a request on one past it gets 503\n"
+  "  --max-streams N    event streams open at once (default: 7/8 of --max-connections); past it 503\n"
   "\n"
   "The API is described in docs/serve.md.\n";
+
+/* A whole number from 1 to 1,000,000 for option name (argv[++*i]); 0, or the usage error's status. */
+static int count_arg(int argc, char **argv, int *i, long *out) {
+  const char *name = argv[*i];
+  if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "serve: %s needs a value", name);
+  const char *v = argv[++*i];
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end || n < 1 || n > 1000000)
+    return cli_error(AG_ERR_INVALID, "serve: %s: expected a whole number from 1 to 1000000, got '%s'", name, v);
+  *out = n;
+  return 0;
+}
 
 static int parse_args(int argc, char **argv, serve_opts *a) {
   memset(a, 0, sizeof *a);
@@ -45,6 +63,9 @@ static int parse_args(int argc, char **argv, serve_opts *a) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "serve: %s needs a value", s);
       const char **dst = !strcmp(s, "--db") ? &a->db : !strcmp(s, "--listen") ? &a->listen : &a->token_file;
       *dst = argv[++i];
+    } else if (!strcmp(s, "--max-connections") || !strcmp(s, "--max-streams")) {
+      int st = count_arg(argc, argv, &i, !strcmp(s, "--max-streams") ? &a->max_streams : &a->max_conns);
+      if (st) return st;
     } else if (!strcmp(s, "--allow-env")) {
       int st = cli_allow_env_arg(&a->allow, "serve", argc, argv, &i);
       if (st) return st;

@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,9 +43,23 @@ static void on_synced(evutil_socket_t fd, short what, void *arg) {
   }
 }
 
+/* The caps and the request timeout: from the options, else from the descriptor limit (the rest of the
+ * descriptors are for the LLM connections, the database and NATS; a connection past the cap still
+ * holds one until its 503 is sent). AGORA_SERVE_REQUEST_TIMEOUT_MS shortens the timeout for tests. */
+static void set_limits(serve *s, const serve_opts *a) {
+  struct rlimit rl;
+  size_t fds = !getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY ? (size_t)rl.rlim_cur : 65536;
+  size_t def = fds - fds / 4;
+  s->max_conns = a->max_conns ? (size_t)a->max_conns : def < 8192 ? def : 8192;
+  s->max_streams = a->max_streams ? (size_t)a->max_streams : s->max_conns - s->max_conns / 8;
+  const char *env = getenv("AGORA_SERVE_REQUEST_TIMEOUT_MS");
+  s->request_timeout_ms = env && atol(env) > 0 ? atol(env) : 15000;
+}
+
 static int start(serve *s, const serve_opts *a) {
   ag_errmsg em = {""};
   int rc;
+  set_limits(s, a);
   if (!(s->base = event_base_new())) return rt_report(AG_ERR_NOMEM, "serve: cannot create the event loop");
   /* The disk syncs run on a storage thread: the loop (and every stream) never waits for the disk. */
   if ((rc = rt_store_open_background(a->db, &s->st, &em))) return rt_report(rc, "serve: %s", em.text);
@@ -69,8 +84,9 @@ static int start(serve *s, const serve_opts *a) {
 }
 
 /* Stop accepting, cancel replies in flight and let what was published be saved, end the streams
- * (their last frames still go out), then free everything. */
-static void stop(serve *s) {
+ * (their last frames still go out), then free everything. Returns 1 when messages accepted could not be
+ * saved (said on stderr, as `run` and the console do), else 0. */
+static int stop(serve *s) {
   if (s->http) {
     s->stopping = 1;
     serve_http_stop_accepting(s);
@@ -81,6 +97,7 @@ static void stop(serve *s) {
     event_base_dispatch(s->base);
     evhttp_free(s->http);
   }
+  serve_conns_free(s); /* after evhttp_free: its connections' close callbacks count down */
   serve_worlds_free(s);
   for (int i = 0; i < 2; i++)
     if (s->sig[i]) event_free(s->sig[i]);
@@ -89,6 +106,10 @@ static void stop(serve *s) {
   chat_store_close(s->st); /* syncs what the storage thread had not */
   if (s->base) event_base_free(s->base);
   free(s->token);
+  if (!s->unsaved) return 0;
+  fprintf(stderr, "agora: serve: %zu message(s) could not be saved%s%s\n", s->unsaved,
+          s->storage_error[0] ? ": " : "", s->storage_error);
+  return 1;
 }
 
 int serve_run(const serve_opts *a) {
@@ -100,6 +121,6 @@ int serve_run(const serve_opts *a) {
   s.boot = (uint64_t)ag_now_ms();
   int status = start(&s, a);
   if (!status && event_base_dispatch(s.base) < 0) status = rt_report(AG_ERR_IO, "serve: the event loop failed");
-  stop(&s);
+  if (stop(&s) && !status) status = 1;
   return status;
 }

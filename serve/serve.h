@@ -14,6 +14,7 @@ typedef struct serve_opts {
   char *token; /* owned, taken by serve_run; NULL: no token needed (loopback) */
   rt_allow_env allow;
   cluster_opts nats;
+  long max_conns, max_streams; /* --max-connections, --max-streams; 0: the default */
 } serve_opts;
 
 /* Serves until SIGINT or SIGTERM; returns the process exit status. */

@@ -327,6 +327,12 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
       evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/event-stream; charset=utf-8");
       return evhttp_send_reply(req, 200, "OK", NULL);
     }
+    size_t streams = 0;
+    for (size_t i = 0; i < s->n_worlds; i++) streams += sse_hub_clients(s->worlds[i]->hub);
+    if (streams >= s->max_streams) {
+      evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "5");
+      return serve_reply_error(req, 503, "too many event streams (the server keeps %zu): try again later", s->max_streams);
+    }
     const char *last = evhttp_find_header(evhttp_request_get_input_headers(req), "Last-Event-ID");
     if (sse_hub_attach(sw->hub, req, last)) return serve_reply_error(req, 500, "out of memory");
     return;

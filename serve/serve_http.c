@@ -2,6 +2,8 @@
  * request (serve_route.c) to the page, /healthz, /metrics or the JSON API, and the JSON replies. */
 #include "serve/serve_int.h"
 
+#include "runtime/output.h"
+
 #include <arpa/inet.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -13,7 +15,8 @@
 #include <sys/socket.h>
 
 void serve_reply_json(struct evhttp_request *req, int status, cJSON *j) {
-  char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+  /* Text from storage or NATS may hold any bytes: the reply is repaired into valid UTF-8. */
+  char *text = j ? output_json_text(j) : NULL;
   cJSON_Delete(j);
   struct evbuffer *b = evbuffer_new();
   if (!text || !b) {
@@ -105,6 +108,12 @@ static void on_request(struct evhttp_request *req, void *arg) {
   serve *s = arg;
   s->requests++;
   if (s->stopping) return serve_reply_error(req, 503, "the server is stopping");
+  if (serve_conn_request(s, req)) {
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+    return serve_reply_error(req, 503, "too many connections (the server takes %zu at once): try again later",
+                             s->max_conns);
+  }
   int method = method_of(req);
   serve_match m;
   char err[SERVE_ERR_MAX];
@@ -173,9 +182,14 @@ int serve_http_start(serve *s, const char *listen, ag_errmsg *em) {
   evhttp_set_max_body_size(s->http, 4 * (ev_ssize_t)SERVE_BODY_MAX);
   evhttp_set_max_headers_size(s->http, 64 * 1024);
   evhttp_set_gencb(s->http, on_request, s);
+  /* A connection idle (or a reply unsent) this long is closed; event streams set their own. */
+  evhttp_set_timeout(s->http, SERVE_IDLE_S);
+  int rc = serve_conns_start(s, em);
+  if (rc) return rc;
   struct evhttp_bound_socket *bs = evhttp_bind_socket_with_handle(s->http, host, (ev_uint16_t)port);
   s->bound = bs;
   if (!bs) return ag_fail(em, AG_ERR_IO, "serve: cannot listen on %s (in use, or not an address of this host)", listen);
+  serve_conns_listen(s);
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
   char addr[INET6_ADDRSTRLEN] = "?";

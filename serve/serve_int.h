@@ -1,7 +1,7 @@
 /* agora serve's insides, shared by its files: serve.c (the command, start and stop), serve_http.c
  * (requests: auth, routing, replies), serve_api.c (the JSON API), serve_worlds.c (the hosted worlds and
- * their approvals), serve_sse.c (event streams), serve_metrics.c (/healthz, /metrics). Not for use
- * outside them. */
+ * their approvals), serve_sse.c (event streams), serve_conn.c (connections: caps and timeouts),
+ * serve_metrics.c (/healthz, /metrics). Not for use outside them. */
 #ifndef AG_CLI_SERVE_INT_H
 #define AG_CLI_SERVE_INT_H
 
@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 typedef struct serve serve;
+typedef struct serve_conns serve_conns;
 
 /* What a world did since it was loaded, for /metrics. */
 typedef struct serve_stats {
@@ -63,6 +64,11 @@ struct serve {
   struct event *sig[2], *heartbeat;
   struct event *synced; /* the storage thread's pipe: state-saved events due */
   int stopping;
+  struct serve_conns *conns; /* serve_conn.c */
+  size_t max_conns, max_streams; /* --max-connections, --max-streams */
+  long request_timeout_ms;       /* for a connection's first request to arrive whole */
+  size_t unsaved;          /* messages the worlds freed could not save (a full disk): reported at stop */
+  char storage_error[256]; /* the last storage error, for that report */
 };
 
 /* serve_worlds.c */
@@ -73,7 +79,7 @@ int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em);
 int serve_world_add_file(serve *s, const char *path, ag_errmsg *em);
 /* Cancels every reply in flight and runs the loop until every world is quiet (so saved). */
 void serve_worlds_settle(serve *s);
-/* Frees every world (settle first). */
+/* Frees every world (settle first); what could not be saved adds to s->unsaved. */
 void serve_worlds_free(serve *s);
 /* An event of the server's own (approval, cancelled): into the world's stream like the bus's. */
 void serve_world_announce(serve_world *sw, const world_event *e);
@@ -85,6 +91,7 @@ cJSON *serve_ask_json(const serve_ask *a, const char *chat);
 int serve_approval_answer(serve *s, uint64_t id, int allow, const char *text);
 
 /* serve_http.c */
+#define SERVE_IDLE_S 60 /* seconds a connection may stay idle between requests */
 int serve_http_start(serve *s, const char *listen, ag_errmsg *em);
 /* Stops taking new connections. */
 void serve_http_stop_accepting(serve *s);
@@ -93,6 +100,20 @@ void serve_reply_error(struct evhttp_request *req, int status, const char *fmt, 
   __attribute__((format(printf, 3, 4)));
 /* The status an ag_err answers with (404 not found, 409 state, 422 invalid, 413 too big, else 500). */
 int serve_status_of(int err);
+
+/* serve_conn.c: the connections open, capped (s->max_conns), each cut when its first request has not
+ * arrived whole within s->request_timeout_ms; accepting pauses while descriptors run out. */
+/* Before binding: every connection evhttp accepts is seen. */
+int serve_conns_start(serve *s, ag_errmsg *em);
+/* After binding: accept errors (out of descriptors) pause accepting, logged once a second. */
+void serve_conns_listen(serve *s);
+/* A request arrived whole on its connection: 1 when the connection is past the cap (answer 503). */
+int serve_conn_request(serve *s, struct evhttp_request *req);
+/* The close callback of every connection (arg: the serve): an event stream's chains to it. */
+void serve_conn_closed(struct evhttp_connection *evcon, void *arg);
+size_t serve_conns_open(const serve *s);
+/* After evhttp_free. */
+void serve_conns_free(serve *s);
 
 /* serve_api.c: the JSON API; body is the request's (len bytes). */
 void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m, int method, const char *body,

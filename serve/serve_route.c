@@ -153,6 +153,14 @@ int serve_json_parse(const char *body, size_t len, cJSON **out, char *err) {
   *out = NULL;
   if (len > SERVE_BODY_MAX) return fail(err, 413, "the request body is larger than %u bytes", SERVE_BODY_MAX);
   if (memchr(body, '\0', len)) return fail(err, 400, "the request body holds a NUL byte");
+  /* A "\u0000" escape would end its string once parsed into a C string: the rest would be cut without a
+   * word (as `chats import` refuses it, so does the API). */
+  long nul = ag_json_find_nul(body, len);
+  if (nul >= 0) {
+    size_t line, col;
+    ag_json_line_col(body, (size_t)nul, &line, &col);
+    return fail(err, 400, "the request body: line %zu, column %zu: a string holds \\u0000 (a NUL character), which Agora cannot keep", line, col);
+  }
   const char *end = NULL;
   cJSON *j = cJSON_ParseWithLengthOpts(body, len, &end, 0);
   if (!j) return fail(err, 400, "the request body is not valid JSON (near byte %zu)",

@@ -51,6 +51,8 @@ static void count_event(serve_stats *st, const world_event *e) {
 }
 
 static void event_frame(serve_world_ext *x, const world_event *e) {
+  if (e->kind == EV_STORAGE_ERROR) /* kept for the report at stop, which nobody may be streaming */
+    snprintf(x->sw.srv->storage_error, sizeof x->sw.srv->storage_error, "%s", e->u.storage.error);
   const char *chat = frame_chat(x);
   cJSON *fields = chat_event_fields(e);
   if (fields) publish(x, output_step_json(world_id(x->sw.w), chat, e->kind, fields));
@@ -76,31 +78,48 @@ void serve_world_announce(serve_world *sw, const world_event *e) { event_frame((
 
 /* ---- resuming from stored messages ---- */
 
-typedef struct replay { serve_world_ext *x; sse_client *c; const char *chat; size_t sent; } replay;
+typedef struct replay {
+  serve_world_ext *x;
+  sse_client *c;
+  const char *chat;
+  uint64_t until, last;
+  size_t bytes, max_bytes;
+} replay;
 
 static int replay_one(const chat_entry *e, void *arg) {
   replay *r = arg;
   if (!e->msg) return 0;
-  if (++r->sent > SSE_FALLBACK_MAX) return AG_ERR_TOO_BIG;
+  if (e->msg->seq > r->until || r->bytes >= r->max_bytes) return CHAT_STOP;
   char id[SSE_ID_MAX];
   sse_id_format(r->x->sw.hub, 0, r->chat, e->msg->seq, id);
   cJSON *j = output_message_json(world_id(r->x->sw.w), r->chat, e->msg);
   char *text = j ? output_json_text(j) : NULL;
   cJSON_Delete(j);
   int rc = text ? sse_client_send(r->c, id, text) : AG_ERR_NOMEM;
+  r->bytes += text ? strlen(text) + strlen(id) + 16 : 0;
   free(text);
-  return rc ? AG_ERR_TOO_BIG : 0;
+  if (rc) return AG_ERR_NOMEM;
+  r->last = e->msg->seq;
+  return 0;
 }
 
 /* A resume from a position the ring no longer holds: the messages stored after it, if it is in the
- * current chat (otherwise the client is told to resync and reloads). */
-static int fallback(void *ud, sse_client *c, const char *chat, uint64_t after) {
+ * current chat (otherwise the client is told to resync and reloads), one slice per call. */
+static int fallback(void *ud, sse_client *c, const char *chat, uint64_t after, uint64_t *until, size_t max_bytes,
+                    uint64_t *last) {
   serve_world_ext *x = ud;
   const char *cur = chat_session_current(x->sw.cs);
   if (!chat || !cur || strcmp(chat, cur)) return -1;
-  replay r = {x, c, cur, 0};
+  if (!*until) {
+    *until = world_last_seq(x->sw.w);
+    if (*until > after && *until - after > SSE_FALLBACK_MAX) return -1;
+  }
+  replay r = {.x = x, .c = c, .chat = cur, .until = *until, .last = after, .max_bytes = max_bytes};
   ag_errmsg em = {""};
-  return chat_messages_each(x->sw.srv->st, cur, after + 1, replay_one, &r, &em) ? -1 : 0;
+  int rc = after < *until ? chat_messages_each(x->sw.srv->st, cur, after + 1, replay_one, &r, &em) : 0;
+  /* a gap in storage (nothing more up to until) ends the replay too */
+  *last = rc == 0 && r.bytes < max_bytes ? *until : r.last;
+  return rc ? -1 : 0;
 }
 
 /* ---- approvals ---- */
@@ -201,6 +220,10 @@ int serve_approval_answer(serve *s, uint64_t id, int allow, const char *text) {
 static void world_release(serve *s, serve_world_ext *x) {
   for (size_t i = s->n_asks; i-- > 0;)
     if (s->asks[i].sw == &x->sw) ask_remove(s, i);
+  if (x->sw.cs) { /* its last save, whose failures the stop reports */
+    chat_session_detach(x->sw.cs);
+    s->unsaved += chat_session_failures(x->sw.cs);
+  }
   rt_close(x->sw.rt); /* the clock, the NATS join, the MCP servers, the session and the world */
   sse_hub_free(x->sw.hub);
   free(x);
@@ -225,7 +248,9 @@ static int on_world(void *ud, runtime *rt, ag_errmsg *em) {
   if (find_loaded(s, world_id(x->sw.w)))
     return ag_fail(em, AG_ERR_INVALID, "%s: world '%s' is already served", x->label, world_id(x->sw.w));
   int rc = sse_hub_new(s->base, s->boot, fallback, x, &x->sw.hub);
-  return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
+  if (rc) return ag_fail(em, rc, "%s", ag_strerror(rc));
+  sse_hub_set_closecb(x->sw.hub, serve_conn_closed, s); /* a stream's connection is still counted */
+  return AG_OK;
 }
 
 /* Frames go out when the bus is idle, before the commit: they never wait for the disk. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -285,10 +286,18 @@ int store_write(store *s, store_txn_fn fn, void *arg, ag_errmsg *em) {
       if (rc) return rc;
       continue;
     }
-    if (mrc) return ag_fail(em, AG_ERR_STORAGE, "%s: commit: %s", s->dir, mdb_strerror(mrc));
+    if (mrc) return ag_fail(em, AG_ERR_STORAGE, "%s: commit: %s", s->dir, store__strerror(s, mrc));
     store__syncer_committed(s);
     return AG_OK;
   }
+}
+
+const char *store__strerror(const store *s, int rc) {
+  struct statvfs fs;
+  /* Less than 64 pages free: a write that came up short did so for want of space. */
+  if ((rc == EIO || rc == ENOSPC) && !statvfs(s->dir, &fs) && (uint64_t)fs.f_bavail * fs.f_frsize < 64u * 4096u)
+    return strerror(ENOSPC);
+  return mdb_strerror(rc);
 }
 
 int store_read(store *s, store_txn_fn fn, void *arg, ag_errmsg *em) {

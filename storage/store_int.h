@@ -51,6 +51,9 @@ int store__env_open(store *s, unsigned flags, size_t map_size, ag_errmsg *em);
 int store__syncer_start(store *s, ag_errmsg *em);
 void store__syncer_stop(store *s);
 void store__syncer_committed(store *s);
+/* mdb_strerror(rc), except that a failed write on a file system with no space left says so: LMDB turns a
+ * short write (what a full disk gives) into EIO, which would read as a broken disk. */
+const char *store__strerror(const store *s, int rc);
 
 /* Longest key: chat id \0 agent id \0 be32, or world id \0 be64 chat id. Well under LMDB's 511. */
 #define STORE__KEY_MAX (2 * STORE_ID_LEN + 16)

@@ -117,6 +117,6 @@ int store_sync_ack(store *s, ag_errmsg *em) {
   int err = y->err;
   y->err = 0;
   pthread_mutex_unlock(&y->mu);
-  if (err) return ag_fail(em, AG_ERR_STORAGE, "%s: sync: %s", s->dir, mdb_strerror(err));
+  if (err) return ag_fail(em, AG_ERR_STORAGE, "%s: sync: %s", s->dir, store__strerror(s, err));
   return AG_OK;
 }
