@@ -96,7 +96,7 @@ static int host_serve(struct event_base *base, world *w, store *st, chat_session
   cli_nats_chats *records = NULL; /* --db: the copy's titles, new and deleted chats agree with everyone's */
   int rc = cluster_open(w, &a->nats, &c, &em);
   if (!rc && cs) cluster_on_chat(c, host_follow, cs);
-  if (!rc && cs) rc = cli_nats_chats_open(w, st, cs, &a->nats, &records, &em);
+  if (!rc && cs) rc = cli_nats_chats_open(c, st, cs, &records);
   if (!rc) rc = cluster_wait_ready(c, 60000, &em);
   if (rc) {
     cli_nats_chats_free(records);
