@@ -58,7 +58,9 @@ static void cl_chat_record(cluster *c, const wire_record *rec) {
     if (c->on_record) c->on_record(c->on_record_ud, rec->chat, rec->text, rec->ts_ms);
     return;
   }
-  if (!strcmp(rec->chat, c->chat) || !cluster__idset_add(&c->dead, rec->chat) || !cluster__idset_add(&c->old, rec->chat)) return;
+  if (!strcmp(rec->chat, c->chat) || !cluster__idset_add(&c->dead, rec->chat) ||
+      !cluster__idset_add(&c->old, rec->chat))
+    return;
   if (c->on_record) c->on_record(c->on_record_ud, rec->chat, NULL, 0);
 }
 
@@ -79,7 +81,6 @@ static void cl_record(cluster *c, const wire_record *rec, const char *id) {
   if (f) flights_remove(&c->fl, f);
 }
 
-
 static void cl_ready(cluster *c) {
   c->ready = 1;
   c->held_changed = 1;
@@ -96,18 +97,18 @@ static void cl_gap_notice(cluster *c, uint64_t from, uint64_t to) {
 }
 
 /* An idle heartbeat names the last stream seq and consumer seq its consumer reached. A stream seq we
- * never got is a record lost on the way, unless the consumer that brought our last record says it sent
- * nothing since (its consumer seq is ours): then it went past seqs the stream no longer holds (the last
- * records deleted: the stream keeps its last seq), and they are skipped. */
+ * never got is a record lost on the way (or passed: order.c), and a new consumer is made from the first
+ * one; unless the heartbeat is that new consumer's, with nothing sent yet (consumer seq 0): then it went
+ * past seqs the stream no longer holds (its last records deleted: the stream keeps its last seq), and
+ * they are skipped. */
 static void cl_status(cluster *c, natsMsg *m) {
   const char *last = NULL, *cons = NULL;
   if (natsMsgHeader_Get(m, "Nats-Last-Stream", &last) != NATS_OK || !last) return;
   uint64_t seq = strtoull(last, NULL, 10);
   if (seq <= c->ord.delivered) return;
-  int same = !c->asking && c->ord.last_cseq > 0 && (!c->ord.made[0] || !strcmp(c->ord.made, c->ord.last)) &&
-             natsMsgHeader_Get(m, "Nats-Last-Consumer", &cons) == NATS_OK && cons &&
-             strtoull(cons, NULL, 10) == c->ord.last_cseq;
-  if (!same) {
+  int fresh = !c->asking && c->ord.made[0] && c->ord.made_from == c->ord.delivered + 1 &&
+              natsMsgHeader_Get(m, "Nats-Last-Consumer", &cons) == NATS_OK && cons && !strcmp(cons, "0");
+  if (!fresh) {
     cl_ask_consumer(c);
     return;
   }
@@ -146,7 +147,7 @@ static int cl_admit(cluster *c, natsMsg *m, uint64_t seq, wire_record *rec) {
   /* A flood of forgeries must not flood the output: the first ten, then one in a thousand. */
   if (++c->n_refused <= 10 || c->n_refused % 1000 == 0)
     cluster__notice(c, "NATS: record seq %llu on %s refused (%llu so far): %s", (unsigned long long)seq,
-              subject ? subject : "?", (unsigned long long)c->n_refused, em.text);
+                    subject ? subject : "?", (unsigned long long)c->n_refused, em.text);
   return 0;
 }
 

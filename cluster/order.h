@@ -1,7 +1,8 @@
 /* The stream's order as a process reads it (docs/distributed.md "Order without gaps"): which delivery
  * comes next, which is a copy already handled, which shows that records were lost on the way (a new
  * consumer is asked for), and which shows that the stream itself no longer holds some seqs (a message
- * deleted or a chat purged: the consumer went past them, so the gap is skipped and named). Pure: no
+ * deleted or a chat purged: a consumer made from the first of them went past them, so the gap is
+ * skipped and named). Pure: no
  * I/O, so every case is tested directly (tests/test_cluster_wire.c). */
 #ifndef AG_CLUSTER_ORDER_H
 #define AG_CLUSTER_ORDER_H
@@ -21,7 +22,8 @@ typedef struct order {
 typedef enum order_verdict {
   ORDER_AGAIN = 1, /* seq already handled: skip it */
   ORDER_NEXT,      /* the next seq: handle it */
-  ORDER_GAP,       /* later than the next, and the stream has nothing in between: handle it */
+  ORDER_GAP,       /* the first of a consumer made from the next seq, later than it: the stream has
+                    * nothing in between: handle it */
   ORDER_LOST,      /* later than the next, and something may have been lost: ask for a new consumer */
   ORDER_WAIT       /* later than the next, from a consumer not known yet: wait until it is */
 } order_verdict;

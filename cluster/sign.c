@@ -40,7 +40,8 @@ static void sign_mac(const sign_key *k, const char *subject, const char *id, con
   size_t n = 0;
   EVP_MAC *m = EVP_MAC_fetch(NULL, "HMAC", NULL);
   EVP_MAC_CTX *h = m ? EVP_MAC_CTX_new(m) : NULL;
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0), OSSL_PARAM_construct_end()};
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                         OSSL_PARAM_construct_end()};
   memset(mac, 0, 32);
   /* Each field with its NUL: "a" "bc" and "ab" "c" sign differently. */
   if (h && EVP_MAC_init(h, k->bytes, k->len, params) &&
