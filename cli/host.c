@@ -40,7 +40,9 @@ static const char host_usage[] =
   "  --db DIR            keep a copy of the world's chats in DIR, filled from the stream (chats, replay\n"
   "                      and export work on it); without it nothing is written\n"
   "  --json              one JSON object per line\n"
-  "Credentials from the environment: AGORA_NATS_TOKEN, or AGORA_NATS_USER and AGORA_NATS_PASSWORD.\n"
+  "Credentials from the environment: AGORA_NATS_TOKEN, or AGORA_NATS_USER and AGORA_NATS_PASSWORD;\n"
+  "AGORA_NATS_SIGNING_KEY (the same in every process of the world): records are signed, and unsigned or\n"
+  "forged ones refused. It says on stderr which agents it holds when that changes.\n"
   "\n"
   "Exit status: 0 stopped, 1 runtime failure, 2 bad usage, input, credentials or an unreachable server.\n";
 
