@@ -40,7 +40,9 @@ static const char host_usage[] =
   "  --json              one JSON object per line\n"
   "  --yes               approve every tool call that asks first (nobody is at a host to ask); without\n"
   "                      it such calls are denied, and ask_human is answered that nobody is there\n"
-  "Credentials from the environment: AGORA_NATS_TOKEN, or AGORA_NATS_USER and AGORA_NATS_PASSWORD.\n"
+  "Credentials from the environment: AGORA_NATS_TOKEN, or AGORA_NATS_USER and AGORA_NATS_PASSWORD;\n"
+  "AGORA_NATS_SIGNING_KEY (the same in every process of the world): records are signed, and unsigned or\n"
+  "forged ones refused. It says on stderr which agents it holds when that changes.\n"
   "\n"
   "Exit status: 0 stopped, 1 runtime failure, 2 bad usage, input, credentials or an unreachable server.\n";
 

@@ -45,11 +45,14 @@ static const char run_usage[] =
   "  --nats URL  join the world on NATS JetStream as a publisher: the steps go to the world's stream\n"
   "              and `agora host` processes answer (docs/distributed.md); with --nats-creds FILE,\n"
   "              --nats-ca FILE, --nats-replicas N; AGORA_NATS_TOKEN or AGORA_NATS_USER and\n"
-  "              AGORA_NATS_PASSWORD from the environment. A step waits until every addressed agent\n"
-  "              has answered in some host. With --chat ID the script continues the stream's current\n"
-  "              chat ID (the database then holds the stream's copy); --resume cannot go with --nats\n"
+  "              AGORA_NATS_PASSWORD from the environment (and AGORA_NATS_SIGNING_KEY: signed records).\n"
+  "              A step waits until every addressed agent has answered in some host (agents no live\n"
+  "              host holds are named after 3 s). With --chat ID the script continues the stream's\n"
+  "              current chat ID (the database then holds the stream's copy); --resume cannot go\n"
+  "              with --nats\n"
   "\n"
-  "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";
+  "Exit status: 0 success, 1 if an agent's LLM call failed (with --nats: in any host) or storage\n"
+  "failed, 2 bad usage or input.\n";
 
 static int parse_args(int argc, char **argv, cli_runner_opts *a) {
   memset(a, 0, sizeof *a);

@@ -1,137 +1,20 @@
 /* A world on NATS JetStream, the loop's side (see cluster.h). The world's bus hands every published
- * message here; it goes to the stream with a de-duplication id and waits, "in flight", until the
- * stream brings it back. Deliveries arrive on libnats' threads and reach the loop through the relay;
- * here they are checked to follow each other (stream seq + 1: a gap makes a new consumer from the
- * missing seq), counted into the chat's seqs, and given to the world. Nothing here blocks the loop:
- * JetStream management and leases run on the control thread (control.c). */
-#include "cluster/cluster.h"
+ * message to cluster_send.c; it goes to the stream with a de-duplication id and waits, "in flight",
+ * until the stream brings it back. Deliveries arrive on libnats' threads and reach the loop through the
+ * relay; here they are checked (order.c: seq + 1, or a gap the stream itself has; a gap on the way makes
+ * a new consumer from the missing seq; their subject and signature: who may have sent them), counted
+ * into the chat's seqs, and given to the world. Nothing here blocks the loop: JetStream management and
+ * leases run on the control thread (control.c). */
+#include "cluster/cluster_int.h"
 
-#include "cluster/control.h"
-#include "cluster/flight.h"
-#include "cluster/wire.h"
+#include "cluster/notes.h"
 #include "common/clock.h"
-#include "common/ring.h"
-#include "storage/store.h"
 #include "world/events.h"
 
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct held {
-  const char *id; /* the world's agent id (borrowed from the agent) */
-  int leased;
-} held;
-
-struct cluster {
-  world *w;
-  struct event_base *base;
-  cluster_opts o;
-  relay *r;
-  control *ctl;
-  natsConnection *nc; /* read by libnats' thread; published to from the loop */
-  jsCtx *js;
-  natsSubscription *sub;
-  char deliver[128];  /* the consumer's deliver subject (an inbox of nc) */
-  char world[WIRE_ID_MAX], stream[128], prefix[WIRE_ID_MAX + 8];
-  uint64_t delivered; /* last stream seq handled */
-  uint64_t catch_up;  /* the stream's last seq when we joined */
-  int ready;          /* caught up: agents may answer here */
-  int asking;         /* a new consumer was asked for and has not come */
-  int64_t heard_ms;   /* when the consumer last said anything (message or heartbeat) */
-  int64_t record_ms;  /* when the last record was delivered */
-  struct event *tick;
-  char chat[WIRE_ID_MAX];
-  uint64_t count;     /* messages of the chat delivered: the next one's seq is count + 1 */
-  char (*old)[WIRE_ID_MAX]; /* chats left behind: their late records are ignored everywhere */
-  size_t n_old;
-  held *held;         /* sorted by id */
-  size_t n_held, n_local;
-  flights fl;
-  ag_ring backlog;    /* of natsMsg *: deliveries waiting for the bus to drain before a chat switch */
-  void (*on_chat)(void *ud, const char *chat);
-  void *on_chat_ud;
-  uint64_t n_sent, n_events;
-  char nonce[STORE_ID_MAX];
-};
-
-static int held_cmp(const void *a, const void *b) { return strcmp(((const held *)a)->id, ((const held *)b)->id); }
-
-static held *held_find(const cluster *c, const char *id) {
-  held key = {id, 0};
-  return c->n_held ? bsearch(&key, c->held, c->n_held, sizeof *c->held, held_cmp) : NULL;
-}
-
-static int cl_is_local(void *ctx, const char *id) {
-  cluster *c = ctx;
-  held *h = c->ready ? held_find(c, id) : NULL;
-  return h && h->leased;
-}
-
-/* ---- sending ---- */
-
-static int cl_send_record(cluster *c, const wire_record *rec, const char *suffix, const char *key) {
-  char *data = NULL, subject[256], id[WIRE_ID_MAX * 2 + 96];
-  size_t len = 0;
-  int rc = wire_encode(rec, &data, &len);
-  if (rc) return rc;
-  snprintf(subject, sizeof subject, "%s.%s.%s", c->prefix, rec->chat, suffix);
-  if (key) snprintf(id, sizeof id, "%s.%s", rec->chat, key);
-  else snprintf(id, sizeof id, "%s.p%s.%llu", rec->chat, c->nonce, (unsigned long long)++c->n_sent);
-  rc = flights_add(&c->fl, c->js, id, subject, data, len); /* takes data */
-  return rc;
-}
-
-/* The bus's transport: a message goes to the stream. Before this process has caught up, what the
- * world publishes is the replay of decisions already in the stream (turn-limit notices): not sent. */
-static int cl_send(void *ctx, ag_msg *m, const char *key) {
-  cluster *c = ctx;
-  if (!c->ready || !c->chat[0]) return AG_OK;
-  wire_record rec = {.type = WIRE_MSG, .sender = m->sender, .text = m->text, .kind = m->kind, .ts_ms = m->ts_ms,
-                     .has_sim = m->has_sim, .sim_ms = m->sim_ms};
-  snprintf(rec.chat, sizeof rec.chat, "%s", c->chat);
-  return cl_send_record(c, &rec, "msg", key);
-}
-
-static size_t cl_in_flight(void *ctx) { return flights_count(&((cluster *)ctx)->fl); }
-
-static int cl_turn_end(void *ctx, const char *agent_id, uint64_t trigger, size_t counter) {
-  cluster *c = ctx;
-  if (!c->ready || !c->chat[0]) return 0;
-  wire_record rec = {.type = WIRE_TURN_END, .kind = AG_KIND_AGENT, .trigger = trigger, .counter = counter};
-  snprintf(rec.chat, sizeof rec.chat, "%s", c->chat);
-  snprintf(rec.agent, sizeof rec.agent, "%s", agent_id);
-  char key[WIRE_ID_MAX + 32];
-  snprintf(key, sizeof key, "%s.%llu.end", agent_id, (unsigned long long)trigger);
-  return cl_send_record(c, &rec, "turn", key);
-}
-
-/* A failure reported here, about an agent answered here (llm-error) or an MCP server of a host
- * (mcp-error), goes to the stream so that every viewer shows why an agent did not answer; before the
- * turn's end, so a viewer waiting for that end has seen it. Events of other processes are given to the
- * bus directly (cl_show_event), not through world_emit: they do not come back here. */
-static void cl_report(void *ctx, const world_event *ev) {
-  cluster *c = ctx;
-  /* every event passes here, chunks included: only the two failures go on */
-  if (!c->ready || !c->chat[0] || (ev->kind != EV_LLM_ERROR && ev->kind != EV_MCP_ERROR)) return;
-  wire_record rec = {.type = WIRE_EVENT, .kind = AG_KIND_AGENT, .ev = (int)ev->kind};
-  if (ev->kind == EV_LLM_ERROR && cl_is_local(c, ev->u.llm_error.agent)) {
-    const ev_llm_error *x = &ev->u.llm_error;
-    rec.text = (char *)x->error, rec.has_info = x->has_info, rec.http_status = x->http_status;
-    rec.attempts = x->attempts, rec.error_type = (char *)(x->error_type ? x->error_type : "");
-    snprintf(rec.agent, sizeof rec.agent, "%s", x->agent);
-  } else if (ev->kind == EV_MCP_ERROR && c->o.hosting) {
-    rec.sender = (char *)ev->u.mcp.server, rec.text = (char *)ev->u.mcp.error;
-  } else {
-    return;
-  }
-  snprintf(rec.chat, sizeof rec.chat, "%s", c->chat);
-  snprintf(rec.origin, sizeof rec.origin, "%s", control_host_id(c->ctl));
-  char key[WIRE_ID_MAX + 32];
-  snprintf(key, sizeof key, "e%s.%llu", rec.origin, (unsigned long long)++c->n_events);
-  (void)cl_send_record(c, &rec, "evt", key); /* a report only: one that cannot be sent is not worth failing for */
-}
 
 /* ---- delivering ---- */
 
@@ -143,34 +26,19 @@ static void cl_show_event(cluster *c, const wire_record *rec) {
   if (rec->ev == EV_LLM_ERROR)
     ev.u.llm_error = (ev_llm_error){rec->agent, rec->text, rec->has_info, rec->http_status, rec->attempts,
                                     rec->error_type ? rec->error_type : ""};
-  bus_event *e = bus_event_new(&ev);
-  if (!e) return;
-  (void)bus_publish_event(world_bus(c->w), e); /* shown only: nothing to undo when it fails */
-  bus_event_unref(e);
+  (void)world_receive_event(c->w, &ev); /* shown only: nothing to undo when it fails */
 }
 
 static void cl_ask_consumer(cluster *c) {
   if (c->asking) return;
   c->asking = 1;
-  control_want_consumer(c->ctl, c->deliver, c->delivered + 1);
-}
-
-static int chat_is_old(const cluster *c, const char *chat) {
-  for (size_t i = 0; i < c->n_old; i++)
-    if (!strcmp(c->old[i], chat)) return 1;
-  return 0;
+  control_want_consumer(c->ctl, c->deliver, c->ord.delivered + 1);
 }
 
 /* A record of another chat: the chat before is left behind and the conversation starts over (a new
  * chat, §6) — the same decision in every process, since each sees the same order. */
 static int cl_switch_chat(cluster *c, const char *chat) {
-  if (chat_is_old(c, chat)) return 0;
-  if (c->chat[0]) {
-    char(*p)[WIRE_ID_MAX] = realloc(c->old, (c->n_old + 1) * sizeof *p);
-    if (!p) return 0;
-    c->old = p;
-    snprintf(c->old[c->n_old++], WIRE_ID_MAX, "%s", c->chat);
-  }
+  if (cluster__idset_has(&c->old, chat) || (c->chat[0] && !cluster__idset_add(&c->old, c->chat))) return 0;
   snprintf(c->chat, sizeof c->chat, "%s", chat);
   c->count = 0;
   world_reset_conversation(c->w);
@@ -180,10 +48,29 @@ static int cl_switch_chat(cluster *c, const char *chat) {
   return 1;
 }
 
+/* A chat record, in the stream's order, while catching up too: a title given by hand, or a tombstone
+ * (its chat is deleted from every copy that has it, and no later record of it counts). A tombstone of
+ * the stream's current chat is ignored, the same way in every process (each refuses to delete that chat
+ * before recording it; this stops a peer that did not). */
+static void cl_chat_record(cluster *c, const wire_record *rec) {
+  if (cluster__idset_has(&c->dead, rec->chat)) return;
+  if (!rec->deleted) {
+    if (c->on_record) c->on_record(c->on_record_ud, rec->chat, rec->text, rec->ts_ms);
+    return;
+  }
+  if (!strcmp(rec->chat, c->chat) || !cluster__idset_add(&c->dead, rec->chat) ||
+      !cluster__idset_add(&c->old, rec->chat))
+    return;
+  if (c->on_record) c->on_record(c->on_record_ud, rec->chat, NULL, 0);
+}
+
 static void cl_record(cluster *c, const wire_record *rec, const char *id) {
-  if (rec->type != WIRE_EVENT && strcmp(rec->chat, c->chat) && !cl_switch_chat(c, rec->chat)) return;
+  int other = rec->type != WIRE_EVENT && rec->type != WIRE_CHAT && strcmp(rec->chat, c->chat);
+  if (other && !cl_switch_chat(c, rec->chat)) return;
   flight *f = id ? flights_find(&c->fl, id) : NULL;
-  if (rec->type == WIRE_EVENT) {
+  if (rec->type == WIRE_CHAT) {
+    cl_chat_record(c, rec);
+  } else if (rec->type == WIRE_EVENT) {
     cl_show_event(c, rec);
   } else if (rec->type == WIRE_TURN_END) {
     world_receive_turn_end(c->w, rec->agent, rec->trigger, (size_t)rec->counter);
@@ -196,16 +83,39 @@ static void cl_record(cluster *c, const wire_record *rec, const char *id) {
 
 static void cl_ready(cluster *c) {
   c->ready = 1;
+  c->held_changed = 1;
   for (size_t i = 0; i < c->n_held; i++)
     if (c->held[i].leased) world_resume_agent(c->w, c->held[i].id);
 }
 
-/* An idle heartbeat names the last stream seq the consumer sent: one we never got is a gap. */
+/* Seqs from..to are not in the stream: said once, when they are passed. */
+static void cl_gap_notice(cluster *c, uint64_t from, uint64_t to) {
+  char seqs[64];
+  if (to > from) snprintf(seqs, sizeof seqs, "seqs %llu..%llu", (unsigned long long)from, (unsigned long long)to);
+  else snprintf(seqs, sizeof seqs, "seq %llu", (unsigned long long)from);
+  cluster__notice(c, "NATS: the stream %s holds no record at %s (deleted or purged); going on", c->stream, seqs);
+}
+
+/* An idle heartbeat names the last stream seq and consumer seq its consumer reached. A stream seq we
+ * never got is a record lost on the way (or passed: order.c), and a new consumer is made from the first
+ * one; unless the heartbeat is that new consumer's, with nothing sent yet (consumer seq 0): then it went
+ * past seqs the stream no longer holds (its last records deleted: the stream keeps its last seq), and
+ * they are skipped. */
 static void cl_status(cluster *c, natsMsg *m) {
-  const char *last = NULL;
-  if (natsMsgHeader_Get(m, "Nats-Last-Stream", &last) == NATS_OK && last &&
-      strtoull(last, NULL, 10) > c->delivered)
+  const char *last = NULL, *cons = NULL;
+  if (natsMsgHeader_Get(m, "Nats-Last-Stream", &last) != NATS_OK || !last) return;
+  uint64_t seq = strtoull(last, NULL, 10);
+  if (seq <= c->ord.delivered) return;
+  int fresh = !c->asking && c->ord.made[0] && c->ord.made_from == c->ord.delivered + 1 &&
+              natsMsgHeader_Get(m, "Nats-Last-Consumer", &cons) == NATS_OK && cons && !strcmp(cons, "0");
+  if (!fresh) {
     cl_ask_consumer(c);
+    return;
+  }
+  cl_gap_notice(c, c->ord.delivered + 1, seq);
+  c->ord.delivered = seq;
+  flights_settle(&c->fl, c->ord.delivered);
+  if (!c->ready && c->ord.delivered >= c->catch_up) cl_ready(c);
 }
 
 /* Items of the bus's own queue (what it holds beyond our flights). */
@@ -216,6 +126,37 @@ static size_t cl_bus_queued(const cluster *c) { return bus_pending(world_bus(c->
  * conversation starts over between the two chats; and a turn's end, which ends the turn that the
  * message before it started (acting on it first found no such turn, and the turn then started waited
  * for an end already gone: `run --nats` hung under load, when the relay brought several records at once). */
+/* Decodes m's record and checks who may have sent it: its subject names its chat and its type (a
+ * record naming another chat switched every process to it), and with a signing key its signature is
+ * the key's. 1 when it may take effect (release rec); 0, with a notice, when it is refused. */
+static int cl_admit(cluster *c, natsMsg *m, uint64_t seq, wire_record *rec) {
+  ag_errmsg em = {""};
+  const char *subject = natsMsg_GetSubject(m), *data = natsMsg_GetData(m), *id = NULL, *sig = NULL;
+  size_t len = (size_t)natsMsg_GetDataLength(m);
+  natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
+  natsMsgHeader_Get(m, SIGN_HEADER, &sig);
+  int rc = wire_decode(data, len, rec, &em);
+  if (rc) {
+    memset(rec, 0, sizeof *rec);
+  } else if (!(rc = wire_subject_check(rec, c->prefix, subject, &em)) && c->key &&
+             !sign_check(c->key, subject, id ? id : "", data, len, sig)) {
+    rc = ag_fail(&em, AG_ERR_INVALID, "%s", sig ? "its signature is not the world's key's" : "it is not signed");
+  }
+  if (!rc) return 1;
+  wire_record_free(rec);
+  /* A flood of forgeries must not flood the output: the first ten, then one in a thousand. */
+  if (++c->n_refused <= 10 || c->n_refused % 1000 == 0)
+    cluster__notice(c, "NATS: record seq %llu on %s refused (%llu so far): %s", (unsigned long long)seq,
+                    subject ? subject : "?", (unsigned long long)c->n_refused, em.text);
+  return 0;
+}
+
+/* One delivery; 0 when it must wait: until the bus has delivered everything before it (the bus delivers
+ * messages on its own turn of the loop, after this batch) for a record of another chat, so that the
+ * conversation starts over between the two chats, and for a turn's end, which ends the turn that the
+ * message before it started (acting on it first found no such turn, and the turn then started waited
+ * for an end already gone: `run --nats` hung under load, when the relay brought several records at
+ * once); or until the consumer that sent it is known (order.h). */
 static int cl_message(cluster *c, natsMsg *m) {
   c->heard_ms = ag_now_ms();
   jsMsgMetaData *meta = NULL;
@@ -223,32 +164,32 @@ static int cl_message(cluster *c, natsMsg *m) {
     cl_status(c, m);
     return 1;
   }
-  uint64_t seq = meta->Sequence.Stream;
-  jsMsgMetaData_Destroy(meta);
-  if (seq <= c->delivered) return 1; /* again, from a consumer made after a gap */
-  if (seq > c->delivered + 1) {
-    cl_ask_consumer(c);
-    return 1;
-  }
+  uint64_t seq = meta->Sequence.Stream, cseq = meta->Sequence.Consumer, from = c->ord.delivered + 1;
+  order_verdict v = order_judge(&c->ord, seq, meta->Consumer, cseq, c->asking);
   wire_record rec;
-  const char *id = NULL;
-  natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
-  /* A record this version cannot read is skipped (and its seq counted as seen), never a crash. */
-  if (wire_decode(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &rec, NULL) == AG_OK) {
-    if ((strcmp(rec.chat, c->chat) || rec.type == WIRE_TURN_END) && cl_bus_queued(c) > 0) {
-      wire_record_free(&rec);
-      return 0;
-    }
-    c->delivered = seq;
-    c->record_ms = c->heard_ms;
-    cl_record(c, &rec, id);
+  int admitted = 0, go = v == ORDER_NEXT || v == ORDER_GAP;
+  if (v == ORDER_LOST) cl_ask_consumer(c);
+  if (go && (admitted = cl_admit(c, m, seq, &rec)) &&
+      (strcmp(rec.chat, c->chat) || rec.type == WIRE_TURN_END) && cl_bus_queued(c) > 0) {
     wire_record_free(&rec);
-  } else {
-    c->delivered = seq;
+    go = admitted = 0;
+    v = ORDER_WAIT;
   }
-  flights_settle(&c->fl, c->delivered);
-  if (!c->ready && c->delivered >= c->catch_up) cl_ready(c);
-  return 1;
+  if (go) {
+    if (v == ORDER_GAP) cl_gap_notice(c, from, seq - 1);
+    order_take(&c->ord, seq, meta->Consumer, cseq);
+    if (admitted) {
+      const char *id = NULL;
+      natsMsgHeader_Get(m, "Nats-Msg-Id", &id);
+      c->record_ms = c->progress_ms = c->heard_ms;
+      cl_record(c, &rec, id);
+      wire_record_free(&rec);
+    }
+    flights_settle(&c->fl, c->ord.delivered);
+    if (!c->ready && c->ord.delivered >= c->catch_up) cl_ready(c);
+  }
+  jsMsgMetaData_Destroy(meta);
+  return v != ORDER_WAIT;
 }
 
 static void cl_pump(cluster *c) {
@@ -264,11 +205,21 @@ static void cl_pump(cluster *c) {
 static void cl_idle(void *ud) { cl_pump(ud); }
 
 static void cl_lease(cluster *c, const char *id, int owned) {
-  held *h = held_find(c, id);
+  held *h = cluster__held_find(c, id);
   if (!h || h->leased == owned) return;
   h->leased = owned;
   c->n_local += owned ? 1 : (size_t)-1;
+  c->held_changed = 1;
   if (owned && c->ready) world_resume_agent(c->w, id);
+}
+
+/* The agents some host holds (holders: "id\n" each): the ones this publisher waits for that have none
+ * are named, once per change, so that a run with no live host for them does not wait in silence. */
+static void cl_holders(cluster *c, const char *holders, int known) {
+  char *line = known && !world_is_quiet(c->w) ? notes_hostless(c->w, holders ? holders : "") : NULL;
+  if (line && (!c->waiting_note || strcmp(line, c->waiting_note))) cluster__notice(c, "%s", line);
+  free(c->waiting_note);
+  c->waiting_note = line;
 }
 
 static void cl_relay(void *ud, relay_item *it) {
@@ -278,10 +229,16 @@ static void cl_relay(void *ud, relay_item *it) {
     if (ag_ring_push(&c->backlog, &it->ptr)) natsMsg_Destroy(it->ptr); /* out of memory: a gap, asked again */
     cl_pump(c);
     break;
-  case RELAY_ACK: flights_ack(&c->fl, it->str, it->a, it->flag); flights_settle(&c->fl, c->delivered); break;
+  case RELAY_ACK: flights_ack(&c->fl, it->str, it->a, it->flag); flights_settle(&c->fl, c->ord.delivered); break;
   case RELAY_LEASE: cl_lease(c, it->str, it->flag); break;
-  case RELAY_CONSUMER: c->asking = 0; c->heard_ms = ag_now_ms(); break;
+  case RELAY_CONSUMER:
+    c->asking = 0;
+    c->heard_ms = ag_now_ms();
+    if (it->flag == 0) order_made(&c->ord, it->str, it->a);
+    cl_pump(c); /* a delivery may have waited to know its consumer */
+    break;
   case RELAY_HOSTS: break;
+  case RELAY_HOLDERS: cl_holders(c, it->str, it->flag == 0); break;
   }
   free(it->str);
 }
@@ -323,6 +280,17 @@ static void cl_tick(evutil_socket_t fd, short what, void *arg) {
     cl_ask_consumer(c);
   }
   if (c->ready) flights_retry(&c->fl, c->js, now, 3000);
+  /* A publisher waiting 3 s for nothing asks who holds its agents (again every 3 s while it waits). */
+  if (!c->o.hosting && c->ready && waiting && now - c->progress_ms >= 3000 && now - c->holders_ms >= 3000) {
+    c->holders_ms = now;
+    control_want_holders(c->ctl);
+  }
+  if (c->o.hosting && c->ready && c->held_changed) {
+    char *line = notes_holding(c->w, cluster__is_local, c);
+    if (line) cluster__notice(c, "%s", line);
+    free(line);
+    c->held_changed = 0;
+  }
 }
 
 /* ---- set-up ---- */
@@ -373,7 +341,7 @@ static int cl_names(cluster *c, ag_errmsg *em) {
   size_t n = world_agent_count(c->w);
   if (n && !(c->held = calloc(n, sizeof *c->held))) return AG_ERR_NOMEM;
   for (; c->n_held < n; c->n_held++) c->held[c->n_held].id = agent_id(world_agent_at(c->w, c->n_held));
-  qsort(c->held, c->n_held, sizeof *c->held, held_cmp);
+  qsort(c->held, c->n_held, sizeof *c->held, cluster__held_cmp);
   return AG_OK;
 }
 
@@ -432,6 +400,7 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   size_t n = 0;
   char subjects[WIRE_ID_MAX + 16];
   int rc = cl_names(c, em);
+  if (!rc) rc = sign_key_from_env(&c->key, em);
   if (!rc) rc = cl_candidates(c, &ids, &n, em);
   if (!rc) rc = relay_new(c->base, cl_relay, cl_drop, c, &c->r);
   snprintf(subjects, sizeof subjects, "%s.>", c->prefix);
@@ -446,10 +415,10 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
     return rc;
   }
   c->ready = c->catch_up == 0;
-  c->heard_ms = c->record_ms = ag_now_ms();
+  c->heard_ms = c->record_ms = c->progress_ms = ag_now_ms();
   cl_ask_consumer(c);
-  bus_set_transport(world_bus(w), &(bus_transport){c, cl_send, cl_in_flight});
-  world_set_cluster(w, &(world_cluster){c, cl_is_local, cl_turn_end, cl_report});
+  bus_set_transport(world_bus(w), &(bus_transport){c, cluster__send, cluster__in_flight});
+  world_set_cluster(w, &(world_cluster){c, cluster__is_local, cluster__turn_end, cluster__report});
   if ((rc = bus_on_idle(world_bus(w), BUS_IDLE_CLUSTER, cl_idle, c)) || (rc = control_start(c->ctl, em))) {
     cluster_free(c); /* rc says why the open failed */
     return rc;
@@ -473,7 +442,7 @@ int cluster_wait_ready(cluster *c, long timeout_ms, ag_errmsg *em) {
   event_free(t);
   if (!c->ready)
     return ag_fail(em, AG_ERR_IO, "NATS: the stream %s was not delivered within %ld ms (seq %llu of %llu)", c->stream,
-                   timeout_ms, (unsigned long long)c->delivered, (unsigned long long)c->catch_up);
+                   timeout_ms, (unsigned long long)c->ord.delivered, (unsigned long long)c->catch_up);
   return AG_OK;
 }
 
@@ -488,6 +457,17 @@ int cluster_use_chat(cluster *c, const char *id) {
 void cluster_on_chat(cluster *c, void (*fn)(void *ud, const char *chat), void *ud) {
   c->on_chat = fn;
   c->on_chat_ud = ud;
+}
+
+void cluster_on_record(cluster *c, void (*fn)(void *ud, const char *chat, const char *title, int64_t created_ms),
+                       void *ud) {
+  c->on_record = fn;
+  c->on_record_ud = ud;
+}
+
+void cluster_on_notice(cluster *c, void (*fn)(void *ud, const char *line), void *ud) {
+  c->on_notice = fn;
+  c->on_notice_ud = ud;
 }
 
 const char *cluster_chat(const cluster *c) { return c->chat[0] ? c->chat : NULL; }
@@ -527,7 +507,11 @@ void cluster_free(cluster *c) {
   lib_park(c->r);
   ag_ring_free(&c->backlog);
   flights_free(&c->fl);
-  free(c->old);
+  free(c->old.v);
+  free(c->dead.v);
+  free(c->waiting_note);
+  sign_key_free(c->key);
   free(c->held);
   free(c);
 }
+

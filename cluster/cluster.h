@@ -20,7 +20,9 @@ int cluster_lib_open(void);
 int cluster_lib_close(void);
 
 /* Joins w (borrowed; must outlive the cluster) to its stream with o's settings (borrowed for the call).
- * Errors name what failed; unreachable servers and refused credentials are AG_ERR_INVALID. */
+ * With AGORA_NATS_SIGNING_KEY in the environment every record is signed, and every record without the
+ * key's signature is refused (cluster/sign.h). Errors name what failed; unreachable servers, refused
+ * credentials and a key too short are AG_ERR_INVALID. */
 int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em);
 /* Runs the loop until this process has caught up with the stream (everything before it joined is
  * delivered, with nothing run again). AG_ERR_IO when that takes longer than timeout_ms. */
@@ -31,6 +33,21 @@ int cluster_use_chat(cluster *c, const char *id);
 /* fn(ud, chat) is called when the stream moves to another chat: the bus has delivered everything of
  * the chat before and the conversation has just started over. ud borrowed. */
 void cluster_on_chat(cluster *c, void (*fn)(void *ud, const char *chat), void *ud);
+/* fn(ud, chat, title, created_ms) is called for each chat record, in the stream's order (while
+ * catching up too): a title given by hand (title, and the chat's creation time), or chat deleted (title
+ * NULL; never the chat the stream is on at that point). Strings borrowed for the call; ud borrowed. */
+void cluster_on_record(cluster *c, void (*fn)(void *ud, const char *chat, const char *title, int64_t created_ms),
+                       void *ud);
+/* Records, for every process, that a person gave chat this title (created_ms: the chat's creation
+ * time), or deleted chat: a tombstone in the stream, and the chat's records purged from it (before this
+ * process leaves). Asynchronous; they come back through cluster_on_record. AG_ERR_INVALID for a bad
+ * id; AG_ERR_STATE for deleting the chat the stream is on. */
+int cluster_record_title(cluster *c, const char *chat, const char *title, int64_t created_ms);
+int cluster_record_delete(cluster *c, const char *chat);
+/* fn(ud, line) receives what a person running this process should read (a record refused, seqs the
+ * stream no longer holds, the agents a host holds, the agents a publisher waits for that have no host);
+ * without it, lines go to stderr. ud borrowed. */
+void cluster_on_notice(cluster *c, void (*fn)(void *ud, const char *line), void *ud);
 /* The chat being delivered (NULL before any). */
 const char *cluster_chat(const cluster *c);
 /* Agents this process answers for now; live hosts last seen. */

@@ -23,6 +23,7 @@ struct control {
   char host_id[40];
   char stream[128];
   char hosts_stream[300]; /* the hosts bucket's stream: KV_<bucket> */
+  char agents_stream[300], agents_filter[300]; /* the agents bucket's stream, and its keys' subjects */
   lease *leases;
   size_t n, owned;
   long tick_ms;
@@ -36,6 +37,9 @@ struct control {
   char *want_deliver; /* a consumer request, or NULL */
   uint64_t want_seq;
   char consumer[64];  /* the current consumer, deleted when replaced */
+  char **purges;      /* subject prefixes of deleted chats to purge */
+  size_t n_purges;
+  int want_holders;
 };
 
 static int open_kv(control *c, const char *name, int replicas, long ttl_ms, kvStore **out, ag_errmsg *em) {
@@ -94,6 +98,8 @@ int control_open(const cluster_opts *o, const char *world_id, const char *stream
   for (int tries = 0;; tries++) {
     rc = link_stream(c->js, stream, subjects, o->replicas, last, em);
     snprintf(name, sizeof name, "agora-%s-agents", world_id);
+    snprintf(c->agents_stream, sizeof c->agents_stream, "KV_%s", name);
+    snprintf(c->agents_filter, sizeof c->agents_filter, "$KV.%s.>", name);
     if (!rc && c->hosting && !c->agents) rc = open_kv(c, name, o->replicas, o->lease_ms, &c->agents, em);
     snprintf(name, sizeof name, "agora-%s-hosts", world_id);
     snprintf(c->hosts_stream, sizeof c->hosts_stream, "KV_%s", name);
@@ -189,18 +195,60 @@ static void consumer_round(control *c, char *deliver, uint64_t seq) {
   free(deliver);
 }
 
+/* A deleted chat's records leave the stream, so that a process joining later neither replays nor
+ * stores them; the last chat record stays: the tombstone (published before the purge is asked for). */
+static void purge_round(control *c, char *prefix) {
+  static const char *const tokens[] = {"msg", "turn", "evt", "rec"};
+  char filter[256];
+  for (size_t i = 0; i < sizeof tokens / sizeof *tokens; i++) {
+    jsOptions o;
+    jsOptions_Init(&o);
+    snprintf(filter, sizeof filter, "%s.%s", prefix, tokens[i]);
+    o.Stream.Purge.Subject = filter;
+    o.Stream.Purge.Keep = !strcmp(tokens[i], "rec");
+    js_PurgeStream(c->js, c->stream, &o, NULL); /* one that fails leaves records a late joiner skips */
+  }
+  free(prefix);
+}
+
+/* The agents with a key in the lease bucket: the subjects of its stream that hold a message (one
+ * request). A key given back holds a delete marker until the bucket's TTL removes it. */
+static void holders_round(control *c) {
+  jsOptions o;
+  jsOptions_Init(&o);
+  o.Stream.Info.SubjectsFilter = c->agents_filter;
+  jsStreamInfo *si = NULL;
+  jsErrCode jerr = 0;
+  natsStatus s = js_GetStreamInfo(&si, c->js, c->agents_stream, &o, &jerr);
+  size_t plen = strlen(c->agents_filter) - 1, cap = 1, k = 0; /* the keys follow "$KV.<bucket>." */
+  const jsStreamStateSubjects *subs = s == NATS_OK ? si->State.Subjects : NULL;
+  for (int i = 0; subs && i < subs->Count; i++) cap += strlen(subs->List[i].Subject) + 1;
+  char *list = calloc(1, cap);
+  for (int i = 0; list && subs && i < subs->Count; i++)
+    if (strlen(subs->List[i].Subject) > plen)
+      k += (size_t)snprintf(list + k, cap - k, "%s\n", subs->List[i].Subject + plen);
+  jsStreamInfo_Destroy(si);
+  /* No bucket: no host has ever held an agent of this world. */
+  int known = s == NATS_OK || s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
+  relay_post(c->r, &(relay_item){RELAY_HOLDERS, NULL, list, 0, known && list ? 0 : -1});
+}
+
 static void *control_main(void *arg) {
   control *c = arg;
   pthread_mutex_lock(&c->mu);
   while (!c->stop) {
-    char *deliver = c->want_deliver;
+    char *deliver = c->want_deliver, *purge = c->n_purges ? c->purges[--c->n_purges] : NULL;
     uint64_t seq = c->want_seq;
+    int holders = c->want_holders;
     c->want_deliver = NULL;
+    c->want_holders = 0;
     pthread_mutex_unlock(&c->mu);
     if (deliver) consumer_round(c, deliver, seq);
+    if (purge) purge_round(c, purge);
+    if (holders) holders_round(c);
     if (c->hosting) lease_round(c);
     pthread_mutex_lock(&c->mu);
-    if (c->stop || c->want_deliver) continue;
+    if (c->stop || c->want_deliver || c->n_purges || c->want_holders) continue;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += c->tick_ms / 1000;
@@ -229,6 +277,23 @@ void control_want_consumer(control *c, const char *deliver, uint64_t seq) {
   pthread_mutex_unlock(&c->mu);
 }
 
+void control_purge(control *c, const char *subject_prefix) {
+  char *p = strdup(subject_prefix);
+  pthread_mutex_lock(&c->mu);
+  char **v = p ? realloc(c->purges, (c->n_purges + 1) * sizeof *v) : NULL;
+  if (v) c->purges = v, v[c->n_purges++] = p, p = NULL;
+  pthread_cond_signal(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+  free(p); /* out of memory: the chat's records stay (late joiners skip them) */
+}
+
+void control_want_holders(control *c) {
+  pthread_mutex_lock(&c->mu);
+  c->want_holders = 1;
+  pthread_cond_signal(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+}
+
 void control_free(control *c) {
   if (!c) return;
   if (c->started) {
@@ -238,6 +303,8 @@ void control_free(control *c) {
     pthread_mutex_unlock(&c->mu);
     pthread_join(c->th, NULL);
   }
+  /* A chat deleted just before leaving is still purged (its tombstone is in the stream already). */
+  while (c->n_purges && c->js) purge_round(c, c->purges[--c->n_purges]);
   int gone = 0; /* a give-back that fails: the server is away, the rest would wait too; the keys expire */
   for (size_t i = 0; i < c->n && !gone; i++)
     if (c->leases[i].rev && c->agents) gone = kvStore_Delete(c->agents, c->leases[i].id) != NATS_OK;
@@ -246,6 +313,8 @@ void control_free(control *c) {
   for (size_t i = 0; i < c->n; i++) free(c->leases[i].id);
   free(c->leases);
   free(c->want_deliver);
+  for (size_t i = 0; i < c->n_purges; i++) free(c->purges[i]);
+  free(c->purges);
   kvStore_Destroy(c->agents);
   kvStore_Destroy(c->hosts);
   jsCtx_Destroy(c->js);

@@ -22,6 +22,13 @@ int control_open(const cluster_opts *o, const char *world_id, const char *stream
 int control_start(control *c, ag_errmsg *em);
 /* Asks for a new consumer delivering to deliver from seq on (replacing the old one). */
 void control_want_consumer(control *c, const char *deliver, uint64_t seq);
+/* Purges the records of a deleted chat from the stream: its messages, turn ends and events, and its
+ * chat records but the last (the tombstone a process joining later honours). subject_prefix:
+ * "agora.<world>.<chat>" (copied). */
+void control_purge(control *c, const char *subject_prefix);
+/* Asks which agents some host holds a lease on now: posted as RELAY_HOLDERS (str: their ids, each
+ * followed by '\n'; flag -1 when the question failed). */
+void control_want_holders(control *c);
 /* Stops the thread, gives this process's leases back (so others take its agents at once), closes. */
 void control_free(control *c);
 /* This process's host id (for the lease values). */

@@ -2,6 +2,7 @@
 #include "cluster/flight.h"
 
 #include "common/clock.h"
+#include "cluster/sign.h"
 #include "common/error.h"
 
 #include <stdlib.h>
@@ -16,6 +17,10 @@ static void flight_send(jsCtx *js, flight *x, int64_t now) {
   x->sent_ms = now;
   x->acked = 0;
   if (natsMsg_Create(&msg, x->subject, NULL, x->data, (int)x->len) != NATS_OK) return;
+  if (x->sig && natsMsgHeader_Set(msg, SIGN_HEADER, x->sig) != NATS_OK) {
+    natsMsg_Destroy(msg); /* flights_retry sends it again */
+    return;
+  }
   if (js_PublishMsgAsync(js, &msg, &po) != NATS_OK) natsMsg_Destroy(msg); /* flights_retry sends it again */
 }
 
@@ -23,16 +28,21 @@ static void flight_free(flight *x) {
   free(x->id);
   free(x->subject);
   free(x->data);
+  free(x->sig);
   free(x);
 }
 
-int flights_add(flights *f, jsCtx *js, const char *id, const char *subject, char *data, size_t len) {
+int flights_add(flights *f, jsCtx *js, const char *id, const char *subject, char *data, size_t len, const char *sig) {
   flight *x = calloc(1, sizeof *x);
   if (!x) {
     free(data);
     return AG_ERR_NOMEM;
   }
   x->data = data, x->len = len, x->id = strdup(id), x->subject = strdup(subject);
+  if (sig && !(x->sig = strdup(sig))) {
+    flight_free(x);
+    return AG_ERR_NOMEM;
+  }
   if (x->id && x->subject && f->n == f->cap) {
     size_t ncap = f->cap ? f->cap * 2 : 64;
     flight **v = realloc(f->v, ncap * sizeof *v);

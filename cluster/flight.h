@@ -11,6 +11,7 @@
 
 typedef struct flight {
   char *id, *subject, *data;
+  char *sig;        /* its signature (cluster/sign.h), sent as a header with every copy; NULL: unsigned */
   size_t len;
   int acked;
   uint64_t ack_seq; /* the stream seq the server gave it (or the copy it kept) */
@@ -22,9 +23,10 @@ typedef struct flights {
   size_t n, cap;
 } flights;
 
-/* Publishes data (taken: freed with the flight) on subject with de-duplication id id (copied) and keeps
- * it in flight. A publish refused now is sent again by flights_retry. */
-int flights_add(flights *f, jsCtx *js, const char *id, const char *subject, char *data, size_t len);
+/* Publishes data (taken: freed with the flight) on subject with de-duplication id id (copied) and
+ * signature sig (copied; NULL: none) and keeps it in flight. A publish refused now is sent again by
+ * flights_retry. */
+int flights_add(flights *f, jsCtx *js, const char *id, const char *subject, char *data, size_t len, const char *sig);
 flight *flights_find(const flights *f, const char *id);
 void flights_remove(flights *f, flight *x);
 /* The server's answer for id: flag 0 stored at seq, 1 a duplicate of seq, -1 failed (sent again soon). */

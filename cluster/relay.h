@@ -13,7 +13,8 @@ typedef enum relay_kind {
   RELAY_ACK = 2,      /* str: the de-duplication id; a: stream seq; flag: 1 duplicate, -1 failed */
   RELAY_LEASE = 3,    /* str: agent id; flag: 1 owned here now, 0 not */
   RELAY_CONSUMER = 4, /* a: the seq the new consumer starts at; str: its name; flag: -1 failed */
-  RELAY_HOSTS = 5     /* a: live hosts seen */
+  RELAY_HOSTS = 5,    /* a: live hosts seen */
+  RELAY_HOLDERS = 6   /* str: the agents some host holds now, each followed by '\n'; flag -1: unknown */
 } relay_kind;
 
 typedef struct relay_item {

@@ -36,6 +36,8 @@ static int encodable(const wire_record *r) {
                                                                                r->http_status <= 999 && r->attempts >= 0 &&
                                                                                r->attempts <= 1000000))
                                   : r->ev == EV_MCP_ERROR && r->sender && wire_id_ok(r->sender));
+  if (r->type == WIRE_CHAT)
+    return wire_id_ok(r->origin) && (r->deleted || (r->text && r->text[0] && r->ts_ms >= 0 && r->ts_ms <= NUM_MAX));
   return r->trigger >= 1 && r->trigger <= (uint64_t)NUM_MAX && r->counter <= (uint64_t)NUM_MAX;
 }
 
@@ -53,7 +55,7 @@ static int encode_event(cJSON *j, const wire_record *r) {
 int wire_encode(const wire_record *r, char **out, size_t *len) {
   if (!encodable(r)) return AG_ERR_INVALID;
   cJSON *j = cJSON_CreateObject();
-  const char *t = r->type == WIRE_MSG ? "msg" : r->type == WIRE_EVENT ? "evt" : "end";
+  const char *t = r->type == WIRE_MSG ? "msg" : r->type == WIRE_EVENT ? "evt" : r->type == WIRE_CHAT ? "chat" : "end";
   int ok = j && cJSON_AddStringToObject(j, "t", t) &&
            cJSON_AddStringToObject(j, "chat", r->chat);
   if (ok && r->type == WIRE_MSG) {
@@ -62,6 +64,10 @@ int wire_encode(const wire_record *r, char **out, size_t *len) {
          (!r->has_sim || ag_json_add_int(j, "sim", r->sim_ms));
   } else if (ok && r->type == WIRE_EVENT) {
     ok = encode_event(j, r);
+  } else if (ok && r->type == WIRE_CHAT) {
+    ok = cJSON_AddStringToObject(j, "from", r->origin) &&
+         (r->deleted ? cJSON_AddTrueToObject(j, "deleted") != NULL
+                     : cJSON_AddStringToObject(j, "title", r->text) && ag_json_add_int(j, "created", r->ts_ms));
   } else if (ok) {
     ok = cJSON_AddStringToObject(j, "agent", r->agent) && ag_json_add_int(j, "trigger", (int64_t)r->trigger) &&
          ag_json_add_int(j, "counter", (int64_t)r->counter);
@@ -146,6 +152,18 @@ static int decode_event(const cJSON *j, wire_record *r, ag_errmsg *em) {
   return r->text && (k != EV_MCP_ERROR || r->sender) ? AG_OK : AG_ERR_NOMEM;
 }
 
+static int decode_chat(const cJSON *j, wire_record *r, ag_errmsg *em) {
+  const char *title = get_str(j, "title");
+  if (!copy_id(r->origin, get_str(j, "from"))) return ag_fail(em, AG_ERR_INVALID, "record: bad \"from\"");
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "deleted"))) {
+    r->deleted = 1;
+    return AG_OK;
+  }
+  if (!title || !title[0]) return ag_fail(em, AG_ERR_INVALID, "record: bad \"title\"");
+  if (!get_num(j, "created", 0, &r->ts_ms)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"created\"");
+  return (r->text = strdup(title)) ? AG_OK : AG_ERR_NOMEM;
+}
+
 int wire_decode(const char *data, size_t len, wire_record *r, ag_errmsg *em) {
   memset(r, 0, sizeof *r);
   if (len > WIRE_MAX) return ag_fail(em, AG_ERR_TOO_BIG, "record: %zu bytes (at most %u)", len, WIRE_MAX);
@@ -161,10 +179,34 @@ int wire_decode(const char *data, size_t len, wire_record *r, ag_errmsg *em) {
   else if (t && !strcmp(t, "msg")) r->type = WIRE_MSG, rc = decode_msg(j, r, em);
   else if (t && !strcmp(t, "end")) r->type = WIRE_TURN_END, rc = decode_end(j, r, em);
   else if (t && !strcmp(t, "evt")) r->type = WIRE_EVENT, rc = decode_event(j, r, em);
+  else if (t && !strcmp(t, "chat")) r->type = WIRE_CHAT, rc = decode_chat(j, r, em);
   else rc = ag_fail(em, AG_ERR_INVALID, "record: unknown type");
   cJSON_Delete(j);
   if (rc) wire_record_free(r);
   return rc;
+}
+
+const char *wire_subject_token(wire_type t) {
+  switch (t) {
+  case WIRE_MSG: return "msg";
+  case WIRE_TURN_END: return "turn";
+  case WIRE_EVENT: return "evt";
+  case WIRE_CHAT: return "rec";
+  }
+  return "";
+}
+
+int wire_subject_check(const wire_record *r, const char *prefix, const char *subject, ag_errmsg *em) {
+  size_t np = strlen(prefix), nc = strlen(r->chat);
+  const char *tok = wire_subject_token(r->type);
+  if (!subject || strncmp(subject, prefix, np) || subject[np] != '.')
+    return ag_fail(em, AG_ERR_INVALID, "record on subject %s: not the world's", subject ? subject : "(none)");
+  const char *chat = subject + np + 1;
+  if (strncmp(chat, r->chat, nc) || chat[nc] != '.')
+    return ag_fail(em, AG_ERR_INVALID, "record on subject %s names chat %s", subject, r->chat);
+  if (strcmp(chat + nc + 1, tok))
+    return ag_fail(em, AG_ERR_INVALID, "record on subject %s is a .%s record", subject, tok);
+  return AG_OK;
 }
 
 void wire_record_free(wire_record *r) {

@@ -1,5 +1,7 @@
 /* The records a world spread over NATS keeps in its JetStream stream (docs/distributed.md): a message
- * of a chat, the end of an agent's turn, and a failure reported where an agent runs (an event). One JSON object each; nothing secret is ever in them.
+ * of a chat, the end of an agent's turn, a failure reported where an agent runs (an event), and a chat
+ * record (a title given by hand, or a chat deleted: a tombstone). One JSON object each; nothing secret is
+ * ever in them.
  * Pure: no I/O, so the parser is fuzzed (fuzz/fuzz_record.c). */
 #ifndef AG_CLUSTER_WIRE_H
 #define AG_CLUSTER_WIRE_H
@@ -14,7 +16,7 @@
 /* Largest record accepted (a message's text and its envelope). */
 #define WIRE_MAX (1u << 20)
 
-typedef enum wire_type { WIRE_MSG = 1, WIRE_TURN_END = 2, WIRE_EVENT = 3 } wire_type;
+typedef enum wire_type { WIRE_MSG = 1, WIRE_TURN_END = 2, WIRE_EVENT = 3, WIRE_CHAT = 4 } wire_type;
 
 /* A decoded record; strings point into its own storage (wire_record_free). */
 typedef struct wire_record {
@@ -39,6 +41,9 @@ typedef struct wire_record {
   int attempts;
   char *error_type;
   char origin[WIRE_ID_MAX];
+  /* WIRE_CHAT: deleted 1 (a tombstone), or text: the chat's title given by hand and ts_ms its creation
+   * time; origin: the process that recorded it (it purges a deleted chat's records from the stream) */
+  int deleted;
 } wire_record;
 
 /* Encodes r as JSON (caller frees *out, *len its length without the NUL); numbers as exact integers.
@@ -51,6 +56,13 @@ int wire_encode(const wire_record *r, char **out, size_t *len);
  * On success release r with wire_record_free. */
 int wire_decode(const char *data, size_t len, wire_record *r, ag_errmsg *em);
 void wire_record_free(wire_record *r);
+
+/* The last token of the subject a record of type t is published on: agora.<world>.<chat>.<token>. */
+const char *wire_subject_token(wire_type t);
+/* AG_OK when subject is exactly prefix "." r->chat "." wire_subject_token(r->type): a record that
+ * names another chat than its subject would move every process to that chat, and a filter or a NATS
+ * permission on the subject would not apply to it. AG_ERR_INVALID (em says what differs) otherwise. */
+int wire_subject_check(const wire_record *r, const char *prefix, const char *subject, ag_errmsg *em);
 
 /* 1 when s may stand in a NATS subject token and a de-duplication id: 1..WIRE_ID_MAX-1 bytes of
  * letters, digits, '-' and '_'. */

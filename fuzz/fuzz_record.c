@@ -25,6 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
        (r.has_info && (back.http_status != r.http_status || back.attempts != r.attempts ||
                        strcmp(back.error_type, r.error_type)))))
     abort();
+  if (r.type == WIRE_CHAT && (back.deleted != r.deleted || strcmp(back.origin, r.origin) ||
+                              (!r.deleted && (strcmp(back.text, r.text) || back.ts_ms != r.ts_ms))))
+    abort();
   if (r.type == WIRE_TURN_END && (back.trigger != r.trigger || back.counter != r.counter || strcmp(back.agent, r.agent)))
     abort();
   free(text);

@@ -37,7 +37,7 @@ int rt_nats_join_open(world *w, store *st, chat_session *cs, const cluster_opts 
   if (!v.replicas) v.replicas = 1;
   if (!v.lease_ms) v.lease_ms = 3000;
   int rc = cluster_open(w, &v, &j->cl, em);
-  if (!rc) rc = rt_nats_chats_open(w, st, cs, &v, &j->records, em);
+  if (!rc) rc = rt_nats_chats_open(j->cl, st, cs, &j->records);
   if (!rc) {
     cluster_on_chat(j->cl, join_follow, j);
     rc = cluster_wait_ready(j->cl, 60000, em);

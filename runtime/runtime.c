@@ -190,7 +190,7 @@ static int join_nats(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   int rc = cluster_open(rt->w, &n, &rt->cl, em);
   if (!rc && rt->cs) {
     cluster_on_chat(rt->cl, host_follow, rt->cs);
-    rc = rt_nats_chats_open(rt->w, rt->st, rt->cs, &n, &rt->records, em);
+    rc = rt_nats_chats_open(rt->cl, rt->st, rt->cs, &rt->records);
   }
   return rc ? rc : cluster_wait_ready(rt->cl, 60000, em);
 }

@@ -1,10 +1,13 @@
 /* The records of a world's NATS stream (cluster/wire.c): encode/decode round trips that keep numbers
- * exact up to 2^53 - 1 and strings byte for byte, and the refusals, each naming the field. Includes the
+ * exact up to 2^53 - 1 and strings byte for byte, and the refusals, each naming the field; a record's
+ * subject, the stream's order (cluster/order.c) and signed records (cluster/sign.c). Includes the
  * input fuzz_record found (a 16-digit ts that came back 1 ms off). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/order.h"
+#include "cluster/sign.h"
 #include "cluster/wire.h"
 #include "common/error.h"
 #include "common/jsonnum.h"
@@ -169,7 +172,106 @@ static void events_round_trip_and_refusals(void) {
 #undef V
 }
 
+/* A record's subject names its chat and its type (issue 28 item 10: a record naming another chat than
+ * its subject's moved every process to it). */
+static void subject_names_chat_and_type(void) {
+  wire_record r = msg("human", "hi", 1);
+  ag_errmsg em = {{0}};
+  CHECK_INT(wire_subject_check(&r, "agora.w", "agora.w.c1.msg", &em), AG_OK);
+  CHECK_INT(wire_subject_check(&r, "agora.w", "agora.w.zzzz.msg", &em), AG_ERR_INVALID);
+  CHECK(strstr(em.text, "names chat c1") != NULL);
+  CHECK_INT(wire_subject_check(&r, "agora.w", "agora.w.c1.turn", &em), AG_ERR_INVALID);
+  CHECK_INT(wire_subject_check(&r, "agora.w", "agora.w.c12.msg", &em), AG_ERR_INVALID);
+  CHECK_INT(wire_subject_check(&r, "agora.w", "agora.x.c1.msg", &em), AG_ERR_INVALID);
+  CHECK_INT(wire_subject_check(&r, "agora.w", NULL, &em), AG_ERR_INVALID);
+  r.type = WIRE_CHAT;
+  CHECK_INT(wire_subject_check(&r, "agora.w", "agora.w.c1.rec", &em), AG_OK);
+}
+
+/* Chat records: a title (with the chat's creation time) or a tombstone, each naming who recorded it. */
+static void chat_records_round_trip(void) {
+  wire_record r = {.type = WIRE_CHAT, .chat = "c1", .text = "Plans", .ts_ms = 1763894400123, .origin = "h01"}, back;
+  char *json;
+  round_trip(__LINE__, &r, &back, &json);
+  CHECK_INT(back.type, WIRE_CHAT);
+  CHECK_STR(back.text, "Plans");
+  CHECK_INT(back.ts_ms, r.ts_ms);
+  CHECK_INT(back.deleted, 0);
+  free(json);
+  wire_record_free(&back);
+  wire_record d = {.type = WIRE_CHAT, .chat = "c1", .deleted = 1, .origin = "h01"};
+  round_trip(__LINE__, &d, &back, &json);
+  CHECK_INT(back.deleted, 1);
+  CHECK(back.text == NULL);
+  free(json);
+  wire_record_free(&back);
+  check_refused(__LINE__, "{\"t\":\"chat\",\"chat\":\"c1\",\"from\":\"h1\",\"title\":\"\",\"created\":1}", "\"title\"");
+  check_refused(__LINE__, "{\"t\":\"chat\",\"chat\":\"c1\",\"title\":\"x\",\"created\":1}", "\"from\"");
+  check_refused(__LINE__, "{\"t\":\"chat\",\"chat\":\"c1\",\"from\":\"h1\",\"title\":\"x\"}", "\"created\"");
+}
+
+/* The stream's order as read (issue 28 item 12): a jump in stream seqs at the first delivery of a
+ * consumer made from the next seq is the stream's own gap (skipped); any other jump may be a record
+ * lost on the way, or passed by a live consumer when a subject was purged (a new consumer). */
+static void order_tells_gaps_from_losses(void) {
+  order o = {0};
+  CHECK_INT(order_judge(&o, 1, "c1", 1, 0), ORDER_NEXT);
+  order_take(&o, 1, "c1", 1);
+  CHECK_INT(order_judge(&o, 1, "c1", 1, 0), ORDER_AGAIN);
+  /* consecutive consumer seqs prove nothing: a purge moves a live consumer past records that exist */
+  CHECK_INT(order_judge(&o, 3, "c1", 2, 0), ORDER_LOST);
+  CHECK_INT(order_judge(&o, 3, "c1", 3, 0), ORDER_LOST);  /* consumer seq 2 never came */
+  CHECK_INT(order_judge(&o, 3, "c2", 2, 0), ORDER_LOST);  /* another consumer: nothing known */
+  CHECK_INT(order_judge(&o, 3, "c2", 1, 1), ORDER_WAIT);  /* a new one, not reported yet */
+  order_made(&o, "c2", 2);
+  CHECK_INT(order_judge(&o, 3, "c2", 1, 0), ORDER_GAP);   /* made from seq 2, its first is seq 3 */
+  order_made(&o, "c3", 1);
+  CHECK_INT(order_judge(&o, 3, "c3", 1, 0), ORDER_LOST);  /* made from another seq than the next */
+  CHECK_INT(order_judge(&o, 3, NULL, 2, 0), ORDER_LOST);
+}
+
+/* Signatures: the key's over subject, id and bytes; a change to any of them, another key, none or a
+ * malformed one is refused; a key under 16 bytes is refused naming the variable only. */
+static void signatures_cover_subject_id_and_bytes(void) {
+  sign_key *k = NULL, *other = NULL;
+  ag_errmsg em = {{0}};
+  setenv("AGORA_NATS_SIGNING_KEY", "0123456789abcdef-world-key", 1);
+  CHECK_INT(sign_key_from_env(&k, &em), AG_OK);
+  setenv("AGORA_NATS_SIGNING_KEY", "0123456789abcdef-other-key", 1);
+  CHECK_INT(sign_key_from_env(&other, &em), AG_OK);
+  setenv("AGORA_NATS_SIGNING_KEY", "too-short", 1);
+  sign_key *weak = NULL;
+  CHECK_INT(sign_key_from_env(&weak, &em), AG_ERR_INVALID);
+  CHECK(strstr(em.text, "AGORA_NATS_SIGNING_KEY") && !strstr(em.text, "too-short"));
+  unsetenv("AGORA_NATS_SIGNING_KEY");
+  sign_key *none = (sign_key *)1;
+  CHECK_INT(sign_key_from_env(&none, &em), AG_OK);
+  CHECK(none == NULL);
+  if (k && other) {
+    char sig[SIGN_HEX], bad[SIGN_HEX];
+    sign_record(k, "agora.w.c1.msg", "c1.x.1", "{}", 2, sig);
+    CHECK_INT((int)strlen(sig), 64);
+    CHECK_INT(sign_check(k, "agora.w.c1.msg", "c1.x.1", "{}", 2, sig), 1);
+    CHECK_INT(sign_check(k, "agora.w.c2.msg", "c1.x.1", "{}", 2, sig), 0);
+    CHECK_INT(sign_check(k, "agora.w.c1.msg", "c1.x.2", "{}", 2, sig), 0);
+    CHECK_INT(sign_check(k, "agora.w.c1.msg", "c1.x.1", "{ }", 3, sig), 0);
+    CHECK_INT(sign_check(k, "agora.w.c1.msg", "c1.x.1", "{}", 2, NULL), 0);
+    CHECK_INT(sign_check(k, "agora.w.c1.msg", "c1.x.1", "{}", 2, "00"), 0);
+    sign_record(other, "agora.w.c1.msg", "c1.x.1", "{}", 2, bad);
+    CHECK_INT(sign_check(k, "agora.w.c1.msg", "c1.x.1", "{}", 2, bad), 0);
+    /* fields cannot be moved into each other: subject "a", id "bc" is not subject "ab", id "c" */
+    sign_record(k, "a", "bc", "", 0, sig);
+    CHECK_INT(sign_check(k, "ab", "c", "", 0, sig), 0);
+  }
+  sign_key_free(k);
+  sign_key_free(other);
+}
+
 static const unit_test tests[] = {
+    UNIT(subject_names_chat_and_type),
+    UNIT(chat_records_round_trip),
+    UNIT(order_tells_gaps_from_losses),
+    UNIT(signatures_cover_subject_id_and_bytes),
     UNIT(events_round_trip_and_refusals),
     UNIT(fuzz_finding_ts_16_digits),
     UNIT(numbers_exact_to_2p53_less_1),

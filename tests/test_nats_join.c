@@ -348,7 +348,8 @@ static char *line_with(const char *out, const char *needle) {
 }
 
 /* A hosted agent whose LLM call fails: `run --nats --json` shows the host's llm-error naming it (the
- * provider's status and message with it), and the other agent's answer as before. */
+ * provider's status and message with it), and the other agent's answer as before, and exits 1 as a
+ * local run does (issue 28 item 14). */
 static void test_failure_shown(void) {
   llm_server *srv = NULL;
   nats_node node;
@@ -373,6 +374,8 @@ static void test_failure_shown(void) {
   const char *run[] = {"run", world, "--nats", url, "--db", nats_path("evt.db"), "--json", NULL};
   proc_result r;
   CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 1); /* as a local run whose call failed (it exited 0) */
+  CHECK(strstr(r.err, "1 LLM call(s) failed") != NULL);
   char *err = line_with(r.out, "\"llm-error\"");
   CHECK(err && strstr(err, "\"agent\":\"bob\"") && strstr(err, "bob-is-broken") && strstr(err, "400"));
   CHECK(strstr(r.out, "alice one") != NULL);

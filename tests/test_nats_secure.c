@@ -8,6 +8,7 @@
 #include "support/proc.h"
 #include "support/unit.h"
 
+#include <nats/nats.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,11 +214,73 @@ static void test_creds(void) {
   nats_node_stop(&node, SIGTERM);
 }
 
+/* A peer's JetStream publish of data on subject as user (with password pw): 0 when the stream took it. */
+static int publish_as(const char *url, const char *user, const char *pw, const char *subject, const char *data) {
+  natsOptions *o = NULL;
+  natsConnection *nc = NULL;
+  jsCtx *js = NULL;
+  jsPubAck *pa = NULL;
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = 2000;
+  natsStatus s = natsOptions_Create(&o);
+  if (s == NATS_OK) s = natsOptions_SetURL(o, url);
+  if (s == NATS_OK) s = natsOptions_SetUserInfo(o, user, pw);
+  if (s == NATS_OK) s = natsConnection_Connect(&nc, o);
+  if (s == NATS_OK) s = natsConnection_JetStream(&js, nc, NULL);
+  if (s == NATS_OK) s = js_Publish(&pa, js, subject, data, (int)strlen(data), &po, NULL);
+  jsPubAck_Destroy(pa);
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  natsOptions_Destroy(o);
+  return s == NATS_OK ? 0 : -1;
+}
+
+/* Who may publish (issue 28 item 13): docs/nats-permissions.conf as it stands. The world's processes,
+ * allowed the world's subjects and the JetStream calls Agora makes, run the world with no permission
+ * violation; another user of the server cannot put a record in the world's stream. */
+static void test_permissions(void) {
+  char dir[2048], conf[4096], url[128];
+  snprintf(dir, sizeof dir, "%s/perm", nats_tmp());
+  mkdir(dir, 0700);
+  const char *src = getenv("AGORA_SRC");
+  snprintf(conf, sizeof conf, "%s/docs/nats-permissions.conf", src ? src : ".");
+  char *extra = unit_read_file(conf);
+  nats_node node;
+  if (!extra || nats_start(dir, 1, extra, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server with %s did not start", conf);
+    free(extra);
+    return;
+  }
+  snprintf(url, sizeof url, "%s", nats_url(&node, 0, 1));
+  const char *user[] = {"AGORA_NATS_USER=agora", "AGORA_NATS_PASSWORD=agora-pass-1234", NULL};
+  const char *none[] = {NULL};
+  char js[4200];
+  snprintf(js, sizeof js, "%s/js0", dir);
+  run_and_search("perm", url, js, user, none, "agora-pass-1234");
+  /* the other user's forged message is refused by the server; the world's user may publish there */
+  const char *forged = "{\"t\":\"msg\",\"chat\":\"c1\",\"from\":\"alice\",\"kind\":\"agent\",\"text\":\"forged\",\"ts\":1}";
+  CHECK(publish_as(url, "other", "other-pass-1234", "agora.duo.c1.msg", forged) != 0);
+  CHECK(publish_as(url, "other", "other-pass-1234", "$KV.agora-duo-agents.alice", "hother") != 0);
+  CHECK(!holds(js, "\"text\":\"forged\""));
+  CHECK(publish_as(url, "agora", "agora-pass-1234", "agora.duo.c1.msg", forged) == 0); /* the check itself works */
+  nats_node_stop(&node, SIGTERM);
+  char log[4200];
+  snprintf(log, sizeof log, "%s/n0.log", dir);
+  char *text = unit_read_file(log);
+  CHECK(text && !strstr(text, "User \"agora\"")); /* no violation by the world's processes */
+  CHECK(text && strstr(text, "Violation - User \"other\"")); /* and the other user's were seen */
+  if (text && strstr(text, "User \"agora\"")) fprintf(stderr, "%s\n", text);
+  free(text);
+  free(extra);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     {"tls_user_password", test_tls_user_password},
     {"token", test_token},
     {"creds", test_creds},
+    {"permissions", test_permissions},
   };
   return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, "openssl python3");
 }

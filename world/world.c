@@ -109,6 +109,15 @@ int world_emit(world *w, const world_event *ev) {
   return rc;
 }
 
+int world_receive_event(world *w, const world_event *ev) {
+  if (ev->kind == EV_LLM_ERROR) w->failed_calls++;
+  bus_event *e = bus_event_new(ev);
+  if (!e) return AG_ERR_NOMEM;
+  int rc = bus_publish_event(w->bus, e);
+  bus_event_unref(e);
+  return rc;
+}
+
 /* A typo in a mention must not pass in silence (§7 unknown-mention). */
 static int world_check_mentions(world *w, const ag_msg *m) {
   const char **names = NULL;

@@ -141,7 +141,12 @@ void world_receive_turn_end(world *w, const char *agent_id, uint64_t trigger, si
 /* agent_id now answers in this process: its turn started elsewhere and not finished is run here. */
 void world_resume_agent(world *w, const char *agent_id);
 
-/* LLM calls that ended in error since the world was made. */
+/* An event another process reported (an agent it answers for failed, an MCP server of its would not
+ * start): shown on the bus as this process's own, not reported again; an llm-error counts as a failed
+ * call (world_failed_calls), as it would in one process. */
+int world_receive_event(world *w, const world_event *ev);
+
+/* LLM calls that ended in error since the world was made (here, or reported by another process). */
 size_t world_failed_calls(const world *w);
 
 #endif
