@@ -10,7 +10,6 @@
 #include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 typedef struct world_slot {
@@ -487,14 +486,15 @@ cJSON *world_settings_json(const world *w) {
   return j;
 }
 
+/* Through the id index, not a scan (issue 22: a scan per lookup was 30% of a 100,000-agent reply).
+ * The rule is the one it replaces, "the id of name_or_id, or a name equal but for ASCII case": an agent's
+ * id is its name's id and ids fold ASCII case, so a name equal but for case has the agent's id, and the
+ * first rule alone finds every agent the second did. */
 agent *world_agent_find(const world *w, const char *name_or_id) {
-  char id[MENTION_ID_MAX] = "";
-  mention_id_from_name(name_or_id, id, sizeof id);
-  for (size_t i = 0; i < w->n_slots; i++) {
-    agent *a = w->slots[i]->a;
-    if (strcmp(agent_id(a), id) == 0 || strcasecmp(agent_name(a), name_or_id) == 0) return a;
-  }
-  return NULL;
+  char id[MENTION_ID_MAX];
+  if (mention_id_from_name(name_or_id, id, sizeof id) != AG_OK) return NULL;
+  world_slot *s = world_find_slot(w, id);
+  return s ? s->a : NULL;
 }
 
 int world_add_agent(world *w, const agent_settings *s, ag_errmsg *em) {
