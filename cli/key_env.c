@@ -3,7 +3,6 @@
 
 #include "cli/cli.h"
 
-#include <cjson/cJSON.h>
 #include <string.h>
 
 int cli_allow_env_arg(cli_allow_env *a, const char *cmd, int argc, char **argv, int *i) {
@@ -34,21 +33,16 @@ static int allowed(const cli_allow_env *allow, const char *name) {
 }
 
 int cli_key_env_check(const world *w, const char *label, const cli_allow_env *allow, ag_errmsg *em) {
-  cJSON *settings = world_settings_json(w);
-  const cJSON *agent;
-  int i = 0, rc = settings ? AG_OK : AG_ERR_NOMEM;
-  cJSON_ArrayForEach(agent, cJSON_GetObjectItem(settings, "agents")) {
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(agent, "api_key_env"));
-    if (name && name[0] && !cli_key_env_plain(name) && !allowed(allow, name)) {
+  /* From the agents' settings, not world_settings_json: a million agents' JSON took seconds (issue 22). */
+  int rc = AG_OK;
+  for (size_t i = 0; !rc && i < world_agent_count(w); i++) {
+    const char *name = agent_settings_of(world_agent_at(w, i))->llm.api_key_env;
+    if (name && name[0] && !cli_key_env_plain(name) && !allowed(allow, name))
       rc = ag_fail(em, AG_ERR_INVALID,
-                   "%s: agents[%d].api_key_env: '%s' is not an API key variable (names ending in _API_KEY, "
+                   "%s: agents[%zu].api_key_env: '%s' is not an API key variable (names ending in _API_KEY, "
                    "_TOKEN or _KEY are); its value would be sent to the agent's server: pass --allow-env %s "
                    "if that is intended",
                    label, i, name, name);
-      break;
-    }
-    i++;
   }
-  cJSON_Delete(settings);
   return rc;
 }

@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include "common/error.h"
+#include "common/heap.h"
 #include "llm/llm.h"
 
 #include <errno.h>
@@ -83,6 +84,7 @@ static int check_stdout(int status) {
 static int dispatch(int argc, char **argv);
 
 int main(int argc, char **argv) {
+  ag_heap_tune();
   return check_stdout(dispatch(argc, argv));
 }
 
