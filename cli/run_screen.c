@@ -166,7 +166,8 @@ void run_screen_on_bus(void *ud, bus_topic topic, void *payload) {
     screen_agent *a = find(s, ((const ag_msg *)payload)->sender);
     if (a) a->len = 0, a->tail[0] = '\0'; /* the whole message replaces its live line */
   }
-  prune(s);
+  /* Only when a line shows who is thinking: up to 64 lookups per bus item were 40% of a piped run. */
+  if (s->live || output_shows_status(s->out)) prune(s);
   if (s->live) {
     output_status_hide(s->out);
     live_show(s);
