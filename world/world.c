@@ -65,6 +65,9 @@ static world_slot *world_find_slot(const world *w, const char *id) {
   }
 }
 
+/* For mention parsing at publish: the world's index. */
+static int world_has_id(void *ctx, const char *id) { return world_find_slot(ctx, id) != NULL; }
+
 /* Brings the id list and the id index up to date after agents were added or removed. Adding one
  * agent (once per agent of a world file, which may hold many thousands) inserts it while the index
  * is at most half full; anything else rebuilds, so loading n agents costs O(n), not O(n²). */
@@ -149,7 +152,10 @@ static void hint_not_addressed(world *w, const ag_msg *m, const mention_list *ot
 /* Leading mentions, and the others into *any when there is no leading one (§3.5: only then do they
  * matter). */
 static int world_parse(world *w, ag_msg *m, mention_list *any) {
-  int rc = mention_leading(m->text, w->ids, w->n_slots, &m->leading);
+  /* Display names are looked up in the id index: a scan or a set of every id per message would make a
+   * message's cost grow with the world. */
+  mention_known known = {.has = world_has_id, .ctx = w};
+  int rc = mention_leading_known(m->text, &known, &m->leading);
   if (!rc && m->leading.n == 0) {
     rc = mention_anywhere(m->text, any);
     m->has_other_mentions = any->n > 0;
@@ -261,6 +267,9 @@ static const char *const *host_ids(void *ctx, size_t *n) {
   *n = s->w->n_slots;
   return (const char *const *)s->w->ids;
 }
+
+static int host_has_id(void *ctx, const char *id) { return world_find_slot(((world_slot *)ctx)->w, id) != NULL; }
+
 
 static int host_approve(void *ctx, agent *a, const char *tool, const char *args_json, const char *question) {
   world_slot *s = ctx;
@@ -380,7 +389,7 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   if (!s) return AG_ERR_NOMEM;
   s->w = w;
   s->host = (agent_host){s, host_publish, host_report, host_thinking, host_approve, host_approve_cancel, host_ids,
-                         host_render_prompt, host_turn_begin, host_turn_end};
+                         host_render_prompt, host_turn_begin, host_turn_end, host_has_id};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
   agent_set_memory_window(s->a, w->spec.memory_window);
   if (world_find_slot(w, agent_id(s->a))) {
