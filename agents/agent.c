@@ -217,13 +217,20 @@ static void agent_on_chunk(void *ud, const char *text, size_t len) {
 static void agent_start_next(agent *a);
 static int agent_call_llm(agent *a);
 
+/* The world's agent ids as the host offers them: its index when it has one, else its list. */
+static mention_known agent_known_ids(agent *a) {
+  if (a->host->has_id) return (mention_known){.has = a->host->has_id, .ctx = a->host->ctx};
+  mention_known k = {0};
+  if (a->host->ids) k.ids = a->host->ids(a->host->ctx, &k.n);
+  return k;
+}
+
 /* Publishes text as the answer to m (shaped, §5) and remembers it. */
 static void agent_publish_reply(agent *a, const ag_msg *m, const char *text, int empty_is_error) {
   char *shaped = NULL;
   shape_outcome outcome = SHAPE_SILENT;
-  size_t n_ids = 0;
-  const char *const *ids = a->host->ids ? a->host->ids(a->host->ctx, &n_ids) : NULL;
-  int rc = shape_reply(text, a->id, m->sender, a->s.auto_reply, ids, n_ids, &outcome, &shaped);
+  mention_known known = agent_known_ids(a);
+  int rc = shape_reply_known(text, a->id, m->sender, a->s.auto_reply, &known, &outcome, &shaped);
   if (rc) {
     agent_notify(a, AGENT_REPORT_LLM_ERROR, ag_strerror(rc), 0, NULL, 1);
   } else if (outcome == SHAPE_EMPTY) {
@@ -242,10 +249,9 @@ static char *agent_tool_body(agent *a, tool_id id, const llm_tool_call *c, const
   if (id == TOOL_SAVE_CONTEXT) return tool_exec_save(&a->ctx, args, at, &a->round_reply);
   if (id != TOOL_SEND_MESSAGE) return tool_exec_error("unknown tool '%s'", c->name);
   /* Leading mentions address exactly the named agents (§3.6). */
-  size_t n_ids = 0;
-  const char *const *ids = a->host->ids ? a->host->ids(a->host->ctx, &n_ids) : NULL;
+  mention_known known = agent_known_ids(a);
   char *text = NULL;
-  char *err = tool_exec_message(args, ids, n_ids, &text);
+  char *err = tool_exec_message_known(args, &known, &text);
   if (err || !text) return err;
   ag_msg *sent = NULL;
   int rc = a->host->publish(a->host->ctx, a, text, AG_KIND_AGENT, &sent);

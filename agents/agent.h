@@ -114,6 +114,9 @@ typedef struct agent_host {
    * agent_turn_done (AGENT_ENDING), so that every process starts the agent's next turn at the same point. */
   int (*turn_begin)(void *ctx, agent *a);
   int (*turn_end)(void *ctx, agent *a, const ag_msg *m);
+  /* 1 when id is an agent's of the world, in O(1) (its index), for display names and send_message's
+   * recipients in a world of any size. NULL: ids is scanned instead. */
+  int (*has_id)(void *ctx, const char *id);
 } agent_host;
 
 /* The world settings an agent decides by; borrowed for the call. */

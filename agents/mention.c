@@ -86,6 +86,7 @@ static void id_copy(const char *s, size_t n, char out[MENTION_ID_MAX]) {
 typedef struct id_lookup {
   const char *const *ids; /* borrowed, n of them, entries may be NULL */
   size_t n;
+  const mention_known *fn; /* a lookup instead of ids (its has is set), or NULL */
   const char *extra; /* one more id, or NULL */
   ag_strset set;     /* the ids hashed, when built */
   int hashed;        /* the set holds them all */
@@ -95,6 +96,7 @@ typedef struct id_lookup {
 
 static int id_known(id_lookup *k, const char *id) {
   if (k->extra && strcmp(k->extra, id) == 0) return 1;
+  if (k->fn) return k->fn->has(k->fn->ctx, id);
   if (k->n > ID_SCAN_MAX && !k->hashed) {
     k->hashed = 1;
     for (size_t i = 0; i < k->n && k->hashed; i++) {
@@ -163,12 +165,24 @@ static int line_next(const char *line, size_t len, size_t *pos, id_lookup *known
   return 1;
 }
 
+/* The lookup for a mention_known: its function, or its ids. */
+static id_lookup lookup_of(const mention_known *k, const char *extra) {
+  int fn = k && k->has;
+  return (id_lookup){.ids = k && !fn ? k->ids : NULL, .n = k && !fn ? k->n : 0, .fn = fn ? k : NULL, .extra = extra};
+}
+
+int mention_line_next_known(const char *line, size_t len, size_t *pos, const mention_known *known,
+                            const char *extra_id, mention_at *m) {
+  id_lookup k = lookup_of(known, extra_id);
+  int found = line_next(line, len, pos, &k, m);
+  ag_strset_clear(&k.set);
+  return found;
+}
+
 int mention_line_next(const char *line, size_t len, size_t *pos, const char *const *agent_ids, size_t n_ids,
                       const char *extra_id, mention_at *m) {
-  id_lookup known = {agent_ids, n_ids, extra_id, {0}, 0};
-  int found = line_next(line, len, pos, &known, m);
-  ag_strset_clear(&known.set);
-  return found;
+  mention_known k = {.ids = agent_ids, .n = n_ids};
+  return mention_line_next_known(line, len, pos, &k, extra_id, m);
 }
 
 int mention_is_fence(const char *line, size_t len) {
@@ -239,11 +253,16 @@ static int list_add(mention_list *l, size_t *cap, const char *id) {
 }
 
 int mention_leading(const char *text, const char *const *agent_ids, size_t n_ids, mention_list *out) {
+  mention_known k = {.ids = agent_ids, .n = n_ids};
+  return mention_leading_known(text, &k, out);
+}
+
+int mention_leading_known(const char *text, const mention_known *k, mention_list *out) {
   int rc = AG_OK;
   mention_list l = {0};
   size_t cap = 0;
   ag_strset seen = {0}; /* the ids in l, for the duplicate check */
-  id_lookup known = {agent_ids, n_ids, NULL, {0}, 0};
+  id_lookup known = lookup_of(k, NULL);
   if (!text || !out) return AG_ERR_INVALID;
   mention_lines it = mention_lines_start(text);
   mention_line ln;

@@ -15,10 +15,22 @@ typedef struct mention_list {
   char **ids;
 } mention_list;
 
+/* The ids display names are resolved against: ids[0..n) (borrowed, entries may be NULL; hashed once
+ * per call past a few), or, when has is set, has(ctx, id) alone: a world's index, so that resolving a
+ * name costs the same in a world of a million agents as in one of ten. A zeroed struct knows no id. */
+typedef struct mention_known {
+  const char *const *ids;
+  size_t n;
+  int (*has)(void *ctx, const char *id); /* 1 when id (lower-case) is an agent's */
+  void *ctx;
+} mention_known;
+
 /* Leading mentions of text (§2): the mentions that open any line outside ``` fences, in order, without
  * duplicates, display names ("@Madame Pedagogue") resolved against agent_ids (borrowed, n_ids of them;
  * may be NULL/0). On success *out holds a new list the caller frees. */
 int mention_leading(const char *text, const char *const *agent_ids, size_t n_ids, mention_list *out);
+/* The same with the known ids as a mention_known (borrowed). */
+int mention_leading_known(const char *text, const mention_known *known, mention_list *out);
 
 /* Every @token outside code anywhere in text, lower-cased, as written (no display-name joining), in
  * order of appearance, duplicates kept; an '@' after a letter, digit, '.', '_' or '-' is no mention. */
@@ -43,6 +55,9 @@ typedef struct mention_at {
  * when the id is in agent_ids (borrowed, may be NULL/0) or equals extra_id (may be NULL). No allocation. */
 int mention_line_next(const char *line, size_t len, size_t *pos, const char *const *agent_ids, size_t n_ids,
                       const char *extra_id, mention_at *m);
+/* The same with the known ids as a mention_known (borrowed). */
+int mention_line_next_known(const char *line, size_t len, size_t *pos, const mention_known *known,
+                            const char *extra_id, mention_at *m);
 
 /* 1 when the line (no '\n' within len) opens or closes a ``` fence: its first non-blank chars are ```. */
 int mention_is_fence(const char *line, size_t len);

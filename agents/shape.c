@@ -108,7 +108,7 @@ static int tags_strip(const char *raw, const char *agent_id, shape_tags *tags, a
 
 /* Copies text into out line by line, dropping the mentions that open lines outside ``` fences: the
  * agent's own (always), every one when drop_all. */
-static int mentions_strip(const char *text, const char *agent_id, int drop_all, const char *const *ids, size_t n_ids,
+static int mentions_strip(const char *text, const char *agent_id, int drop_all, const mention_known *known,
                           ag_buf *out) {
   int rc = AG_OK;
   mention_lines it = mention_lines_start(text);
@@ -116,7 +116,7 @@ static int mentions_strip(const char *text, const char *agent_id, int drop_all, 
   while (mention_lines_next(&it, &ln)) {
     size_t kept = 0, pos = 0;
     mention_at m;
-    while (!ln.code && mention_line_next(ln.start, ln.len, &pos, ids, n_ids, agent_id, &m)) {
+    while (!ln.code && mention_line_next_known(ln.start, ln.len, &pos, known, agent_id, &m)) {
       if (!drop_all && strcmp(m.id, agent_id) != 0) continue;
       rc = ag_buf_append(out, ln.start + kept, m.start - kept);
       if (rc) return rc;
@@ -129,13 +129,13 @@ static int mentions_strip(const char *text, const char *agent_id, int drop_all, 
 }
 
 /* 1 when text has a leading mention of anyone but the agent (§5.4). */
-static int leads_to_other(const char *text, const char *agent_id, const char *const *ids, size_t n_ids) {
+static int leads_to_other(const char *text, const char *agent_id, const mention_known *known) {
   mention_lines it = mention_lines_start(text);
   mention_line ln;
   while (mention_lines_next(&it, &ln)) {
     size_t pos = 0;
     mention_at m;
-    while (!ln.code && mention_line_next(ln.start, ln.len, &pos, ids, n_ids, agent_id, &m))
+    while (!ln.code && mention_line_next_known(ln.start, ln.len, &pos, known, agent_id, &m))
       if (strcmp(m.id, agent_id) != 0) return 1;
   }
   return 0;
@@ -143,6 +143,12 @@ static int leads_to_other(const char *text, const char *agent_id, const char *co
 
 int shape_reply(const char *raw, const char *agent_id, const char *sender, int auto_reply,
                 const char *const *agent_ids, size_t n_ids, shape_outcome *outcome, char **out) {
+  mention_known known = {.ids = agent_ids, .n = n_ids};
+  return shape_reply_known(raw, agent_id, sender, auto_reply, &known, outcome, out);
+}
+
+int shape_reply_known(const char *raw, const char *agent_id, const char *sender, int auto_reply,
+                      const mention_known *known, shape_outcome *outcome, char **out) {
   int rc = AG_OK;
   shape_tags tags = {0};
   ag_buf untagged, body, pub;
@@ -168,7 +174,7 @@ int shape_reply(const char *raw, const char *agent_id, const char *sender, int a
 
   rc = tags_strip(raw, self, &tags, &untagged);
   if (rc) goto fail;
-  rc = mentions_strip(ag_buf_str(&untagged), self, tags.stop || tags.to.n > 0, agent_ids, n_ids, &body);
+  rc = mentions_strip(ag_buf_str(&untagged), self, tags.stop || tags.to.n > 0, known, &body);
   if (rc) goto fail;
 
   /* The published text is trimmed; trimming the body first makes "nothing left" easy to see. */
@@ -185,7 +191,7 @@ int shape_reply(const char *raw, const char *agent_id, const char *sender, int a
     for (size_t i = 0; i < tags.to.n && !rc; i++) rc = ag_buf_printf(&pub, "@%s\n", tags.to.ids[i]);
     if (!rc) rc = ag_buf_appends(&pub, "\n");
   } else if (!tags.stop && auto_reply && sender && ag_sender_kind(sender) == AG_KIND_AGENT &&
-             !leads_to_other(b, self, agent_ids, n_ids)) {
+             !leads_to_other(b, self, known)) {
     /* The reply goes back to whom it answers; before a ``` fence the mention takes its own line, or the
      * fence would no longer open a line and the code would be shown as text. */
     rc = ag_buf_printf(&pub, mention_is_fence(b, blen) ? "@%s\n" : "@%s ", sender);

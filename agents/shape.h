@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "agents/mention.h"
+
 typedef enum shape_outcome {
   SHAPE_PUBLISH = 0, /* *out holds the text to publish */
   SHAPE_EMPTY = 1,   /* the raw reply was only white space: publish nothing, emit an error event */
@@ -16,5 +18,8 @@ typedef enum shape_outcome {
  * SHAPE_PUBLISH). The published text has no leading or trailing white space. */
 int shape_reply(const char *raw, const char *agent_id, const char *sender, int auto_reply,
                 const char *const *agent_ids, size_t n_ids, shape_outcome *outcome, char **out);
+/* The same with the known ids as a mention_known (borrowed): a world's index, O(1) per name. */
+int shape_reply_known(const char *raw, const char *agent_id, const char *sender, int auto_reply,
+                      const mention_known *known, shape_outcome *outcome, char **out);
 
 #endif

@@ -46,6 +46,19 @@ char *tool_exec_save(context_state *ctx, const cJSON *args, int64_t at_ms, char 
 }
 
 char *tool_exec_message(const cJSON *args, const char *const *ids, size_t n_ids, char **out) {
+  mention_known known = {.ids = ids, .n = n_ids};
+  return tool_exec_message_known(args, &known, out);
+}
+
+/* 1 when id is one of known's. */
+static int known_has(const mention_known *k, const char *id) {
+  if (k->has) return k->has(k->ctx, id);
+  for (size_t i = 0; i < k->n; i++)
+    if (k->ids[i] && strcmp(k->ids[i], id) == 0) return 1;
+  return 0;
+}
+
+char *tool_exec_message_known(const cJSON *args, const mention_known *known, char **out) {
   size_t cap = 64;
   const cJSON *t;
   const cJSON *to = cJSON_GetObjectItemCaseSensitive(args, "to");
@@ -58,11 +71,9 @@ char *tool_exec_message(const cJSON *args, const char *const *ids, size_t n_ids,
   const char *unknown = NULL;
   cJSON_ArrayForEach(t, to) {
     char id_buf[MENTION_ID_MAX] = "";
-    int known = mention_id_from_name(t->valuestring[0] == '@' ? t->valuestring + 1 : t->valuestring, id_buf,
+    int valid = mention_id_from_name(t->valuestring[0] == '@' ? t->valuestring + 1 : t->valuestring, id_buf,
                                      sizeof id_buf) == AG_OK;
-    int found = 0;
-    for (size_t k = 0; known && k < n_ids && !found; k++) found = strcmp(ids[k], id_buf) == 0;
-    if (!found && !unknown) unknown = t->valuestring;
+    if (!(valid && known_has(known, id_buf)) && !unknown) unknown = t->valuestring;
     pos += (size_t)snprintf(msg + pos, cap - pos, "@%s ", id_buf);
   }
   if (unknown) {

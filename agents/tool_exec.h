@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "agents/context.h"
+#include "agents/mention.h"
 #include "agents/tools.h"
 #include "llm/llm.h"
 
@@ -33,6 +34,8 @@ char *tool_exec_save(context_state *ctx, const cJSON *args, int64_t at_ms, char 
  * are the world's agent ids (borrowed). On success *out is the text (caller frees); when a recipient
  * is not an agent of the world, *out is NULL and the result is the error result. NULL = ok. */
 char *tool_exec_message(const cJSON *args, const char *const *ids, size_t n_ids, char **out);
+/* The same with the world's ids as a mention_known (borrowed): O(1) per recipient with a lookup. */
+char *tool_exec_message_known(const cJSON *args, const mention_known *known, char **out);
 /* ask_human's result: {"answer": text}. */
 char *tool_exec_answer(const char *text);
 /* send_message's result once the message went out as seq. */

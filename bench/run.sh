@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-5}"
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release > /dev/null
-cmake --build build-bench -j2 --target agora bench_world bench_fanout_world bench_fanout_tls bench_cold bench_store bench_fanout bench_load bench_mcp_http bench_serve bench_mcp > /dev/null
+cmake --build build-bench -j2 --target agora bench_world bench_fanout_world bench_fanout_tls bench_cold bench_store bench_fanout bench_load bench_mcp_http bench_serve bench_mcp bench_million > /dev/null
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
 echo
 echo "== turn overhead, bus, memory (bench_world) =="
@@ -25,6 +25,9 @@ build-bench/bench_cold build-bench/agora "$runs"
 echo
 echo "== storage alone (bench_store) =="
 build-bench/bench_store
+echo
+echo "== worlds of 1,000 to 1,000,000 agents (bench_million; ~2 GiB at a million) =="
+build-bench/bench_million 1000000 "$runs"
 echo
 echo "== loading big worlds and mention lists (bench_load) =="
 build-bench/bench_load "$runs"

@@ -4,6 +4,7 @@
 #include "runtime/report.h"
 
 #include "common/error.h"
+#include "common/heap.h"
 #include "llm/llm.h"
 
 #include <errno.h>
@@ -86,6 +87,7 @@ static int check_stdout(int status) {
 static int dispatch(int argc, char **argv);
 
 int main(int argc, char **argv) {
+  ag_heap_tune();
   if (rt_process_begin()) {
     fputs("agora: cannot start the HTTP client library\n", stderr);
     return 1;

@@ -85,10 +85,17 @@ int ag_file_read(const char *path, size_t cap, char **out, size_t *len, ag_errms
   FILE *f = fopen(path, "rb");
   if (!f) return ag_fail(em, errno == ENOENT ? AG_ERR_NOT_FOUND : AG_ERR_IO, "%s: %s", path, strerror(errno));
   struct stat sb;
-  if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+  int known = fstat(fileno(f), &sb) == 0;
+  if (known && S_ISDIR(sb.st_mode)) {
     fclose(f);
     return ag_fail(em, AG_ERR_INVALID, "%s: is a directory, not a file", path);
   }
+  /* A regular file's size is known: refuse it before reading, and read it into one allocation. */
+  if (known && S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size > cap) {
+    fclose(f);
+    return ag_fail(em, AG_ERR_TOO_BIG, "%s: file is larger than %zu bytes", path, cap);
+  }
+  if (known && S_ISREG(sb.st_mode) && sb.st_size > 0 && (rc = buf_reserve(&b, (size_t)sb.st_size))) goto done;
   char chunk[65536];
   size_t n;
   while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {

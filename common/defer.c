@@ -1,5 +1,6 @@
 /* Deferred-call FIFO on one libevent event (see defer.h), kept in a ring (common/ring.h) so pushes and
- * pops are O(1) and allocation-free once warm. */
+ * pops are O(1) and allocation-free once warm. A ticket is the call's number in the order of pushes;
+ * with the number of calls popped so far it gives the call's place in the ring, so a cancel is O(1). */
 #include "common/defer.h"
 #include "common/error.h"
 #include "common/ring.h"
@@ -14,7 +15,9 @@ typedef struct defer_item {
 
 struct ag_defer {
   struct event *ev;
-  ag_ring ring; /* of defer_item */
+  ag_ring ring;    /* of defer_item */
+  uint64_t popped; /* calls that left the ring: the ticket of the head is popped + 1 */
+  size_t live;     /* queued calls not cancelled */
   int scheduled;
 };
 
@@ -26,8 +29,12 @@ static void defer_run(evutil_socket_t fd, short what, void *ctx) {
   /* Only the calls queued before this round run now; later ones get a round of their own. */
   size_t n = ag_ring_len(&d->ring);
   defer_item it;
-  while (n-- > 0 && ag_ring_pop(&d->ring, &it))
-    if (it.fn) it.fn(it.arg);
+  while (n-- > 0 && ag_ring_pop(&d->ring, &it)) {
+    d->popped++;
+    if (!it.fn) continue;
+    d->live--;
+    it.fn(it.arg);
+  }
   if (ag_ring_len(&d->ring) > 0 && !d->scheduled) {
     d->scheduled = 1;
     event_active(d->ev, EV_TIMEOUT, 0);
@@ -54,9 +61,11 @@ void ag_defer_free(ag_defer *d) {
   free(d);
 }
 
-int ag_defer_push(ag_defer *d, ag_defer_fn fn, void *arg) {
-  int rc = ag_ring_push(&d->ring, &(defer_item){fn, arg});
+int ag_defer_push(ag_defer *d, ag_defer_fn fn, void *arg, ag_defer_ticket *ticket) {
+  int rc = ag_ring_push(&d->ring, &(defer_item){.fn = fn, .arg = arg});
   if (rc) return rc;
+  d->live++;
+  if (ticket) *ticket = d->popped + ag_ring_len(&d->ring);
   if (!d->scheduled) {
     d->scheduled = 1;
     event_active(d->ev, EV_TIMEOUT, 0);
@@ -64,23 +73,14 @@ int ag_defer_push(ag_defer *d, ag_defer_fn fn, void *arg) {
   return AG_OK;
 }
 
-size_t ag_defer_cancel(ag_defer *d, void *arg) {
-  size_t n = 0;
-  /* Cancelled entries stay in place as no-ops so the order of the others is untouched. */
-  defer_item *it;
-  for (size_t i = 0; (it = ag_ring_at(&d->ring, i)); i++) {
-    if (it->fn && it->arg == arg) {
-      it->fn = NULL;
-      n++;
-    }
-  }
-  return n;
+int ag_defer_cancel(ag_defer *d, ag_defer_ticket ticket) {
+  /* A cancelled call stays in place as a no-op so the order of the others is untouched. */
+  if (ticket <= d->popped) return 0; /* ran (or was dropped), or no ticket at all */
+  defer_item *it = ag_ring_at(&d->ring, (size_t)(ticket - d->popped - 1));
+  if (!it || !it->fn) return 0;
+  it->fn = NULL;
+  d->live--;
+  return 1;
 }
 
-size_t ag_defer_pending(const ag_defer *d) {
-  size_t n = 0;
-  const defer_item *it;
-  for (size_t i = 0; (it = ag_ring_at(&d->ring, i)); i++)
-    if (it->fn) n++;
-  return n;
-}
+size_t ag_defer_pending(const ag_defer *d) { return d->live; }

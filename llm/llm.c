@@ -116,7 +116,6 @@ static void call_release(llm_call *call) {
     free(call->tool_calls[i].signature);
   }
   free(call->tool_calls);
-  ag_defer_cancel(call->client->defer, call);
   call_unlink(call);
   free(call);
 }

@@ -12,6 +12,7 @@
 typedef struct script_call {
   char *text;
   size_t len, pos;
+  ag_defer_ticket step; /* the queued step, cancelled with the call */
 } script_call;
 
 static void script_step(void *arg) {
@@ -25,7 +26,7 @@ static void script_step(void *arg) {
     llm_call_chunk(call, sc->text + sc->pos, end - sc->pos);
     sc->pos = end;
     if (sc->pos < sc->len) {
-      if (ag_defer_push(call->client->defer, script_step, call) == AG_OK) return;
+      if (ag_defer_push(call->client->defer, script_step, call, &sc->step) == AG_OK) return;
     }
   }
   llm_call_finish(call, AG_OK, sc->text, NULL);
@@ -92,12 +93,13 @@ static int script_start(llm_call *call, const llm_request *req) {
   }
   sc->len = strlen(sc->text);
   call->impl = sc;
-  return ag_defer_push(call->client->defer, script_step, call);
+  return ag_defer_push(call->client->defer, script_step, call, &sc->step);
 }
 
 static void script_cancel(llm_call *call) {
   script_call *sc = call->impl;
   call->impl = NULL;
+  if (sc) ag_defer_cancel(call->client->defer, sc->step); /* stale once the step ran: a no-op */
   if (sc) free(sc->text);
   free(sc);
 }

@@ -2,7 +2,6 @@
 #include "runtime/key_env.h"
 
 
-#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,37 +28,30 @@ static int allowed(const rt_allow_env *allow, const char *name) {
  * the human's message are stored, rather than at the first call. A script agent sends nothing (also
  * when --provider script overrides the file); an agent naming no variable may need none (a local
  * server), which only the call can tell. */
-static int key_env_unset(const cJSON *agent, const char *name) {
-  const char *provider = cJSON_GetStringValue(cJSON_GetObjectItem(agent, "provider"));
-  if (!provider || !strcmp(provider, "script")) return 0;
+static int key_env_unset(const agent_settings *st, const char *name) {
+  if (st->llm.provider == LLM_SCRIPT) return 0;
   const char *value = getenv(name);
   return !value || !value[0];
 }
 
 int rt_key_env_check(const world *w, const char *label, const rt_allow_env *allow, ag_errmsg *em) {
-  cJSON *settings = world_settings_json(w);
-  const cJSON *agent;
-  int i = 0, rc = settings ? AG_OK : AG_ERR_NOMEM;
-  cJSON_ArrayForEach(agent, cJSON_GetObjectItem(settings, "agents")) {
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(agent, "api_key_env"));
-    const char *who = cJSON_GetStringValue(cJSON_GetObjectItem(agent, "name"));
-    if (name && name[0] && !rt_key_env_plain(name) && !allowed(allow, name)) {
+  /* From the agents' settings, not world_settings_json: a million agents' JSON took seconds (issue 22). */
+  int rc = AG_OK;
+  for (size_t i = 0; !rc && i < world_agent_count(w); i++) {
+    const agent_settings *st = agent_settings_of(world_agent_at(w, i));
+    const char *name = st->llm.api_key_env;
+    if (!name || !name[0]) continue;
+    if (!rt_key_env_plain(name) && !allowed(allow, name))
       rc = ag_fail(em, AG_ERR_INVALID,
-                   "%s: agents[%d].api_key_env: '%s' is not an API key variable (names ending in _API_KEY, "
+                   "%s: agents[%zu].api_key_env: '%s' is not an API key variable (names ending in _API_KEY, "
                    "_TOKEN or _KEY are); its value would be sent to the agent's server: pass --allow-env %s "
                    "if that is intended",
                    label, i, name, name);
-      break;
-    }
-    if (name && name[0] && key_env_unset(agent, name)) {
+    else if (key_env_unset(st, name))
       rc = ag_fail(em, AG_ERR_INVALID,
-                   "%s: agents[%d] (%s).api_key_env: environment variable %s is not set (export it, or drop "
+                   "%s: agents[%zu] (%s).api_key_env: environment variable %s is not set (export it, or drop "
                    "api_key_env to use the provider's default)",
-                   label, i, who ? who : "?", name);
-      break;
-    }
-    i++;
+                   label, i, st->name, name);
   }
-  cJSON_Delete(settings);
   return rc;
 }

@@ -86,6 +86,8 @@ void output_progress(output *o, size_t step, size_t steps, size_t thinking, cons
   status_draw(o);
 }
 
+int output_shows_status(const output *o) { return o->status_tty; }
+
 void output_done(output *o) {
   if (o->status_tty) status_clear(o);
   o->status[0] = '\0';

@@ -39,6 +39,8 @@ void output_event(output *o, const world_event *e);
 void output_thread_step(output *o, ev_kind kind, const cJSON *fields);
 /* Progress: the status line's contents (step i of n, thinking agents); cleared by output_done. */
 void output_progress(output *o, size_t step, size_t steps, size_t thinking, const char *who);
+/* 1 when progress lines are drawn (stderr is a terminal, progress on, not --json). */
+int output_shows_status(const output *o);
 void output_done(output *o);
 
 /* The objects `run --json` prints, one per line, for other transports (agora serve's event stream):

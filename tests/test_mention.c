@@ -125,6 +125,50 @@ static void display_names(void) {
   mention_list_free(&l);
 }
 
+/* A lookup standing for a world's index: the same answers as the list, and it is asked only about
+ * candidates for a display name (counted), never handed the whole list. */
+typedef struct counted_ids {
+  int asked;
+} counted_ids;
+
+static int counted_has(void *ctx, const char *id) {
+  ((counted_ids *)ctx)->asked++;
+  for (size_t i = 0; i < N_IDS; i++)
+    if (strcmp(ids[i], id) == 0) return 1;
+  return 0;
+}
+
+static void display_names_through_a_lookup(void) {
+  static const char *const texts[] = {"@Madame Pedagogue", "@Madame   Pedagogue: hi", "@Madame pedagogue",
+                                      "@Alice Please review", "@Madame Pedagogue @Dr Who go", "@X-ray Vision",
+                                      "hi @Bob Smith\n@Carol Jones\n```\n@Dr Who\n```\n@Dr Who", NULL};
+  counted_ids c = {0};
+  mention_known known = {.has = counted_has, .ctx = &c};
+  for (size_t t = 0; texts[t]; t++) {
+    mention_list a = {0}, b = {0};
+    char got[256], want[256];
+    CHECK_INT(mention_leading(texts[t], ids, N_IDS, &a), AG_OK);
+    CHECK_INT(mention_leading_known(texts[t], &known, &b), AG_OK);
+    list_join(&a, want, sizeof want);
+    list_join(&b, got, sizeof got);
+    CHECK_STR(got, want);
+    mention_list_free(&a);
+    mention_list_free(&b);
+  }
+  CHECK(c.asked > 0 && c.asked < 20);
+  /* The line iterator resolves the same way, the extra id first. */
+  size_t pos = 0;
+  mention_at m;
+  CHECK_INT(mention_line_next_known("@Zed Zz hi", 10, &pos, &known, "zed-zz", &m), 1);
+  CHECK_STR(m.id, "zed-zz");
+  pos = 0;
+  CHECK_INT(mention_line_next_known("@Dr Who hi", 10, &pos, &known, NULL, &m), 1);
+  CHECK_STR(m.id, "dr-who");
+  pos = 0;
+  CHECK_INT(mention_line_next_known("@Dr Who hi", 10, &pos, NULL, NULL, &m), 1); /* nobody known */
+  CHECK_STR(m.id, "dr");
+}
+
 static void anywhere_code_spans_and_addresses(void) {
   CHECK_ANYWHERE("a `@x` b @y", "y");
   CHECK_ANYWHERE("unmatched ` tick @bob", "bob");
@@ -295,6 +339,7 @@ static const unit_test tests[] = {
   UNIT(leading_across_lines_no_duplicates),
   UNIT(leading_skips_fenced_code),
   UNIT(display_names),
+  UNIT(display_names_through_a_lookup),
   UNIT(anywhere_code_spans_and_addresses),
   UNIT(long_tokens_are_cut),
   UNIT(line_iterator_offsets),

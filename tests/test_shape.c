@@ -3,6 +3,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agents/shape.h"
 #include "common/error.h"
@@ -12,7 +13,16 @@
 static const char *const ids[] = {"alice", "bob", "carol", "dave", "madame-pedagogue", "dr-who"};
 #define N_IDS (sizeof ids / sizeof *ids)
 
-/* Shapes raw and checks the result: want NULL means nothing is published, with outcome want_outcome. */
+/* The ids as a lookup, as a world's index offers them (shape_reply_known). */
+static int ids_has(void *ctx, const char *id) {
+  (void)ctx;
+  for (size_t i = 0; i < N_IDS; i++)
+    if (strcmp(ids[i], id) == 0) return 1;
+  return 0;
+}
+
+/* Shapes raw and checks the result: want NULL means nothing is published, with outcome want_outcome.
+ * The lookup variant must shape it the same way. */
 static void check_shape(int line, const char *raw, const char *agent, const char *sender, int auto_reply,
                         shape_outcome want_outcome, const char *want) {
   shape_outcome oc = SHAPE_PUBLISH;
@@ -26,6 +36,14 @@ static void check_shape(int line, const char *raw, const char *agent, const char
   if (want && (!out || strcmp(out, want) != 0))
     unit_fail_(__FILE__, line, "shape_reply(\"%s\") == \"%s\", expected \"%s\"", raw, out ? out : "(null)", want);
   if (!want && out) unit_fail_(__FILE__, line, "shape_reply(\"%s\") == \"%s\", expected nothing", raw, out);
+  shape_outcome oc2 = SHAPE_PUBLISH;
+  char *out2 = NULL;
+  mention_known known = {.has = ids_has};
+  if (shape_reply_known(raw, agent, sender, auto_reply, &known, &oc2, &out2) != AG_OK || oc2 != oc ||
+      (out && (!out2 || strcmp(out, out2) != 0)) || (!out && out2))
+    unit_fail_(__FILE__, line, "shape_reply_known(\"%s\") == \"%s\", shape_reply gave \"%s\"", raw,
+               out2 ? out2 : "(null)", out ? out : "(null)");
+  free(out2);
   free(out);
 }
 

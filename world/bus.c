@@ -201,7 +201,7 @@ static int bus_enqueue(bus *b, bus_item it) {
   int rc = ag_ring_push(&b->pending, &it);
   if (rc) return rc;
   /* One drain scheduled at a time; it empties the ring. */
-  if (ag_ring_len(&b->pending) == 1 && ag_defer_pending(b->defer) == 0) return ag_defer_push(b->defer, bus_drain, b);
+  if (ag_ring_len(&b->pending) == 1 && ag_defer_pending(b->defer) == 0) return ag_defer_push(b->defer, bus_drain, b, NULL);
   return AG_OK;
 }
 

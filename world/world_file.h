@@ -10,7 +10,9 @@
 #include "agents/agent.h"
 #include "world/cron.h"
 
-#define WORLD_FILE_MAX (16u << 20) /* bytes */
+/* bytes: a world of 1,000,000 agents with a short script each is about 60 MB; the cap leaves room
+ * for longer prompts while a file that is no world (a disk image, a log) is refused before it is read */
+#define WORLD_FILE_MAX (256u << 20)
 
 typedef struct world_step {
   int new_chat; /* {"new_chat": true}; otherwise a message (or a wait) */
