@@ -64,6 +64,7 @@ typedef struct restore_ctx {
   size_t cur; /* agent being read */
   store_chat chat;
   uint64_t last_seq;
+  int64_t sim_ms; /* the chat's simulated time (chat_time) */
   chat_inflight inflight; /* the turns in flight when the chat was last left */
   ag_errmsg *em;
 } restore_ctx;
@@ -148,6 +149,24 @@ static void restore_rerun(chat_session *cs, restore_ctx *rc) {
   }
 }
 
+/* Where the chat's simulated time stands: stored with the chat, else (a chat written before that, a
+ * branch, an import) its last message's, else the clock's start. */
+static int chat_time(store_txn *t, restore_ctx *rc) {
+  rc->sim_ms = world_sim_start(rc->cs->w);
+  if (rc->chat.has_sim) {
+    rc->sim_ms = rc->chat.sim_ms;
+    return AG_OK;
+  }
+  if (!rc->last_seq) return AG_OK;
+  store_message m;
+  int r = store_message_get(t, rc->chat_id, rc->last_seq, &m);
+  if (r == AG_ERR_NOT_FOUND) return AG_OK;
+  if (r) return r;
+  if (m.has_sim) rc->sim_ms = m.sim_ms;
+  store_message_free(&m);
+  return AG_OK;
+}
+
 static int restore_txn(store_txn *t, void *arg) {
   restore_ctx *rc = arg;
   chat_session *cs = rc->cs;
@@ -158,6 +177,7 @@ static int restore_txn(store_txn *t, void *arg) {
   }
   if (r) return r;
   if ((r = store_message_last_seq(t, rc->chat_id, &rc->last_seq))) return r;
+  if ((r = chat_time(t, rc))) return r;
   chat_inflight_free(&rc->inflight); /* a read is not run twice, but stay restartable */
   if ((r = store_thread_scan(t, rc->chat_id, restore_step_cb, rc))) return r;
   for (size_t i = 0; i < cs->n_tracks; i++) {
@@ -210,6 +230,8 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
   if ((r = store_read(cs->st, restore_txn, &rc, em))) goto done;
   world_reset_conversation(cs->w);
   world_set_last_seq(cs->w, rc.last_seq > rc.chat.message_count ? rc.last_seq : rc.chat.message_count);
+  if (world_is_virtual(cs->w)) world_time_rebase(cs->w, rc.sim_ms, rc.last_seq > 0); /* the clock is the chat's */
+  cs->saved_sim = world_now(cs->w);
   for (size_t i = 0; i < cs->n_tracks; i++) {
     agent *a = cs->tracks[i].a;
     for (size_t k = 0; k < rc.n_mems[i]; k++)

@@ -191,7 +191,8 @@ static int new_txn(store_txn *t, void *arg) {
       op->reuse = chat_rule_reusable(c.title, c.message_count) && !(cs->fresh_only && c.message_count);
       if (op->reuse) {
         /* Reused: the conversation starts over (memories, turn counts); its messages stay. */
-        store_chat nc = {c.id, c.world_id, c.title, c.message_count, c.created_at_ms, op->now, NULL};
+        store_chat nc = {.id = c.id, .world_id = c.world_id, .title = c.title, .message_count = c.message_count,
+                         .created_at_ms = c.created_at_ms, .updated_at_ms = op->now, .has_sim = c.has_sim, .sim_ms = c.sim_ms};
         rc = store_memory_clear(t, c.id, NULL);
         if (!rc) rc = store_agent_state_clear(t, c.id, NULL);
         if (!rc) rc = store_context_clear(t, c.id, NULL);
@@ -203,7 +204,8 @@ static int new_txn(store_txn *t, void *arg) {
       return rc;
     }
   }
-  store_chat c = {op->id, world_id(cs->w), CHAT_TITLE_DEFAULT, 0, op->now, op->now, NULL};
+  store_chat c = {.id = op->id, .world_id = world_id(cs->w), .title = CHAT_TITLE_DEFAULT, .created_at_ms = op->now,
+                  .updated_at_ms = op->now};
   if ((rc = store_chat_put(t, &c))) return rc;
   return store_world_set_current(t, world_id(cs->w), op->id);
 }
@@ -260,6 +262,11 @@ int chat_session_new(chat_session *cs, ag_errmsg *em) {
   uint64_t keep_seq = op.reuse ? cs->count : 0;
   world_reset_conversation(cs->w);
   world_set_last_seq(cs->w, keep_seq);
+  /* A new chat is a new run of the simulation: its clock starts at the world's start (a reused chat
+   * keeps the time it had, being the current one). */
+  if (!op.reuse && world_is_virtual(cs->w) && world_now(cs->w) != world_sim_start(cs->w))
+    world_time_rebase(cs->w, world_sim_start(cs->w), 0);
+  cs->saved_sim = world_now(cs->w);
   chat_session__mark_saved(cs, 0);
   cs->live = 1;
   if (op.reuse) {
@@ -353,7 +360,8 @@ static int title_txn(store_txn *t, void *arg) {
   store_chat c;
   int rc = store_chat_get(t, cs->current, &c);
   if (rc) return rc;
-  store_chat nc = {c.id, c.world_id, op->title, c.message_count, c.created_at_ms, op->now, NULL};
+  store_chat nc = {.id = c.id, .world_id = c.world_id, .title = op->title, .message_count = c.message_count,
+                   .created_at_ms = c.created_at_ms, .updated_at_ms = op->now, .has_sim = c.has_sim, .sim_ms = c.sim_ms};
   rc = store_chat_put(t, &nc);
   store_chat_free(&c);
   return rc;

@@ -34,6 +34,8 @@ struct chat_session {
   size_t n_tracks;
   size_t failures;    /* messages given up on (a last save that failed) */
   int save_failed;    /* the last save failed: pending[] holds its batch, retried by the next save */
+  int sim_moved;      /* the virtual clock moved (clock-advanced): the chat's row is written with its time */
+  int64_t saved_sim;  /* the chat's simulated time as last stored */
   size_t failed_batch; /* n_pending + n_pending_steps when it failed */
   /* Messages delivered since the last commit (references). They are committed together when the bus
    * has drained — group commit: one transaction, one fsync, for all the replies that arrived at once. */

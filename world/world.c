@@ -44,6 +44,9 @@ struct world {
   template_vars *vars;      /* for `{{name}}` in prompts and texts (world_render) */
   int sim_on;               /* a virtual clock: messages carry sim_now */
   int64_t sim_now;
+  int64_t sim_start;        /* where a new chat's simulated time begins */
+  uint64_t time_epoch;      /* world_time_rebase calls so far */
+  int64_t sched_from;       /* the last rebase's schedule start */
   world_mcp *mcp;           /* the MCP servers, once world_mcp_start ran */
   world_cluster cluster;    /* is_local NULL: one process */
   uint64_t delivering;      /* seq of the message being handed to the agents */
@@ -450,7 +453,7 @@ int world_new(struct event_base *base, const world_spec *spec, world **out, ag_e
   }
   if ((rc = world_time_copy(&w->spec, spec)) || (rc = world_mcp_spec_copy(&w->spec, spec)) || (rc = world_time_vars(spec, NULL, NULL, &w->vars))) goto fail;
   w->sim_on = spec->clock.is_virtual;
-  w->sim_now = spec->clock.has_start ? spec->clock.start_ms : ag_now_ms();
+  w->sim_now = w->sim_start = spec->clock.has_start ? spec->clock.start_ms : ag_now_ms();
   for (size_t i = 0; i < spec->n_agents; i++) {
     if ((rc = world_add(w, &spec->agents[i], em))) goto fail;
   }
@@ -595,6 +598,14 @@ world_mcp **world__mcp_slot(world *w) { return &w->mcp; }
 int world_is_virtual(const world *w) { return w->sim_on; }
 int64_t world_now(const world *w) { return w->sim_on ? w->sim_now : ag_now_ms(); }
 void world_set_sim_time(world *w, int64_t ms) { w->sim_now = ms; }
+void world_time_rebase(world *w, int64_t ms, int delivered) {
+  w->sim_now = ms;
+  w->sched_from = ms + (delivered ? 1 : 0);
+  w->time_epoch++;
+}
+int64_t world_schedule_from(const world *w) { return w->time_epoch ? w->sched_from : world_now(w); }
+uint64_t world_time_epoch(const world *w) { return w->time_epoch; }
+int64_t world_sim_start(const world *w) { return w->sim_start; }
 
 int world_render(world *w, const char *text, const char *agent_name, char **out, ag_errmsg *em) {
   ag_buf b;
