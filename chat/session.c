@@ -239,7 +239,7 @@ int chat_session_new(chat_session *cs, ag_errmsg *em) {
   if (cs->has_current && cs->live && (rc = chat_session__save(cs, em))) return rc;
   char id[STORE_ID_MAX];
   store_chat_id_new(id);
-  chat_op op = {cs, id, 0, 0, 0, "", NULL, ag_now_ms(), em};
+  chat_op op = {.cs = cs, .id = id, .now = ag_now_ms(), .em = em};
   store_lock *cur, *fresh;
   if ((rc = chat_session__sync_tracks(cs)) || (rc = new_locks(cs, id, &op, &cur, &fresh, em))) return rc;
   if ((rc = store_write(cs->st, new_txn, &op, em))) {
@@ -291,7 +291,7 @@ int chat_session_load(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   int rc;
   if (cs->has_current && cs->live && (rc = chat_session__save(cs, em))) return rc;
   if ((rc = chat_session__restore(cs, chat_id, em))) return rc;
-  chat_op op = {cs, cs->current, 0, 0, 0, "", NULL, ag_now_ms(), em};
+  chat_op op = {.cs = cs, .id = cs->current, .now = ag_now_ms(), .em = em};
   return store_write(cs->st, set_current_txn, &op, em);
 }
 
@@ -335,7 +335,7 @@ int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em) {
     if (rc != AG_ERR_STATE) return rc;
     return ag_fail(em, rc, "cannot delete chat '%s': it is in use by another agora process (pid %ld)", id, pid);
   }
-  chat_op op = {cs, id, 0, 0, 0, "", NULL, ag_now_ms(), em};
+  chat_op op = {.cs = cs, .id = id, .now = ag_now_ms(), .em = em};
   rc = store_write(cs->st, delete_txn, &op, em);
   store_chat_unlock(held);
   if (rc) return rc;
@@ -370,7 +370,7 @@ static int title_txn(store_txn *t, void *arg) {
 int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em) {
   if (!cs->has_current) return ag_fail(em, AG_ERR_STATE, "no current chat");
   if (!title[0]) return ag_fail(em, AG_ERR_INVALID, "the title is empty");
-  chat_op op = {cs, cs->current, 0, 0, 0, "", title, ag_now_ms(), em};
+  chat_op op = {.cs = cs, .id = cs->current, .title = title, .now = ag_now_ms(), .em = em};
   int rc = store_write(cs->st, title_txn, &op, em);
   if (rc) return rc;
   if ((rc = chat_session__set_title(cs, title))) return rc;
