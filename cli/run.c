@@ -14,7 +14,8 @@
 
 static const char run_usage[] =
   "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
-  "                [--answers FILE] [--allow-env NAME] [--model M] [--provider P] [--base-url URL]\n"
+  "                [--answers FILE] [--allow-env NAME] [--allow-key-to URL] [--model M] [--provider P]\n"
+  "                [--base-url URL]\n"
   "                [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-replicas N]]\n"
   "       agora run [WORLD.json] --resume CHAT_ID [--db DIR] [--json] ...\n"
   "\n"
@@ -40,6 +41,9 @@ static const char run_usage[] =
   "  --answers FILE  answer ask_human's questions with FILE's lines, one per question in order\n"
   "              (without it, or once it runs out, the tool's result is an error: no human to answer)\n"
   "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
+  "  --allow-key-to URL\n"
+  "              a stored world's agents may send their API key to base_url URL (otherwise only to\n"
+  "              the provider's default URL; a stored world may be someone else's)\n"
   "  --model M, --provider P, --base-url URL\n"
   "              use this model, provider or server for every agent (overrides the file)\n"
   "  --nats URL  join the world on NATS JetStream as a publisher: the steps go to the world's stream\n"

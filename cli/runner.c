@@ -25,7 +25,7 @@ int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, i
   else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) o->quiet = 1;
   else if (!strcmp(s, "--no-save")) o->no_save = 1;
   else if (!strcmp(s, "--yes")) o->yes = 1;
-  else if (!strcmp(s, "--allow-env")) {
+  else if (cli_is_allow_arg(s)) {
     int st = cli_allow_env_arg(&o->allow, cmd, argc, argv, i);
     return st ? st : 1;
   }

@@ -8,7 +8,8 @@
 
 static const char say_usage[] =
   "usage: agora say WORLD.json TEXT [--new-chat] [--db DIR] [--json] [--stream] [--quiet] [--no-save]\n"
-  "                [--yes] [--answers FILE] [--allow-env NAME] [--model M] [--provider P] [--base-url URL]\n"
+  "                [--yes] [--answers FILE] [--allow-env NAME] [--allow-key-to URL] [--model M] [--provider P]\n"
+  "                [--base-url URL]\n"
   "\n"
   "Publishes TEXT as one human message into the world's current chat (a new chat with --new-chat, or\n"
   "when the world has none), prints the replies until no agent is thinking and no message is queued,\n"
@@ -16,7 +17,8 @@ static const char say_usage[] =
   "\n"
   "  --new-chat  start a new chat instead of continuing the current one\n"
   "  --json      one JSON object per line (the human message too, then the replies and events)\n"
-  "  --stream, --quiet, --no-save, --db, --yes, --answers, --allow-env, --model, --provider, --base-url\n"
+  "  --stream, --quiet, --no-save, --db, --yes, --answers, --allow-env, --allow-key-to, --model, --provider,\n"
+  "  --base-url\n"
   "              as for agora run\n"
   "\n"
   "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";

@@ -2,6 +2,7 @@
  * call (start, chunks, one completion or a cancel). */
 #include "llm/provider.h"
 #include "llm/net.h"
+#include "llm/wire.h"
 
 #include "common/defer.h"
 
@@ -33,6 +34,11 @@ const char *llm_default_key_env(llm_provider_kind kind) {
   case LLM_GEMINI: return "GEMINI_API_KEY";
   default: return NULL;
   }
+}
+
+const char *llm_default_base_url(llm_provider_kind kind) {
+  const llm_wire *w = llm_wire_for(kind);
+  return w ? w->default_base_url : NULL;
 }
 
 void llm_config_init(llm_config *cfg) {

@@ -60,6 +60,10 @@ typedef struct llm_config {
   char *ca_file; /* PEM bundle that verifies servers; NULL: SSL_CERT_FILE, CURL_CA_BUNDLE, the system's */
   char *proxy;   /* proxy URL overriding HTTPS_PROXY/HTTP_PROXY/ALL_PROXY; NULL: those; "": none */
   int insecure;  /* 1: do not verify certificates (local testing only; warned about once a run) */
+  /* 1: no API key is sent, whatever api_key_env says. Set by the runtime, never read from a file: a
+   * world from the database whose base_url is not its provider's default and not allowed
+   * (docs/decisions.md "Keys go only where the user sends them"). */
+  int key_withheld;
 } llm_config;
 
 void llm_config_init(llm_config *cfg); /* the defaults above, provider script */
@@ -67,6 +71,8 @@ int llm_config_copy(llm_config *dst, const llm_config *src);
 void llm_config_free(llm_config *cfg);
 /* Default environment variable for a provider's key (NULL for script and ollama). */
 const char *llm_default_key_env(llm_provider_kind kind);
+/* The provider's default base URL (NULL for script). */
+const char *llm_default_base_url(llm_provider_kind kind);
 
 /* A tool call the model made: the provider's call id (generated when the provider has none, e.g.
  * Gemini), the tool's name and its arguments as JSON object text. In results the strings are owned by

@@ -469,9 +469,10 @@ static int remote_start(llm_call *call, const llm_request *req) {
   llm_wire_calls_init(&rc->calls, REMOTE_REPLY_CAP);
   /* Keys (issue 15): "api_key_env": "" means none at all; a named variable is required; otherwise the
    * provider's default variable is sent when set, and required only for the hosted default URL, since a
-   * local server at an explicit base_url usually needs no key. */
-  int no_key = cfg->api_key_env && !cfg->api_key_env[0];
-  int named = cfg->api_key_env && cfg->api_key_env[0];
+   * local server at an explicit base_url usually needs no key. A key the runtime withheld (issue 28
+   * item 2a) is like "": nothing is sent and nothing is required. */
+  int no_key = cfg->key_withheld || (cfg->api_key_env && !cfg->api_key_env[0]);
+  int named = !no_key && cfg->api_key_env && cfg->api_key_env[0];
   int own_url = cfg->base_url && cfg->base_url[0];
   const char *env = no_key ? NULL : named ? cfg->api_key_env : llm_default_key_env(cfg->provider);
   if (env && !(rc->key_env = strdup(env))) err = AG_ERR_NOMEM;

@@ -91,6 +91,9 @@ static int load_spec(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   }
   rt->has_spec = 1;
   if ((rc = rt_spec_prepare(&rt->spec, &o->over))) return ag_fail(em, rc, "%s", ag_strerror(rc));
+  /* Keys go only where the person sends them (issue 28 item 2a): a stored world's base_url may be
+   * anyone's. Nothing is called by an inert door. */
+  if (rt->src == RT_FROM_STORE && !o->inert) rt_key_withhold(&rt->spec, o->cmd, rt->label, o->over.base_url, o->allow);
   return AG_OK;
 }
 
@@ -197,14 +200,22 @@ static int join_nats(runtime *rt, const rt_opts *o, ag_errmsg *em) {
 
 /* ---- MCP servers: only a file the person named starts programs ---- */
 
+const char rt_mcp_why_stored[] =
+  "the world comes from the database (an imported snapshot, another process or the API), and such a world never "
+  "starts programs: open it from its file to use its MCP servers";
+
 static int start_mcp(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   if (!world_time_spec(rt->w)->n_mcp) {
     rt->mcp_why = "the world has no mcp_servers";
     return AG_OK;
   }
   if (rt->src != RT_FROM_FILE) {
-    rt->mcp_why = "the world comes from the database (an imported snapshot, another process or the API), and such "
-                  "a world never starts programs: open it from its file to use its MCP servers";
+    rt->mcp_why = rt_mcp_why_stored;
+    /* Said once by every door that would have started them, so that missing tools are explained. */
+    if (o->mcp)
+      fprintf(stderr, "%s: %s: its %zu MCP server%s %s not started: %s\n", o->cmd ? o->cmd : "agora", rt->label,
+              world_time_spec(rt->w)->n_mcp, world_time_spec(rt->w)->n_mcp == 1 ? "" : "s",
+              world_time_spec(rt->w)->n_mcp == 1 ? "was" : "were", rt->mcp_why);
     return AG_OK;
   }
   if (!o->mcp) {

@@ -106,6 +106,9 @@ rt_nats_join *rt_join(const runtime *rt);
 cluster *rt_cluster(const runtime *rt);
 const world_spec *rt_spec(const runtime *rt);
 rt_source rt_source_of(const runtime *rt);
+/* Why a world from the database never starts its MCP servers (a static sentence, for the doors that
+ * describe a stored world without opening it). */
+extern const char rt_mcp_why_stored[];
 /* Whether the world's MCP servers were started, and why not (a static sentence) when they were not. */
 int rt_mcp_started(const runtime *rt, const char **why);
 

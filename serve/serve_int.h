@@ -75,6 +75,8 @@ struct serve {
 /* The hosted world id: already loaded, or loaded from the database now (its current chat resumed).
  * AG_ERR_NOT_FOUND when the database has no such world. */
 int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em);
+/* The hosted world id when it is loaded, else NULL (nothing is opened: a GET answers from storage). */
+serve_world *serve_world_find(serve *s, const char *id);
 /* Loads a world file (stored, its current chat resumed, a new one when it has none). */
 int serve_world_add_file(serve *s, const char *path, ag_errmsg *em);
 /* Cancels every reply in flight and runs the loop until every world is quiet (so saved). */

@@ -302,6 +302,8 @@ int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em) 
   return rc;
 }
 
+serve_world *serve_world_find(serve *s, const char *id) { return find_loaded(s, id); }
+
 int serve_world_add_file(serve *s, const char *path, ag_errmsg *em) { return host(s, path, 0, em); }
 
 void serve_world_cancel(serve_world *sw) {
