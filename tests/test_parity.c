@@ -47,8 +47,10 @@ static int write_world(void) {
   snprintf(text, sizeof text,
     "{\"name\": \"parity\", \"variables\": {\"place\": \"Millbrook\"},\n"
     " \"clock\": {\"mode\": \"virtual\", \"start\": \"2026-03-02T09:00:00Z\"},\n"
-    " \"schedule\": [{\"at\": \"2026-03-02T09:30:00Z\", \"from\": \"world\", \"text\": \"{{place}} bell: it is {{time}} on {{weekday}}\"}],\n"
-    " \"mcp_servers\": {\"ev\": {\"command\": \"%s/node_modules/.bin/mcp-server-everything\", \"timeout_ms\": 20000}},\n"
+    " \"schedule\": [{\"at\": \"2026-03-02T09:30:00Z\", \"from\": \"world\",\n"
+    "   \"text\": \"{{place}} bell: it is {{time}} on {{weekday}}\"}],\n"
+    " \"mcp_servers\": {\"ev\": {\"command\": \"%s/node_modules/.bin/mcp-server-everything\",\n"
+    "   \"timeout_ms\": 20000}},\n"
     " \"agents\": [{\"name\": \"Clerk\", \"system_prompt\": \"You keep the {{place}} ledger.\",\n"
     "   \"tools\": [\"ev.echo\", {\"name\": \"ev.get-sum\", \"as\": \"add\", \"approve\": true}, \"ask_human\"],\n"
     "   \"replies\": [{\"tool\": \"echo\", \"args\": {\"message\": \"ledger open\"}},\n"
@@ -100,7 +102,8 @@ static void check_door(const char *door, const char *db, const char *out, const 
 /* The table's columns are the doors this test drives, in order. */
 static void table_names_every_door(void) {
   CHECK_INT(g_table.n_doors, sizeof doors / sizeof *doors);
-  for (size_t d = 0; d < g_table.n_doors && d < sizeof doors / sizeof *doors; d++) CHECK_STR(g_table.doors[d], doors[d]);
+  for (size_t d = 0; d < g_table.n_doors && d < sizeof doors / sizeof *doors; d++)
+    CHECK_STR(g_table.doors[d], doors[d]);
 }
 
 /* run --yes --answers: the reference, which must also match its own column (all "same"). */

@@ -121,7 +121,8 @@ char *parity_chat_text(const parity_chat *c) {
   char *s = malloc(cap);
   size_t n = 0;
   if (s) s[0] = '\0';
-  for (size_t i = 0; s && i < c->n; i++) n += (size_t)snprintf(s + n, cap - n, "  [%02x] %s\n", c->lines[i].tags, c->lines[i].text);
+  for (size_t i = 0; s && i < c->n; i++)
+    n += (size_t)snprintf(s + n, cap - n, "  [%02x] %s\n", c->lines[i].tags, c->lines[i].text);
   return s;
 }
 
@@ -169,7 +170,8 @@ static int read_rows(char *p, parity_table *t, const char *path) {
     size_t n = split_row(p, cells, PARITY_MAX_DOORS + 1);
     int f = n ? feature_of(cells[0]) : -1;
     if (f < 0 || n != t->n_doors + 1 || seen[f]++) {
-      unit_fail_(__FILE__, __LINE__, "%s: parity row '%s': unknown, repeated or not %zu cells", path, p, t->n_doors + 1);
+      unit_fail_(__FILE__, __LINE__, "%s: parity row '%s': unknown, repeated or not %zu cells", path, p,
+                 t->n_doors + 1);
       for (size_t i = 0; i < n; i++) free(cells[i]);
       return -1;
     }
@@ -233,6 +235,32 @@ static int quoted(const char *cell, char *out, size_t cap) {
   return 0;
 }
 
+/* One cell of door's column against what the door did (refused: the features the door refuses); the
+ * failures. */
+static int check_cell(const char *door, int f, const char *cell, unsigned refused, const parity_chat *ref,
+                      const parity_chat *got, const char *said) {
+  const char *name = feature_names[f];
+  unsigned bit = 1u << f;
+  char reason[256];
+  if (!strcmp(cell, "same")) {
+    if (same_lines(ref, got, bit, refused)) return 0;
+    unit_fail_(__FILE__, __LINE__, "%s: %s: the table says same, the stored chat differs", door, name);
+    return 1;
+  }
+  if (!(refused & bit)) {
+    unit_fail_(__FILE__, __LINE__, "%s: %s: a cell is 'same' or 'refused: \"reason\"', not '%s'", door, name, cell);
+    return 1;
+  }
+  int failures = 0;
+  if (same_lines(ref, got, bit, 0))
+    failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: the table says refused, the door did it", door, name);
+  if (quoted(cell, reason, sizeof reason))
+    failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: a refusal quotes no reason: %s", door, name, cell);
+  else if (!said || !strstr(said, reason))
+    failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: the door never said \"%s\"", door, name, reason);
+  return failures;
+}
+
 int parity_check(const parity_table *t, const char *door, const parity_chat *ref, const parity_chat *got,
                  const char *said) {
   size_t d = 0;
@@ -242,23 +270,7 @@ int parity_check(const parity_table *t, const char *door, const parity_chat *ref
   for (int f = 0; f < PF_COUNT; f++)
     if (!strncmp(t->cells[f][d], "refused:", 8)) refused |= 1u << f;
   int failures = 0;
-  for (int f = 0; f < PF_COUNT; f++) {
-    const char *cell = t->cells[f][d];
-    char reason[256];
-    unsigned bit = 1u << f;
-    if (!strcmp(cell, "same") && !same_lines(ref, got, bit, refused)) {
-      failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: the table says same, the stored chat differs", door, feature_names[f]);
-    } else if (refused & bit) {
-      if (same_lines(ref, got, bit, 0))
-        failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: the table says refused, the door did it", door, feature_names[f]);
-      if (quoted(cell, reason, sizeof reason))
-        failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: a refusal quotes no reason: %s", door, feature_names[f], cell);
-      else if (!said || !strstr(said, reason))
-        failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: the door never said \"%s\"", door, feature_names[f], reason);
-    } else if (strcmp(cell, "same")) {
-      failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: a cell is 'same' or 'refused: \"reason\"', not '%s'", door, feature_names[f], cell);
-    }
-  }
+  for (int f = 0; f < PF_COUNT; f++) failures += check_cell(door, f, t->cells[f][d], refused, ref, got, said);
   if (!same_lines(ref, got, ~0u, refused))
     failures++, unit_fail_(__FILE__, __LINE__, "%s: lines of no refused feature differ", door);
   if (failures) {
