@@ -81,6 +81,8 @@ int cli_say(int argc, char **argv) {
   cli_runner r;
   say_state st = {&r, 0, args.json};
   if (!(status = cli_runner_open(&r, &args, "say", say_on_bus, &st))) {
+    const char *still = rt_clock_still(r.rt);
+    if (still) fprintf(stderr, "agora: say: world %s: %s\n", world_id(r.w), still);
     run_screen_step(r.scr, 1, 1);
     int rc = world_publish(r.w, "human", text, NULL);
     if (!rc) rc = world_run_until_quiet(r.w);

@@ -350,6 +350,14 @@ cluster *rt_cluster(const runtime *rt) { return rt->cl; }
 const world_spec *rt_spec(const runtime *rt) { return &rt->spec; }
 rt_source rt_source_of(const runtime *rt) { return rt->src; }
 
+const char *rt_clock_still(const runtime *rt) {
+  int64_t due;
+  /* On NATS the publisher's script drives the schedule, and this process's clock follows the stream. */
+  if (!rt->clock || rt->cl || !world_is_virtual(rt->w) || world_clock_next_due(rt->clock, &due)) return NULL;
+  return "its clock is virtual and moves only with run's script or the console's /advance: its schedule is "
+         "not delivered here";
+}
+
 int rt_mcp_started(const runtime *rt, const char **why) {
   if (why) *why = rt->mcp_started ? NULL : rt->mcp_why;
   return rt->mcp_started;

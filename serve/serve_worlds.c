@@ -285,6 +285,8 @@ static int host(serve *s, const char *world, int stored, ag_errmsg *em) {
   x->sw.cs = rt_session(x->sw.rt);
   x->sw.nats = rt_join(x->sw.rt);
   x->label = NULL;
+  const char *still = rt_clock_still(x->sw.rt);
+  if (still) fprintf(stderr, "agora: serve: world %s: %s\n", world_id(x->sw.w), still);
   s->worlds[s->n_worlds++] = &x->sw;
   return AG_OK;
 }
