@@ -8,7 +8,7 @@
 #include "fuzz_util.h"
 
 #include "common/buf.h"
-#include "llm/stream.h"
+#include "net/net_stream.h"
 #include "mcp/http_msg.h"
 
 #include <cjson/cJSON.h>

@@ -4,7 +4,7 @@
 #include "fuzz_util.h"
 
 #include "common/buf.h"
-#include "llm/stream.h"
+#include "net/net_stream.h"
 
 #define EVENT_CAP 4096
 #define TOTAL_CAP (1u << 20)

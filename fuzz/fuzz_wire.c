@@ -5,7 +5,7 @@
 #include "fuzz_util.h"
 
 #include "common/buf.h"
-#include "llm/stream.h"
+#include "net/net_stream.h"
 #include "llm/wire.h"
 
 #define TEXT_CAP (1u << 20)

@@ -1,7 +1,7 @@
 /* The provider-independent half of the LLM layer: settings, clients, endpoints, and the life of a
  * call (start, chunks, one completion or a cancel). */
 #include "llm/provider.h"
-#include "llm/net.h"
+#include "net/net_opts.h"
 #include "llm/wire.h"
 
 #include "common/defer.h"

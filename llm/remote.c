@@ -4,11 +4,11 @@
  * finish with the error. The key is read from the environment for each attempt and lives only in
  * that attempt's headers; it is scrubbed from any error text a server sends back. */
 #include "common/utf8.h"
-#include "llm/http.h"
+#include "net/net_http.h"
 #include "llm/redact.h"
-#include "llm/net.h"
+#include "net/net_opts.h"
 #include "llm/retry.h"
-#include "llm/stream.h"
+#include "net/net_stream.h"
 #include "llm/wire.h"
 
 #include <event2/event.h>

@@ -9,7 +9,7 @@
 
 #include "common/buf.h"
 #include "llm/llm.h"
-#include "llm/stream.h"
+#include "net/net_stream.h"
 
 struct cJSON;
 

@@ -6,8 +6,8 @@
 #include "mcp/http.h"
 
 #include "common/buf.h"
-#include "llm/fetch.h"
-#include "llm/stream.h"
+#include "net/net_fetch.h"
+#include "net/net_stream.h"
 #include "mcp/http_msg.h"
 
 #include <event2/event.h>

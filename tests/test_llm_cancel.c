@@ -2,7 +2,7 @@
  * from another call's on_done, while waiting to retry, by freeing the endpoint or the client (no
  * callback afterwards, nothing leaked: run under ASan); calls started from inside a chunk callback;
  * and 200 calls in flight together against a server that answers each after 200 ms. */
-#include "llm/http.h"
+#include "net/net_http.h"
 #include "support/llm_drive.h"
 #include "support/llm_server.h"
 #include "support/unit.h"

@@ -2,7 +2,7 @@
  * at every byte, several per read, line-end variants, size caps), the retry policy, and each wire
  * format's reading of streamed events, whole replies and error bodies. */
 #include "llm/retry.h"
-#include "llm/stream.h"
+#include "net/net_stream.h"
 #include "llm/wire.h"
 #include "support/unit.h"
 

@@ -9,7 +9,7 @@
 #include "support/tls_front.h"
 #include "support/unit.h"
 
-#include "llm/fetch.h"
+#include "net/net_fetch.h"
 #include "mcp/http_msg.h"
 
 #include <stdio.h>

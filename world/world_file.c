@@ -5,7 +5,7 @@
 
 #include "common/buf.h"
 #include "common/nearest.h"
-#include "llm/net.h"
+#include "net/net_opts.h"
 #include "common/jsonnum.h"
 #include "common/strset.h"
 #include "storage/store.h"

@@ -11,7 +11,7 @@
 #include "mcp/expand.h"
 #include "mcp/stdio.h"
 #if __has_include("mcp/http.h")
-#include "llm/fetch.h"
+#include "net/net_fetch.h"
 #include "mcp/http.h"
 #define WORLD_MCP_HTTP 1
 #endif

@@ -2,7 +2,7 @@
 #include "support/mcp_drive.h"
 #include "support/ports.h"
 
-#include "llm/fetch.h"
+#include "net/net_fetch.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>

@@ -2,7 +2,7 @@
  * libcurl loads it once per multi handle and shares the parsed store between connections (its CA
  * cache), which is why CAPATH is cleared: a CA directory turns that cache off. A CA directory
  * (SSL_CERT_DIR) is added to that cached store instead, from the TLS context callback. */
-#include "llm/net.h"
+#include "net/net_opts.h"
 
 #include "common/buf.h"
 

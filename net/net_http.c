@@ -10,7 +10,7 @@
  * so on "mux" the connections per host are capped at what the calls in flight need at
  * HTTP_STREAMS_GUESS streams each; calls past the cap wait inside libcurl for a free stream. An
  * HTTPS server that answers with HTTP/1.x moves to "serial", with its calls not yet sent. */
-#include "llm/http.h"
+#include "net/net_http.h"
 
 #include <event2/event.h>
 #include <stdio.h>

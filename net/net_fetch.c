@@ -1,11 +1,11 @@
 /* Plain HTTP requests on the LLM client's curl transport (see fetch.h). libcurl hands over headers and
  * body bytes inside its callbacks, where nothing may call curl; they are kept here and handed to the
  * sink from the loop by a per-request event, so the sink may start and cancel requests freely. */
-#include "llm/fetch.h"
+#include "net/net_fetch.h"
 
 #include "common/buf.h"
-#include "llm/http.h"
-#include "llm/net.h"
+#include "net/net_http.h"
+#include "net/net_opts.h"
 #include "llm/provider.h"
 
 #include <ctype.h>

@@ -1,6 +1,6 @@
 /* SSE and NDJSON incremental parsing (see stream.h). Lines may end in "\n", "\r\n" or "\r"; a "\r\n"
  * split across two feeds still counts as one line end. */
-#include "llm/stream.h"
+#include "net/net_stream.h"
 
 #include "common/error.h"
 
