@@ -44,18 +44,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   k.out.err = &err;
   int rc;
   if (ctl & 4) {
-    llm_stream s;
-    llm_stream_init(&s, k.wire->framing, 64u << 10, 4u << 20, on_event, &k);
+    net_stream s;
+    net_stream_init(&s, k.wire->framing, 64u << 10, 4u << 20, on_event, &k);
     uint32_t seed = 0x2545f491u ^ ((uint32_t)ctl << 16) ^ (uint32_t)size;
     rc = AG_OK;
     for (size_t off = 0; off < in.size && !rc;) {
       size_t piece = 1 + fuzz_rand(&seed) % 64;
       if (piece > in.size - off) piece = in.size - off;
-      rc = llm_stream_feed(&s, (const char *)in.data + off, piece);
+      rc = net_stream_feed(&s, (const char *)in.data + off, piece);
       off += piece;
     }
-    if (!rc) rc = llm_stream_finish(&s);
-    llm_stream_free(&s);
+    if (!rc) rc = net_stream_finish(&s);
+    net_stream_free(&s);
   } else {
     /* The engine hands parse_body a NUL-terminated body. */
     char *body = fuzz_cstr(in.data, in.size);

@@ -55,7 +55,7 @@ typedef struct remote_call {
   body_mode mode;
   int fail_rc;         /* why parsing aborted the transfer */
   ag_buf whole;        /* BODY_WHOLE / BODY_ERROR bytes */
-  llm_stream parser;
+  net_stream parser;
   size_t events;       /* streamed events read in this attempt */
   ag_buf text;         /* the reply so far */
   llm_wire_calls calls; /* its tool calls so far (never chunks: they reach the caller at the end) */
@@ -87,7 +87,7 @@ static void remote_free(remote_call *rc) {
   ag_buf_free(&rc->whole);
   ag_buf_free(&rc->text);
   llm_wire_calls_free(&rc->calls);
-  llm_stream_free(&rc->parser);
+  net_stream_free(&rc->parser);
   free(rc);
 }
 
@@ -217,7 +217,7 @@ static int on_body(void *ud, const char *data, size_t len) {
   if (rc->mode == BODY_WHOLE) err = ag_buf_append(&rc->whole, data, len);
   else {
     rc->in_cb++;
-    err = llm_stream_feed(&rc->parser, data, len);
+    err = net_stream_feed(&rc->parser, data, len);
     rc->in_cb--;
     if (rc->cancelled) {
       remote_free(rc);
@@ -256,7 +256,7 @@ static void retry_or_fail(remote_call *rc, int retryable) {
 static void finish_reply(remote_call *rc) {
   int err;
   rc->in_cb++;
-  if (rc->mode == BODY_STREAM) err = llm_stream_finish(&rc->parser);
+  if (rc->mode == BODY_STREAM) err = net_stream_finish(&rc->parser);
   else {
     if (rc->whole.data) ag_json_replace_nul_escapes(rc->whole.data, rc->whole.len); /* as in remote_event */
     err = rc->wire->parse_body(ag_buf_str(&rc->whole), rc->whole.len, &rc->out);
@@ -344,7 +344,7 @@ static int append_header(struct curl_slist **l, const char *line) {
 static int build_headers(remote_call *rc, struct curl_slist **out) {
   struct curl_slist *l = NULL;
   const char *accept = !rc->stream ? "Accept: application/json"
-                       : rc->wire->framing == LLM_STREAM_SSE ? "Accept: text/event-stream"
+                       : rc->wire->framing == NET_STREAM_SSE ? "Accept: text/event-stream"
                                                              : "Accept: application/x-ndjson";
   int err = append_header(&l, "Content-Type: application/json");
   if (!err) err = append_header(&l, accept);
@@ -397,8 +397,8 @@ static int attempt_start(remote_call *rc) {
   ag_buf_init(&rc->text, REMOTE_REPLY_CAP);
   llm_wire_calls_free(&rc->calls);
   llm_wire_calls_init(&rc->calls, REMOTE_REPLY_CAP);
-  llm_stream_free(&rc->parser);
-  llm_stream_init(&rc->parser, rc->wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
+  net_stream_free(&rc->parser);
+  net_stream_init(&rc->parser, rc->wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
   rc->events = 0;
   if ((err = build_headers(rc, &headers))) goto fail;
   if (!(easy = curl_easy_init())) {
@@ -465,7 +465,7 @@ static int remote_start(llm_call *call, const llm_request *req) {
   rc->max_retries = cfg->max_retries > 0 ? cfg->max_retries : 0;
   rc->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 120000;
   rc->deadline_ms = now_ms() + rc->timeout_ms;
-  llm_stream_init(&rc->parser, wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
+  net_stream_init(&rc->parser, wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
   llm_wire_calls_init(&rc->calls, REMOTE_REPLY_CAP);
   /* Keys (issue 15): "api_key_env": "" means none at all; a named variable is required; otherwise the
    * provider's default variable is sent when set, and required only for the hosted default URL, since a

@@ -40,7 +40,7 @@ typedef struct http_x {
   int dead;
   long status;
   ag_buf body; /* a JSON body, or the start of an error body */
-  llm_stream parser;
+  net_stream parser;
   int parser_on;
   char last_id[HTTP_ID_MAX];
   long retry_ms;
@@ -84,7 +84,7 @@ static void http_free(mcp_http *t) {
 
 static void x_free(http_x *x) {
   if (x->timer) event_free(x->timer);
-  if (x->parser_on) llm_stream_free(&x->parser);
+  if (x->parser_on) net_stream_free(&x->parser);
   ag_buf_free(&x->body);
   free(x);
 }
@@ -184,7 +184,7 @@ static int x_start(http_x *x, const char *body, size_t len) {
   x->status = 0;
   x->sse = x->got_event = 0;
   ag_buf_reset(&x->body);
-  if (x->parser_on) llm_stream_free(&x->parser);
+  if (x->parser_on) net_stream_free(&x->parser);
   x->parser_on = 0;
   x->had_session = t->session[0] != '\0';
   llm_fetch_request req = {
@@ -244,9 +244,9 @@ static int on_event(void *ud, const char *event, const char *data, size_t len) {
 }
 
 static void keep_resume_point(http_x *x) {
-  const char *id = llm_stream_last_id(&x->parser);
+  const char *id = net_stream_last_id(&x->parser);
   if (id[0]) snprintf(x->last_id, sizeof x->last_id, "%s", id);
-  if (llm_stream_retry_ms(&x->parser) >= 0) x->retry_ms = llm_stream_retry_ms(&x->parser);
+  if (net_stream_retry_ms(&x->parser) >= 0) x->retry_ms = net_stream_retry_ms(&x->parser);
 }
 
 /* A session id is visible ASCII (the spec's rule); anything else is not put in a header. */
@@ -269,7 +269,7 @@ static void on_response(void *ud, long status, const char *headers) {
   llm_fetch_header(headers, "Content-Type", ct, sizeof ct);
   if (strncasecmp(ct, "text/event-stream", 17) == 0) {
     x->sse = 1;
-    llm_stream_init(&x->parser, LLM_STREAM_SSE, t->max_message, t->max_response, on_event, x);
+    net_stream_init(&x->parser, NET_STREAM_SSE, t->max_message, t->max_response, on_event, x);
     x->parser_on = 1;
   }
 }
@@ -278,7 +278,7 @@ static void on_body(void *ud, const char *data, size_t len) {
   http_x *x = ud;
   enter(x);
   if (x->sse) {
-    int rc = llm_stream_feed(&x->parser, data, len);
+    int rc = net_stream_feed(&x->parser, data, len);
     keep_resume_point(x);
     if (rc && !x->dead)
       x_fail(x, rc == AG_ERR_TOO_BIG ? "an event past the size cap" : "an event that is not JSON-RPC");
@@ -364,7 +364,7 @@ static void on_done(void *ud, int err, long status, int timed_out, const char *e
   x->status = status;
   x->timed_out = timed_out;
   if (x->parser_on && !err) {
-    int rc = llm_stream_finish(&x->parser);
+    int rc = net_stream_finish(&x->parser);
     keep_resume_point(x);
     if (rc && !x->dead) x_fail(x, "an event that is not JSON-RPC");
   }
