@@ -1,4 +1,4 @@
-/* Fuzzes what the MCP Streamable HTTP transport reads from a server (mcp/http_msg.c, and llm/stream.c
+/* Fuzzes what the MCP Streamable HTTP transport reads from a server (mcp/http_msg.c, and net/net_stream.c
  * as the transport frames SSE): a JSON body split into messages, and an event stream fed whole and in
  * random pieces. Checks: every message handed on is a JSON object whose peek agrees with the one given;
  * a request is never also a response; no message handed on has a bad id (one that is not a string or a

@@ -1,4 +1,4 @@
-/* Fuzzes the SSE and NDJSON stream parsers (llm/stream.c): the input is fed whole and again in
+/* Fuzzes the SSE and NDJSON stream parsers (net/net_stream.c): the input is fed whole and again in
  * random pieces derived from it; both must give the same events (a parser must not care where the
  * network splits its bytes), within the caps, each data NUL-terminated. */
 #include "fuzz_util.h"

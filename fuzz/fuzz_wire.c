@@ -1,5 +1,5 @@
 /* Fuzzes each wire format's response parser (llm/openai.c, anthropic.c, gemini.c, ollama.c) the way
- * the call engine drives it: a whole body, or a stream framed by llm/stream.c in random pieces, with
+ * the call engine drives it: a whole body, or a stream framed by net/net_stream.c in random pieces, with
  * tool calls collected. Any bytes end in success, an error object or "malformed" — with err filled
  * on failure — and never a crash, a leak or text past the caps. */
 #include "fuzz_util.h"

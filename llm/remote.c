@@ -4,12 +4,13 @@
  * finish with the error. The key is read from the environment for each attempt and lives only in
  * that attempt's headers; it is scrubbed from any error text a server sends back. */
 #include "common/utf8.h"
-#include "net/net_http.h"
+#include "llm/provider.h"
 #include "llm/redact.h"
-#include "net/net_opts.h"
 #include "llm/retry.h"
-#include "net/net_stream.h"
 #include "llm/wire.h"
+#include "net/net_http.h"
+#include "net/net_opts.h"
+#include "net/net_stream.h"
 
 #include <event2/event.h>
 #include <stdint.h>
@@ -44,7 +45,7 @@ typedef struct remote_call {
   int delivered;       /* a chunk reached the caller: no retry from here on */
   int early_fail;      /* the timer reports a failure found by start (no key) */
   struct event *timer; /* backoff before the next attempt */
-  llm_http_xfer *xfer;
+  net_http_xfer *xfer;
   int in_cb;     /* inside code that may deliver a chunk (whose callback may cancel us) */
   int cancelled; /* cancelled while in_cb: freed when that code unwinds */
   /* The current attempt. */
@@ -79,7 +80,7 @@ static unsigned next_random(void) {
 }
 
 static void remote_free(remote_call *rc) {
-  if (rc->xfer) llm_http_cancel(rc->xfer);
+  if (rc->xfer) net_http_cancel(rc->xfer);
   if (rc->timer) event_free(rc->timer);
   free(rc->url);
   free(rc->body);
@@ -97,7 +98,7 @@ static void remote_cancel(llm_call *call) {
   if (!rc) return;
   rc->call = NULL;
   if (rc->xfer) {
-    llm_http_cancel(rc->xfer);
+    net_http_cancel(rc->xfer);
     rc->xfer = NULL;
   }
   if (rc->in_cb) rc->cancelled = 1; /* the code delivering the chunk frees it when it unwinds */
@@ -323,7 +324,7 @@ static void on_done(void *ud, CURLcode res, long status, long proxy_code, const 
     return;
   }
   char type[sizeof rc->info.type];
-  int retryable = llm_net_classify(res, proxy_code, errmsg, rc->url, type, sizeof type);
+  int retryable = net_opts_classify(res, proxy_code, errmsg, rc->url, type, sizeof type);
   char msg[sizeof rc->info.message];
   if (proxy_code >= 300) snprintf(msg, sizeof msg, "the proxy refused the tunnel with HTTP %ld", proxy_code);
   else snprintf(msg, sizeof msg, "%s", errmsg);
@@ -331,7 +332,7 @@ static void on_done(void *ud, CURLcode res, long status, long proxy_code, const 
   retry_or_fail(rc, retryable);
 }
 
-static const llm_http_sink remote_sink = {on_header, on_body, on_done};
+static const net_http_sink remote_sink = {on_header, on_body, on_done};
 
 static int append_header(struct curl_slist **l, const char *line) {
   struct curl_slist *n = curl_slist_append(*l, line);
@@ -376,7 +377,6 @@ static int attempt_start(remote_call *rc) {
   int err = AG_OK;
   struct curl_slist *headers = NULL;
   CURL *easy = NULL;
-  llm_http *h;
   int64_t left = rc->deadline_ms - now_ms();
   if (left < 1) left = 1;
   rc->status = 0;
@@ -421,10 +421,10 @@ static int attempt_start(remote_call *rc) {
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, stall >= 2000 ? stall / 1000 : 1L);
   }
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-  llm_net_setup(easy, &rc->call->ep->cfg, rc->url);
-  if ((err = llm_http_get(rc->call->client, &h))) goto fail;
+  net_opts net = llm_config_net(&rc->call->ep->cfg);
+  net_opts_setup(easy, &net, rc->url);
   rc->attempts++;
-  err = llm_http_start(h, easy, rc->url, headers, &remote_sink, rc, &rc->xfer);
+  err = net_http_start(rc->call->client->net, easy, rc->url, headers, &remote_sink, rc, &rc->xfer);
   easy = NULL; /* consumed, with the headers */
   headers = NULL;
   if (err) goto fail;
