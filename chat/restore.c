@@ -256,6 +256,10 @@ int chat_session_resume(chat_session *cs, ag_errmsg *em) {
   char id[STORE_ID_MAX];
   snprintf(id, sizeof id, "%s", cs->current);
   int rc = chat_session__restore(cs, id, em);
+  if (rc != AG_ERR_STATE) return rc;
   /* Held by another process: this one takes a new chat rather than write into it. */
-  return rc == AG_ERR_STATE ? chat_session_new(cs, em) : rc;
+  if (em) *em = (ag_errmsg){""}; /* the holder is the door's to name (chat_session_passed_over) */
+  return chat_session_new(cs, em);
 }
+
+const char *chat_session_passed_over(const chat_session *cs) { return cs->passed[0] ? cs->passed : NULL; }

@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "common/heap.h"
 #include "llm/llm.h"
+#include "storage/store_lock.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -113,6 +114,7 @@ static int dispatch(int argc, char **argv) {
     puts("agora " AGORA_VERSION);
     return 0;
   }
+  store_lock_set_owner(cmd); /* a chat this process holds names it: "in use by pid N (serve)" */
   if (!strcmp(cmd, "run")) return cli_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "replay")) return cli_replay(argc - 2, argv + 2);
   if (!strcmp(cmd, "chats")) return cli_chats(argc - 2, argv + 2);

@@ -6,6 +6,7 @@
 #include "runtime/db.h"
 #include "runtime/mcp_log.h"
 #include "runtime/nats_chats.h"
+#include "storage/store_lock.h"
 #include "world/world_mcp.h"
 
 #include <event2/event.h>
@@ -247,6 +248,20 @@ static int pick_chat(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   return rc;
 }
 
+/* The current chat was held by another process, so a new one was started (issue 23 item 7): said on
+ * stderr, naming the holder, so that a person knows why the conversation is not where it was. */
+static void note_passed_over(runtime *rt, const rt_opts *o) {
+  const char *passed = rt->cs ? chat_session_passed_over(rt->cs) : NULL;
+  if (!passed) return;
+  long pid = 0;
+  char what[32] = "";
+  store_chat_holder(rt->st, passed, &pid, what, sizeof what);
+  char who[64] = "another agora process";
+  if (pid) snprintf(who, sizeof who, "pid %ld%s%s%s", pid, what[0] ? " (" : "", what, what[0] ? ")" : "");
+  fprintf(stderr, "agora: %s%schat %s is in use by %s: started chat %s\n", o->cmd ? o->cmd : "", o->cmd ? ": " : "",
+          passed, who, chat_session_current(rt->cs));
+}
+
 static int open_session(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   if (!rt->st || o->pick == RT_CHAT_NONE) return AG_OK;
   int rc = chat_session_open(rt->st, rt->w, &rt->cs, em);
@@ -285,6 +300,7 @@ int rt_open(const rt_opts *o, runtime **out, ag_errmsg *em) {
   if (late_db && ((rc = open_db(rt, o, em)) || (rc = open_session(rt, o, em)))) goto fail_cmd;
   if (o->nats_role != RT_NATS_HOST && (rc = attach_output(rt, o, em))) goto fail;
   if ((rc = start_mcp(rt, o, em)) || (rc = pick_chat(rt, o, em))) goto fail_cmd;
+  note_passed_over(rt, o);
   if (o->clock && (rc = world_clock_new(rt->w, &rt->clock, em))) goto fail_cmd;
   *out = rt;
   return AG_OK;
