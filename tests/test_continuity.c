@@ -5,6 +5,7 @@
  * crash left in flight said to be re-run, by every door. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/serve_client.h"
 #include "support/tty.h"
 #include "support/unit.h"
 
@@ -205,6 +206,38 @@ static void held_chat_named_and_kept_current(void) {
   free(db);
 }
 
+/* Two servers on one database: the second takes a chat of its own, says whose the current one is, and
+ * leaves it the world's current chat (what the first one serves). */
+static void two_serves_agree(void) {
+  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-serves"), held[64], id[64];
+  serve_proc a, b;
+  CHECK_INT(serve_proc_start(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &a), 0);
+  current_chat(db, held);
+  CHECK(held[0] != '\0');
+  CHECK_INT(serve_proc_start(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &b), 0);
+  current_chat(db, id);
+  CHECK_STR(id, held);
+  http_reply r;
+  CHECK_INT(http_call(b.base, "GET", "/api/worlds/product-team", NULL, 0, NULL, &r), 0);
+  cJSON *j = cJSON_Parse(r.body);
+  const char *mine = cJSON_GetStringValue(cJSON_GetObjectItem(j, "current_chat"));
+  CHECK(mine && strcmp(mine, held) != 0); /* b's own chat */
+  char said[256];
+  snprintf(said, sizeof said, "agora: chat %s is in use by pid %ld (serve): started chat %s\n", held, (long)a.pid,
+           mine ? mine : "?");
+  char *err = unit_read_file(b.err_path);
+  if (!contains(err, said)) unit_fail_(__FILE__, __LINE__, "serve's stderr: %s", err);
+  free(err);
+  cJSON_Delete(j);
+  http_reply_free(&r);
+  CHECK_INT(serve_proc_stop(&b), 0);
+  CHECK_INT(serve_proc_stop(&a), 0);
+  current_chat(db, id);
+  CHECK_STR(id, held);
+  free(w);
+  free(db);
+}
+
 /* ---- item 6: replies in flight at a crash ---- */
 
 static char *crash_world(void) {
@@ -269,6 +302,24 @@ static void resumed_replies_said(void) {
   CHECK_INT(tty_exit(&t), 0);
   tty_close(&t);
 
+  /* serve re-runs them too, and a page opened later is told (GET /api/worlds/ID "resumed"). */
+  crash(w, db);
+  serve_proc sp;
+  CHECK_INT(serve_proc_start(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &sp), 0);
+  http_reply h = {0};
+  for (int i = 0; i < 400; i++) { /* until the three re-run replies are in (observed, bounded) */
+    http_reply_free(&h);
+    CHECK_INT(http_call(sp.base, "GET", "/api/worlds/crash-team", NULL, 0, NULL, &h), 0);
+    if (h.body && contains(h.body, "\"thinking\":0") && llm_server_request_count(srv) >= 3) break;
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    nanosleep(&tick, NULL);
+  }
+  CHECK_INT(llm_server_request_count(srv), 3);
+  if (!contains(h.body, "\"resumed\":{\"replies\":3,\"agents\":\"a1, a2, a3\"}"))
+    unit_fail_(__FILE__, __LINE__, "GET world: %s", h.body);
+  http_reply_free(&h);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+
   /* Nothing in flight: nothing said. */
   agora(&r, NULL, (const char *[]){"say", w, "@a1 still?", "--db", db, NULL});
   CHECK(!contains(r.out, "resumed"));
@@ -288,6 +339,7 @@ int main(int argc, char **argv) {
     UNIT(stored_world_every_door),
     UNIT(file_settings_win_said),
     UNIT(held_chat_named_and_kept_current),
+    UNIT(two_serves_agree),
     UNIT(resumed_replies_said),
   };
   int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
