@@ -34,7 +34,9 @@ static long read_holder(int fd, char *what, size_t cap) {
   buf[n] = '\0';
   char *end = NULL;
   long pid = strtol(buf, &end, 10);
-  if (what && cap && *end == ' ') snprintf(what, cap, "%.*s", (int)strcspn(end + 1, "\n"), end + 1);
+  /* a command's name: anything else in the file (it is only a hint) is not printed */
+  static const char name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
+  if (what && cap && *end == ' ') snprintf(what, cap, "%.*s", (int)strspn(end + 1, name_chars), end + 1);
   return pid;
 }
 
