@@ -81,7 +81,10 @@ static int spec_from_store(runtime *rt, const rt_opts *o, ag_errmsg *em) {
 
 static int load_spec(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   int rc;
-  if (o->world && !is_stored_name(rt, o)) {
+  if (o->world && !rt->st && !looks_like_file(o->world)) { /* neither a file nor, without a database, a name */
+    return ag_fail(em, AG_ERR_INVALID, "%s%sno world file '%s', and a stored world's id or name needs the database%s",
+                   o->cmd ? o->cmd : "", o->cmd ? ": " : "", o->world, o->no_save ? " (not with --no-save)" : "");
+  } else if (o->world && !is_stored_name(rt, o)) {
     snprintf(rt->label, sizeof rt->label, "%s", o->world);
     rt->src = RT_FROM_FILE;
     if ((rc = world_spec_load(o->world, &rt->spec, em))) return rc;

@@ -100,6 +100,11 @@ static void stored_world_every_door(void) {
   agora(&r, NULL, (const char *[]){"run", "product-team", "--resume", before, "--db", db, NULL});
   CHECK_INT(r.status, 0);
   proc_result_free(&r);
+  agora(&r, NULL, (const char *[]){"say", "product-team", "hi", "--no-save", NULL});
+  CHECK_INT(r.status, 2);
+  CHECK_STR(r.err, "agora: say: no world file 'product-team', and a stored world's id or name needs the database "
+                   "(not with --no-save)\n");
+  proc_result_free(&r);
   agora(&r, NULL, (const char *[]){"run", "nosuch", "--db", db, NULL});
   CHECK_INT(r.status, 2);
   CHECK(contains(r.err, "no world 'nosuch' in the database"));
