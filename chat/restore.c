@@ -139,7 +139,7 @@ static void resumed_name(char *names, size_t cap, size_t *len, const char *agent
   char *at = strstr(names, agent);
   size_t n = strlen(agent);
   if (at && (at == names || at[-1] == ' ') && (at[n] == ',' || at[n] == '\0')) return; /* two turns of one agent */
-  if (*len && !strcmp(names + *len - 3, "...")) return;
+  if (*len >= 3 && !strcmp(names + *len - 3, "...")) return; /* full already */
   if (*len + n + 2 + 5 < cap) *len += (size_t)snprintf(names + *len, cap - *len, "%s%s", *len ? ", " : "", agent);
   else *len += (size_t)snprintf(names + *len, cap - *len, "%s...", *len ? ", " : "");
 }
