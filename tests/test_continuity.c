@@ -245,28 +245,34 @@ static void two_serves_agree(void) {
 
 /* ---- item 6: replies in flight at a crash ---- */
 
-static char *crash_world(void) {
-  char json[2048];
+/* A world of n agents on the loopback server, all addressed by its script's one step: a1, a2, ... or,
+ * with a prefix, PREFIX1, PREFIX2, ... */
+static char *crash_world(const char *file, int n, const char *prefix) {
+  char json[16384], agents[2048] = "", mentions[2048] = "";
+  size_t la = 0, lm = 0;
+  for (int i = 1; i <= n; i++) {
+    la += (size_t)snprintf(agents + la, sizeof agents - la, "%s{\"name\": \"%s%d\"}", i > 1 ? ", " : "", prefix, i);
+    lm += (size_t)snprintf(mentions + lm, sizeof mentions - lm, "@%s%d ", prefix, i);
+  }
   snprintf(json, sizeof json,
            "{\"name\": \"Crash Team\", \"defaults\": {\"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\","
            " \"api_key_env\": \"\", \"stream\": false, \"max_retries\": 0},"
-           " \"agents\": [{\"name\": \"a1\"}, {\"name\": \"a2\"}, {\"name\": \"a3\"}],"
-           " \"script\": [{\"from\": \"human\", \"text\": \"@a1 @a2 @a3 report in\"}]}",
-           llm_server_url(srv, "/v1"));
-  return write_tmp("crash.json", json);
+           " \"agents\": [%s], \"script\": [{\"from\": \"human\", \"text\": \"%sreport in\"}]}",
+           llm_server_url(srv, "/v1"), agents, mentions);
+  return write_tmp(file, json);
 }
 
-/* A fresh database db whose current chat had all three replies in flight when its process was
- * SIGKILLed (once the server had seen the three requests); the server answers at once from then on. */
-static void crash(const char *w, const char *db) {
+/* A fresh database db whose current chat had all n replies in flight when its process was SIGKILLed
+ * (once the server had seen the n requests); the server answers at once from then on. */
+static void crash(const char *w, const char *db, size_t n) {
   unit_rmrf(db);
   llm_server_reset(srv);
   llm_server_rule(srv, "", "stall=1");
   tty t;
   CHECK_INT(tty_start(&t, tmp, (const char *[]){"run", w, "--db", db, NULL}, NULL), 0);
   struct timespec tick = {0, 5 * 1000 * 1000};
-  for (int i = 0; i < 4000 && llm_server_request_count(srv) < 3; i++) nanosleep(&tick, NULL);
-  CHECK_INT(llm_server_request_count(srv), 3);
+  for (int i = 0; i < 4000 && llm_server_request_count(srv) < n; i++) nanosleep(&tick, NULL);
+  CHECK_INT(llm_server_request_count(srv), n);
   kill(t.pid, SIGKILL);
   CHECK_INT(tty_exit(&t), 128 + SIGKILL);
   tty_close(&t);
@@ -275,10 +281,10 @@ static void crash(const char *w, const char *db) {
 }
 
 static void resumed_replies_said(void) {
-  char *w = crash_world(), *db = fresh_db("db-crash"), chat[64];
+  char *w = crash_world("crash.json", 3, "a"), *db = fresh_db("db-crash"), chat[64];
   const char *line = "-- resumed 3 replies in flight at the crash (a1, a2, a3)\n";
   proc_result r;
-  crash(w, db);
+  crash(w, db, 3);
   current_chat(db, chat);
   agora(&r, NULL, (const char *[]){"run", "--resume", chat, "--db", db, NULL});
   CHECK_INT(r.status, 0);
@@ -286,19 +292,19 @@ static void resumed_replies_said(void) {
   CHECK_INT(count_of(r.out, "here\n"), 3);
   proc_result_free(&r);
 
-  crash(w, db);
+  crash(w, db, 3);
   agora(&r, NULL, (const char *[]){"say", w, "@a1 and now?", "--db", db, "--json", NULL});
   CHECK_INT(r.status, 0);
   CHECK(contains(r.out, "\"event\":\"turns-resumed\"") && contains(r.out, "\"replies\":3") &&
         contains(r.out, "\"agents\":\"a1, a2, a3\""));
   proc_result_free(&r);
 
-  crash(w, db);
+  crash(w, db, 3);
   agora(&r, NULL, (const char *[]){"say", "crash-team", "@a1 and now?", "--db", db, NULL});
   CHECK(contains(r.out, line));
   proc_result_free(&r);
 
-  crash(w, db);
+  crash(w, db, 3);
   tty t;
   CHECK_INT(tty_start(&t, tmp, (const char *[]){"console", w, "--db", db, NULL}, NULL), 0);
   CHECK(tty_expect(&t, "-- chat-resumed: id="));
@@ -308,7 +314,7 @@ static void resumed_replies_said(void) {
   tty_close(&t);
 
   /* serve re-runs them too, and a page opened later is told (GET /api/worlds/ID "resumed"). */
-  crash(w, db);
+  crash(w, db, 3);
   serve_proc sp;
   CHECK_INT(serve_proc_start(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &sp), 0);
   http_reply h = {0};
@@ -329,6 +335,15 @@ static void resumed_replies_said(void) {
   agora(&r, NULL, (const char *[]){"say", w, "@a1 still?", "--db", db, NULL});
   CHECK(!contains(r.out, "resumed"));
   proc_result_free(&r);
+
+  /* Many long names: the line stays short, cut with ", ...". */
+  char *many = crash_world("many.json", 12, "a-rather-long-agent-name-");
+  crash(many, db, 12);
+  agora(&r, NULL, (const char *[]){"say", many, "@a-rather-long-agent-name-1 so?", "--db", db, NULL});
+  CHECK(contains(r.out, "-- resumed 12 replies in flight at the crash (a-rather-long-agent-name-1, "));
+  CHECK(contains(r.out, ", ...)\n"));
+  proc_result_free(&r);
+  free(many);
   free(w);
   free(db);
 }
