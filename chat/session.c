@@ -171,6 +171,7 @@ typedef struct chat_op {
   chat_session *cs;
   const char *id;
   int can_reuse;      /* new: this process may take the current chat (nobody else holds it) */
+  int held;           /* new: another process holds the current chat (it stays the world's current) */
   int reuse;          /* new: the current chat is reused */
   int was_current;    /* delete */
   char fallback[STORE_ID_MAX];
@@ -207,7 +208,7 @@ static int new_txn(store_txn *t, void *arg) {
   store_chat c = {.id = op->id, .world_id = world_id(cs->w), .title = CHAT_TITLE_DEFAULT, .created_at_ms = op->now,
                   .updated_at_ms = op->now};
   if ((rc = store_chat_put(t, &c))) return rc;
-  return store_world_set_current(t, world_id(cs->w), op->id);
+  return op->held ? AG_OK : store_world_set_current(t, world_id(cs->w), op->id);
 }
 
 /* The locks "new chat" needs: the current chat's when nobody else holds it (it may be reused), and
@@ -216,7 +217,7 @@ static int new_txn(store_txn *t, void *arg) {
 static int new_locks(chat_session *cs, const char *id, chat_op *op, store_lock **cur, store_lock **fresh,
                      ag_errmsg *em) {
   *cur = *fresh = NULL;
-  op->can_reuse = 0;
+  op->can_reuse = op->held = 0;
   int rc;
   if (cs->has_current) {
     if (cs->lock && strcmp(store_lock_chat(cs->lock), cs->current) == 0) {
@@ -225,6 +226,7 @@ static int new_locks(chat_session *cs, const char *id, chat_op *op, store_lock *
       rc = store_chat_lock(cs->st, cs->current, cur, NULL, NULL);
       if (rc && rc != AG_ERR_STATE) return ag_fail(em, rc, "cannot lock chat '%s'", cs->current);
       op->can_reuse = rc == AG_OK;
+      op->held = rc == AG_ERR_STATE;
     }
   }
   if ((rc = store_chat_lock(cs->st, id, fresh, NULL, em))) {
@@ -259,6 +261,7 @@ int chat_session_new(chat_session *cs, ag_errmsg *em) {
     release(cs);
     cs->lock = fresh;
   }
+  if (op.held) snprintf(cs->passed, sizeof cs->passed, "%s", cs->current);
   uint64_t keep_seq = op.reuse ? cs->count : 0;
   world_reset_conversation(cs->w);
   world_set_last_seq(cs->w, keep_seq);

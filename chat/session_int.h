@@ -55,6 +55,7 @@ struct chat_session {
   /* Messages come with their seqs (chat_session_follow): saved where they say, never moved. */
   int seqs_fixed;
   int fresh_only; /* chat_session_fresh_only */
+  char passed[STORE_ID_MAX]; /* chat_session_passed_over ("" when none) */
   /* With a store syncing in the background, what was committed but is not known to be on disk yet:
    * its state-saved event waits for it (chat_session_synced). Saves merge into one report. */
   uint64_t unsynced_commit, unsynced_upto; /* store_commits after the last such save; its seq */

@@ -7,13 +7,16 @@
 #include <string.h>
 
 static const char say_usage[] =
-  "usage: agora say WORLD.json TEXT [--new-chat] [--db DIR] [--json] [--stream] [--quiet] [--no-save]\n"
-  "                [--yes] [--answers FILE] [--allow-env NAME] [--allow-key-to URL] [--model M] [--provider P]\n"
-  "                [--base-url URL]\n"
+  "usage: agora say WORLD.json|WORLD-ID TEXT [--new-chat] [--db DIR] [--json] [--stream] [--quiet]\n"
+  "                [--no-save] [--yes] [--answers FILE] [--allow-env NAME] [--allow-key-to URL] [--model M]\n"
+  "                [--provider P] [--base-url URL]\n"
   "\n"
   "Publishes TEXT as one human message into the world's current chat (a new chat with --new-chat, or\n"
   "when the world has none), prints the replies until no agent is thinking and no message is queued,\n"
   "saves and exits. The script of WORLD.json is not run. TEXT '-' reads the message from stdin.\n"
+  "WORLD-ID (or the world's name, quoted) opens a world the database holds (agora worlds list) with the\n"
+  "settings last stored for it (the console's /set, /add, /remove and /turnlimit included). When another\n"
+  "process holds the current chat, say starts a new one and says whose it is.\n"
   "\n"
   "  --new-chat  start a new chat instead of continuing the current one\n"
   "  --json      one JSON object per line (the human message too, then the replies and events)\n"
@@ -53,7 +56,7 @@ static int parse_args(int argc, char **argv, cli_runner_opts *a, const char **te
     else if (!*text) *text = s;
     else return cli_error(AG_ERR_INVALID, "say: unexpected argument '%s' (quote the message)", s);
   }
-  if (!a->world_path || !*text) return cli_error(AG_ERR_INVALID, "say: usage: agora say WORLD.json TEXT (see agora say --help)");
+  if (!a->world_path || !*text) return cli_error(AG_ERR_INVALID, "say: usage: agora say WORLD.json|WORLD-ID TEXT (see agora say --help)");
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "runtime/db.h"
 #include "runtime/mcp_log.h"
 #include "runtime/nats_chats.h"
+#include "storage/store_lock.h"
 #include "world/world_mcp.h"
 
 #include <event2/event.h>
@@ -80,7 +81,10 @@ static int spec_from_store(runtime *rt, const rt_opts *o, ag_errmsg *em) {
 
 static int load_spec(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   int rc;
-  if (o->world && !is_stored_name(rt, o)) {
+  if (o->world && !rt->st && !looks_like_file(o->world)) { /* neither a file nor, without a database, a name */
+    return ag_fail(em, AG_ERR_INVALID, "%s%sno world file '%s', and a stored world's id or name needs the database%s",
+                   o->cmd ? o->cmd : "", o->cmd ? ": " : "", o->world, o->no_save ? " (not with --no-save)" : "");
+  } else if (o->world && !is_stored_name(rt, o)) {
     snprintf(rt->label, sizeof rt->label, "%s", o->world);
     rt->src = RT_FROM_FILE;
     if ((rc = world_spec_load(o->world, &rt->spec, em))) return rc;
@@ -258,6 +262,20 @@ static int pick_chat(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   return rc;
 }
 
+/* The current chat was held by another process, so a new one was started (issue 23 item 7): said on
+ * stderr, naming the holder, so that a person knows why the conversation is not where it was. */
+static void note_passed_over(runtime *rt, const rt_opts *o) {
+  const char *passed = rt->cs ? chat_session_passed_over(rt->cs) : NULL;
+  if (!passed) return;
+  long pid = 0;
+  char what[32] = "";
+  store_chat_holder(rt->st, passed, &pid, what, sizeof what);
+  char who[64] = "another agora process";
+  if (pid) snprintf(who, sizeof who, "pid %ld%s%s%s", pid, what[0] ? " (" : "", what, what[0] ? ")" : "");
+  fprintf(stderr, "agora: %s%schat %s is in use by %s: started chat %s\n", o->cmd ? o->cmd : "", o->cmd ? ": " : "",
+          passed, who, chat_session_current(rt->cs));
+}
+
 static int open_session(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   if (!rt->st || o->pick == RT_CHAT_NONE) return AG_OK;
   int rc = chat_session_open(rt->st, rt->w, &rt->cs, em);
@@ -296,6 +314,7 @@ int rt_open(const rt_opts *o, runtime **out, ag_errmsg *em) {
   if (late_db && ((rc = open_db(rt, o, em)) || (rc = open_session(rt, o, em)))) goto fail_cmd;
   if (o->nats_role != RT_NATS_HOST && (rc = attach_output(rt, o, em))) goto fail;
   if ((rc = start_mcp(rt, o, em)) || (rc = pick_chat(rt, o, em))) goto fail_cmd;
+  note_passed_over(rt, o);
   if (o->clock && (rc = world_clock_new(rt->w, &rt->clock, em))) goto fail_cmd;
   *out = rt;
   return AG_OK;

@@ -99,6 +99,11 @@ static void get_world(serve *s, serve_world *sw, struct evhttp_request *req) {
   cJSON *settings = world_settings_json(sw->w);
   if (settings) cJSON_AddItemToObject(j, "settings", settings);
   cJSON_AddItemToObject(j, "mcp", mcp_json(sw));
+  if (cur && !strcmp(sw->resumed_chat, cur)) { /* this run re-ran replies the chat had in flight */
+    cJSON *r = cJSON_AddObjectToObject(j, "resumed");
+    cJSON_AddNumberToObject(r, "replies", (double)sw->resumed_replies);
+    cJSON_AddStringToObject(r, "agents", sw->resumed_agents);
+  }
   cJSON_AddBoolToObject(j, "loaded", 1);
   serve_reply_json(req, 200, j);
 }

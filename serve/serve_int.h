@@ -36,6 +36,10 @@ typedef struct serve_world {
   sse_hub *hub;
   serve_stats stats;
   rt_nats_join *nats; /* a world of the command line with --nats: joined over NATS (else NULL; rt's) */
+  /* The last turns-resumed event (replies re-run after a crash, issue 23 item 6): a page that opens the
+   * chat later still shows it (GET /api/worlds/ID "resumed"). resumed_chat "" when none. */
+  char resumed_chat[CHAT_ID_MAX], resumed_agents[256];
+  size_t resumed_replies;
 } serve_world;
 
 /* A tool approval (or ask_human question) waiting for an answer over HTTP. Ids are the server's own,
