@@ -324,8 +324,10 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   world_slot *s = calloc(1, sizeof *s);
   if (!s) return AG_ERR_NOMEM;
   s->w = w;
-  s->host = (agent_host){s, host_publish, host_report, host_phase, host_approve, host_approve_cancel, host_ids,
-                         host_render_prompt, host_turn_begin, host_turn_end, host_has_id};
+  s->host = (agent_host){.ctx = s, .publish = host_publish, .report = host_report, .phase = host_phase,
+                         .approve = host_approve, .approve_cancel = host_approve_cancel, .ids = host_ids,
+                         .render_prompt = host_render_prompt, .turn_begin = host_turn_begin,
+                         .turn_end = host_turn_end, .has_id = host_has_id};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
   agent_set_memory_window(s->a, w->spec.memory_window);
   if (world__find_slot(w, agent_id(s->a))) {
