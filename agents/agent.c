@@ -198,14 +198,14 @@ void agent_cancel(agent *a) { agent_drop_call(a); }
 static void agent_notify(agent *a, agent_report_kind type, const char *text, size_t len,
                          const llm_error_info *info, int failed) {
   if (!a->host->report) return;
-  agent_report ev = {type, text, len, info, failed, NULL, NULL, 0, {0, 0}, a->answering ? a->answering->seq : 0};
+  agent_report ev = {type, text, len, info, failed, NULL, NULL, 0, {0}, a->answering ? a->answering->seq : 0};
   a->host->report(a->host->ctx, a, &ev);
 }
 
 static void agent_notify_tool(agent *a, agent_report_kind type, const char *tool, const char *call_id,
                               const char *json, int failed, int64_t at_ms) {
   if (!a->host->report) return;
-  agent_report ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms, {0, 0}, 0};
+  agent_report ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms, {0}, 0};
   a->host->report(a->host->ctx, a, &ev);
 }
 
@@ -422,7 +422,7 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   ag_msg *m = a->answering;
   size_t n_calls = 0;
   const llm_tool_call *calls = (!err && a->call) ? llm_call_tool_calls(a->call, &n_calls) : NULL;
-  llm_usage done_usage = a->call ? llm_call_usage(a->call) : (llm_usage){0, 0};
+  llm_usage done_usage = a->call ? llm_call_usage(a->call) : (llm_usage){0};
   a->call = NULL;
   a->usage.input_tokens += done_usage.input_tokens;
   a->usage.output_tokens += done_usage.output_tokens;

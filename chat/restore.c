@@ -4,6 +4,10 @@
 #include "chat/session_int.h"
 
 #include "chat/inflight.h"
+#include "common/jsonnum.h"
+#include "llm/budget.h"
+
+#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +69,7 @@ typedef struct restore_ctx {
   store_chat chat;
   uint64_t last_seq;
   chat_inflight inflight; /* the turns in flight when the chat was last left */
+  llm_spend spent;        /* its llm-done steps summed: the budget's spend goes on from there */
   ag_errmsg *em;
 } restore_ctx;
 
@@ -118,8 +123,28 @@ static void restore_reset(restore_ctx *rc) {
   chat_inflight_free(&rc->inflight);
 }
 
+/* An llm-done step adds its tokens and dollars to the chat's spend. Only those steps are parsed twice. */
+static int restore_spend(llm_spend *s, const char *json, size_t len) {
+  if (!memmem(json, len, "\"llm-done\"", 10)) return AG_OK;
+  cJSON *j = cJSON_ParseWithLength(json, len);
+  if (!j) return AG_OK; /* a damaged step costs nothing rather than failing the chat */
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, "type");
+  if (cJSON_IsString(type) && !strcmp(type->valuestring, "llm-done")) {
+    int64_t in = 0, out = 0;
+    ag_json_int_member(j, "input_tokens", 0, AG_JSON_INT_MAX, &in);
+    ag_json_int_member(j, "output_tokens", 0, AG_JSON_INT_MAX, &out);
+    const cJSON *usd = cJSON_GetObjectItemCaseSensitive(j, "usd");
+    s->tokens += in + out;
+    if (cJSON_IsNumber(usd) && usd->valuedouble > 0) s->usd += usd->valuedouble;
+  }
+  cJSON_Delete(j);
+  return AG_OK;
+}
+
 static int restore_step_cb(const char *json, size_t len, void *arg) {
-  return chat_inflight_step(&((restore_ctx *)arg)->inflight, json, len);
+  restore_ctx *rc = arg;
+  restore_spend(&rc->spent, json, len);
+  return chat_inflight_step(&rc->inflight, json, len);
 }
 
 /* The messages of the turns left open, read with the rest (a turn still in an inbox is in no memory). */
@@ -159,6 +184,7 @@ static int restore_txn(store_txn *t, void *arg) {
   if (r) return r;
   if ((r = store_message_last_seq(t, rc->chat_id, &rc->last_seq))) return r;
   chat_inflight_free(&rc->inflight); /* a read is not run twice, but stay restartable */
+  rc->spent = (llm_spend){0};
   if ((r = store_thread_scan(t, rc->chat_id, restore_step_cb, rc))) return r;
   for (size_t i = 0; i < cs->n_tracks; i++) {
     rc->cur = i;
@@ -209,6 +235,7 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
   }
   if ((r = store_read(cs->st, restore_txn, &rc, em))) goto done;
   world_reset_conversation(cs->w);
+  llm_client_set_spent(world_llm(cs->w), rc.spent);
   world_set_last_seq(cs->w, rc.last_seq > rc.chat.message_count ? rc.last_seq : rc.chat.message_count);
   for (size_t i = 0; i < cs->n_tracks; i++) {
     agent *a = cs->tracks[i].a;

@@ -126,6 +126,7 @@ void llm_client_free(llm_client *c) {
   llm_fetch_free_all(c);
   if (c->http) llm_http_free(c->http);
   ag_defer_free(c->defer);
+  llm_client_budget_free(c);
   free(c);
 }
 
@@ -171,6 +172,7 @@ int llm_call_start(llm_endpoint *e, const llm_request *req, const llm_callbacks 
                    llm_call **out) {
   const llm_provider_ops *ops = llm_provider_ops_for(e->cfg.provider);
   if (!ops) return AG_ERR_INVALID;
+  ops = llm_budget_gate(e->client, e->cfg.provider, ops);
   llm_call *call = calloc(1, sizeof *call);
   if (!call) return AG_ERR_NOMEM;
   call->ep = e;
@@ -206,6 +208,7 @@ void llm_call_chunk(llm_call *call, const char *text, size_t len) {
 void llm_call_finish(llm_call *call, int err, const char *text, const llm_error_info *info) {
   /* Unlinked before on_done: the agent may free its endpoint (or the world its client's calls) from
    * inside on_done, and text may live in call->impl, so the call itself is released only after. */
+  if (err == AG_OK) llm_budget_account(call);
   call_unlink(call);
   call->ep = NULL;
   if (call->cb.on_done) call->cb.on_done(call->ud, err, text ? text : "", info);

@@ -146,10 +146,12 @@ int llm_call_start(llm_endpoint *e, const llm_request *req, const llm_callbacks 
  * the loop, never from inside a transport callback. */
 void llm_call_cancel(llm_call *call);
 
-/* Token counts a provider reported for a call; 0 when it sent none (and for the script provider). */
+/* Token counts a provider reported for a call, estimated when it sent none; 0 for the script provider. */
 typedef struct llm_usage {
   long input_tokens;
   long output_tokens;
+  int estimated; /* the provider reported none: the counts are estimated from the bytes (about 4 a token) */
+  double usd;    /* the call's price by the world's `pricing` (0: no price for its model) */
 } llm_usage;
 /* The usage of a call; meaningful inside its on_done (the call is freed right after). */
 llm_usage llm_call_usage(const llm_call *call);

@@ -18,6 +18,7 @@ struct llm_client {
   struct llm_fetch *fetches; /* plain requests in flight (llm/fetch.c, doubly linked) */
   size_t n_fetches;
   size_t active;
+  struct llm_budget_state *budget; /* limits, prices and spend (llm/budget.c); NULL: none */
 };
 
 struct llm_endpoint {
@@ -50,6 +51,12 @@ typedef struct llm_provider_ops {
 } llm_provider_ops;
 
 extern const llm_provider_ops llm_script_ops;
+
+/* Budgets (llm/budget.c): the ops a call starts with (ops itself, or the refusal once the budget is
+ * reached), the accounting of a successful call (its usage.usd, the client's spend) and the teardown. */
+const llm_provider_ops *llm_budget_gate(llm_client *c, llm_provider_kind kind, const llm_provider_ops *ops);
+void llm_budget_account(llm_call *call);
+void llm_client_budget_free(llm_client *c);
 
 /* Providers report through these. llm_call_finish invokes on_done once, then frees the call (and
  * calls ops->cancel first if impl is still set, so providers may clear impl themselves). */

@@ -252,6 +252,17 @@ static void retry_or_fail(remote_call *rc, int retryable) {
   if (evtimer_add(rc->timer, &tv) != 0) remote_fail(rc);
 }
 
+/* A reply that reports no usage (a local server, a streamed OpenAI-compatible reply without the usage
+ * chunk) still spends: about 4 bytes a token of the request and of the reply, marked as an estimate so
+ * that budgets hold and nobody takes the numbers for the provider's. */
+static void estimate_usage(remote_call *rc) {
+  size_t out = rc->text.len;
+  for (size_t i = 0; i < rc->calls.n; i++) out += rc->calls.v[i].args.len + strlen(rc->calls.v[i].name ? rc->calls.v[i].name : "");
+  rc->call->usage.input_tokens = (long)(strlen(rc->body) + 3) / 4;
+  rc->call->usage.output_tokens = (long)(out + 3) / 4;
+  rc->call->usage.estimated = 1;
+}
+
 /* The end of a 2xx reply: parse it (delivering its last chunks) and finish. */
 static void finish_reply(remote_call *rc) {
   int err;
@@ -294,6 +305,7 @@ static void finish_reply(remote_call *rc) {
   }
   rc->call->usage.input_tokens = rc->out.input_tokens;
   rc->call->usage.output_tokens = rc->out.output_tokens;
+  if (!rc->out.input_tokens && !rc->out.output_tokens) estimate_usage(rc);
   llm_call_finish(rc->call, AG_OK, ag_buf_str(&rc->text), NULL);
 }
 

@@ -74,6 +74,7 @@ void world_event_strings(world_event *e, void (*fn)(const char **field, void *ar
   case EV_SCHEDULE_SKIPPED:
   case EV_CLOCK_ADVANCED:
   case EV_STATE_SAVED:
+  case EV_BUDGET_EXHAUSTED:
   case EV_KIND_COUNT: break;
   }
   for (size_t i = 0; i < 4 && f[i]; i++) fn(f[i], arg);

@@ -37,7 +37,8 @@
   X(EV_CLOCK_ADVANCED, "clock-advanced") \
   X(EV_TURN_QUEUED, "turn-queued")     \
   X(EV_TURN_END, "turn-end")           \
-  X(EV_MCP_ERROR, "mcp-error")
+  X(EV_MCP_ERROR, "mcp-error")            \
+  X(EV_BUDGET_EXHAUSTED, "budget-exhausted")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -57,7 +58,14 @@ int ev_kind_parse(const char *name, ev_kind *out);
 typedef struct ev_llm_start { const char *agent, *provider; uint64_t seq; int rerun; } ev_llm_start;
 /* text: len bytes, not necessarily NUL-terminated (the bus's copy ends at the first NUL or len). */
 typedef struct ev_llm_chunk { const char *agent, *text; size_t len; } ev_llm_chunk;
-typedef struct ev_llm_done { const char *agent; size_t chars; long input_tokens, output_tokens; } ev_llm_done;
+/* estimated: the provider reported no usage (llm_usage); usd: the call's price by the world's pricing. */
+typedef struct ev_llm_done {
+  const char *agent;
+  size_t chars;
+  long input_tokens, output_tokens;
+  int estimated;
+  double usd;
+} ev_llm_done;
 typedef struct ev_llm_error {
   const char *agent, *error;
   int has_info;              /* the provider answered: the four fields below are set */
@@ -109,6 +117,13 @@ typedef struct ev_turn_queued { const char *agent; uint64_t seq; int rerun; } ev
 typedef struct ev_turn_end { const char *agent; uint64_t seq; int cancelled, queued; } ev_turn_end;
 /* An MCP server (its name in the world file) failed to start: why, in words. */
 typedef struct ev_mcp_error { const char *server, *error; } ev_mcp_error;
+/* The world's budget was reached: what was spent, and the limits (0: none). No new LLM call starts. */
+typedef struct ev_budget {
+  int64_t tokens;
+  double usd;
+  int64_t limit_tokens;
+  double limit_usd;
+} ev_budget;
 
 typedef struct world_event {
   ev_kind kind;
@@ -136,6 +151,7 @@ typedef struct world_event {
     ev_turn_queued turn_queued;  /* EV_TURN_QUEUED */
     ev_turn_end turn_end;        /* EV_TURN_END */
     ev_mcp_error mcp;            /* EV_MCP_ERROR */
+    ev_budget budget;            /* EV_BUDGET_EXHAUSTED */
   } u;
 } world_event;
 

@@ -9,6 +9,7 @@
 #include "common/jsonnum.h"
 #include "common/strset.h"
 #include "storage/store.h"
+#include "world/llm_spec.h"
 #include "world/mcp_spec.h"
 #include "world/world_time.h"
 
@@ -23,7 +24,7 @@
 
 static const char *const world_fields[] = {"name", "description", "turn_limit", "memory_window", "main_agent",
                                            "defaults", "agents", "script", "variables", "clock",
-                                           "schedule", "mcp_servers", NULL};
+                                           "schedule", "mcp_servers", "budget", "pricing", NULL};
 /* Agent settings that may also stand in "defaults" (everything but the name). */
 static const char *const setting_fields[] = {"provider", "model", "base_url", "api_key_env", "temperature",
                                              "max_tokens", "stream", "timeout_ms", "max_retries",
@@ -428,7 +429,7 @@ int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, 
     if ((rc = read_settings(defs, &defaults, label, "defaults", em))) goto fail;
   }
   if ((rc = world_mcp_read(root, &spec, label, em)) || (rc = read_agents(root, &defaults, &spec, label, em)) ||
-      (rc = world_mcp_check(&spec, label, em)))
+      (rc = world_mcp_check(&spec, label, em)) || (rc = world_llm_read(root, &spec, label, em)))
     goto fail;
   const cJSON *main_agent = cJSON_GetObjectItemCaseSensitive(root, "main_agent");
   if (main_agent && !cJSON_IsNull(main_agent)) {
@@ -572,6 +573,7 @@ cJSON *world_spec_to_json(const world_spec *spec) {
     cJSON_AddItemToArray(agents, world_agent_to_json(&spec->agents[i]));
   world_time_to_json(spec, w);
   world_mcp_to_json(spec, w);
+  world_llm_to_json(&spec->budget, w);
   return w;
 }
 
@@ -588,5 +590,6 @@ void world_spec_free(world_spec *spec) {
   free(spec->steps);
   world_time_free(spec);
   world_mcp_spec_free(spec);
+  world_llm_spec_free(spec);
   memset(spec, 0, sizeof *spec);
 }

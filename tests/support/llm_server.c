@@ -89,6 +89,7 @@ typedef struct plan {
   int echo;
   long latency, delay, chunk, split;
   int merge;
+  int no_usage; /* OpenAI: no usage in the reply, streamed or not (a local server's way) */
   long status;
   char *error_type, *error_message;
   long retry_after, retry_after_ms; /* -1: not sent */
@@ -154,6 +155,7 @@ static int plan_set(plan *p, const char *k, const char *v) {
   else if (!strcmp(k, "chunk")) p->chunk = n;
   else if (!strcmp(k, "split")) p->split = n;
   else if (!strcmp(k, "merge")) p->merge = (int)n;
+  else if (!strcmp(k, "no_usage")) p->no_usage = (int)n;
   else if (!strcmp(k, "status")) p->status = n;
   else if (!strcmp(k, "error_type")) set_str(&p->error_type, v);
   else if (!strcmp(k, "error_message")) set_str(&p->error_message, v);
@@ -760,7 +762,7 @@ static void stream_end(out *o) {
   switch (o->kind) {
   case W_OPENAI: {
     out_event(o, NULL, openai_chunk(o, cJSON_CreateObject(), finish_openai));
-    if (!o->ri->include_usage) { /* as OpenAI: the usage chunk only when asked for */
+    if (!o->ri->include_usage || o->p->no_usage) { /* as OpenAI: the usage chunk only when asked for */
       out_event_raw(o, NULL, "[DONE]");
       break;
     }
@@ -915,6 +917,7 @@ static cJSON *whole_reply(out *o, const char *text) {
         if (p->tool[i]) cJSON_AddItemToArray(calls, call_object(o, i));
     }
     cJSON_AddStringToObject(c, "finish_reason", o->n_calls ? "tool_calls" : "stop");
+    if (p->no_usage) return r;
     cJSON *u = cJSON_AddObjectToObject(r, "usage");
     cJSON_AddNumberToObject(u, "prompt_tokens", (double)input_tokens(o));
     cJSON_AddNumberToObject(u, "completion_tokens", 1);

@@ -28,6 +28,7 @@
  *   chunk=N             N characters of text per streamed event (default: one word per event)
  *   split=N             write every event in N-byte pieces 1 ms apart (an event split across reads)
  *   merge=1             write the whole streamed body at once (several events in one read)
+ *   no_usage=1          OpenAI: no usage in the reply, streamed or not (as many local servers)
  *   status=CODE         answer with that HTTP status and the provider's error body
  *   error_type=T        the error type in error bodies / mid-stream errors (e.g. insufficient_quota)
  *   error_message=M     the error message
