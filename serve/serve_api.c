@@ -7,6 +7,8 @@
 #include "chat/snapshot.h"
 #include "chat/transcript.h"
 #include "runtime/output.h"
+#include "common/jsonnum.h"
+#include "world/world_budget.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +80,18 @@ static cJSON *mcp_json(const serve_world *sw) {
   return m;
 }
 
+/* The world's budget: its limits (0: none), the current chat's spend, and whether calls are stopped. */
+static cJSON *budget_json(const world *w) {
+  world_budget_view v = world_budget(w);
+  cJSON *b = cJSON_CreateObject();
+  ag_json_add_int(b, "limit_tokens", v.limit_tokens);
+  cJSON_AddNumberToObject(b, "limit_usd", v.limit_usd);
+  ag_json_add_int(b, "tokens", v.tokens);
+  cJSON_AddNumberToObject(b, "usd", v.usd);
+  cJSON_AddBoolToObject(b, "reached", v.reached);
+  return b;
+}
+
 static void get_world(serve *s, serve_world *sw, struct evhttp_request *req) {
   cJSON *j = cJSON_CreateObject();
   const char *cur = chat_session_current(sw->cs);
@@ -96,7 +110,20 @@ static void get_world(serve *s, serve_world *sw, struct evhttp_request *req) {
   cJSON *settings = world_settings_json(sw->w);
   if (settings) cJSON_AddItemToObject(j, "settings", settings);
   cJSON_AddItemToObject(j, "mcp", mcp_json(sw));
+  cJSON_AddItemToObject(j, "budget", budget_json(sw->w));
   serve_reply_json(req, 200, j);
+}
+
+/* PATCH /api/worlds/{id} {"budget": {...}}: new limits (a limit left out is kept), stored with the world;
+ * answers with the world as GET does. */
+static void patch_world(serve *s, serve_world *sw, const serve_body *b, struct evhttp_request *req) {
+  world_budget_view v = world_budget(sw->w);
+  ag_errmsg em = {""};
+  int rc = world_budget_set(sw->w, b->has_budget_tokens ? b->budget_tokens : v.limit_tokens,
+                            b->has_budget_usd ? b->budget_usd : v.limit_usd, &em);
+  if (!rc) rc = chat_session_save_world(sw->cs, &em);
+  if (rc) return reply_err(req, rc, &em);
+  get_world(s, sw, req);
 }
 
 /* ---- chats ---- */
@@ -307,7 +334,7 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
   int rc = serve_world_get(s, m->world, &sw, &em);
   if (rc) return reply_err(req, rc, &em);
   switch (m->route) {
-  case SR_WORLD: return get_world(s, sw, req);
+  case SR_WORLD: return method == SERVE_PATCH ? patch_world(s, sw, b, req) : get_world(s, sw, req);
   case SR_CHATS:
     if (method == SERVE_POST) {
       if ((rc = chat_session_new(sw->cs, &em)) || (rc = rt_nats_join_sync(sw->nats, &em)))

@@ -5,8 +5,10 @@
  * bad budget and pricing fields are refused with their JSON paths. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/serve_client.h"
 #include "support/unit.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +139,93 @@ static void dollar_budget_by_pricing(void) {
   proc_result_free(&r);
 }
 
+/* The console says so: the event, then /budget shows the spend as reached; /budget tokens N raises it and
+ * the next message's call goes to the server. */
+static void console_budget_shows_and_raises(void) {
+  llm_server_reset(srv);
+  char db[4096];
+  snprintf(db, sizeof db, "%s/console-db", tmp);
+  const char *args[] = {"console", "--db", db, budget_world("c.json", "\"budget\": {\"tokens\": 1},", ""), NULL};
+  proc_result r;
+  const char *input = "@ann [[mock reply=hello]] one\n@ann two\n/budget\n/budget tokens 1000000\n@ann three\n"
+                      "/budget usd x\n";
+  CHECK_INT(proc_agora(args, input, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  const char *ex = strstr(r.out, "-- budget-exhausted:");
+  const char *refused = ex ? strstr(ex, "error_type=budget_exhausted") : NULL;
+  const char *shown = refused ? strstr(refused, "budget: ") : NULL;
+  CHECK(ex && refused && shown);
+  CHECK(shown && strstr(shown, " tokens of 1, $0.0000 of no limit spent in this chat (reached"));
+  const char *raised = shown ? strstr(shown + 1, " tokens of 1000000, ") : NULL;
+  CHECK(raised != NULL);
+  CHECK_INT((long)llm_server_request_count(srv), 2); /* one and three; never two */
+  CHECK(strstr(r.err, "/budget: usage: /budget [tokens N] [usd X]") != NULL);
+  if (!raised) fprintf(stderr, "  out: %s\n  err: %s\n", r.out, r.err);
+  proc_result_free(&r);
+}
+
+/* GET /api/worlds/W polled until its budget says reached (or 10 s); the reply's "budget" object (caller
+ * frees the returned document). */
+static cJSON *serve_budget_wait(const serve_proc *sp, int reached, const cJSON **budget) {
+  for (int i = 0; i < 1000; i++) {
+    http_reply r;
+    http_call(sp->base, "GET", "/api/worlds/w", NULL, 0, NULL, &r);
+    cJSON *j = cJSON_Parse(r.body);
+    http_reply_free(&r);
+    *budget = cJSON_GetObjectItemCaseSensitive(j, "budget");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(*budget, "reached")) == reached) return j;
+    cJSON_Delete(j);
+    sse_set *s = sse_set_new(); /* a 10 ms pause that is no sleep of the test's own: the client's pump */
+    sse_pump(s, 10);
+    sse_set_free(s);
+  }
+  *budget = NULL;
+  return NULL;
+}
+
+static long post(const serve_proc *sp, const char *method, const char *path, const char *body) {
+  http_reply r;
+  http_call(sp->base, method, path, body, strlen(body), NULL, &r);
+  long status = r.status;
+  http_reply_free(&r);
+  return status;
+}
+
+/* serve shows the budget in the world's detail and PATCH /api/worlds/{id} raises it. */
+static void serve_shows_and_patches(void) {
+  llm_server_reset(srv);
+  char db[4096];
+  snprintf(db, sizeof db, "%s/serve-db", tmp);
+  const char *args[] = {budget_world("s.json", "\"budget\": {\"tokens\": 1},", ""), "--db", db, NULL};
+  serve_proc sp;
+  if (serve_proc_start(tmp, args, env, &sp)) {
+    unit_fail_(__FILE__, __LINE__, "agora serve did not start");
+    return;
+  }
+  const cJSON *b = NULL;
+  cJSON *j = serve_budget_wait(&sp, 0, &b);
+  CHECK(b && cJSON_GetObjectItemCaseSensitive(b, "limit_tokens")->valuedouble == 1);
+  cJSON_Delete(j);
+  CHECK_INT(post(&sp, "POST", "/api/worlds/w/messages", "{\"text\": \"@ann hi\"}"), 202);
+  j = serve_budget_wait(&sp, 1, &b);
+  CHECK(b && cJSON_GetObjectItemCaseSensitive(b, "tokens")->valuedouble > 1);
+  cJSON_Delete(j);
+  CHECK_INT(post(&sp, "PATCH", "/api/worlds/w", "{\"budget\": {\"tokens\": -1}}"), 422);
+  CHECK_INT(post(&sp, "PATCH", "/api/worlds/w", "{\"budget\": {\"tokns\": 5}}"), 422);
+  CHECK_INT(post(&sp, "PATCH", "/api/worlds/w", "{\"budget\": {\"tokens\": 1000000}}"), 200);
+  j = serve_budget_wait(&sp, 0, &b);
+  CHECK(b && cJSON_GetObjectItemCaseSensitive(b, "limit_tokens")->valuedouble == 1000000);
+  cJSON_Delete(j);
+  CHECK_INT(post(&sp, "POST", "/api/worlds/w/messages", "{\"text\": \"@ann again\"}"), 202);
+  for (int i = 0; i < 1000 && llm_server_request_count(srv) < 2; i++) {
+    sse_set *s = sse_set_new();
+    sse_pump(s, 10);
+    sse_set_free(s);
+  }
+  CHECK_INT((long)llm_server_request_count(srv), 2);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
 /* Bad fields: exit 2, the message names the file's JSON path. */
 static void bad_fields_are_named(void) {
   static const struct {
@@ -169,6 +258,8 @@ static const unit_test tests[] = {
     UNIT(missing_usage_is_estimated),
     UNIT(dollar_budget_by_pricing),
     UNIT(bad_fields_are_named),
+    UNIT(console_budget_shows_and_raises),
+    UNIT(serve_shows_and_patches),
 };
 
 int main(int argc, char **argv) {

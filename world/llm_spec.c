@@ -50,6 +50,7 @@ static int read_pricing(const cJSON *v, llm_budget *b, const char *label, ag_err
   size_t n = (size_t)cJSON_GetArraySize(v);
   if (n && !(b->prices = calloc(n, sizeof *b->prices))) return AG_ERR_NOMEM;
   for (const cJSON *m = v->child; m; m = m->next) {
+    if (!strcmp(m->string, "_comment")) continue; /* a note, as in every object */
     char path[512];
     snprintf(path, sizeof path, "pricing.%s", m->string);
     if (!cJSON_IsObject(m)) return BAD("%s: %s: must be an object {\"input_per_mtok\": .., \"output_per_mtok\": ..}", label, path);
