@@ -58,6 +58,7 @@ cJSON *chat_event_fields(const world_event *e) {
     ag_json_add_int(f, "input_tokens", (int64_t)e->u.llm_done.input_tokens);
     ag_json_add_int(f, "output_tokens", (int64_t)e->u.llm_done.output_tokens);
     if (e->u.llm_done.estimated) cJSON_AddBoolToObject(f, "estimated", 1);
+    if (e->u.llm_done.cached) cJSON_AddBoolToObject(f, "cached", 1);
     if (e->u.llm_done.usd > 0) cJSON_AddNumberToObject(f, "usd", e->u.llm_done.usd);
     break;
   case EV_LLM_ERROR: add_llm_error(f, &e->u.llm_error); break;

@@ -129,7 +129,9 @@ static int restore_spend(llm_spend *s, const char *json, size_t len) {
   cJSON *j = cJSON_ParseWithLength(json, len);
   if (!j) return AG_OK; /* a damaged step costs nothing rather than failing the chat */
   const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, "type");
-  if (cJSON_IsString(type) && !strcmp(type->valuestring, "llm-done")) {
+  /* A reply from the response cache cost nothing. */
+  if (cJSON_IsString(type) && !strcmp(type->valuestring, "llm-done") &&
+      !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "cached"))) {
     int64_t in = 0, out = 0;
     ag_json_int_member(j, "input_tokens", 0, AG_JSON_INT_MAX, &in);
     ag_json_int_member(j, "output_tokens", 0, AG_JSON_INT_MAX, &out);

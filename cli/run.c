@@ -15,6 +15,7 @@
 static const char run_usage[] =
   "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
   "                [--answers FILE] [--allow-env NAME] [--model M] [--provider P] [--base-url URL]\n"
+  "                [--llm-cache off|use|replay] [--cache-db DIR]\n"
   "                [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-replicas N]]\n"
   "       agora run [WORLD.json] --resume CHAT_ID [--db DIR] [--json] ...\n"
   "\n"
@@ -42,6 +43,10 @@ static const char run_usage[] =
   "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
   "  --model M, --provider P, --base-url URL\n"
   "              use this model, provider or server for every agent (overrides the file)\n"
+  "  --llm-cache off|use|replay  the LLM response cache (default: the file's llm_cache, else off): use\n"
+  "              answers a request answered before from the cache and stores new answers; replay never\n"
+  "              calls a model (a miss is an llm-error cache_miss)\n"
+  "  --cache-db DIR  the cache's database (default: DB/llm-cache beside the chats)\n"
   "  --nats URL  join the world on NATS JetStream as a publisher: the steps go to the world's stream\n"
   "              and `agora host` processes answer (docs/distributed.md); with --nats-creds FILE,\n"
   "              --nats-ca FILE, --nats-replicas N; AGORA_NATS_TOKEN or AGORA_NATS_USER and\n"

@@ -112,7 +112,7 @@ int llm_client_budget_news(llm_client *c) {
 
 void llm_budget_account(llm_call *call) {
   llm_client *c = call->client;
-  if (!call->ep || call->ops == &llm_script_ops) return;
+  if (!call->ep || call->ops == &llm_script_ops || call->usage.cached) return;
   const llm_budget *b = c->budget ? &c->budget->b : NULL;
   call->usage.usd = llm_budget_cost(b, call->ep->cfg.model, call->usage.input_tokens, call->usage.output_tokens);
   if (!c->budget) return;

@@ -3,6 +3,7 @@
 #ifndef AG_LLM_PROVIDER_H
 #define AG_LLM_PROVIDER_H
 
+#include "llm/cache.h"
 #include "llm/llm.h"
 
 struct event;
@@ -19,6 +20,9 @@ struct llm_client {
   size_t n_fetches;
   size_t active;
   struct llm_budget_state *budget; /* limits, prices and spend (llm/budget.c); NULL: none */
+  llm_cache_mode cache_mode;       /* the response cache (llm/cache.c): off unless cache is set */
+  struct cache_db *cache;          /* borrowed */
+  llm_cache_counts cache_counts;
 };
 
 struct llm_endpoint {
@@ -40,6 +44,8 @@ struct llm_call {
   llm_usage usage; /* filled by the provider before a successful llm_call_finish */
   llm_tool_call *tool_calls; /* added with llm_call_add_tool_call before a successful finish */
   size_t n_tool_calls;
+  unsigned char cache_key[32]; /* the request's key in the response cache (llm/cache.c) */
+  int cache_store;             /* a miss with --llm-cache use: a successful reply is stored */
   struct llm_call *prev, *next;
 };
 
@@ -57,6 +63,11 @@ extern const llm_provider_ops llm_script_ops;
 const llm_provider_ops *llm_budget_gate(llm_client *c, llm_provider_kind kind, const llm_provider_ops *ops);
 void llm_budget_account(llm_call *call);
 void llm_client_budget_free(llm_client *c);
+
+/* The response cache (llm/cache.c): the ops a call starts with (a stored reply's, a replay miss's, or ops
+ * itself, then marked to be stored on success; call->ep is set) and the storing at a successful finish. */
+const llm_provider_ops *llm_cache_gate(llm_call *call, const llm_request *req, const llm_provider_ops *ops);
+void llm_cache_store(llm_call *call, const char *text);
 
 /* Providers report through these. llm_call_finish invokes on_done once, then frees the call (and
  * calls ops->cancel first if impl is still set, so providers may clear impl themselves). */

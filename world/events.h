@@ -58,12 +58,13 @@ int ev_kind_parse(const char *name, ev_kind *out);
 typedef struct ev_llm_start { const char *agent, *provider; uint64_t seq; int rerun; } ev_llm_start;
 /* text: len bytes, not necessarily NUL-terminated (the bus's copy ends at the first NUL or len). */
 typedef struct ev_llm_chunk { const char *agent, *text; size_t len; } ev_llm_chunk;
-/* estimated: the provider reported no usage (llm_usage); usd: the call's price by the world's pricing. */
+/* estimated: the provider reported no usage (llm_usage); usd: the call's price by the world's pricing;
+ * cached: the reply came from the response cache (its usage is the stored call's, and it cost nothing). */
 typedef struct ev_llm_done {
   const char *agent;
   size_t chars;
   long input_tokens, output_tokens;
-  int estimated;
+  int estimated, cached;
   double usd;
 } ev_llm_done;
 typedef struct ev_llm_error {

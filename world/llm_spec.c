@@ -81,14 +81,18 @@ static int check_prices(const world_spec *spec, const char *label, ag_errmsg *em
 
 int world_llm_read(const cJSON *root, world_spec *spec, const char *label, ag_errmsg *em) {
   int rc = AG_OK;
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "budget");
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "llm_cache");
+  if (v && !cJSON_IsNull(v) && (!cJSON_IsString(v) || llm_cache_mode_parse(v->valuestring, &spec->llm_cache)))
+    return BAD("%s: llm_cache: must be \"off\", \"use\" or \"replay\"", label);
+  v = cJSON_GetObjectItemCaseSensitive(root, "budget");
   if (v && !cJSON_IsNull(v) && (rc = read_budget(v, &spec->budget, label, em))) return rc;
   v = cJSON_GetObjectItemCaseSensitive(root, "pricing");
   if (v && !cJSON_IsNull(v) && (rc = read_pricing(v, &spec->budget, label, em))) return rc;
   return check_prices(spec, label, em);
 }
 
-void world_llm_to_json(const llm_budget *b, cJSON *w) {
+void world_llm_to_json(const world_spec *spec, const llm_budget *b, cJSON *w) {
+  if (spec->llm_cache != LLM_CACHE_OFF) cJSON_AddStringToObject(w, "llm_cache", llm_cache_mode_name(spec->llm_cache));
   if (b->tokens > 0 || b->usd > 0) {
     cJSON *o = cJSON_AddObjectToObject(w, "budget");
     if (o && b->tokens > 0) ag_json_add_int(o, "tokens", b->tokens);

@@ -250,7 +250,8 @@ static void host_report(void *ctx, agent *a, const agent_report *ev) {
   case AGENT_REPORT_LLM_DONE:
     e = (world_event){EV_LLM_DONE, .u.llm_done = {.agent = id, .chars = ev->len, .input_tokens = ev->usage.input_tokens,
                                                   .output_tokens = ev->usage.output_tokens,
-                                                  .estimated = ev->usage.estimated, .usd = ev->usage.usd}};
+                                                  .estimated = ev->usage.estimated, .cached = ev->usage.cached,
+                                                  .usd = ev->usage.usd}};
     break;
   case AGENT_REPORT_LLM_ERROR:
     if (ev->info) {
