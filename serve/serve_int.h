@@ -53,6 +53,7 @@ struct serve {
   store *st;
   char *token; /* owned; NULL: no token needed (loopback without one) */
   rt_allow_env allow;
+  rt_overrides over; /* --llm-cache, --cache-db: every world's response cache */
   cluster_opts nats; /* --nats: the worlds named on the command line join their NATS world */
   serve_world **worlds;
   size_t n_worlds;
