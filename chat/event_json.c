@@ -127,6 +127,10 @@ cJSON *chat_event_fields(const world_event *e) {
     ag_json_add_int(f, "limit_tokens", e->u.budget.limit_tokens);
     cJSON_AddNumberToObject(f, "limit_usd", e->u.budget.limit_usd);
     break;
+  case EV_RATE_LIMITED:
+    cJSON_AddStringToObject(f, "endpoint", e->u.rate.endpoint);
+    add_time(f, "until", e->u.rate.until_ms);
+    break;
   case EV_KIND_COUNT: break;
   }
   return f;

@@ -127,6 +127,7 @@ void llm_client_free(llm_client *c) {
   if (c->http) llm_http_free(c->http);
   ag_defer_free(c->defer);
   llm_client_budget_free(c);
+  llm_limiter_free(c); /* after the calls: each gave its slot back */
   free(c);
 }
 

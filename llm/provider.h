@@ -6,10 +6,13 @@
 #include "llm/cache.h"
 #include "llm/llm.h"
 
+#include <stdint.h>
+
 struct event;
 struct llm_http; /* the curl multi transport (llm/http.c), created on first use */
 
 struct ag_defer;
+typedef struct llm_limiter llm_limiter;
 
 struct llm_client {
   struct event_base *base;
@@ -23,6 +26,7 @@ struct llm_client {
   llm_cache_mode cache_mode;       /* the response cache (llm/cache.c): off unless cache is set */
   struct cache_db *cache;          /* borrowed */
   llm_cache_counts cache_counts;
+  llm_limiter *limiter;            /* rate limits per endpoint (llm/limiter.c), made on first use */
 };
 
 struct llm_endpoint {
@@ -63,6 +67,36 @@ extern const llm_provider_ops llm_script_ops;
 const llm_provider_ops *llm_budget_gate(llm_client *c, llm_provider_kind kind, const llm_provider_ops *ops);
 void llm_budget_account(llm_call *call);
 void llm_client_budget_free(llm_client *c);
+
+/* Rate limits (llm/limiter.c). An HTTP attempt fills slot.tokens (its estimate), slot.go and slot.ud, then
+ * acquires: 1 = start now, 0 = queued (go(ud) runs from the loop once admitted), < 0 an error. When the
+ * attempt's reply ends it reports done with the rate-limit headers it saw and its status; a cancelled
+ * attempt (queued or running) cancels its slot. used corrects the tokens of its start (reported usage). */
+typedef struct llm_lim_ep llm_lim_ep;
+enum { LLM_LIM_IDLE = 0, LLM_LIM_WAITING, LLM_LIM_RUNNING };
+typedef struct llm_lim_slot {
+  llm_lim_ep *ep;
+  long tokens;
+  uint64_t seq;
+  int state, tracked;
+  void (*go)(void *ud);
+  void *ud;
+  struct llm_lim_slot *prev, *next;
+} llm_lim_slot;
+typedef struct llm_lim_headers {
+  long requests_limit, tokens_limit; /* the window's limits the provider states, -1: not said */
+  long requests_left, tokens_left;  /* -1: not said */
+  long reset_requests, reset_tokens; /* ms from now, -1: not said */
+  long retry_after_ms;               /* -1: none */
+} llm_lim_headers;
+int llm_limit_acquire(llm_client *c, const llm_config *cfg, llm_lim_slot *s);
+void llm_limit_cancel(llm_lim_slot *s);
+void llm_limit_done(llm_lim_slot *s, const llm_lim_headers *h, long status);
+void llm_limit_used(llm_lim_slot *s, long tokens);
+void llm_limit_headers_init(llm_lim_headers *h);
+/* Reads one header line's name and value into h when it is a rate-limit header. */
+void llm_limit_header(llm_lim_headers *h, const char *name, size_t nlen, const char *v, size_t vlen);
+void llm_limiter_free(llm_client *c);
 
 /* The response cache (llm/cache.c): the ops a call starts with (a stored reply's, a replay miss's, or ops
  * itself, then marked to be stored on success; call->ep is set) and the storing at a successful finish. */

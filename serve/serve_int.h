@@ -24,7 +24,7 @@ typedef struct serve_conns serve_conns;
 
 /* What a world did since it was loaded, for /metrics. */
 typedef struct serve_stats {
-  uint64_t llm_done, llm_failed, tokens_in, tokens_out, messages, events;
+  uint64_t llm_done, llm_failed, tokens_in, tokens_out, messages, events, rate_limited;
 } serve_stats;
 
 /* A world the server hosts: built on the server's loop, with its session and its event stream. */

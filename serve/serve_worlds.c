@@ -47,6 +47,8 @@ static void count_event(serve_stats *st, const world_event *e) {
     st->tokens_out += (uint64_t)(e->u.llm_done.output_tokens > 0 ? e->u.llm_done.output_tokens : 0);
   } else if (e->kind == EV_LLM_ERROR) {
     st->llm_failed++;
+  } else if (e->kind == EV_RATE_LIMITED) {
+    st->rate_limited++;
   }
 }
 

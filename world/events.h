@@ -38,7 +38,8 @@
   X(EV_TURN_QUEUED, "turn-queued")     \
   X(EV_TURN_END, "turn-end")           \
   X(EV_MCP_ERROR, "mcp-error")            \
-  X(EV_BUDGET_EXHAUSTED, "budget-exhausted")
+  X(EV_BUDGET_EXHAUSTED, "budget-exhausted") \
+  X(EV_RATE_LIMITED, "rate-limited")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -118,6 +119,8 @@ typedef struct ev_turn_queued { const char *agent; uint64_t seq; int rerun; } ev
 typedef struct ev_turn_end { const char *agent; uint64_t seq; int cancelled, queued; } ev_turn_end;
 /* An MCP server (its name in the world file) failed to start: why, in words. */
 typedef struct ev_mcp_error { const char *server, *error; } ev_mcp_error;
+/* A provider answered 429: every call to endpoint (a base URL) waits until until_ms (wall clock). */
+typedef struct ev_rate_limited { const char *endpoint; int64_t until_ms; } ev_rate_limited;
 /* The world's budget was reached: what was spent, and the limits (0: none). No new LLM call starts. */
 typedef struct ev_budget {
   int64_t tokens;
@@ -153,6 +156,7 @@ typedef struct world_event {
     ev_turn_end turn_end;        /* EV_TURN_END */
     ev_mcp_error mcp;            /* EV_MCP_ERROR */
     ev_budget budget;            /* EV_BUDGET_EXHAUSTED */
+    ev_rate_limited rate;        /* EV_RATE_LIMITED */
   } u;
 } world_event;
 

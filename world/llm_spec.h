@@ -1,6 +1,6 @@
 /* The LLM-layer parts of a world file (issue 25): `budget` {tokens, usd}, `pricing` {model:
- * {input_per_mtok, output_per_mtok}} and `llm_cache` ("off", "use", "replay"), read strictly with JSON
- * paths, and written back. */
+ * {input_per_mtok, output_per_mtok}}, `llm_cache` ("off", "use", "replay") and `rate_limits` {base URL or
+ * "default": {max_concurrency, rpm, tpm}}, read strictly with JSON paths, and written back. */
 #ifndef AG_WORLD_LLM_SPEC_H
 #define AG_WORLD_LLM_SPEC_H
 

@@ -455,7 +455,7 @@ int world_new(struct event_base *base, const world_spec *spec, world **out, ag_e
     rc = AG_ERR_NOMEM;
     goto fail;
   }
-  if ((rc = llm_client_set_budget(w->llm, &spec->budget))) goto fail;
+  if ((rc = world_llm_setup(w, spec))) goto fail;
   if ((rc = world_time_copy(&w->spec, spec)) || (rc = world_mcp_spec_copy(&w->spec, spec)) || (rc = world_time_vars(spec, NULL, NULL, &w->vars))) goto fail;
   w->sim_on = spec->clock.is_virtual;
   w->sim_now = spec->clock.has_start ? spec->clock.start_ms : ag_now_ms();

@@ -23,5 +23,8 @@ world_budget_view world_budget(const world *w);
 int world_budget_set(world *w, int64_t tokens, double usd, ag_errmsg *em);
 /* After a call's llm-done: emits budget-exhausted when the budget has just been reached. */
 void world_budget_check(world *w);
+/* Gives the world's LLM client spec's budget and rate limits, and turns its endpoint pauses into
+ * rate-limited events (from world_new). */
+int world_llm_setup(world *w, const world_spec *spec);
 
 #endif

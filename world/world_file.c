@@ -23,8 +23,8 @@
 #define BAD(...) ag_fail(em, AG_ERR_INVALID, __VA_ARGS__)
 
 static const char *const world_fields[] = {"name", "description", "turn_limit", "memory_window", "main_agent",
-                                           "defaults", "agents", "script", "variables", "clock",
-                                           "schedule", "mcp_servers", "budget", "pricing", "llm_cache", NULL};
+                                           "defaults", "agents", "script", "variables", "clock", "schedule",
+                                           "mcp_servers", "budget", "pricing", "llm_cache", "rate_limits", NULL};
 /* Agent settings that may also stand in "defaults" (everything but the name). */
 static const char *const setting_fields[] = {"provider", "model", "base_url", "api_key_env", "temperature", "seed",
                                              "max_tokens", "stream", "timeout_ms", "max_retries",
