@@ -6,13 +6,14 @@
 #include "llm/provider.h"
 #include "llm/wire.h"
 
-#include "common/buf.h"
 #include "common/clock.h"
 #include "common/defer.h"
 #include "storage/cache_db.h"
 
 #include <cjson/cJSON.h>
 #include <openssl/evp.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,25 +37,62 @@ void llm_client_set_cache(llm_client *c, llm_cache_mode mode, struct cache_db *d
 
 llm_cache_counts llm_client_cache_counts(const llm_client *c) { return c->cache_counts; }
 
-/* SHA-256 of the provider, the URL and the body the provider's wire format builds for req. */
+/* The canonical request, hashed as it is walked (no JSON built: half the cost of a cached reply was the
+ * provider's body built only to be hashed). Each field is its length and its bytes, so no two requests
+ * read the same; a field that is absent differs from an empty one. */
+static void put(EVP_MD_CTX *md, const char *s) {
+  uint64_t n = s ? (uint64_t)strlen(s) : UINT64_MAX; /* its 8 bytes, in this machine's order: a local cache */
+  EVP_DigestUpdate(md, &n, sizeof n);
+  if (s) EVP_DigestUpdate(md, s, (size_t)n);
+}
+
+static void put_num(EVP_MD_CTX *md, int has, double v) {
+  char num[40];
+  if (has) snprintf(num, sizeof num, "%.17g", v);
+  put(md, has ? num : NULL);
+}
+
 static int cache_key(const llm_config *cfg, const llm_request *req, unsigned char key[CACHE_DB_KEY_LEN]) {
   const llm_wire *wire = llm_wire_for(cfg->provider);
-  ag_buf url;
-  char *body = NULL;
   if (!wire) return AG_ERR_INVALID;
-  ag_buf_init(&url, 8192);
-  int rc = wire->build(cfg, req, &url, &body);
-  EVP_MD_CTX *md = rc ? NULL : EVP_MD_CTX_new();
-  const char *provider = llm_provider_name(cfg->provider);
+  EVP_MD_CTX *md = EVP_MD_CTX_new();
+  if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
+    EVP_MD_CTX_free(md);
+    return AG_ERR_NOMEM;
+  }
+  put(md, "agora-llm-cache-1");
+  put(md, llm_provider_name(cfg->provider));
+  put(md, cfg->base_url && cfg->base_url[0] ? cfg->base_url : wire->default_base_url);
+  put(md, cfg->model ? cfg->model : wire->default_model);
+  put_num(md, cfg->has_temperature, cfg->temperature);
+  put_num(md, cfg->max_tokens > 0, cfg->max_tokens);
+  put_num(md, cfg->has_seed, (double)cfg->seed);
+  put_num(md, 1, cfg->stream);
+  put_num(md, 1, (double)req->n_messages);
+  for (size_t i = 0; i < req->n_messages; i++) {
+    const llm_message *m = &req->messages[i];
+    put(md, m->role);
+    put(md, m->content);
+    put(md, m->tool_call_id);
+    put(md, m->tool_name);
+    put_num(md, 1, (double)m->n_tool_calls);
+    for (size_t k = 0; k < m->n_tool_calls; k++) {
+      put(md, m->tool_calls[k].id);
+      put(md, m->tool_calls[k].name);
+      put(md, m->tool_calls[k].args_json);
+      put(md, m->tool_calls[k].signature);
+    }
+  }
+  put_num(md, 1, (double)req->n_tools);
+  for (size_t i = 0; i < req->n_tools; i++) {
+    put(md, req->tools[i].name);
+    put(md, req->tools[i].description);
+    put(md, req->tools[i].parameters_json);
+  }
   unsigned n = 0;
-  if (!rc && (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL) || !EVP_DigestUpdate(md, provider, strlen(provider) + 1) ||
-              !EVP_DigestUpdate(md, ag_buf_str(&url), url.len + 1) || !EVP_DigestUpdate(md, body, strlen(body)) ||
-              !EVP_DigestFinal_ex(md, key, &n) || n != CACHE_DB_KEY_LEN))
-    rc = AG_ERR_NOMEM;
+  int ok = EVP_DigestFinal_ex(md, key, &n) && n == CACHE_DB_KEY_LEN;
   EVP_MD_CTX_free(md);
-  ag_buf_free(&url);
-  free(body);
-  return rc;
+  return ok ? AG_OK : AG_ERR_NOMEM;
 }
 
 /* ---- a reply from the cache, delivered from the loop ---- */

@@ -15,6 +15,7 @@
 struct cache_db {
   MDB_env *env;
   MDB_dbi dbi;
+  MDB_txn *rtxn; /* a read transaction kept reset between gets (renewing one is cheaper than a new one) */
   char *dir;
   int refs;
   cache_db *next;
@@ -92,6 +93,7 @@ void cache_db_close(cache_db *db) {
       *p = db->next;
       break;
     }
+  if (db->rtxn) mdb_txn_abort(db->rtxn);
   mdb_env_close(db->env);
   free(db->dir);
   free(db);
@@ -105,10 +107,10 @@ static int64_t stamp_of(const MDB_val *v) {
 }
 
 int cache_db_get(cache_db *db, const uint8_t key[CACHE_DB_KEY_LEN], char **val, size_t *len) {
-  MDB_txn *txn;
   MDB_val k = {CACHE_DB_KEY_LEN, (void *)key}, v;
-  int rc = mdb_txn_begin(db->env, NULL, MDB_RDONLY, &txn);
+  int rc = db->rtxn ? mdb_txn_renew(db->rtxn) : mdb_txn_begin(db->env, NULL, MDB_RDONLY, &db->rtxn);
   if (rc) return AG_ERR_STORAGE;
+  MDB_txn *txn = db->rtxn;
   rc = mdb_get(txn, db->dbi, &k, &v);
   int err = rc == MDB_NOTFOUND ? AG_ERR_NOT_FOUND : rc ? AG_ERR_STORAGE : AG_OK;
   if (!err && v.mv_size < CACHE_DB_STAMP) err = AG_ERR_NOT_FOUND; /* not ours: treated as absent */
@@ -120,7 +122,7 @@ int cache_db_get(cache_db *db, const uint8_t key[CACHE_DB_KEY_LEN], char **val, 
       (*val)[*len] = '\0';
     }
   }
-  mdb_txn_abort(txn);
+  mdb_txn_reset(txn);
   return err;
 }
 
