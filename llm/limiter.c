@@ -128,6 +128,11 @@ int llm_client_set_rate_limits(llm_client *c, const llm_rate_limits *lims) {
   return AG_OK;
 }
 
+const llm_rate_limits *llm_client_rate_limits(const llm_client *c) {
+  static const llm_rate_limits none = {0};
+  return c->limiter ? &c->limiter->cfg : &none;
+}
+
 void llm_client_on_rate_limited(llm_client *c, void (*fn)(void *ud, const char *endpoint, int64_t until_ms), void *ud) {
   llm_limiter *l = limiter_of(c);
   if (!l) return;

@@ -32,6 +32,8 @@ void llm_rate_limits_free(llm_rate_limits *l);
 
 /* Sets the configured limits (copied); endpoints seen before keep their state and pick the new limits up. */
 int llm_client_set_rate_limits(llm_client *c, const llm_rate_limits *l);
+/* The configured limits (borrowed; empty when none were set). */
+const llm_rate_limits *llm_client_rate_limits(const llm_client *c);
 /* fn (may be NULL) hears of every pause of an endpoint: its base URL and until when (wall clock, ms).
  * Called from the loop; ud borrowed. */
 void llm_client_on_rate_limited(llm_client *c, void (*fn)(void *ud, const char *endpoint, int64_t until_ms), void *ud);

@@ -98,6 +98,41 @@ static void use_then_replay_every_provider(void) {
   }
 }
 
+/* A script changed after its first step: replayed, everything before the change is the same (from the
+ * cache), and the changed step is a miss. */
+static void changed_step_replays_up_to_the_change(void) {
+  llm_server *s;
+  if (llm_server_start(&s)) return unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
+  char cache[4096], db[4096], json[2048];
+  snprintf(cache, sizeof cache, "%s", path_in("change-cache"));
+  snprintf(db, sizeof db, "%s", path_in("change-db"));
+  const char *w = path_in("change.json");
+  const char *fmt = "{\"name\": \"change\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"base_url\": \"%s\","
+                    " \"api_key_env\": \"AGORA_TEST_KEY\", \"model\": \"m\", \"system_prompt\": \"[[mock echo=1]]\"}],"
+                    " \"script\": [{\"from\": \"human\", \"text\": \"@ann first\"}, {\"from\": \"human\", \"text\": \"@ann %s\"}]}";
+  char url[256];
+  snprintf(url, sizeof url, "%s", base_url(s, "openai")); /* part of the key: the same in both runs */
+  snprintf(json, sizeof json, fmt, url, "second");
+  unit_write_file(w, json);
+  proc_result a, b;
+  CHECK_INT(run(&a, w, db, "use", cache), 0);
+  llm_server_stop(s);
+  snprintf(json, sizeof json, fmt, url, "changed");
+  unit_write_file(w, json);
+  CHECK_INT(run(&b, w, db, "replay", cache), 1);
+  char *ma = proc_messages(a.out), *mb = proc_messages(b.out);
+  const char *cut = ma ? strstr(ma, "human|human|@ann second") : NULL; /* the change */
+  CHECK(cut && mb && cut > ma && !strncmp(ma, mb, (size_t)(cut - ma)) && strstr(ma, "ann|agent|echo: "));
+  if (!cut || !mb || strncmp(ma, mb, (size_t)(cut - ma))) fprintf(stderr, "  use:\n%s  replay:\n%s", ma, mb);
+  free(ma);
+  free(mb);
+  const char *miss = strstr(b.out, "\"error_type\":\"cache_miss\"");
+  CHECK(miss && strstr(b.out, "\"text\":\"@ann changed\"") && miss > strstr(b.out, "\"text\":\"@ann changed\""));
+  CHECK(strstr(b.out, "echo: @ann changed") == NULL);
+  proc_result_free(&a);
+  proc_result_free(&b);
+}
+
 /* replay with nothing cached: an llm-error of kind cache_miss naming the agent, exit 1; the same from the
  * world file's "llm_cache", which --llm-cache overrides. */
 static void replay_miss_and_world_file(void) {
@@ -213,6 +248,7 @@ static void seed_where_providers_take_it(void) {
 static const unit_test tests[] = {
     UNIT(use_then_replay_every_provider),
     UNIT(replay_miss_and_world_file),
+    UNIT(changed_step_replays_up_to_the_change),
     UNIT(budget_stats_clear_no_key),
     UNIT(seed_where_providers_take_it),
 };

@@ -5,6 +5,7 @@
 #include "common/clock.h"
 #include "world/mcp_spec.h"
 #include "world/world_budget.h"
+#include "llm/limiter.h"
 #include "world/world_mcp.h"
 #include "world/world_time.h"
 
@@ -507,6 +508,7 @@ cJSON *world_settings_json(const world *w) {
   world_spec tmp = w->spec;
   const llm_budget *b = llm_client_budget(w->llm); /* the limits as raised since (borrowed, read only) */
   if (b) tmp.budget = *b;
+  tmp.rate_limits = *llm_client_rate_limits(w->llm);
   tmp.agents = NULL;
   tmp.n_agents = 0;
   cJSON *j = world_spec_to_json(&tmp);
