@@ -155,6 +155,16 @@ static void replay_miss_and_world_file(void) {
   CHECK_INT(r.status, 0);
   CHECK_INT((long)llm_server_request_count(s), 4);
   proc_result_free(&r);
+  /* Without --cache-db the cache lives beside the chats: DB/llm-cache. */
+  char db[4096];
+  snprintf(db, sizeof db, "%s", path_in("beside-db"));
+  const char *beside[] = {"run", world, "--db", db, "--llm-cache", "use", NULL};
+  CHECK_INT(proc_agora(beside, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  FILE *f = fopen(path_in("beside-db/llm-cache/data.mdb"), "rb");
+  CHECK(f != NULL);
+  if (f) fclose(f);
   const char *bad_flag[] = {"run", world, "--no-save", "--llm-cache", "sometimes", NULL};
   CHECK_INT(proc_agora(bad_flag, NULL, env, &r), 0);
   CHECK_INT(r.status, 2);
