@@ -131,6 +131,10 @@ cJSON *chat_event_fields(const world_event *e) {
     cJSON_AddStringToObject(f, "endpoint", e->u.rate.endpoint);
     add_time(f, "until", e->u.rate.until_ms);
     break;
+  case EV_TURNS_RESUMED:
+    ag_json_add_int(f, "replies", (int64_t)e->u.resumed.replies);
+    cJSON_AddStringToObject(f, "agents", e->u.resumed.agents);
+    break;
   case EV_KIND_COUNT: break;
   }
   return f;

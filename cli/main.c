@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "common/heap.h"
 #include "llm/llm.h"
+#include "storage/store_lock.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -19,14 +20,14 @@ static const char usage[] =
   "Agora runs worlds of LLM agents that talk to each other on a message bus.\n"
   "\n"
   "commands:\n"
-  "  run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
+  "  run WORLD.json|WORLD-ID [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID]\n"
   "                        run a world file's script and print the transcript\n"
   "  run [WORLD.json] --resume CHAT_ID [--db DIR] [--json] ...\n"
   "                        finish the replies a chat had in flight when its process stopped\n"
-  "  say WORLD.json TEXT [--new-chat] [--db DIR] [--json] ...\n"
+  "  say WORLD.json|WORLD-ID TEXT [--new-chat] [--db DIR] [--json] ...\n"
   "                        send one message to a world, print the replies, save\n"
   "  init [FILE]           write a commented starter world (default: world.json)\n"
-  "  console [WORLD.json] [--db DIR]\n"
+  "  console [WORLD.json|WORLD-ID] [--db DIR]\n"
   "                        talk to a world interactively\n"
   "  tools WORLD.json [--json]\n"
   "                        start the world's MCP servers and list each agent's tools\n"
@@ -45,8 +46,10 @@ static const char usage[] =
   "  help, --help, -h      print this text\n"
   "  --version             print agora's version\n"
   "\n"
-  "run, console and say take --model M, --provider P and --base-url URL for every agent, and\n"
-  "--llm-cache off|use|replay with --cache-db DIR for the LLM response cache.\n"
+  "run, console and say take --model M, --provider P and --base-url URL for every agent; WORLD-ID\n"
+  "(or the world's name) opens a world the database holds (agora worlds list).\n"
+  "run, console, say and serve take --llm-cache off|use|replay and --cache-db DIR: the LLM response\n"
+  "cache (agora cache --help).\n"
   "Run 'agora COMMAND --help' for a command's options. Exit status: 0 success, 1 runtime failure\n"
   "(an LLM unreachable after retries, a storage error), 2 bad usage or input, 3 run/say stopped at\n"
   "the world's budget.\n"
@@ -117,6 +120,7 @@ static int dispatch(int argc, char **argv) {
     puts("agora " AGORA_VERSION);
     return 0;
   }
+  store_lock_set_owner(cmd); /* a chat this process holds names it: "in use by pid N (serve)" */
   if (!strcmp(cmd, "run")) return cli_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "replay")) return cli_replay(argc - 2, argv + 2);
   if (!strcmp(cmd, "chats")) return cli_chats(argc - 2, argv + 2);

@@ -4,10 +4,9 @@
  * through the same path as a live one (its text as a chunk when streaming, its tool calls, its usage),
  * marked cached in its usage and costing nothing against a budget.
  *
- * The key is the SHA-256 of the provider, the request's URL and its JSON body as the provider's wire
- * format builds them: the model, the messages, the tools and every sampling parameter (temperature,
- * max_tokens, seed, stream), never a header, so never the API key. The script provider is not cached: it
- * calls nothing. */
+ * The key is the SHA-256 of the canonical request: the provider, base URL and model, every sampling
+ * parameter (temperature, max_tokens, seed, stream), the messages and the tools; never a header, so never
+ * the API key. The script provider is not cached: it calls nothing. */
 #ifndef AG_LLM_CACHE_H
 #define AG_LLM_CACHE_H
 

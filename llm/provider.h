@@ -5,22 +5,19 @@
 
 #include "llm/cache.h"
 #include "llm/llm.h"
+#include "net/net_opts.h"
 
 #include <stdint.h>
 
 struct event;
-struct llm_http; /* the curl multi transport (llm/http.c), created on first use */
-
 struct ag_defer;
 typedef struct llm_limiter llm_limiter;
 
 struct llm_client {
   struct event_base *base;
   struct ag_defer *defer; /* deferred steps of calls that need no I/O (the script provider) */
-  struct llm_http *http;
+  net_client *net;        /* the HTTP providers' transport (net/), owned */
   struct llm_call *calls; /* calls in flight (doubly linked) */
-  struct llm_fetch *fetches; /* plain requests in flight (llm/fetch.c, doubly linked) */
-  size_t n_fetches;
   size_t active;
   struct llm_budget_state *budget; /* limits, prices and spend (llm/budget.c); NULL: none */
   llm_cache_mode cache_mode;       /* the response cache (llm/cache.c): off unless cache is set */
@@ -111,10 +108,9 @@ void llm_call_finish(llm_call *call, int err, const char *text, const llm_error_
 /* The ops for a provider; NULL when it is not available in this build. */
 const llm_provider_ops *llm_provider_ops_for(llm_provider_kind kind);
 
-/* The HTTP side: ops of the HTTP providers (llm/remote.c) and the transport's teardown (llm/http.c). */
+/* The HTTP side: ops of the HTTP providers (llm/remote.c). */
 const llm_provider_ops *llm_http_ops_for(llm_provider_kind kind);
-void llm_http_free(struct llm_http *http);
-/* Cancels every plain request of the client (llm/fetch.c), before its transport goes. */
-void llm_fetch_free_all(llm_client *c);
+/* The trust and routing settings of cfg as the network layer takes them (strings borrowed from cfg). */
+net_opts llm_config_net(const llm_config *cfg);
 
 #endif

@@ -182,7 +182,7 @@ static void agent_answers_through_host(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_report, fh_phase, NULL, NULL, fh_ids, NULL, NULL, NULL, NULL};
+  agent_host host = {.ctx = &h, .publish = fh_publish, .report = fh_report, .phase = fh_phase, .ids = fh_ids};
   char *replies[] = {"@madame-pedagogue Bonjour, class.", "   "};
   agent *a = script_agent(llm, &host, "Madame Pedagogue", replies, 2);
   CHECK_STR(agent_id(a), "madame-pedagogue");
@@ -243,7 +243,7 @@ static void agent_inbox_keeps_order(void) {
   llm_client_new(base, &llm);
   fake_host h;
   memset(&h, 0, sizeof h);
-  agent_host host = {&h, fh_publish, fh_report, fh_phase, NULL, NULL, fh_ids, NULL, NULL, NULL, NULL};
+  agent_host host = {.ctx = &h, .publish = fh_publish, .report = fh_report, .phase = fh_phase, .ids = fh_ids};
   char *replies[] = {"first answer", "second answer"};
   agent *a = script_agent(llm, &host, "ann", replies, 2);
   const char *ids[] = {"ann"};
