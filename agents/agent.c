@@ -424,7 +424,7 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   ag_msg *m = a->answering;
   size_t n_calls = 0;
   const llm_tool_call *calls = (!err && a->call) ? llm_call_tool_calls(a->call, &n_calls) : NULL;
-  llm_usage done_usage = a->call ? llm_call_usage(a->call) : (llm_usage){0, 0};
+  llm_usage done_usage = a->call ? llm_call_usage(a->call) : (llm_usage){0};
   a->call = NULL;
   a->usage.input_tokens += done_usage.input_tokens;
   a->usage.output_tokens += done_usage.output_tokens;

@@ -57,6 +57,9 @@ cJSON *chat_event_fields(const world_event *e) {
     ag_json_add_int(f, "chars", (int64_t)e->u.llm_done.chars);
     ag_json_add_int(f, "input_tokens", (int64_t)e->u.llm_done.input_tokens);
     ag_json_add_int(f, "output_tokens", (int64_t)e->u.llm_done.output_tokens);
+    if (e->u.llm_done.estimated) cJSON_AddBoolToObject(f, "estimated", 1);
+    if (e->u.llm_done.cached) cJSON_AddBoolToObject(f, "cached", 1);
+    if (e->u.llm_done.usd > 0) cJSON_AddNumberToObject(f, "usd", e->u.llm_done.usd);
     break;
   case EV_LLM_ERROR: add_llm_error(f, &e->u.llm_error); break;
   case EV_TURN_LIMIT: ag_json_add_int(f, "limit", e->u.turn_limit.limit); break;
@@ -117,6 +120,16 @@ cJSON *chat_event_fields(const world_event *e) {
     ag_json_add_int(f, "seq", (int64_t)e->u.turn_end.seq);
     if (e->u.turn_end.cancelled) cJSON_AddBoolToObject(f, "cancelled", 1);
     if (e->u.turn_end.queued) cJSON_AddBoolToObject(f, "queued", 1);
+    break;
+  case EV_BUDGET_EXHAUSTED:
+    ag_json_add_int(f, "tokens", e->u.budget.tokens);
+    cJSON_AddNumberToObject(f, "usd", e->u.budget.usd);
+    ag_json_add_int(f, "limit_tokens", e->u.budget.limit_tokens);
+    cJSON_AddNumberToObject(f, "limit_usd", e->u.budget.limit_usd);
+    break;
+  case EV_RATE_LIMITED:
+    cJSON_AddStringToObject(f, "endpoint", e->u.rate.endpoint);
+    add_time(f, "until", e->u.rate.until_ms);
     break;
   case EV_TURNS_RESUMED:
     ag_json_add_int(f, "replies", (int64_t)e->u.resumed.replies);

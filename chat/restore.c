@@ -4,6 +4,10 @@
 #include "chat/session_int.h"
 
 #include "chat/inflight.h"
+#include "common/jsonnum.h"
+#include "llm/budget.h"
+
+#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +70,7 @@ typedef struct restore_ctx {
   uint64_t last_seq;
   int64_t sim_ms; /* the chat's simulated time (chat_time) */
   chat_inflight inflight; /* the turns in flight when the chat was last left */
+  llm_spend spent;        /* its llm-done steps summed: the budget's spend goes on from there */
   ag_errmsg *em;
 } restore_ctx;
 
@@ -119,8 +124,30 @@ static void restore_reset(restore_ctx *rc) {
   chat_inflight_free(&rc->inflight);
 }
 
+/* An llm-done step adds its tokens and dollars to the chat's spend. Only those steps are parsed twice. */
+static int restore_spend(llm_spend *s, const char *json, size_t len) {
+  if (!memmem(json, len, "\"llm-done\"", 10)) return AG_OK;
+  cJSON *j = cJSON_ParseWithLength(json, len);
+  if (!j) return AG_OK; /* a damaged step costs nothing rather than failing the chat */
+  const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, "type");
+  /* A reply from the response cache cost nothing. */
+  if (cJSON_IsString(type) && !strcmp(type->valuestring, "llm-done") &&
+      !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "cached"))) {
+    int64_t in = 0, out = 0;
+    ag_json_int_member(j, "input_tokens", 0, AG_JSON_INT_MAX, &in);
+    ag_json_int_member(j, "output_tokens", 0, AG_JSON_INT_MAX, &out);
+    const cJSON *usd = cJSON_GetObjectItemCaseSensitive(j, "usd");
+    s->tokens += in + out;
+    if (cJSON_IsNumber(usd) && usd->valuedouble > 0) s->usd += usd->valuedouble;
+  }
+  cJSON_Delete(j);
+  return AG_OK;
+}
+
 static int restore_step_cb(const char *json, size_t len, void *arg) {
-  return chat_inflight_step(&((restore_ctx *)arg)->inflight, json, len);
+  restore_ctx *rc = arg;
+  restore_spend(&rc->spent, json, len);
+  return chat_inflight_step(&rc->inflight, json, len);
 }
 
 /* The messages of the turns left open, read with the rest (a turn still in an inbox is in no memory). */
@@ -198,6 +225,7 @@ static int restore_txn(store_txn *t, void *arg) {
   if ((r = store_message_last_seq(t, rc->chat_id, &rc->last_seq))) return r;
   if ((r = chat_time(t, rc))) return r;
   chat_inflight_free(&rc->inflight); /* a read is not run twice, but stay restartable */
+  rc->spent = (llm_spend){0};
   if ((r = store_thread_scan(t, rc->chat_id, restore_step_cb, rc))) return r;
   for (size_t i = 0; i < cs->n_tracks; i++) {
     rc->cur = i;
@@ -248,6 +276,7 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
   }
   if ((r = store_read(cs->st, restore_txn, &rc, em))) goto done;
   world_reset_conversation(cs->w);
+  llm_client_set_spent(world_llm(cs->w), rc.spent);
   world_set_last_seq(cs->w, rc.last_seq > rc.chat.message_count ? rc.last_seq : rc.chat.message_count);
   if (world_is_virtual(cs->w)) world_time_rebase(cs->w, rc.sim_ms, rc.last_seq > 0); /* the clock is the chat's */
   cs->saved_sim = world_now(cs->w);

@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 
+#include "llm/cache.h"
 #include "llm/llm.h"
 
 #include <stdio.h>
@@ -45,10 +46,14 @@ int cli_nats_arg(cluster_opts *o, const char *cmd, int host, int argc, char **ar
 int cli_override_arg(rt_overrides *o, const char *cmd, int argc, char **argv, int *i) {
   const char *s = argv[*i];
   const char **slot = !strcmp(s, "--model") ? &o->model : !strcmp(s, "--provider") ? &o->provider
-                    : !strcmp(s, "--base-url") ? &o->base_url : NULL;
+                    : !strcmp(s, "--base-url") ? &o->base_url : !strcmp(s, "--llm-cache") ? &o->llm_cache
+                    : !strcmp(s, "--cache-db") ? &o->cache_db : NULL;
   if (!slot) return 0;
   if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: %s needs a value", cmd, s);
   *slot = argv[++*i];
+  llm_cache_mode mode;
+  if (slot == &o->llm_cache && llm_cache_mode_parse(*slot, &mode))
+    return cli_error(AG_ERR_INVALID, "%s: --llm-cache: unknown mode '%s' (expected off, use or replay)", cmd, *slot);
   llm_provider_kind k;
   if (slot == &o->provider && llm_provider_parse(*slot, &k))
     return cli_error(AG_ERR_INVALID, "%s: --provider: unknown provider '%s' (expected script, openai, anthropic, "

@@ -41,13 +41,18 @@ static const char usage[] =
   "                        manage stored worlds (agora worlds --help)\n"
   "  host WORLD.json --nats URL [--agents A,B]\n"
   "                        answer for a share of a world's agents on NATS (agora host --help)\n"
+  "  cache stats|clear [--older-than 30d]\n"
+  "                        the LLM response cache (agora cache --help)\n"
   "  help, --help, -h      print this text\n"
   "  --version             print agora's version\n"
   "\n"
   "run, console and say take --model M, --provider P and --base-url URL for every agent; WORLD-ID\n"
   "(or the world's name) opens a world the database holds (agora worlds list).\n"
+  "run, console, say and serve take --llm-cache off|use|replay and --cache-db DIR: the LLM response\n"
+  "cache (agora cache --help).\n"
   "Run 'agora COMMAND --help' for a command's options. Exit status: 0 success, 1 runtime failure\n"
-  "(an LLM unreachable after retries, a storage error), 2 bad usage or input.\n"
+  "(an LLM unreachable after retries, a storage error), 2 bad usage or input, 3 run/say stopped at\n"
+  "the world's budget.\n"
   "Data lives in --db DIR, else $AGORA_HOME, else $XDG_DATA_HOME/agora, else ~/.local/share/agora.\n"
   "The reference: docs/cli.md, docs/world-file.md and docs/behaviour.md in the source, and agora(1).\n";
 
@@ -126,6 +131,7 @@ static int dispatch(int argc, char **argv) {
   if (!strcmp(cmd, "serve")) return cli_serve(argc - 2, argv + 2);
   if (!strcmp(cmd, "tools")) return cli_tools(argc - 2, argv + 2);
   if (!strcmp(cmd, "host")) return cli_host(argc - 2, argv + 2);
+  if (!strcmp(cmd, "cache")) return cli_cache(argc - 2, argv + 2);
   fprintf(stderr, "agora: unknown command '%s'\n\n%s", cmd, usage);
   return 2;
 }

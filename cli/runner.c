@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "runtime/db.h"
 #include "cli/args.h"
+#include "world/world_budget.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -145,7 +146,14 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
 int cli_runner_finish(cli_runner *r) {
   int status = 0;
   output_done(r->out);
-  if (world_failed_calls(r->w)) {
+  world_budget_view b = world_budget(r->w);
+  if (b.reached) {
+    /* Exit 3 (docs/cli.md): the run stopped at the budget the user set, which is neither success nor a
+     * failure of the calls; the refused calls' llm-errors are part of it. */
+    fprintf(stderr, "agora: the world's budget is spent (%lld tokens, $%.4f): no new LLM call was started "
+            "(raise it with \"budget\" in the world file)\n", (long long)b.tokens, b.usd);
+    status = 3;
+  } else if (world_failed_calls(r->w)) {
     fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(r->w));
     status = 1;
   }

@@ -50,7 +50,8 @@ typedef struct cli_runner {
  * status after printing why; either way release r with cli_runner_close. handler (may be NULL: the
  * screen's) receives the bus's messages and events at the output phase with ud. */
 int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bus_handler handler, void *ud);
-/* Ends the output and says what failed: returns 1 when an LLM call or a save failed, else 0. */
+/* Ends the output and says what failed: returns 1 when a save failed, else 3 when the world's budget was
+ * reached, else 1 when an LLM call failed, else 0. */
 int cli_runner_finish(cli_runner *r);
 void cli_runner_close(cli_runner *r);
 

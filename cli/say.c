@@ -21,7 +21,7 @@ static const char say_usage[] =
   "  --new-chat  start a new chat instead of continuing the current one\n"
   "  --json      one JSON object per line (the human message too, then the replies and events)\n"
   "  --stream, --quiet, --no-save, --db, --yes, --answers, --allow-env, --allow-key-to, --model, --provider,\n"
-  "  --base-url\n"
+  "  --base-url, --llm-cache, --cache-db\n"
   "              as for agora run\n"
   "\n"
   "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";

@@ -25,6 +25,8 @@ static const char serve_usage[] =
   "  --token-file FILE  every request must carry 'Authorization: Bearer TOKEN' with the token in FILE\n"
   "                     (else $AGORA_TOKEN when set); required to listen on a non-loopback address\n"
   "  --allow-env NAME   let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
+  "  --llm-cache off|use|replay, --cache-db DIR\n"
+  "                     every world's LLM response cache (as for run; default: a world file's llm_cache)\n"
   "  --allow-key-to URL a stored world's agents may send their API key to base_url URL (otherwise\n"
   "                     only to the provider's default URL; a stored world may be someone else's)\n"
   "  --nats URL         the worlds named join their world on NATS JetStream: the streams show what\n"
@@ -71,6 +73,9 @@ static int parse_args(int argc, char **argv, serve_opts *a) {
     } else if (cli_is_allow_arg(s)) {
       int st = cli_allow_env_arg(&a->allow, "serve", argc, argv, &i);
       if (st) return st;
+    } else if (!strcmp(s, "--llm-cache") || !strcmp(s, "--cache-db")) {
+      int st = cli_override_arg(&a->over, "serve", argc, argv, &i);
+      if (st > 1) return st;
     } else if (s[0] == '-' && s[1]) {
       return cli_error(AG_ERR_INVALID, "serve: unknown option '%s' (see agora serve --help)", s);
     } else if (a->n_files < (int)(sizeof a->files / sizeof *a->files)) {

@@ -15,6 +15,7 @@
 #include "chat/snapshot.h"
 #include "chat/transcript.h"
 #include "common/buf.h"
+#include "world/world_budget.h"
 
 static int recent_msg(const chat_entry *e, void *arg) {
   output_message(((console *)arg)->out, e->msg);
@@ -301,6 +302,35 @@ static int cmd_turnlimit(console *c, char *args, ag_errmsg *em) {
   return world_record_save(c, em);
 }
 
+/* "/budget": the limits and the current chat's spend; "/budget tokens N usd X" (either or both; 0: no limit)
+ * sets them, and a limit above the spend lets calls start again. */
+static int cmd_budget(console *c, char *args, ag_errmsg *em) {
+  world_budget_view v = world_budget(c->cw.w);
+  int64_t tokens = v.limit_tokens;
+  double usd = v.limit_usd;
+  while (args[0]) {
+    char *key = con_next_word(&args), *val = con_next_word(&args), *end = NULL;
+    errno = 0;
+    double n = val[0] ? strtod(val, &end) : -1;
+    int is_tokens = !strcmp(key, "tokens");
+    if ((!is_tokens && strcmp(key, "usd")) || errno || !end || *end || !(n >= 0) || n > 9e15 ||
+        (is_tokens && n != (double)(int64_t)n))
+      return ag_fail(em, AG_ERR_INVALID, "usage: /budget [tokens N] [usd X] (0: no limit), not '%s %s'", key, val);
+    if (is_tokens) tokens = (int64_t)n;
+    else usd = n;
+  }
+  int changed = tokens != v.limit_tokens || usd != v.limit_usd;
+  int rc = changed ? world_budget_set(c->cw.w, tokens, usd, em) : AG_OK;
+  if (rc) return rc;
+  v = world_budget(c->cw.w);
+  char lt[32] = "no limit", lu[32] = "no limit";
+  if (v.limit_tokens) snprintf(lt, sizeof lt, "%lld", (long long)v.limit_tokens);
+  if (v.limit_usd > 0) snprintf(lu, sizeof lu, "$%.4f", v.limit_usd);
+  con_print(c, "budget: %lld tokens of %s, $%.4f of %s spent in this chat%s\n", (long long)v.tokens, lt, v.usd, lu,
+            v.reached ? " (reached: no new LLM call starts; raise it with /budget tokens N or usd X)" : "");
+  return changed ? world_record_save(c, em) : AG_OK; /* the raised budget is the stored world's too */
+}
+
 static int cmd_quit(console *c, char *args, ag_errmsg *em) {
   (void)args;
   (void)em;
@@ -325,6 +355,7 @@ static const command commands[] = {
   {"/show", "[N]", "the last N messages of this chat (10 without N) with their numbers", cmd_show},
   {"/title", "TEXT", "rename the current chat", cmd_title},
   {"/turnlimit", "N", "LLM calls an agent may make between human turns", cmd_turnlimit},
+  {"/budget", "[tokens N] [usd X]", "the chat's LLM spend and the world's budget; raise it (0: no limit)", cmd_budget},
   {"/clock", "", "the world's clock: mode, now, next due item, until", con_cmd_clock},
   {"/advance", "DURATION", "move a virtual clock on (3h, 1d), delivering what falls due", con_cmd_advance},
   {"/branch", "SEQ", "continue in a new chat holding this one's messages 1..SEQ", con_cmd_branch},
@@ -359,12 +390,12 @@ static int cmd_help(console *c, char *args, ag_errmsg *em) {
 /* --nats: why cmd cannot run on a world joined over NATS (NULL: it can). Changes to the agents or the
  * clock would hold in this process only; chat operations follow rt_nats_refuses. */
 static const char *nats_refuses(const console *c, const char *cmd, const char *args) {
-  static const char *const local[] = {"/add", "/remove", "/set", "/clear", "/turnlimit", "/advance"};
+  static const char *const local[] = {"/add", "/remove", "/set", "/clear", "/turnlimit", "/advance", "/budget"};
   static const char *const ops[][2] = {{"/load", "load"}, {"/delete", "delete"}, {"/branch", "branch"},
                                        {"/edit", "truncate"}, {"/retry", "truncate"}};
   if (!c->nats) return NULL;
   for (size_t i = 0; i < sizeof local / sizeof *local; i++)
-    if (!strcmp(cmd, local[i]) && (strcmp(cmd, "/turnlimit") || args[0]))
+    if (!strcmp(cmd, local[i]) && ((strcmp(cmd, "/turnlimit") && strcmp(cmd, "/budget")) || args[0]))
       return "not available on a world joined over NATS: change the world file and restart its hosts";
   char id[CHAT_ID_MAX];
   size_t n = strcspn(args, " \t");

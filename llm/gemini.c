@@ -119,11 +119,12 @@ static int gemini_build(const llm_config *cfg, const llm_request *req, ag_buf *u
     }
   }
   if (rc == AG_OK) rc = add_tools(root, req);
-  if (rc == AG_OK && (cfg->has_temperature || cfg->max_tokens > 0)) {
+  if (rc == AG_OK && (cfg->has_temperature || cfg->max_tokens > 0 || cfg->has_seed)) {
     cJSON *gc = cJSON_AddObjectToObject(root, "generationConfig");
     int ok = gc != NULL;
     if (ok && cfg->has_temperature) ok = cJSON_AddNumberToObject(gc, "temperature", cfg->temperature) != NULL;
     if (ok && cfg->max_tokens > 0) ok = cJSON_AddNumberToObject(gc, "maxOutputTokens", cfg->max_tokens) != NULL;
+    if (ok && cfg->has_seed) ok = cJSON_AddNumberToObject(gc, "seed", (double)cfg->seed) != NULL;
     if (!ok) rc = AG_ERR_NOMEM;
   }
   if (rc) {

@@ -155,6 +155,8 @@ void llm_client_free(llm_client *c) {
   while (c->calls) call_release(c->calls);
   net_client_free(c->net);
   ag_defer_free(c->defer);
+  llm_client_budget_free(c);
+  llm_limiter_free(c); /* after the calls: each gave its slot back */
   free(c);
 }
 
@@ -206,7 +208,9 @@ int llm_call_start(llm_endpoint *e, const llm_request *req, const llm_callbacks 
   if (!call) return AG_ERR_NOMEM;
   call->ep = e;
   call->client = e->client;
-  call->ops = ops;
+  /* A reply from the cache costs nothing, so it is given even past the budget; a call to a model is not. */
+  const llm_provider_ops *gated = llm_cache_gate(call, req, ops);
+  call->ops = gated == ops ? llm_budget_gate(e->client, e->cfg.provider, ops) : gated;
   call->linked = 1;
   call->cb = *cb;
   call->ud = ud;
@@ -215,7 +219,7 @@ int llm_call_start(llm_endpoint *e, const llm_request *req, const llm_callbacks 
   if (c->calls) c->calls->prev = call;
   c->calls = call;
   c->active++;
-  int rc = ops->start(call, req);
+  int rc = call->ops->start(call, req);
   if (rc) {
     call_release(call);
     return rc;
@@ -237,6 +241,10 @@ void llm_call_chunk(llm_call *call, const char *text, size_t len) {
 void llm_call_finish(llm_call *call, int err, const char *text, const llm_error_info *info) {
   /* Unlinked before on_done: the agent may free its endpoint (or the world its client's calls) from
    * inside on_done, and text may live in call->impl, so the call itself is released only after. */
+  if (err == AG_OK) {
+    llm_cache_store(call, text);
+    llm_budget_account(call);
+  }
   call_unlink(call);
   call->ep = NULL;
   if (call->cb.on_done) call->cb.on_done(call->ud, err, text ? text : "", info);

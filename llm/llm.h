@@ -53,6 +53,8 @@ typedef struct llm_config {
   double temperature;
   int has_temperature;
   int max_tokens;    /* 0: not sent */
+  long seed;         /* with has_seed: sent to the providers that take one (not Anthropic) */
+  int has_seed;
   int stream;        /* use the streaming API (default 1) */
   long timeout_ms;   /* per call, default 120000 */
   int max_retries;   /* default 3 */
@@ -156,10 +158,13 @@ int llm_call_start(llm_endpoint *e, const llm_request *req, const llm_callbacks 
  * the loop, never from inside a transport callback. */
 void llm_call_cancel(llm_call *call);
 
-/* Token counts a provider reported for a call; 0 when it sent none (and for the script provider). */
+/* Token counts a provider reported for a call, estimated when it sent none; 0 for the script provider. */
 typedef struct llm_usage {
   long input_tokens;
   long output_tokens;
+  int estimated; /* the provider reported none: the counts are estimated from the bytes (about 4 a token) */
+  double usd;    /* the call's price by the world's `pricing` (0: no price for its model) */
+  int cached;    /* the reply came from the response cache (llm/cache.h): it cost nothing */
 } llm_usage;
 /* The usage of a call; meaningful inside its on_done (the call is freed right after). */
 llm_usage llm_call_usage(const llm_call *call);

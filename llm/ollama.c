@@ -45,11 +45,12 @@ static int ollama_build(const llm_config *cfg, const llm_request *req, ag_buf *u
   int ok = rc == AG_OK;
   /* Ollama streams unless told not to, so the flag is always sent. */
   if (ok) ok = cJSON_AddBoolToObject(root, "stream", cfg->stream ? 1 : 0) != NULL;
-  if (ok && (cfg->has_temperature || cfg->max_tokens > 0)) {
+  if (ok && (cfg->has_temperature || cfg->max_tokens > 0 || cfg->has_seed)) {
     cJSON *opt = cJSON_AddObjectToObject(root, "options");
     ok = opt != NULL;
     if (ok && cfg->has_temperature) ok = cJSON_AddNumberToObject(opt, "temperature", cfg->temperature) != NULL;
     if (ok && cfg->max_tokens > 0) ok = cJSON_AddNumberToObject(opt, "num_predict", cfg->max_tokens) != NULL;
+    if (ok && cfg->has_seed) ok = cJSON_AddNumberToObject(opt, "seed", (double)cfg->seed) != NULL;
   }
   if (!ok) {
     cJSON_Delete(root);

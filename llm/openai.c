@@ -52,6 +52,7 @@ static int openai_build(const llm_config *cfg, const llm_request *req, ag_buf *u
   int ok = rc == AG_OK;
   if (ok && cfg->has_temperature) ok = cJSON_AddNumberToObject(root, "temperature", cfg->temperature) != NULL;
   if (ok && cfg->max_tokens > 0) ok = cJSON_AddNumberToObject(root, "max_tokens", cfg->max_tokens) != NULL;
+  if (ok && cfg->has_seed) ok = cJSON_AddNumberToObject(root, "seed", (double)cfg->seed) != NULL;
   if (ok) ok = cJSON_AddBoolToObject(root, "stream", cfg->stream ? 1 : 0) != NULL;
   if (ok && cfg->stream) {
     cJSON *so = cJSON_AddObjectToObject(root, "stream_options");

@@ -3,11 +3,15 @@
 #ifndef AG_LLM_PROVIDER_H
 #define AG_LLM_PROVIDER_H
 
+#include "llm/cache.h"
 #include "llm/llm.h"
 #include "net/net_opts.h"
 
+#include <stdint.h>
+
 struct event;
 struct ag_defer;
+typedef struct llm_limiter llm_limiter;
 
 struct llm_client {
   struct event_base *base;
@@ -15,6 +19,11 @@ struct llm_client {
   net_client *net;        /* the HTTP providers' transport (net/), owned */
   struct llm_call *calls; /* calls in flight (doubly linked) */
   size_t active;
+  struct llm_budget_state *budget; /* limits, prices and spend (llm/budget.c); NULL: none */
+  llm_cache_mode cache_mode;       /* the response cache (llm/cache.c): off unless cache is set */
+  struct cache_db *cache;          /* borrowed */
+  llm_cache_counts cache_counts;
+  llm_limiter *limiter;            /* rate limits per endpoint (llm/limiter.c), made on first use */
 };
 
 struct llm_endpoint {
@@ -36,6 +45,8 @@ struct llm_call {
   llm_usage usage; /* filled by the provider before a successful llm_call_finish */
   llm_tool_call *tool_calls; /* added with llm_call_add_tool_call before a successful finish */
   size_t n_tool_calls;
+  unsigned char cache_key[32]; /* the request's key in the response cache (llm/cache.c) */
+  int cache_store;             /* a miss with --llm-cache use: a successful reply is stored */
   struct llm_call *prev, *next;
 };
 
@@ -47,6 +58,47 @@ typedef struct llm_provider_ops {
 } llm_provider_ops;
 
 extern const llm_provider_ops llm_script_ops;
+
+/* Budgets (llm/budget.c): the ops a call starts with (ops itself, or the refusal once the budget is
+ * reached), the accounting of a successful call (its usage.usd, the client's spend) and the teardown. */
+const llm_provider_ops *llm_budget_gate(llm_client *c, llm_provider_kind kind, const llm_provider_ops *ops);
+void llm_budget_account(llm_call *call);
+void llm_client_budget_free(llm_client *c);
+
+/* Rate limits (llm/limiter.c). An HTTP attempt fills slot.tokens (its estimate), slot.go and slot.ud, then
+ * acquires: 1 = start now, 0 = queued (go(ud) runs from the loop once admitted), < 0 an error. When the
+ * attempt's reply ends it reports done with the rate-limit headers it saw and its status; a cancelled
+ * attempt (queued or running) cancels its slot. used corrects the tokens of its start (reported usage). */
+typedef struct llm_lim_ep llm_lim_ep;
+enum { LLM_LIM_IDLE = 0, LLM_LIM_WAITING, LLM_LIM_RUNNING };
+typedef struct llm_lim_slot {
+  llm_lim_ep *ep;
+  long tokens;
+  uint64_t seq;
+  int state, tracked;
+  void (*go)(void *ud);
+  void *ud;
+  struct llm_lim_slot *prev, *next;
+} llm_lim_slot;
+typedef struct llm_lim_headers {
+  long requests_limit, tokens_limit; /* the window's limits the provider states, -1: not said */
+  long requests_left, tokens_left;  /* -1: not said */
+  long reset_requests, reset_tokens; /* ms from now, -1: not said */
+  long retry_after_ms;               /* -1: none */
+} llm_lim_headers;
+int llm_limit_acquire(llm_client *c, const llm_config *cfg, llm_lim_slot *s);
+void llm_limit_cancel(llm_lim_slot *s);
+void llm_limit_done(llm_lim_slot *s, const llm_lim_headers *h, long status);
+void llm_limit_used(llm_lim_slot *s, long tokens);
+void llm_limit_headers_init(llm_lim_headers *h);
+/* Reads one header line's name and value into h when it is a rate-limit header. */
+void llm_limit_header(llm_lim_headers *h, const char *name, size_t nlen, const char *v, size_t vlen);
+void llm_limiter_free(llm_client *c);
+
+/* The response cache (llm/cache.c): the ops a call starts with (a stored reply's, a replay miss's, or ops
+ * itself, then marked to be stored on success; call->ep is set) and the storing at a successful finish. */
+const llm_provider_ops *llm_cache_gate(llm_call *call, const llm_request *req, const llm_provider_ops *ops);
+void llm_cache_store(llm_call *call, const char *text);
 
 /* Providers report through these. llm_call_finish invokes on_done once, then frees the call (and
  * calls ops->cancel first if impl is still set, so providers may clear impl themselves). */

@@ -62,6 +62,8 @@ typedef struct remote_call {
   llm_wire_calls calls; /* its tool calls so far (never chunks: they reach the caller at the end) */
   llm_wire_out out;
   llm_error_info info;
+  llm_lim_slot slot;     /* the attempt's place at its endpoint's rate limits (llm/limiter.c) */
+  llm_lim_headers lim;   /* the rate-limit headers of the current attempt's reply */
 } remote_call;
 
 static int64_t now_ms(void) {
@@ -80,6 +82,7 @@ static unsigned next_random(void) {
 }
 
 static void remote_free(remote_call *rc) {
+  llm_limit_cancel(&rc->slot);
   if (rc->xfer) net_http_cancel(rc->xfer);
   if (rc->timer) event_free(rc->timer);
   free(rc->url);
@@ -97,6 +100,7 @@ static void remote_cancel(llm_call *call) {
   call->impl = NULL;
   if (!rc) return;
   rc->call = NULL;
+  llm_limit_cancel(&rc->slot);
   if (rc->xfer) {
     net_http_cancel(rc->xfer);
     rc->xfer = NULL;
@@ -171,6 +175,7 @@ static int on_header(void *ud, const char *line, size_t len) {
     rc->retry_after_ms = -1;
     rc->after_is_ms = 0;
     rc->json_reply = 0;
+    llm_limit_headers_init(&rc->lim);
     return AG_OK;
   }
   const char *colon = memchr(line, ':', len);
@@ -179,6 +184,7 @@ static int on_header(void *ud, const char *line, size_t len) {
   const char *v = colon + 1;
   size_t vlen = len - nlen - 1;
   long ms;
+  llm_limit_header(&rc->lim, line, nlen, v, vlen);
   if (nlen == 14 && strncasecmp(line, "retry-after-ms", 14) == 0 && llm_retry_parse_after(v, vlen, 1, &ms)) {
     rc->retry_after_ms = ms;
     rc->after_is_ms = 1;
@@ -253,6 +259,17 @@ static void retry_or_fail(remote_call *rc, int retryable) {
   if (evtimer_add(rc->timer, &tv) != 0) remote_fail(rc);
 }
 
+/* A reply that reports no usage (a local server, a streamed OpenAI-compatible reply without the usage
+ * chunk) still spends: about 4 bytes a token of the request and of the reply, marked as an estimate so
+ * that budgets hold and nobody takes the numbers for the provider's. */
+static void estimate_usage(remote_call *rc) {
+  size_t out = rc->text.len;
+  for (size_t i = 0; i < rc->calls.n; i++) out += rc->calls.v[i].args.len + strlen(rc->calls.v[i].name ? rc->calls.v[i].name : "");
+  rc->call->usage.input_tokens = (long)(strlen(rc->body) + 3) / 4;
+  rc->call->usage.output_tokens = (long)(out + 3) / 4;
+  rc->call->usage.estimated = 1;
+}
+
 /* The end of a 2xx reply: parse it (delivering its last chunks) and finish. */
 static void finish_reply(remote_call *rc) {
   int err;
@@ -295,6 +312,8 @@ static void finish_reply(remote_call *rc) {
   }
   rc->call->usage.input_tokens = rc->out.input_tokens;
   rc->call->usage.output_tokens = rc->out.output_tokens;
+  if (!rc->out.input_tokens && !rc->out.output_tokens) estimate_usage(rc);
+  llm_limit_used(&rc->slot, rc->call->usage.input_tokens + rc->call->usage.output_tokens);
   llm_call_finish(rc->call, AG_OK, ag_buf_str(&rc->text), NULL);
 }
 
@@ -302,6 +321,8 @@ static void on_done(void *ud, CURLcode res, long status, long proxy_code, const 
   remote_call *rc = ud;
   rc->xfer = NULL;
   if (status) rc->status = status;
+  rc->lim.retry_after_ms = rc->retry_after_ms;
+  llm_limit_done(&rc->slot, &rc->lim, rc->status); /* a 429 pauses the whole endpoint */
   if (res == CURLE_OK) {
     decide_mode(rc);
     if (rc->mode != BODY_ERROR) {
@@ -377,12 +398,15 @@ static int attempt_start(remote_call *rc) {
   int err = AG_OK;
   struct curl_slist *headers = NULL;
   CURL *easy = NULL;
+  /* The call's time runs from its first attempt: waiting for its endpoint's rate limits is not its fault. */
+  if (!rc->attempts) rc->deadline_ms = now_ms() + rc->timeout_ms;
   int64_t left = rc->deadline_ms - now_ms();
   if (left < 1) left = 1;
   rc->status = 0;
   rc->retry_after_ms = -1;
   rc->after_is_ms = 0;
   rc->json_reply = 0;
+  llm_limit_headers_init(&rc->lim);
   rc->mode = BODY_UNDECIDED;
   rc->fail_rc = 0;
   memset(&rc->info, 0, sizeof rc->info);
@@ -436,6 +460,26 @@ fail:
   return err;
 }
 
+/* The attempt, admitted from the loop by its endpoint's rate limits. */
+static void attempt_admitted(void *ud) {
+  remote_call *rc = ud;
+  if (attempt_start(rc) != AG_OK) {
+    set_info(rc, "connection", "could not start the request");
+    remote_fail(rc);
+  }
+}
+
+/* Starts the next attempt when its endpoint's rate limits let it: now, or later from the loop. Its tokens
+ * for tpm: the request's bytes / 4 and the reply's cap, as providers count them against the window. */
+static int attempt_go(remote_call *rc) {
+  const llm_config *cfg = &rc->call->ep->cfg;
+  rc->slot.tokens = (long)(strlen(rc->body) / 4) + (cfg->max_tokens > 0 ? cfg->max_tokens : 0);
+  rc->slot.go = attempt_admitted;
+  rc->slot.ud = rc;
+  int r = llm_limit_acquire(rc->call->client, cfg, &rc->slot);
+  return r == 1 ? attempt_start(rc) : r;
+}
+
 static void on_timer(evutil_socket_t fd, short what, void *arg) {
   (void)fd;
   (void)what;
@@ -444,7 +488,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
     remote_fail(rc);
     return;
   }
-  if (attempt_start(rc) != AG_OK) {
+  if (attempt_go(rc) != AG_OK) {
     set_info(rc, "connection", "could not start the request");
     remote_fail(rc);
   }
@@ -501,7 +545,7 @@ static int remote_start(llm_call *call, const llm_request *req) {
     struct timeval zero = {0, 0};
     return evtimer_add(rc->timer, &zero) == 0 ? AG_OK : AG_ERR_IO;
   }
-  return attempt_start(rc); /* on failure llm_call_start releases the call, and rc with it */
+  return attempt_go(rc); /* on failure llm_call_start releases the call, and rc with it */
 fail:
   ag_buf_free(&url);
   remote_free(rc);

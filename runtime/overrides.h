@@ -8,6 +8,7 @@
 /* The overrides given on the command line (borrowed from argv; NULL: not given). */
 typedef struct rt_overrides {
   const char *model, *provider, *base_url;
+  const char *llm_cache, *cache_db; /* --llm-cache MODE, --cache-db DIR (runtime/llm_cache.h) */
 } rt_overrides;
 
 /* Applies o to every agent of spec, then warns once on stderr when agents have neither a provider other

@@ -4,6 +4,7 @@
 #include "chat/archive.h"
 #include "chat/id_prefix.h"
 #include "runtime/db.h"
+#include "runtime/llm_cache.h"
 #include "runtime/mcp_log.h"
 #include "runtime/nats_chats.h"
 #include "storage/store_lock.h"
@@ -33,6 +34,7 @@ struct runtime {
   int mcp_started;
   const char *mcp_why;
   int resumed; /* the chat made current continues a saved one */
+  cache_db *cache; /* the response cache, when on: closed after the world */
 };
 
 /* Prefixes em with the command's name, unless it already names a file or stored world. */
@@ -306,6 +308,7 @@ int rt_open(const rt_opts *o, runtime **out, ag_errmsg *em) {
   if (!rc && nats && cluster_lib_open()) rc = ag_fail(em, AG_ERR_NOMEM, "%s: cannot start the NATS client", o->cmd);
   if (!rc) rc = load_spec(rt, o, em);
   if (!rc) rc = build_world(rt, o, em);
+  if (!rc && !o->inert) rc = rt_llm_cache_open(rt->w, &rt->spec, &o->over, o->db, &rt->cache, em);
   if (rc) goto fail; /* these messages name the file or the stored world */
   if (o->on_world && (rc = o->on_world(o->on_bus_ud, rt, em))) goto fail;
   /* A host prints the stream as it comes; a viewer's or publisher's catch-up is stored, not printed. */
@@ -353,6 +356,7 @@ void rt_close(runtime *rt) {
   cluster_free(rt->cl);
   chat_session_free(rt->cs);
   world_free(rt->w);
+  cache_db_close(rt->cache); /* after the world: its LLM client borrowed it */
   chat_store_close(rt->own_st);
   if (rt->own_base && rt->base) event_base_free(rt->base);
   if (rt->has_spec) world_spec_free(&rt->spec);

@@ -116,6 +116,7 @@ int serve_run(const serve_opts *a) {
   serve s;
   memset(&s, 0, sizeof s);
   s.allow = a->allow;
+  s.over = a->over;
   s.nats = a->nats;
   s.token = a->token; /* taken */
   s.boot = (uint64_t)ag_now_ms();

@@ -5,6 +5,7 @@
 
 #include "cluster/cluster.h"
 #include "runtime/key_env.h"
+#include "runtime/overrides.h"
 
 /* What `agora serve` was given (parsed by cli/; strings borrowed from argv). */
 typedef struct serve_opts {
@@ -13,6 +14,7 @@ typedef struct serve_opts {
   const char *db, *listen, *token_file;
   char *token; /* owned, taken by serve_run; NULL: no token needed (loopback) */
   rt_allow_env allow;
+  rt_overrides over; /* --llm-cache, --cache-db only */
   cluster_opts nats;
   long max_conns, max_streams; /* --max-connections, --max-streams; 0: the default */
 } serve_opts;

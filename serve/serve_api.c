@@ -8,6 +8,8 @@
 #include "agents/mention.h"
 #include "chat/transcript.h"
 #include "runtime/output.h"
+#include "common/jsonnum.h"
+#include "world/world_budget.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +83,18 @@ static cJSON *mcp_json(const serve_world *sw) {
   return m;
 }
 
+/* The world's budget: its limits (0: none), the current chat's spend, and whether calls are stopped. */
+static cJSON *budget_json(const world *w) {
+  world_budget_view v = world_budget(w);
+  cJSON *b = cJSON_CreateObject();
+  ag_json_add_int(b, "limit_tokens", v.limit_tokens);
+  cJSON_AddNumberToObject(b, "limit_usd", v.limit_usd);
+  ag_json_add_int(b, "tokens", v.tokens);
+  cJSON_AddNumberToObject(b, "usd", v.usd);
+  cJSON_AddBoolToObject(b, "reached", v.reached);
+  return b;
+}
+
 static void get_world(serve *s, serve_world *sw, struct evhttp_request *req) {
   cJSON *j = cJSON_CreateObject();
   const char *cur = chat_session_current(sw->cs);
@@ -99,6 +113,7 @@ static void get_world(serve *s, serve_world *sw, struct evhttp_request *req) {
   cJSON *settings = world_settings_json(sw->w);
   if (settings) cJSON_AddItemToObject(j, "settings", settings);
   cJSON_AddItemToObject(j, "mcp", mcp_json(sw));
+  cJSON_AddItemToObject(j, "budget", budget_json(sw->w));
   if (cur && !strcmp(sw->resumed_chat, cur)) { /* this run re-ran replies the chat had in flight */
     cJSON *r = cJSON_AddObjectToObject(j, "resumed");
     cJSON_AddNumberToObject(r, "replies", (double)sw->resumed_replies);
@@ -165,6 +180,18 @@ static void get_stored_world(serve *s, const chat_world_info *info, struct evhtt
   free(settings);
   world_spec_free(&spec);
   serve_reply_json(req, 200, j);
+}
+
+/* PATCH /api/worlds/{id} {"budget": {...}}: new limits (a limit left out is kept), stored with the world;
+ * answers with the world as GET does. */
+static void patch_world(serve *s, serve_world *sw, const serve_body *b, struct evhttp_request *req) {
+  world_budget_view v = world_budget(sw->w);
+  ag_errmsg em = {""};
+  int rc = world_budget_set(sw->w, b->has_budget_tokens ? b->budget_tokens : v.limit_tokens,
+                            b->has_budget_usd ? b->budget_usd : v.limit_usd, &em);
+  if (!rc) rc = chat_session_save_world(sw->cs, &em);
+  if (rc) return reply_err(req, rc, &em);
+  get_world(s, sw, req);
 }
 
 /* ---- chats ---- */
@@ -395,6 +422,8 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
   if (!sw && (rc = serve_world_get(s, m->world, &sw, &em))) return reply_err(req, rc, &em);
   switch (m->route) {
   case SR_WORLD:
+    if (method == SERVE_PATCH) return patch_world(s, sw, b, req);
+    return get_world(s, sw, req);
   case SR_WORLD_LOAD: return get_world(s, sw, req);
   case SR_CHATS:
     if (method == SERVE_POST) {

@@ -24,7 +24,7 @@ typedef struct serve_conns serve_conns;
 
 /* What a world did since it was loaded, for /metrics. */
 typedef struct serve_stats {
-  uint64_t llm_done, llm_failed, tokens_in, tokens_out, messages, events;
+  uint64_t llm_done, llm_failed, tokens_in, tokens_out, messages, events, rate_limited;
 } serve_stats;
 
 /* A world the server hosts: built on the server's loop, with its session and its event stream. */
@@ -57,6 +57,7 @@ struct serve {
   store *st;
   char *token; /* owned; NULL: no token needed (loopback without one) */
   rt_allow_env allow;
+  rt_overrides over; /* --llm-cache, --cache-db: every world's response cache */
   cluster_opts nats; /* --nats: the worlds named on the command line join their NATS world */
   serve_world **worlds;
   size_t n_worlds;

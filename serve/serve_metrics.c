@@ -21,7 +21,7 @@ void serve_metrics_reply(serve *s, struct evhttp_request *req) {
     clients += sse_hub_clients(sw->hub);
     frames += sse_hub_frames(sw->hub);
     dropped += sse_hub_dropped(sw->hub);
-    t.llm_done += sw->stats.llm_done, t.llm_failed += sw->stats.llm_failed;
+    t.llm_done += sw->stats.llm_done, t.llm_failed += sw->stats.llm_failed, t.rate_limited += sw->stats.rate_limited;
     t.tokens_in += sw->stats.tokens_in, t.tokens_out += sw->stats.tokens_out;
     t.messages += sw->stats.messages, t.events += sw->stats.events;
   }
@@ -32,6 +32,8 @@ void serve_metrics_reply(serve *s, struct evhttp_request *req) {
   metric(b, "agora_llm_calls_in_flight", "gauge", "LLM calls in flight.", thinking);
   metric(b, "agora_llm_calls_done_total", "counter", "LLM calls that finished.", t.llm_done);
   metric(b, "agora_llm_calls_failed_total", "counter", "LLM calls that failed after retries.", t.llm_failed);
+  metric(b, "agora_llm_rate_limited_total", "counter", "429s that paused an LLM endpoint (rate-limited events).",
+         t.rate_limited);
   metric(b, "agora_llm_input_tokens_total", "counter", "Input tokens the providers reported.", t.tokens_in);
   metric(b, "agora_llm_output_tokens_total", "counter", "Output tokens the providers reported.", t.tokens_out);
   metric(b, "agora_bus_messages_total", "counter", "Messages delivered on the worlds' buses.", t.messages);

@@ -81,7 +81,7 @@ static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_ma
   if (!IS(1, "worlds")) return SR_NONE;
   if (n == 2) return m->allowed = SERVE_GET, SR_WORLDS;
   memcpy(m->world, seg[2], SERVE_ID_MAX);
-  if (n == 3) return m->allowed = SERVE_GET, SR_WORLD;
+  if (n == 3) return m->allowed = SERVE_GET | SERVE_PATCH, SR_WORLD;
   if (n == 4 && IS(3, "chats")) return m->allowed = SERVE_GET | SERVE_POST, SR_CHATS;
   if (n == 4 && IS(3, "messages")) return m->allowed = SERVE_POST, SR_MESSAGES;
   if (n == 4 && IS(3, "cancel")) return m->allowed = SERVE_POST, SR_CANCEL;
@@ -200,6 +200,7 @@ static body_shape shape_of(serve_route_id route, int method) {
   if (route == SR_CHAT && method == SERVE_PATCH) return (body_shape){{"title", NULL, NULL}, 1u};
   if (route == SR_APPROVAL) return (body_shape){{"allow", "answer", NULL}, 1u};
   if (route == SR_CHAT_BRANCH) return (body_shape){{"at", NULL, NULL}, 1u};
+  if (route == SR_WORLD && method == SERVE_PATCH) return (body_shape){{"budget", NULL, NULL}, 1u};
   return (body_shape){{NULL, NULL, NULL}, 0};
 }
 
@@ -218,6 +219,26 @@ static int check_keys(const cJSON *j, const body_shape *sh, char *err) {
   return 0;
 }
 
+/* {"tokens": N, "usd": X}, either or both, 0 meaning no limit (docs/serve.md). */
+static int take_budget(const cJSON *b, serve_body *out, char *err) {
+  if (!cJSON_IsObject(b) || !b->child) return fail(err, 422, "budget: must be an object with tokens, usd or both");
+  for (const cJSON *c = b->child; c; c = c->next) {
+    if (!strcmp(c->string, "tokens") && !out->has_budget_tokens) {
+      if (ag_json_int(c, 0, AG_JSON_INT_MAX, &out->budget_tokens))
+        return fail(err, 422, "budget.tokens: must be a whole number of tokens, 0 (no limit) or more");
+      out->has_budget_tokens = 1;
+    } else if (!strcmp(c->string, "usd") && !out->has_budget_usd) {
+      if (!cJSON_IsNumber(c) || !(c->valuedouble >= 0) || c->valuedouble > 1e15)
+        return fail(err, 422, "budget.usd: must be a number of dollars, 0 (no limit) or more");
+      out->budget_usd = c->valuedouble;
+      out->has_budget_usd = 1;
+    } else {
+      return fail(err, 422, "budget.%.64s: unknown or repeated field (expected tokens, usd)", c->string);
+    }
+  }
+  return 0;
+}
+
 static int take_fields(serve_route_id route, const cJSON *j, serve_body *out, char *err) {
   const cJSON *v;
   int rc = 0;
@@ -232,6 +253,8 @@ static int take_fields(serve_route_id route, const cJSON *j, serve_body *out, ch
     if (ag_json_int(cJSON_GetObjectItemCaseSensitive(j, "at"), 1, INT64_MAX, &at))
       return fail(err, 422, "at: must be a message number (a whole number, 1 or more)");
     out->at = (uint64_t)at;
+  } else if (route == SR_WORLD) {
+    rc = take_budget(cJSON_GetObjectItemCaseSensitive(j, "budget"), out, err);
   } else if (route == SR_APPROVAL) {
     v = cJSON_GetObjectItemCaseSensitive(j, "allow");
     if (!cJSON_IsBool(v)) return fail(err, 422, "allow: must be true or false");

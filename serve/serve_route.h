@@ -65,6 +65,10 @@ typedef struct serve_body {
   uint64_t at;     /* SR_CHAT_BRANCH: the last message the branch keeps (1 or more) */
   int allow;       /* SR_APPROVAL: the answer */
   char *answer;    /* SR_APPROVAL: an ask_human question's answer text (NULL: none given) */
+  /* SR_WORLD (PATCH) {"budget": {"tokens": N, "usd": X}}: the limits given (has_*), 0 meaning none */
+  int has_budget_tokens, has_budget_usd;
+  int64_t budget_tokens;
+  double budget_usd;
 } serve_body;
 
 /* Parses and checks body (len bytes, need not be NUL-terminated) for route and method (a mask bit). Returns 0; 400 when it is

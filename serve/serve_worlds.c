@@ -47,6 +47,8 @@ static void count_event(serve_stats *st, const world_event *e) {
     st->tokens_out += (uint64_t)(e->u.llm_done.output_tokens > 0 ? e->u.llm_done.output_tokens : 0);
   } else if (e->kind == EV_LLM_ERROR) {
     st->llm_failed++;
+  } else if (e->kind == EV_RATE_LIMITED) {
+    st->rate_limited++;
   }
 }
 
@@ -276,7 +278,7 @@ static int host(serve *s, const char *world, int stored, ag_errmsg *em) {
   x->label = world;
   int join = !stored && s->nats.url;
   rt_opts o = {.cmd = NULL, .world = world, .from_store = stored, .st = s->st, .db = chat_store_dir(s->st),
-               .base = s->base, .allow = &s->allow, .nats = &s->nats, .nats_role = join ? RT_NATS_VIEW : RT_NATS_OFF,
+               .base = s->base, .over = s->over, .allow = &s->allow, .nats = &s->nats, .nats_role = join ? RT_NATS_VIEW : RT_NATS_OFF,
                .pick = RT_CHAT_CURRENT, .rerun_turns = 1, .mcp = 1, .clock = 1, .emit_chunks = 1, .on_world = on_world,
                .on_bus = on_bus, .on_bus_ud = x, .on_idle = flush_frames,
                .approver = &(world_approver){on_ask, on_withdrawn}, .approver_ud = x, .on_stream_chat = stream_chat};

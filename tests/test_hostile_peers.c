@@ -83,14 +83,16 @@ static int64_t now_ms(void) {
 }
 
 /* The world of one run: "bad" (when the fault is one) and "good" on the same provider and mode, the
- * human asks bad first and good once bad is done. */
+ * human asks bad first and good once bad is done. They are two endpoints (bad names a key variable of
+ * its own): a 429 pauses its whole endpoint (issue 25, tested in test_rate_limits), and the point here is
+ * that a hostile server's faults stay with the agents that use it. */
 static void write_world(const run *r, const char *path) {
   const char *p = providers[r->provider];
   char base[256], bad[1024] = "";
   snprintf(base, sizeof base, "%s", llm_server_url(srv, strcmp(p, "openai") ? "" : "/v1"));
   if (r->f->directives[0])
     snprintf(bad, sizeof bad,
-             "{\"name\": \"bad\", \"provider\": \"%s\", \"base_url\": \"%s\", \"api_key_env\": \"\", \"stream\": %s,"
+             "{\"name\": \"bad\", \"provider\": \"%s\", \"base_url\": \"%s\", \"api_key_env\": \"HP_BAD_KEY\", \"stream\": %s,"
              " \"timeout_ms\": %d, \"max_retries\": %d, \"system_prompt\": \"[[mock %s]]\"},",
              p, base, r->stream ? "true" : "false", HP_TIMEOUT_MS, HP_RETRIES, r->f->directives);
   char json[4096];
@@ -117,6 +119,7 @@ static void start_run(run *r, int i) {
     dup2(fd, 1);
     dup2(fd, 2);
     setenv("AGORA_LLM_BACKOFF_MS", "5", 1);
+    setenv("HP_BAD_KEY", "hostile-peer-test-key", 1);
     execl(bin ? bin : "./agora", "agora", "run", world, "--json", "--no-save", (char *)NULL);
     _exit(127);
   }

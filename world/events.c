@@ -70,11 +70,13 @@ void world_event_strings(world_event *e, void (*fn)(const char **field, void *ar
   case EV_TURN_END: f[0] = &e->u.turn_end.agent; break;
   case EV_TURNS_RESUMED: f[0] = &e->u.resumed.agents; break;
   case EV_MCP_ERROR: f[0] = &e->u.mcp.server, f[1] = &e->u.mcp.error; break;
+  case EV_RATE_LIMITED: f[0] = &e->u.rate.endpoint; break;
   case EV_NOT_ADDRESSED: f[0] = &e->u.not_addressed.who.sender, f[1] = &e->u.not_addressed.message; break;
   case EV_SEQS_MOVED:
   case EV_SCHEDULE_SKIPPED:
   case EV_CLOCK_ADVANCED:
   case EV_STATE_SAVED:
+  case EV_BUDGET_EXHAUSTED:
   case EV_KIND_COUNT: break;
   }
   for (size_t i = 0; i < 4 && f[i]; i++) fn(f[i], arg);

@@ -38,7 +38,9 @@
   X(EV_TURN_QUEUED, "turn-queued")     \
   X(EV_TURN_END, "turn-end")           \
   X(EV_TURNS_RESUMED, "turns-resumed") \
-  X(EV_MCP_ERROR, "mcp-error")
+  X(EV_MCP_ERROR, "mcp-error")            \
+  X(EV_BUDGET_EXHAUSTED, "budget-exhausted") \
+  X(EV_RATE_LIMITED, "rate-limited")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -58,7 +60,15 @@ int ev_kind_parse(const char *name, ev_kind *out);
 typedef struct ev_llm_start { const char *agent, *provider; uint64_t seq; int rerun; } ev_llm_start;
 /* text: len bytes, not necessarily NUL-terminated (the bus's copy ends at the first NUL or len). */
 typedef struct ev_llm_chunk { const char *agent, *text; size_t len; } ev_llm_chunk;
-typedef struct ev_llm_done { const char *agent; size_t chars; long input_tokens, output_tokens; } ev_llm_done;
+/* estimated: the provider reported no usage (llm_usage); usd: the call's price by the world's pricing;
+ * cached: the reply came from the response cache (its usage is the stored call's, and it cost nothing). */
+typedef struct ev_llm_done {
+  const char *agent;
+  size_t chars;
+  long input_tokens, output_tokens;
+  int estimated, cached;
+  double usd;
+} ev_llm_done;
 typedef struct ev_llm_error {
   const char *agent, *error;
   int has_info;              /* the provider answered: the four fields below are set */
@@ -114,6 +124,15 @@ typedef struct ev_turn_end { const char *agent; uint64_t seq; int cancelled, que
 typedef struct ev_turns_resumed { size_t replies; const char *agents; } ev_turns_resumed;
 /* An MCP server (its name in the world file) failed to start: why, in words. */
 typedef struct ev_mcp_error { const char *server, *error; } ev_mcp_error;
+/* A provider answered 429: every call to endpoint (a base URL) waits until until_ms (wall clock). */
+typedef struct ev_rate_limited { const char *endpoint; int64_t until_ms; } ev_rate_limited;
+/* The world's budget was reached: what was spent, and the limits (0: none). No new LLM call starts. */
+typedef struct ev_budget {
+  int64_t tokens;
+  double usd;
+  int64_t limit_tokens;
+  double limit_usd;
+} ev_budget;
 
 typedef struct world_event {
   ev_kind kind;
@@ -142,6 +161,8 @@ typedef struct world_event {
     ev_turn_end turn_end;        /* EV_TURN_END */
     ev_turns_resumed resumed;    /* EV_TURNS_RESUMED */
     ev_mcp_error mcp;            /* EV_MCP_ERROR */
+    ev_budget budget;            /* EV_BUDGET_EXHAUSTED */
+    ev_rate_limited rate;        /* EV_RATE_LIMITED */
   } u;
 } world_event;
 

@@ -5,6 +5,8 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "world/mcp_spec.h"
+#include "world/world_budget.h"
+#include "llm/limiter.h"
 #include "world/world_mcp.h"
 #include "world/world_time.h"
 
@@ -211,7 +213,12 @@ static void host_report(void *ctx, agent *a, const agent_report *ev) {
     s->rerun = 0;
     break;
   case AGENT_REPORT_LLM_CHUNK: e = (world_event){EV_LLM_CHUNK, .u.llm_chunk = {id, ev->text, ev->len}}; break;
-  case AGENT_REPORT_LLM_DONE: e = (world_event){EV_LLM_DONE, .u.llm_done = {id, ev->len, ev->usage.input_tokens, ev->usage.output_tokens}}; break;
+  case AGENT_REPORT_LLM_DONE:
+    e = (world_event){EV_LLM_DONE, .u.llm_done = {.agent = id, .chars = ev->len, .input_tokens = ev->usage.input_tokens,
+                                                  .output_tokens = ev->usage.output_tokens,
+                                                  .estimated = ev->usage.estimated, .cached = ev->usage.cached,
+                                                  .usd = ev->usage.usd}};
+    break;
   case AGENT_REPORT_LLM_ERROR:
     if (ev->info) {
       e.u.llm_error.has_info = 1;
@@ -230,6 +237,7 @@ static void host_report(void *ctx, agent *a, const agent_report *ev) {
     break;
   }
   world_emit(w, &e);
+  if (ev->kind == AGENT_REPORT_LLM_DONE) world_budget_check(w);
 }
 
 static char *host_render_prompt(void *ctx, agent *a, const char *prompt) {
@@ -375,6 +383,7 @@ int world_new(struct event_base *base, const world_spec *spec, world **out, ag_e
     rc = AG_ERR_NOMEM;
     goto fail;
   }
+  if ((rc = world_llm_setup(w, spec))) goto fail;
   if ((rc = world_time_copy(&w->spec, spec)) || (rc = world_mcp_spec_copy(&w->spec, spec)) || (rc = world_time_vars(spec, NULL, NULL, &w->vars))) goto fail;
   w->sim_on = spec->clock.is_virtual;
   w->sim_now = w->sim_start = spec->clock.has_start ? spec->clock.start_ms : ag_now_ms();
@@ -424,6 +433,9 @@ void world_interrupt(world *w) { w->interrupted = 1; }
 
 cJSON *world_settings_json(const world *w) {
   world_spec tmp = w->spec;
+  const llm_budget *b = llm_client_budget(w->llm); /* the limits as raised since (borrowed, read only) */
+  if (b) tmp.budget = *b;
+  tmp.rate_limits = *llm_client_rate_limits(w->llm);
   tmp.agents = NULL;
   tmp.n_agents = 0;
   cJSON *j = world_spec_to_json(&tmp);
@@ -482,6 +494,7 @@ void world_reset_conversation(world *w) {
     w->slots[i]->rerun = 0;
   }
   w->last_seq = 0;
+  llm_client_set_spent(w->llm, (llm_spend){0}); /* a budget's spend is the chat's (a restore sets it) */
 }
 
 /* A cancelled turn is over: the thread says so, or the chat's next opening would re-run it. */

@@ -9,6 +9,7 @@
 #include "common/jsonnum.h"
 #include "common/strset.h"
 #include "storage/store.h"
+#include "world/llm_spec.h"
 #include "world/mcp_spec.h"
 #include "world/world_time.h"
 
@@ -22,10 +23,10 @@
 #define BAD(...) ag_fail(em, AG_ERR_INVALID, __VA_ARGS__)
 
 static const char *const world_fields[] = {"name", "description", "turn_limit", "memory_window", "main_agent",
-                                           "defaults", "agents", "script", "variables", "clock",
-                                           "schedule", "mcp_servers", NULL};
+                                           "defaults", "agents", "script", "variables", "clock", "schedule",
+                                           "mcp_servers", "budget", "pricing", "llm_cache", "rate_limits", NULL};
 /* Agent settings that may also stand in "defaults" (everything but the name). */
-static const char *const setting_fields[] = {"provider", "model", "base_url", "api_key_env", "temperature",
+static const char *const setting_fields[] = {"provider", "model", "base_url", "api_key_env", "temperature", "seed",
                                              "max_tokens", "stream", "timeout_ms", "max_retries",
                                              "system_prompt", "replies", "auto_reply", "tools", "monadic",
                                              "tool_support", "ca_file", "proxy", "insecure", NULL};
@@ -240,6 +241,10 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
   n = s->llm.max_tokens;
   if ((rc = get_int(obj, "max_tokens", 1, 10000000, &n, label, path, em))) return rc;
   s->llm.max_tokens = (int)n;
+  n = s->llm.seed; /* 2^31 - 1: the largest every seed-taking provider accepts */
+  if (cJSON_GetObjectItemCaseSensitive(obj, "seed") && !(rc = get_int(obj, "seed", 0, 2147483647L, &n, label, path, em)))
+    s->llm.seed = n, s->llm.has_seed = 1;
+  if (rc) return rc;
   n = s->llm.timeout_ms;
   if ((rc = get_int(obj, "timeout_ms", 1, 86400000, &n, label, path, em))) return rc;
   s->llm.timeout_ms = n;
@@ -428,7 +433,7 @@ int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, 
     if ((rc = read_settings(defs, &defaults, label, "defaults", em))) goto fail;
   }
   if ((rc = world_mcp_read(root, &spec, label, em)) || (rc = read_agents(root, &defaults, &spec, label, em)) ||
-      (rc = world_mcp_check(&spec, label, em)))
+      (rc = world_mcp_check(&spec, label, em)) || (rc = world_llm_read(root, &spec, label, em)))
     goto fail;
   const cJSON *main_agent = cJSON_GetObjectItemCaseSensitive(root, "main_agent");
   if (main_agent && !cJSON_IsNull(main_agent)) {
@@ -525,6 +530,7 @@ cJSON *world_agent_to_json(const agent_settings *s) {
   /* The variable's name only: the key itself is never read here and never stored. */
   if (c->api_key_env) cJSON_AddStringToObject(a, "api_key_env", c->api_key_env);
   if (c->has_temperature) cJSON_AddNumberToObject(a, "temperature", c->temperature);
+  if (c->has_seed) cJSON_AddNumberToObject(a, "seed", (double)c->seed);
   if (c->max_tokens) cJSON_AddNumberToObject(a, "max_tokens", c->max_tokens);
   cJSON_AddBoolToObject(a, "stream", c->stream);
   cJSON_AddNumberToObject(a, "timeout_ms", (double)c->timeout_ms);
@@ -572,6 +578,7 @@ cJSON *world_spec_to_json(const world_spec *spec) {
     cJSON_AddItemToArray(agents, world_agent_to_json(&spec->agents[i]));
   world_time_to_json(spec, w);
   world_mcp_to_json(spec, w);
+  world_llm_to_json(spec, &spec->budget, w);
   return w;
 }
 
@@ -588,5 +595,6 @@ void world_spec_free(world_spec *spec) {
   free(spec->steps);
   world_time_free(spec);
   world_mcp_spec_free(spec);
+  world_llm_spec_free(spec);
   memset(spec, 0, sizeof *spec);
 }

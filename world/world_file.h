@@ -8,6 +8,9 @@
 #include <cjson/cJSON.h>
 
 #include "agents/agent.h"
+#include "llm/budget.h"
+#include "llm/cache.h"
+#include "llm/limiter.h"
 #include "world/cron.h"
 
 /* bytes: a world of 1,000,000 agents with a short script each is about 60 MB; the cap leaves room
@@ -78,6 +81,9 @@ typedef struct world_spec {
   size_t n_sched;
   world_mcp_server *mcp;  /* `mcp_servers`, in file order */
   size_t n_mcp;
+  llm_budget budget;      /* `budget` and `pricing` (world/llm_spec.c); all 0: none */
+  llm_cache_mode llm_cache; /* `llm_cache` (world/llm_spec.c), default off; --llm-cache overrides it */
+  llm_rate_limits rate_limits; /* `rate_limits` (world/llm_spec.c), by base URL or "default" */
 } world_spec;
 
 /* Reads and validates path. On failure em says "<path>: <json path>: <reason>" and the code is

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,13 @@ struct llm_server {
   int record;
   size_t accepted;
   unsigned seed; /* error_pct / stall_pct draws, under mu: the same sequence every run */
+  /* Enforced rate limits (llm_server_set_limits), under mu: the accepted requests of the last window. */
+  long lim_window_ms, lim_rpm, lim_tpm;
+  int64_t *lim_t;  /* ring of start times (monotonic ms) */
+  long *lim_tok;   /* and their tokens */
+  size_t lim_head, lim_n, lim_cap;
+  long lim_tokens;
+  size_t lim_rejected;
 };
 
 /* ---------- plans ---------- */
@@ -89,6 +97,7 @@ typedef struct plan {
   int echo;
   long latency, delay, chunk, split;
   int merge;
+  int no_usage; /* OpenAI: no usage in the reply, streamed or not (a local server's way) */
   long status;
   char *error_type, *error_message;
   long retry_after, retry_after_ms; /* -1: not sent */
@@ -154,6 +163,7 @@ static int plan_set(plan *p, const char *k, const char *v) {
   else if (!strcmp(k, "chunk")) p->chunk = n;
   else if (!strcmp(k, "split")) p->split = n;
   else if (!strcmp(k, "merge")) p->merge = (int)n;
+  else if (!strcmp(k, "no_usage")) p->no_usage = (int)n;
   else if (!strcmp(k, "status")) p->status = n;
   else if (!strcmp(k, "error_type")) set_str(&p->error_type, v);
   else if (!strcmp(k, "error_message")) set_str(&p->error_message, v);
@@ -401,6 +411,7 @@ typedef struct out {
   int n_calls;   /* tool calls in this reply */
   int with_text; /* the reply has text (always without calls; with them, when reply= or echo is set) */
   int text_open; /* Anthropic: the text block (index 0) is open */
+  char limit_headers[512]; /* the rate-limit headers of this reply ("" without limits) */
 } out;
 
 static void push_seg(conn *c, seg_kind kind, long delay, const char *data, size_t len) {
@@ -760,7 +771,7 @@ static void stream_end(out *o) {
   switch (o->kind) {
   case W_OPENAI: {
     out_event(o, NULL, openai_chunk(o, cJSON_CreateObject(), finish_openai));
-    if (!o->ri->include_usage) { /* as OpenAI: the usage chunk only when asked for */
+    if (!o->ri->include_usage || o->p->no_usage) { /* as OpenAI: the usage chunk only when asked for */
       out_event_raw(o, NULL, "[DONE]");
       break;
     }
@@ -854,6 +865,7 @@ static void out_headers(out *o, long status, const char *ctype, long content_len
   if (o->p->retry_after_ms >= 0) ag_buf_printf(&b, "retry-after-ms: %ld\r\n", o->p->retry_after_ms);
   if (status >= 300 && status < 400) ag_buf_printf(&b, "Location: %s\r\n", o->ri->path);
   if (o->p->gzip > 0) ag_buf_appends(&b, "Content-Encoding: gzip\r\n");
+  ag_buf_appends(&b, o->limit_headers);
   char pad[1000];
   memset(pad, 'x', sizeof pad);
   for (long i = 0; b.len < (size_t)o->p->pad_headers; i++) {
@@ -915,6 +927,7 @@ static cJSON *whole_reply(out *o, const char *text) {
         if (p->tool[i]) cJSON_AddItemToArray(calls, call_object(o, i));
     }
     cJSON_AddStringToObject(c, "finish_reason", o->n_calls ? "tool_calls" : "stop");
+    if (p->no_usage) return r;
     cJSON *u = cJSON_AddObjectToObject(r, "usage");
     cJSON_AddNumberToObject(u, "prompt_tokens", (double)input_tokens(o));
     cJSON_AddNumberToObject(u, "completion_tokens", 1);
@@ -1192,6 +1205,72 @@ static int respond_hostile(out *o) {
   return 1;
 }
 
+static int64_t lim_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The enforced limits: a request past rpm requests or tpm tokens in the last window is answered 429 with
+ * the providers' headers (Retry-After, retry-after-ms, x-ratelimit-*, anthropic-ratelimit-*-remaining and
+ * -reset); an accepted one says what remains. Both kinds of header go to every wire format. */
+static void limits_check(llm_server *s, out *o, plan *p, long tokens) {
+  pthread_mutex_lock(&s->mu);
+  if (!s->lim_rpm && !s->lim_tpm) {
+    pthread_mutex_unlock(&s->mu);
+    return;
+  }
+  int64_t now = lim_now_ms();
+  while (s->lim_n && s->lim_t[s->lim_head] + s->lim_window_ms <= now) {
+    s->lim_tokens -= s->lim_tok[s->lim_head];
+    s->lim_head = (s->lim_head + 1) % s->lim_cap;
+    s->lim_n--;
+  }
+  int over = (s->lim_rpm && (long)s->lim_n >= s->lim_rpm) ||
+             (s->lim_tpm && s->lim_n && s->lim_tokens + tokens > s->lim_tpm);
+  long reset = s->lim_n ? (long)(s->lim_t[s->lim_head] + s->lim_window_ms - now) : s->lim_window_ms;
+  if (reset < 1) reset = 1;
+  if (!over) {
+    if (s->lim_n == s->lim_cap) {
+      size_t ncap = s->lim_cap ? s->lim_cap * 2 : 64;
+      int64_t *t = malloc(ncap * sizeof *t);
+      long *k = malloc(ncap * sizeof *k);
+      for (size_t i = 0; i < s->lim_n; i++) {
+        t[i] = s->lim_t[(s->lim_head + i) % s->lim_cap];
+        k[i] = s->lim_tok[(s->lim_head + i) % s->lim_cap];
+      }
+      free(s->lim_t);
+      free(s->lim_tok);
+      s->lim_t = t, s->lim_tok = k, s->lim_cap = ncap, s->lim_head = 0;
+    }
+    s->lim_t[(s->lim_head + s->lim_n) % s->lim_cap] = now;
+    s->lim_tok[(s->lim_head + s->lim_n) % s->lim_cap] = tokens;
+    s->lim_n++;
+    s->lim_tokens += tokens;
+  } else {
+    s->lim_rejected++;
+  }
+  long left = s->lim_rpm ? s->lim_rpm - (long)s->lim_n : 1000000;
+  if (left < 0) left = 0;
+  pthread_mutex_unlock(&s->mu);
+  char at[40];
+  time_t reset_at = time(NULL) + (reset + 999) / 1000;
+  strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", gmtime(&reset_at));
+  snprintf(o->limit_headers, sizeof o->limit_headers,
+           "x-ratelimit-limit-requests: %ld\r\nx-ratelimit-remaining-requests: %ld\r\nx-ratelimit-reset-requests: %ldms\r\n"
+           "anthropic-ratelimit-requests-remaining: %ld\r\nanthropic-ratelimit-requests-reset: %s\r\n",
+           s->lim_rpm, over ? 0 : left, reset, over ? 0 : left, at);
+  if (!over) return;
+  p->status = 429;
+  set_str(&p->error_type, "rate_limit_exceeded");
+  set_str(&p->error_message, "Rate limit reached for requests");
+  p->retry_after = (reset + 999) / 1000;
+  p->retry_after_ms = reset;
+  p->stall = p->reset = -1;
+  p->endless = p->redirect = 0;
+  p->drip = p->pad_headers = p->gzip = 0;
+}
+
 static void respond(conn *c, const char *method, const char *path, const char *headers, const char *body,
                     size_t body_len) {
   llm_server *s = c->srv;
@@ -1275,6 +1354,7 @@ static void respond(conn *c, const char *method, const char *path, const char *h
     p.echo = 0;
     set_str(&p.reply, p.after_tool);
   }
+  limits_check(s, &o, &p, input_tokens(&o));
   o.n_calls = n_calls(&p);
   o.with_text = !o.n_calls || p.reply || p.echo;
   if (p.echo) {
@@ -1544,6 +1624,8 @@ void llm_server_stop(llm_server *s) {
   loopback_free(&s->lb);
   llm_server_reset(s);
   free(s->reqs);
+  free(s->lim_t);
+  free(s->lim_tok);
   pthread_mutex_destroy(&s->mu);
   free(s);
 }
@@ -1591,6 +1673,24 @@ void llm_server_reset(llm_server *s) {
   for (size_t i = 0; i < s->n_reqs; i++) llm_server_request_free(&s->reqs[i]);
   s->n_reqs = 0;
   pthread_mutex_unlock(&s->mu);
+}
+
+void llm_server_set_limits(llm_server *s, long window_ms, long rpm, long tpm) {
+  pthread_mutex_lock(&s->mu);
+  s->lim_window_ms = window_ms > 0 ? window_ms : 60000;
+  s->lim_rpm = rpm;
+  s->lim_tpm = tpm;
+  s->lim_n = s->lim_head = 0;
+  s->lim_tokens = 0;
+  s->lim_rejected = 0;
+  pthread_mutex_unlock(&s->mu);
+}
+
+size_t llm_server_rejected(llm_server *s) {
+  pthread_mutex_lock(&s->mu);
+  size_t n = s->lim_rejected;
+  pthread_mutex_unlock(&s->mu);
+  return n;
 }
 
 void llm_server_set_recording(llm_server *s, int on) {

@@ -28,6 +28,7 @@
  *   chunk=N             N characters of text per streamed event (default: one word per event)
  *   split=N             write every event in N-byte pieces 1 ms apart (an event split across reads)
  *   merge=1             write the whole streamed body at once (several events in one read)
+ *   no_usage=1          OpenAI: no usage in the reply, streamed or not (as many local servers)
  *   status=CODE         answer with that HTTP status and the provider's error body
  *   error_type=T        the error type in error bodies / mid-stream errors (e.g. insufficient_quota)
  *   error_message=M     the error message
@@ -101,6 +102,14 @@ const char *llm_server_url(const llm_server *s, const char *suffix);
 int llm_server_rule(llm_server *s, const char *match, const char *directives);
 /* Forgets rules, fault counters and recorded requests. */
 void llm_server_reset(llm_server *s);
+/* Enforced limits, as hosted providers keep them: over a window of window_ms (a minute for real; tests
+ * shorten it, as AGORA_RATE_WINDOW_MS does in agora), a request past rpm requests or tpm tokens (its input,
+ * estimated as for usage) is answered 429 with Retry-After, retry-after-ms, x-ratelimit-*-requests and
+ * anthropic-ratelimit-requests-* headers; an accepted one carries what remains. 0: no limit. Not cleared
+ * by llm_server_reset. llm_server_rejected counts the 429s since the limits were set. */
+void llm_server_set_limits(llm_server *s, long window_ms, long rpm, long tpm);
+size_t llm_server_rejected(llm_server *s);
+
 /* Recording is on by default; benchmarks turn it off. */
 void llm_server_set_recording(llm_server *s, int on);
 

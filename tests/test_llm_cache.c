@@ -1,0 +1,272 @@
+/* The LLM response cache end to end (issue 25 §3), through the agora binary and the loopback LLM server:
+ * a world run with --llm-cache use, then with --llm-cache replay and the server stopped, gives the same
+ * transcript and tool steps for every provider, streamed and not, in another process with another chat
+ * database; a replay miss is an llm-error of kind cache_miss naming the agent (exit 1); "llm_cache" in the
+ * world file; a cached reply costs nothing against a budget; agora cache stats|clear; the key is never
+ * stored; seed reaches the providers that take one. */
+#include "support/llm_server.h"
+#include "support/proc.h"
+#include "support/unit.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *tmp;
+static const char *const env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+
+static const char *path_in(const char *name) {
+  static char path[4][4096];
+  static int k;
+  char *p = path[k++ % 4];
+  snprintf(p, 4096, "%s/%s", tmp, name);
+  return p;
+}
+
+static const char *base_url(llm_server *s, const char *provider) {
+  return llm_server_url(s, !strcmp(provider, "openai") ? "/v1" : "");
+}
+
+/* A world of one agent that calls load_context once, then answers (the tool loop of every provider). */
+static const char *tool_world(const char *name, llm_server *s, const char *provider, int stream, const char *extra) {
+  char json[4096];
+  snprintf(json, sizeof json,
+           "{\"name\": \"cached\", %s \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\", \"base_url\": \"%s\","
+           " \"api_key_env\": \"AGORA_TEST_KEY\", \"model\": \"m\", \"stream\": %s, \"monadic\": true,"
+           " \"system_prompt\": \"[[mock tool=load_context args={} after_tool=\\\"I remember nothing yet.\\\"]]\"}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@ann what do you know?\"},"
+           " {\"from\": \"human\", \"text\": \"@ann and now?\"}]}",
+           extra, provider, base_url(s, provider), stream ? "true" : "false");
+  const char *p = path_in(name);
+  unit_write_file(p, json);
+  return p;
+}
+
+static int run(proc_result *r, const char *world, const char *db, const char *mode, const char *cache) {
+  const char *args[] = {"run", world, "--json", "--db", db, "--llm-cache", mode, "--cache-db", cache, NULL};
+  if (proc_agora(args, NULL, env, r)) return -1;
+  return r->status;
+}
+
+static size_t count(const char *s, const char *needle) {
+  size_t n = 0;
+  for (const char *p = s; (p = strstr(p, needle)); p++) n++;
+  return n;
+}
+
+/* use against a server, then replay with that server stopped, in a new process and a new chat database:
+ * the same messages, tool steps and title, every reply marked cached, no cost. */
+static void use_then_replay_every_provider(void) {
+  const char *providers[] = {"openai", "anthropic", "gemini", "ollama"};
+  for (int p = 0; p < 4; p++) {
+    for (int stream = 0; stream < 2; stream++) {
+      llm_server *s;
+      if (llm_server_start(&s)) {
+        unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
+        return;
+      }
+      char cache[64], db1[64], db2[64];
+      snprintf(cache, sizeof cache, "cache-%d-%d", p, stream);
+      snprintf(db1, sizeof db1, "use-%d-%d", p, stream);
+      snprintf(db2, sizeof db2, "replay-%d-%d", p, stream);
+      const char *world = tool_world("w.json", s, providers[p], stream, "\"budget\": {\"tokens\": 100000},");
+      char cache_dir[4096], db1_dir[4096], db2_dir[4096];
+      snprintf(cache_dir, sizeof cache_dir, "%s", path_in(cache));
+      snprintf(db1_dir, sizeof db1_dir, "%s", path_in(db1));
+      snprintf(db2_dir, sizeof db2_dir, "%s", path_in(db2));
+      proc_result a, b;
+      CHECK_INT(run(&a, world, db1_dir, "use", cache_dir), 0);
+      CHECK_INT((long)llm_server_request_count(s), 4); /* two turns, each a tool round and an answer */
+      llm_server_stop(s); /* nothing listens at its port any more */
+      CHECK_INT(run(&b, world, db2_dir, "replay", cache_dir), 0);
+      if (b.status) fprintf(stderr, "  %s stream=%d: %s\n%s\n", providers[p], stream, b.err, b.out);
+      char *ma = proc_messages(a.out), *mb = proc_messages(b.out);
+      CHECK_STR(mb, ma);
+      CHECK_STR(ma, "human|human|@ann what do you know?\nann|agent|I remember nothing yet.\n"
+                    "human|human|@ann and now?\nann|agent|I remember nothing yet.\n");
+      free(ma);
+      free(mb);
+      CHECK_INT((long)count(b.out, "\"event\":\"tool-call\""), 2);
+      CHECK_INT((long)count(b.out, "\"event\":\"tool-result\""), 2);
+      CHECK(strstr(a.out, "\"title\":\"What do you know?\"") && strstr(b.out, "\"title\":\"What do you know?\""));
+      CHECK_INT((long)count(b.out, "\"cached\":true"), 4);
+      CHECK_INT((long)count(a.out, "\"cached\":true"), 0);
+      proc_result_free(&a);
+      proc_result_free(&b);
+    }
+  }
+}
+
+/* A script changed after its first step: replayed, everything before the change is the same (from the
+ * cache), and the changed step is a miss. */
+static void changed_step_replays_up_to_the_change(void) {
+  llm_server *s;
+  if (llm_server_start(&s)) return unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
+  char cache[4096], db[4096], json[2048];
+  snprintf(cache, sizeof cache, "%s", path_in("change-cache"));
+  snprintf(db, sizeof db, "%s", path_in("change-db"));
+  const char *w = path_in("change.json");
+  const char *fmt = "{\"name\": \"change\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"base_url\": \"%s\","
+                    " \"api_key_env\": \"AGORA_TEST_KEY\", \"model\": \"m\", \"system_prompt\": \"[[mock echo=1]]\"}],"
+                    " \"script\": [{\"from\": \"human\", \"text\": \"@ann first\"}, {\"from\": \"human\", \"text\": \"@ann %s\"}]}";
+  char url[256];
+  snprintf(url, sizeof url, "%s", base_url(s, "openai")); /* part of the key: the same in both runs */
+  snprintf(json, sizeof json, fmt, url, "second");
+  unit_write_file(w, json);
+  proc_result a, b;
+  CHECK_INT(run(&a, w, db, "use", cache), 0);
+  llm_server_stop(s);
+  snprintf(json, sizeof json, fmt, url, "changed");
+  unit_write_file(w, json);
+  CHECK_INT(run(&b, w, db, "replay", cache), 1);
+  char *ma = proc_messages(a.out), *mb = proc_messages(b.out);
+  const char *cut = ma ? strstr(ma, "human|human|@ann second") : NULL; /* the change */
+  CHECK(cut && mb && cut > ma && !strncmp(ma, mb, (size_t)(cut - ma)) && strstr(ma, "ann|agent|echo: "));
+  if (!cut || !mb || strncmp(ma, mb, (size_t)(cut - ma))) fprintf(stderr, "  use:\n%s  replay:\n%s", ma, mb);
+  free(ma);
+  free(mb);
+  const char *miss = strstr(b.out, "\"error_type\":\"cache_miss\"");
+  CHECK(miss && strstr(b.out, "\"text\":\"@ann changed\"") && miss > strstr(b.out, "\"text\":\"@ann changed\""));
+  CHECK(strstr(b.out, "echo: @ann changed") == NULL);
+  proc_result_free(&a);
+  proc_result_free(&b);
+}
+
+/* replay with nothing cached: an llm-error of kind cache_miss naming the agent, exit 1; the same from the
+ * world file's "llm_cache", which --llm-cache overrides. */
+static void replay_miss_and_world_file(void) {
+  llm_server *s;
+  if (llm_server_start(&s)) return unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
+  const char *world = tool_world("m.json", s, "openai", 0, "\"llm_cache\": \"replay\",");
+  const char *cache = path_in("miss-cache");
+  char c[4096];
+  snprintf(c, sizeof c, "%s", cache);
+  const char *args[] = {"run", world, "--json", "--no-save", "--cache-db", c, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+  CHECK_INT(r.status, 1);
+  const char *e = strstr(r.out, "\"event\":\"llm-error\"");
+  CHECK(e && strstr(e, "\"agent\":\"ann\"") && strstr(e, "\"error_type\":\"cache_miss\""));
+  CHECK_INT((long)llm_server_request_count(s), 0);
+  proc_result_free(&r);
+  const char *over[] = {"run", world, "--json", "--no-save", "--cache-db", c, "--llm-cache", "off", NULL};
+  CHECK_INT(proc_agora(over, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK_INT((long)llm_server_request_count(s), 4);
+  proc_result_free(&r);
+  /* Without --cache-db the cache lives beside the chats: DB/llm-cache. */
+  char db[4096];
+  snprintf(db, sizeof db, "%s", path_in("beside-db"));
+  const char *beside[] = {"run", world, "--db", db, "--llm-cache", "use", NULL};
+  CHECK_INT(proc_agora(beside, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  FILE *f = fopen(path_in("beside-db/llm-cache/data.mdb"), "rb");
+  CHECK(f != NULL);
+  if (f) fclose(f);
+  const char *bad_flag[] = {"run", world, "--no-save", "--llm-cache", "sometimes", NULL};
+  CHECK_INT(proc_agora(bad_flag, NULL, env, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "--llm-cache: unknown mode 'sometimes' (expected off, use or replay)") != NULL);
+  proc_result_free(&r);
+  const char *bad = tool_world("bad.json", s, "openai", 0, "\"llm_cache\": \"yes\",");
+  const char *bad_file[] = {"run", bad, "--no-save", NULL};
+  CHECK_INT(proc_agora(bad_file, NULL, env, &r), 0);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "bad.json: llm_cache: must be \"off\", \"use\" or \"replay\"") != NULL);
+  proc_result_free(&r);
+  llm_server_stop(s);
+}
+
+/* A cached reply costs nothing: a replay under a 1-token budget runs to the end; agora cache stats and
+ * clear; the cache's file never holds the key. */
+static void budget_stats_clear_no_key(void) {
+  llm_server *s;
+  if (llm_server_start(&s)) return unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
+  char cache[4096], db[4096];
+  snprintf(cache, sizeof cache, "%s", path_in("stats-cache"));
+  snprintf(db, sizeof db, "%s", path_in("stats-db"));
+  proc_result r;
+  CHECK_INT(run(&r, tool_world("s.json", s, "openai", 1, ""), db, "use", cache), 0);
+  proc_result_free(&r);
+  CHECK_INT(run(&r, tool_world("s.json", s, "openai", 1, "\"budget\": {\"tokens\": 1},"), db, "replay", cache), 0);
+  CHECK(strstr(r.out, "budget-exhausted") == NULL);
+  proc_result_free(&r);
+  /* The whole file, NULs and all: the key must be nowhere in it (the entries are there, in plain text). */
+  FILE *f = fopen(path_in("stats-cache/data.mdb"), "rb");
+  char *data = malloc(64u << 20);
+  size_t n = f && data ? fread(data, 1, 64u << 20, f) : 0;
+  if (f) fclose(f);
+  CHECK(n > 0);
+  CHECK(data && memmem(data, n, "I remember nothing yet.", 23) != NULL);
+  CHECK(data && memmem(data, n, "sk-test-0123456789", 18) == NULL);
+  free(data);
+  const char *stats[] = {"cache", "stats", "--cache-db", cache, "--json", NULL};
+  CHECK_INT(proc_agora(stats, NULL, NULL, &r), 0);
+  CHECK(strstr(r.out, "\"entries\":4,") != NULL);
+  proc_result_free(&r);
+  const char *keep[] = {"cache", "clear", "--older-than", "30d", "--cache-db", cache, NULL};
+  CHECK_INT(proc_agora(keep, NULL, NULL, &r), 0);
+  CHECK_STR(r.out, "removed 0 entries\n");
+  proc_result_free(&r);
+  const char *all[] = {"cache", "clear", "--cache-db", cache, NULL};
+  CHECK_INT(proc_agora(all, NULL, NULL, &r), 0);
+  CHECK_STR(r.out, "removed 4 entries\n");
+  proc_result_free(&r);
+  CHECK_INT(proc_agora(stats, NULL, NULL, &r), 0);
+  CHECK(strstr(r.out, "\"entries\":0,") != NULL);
+  proc_result_free(&r);
+  const char *bad[] = {"cache", "clear", "--older-than", "soon", "--cache-db", cache, NULL};
+  CHECK_INT(proc_agora(bad, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 2);
+  proc_result_free(&r);
+  llm_server_stop(s);
+}
+
+/* seed goes where each provider takes it, and not to Anthropic, which has none. */
+static void seed_where_providers_take_it(void) {
+  const char *providers[] = {"openai", "anthropic", "gemini", "ollama"};
+  const char *where[] = {"\"seed\":42", NULL, "\"generationConfig\":{\"seed\":42}", "\"options\":{\"seed\":42}"};
+  llm_server *s;
+  if (llm_server_start(&s)) return unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
+  for (int p = 0; p < 4; p++) {
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"name\": \"seeded\", \"defaults\": {\"seed\": 42}, \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\","
+             " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\", \"model\": \"m\", \"stream\": false}],"
+             " \"script\": [{\"from\": \"human\", \"text\": \"@ann hi\"}]}", providers[p], base_url(s, providers[p]));
+    const char *w = path_in("seed.json");
+    unit_write_file(w, json);
+    llm_server_reset(s);
+    const char *args[] = {"run", w, "--no-save", NULL};
+    proc_result r;
+    CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+    CHECK_INT(r.status, 0);
+    proc_result_free(&r);
+    llm_server_request req;
+    CHECK_INT(llm_server_request_get(s, 0, &req), 0);
+    if (llm_server_request_count(s) == 0) continue;
+    if (where[p]) CHECK(strstr(req.body, where[p]) != NULL);
+    else CHECK(strstr(req.body, "seed") == NULL);
+    if (where[p] && !strstr(req.body, where[p])) fprintf(stderr, "  %s: %s\n", providers[p], req.body);
+    llm_server_request_free(&req);
+  }
+  llm_server_stop(s);
+}
+
+static const unit_test tests[] = {
+    UNIT(use_then_replay_every_provider),
+    UNIT(replay_miss_and_world_file),
+    UNIT(changed_step_replays_up_to_the_change),
+    UNIT(budget_stats_clear_no_key),
+    UNIT(seed_where_providers_take_it),
+};
+
+int main(int argc, char **argv) {
+  tmp = unit_tmpdir();
+  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+  unit_rmrf(tmp);
+  free(tmp);
+  return rc;
+}
