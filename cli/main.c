@@ -1,4 +1,5 @@
 /* agora: the command-line entry point; dispatches to the subcommands. */
+#include "agora.h"
 #include "cli/cli.h"
 #include "runtime/process.h"
 #include "runtime/report.h"
@@ -110,7 +111,7 @@ static int dispatch(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(cmd, "--version")) {
-    puts("agora " AGORA_VERSION);
+    printf("agora %s\n", agora_version()); /* the library's: the binary runs on libagora.so.0 */
     return 0;
   }
   if (!strcmp(cmd, "run")) return cli_run(argc - 2, argv + 2);

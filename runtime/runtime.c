@@ -80,7 +80,11 @@ static int spec_from_store(runtime *rt, const rt_opts *o, ag_errmsg *em) {
 
 static int load_spec(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   int rc;
-  if (o->world && !is_stored_name(rt, o)) {
+  if (o->world_text) {
+    snprintf(rt->label, sizeof rt->label, "world JSON");
+    rt->src = RT_FROM_FILE;
+    if ((rc = world_spec_parse(o->world_text, strlen(o->world_text), rt->label, &rt->spec, em))) return rc;
+  } else if (o->world && !is_stored_name(rt, o)) {
     snprintf(rt->label, sizeof rt->label, "%s", o->world);
     rt->src = RT_FROM_FILE;
     if ((rc = world_spec_load(o->world, &rt->spec, em))) return rc;

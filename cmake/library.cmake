@@ -1,0 +1,62 @@
+# The runtime and libagora (issue 27), included from the top CMakeLists.txt.
+#
+# agora_runtime: runtime/*.c, the one composition root, archived for the binary and the library.
+# agora_shared:  libagora.so.0 (lib/*.c over the runtime and the core), exporting only agora_* (lib/agora.map).
+# agora_static:  libagora.a, the same objects archived (internal names included: prefer the shared library).
+# Installed with include/agora.h, agora.pc and a CMake package (find_package(Agora) -> Agora::agora).
+
+file(GLOB AGORA_RUNTIME_SOURCES CONFIGURE_DEPENDS runtime/*.c)
+add_library(agora_runtime_obj OBJECT ${AGORA_RUNTIME_SOURCES})
+target_link_libraries(agora_runtime_obj PUBLIC agora_core_obj)
+target_compile_definitions(agora_runtime_obj PRIVATE AGORA_VERSION="${PROJECT_VERSION}")
+add_library(agora_runtime STATIC $<TARGET_OBJECTS:agora_runtime_obj>)
+target_link_libraries(agora_runtime PUBLIC agora_core)
+
+file(GLOB AGORA_LIB_SOURCES CONFIGURE_DEPENDS lib/*.c)
+set(AGORA_SOVERSION 0)
+add_library(agora_lib_obj OBJECT ${AGORA_LIB_SOURCES})
+target_include_directories(agora_lib_obj PUBLIC ${CMAKE_SOURCE_DIR}/include)
+target_link_libraries(agora_lib_obj PUBLIC agora_core_obj)
+target_compile_definitions(agora_lib_obj PRIVATE AGORA_VERSION="${PROJECT_VERSION}")
+target_compile_options(agora_lib_obj PRIVATE -fvisibility=hidden)
+
+add_library(agora_shared SHARED $<TARGET_OBJECTS:agora_lib_obj>)
+target_link_libraries(agora_shared PRIVATE agora_runtime agora_core)
+target_include_directories(agora_shared PUBLIC $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include>
+                                               $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_link_options(agora_shared PRIVATE -Wl,--version-script=${CMAKE_SOURCE_DIR}/lib/agora.map -Wl,--no-undefined)
+set_target_properties(agora_shared PROPERTIES OUTPUT_NAME agora VERSION ${PROJECT_VERSION} SOVERSION ${AGORA_SOVERSION}
+                      EXPORT_NAME agora LINK_DEPENDS ${CMAKE_SOURCE_DIR}/lib/agora.map)
+
+# The static library's dependencies, by name, for programs and for agora.pc's Libs.private.
+set(AGORA_STATIC_LIBS event event_pthreads curl cjson lmdb nats ssl crypto m pthread)
+add_library(agora_static STATIC $<TARGET_OBJECTS:agora_lib_obj> $<TARGET_OBJECTS:agora_runtime_obj>
+                                $<TARGET_OBJECTS:agora_core_obj>)
+target_include_directories(agora_static PUBLIC $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include>
+                                               $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_link_libraries(agora_static INTERFACE ${AGORA_STATIC_LIBS})
+set_target_properties(agora_static PROPERTIES OUTPUT_NAME agora EXPORT_NAME agora_static)
+
+# pkg-config and the CMake package, filled for the prefix installed to.
+string(REPLACE ";" " -l" AGORA_PC_PRIVATE "-l${AGORA_STATIC_LIBS}")
+set(prefix "@prefix@") # kept for the install step, which knows the prefix
+configure_file(${CMAKE_SOURCE_DIR}/dist/agora.pc.in ${CMAKE_BINARY_DIR}/agora.pc.in.cmake @ONLY)
+unset(prefix)
+include(CMakePackageConfigHelpers)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/AgoraConfigVersion.cmake COMPATIBILITY SameMajorVersion)
+file(WRITE ${CMAKE_BINARY_DIR}/AgoraConfig.cmake "include(\${CMAKE_CURRENT_LIST_DIR}/AgoraTargets.cmake)\n")
+
+install(TARGETS agora_shared agora_static EXPORT AgoraTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES include/agora.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT AgoraTargets NAMESPACE Agora:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Agora)
+install(FILES ${CMAKE_BINARY_DIR}/AgoraConfig.cmake ${CMAKE_BINARY_DIR}/AgoraConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Agora)
+# agora.pc names the prefix actually installed to (cmake --install --prefix, or cpack's /usr).
+install(CODE "set(prefix \"\${CMAKE_INSTALL_PREFIX}\")
+  configure_file(${CMAKE_BINARY_DIR}/agora.pc.in.cmake ${CMAKE_BINARY_DIR}/install-pc/agora.pc @ONLY)")
+install(FILES ${CMAKE_BINARY_DIR}/install-pc/agora.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The symbol table check (only agora_* exported, the soname, the binary on the shared library).
+add_test(NAME test_lib_symbols COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lib_symbols.sh $<TARGET_FILE:agora_shared>
+                                       $<TARGET_FILE:agora>)
