@@ -60,3 +60,6 @@ install(FILES ${CMAKE_BINARY_DIR}/install-pc/agora.pc DESTINATION ${CMAKE_INSTAL
 # The symbol table check (only agora_* exported, the soname, the binary on the shared library).
 add_test(NAME test_lib_symbols COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lib_symbols.sh $<TARGET_FILE:agora_shared>
                                        $<TARGET_FILE:agora>)
+# examples/c/ against the installed library (pkg-config and find_package).
+add_test(NAME test_lib_example COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lib_example.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(test_lib_example PROPERTIES TIMEOUT 600)
