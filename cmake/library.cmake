@@ -63,3 +63,11 @@ add_test(NAME test_lib_symbols COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lib_symbol
 # examples/c/ against the installed library (pkg-config and find_package).
 add_test(NAME test_lib_example COMMAND bash ${CMAKE_SOURCE_DIR}/tests/lib_example.sh ${CMAKE_BINARY_DIR})
 set_tests_properties(test_lib_example PROPERTIES TIMEOUT 600)
+# The Python package (python/) with pytest from Debian's /usr/bin/python3 (python3-pytest), on the
+# library just built; and `pip install` of it into a venv, offline.
+find_program(AGORA_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(AGORA_PYTHON3)
+  add_test(NAME test_lib_python COMMAND ${AGORA_PYTHON3} -m pytest -q -p no:cacheprovider ${CMAKE_SOURCE_DIR}/python/tests)
+  set_tests_properties(test_lib_python PROPERTIES TIMEOUT 600 ENVIRONMENT
+    "AGORA_LIB=$<TARGET_FILE:agora_shared>;AGORA_TEST_SERVER=$<TARGET_FILE:agora-test-server>;PYTHONDONTWRITEBYTECODE=1")
+endif()

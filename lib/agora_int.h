@@ -30,7 +30,8 @@ struct agora_world {
   size_t asked;       /* requests delivered and not yet answered or withdrawn */
   int interrupted;    /* agora_interrupt: the run function returns AGORA_ERR_CANCELLED */
   int running;        /* inside a run function (agora_cancel interrupts it) */
-  int epfd;           /* agora_fd's epoll set, -1 until asked for */
+  int epfd;           /* agora_fd: a stable epoll set holding inner, -1 until asked for */
+  int inner;          /* the loop's descriptors, rebuilt after each run of the loop */
   char current[AGORA_ID_MAX];
 };
 

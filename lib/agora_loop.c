@@ -32,24 +32,27 @@ static int add_fd(const struct event_base *base, const struct event *ev, void *a
   if (!what || fd < 0 || !event_pending(ev, EV_READ | EV_WRITE, NULL)) return 0;
   struct epoll_event ee = {.events = (what & EV_READ ? EPOLLIN : 0) | (what & EV_WRITE ? EPOLLOUT : 0),
                            .data.fd = fd};
-  if (epoll_ctl(s->w->epfd, EPOLL_CTL_ADD, fd, &ee) && errno == EEXIST)
-    epoll_ctl(s->w->epfd, EPOLL_CTL_MOD, fd, &ee);
+  if (epoll_ctl(s->w->inner, EPOLL_CTL_ADD, fd, &ee) && errno == EEXIST)
+    epoll_ctl(s->w->inner, EPOLL_CTL_MOD, fd, &ee);
   return 0;
 }
 
-/* A fresh set each time: descriptors closed since the last pass must not stay in it (epoll drops a
- * closed descriptor by itself only when no other copy of it is open). */
+/* A fresh inner set each time (epoll drops a closed descriptor by itself only when no other copy of
+ * it is open), inside the outer set whose number the caller keeps watching. */
 void agora__loop_sync(agora_world *w) {
   if (w->epfd < 0) return;
-  close(w->epfd);
-  if ((w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) return;
+  if (w->inner >= 0) close(w->inner); /* leaves the outer set with it */
+  if ((w->inner = epoll_create1(EPOLL_CLOEXEC)) < 0) return;
+  struct epoll_event ee = {.events = EPOLLIN, .data.fd = w->inner};
+  epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->inner, &ee);
   loop_scan s = {.w = w, .timeout_ms = -1};
   event_base_foreach_event(rt_base(w->rt), add_fd, &s);
 }
 
 void agora__loop_free(agora_world *w) {
+  if (w->inner >= 0) close(w->inner);
   if (w->epfd >= 0) close(w->epfd);
-  w->epfd = -1;
+  w->epfd = w->inner = -1;
 }
 
 int agora_fd(agora_world *w) {

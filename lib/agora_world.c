@@ -79,7 +79,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
     goto fail;
   }
   aw->flags = o->flags;
-  aw->epfd = -1;
+  aw->epfd = aw->inner = -1;
   rt_opts ro = open_opts(aw, file_or_id, db_dir, o, &allow);
   if ((rc = rt_open(&ro, &aw->rt, &em))) goto fail;
   aw->w = rt_world(aw->rt);

@@ -230,6 +230,7 @@ static void foreign_loop(void) {
       CHECK(quiet >= 0);
     }
     CHECK(quiet == 1);
+    CHECK_INT(agora_fd(w), fd); /* the same descriptor all along */
     CHECK(polls > 0); /* woken by the descriptor, not only by timeouts */
     CHECK(strstr(s.log, "ann: from the server") != NULL);
     agora_world_close(w);
