@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # examples/c/ built against the INSTALLED library: a DESTDIR install into a temporary directory, the
 # example compiled with its Makefile through pkg-config (PKG_CONFIG_PATH there) and with its CMake
-# project through find_package(Agora), both run on an installed example world.
+# project through find_package(Agora), both run on an installed example world. AGORA_PRELOAD: the ASan
+# runtime, preloaded into the example when the library is sanitized (set by ctest).
 set -u
 build=${1:?usage: lib_example.sh BUILD_DIR}
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +24,7 @@ cp -r "$src/examples/c" "$tmp/ex"
 make -s -C "$tmp/ex" >"$tmp/make.log" 2>&1
 check "the example builds with pkg-config ($(head -c 400 "$tmp/make.log"))" test -x "$tmp/ex/hello"
 world=$dest/usr/share/agora/examples/relay.json
-out=$(LD_LIBRARY_PATH=$libdir "$tmp/ex/hello" "$world" "@Ann the relay starts now" 2>&1)
+out=$(LD_PRELOAD=${AGORA_PRELOAD:-} LD_LIBRARY_PATH=$libdir "$tmp/ex/hello" "$world" "@Ann the relay starts now" 2>&1)
 check "the example runs the relay ($out)" grep -q '^cat: .*Relay complete' <<<"$out"
 check "the example ran on the installed library" bash -c "LD_LIBRARY_PATH='$libdir' ldd '$tmp/ex/hello' | grep -q '$libdir/libagora.so.0'"
 
@@ -31,7 +32,7 @@ unset PKG_CONFIG_SYSROOT_DIR
 cmake -S "$tmp/ex" -B "$tmp/exb" -DCMAKE_PREFIX_PATH="$dest/usr" >"$tmp/cmake.log" 2>&1 &&
   cmake --build "$tmp/exb" >>"$tmp/cmake.log" 2>&1
 check "the example builds with find_package(Agora) ($(tail -c 400 "$tmp/cmake.log"))" test -x "$tmp/exb/hello"
-out=$(LD_LIBRARY_PATH=$libdir "$tmp/exb/hello" "$world" "@Ann go" 2>&1)
+out=$(LD_PRELOAD=${AGORA_PRELOAD:-} LD_LIBRARY_PATH=$libdir "$tmp/exb/hello" "$world" "@Ann go" 2>&1)
 check "the CMake-built example runs ($out)" grep -q '^libagora 0\.' <<<"$out"
 echo "$passes passed, $fails failed"
 test "$fails" = 0

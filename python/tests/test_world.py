@@ -176,6 +176,8 @@ def rss_kib():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
+@pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="ASan's quarantine keeps freed memory; LeakSanitizer checks the C tests instead")
 def test_memory_does_not_grow_over_1000_open_close(relay):
     for _ in range(50):  # allocator and import warm-up
         agora.World.open(relay, save=False).close()
@@ -184,7 +186,8 @@ def test_memory_does_not_grow_over_1000_open_close(relay):
         with agora.World.open(relay, save=False) as w:
             w.say("@ann start")
     grown = rss_kib() - before
-    assert grown < 8 * 1024, f"RSS grew by {grown} KiB over 1000 open/close cycles"
+    # measured: 0-8 KiB; a world never closed grows it by 12 MiB
+    assert grown < 2 * 1024, f"RSS grew by {grown} KiB over 1000 open/close cycles"
 
 
 def test_help_is_readable():
