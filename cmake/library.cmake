@@ -81,5 +81,5 @@ find_program(AGORA_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(AGORA_PYTHON3)
   add_test(NAME test_lib_python COMMAND ${AGORA_PYTHON3} -m pytest -q -p no:cacheprovider ${CMAKE_SOURCE_DIR}/python/tests)
   set_tests_properties(test_lib_python PROPERTIES TIMEOUT 600 ENVIRONMENT
-    "AGORA_LIB=$<TARGET_FILE:agora_shared>;AGORA_TEST_SERVER=$<TARGET_FILE:agora-test-server>;PYTHONDONTWRITEBYTECODE=1;${AGORA_PY_PRELOAD_ENV}")
+    "AGORA_LIB=$<TARGET_FILE:agora_shared>;AGORA_BIN=$<TARGET_FILE:agora>;AGORA_TEST_SERVER=$<TARGET_FILE:agora-test-server>;PYTHONDONTWRITEBYTECODE=1;${AGORA_PY_PRELOAD_ENV}")
 endif()

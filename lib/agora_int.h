@@ -42,6 +42,9 @@ void agora__on_bus(void *ud, bus_topic topic, void *payload);
 extern const world_approver agora__approver;
 /* Frees the subscriptions and the buffer. */
 void agora__events_free(agora_world *w);
+/* Appends m's JSON line (without the newline) to b, as runtime/output.c's output_message_json prints
+ * it; AG_ERR_INVALID (b unchanged) when a string is not valid UTF-8: use that slow path then. */
+int agora__message_line(ag_buf *b, const char *world, const char *chat, const ag_msg *m);
 /* Brings agora_fd's epoll set up to date with the loop's descriptors (agora_loop.c). */
 void agora__loop_sync(agora_world *w);
 void agora__loop_free(agora_world *w);

@@ -194,3 +194,29 @@ def test_help_is_readable():
     doc = agora.World.__doc__ + agora.World.open.__doc__ + agora.World.run.__doc__
     assert "Ctrl-C" in doc and "database" in doc
     assert agora.version() == agora.__version__
+
+
+def test_message_lines_are_the_clis(tmp_path):
+    """The library writes a message's JSON line itself (no cJSON tree): byte for byte what `agora say
+    --json` prints, escapes, non-ASCII and broken UTF-8 (repaired) included."""
+    import ctypes
+    import re
+    import subprocess
+    from agora._lib import lib
+
+    world = tmp_path / "w.json"
+    world.write_text('{"name": "Esc", "agents": [{"name": "ann", "provider": "script", "replies": ["@human ok"]}]}')
+    texts = [b'@ann plain', b'@ann "quoted" \\ back\\slash', b'@ann tab\there\nnew line\r\x01\x1f\x7f',
+             "@ann caf\u00e9 \u2014 \U0001F600 \u2028".encode(), b'@ann broken \xff\xfe utf-8 \xe2\x82']
+    for text in texts:
+        cli = subprocess.run([os.environ["AGORA_BIN"], "say", str(world), text, "--no-save", "--json"],
+                             stdout=subprocess.PIPE, check=True).stdout.split(b"\n")[0]
+        with agora.World.open(str(world), save=False) as w:
+            lib.agora_publish(w._w, b"human", text)
+            lib.agora_run_until_quiet(w._w)
+            ptr, n = ctypes.c_void_p(), ctypes.c_size_t()
+            lib.agora_events_take(w._w, ctypes.byref(ptr), ctypes.byref(n))
+            mine = ctypes.string_at(ptr, n.value).split(b"\n")[0]
+            lib.agora_free(ptr)
+        strip = lambda line: re.sub(rb'"ts":"[^"]*"', b'"ts":""', line)  # noqa: E731
+        assert strip(mine) == strip(cli), text
