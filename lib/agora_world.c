@@ -47,7 +47,7 @@ static rt_opts open_opts(agora_world *aw, const char *file_or_id, const char *db
                                                                                               : RT_CHAT_CURRENT;
   int text = is_json_text(file_or_id);
   return (rt_opts){.cmd = NULL, .world = text ? NULL : file_or_id, .world_text = text ? file_or_id : NULL,
-                   .from_store = !!(f & AGORA_FROM_STORE), .open_db = !(f & AGORA_NO_SAVE), .db = db_dir,
+                   .from_store = !!(f & AGORA_FROM_STORE), .quiet = 1, .open_db = !(f & AGORA_NO_SAVE), .db = db_dir,
                    .no_save = !!(f & AGORA_NO_SAVE),
                    .over = {.model = o->model, .provider = o->provider, .base_url = o->base_url},
                    .allow = allow, .pick = pick, .chat = o->chat, .rerun_turns = 1, .mcp = !(f & AGORA_NO_MCP),

@@ -94,7 +94,7 @@ static int load_spec(runtime *rt, const rt_opts *o, ag_errmsg *em) {
     return with_cmd(o, rc, em);
   }
   rt->has_spec = 1;
-  if ((rc = rt_spec_prepare(&rt->spec, &o->over))) return ag_fail(em, rc, "%s", ag_strerror(rc));
+  if ((rc = rt_spec_prepare(&rt->spec, &o->over, o->quiet))) return ag_fail(em, rc, "%s", ag_strerror(rc));
   return AG_OK;
 }
 
@@ -144,7 +144,7 @@ static int build_world(runtime *rt, const rt_opts *o, ag_errmsg *em) {
    * before anything is stored. */
   if (!o->inert && (rc = rt_key_env_check(rt->w, rt->label, o->allow ? o->allow : &(rt_allow_env){0}, em)))
     return rc;
-  if (!o->inert) note_replaced_world(rt, o);
+  if (!o->inert && !o->quiet) note_replaced_world(rt, o);
   world_set_emit_chunks(rt->w, o->emit_chunks);
   if (o->approver) world_set_approver(rt->w, o->approver, o->approver_ud);
   return AG_OK;

@@ -5,10 +5,12 @@
 #include "support/llm_server.h"
 #include "support/unit.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char relay[] =
   "{\"name\": \"Lib\", \"defaults\": {\"provider\": \"script\"}, \"agents\": ["
@@ -202,6 +204,33 @@ static void chats_on_a_database(void) {
   free(db);
 }
 
+/* The library never prints: the runtime's notes for a person at a terminal (an agent with no provider
+ * and no replies; a stored world of the same name replaced) stay off stderr. */
+static void never_prints(void) {
+  char *db = unit_tmpdir();
+  char path[512];
+  snprintf(path, sizeof path, "%s/stderr.txt", db);
+  fflush(stderr);
+  int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  dup2(fd, 2);
+  agora_world *w = NULL;
+  int a = agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"a\", \"provider\": \"script\"}]}", db,
+                           NULL, &w);
+  agora_world_close(w);
+  int b = agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"b\", \"replies\": [\"x\"]}]}", db, NULL, &w);
+  agora_world_close(w);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved), close(fd);
+  CHECK_INT(a, AGORA_OK);
+  CHECK_INT(b, AGORA_OK);
+  char *err = unit_read_file(path);
+  CHECK_STR(err, "");
+  free(err);
+  unit_rmrf(db);
+  free(db);
+}
+
 /* A foreign loop: poll() on agora_fd with agora_next_timeout, agora_step on either, until the world is
  * quiet; the replies come from a real socket (the loopback LLM server with 30 ms latency). */
 static void foreign_loop(void) {
@@ -241,7 +270,7 @@ static void foreign_loop(void) {
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(publish_and_replies), UNIT(bad_input), UNIT(interrupt_and_unsubscribe), UNIT(ask_human_request),
-    UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(foreign_loop),
+    UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(never_prints), UNIT(foreign_loop),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
