@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,10 +268,54 @@ static void foreign_loop(void) {
   llm_server_stop(srv);
 }
 
+/* Different worlds on different threads at once (agora.h's thread rule): each its own loop, both on
+ * the same loopback server. */
+typedef struct thread_run {
+  const char *json;
+  int replies;
+  int rc;
+} thread_run;
+
+static void count_reply(const agora_event *ev, void *ctx) {
+  const char *s = agora_event_sender(ev);
+  if (s && !strcmp(s, "ann")) ((thread_run *)ctx)->replies++;
+}
+
+static void *run_world(void *arg) {
+  thread_run *t = arg;
+  agora_world *w = NULL;
+  if ((t->rc = agora_world_open(t->json, NULL, &(agora_options){.flags = AGORA_NO_SAVE}, &w))) return NULL;
+  agora_subscribe(w, count_reply, t);
+  for (int i = 0; i < 20 && !t->rc; i++)
+    if (!(t->rc = agora_publish(w, "human", "@ann hi"))) t->rc = agora_run_until_quiet(w);
+  agora_world_close(w);
+  return NULL;
+}
+
+static void two_threads(void) {
+  llm_server *srv = NULL;
+  CHECK_INT(llm_server_start(&srv), 0);
+  if (!srv) return;
+  llm_server_rule(srv, NULL, "reply=\"@human ok\" latency=2");
+  setenv("AGORA_TEST_KEY", "k", 1);
+  char json[1024];
+  snprintf(json, sizeof json, "{\"name\": \"T\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\","
+           " \"model\": \"m\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\"}]}", llm_server_url(srv, "/v1"));
+  thread_run t[2] = {{.json = json}, {.json = json}};
+  pthread_t th[2];
+  for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, run_world, &t[i]);
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < 2; i++) {
+    CHECK_INT(t[i].rc, AGORA_OK);
+    CHECK_INT(t[i].replies, 20);
+  }
+  llm_server_stop(srv);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(publish_and_replies), UNIT(bad_input), UNIT(interrupt_and_unsubscribe), UNIT(ask_human_request),
-    UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(never_prints), UNIT(foreign_loop),
+    UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(never_prints), UNIT(foreign_loop), UNIT(two_threads),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
