@@ -6,6 +6,7 @@
 #include "chat/id_prefix.h"
 #include "chat/snapshot.h"
 #include "chat/transcript.h"
+#include "chat/usage.h"
 #include "runtime/output.h"
 
 #include <stdio.h>
@@ -121,13 +122,19 @@ int agora_chat_branch(agora_world *w, const char *chat, uint64_t seq, char id[AG
   return rc ? agora__fail(rc, &em) : AG_OK;
 }
 
-int agora_chat_delete(agora_world *w, const char *chat) {
+/* A session call on a chat named by the caller (not NULL: these never mean the current one). */
+static int on_chat(agora_world *w, const char *chat, const char *what,
+                   int (*op)(chat_session *cs, const char *chat_id, ag_errmsg *em)) {
   ag_errmsg em = {""};
   char id[CHAT_ID_MAX];
   store *st;
-  int rc = chat ? named_chat(w, chat, id, &st, &em) : ag_fail(&em, AG_ERR_INVALID, "agora_chat_delete: chat is NULL");
-  if (!rc) rc = chat_session_delete(rt_session(w->rt), id, &em);
+  int rc = chat ? named_chat(w, chat, id, &st, &em) : ag_fail(&em, AG_ERR_INVALID, "%s: chat is NULL", what);
+  if (!rc) rc = op(rt_session(w->rt), id, &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
+}
+
+int agora_chat_delete(agora_world *w, const char *chat) {
+  return on_chat(w, chat, "agora_chat_delete", chat_session_delete);
 }
 
 int agora_chat_new(agora_world *w) {
@@ -138,47 +145,28 @@ int agora_chat_new(agora_world *w) {
 }
 
 int agora_chat_load(agora_world *w, const char *chat) {
-  ag_errmsg em = {""};
-  char id[CHAT_ID_MAX];
-  store *st;
-  int rc = chat ? named_chat(w, chat, id, &st, &em) : ag_fail(&em, AG_ERR_INVALID, "agora_chat_load: chat is NULL");
-  if (!rc) rc = chat_session_load(rt_session(w->rt), id, &em);
-  return rc ? agora__fail(rc, &em) : AG_OK;
+  return on_chat(w, chat, "agora_chat_load", chat_session_load);
 }
 
-/* Usage: the llm-done steps of the thread summed per agent, in the order agents first answered. */
-static int add_usage(const chat_entry *e, void *arg) {
-  if (e->msg || e->kind != EV_LLM_DONE) return 0;
-  const char *agent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->fields, "agent"));
-  cJSON *row = NULL;
-  cJSON_ArrayForEach(row, (cJSON *)arg)
-    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(row, "agent")), agent ? agent : "?")) break;
-  if (!row) {
-    if (!(row = cJSON_CreateObject())) return AG_ERR_NOMEM;
-    cJSON_AddStringToObject(row, "agent", agent ? agent : "?");
-    cJSON_AddNumberToObject(row, "calls", 0);
-    cJSON_AddNumberToObject(row, "input_tokens", 0);
-    cJSON_AddNumberToObject(row, "output_tokens", 0);
-    cJSON_AddItemToArray(arg, row);
-  }
-  static const char *const keys[] = {"input_tokens", "output_tokens"};
-  for (int i = 0; i < 2; i++) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e->fields, keys[i]);
-    cJSON *sum = cJSON_GetObjectItem(row, keys[i]);
-    cJSON_SetNumberValue(sum, sum->valuedouble + (cJSON_IsNumber(v) ? v->valuedouble : 0));
-  }
-  cJSON *calls = cJSON_GetObjectItem(row, "calls");
-  cJSON_SetNumberValue(calls, calls->valuedouble + 1);
-  return 0;
-}
-
+/* Usage: chat/usage.c's rows as JSON. */
 int agora_usage(agora_world *w, const char *chat, char **json) {
   ag_errmsg em = {""};
   char id[CHAT_ID_MAX];
   store *st;
+  chat_usage_row rows[CHAT_USAGE_ROWS];
+  size_t n = 0;
   cJSON *a = cJSON_CreateArray();
   int rc = !a ? AG_ERR_NOMEM : named_chat(w, chat, id, &st, &em);
-  if (!rc) rc = chat_transcript_each(st, id, add_usage, a, &em);
+  if (!rc) rc = chat_usage(st, id, rows, &n, &em);
+  for (size_t i = 0; !rc && i < n; i++) {
+    cJSON *row = cJSON_CreateObject();
+    if (!row) rc = AG_ERR_NOMEM;
+    else cJSON_AddItemToArray(a, row);
+    cJSON_AddStringToObject(row, "agent", rows[i].agent);
+    cJSON_AddNumberToObject(row, "calls", (double)rows[i].calls);
+    cJSON_AddNumberToObject(row, "input_tokens", rows[i].input_tokens);
+    cJSON_AddNumberToObject(row, "output_tokens", rows[i].output_tokens);
+  }
   if (!rc) return hand_out(a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
   cJSON_Delete(a);
   return agora__fail(rc, &em);
