@@ -118,14 +118,23 @@ static void deadline_hit(evutil_socket_t fd, short what, void *arg) {
   *(int *)arg = 1;
 }
 
+/* Every agent still thinking waits for an answer, and nothing is queued: only an answer moves the world
+ * now (timers of a schedule or a deadline may still be pending, so the loop alone would not say so). */
+static int waiting(const agora_world *w) {
+  return w->asked && world_thinking(w->w) <= w->asked && !bus_pending(world_bus(w->w));
+}
+
 /* The run functions' loop: until quiet, interrupted, waiting on a request, or (late) past the deadline. */
 static int run_loop(agora_world *w, const int *late) {
   struct event_base *base = rt_base(w->rt);
   int rc = AG_OK;
   w->running = 1;
   while (!world_is_quiet(w->w)) {
-    if (w->interrupted) break;
-    if (late && *late) break;
+    if (w->interrupted || (late && *late)) break;
+    if (waiting(w)) {
+      rc = AGORA_WAITING;
+      break;
+    }
     int r = event_base_loop(base, EVLOOP_ONCE);
     if (r < 0) rc = AG_ERR_STATE;
     if (r < 0) break;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char relay[] =
@@ -124,6 +125,11 @@ static void ask_human_request(void) {
   seen s = {.w = w};
   agora_subscribe(w, on_event, &s);
   agora_publish(w, "human", "@asker plan a trip");
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  CHECK_INT(agora_run_for(w, 10000), AGORA_WAITING); /* at once, not at the deadline */
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  CHECK(t1.tv_sec - t0.tv_sec < 2);
   CHECK_INT(agora_run_until_quiet(w), AGORA_WAITING);
   CHECK_INT(s.requests, 1);
   CHECK(strstr(s.log, "[ask-human asker]") != NULL);

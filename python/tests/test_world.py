@@ -220,3 +220,17 @@ def test_message_lines_are_the_clis(tmp_path):
             lib.agora_free(ptr)
         strip = lambda line: re.sub(rb'"ts":"[^"]*"', b'"ts":""', line)  # noqa: E731
         assert strip(mine) == strip(cli), text
+
+
+def test_run_stops_when_only_an_answer_moves_the_world():
+    world = ('{"name": "Ask", "agents": [{"name": "asker", "provider": "script", "tools": ["ask_human"],'
+             ' "replies": [{"tool": "ask_human", "args": {"question": "Which city?"}}, "Thanks, noted."]}]}')
+    with agora.World.open(world, save=False) as w:
+        w.publish("@asker plan a trip")
+        start = time.monotonic()
+        events = list(w.run())  # nobody answers in the loop: run() ends instead of waiting
+        assert time.monotonic() - start < 2
+        asks = [e for e in events if e["type"] == "ask-human"]
+        assert len(asks) == 1
+        w.answer(asks[0], "Lisbon")  # answered later, outside the loop
+        assert [e["text"] for e in w.run() if e["type"] == "message"] == ["Thanks, noted."]
