@@ -73,6 +73,11 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
                  RT_ALLOW_ENV_MAX);
     goto fail;
   }
+  if (o->chat && (o->flags & (AGORA_NO_SAVE | AGORA_NEW_CHAT))) {
+    rc = ag_fail(&em, AG_ERR_INVALID, "agora_options.chat continues a stored chat and cannot go with %s",
+                 o->flags & AGORA_NO_SAVE ? "AGORA_NO_SAVE" : "AGORA_NEW_CHAT");
+    goto fail;
+  }
   for (size_t i = 0; i < o->n_allow_env; i++) allow.names[allow.n++] = o->allow_env[i];
   if (!(aw = calloc(1, sizeof *aw))) {
     rc = ag_fail(&em, AG_ERR_NOMEM, "out of memory");

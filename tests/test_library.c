@@ -84,6 +84,8 @@ static void bad_input(void) {
             AGORA_ERR_INVALID);
   CHECK(strstr(agora_errmsg(), "/nonexistent/town.json") != NULL);
   CHECK_INT(agora_world_open("", NULL, NULL, &w), AGORA_ERR_INVALID);
+  CHECK_INT(agora_world_open(relay, NULL, &(agora_options){.flags = AGORA_NO_SAVE, .chat = "abc"}, &w), AGORA_ERR_INVALID);
+  CHECK(strstr(agora_errmsg(), "AGORA_NO_SAVE") != NULL);
   CHECK_STR(agora_strerror(AGORA_ERR_NOT_FOUND), "not found");
   CHECK(strcmp(agora_strerror(12345), "") != 0);
   CHECK_STR(agora_version(), "0.1.0");
