@@ -234,3 +234,18 @@ def test_run_stops_when_only_an_answer_moves_the_world():
         assert len(asks) == 1
         w.answer(asks[0], "Lisbon")  # answered later, outside the loop
         assert [e["text"] for e in w.run() if e["type"] == "message"] == ["Thanks, noted."]
+
+
+def test_cancel_ends_the_replies_in_flight(llm_server):
+    url = llm_server(("slow", "reply=late latency=5000"))
+    os.environ["AGORA_TEST_KEY"] = "k"
+    with agora.World.open(openai_world(url, 2, "Cancel"), save=False) as w:
+        w.publish("@a0 @a1 slow please")
+        list(w.run(timeout=0.2))  # the calls are out
+        start = time.monotonic()
+        w.cancel()
+        events = list(w.run())
+        assert time.monotonic() - start < 2
+        cancelled = [e for e in events if e.get("event") == "cancelled"]
+        assert cancelled and set(cancelled[0]["agents"].split(", ")) == {"a0", "a1"}
+        assert not [e for e in events if e.get("text") == "late"]
