@@ -102,8 +102,10 @@ def main():
             dt, events = python_run(world)
             pys.append(dt)
         ratio = [p / c for p, c in zip(pys, clis)]
+        rates = [events / p for p in pys]
         print(f"10,000-message scripted world, wall s: CLI --json {stats(clis, '{:.3f}')} ({lines} lines), "
               f"Python {stats(pys, '{:.3f}')} ({events} events); Python/CLI {stats(ratio, '{:.2f}')}")
+        print(f"events/s to Python in that scripted world (the world's own work included): {stats(rates)}")
 
 
 if __name__ == "__main__":

@@ -43,16 +43,24 @@ static cJSON *request_json(const agora_event *ev) {
   return j;
 }
 
+/* The line without the output layer's second tree (agora_json.c); AG_ERR_INVALID: take the slow path. */
+static int fast_line(agora_event *ev, ag_buf *b) {
+  const char *wid = world_id(ev->w->w), *chat = current_chat(ev->w);
+  if (ev->type == AGORA_EVENT_MESSAGE) return agora__message_line(b, wid, chat, ev->m);
+  if (ev->type == AGORA_EVENT_WORLD) return agora__event_line(b, wid, chat, ev->e);
+  return AG_ERR_INVALID;
+}
+
 const char *agora_event_json(const agora_event *cev) {
   agora_event *ev = (agora_event *)cev; /* the view is the library's own: the text is cached in it */
   if (ev->json) return ev->json;
+  ag_buf b;
+  ag_buf_init(&b, 6 * CHAT_TEXT_LEN + 4096); /* every byte escaped as \u00XX still fits */
+  if (!fast_line(ev, &b)) return ev->json = ag_buf_take(&b);
+  ag_buf_free(&b);
   const char *wid = world_id(ev->w->w), *chat = current_chat(ev->w);
   cJSON *j = NULL;
   if (ev->type == AGORA_EVENT_MESSAGE) {
-    ag_buf b;
-    ag_buf_init(&b, 6 * CHAT_TEXT_LEN + 4096); /* every byte escaped as \u00XX still fits */
-    if (!agora__message_line(&b, wid, chat, ev->m)) return ev->json = ag_buf_take(&b);
-    ag_buf_free(&b);
     j = output_message_json(wid, chat, ev->m);
   } else if (ev->type == AGORA_EVENT_WORLD) {
     cJSON *fields = chat_event_fields(ev->e);
@@ -92,11 +100,10 @@ const char *agora_event_agent(const agora_event *ev) {
 
 /* Whole lines only: a line past the cap is dropped, and take says so. */
 static void buffer_line(agora_world *w, agora_event *ev) {
-  /* a message straight into the buffer, unless a subscriber has made its line already; text that is
-   * not valid UTF-8 goes the slow way below, which repairs it */
+  /* straight into the buffer, unless a subscriber has made the line already; text that is not valid
+   * UTF-8 goes the slow way below, which repairs it */
   size_t start = w->events.len;
-  int rc = ev->type == AGORA_EVENT_MESSAGE && !ev->json
-             ? agora__message_line(&w->events, world_id(w->w), current_chat(w), ev->m) : AG_ERR_INVALID;
+  int rc = ev->json ? AG_ERR_INVALID : fast_line(ev, &w->events);
   if (!rc && (rc = ag_buf_append(&w->events, "\n", 1))) { /* the line fitted, its newline did not */
     w->events.len = start;
     w->events.data[start] = '\0';

@@ -45,6 +45,8 @@ void agora__events_free(agora_world *w);
 /* Appends m's JSON line (without the newline) to b, as runtime/output.c's output_message_json prints
  * it; AG_ERR_INVALID (b unchanged) when a string is not valid UTF-8: use that slow path then. */
 int agora__message_line(ag_buf *b, const char *world, const char *chat, const ag_msg *m);
+/* The same for an event (output_step_json's line); AG_ERR_INVALID also for the rare fields it renames. */
+int agora__event_line(ag_buf *b, const char *world, const char *chat, const world_event *e);
 /* Brings agora_fd's epoll set up to date with the loop's descriptors (agora_loop.c). */
 void agora__loop_sync(agora_world *w);
 void agora__loop_free(agora_world *w);

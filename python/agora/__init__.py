@@ -68,11 +68,12 @@ def _b(s: Optional[str]) -> Optional[bytes]:
     return None if s is None else s.encode("utf-8")
 
 
-def _parse_lines(text: str) -> List[Event]:
-    """NDJSON from agora_events_take in one json.loads: JSON escapes newlines inside strings."""
-    if not text:
+def _parse_lines(data: bytes) -> List[Event]:
+    """NDJSON from agora_events_take in one json.loads (of the UTF-8 bytes): JSON escapes newlines
+    inside strings, so the lines joined by commas are one array."""
+    if not data:
         return []
-    return json.loads("[" + text.rstrip("\n").replace("\n", ",") + "]")
+    return json.loads(b"[" + data[:-1].replace(b"\n", b",") + b"]")
 
 
 class World:
@@ -86,6 +87,9 @@ class World:
         self._subs: Dict[int, Any] = {}      # subscription -> its ctypes callback (kept alive)
         self._callback_error: Optional[BaseException] = None
         self._answered = 0
+        # agora_events_take's out-arguments, made once: a take runs after every slice of the loop
+        self._take_ptr, self._take_len = ctypes.c_void_p(), ctypes.c_size_t()
+        self._take_args = (ctypes.byref(self._take_ptr), ctypes.byref(self._take_len))
         _check(lib.agora_events_buffer(self._w, _BUFFER_BYTES))
 
     # ---- opening and closing ----
@@ -173,13 +177,13 @@ class World:
         return [ev for ev in self.run() if ev.get("type") == "message" and ev.get("kind") in ("agent", "turn-limit")]
 
     def _take(self) -> List[Event]:
-        ptr, n = ctypes.c_void_p(), ctypes.c_size_t()
-        rc = lib.agora_events_take(self._h(), ctypes.byref(ptr), ctypes.byref(n))
-        text = ctypes.string_at(ptr, n.value).decode("utf-8", "replace") if ptr else ""
-        if ptr:
+        ptr, n = self._take_ptr, self._take_len
+        rc = lib.agora_events_take(self._h(), self._take_args[0], self._take_args[1])
+        data = ctypes.string_at(ptr, n.value) if ptr.value else b""
+        if ptr.value:
             lib.agora_free(ptr)
         _check(rc)
-        return _parse_lines(text)
+        return _parse_lines(data)
 
     def _raise_callback_error(self) -> None:
         err, self._callback_error = self._callback_error, None

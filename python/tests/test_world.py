@@ -196,30 +196,34 @@ def test_help_is_readable():
     assert agora.version() == agora.__version__
 
 
-def test_message_lines_are_the_clis(tmp_path):
-    """The library writes a message's JSON line itself (no cJSON tree): byte for byte what `agora say
-    --json` prints, escapes, non-ASCII and broken UTF-8 (repaired) included."""
+def test_lines_are_the_clis(tmp_path):
+    """The library writes messages' and events' JSON lines itself (no second cJSON tree): byte for byte
+    what `agora say --json` prints, escapes, non-ASCII, broken UTF-8 (repaired) and tool events included."""
     import ctypes
     import re
     import subprocess
     from agora._lib import lib
 
     world = tmp_path / "w.json"
-    world.write_text('{"name": "Esc", "agents": [{"name": "ann", "provider": "script", "replies": ["@human ok"]}]}')
+    world.write_text('{"name": "Esc", "agents": [{"name": "ann", "provider": "script", "tools": ["save_context"],'
+                     ' "replies": [{"tool": "save_context", "args": {"note": "caf\u00e9 \\"q\\" \\n"}},'
+                     ' "@human ok \u2014 done"]}]}')
     texts = [b'@ann plain', b'@ann "quoted" \\ back\\slash', b'@ann tab\there\nnew line\r\x01\x1f\x7f',
              "@ann caf\u00e9 \u2014 \U0001F600 \u2028".encode(), b'@ann broken \xff\xfe utf-8 \xe2\x82']
+    strip = lambda line: re.sub(rb'"ts":"[^"]*"|"at_ms":[0-9]+', b'"time"', line)  # noqa: E731
     for text in texts:
         cli = subprocess.run([os.environ["AGORA_BIN"], "say", str(world), text, "--no-save", "--json"],
-                             stdout=subprocess.PIPE, check=True).stdout.split(b"\n")[0]
+                             stdout=subprocess.PIPE, check=True).stdout.strip().split(b"\n")
         with agora.World.open(str(world), save=False) as w:
             lib.agora_publish(w._w, b"human", text)
             lib.agora_run_until_quiet(w._w)
             ptr, n = ctypes.c_void_p(), ctypes.c_size_t()
             lib.agora_events_take(w._w, ctypes.byref(ptr), ctypes.byref(n))
-            mine = ctypes.string_at(ptr, n.value).split(b"\n")[0]
+            mine = {strip(line) for line in ctypes.string_at(ptr, n.value).split(b"\n")}
             lib.agora_free(ptr)
-        strip = lambda line: re.sub(rb'"ts":"[^"]*"', b'"ts":""', line)  # noqa: E731
-        assert strip(mine) == strip(cli), text
+        assert len(cli) >= 5 and b'"event":"tool-call"' in b"".join(cli)
+        for line in cli:
+            assert strip(line) in mine, (text, line)
 
 
 def test_run_stops_when_only_an_answer_moves_the_world():
