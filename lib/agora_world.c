@@ -40,6 +40,15 @@ static int is_json_text(const char *s) {
   return *s == '{';
 }
 
+/* The world is built: the handle knows it before anything can be delivered or asked. */
+static int on_world(void *ud, runtime *rt, ag_errmsg *em) {
+  (void)em;
+  agora_world *aw = ud;
+  aw->rt = rt;
+  aw->w = rt_world(rt);
+  return AG_OK;
+}
+
 static rt_opts open_opts(agora_world *aw, const char *file_or_id, const char *db_dir, const agora_options *o,
                          rt_allow_env *allow) {
   unsigned f = o->flags;
@@ -52,7 +61,7 @@ static rt_opts open_opts(agora_world *aw, const char *file_or_id, const char *db
                    .over = {.model = o->model, .provider = o->provider, .base_url = o->base_url},
                    .allow = allow, .pick = pick, .chat = o->chat, .rerun_turns = 1, .mcp = !(f & AGORA_NO_MCP),
                    .clock = 1, .emit_chunks = !!(f & AGORA_STREAM), .approver = &agora__approver,
-                   .approver_ud = aw, .on_bus = agora__on_bus, .on_bus_ud = aw};
+                   .approver_ud = aw, .on_world = on_world, .on_bus = agora__on_bus, .on_bus_ud = aw};
 }
 
 int agora_world_open(const char *file_or_id, const char *db_dir, const agora_options *opts, agora_world **out) {
@@ -87,7 +96,6 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   aw->epfd = aw->inner = -1;
   rt_opts ro = open_opts(aw, file_or_id, db_dir, o, &allow);
   if ((rc = rt_open(&ro, &aw->rt, &em))) goto fail;
-  aw->w = rt_world(aw->rt);
   *out = aw;
   return AG_OK;
 fail:
