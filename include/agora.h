@@ -107,7 +107,8 @@ typedef struct agora_options {
 AGORA_EXPORT int agora_world_open(const char *file_or_id, const char *db_dir, const agora_options *opts,
                                   agora_world **out);
 /* Cancels the replies in flight, delivers and saves what was published (for at most half a second),
- * and frees everything. Subscriptions end; their ctx is never used again. NULL is fine. */
+ * and frees everything. Subscribers still receive what closing produces (the cancelled turns' ends);
+ * once it returns, no callback runs and no ctx is used again. Not from a callback. NULL is fine. */
 AGORA_EXPORT void agora_world_close(agora_world *w);
 
 /* The world's id and display name; borrowed, alive until agora_world_close. */
