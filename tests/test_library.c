@@ -142,6 +142,57 @@ static void ask_human_request(void) {
   agora_world_close(w);
 }
 
+/* A tool call declared "approve": true: a request event, allowed by agora_answer; denied at once when
+ * nobody subscribes; approved without asking with AGORA_AUTO_APPROVE. */
+static const char approving[] =
+  "{\"name\": \"Ap\", \"agents\": [{\"name\": \"keeper\", \"provider\": \"script\","
+  " \"tools\": [{\"name\": \"save_context\", \"approve\": true}],"
+  " \"replies\": [{\"tool\": \"save_context\", \"args\": {\"k\": 1}}, \"@human saved\"]}]}";
+
+static int tool_result_ok(const char *log) { return strstr(log, "\"ok\":true") != NULL; }
+
+typedef struct results {
+  char log[4096];
+} results;
+
+static void log_results(const agora_event *ev, void *ctx) {
+  results *r = ctx;
+  const char *kind = agora_event_kind(ev);
+  if (!strcmp(kind, "tool-result") || !strcmp(kind, "approval-request")) {
+    size_t n = strlen(r->log);
+    snprintf(r->log + n, sizeof r->log - n, "%s\n", agora_event_json(ev));
+  }
+}
+
+static void approvals(void) {
+  agora_world *w = open_nosave(approving);
+  seen s = {.w = w};
+  results r = {.log = ""};
+  agora_subscribe(w, on_event, &s);
+  agora_subscribe(w, log_results, &r);
+  agora_publish(w, "human", "@keeper save it");
+  CHECK_INT(agora_run_until_quiet(w), AGORA_WAITING);
+  CHECK(strstr(s.log, "[approval-request keeper]") && strstr(r.log, "\"tool\":\"save_context\",\"args\":{\"k\":1}"));
+  CHECK_INT(agora_answer(w, s.request, 1), AGORA_OK);
+  CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
+  CHECK(tool_result_ok(r.log));
+  agora_world_close(w);
+
+  w = open_nosave(approving); /* nobody subscribed: denied at once, the run never waits */
+  agora_publish(w, "human", "@keeper save it");
+  CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
+  agora_world_close(w);
+
+  agora_world *a = NULL;
+  CHECK_INT(agora_world_open(approving, NULL, &(agora_options){.flags = AGORA_NO_SAVE | AGORA_AUTO_APPROVE}, &a), AGORA_OK);
+  results q = {.log = ""};
+  agora_subscribe(a, log_results, &q);
+  agora_publish(a, "human", "@keeper save it");
+  CHECK_INT(agora_run_until_quiet(a), AGORA_OK);
+  CHECK(tool_result_ok(q.log) && !strstr(q.log, "approval-request"));
+  agora_world_close(a);
+}
+
 /* The pull buffer a binding reads: whole JSON lines, then empty. */
 static void events_buffer(void) {
   agora_world *w = open_nosave(relay);
@@ -347,7 +398,7 @@ static void two_threads(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
-    UNIT(publish_and_replies), UNIT(bad_input), UNIT(interrupt_and_unsubscribe), UNIT(ask_human_request),
+    UNIT(publish_and_replies), UNIT(bad_input), UNIT(interrupt_and_unsubscribe), UNIT(ask_human_request), UNIT(approvals),
     UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(never_prints), UNIT(foreign_loop), UNIT(two_threads), UNIT(usage_from_the_server),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
