@@ -85,7 +85,8 @@ if [ -f "$deb" ]; then
            'lib/.*pkgconfig/agora.pc$' 'lib/.*cmake/Agora/AgoraConfig.cmake$'; do
     check ".deb holds $f" bash -c "dpkg-deb -c '$deb' | grep -q '$f'"
   done
-  check ".deb's shlibs names libagora 0" bash -c "dpkg-deb -I '$deb' shlibs | grep -q '^libagora 0 agora'"
+  check ".deb's shlibs names libagora 0" bash -c "dpkg-deb -I '$deb' shlibs | grep -q '^libagora 0 agora (>= '"
+  check ".deb runs ldconfig" bash -c "dpkg-deb -I '$deb' triggers | grep -qx 'activate-noawait ldconfig'"
   check "no internal header in the .deb" bash -c "! dpkg-deb -c '$deb' | grep -q 'include/.*/'"
 fi
 echo "$passes passed, $fails failed"
