@@ -6,8 +6,6 @@
 
 #include <errno.h>
 #include <event2/event.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import json
+import time
 from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List, Optional, Union
 
 from . import _lib
@@ -197,8 +198,6 @@ class World:
         the loop body did not give (answer them with answer() while iterating). Ctrl-C cancels the
         replies in flight, delivers what was published and raises KeyboardInterrupt; the world stays
         usable. A subscribed callback's exception is raised from here."""
-        import time
-
         h = self._h()
         end = None if timeout is None else time.monotonic() + timeout
         try:
