@@ -1,4 +1,5 @@
 /* agora: the command-line entry point; dispatches to the subcommands. */
+#include "agora.h"
 #include "cli/cli.h"
 #include "runtime/process.h"
 #include "runtime/report.h"
@@ -117,7 +118,7 @@ static int dispatch(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(cmd, "--version")) {
-    puts("agora " AGORA_VERSION);
+    printf("agora %s\n", agora_version()); /* the library's: the binary runs on libagora.so.0 */
     return 0;
   }
   store_lock_set_owner(cmd); /* a chat this process holds names it: "in use by pid N (serve)" */

@@ -34,12 +34,12 @@ static void warn_script_agents(const world_spec *spec) {
             n > 1 ? "agents" : "agent", names, n > 1 ? "have" : "has", n > 1 ? "they give" : "it gives");
 }
 
-int rt_spec_prepare(world_spec *spec, const rt_overrides *o) {
+int rt_spec_prepare(world_spec *spec, const rt_overrides *o, int quiet) {
   for (size_t i = 0; o && i < spec->n_agents; i++) {
     llm_config *c = &spec->agents[i].llm;
     if (o->provider) llm_provider_parse(o->provider, &c->provider); /* checked when the option was parsed */
     if (set_string(&c->model, o->model) || set_string(&c->base_url, o->base_url)) return AG_ERR_NOMEM;
   }
-  warn_script_agents(spec);
+  if (!quiet) warn_script_agents(spec);
   return AG_OK;
 }

@@ -11,8 +11,8 @@ typedef struct rt_overrides {
   const char *llm_cache, *cache_db; /* --llm-cache MODE, --cache-db DIR (runtime/llm_cache.h) */
 } rt_overrides;
 
-/* Applies o to every agent of spec, then warns once on stderr when agents have neither a provider other
- * than script nor replies. Returns AG_OK or AG_ERR_NOMEM. */
-int rt_spec_prepare(world_spec *spec, const rt_overrides *o);
+/* Applies o to every agent of spec, then (unless quiet) warns once on stderr when agents have neither a
+ * provider other than script nor replies. Returns AG_OK or AG_ERR_NOMEM. */
+int rt_spec_prepare(world_spec *spec, const rt_overrides *o, int quiet);
 
 #endif

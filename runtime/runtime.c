@@ -83,7 +83,11 @@ static int spec_from_store(runtime *rt, const rt_opts *o, ag_errmsg *em) {
 
 static int load_spec(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   int rc;
-  if (o->world && !rt->st && !looks_like_file(o->world)) { /* neither a file nor, without a database, a name */
+  if (o->world_text) {
+    snprintf(rt->label, sizeof rt->label, "world JSON");
+    rt->src = RT_FROM_FILE;
+    if ((rc = world_spec_parse(o->world_text, strlen(o->world_text), rt->label, &rt->spec, em))) return rc;
+  } else if (o->world && !rt->st && !looks_like_file(o->world)) { /* neither a file nor, without a database, a name */
     return ag_fail(em, AG_ERR_INVALID, "%s%sno world file '%s', and a stored world's id or name needs the database%s",
                    o->cmd ? o->cmd : "", o->cmd ? ": " : "", o->world, o->no_save ? " (not with --no-save)" : "");
   } else if (o->world && !is_stored_name(rt, o)) {
@@ -96,7 +100,7 @@ static int load_spec(runtime *rt, const rt_opts *o, ag_errmsg *em) {
     return with_cmd(o, rc, em);
   }
   rt->has_spec = 1;
-  if ((rc = rt_spec_prepare(&rt->spec, &o->over))) return ag_fail(em, rc, "%s", ag_strerror(rc));
+  if ((rc = rt_spec_prepare(&rt->spec, &o->over, o->quiet))) return ag_fail(em, rc, "%s", ag_strerror(rc));
   /* Keys go only where the person sends them (issue 28 item 2a): a stored world's base_url may be
    * anyone's. Nothing is called by an inert door. */
   if (rt->src == RT_FROM_STORE && !o->inert) rt_key_withhold(&rt->spec, o->cmd, rt->label, o->over.base_url, o->allow);
@@ -149,7 +153,7 @@ static int build_world(runtime *rt, const rt_opts *o, ag_errmsg *em) {
    * before anything is stored. */
   if (!o->inert && (rc = rt_key_env_check(rt->w, rt->label, o->allow ? o->allow : &(rt_allow_env){0}, em)))
     return rc;
-  if (!o->inert) note_replaced_world(rt, o);
+  if (!o->inert && !o->quiet) note_replaced_world(rt, o);
   world_set_emit_chunks(rt->w, o->emit_chunks);
   if (o->approver) world_set_approver(rt->w, o->approver, o->approver_ud);
   return AG_OK;

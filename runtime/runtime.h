@@ -52,7 +52,10 @@ typedef struct rt_opts {
   const char *world;       /* a world file, or a stored world's id or display name; NULL: the world of
                               opts.chat (RT_CHAT_ID), else the database's only world */
   int from_store;          /* world names a stored world, even when a file has that name */
+  const char *world_text;  /* instead of world: a world file's JSON text (the library, lib/), trusted as a
+                              file the person named; labelled "world JSON" in messages */
   int inert;               /* nothing here calls an LLM (the chats commands): keys are not checked */
+  int quiet;               /* no notes on stderr (the library, which never prints) */
   store *st;               /* the database, or NULL (nothing stored; see open_db) */
   int open_db;             /* without st: the runtime opens db (or the default directory) itself, and
                               publishing on NATS only once the stream is joined (nothing is written when

@@ -27,6 +27,8 @@ bin=$dest/usr/bin/agora
 check "binary installed" test -x "$bin"
 check "--version" bash -c "'$bin' --version | grep -qx 'agora [0-9]*\.[0-9]*\.[0-9]*'"
 check "examples installed" test -f "$dest/usr/share/agora/examples/debate.json"
+check "libagora.so.0 installed" bash -c "ls '$dest'/usr/lib*/libagora.so.0 '$dest'/usr/lib/*/libagora.so.0 2>/dev/null | grep -q ."
+check "agora.h installed" test -f "$dest/usr/include/agora.h"
 check "the MCP example's folder installed" test -f "$dest/usr/share/agora/examples/library/opening-hours.txt"
 out=$("$bin" run "$dest/usr/share/agora/examples/debate.json" --db "$tmp/db" 2>"$tmp/run.err")
 rc=$?
@@ -77,6 +79,15 @@ if [ -f "$deb" ]; then
   check ".deb's man page has no placeholder" bash -c "! grep -n '@[A-Za-z_]*@' <<<\"\$1\"" _ "$debpage"
   check ".deb's man page names /usr/share/agora/examples" grep -q '/usr/share/agora/examples/debate.json' <<<"$debpage"
   check ".deb holds the MCP example's folder" test -f "$tmp/debroot/usr/share/agora/examples/library/rules.txt"
+  # libagora in the same package (docs/decisions.md "libagora: one package"): the library with its
+  # soname and shlibs entry, the header, pkg-config and CMake files.
+  for f in 'lib/.*libagora.so.0$' 'lib/.*libagora.so -> ' 'lib/.*libagora.a$' 'include/agora.h$' \
+           'lib/.*pkgconfig/agora.pc$' 'lib/.*cmake/Agora/AgoraConfig.cmake$'; do
+    check ".deb holds $f" bash -c "dpkg-deb -c '$deb' | grep -q '$f'"
+  done
+  check ".deb's shlibs names libagora 0" bash -c "dpkg-deb -I '$deb' shlibs | grep -q '^libagora 0 agora (>= '"
+  check ".deb runs ldconfig" bash -c "dpkg-deb -I '$deb' triggers | grep -qx 'activate-noawait ldconfig'"
+  check "no internal header in the .deb" bash -c "! dpkg-deb -c '$deb' | grep -q 'include/.*/'"
 fi
 echo "$passes passed, $fails failed"
 test "$fails" = 0

@@ -1,0 +1,241 @@
+/* agora.h: Agora as a library (libagora). A world of LLM agents on a message bus, opened in your
+ * process from a world file, world JSON or a stored world, driven by your thread or your event loop.
+ *
+ * This header is the whole public API and its documentation (docs/library.md shows it in use).
+ *
+ * CONVENTIONS
+ *
+ * - Every fallible function returns an int: AGORA_OK (0) on success, a negative AGORA_ERR_* code on
+ *   failure (agora_strerror names it), and in a few documented places a positive status. After a failure
+ *   agora_errmsg() holds the detail a person needs ("town.json: agents[1].provider: unknown provider
+ *   'nope'"), for the calling thread, until that thread's next failing call.
+ * - Ownership: every pointer argument is borrowed for the call unless a function says otherwise. A
+ *   function that hands back memory through a char ** gives the caller a NUL-terminated string to
+ *   release with agora_free. Pointers a function returns as const char * are borrowed and say how long
+ *   they live.
+ * - Threads: a world is used by one thread at a time (calls on one world must not overlap); different
+ *   worlds may be used on different threads at once. Callbacks run on the thread that is running the
+ *   world's loop (agora_run_until_quiet, agora_run_for, agora_step), never from another thread, and
+ *   may call any function on that world except agora_world_close.
+ * - Nothing here prints, and nothing installs a signal handler: Ctrl-C is yours (call agora_cancel).
+ *
+ * ABI: AGORA_API_VERSION rises when a function is added; an existing function never changes its
+ * signature or meaning within libagora.so.0. Opaque handles only: no struct of the library's is ever
+ * allocated by the caller, except agora_options, which is read once by agora_world_open. */
+#ifndef AGORA_H
+#define AGORA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The API this header describes; agora_api_version() is the one of the library loaded. */
+#define AGORA_API_VERSION 1
+
+#if defined(__GNUC__)
+#define AGORA_EXPORT __attribute__((visibility("default")))
+#else
+#define AGORA_EXPORT
+#endif
+
+/* ---- Error codes (the values of Agora's internal codes, fixed for the ABI) ---- */
+#define AGORA_OK 0
+#define AGORA_ERR_NOMEM (-1)      /* allocation failed */
+#define AGORA_ERR_INVALID (-2)    /* bad input: a world file or JSON, a snapshot, an argument */
+#define AGORA_ERR_IO (-3)         /* a file or socket error */
+#define AGORA_ERR_STORAGE (-4)    /* the database failed */
+#define AGORA_ERR_LLM (-5)        /* an LLM call failed after its retries */
+#define AGORA_ERR_NOT_FOUND (-6)  /* no such world, chat, agent or request */
+#define AGORA_ERR_TOO_BIG (-7)    /* input past its size cap */
+#define AGORA_ERR_EXISTS (-8)     /* a duplicate id */
+#define AGORA_ERR_VERSION (-9)    /* data from a newer Agora */
+#define AGORA_ERR_CANCELLED (-10) /* agora_interrupt or agora_cancel ended the wait */
+#define AGORA_ERR_STATE (-11)     /* not possible now (no database, a chat another process holds) */
+/* Positive status of the run functions: an agent waits for an answer (an approval or an ask_human
+ * question, see AGORA_EVENT_REQUEST) that nobody has given yet; answer it and run again. */
+#define AGORA_WAITING 1
+
+/* A static sentence for any code above (and "unknown error" for others); never NULL. */
+AGORA_EXPORT const char *agora_strerror(int rc);
+/* The detail of the calling thread's last failure ("" when none); valid until that thread's next
+ * failing call into the library. */
+AGORA_EXPORT const char *agora_errmsg(void);
+/* "0.1.0": the library's version (static). */
+AGORA_EXPORT const char *agora_version(void);
+/* AGORA_API_VERSION of the library loaded (a program compiled against a newer header can check). */
+AGORA_EXPORT int agora_api_version(void);
+/* Releases what a function handed back through a char **. NULL is fine. */
+AGORA_EXPORT void agora_free(void *p);
+
+/* ---- Opening a world ---- */
+
+typedef struct agora_world agora_world;
+
+/* agora_options.flags */
+#define AGORA_NO_SAVE 0x01      /* no database: nothing is read or stored (db_dir ignored) */
+#define AGORA_NEW_CHAT 0x02     /* start a new chat instead of continuing the world's current one */
+#define AGORA_FROM_STORE 0x04   /* file_or_id names a stored world even if a file has that name */
+#define AGORA_NO_MCP 0x08       /* do not start the world file's MCP servers */
+#define AGORA_STREAM 0x10       /* report streamed text as llm-chunk events */
+#define AGORA_AUTO_APPROVE 0x20 /* approve every tool call declared "approve": true without asking */
+
+/* Read by agora_world_open only (every pointer borrowed for that call). Zero is the default for every
+ * field: {0} opens the world's current chat in the default database, asking approvals as events. */
+typedef struct agora_options {
+  unsigned flags;         /* AGORA_* flags above */
+  const char *chat;       /* continue this stored chat (its id or a unique prefix) instead */
+  const char *model;      /* overrides every agent's model, provider, base_url (NULL: as in the file) */
+  const char *provider;
+  const char *base_url;
+  const char *const *allow_env; /* names of environment variables agents may use as api_key_env */
+  size_t n_allow_env;           /* beyond those that plainly are LLM keys (…_API_KEY, …_TOKEN) */
+} agora_options;
+
+/* Opens a world and makes a chat current, ready to publish into.
+ *
+ * file_or_id: a world file's path; world JSON text (anything whose first non-blank character is '{');
+ *   or a stored world's id or display name (with a database). Only a file or JSON given here may start
+ *   programs (its mcp_servers); a stored world never does.
+ * db_dir: the database directory (created when missing), or NULL for the default (docs/cli.md "Where
+ *   data lives"); ignored with AGORA_NO_SAVE. opts may be NULL (all defaults).
+ * On success *out is the caller's (agora_world_close). On failure *out is NULL, nothing is left open
+ * and agora_errmsg() names the file, field, option or chat. AGORA_ERR_INVALID for bad input,
+ * AGORA_ERR_NOT_FOUND for an unknown world or chat, AGORA_ERR_STATE for a chat another process holds. */
+AGORA_EXPORT int agora_world_open(const char *file_or_id, const char *db_dir, const agora_options *opts,
+                                  agora_world **out);
+/* Cancels the replies in flight, delivers and saves what was published (for at most half a second),
+ * and frees everything. Subscribers still receive what closing produces (the cancelled turns' ends);
+ * once it returns, no callback runs and no ctx is used again. Not from a callback. NULL is fine. */
+AGORA_EXPORT void agora_world_close(agora_world *w);
+
+/* The world's id and display name; borrowed, alive until agora_world_close. */
+AGORA_EXPORT const char *agora_world_id(const agora_world *w);
+AGORA_EXPORT const char *agora_world_name(const agora_world *w);
+
+/* ---- Publishing and running ---- */
+
+/* Publishes text from sender ("human", "world" or an agent's id) into the current chat. Agents answer
+ * as the loop runs (agora_run_until_quiet and friends); nothing is delivered from inside this call. */
+AGORA_EXPORT int agora_publish(agora_world *w, const char *sender, const char *text);
+/* Runs the loop until the world is quiet: nothing queued, no agent thinking. Returns AGORA_OK;
+ * AGORA_WAITING when agents wait for answers to requests (and nothing else can move); AGORA_ERR_CANCELLED
+ * when agora_interrupt was called (from a callback, or before); AGORA_ERR_STATE if the loop has
+ * nothing left to wait for while the world is not quiet. */
+AGORA_EXPORT int agora_run_until_quiet(agora_world *w);
+/* Runs the loop for up to ms milliseconds, returning early (AGORA_OK) once the world is quiet.
+ * Otherwise as agora_run_until_quiet. */
+AGORA_EXPORT int agora_run_for(agora_world *w, long ms);
+/* One turn of the loop without blocking: runs whatever is ready (replies that arrived, messages
+ * queued, timers due). Returns 1 when the world is quiet afterwards, 0 when it is not, or an error. */
+AGORA_EXPORT int agora_step(agora_world *w);
+/* 1 when the world is quiet (nothing queued, no agent thinking), else 0. */
+AGORA_EXPORT int agora_is_quiet(const agora_world *w);
+/* Makes the run function now running (or the next one) return AGORA_ERR_CANCELLED. For a callback
+ * that wants the loop to stop; replies in flight go on (see agora_cancel). */
+AGORA_EXPORT void agora_interrupt(agora_world *w);
+/* Cancels every reply in flight (each cancelled turn ends with a turn-end event, and a "cancelled"
+ * event names the agents) and withdraws their pending requests; called from a callback, it also makes
+ * the run function return AGORA_ERR_CANCELLED. The world stays usable: run it until quiet to deliver
+ * and save what the cancel produced, publish again. */
+AGORA_EXPORT int agora_cancel(agora_world *w);
+
+/* Embedding in a foreign event loop (poll, epoll, asyncio): watch agora_fd for reading and wake after
+ * agora_next_timeout milliseconds; on either, call agora_step. The fd is the library's, valid until
+ * agora_world_close; do not read or close it. agora_fd returns a negative code when it cannot be made.
+ * agora_next_timeout returns -1 when nothing is timed, 0 when work is ready now. */
+AGORA_EXPORT int agora_fd(agora_world *w);
+AGORA_EXPORT long agora_next_timeout(agora_world *w);
+
+/* ---- Events ---- */
+
+/* A read-only view of one message or event, valid only during the callback that receives it. */
+typedef struct agora_event agora_event;
+
+/* agora_event_type */
+#define AGORA_EVENT_MESSAGE 1   /* a message published in the chat (human, world, agent, system) */
+#define AGORA_EVENT_WORLD 2     /* a world event (docs/behaviour.md §7): llm-error, tool-call, ... */
+#define AGORA_EVENT_REQUEST 3   /* an approval or ask_human question waiting for agora_answer/_reply */
+#define AGORA_EVENT_WITHDRAWN 4 /* a request ended unanswered (its turn was cancelled, or timed out) */
+
+AGORA_EXPORT int agora_event_type(const agora_event *ev);
+/* "message", an event's wire name ("llm-error", "title-updated", ...), "approval-request",
+ * "ask-human" or "request-withdrawn". Static. */
+AGORA_EXPORT const char *agora_event_kind(const agora_event *ev);
+/* A message's sender and text; NULL for the other types. */
+AGORA_EXPORT const char *agora_event_sender(const agora_event *ev);
+AGORA_EXPORT const char *agora_event_text(const agora_event *ev);
+/* A message's number in its chat; 0 for the other types. */
+AGORA_EXPORT uint64_t agora_event_seq(const agora_event *ev);
+/* The agent the message, event or request is about; NULL when none. */
+AGORA_EXPORT const char *agora_event_agent(const agora_event *ev);
+/* A request's id (AGORA_EVENT_REQUEST, AGORA_EVENT_WITHDRAWN), for agora_answer; 0 otherwise. */
+AGORA_EXPORT uint64_t agora_event_request(const agora_event *ev);
+/* The event as one line of JSON, the object `agora run --json` prints (docs/cli.md); requests are
+ * {"type":"approval-request"|"ask-human","id":N,"agent","tool","args","question"}. Made on first use,
+ * borrowed for the callback; NULL when out of memory. */
+AGORA_EXPORT const char *agora_event_json(const agora_event *ev);
+
+typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
+/* Calls fn(ev, ctx) for every message and event from now on, after the agents have seen it and it is
+ * stored, in order. Returns a subscription number (> 0) for agora_unsubscribe, or a negative code.
+ * ctx is borrowed until agora_unsubscribe or agora_world_close. */
+AGORA_EXPORT int agora_subscribe(agora_world *w, agora_event_fn fn, void *ctx);
+/* Ends subscription sub (safe from inside a callback); AGORA_ERR_NOT_FOUND for an unknown one. */
+AGORA_EXPORT int agora_unsubscribe(agora_world *w, int sub);
+
+/* A pull-style consumer for bindings: collects every event's JSON line (as agora_event_json) in a
+ * buffer of at most max_bytes (0 turns it off and drops what it holds). agora_events_take hands the
+ * lines collected so far to the caller (*out, "\n"-terminated lines, "" when none; agora_free) and
+ * empties the buffer. AGORA_ERR_TOO_BIG from take when lines were dropped because the buffer was full
+ * (what it holds is still handed over). */
+AGORA_EXPORT int agora_events_buffer(agora_world *w, size_t max_bytes);
+AGORA_EXPORT int agora_events_take(agora_world *w, char **out, size_t *len);
+
+/* ---- Approvals and ask_human ----
+ * A tool call declared "approve": true and an ask_human question reach subscribers as an
+ * AGORA_EVENT_REQUEST; the agent's turn waits (the rest of the world goes on) until one of these is
+ * called, now or later. With no subscriber, no buffer and no AGORA_AUTO_APPROVE, requests are denied. */
+/* Answers request id: allow 1 runs the tool, 0 denies it. AGORA_ERR_NOT_FOUND when it is not pending
+ * (ended, cancelled, timed out), AGORA_ERR_STATE when already answered. */
+AGORA_EXPORT int agora_answer(agora_world *w, uint64_t id, int allow);
+/* Answers an ask_human question with text (copied); allow 0 says nobody answers (text may say why). */
+AGORA_EXPORT int agora_reply(agora_world *w, uint64_t id, int allow, const char *text);
+
+/* ---- Chats (need a database: AGORA_ERR_STATE with AGORA_NO_SAVE) ----
+ * A chat is named by its id or a unique prefix; NULL means the current chat. JSON handed back is the
+ * caller's (agora_free). */
+#define AGORA_ID_MAX 65 /* a buffer for any chat or world id, NUL included */
+
+/* The current chat's id (borrowed until the next call on w), or NULL when there is none. */
+AGORA_EXPORT const char *agora_chat_current(agora_world *w);
+/* This world's chats, most recently updated first: a JSON array of the objects `agora chats list
+ * --json` prints ({"id","world","title","message_count","created_at","updated_at","current"}). */
+AGORA_EXPORT int agora_chats(agora_world *w, char **json);
+/* A chat's transcript: a JSON array of its messages and thread steps (tool calls, results, failed
+ * calls) in order, each the object `agora run --json` prints. */
+AGORA_EXPORT int agora_transcript(agora_world *w, const char *chat, char **json);
+/* A chat's snapshot (the document `agora chats export` writes). */
+AGORA_EXPORT int agora_chat_export(agora_world *w, const char *chat, char **json);
+/* Imports a snapshot document (JSON text) as a new chat; its id into id. Nothing is written when it is
+ * invalid (AGORA_ERR_INVALID, agora_errmsg names the field; AGORA_ERR_VERSION for a newer format). */
+AGORA_EXPORT int agora_chat_import(agora_world *w, const char *snapshot_json, char id[AGORA_ID_MAX]);
+/* A new chat holding messages 1..seq of chat with the agents' state right after seq; its id into id. */
+AGORA_EXPORT int agora_chat_branch(agora_world *w, const char *chat, uint64_t seq, char id[AGORA_ID_MAX]);
+/* Deletes a chat; when it was current, the most recently updated remaining chat of this world becomes
+ * current (or none). Call it when the world is quiet. */
+AGORA_EXPORT int agora_chat_delete(agora_world *w, const char *chat);
+/* Makes a new chat current (an empty "New Chat" is reused). Call it when the world is quiet. */
+AGORA_EXPORT int agora_chat_new(agora_world *w);
+/* Makes chat current (this world's), restoring the agents' memories from it. */
+AGORA_EXPORT int agora_chat_load(agora_world *w, const char *chat);
+/* Token usage of a chat per agent: a JSON array of {"agent","calls","input_tokens","output_tokens"}. */
+AGORA_EXPORT int agora_usage(agora_world *w, const char *chat, char **json);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,173 @@
+/* libagora's chats: list, transcript, export, import, branch, delete, new, load and usage, over the
+ * database the world was opened on (the same calls `agora chats` makes), handed back as JSON text. */
+#include "lib/agora_int.h"
+
+#include "chat/branch.h"
+#include "chat/id_prefix.h"
+#include "chat/snapshot.h"
+#include "chat/transcript.h"
+#include "chat/usage.h"
+#include "runtime/output.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The world's database and the chat named (NULL: the current one) resolved into id. */
+static int named_chat(agora_world *w, const char *chat, char id[CHAT_ID_MAX], store **st, ag_errmsg *em) {
+  *st = rt_store(w->rt);
+  chat_session *cs = rt_session(w->rt);
+  if (!*st || !cs) return ag_fail(em, AG_ERR_STATE, "the world was opened without a database (AGORA_NO_SAVE)");
+  if (chat) return chat_id_resolve(*st, chat, id, em);
+  if (!chat_session_current(cs)) return ag_fail(em, AG_ERR_NOT_FOUND, "the world has no current chat");
+  snprintf(id, CHAT_ID_MAX, "%s", chat_session_current(cs));
+  return AG_OK;
+}
+
+/* j as text into *json (j consumed). */
+static int hand_out(cJSON *j, char **json, ag_errmsg *em) {
+  *json = j ? output_json_text(j) : NULL;
+  cJSON_Delete(j);
+  return *json ? AG_OK : ag_fail(em, AG_ERR_NOMEM, "out of memory");
+}
+
+const char *agora_chat_current(agora_world *w) {
+  chat_session *cs = rt_session(w->rt);
+  const char *c = cs ? chat_session_current(cs) : NULL;
+  if (!c) return NULL;
+  snprintf(w->current, sizeof w->current, "%s", c);
+  return w->current;
+}
+
+static int add_chat(const chat_info *c, void *arg) {
+  cJSON *j = output_chat_json(c);
+  if (!j) return AG_ERR_NOMEM;
+  cJSON_AddItemToArray(arg, j);
+  return 0;
+}
+
+int agora_chats(agora_world *w, char **json) {
+  ag_errmsg em = {""};
+  store *st = rt_store(w->rt);
+  cJSON *a = cJSON_CreateArray();
+  int rc = !a ? AG_ERR_NOMEM : !st ? ag_fail(&em, AG_ERR_STATE, "the world was opened without a database (AGORA_NO_SAVE)")
+                                   : chat_list(st, world_id(w->w), add_chat, a, &em);
+  if (!rc) return hand_out(a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
+  cJSON_Delete(a);
+  return agora__fail(rc, &em);
+}
+
+typedef struct entries_ctx {
+  cJSON *a;
+  const char *world, *chat;
+} entries_ctx;
+
+static int add_entry(const chat_entry *e, void *arg) {
+  entries_ctx *c = arg;
+  cJSON *j = e->msg ? output_message_json(c->world, c->chat, e->msg) : output_step_json(c->world, c->chat, e->kind, e->fields);
+  if (!j) return AG_ERR_NOMEM;
+  cJSON_AddItemToArray(c->a, j);
+  return 0;
+}
+
+int agora_transcript(agora_world *w, const char *chat, char **json) {
+  ag_errmsg em = {""};
+  char id[CHAT_ID_MAX];
+  store *st;
+  chat_info info;
+  entries_ctx c = {.a = cJSON_CreateArray(), .chat = id};
+  int rc = !c.a ? AG_ERR_NOMEM : named_chat(w, chat, id, &st, &em);
+  if (!rc && !(rc = chat_info_get(st, id, &info, &em))) {
+    c.world = info.world_id;
+    rc = chat_transcript_each(st, id, add_entry, &c, &em);
+  }
+  if (!rc) return hand_out(c.a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
+  cJSON_Delete(c.a);
+  return agora__fail(rc, &em);
+}
+
+int agora_chat_export(agora_world *w, const char *chat, char **json) {
+  ag_errmsg em = {""};
+  char id[CHAT_ID_MAX];
+  store *st;
+  cJSON *snap = NULL;
+  int rc = named_chat(w, chat, id, &st, &em);
+  if (!rc) rc = chat_snapshot_export(st, id, &snap, &em);
+  if (!rc && !(*json = cJSON_PrintUnformatted(snap))) rc = ag_fail(&em, AG_ERR_NOMEM, "out of memory");
+  cJSON_Delete(snap);
+  return rc ? agora__fail(rc, &em) : AG_OK;
+}
+
+int agora_chat_import(agora_world *w, const char *snapshot_json, char id[AGORA_ID_MAX]) {
+  ag_errmsg em = {""};
+  store *st = rt_store(w->rt);
+  size_t len = snapshot_json ? strlen(snapshot_json) : 0;
+  cJSON *snap = NULL;
+  int rc = AG_OK;
+  if (!st) rc = ag_fail(&em, AG_ERR_STATE, "the world was opened without a database (AGORA_NO_SAVE)");
+  else if (!snapshot_json) rc = ag_fail(&em, AG_ERR_INVALID, "agora_chat_import: snapshot_json is NULL");
+  else if (len > SNAPSHOT_MAX) rc = ag_fail(&em, AG_ERR_TOO_BIG, "snapshot: %zu bytes, at most %u", len, SNAPSHOT_MAX);
+  else if (!(snap = cJSON_ParseWithLength(snapshot_json, len))) rc = ag_fail(&em, AG_ERR_INVALID, "snapshot: malformed JSON");
+  if (!rc) rc = chat_snapshot_import(st, snap, "snapshot", id, &em);
+  cJSON_Delete(snap);
+  return rc ? agora__fail(rc, &em) : AG_OK;
+}
+
+int agora_chat_branch(agora_world *w, const char *chat, uint64_t seq, char id[AGORA_ID_MAX]) {
+  ag_errmsg em = {""};
+  char src[CHAT_ID_MAX];
+  store *st;
+  int rc = named_chat(w, chat, src, &st, &em);
+  if (!rc) rc = chat_branch(st, src, seq, id, &em);
+  return rc ? agora__fail(rc, &em) : AG_OK;
+}
+
+/* A session call on a chat named by the caller (not NULL: these never mean the current one). */
+static int on_chat(agora_world *w, const char *chat, const char *what,
+                   int (*op)(chat_session *cs, const char *chat_id, ag_errmsg *em)) {
+  ag_errmsg em = {""};
+  char id[CHAT_ID_MAX];
+  store *st;
+  int rc = chat ? named_chat(w, chat, id, &st, &em) : ag_fail(&em, AG_ERR_INVALID, "%s: chat is NULL", what);
+  if (!rc) rc = op(rt_session(w->rt), id, &em);
+  return rc ? agora__fail(rc, &em) : AG_OK;
+}
+
+int agora_chat_delete(agora_world *w, const char *chat) {
+  return on_chat(w, chat, "agora_chat_delete", chat_session_delete);
+}
+
+int agora_chat_new(agora_world *w) {
+  ag_errmsg em = {""};
+  chat_session *cs = rt_session(w->rt);
+  int rc = cs ? chat_session_new(cs, &em) : ag_fail(&em, AG_ERR_STATE, "the world was opened without a database (AGORA_NO_SAVE)");
+  return rc ? agora__fail(rc, &em) : AG_OK;
+}
+
+int agora_chat_load(agora_world *w, const char *chat) {
+  return on_chat(w, chat, "agora_chat_load", chat_session_load);
+}
+
+/* Usage: chat/usage.c's rows as JSON. */
+int agora_usage(agora_world *w, const char *chat, char **json) {
+  ag_errmsg em = {""};
+  char id[CHAT_ID_MAX];
+  store *st;
+  chat_usage_row rows[CHAT_USAGE_ROWS];
+  size_t n = 0;
+  cJSON *a = cJSON_CreateArray();
+  int rc = !a ? AG_ERR_NOMEM : named_chat(w, chat, id, &st, &em);
+  if (!rc) rc = chat_usage(st, id, rows, &n, &em);
+  for (size_t i = 0; !rc && i < n; i++) {
+    cJSON *row = cJSON_CreateObject();
+    if (!row) rc = AG_ERR_NOMEM;
+    else cJSON_AddItemToArray(a, row);
+    cJSON_AddStringToObject(row, "agent", rows[i].agent);
+    cJSON_AddNumberToObject(row, "calls", (double)rows[i].calls);
+    cJSON_AddNumberToObject(row, "input_tokens", rows[i].input_tokens);
+    cJSON_AddNumberToObject(row, "output_tokens", rows[i].output_tokens);
+  }
+  if (!rc) return hand_out(a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
+  cJSON_Delete(a);
+  return agora__fail(rc, &em);
+}

@@ -1,0 +1,54 @@
+/* libagora's inside (lib/): the public handles of include/agora.h over the one runtime. agora_world.c
+ * opens, runs and closes; agora_event.c delivers events, subscriptions and requests; agora_loop.c
+ * embeds the loop in a foreign one; agora_chats.c manages chats. Nothing outside lib/ includes this. */
+#ifndef AG_LIB_AGORA_INT_H
+#define AG_LIB_AGORA_INT_H
+
+#include "agora.h"
+
+#include "common/buf.h"
+#include "runtime/runtime.h"
+
+/* One subscription: fn 0 marks a slot ended (removed after the dispatch that ended it). */
+typedef struct agora_sub {
+  int id;
+  agora_event_fn fn;
+  void *ctx;
+} agora_sub;
+
+struct agora_world {
+  runtime *rt;
+  world *w; /* borrowed from rt */
+  unsigned flags;
+  agora_sub *subs;
+  size_t n_subs, cap_subs;
+  int next_sub;
+  int dispatching;    /* subscriptions ended inside a callback are compacted afterwards */
+  ag_buf events;      /* agora_events_buffer's lines */
+  size_t events_cap;  /* 0: no buffer */
+  int events_dropped; /* lines lost to the cap since the last take */
+  size_t asked;       /* requests delivered and not yet answered or withdrawn */
+  int interrupted;    /* agora_interrupt: the run function returns AGORA_ERR_CANCELLED */
+  int running;        /* inside a run function (agora_cancel interrupts it) */
+  int epfd;           /* agora_fd: a stable epoll set holding inner, -1 until asked for */
+  int inner;          /* the loop's descriptors, rebuilt after each run of the loop */
+  char current[AGORA_ID_MAX];
+};
+
+/* The failure's detail for agora_errmsg (thread-local); returns rc. */
+int agora__fail(int rc, const ag_errmsg *em);
+/* The bus handler and the approver the runtime is opened with (agora_event.c). */
+void agora__on_bus(void *ud, bus_topic topic, void *payload);
+extern const world_approver agora__approver;
+/* Frees the subscriptions and the buffer. */
+void agora__events_free(agora_world *w);
+/* Appends m's JSON line (without the newline) to b, as runtime/output.c's output_message_json prints
+ * it; AG_ERR_INVALID (b unchanged) when a string is not valid UTF-8: use that slow path then. */
+int agora__message_line(ag_buf *b, const char *world, const char *chat, const ag_msg *m);
+/* The same for an event (output_step_json's line); AG_ERR_INVALID also for the rare fields it renames. */
+int agora__event_line(ag_buf *b, const char *world, const char *chat, const world_event *e);
+/* Brings agora_fd's epoll set up to date with the loop's descriptors (agora_loop.c). */
+void agora__loop_sync(agora_world *w);
+void agora__loop_free(agora_world *w);
+
+#endif

@@ -1,0 +1,101 @@
+/* The JSON lines of messages and events without the output layer's second cJSON tree: what every event
+ * consumer of the library receives (a Python consumer reads hundreds of thousands a second). Each is byte
+ * for byte the line `agora run --json` prints (runtime/output.c, cJSON's escaping); text that is not
+ * valid UTF-8 takes that slow path instead, which repairs it. */
+#include "lib/agora_int.h"
+
+#include "chat/event_json.h"
+#include "common/clock.h"
+#include "common/utf8.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* s as a JSON string, escaped as cJSON does; AG_ERR_INVALID when s is not valid UTF-8. */
+static int put_string(ag_buf *b, const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  size_t n = strlen(s), run = 0;
+  int rc = ag_buf_append(b, "\"", 1);
+  for (size_t i = 0; !rc && i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x80) {
+      size_t len = ag_utf8_seq_len(s + i, n - i);
+      if (!len) return AG_ERR_INVALID;
+      i += len - 1;
+      run += len;
+      continue;
+    }
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      run++;
+      continue;
+    }
+    rc = ag_buf_append(b, s + i - run, run);
+    run = 0;
+    char esc[7] = {'\\', (char)c, 0};
+    switch (c) {
+    case '\b': esc[1] = 'b'; break;
+    case '\f': esc[1] = 'f'; break;
+    case '\n': esc[1] = 'n'; break;
+    case '\r': esc[1] = 'r'; break;
+    case '\t': esc[1] = 't'; break;
+    case '"': case '\\': break;
+    default: memcpy(esc + 1, "u00", 3), esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
+    }
+    if (!rc) rc = ag_buf_append(b, esc, strlen(esc));
+  }
+  if (!rc) rc = ag_buf_append(b, s + n - run, run);
+  return rc ? rc : ag_buf_append(b, "\"", 1);
+}
+
+int agora__message_line(ag_buf *b, const char *world, const char *chat, const ag_msg *m) {
+  char ts[AG_TIME_LEN], seq[24];
+  size_t start = b->len;
+  ag_time_format(m->ts_ms, ts, sizeof ts);
+  snprintf(seq, sizeof seq, "%llu", (unsigned long long)m->seq);
+  int rc = ag_buf_appends(b, "{\"type\":\"message\",\"world\":");
+  if (!rc) rc = put_string(b, world ? world : "");
+  if (!rc) rc = ag_buf_appends(b, ",\"chat\":");
+  if (!rc) rc = chat ? put_string(b, chat) : ag_buf_appends(b, "null");
+  if (!rc) rc = ag_buf_printf(b, ",\"seq\":%s,\"sender\":", seq);
+  if (!rc) rc = put_string(b, m->sender);
+  if (!rc) rc = ag_buf_printf(b, ",\"kind\":\"%s\",\"text\":", ag_kind_name(m->kind));
+  if (!rc) rc = put_string(b, m->text);
+  if (!rc) rc = ag_buf_printf(b, ",\"ts\":\"%s\"", ts);
+  if (!rc && m->has_sim) {
+    ag_time_format(m->sim_ms, ts, sizeof ts);
+    rc = ag_buf_printf(b, ",\"sim_time\":\"%s\"", ts);
+  }
+  if (!rc) rc = ag_buf_append(b, "}", 1);
+  if (rc) { /* nothing half-written stays */
+    b->len = start;
+    if (b->data) b->data[start] = '\0';
+  }
+  return rc;
+}
+
+int agora__event_line(ag_buf *b, const char *world, const char *chat, const world_event *e) {
+  cJSON *fields = chat_event_fields(e);
+  char *text = fields ? cJSON_PrintUnformatted(fields) : NULL;
+  size_t start = b->len;
+  int nomem = 0;
+  char *fixed = text ? ag_utf8_fix(text, &nomem) : NULL;
+  /* the output layer drops fields named world or chat (its own ids come first): rare, left to it */
+  int rc = !text || fixed || nomem || cJSON_GetObjectItemCaseSensitive(fields, "world") ||
+               cJSON_GetObjectItemCaseSensitive(fields, "chat") ? AG_ERR_INVALID
+           : ag_buf_printf(b, "{\"type\":\"event\",\"event\":\"%s\",\"world\":", ev_kind_name(e->kind));
+  if (!rc) rc = put_string(b, world ? world : "");
+  if (!rc) rc = ag_buf_appends(b, ",\"chat\":");
+  if (!rc) rc = chat ? put_string(b, chat) : ag_buf_appends(b, "null");
+  /* fields' text is "{...}": its members follow the ids */
+  if (!rc && text[1] != '}') rc = ag_buf_append(b, ",", 1);
+  if (!rc) rc = ag_buf_appends(b, text + 1);
+  if (rc) { /* nothing half-written stays */
+    b->len = start;
+    if (b->data) b->data[start] = '\0';
+  }
+  free(fixed);
+  cJSON_free(text);
+  cJSON_Delete(fields);
+  return rc;
+}

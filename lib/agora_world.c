@@ -1,0 +1,195 @@
+/* libagora: opening, running and closing a world through the one runtime (include/agora.h). The
+ * library is a door like `agora say`: rt_open builds the world, and this file only translates. */
+#include "lib/agora_int.h"
+
+#include "common/error.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef AGORA_VERSION
+#define AGORA_VERSION "0.0.0"
+#endif
+
+/* The public codes are the internal ones: a change of either is a compile error here. */
+_Static_assert(AGORA_ERR_NOMEM == AG_ERR_NOMEM && AGORA_ERR_INVALID == AG_ERR_INVALID && AGORA_ERR_IO == AG_ERR_IO &&
+                 AGORA_ERR_STORAGE == AG_ERR_STORAGE && AGORA_ERR_LLM == AG_ERR_LLM &&
+                 AGORA_ERR_NOT_FOUND == AG_ERR_NOT_FOUND && AGORA_ERR_TOO_BIG == AG_ERR_TOO_BIG &&
+                 AGORA_ERR_EXISTS == AG_ERR_EXISTS && AGORA_ERR_VERSION == AG_ERR_VERSION &&
+                 AGORA_ERR_CANCELLED == AG_ERR_CANCELLED && AGORA_ERR_STATE == AG_ERR_STATE,
+               "agora.h's error codes are ag_err's");
+
+static _Thread_local ag_errmsg last_error;
+
+int agora__fail(int rc, const ag_errmsg *em) {
+  if (rc < 0) snprintf(last_error.text, sizeof last_error.text, "%s", em && em->text[0] ? em->text : ag_strerror(rc));
+  return rc;
+}
+
+const char *agora_strerror(int rc) { return rc == AGORA_WAITING ? "an agent waits for an answer" : ag_strerror(rc); }
+const char *agora_errmsg(void) { return last_error.text; }
+const char *agora_version(void) { return AGORA_VERSION; }
+int agora_api_version(void) { return AGORA_API_VERSION; }
+void agora_free(void *p) { free(p); }
+
+/* A string that is world JSON rather than a file's name or a stored world's. */
+static int is_json_text(const char *s) {
+  s += strspn(s, " \t\r\n");
+  return *s == '{';
+}
+
+/* The world is built: the handle knows it before anything can be delivered or asked. */
+static int on_world(void *ud, runtime *rt, ag_errmsg *em) {
+  (void)em;
+  agora_world *aw = ud;
+  aw->rt = rt;
+  aw->w = rt_world(rt);
+  return AG_OK;
+}
+
+static rt_opts open_opts(agora_world *aw, const char *file_or_id, const char *db_dir, const agora_options *o,
+                         rt_allow_env *allow) {
+  unsigned f = o->flags;
+  rt_chat pick = f & AGORA_NO_SAVE ? RT_CHAT_NONE : o->chat ? RT_CHAT_ID : f & AGORA_NEW_CHAT ? RT_CHAT_NEW
+                                                                                              : RT_CHAT_CURRENT;
+  int text = is_json_text(file_or_id);
+  return (rt_opts){.cmd = NULL, .world = text ? NULL : file_or_id, .world_text = text ? file_or_id : NULL,
+                   .from_store = !!(f & AGORA_FROM_STORE), .quiet = 1, .open_db = !(f & AGORA_NO_SAVE), .db = db_dir,
+                   .no_save = !!(f & AGORA_NO_SAVE),
+                   .over = {.model = o->model, .provider = o->provider, .base_url = o->base_url},
+                   .allow = allow, .pick = pick, .chat = o->chat, .rerun_turns = 1, .mcp = !(f & AGORA_NO_MCP),
+                   .clock = 1, .emit_chunks = !!(f & AGORA_STREAM), .approver = &agora__approver,
+                   .approver_ud = aw, .on_world = on_world, .on_bus = agora__on_bus, .on_bus_ud = aw};
+}
+
+int agora_world_open(const char *file_or_id, const char *db_dir, const agora_options *opts, agora_world **out) {
+  ag_errmsg em = {""};
+  agora_options none = {0};
+  const agora_options *o = opts ? opts : &none;
+  rt_allow_env allow = {.n = 0};
+  agora_world *aw = NULL;
+  int rc = AG_OK;
+  if (!out) return agora__fail(AG_ERR_INVALID, &(ag_errmsg){"agora_world_open: out is NULL"});
+  *out = NULL;
+  if (!file_or_id || !*file_or_id) {
+    rc = ag_fail(&em, AG_ERR_INVALID, "agora_world_open: no world named (a file, world JSON or a stored world)");
+    goto fail;
+  }
+  if (o->n_allow_env > RT_ALLOW_ENV_MAX) {
+    rc = ag_fail(&em, AG_ERR_INVALID, "agora_options.allow_env: %zu names, at most %d", o->n_allow_env,
+                 RT_ALLOW_ENV_MAX);
+    goto fail;
+  }
+  if (o->chat && (o->flags & (AGORA_NO_SAVE | AGORA_NEW_CHAT))) {
+    rc = ag_fail(&em, AG_ERR_INVALID, "agora_options.chat continues a stored chat and cannot go with %s",
+                 o->flags & AGORA_NO_SAVE ? "AGORA_NO_SAVE" : "AGORA_NEW_CHAT");
+    goto fail;
+  }
+  for (size_t i = 0; i < o->n_allow_env; i++) allow.names[allow.n++] = o->allow_env[i];
+  if (!(aw = calloc(1, sizeof *aw))) {
+    rc = ag_fail(&em, AG_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  aw->flags = o->flags;
+  aw->epfd = aw->inner = -1;
+  rt_opts ro = open_opts(aw, file_or_id, db_dir, o, &allow);
+  if ((rc = rt_open(&ro, &aw->rt, &em))) goto fail;
+  *out = aw;
+  return AG_OK;
+fail:
+  if (aw) agora__events_free(aw);
+  free(aw);
+  return agora__fail(rc, &em);
+}
+
+void agora_world_close(agora_world *w) {
+  if (!w) return;
+  rt_close(w->rt); /* settles: its last events still reach the subscribers */
+  agora__loop_free(w);
+  agora__events_free(w);
+  free(w);
+}
+
+const char *agora_world_id(const agora_world *w) { return world_id(w->w); }
+const char *agora_world_name(const agora_world *w) { return world_name(w->w); }
+int agora_is_quiet(const agora_world *w) { return world_is_quiet(w->w); }
+void agora_interrupt(agora_world *w) { w->interrupted = 1; }
+
+int agora_publish(agora_world *w, const char *sender, const char *text) {
+  ag_errmsg em = {""};
+  if (!sender || !text) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_publish: %s is NULL",
+                                                   sender ? "text" : "sender"), &em);
+  if (!text[strspn(text, " \t\r\n")]) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_publish: the text is empty"), &em);
+  int rc = world_publish(w->w, sender, text, NULL);
+  return rc ? agora__fail(ag_fail(&em, rc, "agora_publish: %s", ag_strerror(rc)), &em) : AG_OK;
+}
+
+static void deadline_hit(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  *(int *)arg = 1;
+}
+
+/* Every agent still thinking waits for an answer, and nothing is queued: only an answer moves the world
+ * now (timers of a schedule or a deadline may still be pending, so the loop alone would not say so). */
+static int waiting(const agora_world *w) {
+  return w->asked && world_thinking(w->w) <= w->asked && !bus_pending(world_bus(w->w));
+}
+
+/* The run functions' loop: until quiet, interrupted, waiting on a request, or (late) past the deadline. */
+static int run_loop(agora_world *w, const int *late) {
+  struct event_base *base = rt_base(w->rt);
+  int rc = AG_OK;
+  w->running = 1;
+  while (!world_is_quiet(w->w)) {
+    if (w->interrupted || (late && *late)) break;
+    if (waiting(w)) {
+      rc = AGORA_WAITING;
+      break;
+    }
+    int r = event_base_loop(base, EVLOOP_ONCE);
+    if (r < 0) rc = AG_ERR_STATE;
+    if (r < 0) break;
+    if (r == 1 && !world_is_quiet(w->w)) { /* nothing left that could make it quiet */
+      rc = w->asked ? AGORA_WAITING : AG_ERR_STATE;
+      break;
+    }
+  }
+  if (!rc && w->interrupted) rc = AG_ERR_CANCELLED;
+  w->interrupted = w->running = 0;
+  agora__loop_sync(w);
+  if (rc == AG_ERR_STATE)
+    return agora__fail(rc, &(ag_errmsg){"the loop has nothing left to wait for while the world is not quiet"});
+  return rc == AG_ERR_CANCELLED ? agora__fail(rc, &(ag_errmsg){"interrupted"}) : rc;
+}
+
+int agora_run_until_quiet(agora_world *w) { return run_loop(w, NULL); }
+
+int agora_run_for(agora_world *w, long ms) {
+  int late = 0;
+  struct event *deadline = evtimer_new(rt_base(w->rt), deadline_hit, &late);
+  struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+  if (!deadline || evtimer_add(deadline, &tv)) {
+    if (deadline) event_free(deadline);
+    return agora__fail(AG_ERR_NOMEM, NULL);
+  }
+  int rc = run_loop(w, &late);
+  event_free(deadline);
+  return rc;
+}
+
+int agora_step(agora_world *w) {
+  if (event_base_loop(rt_base(w->rt), EVLOOP_NONBLOCK) < 0)
+    return agora__fail(AG_ERR_STATE, &(ag_errmsg){"the event loop failed"});
+  agora__loop_sync(w);
+  return world_is_quiet(w->w);
+}
+
+int agora_cancel(agora_world *w) {
+  char names[512];
+  rt_cancel(w->rt, names, sizeof names);
+  if (w->running) w->interrupted = 1; /* from a callback: the run function returns */
+  int rc = world_emit(w->w, &(world_event){EV_CANCELLED, .u.cancelled = {names[0] ? names : NULL}});
+  return rc ? agora__fail(rc, NULL) : AG_OK;
+}

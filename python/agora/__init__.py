@@ -1,0 +1,346 @@
+"""Agora's multi-agent worlds in-process, on libagora (include/agora.h) through ctypes.
+
+    import agora
+    with agora.World.open("town.json", db="./db") as w:
+        replies = w.say("@mayor hello")          # the agents' messages, as dicts
+        for ev in w.run():                       # every message and event until the world is quiet
+            ...
+        rows = w.transcript()                    # a list of dicts: pandas.DataFrame(rows)
+
+Events are the dicts `agora run --json` prints (docs/cli.md): {"type": "message", "sender", "kind",
+"text", "seq", ...} or {"type": "event", "event": "llm-error", ...}; an approval or ask_human question
+arrives as {"type": "approval-request" | "ask-human", "id", "agent", "tool", "args", "question"} and is
+answered with World.answer. Errors are AgoraError with Agora's message and code; nothing here ends the
+interpreter: a bad world file, a closed world, a raising callback and Ctrl-C all raise.
+"""
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import json
+import time
+from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List, Optional, Union
+
+from . import _lib
+from ._lib import lib
+
+__all__ = ["World", "AgoraError", "version", "API_VERSION"]
+__version__ = "0.1.0"
+API_VERSION = _lib.API_VERSION
+
+Event = Dict[str, Any]
+
+_CODE_NAMES = {
+    _lib.ERR_NOMEM: "NOMEM", _lib.ERR_INVALID: "INVALID", _lib.ERR_IO: "IO", _lib.ERR_STORAGE: "STORAGE",
+    _lib.ERR_LLM: "LLM", _lib.ERR_NOT_FOUND: "NOT_FOUND", _lib.ERR_TOO_BIG: "TOO_BIG", _lib.ERR_EXISTS: "EXISTS",
+    _lib.ERR_VERSION: "VERSION", _lib.ERR_CANCELLED: "CANCELLED", _lib.ERR_STATE: "STATE",
+}
+
+_BUFFER_BYTES = 256 << 20  # the pull buffer between two takes (one slice of the loop)
+_SLICE_MS = 50             # the loop runs in slices so that Ctrl-C is seen within one
+
+
+class AgoraError(Exception):
+    """An error from libagora: message (what went wrong, naming the file, field or chat) and code
+    (AGORA_ERR_*, negative; name is its short name, e.g. "INVALID")."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+        self.name = _CODE_NAMES.get(code, str(code))
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.name})"
+
+
+def version() -> str:
+    """The loaded libagora's version ("0.1.0")."""
+    return lib.agora_version().decode()
+
+
+def _check(rc: int) -> int:
+    if rc < 0:
+        raise AgoraError(rc, lib.agora_errmsg().decode("utf-8", "replace") or lib.agora_strerror(rc).decode())
+    return rc
+
+
+def _b(s: Optional[str]) -> Optional[bytes]:
+    return None if s is None else s.encode("utf-8")
+
+
+def _parse_lines(data: bytes) -> List[Event]:
+    """NDJSON from agora_events_take in one json.loads (of the UTF-8 bytes): JSON escapes newlines
+    inside strings, so the lines joined by commas are one array."""
+    if not data:
+        return []
+    return json.loads(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+
+
+class World:
+    """An open world: its agents, its loop and (with a database) its current chat.
+
+    Make one with World.open(...); close it with close() or a with block. A World is used from one
+    thread at a time; callbacks run inside run(), say() and the other calls that run the loop."""
+
+    def __init__(self, handle: ctypes.c_void_p):
+        self._w: Optional[ctypes.c_void_p] = handle
+        self._subs: Dict[int, Any] = {}      # subscription -> its ctypes callback (kept alive)
+        self._callback_error: Optional[BaseException] = None
+        self._answered = 0
+        # agora_events_take's out-arguments, made once: a take runs after every slice of the loop
+        self._take_ptr, self._take_len = ctypes.c_void_p(), ctypes.c_size_t()
+        self._take_args = (ctypes.byref(self._take_ptr), ctypes.byref(self._take_len))
+        _check(lib.agora_events_buffer(self._w, _BUFFER_BYTES))
+
+    # ---- opening and closing ----
+
+    @classmethod
+    def open(cls, world: str, db: Optional[str] = None, *, save: bool = True, new_chat: bool = False,
+             chat: Optional[str] = None, from_store: bool = False, model: Optional[str] = None,
+             provider: Optional[str] = None, base_url: Optional[str] = None, allow_env: Iterable[str] = (),
+             stream: bool = False, auto_approve: bool = False, mcp: bool = True) -> "World":
+        """Opens a world: a world file's path, world JSON text ("{...}"), or a stored world's id or name.
+
+        db: the database directory (None: the default one); save=False: no database at all.
+        new_chat starts a new chat; chat continues a stored one (id or prefix); otherwise the world's
+        current chat is continued. model/provider/base_url override every agent's. allow_env names
+        environment variables agents may use as api_key_env. stream reports llm-chunk events.
+        auto_approve approves every tool call that asks. mcp=False starts no MCP servers.
+        Raises AgoraError (code INVALID for a bad file, naming the field)."""
+        names = [n.encode() for n in allow_env]
+        arr = (ctypes.c_char_p * max(len(names), 1))(*names)
+        flags = ((0 if save else _lib.NO_SAVE) | (_lib.NEW_CHAT if new_chat else 0) |
+                 (_lib.FROM_STORE if from_store else 0) | (0 if mcp else _lib.NO_MCP) |
+                 (_lib.STREAM if stream else 0) | (_lib.AUTO_APPROVE if auto_approve else 0))
+        opts = _lib.Options(flags=flags, chat=_b(chat), model=_b(model), provider=_b(provider),
+                            base_url=_b(base_url), allow_env=arr, n_allow_env=len(names))
+        handle = ctypes.c_void_p()
+        _check(lib.agora_world_open(_b(str(world)), _b(None if db is None else str(db)), ctypes.byref(opts),
+                                    ctypes.byref(handle)))
+        return cls(handle)
+
+    def close(self) -> None:
+        """Cancels the replies in flight, saves what was published, frees the world. Idempotent."""
+        if self._w:
+            w, self._w = self._w, None
+            lib.agora_world_close(w)
+            self._subs.clear()
+
+    def __enter__(self) -> "World":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def closed(self) -> bool:
+        return self._w is None
+
+    def _h(self) -> ctypes.c_void_p:
+        if not self._w:
+            raise AgoraError(_lib.ERR_STATE, "the world is closed")
+        return self._w
+
+    @property
+    def id(self) -> str:
+        return lib.agora_world_id(self._h()).decode()
+
+    @property
+    def name(self) -> str:
+        return lib.agora_world_name(self._h()).decode()
+
+    @property
+    def current_chat(self) -> Optional[str]:
+        """The current chat's id, or None (save=False, or no chat)."""
+        c = lib.agora_chat_current(self._h())
+        return c.decode() if c else None
+
+    def __repr__(self) -> str:
+        return "<agora.World closed>" if self.closed else f"<agora.World {self.name!r} chat={self.current_chat}>"
+
+    # ---- publishing and running ----
+
+    def publish(self, text: str, sender: str = "human") -> None:
+        """Publishes text from sender ("human", "world" or an agent's id); agents answer as the loop runs."""
+        _check(lib.agora_publish(self._h(), _b(sender), _b(text)))
+
+    def say(self, text: str, sender: str = "human") -> List[Event]:
+        """Publishes text and runs the world until it is quiet; returns the agents' messages (dicts).
+        Requests (approvals, ask_human) left unanswered stop it early: see run() and answer()."""
+        self.publish(text, sender)
+        return [ev for ev in self.run() if ev.get("type") == "message" and ev.get("kind") in ("agent", "turn-limit")]
+
+    def _take(self) -> List[Event]:
+        ptr, n = self._take_ptr, self._take_len
+        rc = lib.agora_events_take(self._h(), self._take_args[0], self._take_args[1])
+        data = ctypes.string_at(ptr, n.value) if ptr.value else b""
+        if ptr.value:
+            lib.agora_free(ptr)
+        _check(rc)
+        return _parse_lines(data)
+
+    def _raise_callback_error(self) -> None:
+        err, self._callback_error = self._callback_error, None
+        if err is not None:
+            raise err
+
+    def run(self, timeout: Optional[float] = None) -> Iterator[Event]:
+        """Runs the world until it is quiet, yielding every message and event (dicts) as it happens.
+
+        Stops when the world is quiet, after timeout seconds, or when agents wait for answers that
+        the loop body did not give (answer them with answer() while iterating). Ctrl-C cancels the
+        replies in flight, delivers what was published and raises KeyboardInterrupt; the world stays
+        usable. A subscribed callback's exception is raised from here."""
+        h = self._h()
+        end = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                answered = self._answered
+                rc = lib.agora_run_for(h, _SLICE_MS)
+                yield from self._take()
+                self._raise_callback_error()
+                if rc == _lib.WAITING and self._answered == answered:
+                    return
+                if rc < 0 and rc != _lib.ERR_CANCELLED:
+                    _check(rc)
+                if rc == _lib.OK and lib.agora_is_quiet(h):
+                    return
+                if end is not None and time.monotonic() >= end:
+                    return
+        except KeyboardInterrupt:
+            self._interrupted()
+            raise
+
+    def _interrupted(self) -> None:
+        """Ctrl-C: the turns cancelled, what was published delivered and saved, the events dropped."""
+        if not self._w:
+            return
+        lib.agora_cancel(self._w)
+        lib.agora_run_for(self._w, 500)
+        self._take()
+
+    def cancel(self) -> None:
+        """Cancels every reply in flight (a "cancelled" event names the agents); the world stays usable."""
+        _check(lib.agora_cancel(self._h()))
+
+    def run_until_quiet(self) -> None:
+        """run() without the events (they are dropped)."""
+        for _ in self.run():
+            pass
+
+    async def events(self) -> AsyncIterator[Event]:
+        """run() for asyncio: the world's loop is driven from the running asyncio loop (its descriptor
+        is watched with add_reader), so other tasks go on between events."""
+        h = self._h()
+        loop = asyncio.get_running_loop()
+        fd = _check(lib.agora_fd(h))
+        while True:
+            quiet = _check(lib.agora_step(h))
+            events = self._take()
+            for ev in events:
+                yield ev
+            self._raise_callback_error()
+            if quiet == 1:  # as run(): done once quiet
+                return
+            timeout = lib.agora_next_timeout(h)
+            if timeout == 0:
+                await asyncio.sleep(0)
+                continue
+            ready = loop.create_future()
+            loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+            try:
+                await asyncio.wait_for(ready, None if timeout < 0 else timeout / 1000)
+            except asyncio.TimeoutError:
+                pass
+            finally:
+                loop.remove_reader(fd)
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self.events()
+
+    # ---- callbacks and requests ----
+
+    def subscribe(self, fn: Callable[[Event], Any]) -> int:
+        """Calls fn(event) for every message and event from now on (from inside run() and friends).
+        An exception fn raises stops the run and is raised from it. Returns an id for unsubscribe."""
+        def trampoline(ev: int, _ctx: int) -> None:
+            try:
+                fn(json.loads(lib.agora_event_json(ev)))
+            except BaseException as e:  # a callback must never unwind through C
+                if self._callback_error is None:
+                    self._callback_error = e
+                if self._w:
+                    lib.agora_interrupt(self._w)
+        cb = _lib.EVENT_FN(trampoline)
+        sub = _check(lib.agora_subscribe(self._h(), cb, None))
+        self._subs[sub] = cb
+        return sub
+
+    def unsubscribe(self, sub: int) -> None:
+        _check(lib.agora_unsubscribe(self._h(), sub))
+        self._subs.pop(sub, None)
+
+    def answer(self, request: Union[int, Event], answer: Union[bool, str]) -> None:
+        """Answers a request (its event or its id): True/False allows or denies a tool call; a string
+        answers an ask_human question (False: nobody answers)."""
+        rid = request["id"] if isinstance(request, dict) else int(request)
+        if isinstance(answer, str):
+            _check(lib.agora_reply(self._h(), rid, 1, _b(answer)))
+        else:
+            _check(lib.agora_answer(self._h(), rid, 1 if answer else 0))
+        self._answered += 1
+
+    # ---- chats ----
+
+    def _json_out(self, fn: Callable[..., int], *args: Any) -> Any:
+        ptr = ctypes.c_void_p()
+        _check(fn(self._h(), *args, ctypes.byref(ptr)))
+        return json.loads(_lib.take_string(ptr))
+
+    def chats(self) -> List[Event]:
+        """This world's chats, most recently updated first (dicts: id, title, message_count, ...)."""
+        return self._json_out(lib.agora_chats)
+
+    def transcript(self, chat: Optional[str] = None) -> List[Event]:
+        """A chat's messages and thread steps in order (the current chat by default)."""
+        return self._json_out(lib.agora_transcript, _b(chat))
+
+    def usage(self, chat: Optional[str] = None) -> List[Event]:
+        """Tokens per agent in a chat: dicts of agent, calls, input_tokens, output_tokens."""
+        return self._json_out(lib.agora_usage, _b(chat))
+
+    def export(self, chat: Optional[str] = None) -> Event:
+        """A chat's snapshot document (what `agora chats export` writes)."""
+        return self._json_out(lib.agora_chat_export, _b(chat))
+
+    def import_snapshot(self, snapshot: Union[Event, str]) -> str:
+        """Imports a snapshot (a dict or JSON text) as a new chat; returns its id."""
+        text = snapshot if isinstance(snapshot, str) else json.dumps(snapshot)
+        out = (ctypes.c_char * _lib.ID_MAX)()
+        _check(lib.agora_chat_import(self._h(), _b(text), out))
+        return out.value.decode()
+
+    def branch(self, chat: Optional[str], seq: int) -> str:
+        """A new chat with messages 1..seq of chat and the agents' state right after; returns its id."""
+        out = (ctypes.c_char * _lib.ID_MAX)()
+        _check(lib.agora_chat_branch(self._h(), _b(chat), seq, out))
+        return out.value.decode()
+
+    def delete_chat(self, chat: str) -> None:
+        _check(lib.agora_chat_delete(self._h(), _b(chat)))
+
+    def new_chat(self) -> str:
+        """Makes a new chat current; returns its id."""
+        _check(lib.agora_chat_new(self._h()))
+        return self.current_chat or ""
+
+    def load_chat(self, chat: str) -> None:
+        """Makes a chat of this world current, its agents' memories restored."""
+        _check(lib.agora_chat_load(self._h(), _b(chat)))

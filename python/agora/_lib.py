@@ -1,0 +1,102 @@
+"""The C library (libagora.so.0) and its function signatures; nothing here is public."""
+from __future__ import annotations
+
+import ctypes
+import os
+
+c_char_p = ctypes.c_char_p
+c_int = ctypes.c_int
+c_void_p = ctypes.c_void_p
+c_size_t = ctypes.c_size_t
+c_uint64 = ctypes.c_uint64
+c_long = ctypes.c_long
+
+API_VERSION = 1
+
+OK = 0
+ERR_NOMEM, ERR_INVALID, ERR_IO, ERR_STORAGE, ERR_LLM, ERR_NOT_FOUND = -1, -2, -3, -4, -5, -6
+ERR_TOO_BIG, ERR_EXISTS, ERR_VERSION, ERR_CANCELLED, ERR_STATE = -7, -8, -9, -10, -11
+WAITING = 1
+
+NO_SAVE, NEW_CHAT, FROM_STORE, NO_MCP, STREAM, AUTO_APPROVE = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+ID_MAX = 65
+
+
+class Options(ctypes.Structure):
+    _fields_ = [
+        ("flags", ctypes.c_uint),
+        ("chat", c_char_p),
+        ("model", c_char_p),
+        ("provider", c_char_p),
+        ("base_url", c_char_p),
+        ("allow_env", ctypes.POINTER(c_char_p)),
+        ("n_allow_env", c_size_t),
+    ]
+
+
+EVENT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+
+_SIGNATURES = {
+    "agora_strerror": (c_char_p, [c_int]),
+    "agora_errmsg": (c_char_p, []),
+    "agora_version": (c_char_p, []),
+    "agora_api_version": (c_int, []),
+    "agora_free": (None, [c_void_p]),
+    "agora_world_open": (c_int, [c_char_p, c_char_p, ctypes.POINTER(Options), ctypes.POINTER(c_void_p)]),
+    "agora_world_close": (None, [c_void_p]),
+    "agora_world_id": (c_char_p, [c_void_p]),
+    "agora_world_name": (c_char_p, [c_void_p]),
+    "agora_publish": (c_int, [c_void_p, c_char_p, c_char_p]),
+    "agora_run_until_quiet": (c_int, [c_void_p]),
+    "agora_run_for": (c_int, [c_void_p, c_long]),
+    "agora_step": (c_int, [c_void_p]),
+    "agora_is_quiet": (c_int, [c_void_p]),
+    "agora_interrupt": (None, [c_void_p]),
+    "agora_cancel": (c_int, [c_void_p]),
+    "agora_fd": (c_int, [c_void_p]),
+    "agora_next_timeout": (c_long, [c_void_p]),
+    "agora_event_json": (c_char_p, [c_void_p]),
+    "agora_subscribe": (c_int, [c_void_p, EVENT_FN, c_void_p]),
+    "agora_unsubscribe": (c_int, [c_void_p, c_int]),
+    "agora_events_buffer": (c_int, [c_void_p, c_size_t]),
+    "agora_events_take": (c_int, [c_void_p, ctypes.POINTER(c_void_p), ctypes.POINTER(c_size_t)]),
+    "agora_answer": (c_int, [c_void_p, c_uint64, c_int]),
+    "agora_reply": (c_int, [c_void_p, c_uint64, c_int, c_char_p]),
+    "agora_chat_current": (c_char_p, [c_void_p]),
+    "agora_chats": (c_int, [c_void_p, ctypes.POINTER(c_void_p)]),
+    "agora_transcript": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_chat_export": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_chat_import": (c_int, [c_void_p, c_char_p, ctypes.c_char * ID_MAX]),
+    "agora_chat_branch": (c_int, [c_void_p, c_char_p, c_uint64, ctypes.c_char * ID_MAX]),
+    "agora_chat_delete": (c_int, [c_void_p, c_char_p]),
+    "agora_chat_new": (c_int, [c_void_p]),
+    "agora_chat_load": (c_int, [c_void_p, c_char_p]),
+    "agora_usage": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+}
+
+
+def _load() -> ctypes.CDLL:
+    path = os.environ.get("AGORA_LIB") or "libagora.so.0"
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise ImportError(
+            f"agora: cannot load {path} ({e}); install libagora (the agora package) or set AGORA_LIB "
+            "to the library's path") from None
+    for name, (restype, argtypes) in _SIGNATURES.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+    return lib
+
+
+lib = _load()
+
+
+def take_string(ptr: c_void_p) -> str:
+    """A char * the library handed over: decoded, then released with agora_free."""
+    try:
+        return ctypes.string_at(ptr).decode("utf-8", "replace") if ptr else ""
+    finally:
+        if ptr:
+            lib.agora_free(ptr)

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# libagora.so's dynamic symbol table holds the public API and nothing else (lib/agora.map): every
+# defined symbol is agora_*, the core names of include/agora.h are there, the soname is libagora.so.0,
+# and the agora binary runs on the shared library.
+set -u
+lib=${1:?usage: lib_symbols.sh LIBAGORA.so AGORA_BIN}
+bin=${2:?usage: lib_symbols.sh LIBAGORA.so AGORA_BIN}
+fails=0 passes=0
+check() { local name=$1; shift; if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi; }
+
+syms=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sed 's/@.*//' | sort -u)
+others=$(grep -v '^agora_' <<<"$syms" | grep -vx 'AGORA_0')
+check "only agora_* exported (others: $(echo $others | head -c 300))" test -z "$others"
+for name in agora_world_open agora_world_close agora_publish agora_subscribe agora_event_json agora_run_until_quiet \
+            agora_strerror agora_version agora_run_for agora_step agora_fd agora_next_timeout agora_answer \
+            agora_reply agora_cancel agora_chats agora_transcript agora_chat_export agora_chat_import \
+            agora_chat_branch agora_chat_delete agora_usage; do
+  check "$name exported" grep -qx "$name" <<<"$syms"
+done
+check "no internal name leaks (world_new)" bash -c "! nm -D '$lib' | grep -qw world_new"
+check "soname libagora.so.0" bash -c "readelf -d '$lib' | grep -q 'SONAME.*\[libagora.so.0\]'"
+check "agora links libagora.so.0" bash -c "readelf -d '$bin' | grep -q 'NEEDED.*\[libagora.so.0\]'"
+echo "$passes passed, $fails failed"
+test "$fails" = 0
