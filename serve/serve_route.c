@@ -65,6 +65,10 @@ static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_ma
   if (n == 0) return m->allowed = SERVE_GET, SR_PAGE;
   if (n == 1 && IS(0, "healthz")) return m->allowed = SERVE_GET, SR_HEALTHZ;
   if (n == 1 && IS(0, "metrics")) return m->allowed = SERVE_GET, SR_METRICS;
+  if (n == 2 && IS(0, "assets")) {
+    memcpy(m->asset, seg[1], SERVE_ID_MAX);
+    return m->allowed = SERVE_GET, SR_ASSET;
+  }
   if (n < 2 || !IS(0, "api")) return SR_NONE;
   if (n == 2 && IS(1, "snapshots")) return m->allowed = SERVE_POST, SR_SNAPSHOTS;
   if (n == 3 && IS(1, "approvals")) {

@@ -31,7 +31,8 @@ typedef enum serve_route_id {
   SR_CANCEL,        /* POST /api/worlds/{w}/cancel */
   SR_EVENTS,        /* GET /api/worlds/{w}/events (SSE) */
   SR_SNAPSHOTS,     /* POST /api/snapshots */
-  SR_APPROVAL       /* POST /api/approvals/{id} */
+  SR_APPROVAL,      /* POST /api/approvals/{id} */
+  SR_ASSET          /* GET /assets/{name}: the page's scripts (embedded at build time) */
 } serve_route_id;
 
 typedef struct serve_match {
@@ -40,6 +41,7 @@ typedef struct serve_match {
   char world[SERVE_ID_MAX];   /* percent-decoded path segments ("" when the route has none) */
   char chat[SERVE_ID_MAX];
   uint64_t approval;
+  char asset[SERVE_ID_MAX];   /* SR_ASSET: the file's name */
   const char *query;          /* into the URI given (after '?'), or NULL */
 } serve_match;
 
