@@ -1,7 +1,7 @@
 /* agora serve's insides, shared by its files: serve.c (the command, start and stop), serve_http.c
  * (requests: auth, routing, replies), serve_api.c (the JSON API), serve_worlds.c (the hosted worlds and
- * their approvals), serve_sse.c (event streams), serve_conn.c (connections: caps and timeouts),
- * serve_metrics.c (/healthz, /metrics). Not for use outside them. */
+ * their approvals), serve_read.c (exports and search), serve_sse.c (event streams), serve_conn.c
+ * (connections: caps and timeouts), serve_metrics.c (/healthz, /metrics). Not for use outside them. */
 #ifndef AG_CLI_SERVE_INT_H
 #define AG_CLI_SERVE_INT_H
 
@@ -120,6 +120,10 @@ void serve_conns_free(serve *s);
 /* serve_api.c: the JSON API; body is the request's (len bytes). */
 void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m, int method, const char *body,
                       size_t len);
+
+/* serve_read.c: GET …/export?format=md (a world, a chat) and GET …/chats/{chat}/search, from the
+ * database alone (no world is loaded for them). */
+void serve_read_handle(serve *s, struct evhttp_request *req, const serve_match *m);
 
 /* serve_metrics.c */
 void serve_metrics_reply(serve *s, struct evhttp_request *req);

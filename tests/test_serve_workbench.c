@@ -1,7 +1,10 @@
 /* agora serve's API for the page as a workbench (issue 24): which world the page opens (the first one
  * named on the command line, not the alphabetically first), the tool steps of a chat read back with its
- * messages (so that a reload keeps them), an approval answered twice (409, not 404), and the page's
- * scripts (its own, marked, DOMPurify) served from the binary. A real server process on loopback. */
+ * messages (so that a reload keeps them), an approval answered twice (409, not 404), the world and a
+ * chat exported as Markdown, a chat searched on the server (and how long a search of 100,000 messages
+ * takes). A real server process on loopback. */
+#include "common/clock.h"
+#include "support/proc.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
 
@@ -87,6 +90,43 @@ static cJSON *poll_for(const serve_proc *sp, const char *path, const char *needl
   return NULL;
 }
 
+/* GET path: expects status, and (when want is not NULL) a body holding want. */
+static void expect_body(const serve_proc *sp, const char *path, long status, const char *want) {
+  http_reply r;
+  http_call(sp->base, "GET", path, NULL, 0, NULL, &r);
+  if (r.status != status || (want && (!r.body || !strstr(r.body, want))))
+    unit_fail_(__FILE__, __LINE__, "GET %s: %ld, expected %ld with '%s': %.300s", path, r.status, status, want ? want : "",
+               r.body ? r.body : "");
+  http_reply_free(&r);
+}
+
+/* The world and the chat as Markdown (the documents `worlds export` / `chats export --format md` print),
+ * and the chat searched on the server; bad input named. */
+static void exports_and_search(const serve_proc *sp, const char *chat) {
+  char path[256];
+  expect_body(sp, "/api/worlds/careful/export?format=md", 200, "## World: Careful");
+  expect_body(sp, "/api/worlds/careful/export?format=md", 200, "#### careful");
+  expect_body(sp, "/api/worlds/careful/export", 400, "format: expected md");
+  expect_body(sp, "/api/worlds/careful/export?format=json", 400, "format: expected md");
+  expect_body(sp, "/api/worlds/nope/export?format=md", 404, "nope");
+  snprintf(path, sizeof path, "/api/worlds/careful/chats/%s/export?format=md", chat);
+  expect_body(sp, path, 200, "<details><summary>careful calls: <code>save_context</code>");
+  expect_body(sp, path, 200, "### human");
+  expect_body(sp, "/api/worlds/careful/chats/nochat/export?format=md", 404, "nochat");
+  snprintf(path, sizeof path, "/api/worlds/careful/chats/%s/search?q=REMEMBER", chat);
+  expect_body(sp, path, 200, "\"text\":\"@careful remember\"");
+  expect_body(sp, path, 200, "\"more\":false");
+  snprintf(path, sizeof path, "/api/worlds/careful/chats/%s/search?q=%%40careful+rem&limit=1", chat);
+  expect_body(sp, path, 200, "\"seq\":1");
+  snprintf(path, sizeof path, "/api/worlds/careful/chats/%s/search?q=zzz-nothing", chat);
+  expect_body(sp, path, 200, "\"matches\":[]");
+  static const char *const bad[] = {"", "?q=", "?q=%zz", "?q=%00", "?q=a&limit=0", "?q=%ff"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(path, sizeof path, "/api/worlds/careful/chats/%s/search%s", chat, bad[i]);
+    expect_body(sp, path, 400, "\"code\":\"bad_request\"");
+  }
+}
+
 /* A tool approved over HTTP: its call and result come back with the messages (?steps=1), each after
  * the message it followed; answering the approval again is 409; an id never handed out is 404. */
 static void steps_and_approval_twice(void) {
@@ -148,10 +188,70 @@ static void steps_and_approval_twice(void) {
   snprintf(path, sizeof path, "/api/worlds/careful/chats/%s/messages?steps=2", chat);
   cJSON_Delete(get_json(&sp, "GET", path, NULL, &st));
   CHECK_INT(st, 400);
+  exports_and_search(&sp, chat);
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
-static const unit_test tests[] = {UNIT(primary_is_first_named), UNIT(steps_and_approval_twice)};
+/* ---- a search of 100,000 messages ---- */
+
+#define BIG 100000
+
+/* A chat of BIG messages, every 10,000th holding "Needle", imported with `agora chats import`. */
+static int big_chat(const char *db, char id[64]) {
+  char file[1024];
+  snprintf(file, sizeof file, "%s/big.json", tmp);
+  FILE *f = fopen(file, "w");
+  if (!f) return -1;
+  fprintf(f, "{\"format\": 1, \"world\": {\"name\": \"Big\", \"agents\": [{\"name\": \"a\", \"provider\": \"script\","
+             " \"replies\": [\"x\"]}]}, \"chat\": {\"id\": \"big\", \"world\": \"big\", \"title\": \"Long\","
+             " \"message_count\": %d, \"created_at\": \"2026-11-23T10:00:00.000Z\", \"updated_at\": \"2026-11-23T10:00:00.000Z\"},"
+             " \"messages\": [", BIG);
+  for (int seq = 1; seq <= BIG; seq++)
+    fprintf(f, "%s{\"seq\": %d, \"sender\": \"%s\", \"kind\": \"%s\", \"text\": \"message %d, some words %s of text\","
+               " \"ts\": \"2026-11-23T10:00:00.000Z\"}\n", seq > 1 ? "," : "", seq, seq % 2 ? "human" : "a",
+            seq % 2 ? "human" : "agent", seq, seq % 10000 == 0 ? "Needle" : "hay");
+  fprintf(f, "], \"agents\": [], \"thread\": []}\n");
+  if (fclose(f)) return -1;
+  const char *args[] = {"chats", "import", file, "--db", db, NULL};
+  proc_result r;
+  int rc = proc_agora(args, NULL, NULL, &r);
+  if (!rc && r.status == 0) snprintf(id, 64, "%.*s", (int)strcspn(r.out, "\r\n"), r.out);
+  rc = rc || r.status ? -1 : 0;
+  proc_result_free(&r);
+  return rc;
+}
+
+/* Every match of 100,000 messages found in one request; the time is printed (the issue's target:
+ * 100 ms, measured 2 cores shared) and held under a bound loose enough for a loaded machine. */
+static void search_100000_messages(void) {
+  char db[1024], id[64] = "", path[256];
+  snprintf(db, sizeof db, "%s/db-big", tmp);
+  CHECK_INT(big_chat(db, id), 0);
+  const char *args[] = {"--db", db, NULL};
+  serve_proc sp;
+  if (!id[0] || serve_proc_start(tmp, args, NULL, &sp)) {
+    CHECK(!"no chat, or agora serve did not start");
+    return;
+  }
+  snprintf(path, sizeof path, "/api/worlds/big/chats/%s/search?q=needle&limit=1000", id);
+  long best = 1L << 30;
+  for (int i = 0; i < 5; i++) {
+    int64_t t0 = ag_now_ms();
+    long st;
+    cJSON *j = get_json(&sp, "GET", path, NULL, &st);
+    long ms = (long)(ag_now_ms() - t0);
+    if (ms < best) best = ms;
+    CHECK_INT(st, 200);
+    CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "matches")), BIG / 10000);
+    cJSON_Delete(j);
+  }
+  printf("search of %d messages: %ld ms (best of 5)\n", BIG, best);
+  CHECK(best < 1000);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
+static const unit_test tests[] = {UNIT(primary_is_first_named), UNIT(steps_and_approval_twice),
+                                  UNIT(search_100000_messages)};
 
 int main(int argc, char **argv) {
   tmp = unit_tmpdir();
