@@ -43,6 +43,17 @@ async function api(method, path, body) {
     return j;
   }
 }
+// A download of the text at path (the token goes in a header, so not a plain link).
+async function download(path, name, type) {
+  const headers = {};
+  if (token()) headers.Authorization = "Bearer " + token();
+  const r = await fetch(path, { headers });
+  if (!r.ok) { status("export: " + r.status + " " + r.statusText); return; }
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([await r.text()], { type }));
+  a.download = name;
+  a.click();
+}
 function status(text) { $("status").textContent = text || ""; }
 const enc = encodeURIComponent;
 const wpath = () => "/api/worlds/" + enc(st.world);
@@ -369,6 +380,7 @@ async function openCurrent(want) {
   st.first = j.messages.length ? j.messages[0].seq : w.last_seq + 1;
   $("transcript").prepend(pageEls(j.messages, j.steps)); // frames that came meanwhile are newer: they stay below
   $("transcript").scrollTop = $("transcript").scrollHeight;
+  renderAgents(w); // with the tokens of the stored steps just read
 }
 // A page of messages with the stored steps anchored among them, as one fragment.
 function pageEls(msgs, steps) {
@@ -437,6 +449,46 @@ $("export").onclick = async () => {
   a.download = "chat-" + st.chat + ".json";
   a.click();
 };
+$("export-md").onclick = () => st.chat && download(wpath() + "/chats/" + enc(st.chat) + "/export?format=md",
+  "chat-" + st.chat + ".md", "text/markdown").catch(() => {});
+
+// ---- search (on the server): the results link to their message, shown in a page around it ----
+$("search").addEventListener("keydown", (e) => {
+  if (e.key === "Escape") { $("results").hidden = true; return; }
+  if (e.key !== "Enter" || !st.chat) return;
+  const q = $("search").value.trim();
+  if (!q) { $("results").hidden = true; return; }
+  api("GET", wpath() + "/chats/" + enc(st.chat) + "/search?limit=50&q=" + enc(q)).then((j) => {
+    const ul = $("results");
+    ul.textContent = "";
+    for (const m of j.matches) {
+      const li = document.createElement("li");
+      li.dataset.seq = m.seq;
+      li.append(span("num", "#" + m.seq + " "), span("who", m.sender + ": "), document.createTextNode(m.text.slice(0, 200)));
+      li.onclick = () => { ul.hidden = true; jumpTo(m.seq).catch(() => {}); };
+      ul.append(li);
+    }
+    if (!j.matches.length) ul.append(span("none", "nothing found"));
+    else if (j.more) ul.append(span("none", "… more: narrow the search"));
+    ul.hidden = false;
+  }).catch(() => {});
+});
+// Shows the page of messages around seq (older and newer ones load on scroll, as ever) and marks it.
+async function jumpTo(seq) {
+  const gen = st.gen, chat = st.chat;
+  const j = await api("GET", wpath() + "/chats/" + enc(chat) + "/messages?steps=1&after=" + Math.max(0, seq - PAGE / 2 - 1) + "&limit=" + PAGE);
+  if (gen !== st.gen || chat !== st.chat) return;
+  st.bySeq.clear(); st.live.clear(); st.steps.clear();
+  const t = $("transcript");
+  t.textContent = "";
+  t.append(pageEls(j.messages, j.steps));
+  st.first = j.messages.length ? j.messages[0].seq : seq;
+  const last = j.messages.length ? j.messages[j.messages.length - 1].seq : seq;
+  st.tail = j.messages.length < PAGE && last >= st.liveMax ? null : last;
+  const el = st.bySeq.get(seq);
+  if (el) { el.classList.add("hit"); el.scrollIntoView({ block: "center" }); }
+}
+
 $("say").onsubmit = (e) => {
   e.preventDefault();
   const text = $("input").value.trim();

@@ -133,6 +133,28 @@ async function bigWorld(page, T) {
   if (await page.$(".msg.live")) throw new Error("a live line stayed after the reply");
   await checkRun(page, "after the reply");
   await page.screenshot({ path: shot });
+
+  step("big: search 100,000 messages on the server, jump to the match");
+  const t1 = Date.now();
+  await searchAndJump(page, T, "message 50000 from", 50000);
+  step("big: found and shown in " + (Date.now() - t1) + " ms");
+  seqs = await checkRun(page, "around the match");
+  if (!seqs.includes(50000) || seqs.length !== PAGE) throw new Error("around the match: " + seqs[0] + ".." + seqs[seqs.length - 1]);
+  await page.screenshot({ path: shotOf("search") });
+}
+
+// Searches the chat for q (Enter in the search box), expects one result, seq, and clicks it: the message
+// is shown, marked.
+async function searchAndJump(page, T, q, seq) {
+  await page.click("#search", { clickCount: 3 });
+  await page.type("#search", q);
+  await page.keyboard.press("Enter");
+  await page.waitForSelector('#results:not([hidden]) li[data-seq="' + seq + '"]', T);
+  const n = await page.$$eval("#results li[data-seq]", (l) => l.length);
+  if (n !== 1) throw new Error("search '" + q + "': " + n + " results");
+  await clickNow(page, '#results li[data-seq="' + seq + '"]', T);
+  await page.waitForSelector('.msg.hit[data-seq="' + seq + '"]', T);
+  if (!(await page.$eval("#results", (r) => r.hidden))) throw new Error("the results stayed open");
 }
 
 // The text of the elements sel names, joined.
@@ -220,6 +242,7 @@ async function reloadKeepsSteps(page, T, chat) {
   const steps = await texts(page, ".ev.step");
   if (!steps.includes("tool=save_context")) throw new Error("the steps after a reload: " + steps);
   if (await page.evaluate(() => location.hash) !== "#/w/browser/c/" + chat) throw new Error("the reload moved the view");
+  await page.waitForFunction(() => /tokens [1-9]\d* in \/ [1-9]\d* out/.test(document.querySelector('.agent-card[data-id="ann"]').textContent), T);
   await page.screenshot({ path: shotOf("reload") });
 }
 
@@ -279,6 +302,9 @@ async function mainFlow(page, T, dialogs) {
   await page.waitForSelector(".ev.ev-tool-result", T);
   await page.screenshot({ path: shot });
   await reloadKeepsSteps(page, T, first);
+  step("search the chat, jump to a match; the Markdown export");
+  await searchAndJump(page, T, "first answer", 2);
+  await page.click("#export-md");
 
   step("new chat, switch back");
   const before = await page.$$eval("#chats li", (l) => l.length);
