@@ -3,6 +3,7 @@
 #include "cli/transcript.h"
 
 #include "chat/transcript.h"
+#include "chat/usage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,43 +45,12 @@ int transcript_print_snapshot(const cJSON *snap, output *o, long delay_ms) {
   return chat_snapshot_each(snap, print_entry, &pc);
 }
 
-/* Token totals of one agent, summed from the llm-done events of the thread. */
-typedef struct usage_row {
-  char agent[64];
-  double in, out;
-  size_t calls;
-} usage_row;
-
-typedef struct usage_ctx {
-  usage_row rows[64]; /* agents beyond the 64th are summed in the last row's stead: never in practice */
-  size_t n;
-} usage_ctx;
-
-static int usage_cb(const chat_entry *e, void *arg) {
-  usage_ctx *u = arg;
-  if (e->msg || e->kind != EV_LLM_DONE) return 0;
-  const cJSON *a = cJSON_GetObjectItemCaseSensitive(e->fields, "agent");
-  const char *agent = cJSON_IsString(a) ? a->valuestring : "?";
-  size_t i = 0;
-  while (i < u->n && strcmp(u->rows[i].agent, agent)) i++;
-  if (i == u->n) {
-    if (u->n == sizeof u->rows / sizeof *u->rows) i = u->n - 1;
-    else snprintf(u->rows[u->n++].agent, sizeof u->rows[0].agent, "%s", agent);
-  }
-  const cJSON *in = cJSON_GetObjectItemCaseSensitive(e->fields, "input_tokens");
-  const cJSON *out = cJSON_GetObjectItemCaseSensitive(e->fields, "output_tokens");
-  u->rows[i].in += cJSON_IsNumber(in) ? in->valuedouble : 0;
-  u->rows[i].out += cJSON_IsNumber(out) ? out->valuedouble : 0;
-  u->rows[i].calls++;
-  return 0;
-}
-
 int transcript_print_usage(store *st, const char *chat_id, int json, ag_errmsg *em) {
-  usage_ctx u = {.n = 0};
-  int rc = chat_transcript_each(st, chat_id, usage_cb, &u, em);
+  chat_usage u;
+  int rc = chat_usage_get(st, chat_id, &u, em);
   if (rc) return rc;
   for (size_t i = 0; i < u.n; i++) {
-    const usage_row *r = &u.rows[i];
+    const chat_usage_row *r = &u.rows[i];
     if (json)
       printf("{\"type\":\"usage\",\"agent\":\"%s\",\"calls\":%zu,\"input_tokens\":%.0f,\"output_tokens\":%.0f}\n",
              r->agent, r->calls, r->in, r->out);
@@ -88,6 +58,7 @@ int transcript_print_usage(store *st, const char *chat_id, int json, ag_errmsg *
       printf("tokens of %s: %.0f in, %.0f out (%zu call%s)\n", r->agent, r->in, r->out, r->calls,
              r->calls == 1 ? "" : "s");
   }
+  chat_usage_free(&u);
   return AG_OK;
 }
 

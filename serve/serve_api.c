@@ -368,7 +368,7 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
 void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m, int method, const char *body,
                       size_t len) {
   if (m->route == SR_SNAPSHOTS) return post_snapshot(s, body, len, req);
-  if (m->route == SR_WORLD_EXPORT || m->route == SR_CHAT_EXPORT || m->route == SR_CHAT_SEARCH)
+  if (m->route == SR_WORLD_EXPORT || m->route == SR_CHAT_EXPORT || m->route == SR_CHAT_SEARCH || m->route == SR_CHAT_USAGE)
     return serve_read_handle(s, req, m);
   serve_body b;
   char err[SERVE_ERR_MAX];

@@ -13,7 +13,7 @@ const $ = (id) => document.getElementById(id);
 // first: the oldest message shown; tail: null while the newest are shown, else the newest message shown (the
 // bottom was dropped while reading older pages; live frames wait until scrolling down catches up); liveMax: the
 // newest seq the stream brought meanwhile. steps: the keys of the thread steps shown. tokens: per agent, the
-// tokens of the calls seen (llm-done, live or stored) since the world was opened.
+// tokens of the chat's calls (its stored usage when opened, then the live llm-done events).
 const st = { world: null, chat: null, agents: [], first: 0, tail: null, liveMax: 0, bySeq: new Map(), live: new Map(),
              stream: null, lastId: null, loading: false, gen: 0, opening: 0, steps: new Set(), tokens: new Map(),
              refresh: null };
@@ -87,13 +87,14 @@ function stepKey(e) {
   return JSON.stringify(Object.keys(e).filter((k) => !["type", "world", "chat", "after_seq"].includes(k)).sort().map((k) => [k, e[k]]));
 }
 // An event's line (NULL for a stored step already shown: the stream and a page read can both bring it).
-function evEl(e) {
+// live: it came on the stream (its tokens count: the stored ones are in the chat's usage already).
+function evEl(e, live) {
   let key = null;
+  if (live && e.event === "llm-done") countTokens(e);
   if (STORED.has(e.event)) {
     key = stepKey(e);
     if (st.steps.has(key)) return null;
     st.steps.add(key);
-    if (e.event === "llm-done") countTokens(e);
   }
   const d = document.createElement("div");
   d.className = "ev ev-" + e.event + (BOOKKEEPING.has(e.event) ? " book" : " step") +
@@ -162,8 +163,8 @@ function addEvent(e) {
     const live = st.live.get(e.agent); if (live) { live.remove(); st.live.delete(e.agent); }
   }
   if (e.event === "cancelled") { st.live.forEach((el) => el.remove()); st.live.clear(); }
-  if (e.event !== "state-saved") scheduleRefresh();
-  const d = e.chat && st.chat && e.chat !== st.chat ? null : evEl(e); // another chat's: not in this transcript
+  scheduleRefresh(); // state-saved too: a chat's count is read from storage, which has it once committed
+  const d = e.chat && st.chat && e.chat !== st.chat ? null : evEl(e, true); // another chat's: not in this transcript
   if (d) append(d);
   if (["new-chat-created", "chat-reused", "chat-deleted", "chat-loaded", "title-updated"].includes(e.event)) {
     refreshChats().catch(() => {});
@@ -179,7 +180,7 @@ function countTokens(e) {
 }
 function renderAgents(w) {
   const box = $("agents"), frag = document.createDocumentFragment();
-  for (const a of w.agents) {
+  for (const a of w.agents || []) {
     const d = document.createElement("div");
     d.className = "agent-card"; d.dataset.id = a.id; d.title = "mention @" + a.id;
     const ph = span("phase", a.phase); ph.dataset.phase = a.phase;
@@ -333,7 +334,7 @@ async function refreshChats() {
 }
 async function openWorld(id, chat) {
   if (id !== st.world) {
-    st.world = id; st.gen++; st.lastId = null; st.tokens.clear();
+    st.world = id; st.gen++; st.lastId = null;
     if (st.stream) st.stream.abort();
     for (const li of $("worlds").children) li.classList.toggle("on", li.dataset.id === id);
     follow(st.gen);
@@ -365,14 +366,14 @@ async function openCurrent(want) {
     } catch (e) { /* no such chat: the current one is shown, the status line says why */ }
     if (my !== st.opening) return;
   }
-  st.agents = w.agents.map((a) => a.id);
+  st.agents = (w.agents || []).map((a) => a.id);
   st.chat = w.current_chat;
   setRoute();
   renderAgents(w);
   st.bySeq.clear(); st.live.clear(); st.steps.clear(); st.tail = null; st.liveMax = 0;
   $("transcript").textContent = "";
   $("approvals").textContent = "";
-  w.approvals.forEach(showApproval);
+  (w.approvals || []).forEach(showApproval);
   await refreshChats();
   if (my !== st.opening || !st.chat) return;
   const j = await api("GET", wpath() + "/chats/" + enc(st.chat) + "/messages?steps=1&before=" + (w.last_seq + 1) + "&limit=" + PAGE);
@@ -380,14 +381,18 @@ async function openCurrent(want) {
   st.first = j.messages.length ? j.messages[0].seq : w.last_seq + 1;
   $("transcript").prepend(pageEls(j.messages, j.steps)); // frames that came meanwhile are newer: they stay below
   $("transcript").scrollTop = $("transcript").scrollHeight;
-  renderAgents(w); // with the tokens of the stored steps just read
+  // The chat's tokens per agent so far (the stored calls); live llm-done events add to them.
+  const u = await api("GET", wpath() + "/chats/" + enc(st.chat) + "/usage");
+  if (my !== st.opening) return;
+  st.tokens = new Map(u.agents.map((a) => [a.agent, { in: a.input_tokens, out: a.output_tokens }]));
+  renderAgents(w);
 }
 // A page of messages with the stored steps anchored among them, as one fragment.
 function pageEls(msgs, steps) {
   const frag = document.createDocumentFragment();
   let k = 0;
   const stepsUpto = (seq) => {
-    for (; steps && k < steps.length && steps[k].after_seq <= seq; k++) { const el = evEl(steps[k]); if (el) frag.append(el); }
+    for (; steps && k < steps.length && steps[k].after_seq <= seq; k++) { const el = evEl(steps[k], false); if (el) frag.append(el); }
   };
   for (const m of msgs) {
     stepsUpto(m.seq - 1);

@@ -121,8 +121,8 @@ void serve_conns_free(serve *s);
 void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m, int method, const char *body,
                       size_t len);
 
-/* serve_read.c: GET …/export?format=md (a world, a chat) and GET …/chats/{chat}/search, from the
- * database alone (no world is loaded for them). */
+/* serve_read.c: GET …/export?format=md (a world, a chat), GET …/chats/{chat}/search and
+ * GET …/chats/{chat}/usage, from the database alone (no world is loaded for them). */
 void serve_read_handle(serve *s, struct evhttp_request *req, const serve_match *m);
 
 /* serve_metrics.c */

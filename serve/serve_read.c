@@ -1,11 +1,13 @@
 /* agora serve's read-only views of what is stored (docs/serve.md): a world's settings and a chat as
- * Markdown (the documents `worlds export` and `chats export --format md` print: chat/markdown.c), and a
- * chat's history searched on the server. They read the database only: no world is loaded for them. */
+ * Markdown (the documents `worlds export` and `chats export --format md` print: chat/markdown.c), a
+ * chat's history searched on the server, and its token usage per agent (chat/usage.c, as `chats show`
+ * prints it). They read the database only: no world is loaded for them. */
 #include "serve/serve_int.h"
 
 #include "chat/markdown.h"
 #include "chat/snapshot.h"
 #include "chat/transcript.h"
+#include "chat/usage.h"
 #include "runtime/output.h"
 
 #include <event2/buffer.h>
@@ -154,8 +156,32 @@ static void chat_search(serve *s, const serve_match *m, struct evhttp_request *r
   serve_reply_json(req, 200, j);
 }
 
+/* ---- usage ---- */
+
+static void chat_usage_reply(serve *s, const serve_match *m, struct evhttp_request *req) {
+  chat_info c;
+  if (chat_of(s, m, &c, req)) return;
+  chat_usage u;
+  ag_errmsg em = {""};
+  int rc = chat_usage_get(s->st, c.id, &u, &em);
+  if (rc) return reply_err(req, rc, &em);
+  cJSON *j = cJSON_CreateObject(), *agents = cJSON_AddArrayToObject(j, "agents");
+  cJSON_AddStringToObject(j, "chat", c.id);
+  for (size_t i = 0; i < u.n; i++) {
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "agent", u.rows[i].agent);
+    cJSON_AddNumberToObject(a, "calls", (double)u.rows[i].calls);
+    cJSON_AddNumberToObject(a, "input_tokens", u.rows[i].in);
+    cJSON_AddNumberToObject(a, "output_tokens", u.rows[i].out);
+    cJSON_AddItemToArray(agents, a);
+  }
+  chat_usage_free(&u);
+  serve_reply_json(req, 200, j);
+}
+
 void serve_read_handle(serve *s, struct evhttp_request *req, const serve_match *m) {
   if (m->route == SR_WORLD_EXPORT) world_export(s, m, req);
   else if (m->route == SR_CHAT_EXPORT) chat_export(s, m, req);
+  else if (m->route == SR_CHAT_USAGE) chat_usage_reply(s, m, req);
   else chat_search(s, m, req);
 }

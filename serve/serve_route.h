@@ -35,7 +35,8 @@ typedef enum serve_route_id {
   SR_ASSET,         /* GET /assets/{name}: the page's scripts (embedded at build time) */
   SR_WORLD_EXPORT,  /* GET /api/worlds/{w}/export?format=md */
   SR_CHAT_EXPORT,   /* GET /api/worlds/{w}/chats/{c}/export?format=md */
-  SR_CHAT_SEARCH    /* GET /api/worlds/{w}/chats/{c}/search?q=TEXT */
+  SR_CHAT_SEARCH,   /* GET /api/worlds/{w}/chats/{c}/search?q=TEXT */
+  SR_CHAT_USAGE     /* GET /api/worlds/{w}/chats/{c}/usage */
 } serve_route_id;
 
 typedef struct serve_match {

@@ -120,6 +120,9 @@ static void exports_and_search(const serve_proc *sp, const char *chat) {
   expect_body(sp, path, 200, "\"seq\":1");
   snprintf(path, sizeof path, "/api/worlds/careful/chats/%s/search?q=zzz-nothing", chat);
   expect_body(sp, path, 200, "\"matches\":[]");
+  snprintf(path, sizeof path, "/api/worlds/careful/chats/%s/usage", chat);
+  expect_body(sp, path, 200, "\"agents\":[]"); /* the script provider reports no tokens */
+  expect_body(sp, "/api/worlds/careful/chats/nochat/usage", 404, "nochat");
   static const char *const bad[] = {"", "?q=", "?q=%zz", "?q=%00", "?q=a&limit=0", "?q=%ff"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     snprintf(path, sizeof path, "/api/worlds/careful/chats/%s/search%s", chat, bad[i]);
