@@ -253,8 +253,56 @@ static void search_100000_messages(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
+/* 70 agents whose calls reported tokens: `chats show` and GET …/usage give one row each (the table before
+ * chat/usage.c folded every agent past the 64th into the 64th's row). */
+static void usage_of_70_agents(void) {
+  char file[1024], db[1024], id[64] = "", path[256];
+  snprintf(file, sizeof file, "%s/usage.json", tmp);
+  snprintf(db, sizeof db, "%s/db-usage", tmp);
+  FILE *f = fopen(file, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fprintf(f, "{\"format\": 1, \"world\": {\"name\": \"Many\", \"agents\": [");
+  for (int i = 0; i < 70; i++) fprintf(f, "%s{\"name\": \"u%02d\", \"provider\": \"script\", \"replies\": [\"x\"]}", i ? "," : "", i);
+  fprintf(f, "]}, \"chat\": {\"id\": \"c\", \"world\": \"many\", \"title\": \"T\", \"message_count\": 1,"
+             " \"created_at\": \"2026-11-23T10:00:00.000Z\", \"updated_at\": \"2026-11-23T10:00:00.000Z\"},"
+             " \"messages\": [{\"seq\": 1, \"sender\": \"human\", \"kind\": \"human\", \"text\": \"hi\","
+             " \"ts\": \"2026-11-23T10:00:00.000Z\"}], \"agents\": [], \"thread\": [");
+  for (int i = 0; i < 70; i++)
+    fprintf(f, "%s{\"type\": \"llm-done\", \"agent\": \"u%02d\", \"chars\": 1, \"input_tokens\": %d, \"output_tokens\": 1,"
+               " \"after_seq\": 1}", i ? "," : "", i, 100 + i);
+  fprintf(f, "]}\n");
+  fclose(f);
+  const char *imp[] = {"chats", "import", file, "--db", db, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(imp, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  snprintf(id, sizeof id, "%.*s", (int)strcspn(r.out ? r.out : "", "\r\n"), r.out ? r.out : "");
+  proc_result_free(&r);
+  const char *show[] = {"chats", "show", id, "--db", db, NULL};
+  CHECK_INT(proc_agora(show, NULL, NULL, &r), 0);
+  int rows = 0;
+  for (const char *p = r.out; p && (p = strstr(p, "tokens of u")); p++) rows++;
+  CHECK_INT(rows, 70);
+  CHECK(r.out && strstr(r.out, "tokens of u69: 169 in, 1 out (1 call)") != NULL);
+  proc_result_free(&r);
+  const char *args[] = {"--db", db, NULL};
+  serve_proc sp;
+  if (serve_proc_start(tmp, args, NULL, &sp)) {
+    CHECK(!"agora serve did not start");
+    return;
+  }
+  snprintf(path, sizeof path, "/api/worlds/many/chats/%s/usage", id);
+  long st;
+  cJSON *j = get_json(&sp, "GET", path, NULL, &st);
+  CHECK_INT(st, 200);
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "agents")), 70);
+  cJSON_Delete(j);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
 static const unit_test tests[] = {UNIT(primary_is_first_named), UNIT(steps_and_approval_twice),
-                                  UNIT(search_100000_messages)};
+                                  UNIT(search_100000_messages), UNIT(usage_of_70_agents)};
 
 int main(int argc, char **argv) {
   tmp = unit_tmpdir();
