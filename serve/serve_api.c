@@ -333,7 +333,8 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
   switch (m->route) {
   case SR_WORLD: return get_world(s, sw, req);
   case SR_CHATS:
-    if (method == SERVE_POST) {
+    if (method == SERVE_POST) { /* replies in flight belong to the chat left: cancelled out loud, as a select does */
+      if (!world_is_quiet(sw->w)) serve_world_cancel(sw);
       if ((rc = chat_session_new(sw->cs, &em)) || (rc = rt_nats_join_sync(sw->nats, &em)))
         return reply_err(req, rc, &em);
       return reply_chat(s, chat_session_current(sw->cs), 201, req);

@@ -2,7 +2,7 @@
  * named on the command line, not the alphabetically first), the tool steps of a chat read back with its
  * messages (so that a reload keeps them), an approval answered twice (409, not 404), the world and a
  * chat exported as Markdown, a chat searched on the server (and how long a search of 100,000 messages
- * takes). A real server process on loopback. */
+ * takes), token usage per agent, a new chat cancelling replies out loud. A real server process on loopback. */
 #include "common/clock.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
@@ -301,8 +301,39 @@ static void usage_of_70_agents(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
+/* A new chat while a reply waits for its approval: the reply is cancelled out loud (a cancelled event on
+ * the stream, as a select or a delete does), not dropped without a word. */
+static void new_chat_cancels_out_loud(void) {
+  const char *names[] = {"loud.json", NULL};
+  const char *texts[] = {
+    "{\"name\": \"Loud\", \"agents\": [{\"name\": \"careful\", \"provider\": \"script\", \"tools\": ["
+    "{\"name\": \"save_context\", \"approve\": true}], \"replies\": ["
+    "{\"tool\": \"save_context\", \"args\": {\"message\": \"x\"}}, \"done\"]}]}"};
+  serve_proc sp;
+  if (serve_files(names, texts, &sp)) {
+    CHECK(!"agora serve did not start");
+    return;
+  }
+  char url[256];
+  snprintf(url, sizeof url, "%s/api/worlds/loud/events", sp.base);
+  sse_set *set = sse_set_new();
+  sse_conn *c = sse_open(set, url, NULL, NULL);
+  sse_pump(set, 200);
+  long st;
+  cJSON_Delete(get_json(&sp, "POST", "/api/worlds/loud/messages", "{\"text\": \"@careful remember\"}", &st));
+  CHECK_INT(st, 202);
+  CHECK_INT(sse_wait(set, 1, "\"type\":\"approval-request\"", 5000), 0);
+  cJSON_Delete(get_json(&sp, "POST", "/api/worlds/loud/chats", NULL, &st));
+  CHECK_INT(st, 201);
+  CHECK_INT(sse_wait(set, 1, "\"event\":\"cancelled\"", 5000), 0);
+  CHECK_INT(sse_count(c, "\"event\":\"cancelled\",\"world\":\"loud\""), 1);
+  sse_set_free(set);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
 static const unit_test tests[] = {UNIT(primary_is_first_named), UNIT(steps_and_approval_twice),
-                                  UNIT(search_100000_messages), UNIT(usage_of_70_agents)};
+                                  UNIT(search_100000_messages), UNIT(usage_of_70_agents),
+                                  UNIT(new_chat_cancels_out_loud)};
 
 int main(int argc, char **argv) {
   tmp = unit_tmpdir();
