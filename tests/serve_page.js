@@ -224,7 +224,12 @@ async function markdownInert(page, T) {
 
 async function agentsPanel(page, T) {
   step("the agents panel: provider/model, turns of the limit, phase; a click mentions");
-  await page.waitForFunction(() => { const c = document.querySelector('.agent-card[data-id="ann"]'); return c && /turns [1-9]\d*\/5/.test(c.textContent); }, T);
+  // the card says what the server says (turns are counted since the last human message)
+  await page.waitForFunction(async () => {
+    const w = await (await fetch("/api/worlds/browser")).json(), ann = w.agents.find((a) => a.id === "ann");
+    const c = document.querySelector('.agent-card[data-id="ann"]');
+    return c && c.textContent.includes("turns " + ann.turns + "/" + w.turn_limit) && w.turn_limit === 5;
+  }, { timeout: 20000, polling: 200 });
   const ann = await page.$eval('.agent-card[data-id="ann"]', (c) => c.textContent);
   if (!ann.includes("openai · m") || !ann.includes("idle")) throw new Error("ann's card: " + ann);
   await page.$eval("#input", (i) => { i.value = ""; });
