@@ -120,6 +120,38 @@ int chat_messages_each(store *st, const char *chat_id, uint64_t from_seq, chat_e
   return store_read(st, messages_txn, &r, em);
 }
 
+typedef struct ranged {
+  stored s;
+  uint64_t from_seq;
+} ranged;
+
+static int ranged_txn(store_txn *t, void *arg) {
+  ranged *r = arg;
+  cJSON_Delete(r->s.thread); /* stay restartable */
+  if (!(r->s.thread = cJSON_CreateArray())) return AG_ERR_NOMEM;
+  int rc = store_thread_scan(t, r->s.chat_id, thread_row, r->s.thread);
+  if (rc) return rc;
+  /* the steps anchored before the first message asked for belong to the pages before it */
+  const cJSON *e = r->s.thread->child;
+  for (int64_t a; e && r->from_seq > 1; e = e->next)
+    if (ag_json_int(cJSON_GetObjectItemCaseSensitive(e, "after_seq"), 0, AG_JSON_INT_MAX, &a) ||
+        (uint64_t)a >= r->from_seq)
+      break;
+  r->s.w.next = e;
+  r->s.w.stopped = 0;
+  if (r->from_seq <= 1 && ((rc = steps_upto(&r->s.w, 0)) || r->s.w.stopped)) return rc;
+  if ((rc = store_message_scan(t, r->s.chat_id, r->from_seq, message_row, &r->s.w)) || r->s.w.stopped) return rc;
+  return steps_upto(&r->s.w, UINT64_MAX);
+}
+
+int chat_transcript_from(store *st, const char *chat_id, uint64_t from_seq, chat_entry_fn fn, void *arg,
+                         ag_errmsg *em) {
+  ranged r = {.s = {.chat_id = chat_id, .w = {fn, arg, NULL, 0}, .em = em}, .from_seq = from_seq};
+  int rc = store_read(st, ranged_txn, &r, em);
+  cJSON_Delete(r.s.thread);
+  return rc;
+}
+
 /* ---- from a snapshot ---- */
 
 int chat_snapshot_each(const cJSON *snap, chat_entry_fn fn, void *arg) {

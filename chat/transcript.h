@@ -29,5 +29,10 @@ int chat_snapshot_each(const cJSON *snap, chat_entry_fn fn, void *arg);
 /* Calls fn with the messages of chat_id from seq from_seq on (no thread steps); e.g. the last few. */
 int chat_messages_each(store *st, const char *chat_id, uint64_t from_seq, chat_entry_fn fn, void *arg,
                        ag_errmsg *em);
+/* The same with the thread steps: each message from from_seq on followed by the steps anchored after it
+ * (and, from seq 1, the steps anchored before every message first). Steps anchored before from_seq are
+ * not handed over: a page of a long chat costs its messages and one read of the (small) thread. */
+int chat_transcript_from(store *st, const char *chat_id, uint64_t from_seq, chat_entry_fn fn, void *arg,
+                         ag_errmsg *em);
 
 #endif

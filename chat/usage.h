@@ -1,5 +1,6 @@
-/* A chat's token usage per agent, summed from the llm-done steps of its stored thread: what `chats show`
- * prints and agora_usage returns. */
+/* The tokens a stored chat's LLM calls reported, per agent: summed from the llm-done steps of its thread
+ * (only calls that reported usage are stored). Printed by `chats show` and read by agora serve
+ * (GET …/chats/{chat}/usage, the page's agents panel). */
 #ifndef AG_CHAT_USAGE_H
 #define AG_CHAT_USAGE_H
 
@@ -7,17 +8,23 @@
 
 #include "chat/archive.h"
 
-/* One agent's totals. */
 typedef struct chat_usage_row {
-  char agent[64];
-  double input_tokens, output_tokens;
+  const char *agent; /* owned by the usage */
+  double in, out;    /* input and output tokens */
   size_t calls;
 } chat_usage_row;
 
-#define CHAT_USAGE_ROWS 64 /* agents beyond the 64th are summed in the last row's stead: never in practice */
+/* Rows in the order their agents first appear; any number of agents (looked up by hash). */
+typedef struct chat_usage {
+  chat_usage_row *rows;
+  size_t n, cap;
+  size_t *slots; /* open addressing over rows: index + 1, 0 empty */
+  size_t n_slots;
+} chat_usage;
 
-/* The rows of chat_id into rows (CHAT_USAGE_ROWS of them), in the order the agents first answered; their
- * number into *n (0 when no call reported usage). Errors as chat_transcript_each. */
-int chat_usage(store *st, const char *chat_id, chat_usage_row rows[CHAT_USAGE_ROWS], size_t *n, ag_errmsg *em);
+/* Sums chat_id's usage into *out (zeroed first; release with chat_usage_free). AG_ERR_NOT_FOUND, em
+ * saying "no chat 'ID' in the database"; AG_ERR_NOMEM. */
+int chat_usage_get(store *st, const char *chat_id, chat_usage *out, ag_errmsg *em);
+void chat_usage_free(chat_usage *u);
 
 #endif

@@ -8,7 +8,7 @@
 #include "common/outfile.h"
 #include "runtime/db.h"
 #include "runtime/runtime.h"
-#include "cli/markdown.h"
+#include "chat/markdown.h"
 #include "runtime/output.h"
 #include "common/term_text.h"
 #include "cli/transcript.h"

@@ -46,19 +46,19 @@ int transcript_print_snapshot(const cJSON *snap, output *o, long delay_ms) {
 }
 
 int transcript_print_usage(store *st, const char *chat_id, int json, ag_errmsg *em) {
-  chat_usage_row rows[CHAT_USAGE_ROWS];
-  size_t n = 0;
-  int rc = chat_usage(st, chat_id, rows, &n, em);
+  chat_usage u;
+  int rc = chat_usage_get(st, chat_id, &u, em);
   if (rc) return rc;
-  for (size_t i = 0; i < n; i++) {
-    const chat_usage_row *r = &rows[i];
+  for (size_t i = 0; i < u.n; i++) {
+    const chat_usage_row *r = &u.rows[i];
     if (json)
       printf("{\"type\":\"usage\",\"agent\":\"%s\",\"calls\":%zu,\"input_tokens\":%.0f,\"output_tokens\":%.0f}\n",
-             r->agent, r->calls, r->input_tokens, r->output_tokens);
+             r->agent, r->calls, r->in, r->out);
     else
-      printf("tokens of %s: %.0f in, %.0f out (%zu call%s)\n", r->agent, r->input_tokens, r->output_tokens, r->calls,
+      printf("tokens of %s: %.0f in, %.0f out (%zu call%s)\n", r->agent, r->in, r->out, r->calls,
              r->calls == 1 ? "" : "s");
   }
+  chat_usage_free(&u);
   return AG_OK;
 }
 

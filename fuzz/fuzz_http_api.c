@@ -1,5 +1,5 @@
 /* Fuzzes agora serve's request parsing (serve/serve_route.c): route matching of any method and URI, the
- * query numbers, and every route's JSON body. Checks: each answer is one of the statuses the server
+ * query numbers and strings, and every route's JSON body. Checks: each answer is one of the statuses the server
  * sends, with a reason; a matched route takes the method; ids are NUL-terminated and within their cap;
  * a query value is at most 2^53; an accepted body has its required fields, non-empty and valid UTF-8. */
 #include "fuzz_util.h"
@@ -39,6 +39,10 @@ static void route(int method, const char *uri) {
       if (q != 0 && q != 400) abort();
       if (!q && present && v > (1ull << 53)) abort();
     }
+    char text[SERVE_QUERY_MAX];
+    int q = serve_query_str(m.query, "q", text, &present, err);
+    if (q != 0 && q != 400) abort();
+    if (!q && strlen(text) >= SERVE_QUERY_MAX) abort();
   }
   if (rc == 405 && !m.allowed) abort();
   /* the same text as Host and Origin headers */

@@ -153,20 +153,20 @@ int agora_usage(agora_world *w, const char *chat, char **json) {
   ag_errmsg em = {""};
   char id[CHAT_ID_MAX];
   store *st;
-  chat_usage_row rows[CHAT_USAGE_ROWS];
-  size_t n = 0;
+  chat_usage u = {0};
   cJSON *a = cJSON_CreateArray();
   int rc = !a ? AG_ERR_NOMEM : named_chat(w, chat, id, &st, &em);
-  if (!rc) rc = chat_usage(st, id, rows, &n, &em);
-  for (size_t i = 0; !rc && i < n; i++) {
+  if (!rc) rc = chat_usage_get(st, id, &u, &em);
+  for (size_t i = 0; !rc && i < u.n; i++) {
     cJSON *row = cJSON_CreateObject();
     if (!row) rc = AG_ERR_NOMEM;
     else cJSON_AddItemToArray(a, row);
-    cJSON_AddStringToObject(row, "agent", rows[i].agent);
-    cJSON_AddNumberToObject(row, "calls", (double)rows[i].calls);
-    cJSON_AddNumberToObject(row, "input_tokens", rows[i].input_tokens);
-    cJSON_AddNumberToObject(row, "output_tokens", rows[i].output_tokens);
+    cJSON_AddStringToObject(row, "agent", u.rows[i].agent);
+    cJSON_AddNumberToObject(row, "calls", (double)u.rows[i].calls);
+    cJSON_AddNumberToObject(row, "input_tokens", u.rows[i].in);
+    cJSON_AddNumberToObject(row, "output_tokens", u.rows[i].out);
   }
+  chat_usage_free(&u);
   if (!rc) return hand_out(a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
   cJSON_Delete(a);
   return agora__fail(rc, &em);

@@ -53,6 +53,12 @@ static void get_worlds(serve *s, struct evhttp_request *req) {
     cJSON_Delete(j);
     return reply_err(req, rc, &em);
   }
+  /* The first world named on the command line: the one the page opens (null: none was named). */
+  const char *primary = NULL;
+  for (size_t i = 0; i < s->n_worlds && !primary; i++)
+    if (s->worlds[i]->named) primary = world_id(s->worlds[i]->w);
+  if (primary) cJSON_AddStringToObject(j, "primary", primary);
+  else cJSON_AddNullToObject(j, "primary");
   serve_reply_json(req, 200, j);
 }
 
@@ -288,40 +294,58 @@ static void chat_action(serve *s, serve_world *sw, const serve_match *m, int met
 
 /* ---- messages and snapshots ---- */
 
-typedef struct page { cJSON *arr; const char *world, *chat; uint64_t before; size_t left; } page;
+typedef struct page {
+  cJSON *arr, *steps; /* steps: NULL unless ?steps=1 */
+  const char *world, *chat;
+  uint64_t before, last;
+  size_t left;
+} page;
 
 static int page_row(const chat_entry *e, void *arg) {
   page *p = arg;
-  if (!e->msg) return 0;
+  if (!e->msg) { /* a thread step (tool call or result, failed call), anchored after the last message */
+    cJSON *j = output_step_json(p->world, p->chat, e->kind, e->fields);
+    if (!j) return AG_ERR_NOMEM;
+    cJSON_AddNumberToObject(j, "after_seq", (double)p->last);
+    cJSON_AddItemToArray(p->steps, j);
+    return 0;
+  }
   if (!p->left || (p->before && e->msg->seq >= p->before)) return CHAT_STOP;
   cJSON *j = output_message_json(p->world, p->chat, e->msg);
   if (!j) return AG_ERR_NOMEM;
   cJSON_AddItemToArray(p->arr, j);
+  p->last = e->msg->seq;
   p->left--;
   return 0;
 }
 
-/* ?after=SEQ (messages after it, oldest first) or ?before=SEQ (the last limit before it), ?limit=N. */
+/* ?after=SEQ (messages after it, oldest first) or ?before=SEQ (the last limit before it), ?limit=N;
+ * ?steps=1 adds the chat's stored thread steps among them (the page shows tool steps after a reload). */
 static void get_messages(serve *s, const serve_match *m, struct evhttp_request *req) {
   chat_info c;
   if (chat_of(s, m->world, m->chat, &c, req)) return;
-  uint64_t after = 0, before = 0, limit = PAGE_DEFAULT;
-  int has_after, has_before, has_limit;
+  uint64_t after = 0, before = 0, limit = PAGE_DEFAULT, steps = 0;
+  int has_after, has_before, has_limit, has_steps;
   char err[SERVE_ERR_MAX];
   if (serve_query_u64(m->query, "after", &after, &has_after, err) ||
       serve_query_u64(m->query, "before", &before, &has_before, err) ||
-      serve_query_u64(m->query, "limit", &limit, &has_limit, err))
+      serve_query_u64(m->query, "limit", &limit, &has_limit, err) ||
+      serve_query_u64(m->query, "steps", &steps, &has_steps, err))
     return serve_reply_error(req, 400, "%s", err);
   if (has_limit && (limit < 1 || limit > PAGE_MAX)) return serve_reply_error(req, 400, "limit: 1 to %d", PAGE_MAX);
   if (has_after && has_before) return serve_reply_error(req, 400, "give after or before, not both");
+  if (steps > 1) return serve_reply_error(req, 400, "steps: 0 or 1");
   uint64_t from = after + 1;
   if (has_before) from = before > limit ? before - limit : 1;
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "chat", c.id);
   cJSON_AddNumberToObject(j, "message_count", (double)c.message_count);
-  page p = {cJSON_AddArrayToObject(j, "messages"), c.world_id, c.id, has_before ? (before ? before : 1) : 0, (size_t)limit};
+  page p = {.arr = cJSON_AddArrayToObject(j, "messages"), .steps = steps ? cJSON_AddArrayToObject(j, "steps") : NULL,
+            .world = c.world_id, .chat = c.id, .before = has_before ? (before ? before : 1) : 0, .last = from - 1,
+            .left = (size_t)limit};
   ag_errmsg em = {""};
-  int rc = chat_messages_each(s->st, c.id, from, page_row, &p, &em);
+  int rc = steps ? chat_transcript_from(s->st, c.id, from, page_row, &p, &em)
+                 : chat_messages_each(s->st, c.id, from, page_row, &p, &em);
   if (rc) {
     cJSON_Delete(j);
     return reply_err(req, rc, &em);
@@ -386,7 +410,7 @@ static void post_cancel(serve_world *sw, struct evhttp_request *req) {
 static void post_approval(serve *s, uint64_t id, const serve_body *b, struct evhttp_request *req) {
   int rc = serve_approval_answer(s, id, b->allow, b->answer);
   if (rc == AG_ERR_NOT_FOUND) return serve_reply_error(req, 404, "no pending approval %llu", (unsigned long long)id);
-  if (rc) return serve_reply_error(req, 409, "approval %llu was already answered", (unsigned long long)id);
+  if (rc) return serve_reply_error(req, 409, "approval %llu was already answered (or its turn ended)", (unsigned long long)id);
   cJSON *j = cJSON_CreateObject();
   cJSON_AddNumberToObject(j, "id", (double)id);
   cJSON_AddBoolToObject(j, "allow", b->allow);
@@ -426,7 +450,8 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
     return get_world(s, sw, req);
   case SR_WORLD_LOAD: return get_world(s, sw, req);
   case SR_CHATS:
-    if (method == SERVE_POST) {
+    if (method == SERVE_POST) { /* replies in flight belong to the chat left: cancelled out loud, as a select does */
+      if (!world_is_quiet(sw->w)) serve_world_cancel(sw);
       if ((rc = chat_session_new(sw->cs, &em)) || (rc = rt_nats_join_sync(sw->nats, &em)))
         return reply_err(req, rc, &em);
       return reply_chat(s, chat_session_current(sw->cs), 201, req);
@@ -461,6 +486,8 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
 void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m, int method, const char *body,
                       size_t len) {
   if (m->route == SR_SNAPSHOTS) return post_snapshot(s, body, len, req);
+  if (m->route == SR_WORLD_EXPORT || m->route == SR_CHAT_EXPORT || m->route == SR_CHAT_SEARCH || m->route == SR_CHAT_USAGE)
+    return serve_read_handle(s, req, m);
   serve_body b;
   char err[SERVE_ERR_MAX];
   int status = serve_body_parse(m->route, method, body, len, &b, err);

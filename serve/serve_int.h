@@ -1,7 +1,7 @@
 /* agora serve's insides, shared by its files: serve.c (the command, start and stop), serve_http.c
  * (requests: auth, routing, replies), serve_api.c (the JSON API), serve_worlds.c (the hosted worlds and
- * their approvals), serve_sse.c (event streams), serve_conn.c (connections: caps and timeouts),
- * serve_metrics.c (/healthz, /metrics). Not for use outside them. */
+ * their approvals), serve_read.c (exports and search), serve_sse.c (event streams), serve_conn.c
+ * (connections: caps and timeouts), serve_metrics.c (/healthz, /metrics). Not for use outside them. */
 #ifndef AG_CLI_SERVE_INT_H
 #define AG_CLI_SERVE_INT_H
 
@@ -40,6 +40,7 @@ typedef struct serve_world {
    * chat later still shows it (GET /api/worlds/ID "resumed"). resumed_chat "" when none. */
   char resumed_chat[CHAT_ID_MAX], resumed_agents[256];
   size_t resumed_replies;
+  int named;          /* named on the command line (the page opens the first of those) */
 } serve_world;
 
 /* A tool approval (or ask_human question) waiting for an answer over HTTP. Ids are the server's own,
@@ -94,7 +95,8 @@ void serve_world_announce(serve_world *sw, const world_event *e);
 void serve_world_cancel(serve_world *sw);
 /* A pending request as the stream and GET /api/worlds/{id} show it (caller owns). */
 cJSON *serve_ask_json(const serve_ask *a, const char *chat);
-/* Answers approval id (text: an ask_human answer, may be NULL). 0, AG_ERR_NOT_FOUND, AG_ERR_STATE. */
+/* Answers approval id (text: an ask_human answer, may be NULL). 0, AG_ERR_NOT_FOUND (never asked),
+ * AG_ERR_STATE (answered already, or withdrawn). */
 int serve_approval_answer(serve *s, uint64_t id, int allow, const char *text);
 
 /* serve_http.c */
@@ -126,11 +128,23 @@ void serve_conns_free(serve *s);
 void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m, int method, const char *body,
                       size_t len);
 
+/* serve_read.c: GET …/export?format=md (a world, a chat), GET …/chats/{chat}/search and
+ * GET …/chats/{chat}/usage, from the database alone (no world is loaded for them). */
+void serve_read_handle(serve *s, struct evhttp_request *req, const serve_match *m);
+
 /* serve_metrics.c */
 void serve_metrics_reply(serve *s, struct evhttp_request *req);
 
-/* serve_page.c (generated from cli/serve_page.html at build time) */
+/* Generated at build time by cmake/embed.cmake: the page (serve/serve_page.html), its script
+ * (serve/serve_app.js), and the Markdown renderer and sanitiser it uses (Debian's libjs-marked and
+ * node-dompurify), served as /assets/NAME. */
 extern const char serve_page_html[];
 extern const unsigned long serve_page_html_len;
+extern const char serve_app_js[];
+extern const unsigned long serve_app_js_len;
+extern const char serve_marked_js[];
+extern const unsigned long serve_marked_js_len;
+extern const char serve_purify_js[];
+extern const unsigned long serve_purify_js_len;
 
 #endif

@@ -65,6 +65,10 @@ static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_ma
   if (n == 0) return m->allowed = SERVE_GET, SR_PAGE;
   if (n == 1 && IS(0, "healthz")) return m->allowed = SERVE_GET, SR_HEALTHZ;
   if (n == 1 && IS(0, "metrics")) return m->allowed = SERVE_GET, SR_METRICS;
+  if (n == 2 && IS(0, "assets")) {
+    memcpy(m->asset, seg[1], SERVE_ID_MAX);
+    return m->allowed = SERVE_GET, SR_ASSET;
+  }
   if (n < 2 || !IS(0, "api")) return SR_NONE;
   if (n == 2 && IS(1, "snapshots")) return m->allowed = SERVE_POST, SR_SNAPSHOTS;
   if (n == 3 && IS(1, "approvals")) {
@@ -87,6 +91,7 @@ static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_ma
   if (n == 4 && IS(3, "cancel")) return m->allowed = SERVE_POST, SR_CANCEL;
   if (n == 4 && IS(3, "load")) return m->allowed = SERVE_POST, SR_WORLD_LOAD;
   if (n == 4 && IS(3, "events")) return m->allowed = SERVE_GET, SR_EVENTS;
+  if (n == 4 && IS(3, "export")) return m->allowed = SERVE_GET, SR_WORLD_EXPORT;
   if (n < 5 || !IS(3, "chats")) return SR_NONE;
   memcpy(m->chat, seg[4], SERVE_ID_MAX);
   if (n == 5) return m->allowed = SERVE_DELETE | SERVE_PATCH, SR_CHAT;
@@ -94,6 +99,9 @@ static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_ma
   if (n == 6 && IS(5, "messages")) return m->allowed = SERVE_GET, SR_CHAT_MESSAGES;
   if (n == 6 && IS(5, "snapshot")) return m->allowed = SERVE_GET, SR_CHAT_SNAPSHOT;
   if (n == 6 && IS(5, "branch")) return m->allowed = SERVE_POST, SR_CHAT_BRANCH;
+  if (n == 6 && IS(5, "export")) return m->allowed = SERVE_GET, SR_CHAT_EXPORT;
+  if (n == 6 && IS(5, "search")) return m->allowed = SERVE_GET, SR_CHAT_SEARCH;
+  if (n == 6 && IS(5, "usage")) return m->allowed = SERVE_GET, SR_CHAT_USAGE;
 #undef IS
   return SR_NONE;
 }
@@ -143,6 +151,40 @@ int serve_query_u64(const char *query, const char *key, uint64_t *out, int *pres
       }
       if (x > (1ull << 53)) return fail(err, 400, "query parameter '%s' is too large", key);
       *out = x;
+      *present = 1;
+    }
+    p = end ? end + 1 : NULL;
+  }
+  return 0;
+}
+
+int serve_query_str(const char *query, const char *key, char out[SERVE_QUERY_MAX], int *present, char *err) {
+  size_t klen = strlen(key);
+  *present = 0;
+  out[0] = '\0';
+  for (const char *p = query; p && *p;) {
+    const char *end = strchr(p, '&');
+    size_t len = end ? (size_t)(end - p) : strlen(p), o = 0;
+    if (len > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+      for (size_t i = klen + 1; i < len; i++) {
+        int c = (unsigned char)p[i];
+        if (c == '+') c = ' ';
+        else if (c == '%') {
+          int hi = i + 2 < len ? hexval(p[i + 1]) : -1, lo = i + 2 < len ? hexval(p[i + 2]) : -1;
+          if (hi < 0 || lo < 0) return fail(err, 400, "query parameter '%s': bad percent escape", key);
+          c = hi * 16 + lo;
+          i += 2;
+        }
+        if (c == 0) return fail(err, 400, "query parameter '%s' holds a NUL", key);
+        if (o + 1 >= SERVE_QUERY_MAX) return fail(err, 400, "query parameter '%s' is longer than %d bytes", key, SERVE_QUERY_MAX - 1);
+        out[o++] = (char)c;
+      }
+      out[o] = '\0';
+      for (size_t i = 0; i < o;) {
+        size_t k = ag_utf8_seq_len(out + i, o - i);
+        if (!k) return fail(err, 400, "query parameter '%s' is not valid UTF-8", key);
+        i += k;
+      }
       *present = 1;
     }
     p = end ? end + 1 : NULL;

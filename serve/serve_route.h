@@ -32,7 +32,12 @@ typedef enum serve_route_id {
   SR_CANCEL,        /* POST /api/worlds/{w}/cancel */
   SR_EVENTS,        /* GET /api/worlds/{w}/events (SSE) */
   SR_SNAPSHOTS,     /* POST /api/snapshots */
-  SR_APPROVAL       /* POST /api/approvals/{id} */
+  SR_APPROVAL,      /* POST /api/approvals/{id} */
+  SR_ASSET,         /* GET /assets/{name}: the page's scripts (embedded at build time) */
+  SR_WORLD_EXPORT,  /* GET /api/worlds/{w}/export?format=md */
+  SR_CHAT_EXPORT,   /* GET /api/worlds/{w}/chats/{c}/export?format=md */
+  SR_CHAT_SEARCH,   /* GET /api/worlds/{w}/chats/{c}/search?q=TEXT */
+  SR_CHAT_USAGE     /* GET /api/worlds/{w}/chats/{c}/usage */
 } serve_route_id;
 
 typedef struct serve_match {
@@ -41,6 +46,7 @@ typedef struct serve_match {
   char world[SERVE_ID_MAX];   /* percent-decoded path segments ("" when the route has none) */
   char chat[SERVE_ID_MAX];
   uint64_t approval;
+  char asset[SERVE_ID_MAX];   /* SR_ASSET: the file's name */
   const char *query;          /* into the URI given (after '?'), or NULL */
 } serve_match;
 
@@ -70,6 +76,12 @@ typedef struct serve_body {
   int64_t budget_tokens;
   double budget_usd;
 } serve_body;
+
+#define SERVE_QUERY_MAX 256 /* bytes of a decoded query string value (a search), NUL included */
+/* The value of key in query (may be NULL), percent-decoded ('+' is a space) into out (SERVE_QUERY_MAX);
+ * *present says whether it was there (the last one counts). 0, or 400 with err for a bad escape, a NUL,
+ * invalid UTF-8 or a value too long. */
+int serve_query_str(const char *query, const char *key, char out[SERVE_QUERY_MAX], int *present, char *err);
 
 /* Parses and checks body (len bytes, need not be NUL-terminated) for route and method (a mask bit). Returns 0; 400 when it is
  * not one JSON object (malformed, trailing bytes, a NUL, duplicate keys); 422 when a field is missing,

@@ -213,7 +213,8 @@ static void on_withdrawn(void *ud, uint64_t local, int timed_out) {
 int serve_approval_answer(serve *s, uint64_t id, int allow, const char *text) {
   size_t i;
   serve_ask *a = ask_find(s, id, &i);
-  if (!a) return AG_ERR_NOT_FOUND;
+  /* Ids are handed out in order and never reused: one not pending but handed out has ended. */
+  if (!a) return id && id <= s->next_ask ? AG_ERR_STATE : AG_ERR_NOT_FOUND;
   world *w = a->sw->w;
   int rc = a->question ? world_approval_reply(w, a->local, allow, text) : world_approval_answer(w, a->local, allow);
   if (rc == AG_ERR_STATE) return rc;
@@ -291,6 +292,7 @@ static int host(serve *s, const char *world, int stored, ag_errmsg *em) {
   x->sw.w = rt_world(x->sw.rt);
   x->sw.cs = rt_session(x->sw.rt);
   x->sw.nats = rt_join(x->sw.rt);
+  x->sw.named = !stored;
   x->label = NULL;
   const char *still = rt_clock_still(x->sw.rt);
   if (still) fprintf(stderr, "agora: serve: world %s: %s\n", world_id(x->sw.w), still);

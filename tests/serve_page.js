@@ -1,13 +1,18 @@
 // agora serve's web page in a real browser (headless Debian chromium driven by puppeteer-core, run by
-// tests/test_serve_page.c): the transcript shows, a message typed with @ completion is posted, the reply
-// streams in, a tool is approved, chats are switched and deleted; a screenshot is saved.
+// tests/test_serve_page.c): the page opens the world named first on the command line and puts world and
+// chat in the address; the transcript shows, bookkeeping hidden until toggled, a message typed with @
+// completion is posted, the reply streams in, the chat's count follows; a reply with Markdown and hostile
+// HTML is rendered inert; the agents panel; a tool is approved and its steps stay after a reload; switching
+// chats while a reply comes asks first; a link to a chat lands on it; chats are deleted. No page error.
+// Screenshots of each view are saved next to SCREENSHOT (SCREENSHOT-NAME.png).
 // Usage: node serve_page.js BASE_URL SCREENSHOT.png   (AGORA_PEERS names the installed peers)
 //        node serve_page.js BASE_URL SCREENSHOT.png TOKEN   the server needs TOKEN: the page asks for it once
 //        node serve_page.js BASE_URL SCREENSHOT.png --big   a world of 1,000 agents, a chat of 100,000 messages
+//        node serve_page.js BASE_URL SCREENSHOT.png --empty an empty database: the page says what to do
 "use strict";
 const puppeteer = require(process.env.AGORA_PEERS + "/node_modules/puppeteer-core");
 const [base, shot, third] = process.argv.slice(2);
-const big = third === "--big", token = big ? undefined : third;
+const big = third === "--big", empty = third === "--empty", token = big || empty ? undefined : third;
 const MESSAGES = 100000, PAGE = 100, MAX_ROWS = 400; /* the page's PAGE and MAX_ROWS */
 
 // Nothing may leave the machine: no background services, updates or proxies of the browser's own.
@@ -19,6 +24,8 @@ const args = ["--no-sandbox", "--headless=new", "--no-first-run", "--no-default-
   "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"];
 
 function step(name) { process.stderr.write("serve_page: " + name + "\n"); }
+// A screenshot of one view, beside the main one: serve_page.png -> serve_page-NAME.png.
+function shotOf(name) { return shot.replace(/\.png$/, "") + "-" + name + ".png"; }
 
 // Clicks the element sel names as it is at that moment, inside the page: lists re-render as events
 // arrive, and puppeteer's page.click on a handle that was replaced in between fails with "Node is
@@ -126,6 +133,221 @@ async function bigWorld(page, T) {
   if (await page.$(".msg.live")) throw new Error("a live line stayed after the reply");
   await checkRun(page, "after the reply");
   await page.screenshot({ path: shot });
+
+  step("big: search 100,000 messages on the server, jump to the match");
+  const t1 = Date.now();
+  await searchAndJump(page, T, "message 50000 from", 50000);
+  step("big: found and shown in " + (Date.now() - t1) + " ms");
+  seqs = await checkRun(page, "around the match");
+  if (!seqs.includes(50000) || seqs.length !== PAGE) throw new Error("around the match: " + seqs[0] + ".." + seqs[seqs.length - 1]);
+  await page.screenshot({ path: shotOf("search") });
+}
+
+// Searches the chat for q (Enter in the search box), expects one result, seq, and clicks it: the message
+// is shown, marked.
+async function searchAndJump(page, T, q, seq) {
+  await page.click("#search", { clickCount: 3 });
+  await page.type("#search", q);
+  await page.keyboard.press("Enter");
+  await page.waitForSelector('#results:not([hidden]) li[data-seq="' + seq + '"]', T);
+  const n = await page.$$eval("#results li[data-seq]", (l) => l.length);
+  if (n !== 1) throw new Error("search '" + q + "': " + n + " results");
+  await clickNow(page, '#results li[data-seq="' + seq + '"]', T);
+  await page.waitForSelector('.msg.hit[data-seq="' + seq + '"]', T);
+  if (!(await page.$eval("#results", (r) => r.hidden))) throw new Error("the results stayed open");
+}
+
+// The text of the elements sel names, joined.
+function texts(page, sel) { return page.$$eval(sel, (l) => l.map((e) => e.textContent).join("\n")); }
+// 1 when sel names an element that is laid out (not display: none, nor inside one).
+function visible(page, sel) { return page.$eval(sel, (e) => e.getClientRects().length > 0); }
+
+// The page opens the world named first (browser, not the alphabetically first aardvark), with world and
+// chat in the address; bookkeeping is hidden until the toggle shows it.
+async function opens(page, T) {
+  step("load the page: the world named first, its chat in the address");
+  await page.goto(base + "/", { waitUntil: "domcontentloaded" });
+  await page.waitForSelector("#worlds li", T);
+  await page.waitForFunction(() => [...document.querySelectorAll(".msg")].some((m) => m.textContent.includes("first answer")), T);
+  const on = await page.$eval("#worlds li.on", (l) => l.dataset.id);
+  if (on !== "browser") throw new Error("the page opened world " + on + ", not the one named first");
+  const chat = await page.$eval("#chats li.on", (l) => l.dataset.id);
+  const hash = await page.evaluate(() => location.hash);
+  if (hash !== "#/w/browser/c/" + chat) throw new Error("the address is '" + hash + "'");
+  if (!(await page.$("link[rel=icon]"))) throw new Error("no favicon");
+  return chat;
+}
+
+async function bookkeeping(page, T) {
+  step("bookkeeping hidden, shown by the toggle");
+  await page.waitForSelector(".ev.ev-turn-end", T);
+  if (await visible(page, ".ev.ev-turn-end")) throw new Error("turn-end is shown without the toggle");
+  await page.click("#show-book");
+  if (!(await visible(page, ".ev.ev-turn-end"))) throw new Error("the toggle does not show turn-end");
+  await page.screenshot({ path: shotOf("bookkeeping") });
+  await page.click("#show-book");
+  if (await visible(page, ".ev.ev-turn-end")) throw new Error("the toggle does not hide turn-end again");
+}
+
+// A reply holding Markdown and hostile HTML: rendered, and nothing in it runs.
+async function markdownInert(page, T) {
+  step("a reply in Markdown with hostile HTML: rendered, inert");
+  await page.evaluate(() => { window.__pwned = 0; });
+  await page.type("#input", "@md show me");
+  await page.keyboard.press("Escape");
+  await page.click("#send");
+  await page.waitForFunction(() => [...document.querySelectorAll(".msg.agent:not(.live) .body.md strong")].some((b) => b.textContent === "bold"), T);
+  const html = await page.$$eval(".msg.agent .body.md", (l) => l[l.length - 1].innerHTML);
+  if (!html.includes("<code>code</code>") || !html.includes("<li>item</li>")) throw new Error("not rendered as Markdown: " + html);
+  const kept = await page.$$eval(".msg.agent .body.md", (l) => {
+    const b = l[l.length - 1], bad = [];
+    if (!b.querySelector("a")) bad.push("no link");
+    for (const e of b.querySelectorAll("*")) {
+      if (/^(script|iframe|object|embed)$/i.test(e.tagName)) bad.push(e.tagName);
+      for (const a of e.attributes) if (/^on/i.test(a.name) || /^\s*javascript:/i.test(a.value)) bad.push(e.tagName + " " + a.name);
+    }
+    return bad.join(", ");
+  });
+  if (kept) throw new Error("hostile HTML kept (" + kept + "): " + html);
+  await page.$$eval(".msg.agent .body.md a", (l) => l.forEach((a) => a.click())); // a javascript: link would run now
+  await page.hover(".msg.agent .body.md");
+  const pwned = await page.evaluate(() => window.__pwned);
+  if (pwned !== 0) throw new Error("a handler in a reply ran (" + pwned + ")");
+  step("message numbers on hover");
+  await page.hover("#input");
+  if (await page.$eval('.msg[data-seq="1"] .num', (n) => getComputedStyle(n).visibility) !== "hidden") throw new Error("numbers shown without hover");
+  await page.hover('.msg[data-seq="1"]');
+  const num = await page.$eval('.msg[data-seq="1"] .num', (n) => getComputedStyle(n).visibility + " " + n.textContent);
+  if (num !== "visible #1") throw new Error("the number on hover: " + num);
+  await page.screenshot({ path: shotOf("markdown") });
+}
+
+async function agentsPanel(page, T) {
+  step("the agents panel: provider/model, turns of the limit, phase; a click mentions");
+  // the card says what the server says (turns are counted since the last human message)
+  await page.waitForFunction(async () => {
+    const w = await (await fetch("/api/worlds/browser")).json(), ann = w.agents.find((a) => a.id === "ann");
+    const c = document.querySelector('.agent-card[data-id="ann"]');
+    return c && c.textContent.includes("turns " + ann.turns + "/" + w.turn_limit) && w.turn_limit === 5;
+  }, { timeout: 20000, polling: 200 });
+  const ann = await page.$eval('.agent-card[data-id="ann"]', (c) => c.textContent);
+  if (!ann.includes("openai · m") || !ann.includes("idle")) throw new Error("ann's card: " + ann);
+  await page.$eval("#input", (i) => { i.value = ""; });
+  await page.click('.agent-card[data-id="careful"]');
+  const typed = await page.$eval("#input", (i) => i.value);
+  if (typed !== "@careful ") throw new Error("a click on careful typed '" + typed + "'");
+  await page.$eval("#input", (i) => { i.value = ""; });
+}
+
+// The tool steps of the approved call are stored: a reload shows them again, on the same chat.
+async function reloadKeepsSteps(page, T, chat) {
+  step("a reload keeps the tool steps and the view");
+  await page.reload({ waitUntil: "domcontentloaded" });
+  await page.waitForFunction(() => document.querySelector(".ev.ev-tool-call") && document.querySelector(".ev.ev-tool-result"), T);
+  const steps = await texts(page, ".ev.step");
+  if (!steps.includes("tool=save_context")) throw new Error("the steps after a reload: " + steps);
+  if (await page.evaluate(() => location.hash) !== "#/w/browser/c/" + chat) throw new Error("the reload moved the view");
+  await page.waitForFunction(() => /tokens [1-9]\d* in \/ [1-9]\d* out/.test(document.querySelector('.agent-card[data-id="ann"]').textContent), T);
+  await page.screenshot({ path: shotOf("reload") });
+}
+
+// Another chat is clicked while a reply comes in: the page asks; declined, the reply goes on in its chat.
+async function switchAsks(page, T, dialogs, first) {
+  step("switching chats while a reply comes asks first");
+  const other = await page.$eval("#chats li:not(.on)", (l) => l.dataset.id);
+  await page.type("#input", "@ann take your time");
+  await page.keyboard.press("Escape");
+  await page.click("#send");
+  await page.waitForSelector(".msg.live", T);
+  dialogs.answer = false;
+  const before = dialogs.seen.length, shown = await page.evaluate(() => window.__dialogs || 0);
+  await clickNow(page, '#chats li[data-id="' + other + '"]', T);
+  await page.waitForFunction((n) => (window.__dialogs || 0) > n, T, shown);
+  if (dialogs.seen.length !== before + 1 || !dialogs.seen[before].includes("still coming")) throw new Error("no question before switching: " + dialogs.seen.join(" | "));
+  dialogs.answer = true;
+  await page.waitForFunction(() => [...document.querySelectorAll(".msg.agent:not(.live)")].some((m) => m.textContent.includes("eight slow words")), T);
+  if (await page.$eval("#chats li.on", (l) => l.dataset.id) !== first) throw new Error("the chat was switched");
+  return other;
+}
+
+async function mainFlow(page, T, dialogs) {
+  const first = await opens(page, T);
+  await page.screenshot({ path: shotOf("open") });
+
+  step("type with @ completion and send");
+  await page.click("#input");
+  await page.keyboard.type("@an");
+  await page.waitForSelector("#complete li", T);
+  await page.keyboard.press("Tab");
+  const typed = await page.$eval("#input", (i) => i.value);
+  if (typed !== "@ann ") throw new Error("completion gave '" + typed + "'");
+  await page.keyboard.type("tell me more");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => [...document.querySelectorAll(".msg.human")].some((m) => m.textContent.includes("@ann tell me more")), T);
+
+  step("the reply streams in, the chat's count follows");
+  await page.waitForSelector(".msg.live", T);
+  await page.waitForFunction(() => [...document.querySelectorAll(".msg.agent:not(.live)")].some((m) =>
+    m.textContent.includes("slow words of a streamed answer")), T);
+  if (await page.$(".msg.live")) throw new Error("a live line stayed after the reply");
+  await page.waitForFunction(() => { const c = document.querySelector("#chats li.on .count"); return c && c.textContent === " (4)"; }, T);
+  await bookkeeping(page, T);
+  await markdownInert(page, T);
+  await agentsPanel(page, T);
+
+  step("approve a tool");
+  await page.type("#input", "@careful remember this");
+  await page.keyboard.press("Escape");
+  await page.click("#send");
+  await page.waitForSelector(".approval button.approve", T);
+  await page.screenshot({ path: shotOf("approval") });
+  await clickNow(page, ".approval button.approve", T);
+  await page.waitForFunction(() => [...document.querySelectorAll(".ev")].some((e) => e.textContent.includes("approval: agent=careful tool=save_context approved=true")), T);
+  await page.waitForFunction(() => !document.querySelector(".approval"), T);
+  await page.waitForSelector(".ev.ev-tool-result", T);
+  await page.screenshot({ path: shot });
+  await reloadKeepsSteps(page, T, first);
+  step("search the chat, jump to a match; the Markdown export");
+  await searchAndJump(page, T, "first answer", 2);
+  await page.click("#export-md");
+
+  step("new chat, switch back");
+  const before = await page.$$eval("#chats li", (l) => l.length);
+  await clickNow(page, "#new-chat", T);
+  await page.waitForFunction((n) => document.querySelectorAll("#chats li").length === n + 1, T, before);
+  await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id !== id, T, first);
+  if (await page.$(".msg")) throw new Error("the new chat shows messages");
+  const fresh = await page.$eval("#chats li.on", (l) => l.dataset.id);
+  if (await page.evaluate(() => location.hash) !== "#/w/browser/c/" + fresh) throw new Error("the address did not follow the new chat");
+  await clickNow(page, '#chats li[data-id="' + first + '"]', T);
+  await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id === id, T, first);
+  await page.waitForFunction(() => [...document.querySelectorAll(".msg")].some((m) => m.textContent.includes("first answer")), T);
+  await switchAsks(page, T, dialogs, first);
+
+  step("a link to the other chat lands on it");
+  await page.goto(base + "/#/w/browser/c/" + fresh, { waitUntil: "domcontentloaded" });
+  await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id === id, T, fresh);
+  await page.goto(base + "/#/w/browser/c/" + first, { waitUntil: "domcontentloaded" });
+  await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id === id, T, first);
+  await page.waitForFunction(() => [...document.querySelectorAll(".msg")].some((m) => m.textContent.includes("first answer")), T);
+
+  step("delete");
+  await clickNow(page, "#delete-chat", T);
+  await page.waitForFunction((id) => !document.querySelector('#chats li[data-id="' + id + '"]'), T, first);
+  await page.waitForFunction(() => document.querySelectorAll("#chats li.on").length === 1, T);
+}
+
+// An empty database: the page says what to do, with no error.
+async function emptyDatabase(page, T) {
+  step("an empty database: what to do");
+  await page.goto(base + "/", { waitUntil: "domcontentloaded" });
+  await page.waitForFunction(() => !document.getElementById("empty").hidden, T);
+  const say = await page.$eval("#empty", (e) => e.textContent);
+  if (!say.includes("agora serve examples/debate.json")) throw new Error("the empty page says: " + say);
+  for (const b of ["#new-chat", "#delete-chat", "#export", "#cancel"]) await page.click(b);
+  await page.type("#input", "hello");
+  await page.keyboard.press("Enter");
+  await page.screenshot({ path: shot });
 }
 
 async function main() {
@@ -134,64 +356,21 @@ async function main() {
   try {
     const page = await browser.newPage();
     await page.setViewport({ width: 1200, height: 800 });
-    const offsite = [];
-    page.on("request", (r) => { if (!r.url().startsWith(base) && !r.url().startsWith("blob:")) offsite.push(r.url()); });
-    page.on("dialog", (d) => d.accept());
-    page.on("pageerror", (e) => step("page error: " + e.message));
+    const offsite = [], errors = [], dialogs = { answer: true, seen: [] };
+    page.on("request", (r) => { if (!r.url().startsWith(base) && !r.url().startsWith("blob:") && !r.url().startsWith("data:")) offsite.push(r.url()); });
+    page.on("dialog", (d) => {
+      dialogs.seen.push(d.message());
+      page.evaluate(() => { window.__dialogs = (window.__dialogs || 0) + 1; }).catch(() => {});
+      return dialogs.answer ? d.accept() : d.dismiss();
+    });
+    page.on("pageerror", (e) => { errors.push(e.message); step("page error: " + e.message); });
     const T = { timeout: 20000 };
-    if (token || big) {
-      await (big ? bigWorld(page, T) : withToken(page, T));
-      if (offsite.length) throw new Error("requests off the server: " + offsite.join(", "));
-      ok = true;
-      return ok;
-    }
-
-    step("load the page and see the transcript");
-    await page.goto(base + "/", { waitUntil: "domcontentloaded" });
-    await page.waitForSelector("#worlds li", T);
-    await page.waitForFunction(() => [...document.querySelectorAll(".msg")].some((m) => m.textContent.includes("first answer")), T);
-
-    step("type with @ completion and send");
-    await page.click("#input");
-    await page.keyboard.type("@an");
-    await page.waitForSelector("#complete li", T);
-    await page.keyboard.press("Tab");
-    const typed = await page.$eval("#input", (i) => i.value);
-    if (typed !== "@ann ") throw new Error("completion gave '" + typed + "'");
-    await page.keyboard.type("tell me more");
-    await page.keyboard.press("Enter");
-    await page.waitForFunction(() => [...document.querySelectorAll(".msg.human")].some((m) => m.textContent.includes("@ann tell me more")), T);
-
-    step("the reply streams in");
-    await page.waitForSelector(".msg.live", T);
-    await page.waitForFunction(() => [...document.querySelectorAll(".msg.agent:not(.live)")].some((m) =>
-      m.textContent.includes("slow words of a streamed answer")), T);
-    if (await page.$(".msg.live")) throw new Error("a live line stayed after the reply");
-
-    step("approve a tool");
-    await page.type("#input", "@careful remember this");
-    await page.keyboard.press("Escape");
-    await page.click("#send");
-    await page.waitForSelector(".approval button.approve", T);
-    await clickNow(page, ".approval button.approve", T);
-    await page.waitForFunction(() => [...document.querySelectorAll(".ev")].some((e) => e.textContent.includes("approval: agent=careful tool=save_context approved=true")), T);
-    await page.waitForFunction(() => !document.querySelector(".approval"), T);
-    await page.screenshot({ path: shot });
-
-    step("new chat, switch back, delete");
-    const before = await page.$$eval("#chats li", (l) => l.length);
-    const first = await page.$eval("#chats li.on", (l) => l.dataset.id);
-    await clickNow(page, "#new-chat", T);
-    await page.waitForFunction((n) => document.querySelectorAll("#chats li").length === n + 1, T, before);
-    await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id !== id, T, first);
-    if (await page.$(".msg")) throw new Error("the new chat shows messages");
-    await clickNow(page, '#chats li[data-id="' + first + '"]', T);
-    await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id === id, T, first);
-    await page.waitForFunction(() => [...document.querySelectorAll(".msg")].some((m) => m.textContent.includes("first answer")), T);
-    await clickNow(page, "#delete-chat", T);
-    await page.waitForFunction((id) => !document.querySelector('#chats li[data-id="' + id + '"]'), T, first);
-    await page.waitForFunction(() => document.querySelectorAll("#chats li.on").length === 1, T);
+    if (token) await withToken(page, T);
+    else if (big) await bigWorld(page, T);
+    else if (empty) await emptyDatabase(page, T);
+    else await mainFlow(page, T, dialogs);
     if (offsite.length) throw new Error("requests off the server: " + offsite.join(", "));
+    if (errors.length) throw new Error(errors.length + " page error(s): " + errors.join(" | "));
     ok = true;
   } finally {
     await browser.close();

@@ -603,7 +603,7 @@ static void approve_over_http(void) {
   CHECK_INT(sse_count(c, "\"event\":\"approval\",\"world\":\"careful\""), 1);
   CHECK_INT(sse_count(c, "\"approved\":true"), 1);
   CHECK_INT(sse_wait(set, 1, "\"event\":\"tool-result\"", 5000), 0);
-  expect(&sp, "POST", path, "{\"allow\": true}", 404, "not_found"); /* answered already */
+  expect(&sp, "POST", path, "{\"allow\": true}", 409, "conflict"); /* answered already */
   sse_set_free(set);
   CHECK_INT(serve_proc_stop(&sp), 0);
 }

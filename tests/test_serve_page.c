@@ -1,10 +1,13 @@
 /* agora serve's page in a real browser: headless Debian chromium driven by puppeteer-core (installed
  * into $AGORA_PEERS by the peers fixture) runs tests/serve_page.js against a real server and the
- * loopback LLM server — transcript, @ completion, a streamed reply, a tool approved, chats switched and
- * deleted; then behind a token, asked for once; then a world of 1,000 agents with a chat of 100,000
- * messages (the last page shown, older pages on scroll with the DOM bounded, @ completion, a streamed
- * reply). The screenshots are left in the build directory (serve_page.png, serve_page_token.png,
- * serve_page_big.png) as the test's artifacts. */
+ * loopback LLM server — the world named first opened (not the alphabetically first), the address naming
+ * world and chat, transcript, bookkeeping behind a toggle, @ completion, a streamed reply, a reply in
+ * Markdown with hostile HTML rendered inert, the agents panel, a tool approved and its steps kept across
+ * a reload, a switch of chats while a reply comes asked first, chats switched and deleted; then behind a
+ * token, asked for once; then an empty database (what to do, no page error); then a world of 1,000
+ * agents with a chat of 100,000 messages (the last page shown, older pages on scroll with the DOM
+ * bounded, @ completion, a streamed reply). The screenshots are left in the build directory
+ * (serve_page*.png, one per view) as the test's artifacts. */
 #include "support/llm_server.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
@@ -38,18 +41,27 @@ static void page_in_chromium(void) {
   }
   llm_server_rule(srv, "hi there", "reply=\"first answer\"");
   llm_server_rule(srv, "tell me more", "reply=\"slow words of a streamed answer\" delay=150");
-  char world[2048], wpath[1024], db[1024];
+  llm_server_rule(srv, "take your time", "reply=\"one two three four five six seven eight slow words\" delay=400");
+  char world[4096], wpath[1024], other[1024], db[1024];
   snprintf(world, sizeof world,
            "{\"name\": \"Browser\", \"agents\": ["
            "{\"name\": \"ann\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\","
            " \"api_key_env\": \"AGORA_TEST_KEY\"},"
            "{\"name\": \"careful\", \"provider\": \"script\", \"tools\": [{\"name\": \"save_context\", \"approve\": true}],"
-           " \"replies\": [{\"tool\": \"save_context\", \"args\": {\"message\": \"noted\"}}, \"saved\"]}]}",
+           " \"replies\": [{\"tool\": \"save_context\", \"args\": {\"message\": \"noted\"}}, \"saved\"]},"
+           /* a reply in Markdown holding what must never run in the page */
+           "{\"name\": \"md\", \"provider\": \"script\", \"replies\": [\"**bold** and `code` and [x](javascript:window.__pwned=3)\\n\\n- item\\n\\n"
+           "<script>window.__pwned=1</script><img src=x onerror=\\\"window.__pwned=2\\\"> "
+           "<svg onload=\\\"window.__pwned=4\\\"><circle r=\\\"5\\\"/></svg> <a href=\\\"javascript:window.__pwned=5\\\">y</a> "
+           "<iframe src=\\\"javascript:parent.__pwned=6\\\"></iframe>\"]}]}",
            llm_server_url(srv, "/v1"));
   snprintf(wpath, sizeof wpath, "%s/browser.json", tmp);
+  snprintf(other, sizeof other, "%s/aardvark.json", tmp);
   snprintf(db, sizeof db, "%s/db", tmp);
   unit_write_file(wpath, world);
-  const char *args[] = {wpath, "--db", db, NULL};
+  /* listed first (by id), named second: the page must open browser */
+  unit_write_file(other, "{\"name\": \"Aardvark\", \"agents\": [{\"name\": \"x\", \"provider\": \"script\", \"replies\": [\"x\"]}]}");
+  const char *args[] = {wpath, other, "--db", db, NULL};
   const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
   serve_proc sp;
   if (serve_proc_start(tmp, args, env, &sp)) {
@@ -77,6 +89,16 @@ static void page_in_chromium(void) {
     CHECK(!"agora serve did not start");
   } else {
     run_page_script(&sp, "serve_page_token.png", "page-token-123");
+    CHECK_INT(serve_proc_stop(&sp), 0);
+  }
+  /* an empty database: the page says what to do */
+  char empty_db[1024];
+  snprintf(empty_db, sizeof empty_db, "%s/empty-db", tmp);
+  const char *empty_args[] = {"--db", empty_db, NULL};
+  if (serve_proc_start(tmp, empty_args, NULL, &sp)) {
+    CHECK(!"agora serve did not start");
+  } else {
+    run_page_script(&sp, "serve_page_empty.png", "--empty");
     CHECK_INT(serve_proc_stop(&sp), 0);
   }
   llm_server_stop(srv);

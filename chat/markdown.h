@@ -1,8 +1,9 @@
 /* Markdown export (issue 13): a chat snapshot (chat/snapshot.h) as a readable document — the world's
  * settings, its agents with provider, model and prompt, then the transcript with speaker headings, tool
- * calls as collapsible <details> and other thread events as quiet lines. */
-#ifndef AG_CLI_MARKDOWN_H
-#define AG_CLI_MARKDOWN_H
+ * calls as collapsible <details> and other thread events as quiet lines. In chat/ (pure text over a
+ * snapshot) so that `chats export --format md` and agora serve's export share it. */
+#ifndef AG_CHAT_MARKDOWN_H
+#define AG_CHAT_MARKDOWN_H
 
 #include <cjson/cJSON.h>
 

@@ -1,7 +1,7 @@
 /* Snapshots as Markdown (see markdown.h). Pure text building over the snapshot's JSON: message texts
  * are written as they are (agents write Markdown); names and settings are written as code where they
  * could hold Markdown syntax. */
-#include "cli/markdown.h"
+#include "chat/markdown.h"
 
 #include "common/buf.h"
 
