@@ -5,6 +5,7 @@
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -497,6 +498,9 @@ static void gemini_bad_200_fails(void) {
   }
 }
 
+/* The loopback server's stalled stream has sent its first event. */
+static int stalled(void *server) { return llm_server_stalls(server) >= 1; }
+
 /* Ctrl-C during run (issue 15 item 9): the reply in flight is cancelled, what was published is saved,
  * and stderr says so; exit 130. */
 static void sigint_says_what_it_did(void) {
@@ -521,12 +525,8 @@ static void sigint_says_what_it_did(void) {
   }
   CHECK(pid > 0);
   if (pid <= 0) return;
-  for (int i = 0; i < 400 && llm_server_request_count(srv) < 1; i++) {
-    struct timespec ts = {0, 25 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
-  struct timespec ts = {0, 200 * 1000 * 1000}; /* the stalled stream has started */
-  nanosleep(&ts, NULL);
+  /* the stalled stream has started: its first event is out, the reply is in flight */
+  CHECK(wait_until(stalled, srv, 10000));
   kill(pid, SIGINT);
   int st = -1;
   CHECK(waitpid(pid, &st, 0) == pid);
