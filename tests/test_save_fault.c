@@ -5,6 +5,7 @@
 #include "support/proc.h"
 #include "support/tsession.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include "chat/session.h"
 #include "storage/store.h"
@@ -170,12 +171,6 @@ static const char world_text[] =
   "            {\"new_chat\": true},"
   "            {\"from\": \"human\", \"text\": \"@bob again\"}]}";
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Writes filler until the file system is full; returns the bytes written. */
 static size_t fill(const char *path) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -209,6 +204,17 @@ static size_t count_lines(const char *text, const char *needle) {
   size_t n = 0;
   for (const char *p = text; (p = strstr(p, needle)); p++) n++;
   return n;
+}
+
+/* The run's output (at path) shows its first few hundred messages. */
+static int output_grown(void *path) { return file_size(path) >= 64 * 1024; }
+
+/* The run's output (at path) shows it met the full disk. */
+static int storage_failed(void *path) {
+  char *text = unit_read_file(path);
+  int met = text && count_lines(text, "storage-error") > 0;
+  free(text);
+  return met;
 }
 
 static void disk_full_and_freed_during_run(void) {
@@ -248,11 +254,11 @@ static void disk_full_and_freed_during_run(void) {
     _exit(127);
   }
   /* The disk fills once the run has stored its first few hundred messages (its output shows them) and
-   * is freed 0.2 s later, well before the run ends (the run must outlast the full disk: what is still
-   * unsaved when it ends is lost, and reported). */
-  for (int i = 0; i < 1000 && file_size(out) < 64 * 1024; i++) usleep(10000);
+   * is freed once the run has met it (its output shows a storage error), well before the run ends (the
+   * run must outlast the full disk: what is still unsaved when it ends is lost, and reported). */
+  CHECK(wait_until(output_grown, out, 10000));
   size_t filled = fill(filler);
-  usleep(200000);
+  CHECK(wait_until(storage_failed, out, 10000));
   unlink(filler);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
