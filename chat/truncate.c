@@ -126,7 +126,7 @@ static int trunc_txn(store_txn *t, void *arg) {
     if (!rc) rc = store_chat_delete(t, tc->scratch);
     if (rc) return rc;
   }
-  store_chat put = {cs->current, world_id(cs->w), tc->title, tc->keep, created, ag_now_ms(), NULL};
+  store_chat put = {cs->current, world_id(cs->w), tc->title, tc->keep, created, chat_session__now(cs), NULL};
   return store_chat_put(t, &put);
 }
 

@@ -11,7 +11,6 @@
 #include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char *WORLD_JSON =
   "{\"name\": \"Sess\", \"turn_limit\": 3, \"agents\": ["
@@ -173,9 +172,15 @@ static void load_restores_memories_and_counts(void) {
   fx_close(&f);
 }
 
+/* A clock that moves one millisecond each time the session reads it: every save is later than the one
+ * before, however fast the machine (two saves in one millisecond made "updated last" a tie). */
+static int64_t ticking(void *ms) { return ++*(int64_t *)ms; }
+
 static void delete_with_fallback_order(void) {
   fixture f;
   fx_open(&f);
+  int64_t clock_ms = 1767225600000; /* 2026-01-01 */
+  chat_session_set_clock(f.cs, ticking, &clock_ms);
   char ids[3][STORE_ID_MAX];
   for (int i = 0; i < 3; i++) {
     chat_session_new(f.cs, NULL);
@@ -183,12 +188,12 @@ static void delete_with_fallback_order(void) {
     char text[64];
     snprintf(text, sizeof text, "@ann topic number %d", i);
     say(&f, "human", text);
-    usleep(3000); /* distinct updated_at */
   }
   /* Make the first chat the most recently updated one, then delete the current (third). */
   CHECK_INT(chat_session_load(f.cs, ids[0], NULL), AG_OK);
   say(&f, "human", "@ann back to the first");
-  usleep(3000);
+  CHECK(info(&f, ids[0]).updated > info(&f, ids[1]).updated); /* stamped by the session's clock */
+  CHECK(info(&f, ids[0]).updated <= clock_ms);
   CHECK_INT(chat_session_load(f.cs, ids[2], NULL), AG_OK);
   f.log.text[0] = '\0';
   CHECK_INT(chat_session_delete(f.cs, ids[2], NULL), AG_OK);
