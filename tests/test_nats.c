@@ -14,6 +14,7 @@
 #include "support/nats_proc.h"
 #include "support/proc.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <event2/event.h>
@@ -28,18 +29,6 @@
 #include "world/world_file.h"
 
 static char *tmp;
-
-static void nap_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-/* Milliseconds on the monotonic clock: deadlines are wall time, however long each poll takes. */
-static long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const char *path_of(const char *name) {
   static char buf[8][4096];
@@ -128,7 +117,7 @@ static int await_leases(const char *url, const char *world, const char *prefix, 
       }
       done = held && distinct == hosts;
     }
-    if (!done) nap_ms(50);
+    if (!done) wait_nap_ms(50);
   }
   for (int i = 0; names && i < n; i++) free(names[i]);
   free(names), free(owners);
@@ -144,7 +133,7 @@ static int await_output(const char *name, size_t (*measure)(const char *), size_
     size_t got = o ? measure(o) : 0;
     free(o);
     if (got >= min) return 1;
-    nap_ms(20); /* a poll of the process's progress, not the moment itself */
+    wait_nap_ms(20); /* a poll of the process's progress, not the moment itself */
   }
   unit_fail_(__FILE__, __LINE__, "%s: no progress to %zu within 60 s", name, min);
   return 0;
@@ -318,7 +307,7 @@ static int host_caught_up(const char *tag, const char *want, long ms) {
     int same = m && !strcmp(m, want);
     free(o), free(m);
     if (same) return 1;
-    nap_ms(200);
+    wait_nap_ms(200);
   }
   return 0;
 }
@@ -432,7 +421,7 @@ static void test_leave_with_deliveries_queued(void) {
   world *w = joined_world(base, url, queue_json, &cl, 0);
   CHECK(w != NULL);
   if (w) {
-    nap_ms(1500);
+    wait_nap_ms(1500);
     cluster_free(cl);
     world_free(w);
   }
@@ -460,7 +449,7 @@ static void test_leave_while_delivering(void) {
       break;
     }
     seed = seed * 1103515245u + 12345u;
-    nap_ms((long)((seed >> 16) % 25));
+    wait_nap_ms((long)((seed >> 16) % 25));
     cluster_free(cl);
     world_free(w);
     event_base_free(base);

@@ -1,6 +1,7 @@
 /* Test processes: nats-server nodes and background agora commands (see nats_proc.h). */
 #include "support/nats_proc.h"
 #include "support/ports.h"
+#include "support/wait.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,11 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static void nap_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) && errno == EINTR) {}
-}
-
 int nats_available(void) { return system("command -v nats-server >/dev/null 2>&1") == 0; }
 
 int nats_node_start(nats_node *nd) {
@@ -32,7 +28,7 @@ int nats_node_start(nats_node *nd) {
   }
   for (int i = 0; i < 200 && nd->pid > 0; i++) {
     if (ports_open(nd->port)) return 0;
-    nap_ms(25);
+    wait_nap_ms(25);
   }
   return -1;
 }
@@ -115,7 +111,7 @@ int agora_wait(pid_t pid, long ms) {
     pid_t r = waitpid(pid, &st, WNOHANG);
     if (r == pid) return status_of(st);
     if (r < 0) return -1;
-    nap_ms(20);
+    wait_nap_ms(20);
   }
   return -1;
 }
@@ -146,7 +142,7 @@ int file_wait_for(const char *path, const char *needle, long ms) {
       fclose(f);
     }
     if (found) return 1;
-    nap_ms(50);
+    wait_nap_ms(50);
   }
   return 0;
 }
