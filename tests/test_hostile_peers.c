@@ -7,6 +7,7 @@
  * The runs go concurrently, a few at a time, so the whole matrix takes seconds. */
 #include "support/fixture.h"
 #include "support/proc.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -75,12 +76,6 @@ typedef struct run {
   int late;     /* it ended in a timeout instead of the fault's own error */
   char out[4096];
 } run;
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The world of one run: "bad" (when the fault is one) and "good" on the same provider and mode, the
  * human asks bad first and good once bad is done. */

@@ -9,6 +9,7 @@
 #include "support/proc.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -127,11 +128,10 @@ static void routes_and_errors(void) {
   char path[512];
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/messages?after=0&limit=10", chat1);
   cJSON *msgs = NULL;
-  for (int i = 0; i < 100; i++) { /* the reply comes from the loop */
+  for (long long end = now_ms() + wait_budget_ms(2000);; wait_nap_ms(20)) { /* the reply comes from the loop */
     cJSON_Delete(msgs);
     msgs = call_json(&sp, "GET", path, NULL, &st);
-    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(msgs, "messages")) == 2) break;
-    usleep(20000);
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(msgs, "messages")) == 2 || now_ms() >= end) break;
   }
   const cJSON *arr = cJSON_GetObjectItemCaseSensitive(msgs, "messages");
   CHECK_INT(cJSON_GetArraySize(arr), 2);
@@ -282,8 +282,8 @@ static void routes_and_errors(void) {
   /* commits are synced by the storage thread: soon every one of them */
   const char *cm = strstr(r.body, "\nagora_store_commits_total "), *sy = strstr(r.body, "\nagora_store_synced_total ");
   CHECK(cm && sy && atol(cm + 27) >= 1);
-  for (int i = 0; i < 100 && cm && sy && atol(cm + 27) != atol(sy + 26); i++) {
-    usleep(20000);
+  for (long long end = now_ms() + wait_budget_ms(2000); cm && sy && atol(cm + 27) != atol(sy + 26) && now_ms() < end;) {
+    wait_nap_ms(20);
     http_reply_free(&r);
     http_call(sp.base, "GET", "/metrics", NULL, 0, NULL, &r);
     cm = strstr(r.body, "\nagora_store_commits_total "), sy = strstr(r.body, "\nagora_store_synced_total ");
@@ -771,7 +771,7 @@ static void slow_client_dropped(void) {
   /* the silent one stays over the cap: dropped within SSE_BEHIND_MS (2 s) at a later write (heartbeat) */
   int dropped = 0;
   http_reply r = {0};
-  for (int i = 0; i < 100 && !dropped; i++) {
+  for (long long end = now_ms() + wait_budget_ms(10000); !dropped && now_ms() < end;) {
     sse_pump(set, 100);
     http_reply_free(&r);
     http_call(sp.base, "GET", "/metrics", NULL, 0, NULL, &r);

@@ -8,6 +8,7 @@
 #include "support/proc.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -31,12 +32,6 @@ static llm_server *srv;
 static const char counter_world[] =
   "{\"name\": \"Counter\", \"defaults\": {\"provider\": \"script\"},"
   " \"agents\": [{\"name\": \"a\", \"replies\": [\"one\", \"two\", \"three\", \"four\", \"five\", \"six\"]}]}";
-
-static long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 /* Starts serve on world text (name.json) with its database at db (NULL: in the scratch directory) and
  * up to four more arguments (NULL-terminated, may be NULL). */

@@ -1,5 +1,6 @@
 /* A real agora serve for tests, and its HTTP and SSE clients (see serve_client.h). */
 #include "support/serve_client.h"
+#include "support/wait.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -12,12 +13,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 int serve_proc_start(const char *dir, const char *const *args, const char *const *extra_env, serve_proc *out) {
   memset(out, 0, sizeof *out);

@@ -1,5 +1,6 @@
 /* Driving `agora` on a pseudo-terminal (see tty.h). */
 #include "support/tty.h"
+#include "support/wait.h"
 #include "support/unit.h"
 
 #include <errno.h>
@@ -16,11 +17,7 @@
 
 extern char **environ;
 
-long long tty_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+long long tty_now_ms(void) { return now_ms(); }
 
 /* The child's environment: ours without the variables that would change what it shows, plus TERM, a
  * private HOME (no ~/.editrc of the user), and extra ("NAME=value", NULL-terminated). */
