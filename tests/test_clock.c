@@ -3,6 +3,7 @@
  * built binary a virtual-clock world whose transcript — simulated times included — is checked exactly,
  * sim_time kept in storage, and a real-clock schedule firing on the loop. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "world/world_file.h"
 
@@ -253,9 +254,5 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp});
 }

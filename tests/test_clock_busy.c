@@ -5,6 +5,7 @@
 #include "support/fixture.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -67,5 +68,5 @@ int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(busy_world_skips_and_queues),
   };
-  return fixture_main_with_server(argc, argv, tests, sizeof tests / sizeof *tests, &srv, &tmp);
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
 }

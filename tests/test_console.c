@@ -2,6 +2,7 @@
  * feeds a script of lines and checks the transcript, the command output, the one-line errors, and what
  * the database holds afterwards (through `agora chats`). The terminal side is in test_console_tty.c. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -554,7 +555,6 @@ static void piped_ask_human(void) {
 }
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
   static const unit_test tests[] = {
     UNIT(piped_approval), UNIT(piped_ask_human), UNIT(piped_agent_settings),
     UNIT(piped_messages_saved),   UNIT(piped_agents_add_remove), UNIT(piped_chats_new_load_delete),
@@ -562,8 +562,5 @@ int main(int argc, char **argv) {
     UNIT(piped_quit),             UNIT(piped_resume),            UNIT(usage_and_world_choice),
     UNIT(piped_slash_escape),     UNIT(piped_show_export_prefix), UNIT(names_the_stored_world_it_replaces),
   };
-  int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return status;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp});
 }

@@ -4,6 +4,7 @@
  * cancelling a slow reply from the loopback LLM server, chat commands, Ctrl-D. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/tty.h"
 #include "support/unit.h"
 
@@ -510,12 +511,6 @@ static int have_pty(void) {
 }
 
 int main(int argc, char **argv) {
-  if (!have_pty()) {
-    printf("skipped: no pseudo-terminals here (openpty failed)\n0 passed, 0 failed\n");
-    return 0;
-  }
-  tmp = unit_tmpdir();
-  signal(SIGPIPE, SIG_IGN);
   static const unit_test tests[] = {
     UNIT(tty_message_and_reply), UNIT(tty_completion),         UNIT(tty_ctrl_c_cancels_slow_reply),
     UNIT(tty_ctrl_c_clears_then_quits), UNIT(tty_new_and_delete), UNIT(tty_ctrl_d_exits),
@@ -523,8 +518,9 @@ int main(int argc, char **argv) {
     UNIT(tty_paste_bounded),           UNIT(tty_edit_retry_while_busy),
     UNIT(tty_hang_up_while_busy),      UNIT(tty_sigterm_while_busy),
   };
-  int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return status;
+  if (!have_pty()) {
+    printf("skipped: no pseudo-terminals here (openpty failed)\n0 passed, 0 failed\n");
+    return 0;
+  }
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .no_sigpipe = 1});
 }

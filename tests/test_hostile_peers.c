@@ -7,6 +7,7 @@
  * The runs go concurrently, a few at a time, so the whole matrix takes seconds. */
 #include "support/fixture.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/wait.h"
 
 #include <cjson/cJSON.h>
@@ -283,6 +284,5 @@ static void every_provider_and_mode_survives(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(every_provider_and_mode_survives)};
-  signal(SIGPIPE, SIG_IGN);
-  return fixture_main_with_server(argc, argv, tests, sizeof tests / sizeof *tests, &srv, &tmp);
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv, .no_sigpipe = 1});
 }

@@ -5,6 +5,7 @@
 #include "llm/http.h"
 #include "support/llm_drive.h"
 #include "support/llm_server.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <event2/event.h>
@@ -386,13 +387,6 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  setenv("AGORA_TEST_KEY", "sk-test-cancel", 1);
-  setenv("AGORA_LLM_BACKOFF_MS", "5", 1);
-  if (llm_server_start(&srv) != 0) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  return rc;
+  static const char *const env[] = {"AGORA_TEST_KEY=sk-test-cancel", "AGORA_LLM_BACKOFF_MS=5", NULL};
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .env = env, .srv = &srv});
 }

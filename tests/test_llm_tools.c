@@ -6,6 +6,7 @@
  * own (interleaved indexes, odd values, caps). */
 #include "llm/wire.h"
 #include "support/llm_server.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -819,13 +820,6 @@ static const unit_test tests_[] = {
 };
 
 int main(int argc, char **argv) {
-  setenv("AGORA_TEST_KEY", "sk-test-key", 1);
-  setenv("AGORA_LLM_BACKOFF_MS", "5", 1);
-  if (llm_server_start(&srv) != 0) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests_, sizeof tests_ / sizeof *tests_);
-  llm_server_stop(srv);
-  return rc;
+  static const char *const env[] = {"AGORA_TEST_KEY=sk-test-key", "AGORA_LLM_BACKOFF_MS=5", NULL};
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests_), .env = env, .srv = &srv});
 }

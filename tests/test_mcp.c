@@ -15,6 +15,7 @@
 #include "mcp/child.h"
 #include "mcp/client.h"
 #include "mcp/stdio.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 typedef struct server {
@@ -537,9 +538,5 @@ int main(int argc, char **argv) {
       UNIT(two_hundred_calls_one_server),     UNIT(session_expiry_initializes_again_once),
       UNIT(server_group_ends_with_its_leader),
   };
-  g_tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(g_tmp);
-  free(g_tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &g_tmp});
 }

@@ -14,6 +14,7 @@
 #include "mcp/child.h"
 #include "support/mcp_drive.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/tworld.h"
 #include "world/world_mcp.h"
 #include "support/unit.h"
@@ -449,9 +450,5 @@ int main(int argc, char **argv) {
                                     UNIT(http_server_in_a_world), UNIT(mcp_tool_named_like_a_builtin),
                                     UNIT(tools_columns_and_errors),
                                     UNIT(cancel_tells_the_server)};
-  g_tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(g_tmp);
-  free(g_tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &g_tmp});
 }

@@ -3,6 +3,7 @@
  * contiguous per chat, all exit 0. A held chat is refused to --chat and `chats delete`, skipped by
  * `chats new`; a SIGKILLed holder leaves it free. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -244,14 +245,9 @@ static void test_held_chat(void) {
 }
 
 int main(int argc, char **argv) {
-  signal(SIGPIPE, SIG_IGN);
-  tmp = unit_tmpdir();
   static const unit_test tests[] = {
     {"concurrent_writers", test_concurrent_writers},
     {"held_chat", test_held_chat},
   };
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .no_sigpipe = 1});
 }

@@ -13,6 +13,7 @@
 #include "support/nats_lease.h"
 #include "support/nats_proc.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/wait.h"
 
@@ -597,13 +598,10 @@ static void test_refused(void) {
   proc_result_free(&r);
 }
 
+/* The parked hand-over queues are freed: LeakSanitizer sees what is left. */
+static void close_lib(void) { CHECK_INT(cluster_lib_close(), AG_OK); }
+
 int main(int argc, char **argv) {
-  signal(SIGPIPE, SIG_IGN);
-  if (!nats_available()) {
-    fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");
-    return 1;
-  }
-  tmp = unit_tmpdir();
   static const unit_test tests[] = {
     {"two_hosts_match_single", test_two_hosts_match_single},
     {"host_killed", test_host_killed},
@@ -614,9 +612,9 @@ int main(int argc, char **argv) {
     {"leave_while_delivering", test_leave_while_delivering},
     {"cluster_faults", test_cluster_faults},
   };
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  CHECK_INT(cluster_lib_close(), AG_OK); /* the parked hand-over queues are freed: LeakSanitizer sees */
-  if (!getenv("AGORA_KEEP_TMP")) unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  if (!nats_available()) {
+    fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");
+    return 1;
+  }
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .no_sigpipe = 1, .after = close_lib});
 }

@@ -7,6 +7,7 @@
 #include "storage/store.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -439,15 +440,5 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  unit_raise_fd_limit();
-  if (llm_server_start(&srv)) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv, .many_fds = 1});
 }

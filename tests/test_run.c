@@ -2,6 +2,7 @@
  * examples (exact transcripts: senders, texts, kinds, order), its output formats, and bad world files
  * (exit status 2 and a message naming the file and the JSON path). */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/vectors.h"
 
@@ -419,9 +420,5 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp});
 }

@@ -4,6 +4,7 @@
  * world goes on; a missing key is named; many agents answer one public message concurrently. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/wait.h"
 
@@ -560,14 +561,5 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  if (llm_server_start(&srv)) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
 }

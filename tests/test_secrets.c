@@ -7,6 +7,7 @@
 #include "support/fixture.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <stdio.h>
@@ -209,5 +210,5 @@ int main(int argc, char **argv) {
     UNIT(masked_key_echo_scrubbed),
     UNIT(key_env_allow_list),
   };
-  return fixture_main_with_server(argc, argv, tests, sizeof tests / sizeof *tests, &srv, &tmp);
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
 }

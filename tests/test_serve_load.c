@@ -7,6 +7,7 @@
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/wait.h"
 
@@ -560,12 +561,5 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  unit_raise_fd_limit();
-  tmp = unit_tmpdir();
-  if (!tmp || llm_server_start(&srv)) return 1;
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv, .many_fds = 1});
 }
