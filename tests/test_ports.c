@@ -79,10 +79,9 @@ static void freed_when_the_holder_exits(void) {
   CHECK_INT(ports_free(), held);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(two_processes_never_share),
-    UNIT(freed_when_the_holder_exits),
-  };
-  return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-}
+static const unit_test tests[] = {
+  UNIT(two_processes_never_share),
+  UNIT(freed_when_the_holder_exits),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -300,8 +300,7 @@ static void disk_full_and_freed_during_run(void) {
 }
 
 static const unit_test tests[] = {
-  UNIT(failed_save_is_retried_with_the_next),
-  UNIT(last_failed_save_counts_as_failure),
+  UNIT(failed_save_is_retried_with_the_next), UNIT(last_failed_save_counts_as_failure),
   UNIT(disk_full_and_freed_during_run),
 };
 

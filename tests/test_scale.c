@@ -176,9 +176,7 @@ static void big_world_file_loads(void) {
 }
 
 static const unit_test tests[] = {
-  UNIT(find_agrees_with_the_scan),
-  UNIT(find_is_constant_time),
-  UNIT(display_names_in_a_big_world),
+  UNIT(find_agrees_with_the_scan), UNIT(find_is_constant_time), UNIT(display_names_in_a_big_world),
   UNIT(big_world_file_loads),
 };
 

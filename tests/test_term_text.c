@@ -327,14 +327,9 @@ static void nul_in_reply_not_cut(void) {
   free(dir);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(term_text_table),
-    UNIT(utf8_table),
-    UNIT(term_text_layout_table),
-    UNIT(terminal_shows_controls),
-    UNIT(titles_and_lines_on_a_terminal),
-    UNIT(nul_in_reply_not_cut),
-  };
-  return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+static const unit_test tests[] = {
+  UNIT(term_text_table), UNIT(utf8_table), UNIT(term_text_layout_table), UNIT(terminal_shows_controls),
+  UNIT(titles_and_lines_on_a_terminal), UNIT(nul_in_reply_not_cut),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
