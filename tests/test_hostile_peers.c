@@ -103,19 +103,12 @@ static void start_run(run *r, int i) {
   snprintf(world, sizeof world, "%s/w%d.json", tmp, i);
   snprintf(r->out, sizeof r->out, "%s/o%d.ndjson", tmp, i);
   write_world(r, world);
-  const char *bin = getenv("AGORA_BIN");
+  const char *args[] = {"run", world, "--json", "--no-save", NULL};
+  static const char *const env[] = {"AGORA_LLM_BACKOFF_MS=5", NULL};
+  int nul = open("/dev/null", O_RDONLY);
   r->start_ms = now_ms();
-  r->pid = fork();
-  if (r->pid == 0) {
-    int fd = open(r->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, 0);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setenv("AGORA_LLM_BACKOFF_MS", "5", 1);
-    execl(bin ? bin : "./agora", "agora", "run", world, "--json", "--no-save", (char *)NULL);
-    _exit(127);
-  }
+  r->pid = proc_spawn(args, nul, r->out, r->out, env);
+  close(nul);
 }
 
 /* The peak RSS of a running agora (VmHWM of its own memory since exec), in KB; 0 before its exec

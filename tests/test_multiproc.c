@@ -7,6 +7,7 @@
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,19 +45,12 @@ static void con_start(con *c, const char *world, const char *db, const char *tag
   int p[2];
   c->pid = -1;
   c->in = NULL;
-  if (pipe(p)) return;
+  if (pipe2(p, O_CLOEXEC)) return; /* the console keeps only its stdin: EOF comes when we close ours */
   char out[4096], err[4096];
   snprintf(out, sizeof out, "%s/%s.out", tmp, tag);
   snprintf(err, sizeof err, "%s/%s.err", tmp, tag);
-  c->pid = fork();
-  if (c->pid == 0) {
-    dup2(p[0], 0);
-    close(p[0]);
-    close(p[1]);
-    if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr)) _exit(126);
-    execl(getenv("AGORA_BIN"), "agora", "console", world, "--db", db, (char *)NULL);
-    _exit(127);
-  }
+  const char *args[] = {"console", world, "--db", db, NULL};
+  c->pid = proc_spawn(args, p[0], out, err, NULL);
   close(p[0]);
   c->in = fdopen(p[1], "w");
 }

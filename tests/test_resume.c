@@ -112,17 +112,7 @@ static const char *world_path(void) {
 static pid_t spawn(const char *const *args, const char *tag) {
   char out[4096];
   snprintf(out, sizeof out, "%s/%s.out", tmp, tag);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    const char *argv[16] = {getenv("AGORA_BIN")};
-    for (int i = 0; args[i] && i < 14; i++) argv[i + 1] = args[i];
-    execv(argv[0], (char *const *)argv);
-    _exit(127);
-  }
-  return pid;
+  return proc_spawn(args, -1, out, out, NULL);
 }
 
 /* Waits until the server has seen want requests (observed progress; bounded so a broken build fails

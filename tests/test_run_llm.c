@@ -517,13 +517,9 @@ static void sigint_says_what_it_did(void) {
   const char *world = world_file("stall.json", json);
   snprintf(db, sizeof db, "%s/sigint-db", tmp);
   snprintf(err, sizeof err, "%s/sigint.err", tmp);
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("AGORA_TEST_KEY", "sk-test-0123456789", 1);
-    if (!freopen("/dev/null", "w", stdout) || !freopen(err, "w", stderr)) _exit(126);
-    execl(getenv("AGORA_BIN"), "agora", "run", world, "--db", db, (char *)NULL);
-    _exit(127);
-  }
+  const char *args[] = {"run", world, "--db", db, NULL};
+  static const char *const env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+  pid_t pid = proc_spawn(args, -1, "/dev/null", err, env);
   CHECK(pid > 0);
   if (pid <= 0) return;
   /* the stalled stream has started: its first event is out, the reply is in flight */

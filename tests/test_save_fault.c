@@ -241,18 +241,11 @@ static void disk_full_and_freed_during_run(void) {
   snprintf(text, sizeof text, world_text, pad, pad, pad);
   CHECK_INT(unit_write_file(world, text), 0);
 
-  const char *bin = getenv("AGORA_BIN");
-  if (!bin) bin = "./agora";
   double t0 = now_s();
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), nul = open("/dev/null", O_RDWR);
-    dup2(nul, 0);
-    dup2(fd, 1);
-    char *argv[] = {(char *)bin, "run", world, "--db", db, "--json", NULL};
-    execv(bin, argv);
-    _exit(127);
-  }
+  const char *args[] = {"run", world, "--db", db, "--json", NULL};
+  int nul = open("/dev/null", O_RDONLY);
+  pid_t pid = proc_spawn(args, nul, out, NULL, NULL);
+  close(nul);
   /* The disk fills once the run has stored its first few hundred messages (its output shows them) and
    * is freed once the run has met it (its output shows a storage error), well before the run ends (the
    * run must outlast the full disk: what is still unsaved when it ends is lost, and reported). */
