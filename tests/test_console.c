@@ -71,17 +71,6 @@ static int event_id(const char *out, const char *event, int nth, char id[64]) {
   return 0;
 }
 
-/* `agora chats list --json` as an array of chat objects (caller deletes). */
-static cJSON *chats_list(const char *db) {
-  const char *args[] = {"chats", "list", "--db", db, "--json", NULL};
-  proc_result r;
-  cJSON *arr = cJSON_CreateArray();
-  if (proc_agora(args, NULL, NULL, &r)) return arr;
-  for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) cJSON_AddItemToArray(arr, cJSON_Parse(line));
-  proc_result_free(&r);
-  return arr;
-}
-
 static const cJSON *chat_by_id(const cJSON *list, const char *id) {
   const cJSON *c;
   cJSON_ArrayForEach(c, list) {
@@ -113,7 +102,7 @@ static void piped_messages_saved(void) {
   CHECK(contains(r.out, "human: @alice how are you\n\n-- title-updated: title=How are you\n\nalice: two\n\n"));
   char id[64] = "";
   CHECK_INT(event_id(r.out, "new-chat-created", 0, id), 0);
-  cJSON *list = chats_list(db);
+  cJSON *list = proc_chats_list(db);
   CHECK_INT(cJSON_GetArraySize(list), 1);
   const cJSON *chat = chat_by_id(list, id);
   CHECK(chat != NULL);
@@ -258,7 +247,7 @@ static void piped_chats_new_load_delete(void) {
   CHECK(contains(r.out, "no chats yet (/new starts one)\n"));
   char z[64] = "";
   CHECK_INT(event_id(r.out, "new-chat-created", 0, z), 0);
-  cJSON *list = chats_list(db);
+  cJSON *list = proc_chats_list(db);
   CHECK_INT(cJSON_GetArraySize(list), 1);
   const cJSON *chat = chat_by_id(list, z);
   CHECK(chat && cJSON_GetNumberValue(cJSON_GetObjectItem(chat, "message_count")) == 0);

@@ -18,14 +18,7 @@ static llm_server *srv;
 static const llm_provider_kind kinds[] = {LLM_OPENAI, LLM_ANTHROPIC, LLM_GEMINI, LLM_OLLAMA};
 
 static void config_for(llm_config *cfg, llm_provider_kind kind, int stream) {
-  llm_config_init(cfg);
-  cfg->provider = kind;
-  cfg->model = "test-model";
-  cfg->base_url = (char *)llm_server_url(srv, kind == LLM_OPENAI ? "/v1" : "");
-  cfg->api_key_env = "AGORA_TEST_KEY";
-  cfg->stream = stream;
-  cfg->timeout_ms = 20000;
-  cfg->max_retries = 2;
+  llm_drive_config(cfg, srv, kind, stream, 20000);
 }
 
 typedef struct fixture {

@@ -5,6 +5,7 @@
  * exact shape, malformed argument text passed through, and the wire formats' piece assembly on its
  * own (interleaved indexes, odd values, caps). */
 #include "llm/wire.h"
+#include "support/llm_drive.h"
 #include "support/llm_server.h"
 #include "support/suite.h"
 #include "support/unit.h"
@@ -34,14 +35,8 @@ static const llm_tool tools[] = {
 };
 
 static void config_for(llm_config *cfg, llm_provider_kind kind, int stream) {
-  llm_config_init(cfg);
-  cfg->provider = kind;
-  cfg->model = "test-model";
-  cfg->base_url = (char *)llm_server_url(srv, kind == LLM_OPENAI ? "/v1" : "");
-  cfg->api_key_env = kind == LLM_OLLAMA ? NULL : "AGORA_TEST_KEY";
-  cfg->stream = stream;
-  cfg->timeout_ms = 10000;
-  cfg->max_retries = 2;
+  llm_drive_config(cfg, srv, kind, stream, 10000);
+  if (kind == LLM_OLLAMA) cfg->api_key_env = NULL;
 }
 
 static const char *name_of(llm_provider_kind k, int stream) {

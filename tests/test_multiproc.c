@@ -67,22 +67,11 @@ static int con_end(con *c) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* `agora chats list --json` as an array (caller deletes). */
-static cJSON *chats_list(const char *db) {
-  const char *args[] = {"chats", "list", "--db", db, "--json", NULL};
-  proc_result r;
-  cJSON *arr = cJSON_CreateArray();
-  if (proc_agora(args, NULL, NULL, &r)) return arr;
-  for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) cJSON_AddItemToArray(arr, cJSON_Parse(line));
-  proc_result_free(&r);
-  return arr;
-}
-
 /* Waits (up to 20 s) until the database holds at least n messages in all; returns that total. */
 static int wait_messages(const char *db, int n) {
   int total = 0;
   for (int i = 0; i < 400; i++) {
-    cJSON *l = chats_list(db);
+    cJSON *l = proc_chats_list(db);
     const cJSON *c;
     total = 0;
     cJSON_ArrayForEach(c, l) total += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(c, "message_count"));
@@ -162,7 +151,7 @@ static void test_concurrent_writers(void) {
   CHECK(err && !strstr(err, "storage-error") && !strstr(err, "could not be saved"));
   free(err);
   /* Every message stored: 2 per console line, 2 per script step of each run; seqs 1..n per chat. */
-  cJSON *l = chats_list(db);
+  cJSON *l = proc_chats_list(db);
   int total = 0;
   const cJSON *ch;
   CHECK_INT(cJSON_GetArraySize(l), RUNS + 1);
@@ -180,7 +169,7 @@ static void test_held_chat(void) {
   char world[4096], db[4096];
   con c;
   if (console_up("con2", "@alice hi\n", world, db, &c)) return;
-  cJSON *l = chats_list(db);
+  cJSON *l = proc_chats_list(db);
   char id[64];
   snprintf(id, sizeof id, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(l, 0), "id")));
   cJSON_Delete(l);

@@ -2,6 +2,7 @@
  * (disk full, file too big) is kept and written by the next save, so every delivered message is stored
  * with contiguous seqs. In process with an injected failure (RLIMIT_FSIZE), and end to end on a small
  * tmpfs that a filler file fills and frees while `agora run` is writing. */
+#include "support/disk.h"
 #include "support/proc.h"
 #include "support/tsession.h"
 #include "support/unit.h"
@@ -171,22 +172,6 @@ static const char world_text[] =
   "            {\"new_chat\": true},"
   "            {\"from\": \"human\", \"text\": \"@bob again\"}]}";
 
-/* Writes filler until the file system is full; returns the bytes written. */
-static size_t fill(const char *path) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return 0;
-  static char chunk[16384];
-  memset(chunk, 'f', sizeof chunk);
-  size_t total = 0;
-  for (;;) {
-    ssize_t n = write(fd, chunk, sizeof chunk);
-    if (n <= 0) break;
-    total += (size_t)n;
-  }
-  close(fd);
-  return total;
-}
-
 typedef struct chats_seen {
   char ids[8][STORE_ID_MAX];
   size_t n;
@@ -225,10 +210,7 @@ static void disk_full_and_freed_during_run(void) {
   snprintf(out, sizeof out, "%s/out.ndjson", tmp);
   snprintf(db, sizeof db, "%s/db", mnt);
   snprintf(filler, sizeof filler, "%s/filler", mnt);
-  CHECK_INT(mkdir(mnt, 0700), 0);
-  if (mount("tmpfs", mnt, "tmpfs", 0, "size=32m") != 0) {
-    fprintf(stderr, "  SKIPPED: cannot mount a tmpfs here (%s); run the suite as root to test a full disk\n",
-            strerror(errno));
+  if (disk_tmpfs(mnt, "32m")) {
     unit_rmrf(tmp);
     free(tmp);
     return;
@@ -250,7 +232,7 @@ static void disk_full_and_freed_during_run(void) {
    * is freed once the run has met it (its output shows a storage error), well before the run ends (the
    * run must outlast the full disk: what is still unsaved when it ends is lost, and reported). */
   CHECK(wait_until(output_grown, out, 10000));
-  size_t filled = fill(filler);
+  size_t filled = disk_fill(filler);
   CHECK(wait_until(storage_failed, out, 10000));
   unlink(filler);
   int st = 0;

@@ -4,6 +4,7 @@
  * replay a whole chat at once. Bounds asserted are generous: they tell a bounded server from an unbounded
  * one, not a fast machine from a slow one. */
 #include "common/utf8.h"
+#include "support/disk.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
@@ -148,35 +149,15 @@ static void nul_refused_and_utf8_repaired(void) {
 
 /* ---- item 8: a full disk at stop ---- */
 
-/* Writes filler until the file system is full; returns the bytes written. */
-static size_t fill(const char *path) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return 0;
-  static char chunk[16384];
-  memset(chunk, 'f', sizeof chunk);
-  size_t total = 0;
-  for (;;) {
-    ssize_t n = write(fd, chunk, sizeof chunk);
-    if (n <= 0) break;
-    total += (size_t)n;
-  }
-  close(fd);
-  return total;
-}
-
 static void full_disk_at_stop_reported(void) {
   char mnt[1024], db[1100], filler[1100];
   snprintf(mnt, sizeof mnt, "%s/mnt", tmp);
   snprintf(db, sizeof db, "%s/db", mnt);
   snprintf(filler, sizeof filler, "%s/filler", mnt);
-  CHECK_INT(mkdir(mnt, 0700), 0);
-  if (mount("tmpfs", mnt, "tmpfs", 0, "size=16m") != 0) {
-    fprintf(stderr, "  SKIPPED: cannot mount a tmpfs here (%s); run as root to test a full disk\n", strerror(errno));
-    return;
-  }
+  if (disk_tmpfs(mnt, "16m")) return;
   serve_proc sp;
   if (start_at("full", counter_world, db, NULL, &sp)) goto done;
-  CHECK(fill(filler) > 0);
+  CHECK(disk_fill(filler) > 0);
   /* posts are accepted (202: delivered) while their saves fail */
   char body[8300];
   int n = snprintf(body, sizeof body, "{\"text\": \"");

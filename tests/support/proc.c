@@ -159,3 +159,13 @@ char *proc_messages(const char *ndjson) {
   }
   return b.p;
 }
+
+cJSON *proc_chats_list(const char *db) {
+  const char *args[] = {"chats", "list", "--db", db, "--json", NULL};
+  proc_result r;
+  cJSON *arr = cJSON_CreateArray();
+  if (proc_agora(args, NULL, NULL, &r)) return arr;
+  for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) cJSON_AddItemToArray(arr, cJSON_Parse(line));
+  proc_result_free(&r);
+  return arr;
+}

@@ -17,6 +17,10 @@ typedef struct proc_result {
 int proc_agora(const char *const *args, const char *input, const char *const *extra_env, proc_result *r);
 void proc_result_free(proc_result *r);
 
+/* `agora chats list --db DB --json` as a cJSON array of chat objects (caller deletes; empty when the
+ * command failed). */
+struct cJSON *proc_chats_list(const char *db);
+
 /* Starts $AGORA_BIN with args (NULL-terminated, without argv[0]) in the background and returns its pid
  * (-1 when fork failed). Its stdin is in_fd (-1: this process's own); its stdout goes into out_path and
  * its stderr into err_path (files made or emptied; the same path for both: one file, in the order
