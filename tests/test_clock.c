@@ -244,12 +244,8 @@ static void world_form_round_trip(void) {
 }
 
 static const unit_test tests[] = {
-  UNIT(load_errors),
-  UNIT(world_form_round_trip),
-  UNIT(virtual_transcript_exact),
-  UNIT(virtual_week_ends_at_until),
-  UNIT(sim_time_stored),
-  UNIT(real_clock_fires_on_timer),
+  UNIT(load_errors), UNIT(world_form_round_trip), UNIT(virtual_transcript_exact),
+  UNIT(virtual_week_ends_at_until), UNIT(sim_time_stored), UNIT(real_clock_fires_on_timer),
   UNIT(console_clock_commands),
 };
 

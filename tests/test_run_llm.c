@@ -387,13 +387,8 @@ static void canary_key_used_never_written(void) {
     llm_server_request_free(&q);
   }
   CHECK(seen >= 2);
-  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
-  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
-  cJSON *j = cJSON_Parse(r.out);
-  char chat[64];
-  snprintf(chat, sizeof chat, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(j, "id")));
-  cJSON_Delete(j);
-  proc_result_free(&r);
+  char chat[64] = "";
+  CHECK_INT(proc_first_chat(db, chat, sizeof chat), 0);
   const char *exp[] = {"chats", "export", chat, "--db", db, "-o", snap, NULL};
   CHECK_INT(proc_agora(exp, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);

@@ -788,15 +788,9 @@ static void slow_client_dropped(void) {
 }
 
 static const unit_test tests[] = {
-  UNIT(routes_and_errors),
-  UNIT(token_and_listen),
-  UNIT(sse_same_sequence_and_resume),
-  UNIT(sse_resume_past_ring),
-  UNIT(human_message_while_streaming),
-  UNIT(approve_over_http),
-  UNIT(graceful_stop),
-  UNIT(kill9_keeps_what_was_saved),
-  UNIT(load_100_clients_200_agents),
+  UNIT(routes_and_errors), UNIT(token_and_listen), UNIT(sse_same_sequence_and_resume),
+  UNIT(sse_resume_past_ring), UNIT(human_message_while_streaming), UNIT(approve_over_http),
+  UNIT(graceful_stop), UNIT(kill9_keeps_what_was_saved), UNIT(load_100_clients_200_agents),
   UNIT(slow_client_dropped),
 };
 

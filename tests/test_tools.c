@@ -537,13 +537,8 @@ static void cli_tools_end_to_end(void) {
   CHECK_INT(proc_agora(yes_run, NULL, NULL, &r), 0);
   CHECK(strstr(r.out, "scout: Saved a note about the flights.") != NULL);
   proc_result_free(&r);
-  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
-  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
-  cJSON *j = cJSON_Parse(r.out);
-  char chat[64];
-  snprintf(chat, sizeof chat, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(j, "id")));
-  cJSON_Delete(j);
-  proc_result_free(&r);
+  char chat[64] = "";
+  CHECK_INT(proc_first_chat(db, chat, sizeof chat), 0);
   const char *show[] = {"chats", "show", chat, "--state", "--db", db, "--json", NULL};
   CHECK_INT(proc_agora(show, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);

@@ -169,3 +169,11 @@ cJSON *proc_chats_list(const char *db) {
   proc_result_free(&r);
   return arr;
 }
+
+int proc_first_chat(const char *db, char *id, size_t cap) {
+  cJSON *arr = proc_chats_list(db);
+  const char *got = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 0), "id"));
+  if (got) snprintf(id, cap, "%s", got);
+  cJSON_Delete(arr);
+  return got ? 0 : -1;
+}

@@ -20,6 +20,8 @@ void proc_result_free(proc_result *r);
 /* `agora chats list --db DB --json` as a cJSON array of chat objects (caller deletes; empty when the
  * command failed). */
 struct cJSON *proc_chats_list(const char *db);
+/* The id of the first chat that list shows (the one updated last) into id: 0, or -1 when there is none. */
+int proc_first_chat(const char *db, char *id, size_t cap);
 
 /* Starts $AGORA_BIN with args (NULL-terminated, without argv[0]) in the background and returns its pid
  * (-1 when fork failed). Its stdin is in_fd (-1: this process's own); its stdout goes into out_path and
