@@ -14,12 +14,7 @@
 
 static char *tmp;
 
-static const char *tmp_file(const char *name, const char *text) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  if (unit_write_file(path, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", path);
-  return path;
-}
+static const char *tmp_file(const char *name, const char *text) { return suite_file(tmp, name, text); }
 
 /* The NDJSON messages of out as "sim_time|sender|text" lines (caller frees); chat (may be NULL) gets
  * the chat id of the last message. */

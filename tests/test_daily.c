@@ -18,12 +18,7 @@
 static char *tmp;
 static llm_server *srv;
 
-static const char *world_file(const char *name, const char *json) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  unit_write_file(path, json);
-  return path;
-}
+static const char *world_file(const char *name, const char *json) { return suite_file(tmp, name, json); }
 
 /* Runs `agora run NAME --no-save` on json: the exit status is status and needle is in stdout (or
  * stderr when on_err). */

@@ -603,13 +603,10 @@ static void close_lib(void) { CHECK_INT(cluster_lib_close(), AG_OK); }
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
-    {"two_hosts_match_single", test_two_hosts_match_single},
-    {"host_killed", test_host_killed},
-    {"refused", test_refused},
-    {"listed_host_not_counted", test_listed_host_not_counted},
+    {"two_hosts_match_single", test_two_hosts_match_single}, {"host_killed", test_host_killed},
+    {"refused", test_refused}, {"listed_host_not_counted", test_listed_host_not_counted},
     {"leave_with_deliveries_queued", test_leave_with_deliveries_queued},
-    {"records_in_one_batch", test_records_in_one_batch},
-    {"leave_while_delivering", test_leave_while_delivering},
+    {"records_in_one_batch", test_records_in_one_batch}, {"leave_while_delivering", test_leave_while_delivering},
     {"cluster_faults", test_cluster_faults},
   };
   if (!nats_available()) {

@@ -365,10 +365,8 @@ static void test_waiting_for_a_host(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
-    {"chat_not_subject", test_chat_not_subject},
-    {"deleted_chat_stays_deleted", test_deleted_chat_stays_deleted},
-    {"missing_seqs_skipped", test_missing_seqs_skipped},
-    {"forged_records_refused", test_forged_records_refused},
+    {"chat_not_subject", test_chat_not_subject}, {"deleted_chat_stays_deleted", test_deleted_chat_stays_deleted},
+    {"missing_seqs_skipped", test_missing_seqs_skipped}, {"forged_records_refused", test_forged_records_refused},
     {"waiting_for_a_host", test_waiting_for_a_host},
   };
   return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, NULL);

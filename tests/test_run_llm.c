@@ -20,12 +20,7 @@
 static char *tmp;
 static llm_server *srv;
 
-static const char *world_file(const char *name, const char *json) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  unit_write_file(path, json);
-  return path;
-}
+static const char *world_file(const char *name, const char *json) { return suite_file(tmp, name, json); }
 
 static const char *base_url(const char *provider) {
   if (!strcmp(provider, "openai")) return llm_server_url(srv, "/v1");

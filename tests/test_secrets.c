@@ -84,12 +84,7 @@ static void mcp_secrets_scrubbed(void) {
 
 /* ---- end to end ---- */
 
-static const char *world_file(const char *name, const char *json) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  unit_write_file(path, json);
-  return path;
-}
+static const char *world_file(const char *name, const char *json) { return suite_file(tmp, name, json); }
 
 static int found_in_files(const char *path, const char *needle) {
   char cmd[8192];

@@ -54,14 +54,6 @@ static int start_at(const char *name, const char *world, const char *db, const c
   return start_ex(name, world, db, NULL, env, sp);
 }
 
-static cJSON *call_json(const serve_proc *sp, const char *method, const char *path, const char *body, long *status) {
-  http_reply r;
-  http_call(sp->base, method, path, body, body ? strlen(body) : 0, NULL, &r);
-  *status = r.status;
-  cJSON *j = cJSON_Parse(r.body);
-  http_reply_free(&r);
-  return j;
-}
 
 /* Memory bounds mean nothing under AddressSanitizer (it keeps freed memory in quarantine) or
  * ThreadSanitizer (its shadow memory and history grow with every access): measured and printed there,
@@ -89,18 +81,18 @@ static void nul_refused_and_utf8_repaired(void) {
   if (start_at("nul", counter_world, NULL, NULL, &sp)) return;
   long st;
   /* "before\u0000after" would be stored as "before": refused, saying where */
-  cJSON *j = call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"before\\u0000after\"}", &st);
+  cJSON *j = serve_call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"before\\u0000after\"}", &st);
   CHECK_INT(st, 400);
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
   const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
   CHECK(cJSON_IsString(msg) && strstr(msg->valuestring, "\\u0000") && strstr(msg->valuestring, "column 17"));
   cJSON_Delete(j);
   /* an escaped backslash before u0000 is text */
-  j = call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"a\\\\u0000b\"}", &st);
+  j = serve_call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"a\\\\u0000b\"}", &st);
   CHECK_INT(st, 202);
   cJSON_Delete(j);
   /* the snapshot of this chat, edited: \u0000 in a message is refused as `chats import` does */
-  j = call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
+  j = serve_call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
   const cJSON *cur = cJSON_GetObjectItemCaseSensitive(j, "current_chat");
   char chat[128] = "", path[512];
   if (cJSON_IsString(cur)) snprintf(chat, sizeof chat, "%s", cur->valuestring);
@@ -119,7 +111,7 @@ static void nul_refused_and_utf8_repaired(void) {
     return;
   }
   memcpy(at, "a\\u0000bb", 9); /* same length: a real \u0000 escape now */
-  j = call_json(&sp, "POST", "/api/snapshots", snap, &st);
+  j = serve_call_json(&sp, "POST", "/api/snapshots", snap, &st);
   CHECK_INT(st, 400);
   cJSON_Delete(j);
   /* the same with bytes that are not UTF-8: stored as they are (as `chats import` does); every reply that
@@ -165,7 +157,7 @@ static void full_disk_at_stop_reported(void) {
   memset(body + n, 'z', 8000);
   strcpy(body + n + 8000, "\"}");
   long st = 202;
-  for (int i = 0; i < 40 && st == 202; i++) cJSON_Delete(call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
+  for (int i = 0; i < 40 && st == 202; i++) cJSON_Delete(serve_call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
   CHECK_INT(st, 202);
   CHECK_INT(serve_proc_stop(&sp), 1);
   char *err = unit_read_file(sp.err_path);
@@ -446,10 +438,10 @@ static void resume_replays_in_slices(void) {
   memset(body + n, 'r', text);
   strcpy(body + n + text, "\"}");
   long st = 202;
-  for (int i = 0; i < 40 && st == 202; i++) cJSON_Delete(call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
+  for (int i = 0; i < 40 && st == 202; i++) cJSON_Delete(serve_call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
   free(body);
   CHECK_INT(st, 202);
-  cJSON *j = call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
+  cJSON *j = serve_call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
   const cJSON *cur = cJSON_GetObjectItemCaseSensitive(j, "current_chat");
   char last[256];
   snprintf(last, sizeof last, "1.0.%s.0", cJSON_IsString(cur) ? cur->valuestring : "?"); /* another run's id */
@@ -467,7 +459,7 @@ static void resume_replays_in_slices(void) {
   snprintf(url, sizeof url, "%s/api/worlds/counter/events", sp.base);
   sse_conn *c = sse_open(set, url, last, NULL);
   CHECK_INT(sse_wait(set, (size_t)last_seq, "\"type\":\"message\"", 60000), 0);
-  cJSON_Delete(call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"live\"}", &st));
+  cJSON_Delete(serve_call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"live\"}", &st));
   CHECK_INT(sse_wait(set, (size_t)last_seq + 1, "\"type\":\"message\"", 20000), 0);
   size_t nf;
   const sse_frame_rec *f = sse_frames(c, &nf);
@@ -520,7 +512,7 @@ static void posted_text_bounded_in_bytes(void) {
   long st = 202, most = 0;
   for (int i = 0; i < 150 && st == 202; i++) {
     body[n] = (char)('a' + i % 26); /* each text its own */
-    cJSON_Delete(call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
+    cJSON_Delete(serve_call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
     long mb = anon_rss_mb(sp.pid);
     if (mb > most) most = mb;
   }

@@ -2,6 +2,7 @@
 #include "support/serve_client.h"
 #include "support/wait.h"
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -316,4 +317,13 @@ void sse_set_free(sse_set *s) {
   }
   curl_multi_cleanup(s->m);
   free(s);
+}
+
+cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *path, const char *body, long *status) {
+  http_reply r;
+  http_call(sp->base, method, path, body, body ? strlen(body) : 0, NULL, &r);
+  *status = r.status;
+  cJSON *j = cJSON_Parse(r.body);
+  http_reply_free(&r);
+  return j;
 }

@@ -44,3 +44,12 @@ out:
   }
   return rc;
 }
+
+const char *suite_file(const char *dir, const char *name, const char *text) {
+  static char path[8][4096];
+  static int k;
+  char *p = path[k++ % 8];
+  snprintf(p, sizeof path[0], "%s/%s", dir, name);
+  if (text && unit_write_file(p, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", p);
+  return p;
+}

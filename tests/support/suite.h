@@ -33,4 +33,8 @@ typedef struct suite {
  * process's exit status (1 with a message on stderr when something could not be prepared). */
 int suite_main(int argc, char **argv, const suite *s);
 
+/* dir/name in one of 8 rotating static buffers; with text (not NULL) the file is written first (a case
+ * that cannot write it fails). For a suite's scratch files: suite_file(tmp, "w.json", json). */
+const char *suite_file(const char *dir, const char *name, const char *text);
+
 #endif
