@@ -1611,12 +1611,7 @@ void llm_server_set_recording(llm_server *s, int on) {
   pthread_mutex_unlock(&s->mu);
 }
 
-size_t llm_server_request_count(llm_server *s) {
-  pthread_mutex_lock(&s->mu);
-  size_t n = s->n_reqs;
-  pthread_mutex_unlock(&s->mu);
-  return n;
-}
+size_t llm_server_request_count(llm_server *s) { return loopback_count(&s->mu, &s->n_reqs); }
 
 int llm_server_request_get(llm_server *s, size_t i, llm_server_request *out) {
   int rc = -1;
@@ -1645,16 +1640,6 @@ char *llm_server_request_header(const llm_server_request *r, const char *name) {
   return header_value(r->headers, name);
 }
 
-size_t llm_server_stalls(llm_server *s) {
-  pthread_mutex_lock(&s->mu);
-  size_t n = s->stalls;
-  pthread_mutex_unlock(&s->mu);
-  return n;
-}
+size_t llm_server_stalls(llm_server *s) { return loopback_count(&s->mu, &s->stalls); }
 
-size_t llm_server_connections(llm_server *s) {
-  pthread_mutex_lock(&s->mu);
-  size_t n = s->accepted;
-  pthread_mutex_unlock(&s->mu);
-  return n;
-}
+size_t llm_server_connections(llm_server *s) { return loopback_count(&s->mu, &s->accepted); }

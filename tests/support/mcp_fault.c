@@ -283,12 +283,7 @@ int mcp_fault_request(mcp_fault *s, size_t n, mcp_fault_req *out) {
   return rc;
 }
 
-size_t mcp_fault_count(mcp_fault *s) {
-  pthread_mutex_lock(&s->mu);
-  size_t n = s->n_reqs;
-  pthread_mutex_unlock(&s->mu);
-  return n;
-}
+size_t mcp_fault_count(mcp_fault *s) { return loopback_count(&s->mu, &s->n_reqs); }
 
 size_t mcp_fault_count_method(mcp_fault *s, const char *method) {
   size_t n = 0;
