@@ -25,6 +25,13 @@ static void fx_restart(fixture *f) { tsession_restart(f, WORLD_JSON); }
 static void fx_close(fixture *f) { tsession_close(f); }
 static void say(fixture *f, const char *sender, const char *text) { tsession_say(f, sender, text); }
 
+/* A fresh fixture on a new chat, made current; its id into id. */
+static void fx_open_chat(fixture *f, char id[STORE_ID_MAX]) {
+  fx_open(f);
+  CHECK_INT(chat_session_new(f->cs, NULL), AG_OK);
+  snprintf(id, STORE_ID_MAX, "%s", chat_session_current(f->cs));
+}
+
 typedef struct stored_info {
   char title[600];
   uint64_t count, stored;
@@ -91,10 +98,8 @@ static void title_from_first_human_message(void) {
 
 static void reuse_both_ways(void) {
   fixture f;
-  fx_open(&f);
-  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
   char first[STORE_ID_MAX];
-  snprintf(first, sizeof first, "%s", chat_session_current(f.cs));
+  fx_open_chat(&f, first);
   world_run_until_quiet(f.w);
   /* Empty: reused. */
   f.log.text[0] = '\0';
@@ -338,10 +343,8 @@ static int intrude_txn(store_txn *t, void *arg) {
 
 static void taken_seqs_move_pending_messages(void) {
   fixture f;
-  fx_open(&f);
-  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
   char id[STORE_ID_MAX];
-  snprintf(id, sizeof id, "%s", chat_session_current(f.cs));
+  fx_open_chat(&f, id);
   say(&f, "human", "@ann hi");
   uint64_t before = world_last_seq(f.w);
   intruder in = {id, before + 1};
