@@ -9,6 +9,7 @@
 #include "support/llm_server.h"
 #include "support/suite.h"
 #include "support/unit.h"
+#include "support/wire_sink.h"
 
 #include <cjson/cJSON.h>
 #include <event2/event.h>
@@ -550,32 +551,10 @@ static void test_malformed_arguments(void) {
 
 /* ---- the wire formats on their own ---- */
 
-typedef struct sink {
-  char text[256];
-  llm_error_info err;
-  llm_wire_calls calls;
-  llm_wire_out out;
-} sink;
+typedef wire_sink sink;
 
-static int sink_text(void *ctx, const char *s, size_t n) {
-  sink *k = ctx;
-  size_t used = strlen(k->text);
-  snprintf(k->text + used, sizeof k->text - used, "%.*s", (int)n, s);
-  return AG_OK;
-}
-
-static void sink_init(sink *k, size_t cap) {
-  memset(k, 0, sizeof *k);
-  llm_wire_calls_init(&k->calls, cap);
-  k->out.text = sink_text;
-  k->out.ctx = k;
-  k->out.err = &k->err;
-  k->out.calls = &k->calls;
-}
-
-static int ev(const llm_wire *w, sink *k, const char *name, const char *data) {
-  return w->stream_event(name, data, strlen(data), &k->out);
-}
+static void sink_init(sink *k, size_t cap) { wire_sink_init(k, cap); }
+static int ev(const llm_wire *w, sink *k, const char *name, const char *data) { return wire_sink_event(w, k, name, data); }
 
 static void expect_wire_call(const sink *k, size_t i, const char *id, const char *name, const char *args) {
   if (i >= k->calls.n) {
