@@ -160,7 +160,9 @@ static void test_retry_after_parse(void) {
 typedef wire_sink sink;
 
 static void sink_init(sink *k) { wire_sink_init(k, 0); }
-static int event(const llm_wire *w, sink *k, const char *name, const char *data) { return wire_sink_event(w, k, name, data); }
+static int event(const llm_wire *w, sink *k, const char *name, const char *data) {
+  return wire_sink_event(w, k, name, data);
+}
 
 static void test_wire_openai(void) {
   const llm_wire *w = &llm_openai_wire;

@@ -554,7 +554,9 @@ static void test_malformed_arguments(void) {
 typedef wire_sink sink;
 
 static void sink_init(sink *k, size_t cap) { wire_sink_init(k, cap); }
-static int ev(const llm_wire *w, sink *k, const char *name, const char *data) { return wire_sink_event(w, k, name, data); }
+static int ev(const llm_wire *w, sink *k, const char *name, const char *data) {
+  return wire_sink_event(w, k, name, data);
+}
 
 static void expect_wire_call(const sink *k, size_t i, const char *id, const char *name, const char *args) {
   if (i >= k->calls.n) {
