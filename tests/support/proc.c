@@ -177,3 +177,13 @@ int proc_first_chat(const char *db, char *id, size_t cap) {
   cJSON_Delete(arr);
   return got ? 0 : -1;
 }
+
+int proc_run_world(const char *path, const char *json, const char *const *extra_env, proc_result *r) {
+  memset(r, 0, sizeof *r);
+  FILE *f = fopen(path, "w");
+  int bad = !f || fputs(json, f) < 0;
+  if (f && fclose(f)) bad = 1;
+  if (bad) return -1;
+  const char *args[] = {"run", path, "--no-save", "--json", NULL};
+  return proc_agora(args, NULL, extra_env, r);
+}

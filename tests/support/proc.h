@@ -17,6 +17,10 @@ typedef struct proc_result {
 int proc_agora(const char *const *args, const char *input, const char *const *extra_env, proc_result *r);
 void proc_result_free(proc_result *r);
 
+/* Writes json to path, then `agora run PATH --no-save --json` as proc_agora does (extra_env may be
+ * NULL): 0, or -1 when the file could not be written or the binary not run. */
+int proc_run_world(const char *path, const char *json, const char *const *extra_env, proc_result *r);
+
 /* `agora chats list --db DB --json` as a cJSON array of chat objects (caller deletes; empty when the
  * command failed). */
 struct cJSON *proc_chats_list(const char *db);
