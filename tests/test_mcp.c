@@ -17,6 +17,7 @@
 #include "mcp/stdio.h"
 #include "support/suite.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 typedef struct server {
   struct event_base *base;
@@ -487,7 +488,8 @@ static long spawn_npx_like(struct event_base *base, int exit_at_once, mcp_child 
   close(null);
   *in_w = in[1];
   char *text = NULL;
-  for (int i = 0; i < 5000 && !(text = unit_read_file(pidfile)); i++) usleep(1000); /* the file appears */
+  for (long long end = now_ms() + wait_budget_ms(5000); !(text = unit_read_file(pidfile)) && now_ms() < end;)
+    wait_nap_ms(1); /* the file appears */
   long pid = text ? strtol(text, NULL, 10) : 0;
   free(text);
   CHECK(pid > 0);

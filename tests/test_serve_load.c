@@ -400,7 +400,9 @@ static void stalled_clients_do_not_stall_the_loop(void) {
   if (start_at("crowd", world, NULL, env, &sp)) return;
   static int fds[STALLED];
   open_stalled(sp.port, "crowd", NULL, fds, STALLED);
-  for (int i = 0; i < 200 && !metric_at_least(&sp, "agora_sse_clients", STALLED); i++) usleep(20000);
+  for (long long end = now_ms() + wait_budget_ms(4000);
+       !metric_at_least(&sp, "agora_sse_clients", STALLED) && now_ms() < end;)
+    wait_nap_ms(20);
   CHECK(metric_at_least(&sp, "agora_sse_clients", STALLED));
   long base_mb = peak_rss_mb(sp.pid);
   most_queued = 0;
