@@ -50,6 +50,14 @@ static llm_request one_message(llm_message *m, const char *text) {
   return (llm_request){.messages = m, .n_messages = 1};
 }
 
+/* n calls of req started on the four endpoints in turn, recording into r[0..n). */
+static void start_calls(fixture *f, const llm_request *req, llm_drive_result *r, int n, int *pending) {
+  for (int i = 0; i < n; i++) {
+    llm_drive_result_init(&r[i]);
+    CHECK_INT(llm_drive_start(f->ep[i % 4], req, &r[i], f->base, pending), AG_OK);
+  }
+}
+
 static void test_cancel_in_flight(void) {
   llm_server_reset(srv);
   llm_server_rule(srv, NULL, "latency=300 reply=late");
@@ -59,10 +67,7 @@ static void test_cancel_in_flight(void) {
   int pending = 0;
   llm_message m;
   llm_request req = one_message(&m, "hi");
-  for (int i = 0; i < 12; i++) {
-    llm_drive_result_init(&r[i]);
-    CHECK_INT(llm_drive_start(f.ep[i % 4], &req, &r[i], f.base, &pending), AG_OK);
-  }
+  start_calls(&f, &req, r, 12, &pending);
   CHECK_INT(llm_client_active(f.client), 12);
   llm_drive_run_for(f.base, 50); /* the requests are on the wire, the replies not yet */
   for (int i = 0; i < 12; i++) llm_call_cancel(r[i].call);
@@ -281,10 +286,7 @@ static void test_free_endpoint_and_client_in_flight(void) {
   int pending = 0;
   llm_message m;
   llm_request req = one_message(&m, "hi");
-  for (int i = 0; i < 8; i++) {
-    llm_drive_result_init(&r[i]);
-    CHECK_INT(llm_drive_start(f.ep[i % 4], &req, &r[i], f.base, &pending), AG_OK);
-  }
+  start_calls(&f, &req, r, 8, &pending);
   llm_drive_run_for(f.base, 50);
   llm_endpoint_free(f.ep[0]); /* its two calls go with it */
   f.ep[0] = NULL;
@@ -306,10 +308,7 @@ static void test_free_endpoint_and_client_in_flight(void) {
   llm_server_reset(srv);
   llm_server_rule(srv, NULL, "latency=200");
   fixture_init(&f, 0);
-  for (int i = 0; i < 8; i++) {
-    llm_drive_result_init(&r[i]);
-    CHECK_INT(llm_drive_start(f.ep[i % 4], &req, &r[i], f.base, &pending), AG_OK);
-  }
+  start_calls(&f, &req, r, 8, &pending);
   llm_drive_run_for(f.base, 10);
   llm_client_free(f.client);
   f.client = NULL;
