@@ -198,14 +198,16 @@ void agent_cancel(agent *a) { agent_drop_call(a); }
 static void agent_notify(agent *a, agent_report_kind type, const char *text, size_t len,
                          const llm_error_info *info, int failed) {
   if (!a->host->report) return;
-  agent_report ev = {type, text, len, info, failed, NULL, NULL, 0, {0, 0}, a->answering ? a->answering->seq : 0};
+  agent_report ev = {.kind = type, .text = text, .len = len, .info = info, .failed = failed,
+                     .seq = a->answering ? a->answering->seq : 0};
   a->host->report(a->host->ctx, a, &ev);
 }
 
 static void agent_notify_tool(agent *a, agent_report_kind type, const char *tool, const char *call_id,
                               const char *json, int failed, int64_t at_ms) {
   if (!a->host->report) return;
-  agent_report ev = {type, json, strlen(json), NULL, failed, tool, call_id, at_ms, {0, 0}, 0};
+  agent_report ev = {.kind = type, .text = json, .len = strlen(json), .failed = failed, .tool = tool, .call_id = call_id,
+                     .at_ms = at_ms};
   a->host->report(a->host->ctx, a, &ev);
 }
 
@@ -432,7 +434,7 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
     return;
   }
   if (a->host->report) {
-    agent_report ev = {AGENT_REPORT_LLM_DONE, text, strlen(text), NULL, 0, NULL, NULL, 0, done_usage, m->seq};
+    agent_report ev = {.kind = AGENT_REPORT_LLM_DONE, .text = text, .len = strlen(text), .usage = done_usage, .seq = m->seq};
     a->host->report(a->host->ctx, a, &ev);
   }
   if (n_calls == 0) {

@@ -27,7 +27,8 @@ static int fill_txn(store_txn *t, void *arg) {
   fill *f = arg;
   int rc;
   if (f->create) {
-    store_chat c = {f->chat, "big", "A long conversation about the town library", 0, f->ts, f->ts, NULL};
+    store_chat c = {.id = f->chat, .world_id = "big", .title = "A long conversation about the town library",
+                    .created_at_ms = f->ts, .updated_at_ms = f->ts};
     if ((rc = store_chat_put(t, &c))) return rc;
   }
   for (uint64_t s = f->from; s <= f->to; s++) {
@@ -35,7 +36,8 @@ static int fill_txn(store_txn *t, void *arg) {
                        "@bob I think the reading room should stay open late on Thursdays, what do you say?", 0, NULL, 0, 0};
     if ((rc = store_message_put(t, f->chat, &m))) return rc;
   }
-  store_chat c = {f->chat, "big", "A long conversation about the town library", f->to, f->ts, f->ts + (int64_t)f->to, NULL};
+  store_chat c = {.id = f->chat, .world_id = "big", .title = "A long conversation about the town library",
+                  .message_count = f->to, .created_at_ms = f->ts, .updated_at_ms = f->ts + (int64_t)f->to};
   return store_chat_put(t, &c);
 }
 

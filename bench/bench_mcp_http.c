@@ -4,7 +4,7 @@
  *    own thread), and
  *  - the real server-everything (streamableHttp, SSE answers; a separate node process), when
  *    AGORA_PEERS points at the installed test peers.
- * "Agora CPU" is the CPU time of the thread running the loop (transport, llm/fetch, libcurl, JSON),
+ * "Agora CPU" is the CPU time of the thread running the loop (transport, net/net_fetch, libcurl, JSON),
  * which excludes the server's work; "wall" includes the server and the kernel.
  * Usage: bench_mcp_http [runs] */
 #include "support/bench_stat.h"

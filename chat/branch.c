@@ -145,7 +145,8 @@ static int branch_txn(store_txn *t, void *arg) {
   snprintf(title, sizeof title, "%.*s (branch)", STORE_TITLE_LEN - 9, src.title);
   store_chat_id_new(b->id);
   int64_t now = ag_now_ms();
-  store_chat c = {b->id, src.world_id, title, b->seq, now, now, NULL};
+  store_chat c = {.id = b->id, .world_id = src.world_id, .title = title, .message_count = b->seq, .created_at_ms = now,
+                  .updated_at_ms = now};
   if ((rc = store_chat_put(t, &c)) || (rc = store_agent_state_scan(t, b->src, state_row, b)) ||
       (rc = store_context_scan(t, b->src, context_row, b)))
     goto done;

@@ -118,6 +118,10 @@ cJSON *chat_event_fields(const world_event *e) {
     if (e->u.turn_end.cancelled) cJSON_AddBoolToObject(f, "cancelled", 1);
     if (e->u.turn_end.queued) cJSON_AddBoolToObject(f, "queued", 1);
     break;
+  case EV_TURNS_RESUMED:
+    ag_json_add_int(f, "replies", (int64_t)e->u.resumed.replies);
+    cJSON_AddStringToObject(f, "agents", e->u.resumed.agents);
+    break;
   case EV_KIND_COUNT: break;
   }
   return f;

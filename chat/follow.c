@@ -26,7 +26,8 @@ static int follow_txn(store_txn *t, void *arg) {
   store_chat c;
   int rc = store_chat_get(t, op->id, &c);
   if (rc == AG_ERR_NOT_FOUND) {
-    store_chat nc = {op->id, world_id(cs->w), CHAT_TITLE_DEFAULT, 0, op->now, op->now, NULL};
+    store_chat nc = {.id = op->id, .world_id = world_id(cs->w), .title = CHAT_TITLE_DEFAULT, .created_at_ms = op->now,
+                     .updated_at_ms = op->now};
     op->count = 0, op->created = op->now;
     snprintf(op->title, sizeof op->title, "%s", CHAT_TITLE_DEFAULT);
     rc = store_chat_put(t, &nc);
@@ -83,7 +84,8 @@ static int adopt_txn(store_txn *t, void *arg) {
   store_chat c;
   int rc = store_chat_get(t, op->id, &c);
   if (rc == AG_ERR_NOT_FOUND) {
-    store_chat nc = {op->id, world_id(op->cs->w), op->title, 0, op->created, op->created, NULL};
+    store_chat nc = {.id = op->id, .world_id = world_id(op->cs->w), .title = op->title, .created_at_ms = op->created,
+                     .updated_at_ms = op->created};
     op->changed = 1;
     return store_chat_put(t, &nc);
   }
@@ -94,7 +96,8 @@ static int adopt_txn(store_txn *t, void *arg) {
     store_chat_free(&c);
     return AG_OK;
   }
-  store_chat nc = {c.id, c.world_id, op->title, c.message_count, c.created_at_ms, op->now, NULL};
+  store_chat nc = {.id = c.id, .world_id = c.world_id, .title = op->title, .message_count = c.message_count,
+                   .created_at_ms = c.created_at_ms, .updated_at_ms = op->now, .has_sim = c.has_sim, .sim_ms = c.sim_ms};
   op->changed = 1;
   rc = store_chat_put(t, &nc);
   store_chat_free(&c);

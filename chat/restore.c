@@ -64,6 +64,7 @@ typedef struct restore_ctx {
   size_t cur; /* agent being read */
   store_chat chat;
   uint64_t last_seq;
+  int64_t sim_ms; /* the chat's simulated time (chat_time) */
   chat_inflight inflight; /* the turns in flight when the chat was last left */
   ag_errmsg *em;
 } restore_ctx;
@@ -133,19 +134,56 @@ static int restore_turn_msgs(restore_ctx *rc) {
   return AG_OK;
 }
 
+/* Appends agent to the ", "-separated names (cap bytes, *len used), once, ending with ", ..." when
+ * they no longer fit. */
+static void resumed_name(char *names, size_t cap, size_t *len, const char *agent) {
+  char *at = strstr(names, agent);
+  size_t n = strlen(agent);
+  if (at && (at == names || at[-1] == ' ') && (at[n] == ',' || at[n] == '\0')) return; /* two turns of one agent */
+  if (*len >= 3 && !strcmp(names + *len - 3, "...")) return; /* full already */
+  if (*len + n + 2 + 5 < cap) *len += (size_t)snprintf(names + *len, cap - *len, "%s%s", *len ? ", " : "", agent);
+  else *len += (size_t)snprintf(names + *len, cap - *len, "%s...", *len ? ", " : "");
+}
+
 /* The turns open when the chat was last left are run again, once, in the order they were decided
  * (docs/time.md "Resume after a crash"): a turn that was itself a re-run is given up with an llm-error,
  * not re-run forever. */
 static void restore_rerun(chat_session *cs, restore_ctx *rc) {
+  size_t n = 0, len = 0;
+  char names[256] = "";
   for (size_t i = 0; i < rc->inflight.n; i++) {
     const chat_turn *t = &rc->inflight.turns[i];
     ag_msg *m = t->seq ? *cache_slot(&rc->cache, t->seq) : NULL;
-    if (!t->rerun && m && world_rerun(cs->w, t->agent, m) == AG_OK) continue;
+    if (!t->rerun && m && world_rerun(cs->w, t->agent, m) == AG_OK) {
+      n++;
+      resumed_name(names, sizeof names, &len, t->agent);
+      continue;
+    }
     const char *why = t->rerun ? "interrupted again after it was re-run: not re-run twice"
                                : "its message or the agent is gone: not re-run";
     world_emit(cs->w, &(world_event){EV_LLM_ERROR, .u.llm_error = {t->agent, why, 0, 0, 0, ""}});
     world_emit(cs->w, &(world_event){EV_TURN_END, .u.turn_end = {t->agent, t->seq, 0, 0}});
   }
+  /* One event for the whole resume, which every door prints (issue 23 item 6). */
+  if (n) world_emit(cs->w, &(world_event){EV_TURNS_RESUMED, .u.resumed = {.replies = n, .agents = names}});
+}
+
+/* Where the chat's simulated time stands: stored with the chat, else (a chat written before that, a
+ * branch, an import) its last message's, else the clock's start. */
+static int chat_time(store_txn *t, restore_ctx *rc) {
+  rc->sim_ms = world_sim_start(rc->cs->w);
+  if (rc->chat.has_sim) {
+    rc->sim_ms = rc->chat.sim_ms;
+    return AG_OK;
+  }
+  if (!rc->last_seq) return AG_OK;
+  store_message m;
+  int r = store_message_get(t, rc->chat_id, rc->last_seq, &m);
+  if (r == AG_ERR_NOT_FOUND) return AG_OK;
+  if (r) return r;
+  if (m.has_sim) rc->sim_ms = m.sim_ms;
+  store_message_free(&m);
+  return AG_OK;
 }
 
 static int restore_txn(store_txn *t, void *arg) {
@@ -158,6 +196,7 @@ static int restore_txn(store_txn *t, void *arg) {
   }
   if (r) return r;
   if ((r = store_message_last_seq(t, rc->chat_id, &rc->last_seq))) return r;
+  if ((r = chat_time(t, rc))) return r;
   chat_inflight_free(&rc->inflight); /* a read is not run twice, but stay restartable */
   if ((r = store_thread_scan(t, rc->chat_id, restore_step_cb, rc))) return r;
   for (size_t i = 0; i < cs->n_tracks; i++) {
@@ -210,6 +249,8 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
   if ((r = store_read(cs->st, restore_txn, &rc, em))) goto done;
   world_reset_conversation(cs->w);
   world_set_last_seq(cs->w, rc.last_seq > rc.chat.message_count ? rc.last_seq : rc.chat.message_count);
+  if (world_is_virtual(cs->w)) world_time_rebase(cs->w, rc.sim_ms, rc.last_seq > 0); /* the clock is the chat's */
+  cs->saved_sim = world_now(cs->w);
   for (size_t i = 0; i < cs->n_tracks; i++) {
     agent *a = cs->tracks[i].a;
     for (size_t k = 0; k < rc.n_mems[i]; k++)
@@ -256,6 +297,10 @@ int chat_session_resume(chat_session *cs, ag_errmsg *em) {
   char id[STORE_ID_MAX];
   snprintf(id, sizeof id, "%s", cs->current);
   int rc = chat_session__restore(cs, id, em);
+  if (rc != AG_ERR_STATE) return rc;
   /* Held by another process: this one takes a new chat rather than write into it. */
-  return rc == AG_ERR_STATE ? chat_session_new(cs, em) : rc;
+  if (em) *em = (ag_errmsg){""}; /* the holder is the door's to name (chat_session_passed_over) */
+  return chat_session_new(cs, em);
 }
+
+const char *chat_session_passed_over(const chat_session *cs) { return cs->passed[0] ? cs->passed : NULL; }

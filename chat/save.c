@@ -80,9 +80,12 @@ static int save_txn(store_txn *t, void *arg) {
   for (size_t i = 0; i < cs->n_pending_steps; i++)
     if ((rc = store_thread_append(t, cs->current, cs->pending_steps[i]))) return rc;
   if ((rc = save_agents(t, sc))) return rc;
-  if (!cs->n_pending) return AG_OK; /* a flush of memories and states does not make the chat newer */
-  store_chat c = {cs->current, world_id(cs->w), sc->title, count,
-                  cs->created_at, sc->now, NULL};
+  /* A flush of memories and states does not make the chat newer; a clock that moved does (its time is
+   * the chat's, docs/time.md). */
+  if (!cs->n_pending && !cs->sim_moved) return AG_OK;
+  store_chat c = {.id = cs->current, .world_id = world_id(cs->w), .title = sc->title, .message_count = count,
+                  .created_at_ms = cs->created_at, .updated_at_ms = sc->now, .has_sim = world_is_virtual(cs->w),
+                  .sim_ms = world_now(cs->w)};
   return store_chat_put(t, &c);
 }
 
@@ -108,8 +111,14 @@ static void move_pending(chat_session *cs, uint64_t shift) {
   world_emit(cs->w, &e);
 }
 
+/* The virtual clock moved since the chat's time was last stored (a wait, an advance). */
+static int time_moved(chat_session *cs) {
+  if (world_is_virtual(cs->w) && world_now(cs->w) != cs->saved_sim) cs->sim_moved = 1;
+  return cs->sim_moved;
+}
+
 void chat_session__save_last(chat_session *cs) {
-  if (cs->has_current && (cs->n_pending || cs->n_pending_steps) && chat_session__save(cs, NULL))
+  if (cs->has_current && (cs->n_pending || cs->n_pending_steps || time_moved(cs)) && chat_session__save(cs, NULL))
     cs->failures += cs->n_pending ? cs->n_pending : 1;
   chat_session__drop_pending(cs);
 }
@@ -139,6 +148,7 @@ static void report_saved(chat_session *cs, uint64_t upto, size_t n) {
 
 int chat_session__save(chat_session *cs, ag_errmsg *em) {
   char *new_title = NULL;
+  time_moved(cs);
   int rc = chat_session__sync_tracks(cs);
   if (!rc) rc = chat_rule_title(cs->title, cs->pending, cs->n_pending, &new_title);
   uint64_t upto = cs->count;
@@ -159,6 +169,8 @@ int chat_session__save(chat_session *cs, ag_errmsg *em) {
   upto += sc.shift;
   size_t n = cs->n_pending;
   chat_session__drop_pending(cs);
+  cs->sim_moved = 0;
+  cs->saved_sim = world_now(cs->w);
   apply_saved(cs);
   if (upto > cs->count) cs->count = upto;
   if (new_title) {
@@ -216,6 +228,7 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
         e->kind == EV_LLM_START || e->kind == EV_TURN_QUEUED || e->kind == EV_TURN_END ||
         (e->kind == EV_LLM_DONE && (e->u.llm_done.input_tokens > 0 || e->u.llm_done.output_tokens > 0)))
       on_thread_step(cs, e);
+    if (e->kind == EV_CLOCK_ADVANCED) cs->sim_moved = 1; /* the chat's time is stored with it */
     return;
   }
   cs->last_delivered = ((ag_msg *)payload)->seq;
@@ -234,7 +247,7 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
 
 static void on_idle(void *ud) {
   chat_session *cs = ud;
-  if ((!cs->n_pending && !cs->n_pending_steps) || !cs->has_current) return;
+  if ((!cs->n_pending && !cs->n_pending_steps && !cs->sim_moved) || !cs->has_current) return;
   /* A failed batch is retried when something new arrives, not at once: its storage-error event makes
    * the bus idle again, and retrying then would spin while the disk stays full. */
   if (cs->save_failed && cs->n_pending + cs->n_pending_steps == cs->failed_batch) return;

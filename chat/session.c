@@ -179,6 +179,7 @@ typedef struct chat_op {
   chat_session *cs;
   const char *id;
   int can_reuse;      /* new: this process may take the current chat (nobody else holds it) */
+  int held;           /* new: another process holds the current chat (it stays the world's current) */
   int reuse;          /* new: the current chat is reused */
   int was_current;    /* delete */
   char fallback[STORE_ID_MAX];
@@ -199,7 +200,8 @@ static int new_txn(store_txn *t, void *arg) {
       op->reuse = chat_rule_reusable(c.title, c.message_count) && !(cs->fresh_only && c.message_count);
       if (op->reuse) {
         /* Reused: the conversation starts over (memories, turn counts); its messages stay. */
-        store_chat nc = {c.id, c.world_id, c.title, c.message_count, c.created_at_ms, op->now, NULL};
+        store_chat nc = {.id = c.id, .world_id = c.world_id, .title = c.title, .message_count = c.message_count,
+                         .created_at_ms = c.created_at_ms, .updated_at_ms = op->now, .has_sim = c.has_sim, .sim_ms = c.sim_ms};
         rc = store_memory_clear(t, c.id, NULL);
         if (!rc) rc = store_agent_state_clear(t, c.id, NULL);
         if (!rc) rc = store_context_clear(t, c.id, NULL);
@@ -211,9 +213,10 @@ static int new_txn(store_txn *t, void *arg) {
       return rc;
     }
   }
-  store_chat c = {op->id, world_id(cs->w), CHAT_TITLE_DEFAULT, 0, op->now, op->now, NULL};
+  store_chat c = {.id = op->id, .world_id = world_id(cs->w), .title = CHAT_TITLE_DEFAULT, .created_at_ms = op->now,
+                  .updated_at_ms = op->now};
   if ((rc = store_chat_put(t, &c))) return rc;
-  return store_world_set_current(t, world_id(cs->w), op->id);
+  return op->held ? AG_OK : store_world_set_current(t, world_id(cs->w), op->id);
 }
 
 /* The locks "new chat" needs: the current chat's when nobody else holds it (it may be reused), and
@@ -222,7 +225,7 @@ static int new_txn(store_txn *t, void *arg) {
 static int new_locks(chat_session *cs, const char *id, chat_op *op, store_lock **cur, store_lock **fresh,
                      ag_errmsg *em) {
   *cur = *fresh = NULL;
-  op->can_reuse = 0;
+  op->can_reuse = op->held = 0;
   int rc;
   if (cs->has_current) {
     if (cs->lock && strcmp(store_lock_chat(cs->lock), cs->current) == 0) {
@@ -231,6 +234,7 @@ static int new_locks(chat_session *cs, const char *id, chat_op *op, store_lock *
       rc = store_chat_lock(cs->st, cs->current, cur, NULL, NULL);
       if (rc && rc != AG_ERR_STATE) return ag_fail(em, rc, "cannot lock chat '%s'", cs->current);
       op->can_reuse = rc == AG_OK;
+      op->held = rc == AG_ERR_STATE;
     }
   }
   if ((rc = store_chat_lock(cs->st, id, fresh, NULL, em))) {
@@ -245,7 +249,7 @@ int chat_session_new(chat_session *cs, ag_errmsg *em) {
   if (cs->has_current && cs->live && (rc = chat_session__save(cs, em))) return rc;
   char id[STORE_ID_MAX];
   store_chat_id_new(id);
-  chat_op op = {cs, id, 0, 0, 0, "", NULL, chat_session__now(cs), em};
+  chat_op op = {.cs = cs, .id = id, .now = chat_session__now(cs), .em = em};
   store_lock *cur, *fresh;
   if ((rc = chat_session__sync_tracks(cs)) || (rc = new_locks(cs, id, &op, &cur, &fresh, em))) return rc;
   if ((rc = store_write(cs->st, new_txn, &op, em))) {
@@ -265,9 +269,15 @@ int chat_session_new(chat_session *cs, ag_errmsg *em) {
     release(cs);
     cs->lock = fresh;
   }
+  if (op.held) snprintf(cs->passed, sizeof cs->passed, "%s", cs->current);
   uint64_t keep_seq = op.reuse ? cs->count : 0;
   world_reset_conversation(cs->w);
   world_set_last_seq(cs->w, keep_seq);
+  /* A new chat is a new run of the simulation: its clock starts at the world's start (a reused chat
+   * keeps the time it had, being the current one). */
+  if (!op.reuse && world_is_virtual(cs->w) && world_now(cs->w) != world_sim_start(cs->w))
+    world_time_rebase(cs->w, world_sim_start(cs->w), 0);
+  cs->saved_sim = world_now(cs->w);
   chat_session__mark_saved(cs, 0);
   cs->live = 1;
   if (op.reuse) {
@@ -292,7 +302,7 @@ int chat_session_load(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   int rc;
   if (cs->has_current && cs->live && (rc = chat_session__save(cs, em))) return rc;
   if ((rc = chat_session__restore(cs, chat_id, em))) return rc;
-  chat_op op = {cs, cs->current, 0, 0, 0, "", NULL, chat_session__now(cs), em};
+  chat_op op = {.cs = cs, .id = cs->current, .now = chat_session__now(cs), .em = em};
   return store_write(cs->st, set_current_txn, &op, em);
 }
 
@@ -336,7 +346,7 @@ int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em) {
     if (rc != AG_ERR_STATE) return rc;
     return ag_fail(em, rc, "cannot delete chat '%s': it is in use by another agora process (pid %ld)", id, pid);
   }
-  chat_op op = {cs, id, 0, 0, 0, "", NULL, chat_session__now(cs), em};
+  chat_op op = {.cs = cs, .id = id, .now = chat_session__now(cs), .em = em};
   rc = store_write(cs->st, delete_txn, &op, em);
   store_chat_unlock(held);
   if (rc) return rc;
@@ -361,7 +371,8 @@ static int title_txn(store_txn *t, void *arg) {
   store_chat c;
   int rc = store_chat_get(t, cs->current, &c);
   if (rc) return rc;
-  store_chat nc = {c.id, c.world_id, op->title, c.message_count, c.created_at_ms, op->now, NULL};
+  store_chat nc = {.id = c.id, .world_id = c.world_id, .title = op->title, .message_count = c.message_count,
+                   .created_at_ms = c.created_at_ms, .updated_at_ms = op->now, .has_sim = c.has_sim, .sim_ms = c.sim_ms};
   rc = store_chat_put(t, &nc);
   store_chat_free(&c);
   return rc;
@@ -370,7 +381,7 @@ static int title_txn(store_txn *t, void *arg) {
 int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em) {
   if (!cs->has_current) return ag_fail(em, AG_ERR_STATE, "no current chat");
   if (!title[0]) return ag_fail(em, AG_ERR_INVALID, "the title is empty");
-  chat_op op = {cs, cs->current, 0, 0, 0, "", title, chat_session__now(cs), em};
+  chat_op op = {.cs = cs, .id = cs->current, .title = title, .now = chat_session__now(cs), .em = em};
   int rc = store_write(cs->st, title_txn, &op, em);
   if (rc) return rc;
   if ((rc = chat_session__set_title(cs, title))) return rc;

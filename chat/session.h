@@ -41,11 +41,18 @@ void chat_session_fresh_only(chat_session *cs, int on);
 void chat_session_set_clock(chat_session *cs, int64_t (*now)(void *ud), void *ud);
 
 /* Restores the current chat (if any) into the agents: memories, turn counts, seq. When another process
- * holds it, starts a new chat instead (as chat_session_new). */
+ * holds it, starts a new chat instead (as chat_session_new), which the world's current chat stays: see
+ * chat_session_passed_over. */
 int chat_session_resume(chat_session *cs, ag_errmsg *em);
+/* The world's current chat that chat_session_resume or chat_session_new passed over because another
+ * process held it (borrowed; the latest), or NULL: a door says why it started a new chat
+ * (store_chat_holder names the holder). */
+const char *chat_session_passed_over(const chat_session *cs);
 /* New chat (§6): reuses the current chat if its title is still "New Chat" or it has no messages
  * (memories and turn counts reset, event chat-reused), otherwise creates a fresh "New Chat" and makes
- * it current (event new-chat-created). A current chat held by another process is never reused.
+ * it current (event new-chat-created). A current chat held by another process is never reused, nor
+ * replaced as the world's current chat in the database: the fresh chat is this session's only, so that
+ * two processes on one database agree on which chat is current (issue 23 item 8).
  * One process holds its current chat at a time (a lock that dies with the process, see
  * docs/decisions.md "One process per chat"). */
 int chat_session_new(chat_session *cs, ag_errmsg *em);

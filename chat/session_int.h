@@ -34,6 +34,8 @@ struct chat_session {
   size_t n_tracks;
   size_t failures;    /* messages given up on (a last save that failed) */
   int save_failed;    /* the last save failed: pending[] holds its batch, retried by the next save */
+  int sim_moved;      /* the virtual clock moved (clock-advanced): the chat's row is written with its time */
+  int64_t saved_sim;  /* the chat's simulated time as last stored */
   size_t failed_batch; /* n_pending + n_pending_steps when it failed */
   /* Messages delivered since the last commit (references). They are committed together when the bus
    * has drained — group commit: one transaction, one fsync, for all the replies that arrived at once. */
@@ -53,6 +55,7 @@ struct chat_session {
   /* Messages come with their seqs (chat_session_follow): saved where they say, never moved. */
   int seqs_fixed;
   int fresh_only; /* chat_session_fresh_only */
+  char passed[STORE_ID_MAX]; /* chat_session_passed_over ("" when none) */
   /* With a store syncing in the background, what was committed but is not known to be on disk yet:
    * its state-saved event waits for it (chat_session_synced). Saves merge into one report. */
   uint64_t unsynced_commit, unsynced_upto; /* store_commits after the last such save; its seq */

@@ -403,9 +403,10 @@ static int import_txn(store_txn *t, void *arg) {
   const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(snap, "messages");
   uint64_t count = 0;
   for (const cJSON *m = msgs->child; m; m = m->next) count = (uint64_t)cJSON_GetObjectItem(m, "seq")->valuedouble;
-  store_chat c = {ic->id, wid, cJSON_GetObjectItemCaseSensitive(chat, "title")->valuestring, count,
-                  ag_time_parse(cJSON_GetObjectItemCaseSensitive(chat, "created_at")->valuestring),
-                  ag_time_parse(cJSON_GetObjectItemCaseSensitive(chat, "updated_at")->valuestring), NULL};
+  store_chat c = {.id = ic->id, .world_id = wid, .title = cJSON_GetObjectItemCaseSensitive(chat, "title")->valuestring,
+                  .message_count = count,
+                  .created_at_ms = ag_time_parse(cJSON_GetObjectItemCaseSensitive(chat, "created_at")->valuestring),
+                  .updated_at_ms = ag_time_parse(cJSON_GetObjectItemCaseSensitive(chat, "updated_at")->valuestring)};
   if ((rc = store_chat_put(t, &c))) return rc;
   for (const cJSON *m = msgs->child; m; m = m->next) {
     store_message sm = {(uint64_t)cJSON_GetObjectItem(m, "seq")->valuedouble,

@@ -126,7 +126,8 @@ static int trunc_txn(store_txn *t, void *arg) {
     if (!rc) rc = store_chat_delete(t, tc->scratch);
     if (rc) return rc;
   }
-  store_chat put = {cs->current, world_id(cs->w), tc->title, tc->keep, created, chat_session__now(cs), NULL};
+  store_chat put = {.id = cs->current, .world_id = world_id(cs->w), .title = tc->title, .message_count = tc->keep,
+                    .created_at_ms = created, .updated_at_ms = chat_session__now(cs)};
   return store_chat_put(t, &put);
 }
 

@@ -56,10 +56,19 @@ int cli_override_arg(rt_overrides *o, const char *cmd, int argc, char **argv, in
   return 1;
 }
 
+int cli_is_allow_arg(const char *s) { return !strcmp(s, "--allow-env") || !strcmp(s, "--allow-key-to"); }
+
 int cli_allow_env_arg(rt_allow_env *a, const char *cmd, int argc, char **argv, int *i) {
-  if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: --allow-env needs a variable name", cmd);
-  if (a->n >= RT_ALLOW_ENV_MAX)
-    return cli_error(AG_ERR_INVALID, "%s: --allow-env given more than %d times", cmd, RT_ALLOW_ENV_MAX);
-  a->names[a->n++] = argv[++*i];
+  const char *opt = argv[*i];
+  int url = !strcmp(opt, "--allow-key-to");
+  size_t *n = url ? &a->n_key_urls : &a->n;
+  if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: %s needs %s", cmd, opt, url ? "a URL" : "a variable name");
+  if (*n >= RT_ALLOW_ENV_MAX)
+    return cli_error(AG_ERR_INVALID, "%s: %s given more than %d times", cmd, opt, RT_ALLOW_ENV_MAX);
+  const char *v = argv[++*i];
+  if (url && strncmp(v, "http://", 7) && strncmp(v, "https://", 8))
+    return cli_error(AG_ERR_INVALID, "%s: --allow-key-to '%s': expected an http:// or https:// URL (an agent's "
+                     "base_url)", cmd, v);
+  (url ? a->key_urls : a->names)[(*n)++] = v;
   return 0;
 }

@@ -18,7 +18,10 @@ int cli_nats_arg(cluster_opts *o, const char *cmd, int host, int argc, char **ar
  * them. cmd names the command in messages. */
 int cli_override_arg(rt_overrides *o, const char *cmd, int argc, char **argv, int *i);
 
-/* Takes argv[*i] == "--allow-env" and its value; returns 0, or an exit status after printing why. */
+/* Whether s is --allow-env or --allow-key-to. */
+int cli_is_allow_arg(const char *s);
+/* Takes argv[*i] (--allow-env NAME or --allow-key-to URL) and its value; returns 0, or an exit status
+ * after printing why. */
 int cli_allow_env_arg(rt_allow_env *a, const char *cmd, int argc, char **argv, int *i);
 
 #endif

@@ -11,7 +11,9 @@ static const char console_usage[] =
   "                     [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-replicas N]]\n"
   "\n"
   "Talk to a world. With WORLD.json the world is loaded (or updated) in the database and its current\n"
-  "chat continues (a new chat when it has none); without it, the only world in the database opens.\n"
+  "chat continues (a new chat when it has none); with WORLD-ID (or the world's name, quoted) the world\n"
+  "the database holds opens with the settings last stored for it; without either, the only world in the\n"
+  "database opens.\n"
   "Plain lines are sent as the human; commands start with '/' (type /help). On a terminal, replies\n"
   "stream in while you type, Ctrl-C cancels the replies in flight and Ctrl-D quits. With stdin not a\n"
   "terminal, lines are handled one by one, each waiting until the world is quiet, until EOF.\n"
@@ -19,6 +21,9 @@ static const char console_usage[] =
   "  --db DIR    the database directory (default: $AGORA_HOME, $XDG_DATA_HOME/agora,\n"
   "              ~/.local/share/agora)\n"
   "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
+  "  --allow-key-to URL\n"
+  "              a stored world's agents may send their API key to base_url URL (otherwise only to\n"
+  "              the provider's default URL; a stored world may be someone else's)\n"
   "  --model M, --provider P, --base-url URL\n"
   "              use this model, provider or server for every agent of WORLD.json\n"
   "  --nats URL  join the world on NATS JetStream: messages anyone publishes show here, lines typed\n"
@@ -39,7 +44,7 @@ static int parse_args(int argc, char **argv, console_opts *a) {
     if (!strcmp(s, "--db")) {
       if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "console: --db needs a value");
       a->db = argv[++i];
-    } else if (!strcmp(s, "--allow-env")) {
+    } else if (cli_is_allow_arg(s)) {
       int st = cli_allow_env_arg(&a->allow, "console", argc, argv, &i);
       if (st) return st;
     } else if (s[0] == '-' && s[1]) {

@@ -20,7 +20,7 @@
 static const char host_usage[] =
   "usage: agora host WORLD.json --nats URL [--agents A,B,...] [--lease-ms MS] [--nats-creds FILE]\n"
   "                 [--nats-ca FILE] [--nats-replicas N] [--db DIR] [--json] [--yes] [--allow-env NAME]\n"
-  "                 [--model M] [--provider P] [--base-url URL]\n"
+  "                 [--allow-key-to URL] [--model M] [--provider P] [--base-url URL]\n"
   "\n"
   "Joins WORLD.json's world on NATS JetStream and answers for a share of its agents until stopped\n"
   "(SIGINT or SIGTERM; its agents then go to the other hosts at once). Each agent is answered by one\n"
@@ -62,7 +62,7 @@ static int parse_args(int argc, char **argv, host_args *a) {
     const char *s = argv[i];
     int taken = cli_nats_arg(&a->nats, "host", 1, argc, argv, &i);
     if (!taken) taken = cli_override_arg(&a->over, "host", argc, argv, &i);
-    if (!taken && !strcmp(s, "--allow-env")) {
+    if (!taken && cli_is_allow_arg(s)) {
       int st = cli_allow_env_arg(&a->allow, "host", argc, argv, &i);
       taken = st ? st : 1;
     }

@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "common/heap.h"
 #include "llm/llm.h"
+#include "storage/store_lock.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -19,14 +20,14 @@ static const char usage[] =
   "Agora runs worlds of LLM agents that talk to each other on a message bus.\n"
   "\n"
   "commands:\n"
-  "  run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
+  "  run WORLD.json|WORLD-ID [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID]\n"
   "                        run a world file's script and print the transcript\n"
   "  run [WORLD.json] --resume CHAT_ID [--db DIR] [--json] ...\n"
   "                        finish the replies a chat had in flight when its process stopped\n"
-  "  say WORLD.json TEXT [--new-chat] [--db DIR] [--json] ...\n"
+  "  say WORLD.json|WORLD-ID TEXT [--new-chat] [--db DIR] [--json] ...\n"
   "                        send one message to a world, print the replies, save\n"
   "  init [FILE]           write a commented starter world (default: world.json)\n"
-  "  console [WORLD.json] [--db DIR]\n"
+  "  console [WORLD.json|WORLD-ID] [--db DIR]\n"
   "                        talk to a world interactively\n"
   "  tools WORLD.json [--json]\n"
   "                        start the world's MCP servers and list each agent's tools\n"
@@ -43,7 +44,8 @@ static const char usage[] =
   "  help, --help, -h      print this text\n"
   "  --version             print agora's version\n"
   "\n"
-  "run, console and say take --model M, --provider P and --base-url URL for every agent.\n"
+  "run, console and say take --model M, --provider P and --base-url URL for every agent; WORLD-ID\n"
+  "(or the world's name) opens a world the database holds (agora worlds list).\n"
   "Run 'agora COMMAND --help' for a command's options. Exit status: 0 success, 1 runtime failure\n"
   "(an LLM unreachable after retries, a storage error), 2 bad usage or input.\n"
   "Data lives in --db DIR, else $AGORA_HOME, else $XDG_DATA_HOME/agora, else ~/.local/share/agora.\n"
@@ -113,6 +115,7 @@ static int dispatch(int argc, char **argv) {
     puts("agora " AGORA_VERSION);
     return 0;
   }
+  store_lock_set_owner(cmd); /* a chat this process holds names it: "in use by pid N (serve)" */
   if (!strcmp(cmd, "run")) return cli_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "replay")) return cli_replay(argc - 2, argv + 2);
   if (!strcmp(cmd, "chats")) return cli_chats(argc - 2, argv + 2);

@@ -13,8 +13,9 @@
 #include <string.h>
 
 static const char run_usage[] =
-  "usage: agora run WORLD.json [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID] [--yes]\n"
-  "                [--answers FILE] [--allow-env NAME] [--model M] [--provider P] [--base-url URL]\n"
+  "usage: agora run WORLD.json|WORLD-ID [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID]\n"
+  "                [--yes] [--answers FILE] [--allow-env NAME] [--allow-key-to URL] [--model M] [--provider P]\n"
+  "                [--base-url URL]\n"
   "                [--nats URL [--nats-creds FILE] [--nats-ca FILE] [--nats-replicas N]]\n"
   "       agora run [WORLD.json] --resume CHAT_ID [--db DIR] [--json] ...\n"
   "\n"
@@ -23,6 +24,10 @@ static const char run_usage[] =
   "thinking and no message is queued, and prints the transcript. On a terminal each reply shows as it\n"
   "streams, then the whole message; a status line on stderr shows the step, who is thinking, the\n"
   "messages so far and the time.\n"
+  "\n"
+  "WORLD-ID (or the world's name, quoted) opens a world the database holds (agora worlds list) with the\n"
+  "settings last stored for it. The database keeps a world's agents and settings, not its script: run\n"
+  "refuses a stored world that has no schedule either, unless with --resume.\n"
   "\n"
   "  --json      one JSON object per line (messages and events)\n"
   "  --stream    also print llm-chunk events as replies stream in (NDJSON with --json, else\n"
@@ -40,6 +45,9 @@ static const char run_usage[] =
   "  --answers FILE  answer ask_human's questions with FILE's lines, one per question in order\n"
   "              (without it, or once it runs out, the tool's result is an error: no human to answer)\n"
   "  --allow-env NAME  let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
+  "  --allow-key-to URL\n"
+  "              a stored world's agents may send their API key to base_url URL (otherwise only to\n"
+  "              the provider's default URL; a stored world may be someone else's)\n"
   "  --model M, --provider P, --base-url URL\n"
   "              use this model, provider or server for every agent (overrides the file)\n"
   "  --nats URL  join the world on NATS JetStream as a publisher: the steps go to the world's stream\n"
@@ -75,7 +83,8 @@ static int parse_args(int argc, char **argv, cli_runner_opts *a) {
   }
   if (a->chat && a->resume_chat) return cli_error(AG_ERR_INVALID, "run: --chat and --resume cannot go together");
   if (!a->world_path && !a->resume_chat)
-    return cli_error(AG_ERR_INVALID, "run: missing WORLD.json (see agora run --help)");
+    return cli_error(AG_ERR_INVALID, "run: missing WORLD.json or a stored world's id or name (see agora run --help)");
+  a->script = !a->resume_chat;
   return 0;
 }
 

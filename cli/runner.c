@@ -25,7 +25,7 @@ int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, i
   else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) o->quiet = 1;
   else if (!strcmp(s, "--no-save")) o->no_save = 1;
   else if (!strcmp(s, "--yes")) o->yes = 1;
-  else if (!strcmp(s, "--allow-env")) {
+  else if (cli_is_allow_arg(s)) {
     int st = cli_allow_env_arg(&o->allow, cmd, argc, argv, i);
     return st ? st : 1;
   }
@@ -80,6 +80,13 @@ static int read_answers(cli_runner *r, const char *path, const char *cmd) {
 static int runner_on_world(void *ud, runtime *rt, ag_errmsg *em) {
   cli_runner *r = ud;
   r->base = rt_base(rt), r->w = rt_world(rt);
+  /* Refused before any chat is touched: a stored world has no script, and run would do nothing. */
+  const world_spec *spec = rt_spec(rt);
+  if (r->script && rt_source_of(rt) == RT_FROM_STORE && !spec->n_steps && !spec->n_sched)
+    return ag_fail(em, AG_ERR_INVALID, "run: stored world '%s' has no script to run (the database keeps a world's "
+                   "agents and settings, not its script): run its world file, talk to it with agora say %s TEXT "
+                   "or agora console %s, or finish a stopped chat with --resume CHAT_ID", world_id(r->w),
+                   world_id(r->w), world_id(r->w));
   int rc = output_new(stdout, world_id(r->w), &r->oo, &r->out);
   if (!rc) rc = run_screen_new(r->base, r->w, r->out, 1, r->live, &r->scr);
   return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
@@ -125,6 +132,7 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
   if (o->answers && (rc = read_answers(r, o->answers, cmd))) return rc;
   r->oo = (output_opts){.json = o->json, .stream = chunks, .progress = 1};
   r->live = live;
+  r->script = o->script;
   r->handler = handler, r->handler_ud = ud;
   rt_opts ro = runner_rt_opts(r, o, cmd, live, chunks);
   if ((rc = rt_open(&ro, &r->rt, &em))) return cli_error(rc, "%s", em.text);

@@ -15,6 +15,7 @@ typedef struct cli_runner_opts {
   int json, stream, no_save, yes, quiet;
   int new_chat; /* say: start a new chat; otherwise say continues the current one, run starts one */
   int resume;   /* say: continue the world's current chat (a new one when it has none) */
+  int script;   /* run: the world's script is run, so a stored world (which keeps none) needs a schedule */
   rt_allow_env allow;
   rt_overrides over;
   cluster_opts nats; /* run --nats URL: the world spread over NATS (url NULL: one process) */
@@ -36,6 +37,7 @@ typedef struct cli_runner {
   run_screen *scr;
   output_opts oo;           /* the printer's options, for when the world is built */
   int live;                 /* live lines on a terminal */
+  int script;               /* cli_runner_opts.script */
   bus_handler handler;      /* the command's own output handler (say), else the screen's */
   void *handler_ud;
   int yes;                  /* --yes: approve every tool call */

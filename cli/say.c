@@ -7,16 +7,21 @@
 #include <string.h>
 
 static const char say_usage[] =
-  "usage: agora say WORLD.json TEXT [--new-chat] [--db DIR] [--json] [--stream] [--quiet] [--no-save]\n"
-  "                [--yes] [--answers FILE] [--allow-env NAME] [--model M] [--provider P] [--base-url URL]\n"
+  "usage: agora say WORLD.json|WORLD-ID TEXT [--new-chat] [--db DIR] [--json] [--stream] [--quiet]\n"
+  "                [--no-save] [--yes] [--answers FILE] [--allow-env NAME] [--allow-key-to URL] [--model M]\n"
+  "                [--provider P] [--base-url URL]\n"
   "\n"
   "Publishes TEXT as one human message into the world's current chat (a new chat with --new-chat, or\n"
   "when the world has none), prints the replies until no agent is thinking and no message is queued,\n"
   "saves and exits. The script of WORLD.json is not run. TEXT '-' reads the message from stdin.\n"
+  "WORLD-ID (or the world's name, quoted) opens a world the database holds (agora worlds list) with the\n"
+  "settings last stored for it (the console's /set, /add, /remove and /turnlimit included). When another\n"
+  "process holds the current chat, say starts a new one and says whose it is.\n"
   "\n"
   "  --new-chat  start a new chat instead of continuing the current one\n"
   "  --json      one JSON object per line (the human message too, then the replies and events)\n"
-  "  --stream, --quiet, --no-save, --db, --yes, --answers, --allow-env, --model, --provider, --base-url\n"
+  "  --stream, --quiet, --no-save, --db, --yes, --answers, --allow-env, --allow-key-to, --model, --provider,\n"
+  "  --base-url\n"
   "              as for agora run\n"
   "\n"
   "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";
@@ -51,7 +56,7 @@ static int parse_args(int argc, char **argv, cli_runner_opts *a, const char **te
     else if (!*text) *text = s;
     else return cli_error(AG_ERR_INVALID, "say: unexpected argument '%s' (quote the message)", s);
   }
-  if (!a->world_path || !*text) return cli_error(AG_ERR_INVALID, "say: usage: agora say WORLD.json TEXT (see agora say --help)");
+  if (!a->world_path || !*text) return cli_error(AG_ERR_INVALID, "say: usage: agora say WORLD.json|WORLD-ID TEXT (see agora say --help)");
   return 0;
 }
 
@@ -79,6 +84,8 @@ int cli_say(int argc, char **argv) {
   cli_runner r;
   say_state st = {&r, 0, args.json};
   if (!(status = cli_runner_open(&r, &args, "say", say_on_bus, &st))) {
+    const char *still = rt_clock_still(r.rt);
+    if (still) fprintf(stderr, "agora: say: world %s: %s\n", world_id(r.w), still);
     run_screen_step(r.scr, 1, 1);
     int rc = world_publish(r.w, "human", text, NULL);
     if (!rc) rc = world_run_until_quiet(r.w);

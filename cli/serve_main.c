@@ -25,6 +25,8 @@ static const char serve_usage[] =
   "  --token-file FILE  every request must carry 'Authorization: Bearer TOKEN' with the token in FILE\n"
   "                     (else $AGORA_TOKEN when set); required to listen on a non-loopback address\n"
   "  --allow-env NAME   let api_key_env name NAME although it does not end in _API_KEY, _TOKEN or _KEY\n"
+  "  --allow-key-to URL a stored world's agents may send their API key to base_url URL (otherwise\n"
+  "                     only to the provider's default URL; a stored world may be someone else's)\n"
   "  --nats URL         the worlds named join their world on NATS JetStream: the streams show what\n"
   "                     anyone publishes, messages posted go to the world's stream and `agora host`\n"
   "                     processes answer (docs/distributed.md); with --nats-creds FILE, --nats-ca FILE,\n"
@@ -66,7 +68,7 @@ static int parse_args(int argc, char **argv, serve_opts *a) {
     } else if (!strcmp(s, "--max-connections") || !strcmp(s, "--max-streams")) {
       int st = count_arg(argc, argv, &i, !strcmp(s, "--max-streams") ? &a->max_streams : &a->max_conns);
       if (st) return st;
-    } else if (!strcmp(s, "--allow-env")) {
+    } else if (cli_is_allow_arg(s)) {
       int st = cli_allow_env_arg(&a->allow, "serve", argc, argv, &i);
       if (st) return st;
     } else if (s[0] == '-' && s[1]) {

@@ -76,6 +76,12 @@ static void cl_record(cluster *c, const wire_record *rec, const char *id) {
     world_receive_turn_end(c->w, rec->agent, rec->trigger, (size_t)rec->counter);
   } else {
     world_wire_msg in = {rec->sender, rec->text, rec->kind, rec->ts_ms, rec->has_sim, rec->sim_ms, ++c->count};
+    /* On a virtual clock the publisher's simulated time comes with each message, and this process's
+     * clock follows it, so that an agent answering here stamps its reply with the time of what it
+     * answers, not with the clock's start (a host has no clock of its own). Forward only, but for a
+     * chat's first message: a late record must not take a publisher's clock back mid-chat. */
+    if (rec->has_sim && world_is_virtual(c->w) && (in.seq == 1 || rec->sim_ms > world_now(c->w)))
+      world_set_sim_time(c->w, rec->sim_ms);
     world_receive(c->w, &in);
   }
   if (f) flights_remove(&c->fl, f);

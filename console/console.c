@@ -115,6 +115,7 @@ static int console_open(console *c, const console_opts *a) {
   if ((rc = console_signals(c))) return rt_report(rc, "console: %s", ag_strerror(rc));
   output_set_chat(c->out, chat_session_current(c->cw.cs));
   c->resumed = rt_resumed(c->rt);
+  c->file = rt_source_of(c->rt) == RT_FROM_FILE ? a->world : NULL;
   return 0;
 }
 

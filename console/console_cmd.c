@@ -377,6 +377,28 @@ static const char *nats_refuses(const console *c, const char *cmd, const char *a
   return NULL;
 }
 
+/* Whether cmd changes the world's stored settings: the agents or the turn limit. */
+static int changes_settings(const char *cmd, const char *args) {
+  static const char *const changes[] = {"/add", "/remove", "/set", "/turnlimit"};
+  for (size_t i = 0; i < sizeof changes / sizeof *changes; i++)
+    if (!strcmp(cmd, changes[i])) return strcmp(cmd, "/turnlimit") || args[0];
+  return 0;
+}
+
+/* A change is stored with the world, but a world opened from its file takes the file's settings again
+ * the next time it is opened from it (docs/decisions.md "Console changes and the world file", issue 23
+ * item 3): said once, at the first change, with the way to keep it. */
+static void note_file_wins(console *c, const char *cmd) {
+  if (!c->file || c->file_noted) return;
+  c->file_noted = 1;
+  const char *id = world_id(c->cw.w);
+  char text[1024];
+  snprintf(text, sizeof text, "%s is stored with world '%s' (agora console %s and agora say %s use it), but opening "
+           "%s again replaces the world's settings with the file's: put the change in the file to keep it there",
+           cmd, id, id, id, c->file);
+  con_note(c, text);
+}
+
 static void run_command(console *c, char *line) {
   char *args = line;
   char *name = con_next_word(&args);
@@ -396,6 +418,7 @@ static void run_command(console *c, char *line) {
     return;
   }
   c->deleted[0] = '\0';
+  int change = changes_settings(cmd->name, args);
   int rc = cmd->run(c, args, &em);
   if (!rc) rc = rt_nats_join_sync(c->nats, &em); /* a new chat (/new, a delete's fallback) is published into */
   /* what a person did to a chat is every process's (the world's chat records) */
@@ -403,6 +426,7 @@ static void run_command(console *c, char *line) {
   if (!rc && !strcmp(cmd->name, "/delete")) rt_nats_join_record(c->nats, c->deleted, NULL);
   if (rc) con_error(c, "%s: %s", cmd->name, em.text[0] ? em.text : ag_strerror(rc));
   else if (c->printed != before) con_print(c, "\n"); /* a paragraph, like the transcript's */
+  if (!rc && change) note_file_wins(c, cmd->name);
   output_set_chat(c->out, chat_session_current(c->cw.cs));
   con_live_prune(c);
 }

@@ -91,6 +91,8 @@ typedef struct console {
   world_clock *clock; /* the world's schedule and clock (borrowed from rt) */
   rt_nats_join *nats; /* --nats: joined to the world on NATS (else NULL; borrowed from rt) */
   char deleted[CHAT_ID_MAX]; /* the chat /delete deleted (its id, though a prefix was typed) */
+  const char *file; /* the world file opened (borrowed from the options), NULL for a stored world */
+  int file_noted;   /* the note that the file's settings win next time was given (console_cmd.c) */
 } console;
 
 /* libedit's callbacks carry no user pointer: the one console of the process (console.c). */

@@ -1,4 +1,4 @@
-/* Fuzzes what the MCP Streamable HTTP transport reads from a server (mcp/http_msg.c, and llm/stream.c
+/* Fuzzes what the MCP Streamable HTTP transport reads from a server (mcp/http_msg.c, and net/net_stream.c
  * as the transport frames SSE): a JSON body split into messages, and an event stream fed whole and in
  * random pieces. Checks: every message handed on is a JSON object whose peek agrees with the one given;
  * a request is never also a response; no message handed on has a bad id (one that is not a string or a
@@ -8,7 +8,7 @@
 #include "fuzz_util.h"
 
 #include "common/buf.h"
-#include "llm/stream.h"
+#include "net/net_stream.h"
 #include "mcp/http_msg.h"
 
 #include <cjson/cJSON.h>
@@ -51,19 +51,19 @@ typedef struct outcome {
   long retry_ms;
 } outcome;
 
-static int feed(void *ud, const char *p, size_t n) { return llm_stream_feed(ud, p, n); }
+static int feed(void *ud, const char *p, size_t n) { return net_stream_feed(ud, p, n); }
 
 static void run_stream(const uint8_t *p, size_t n, uint32_t split, outcome *o) {
-  llm_stream s;
+  net_stream s;
   ag_buf_init(&o->log, 64u << 20);
-  llm_stream_init(&s, LLM_STREAM_SSE, EVENT_CAP, TOTAL_CAP, on_event, &o->log);
+  net_stream_init(&s, NET_STREAM_SSE, EVENT_CAP, TOTAL_CAP, on_event, &o->log);
   int rc = fuzz_feed_pieces(p, n, split, feed, &s);
-  if (!rc) rc = llm_stream_finish(&s);
+  if (!rc) rc = net_stream_finish(&s);
   o->rc = rc;
-  memcpy(o->last_id, llm_stream_last_id(&s), sizeof o->last_id);
-  o->retry_ms = llm_stream_retry_ms(&s);
+  memcpy(o->last_id, net_stream_last_id(&s), sizeof o->last_id);
+  o->retry_ms = net_stream_retry_ms(&s);
   if (strlen(o->last_id) >= sizeof o->last_id || o->retry_ms < -1 || o->retry_ms > 86400000L) abort();
-  llm_stream_free(&s);
+  net_stream_free(&s);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

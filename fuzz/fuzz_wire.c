@@ -1,11 +1,11 @@
 /* Fuzzes each wire format's response parser (llm/openai.c, anthropic.c, gemini.c, ollama.c) the way
- * the call engine drives it: a whole body, or a stream framed by llm/stream.c in random pieces, with
+ * the call engine drives it: a whole body, or a stream framed by net/net_stream.c in random pieces, with
  * tool calls collected. Any bytes end in success, an error object or "malformed" — with err filled
  * on failure — and never a crash, a leak or text past the caps. */
 #include "fuzz_util.h"
 
 #include "common/buf.h"
-#include "llm/stream.h"
+#include "net/net_stream.h"
 #include "llm/wire.h"
 
 #define TEXT_CAP (1u << 20)
@@ -44,18 +44,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   k.out.err = &err;
   int rc;
   if (ctl & 4) {
-    llm_stream s;
-    llm_stream_init(&s, k.wire->framing, 64u << 10, 4u << 20, on_event, &k);
+    net_stream s;
+    net_stream_init(&s, k.wire->framing, 64u << 10, 4u << 20, on_event, &k);
     uint32_t seed = 0x2545f491u ^ ((uint32_t)ctl << 16) ^ (uint32_t)size;
     rc = AG_OK;
     for (size_t off = 0; off < in.size && !rc;) {
       size_t piece = 1 + fuzz_rand(&seed) % 64;
       if (piece > in.size - off) piece = in.size - off;
-      rc = llm_stream_feed(&s, (const char *)in.data + off, piece);
+      rc = net_stream_feed(&s, (const char *)in.data + off, piece);
       off += piece;
     }
-    if (!rc) rc = llm_stream_finish(&s);
-    llm_stream_free(&s);
+    if (!rc) rc = net_stream_finish(&s);
+    net_stream_free(&s);
   } else {
     /* The engine hands parse_body a NUL-terminated body. */
     char *body = fuzz_cstr(in.data, in.size);

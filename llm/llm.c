@@ -1,7 +1,7 @@
 /* The provider-independent half of the LLM layer: settings, clients, endpoints, and the life of a
  * call (start, chunks, one completion or a cancel). */
 #include "llm/provider.h"
-#include "llm/net.h"
+#include "llm/wire.h"
 
 #include "common/defer.h"
 
@@ -33,6 +33,11 @@ const char *llm_default_key_env(llm_provider_kind kind) {
   case LLM_GEMINI: return "GEMINI_API_KEY";
   default: return NULL;
   }
+}
+
+const char *llm_default_base_url(llm_provider_kind kind) {
+  const llm_wire *w = llm_wire_for(kind);
+  return w ? w->default_base_url : NULL;
 }
 
 void llm_config_init(llm_config *cfg) {
@@ -78,6 +83,30 @@ void llm_config_free(llm_config *cfg) {
   cfg->model = cfg->base_url = cfg->api_key_env = NULL;
 }
 
+net_opts llm_config_net(const llm_config *cfg) {
+  return (net_opts){.ca_file = cfg->ca_file, .proxy = cfg->proxy, .insecure = cfg->insecure};
+}
+
+static void (*warning_sink)(const char *message);
+
+void llm_set_warning_sink(void (*fn)(const char *message)) { warning_sink = fn; }
+
+/* What llm_endpoint_new checks for an HTTP provider: the CA bundle from the environment must load
+ * (ca_file is checked by the world-file loader, with its JSON path); insecure: true warns once. */
+static int endpoint_net_check(const llm_config *cfg, ag_errmsg *em) {
+  static int warned;
+  net_opts o = llm_config_net(cfg);
+  int rc = net_opts_check(&o, em);
+  if (!rc && cfg->insecure && !warned) {
+    warned = 1;
+    char msg[256];
+    snprintf(msg, sizeof msg, "insecure: true (%s): TLS certificates and host names are NOT verified "
+             "(for local testing only)", cfg->base_url ? cfg->base_url : "the provider's default URL");
+    if (warning_sink) warning_sink(msg);
+  }
+  return rc;
+}
+
 const llm_provider_ops *llm_provider_ops_for(llm_provider_kind kind) {
   if (kind == LLM_SCRIPT) return &llm_script_ops;
   return llm_http_ops_for(kind);
@@ -88,6 +117,7 @@ int llm_client_new(struct event_base *base, llm_client **out) {
   if (!c) return AG_ERR_NOMEM;
   c->base = base;
   int rc = ag_defer_new(base, &c->defer);
+  if (!rc && (rc = net_client_new(base, &c->net))) ag_defer_free(c->defer);
   if (rc) {
     free(c);
     return rc;
@@ -123,19 +153,20 @@ static void call_release(llm_call *call) {
 void llm_client_free(llm_client *c) {
   if (!c) return;
   while (c->calls) call_release(c->calls);
-  llm_fetch_free_all(c);
-  if (c->http) llm_http_free(c->http);
+  net_client_free(c->net);
   ag_defer_free(c->defer);
   free(c);
 }
 
 size_t llm_client_active(const llm_client *c) { return c->active; }
 
+net_client *llm_client_net(llm_client *c) { return c->net; }
+
 int llm_endpoint_new(llm_client *c, const llm_config *cfg, llm_endpoint **out, ag_errmsg *em) {
   if (!llm_provider_ops_for(cfg->provider))
     return ag_fail(em, AG_ERR_INVALID, "provider '%s' is not available in this build",
                    llm_provider_name(cfg->provider));
-  int rc = cfg->provider == LLM_SCRIPT ? AG_OK : llm_net_check(cfg, em);
+  int rc = cfg->provider == LLM_SCRIPT ? AG_OK : endpoint_net_check(cfg, em);
   if (rc) return rc;
   llm_endpoint *e = calloc(1, sizeof *e);
   if (!e) return AG_ERR_NOMEM;

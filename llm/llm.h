@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "net/net_client.h"
 
 struct event_base;
 
@@ -56,10 +57,14 @@ typedef struct llm_config {
   long timeout_ms;   /* per call, default 120000 */
   int max_retries;   /* default 3 */
   llm_script_options script; /* provider script only */
-  /* Trust and routing (llm/net.h), for the HTTP providers. */
+  /* Trust and routing (net/net_opts.h), for the HTTP providers. */
   char *ca_file; /* PEM bundle that verifies servers; NULL: SSL_CERT_FILE, CURL_CA_BUNDLE, the system's */
   char *proxy;   /* proxy URL overriding HTTPS_PROXY/HTTP_PROXY/ALL_PROXY; NULL: those; "": none */
   int insecure;  /* 1: do not verify certificates (local testing only; warned about once a run) */
+  /* 1: no API key is sent, whatever api_key_env says. Set by the runtime, never read from a file: a
+   * world from the database whose base_url is not its provider's default and not allowed
+   * (docs/decisions.md "Keys go only where the user sends them"). */
+  int key_withheld;
 } llm_config;
 
 void llm_config_init(llm_config *cfg); /* the defaults above, provider script */
@@ -67,6 +72,8 @@ int llm_config_copy(llm_config *dst, const llm_config *src);
 void llm_config_free(llm_config *cfg);
 /* Default environment variable for a provider's key (NULL for script and ollama). */
 const char *llm_default_key_env(llm_provider_kind kind);
+/* The provider's default base URL (NULL for script). */
+const char *llm_default_base_url(llm_provider_kind kind);
 
 /* A tool call the model made: the provider's call id (generated when the provider has none, e.g.
  * Gemini), the tool's name and its arguments as JSON object text. In results the strings are owned by
@@ -120,11 +127,14 @@ typedef struct llm_callbacks {
   void (*on_done)(void *ud, int err, const char *text, const llm_error_info *info);
 } llm_callbacks;
 
-/* One per event loop: owns the transport shared by all calls (the curl multi handle). */
+/* One per event loop: owns the network client shared by all calls (net/net_client.h). */
 typedef struct llm_client llm_client;
 int llm_client_new(struct event_base *base, llm_client **out);
-/* Cancels every call still in flight, then frees. */
+/* Cancels every call still in flight, then frees (the network client and its requests with it). */
 void llm_client_free(llm_client *c);
+/* The client's network client (borrowed, lives as long as c): the world hands it to the MCP HTTP
+ * transport, so MCP servers share the providers' connections, TLS sessions and CA cache. */
+net_client *llm_client_net(llm_client *c);
 
 /* One per agent: its settings and provider state (the script provider's reply counter). */
 typedef struct llm_endpoint llm_endpoint;

@@ -4,19 +4,16 @@
 #define AG_LLM_PROVIDER_H
 
 #include "llm/llm.h"
+#include "net/net_opts.h"
 
 struct event;
-struct llm_http; /* the curl multi transport (llm/http.c), created on first use */
-
 struct ag_defer;
 
 struct llm_client {
   struct event_base *base;
   struct ag_defer *defer; /* deferred steps of calls that need no I/O (the script provider) */
-  struct llm_http *http;
+  net_client *net;        /* the HTTP providers' transport (net/), owned */
   struct llm_call *calls; /* calls in flight (doubly linked) */
-  struct llm_fetch *fetches; /* plain requests in flight (llm/fetch.c, doubly linked) */
-  size_t n_fetches;
   size_t active;
 };
 
@@ -59,10 +56,9 @@ void llm_call_finish(llm_call *call, int err, const char *text, const llm_error_
 /* The ops for a provider; NULL when it is not available in this build. */
 const llm_provider_ops *llm_provider_ops_for(llm_provider_kind kind);
 
-/* The HTTP side: ops of the HTTP providers (llm/remote.c) and the transport's teardown (llm/http.c). */
+/* The HTTP side: ops of the HTTP providers (llm/remote.c). */
 const llm_provider_ops *llm_http_ops_for(llm_provider_kind kind);
-void llm_http_free(struct llm_http *http);
-/* Cancels every plain request of the client (llm/fetch.c), before its transport goes. */
-void llm_fetch_free_all(llm_client *c);
+/* The trust and routing settings of cfg as the network layer takes them (strings borrowed from cfg). */
+net_opts llm_config_net(const llm_config *cfg);
 
 #endif

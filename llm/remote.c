@@ -4,12 +4,13 @@
  * finish with the error. The key is read from the environment for each attempt and lives only in
  * that attempt's headers; it is scrubbed from any error text a server sends back. */
 #include "common/utf8.h"
-#include "llm/http.h"
+#include "llm/provider.h"
 #include "llm/redact.h"
-#include "llm/net.h"
 #include "llm/retry.h"
-#include "llm/stream.h"
 #include "llm/wire.h"
+#include "net/net_http.h"
+#include "net/net_opts.h"
+#include "net/net_stream.h"
 
 #include <event2/event.h>
 #include <stdint.h>
@@ -44,7 +45,7 @@ typedef struct remote_call {
   int delivered;       /* a chunk reached the caller: no retry from here on */
   int early_fail;      /* the timer reports a failure found by start (no key) */
   struct event *timer; /* backoff before the next attempt */
-  llm_http_xfer *xfer;
+  net_http_xfer *xfer;
   int in_cb;     /* inside code that may deliver a chunk (whose callback may cancel us) */
   int cancelled; /* cancelled while in_cb: freed when that code unwinds */
   /* The current attempt. */
@@ -55,7 +56,7 @@ typedef struct remote_call {
   body_mode mode;
   int fail_rc;         /* why parsing aborted the transfer */
   ag_buf whole;        /* BODY_WHOLE / BODY_ERROR bytes */
-  llm_stream parser;
+  net_stream parser;
   size_t events;       /* streamed events read in this attempt */
   ag_buf text;         /* the reply so far */
   llm_wire_calls calls; /* its tool calls so far (never chunks: they reach the caller at the end) */
@@ -79,7 +80,7 @@ static unsigned next_random(void) {
 }
 
 static void remote_free(remote_call *rc) {
-  if (rc->xfer) llm_http_cancel(rc->xfer);
+  if (rc->xfer) net_http_cancel(rc->xfer);
   if (rc->timer) event_free(rc->timer);
   free(rc->url);
   free(rc->body);
@@ -87,7 +88,7 @@ static void remote_free(remote_call *rc) {
   ag_buf_free(&rc->whole);
   ag_buf_free(&rc->text);
   llm_wire_calls_free(&rc->calls);
-  llm_stream_free(&rc->parser);
+  net_stream_free(&rc->parser);
   free(rc);
 }
 
@@ -97,7 +98,7 @@ static void remote_cancel(llm_call *call) {
   if (!rc) return;
   rc->call = NULL;
   if (rc->xfer) {
-    llm_http_cancel(rc->xfer);
+    net_http_cancel(rc->xfer);
     rc->xfer = NULL;
   }
   if (rc->in_cb) rc->cancelled = 1; /* the code delivering the chunk frees it when it unwinds */
@@ -217,7 +218,7 @@ static int on_body(void *ud, const char *data, size_t len) {
   if (rc->mode == BODY_WHOLE) err = ag_buf_append(&rc->whole, data, len);
   else {
     rc->in_cb++;
-    err = llm_stream_feed(&rc->parser, data, len);
+    err = net_stream_feed(&rc->parser, data, len);
     rc->in_cb--;
     if (rc->cancelled) {
       remote_free(rc);
@@ -256,7 +257,7 @@ static void retry_or_fail(remote_call *rc, int retryable) {
 static void finish_reply(remote_call *rc) {
   int err;
   rc->in_cb++;
-  if (rc->mode == BODY_STREAM) err = llm_stream_finish(&rc->parser);
+  if (rc->mode == BODY_STREAM) err = net_stream_finish(&rc->parser);
   else {
     if (rc->whole.data) ag_json_replace_nul_escapes(rc->whole.data, rc->whole.len); /* as in remote_event */
     err = rc->wire->parse_body(ag_buf_str(&rc->whole), rc->whole.len, &rc->out);
@@ -323,7 +324,7 @@ static void on_done(void *ud, CURLcode res, long status, long proxy_code, const 
     return;
   }
   char type[sizeof rc->info.type];
-  int retryable = llm_net_classify(res, proxy_code, errmsg, rc->url, type, sizeof type);
+  int retryable = net_opts_classify(res, proxy_code, errmsg, rc->url, type, sizeof type);
   char msg[sizeof rc->info.message];
   if (proxy_code >= 300) snprintf(msg, sizeof msg, "the proxy refused the tunnel with HTTP %ld", proxy_code);
   else snprintf(msg, sizeof msg, "%s", errmsg);
@@ -331,7 +332,7 @@ static void on_done(void *ud, CURLcode res, long status, long proxy_code, const 
   retry_or_fail(rc, retryable);
 }
 
-static const llm_http_sink remote_sink = {on_header, on_body, on_done};
+static const net_http_sink remote_sink = {on_header, on_body, on_done};
 
 static int append_header(struct curl_slist **l, const char *line) {
   struct curl_slist *n = curl_slist_append(*l, line);
@@ -344,7 +345,7 @@ static int append_header(struct curl_slist **l, const char *line) {
 static int build_headers(remote_call *rc, struct curl_slist **out) {
   struct curl_slist *l = NULL;
   const char *accept = !rc->stream ? "Accept: application/json"
-                       : rc->wire->framing == LLM_STREAM_SSE ? "Accept: text/event-stream"
+                       : rc->wire->framing == NET_STREAM_SSE ? "Accept: text/event-stream"
                                                              : "Accept: application/x-ndjson";
   int err = append_header(&l, "Content-Type: application/json");
   if (!err) err = append_header(&l, accept);
@@ -376,7 +377,6 @@ static int attempt_start(remote_call *rc) {
   int err = AG_OK;
   struct curl_slist *headers = NULL;
   CURL *easy = NULL;
-  llm_http *h;
   int64_t left = rc->deadline_ms - now_ms();
   if (left < 1) left = 1;
   rc->status = 0;
@@ -397,8 +397,8 @@ static int attempt_start(remote_call *rc) {
   ag_buf_init(&rc->text, REMOTE_REPLY_CAP);
   llm_wire_calls_free(&rc->calls);
   llm_wire_calls_init(&rc->calls, REMOTE_REPLY_CAP);
-  llm_stream_free(&rc->parser);
-  llm_stream_init(&rc->parser, rc->wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
+  net_stream_free(&rc->parser);
+  net_stream_init(&rc->parser, rc->wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
   rc->events = 0;
   if ((err = build_headers(rc, &headers))) goto fail;
   if (!(easy = curl_easy_init())) {
@@ -421,10 +421,10 @@ static int attempt_start(remote_call *rc) {
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, stall >= 2000 ? stall / 1000 : 1L);
   }
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-  llm_net_setup(easy, &rc->call->ep->cfg, rc->url);
-  if ((err = llm_http_get(rc->call->client, &h))) goto fail;
+  net_opts net = llm_config_net(&rc->call->ep->cfg);
+  net_opts_setup(easy, &net, rc->url);
   rc->attempts++;
-  err = llm_http_start(h, easy, rc->url, headers, &remote_sink, rc, &rc->xfer);
+  err = net_http_start(rc->call->client->net, easy, rc->url, headers, &remote_sink, rc, &rc->xfer);
   easy = NULL; /* consumed, with the headers */
   headers = NULL;
   if (err) goto fail;
@@ -465,13 +465,14 @@ static int remote_start(llm_call *call, const llm_request *req) {
   rc->max_retries = cfg->max_retries > 0 ? cfg->max_retries : 0;
   rc->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 120000;
   rc->deadline_ms = now_ms() + rc->timeout_ms;
-  llm_stream_init(&rc->parser, wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
+  net_stream_init(&rc->parser, wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
   llm_wire_calls_init(&rc->calls, REMOTE_REPLY_CAP);
   /* Keys (issue 15): "api_key_env": "" means none at all; a named variable is required; otherwise the
    * provider's default variable is sent when set, and required only for the hosted default URL, since a
-   * local server at an explicit base_url usually needs no key. */
-  int no_key = cfg->api_key_env && !cfg->api_key_env[0];
-  int named = cfg->api_key_env && cfg->api_key_env[0];
+   * local server at an explicit base_url usually needs no key. A key the runtime withheld (issue 28
+   * item 2a) is like "": nothing is sent and nothing is required. */
+  int no_key = cfg->key_withheld || (cfg->api_key_env && !cfg->api_key_env[0]);
+  int named = !no_key && cfg->api_key_env && cfg->api_key_env[0];
   int own_url = cfg->base_url && cfg->base_url[0];
   const char *env = no_key ? NULL : named ? cfg->api_key_env : llm_default_key_env(cfg->provider);
   if (env && !(rc->key_env = strdup(env))) err = AG_ERR_NOMEM;

@@ -9,7 +9,7 @@
 
 #include "common/buf.h"
 #include "llm/llm.h"
-#include "llm/stream.h"
+#include "net/net_stream.h"
 
 struct cJSON;
 
@@ -56,7 +56,7 @@ typedef struct llm_wire {
   int needs_key;              /* no key: the call fails before any request */
   const char *key_header;     /* prefix of the header line the key is appended to */
   const char *extra_header;   /* one fixed header line, or NULL */
-  llm_stream_kind framing;    /* of streamed replies */
+  net_stream_kind framing;    /* of streamed replies */
   int eof_is_done;            /* a stream that simply ends is complete (Gemini has no end marker) */
   /* Appends the URL to url and returns the JSON body in *body (malloc'd). req is borrowed. */
   int (*build)(const llm_config *cfg, const llm_request *req, ag_buf *url, char **body);

@@ -1,13 +1,13 @@
 /* The MCP Streamable HTTP transport (see http.h). Every exchange with the server is an http_x: a POST
  * carrying one message, the GET that resumes a POST's dropped stream (same http_x, so the request it
- * waits for stays known), or the standalone GET stream. Callbacks come from llm/fetch.c on the loop;
+ * waits for stays known), or the standalone GET stream. Callbacks come from net/net_fetch.c on the loop;
  * the client may close the transport from inside on_message, so every callback counts itself (depth)
  * and what died meanwhile (exchanges, the transport) is freed when the outermost one returns. */
 #include "mcp/http.h"
 
 #include "common/buf.h"
-#include "llm/fetch.h"
-#include "llm/stream.h"
+#include "net/net_fetch.h"
+#include "net/net_stream.h"
 #include "mcp/http_msg.h"
 
 #include <event2/event.h>
@@ -32,7 +32,7 @@ typedef enum x_kind { X_POST, X_STREAM } x_kind;
 typedef struct http_x {
   struct mcp_http *t;
   x_kind kind;
-  llm_fetch *fetch;    /* NULL between a drop and its resume */
+  net_fetch *fetch;    /* NULL between a drop and its resume */
   struct event *timer; /* the resume */
   char id[128];        /* the request waiting for its answer ("" none) */
   char method[64];
@@ -40,7 +40,7 @@ typedef struct http_x {
   int dead;
   long status;
   ag_buf body; /* a JSON body, or the start of an error body */
-  llm_stream parser;
+  net_stream parser;
   int parser_on;
   char last_id[HTTP_ID_MAX];
   long retry_ms;
@@ -49,13 +49,12 @@ typedef struct http_x {
 
 typedef struct mcp_http {
   mcp_transport base;
-  llm_client *llm;
+  net_client *net;
   char *url;
   char origin[256]; /* scheme://host:port of url, for error texts (a path or query may hold a token) */
   char *lines[HTTP_MAX_HEADERS]; /* the user's headers, "Name: value" */
   size_t n_lines;
-  llm_config net;
-  int has_net;
+  net_opts opts; /* an owned copy ({0}: the defaults) */
   mcp_transport_sink sink;
   void *ud;
   long timeout_ms;
@@ -67,7 +66,7 @@ typedef struct mcp_http {
   int depth, closed, ended;
 } mcp_http;
 
-static const llm_fetch_sink x_sink;
+static const net_fetch_sink x_sink;
 
 static void reap(mcp_http *t);
 
@@ -77,14 +76,14 @@ static void http_free(mcp_http *t) {
     explicit_bzero(t->lines[i], strlen(t->lines[i]));
     free(t->lines[i]);
   }
-  if (t->has_net) llm_config_free(&t->net);
+  net_opts_free(&t->opts);
   free(t->url);
   free(t);
 }
 
 static void x_free(http_x *x) {
   if (x->timer) event_free(x->timer);
-  if (x->parser_on) llm_stream_free(&x->parser);
+  if (x->parser_on) net_stream_free(&x->parser);
   ag_buf_free(&x->body);
   free(x);
 }
@@ -95,7 +94,7 @@ static void x_kill(http_x *x) {
   mcp_http *t = x->t;
   if (x->dead) return;
   x->dead = 1;
-  llm_fetch_cancel(x->fetch);
+  net_fetch_cancel(x->fetch);
   x->fetch = NULL;
   if (x->timer) event_del(x->timer);
   if (x->prev) x->prev->next = x->next;
@@ -184,14 +183,14 @@ static int x_start(http_x *x, const char *body, size_t len) {
   x->status = 0;
   x->sse = x->got_event = 0;
   ag_buf_reset(&x->body);
-  if (x->parser_on) llm_stream_free(&x->parser);
+  if (x->parser_on) net_stream_free(&x->parser);
   x->parser_on = 0;
   x->had_session = t->session[0] != '\0';
-  llm_fetch_request req = {
+  net_fetch_request req = {
       .method = get ? "GET" : "POST", .url = t->url, .headers = h.v, .n_headers = h.n,
       .body = body, .body_len = len, .timeout_ms = x->kind == X_STREAM ? 0 : t->timeout_ms,
-      .connect_timeout_ms = HTTP_CONNECT_MS, .max_body = t->max_response, .net = t->has_net ? &t->net : NULL};
-  return llm_fetch_start(t->llm, &req, &x_sink, x, &x->fetch);
+      .connect_timeout_ms = HTTP_CONNECT_MS, .max_body = t->max_response, .net = &t->opts};
+  return net_fetch_start(t->net, &req, &x_sink, x, &x->fetch);
 }
 
 /* Gives a request its made-up error answer (once), then ends the exchange. */
@@ -244,15 +243,15 @@ static int on_event(void *ud, const char *event, const char *data, size_t len) {
 }
 
 static void keep_resume_point(http_x *x) {
-  const char *id = llm_stream_last_id(&x->parser);
+  const char *id = net_stream_last_id(&x->parser);
   if (id[0]) snprintf(x->last_id, sizeof x->last_id, "%s", id);
-  if (llm_stream_retry_ms(&x->parser) >= 0) x->retry_ms = llm_stream_retry_ms(&x->parser);
+  if (net_stream_retry_ms(&x->parser) >= 0) x->retry_ms = net_stream_retry_ms(&x->parser);
 }
 
 /* A session id is visible ASCII (the spec's rule); anything else is not put in a header. */
 static void keep_session(mcp_http *t, const char *headers) {
   char sid[HTTP_ID_MAX];
-  if (!llm_fetch_header(headers, "Mcp-Session-Id", sid, sizeof sid) || !sid[0]) return;
+  if (!net_fetch_header(headers, "Mcp-Session-Id", sid, sizeof sid) || !sid[0]) return;
   for (const char *p = sid; *p; p++)
     if (*p < 0x21 || *p > 0x7e) return;
   memcpy(t->session, sid, sizeof sid);
@@ -266,10 +265,10 @@ static void on_response(void *ud, long status, const char *headers) {
   keep_session(t, headers);
   if (x->kind == X_STREAM) t->get_state = 1;
   char ct[128];
-  llm_fetch_header(headers, "Content-Type", ct, sizeof ct);
+  net_fetch_header(headers, "Content-Type", ct, sizeof ct);
   if (strncasecmp(ct, "text/event-stream", 17) == 0) {
     x->sse = 1;
-    llm_stream_init(&x->parser, LLM_STREAM_SSE, t->max_message, t->max_response, on_event, x);
+    net_stream_init(&x->parser, NET_STREAM_SSE, t->max_message, t->max_response, on_event, x);
     x->parser_on = 1;
   }
 }
@@ -278,7 +277,7 @@ static void on_body(void *ud, const char *data, size_t len) {
   http_x *x = ud;
   enter(x);
   if (x->sse) {
-    int rc = llm_stream_feed(&x->parser, data, len);
+    int rc = net_stream_feed(&x->parser, data, len);
     keep_resume_point(x);
     if (rc && !x->dead)
       x_fail(x, rc == AG_ERR_TOO_BIG ? "an event past the size cap" : "an event that is not JSON-RPC");
@@ -302,7 +301,7 @@ static void on_resume_timer(evutil_socket_t fd, short what, void *arg) {
 /* Waits the server's retry (or HTTP_RETRY_MS), then GETs with Last-Event-ID. */
 static int schedule_resume(http_x *x) {
   if (++x->tries > HTTP_TRIES) return AG_ERR_IO;
-  if (!x->timer) x->timer = evtimer_new(llm_fetch_base(x->t->llm), on_resume_timer, x);
+  if (!x->timer) x->timer = evtimer_new(net_client_base(x->t->net), on_resume_timer, x);
   if (!x->timer) return AG_ERR_NOMEM;
   long ms = x->retry_ms < 0 ? HTTP_RETRY_MS : x->retry_ms < HTTP_RETRY_MAX_MS ? x->retry_ms : HTTP_RETRY_MAX_MS;
   struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
@@ -364,7 +363,7 @@ static void on_done(void *ud, int err, long status, int timed_out, const char *e
   x->status = status;
   x->timed_out = timed_out;
   if (x->parser_on && !err) {
-    int rc = llm_stream_finish(&x->parser);
+    int rc = net_stream_finish(&x->parser);
     keep_resume_point(x);
     if (rc && !x->dead) x_fail(x, "an event that is not JSON-RPC");
   }
@@ -375,7 +374,7 @@ static void on_done(void *ud, int err, long status, int timed_out, const char *e
   leave(x);
 }
 
-static const llm_fetch_sink x_sink = {on_response, on_body, on_done};
+static const net_fetch_sink x_sink = {on_response, on_body, on_done};
 
 static void open_stream(mcp_http *t) {
   http_x *x = x_new(t, X_STREAM);
@@ -413,7 +412,7 @@ static void on_delete_done(void *ud, int err, long status, int timed_out, const 
 }
 static void on_delete_response(void *ud, long status, const char *headers) { (void)ud, (void)status, (void)headers; }
 static void on_delete_body(void *ud, const char *data, size_t len) { (void)ud, (void)data, (void)len; }
-static const llm_fetch_sink delete_sink = {on_delete_response, on_delete_body, on_delete_done};
+static const net_fetch_sink delete_sink = {on_delete_response, on_delete_body, on_delete_done};
 
 static void http_close(mcp_transport *base) {
   mcp_http *t = (mcp_http *)base;
@@ -423,10 +422,10 @@ static void http_close(mcp_transport *base) {
   if (t->session[0]) { /* fire and forget: it goes out while the loop runs, or with the client */
     req_headers h;
     headers_for(t, NULL, 1, &h);
-    llm_fetch_request req = {.method = "DELETE", .url = t->url, .headers = h.v, .n_headers = h.n,
+    net_fetch_request req = {.method = "DELETE", .url = t->url, .headers = h.v, .n_headers = h.n,
                              .timeout_ms = HTTP_DELETE_MS, .connect_timeout_ms = HTTP_DELETE_MS,
-                             .max_body = 1u << 16, .net = t->has_net ? &t->net : NULL};
-    llm_fetch_start(t->llm, &req, &delete_sink, NULL, NULL);
+                             .max_body = 1u << 16, .net = &t->opts};
+    net_fetch_start(t->net, &req, &delete_sink, NULL, NULL);
   }
   if (!t->depth) http_free(t);
 }
@@ -461,22 +460,19 @@ static int copy_options(mcp_http *t, const mcp_http_options *opt) {
     t->n_lines++;
     snprintf(t->lines[i], n, "%s: %s", opt->headers[i].name, opt->headers[i].value);
   }
-  if (opt->net) {
-    if (llm_config_copy(&t->net, opt->net)) return AG_ERR_NOMEM;
-    t->has_net = 1;
-  }
+  if (opt->net && net_opts_copy(&t->opts, opt->net)) return AG_ERR_NOMEM;
   t->timeout_ms = opt->timeout_ms > 0 ? opt->timeout_ms : HTTP_TIMEOUT_MS;
   t->max_message = opt->max_message ? opt->max_message : HTTP_MAX_MESSAGE;
   t->max_response = opt->max_response ? opt->max_response : HTTP_MAX_RESPONSE;
   return AG_OK;
 }
 
-int mcp_http_open(llm_client *llm, const mcp_http_options *opt, const mcp_transport_sink *sink, void *ud,
+int mcp_http_open(net_client *net, const mcp_http_options *opt, const mcp_transport_sink *sink, void *ud,
                   mcp_transport **out) {
   mcp_http *t = calloc(1, sizeof *t);
   if (!t) return AG_ERR_NOMEM;
   t->base.ops = &http_ops;
-  t->llm = llm;
+  t->net = net;
   t->sink = *sink;
   t->ud = ud;
   int rc = copy_options(t, opt);

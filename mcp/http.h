@@ -1,5 +1,6 @@
 /* The MCP Streamable HTTP transport (protocol 2025-03-26 and later): an mcp_transport (mcp/transport.h)
- * on the LLM client's curl multi handle and its TLS, CA and proxy settings. Each send is one POST;
+ * on a network client (net/net_client.h: the curl multi handles the LLM providers use) with its own TLS,
+ * CA and proxy settings (net/net_opts.h). Each send is one POST;
  * answers come back as application/json (one message or a batch) or as an SSE stream; the session id
  * the server gives is kept, the protocol version from the initialize answer is sent, the optional GET
  * stream carries server-initiated messages, a dropped SSE stream is resumed with GET + Last-Event-ID
@@ -23,15 +24,16 @@
  * - on_closed is called only for session expiry; after it and after close() nothing is called.
  * - close() is always called exactly once, also after on_closed; it may be called from inside
  *   on_message. It DELETEs the session (when there is one) in the background with a 2 s limit while
- *   the loop runs: llm_fetch_live() falls to 0 when it is done.
+ *   the loop runs: net_fetch_live() falls to 0 when it is done.
  * Header values (e.g. a bearer token) are copied, never logged, and wiped when freed. */
 #ifndef AG_MCP_HTTP_H
 #define AG_MCP_HTTP_H
 
 #include <stddef.h>
 
-#include "llm/llm.h"
 #include "mcp/transport.h"
+#include "net/net_client.h"
+#include "net/net_opts.h"
 
 /* The why of on_closed when the server no longer knows the session (HTTP 404). */
 #define MCP_HTTP_SESSION_EXPIRED "session expired"
@@ -48,13 +50,13 @@ typedef struct mcp_http_options {
   long timeout_ms;    /* one POST (its whole SSE stream included) and one resume; 0: 300000 */
   size_t max_message; /* bytes of one message (JSON body or SSE event); 0: 4 MiB */
   size_t max_response;/* bytes of one response body or stream; 0: 64 MiB */
-  const llm_config *net; /* ca_file, proxy, insecure (copied); NULL: the defaults */
+  const net_opts *net; /* ca_file, proxy, insecure (copied); NULL: the defaults */
 } mcp_http_options;
 
-/* Creates the transport; nothing is sent until the first send. llm is borrowed and must outlive the
- * transport; sink is copied, ud borrowed until close. AG_ERR_INVALID when the URL is not http(s) or a
- * header name or value is malformed (CR, LF, or ':' in a name). */
-int mcp_http_open(llm_client *llm, const mcp_http_options *opt, const mcp_transport_sink *sink, void *ud,
+/* Creates the transport; nothing is sent until the first send. net is borrowed and must outlive the
+ * transport (its DELETE included); sink is copied, ud borrowed until close. AG_ERR_INVALID when the URL
+ * is not http(s) or a header name or value is malformed (CR, LF, or ':' in a name). */
+int mcp_http_open(net_client *net, const mcp_http_options *opt, const mcp_transport_sink *sink, void *ud,
                   mcp_transport **out);
 
 /* For tests and benchmarks: the session id in use ("" none), the protocol version sent ("" none),

@@ -1,6 +1,6 @@
 /* One MCP transport as the client sees it: a pipe that carries whole JSON-RPC messages both ways.
  * Two implementations: mcp/stdio.c (a child process, newline-delimited JSON on its pipes, driven by the
- * libevent loop) and mcp/http.c (Streamable HTTP on the LLM layer's curl multi handle: POST per message,
+ * libevent loop) and mcp/http.c (Streamable HTTP on the network client's curl multi handles: POST per message,
  * answers as application/json or SSE, Mcp-Session-Id kept, optional GET stream). The client (mcp/client.c)
  * does the JSON-RPC: ids, handshake, timeouts; a transport only moves messages and reports its end. */
 #ifndef AG_MCP_TRANSPORT_H

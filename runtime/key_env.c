@@ -2,6 +2,7 @@
 #include "runtime/key_env.h"
 
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +30,7 @@ static int allowed(const rt_allow_env *allow, const char *name) {
  * when --provider script overrides the file); an agent naming no variable may need none (a local
  * server), which only the call can tell. */
 static int key_env_unset(const agent_settings *st, const char *name) {
-  if (st->llm.provider == LLM_SCRIPT) return 0;
+  if (st->llm.provider == LLM_SCRIPT || st->llm.key_withheld) return 0;
   const char *value = getenv(name);
   return !value || !value[0];
 }
@@ -54,4 +55,50 @@ int rt_key_env_check(const world *w, const char *label, const rt_allow_env *allo
                    label, i, st->name, name);
   }
   return rc;
+}
+
+/* The same URL, but for trailing slashes (".../v1/" is ".../v1"). */
+static int same_url(const char *a, const char *b) {
+  size_t na = strlen(a), nb = strlen(b);
+  while (na && a[na - 1] == '/') na--;
+  while (nb && b[nb - 1] == '/') nb--;
+  return na == nb && !strncmp(a, b, na);
+}
+
+/* Whether cfg's key may go to its base_url. */
+static int key_may_go(const llm_config *cfg, const char *url_override, const rt_allow_env *allow) {
+  const char *url = cfg->base_url, *dflt = llm_default_base_url(cfg->provider);
+  if (cfg->provider == LLM_SCRIPT || !url || !url[0] || url_override || (dflt && same_url(url, dflt))) return 1;
+  for (size_t i = 0; allow && i < allow->n_key_urls; i++)
+    if (same_url(allow->key_urls[i], url)) return 1;
+  return 0;
+}
+
+/* The variable whose value cfg would send, when it is set: only then is a withheld key news. */
+static int key_is_set(const llm_config *cfg) {
+  const char *name = cfg->api_key_env ? cfg->api_key_env : llm_default_key_env(cfg->provider);
+  const char *v = name && name[0] ? getenv(name) : NULL;
+  return v && v[0];
+}
+
+size_t rt_key_withhold(world_spec *spec, const char *cmd, const char *label, const char *url_override,
+                       const rt_allow_env *allow) {
+  char said[512] = "";
+  size_t n = 0, told = 0, len = 0;
+  for (size_t i = 0; i < spec->n_agents; i++) {
+    llm_config *cfg = &spec->agents[i].llm;
+    if (key_may_go(cfg, url_override, allow)) continue;
+    cfg->key_withheld = 1;
+    n++;
+    if (!key_is_set(cfg)) continue;
+    if (told++ < 3 && len < sizeof said)
+      len += (size_t)snprintf(said + len, sizeof said - len, "%sagent '%s' (%s) at %s", told > 1 ? ", " : "",
+                              spec->agents[i].name, llm_provider_name(cfg->provider), cfg->base_url);
+  }
+  if (told)
+    fprintf(stderr, "%s: %s: %s%s: no API key is sent to a base_url other than the provider's default, as the "
+            "world comes from the database (an imported snapshot, the HTTP API or another process may have "
+            "set it); its calls go without a key. Pass --allow-key-to URL to send it\n",
+            cmd ? cmd : "agora", label, said, told > 3 ? ", ..." : "");
+  return n;
 }

@@ -7,13 +7,17 @@
 
 #include "common/error.h"
 #include "world/world.h"
+#include "world/world_file.h"
 
-#define RT_ALLOW_ENV_MAX 16 /* --allow-env given this many times at most */
+#define RT_ALLOW_ENV_MAX 16 /* --allow-env (and --allow-key-to) given this many times at most */
 
-/* The names the person allowed with --allow-env (borrowed from argv). */
+/* What the person allowed on the command line (borrowed from argv): variables with --allow-env, and
+ * the base URLs a stored world's agents may send their API key to with --allow-key-to. */
 typedef struct rt_allow_env {
   const char *names[RT_ALLOW_ENV_MAX];
   size_t n;
+  const char *key_urls[RT_ALLOW_ENV_MAX];
+  size_t n_key_urls;
 } rt_allow_env;
 
 
@@ -26,5 +30,14 @@ int rt_key_env_plain(const char *name);
  * "LABEL: agents[N] (NAME).api_key_env: environment variable V is not set ..." when an agent whose
  * provider sends a key (not script) names a variable that is unset or empty. */
 int rt_key_env_check(const world *w, const char *label, const rt_allow_env *allow, ag_errmsg *em);
+
+/* A world from the database may be someone else's (an imported snapshot, a world posted over HTTP): an
+ * agent of it sends its API key only to its provider's default URL, to a base_url the person allowed
+ * with --allow-key-to, or to the --base-url they gave (url_override, may be NULL). Every other agent
+ * gets key_withheld (its calls go without a key). When a withheld agent's key variable is set, one
+ * line on stderr, "CMD: LABEL: ...", names the agents, their URLs and the flag. Returns the number of
+ * agents withheld. */
+size_t rt_key_withhold(world_spec *spec, const char *cmd, const char *label, const char *url_override,
+                       const rt_allow_env *allow);
 
 #endif

@@ -217,6 +217,15 @@ void output_thread_step(output *o, ev_kind kind, const cJSON *fields) {
     if (!j) return;
     print_json(o, j);
     cJSON_Delete(j);
+  } else if (kind == EV_TURNS_RESUMED) { /* a sentence: the person should not miss it */
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(fields, "replies");
+    const char *who = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fields, "agents"));
+    int replies = cJSON_IsNumber(n) ? n->valueint : 0;
+    fprintf(o->f, "%s-- resumed %d repl%s in flight at the crash (", o->color ? "\033[2m" : "", replies,
+            replies == 1 ? "y" : "ies");
+    put_text(o, who ? who : "");
+    fprintf(o->f, ")%s\n\n", o->color ? "\033[0m" : "");
+    fflush(o->f);
   } else {
     /* "-- type: k=v k=v", strings unquoted, so a person can read it at a glance. */
     fprintf(o->f, "%s-- %s:", o->color ? "\033[2m" : "", type);

@@ -106,8 +106,17 @@ rt_nats_join *rt_join(const runtime *rt);
 cluster *rt_cluster(const runtime *rt);
 const world_spec *rt_spec(const runtime *rt);
 rt_source rt_source_of(const runtime *rt);
+/* Why a world from the database never starts its MCP servers (a static sentence, for the doors that
+ * describe a stored world without opening it). */
+extern const char rt_mcp_why_stored[];
 /* Whether the world's MCP servers were started, and why not (a static sentence) when they were not. */
 int rt_mcp_started(const runtime *rt, const char **why);
+
+/* The sentence a door that never moves a virtual clock (say, serve) says when the world has one and
+ * something is scheduled on it: its schedule is not delivered there (docs/architecture.md "Parity").
+ * NULL on a real clock, without opts.clock, on NATS (the publisher's script delivers it), or with nothing
+ * due. Static; not to be freed. */
+const char *rt_clock_still(const runtime *rt);
 
 /* 1 when the chat made current continues a saved one (its current chat, a chat named, the stream's),
  * 0 when it is new (a held current chat gives a new one). */

@@ -5,6 +5,7 @@
 
 #include "chat/branch.h"
 #include "chat/snapshot.h"
+#include "agents/mention.h"
 #include "chat/transcript.h"
 #include "runtime/output.h"
 
@@ -60,6 +61,8 @@ static cJSON *agent_json(const agent *a) {
   cJSON_AddStringToObject(j, "name", agent_name(a));
   cJSON_AddStringToObject(j, "provider", llm_provider_name(st->llm.provider));
   if (st->llm.model) cJSON_AddStringToObject(j, "model", st->llm.model);
+  /* A stored world's agent at a base_url not allowed calls without its key (docs/serve.md). */
+  cJSON_AddBoolToObject(j, "key_withheld", st->llm.key_withheld);
   cJSON_AddNumberToObject(j, "turns", agent_turn_state(a).count);
   cJSON_AddBoolToObject(j, "thinking", agent_is_thinking(a));
   cJSON_AddStringToObject(j, "phase", agent_phase_name(agent_phase_of(a)));
@@ -96,6 +99,71 @@ static void get_world(serve *s, serve_world *sw, struct evhttp_request *req) {
   cJSON *settings = world_settings_json(sw->w);
   if (settings) cJSON_AddItemToObject(j, "settings", settings);
   cJSON_AddItemToObject(j, "mcp", mcp_json(sw));
+  if (cur && !strcmp(sw->resumed_chat, cur)) { /* this run re-ran replies the chat had in flight */
+    cJSON *r = cJSON_AddObjectToObject(j, "resumed");
+    cJSON_AddNumberToObject(r, "replies", (double)sw->resumed_replies);
+    cJSON_AddStringToObject(r, "agents", sw->resumed_agents);
+  }
+  cJSON_AddBoolToObject(j, "loaded", 1);
+  serve_reply_json(req, 200, j);
+}
+
+/* ---- a world not loaded: read from the database, never opened ---- */
+
+static int find_row(const chat_world_info *w, void *arg) {
+  chat_world_info *out = arg;
+  if (strcmp(w->id, out->id)) return 0;
+  *out = *w;
+  return CHAT_STOP;
+}
+
+/* The stored row of world id into *out; 0, or an error reply was sent (404 for an unknown world). */
+static int stored_row(serve *s, const char *id, chat_world_info *out, struct evhttp_request *req) {
+  ag_errmsg em = {""};
+  *out = (chat_world_info){.name = ""};
+  snprintf(out->id, sizeof out->id, "%s", id);
+  int rc = chat_worlds_each(s->st, find_row, out, &em);
+  if (!rc && !out->name[0]) rc = ag_fail(&em, AG_ERR_NOT_FOUND, "no world '%s' in the database", id);
+  if (rc) reply_err(req, rc, &em);
+  return rc;
+}
+
+/* GET /api/worlds/{id} of a world not loaded: what the database holds ("loaded": false; no live fields). */
+static void get_stored_world(serve *s, const chat_world_info *info, struct evhttp_request *req) {
+  world_spec spec;
+  char *settings = NULL;
+  ag_errmsg em = {""};
+  int rc = chat_world_spec(s->st, info->id, &spec, &em);
+  if (!rc && (rc = chat_world_settings(s->st, info->id, &settings, &em))) world_spec_free(&spec);
+  if (rc) return reply_err(req, rc, &em);
+  cJSON *j = cJSON_CreateObject();
+  chat_info c;
+  cJSON_AddStringToObject(j, "id", info->id);
+  cJSON_AddStringToObject(j, "name", info->name);
+  if (info->current_chat[0] && !chat_info_get(s->st, info->current_chat, &c, &em))
+    cJSON_AddStringToObject(j, "current_chat", c.id), cJSON_AddStringToObject(j, "title", c.title);
+  else cJSON_AddNullToObject(j, "current_chat"), cJSON_AddNullToObject(j, "title");
+  cJSON *agents = cJSON_AddArrayToObject(j, "agents");
+  for (size_t i = 0; i < spec.n_agents; i++) {
+    cJSON *a = cJSON_CreateObject();
+    char id[CHAT_ID_MAX];
+    if (!mention_id_from_name(spec.agents[i].name, id, sizeof id)) cJSON_AddStringToObject(a, "id", id);
+    cJSON_AddStringToObject(a, "name", spec.agents[i].name);
+    cJSON_AddStringToObject(a, "provider", llm_provider_name(spec.agents[i].llm.provider));
+    if (spec.agents[i].llm.model) cJSON_AddStringToObject(a, "model", spec.agents[i].llm.model);
+    cJSON_AddItemToArray(agents, a);
+  }
+  cJSON_AddArrayToObject(j, "approvals");
+  cJSON *set = cJSON_Parse(settings);
+  if (set) cJSON_AddItemToObject(j, "settings", set);
+  cJSON *m = cJSON_AddObjectToObject(j, "mcp");
+  cJSON_AddNumberToObject(m, "servers", (double)spec.n_mcp);
+  cJSON_AddBoolToObject(m, "started", 0);
+  if (spec.n_mcp) cJSON_AddStringToObject(m, "reason", rt_mcp_why_stored);
+  else cJSON_AddStringToObject(m, "reason", "the world has no mcp_servers");
+  cJSON_AddBoolToObject(j, "loaded", 0);
+  free(settings);
+  world_spec_free(&spec);
   serve_reply_json(req, 200, j);
 }
 
@@ -300,14 +368,34 @@ static void post_approval(serve *s, uint64_t id, const serve_body *b, struct evh
 
 /* ---- dispatch ---- */
 
-/* Routes about one world: it is loaded first (404 when the database has no such world). */
-static void world_route(serve *s, struct evhttp_request *req, const serve_match *m, int method, const serve_body *b) {
-  serve_world *sw;
-  ag_errmsg em = {""};
-  int rc = serve_world_get(s, m->world, &sw, &em);
-  if (rc) return reply_err(req, rc, &em);
+/* A GET (or HEAD) of a world not loaded: from the database, as it is. Loading would start its schedule
+ * and may make a chat, and an <img> on any page can send a GET (issue 28 item 2b). */
+static void stored_route(serve *s, struct evhttp_request *req, const serve_match *m) {
+  chat_world_info info;
+  if (stored_row(s, m->world, &info, req)) return;
   switch (m->route) {
-  case SR_WORLD: return get_world(s, sw, req);
+  case SR_WORLD: return get_stored_world(s, &info, req);
+  case SR_CHATS: return get_chats(s, m->world, req);
+  case SR_CHAT_MESSAGES: return get_messages(s, m, req);
+  case SR_CHAT_SNAPSHOT: return get_snapshot(s, m, req);
+  case SR_EVENTS:
+    return serve_reply_error(req, 409, "world '%s' is not loaded, and a GET never loads one: POST "
+                             "/api/worlds/%s/load first", m->world, m->world);
+  default: return serve_reply_error(req, 404, "no such route");
+  }
+}
+
+/* Routes about one world: a change loads it first (404 when the database has no such world); a read
+ * of a world not loaded never does. */
+static void world_route(serve *s, struct evhttp_request *req, const serve_match *m, int method, const serve_body *b) {
+  serve_world *sw = serve_world_find(s, m->world);
+  ag_errmsg em = {""};
+  int rc;
+  if (!sw && (method == SERVE_GET || method == SERVE_HEAD)) return stored_route(s, req, m);
+  if (!sw && (rc = serve_world_get(s, m->world, &sw, &em))) return reply_err(req, rc, &em);
+  switch (m->route) {
+  case SR_WORLD:
+  case SR_WORLD_LOAD: return get_world(s, sw, req);
   case SR_CHATS:
     if (method == SERVE_POST) {
       if ((rc = chat_session_new(sw->cs, &em)) || (rc = rt_nats_join_sync(sw->nats, &em)))

@@ -121,6 +121,11 @@ static void on_request(struct evhttp_request *req, void *arg) {
   if (serve_check_origin(evhttp_find_header(in_hd, "Host"), evhttp_find_header(in_hd, "Origin"), !s->token, err))
     return serve_reply_error(req, 403, "%s", err);
   int status = serve_route_match(method, evhttp_request_get_uri(req), &m, err);
+  /* Only the page may be fetched from another site (a link to it); an <img> or a form there must not
+   * reach anything else (issue 28 item 2b). */
+  char site_err[SERVE_ERR_MAX];
+  if (m.route != SR_PAGE && serve_check_fetch_site(evhttp_find_header(in_hd, "Sec-Fetch-Site"), site_err))
+    return serve_reply_error(req, 403, "%s", site_err);
   /* The page and the health check need no token: the page asks for it. */
   if (m.route != SR_PAGE && m.route != SR_HEALTHZ && !authorized(s, req)) {
     evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");

@@ -36,6 +36,10 @@ typedef struct serve_world {
   sse_hub *hub;
   serve_stats stats;
   rt_nats_join *nats; /* a world of the command line with --nats: joined over NATS (else NULL; rt's) */
+  /* The last turns-resumed event (replies re-run after a crash, issue 23 item 6): a page that opens the
+   * chat later still shows it (GET /api/worlds/ID "resumed"). resumed_chat "" when none. */
+  char resumed_chat[CHAT_ID_MAX], resumed_agents[256];
+  size_t resumed_replies;
 } serve_world;
 
 /* A tool approval (or ask_human question) waiting for an answer over HTTP. Ids are the server's own,
@@ -75,6 +79,8 @@ struct serve {
 /* The hosted world id: already loaded, or loaded from the database now (its current chat resumed).
  * AG_ERR_NOT_FOUND when the database has no such world. */
 int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em);
+/* The hosted world id when it is loaded, else NULL (nothing is opened: a GET answers from storage). */
+serve_world *serve_world_find(serve *s, const char *id);
 /* Loads a world file (stored, its current chat resumed, a new one when it has none). */
 int serve_world_add_file(serve *s, const char *path, ag_errmsg *em);
 /* Cancels every reply in flight and runs the loop until every world is quiet (so saved). */

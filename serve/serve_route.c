@@ -85,6 +85,7 @@ static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_ma
   if (n == 4 && IS(3, "chats")) return m->allowed = SERVE_GET | SERVE_POST, SR_CHATS;
   if (n == 4 && IS(3, "messages")) return m->allowed = SERVE_POST, SR_MESSAGES;
   if (n == 4 && IS(3, "cancel")) return m->allowed = SERVE_POST, SR_CANCEL;
+  if (n == 4 && IS(3, "load")) return m->allowed = SERVE_POST, SR_WORLD_LOAD;
   if (n == 4 && IS(3, "events")) return m->allowed = SERVE_GET, SR_EVENTS;
   if (n < 5 || !IS(3, "chats")) return SR_NONE;
   memcpy(m->chat, seg[4], SERVE_ID_MAX);
@@ -298,6 +299,12 @@ int serve_check_origin(const char *host, const char *origin, int loopback_only, 
     return fail(err, 403, "Host '%.64s' is not a loopback address (a token is needed to serve other names)", host);
   if (origin && (strncmp(origin, "http://", 7) || strcmp(origin + 7, host)))
     return fail(err, 403, "requests from another site (Origin '%.64s') are refused", origin);
+  return 0;
+}
+
+int serve_check_fetch_site(const char *site, char *err) {
+  if (site && (!strcasecmp(site, "cross-site") || !strcasecmp(site, "same-site")))
+    return fail(err, 403, "requests made by another site's page (Sec-Fetch-Site: %.16s) are refused", site);
   return 0;
 }
 

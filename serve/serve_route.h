@@ -21,6 +21,7 @@ typedef enum serve_route_id {
   SR_METRICS,       /* GET /metrics */
   SR_WORLDS,        /* GET /api/worlds */
   SR_WORLD,         /* GET /api/worlds/{w} */
+  SR_WORLD_LOAD,    /* POST /api/worlds/{w}/load */
   SR_CHATS,         /* GET, POST /api/worlds/{w}/chats */
   SR_CHAT,          /* DELETE, PATCH /api/worlds/{w}/chats/{c} */
   SR_CHAT_SELECT,   /* POST /api/worlds/{w}/chats/{c}/select */
@@ -82,6 +83,13 @@ void serve_body_free(serve_body *b);
  * must name a loopback address (127.0.0.0/8, localhost, [::1], with or without a port), so that a
  * hostile name resolved to 127.0.0.1 gets nothing. */
 int serve_check_origin(const char *host, const char *origin, int loopback_only, char *err);
+
+/* The Sec-Fetch-Site header of a request (NULL when absent, as from curl and scripts): 0 when it may go
+ * on, else 403 with err saying why. A browser says "cross-site" or "same-site" for a request another
+ * site's page made (an <img>, a form, a script): refused on every route but the page, since even a
+ * GET of a stranger's page must not reach the API. "same-site" is refused too: another port of
+ * 127.0.0.1 is the same site. */
+int serve_check_fetch_site(const char *site, char *err);
 
 /* The HTTP reason phrase of the statuses the server answers with. */
 const char *serve_status_reason(int status);

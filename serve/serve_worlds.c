@@ -70,6 +70,11 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
   } else {
     const world_event *e = &((const bus_event *)payload)->ev;
     count_event(&x->sw.stats, e);
+    if (e->kind == EV_TURNS_RESUMED) {
+      snprintf(x->sw.resumed_chat, sizeof x->sw.resumed_chat, "%s", frame_chat(x) ? frame_chat(x) : "");
+      snprintf(x->sw.resumed_agents, sizeof x->sw.resumed_agents, "%s", e->u.resumed.agents);
+      x->sw.resumed_replies = e->u.resumed.replies;
+    }
     event_frame(x, e);
   }
 }
@@ -272,7 +277,7 @@ static int host(serve *s, const char *world, int stored, ag_errmsg *em) {
   int join = !stored && s->nats.url;
   rt_opts o = {.cmd = NULL, .world = world, .from_store = stored, .st = s->st, .db = chat_store_dir(s->st),
                .base = s->base, .allow = &s->allow, .nats = &s->nats, .nats_role = join ? RT_NATS_VIEW : RT_NATS_OFF,
-               .pick = RT_CHAT_CURRENT, .mcp = 1, .clock = 1, .emit_chunks = 1, .on_world = on_world,
+               .pick = RT_CHAT_CURRENT, .rerun_turns = 1, .mcp = 1, .clock = 1, .emit_chunks = 1, .on_world = on_world,
                .on_bus = on_bus, .on_bus_ud = x, .on_idle = flush_frames,
                .approver = &(world_approver){on_ask, on_withdrawn}, .approver_ud = x, .on_stream_chat = stream_chat};
   int rc = rt_open(&o, &x->sw.rt, em);
@@ -285,6 +290,8 @@ static int host(serve *s, const char *world, int stored, ag_errmsg *em) {
   x->sw.cs = rt_session(x->sw.rt);
   x->sw.nats = rt_join(x->sw.rt);
   x->label = NULL;
+  const char *still = rt_clock_still(x->sw.rt);
+  if (still) fprintf(stderr, "agora: serve: world %s: %s\n", world_id(x->sw.w), still);
   s->worlds[s->n_worlds++] = &x->sw;
   return AG_OK;
 }
@@ -301,6 +308,8 @@ int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em) 
   if (!rc) *out = s->worlds[s->n_worlds - 1];
   return rc;
 }
+
+serve_world *serve_world_find(serve *s, const char *id) { return find_loaded(s, id); }
 
 int serve_world_add_file(serve *s, const char *path, ag_errmsg *em) { return host(s, path, 0, em); }
 

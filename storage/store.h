@@ -162,6 +162,8 @@ typedef struct store_chat {
   int64_t created_at_ms;
   int64_t updated_at_ms; /* orders the chat lists */
   void *mem_;            /* private: owned by records filled by store_chat_get/store_chat_latest */
+  int has_sim;           /* the chat's virtual clock (docs/time.md): where its simulated time stands */
+  int64_t sim_ms;        /* (stored only when has_sim; records written before it have none) */
 } store_chat;
 
 /* A new chat id in out: 13 characters of lower-case Crockford base32 ([0-9a-z] without i, l, o, u),

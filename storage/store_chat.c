@@ -40,7 +40,10 @@ static int store_world_decode(const MDB_val *v, store_world *w, size_t lens[4]) 
   return 0;
 }
 
-/* Chat record: be64 created, be64 updated, be64 message_count, then the strings id, world_id, title. */
+/* Chat record: be64 created, be64 updated, be64 message_count, then the strings id, world_id, title, then
+ * (when the chat has a virtual clock) the byte 'S' and be64 sim_ms. Records without the tail are the
+ * older format and read as having no simulated time. */
+#define CHAT_SIM_TAG 'S'
 static int store_chat_decode(const MDB_val *v, store_chat *c, size_t lens[3]) {
   const unsigned char *p = v->mv_data, *end = p + v->mv_size;
   if (v->mv_size < 24) return -1;
@@ -50,8 +53,10 @@ static int store_chat_decode(const MDB_val *v, store_chat *c, size_t lens[3]) {
   c->message_count = store__get64(p + 16);
   p += 24;
   if (store__get_str(&p, end, &c->id, &lens[0]) || store__get_str(&p, end, &c->world_id, &lens[1]) ||
-      store__get_str(&p, end, &c->title, &lens[2]) || p != end)
+      store__get_str(&p, end, &c->title, &lens[2]))
     return -1;
+  if (p != end && (end - p != 9 || *p != CHAT_SIM_TAG)) return -1;
+  if (p != end) c->has_sim = 1, c->sim_ms = (int64_t)store__get64(p + 1);
   return 0;
 }
 
@@ -223,7 +228,8 @@ int store_chat_put(store_txn *t, const store_chat *c) {
     rc = store_index_update(t, c->world_id, c->updated_at_ms, c->id, 1);
     if (rc) return rc;
   }
-  val.mv_size = 24 + store__str_size(lens[0]) + store__str_size(lens[1]) + store__str_size(lens[2]);
+  val.mv_size = 24 + store__str_size(lens[0]) + store__str_size(lens[1]) + store__str_size(lens[2]) +
+                (c->has_sim ? 9 : 0);
   rc = mdb_put(t->txn, t->s->chats, &key, &val, MDB_RESERVE);
   if (rc) return store__lmdb(t, rc, "write chat");
   unsigned char *p = val.mv_data;
@@ -232,7 +238,8 @@ int store_chat_put(store_txn *t, const store_chat *c) {
   store__be64(p + 16, c->message_count);
   p = store__put_str(p + 24, c->id, lens[0]);
   p = store__put_str(p, c->world_id, lens[1]);
-  store__put_str(p, c->title ? c->title : "", lens[2]);
+  p = store__put_str(p, c->title ? c->title : "", lens[2]);
+  if (c->has_sim) *p = CHAT_SIM_TAG, store__be64(p + 1, (uint64_t)c->sim_ms);
   return AG_OK;
 }
 

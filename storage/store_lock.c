@@ -20,12 +20,36 @@ struct store_lock {
   char path[4200];
 };
 
-static long read_holder(int fd) {
-  char buf[32];
+/* The process's name in its lock files (store_lock_set_owner): "PID NAME\n". */
+static char owner[32];
+
+void store_lock_set_owner(const char *what) { snprintf(owner, sizeof owner, "%s", what ? what : ""); }
+
+/* The pid, and the name after it into what (may be NULL). */
+static long read_holder(int fd, char *what, size_t cap) {
+  char buf[64];
   ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  if (what && cap) what[0] = '\0';
   if (n <= 0) return 0;
   buf[n] = '\0';
-  return strtol(buf, NULL, 10);
+  char *end = NULL;
+  long pid = strtol(buf, &end, 10);
+  /* a command's name: anything else in the file (it is only a hint) is not printed */
+  static const char name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
+  if (what && cap && *end == ' ') snprintf(what, cap, "%.*s", (int)strspn(end + 1, name_chars), end + 1);
+  return pid;
+}
+
+void store_chat_holder(store *s, const char *chat_id, long *pid, char *what, size_t cap) {
+  char path[4200];
+  *pid = 0;
+  if (what && cap) what[0] = '\0';
+  if (!chat_id[0] || strchr(chat_id, '/') || chat_id[0] == '.') return;
+  snprintf(path, sizeof path, "%s/locks/%s", s->dir, chat_id);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  *pid = read_holder(fd, what, cap);
+  close(fd);
 }
 
 /* 1: fd is locked and is the file at path; 0: the file was replaced, try again; <0: error. */
@@ -34,7 +58,7 @@ static int lock_file(store_lock *l, long *holder, ag_errmsg *em) {
   if (l->fd < 0) return ag_fail(em, AG_ERR_IO, "cannot open lock file %s: %s", l->path, strerror(errno));
   if (flock(l->fd, LOCK_EX | LOCK_NB) != 0) {
     int e = errno;
-    long pid = e == EWOULDBLOCK ? read_holder(l->fd) : 0;
+    long pid = e == EWOULDBLOCK ? read_holder(l->fd, NULL, 0) : 0;
     close(l->fd);
     l->fd = -1;
     if (e != EWOULDBLOCK) return ag_fail(em, AG_ERR_IO, "cannot lock %s: %s", l->path, strerror(e));
@@ -75,8 +99,8 @@ int store_chat_lock(store *s, const char *chat_id, store_lock **out, long *holde
     free(l);
     return rc;
   }
-  char pid[32];
-  int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+  char pid[64];
+  int n = snprintf(pid, sizeof pid, "%ld %s\n", (long)getpid(), owner);
   if (ftruncate(l->fd, 0) != 0 || pwrite(l->fd, pid, (size_t)n, 0) != n) {
     /* only the holder's name in messages is lost; the lock itself holds */
   }

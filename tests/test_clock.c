@@ -132,6 +132,49 @@ static void sim_time_stored(void) {
   proc_result_free(&r);
 }
 
+/* In order, each after the one before: every want[i] in out (else a failure naming it). */
+static void in_order(const char *out, const char *const *want, size_t n, int line) {
+  const char *at = out;
+  for (size_t i = 0; i < n && at; i++) {
+    const char *hit = strstr(at, want[i]);
+    if (!hit) unit_fail_(__FILE__, line, "missing (in order) '%s' in:\n%s", want[i], out);
+    at = hit;
+  }
+}
+
+/* A virtual clock belongs to the chat (issue 22): a console opened again continues from the chat's
+ * stored time (an /advance with no message after it included), a new chat starts at the clock's start,
+ * and /load of the first chat goes back to its time, never the other chat's; what fell due at the time
+ * a chat rests at is not delivered twice. */
+static void clock_belongs_to_the_chat(void) {
+  char db[4096];
+  snprintf(db, sizeof db, "%s/dbt", tmp);
+  const char *path = tmp_file("town4.json", town);
+  const char *args[] = {"console", path, "--db", db, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, "@mayor hello\n/advance 5h\n", NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  char first[64] = "";
+  const char *id = strstr(r.out, "-- new-chat-created: id=");
+  if (id) sscanf(id + strlen("-- new-chat-created: id="), "%63s", first);
+  CHECK(first[0] != 0);
+  proc_result_free(&r);
+  char input[512];
+  snprintf(input, sizeof input, "/clock\n@mayor again\n/new\n/clock\n/advance 1d\n/load %s\n/clock\n@mayor back\n", first);
+  CHECK_INT(proc_agora(args, input, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  const char *want[] = {"clock: virtual, now 2026-03-01T13:00:00.000Z\nnext due: 2026-03-02T09:00:00.000Z\n",
+                        "[2026-03-01 13:00] human: @mayor again", "-- new-chat-created: ",
+                        "clock: virtual, now 2026-03-01T08:00:00.000Z\nnext due: 2026-03-01T09:00:00.000Z\n",
+                        "[2026-03-01 09:00] world: Good morning", "-- chat-loaded: ",
+                        "clock: virtual, now 2026-03-01T13:00:00.000Z\n", "[2026-03-01 13:00] human: @mayor back"};
+  in_order(r.out, want, sizeof want / sizeof *want, __LINE__);
+  /* The first chat's 09:00 item is delivered once, though the console reopened after it. */
+  const char *g1 = strstr(r.out, "-- chat-loaded: ");
+  CHECK(g1 && !strstr(g1, "Good morning"));
+  proc_result_free(&r);
+}
+
 /* Real mode: an `every` item fires on the loop's timer while a wait step sleeps; no sim_time. */
 static void real_clock_fires_on_timer(void) {
   const char *path = tmp_file("real.json",
@@ -242,6 +285,7 @@ static const unit_test tests[] = {
   UNIT(load_errors), UNIT(world_form_round_trip), UNIT(virtual_transcript_exact),
   UNIT(virtual_week_ends_at_until), UNIT(sim_time_stored), UNIT(real_clock_fires_on_timer),
   UNIT(console_clock_commands),
+  UNIT(clock_belongs_to_the_chat),
 };
 
 int main(int argc, char **argv) {

@@ -2,7 +2,8 @@
  * from another call's on_done, while waiting to retry, by freeing the endpoint or the client (no
  * callback afterwards, nothing leaked: run under ASan); calls started from inside a chunk callback;
  * and 200 calls in flight together against a server that answers each after 200 ms. */
-#include "llm/http.h"
+#include "llm/provider.h"
+#include "net/net_http.h"
 #include "support/llm_drive.h"
 #include "support/llm_server.h"
 #include "support/suite.h"
@@ -43,7 +44,7 @@ static void fixture_free(fixture *f) {
   event_base_free(f->base);
 }
 
-static size_t live_transfers(const fixture *f) { return f->client->http ? llm_http_live(f->client->http) : 0; }
+static size_t live_transfers(const fixture *f) { return net_http_live(llm_client_net(f->client)); }
 
 static llm_request one_message(llm_message *m, const char *text) {
   *m = (llm_message){.role = "user", .content = text};

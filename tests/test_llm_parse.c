@@ -2,7 +2,7 @@
  * at every byte, several per read, line-end variants, size caps), the retry policy, and each wire
  * format's reading of streamed events, whole replies and error bodies. */
 #include "llm/retry.h"
-#include "llm/stream.h"
+#include "net/net_stream.h"
 #include "llm/wire.h"
 #include "support/unit.h"
 #include "support/wire_sink.h"
@@ -29,22 +29,22 @@ static int collect(void *ud, const char *event, const char *data, size_t len) {
 }
 
 /* Feeds input in pieces of size step (0: all at once), then finishes. */
-static int feed(llm_stream_kind kind, const char *input, size_t step, events *ev, size_t event_cap, size_t total_cap) {
-  llm_stream s;
-  llm_stream_init(&s, kind, event_cap, total_cap, collect, ev);
+static int feed(net_stream_kind kind, const char *input, size_t step, events *ev, size_t event_cap, size_t total_cap) {
+  net_stream s;
+  net_stream_init(&s, kind, event_cap, total_cap, collect, ev);
   size_t len = strlen(input);
   int rc = AG_OK;
   for (size_t off = 0; rc == AG_OK && off < len;) {
     size_t n = step && len - off > step ? step : len - off;
-    rc = llm_stream_feed(&s, input + off, n);
+    rc = net_stream_feed(&s, input + off, n);
     off += n;
   }
-  if (rc == AG_OK) rc = llm_stream_finish(&s);
-  llm_stream_free(&s);
+  if (rc == AG_OK) rc = net_stream_finish(&s);
+  net_stream_free(&s);
   return rc;
 }
 
-static void expect_events(llm_stream_kind kind, const char *input, const char *want) {
+static void expect_events(net_stream_kind kind, const char *input, const char *want) {
   /* Every split: all at once, then every piece size down to one byte. */
   size_t len = strlen(input);
   for (size_t step = 0; step <= len; step++) {
@@ -60,22 +60,22 @@ static void expect_events(llm_stream_kind kind, const char *input, const char *w
 }
 
 static void test_sse_events(void) {
-  expect_events(LLM_STREAM_SSE, "data: one\n\ndata: two\n\n", "|one;|two;");
-  expect_events(LLM_STREAM_SSE, "event: message_start\ndata: {\"a\":1}\n\nevent: ping\ndata: {}\n\n",
+  expect_events(NET_STREAM_SSE, "data: one\n\ndata: two\n\n", "|one;|two;");
+  expect_events(NET_STREAM_SSE, "event: message_start\ndata: {\"a\":1}\n\nevent: ping\ndata: {}\n\n",
                 "message_start|{\"a\":1};ping|{};");
   /* CRLF (Gemini), lone CR, no space after the colon, comments, unknown fields. */
-  expect_events(LLM_STREAM_SSE, "data: a\r\n\r\ndata:b\r\r: keep-alive\n\nid: 7\nretry: 10\ndata: c\n\n", "|a;|b;|c;");
+  expect_events(NET_STREAM_SSE, "data: a\r\n\r\ndata:b\r\r: keep-alive\n\nid: 7\nretry: 10\ndata: c\n\n", "|a;|b;|c;");
   /* Several data lines join with a newline; an event with no data is no event. */
-  expect_events(LLM_STREAM_SSE, "data: x\ndata: y\n\nevent: empty\n\ndata: z\n\n", "|x\ny;|z;");
+  expect_events(NET_STREAM_SSE, "data: x\ndata: y\n\nevent: empty\n\ndata: z\n\n", "|x\ny;|z;");
   /* The event name belongs to one event only. */
-  expect_events(LLM_STREAM_SSE, "event: error\ndata: e\n\ndata: f\n\n", "error|e;|f;");
+  expect_events(NET_STREAM_SSE, "event: error\ndata: e\n\ndata: f\n\n", "error|e;|f;");
   /* An unterminated last event is delivered at the end. */
-  expect_events(LLM_STREAM_SSE, "data: [DONE]", "|[DONE];");
+  expect_events(NET_STREAM_SSE, "data: [DONE]", "|[DONE];");
 }
 
 static void test_ndjson_lines(void) {
-  expect_events(LLM_STREAM_NDJSON, "{\"a\":1}\n{\"b\":2}\n", "|{\"a\":1};|{\"b\":2};");
-  expect_events(LLM_STREAM_NDJSON, "{\"a\":1}\r\n\n  \n{\"b\":2}", "|{\"a\":1};|{\"b\":2};");
+  expect_events(NET_STREAM_NDJSON, "{\"a\":1}\n{\"b\":2}\n", "|{\"a\":1};|{\"b\":2};");
+  expect_events(NET_STREAM_NDJSON, "{\"a\":1}\r\n\n  \n{\"b\":2}", "|{\"a\":1};|{\"b\":2};");
 }
 
 static void test_stream_caps(void) {
@@ -85,29 +85,29 @@ static void test_stream_caps(void) {
   /* One event past the event cap, whether in one line or spread over data lines. */
   memset(big, 'x', sizeof big);
   snprintf(big, sizeof big, "data: %0150d\n\n", 1);
-  CHECK_INT(feed(LLM_STREAM_SSE, big, 7, &ev, 100, 1 << 20), AG_ERR_TOO_BIG);
+  CHECK_INT(feed(NET_STREAM_SSE, big, 7, &ev, 100, 1 << 20), AG_ERR_TOO_BIG);
   memset(&ev, 0, sizeof ev);
-  CHECK_INT(feed(LLM_STREAM_SSE, "data: 0123456789\ndata: 0123456789\ndata: 0123456789\n\n", 5, &ev, 30, 1 << 20),
+  CHECK_INT(feed(NET_STREAM_SSE, "data: 0123456789\ndata: 0123456789\ndata: 0123456789\n\n", 5, &ev, 30, 1 << 20),
             AG_ERR_TOO_BIG);
   CHECK_INT(ev.n, 0);
   /* The whole reply past its cap, even with small events. */
   memset(&ev, 0, sizeof ev);
-  CHECK_INT(feed(LLM_STREAM_NDJSON, "{}\n{}\n{}\n{}\n{}\n{}\n", 3, &ev, 100, 10), AG_ERR_TOO_BIG);
+  CHECK_INT(feed(NET_STREAM_NDJSON, "{}\n{}\n{}\n{}\n{}\n{}\n", 3, &ev, 100, 10), AG_ERR_TOO_BIG);
   CHECK(ev.n < 6);
   /* A failed stream stays failed. */
-  llm_stream s;
-  llm_stream_init(&s, LLM_STREAM_NDJSON, 4, 100, collect, &ev);
-  CHECK_INT(llm_stream_feed(&s, "123456\n", 7), AG_ERR_TOO_BIG);
-  CHECK_INT(llm_stream_feed(&s, "1\n", 2), AG_ERR_TOO_BIG);
-  CHECK_INT(llm_stream_finish(&s), AG_ERR_TOO_BIG);
-  llm_stream_free(&s);
+  net_stream s;
+  net_stream_init(&s, NET_STREAM_NDJSON, 4, 100, collect, &ev);
+  CHECK_INT(net_stream_feed(&s, "123456\n", 7), AG_ERR_TOO_BIG);
+  CHECK_INT(net_stream_feed(&s, "1\n", 2), AG_ERR_TOO_BIG);
+  CHECK_INT(net_stream_finish(&s), AG_ERR_TOO_BIG);
+  net_stream_free(&s);
 }
 
 static void test_stream_callback_error_stops(void) {
   events ev;
   memset(&ev, 0, sizeof ev);
   ev.fail_at = 2;
-  CHECK_INT(feed(LLM_STREAM_SSE, "data: 1\n\ndata: 2\n\ndata: 3\n\n", 0, &ev, 100, 1000), AG_ERR_LLM);
+  CHECK_INT(feed(NET_STREAM_SSE, "data: 1\n\ndata: 2\n\ndata: 3\n\n", 0, &ev, 100, 1000), AG_ERR_LLM);
   CHECK_INT(ev.n, 2);
 }
 

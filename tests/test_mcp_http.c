@@ -10,7 +10,7 @@
 #include "support/tls_front.h"
 #include "support/unit.h"
 
-#include "llm/fetch.h"
+#include "net/net_fetch.h"
 #include "mcp/http_msg.h"
 
 #include <stdio.h>
@@ -180,9 +180,7 @@ static void test_everything_https(void) {
     CHECK(!"nghttpx and openssl are needed (README packages)");
     return;
   }
-  llm_config net;
-  llm_config_init(&net);
-  net.ca_file = (char *)tls_front_ca(front);
+  net_opts net = {.ca_file = (char *)tls_front_ca(front)};
   mcp_http_options opt = {.url = tls_front_url(front, "/mcp"), .timeout_ms = 20000, .net = &net};
   mcp_drive d;
   CHECK_INT(mcp_drive_open(&d, &opt), AG_OK);

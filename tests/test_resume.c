@@ -242,6 +242,9 @@ static void resume_answers_each_once(void) {
   CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);
   CHECK_INT(llm_server_request_count(srv), N_AGENTS); /* each agent asked again, once */
+  /* One turns-resumed event says so, naming them (issue 23 item 6). */
+  CHECK(strstr(r.out, "\"event\":\"turns-resumed\"") && strstr(r.out, "\"replies\":50,\"agents\":\"a01, a02, "));
+  CHECK(strstr(r.out, ", a49, a50\"") != NULL);
   proc_result_free(&r);
   tally t;
   count(db, chat, &t);

@@ -11,6 +11,7 @@
 #include "support/test_proxy.h"
 #include "support/tls_front.h"
 #include "support/unit.h"
+#include "net/net_opts.h"
 #include "world/world_file.h"
 
 #include <cjson/cJSON.h>
@@ -94,6 +95,24 @@ static void ca_file_setting_trusts_a_private_ca(void) {
   tls_front_stats st;
   calls_on_front(1, "[[mock reply=over-tls]]", &st);
   CHECK_INT(llm_server_request_count(srv), 1);
+}
+
+/* The MCP HTTP transport keeps a net_opts beyond its caller's strings: a copy owns its own, and a freed
+ * one is the default again (so it can be freed twice, or copied into again). */
+static void net_opts_copy_owns_its_strings(void) {
+  char ca[] = "/etc/ssl/a.pem", proxy[] = "http://127.0.0.1:9";
+  net_opts src = {.ca_file = ca, .proxy = proxy, .insecure = 1}, dst;
+  CHECK_INT(net_opts_copy(&dst, &src), AG_OK);
+  ca[1] = proxy[0] = 'X';
+  CHECK_STR(dst.ca_file, "/etc/ssl/a.pem");
+  CHECK_STR(dst.proxy, "http://127.0.0.1:9");
+  CHECK_INT(dst.insecure, 1);
+  net_opts_free(&dst);
+  CHECK(dst.ca_file == NULL && dst.proxy == NULL && dst.insecure == 0);
+  net_opts_free(&dst);
+  CHECK_INT(net_opts_copy(&dst, &(net_opts){.proxy = ""}), AG_OK); /* "": no proxy, kept as such */
+  CHECK(dst.ca_file == NULL && dst.proxy && dst.proxy[0] == '\0');
+  net_opts_free(&dst);
 }
 
 /* ca_file, then SSL_CERT_FILE, then CURL_CA_BUNDLE: each one alone works, and the first present wins. */
@@ -181,7 +200,7 @@ static void ssl_cert_dir_read_once_per_store(void) {
   fprintf(stderr, "  20 calls over HTTP/1.1 with SSL_CERT_DIR: %zu connections (%zu resumed), bundle read %zu times,"
           " CA directory %zu times\n", st.connections, st.resumed, bundle_opens, dir_opens);
   CHECK(st.connections >= 18);
-  CHECK(bundle_opens >= 1 && bundle_opens <= 3); /* llm_net_check reads it once, each store once */
+  CHECK(bundle_opens >= 1 && bundle_opens <= 3); /* net_opts_check reads it once, each store once */
   CHECK(dir_opens >= 1 && dir_opens <= 2);
   close(fd_bundle);
   close(fd_dir);
@@ -477,6 +496,7 @@ static void settings_load_check_and_save(void) {
 
 static const unit_test tests[] = {
     UNIT(settings_load_check_and_save),
+    UNIT(net_opts_copy_owns_its_strings),
     UNIT(ca_file_setting_trusts_a_private_ca),
     UNIT(ca_environment_variables_in_order),
     UNIT(ssl_cert_dir_adds_a_ca_directory),

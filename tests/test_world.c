@@ -189,7 +189,7 @@ static void rig_open(rig *r) {
   memset(r, 0, sizeof *r);
   r->base = event_base_new();
   llm_client_new(r->base, &r->llm);
-  r->host = (agent_host){&r->h, fh_publish, fh_report, fh_phase, NULL, NULL, fh_ids, NULL, NULL, NULL, NULL};
+  r->host = (agent_host){.ctx = &r->h, .publish = fh_publish, .report = fh_report, .phase = fh_phase, .ids = fh_ids};
 }
 
 /* Frees what the host kept (after the agent is gone), the client and the loop. */

@@ -23,7 +23,31 @@ struct world_clock {
   int64_t target;         /* ... and where it ends; -1: none under way */
   int64_t *pending;       /* real mode: per item, the due instant of a queued delivery, or -1 */
   size_t n_pending;
+  uint64_t epoch;         /* the world's time epoch the schedule was built at (world_time_rebase) */
 };
+
+/* The schedule from the world's time: items due before it are not fired again. */
+static int clock_schedule(world_clock *c) {
+  schedule_free(c->s);
+  c->s = NULL;
+  c->epoch = world_time_epoch(c->w);
+  int rc = schedule_new(world_is_virtual(c->w) ? world_schedule_from(c->w) : world_now(c->w), &c->s);
+  for (size_t i = 0; !rc && i < c->spec->n_sched; i++) {
+    const world_sched_item *it = &c->spec->sched[i];
+    if (it->kind == WORLD_SCHED_CRON) rc = schedule_add_cron(c->s, &it->cron, NULL);
+    else if (it->kind == WORLD_SCHED_EVERY) rc = schedule_add_every(c->s, it->ms, NULL);
+    else rc = schedule_add_at(c->s, it->ms, NULL);
+  }
+  return rc;
+}
+
+/* Another chat became current with its own simulated time (a virtual clock belongs to the chat): the
+ * schedule goes on from there. An advance under way ends where it is. */
+static void clock_sync(world_clock *c) {
+  if (!world_is_virtual(c->w) || c->epoch == world_time_epoch(c->w)) return;
+  if (c->target >= 0) evtimer_del(c->step), c->target = -1;
+  clock_schedule(c);
+}
 
 /* Renders item id's text at the world's time and publishes it. */
 static int clock_publish(world_clock *c, size_t id) {
@@ -90,6 +114,10 @@ static void clock_on_step(evutil_socket_t fd, short what, void *ud) {
   world_clock *c = ud;
   const world_clock_spec *k = &c->spec->clock;
   struct timeval later = {0, CLOCK_RETRY_MS * 1000}, now = {0, 0};
+  if (c->epoch != world_time_epoch(c->w)) { /* another chat became current: this advance ends */
+    clock_sync(c);
+    return;
+  }
   if (!world_is_quiet(c->w)) {
     evtimer_add(c->step, &later);
     return;
@@ -114,16 +142,10 @@ int world_clock_new(world *w, world_clock **out, ag_errmsg *em) {
   if (!c) return AG_ERR_NOMEM;
   c->w = w;
   c->spec = world_time_spec(w);
-  int rc = schedule_new(world_now(w), &c->s);
+  int rc = clock_schedule(c);
   c->pending = malloc((c->spec->n_sched + 1) * sizeof *c->pending);
   if (!rc && !c->pending) rc = AG_ERR_NOMEM;
-  for (size_t i = 0; !rc && i < c->spec->n_sched; i++) {
-    const world_sched_item *it = &c->spec->sched[i];
-    c->pending[i] = -1;
-    if (it->kind == WORLD_SCHED_CRON) rc = schedule_add_cron(c->s, &it->cron, NULL);
-    else if (it->kind == WORLD_SCHED_EVERY) rc = schedule_add_every(c->s, it->ms, NULL);
-    else rc = schedule_add_at(c->s, it->ms, NULL);
-  }
+  for (size_t i = 0; !rc && i < c->spec->n_sched; i++) c->pending[i] = -1;
   c->target = -1;
   if (!rc && world_is_virtual(w) && !(c->step = evtimer_new(world_base(w), clock_on_step, c))) rc = AG_ERR_NOMEM;
   if (!rc && !world_is_virtual(w)) {
@@ -150,7 +172,10 @@ void world_clock_free(world_clock *c) {
   free(c);
 }
 
-int world_clock_next_due(const world_clock *c, int64_t *ms) { return schedule_next_due(c->s, ms); }
+int world_clock_next_due(world_clock *c, int64_t *ms) {
+  clock_sync(c);
+  return schedule_next_due(c->s, ms);
+}
 size_t world_clock_pending(const world_clock *c) { return c->n_pending; }
 
 /* Virtual mode: every item due at or before t (and before until), each published at its instant and
@@ -185,6 +210,7 @@ static int clock_sleep(world_clock *c, int64_t ms) {
 
 int world_clock_wait(world_clock *c, int64_t ms, int *ended) {
   const world_clock_spec *k = &c->spec->clock;
+  clock_sync(c);
   int64_t target = world_now(c->w) + ms;
   int stop = k->has_until && target >= k->until_ms;
   if (stop) target = k->until_ms;
@@ -214,6 +240,7 @@ int world_clock_step(world_clock *c, const world_step *step, int *ended) {
 }
 
 int world_clock_advance_start(world_clock *c, int64_t ms) {
+  clock_sync(c);
   if (!world_is_virtual(c->w) || c->target >= 0) return AG_ERR_STATE;
   c->target = world_now(c->w) + ms;
   struct timeval now = {0, 0};

@@ -1,4 +1,6 @@
-/* A world's clock driver (docs/time.md): its schedule over the world's time. Virtual mode is a
+/* A world's clock driver (docs/time.md): its schedule over the world's time. A virtual clock's time
+ * belongs to the chat: when another chat becomes current (world_time_rebase) the schedule is rebuilt from
+ * that chat's time. Virtual mode is a
  * discrete-event simulation — time jumps to the next due item whenever the world is quiet; real mode
  * fires on a libevent timer in wall time, queueing or skipping (`when_busy`) items that fall due while
  * the world is busy. Script `wait` steps, `until` and the console's /advance go through here. */
@@ -33,7 +35,7 @@ int world_clock_advancing(const world_clock *c);
  * `until` returns at once. */
 int world_clock_finish(world_clock *c);
 /* The next instant an item is due; AG_ERR_NOT_FOUND when none. */
-int world_clock_next_due(const world_clock *c, int64_t *ms);
+int world_clock_next_due(world_clock *c, int64_t *ms);
 /* Items due that the world was too busy to take (real mode, when_busy queue). */
 size_t world_clock_pending(const world_clock *c);
 

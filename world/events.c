@@ -68,6 +68,7 @@ void world_event_strings(world_event *e, void (*fn)(const char **field, void *ar
   case EV_MEMORY_CLEARED: f[0] = &e->u.cleared.agent; break;
   case EV_TURN_QUEUED: f[0] = &e->u.turn_queued.agent; break;
   case EV_TURN_END: f[0] = &e->u.turn_end.agent; break;
+  case EV_TURNS_RESUMED: f[0] = &e->u.resumed.agents; break;
   case EV_MCP_ERROR: f[0] = &e->u.mcp.server, f[1] = &e->u.mcp.error; break;
   case EV_NOT_ADDRESSED: f[0] = &e->u.not_addressed.who.sender, f[1] = &e->u.not_addressed.message; break;
   case EV_SEQS_MOVED:

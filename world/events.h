@@ -37,6 +37,7 @@
   X(EV_CLOCK_ADVANCED, "clock-advanced") \
   X(EV_TURN_QUEUED, "turn-queued")     \
   X(EV_TURN_END, "turn-end")           \
+  X(EV_TURNS_RESUMED, "turns-resumed") \
   X(EV_MCP_ERROR, "mcp-error")
 
 typedef enum ev_kind {
@@ -107,6 +108,10 @@ typedef struct ev_memory_cleared { const char *agent; } ev_memory_cleared;
  * turns not started (its turn-limit notice emptied its inbox). */
 typedef struct ev_turn_queued { const char *agent; uint64_t seq; int rerun; } ev_turn_queued;
 typedef struct ev_turn_end { const char *agent; uint64_t seq; int cancelled, queued; } ev_turn_end;
+/* A chat opened again re-ran the replies it had in flight when its process stopped (docs/time.md
+ * "Resume after a crash"): how many, and the agents' ids (", "-separated, cut with ", ..."). Printed by
+ * every door, never stored in the thread. */
+typedef struct ev_turns_resumed { size_t replies; const char *agents; } ev_turns_resumed;
 /* An MCP server (its name in the world file) failed to start: why, in words. */
 typedef struct ev_mcp_error { const char *server, *error; } ev_mcp_error;
 
@@ -135,6 +140,7 @@ typedef struct world_event {
     ev_clock_advanced advanced;  /* EV_CLOCK_ADVANCED */
     ev_turn_queued turn_queued;  /* EV_TURN_QUEUED */
     ev_turn_end turn_end;        /* EV_TURN_END */
+    ev_turns_resumed resumed;    /* EV_TURNS_RESUMED */
     ev_mcp_error mcp;            /* EV_MCP_ERROR */
   } u;
 } world_event;

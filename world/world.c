@@ -1,6 +1,7 @@
 /* The World (see world.h): agents wired to the bus through one host each, messages stamped and
  * parsed once at publish, agents' reports turned into events, and the loop run until quiet. */
 #include "world/world.h"
+#include "world/world_int.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "world/mcp_spec.h"
@@ -12,42 +13,6 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct world_slot {
-  world *w;
-  agent *a;
-  agent_host host;
-  int thinking; /* the agent's phase is not idle, as its last phase report said */
-  int rerun; /* the agent's turn is a re-run after a crash (world_rerun), until it ends */
-  uint64_t started_seq; /* the message its latest call answers (this chat) */
-  unsigned sent; /* messages published in the current turn: part of their de-duplication ids */
-} world_slot;
-
-struct world {
-  struct event_base *base;
-  bus *bus;
-  llm_client *llm;
-  world_spec spec;          /* settings; agents[] and steps[] are not kept here */
-  world_slot **slots;
-  size_t n_slots, cap_slots;
-  const char **ids;         /* agent ids for mention parsing, borrowed from the agents */
-  size_t cap_ids;           /* room in ids */
-  /* id → slot, open addressing: a message from an agent reaches only the agents it mentions. */
-  world_slot **index;
-  size_t index_cap;
-  unsigned sub;             /* the world's subscription: it hands messages to its agents */
-  size_t thinking;          /* slots thinking: counted from the agents' phase reports only */
-  uint64_t last_seq;
-  int emit_chunks;
-  int interrupted;
-  size_t failed_calls;
-  approval_desk *approvals;
-  template_vars *vars;      /* for `{{name}}` in prompts and texts (world_render) */
-  int sim_on;               /* a virtual clock: messages carry sim_now */
-  int64_t sim_now;
-  world_mcp *mcp;           /* the MCP servers, once world_mcp_start ran */
-  world_cluster cluster;    /* is_local NULL: one process */
-  uint64_t delivering;      /* seq of the message being handed to the agents */
-};
 
 
 static size_t id_hash(const char *s) {
@@ -56,7 +21,7 @@ static size_t id_hash(const char *s) {
   return h;
 }
 
-static world_slot *world_find_slot(const world *w, const char *id) {
+world_slot *world__find_slot(const world *w, const char *id) {
   if (!w->index_cap) return NULL;
   for (size_t i = id_hash(id) & (w->index_cap - 1);; i = (i + 1) & (w->index_cap - 1)) {
     world_slot *s = w->index[i];
@@ -66,7 +31,7 @@ static world_slot *world_find_slot(const world *w, const char *id) {
 }
 
 /* For mention parsing at publish: the world's index. */
-static int world_has_id(void *ctx, const char *id) { return world_find_slot(ctx, id) != NULL; }
+static int world_has_id(void *ctx, const char *id) { return world__find_slot(ctx, id) != NULL; }
 
 /* Brings the id list and the id index up to date after agents were added or removed. Adding one
  * agent (once per agent of a world file, which may hold many thousands) inserts it while the index
@@ -125,7 +90,7 @@ static int world_check_mentions(world *w, const ag_msg *m) {
   const char **names = NULL;
   size_t n = 0;
   for (size_t i = 0; i < m->leading.n; i++) {
-    if (world_find_slot(w, m->leading.ids[i])) continue; /* the id index: linear in the mentions */
+    if (world__find_slot(w, m->leading.ids[i])) continue; /* the id index: linear in the mentions */
     if (!names && !(names = malloc(m->leading.n * sizeof *names))) return AG_OK; /* a hint: not worth failing for */
     names[n++] = m->leading.ids[i];
   }
@@ -141,7 +106,7 @@ static void hint_not_addressed(world *w, const ag_msg *m, const mention_list *ot
   size_t len = 0, n = 0;
   const char **names = NULL;
   for (size_t i = 0; i < others->n; i++) {
-    if (!world_find_slot(w, others->ids[i])) continue;
+    if (!world__find_slot(w, others->ids[i])) continue;
     int seen = 0;
     for (size_t j = 0; j < n && !seen; j++) seen = !strcmp(names[j], others->ids[i]);
     if (seen) continue;
@@ -160,7 +125,7 @@ static void hint_not_addressed(world *w, const ag_msg *m, const mention_list *ot
 
 /* Leading mentions, and the others into *any when there is no leading one (§3.5: only then do they
  * matter). */
-static int world_parse(world *w, ag_msg *m, mention_list *any) {
+int world__parse(world *w, ag_msg *m, mention_list *any) {
   /* Display names are looked up in the id index: a scan or a set of every id per message would make a
    * message's cost grow with the world. */
   mention_known known = {.has = world_has_id, .ctx = w};
@@ -176,7 +141,7 @@ static int world_parse(world *w, ag_msg *m, mention_list *any) {
  * in every process that could publish it (the turn's trigger, tool round and place in the turn). */
 static const char *world_key(world *w, const char *sender, ag_kind kind, char *key, size_t cap) {
   world_slot *s = w->cluster.is_local && (kind == AG_KIND_AGENT || kind == AG_KIND_TURN_LIMIT)
-                      ? world_find_slot(w, sender) : NULL;
+                      ? world__find_slot(w, sender) : NULL;
   if (!s) return NULL;
   int round = 0;
   uint64_t trigger = agent_turn_trigger(s->a, &round);
@@ -195,7 +160,7 @@ static int world_publish_kind(world *w, const char *sender, const char *text, ag
   m->sim_ms = w->sim_now;
   mention_list any = {0};
   char key[MENTION_ID_MAX + 64];
-  int rc = world_parse(w, m, &any);
+  int rc = world__parse(w, m, &any);
   if (!rc) rc = bus_publish_keyed(w->bus, m, world_key(w, sender, kind, key, sizeof key));
   if (!rc && (kind == AG_KIND_HUMAN || kind == AG_KIND_WORLD)) {
     rc = world_check_mentions(w, m);
@@ -279,7 +244,7 @@ static const char *const *host_ids(void *ctx, size_t *n) {
   return (const char *const *)s->w->ids;
 }
 
-static int host_has_id(void *ctx, const char *id) { return world_find_slot(((world_slot *)ctx)->w, id) != NULL; }
+static int host_has_id(void *ctx, const char *id) { return world__find_slot(((world_slot *)ctx)->w, id) != NULL; }
 
 
 static int host_approve(void *ctx, agent *a, const char *tool, const char *args_json, const char *question) {
@@ -329,7 +294,7 @@ static void world_deliver(void *ud, bus_topic topic, void *payload) {
   }
   if (m->kind != AG_KIND_AGENT) return;
   for (size_t i = 0; i < m->leading.n; i++) {
-    world_slot *s = world_find_slot(w, m->leading.ids[i]);
+    world_slot *s = world__find_slot(w, m->leading.ids[i]);
     if (s) deliver_to(w, s, m, &rules);
   }
 }
@@ -346,46 +311,6 @@ static int host_turn_end(void *ctx, agent *a, const ag_msg *m) {
   return c->turn_end && c->turn_end(c->ctx, agent_id(a), m->seq, agent_reply_counter(a)) == AG_OK;
 }
 
-/* ---- a world spread over processes (docs/distributed.md) ---- */
-
-void world_set_cluster(world *w, const world_cluster *c) {
-  if (c) w->cluster = *c;
-  else memset(&w->cluster, 0, sizeof w->cluster);
-}
-
-int world_receive(world *w, const world_wire_msg *in) {
-  ag_msg *m = ag_msg_new(in->sender, in->text, in->kind);
-  if (!m) return AG_ERR_NOMEM;
-  m->seq = in->seq;
-  m->ts_ms = in->ts_ms;
-  m->has_sim = in->has_sim;
-  m->sim_ms = in->sim_ms;
-  mention_list any = {0};
-  int rc = world_parse(w, m, &any);
-  mention_list_free(&any);
-  /* A reply joins its author's memory here, in every process, at its place in the order. */
-  world_slot *s = m->kind == AG_KIND_AGENT ? world_find_slot(w, m->sender) : NULL;
-  if (!rc && s) rc = agent_memory_push(s->a, m);
-  if (m->seq > w->last_seq) w->last_seq = m->seq;
-  if (!rc) rc = bus_deliver(w->bus, m);
-  ag_msg_unref(m);
-  return rc;
-}
-
-void world_receive_turn_end(world *w, const char *agent_id, uint64_t trigger, size_t counter) {
-  world_slot *s = world_find_slot(w, agent_id);
-  if (!s || agent_turn_trigger(s->a, NULL) != trigger) return;
-  agent_set_reply_counter(s->a, counter); /* a scripted agent goes on where the turn left it */
-  agent_turn_done(s->a, trigger);
-}
-
-void world_resume_agent(world *w, const char *agent_id) {
-  world_slot *s = world_find_slot(w, agent_id);
-  if (!s) return;
-  s->sent = 0;
-  agent_turn_resume(s->a);
-}
-
 static void slot_free(world_slot *s) {
   if (!s) return;
   /* The agent reports "not thinking" through its host as it drops its call, keeping the count right. */
@@ -399,11 +324,13 @@ static int world_add(world *w, const agent_settings *st, ag_errmsg *em) {
   world_slot *s = calloc(1, sizeof *s);
   if (!s) return AG_ERR_NOMEM;
   s->w = w;
-  s->host = (agent_host){s, host_publish, host_report, host_phase, host_approve, host_approve_cancel, host_ids,
-                         host_render_prompt, host_turn_begin, host_turn_end, host_has_id};
+  s->host = (agent_host){.ctx = s, .publish = host_publish, .report = host_report, .phase = host_phase,
+                         .approve = host_approve, .approve_cancel = host_approve_cancel, .ids = host_ids,
+                         .render_prompt = host_render_prompt, .turn_begin = host_turn_begin,
+                         .turn_end = host_turn_end, .has_id = host_has_id};
   if ((rc = agent_new(st, w->llm, &s->host, &s->a, em))) goto fail;
   agent_set_memory_window(s->a, w->spec.memory_window);
-  if (world_find_slot(w, agent_id(s->a))) {
+  if (world__find_slot(w, agent_id(s->a))) {
     rc = ag_fail(em, AG_ERR_EXISTS, "an agent with id '%s' already exists", agent_id(s->a));
     goto fail;
   }
@@ -450,7 +377,7 @@ int world_new(struct event_base *base, const world_spec *spec, world **out, ag_e
   }
   if ((rc = world_time_copy(&w->spec, spec)) || (rc = world_mcp_spec_copy(&w->spec, spec)) || (rc = world_time_vars(spec, NULL, NULL, &w->vars))) goto fail;
   w->sim_on = spec->clock.is_virtual;
-  w->sim_now = spec->clock.has_start ? spec->clock.start_ms : ag_now_ms();
+  w->sim_now = w->sim_start = spec->clock.has_start ? spec->clock.start_ms : ag_now_ms();
   for (size_t i = 0; i < spec->n_agents; i++) {
     if ((rc = world_add(w, &spec->agents[i], em))) goto fail;
   }
@@ -513,7 +440,7 @@ cJSON *world_settings_json(const world *w) {
 agent *world_agent_find(const world *w, const char *name_or_id) {
   char id[MENTION_ID_MAX];
   if (mention_id_from_name(name_or_id, id, sizeof id) != AG_OK) return NULL;
-  world_slot *s = world_find_slot(w, id);
+  world_slot *s = world__find_slot(w, id);
   return s ? s->a : NULL;
 }
 
@@ -568,7 +495,7 @@ void world_cancel_all(world *w) {
 }
 
 int world_rerun(world *w, const char *agent_id_, ag_msg *m) {
-  world_slot *s = world_find_slot(w, agent_id_);
+  world_slot *s = world__find_slot(w, agent_id_);
   if (!s) return AG_ERR_NOT_FOUND;
   agent_rules rules = {w->spec.turn_limit, w->spec.memory_window, w->spec.main_agent, w->emit_chunks};
   world_emit(w, &(world_event){EV_TURN_QUEUED, .u.turn_queued = {agent_id_, m->seq, 1}});
@@ -592,21 +519,6 @@ int world_run_until_quiet(world *w) {
 
 const world_spec *world_time_spec(const world *w) { return &w->spec; }
 world_mcp **world__mcp_slot(world *w) { return &w->mcp; }
-int world_is_virtual(const world *w) { return w->sim_on; }
-int64_t world_now(const world *w) { return w->sim_on ? w->sim_now : ag_now_ms(); }
-void world_set_sim_time(world *w, int64_t ms) { w->sim_now = ms; }
-
-int world_render(world *w, const char *text, const char *agent_name, char **out, ag_errmsg *em) {
-  ag_buf b;
-  ag_buf_init(&b, 1u << 20);
-  int rc = template_vars_set_time(w->vars, world_now(w));
-  if (!rc && agent_name) rc = template_vars_set_builtin(w->vars, "agent", agent_name);
-  if (!rc) rc = template_render(text, w->vars, &b, em);
-  if (!rc && !(*out = ag_buf_take(&b))) rc = AG_ERR_NOMEM;
-  if (rc) ag_buf_free(&b);
-  return rc;
-}
-
 void world_thinking_names(const world *w, char *out, size_t cap) {
   size_t len = 0;
   out[0] = '\0';

@@ -103,6 +103,17 @@ int world_is_virtual(const world *w);
 int64_t world_now(const world *w);
 /* Moves the virtual clock (the clock driver, world/clock.h, does this). */
 void world_set_sim_time(world *w, int64_t ms);
+/* The virtual clock jumps to ms because another chat (with its own time) became current: unlike the
+ * clock's own moves it may go backwards, and the clock driver rebuilds its schedule from there
+ * (world_time_epoch counts these jumps). delivered: what fell due at ms itself was delivered already (a
+ * stored chat resting at ms), so the schedule goes on after ms; else (a new chat) from ms.
+ * world_sim_start is where a new chat's time begins: the clock's `start`, else the real time when the
+ * world was built. */
+void world_time_rebase(world *w, int64_t ms, int delivered);
+uint64_t world_time_epoch(const world *w);
+/* The instant the schedule starts from (world_now, or just after a rebase that delivered it). */
+int64_t world_schedule_from(const world *w);
+int64_t world_sim_start(const world *w);
 /* text with its `{{name}}` rendered at world_now (date, time, weekday), agent_name (may be NULL) as
  * {{agent}}. *out is the caller's. AG_ERR_INVALID with em for an unknown or malformed variable. */
 int world_render(world *w, const char *text, const char *agent_name, char **out, ag_errmsg *em);

@@ -5,7 +5,7 @@
 
 #include "common/buf.h"
 #include "common/nearest.h"
-#include "llm/net.h"
+#include "net/net_opts.h"
 #include "common/jsonnum.h"
 #include "common/strset.h"
 #include "storage/store.h"
@@ -207,7 +207,7 @@ static int read_net(const cJSON *obj, agent_settings *s, const char *label, cons
   if ((rc = get_bool(obj, "insecure", &s->llm.insecure, label, path, em))) return rc;
   char why[400];
   if (cJSON_GetObjectItemCaseSensitive(obj, "ca_file") && s->llm.ca_file &&
-      llm_net_check_ca_file(s->llm.ca_file, why, sizeof why))
+      net_opts_check_ca_file(s->llm.ca_file, why, sizeof why))
     return BAD("%s: %s%sca_file: %s", label, path, *path ? "." : "", why);
   return AG_OK;
 }

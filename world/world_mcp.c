@@ -11,8 +11,8 @@
 #include "mcp/expand.h"
 #include "mcp/stdio.h"
 #if __has_include("mcp/http.h")
-#include "llm/fetch.h"
 #include "mcp/http.h"
+#include "net/net_fetch.h"
 #define WORLD_MCP_HTTP 1
 #endif
 
@@ -59,7 +59,7 @@ static int connect_http(server *s, const mcp_transport_sink *sink, void *sud, mc
     if (!(rc = mcp_expand(sp->header_values[i], what, &vals[i], em))) h[i] = (mcp_http_header){sp->header_names[i], vals[i]};
   }
   mcp_http_options opt = {.url = sp->url, .headers = h, .n_headers = sp->n_headers, .timeout_ms = sp->timeout_ms};
-  if (!rc && (rc = mcp_http_open(world_llm(s->m->w), &opt, sink, sud, out)))
+  if (!rc && (rc = mcp_http_open(llm_client_net(world_llm(s->m->w)), &opt, sink, sud, out)))
     ag_fail(em, rc, "%s: cannot reach %s", sp->name, sp->url);
   for (size_t i = 0; vals && i < sp->n_headers; i++)
     if (vals[i]) memset(vals[i], 0, strlen(vals[i])), free(vals[i]);
@@ -262,7 +262,7 @@ int world_mcp_server_at(const world *w, size_t i, const char **name, int *ready,
 /* Whether something of the stopped servers is still going: a process not reaped, an HTTP DELETE. */
 static int stopping(world *w) {
 #ifdef WORLD_MCP_HTTP
-  if (llm_fetch_live(world_llm(w))) return 1;
+  if (net_fetch_live(llm_client_net(world_llm(w)))) return 1;
 #else
   (void)w;
 #endif

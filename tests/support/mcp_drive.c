@@ -3,7 +3,7 @@
 #include "support/ports.h"
 #include "support/wait.h"
 
-#include "llm/fetch.h"
+#include "net/net_fetch.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -45,8 +45,8 @@ static const mcp_transport_sink drive_sink = {on_message, on_closed};
 int mcp_drive_open(mcp_drive *d, const mcp_http_options *opt) {
   memset(d, 0, sizeof *d);
   d->base = event_base_new();
-  int rc = d->base ? llm_client_new(d->base, &d->llm) : AG_ERR_NOMEM;
-  if (!rc) rc = mcp_http_open(d->llm, opt, &drive_sink, d, &d->t);
+  int rc = d->base ? net_client_new(d->base, &d->net) : AG_ERR_NOMEM;
+  if (!rc) rc = mcp_http_open(d->net, opt, &drive_sink, d, &d->t);
   return rc;
 }
 
@@ -67,14 +67,14 @@ int mcp_drive_run(mcp_drive *d, long ms, int (*cond)(mcp_drive *d, void *arg), v
 
 static int no_fetches(mcp_drive *d, void *arg) {
   (void)arg;
-  return llm_fetch_live(d->llm) == 0;
+  return net_fetch_live(d->net) == 0;
 }
 
 void mcp_drive_close(mcp_drive *d) {
   if (d->t) d->t->ops->close(d->t);
   d->t = NULL;
-  if (d->llm) mcp_drive_run(d, 3000, no_fetches, NULL);
-  llm_client_free(d->llm);
+  if (d->net) mcp_drive_run(d, 3000, no_fetches, NULL);
+  net_client_free(d->net);
   if (d->base) event_base_free(d->base);
   for (size_t i = 0; i < d->n_msgs; i++) free(d->msgs[i]);
   free(d->msgs);

@@ -1,6 +1,6 @@
-/* Driving an MCP transport from a test or benchmark without the JSON-RPC client: a loop, an LLM
- * client (whose curl multi the HTTP transport runs on), the messages received in order, and the
- * real @modelcontextprotocol/server-everything started in Streamable HTTP mode on a free loopback
+/* Driving an MCP transport from a test or benchmark without the JSON-RPC client: a loop, a network
+ * client (whose curl multi the HTTP transport runs on; no LLM client), the messages received in order,
+ * and the real @modelcontextprotocol/server-everything started in Streamable HTTP mode on a free loopback
  * port (from $AGORA_PEERS, installed by the peers fixture), stopped by PID. */
 #ifndef AG_TEST_MCP_DRIVE_H
 #define AG_TEST_MCP_DRIVE_H
@@ -12,7 +12,7 @@
 
 typedef struct mcp_drive {
   struct event_base *base;
-  llm_client *llm;
+  net_client *net;
   mcp_transport *t; /* NULL once closed */
   char **msgs;      /* every message received, NUL-terminated, owned */
   size_t n_msgs, cap;

@@ -1,13 +1,13 @@
-/* SSE and NDJSON incremental parsing (see stream.h). Lines may end in "\n", "\r\n" or "\r"; a "\r\n"
+/* SSE and NDJSON incremental parsing (see net_stream.h). Lines may end in "\n", "\r\n" or "\r"; a "\r\n"
  * split across two feeds still counts as one line end. */
-#include "llm/stream.h"
+#include "net/net_stream.h"
 
 #include "common/error.h"
 
 #include <string.h>
 
-void llm_stream_init(llm_stream *s, llm_stream_kind kind, size_t event_cap, size_t total_cap,
-                     llm_stream_event_fn on_event, void *ud) {
+void net_stream_init(net_stream *s, net_stream_kind kind, size_t event_cap, size_t total_cap,
+                     net_stream_event_fn on_event, void *ud) {
   memset(s, 0, sizeof *s);
   s->kind = kind;
   s->on_event = on_event;
@@ -18,12 +18,12 @@ void llm_stream_init(llm_stream *s, llm_stream_kind kind, size_t event_cap, size
   ag_buf_init(&s->data, event_cap);
 }
 
-void llm_stream_free(llm_stream *s) {
+void net_stream_free(net_stream *s) {
   ag_buf_free(&s->line);
   ag_buf_free(&s->data);
 }
 
-static int sse_dispatch(llm_stream *s) {
+static int sse_dispatch(net_stream *s) {
   int rc = AG_OK;
   memcpy(s->last_id, s->id_buf, sizeof s->last_id); /* as EventSource does, even for an event without data */
   if (s->has_data) rc = s->on_event(s->ud, s->event, ag_buf_str(&s->data), s->data.len);
@@ -35,7 +35,7 @@ static int sse_dispatch(llm_stream *s) {
 
 /* An id too long to keep, or holding a NUL (which the standard ignores), cannot be resent whole:
  * it clears the id rather than resending a wrong one. */
-static void sse_id(llm_stream *s, const char *v, size_t n) {
+static void sse_id(net_stream *s, const char *v, size_t n) {
   if (memchr(v, '\0', n)) return;
   if (n >= sizeof s->id_buf) n = 0;
   memcpy(s->id_buf, v, n);
@@ -43,7 +43,7 @@ static void sse_id(llm_stream *s, const char *v, size_t n) {
 }
 
 /* "retry:" takes ASCII digits only; anything else is ignored. Capped at a day. */
-static void sse_retry(llm_stream *s, const char *v, size_t n) {
+static void sse_retry(net_stream *s, const char *v, size_t n) {
   long ms = 0;
   if (!n) return;
   for (size_t i = 0; i < n; i++) {
@@ -53,7 +53,7 @@ static void sse_retry(llm_stream *s, const char *v, size_t n) {
   s->retry_ms = ms < 86400000L ? ms : 86400000L;
 }
 
-static int sse_line(llm_stream *s, const char *line, size_t len) {
+static int sse_line(net_stream *s, const char *line, size_t len) {
   if (len == 0) return sse_dispatch(s);
   if (line[0] == ':') return AG_OK; /* a comment, used as keep-alive */
   const char *colon = memchr(line, ':', len);
@@ -80,24 +80,24 @@ static int sse_line(llm_stream *s, const char *line, size_t len) {
   return AG_OK; /* unknown fields are ignored, as the SSE standard says */
 }
 
-static int ndjson_line(llm_stream *s, const char *line, size_t len) {
+static int ndjson_line(net_stream *s, const char *line, size_t len) {
   size_t i = 0;
   while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
   if (i == len) return AG_OK;
   return s->on_event(s->ud, "", line, len);
 }
 
-static int end_line(llm_stream *s) {
+static int end_line(net_stream *s) {
   /* The line buffer is NUL-terminated, so handlers may treat the data as a C string. */
   int rc = ag_buf_append(&s->line, "", 0);
   if (rc) return rc;
   const char *line = ag_buf_str(&s->line);
-  rc = s->kind == LLM_STREAM_SSE ? sse_line(s, line, s->line.len) : ndjson_line(s, line, s->line.len);
+  rc = s->kind == NET_STREAM_SSE ? sse_line(s, line, s->line.len) : ndjson_line(s, line, s->line.len);
   ag_buf_reset(&s->line);
   return rc;
 }
 
-int llm_stream_feed(llm_stream *s, const char *p, size_t n) {
+int net_stream_feed(net_stream *s, const char *p, size_t n) {
   int rc = AG_OK;
   if (s->failed) return s->failed;
   if (n > s->total_cap || s->total > s->total_cap - n) {
@@ -122,16 +122,16 @@ done:
   return rc;
 }
 
-int llm_stream_finish(llm_stream *s) {
+int net_stream_finish(net_stream *s) {
   int rc = AG_OK;
   if (s->failed) return s->failed;
   if (s->line.len && (rc = end_line(s))) goto done;
-  if (s->kind == LLM_STREAM_SSE) rc = sse_dispatch(s);
+  if (s->kind == NET_STREAM_SSE) rc = sse_dispatch(s);
 done:
   if (rc) s->failed = rc;
   return rc;
 }
 
-const char *llm_stream_last_id(const llm_stream *s) { return s->last_id; }
+const char *net_stream_last_id(const net_stream *s) { return s->last_id; }
 
-long llm_stream_retry_ms(const llm_stream *s) { return s->retry_ms; }
+long net_stream_retry_ms(const net_stream *s) { return s->retry_ms; }

@@ -1,12 +1,12 @@
-/* Plain HTTP requests on the LLM client's curl transport (see fetch.h). libcurl hands over headers and
+/* Plain HTTP requests on a network client's curl transport (see net_fetch.h). libcurl hands over headers and
  * body bytes inside its callbacks, where nothing may call curl; they are kept here and handed to the
  * sink from the loop by a per-request event, so the sink may start and cancel requests freely. */
-#include "llm/fetch.h"
+#include "net/net_fetch.h"
 
 #include "common/buf.h"
-#include "llm/http.h"
-#include "llm/net.h"
-#include "llm/provider.h"
+#include "net/net_http.h"
+#include "net/net_int.h"
+#include "net/net_opts.h"
 
 #include <ctype.h>
 #include <event2/event.h>
@@ -17,10 +17,10 @@
 
 #define FETCH_HEAD_MAX (64u << 10) /* one response's header block */
 
-struct llm_fetch {
-  llm_client *client;
-  llm_http_xfer *xfer; /* NULL once it ended or was cancelled */
-  const llm_fetch_sink *sink;
+struct net_fetch {
+  net_client *client;
+  net_http_xfer *xfer; /* NULL once it ended or was cancelled */
+  const net_fetch_sink *sink;
   void *ud;
   struct event *deliver; /* hands what libcurl gave to the sink, from the loop */
   ag_buf head;           /* the header block of the latest response (a 1xx one is replaced) */
@@ -33,12 +33,12 @@ struct llm_fetch {
   int dead;  /* cancelled from inside a callback: freed when it returns */
   int done, done_err, timed_out;
   char errmsg[CURL_ERROR_SIZE];
-  llm_fetch *prev, *next;
+  net_fetch *prev, *next;
 };
 
-static void fetch_free(llm_fetch *f) {
-  llm_client *c = f->client;
-  if (f->xfer) llm_http_cancel(f->xfer);
+static void fetch_free(net_fetch *f) {
+  net_client *c = f->client;
+  if (f->xfer) net_http_cancel(f->xfer);
   if (f->deliver) event_free(f->deliver);
   ag_buf_free(&f->head);
   ag_buf_free(&f->pending);
@@ -51,8 +51,8 @@ static void fetch_free(llm_fetch *f) {
 
 /* Hands over, in order, what has arrived: the head, the body so far, the end. Each sink call may
  * cancel the request (dead) or not; nothing of f is touched after a cancel but its free. */
-static void fetch_run(llm_fetch *f) {
-  const llm_fetch_sink *sink = f->sink;
+static void fetch_run(net_fetch *f) {
+  const net_fetch_sink *sink = f->sink;
   if (f->head_ready && !f->head_sent) {
     f->head_sent = 1;
     f->in_cb = 1;
@@ -87,7 +87,7 @@ static void on_deliver(evutil_socket_t fd, short what, void *arg) {
 
 /* Inside libcurl from here to on_xfer_done: only buffering. */
 static int on_xfer_header(void *ud, const char *line, size_t len) {
-  llm_fetch *f = ud;
+  net_fetch *f = ud;
   if (len >= 5 && memcmp(line, "HTTP/", 5) == 0) {
     const char *sp = memchr(line, ' ', len);
     f->status = sp ? strtol(sp + 1, NULL, 10) : 0;
@@ -99,7 +99,7 @@ static int on_xfer_header(void *ud, const char *line, size_t len) {
 }
 
 static int on_xfer_body(void *ud, const char *data, size_t len) {
-  llm_fetch *f = ud;
+  net_fetch *f = ud;
   if (len > f->max_body - f->body_total) {
     f->too_big = 1;
     return 1;
@@ -114,7 +114,7 @@ static int on_xfer_body(void *ud, const char *data, size_t len) {
 /* From the loop; the transfer is already freed. */
 static void on_xfer_done(void *ud, CURLcode res, long status, long proxy_code, const char *errmsg) {
   (void)proxy_code;
-  llm_fetch *f = ud;
+  net_fetch *f = ud;
   f->xfer = NULL;
   f->done = 1;
   f->status = status;
@@ -126,9 +126,9 @@ static void on_xfer_done(void *ud, CURLcode res, long status, long proxy_code, c
   fetch_run(f);
 }
 
-static const llm_http_sink fetch_http_sink = {on_xfer_header, on_xfer_body, on_xfer_done};
+static const net_http_sink fetch_http_sink = {on_xfer_header, on_xfer_body, on_xfer_done};
 
-static CURL *fetch_easy(const llm_fetch_request *req) {
+static CURL *fetch_easy(const net_fetch_request *req) {
   CURL *easy = curl_easy_init();
   if (!easy) return NULL;
   if (strcmp(req->method, "GET") == 0) {
@@ -144,13 +144,11 @@ static CURL *fetch_easy(const llm_fetch_request *req) {
   if (req->timeout_ms > 0) curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, req->timeout_ms);
   if (req->connect_timeout_ms > 0) curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-  llm_config def;
-  llm_config_init(&def);
-  llm_net_setup(easy, req->net ? req->net : &def, req->url);
+  net_opts_setup(easy, req->net, req->url);
   return easy;
 }
 
-static struct curl_slist *fetch_headers(const llm_fetch_request *req) {
+static struct curl_slist *fetch_headers(const net_fetch_request *req) {
   struct curl_slist *l = curl_slist_append(NULL, "Expect:"); /* no 100-continue round trip */
   for (size_t i = 0; l && i < req->n_headers; i++) {
     struct curl_slist *n = curl_slist_append(l, req->headers[i]);
@@ -163,12 +161,10 @@ static struct curl_slist *fetch_headers(const llm_fetch_request *req) {
   return l;
 }
 
-int llm_fetch_start(llm_client *c, const llm_fetch_request *req, const llm_fetch_sink *sink, void *ud,
-                    llm_fetch **out) {
-  llm_http *h = NULL;
-  int rc = llm_http_get(c, &h);
-  if (rc) return rc;
-  llm_fetch *f = calloc(1, sizeof *f);
+int net_fetch_start(net_client *c, const net_fetch_request *req, const net_fetch_sink *sink, void *ud,
+                    net_fetch **out) {
+  int rc = AG_OK;
+  net_fetch *f = calloc(1, sizeof *f);
   if (!f) return AG_ERR_NOMEM;
   f->client = c;
   f->sink = sink;
@@ -189,7 +185,7 @@ int llm_fetch_start(llm_client *c, const llm_fetch_request *req, const llm_fetch
     return AG_ERR_NOMEM;
   }
   /* Consumes easy and headers even on failure. */
-  rc = llm_http_start(h, easy, req->url, headers, &fetch_http_sink, f, &f->xfer);
+  rc = net_http_start(c, easy, req->url, headers, &fetch_http_sink, f, &f->xfer);
   if (rc) {
     f->xfer = NULL;
     fetch_free(f);
@@ -199,22 +195,22 @@ int llm_fetch_start(llm_client *c, const llm_fetch_request *req, const llm_fetch
   return AG_OK;
 }
 
-void llm_fetch_cancel(llm_fetch *f) {
+void net_fetch_cancel(net_fetch *f) {
   if (!f || f->dead) return;
   if (f->in_cb) {
     f->dead = 1;
-    if (f->xfer) llm_http_cancel(f->xfer);
+    if (f->xfer) net_http_cancel(f->xfer);
     f->xfer = NULL;
     return;
   }
   fetch_free(f);
 }
 
-void llm_fetch_free_all(llm_client *c) {
+void net_fetch_free_all(net_client *c) {
   while (c->fetches) fetch_free(c->fetches);
 }
 
-int llm_fetch_header(const char *headers, const char *name, char *out, size_t cap) {
+int net_fetch_header(const char *headers, const char *name, char *out, size_t cap) {
   size_t n = strlen(name);
   if (cap) out[0] = '\0';
   for (const char *p = headers; p && *p;) {
@@ -238,6 +234,4 @@ int llm_fetch_header(const char *headers, const char *name, char *out, size_t ca
   return 0;
 }
 
-struct event_base *llm_fetch_base(const llm_client *c) { return c->base; }
-
-size_t llm_fetch_live(const llm_client *c) { return c->n_fetches; }
+size_t net_fetch_live(const net_client *c) { return c->n_fetches; }

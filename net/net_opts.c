@@ -1,8 +1,8 @@
-/* Trust and routing for the HTTP providers (see net.h). Only the CA bundle's path is chosen here:
+/* Trust and routing of a transfer (see net_opts.h). Only the CA bundle's path is chosen here:
  * libcurl loads it once per multi handle and shares the parsed store between connections (its CA
  * cache), which is why CAPATH is cleared: a CA directory turns that cache off. A CA directory
  * (SSL_CERT_DIR) is added to that cached store instead, from the TLS context callback. */
-#include "llm/net.h"
+#include "net/net_opts.h"
 
 #include "common/buf.h"
 
@@ -16,20 +16,38 @@
 #define NET_CA_FILE_MAX (16u << 20)   /* a CA bundle is a few hundred KiB */
 #define NET_CA_CACHE_SECONDS 86400L  /* the parsed CA store is reused for a day */
 
-static void (*warning_sink)(const char *message);
+static int dup_opt(char **dst, const char *src) {
+  *dst = NULL;
+  if (!src) return AG_OK;
+  *dst = strdup(src);
+  return *dst ? AG_OK : AG_ERR_NOMEM;
+}
 
-void llm_set_warning_sink(void (*fn)(const char *message)) { warning_sink = fn; }
+int net_opts_copy(net_opts *dst, const net_opts *src) {
+  *dst = (net_opts){.insecure = src->insecure};
+  if (dup_opt(&dst->ca_file, src->ca_file) || dup_opt(&dst->proxy, src->proxy)) {
+    net_opts_free(dst);
+    return AG_ERR_NOMEM;
+  }
+  return AG_OK;
+}
+
+void net_opts_free(net_opts *o) {
+  free(o->ca_file);
+  free(o->proxy);
+  *o = (net_opts){0};
+}
 
 static const char *nonempty_env(const char *name) {
   const char *v = getenv(name);
   return v && v[0] ? v : NULL;
 }
 
-const char *llm_net_ca_file(const llm_config *cfg, const char **from) {
+const char *net_opts_ca_file(const net_opts *o, const char **from) {
   static const char *const vars[] = {"SSL_CERT_FILE", "CURL_CA_BUNDLE"};
-  if (cfg->ca_file && cfg->ca_file[0]) {
+  if (o->ca_file && o->ca_file[0]) {
     if (from) *from = "ca_file";
-    return cfg->ca_file;
+    return o->ca_file;
   }
   for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
     const char *v = nonempty_env(vars[i]);
@@ -41,7 +59,7 @@ const char *llm_net_ca_file(const llm_config *cfg, const char **from) {
   return NULL;
 }
 
-int llm_net_check_ca_file(const char *path, char *why, size_t cap) {
+int net_opts_check_ca_file(const char *path, char *why, size_t cap) {
   char *text = NULL;
   size_t len = 0;
   ag_errmsg em = {""};
@@ -59,22 +77,14 @@ int llm_net_check_ca_file(const char *path, char *why, size_t cap) {
   return AG_OK;
 }
 
-int llm_net_check(const llm_config *cfg, ag_errmsg *em) {
-  static int warned;
+int net_opts_check(const net_opts *o, ag_errmsg *em) {
   static char checked[4096]; /* the last bundle found good: a world of 1,000 agents reads it once */
   const char *from = NULL;
-  const char *ca = llm_net_ca_file(cfg, &from);
+  const char *ca = net_opts_ca_file(o, &from);
   char why[400];
   if (ca && strcmp(from, "ca_file") != 0 && strcmp(ca, checked) != 0) {
-    if (llm_net_check_ca_file(ca, why, sizeof why)) return ag_fail(em, AG_ERR_INVALID, "%s: %s", from, why);
+    if (net_opts_check_ca_file(ca, why, sizeof why)) return ag_fail(em, AG_ERR_INVALID, "%s: %s", from, why);
     snprintf(checked, sizeof checked, "%s", ca);
-  }
-  if (cfg->insecure && !warned) {
-    warned = 1;
-    char msg[256];
-    snprintf(msg, sizeof msg, "insecure: true (%s): TLS certificates and host names are NOT verified "
-             "(for local testing only)", cfg->base_url ? cfg->base_url : "the provider's default URL");
-    if (warning_sink) warning_sink(msg);
   }
   return AG_OK;
 }
@@ -115,8 +125,10 @@ static void net_ca_dir(CURL *easy, const char *dir) {
   curl_easy_setopt(easy, CURLOPT_PROXY_CAPATH, dir);
 }
 
-void llm_net_setup(CURL *easy, const llm_config *cfg, const char *url) {
-  const char *ca = llm_net_ca_file(cfg, NULL);
+void net_opts_setup(CURL *easy, const net_opts *o, const char *url) {
+  static const net_opts defaults;
+  const net_opts *cfg = o ? o : &defaults;
+  const char *ca = net_opts_ca_file(cfg, NULL);
   if (!ca) {
     /* The system bundle, found by libcurl's built-in path; without a CA directory beside it. */
     char *def = NULL;
@@ -167,7 +179,7 @@ static int refused_by_proxy(const char *errmsg, const char *url) {
   return strcasecmp(host, uhost) != 0 || port != uport;
 }
 
-int llm_net_classify(CURLcode res, long proxy_code, const char *errmsg, const char *url, char *type, size_t cap) {
+int net_opts_classify(CURLcode res, long proxy_code, const char *errmsg, const char *url, char *type, size_t cap) {
   const char *t = res == CURLE_OPERATION_TIMEDOUT ? "timeout" : "connection";
   int retry = 0;
   if (proxy_code >= 300 || res == CURLE_COULDNT_RESOLVE_PROXY || res == CURLE_PROXY ||

@@ -1,4 +1,4 @@
-/* libcurl's multi interface on a libevent loop (see http.h): curl tells us which sockets to watch
+/* libcurl's multi interface on a libevent loop (see net_http.h): curl tells us which sockets to watch
  * and when to wake it; we call curl_multi_socket_action on those events and read finished transfers
  * with curl_multi_info_read. Nothing blocks, nothing sleeps, no threads. Handles are only added and
  * removed outside libcurl's callbacks: when asked from inside one, the work is queued for the loop.
@@ -10,7 +10,10 @@
  * so on "mux" the connections per host are capped at what the calls in flight need at
  * HTTP_STREAMS_GUESS streams each; calls past the cap wait inside libcurl for a free stream. An
  * HTTPS server that answers with HTTP/1.x moves to "serial", with its calls not yet sent. */
-#include "llm/http.h"
+#include "net/net_http.h"
+
+#include "common/error.h"
+#include "net/net_int.h"
 
 #include <event2/event.h>
 #include <stdio.h>
@@ -31,8 +34,10 @@
 
 enum { HTTP_MUX = 0, HTTP_SERIAL = 1 };
 
+typedef struct net_http net_http;
+
 typedef struct http_multi {
-  struct llm_http *h;
+  struct net_http *h;
   CURLM *m;
   struct event *timer; /* curl's timeout */
   int kind;            /* HTTP_MUX or HTTP_SERIAL */
@@ -52,17 +57,17 @@ typedef enum xfer_state {
   XFER_DEAD     /* cancelled from inside a curl callback: waiting for the loop to remove it */
 } xfer_state;
 
-struct llm_http_xfer {
-  llm_http *http;
+struct net_http_xfer {
+  net_http *http;
   CURL *easy;
   struct curl_slist *headers;
-  const llm_http_sink *sink; /* NULL once cancelled or done */
+  const net_http_sink *sink; /* NULL once cancelled or done */
   void *ud;
   xfer_state state;
   http_origin *origin;
   http_multi *mx;             /* where it is (or goes) */
-  llm_http_xfer *prev, *next; /* all transfers, for teardown */
-  llm_http_xfer *queue;       /* next in the pending or dead queue */
+  net_http_xfer *prev, *next; /* all transfers, for teardown */
+  net_http_xfer *queue;       /* next in the pending or dead queue */
   char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -72,17 +77,17 @@ typedef struct http_sock {
   struct http_sock *prev, *next;
 } http_sock;
 
-struct llm_http {
+struct net_http {
   struct event_base *base;
   http_multi mx[2];    /* HTTP_MUX, HTTP_SERIAL */
   CURLSH *share;       /* TLS sessions and DNS answers, shared by every transfer (each has its own easy) */
   struct event *later; /* runs the queues below from the loop */
   int depth;           /* > 0 while inside curl_multi_socket_action: curl callbacks may be running */
   int moves;           /* an origin turned serial: move its unsent transfers (from the loop) */
-  llm_http_xfer *all;
+  net_http_xfer *all;
   size_t live;
-  llm_http_xfer *pending, *pending_tail;
-  llm_http_xfer *dead;
+  net_http_xfer *pending, *pending_tail;
+  net_http_xfer *dead;
   http_sock *socks;
   http_origin *origins;
   long mux_cap; /* CURLMOPT_MAX_HOST_CONNECTIONS of the mux multi */
@@ -93,7 +98,7 @@ static void wipe_headers(struct curl_slist *l) {
 }
 
 /* "https://host:port/path" → its origin record, created on first sight (NULL: out of memory). */
-static http_origin *origin_for(llm_http *h, const char *url) {
+static http_origin *origin_for(net_http *h, const char *url) {
   const char *p = strstr(url, "://");
   p = p ? strchr(p + 3, '/') : NULL;
   size_t n = p ? (size_t)(p - url) : strlen(url);
@@ -110,7 +115,7 @@ static http_origin *origin_for(llm_http *h, const char *url) {
 }
 
 /* Caps the mux multi's connections per host at what its busiest origin needs. */
-static void mux_resize(llm_http *h) {
+static void mux_resize(net_http *h) {
   size_t most = 0;
   for (http_origin *o = h->origins; o; o = o->next)
     if (o->on_mux > most) most = o->on_mux;
@@ -121,7 +126,7 @@ static void mux_resize(llm_http *h) {
   curl_multi_setopt(h->mx[HTTP_MUX].m, CURLMOPT_MAX_HOST_CONNECTIONS, cap);
 }
 
-static void xfer_detach(llm_http_xfer *x) {
+static void xfer_detach(net_http_xfer *x) {
   if (x->state != XFER_PENDING) { /* added, or dead: still in its multi */
     curl_multi_remove_handle(x->mx->m, x->easy);
     if (x->mx->kind == HTTP_MUX && x->origin->on_mux) x->origin->on_mux--;
@@ -129,8 +134,8 @@ static void xfer_detach(llm_http_xfer *x) {
   x->state = XFER_PENDING;
 }
 
-static void xfer_free(llm_http_xfer *x) {
-  llm_http *h = x->http;
+static void xfer_free(net_http_xfer *x) {
+  net_http *h = x->http;
   xfer_detach(x);
   curl_easy_cleanup(x->easy);
   wipe_headers(x->headers);
@@ -143,8 +148,8 @@ static void xfer_free(llm_http_xfer *x) {
   free(x);
 }
 
-static int xfer_add(llm_http_xfer *x) {
-  llm_http *h = x->http;
+static int xfer_add(net_http_xfer *x) {
+  net_http *h = x->http;
   x->mx = &h->mx[x->origin->serial ? HTTP_SERIAL : HTTP_MUX];
   if (x->mx->kind == HTTP_MUX) {
     x->origin->on_mux++;
@@ -168,13 +173,13 @@ static void http_drain(http_multi *mx) {
     if (msg->msg != CURLMSG_DONE) continue;
     CURL *easy = msg->easy_handle;
     CURLcode res = msg->data.result;
-    llm_http_xfer *x = NULL;
+    net_http_xfer *x = NULL;
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
     if (!x || !x->sink) continue; /* cancelled: the loop removes it */
     long status = 0, proxy_code = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(easy, CURLINFO_HTTP_CONNECTCODE, &proxy_code);
-    const llm_http_sink *sink = x->sink;
+    const net_http_sink *sink = x->sink;
     void *ud = x->ud;
     char err[CURL_ERROR_SIZE];
     snprintf(err, sizeof err, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(res));
@@ -202,7 +207,7 @@ static void on_timer_event(evutil_socket_t fd, short what, void *arg) {
   http_act(arg, CURL_SOCKET_TIMEOUT, 0);
 }
 
-static void sock_free(llm_http *h, http_sock *s) {
+static void sock_free(net_http *h, http_sock *s) {
   event_free(s->ev);
   if (s->prev) s->prev->next = s->next;
   else h->socks = s->next;
@@ -214,7 +219,7 @@ static void sock_free(llm_http *h, http_sock *s) {
 static int on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp) {
   (void)easy;
   http_multi *mx = userp;
-  llm_http *h = mx->h;
+  net_http *h = mx->h;
   http_sock *s = socketp;
   if (what == CURL_POLL_REMOVE) {
     if (s) {
@@ -254,15 +259,15 @@ static int on_curl_timer(CURLM *multi, long timeout_ms, void *userp) {
 }
 
 static size_t on_curl_write(char *p, size_t size, size_t n, void *ud) {
-  llm_http_xfer *x = ud;
+  net_http_xfer *x = ud;
   size_t len = size * n;
   if (!x->sink) return len ? 0 : len;
   return x->sink->on_body(x->ud, p, len) == 0 ? len : 0;
 }
 
 static size_t on_curl_header(char *p, size_t size, size_t n, void *ud) {
-  llm_http_xfer *x = ud;
-  llm_http *h = x->http;
+  net_http_xfer *x = ud;
+  net_http *h = x->http;
   size_t len = size * n;
   if (!x->sink) return len ? 0 : len;
   if (x->mx->kind == HTTP_MUX && !x->origin->serial && len > 7 && memcmp(p, "HTTP/1.", 7) == 0) {
@@ -274,9 +279,9 @@ static size_t on_curl_header(char *p, size_t size, size_t n, void *ud) {
 }
 
 /* Moves the transfers of origins found serial that have sent nothing yet to the serial multi. */
-static void move_serial(llm_http *h) {
+static void move_serial(net_http *h) {
   h->moves = 0;
-  for (llm_http_xfer *x = h->all; x; x = x->next) {
+  for (net_http_xfer *x = h->all; x; x = x->next) {
     curl_off_t sent = 0;
     if (x->state != XFER_ADDED || x->mx->kind != HTTP_MUX || !x->origin->serial || !x->sink) continue;
     if (curl_easy_getinfo(x->easy, CURLINFO_PRETRANSFER_TIME_T, &sent) != CURLE_OK || sent > 0) continue;
@@ -293,23 +298,23 @@ static void move_serial(llm_http *h) {
 static void on_later(evutil_socket_t fd, short what, void *arg) {
   (void)fd;
   (void)what;
-  llm_http *h = arg;
+  net_http *h = arg;
   if (h->moves) move_serial(h);
-  llm_http_xfer *q = h->dead;
+  net_http_xfer *q = h->dead;
   h->dead = NULL;
   while (q) {
-    llm_http_xfer *next = q->queue;
+    net_http_xfer *next = q->queue;
     xfer_free(q);
     q = next;
   }
   q = h->pending;
   h->pending = h->pending_tail = NULL;
   while (q) {
-    llm_http_xfer *next = q->queue;
+    net_http_xfer *next = q->queue;
     if (!q->sink) {
       xfer_free(q); /* cancelled before it was added */
     } else if (xfer_add(q) != AG_OK) {
-      const llm_http_sink *sink = q->sink;
+      const net_http_sink *sink = q->sink;
       void *ud = q->ud;
       xfer_free(q);
       sink->on_done(ud, CURLE_FAILED_INIT, 0, 0, "could not add the transfer");
@@ -318,7 +323,7 @@ static void on_later(evutil_socket_t fd, short what, void *arg) {
   }
 }
 
-static int multi_init(llm_http *h, int kind) {
+static int multi_init(net_http *h, int kind) {
   http_multi *mx = &h->mx[kind];
   mx->h = h;
   mx->kind = kind;
@@ -336,7 +341,8 @@ static int multi_init(llm_http *h, int kind) {
   return AG_OK;
 }
 
-int llm_http_get(llm_client *c, llm_http **out) {
+/* The client's transport, created on first use. */
+static int http_get(net_client *c, net_http **out) {
   static int curl_ready;
   if (c->http) {
     *out = c->http;
@@ -346,13 +352,13 @@ int llm_http_get(llm_client *c, llm_http **out) {
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return AG_ERR_IO;
     curl_ready = 1;
   }
-  llm_http *h = calloc(1, sizeof *h);
+  net_http *h = calloc(1, sizeof *h);
   if (!h) return AG_ERR_NOMEM;
   h->base = c->base;
   h->share = curl_share_init();
   h->later = event_new(c->base, -1, 0, on_later, h);
   if (!h->share || !h->later || multi_init(h, HTTP_MUX) || multi_init(h, HTTP_SERIAL)) {
-    llm_http_free(h);
+    net_http_free(h);
     return AG_ERR_NOMEM;
   }
   /* One thread: no lock functions. Sessions make a second connection to a host a resumed (cheap)
@@ -364,16 +370,18 @@ int llm_http_get(llm_client *c, llm_http **out) {
   return AG_OK;
 }
 
-int llm_http_start(llm_http *h, CURL *easy, const char *url, struct curl_slist *headers,
-                   const llm_http_sink *sink, void *ud, llm_http_xfer **out) {
-  llm_http_xfer *x = calloc(1, sizeof *x);
+int net_http_start(net_client *c, CURL *easy, const char *url, struct curl_slist *headers,
+                   const net_http_sink *sink, void *ud, net_http_xfer **out) {
+  net_http *h = NULL;
+  int rc = http_get(c, &h);
+  net_http_xfer *x = rc ? NULL : calloc(1, sizeof *x);
   http_origin *o = x ? origin_for(h, url) : NULL;
   if (!o) {
     free(x);
     curl_easy_cleanup(easy);
     wipe_headers(headers);
     curl_slist_free_all(headers);
-    return AG_ERR_NOMEM;
+    return rc ? rc : AG_ERR_NOMEM;
   }
   x->http = h;
   x->easy = easy;
@@ -413,9 +421,9 @@ int llm_http_start(llm_http *h, CURL *easy, const char *url, struct curl_slist *
   return AG_OK;
 }
 
-void llm_http_cancel(llm_http_xfer *x) {
+void net_http_cancel(net_http_xfer *x) {
   if (!x || !x->sink) return;
-  llm_http *h = x->http;
+  net_http *h = x->http;
   x->sink = NULL;
   if (x->state == XFER_PENDING) return; /* still queued: the loop frees it instead of adding it */
   if (h->depth > 0) {
@@ -428,9 +436,9 @@ void llm_http_cancel(llm_http_xfer *x) {
   xfer_free(x);
 }
 
-size_t llm_http_live(const llm_http *h) { return h->live; }
+size_t net_http_live(const net_client *c) { return c->http ? c->http->live : 0; }
 
-void llm_http_free(llm_http *h) {
+void net_http_free(net_http *h) {
   if (!h) return;
   while (h->all) xfer_free(h->all);
   for (int k = 0; k < 2; k++) {

@@ -1,0 +1,72 @@
+/* The one-way dependency rule of docs/architecture.md, read from the source tree: a folder includes
+ * only its own headers and those of lower layers. Folders side by side (net and storage, llm and mcp,
+ * chat and cluster, console and serve) do not include each other, so net/ includes only common/, and
+ * mcp/ reaches the network through net/, never through llm/. Folders not in the table (tests, bench,
+ * fuzz, a new layer) are not checked. */
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support/unit.h"
+
+typedef struct layer {
+  const char *dir;
+  int rank; /* an include must name a folder of lower rank, or its own */
+} layer;
+
+static const layer layers[] = {
+    {"common", 0}, {"storage", 1}, {"net", 1},     {"llm", 2},     {"mcp", 2},     {"agents", 3}, {"world", 4},
+    {"chat", 5},   {"cluster", 5}, {"runtime", 6}, {"console", 7}, {"serve", 7}, {"cli", 8},
+};
+#define N_LAYERS (sizeof layers / sizeof *layers)
+
+static const layer *layer_of(const char *name, size_t len) {
+  for (size_t i = 0; i < N_LAYERS; i++)
+    if (strlen(layers[i].dir) == len && strncmp(layers[i].dir, name, len) == 0) return &layers[i];
+  return NULL;
+}
+
+/* Checks one file's `#include "dir/..."` lines; returns the number of includes that go up or sideways. */
+static int check_file(const layer *from, const char *path) {
+  FILE *f = fopen(path, "r");
+  char line[1024];
+  int bad = 0, n = 0;
+  CHECK(f != NULL);
+  while (f && fgets(line, sizeof line, f)) {
+    n++;
+    if (strncmp(line, "#include \"", 10) != 0) continue;
+    const char *name = line + 10, *slash = strchr(name, '/');
+    const layer *to = slash ? layer_of(name, (size_t)(slash - name)) : NULL;
+    if (!to || to == from || to->rank < from->rank) continue;
+    unit_fail_(path, n, "%s/ includes %.*s/ (%s/ is not below it)", from->dir, (int)(slash - name), name, to->dir);
+    bad++;
+  }
+  if (f) fclose(f);
+  return bad;
+}
+
+static int check_dir(const layer *l) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", unit_src_path(l->dir));
+  DIR *d = opendir(dir);
+  int bad = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (len < 3 || (strcmp(e->d_name + len - 2, ".c") != 0 && strcmp(e->d_name + len - 2, ".h") != 0)) continue;
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    bad += check_file(l, path);
+  }
+  if (d) closedir(d);
+  return d ? bad : -1;
+}
+
+static void includes_point_down(void) {
+  for (size_t i = 0; i < N_LAYERS; i++) CHECK_INT(check_dir(&layers[i]), 0);
+}
+
+int main(int argc, char **argv) {
+  static const unit_test tests[] = {UNIT(includes_point_down)};
+  return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+}

@@ -1,0 +1,43 @@
+/* A world spread over processes (docs/distributed.md): the cluster's side of the world — messages that
+ * arrive from the stream, turns ended elsewhere, agents taken over. */
+#include "world/world_int.h"
+
+#include <string.h>
+
+void world_set_cluster(world *w, const world_cluster *c) {
+  if (c) w->cluster = *c;
+  else memset(&w->cluster, 0, sizeof w->cluster);
+}
+
+int world_receive(world *w, const world_wire_msg *in) {
+  ag_msg *m = ag_msg_new(in->sender, in->text, in->kind);
+  if (!m) return AG_ERR_NOMEM;
+  m->seq = in->seq;
+  m->ts_ms = in->ts_ms;
+  m->has_sim = in->has_sim;
+  m->sim_ms = in->sim_ms;
+  mention_list any = {0};
+  int rc = world__parse(w, m, &any);
+  mention_list_free(&any);
+  /* A reply joins its author's memory here, in every process, at its place in the order. */
+  world_slot *s = m->kind == AG_KIND_AGENT ? world__find_slot(w, m->sender) : NULL;
+  if (!rc && s) rc = agent_memory_push(s->a, m);
+  if (m->seq > w->last_seq) w->last_seq = m->seq;
+  if (!rc) rc = bus_deliver(w->bus, m);
+  ag_msg_unref(m);
+  return rc;
+}
+
+void world_receive_turn_end(world *w, const char *agent_id, uint64_t trigger, size_t counter) {
+  world_slot *s = world__find_slot(w, agent_id);
+  if (!s || agent_turn_trigger(s->a, NULL) != trigger) return;
+  agent_set_reply_counter(s->a, counter); /* a scripted agent goes on where the turn left it */
+  agent_turn_done(s->a, trigger);
+}
+
+void world_resume_agent(world *w, const char *agent_id) {
+  world_slot *s = world__find_slot(w, agent_id);
+  if (!s) return;
+  s->sent = 0;
+  agent_turn_resume(s->a);
+}
