@@ -28,18 +28,13 @@ static const char world_json[] =
   " \"agents\": [{\"name\": \"alice\", \"replies\": [\"one\", \"two\", \"three\"]},\n"
   "            {\"name\": \"bob\", \"replies\": [\"@alice pong\"]}]}\n";
 
-static char *write_tmp(const char *name, const char *text) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  if (unit_write_file(path, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", path);
-  return strdup(path);
-}
+static char *write_tmp(const char *name, const char *text) { return strdup(suite_file(tmp, name, text)); }
 
+/* A database path in the scratch directory, emptied (caller frees). */
 static char *fresh_db(const char *name) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
+  char *path = strdup(suite_file(tmp, name, NULL));
   unit_rmrf(path);
-  return strdup(path);
+  return path;
 }
 
 static int start_console(tty *t, const char *world, const char *db, const char *const *env) {

@@ -31,13 +31,7 @@
 
 static char *tmp;
 
-static const char *path_of(const char *name) {
-  static char buf[8][4096];
-  static int k;
-  k = (k + 1) % 8;
-  snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
-  return buf[k];
-}
+static const char *path_of(const char *name) { return suite_file(tmp, name, NULL); }
 
 /* n scripted agents a0..a(n-1): a human message to ak makes a relay around the ring (each agent's first
  * reply passes it on), then answers go back to the human; steps human messages, one agent each, so
