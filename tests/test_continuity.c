@@ -28,12 +28,7 @@ static const char world_json[] =
 
 static char *write_tmp(const char *name, const char *text) { return strdup(suite_file(tmp, name, text)); }
 
-/* A database path in the scratch directory, emptied (caller frees). */
-static char *fresh_db(const char *name) {
-  char *path = strdup(suite_file(tmp, name, NULL));
-  unit_rmrf(path);
-  return path;
-}
+static char *fresh_db(const char *name) { return suite_fresh(tmp, name); }
 
 static int contains(const char *hay, const char *needle) { return hay && strstr(hay, needle) != NULL; }
 

@@ -53,3 +53,9 @@ const char *suite_file(const char *dir, const char *name, const char *text) {
   if (text && unit_write_file(p, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", p);
   return p;
 }
+
+char *suite_fresh(const char *dir, const char *name) {
+  char *path = strdup(suite_file(dir, name, NULL));
+  if (path) unit_rmrf(path);
+  return path;
+}

@@ -36,5 +36,7 @@ int suite_main(int argc, char **argv, const suite *s);
 /* dir/name in one of 8 rotating static buffers; with text (not NULL) the file is written first (a case
  * that cannot write it fails). For a suite's scratch files: suite_file(tmp, "w.json", json). */
 const char *suite_file(const char *dir, const char *name, const char *text);
+/* dir/name emptied (removed with what it holds, for a database to start from nothing); caller frees. */
+char *suite_fresh(const char *dir, const char *name);
 
 #endif
