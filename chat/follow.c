@@ -52,7 +52,7 @@ int chat_session_follow(chat_session *cs, const char *chat_id, ag_errmsg *em) {
                                                                     : store_chat_lock(cs->st, chat_id, &lock, &pid, em);
   if (rc == AG_ERR_STATE) return ag_fail(em, rc, "chat '%s' is in use by another agora process (pid %ld)", chat_id, pid);
   if (rc) return rc;
-  follow_op op = {cs, chat_id, ag_now_ms(), 0, 0, ""};
+  follow_op op = {cs, chat_id, chat_session__now(cs), 0, 0, ""};
   if ((rc = store_write(cs->st, follow_txn, &op, em)) || (rc = chat_session__set_title(cs, op.title))) {
     store_chat_unlock(lock);
     return rc;
@@ -110,7 +110,7 @@ int chat_session_adopt(chat_session *cs, const char *chat_id, const char *title,
   if (strlen(chat_id) >= STORE_ID_MAX) return ag_fail(em, AG_ERR_INVALID, "chat id '%s' is too long", chat_id);
   char t[STORE_TITLE_LEN + 1];
   snprintf(t, sizeof t, "%s", title);
-  adopt_op op = {cs, chat_id, t, created_ms, ag_now_ms(), 0};
+  adopt_op op = {cs, chat_id, t, created_ms, chat_session__now(cs), 0};
   int rc = store_write(cs->st, adopt_txn, &op, em);
   if (rc || !op.changed || !cs->has_current || strcmp(cs->current, chat_id)) return rc;
   if ((rc = chat_session__set_title(cs, t))) return rc;

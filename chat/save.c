@@ -154,7 +154,7 @@ int chat_session__save(chat_session *cs, ag_errmsg *em) {
   uint64_t upto = cs->count;
   for (size_t i = 0; i < cs->n_pending; i++)
     if (cs->pending[i]->seq > upto) upto = cs->pending[i]->seq;
-  save_ctx sc = {cs, upto, new_title ? new_title : cs->title, ag_now_ms(), 0};
+  save_ctx sc = {cs, upto, new_title ? new_title : cs->title, chat_session__now(cs), 0};
   if (!rc) rc = store_write(cs->st, save_txn, &sc, em);
   if (rc) {
     /* The batch is kept, not dropped: a later message's memory entries and the next commit's chat

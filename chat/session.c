@@ -64,7 +64,7 @@ static int open_txn(store_txn *t, void *arg) {
   chat_session *cs = oc->cs;
   store_world old;
   memset(&old, 0, sizeof old);
-  int64_t now = ag_now_ms();
+  int64_t now = chat_session__now(cs);
   int rc = store_world_get(t, world_id(cs->w), &old);
   if (rc && rc != AG_ERR_NOT_FOUND) return rc;
   cs->has_current = 0;
@@ -101,7 +101,8 @@ static int save_world_txn(store_txn *t, void *arg) {
   store_world old;
   int rc = store_world_get(t, world_id(cs->w), &old);
   if (rc) return rc;
-  store_world nw = {world_id(cs->w), world_name(cs->w), oc->settings, old.current_chat, old.created_at_ms, ag_now_ms(), NULL};
+  store_world nw = {world_id(cs->w), world_name(cs->w), oc->settings, old.current_chat, old.created_at_ms,
+                    chat_session__now(cs), NULL};
   rc = store_world_put(t, &nw);
   store_world_free(&old);
   return rc;
@@ -141,6 +142,13 @@ int chat_session_save_world(chat_session *cs, ag_errmsg *em) {
   int rc = store_write(cs->st, save_world_txn, &oc, em);
   free(oc.settings);
   return rc;
+}
+
+int64_t chat_session__now(const chat_session *cs) { return cs->now ? cs->now(cs->now_ud) : ag_now_ms(); }
+
+void chat_session_set_clock(chat_session *cs, int64_t (*now)(void *ud), void *ud) {
+  cs->now = now;
+  cs->now_ud = ud;
 }
 
 void chat_session_free(chat_session *cs) {
@@ -241,7 +249,7 @@ int chat_session_new(chat_session *cs, ag_errmsg *em) {
   if (cs->has_current && cs->live && (rc = chat_session__save(cs, em))) return rc;
   char id[STORE_ID_MAX];
   store_chat_id_new(id);
-  chat_op op = {.cs = cs, .id = id, .now = ag_now_ms(), .em = em};
+  chat_op op = {.cs = cs, .id = id, .now = chat_session__now(cs), .em = em};
   store_lock *cur, *fresh;
   if ((rc = chat_session__sync_tracks(cs)) || (rc = new_locks(cs, id, &op, &cur, &fresh, em))) return rc;
   if ((rc = store_write(cs->st, new_txn, &op, em))) {
@@ -294,7 +302,7 @@ int chat_session_load(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   int rc;
   if (cs->has_current && cs->live && (rc = chat_session__save(cs, em))) return rc;
   if ((rc = chat_session__restore(cs, chat_id, em))) return rc;
-  chat_op op = {.cs = cs, .id = cs->current, .now = ag_now_ms(), .em = em};
+  chat_op op = {.cs = cs, .id = cs->current, .now = chat_session__now(cs), .em = em};
   return store_write(cs->st, set_current_txn, &op, em);
 }
 
@@ -338,7 +346,7 @@ int chat_session_delete(chat_session *cs, const char *chat_id, ag_errmsg *em) {
     if (rc != AG_ERR_STATE) return rc;
     return ag_fail(em, rc, "cannot delete chat '%s': it is in use by another agora process (pid %ld)", id, pid);
   }
-  chat_op op = {.cs = cs, .id = id, .now = ag_now_ms(), .em = em};
+  chat_op op = {.cs = cs, .id = id, .now = chat_session__now(cs), .em = em};
   rc = store_write(cs->st, delete_txn, &op, em);
   store_chat_unlock(held);
   if (rc) return rc;
@@ -373,7 +381,7 @@ static int title_txn(store_txn *t, void *arg) {
 int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em) {
   if (!cs->has_current) return ag_fail(em, AG_ERR_STATE, "no current chat");
   if (!title[0]) return ag_fail(em, AG_ERR_INVALID, "the title is empty");
-  chat_op op = {.cs = cs, .id = cs->current, .title = title, .now = ag_now_ms(), .em = em};
+  chat_op op = {.cs = cs, .id = cs->current, .title = title, .now = chat_session__now(cs), .em = em};
   int rc = store_write(cs->st, title_txn, &op, em);
   if (rc) return rc;
   if ((rc = chat_session__set_title(cs, title))) return rc;

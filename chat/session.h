@@ -35,6 +35,11 @@ void chat_session_rerun_turns(chat_session *cs, int on);
  * chat's first message, so that the copy's seqs and the stream's stay the same (docs/distributed.md). */
 void chat_session_fresh_only(chat_session *cs, int on);
 
+/* The clock the session stamps chats' created and updated times with: now(ud) in epoch ms, or the wall
+ * clock (ag_now_ms) when now is NULL, as it is from the start. Tests give one that ticks on demand, so
+ * that "updated last" never depends on two saves landing in different milliseconds. */
+void chat_session_set_clock(chat_session *cs, int64_t (*now)(void *ud), void *ud);
+
 /* Restores the current chat (if any) into the agents: memories, turn counts, seq. When another process
  * holds it, starts a new chat instead (as chat_session_new), which the world's current chat stays: see
  * chat_session_passed_over. */

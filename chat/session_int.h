@@ -61,9 +61,13 @@ struct chat_session {
   uint64_t unsynced_commit, unsynced_upto; /* store_commits after the last such save; its seq */
   size_t unsynced_n;                        /* messages in them; 0: nothing waits */
   char unsynced_chat[STORE_ID_MAX];         /* the chat they were saved in */
+  int64_t (*now)(void *ud);                 /* the clock of stored times (chat_session_set_clock) */
+  void *now_ud;
 };
 
 /* session.c */
+/* Now, in epoch ms, on the session's clock: what created and updated times are stamped with. */
+int64_t chat_session__now(const chat_session *cs);
 /* Replaces the in-memory title with a copy of title. */
 int chat_session__set_title(chat_session *cs, const char *title);
 /* Keeps tracks[] parallel to the world's agents; agents added or removed since are re-matched. */

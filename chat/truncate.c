@@ -127,7 +127,7 @@ static int trunc_txn(store_txn *t, void *arg) {
     if (rc) return rc;
   }
   store_chat put = {.id = cs->current, .world_id = world_id(cs->w), .title = tc->title, .message_count = tc->keep,
-                    .created_at_ms = created, .updated_at_ms = ag_now_ms()};
+                    .created_at_ms = created, .updated_at_ms = chat_session__now(cs)};
   return store_chat_put(t, &put);
 }
 

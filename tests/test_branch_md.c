@@ -2,6 +2,7 @@
  * memories, turn counts, reply positions and contexts as right after SEQ; the source untouched; bad
  * --at refused) and `agora chats export --format md` against a golden file (tests/data/md_chat.md). */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -196,11 +197,11 @@ static const unit_test tests[] = {
   UNIT(world_markdown_golden),
 };
 
-int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
+static int db_path(void) {
   snprintf(db, sizeof db, "%s/db", tmp);
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .before = db_path});
 }

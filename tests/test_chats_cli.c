@@ -3,6 +3,7 @@
  * reuse, delete with fallback, lossless snapshots, rejected snapshots, no key ever written, usage errors. */
 #include "support/proc.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -188,12 +189,6 @@ static char *read_bytes(const char *path, size_t *len) {
   fclose(f);
   *len = n;
   return buf;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Runs `run WORLD --json` on db; the chat id of its messages into id, the compact transcript returned. */

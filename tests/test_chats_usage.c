@@ -153,12 +153,9 @@ static void virtual_time_shown(void) {
   free(dir);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(prefix_in_every_command),
-    UNIT(list_header_show_numbers),
-    UNIT(import_world_file),
-    UNIT(virtual_time_shown),
-  };
-  return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-}
+static const unit_test tests[] = {
+  UNIT(prefix_in_every_command), UNIT(list_header_show_numbers), UNIT(import_world_file),
+  UNIT(virtual_time_shown),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -88,11 +88,9 @@ static void reference_documents_every_command_and_option(void) {
   free(doc);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(help_lists_every_command),
-    UNIT(version_prints_the_version),
-    UNIT(reference_documents_every_command_and_option),
-  };
-  return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+static const unit_test tests[] = {
+  UNIT(help_lists_every_command), UNIT(version_prints_the_version),
+  UNIT(reference_documents_every_command_and_option),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -163,12 +163,8 @@ static void export_device(void) {
   fixture_close(&fx);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(stdout_full_fails),
-    UNIT(export_regular_and_symlink),
-    UNIT(export_fifo),
-    UNIT(export_device),
-  };
-  return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+static const unit_test tests[] = {
+  UNIT(stdout_full_fails), UNIT(export_regular_and_symlink), UNIT(export_fifo), UNIT(export_device),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -3,6 +3,7 @@
  * built binary a virtual-clock world whose transcript — simulated times included — is checked exactly,
  * sim_time kept in storage, and a real-clock schedule firing on the loop. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "world/world_file.h"
 
@@ -13,12 +14,7 @@
 
 static char *tmp;
 
-static const char *tmp_file(const char *name, const char *text) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  if (unit_write_file(path, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", path);
-  return path;
-}
+static const char *tmp_file(const char *name, const char *text) { return suite_file(tmp, name, text); }
 
 /* The NDJSON messages of out as "sim_time|sender|text" lines (caller frees); chat (may be NULL) gets
  * the chat id of the last message. */
@@ -286,20 +282,12 @@ static void world_form_round_trip(void) {
 }
 
 static const unit_test tests[] = {
-  UNIT(load_errors),
-  UNIT(world_form_round_trip),
-  UNIT(virtual_transcript_exact),
-  UNIT(virtual_week_ends_at_until),
-  UNIT(sim_time_stored),
-  UNIT(real_clock_fires_on_timer),
+  UNIT(load_errors), UNIT(world_form_round_trip), UNIT(virtual_transcript_exact),
+  UNIT(virtual_week_ends_at_until), UNIT(sim_time_stored), UNIT(real_clock_fires_on_timer),
   UNIT(console_clock_commands),
   UNIT(clock_belongs_to_the_chat),
 };
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp});
 }

@@ -5,6 +5,7 @@
 #include "support/fixture.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -26,11 +27,9 @@ static void busy_world_skips_and_queues(void) {
            " \"script\": [{\"from\": \"human\", \"text\": \"@c go\"}, {\"wait\": \"1s\"}]}",
            llm_server_url(srv, "/v1"));
   snprintf(path, sizeof path, "%s/busy.json", tmp);
-  CHECK_INT(unit_write_file(path, json), 0);
-  const char *args[] = {"run", path, "--no-save", "--json", NULL};
   const char *env[] = {"BUSY_API_KEY=k-busy", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+  CHECK_INT(proc_run_world(path, json, env, &r), 0);
   CHECK_INT(r.status, 0);
   /* Walk the lines: skipped ticks while c thinks, then c's reply, then the held tock first. */
   int c_spoke = 0, skipped = 0, first_world = 0, tocks_before_reply = 0;
@@ -67,5 +66,5 @@ int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(busy_world_skips_and_queues),
   };
-  return fixture_main_with_server(argc, argv, tests, sizeof tests / sizeof *tests, &srv, &tmp);
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
 }

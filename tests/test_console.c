@@ -2,6 +2,7 @@
  * feeds a script of lines and checks the transcript, the command output, the one-line errors, and what
  * the database holds afterwards (through `agora chats`). The terminal side is in test_console_tty.c. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -70,17 +71,6 @@ static int event_id(const char *out, const char *event, int nth, char id[64]) {
   return 0;
 }
 
-/* `agora chats list --json` as an array of chat objects (caller deletes). */
-static cJSON *chats_list(const char *db) {
-  const char *args[] = {"chats", "list", "--db", db, "--json", NULL};
-  proc_result r;
-  cJSON *arr = cJSON_CreateArray();
-  if (proc_agora(args, NULL, NULL, &r)) return arr;
-  for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) cJSON_AddItemToArray(arr, cJSON_Parse(line));
-  proc_result_free(&r);
-  return arr;
-}
-
 static const cJSON *chat_by_id(const cJSON *list, const char *id) {
   const cJSON *c;
   cJSON_ArrayForEach(c, list) {
@@ -112,7 +102,7 @@ static void piped_messages_saved(void) {
   CHECK(contains(r.out, "human: @alice how are you\n\n-- title-updated: title=How are you\n\nalice: two\n\n"));
   char id[64] = "";
   CHECK_INT(event_id(r.out, "new-chat-created", 0, id), 0);
-  cJSON *list = chats_list(db);
+  cJSON *list = proc_chats_list(db);
   CHECK_INT(cJSON_GetArraySize(list), 1);
   const cJSON *chat = chat_by_id(list, id);
   CHECK(chat != NULL);
@@ -257,7 +247,7 @@ static void piped_chats_new_load_delete(void) {
   CHECK(contains(r.out, "no chats yet (/new starts one)\n"));
   char z[64] = "";
   CHECK_INT(event_id(r.out, "new-chat-created", 0, z), 0);
-  cJSON *list = chats_list(db);
+  cJSON *list = proc_chats_list(db);
   CHECK_INT(cJSON_GetArraySize(list), 1);
   const cJSON *chat = chat_by_id(list, z);
   CHECK(chat && cJSON_GetNumberValue(cJSON_GetObjectItem(chat, "message_count")) == 0);
@@ -554,7 +544,6 @@ static void piped_ask_human(void) {
 }
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
   static const unit_test tests[] = {
     UNIT(piped_approval), UNIT(piped_ask_human), UNIT(piped_agent_settings),
     UNIT(piped_messages_saved),   UNIT(piped_agents_add_remove), UNIT(piped_chats_new_load_delete),
@@ -562,8 +551,5 @@ int main(int argc, char **argv) {
     UNIT(piped_quit),             UNIT(piped_resume),            UNIT(usage_and_world_choice),
     UNIT(piped_slash_escape),     UNIT(piped_show_export_prefix), UNIT(names_the_stored_world_it_replaces),
   };
-  int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return status;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp});
 }

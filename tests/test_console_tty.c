@@ -4,6 +4,7 @@
  * cancelling a slow reply from the loopback LLM server, chat commands, Ctrl-D. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/tty.h"
 #include "support/unit.h"
 
@@ -27,19 +28,9 @@ static const char world_json[] =
   " \"agents\": [{\"name\": \"alice\", \"replies\": [\"one\", \"two\", \"three\"]},\n"
   "            {\"name\": \"bob\", \"replies\": [\"@alice pong\"]}]}\n";
 
-static char *write_tmp(const char *name, const char *text) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  if (unit_write_file(path, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", path);
-  return strdup(path);
-}
+static char *write_tmp(const char *name, const char *text) { return strdup(suite_file(tmp, name, text)); }
 
-static char *fresh_db(const char *name) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  unit_rmrf(path);
-  return strdup(path);
-}
+static char *fresh_db(const char *name) { return suite_fresh(tmp, name); }
 
 static int start_console(tty *t, const char *world, const char *db, const char *const *env) {
   const char *args[] = {"console", world, "--db", db, NULL};
@@ -143,65 +134,75 @@ static char *slow_world(llm_server *srv, const char *file) {
   return write_tmp(file, world);
 }
 
+/* A console on the slow world, with a loopback server of its own: what the cases on replies in flight
+ * start from. 0, or -1 (the case failed) when the server did not start. */
+typedef struct slow_console {
+  llm_server *srv;
+  char *w, *db;
+  tty t;
+} slow_console;
+
+static int slow_open(slow_console *s, const char *file, const char *db) {
+  static const char *const env[] = {"OPENAI_API_KEY=test-key", NULL};
+  memset(s, 0, sizeof *s);
+  CHECK_INT(llm_server_start(&s->srv), 0);
+  if (!s->srv) return -1;
+  s->w = slow_world(s->srv, file);
+  s->db = fresh_db(db);
+  CHECK_INT(start_console(&s->t, s->w, s->db, env), 0);
+  return 0;
+}
+
+static void slow_close(slow_console *s) {
+  tty_close(&s->t);
+  llm_server_stop(s->srv);
+  free(s->w);
+  free(s->db);
+}
+
 /* Ctrl-C while an agent streams its reply slowly (the loopback server sends a word every 700 ms)
  * cancels it: the rest never comes, nothing of it is saved, and the console goes on. */
 static void tty_ctrl_c_cancels_slow_reply(void) {
-  llm_server *srv = NULL;
-  CHECK_INT(llm_server_start(&srv), 0);
-  if (!srv) return;
-  char *w = slow_world(srv, "slow.json"), *db = fresh_db("db-slow");
-  const char *env[] = {"OPENAI_API_KEY=test-key", NULL};
-  tty t;
-  CHECK_INT(start_console(&t, w, db, env), 0);
+  slow_console c;
+  if (slow_open(&c, "slow.json", "db-slow")) return;
   char id[64] = "";
-  CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
-  CHECK(tty_expect(&t, "> "));
+  CHECK_INT(tty_event_id(&c.t, "new-chat-created", id), 0);
+  CHECK(tty_expect(&c.t, "> "));
   long long sent = tty_now_ms();
-  tty_send(&t, "@slow hi\r");
-  CHECK(tty_expect(&t, "slow: first")); /* the live line, while it streams */
-  tty_send(&t, "\x03");
-  CHECK(tty_expect(&t, "-- cancelled: agents=slow"));
-  tty_send(&t, "@alice are you there\r");
-  CHECK(tty_expect(&t, "alice: hello from alice\n\n"));
+  tty_send(&c.t, "@slow hi\r");
+  CHECK(tty_expect(&c.t, "slow: first")); /* the live line, while it streams */
+  tty_send(&c.t, "\x03");
+  CHECK(tty_expect(&c.t, "-- cancelled: agents=slow"));
+  tty_send(&c.t, "@alice are you there\r");
+  CHECK(tty_expect(&c.t, "alice: hello from alice\n\n"));
   /* Past the time the whole reply would have taken: none of its end arrived. */
-  tty_idle(&t, (int)(sent + 3800 - tty_now_ms()));
-  CHECK(strstr(t.text, "fifth") == NULL);
-  tty_send(&t, "\x04");
-  CHECK_INT(tty_exit(&t), 0);
-  char *s = saved(db, id);
+  tty_idle(&c.t, (int)(sent + 3800 - tty_now_ms()));
+  CHECK(strstr(c.t.text, "fifth") == NULL);
+  tty_send(&c.t, "\x04");
+  CHECK_INT(tty_exit(&c.t), 0);
+  char *s = saved(c.db, id);
   CHECK_STR(s, "human|@slow hi\nhuman|@alice are you there\nalice|hello from alice\n");
   free(s);
-  CHECK_INT(llm_server_request_count(srv), 1);
-  tty_close(&t);
-  llm_server_stop(srv);
-  free(w);
-  free(db);
+  CHECK_INT(llm_server_request_count(c.srv), 1);
+  slow_close(&c);
 }
 
 /* /retry and /edit while a reply is in flight are refused with a note, and the console goes on (they
  * freed an uninitialised record: free(): invalid pointer, exit 134). */
 static void tty_edit_retry_while_busy(void) {
-  llm_server *srv = NULL;
-  CHECK_INT(llm_server_start(&srv), 0);
-  if (!srv) return;
-  char *w = slow_world(srv, "busy.json"), *db = fresh_db("db-busy");
-  const char *env[] = {"OPENAI_API_KEY=test-key", NULL};
-  tty t;
-  CHECK_INT(start_console(&t, w, db, env), 0);
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "@slow hi\r");
-  CHECK(tty_expect(&t, "slow: first"));
-  tty_send(&t, "/retry\r");
-  CHECK(tty_expect(&t, "error: /retry: wait until the replies in flight are in\n"));
-  tty_send(&t, "/edit 1 hello again\r");
-  CHECK(tty_expect(&t, "error: /edit: wait until the replies in flight are in\n"));
-  CHECK(tty_expect(&t, "slow: first second third fourth fifth\n\n"));
-  tty_send(&t, "\x04");
-  CHECK_INT(tty_exit(&t), 0);
-  tty_close(&t);
-  llm_server_stop(srv);
-  free(w);
-  free(db);
+  slow_console c;
+  if (slow_open(&c, "busy.json", "db-busy")) return;
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "@slow hi\r");
+  CHECK(tty_expect(&c.t, "slow: first"));
+  tty_send(&c.t, "/retry\r");
+  CHECK(tty_expect(&c.t, "error: /retry: wait until the replies in flight are in\n"));
+  tty_send(&c.t, "/edit 1 hello again\r");
+  CHECK(tty_expect(&c.t, "error: /edit: wait until the replies in flight are in\n"));
+  CHECK(tty_expect(&c.t, "slow: first second third fourth fifth\n\n"));
+  tty_send(&c.t, "\x04");
+  CHECK_INT(tty_exit(&c.t), 0);
+  slow_close(&c);
 }
 
 /* The chat's lock is free (another process can delete the chat): the console that held it is gone. */
@@ -218,34 +219,26 @@ static int chat_deletable(const char *db, const char *id) {
  * cancels it, saves, releases the chat and exits within 2 s (it spun on EPOLLHUP at 70% CPU, holding
  * the chat, and ignored SIGTERM). */
 static void hang_up_while_busy(int how) {
-  llm_server *srv = NULL;
-  CHECK_INT(llm_server_start(&srv), 0);
-  if (!srv) return;
-  char *w = slow_world(srv, "hangup.json"), *db = fresh_db("db-hangup");
-  const char *env[] = {"OPENAI_API_KEY=test-key", NULL};
-  tty t;
-  CHECK_INT(start_console(&t, w, db, env), 0);
+  slow_console c;
+  if (slow_open(&c, "hangup.json", "db-hangup")) return;
   char id[64] = "";
-  CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "@slow hi\r");
-  CHECK(tty_expect(&t, "slow: first"));
-  if (how) kill(t.pid, how);
-  else tty_hang_up(&t);
+  CHECK_INT(tty_event_id(&c.t, "new-chat-created", id), 0);
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "@slow hi\r");
+  CHECK(tty_expect(&c.t, "slow: first"));
+  if (how) kill(c.t.pid, how);
+  else tty_hang_up(&c.t);
   long long t0 = tty_now_ms();
-  int st = tty_exit_within(&t, 2000);
+  int st = tty_exit_within(&c.t, 2000);
   long long took = tty_now_ms() - t0;
   CHECK(st >= 0 && st < 128); /* it ended by itself, not by the signal's default action */
   CHECK(took < 2000);
   fprintf(stderr, "  %s: exit %d after %lld ms\n", how ? "SIGTERM" : "hang-up", st, took);
-  char *s = saved(db, id);
+  char *s = saved(c.db, id);
   CHECK_STR(s, "human|@slow hi\n");
   free(s);
-  CHECK(chat_deletable(db, id));
-  tty_close(&t);
-  llm_server_stop(srv);
-  free(w);
-  free(db);
+  CHECK(chat_deletable(c.db, id));
+  slow_close(&c);
 }
 
 static void tty_hang_up_while_busy(void) { hang_up_while_busy(0); }
@@ -510,12 +503,6 @@ static int have_pty(void) {
 }
 
 int main(int argc, char **argv) {
-  if (!have_pty()) {
-    printf("skipped: no pseudo-terminals here (openpty failed)\n0 passed, 0 failed\n");
-    return 0;
-  }
-  tmp = unit_tmpdir();
-  signal(SIGPIPE, SIG_IGN);
   static const unit_test tests[] = {
     UNIT(tty_message_and_reply), UNIT(tty_completion),         UNIT(tty_ctrl_c_cancels_slow_reply),
     UNIT(tty_ctrl_c_clears_then_quits), UNIT(tty_new_and_delete), UNIT(tty_ctrl_d_exits),
@@ -523,8 +510,9 @@ int main(int argc, char **argv) {
     UNIT(tty_paste_bounded),           UNIT(tty_edit_retry_while_busy),
     UNIT(tty_hang_up_while_busy),      UNIT(tty_sigterm_while_busy),
   };
-  int status = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return status;
+  if (!have_pty()) {
+    printf("skipped: no pseudo-terminals here (openpty failed)\n0 passed, 0 failed\n");
+    return 0;
+  }
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .no_sigpipe = 1});
 }

@@ -6,6 +6,7 @@
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/tty.h"
 #include "support/unit.h"
 
@@ -25,19 +26,9 @@ static const char world_json[] =
   " \"agents\": [{\"name\": \"alice\", \"replies\": [\"one\", \"two\", \"three\", \"four\", \"five\"]}],\n"
   " \"script\": [{\"from\": \"human\", \"text\": \"@alice hello\"}]}\n";
 
-static char *write_tmp(const char *name, const char *text) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  if (unit_write_file(path, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", path);
-  return strdup(path);
-}
+static char *write_tmp(const char *name, const char *text) { return strdup(suite_file(tmp, name, text)); }
 
-static char *fresh_db(const char *name) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  unit_rmrf(path);
-  return strdup(path);
-}
+static char *fresh_db(const char *name) { return suite_fresh(tmp, name); }
 
 static int contains(const char *hay, const char *needle) { return hay && strstr(hay, needle) != NULL; }
 

@@ -13,6 +13,7 @@
 #include "support/proc.h"
 #include "support/reduce.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -384,12 +385,6 @@ static int check_saved(const char *dir, const run_seen *rs) {
   int rc = store_read(st, saved_txn, &sc, &em);
   store_close(st);
   return rc || sc.bad ? -1 : 0;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* One round: a run killed after messages printed messages; checks the database against the previous

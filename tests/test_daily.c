@@ -3,6 +3,7 @@
  * per-run overrides, and the hints that say why nobody answered. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <poll.h>
@@ -17,12 +18,7 @@
 static char *tmp;
 static llm_server *srv;
 
-static const char *world_file(const char *name, const char *json) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  unit_write_file(path, json);
-  return path;
-}
+static const char *world_file(const char *name, const char *json) { return suite_file(tmp, name, json); }
 
 /* Runs `agora run NAME --no-save` on json: the exit status is status and needle is in stdout (or
  * stderr when on_err). */
@@ -428,17 +424,6 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  unsetenv("OPENAI_API_KEY");
-  unsetenv("ANTHROPIC_API_KEY");
-  unsetenv("GEMINI_API_KEY");
-  tmp = unit_tmpdir();
-  if (llm_server_start(&srv)) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  static const char *const env[] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", NULL};
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .env = env, .tmp = &tmp, .srv = &srv});
 }

@@ -274,11 +274,10 @@ static void read_only_directory(void) {
   damage_close(&d);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(truncated_refused),      UNIT(random_bytes_refused),
-    UNIT(foreign_schema_refused), UNIT(path_is_a_file),
-    UNIT(read_only_commands_create_nothing), UNIT(read_only_directory),
-  };
-  return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+static const unit_test tests[] = {
+  UNIT(truncated_refused),      UNIT(random_bytes_refused),
+  UNIT(foreign_schema_refused), UNIT(path_is_a_file),
+  UNIT(read_only_commands_create_nothing), UNIT(read_only_directory),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -173,9 +173,7 @@ static void cancel_is_constant_time(void) {
 }
 
 static const unit_test tests[] = {
-  UNIT(cancel_in_any_order),
-  UNIT(stale_ticket_cancels_nothing),
-  UNIT(cancel_from_a_running_call),
+  UNIT(cancel_in_any_order), UNIT(stale_ticket_cancels_nothing), UNIT(cancel_from_a_running_call),
   UNIT(cancel_is_constant_time),
 };
 

@@ -39,9 +39,8 @@ static void library_answers_from_the_file(void) {
   proc_result_free(&r);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(library_answers_from_the_file),
-  };
-  return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+static const unit_test tests[] = {
+  UNIT(library_answers_from_the_file),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -166,12 +166,9 @@ static void behaviour_doc_holds_the_vectors(void) {
   free(doc);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(moderator_routes_questions),
-    UNIT(week_on_a_virtual_clock),
-    UNIT(world_file_doc_example_loads),
-    UNIT(behaviour_doc_holds_the_vectors),
-  };
-  return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+static const unit_test tests[] = {
+  UNIT(moderator_routes_questions), UNIT(week_on_a_virtual_clock), UNIT(world_file_doc_example_loads),
+  UNIT(behaviour_doc_holds_the_vectors),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -526,20 +526,12 @@ static void snapshot_nul_refused(void) {
   free(dir);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-      UNIT(json_int_whole_finite_in_range),
-      UNIT(json_int_written_exactly),
-      UNIT(strset_adds_finds_and_refuses_duplicates),
-      UNIT(snapshot_numbers_checked),
-      UNIT(context_version_out_of_range),
-      UNIT(import_refuses_bad_numbers),
-      UNIT(snapshot_numbers_round_trip_exactly),
-      UNIT(world_file_numbers_checked),
-      UNIT(many_agents_load),
-      UNIT(many_mentions_parse),
-      UNIT(world_file_load_errors),
-      UNIT(snapshot_nul_refused),
-  };
-  return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-}
+static const unit_test tests[] = {
+  UNIT(json_int_whole_finite_in_range), UNIT(json_int_written_exactly),
+  UNIT(strset_adds_finds_and_refuses_duplicates), UNIT(snapshot_numbers_checked),
+  UNIT(context_version_out_of_range), UNIT(import_refuses_bad_numbers),
+  UNIT(snapshot_numbers_round_trip_exactly), UNIT(world_file_numbers_checked), UNIT(many_agents_load),
+  UNIT(many_mentions_parse), UNIT(world_file_load_errors), UNIT(snapshot_nul_refused),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -7,6 +7,8 @@
  * The runs go concurrently, a few at a time, so the whole matrix takes seconds. */
 #include "support/fixture.h"
 #include "support/proc.h"
+#include "support/suite.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -76,12 +78,6 @@ typedef struct run {
   char out[4096];
 } run;
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The world of one run: "bad" (when the fault is one) and "good" on the same provider and mode, the
  * human asks bad first and good once bad is done. They are two endpoints (bad names a key variable of
  * its own): a 429 pauses its whole endpoint (issue 25, tested in test_rate_limits), and the point here is
@@ -109,20 +105,12 @@ static void start_run(run *r, int i) {
   snprintf(world, sizeof world, "%s/w%d.json", tmp, i);
   snprintf(r->out, sizeof r->out, "%s/o%d.ndjson", tmp, i);
   write_world(r, world);
-  const char *bin = getenv("AGORA_BIN");
+  const char *args[] = {"run", world, "--json", "--no-save", NULL};
+  static const char *const env[] = {"AGORA_LLM_BACKOFF_MS=5", "HP_BAD_KEY=hostile-peer-test-key", NULL};
+  int nul = open("/dev/null", O_RDONLY);
   r->start_ms = now_ms();
-  r->pid = fork();
-  if (r->pid == 0) {
-    int fd = open(r->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, 0);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setenv("AGORA_LLM_BACKOFF_MS", "5", 1);
-    setenv("HP_BAD_KEY", "hostile-peer-test-key", 1);
-    execl(bin ? bin : "./agora", "agora", "run", world, "--json", "--no-save", (char *)NULL);
-    _exit(127);
-  }
+  r->pid = proc_spawn(args, nul, r->out, r->out, env);
+  close(nul);
 }
 
 /* The peak RSS of a running agora (VmHWM of its own memory since exec), in KB; 0 before its exec
@@ -291,6 +279,5 @@ static void every_provider_and_mode_survives(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(every_provider_and_mode_survives)};
-  signal(SIGPIPE, SIG_IGN);
-  return fixture_main_with_server(argc, argv, tests, sizeof tests / sizeof *tests, &srv, &tmp);
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv, .no_sigpipe = 1});
 }

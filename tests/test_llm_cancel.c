@@ -6,6 +6,7 @@
 #include "net/net_http.h"
 #include "support/llm_drive.h"
 #include "support/llm_server.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <event2/event.h>
@@ -18,14 +19,7 @@ static llm_server *srv;
 static const llm_provider_kind kinds[] = {LLM_OPENAI, LLM_ANTHROPIC, LLM_GEMINI, LLM_OLLAMA};
 
 static void config_for(llm_config *cfg, llm_provider_kind kind, int stream) {
-  llm_config_init(cfg);
-  cfg->provider = kind;
-  cfg->model = "test-model";
-  cfg->base_url = (char *)llm_server_url(srv, kind == LLM_OPENAI ? "/v1" : "");
-  cfg->api_key_env = "AGORA_TEST_KEY";
-  cfg->stream = stream;
-  cfg->timeout_ms = 20000;
-  cfg->max_retries = 2;
+  llm_drive_config(cfg, srv, kind, stream, 20000);
 }
 
 typedef struct fixture {
@@ -57,6 +51,14 @@ static llm_request one_message(llm_message *m, const char *text) {
   return (llm_request){.messages = m, .n_messages = 1};
 }
 
+/* n calls of req started on the four endpoints in turn, recording into r[0..n). */
+static void start_calls(fixture *f, const llm_request *req, llm_drive_result *r, int n, int *pending) {
+  for (int i = 0; i < n; i++) {
+    llm_drive_result_init(&r[i]);
+    CHECK_INT(llm_drive_start(f->ep[i % 4], req, &r[i], f->base, pending), AG_OK);
+  }
+}
+
 static void test_cancel_in_flight(void) {
   llm_server_reset(srv);
   llm_server_rule(srv, NULL, "latency=300 reply=late");
@@ -66,10 +68,7 @@ static void test_cancel_in_flight(void) {
   int pending = 0;
   llm_message m;
   llm_request req = one_message(&m, "hi");
-  for (int i = 0; i < 12; i++) {
-    llm_drive_result_init(&r[i]);
-    CHECK_INT(llm_drive_start(f.ep[i % 4], &req, &r[i], f.base, &pending), AG_OK);
-  }
+  start_calls(&f, &req, r, 12, &pending);
   CHECK_INT(llm_client_active(f.client), 12);
   llm_drive_run_for(f.base, 50); /* the requests are on the wire, the replies not yet */
   for (int i = 0; i < 12; i++) llm_call_cancel(r[i].call);
@@ -288,10 +287,7 @@ static void test_free_endpoint_and_client_in_flight(void) {
   int pending = 0;
   llm_message m;
   llm_request req = one_message(&m, "hi");
-  for (int i = 0; i < 8; i++) {
-    llm_drive_result_init(&r[i]);
-    CHECK_INT(llm_drive_start(f.ep[i % 4], &req, &r[i], f.base, &pending), AG_OK);
-  }
+  start_calls(&f, &req, r, 8, &pending);
   llm_drive_run_for(f.base, 50);
   llm_endpoint_free(f.ep[0]); /* its two calls go with it */
   f.ep[0] = NULL;
@@ -313,10 +309,7 @@ static void test_free_endpoint_and_client_in_flight(void) {
   llm_server_reset(srv);
   llm_server_rule(srv, NULL, "latency=200");
   fixture_init(&f, 0);
-  for (int i = 0; i < 8; i++) {
-    llm_drive_result_init(&r[i]);
-    CHECK_INT(llm_drive_start(f.ep[i % 4], &req, &r[i], f.base, &pending), AG_OK);
-  }
+  start_calls(&f, &req, r, 8, &pending);
   llm_drive_run_for(f.base, 10);
   llm_client_free(f.client);
   f.client = NULL;
@@ -387,13 +380,6 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  setenv("AGORA_TEST_KEY", "sk-test-cancel", 1);
-  setenv("AGORA_LLM_BACKOFF_MS", "5", 1);
-  if (llm_server_start(&srv) != 0) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  return rc;
+  static const char *const env[] = {"AGORA_TEST_KEY=sk-test-cancel", "AGORA_LLM_BACKOFF_MS=5", NULL};
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .env = env, .srv = &srv});
 }

@@ -5,6 +5,7 @@
 #include "net/net_stream.h"
 #include "llm/wire.h"
 #include "support/unit.h"
+#include "support/wire_sink.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,28 +157,11 @@ static void test_retry_after_parse(void) {
 
 /* ---- wire formats ---- */
 
-typedef struct sink {
-  char text[256];
-  llm_error_info err;
-  llm_wire_out out;
-} sink;
+typedef wire_sink sink;
 
-static int sink_text(void *ctx, const char *s, size_t n) {
-  sink *k = ctx;
-  size_t used = strlen(k->text);
-  snprintf(k->text + used, sizeof k->text - used, "%.*s", (int)n, s);
-  return AG_OK;
-}
-
-static void sink_init(sink *k) {
-  memset(k, 0, sizeof *k);
-  k->out.text = sink_text;
-  k->out.ctx = k;
-  k->out.err = &k->err;
-}
-
+static void sink_init(sink *k) { wire_sink_init(k, 0); }
 static int event(const llm_wire *w, sink *k, const char *name, const char *data) {
-  return w->stream_event(name, data, strlen(data), &k->out);
+  return wire_sink_event(w, k, name, data);
 }
 
 static void test_wire_openai(void) {

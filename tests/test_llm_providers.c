@@ -4,6 +4,7 @@
  * timeouts on a stall, the exact request JSON and headers, and keys kept out of error messages. */
 #include "support/llm_drive.h"
 #include "support/llm_server.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -23,14 +24,7 @@ static const llm_provider_kind kinds[] = {LLM_OPENAI, LLM_ANTHROPIC, LLM_GEMINI,
 #define N_KINDS (sizeof kinds / sizeof *kinds)
 
 static void config_for(llm_config *cfg, llm_provider_kind kind, int stream) {
-  llm_config_init(cfg);
-  cfg->provider = kind;
-  cfg->model = "test-model";
-  cfg->base_url = (char *)llm_server_url(srv, kind == LLM_OPENAI ? "/v1" : "");
-  cfg->api_key_env = "AGORA_TEST_KEY";
-  cfg->stream = stream;
-  cfg->timeout_ms = 10000;
-  cfg->max_retries = 2;
+  llm_drive_config(cfg, srv, kind, stream, 10000);
 }
 
 /* One call with the given prompt; the result is the caller's to free. */
@@ -518,14 +512,7 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  setenv("AGORA_TEST_KEY", TEST_KEY, 1);
-  setenv("AGORA_LLM_BACKOFF_MS", "5", 1); /* retries without the real 250 ms backoff */
-  unsetenv("AGORA_TEST_NO_SUCH_KEY");
-  if (llm_server_start(&srv) != 0) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  return rc;
+  /* retries without the real 250 ms backoff */
+  static const char *const env[] = {"AGORA_TEST_KEY=" TEST_KEY, "AGORA_LLM_BACKOFF_MS=5", "AGORA_TEST_NO_SUCH_KEY", NULL};
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .env = env, .srv = &srv});
 }

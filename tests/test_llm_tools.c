@@ -5,8 +5,11 @@
  * exact shape, malformed argument text passed through, and the wire formats' piece assembly on its
  * own (interleaved indexes, odd values, caps). */
 #include "llm/wire.h"
+#include "support/llm_drive.h"
 #include "support/llm_server.h"
+#include "support/suite.h"
 #include "support/unit.h"
+#include "support/wire_sink.h"
 
 #include <cjson/cJSON.h>
 #include <event2/event.h>
@@ -33,14 +36,8 @@ static const llm_tool tools[] = {
 };
 
 static void config_for(llm_config *cfg, llm_provider_kind kind, int stream) {
-  llm_config_init(cfg);
-  cfg->provider = kind;
-  cfg->model = "test-model";
-  cfg->base_url = (char *)llm_server_url(srv, kind == LLM_OPENAI ? "/v1" : "");
-  cfg->api_key_env = kind == LLM_OLLAMA ? NULL : "AGORA_TEST_KEY";
-  cfg->stream = stream;
-  cfg->timeout_ms = 10000;
-  cfg->max_retries = 2;
+  llm_drive_config(cfg, srv, kind, stream, 10000);
+  if (kind == LLM_OLLAMA) cfg->api_key_env = NULL;
 }
 
 static const char *name_of(llm_provider_kind k, int stream) {
@@ -554,31 +551,11 @@ static void test_malformed_arguments(void) {
 
 /* ---- the wire formats on their own ---- */
 
-typedef struct sink {
-  char text[256];
-  llm_error_info err;
-  llm_wire_calls calls;
-  llm_wire_out out;
-} sink;
+typedef wire_sink sink;
 
-static int sink_text(void *ctx, const char *s, size_t n) {
-  sink *k = ctx;
-  size_t used = strlen(k->text);
-  snprintf(k->text + used, sizeof k->text - used, "%.*s", (int)n, s);
-  return AG_OK;
-}
-
-static void sink_init(sink *k, size_t cap) {
-  memset(k, 0, sizeof *k);
-  llm_wire_calls_init(&k->calls, cap);
-  k->out.text = sink_text;
-  k->out.ctx = k;
-  k->out.err = &k->err;
-  k->out.calls = &k->calls;
-}
-
+static void sink_init(sink *k, size_t cap) { wire_sink_init(k, cap); }
 static int ev(const llm_wire *w, sink *k, const char *name, const char *data) {
-  return w->stream_event(name, data, strlen(data), &k->out);
+  return wire_sink_event(w, k, name, data);
 }
 
 static void expect_wire_call(const sink *k, size_t i, const char *id, const char *name, const char *args) {
@@ -819,13 +796,6 @@ static const unit_test tests_[] = {
 };
 
 int main(int argc, char **argv) {
-  setenv("AGORA_TEST_KEY", "sk-test-key", 1);
-  setenv("AGORA_LLM_BACKOFF_MS", "5", 1);
-  if (llm_server_start(&srv) != 0) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests_, sizeof tests_ / sizeof *tests_);
-  llm_server_stop(srv);
-  return rc;
+  static const char *const env[] = {"AGORA_TEST_KEY=sk-test-key", "AGORA_LLM_BACKOFF_MS=5", NULL};
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests_), .env = env, .srv = &srv});
 }

@@ -15,7 +15,9 @@
 #include "mcp/child.h"
 #include "mcp/client.h"
 #include "mcp/stdio.h"
+#include "support/suite.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 typedef struct server {
   struct event_base *base;
@@ -486,7 +488,8 @@ static long spawn_npx_like(struct event_base *base, int exit_at_once, mcp_child 
   close(null);
   *in_w = in[1];
   char *text = NULL;
-  for (int i = 0; i < 5000 && !(text = unit_read_file(pidfile)); i++) usleep(1000); /* the file appears */
+  for (long long end = now_ms() + wait_budget_ms(5000); !(text = unit_read_file(pidfile)) && now_ms() < end;)
+    wait_nap_ms(1); /* the file appears */
   long pid = text ? strtol(text, NULL, 10) : 0;
   free(text);
   CHECK(pid > 0);
@@ -537,9 +540,5 @@ int main(int argc, char **argv) {
       UNIT(two_hundred_calls_one_server),     UNIT(session_expiry_initializes_again_once),
       UNIT(server_group_ends_with_its_leader),
   };
-  g_tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(g_tmp);
-  free(g_tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &g_tmp});
 }

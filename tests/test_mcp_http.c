@@ -6,6 +6,7 @@
  * (404), a dropped SSE stream resumed with Last-Event-ID after the server's retry, no server at all. */
 #include "support/mcp_drive.h"
 #include "support/mcp_fault.h"
+#include "support/suite.h"
 #include "support/tls_front.h"
 #include "support/unit.h"
 
@@ -470,17 +471,20 @@ static const unit_test tests[] = {
     UNIT(test_everything_close_in_message),
 };
 
-int main(int argc, char **argv) {
-  char *dir = unit_tmpdir();
-  if (!dir || mcp_everything_start(&everything, dir) != 0 || mcp_fault_start(&fault) != 0) {
-    fprintf(stderr, "test_mcp_http: could not start the servers (AGORA_PEERS=%s)\n",
-            getenv("AGORA_PEERS") ? getenv("AGORA_PEERS") : "");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+static char *tmp;
+
+static int start_servers(void) {
+  if (mcp_everything_start(&everything, tmp) == 0 && mcp_fault_start(&fault) == 0) return 0;
+  fprintf(stderr, "test_mcp_http: could not start the servers (AGORA_PEERS=%s)\n",
+          getenv("AGORA_PEERS") ? getenv("AGORA_PEERS") : "");
+  return -1;
+}
+
+static void stop_servers(void) {
   mcp_everything_stop(&everything);
-  mcp_fault_stop(fault);
-  unit_rmrf(dir);
-  free(dir);
-  return rc;
+  if (fault) mcp_fault_stop(fault);
+}
+
+int main(int argc, char **argv) {
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .before = start_servers, .after = stop_servers});
 }

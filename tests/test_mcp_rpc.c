@@ -211,9 +211,8 @@ static void expansion(void) {
   CHECK(!strstr(em.text, "s3cret"));
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {UNIT(lines_any_split), UNIT(lines_over_cap_skipped), UNIT(message_kinds),
-                                    UNIT(ids_exact_or_refused), UNIT(batch_split_exact),
-                                    UNIT(batches_and_builders), UNIT(rendering), UNIT(expansion)};
-  return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-}
+static const unit_test tests[] = {UNIT(lines_any_split), UNIT(lines_over_cap_skipped), UNIT(message_kinds),
+                                  UNIT(ids_exact_or_refused), UNIT(batch_split_exact),
+                                  UNIT(batches_and_builders), UNIT(rendering), UNIT(expansion)};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

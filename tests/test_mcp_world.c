@@ -12,8 +12,10 @@
 #include <event2/event.h>
 
 #include "mcp/child.h"
+#include "support/llm_drive.h"
 #include "support/mcp_drive.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/tworld.h"
 #include "world/world_mcp.h"
 #include "support/unit.h"
@@ -400,21 +402,6 @@ static void two_hundred_agents_one_server(void) {
   proc_result_free(&r);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg) {
-  (void)fd, (void)what;
-  ++*(int *)arg;
-}
-
-/* Runs the loop for about ms. */
-static void spin(struct event_base *base, long ms) {
-  int fired = 0;
-  struct event *t = evtimer_new(base, on_tick, &fired);
-  struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-  evtimer_add(t, &tv);
-  while (!fired) event_base_loop(base, EVLOOP_ONCE);
-  event_free(t);
-}
-
 /* Cancelling a turn (the console's Ctrl-C) while an MCP call is in flight tells the server. */
 static void cancel_tells_the_server(void) {
   char marker[4200], json[9000];
@@ -429,11 +416,11 @@ static void cancel_tells_the_server(void) {
   ag_errmsg em = {""};
   CHECK_INT(world_mcp_start(w, &o, &em), AG_OK);
   CHECK_INT(world_publish(w, "human", "@a go", NULL), AG_OK);
-  spin(base, 400);
+  llm_drive_run_for(base, 400);
   CHECK(agent_phase_of(world_agent_at(w, 0)) == AGENT_TOOL_ROUND); /* waiting for the server */
   world_cancel_all(w);
   CHECK(agent_phase_of(world_agent_at(w, 0)) == AGENT_IDLE);
-  spin(base, 400);
+  llm_drive_run_for(base, 400);
   char *got = unit_read_file(marker);
   CHECK(got && strstr(got, "cancelled 3 cancelled by the user"));
   free(got);
@@ -449,9 +436,5 @@ int main(int argc, char **argv) {
                                     UNIT(http_server_in_a_world), UNIT(mcp_tool_named_like_a_builtin),
                                     UNIT(tools_columns_and_errors),
                                     UNIT(cancel_tells_the_server)};
-  g_tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(g_tmp);
-  free(g_tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &g_tmp});
 }

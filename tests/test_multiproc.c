@@ -3,9 +3,11 @@
  * contiguous per chat, all exit 0. A held chat is refused to --chat and `chats delete`, skipped by
  * `chats new`; a SIGKILLed holder leaves it free. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,19 +45,12 @@ static void con_start(con *c, const char *world, const char *db, const char *tag
   int p[2];
   c->pid = -1;
   c->in = NULL;
-  if (pipe(p)) return;
+  if (pipe2(p, O_CLOEXEC)) return; /* the console keeps only its stdin: EOF comes when we close ours */
   char out[4096], err[4096];
   snprintf(out, sizeof out, "%s/%s.out", tmp, tag);
   snprintf(err, sizeof err, "%s/%s.err", tmp, tag);
-  c->pid = fork();
-  if (c->pid == 0) {
-    dup2(p[0], 0);
-    close(p[0]);
-    close(p[1]);
-    if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr)) _exit(126);
-    execl(getenv("AGORA_BIN"), "agora", "console", world, "--db", db, (char *)NULL);
-    _exit(127);
-  }
+  const char *args[] = {"console", world, "--db", db, NULL};
+  c->pid = proc_spawn(args, p[0], out, err, NULL);
   close(p[0]);
   c->in = fdopen(p[1], "w");
 }
@@ -72,22 +67,11 @@ static int con_end(con *c) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* `agora chats list --json` as an array (caller deletes). */
-static cJSON *chats_list(const char *db) {
-  const char *args[] = {"chats", "list", "--db", db, "--json", NULL};
-  proc_result r;
-  cJSON *arr = cJSON_CreateArray();
-  if (proc_agora(args, NULL, NULL, &r)) return arr;
-  for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) cJSON_AddItemToArray(arr, cJSON_Parse(line));
-  proc_result_free(&r);
-  return arr;
-}
-
 /* Waits (up to 20 s) until the database holds at least n messages in all; returns that total. */
 static int wait_messages(const char *db, int n) {
   int total = 0;
   for (int i = 0; i < 400; i++) {
-    cJSON *l = chats_list(db);
+    cJSON *l = proc_chats_list(db);
     const cJSON *c;
     total = 0;
     cJSON_ArrayForEach(c, l) total += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(c, "message_count"));
@@ -167,7 +151,7 @@ static void test_concurrent_writers(void) {
   CHECK(err && !strstr(err, "storage-error") && !strstr(err, "could not be saved"));
   free(err);
   /* Every message stored: 2 per console line, 2 per script step of each run; seqs 1..n per chat. */
-  cJSON *l = chats_list(db);
+  cJSON *l = proc_chats_list(db);
   int total = 0;
   const cJSON *ch;
   CHECK_INT(cJSON_GetArraySize(l), RUNS + 1);
@@ -185,7 +169,7 @@ static void test_held_chat(void) {
   char world[4096], db[4096];
   con c;
   if (console_up("con2", "@alice hi\n", world, db, &c)) return;
-  cJSON *l = chats_list(db);
+  cJSON *l = proc_chats_list(db);
   char id[64];
   snprintf(id, sizeof id, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(l, 0), "id")));
   cJSON_Delete(l);
@@ -246,14 +230,9 @@ static void test_held_chat(void) {
 }
 
 int main(int argc, char **argv) {
-  signal(SIGPIPE, SIG_IGN);
-  tmp = unit_tmpdir();
   static const unit_test tests[] = {
     {"concurrent_writers", test_concurrent_writers},
     {"held_chat", test_held_chat},
   };
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .no_sigpipe = 1});
 }

@@ -456,12 +456,9 @@ static void test_usage(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
-    {"console_and_serve", test_console_and_serve},
-    {"chat_records", test_chat_records},
-    {"run_chat", test_run_chat},
-    {"failure_shown", test_failure_shown},
-    {"run_twice_one_db", test_run_twice_one_db},
-    {"usage", test_usage},
+    {"console_and_serve", test_console_and_serve}, {"chat_records", test_chat_records},
+    {"run_chat", test_run_chat}, {"failure_shown", test_failure_shown},
+    {"run_twice_one_db", test_run_twice_one_db}, {"usage", test_usage},
   };
   return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, NULL);
 }

@@ -8,6 +8,7 @@
 #include "support/nats_suite.h"
 #include "support/proc.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <nats/nats.h>
 #include <signal.h>
@@ -237,10 +238,14 @@ static void test_deleted_chat_stays_deleted(void) {
   CHECK_INT(agora_wait(c, 30000), 0);
   /* the stream holds none of chat a's messages; the live host's copy lost it */
   long long left = -1;
-  for (int i = 0; i < 100 && (left = stream_count(url, "AGORA_duo", filter, NULL)) != 0; i++) usleep(100 * 1000);
+  for (long long end = now_ms() + wait_budget_ms(10000);
+       (left = stream_count(url, "AGORA_duo", filter, NULL)) != 0 && now_ms() < end;)
+    wait_nap_ms(100);
   CHECK_INT(left, 0);
   int listed = 1;
-  for (int i = 0; i < 100 && (listed = db_lists(nats_path("del-h1.db"), a)) != 0; i++) usleep(100 * 1000);
+  for (long long end = now_ms() + wait_budget_ms(10000);
+       (listed = db_lists(nats_path("del-h1.db"), a)) != 0 && now_ms() < end;)
+    wait_nap_ms(100);
   CHECK_INT(listed, 0);
   /* a host joining now holds chat b and not chat a */
   pid_t h2 = host_up(world, url, "del-h2", 1, NULL, NULL);
@@ -365,10 +370,8 @@ static void test_waiting_for_a_host(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
-    {"chat_not_subject", test_chat_not_subject},
-    {"deleted_chat_stays_deleted", test_deleted_chat_stays_deleted},
-    {"missing_seqs_skipped", test_missing_seqs_skipped},
-    {"forged_records_refused", test_forged_records_refused},
+    {"chat_not_subject", test_chat_not_subject}, {"deleted_chat_stays_deleted", test_deleted_chat_stays_deleted},
+    {"missing_seqs_skipped", test_missing_seqs_skipped}, {"forged_records_refused", test_forged_records_refused},
     {"waiting_for_a_host", test_waiting_for_a_host},
   };
   return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, NULL);

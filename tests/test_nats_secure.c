@@ -277,9 +277,7 @@ static void test_permissions(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
-    {"tls_user_password", test_tls_user_password},
-    {"token", test_token},
-    {"creds", test_creds},
+    {"tls_user_password", test_tls_user_password}, {"token", test_token}, {"creds", test_creds},
     {"permissions", test_permissions},
   };
   return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, "openssl python3");

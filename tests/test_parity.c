@@ -9,6 +9,7 @@
 #include "support/parity.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/tty.h"
 #include "support/unit.h"
 
@@ -33,13 +34,7 @@ static int g_have_ref;
 static const char *const doors[] = {"run", "say", "console piped", "console pty", "serve API", "serve page",
                                     "host + run --nats"};
 
-static const char *path_of(const char *name) {
-  static char path[4][4300];
-  static int k;
-  k = (k + 1) % 4;
-  snprintf(path[k], sizeof path[k], "%s/%s", g_tmp, name);
-  return path[k];
-}
+static const char *path_of(const char *name) { return suite_file(g_tmp, name, NULL); }
 
 static int write_world(void) {
   const char *peers = getenv("AGORA_PEERS");

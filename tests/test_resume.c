@@ -7,6 +7,7 @@
 #include "storage/store.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -111,17 +112,7 @@ static const char *world_path(void) {
 static pid_t spawn(const char *const *args, const char *tag) {
   char out[4096];
   snprintf(out, sizeof out, "%s/%s.out", tmp, tag);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    const char *argv[16] = {getenv("AGORA_BIN")};
-    for (int i = 0; args[i] && i < 14; i++) argv[i + 1] = args[i];
-    execv(argv[0], (char *const *)argv);
-    _exit(127);
-  }
-  return pid;
+  return proc_spawn(args, -1, out, out, NULL);
 }
 
 /* Waits until the server has seen want requests (observed progress; bounded so a broken build fails
@@ -442,15 +433,5 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  unit_raise_fd_limit();
-  if (llm_server_start(&srv)) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv, .many_fds = 1});
 }

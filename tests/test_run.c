@@ -2,6 +2,7 @@
  * examples (exact transcripts: senders, texts, kinds, order), its output formats, and bad world files
  * (exit status 2 and a message naming the file and the JSON path). */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/vectors.h"
 
@@ -17,12 +18,7 @@
 
 static char *tmp;
 
-static const char *tmp_file(const char *name, const char *text) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  if (unit_write_file(path, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", path);
-  return path;
-}
+static const char *tmp_file(const char *name, const char *text) { return suite_file(tmp, name, text); }
 
 /* Runs a world file with --json --no-save and returns the compact transcript (caller frees). */
 static char *run_world(const char *path, int *status) {
@@ -403,25 +399,12 @@ static void progress_line_on_a_terminal(void) {
 }
 
 static const unit_test tests[] = {
-  UNIT(progress_line_on_a_terminal),
-  UNIT(vectors_worlds),
-  UNIT(example_relay),
-  UNIT(example_debate_stops_at_turn_limit),
-  UNIT(example_town_hall),
-  UNIT(json_output_fields),
-  UNIT(json_stream_chunks),
-  UNIT(plain_output),
-  UNIT(help_and_usage),
-  UNIT(bad_world_files),
-  UNIT(empty_reply_counts),
-  UNIT(unknown_mention_event),
-  UNIT(utf8_names_end_to_end),
+  UNIT(progress_line_on_a_terminal), UNIT(vectors_worlds), UNIT(example_relay),
+  UNIT(example_debate_stops_at_turn_limit), UNIT(example_town_hall), UNIT(json_output_fields),
+  UNIT(json_stream_chunks), UNIT(plain_output), UNIT(help_and_usage), UNIT(bad_world_files),
+  UNIT(empty_reply_counts), UNIT(unknown_mention_event), UNIT(utf8_names_end_to_end),
 };
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp});
 }

@@ -4,7 +4,9 @@
  * world goes on; a missing key is named; many agents answer one public message concurrently. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -18,12 +20,7 @@
 static char *tmp;
 static llm_server *srv;
 
-static const char *world_file(const char *name, const char *json) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  unit_write_file(path, json);
-  return path;
-}
+static const char *world_file(const char *name, const char *json) { return suite_file(tmp, name, json); }
 
 static const char *base_url(const char *provider) {
   if (!strcmp(provider, "openai")) return llm_server_url(srv, "/v1");
@@ -385,13 +382,8 @@ static void canary_key_used_never_written(void) {
     llm_server_request_free(&q);
   }
   CHECK(seen >= 2);
-  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
-  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
-  cJSON *j = cJSON_Parse(r.out);
-  char chat[64];
-  snprintf(chat, sizeof chat, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(j, "id")));
-  cJSON_Delete(j);
-  proc_result_free(&r);
+  char chat[64] = "";
+  CHECK_INT(proc_first_chat(db, chat, sizeof chat), 0);
   const char *exp[] = {"chats", "export", chat, "--db", db, "-o", snap, NULL};
   CHECK_INT(proc_agora(exp, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);
@@ -497,6 +489,9 @@ static void gemini_bad_200_fails(void) {
   }
 }
 
+/* The loopback server's stalled stream has sent its first event. */
+static int stalled(void *server) { return llm_server_stalls(server) >= 1; }
+
 /* Ctrl-C during run (issue 15 item 9): the reply in flight is cancelled, what was published is saved,
  * and stderr says so; exit 130. */
 static void sigint_says_what_it_did(void) {
@@ -512,21 +507,13 @@ static void sigint_says_what_it_did(void) {
   const char *world = world_file("stall.json", json);
   snprintf(db, sizeof db, "%s/sigint-db", tmp);
   snprintf(err, sizeof err, "%s/sigint.err", tmp);
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("AGORA_TEST_KEY", "sk-test-0123456789", 1);
-    if (!freopen("/dev/null", "w", stdout) || !freopen(err, "w", stderr)) _exit(126);
-    execl(getenv("AGORA_BIN"), "agora", "run", world, "--db", db, (char *)NULL);
-    _exit(127);
-  }
+  const char *args[] = {"run", world, "--db", db, NULL};
+  static const char *const env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
+  pid_t pid = proc_spawn(args, -1, "/dev/null", err, env);
   CHECK(pid > 0);
   if (pid <= 0) return;
-  for (int i = 0; i < 400 && llm_server_request_count(srv) < 1; i++) {
-    struct timespec ts = {0, 25 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
-  struct timespec ts = {0, 200 * 1000 * 1000}; /* the stalled stream has started */
-  nanosleep(&ts, NULL);
+  /* the stalled stream has started: its first event is out, the reply is in flight */
+  CHECK(wait_until(stalled, srv, 10000));
   kill(pid, SIGINT);
   int st = -1;
   CHECK(waitpid(pid, &st, 0) == pid);
@@ -560,14 +547,5 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  if (llm_server_start(&srv)) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
 }

@@ -2,9 +2,11 @@
  * (disk full, file too big) is kept and written by the next save, so every delivered message is stored
  * with contiguous seqs. In process with an injected failure (RLIMIT_FSIZE), and end to end on a small
  * tmpfs that a filler file fills and frees while `agora run` is writing. */
+#include "support/disk.h"
 #include "support/proc.h"
 #include "support/tsession.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include "chat/session.h"
 #include "storage/store.h"
@@ -170,28 +172,6 @@ static const char world_text[] =
   "            {\"new_chat\": true},"
   "            {\"from\": \"human\", \"text\": \"@bob again\"}]}";
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Writes filler until the file system is full; returns the bytes written. */
-static size_t fill(const char *path) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return 0;
-  static char chunk[16384];
-  memset(chunk, 'f', sizeof chunk);
-  size_t total = 0;
-  for (;;) {
-    ssize_t n = write(fd, chunk, sizeof chunk);
-    if (n <= 0) break;
-    total += (size_t)n;
-  }
-  close(fd);
-  return total;
-}
-
 typedef struct chats_seen {
   char ids[8][STORE_ID_MAX];
   size_t n;
@@ -211,6 +191,17 @@ static size_t count_lines(const char *text, const char *needle) {
   return n;
 }
 
+/* The run's output (at path) shows its first few hundred messages. */
+static int output_grown(void *path) { return file_size(path) >= 64 * 1024; }
+
+/* The run's output (at path) shows it met the full disk. */
+static int storage_failed(void *path) {
+  char *text = unit_read_file(path);
+  int met = text && count_lines(text, "storage-error") > 0;
+  free(text);
+  return met;
+}
+
 static void disk_full_and_freed_during_run(void) {
   char *tmp = unit_tmpdir();
   char mnt[4096], world[4096], out[4096], db[4200], filler[4200];
@@ -219,10 +210,7 @@ static void disk_full_and_freed_during_run(void) {
   snprintf(out, sizeof out, "%s/out.ndjson", tmp);
   snprintf(db, sizeof db, "%s/db", mnt);
   snprintf(filler, sizeof filler, "%s/filler", mnt);
-  CHECK_INT(mkdir(mnt, 0700), 0);
-  if (mount("tmpfs", mnt, "tmpfs", 0, "size=32m") != 0) {
-    fprintf(stderr, "  SKIPPED: cannot mount a tmpfs here (%s); run the suite as root to test a full disk\n",
-            strerror(errno));
+  if (disk_tmpfs(mnt, "32m")) {
     unit_rmrf(tmp);
     free(tmp);
     return;
@@ -235,24 +223,17 @@ static void disk_full_and_freed_during_run(void) {
   snprintf(text, sizeof text, world_text, pad, pad, pad);
   CHECK_INT(unit_write_file(world, text), 0);
 
-  const char *bin = getenv("AGORA_BIN");
-  if (!bin) bin = "./agora";
   double t0 = now_s();
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), nul = open("/dev/null", O_RDWR);
-    dup2(nul, 0);
-    dup2(fd, 1);
-    char *argv[] = {(char *)bin, "run", world, "--db", db, "--json", NULL};
-    execv(bin, argv);
-    _exit(127);
-  }
+  const char *args[] = {"run", world, "--db", db, "--json", NULL};
+  int nul = open("/dev/null", O_RDONLY);
+  pid_t pid = proc_spawn(args, nul, out, NULL, NULL);
+  close(nul);
   /* The disk fills once the run has stored its first few hundred messages (its output shows them) and
-   * is freed 0.2 s later, well before the run ends (the run must outlast the full disk: what is still
-   * unsaved when it ends is lost, and reported). */
-  for (int i = 0; i < 1000 && file_size(out) < 64 * 1024; i++) usleep(10000);
-  size_t filled = fill(filler);
-  usleep(200000);
+   * is freed once the run has met it (its output shows a storage error), well before the run ends (the
+   * run must outlast the full disk: what is still unsaved when it ends is lost, and reported). */
+  CHECK(wait_until(output_grown, out, 10000));
+  size_t filled = disk_fill(filler);
+  CHECK(wait_until(storage_failed, out, 10000));
   unlink(filler);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
@@ -294,8 +275,7 @@ static void disk_full_and_freed_during_run(void) {
 }
 
 static const unit_test tests[] = {
-  UNIT(failed_save_is_retried_with_the_next),
-  UNIT(last_failed_save_counts_as_failure),
+  UNIT(failed_save_is_retried_with_the_next), UNIT(last_failed_save_counts_as_failure),
   UNIT(disk_full_and_freed_during_run),
 };
 

@@ -59,17 +59,23 @@ static void find_agrees_with_the_scan(void) {
   event_base_free(base);
 }
 
-/* A world file of n scripted agents named "Agent 0000000".., 80 bytes each (caller frees). */
-static char *many_agents(size_t n) {
-  size_t cap = 64 + n * 96;
+/* A world file named name of n agents, agent i as fmt makes it from i (one %zu; at most 96 bytes), in a
+ * JSON array (caller frees). */
+static char *agents_world(const char *name, size_t n, const char *fmt) {
+  size_t cap = 64 + n * 97;
   char *s = malloc(cap);
-  size_t o = (size_t)snprintf(s, cap, "{\"name\": \"many\", \"agents\": [");
-  for (size_t i = 0; i < n; i++)
-    o += (size_t)snprintf(s + o, cap - o,
-                          "%s{\"name\": \"Agent %07zu\", \"system_prompt\": \"You are one of many; be brief.\"}",
-                          i ? "," : "", i);
+  size_t o = (size_t)snprintf(s, cap, "{\"name\": \"%s\", \"agents\": [", name);
+  for (size_t i = 0; i < n; i++) {
+    if (i) s[o++] = ',';
+    o += (size_t)snprintf(s + o, cap - o, fmt, i);
+  }
   snprintf(s + o, cap - o, "]}");
   return s;
+}
+
+/* A world file of n scripted agents named "Agent 0000000".., 80 bytes each (caller frees). */
+static char *many_agents(size_t n) {
+  return agents_world("many", n, "{\"name\": \"Agent %07zu\", \"system_prompt\": \"You are one of many; be brief.\"}");
 }
 
 /* 50,000 lookups in a world of 50,000 agents: each costs what it costs in a world of one (before, each
@@ -109,14 +115,7 @@ static void count_first(void *ud, bus_topic topic, void *payload) {
 static void display_names_in_a_big_world(void) {
   enum { N = 100000, MSGS = 2000 };
   struct event_base *base = event_base_new();
-  size_t cap = 64 + N * 80;
-  char *json = malloc(cap);
-  size_t o = (size_t)snprintf(json, cap, "{\"name\": \"names\", \"agents\": [");
-  for (size_t i = 0; i < N; i++)
-    o += (size_t)snprintf(json + o, cap - o,
-                          "%s{\"name\": \"Agent K%06zu\", \"replies\": [\"@Agent K000000 over to you\"]}",
-                          i ? "," : "", i);
-  snprintf(json + o, cap - o, "]}");
+  char *json = agents_world("names", N, "{\"name\": \"Agent K%06zu\", \"replies\": [\"@Agent K000000 over to you\"]}");
   world *w = tworld_make(base, json);
   free(json);
   CHECK(w != NULL);
@@ -176,9 +175,7 @@ static void big_world_file_loads(void) {
 }
 
 static const unit_test tests[] = {
-  UNIT(find_agrees_with_the_scan),
-  UNIT(find_is_constant_time),
-  UNIT(display_names_in_a_big_world),
+  UNIT(find_agrees_with_the_scan), UNIT(find_is_constant_time), UNIT(display_names_in_a_big_world),
   UNIT(big_world_file_loads),
 };
 

@@ -7,6 +7,7 @@
 #include "support/fixture.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <stdio.h>
@@ -83,12 +84,7 @@ static void mcp_secrets_scrubbed(void) {
 
 /* ---- end to end ---- */
 
-static const char *world_file(const char *name, const char *json) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  unit_write_file(path, json);
-  return path;
-}
+static const char *world_file(const char *name, const char *json) { return suite_file(tmp, name, json); }
 
 static int found_in_files(const char *path, const char *needle) {
   char cmd[8192];
@@ -209,5 +205,5 @@ int main(int argc, char **argv) {
     UNIT(masked_key_echo_scrubbed),
     UNIT(key_env_allow_list),
   };
-  return fixture_main_with_server(argc, argv, tests, sizeof tests / sizeof *tests, &srv, &tmp);
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
 }

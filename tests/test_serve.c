@@ -8,7 +8,9 @@
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -29,14 +31,7 @@ static const char counter_world[] =
   " \"agents\": [{\"name\": \"a\", \"replies\": [\"one\", \"two\", \"three\", \"four\", \"five\", \"six\"]}]}";
 
 /* A file in the scratch directory (name unique per test); returns its path (static buffer). */
-static const char *scratch(const char *name, const char *text) {
-  static char path[4][1024];
-  static int k;
-  char *p = path[k++ % 4];
-  snprintf(p, 1024, "%s/%s", tmp, name);
-  if (text && unit_write_file(p, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", p);
-  return p;
-}
+static const char *scratch(const char *name, const char *text) { return suite_file(tmp, name, text); }
 
 /* Starts serve on world file text with database db_name (in the scratch directory). */
 static int start(const char *name, const char *world, serve_proc *sp, const char *const *env) {
@@ -52,14 +47,6 @@ static int start(const char *name, const char *world, serve_proc *sp, const char
   return rc;
 }
 
-static cJSON *call_json(const serve_proc *sp, const char *method, const char *path, const char *body, long *status) {
-  http_reply r;
-  http_call(sp->base, method, path, body, body ? strlen(body) : 0, NULL, &r);
-  *status = r.status;
-  cJSON *j = cJSON_Parse(r.body);
-  http_reply_free(&r);
-  return j;
-}
 
 static const char *jstr(const cJSON *j, const char *key) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
@@ -87,7 +74,7 @@ static const char *err_code(const cJSON *j) {
 static void expect(const serve_proc *sp, const char *method, const char *path, const char *body, long want,
                    const char *code) {
   long st;
-  cJSON *j = call_json(sp, method, path, body, &st);
+  cJSON *j = serve_call_json(sp, method, path, body, &st);
   if (st != want) unit_fail_(__FILE__, __LINE__, "%s %s: status %ld, expected %ld", method, path, st, want);
   if (code && (!err_code(j) || strcmp(err_code(j), code)))
     unit_fail_(__FILE__, __LINE__, "%s %s: error code %s, expected %s", method, path, err_code(j) ? err_code(j) : "(none)", code);
@@ -100,13 +87,13 @@ static void routes_and_errors(void) {
   serve_proc sp;
   if (start("routes", counter_world, &sp, NULL)) return;
   long st;
-  cJSON *j = call_json(&sp, "GET", "/api/worlds", NULL, &st);
+  cJSON *j = serve_call_json(&sp, "GET", "/api/worlds", NULL, &st);
   CHECK_INT(st, 200);
   const cJSON *w0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "worlds"), 0);
   CHECK_STR(jstr(w0, "id"), "counter");
   CHECK_STR(jstr(w0, "name"), "Counter");
   cJSON_Delete(j);
-  j = call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
+  j = serve_call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
   CHECK_INT(st, 200);
   const cJSON *a0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "agents"), 0);
   CHECK_STR(jstr(a0, "id"), "a");
@@ -119,7 +106,7 @@ static void routes_and_errors(void) {
   CHECK(chat1[0]);
 
   /* a message: 202 with its seq; the reply is stored and listed */
-  j = call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"@a count\"}", &st);
+  j = serve_call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"@a count\"}", &st);
   CHECK_INT(st, 202);
   CHECK_INT((long)jnum(j, "seq"), 1);
   CHECK_STR(jstr(j, "chat"), chat1);
@@ -127,11 +114,10 @@ static void routes_and_errors(void) {
   char path[512];
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/messages?after=0&limit=10", chat1);
   cJSON *msgs = NULL;
-  for (int i = 0; i < 100; i++) { /* the reply comes from the loop */
+  for (long long end = now_ms() + wait_budget_ms(2000);; wait_nap_ms(20)) { /* the reply comes from the loop */
     cJSON_Delete(msgs);
-    msgs = call_json(&sp, "GET", path, NULL, &st);
-    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(msgs, "messages")) == 2) break;
-    usleep(20000);
+    msgs = serve_call_json(&sp, "GET", path, NULL, &st);
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(msgs, "messages")) == 2 || now_ms() >= end) break;
   }
   const cJSON *arr = cJSON_GetObjectItemCaseSensitive(msgs, "messages");
   CHECK_INT(cJSON_GetArraySize(arr), 2);
@@ -141,14 +127,14 @@ static void routes_and_errors(void) {
   CHECK_STR(jstr(cJSON_GetArrayItem(arr, 1), "text"), "one");
   cJSON_Delete(msgs);
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/messages?before=2&limit=5", chat1);
-  msgs = call_json(&sp, "GET", path, NULL, &st);
+  msgs = serve_call_json(&sp, "GET", path, NULL, &st);
   arr = cJSON_GetObjectItemCaseSensitive(msgs, "messages");
   CHECK_INT(cJSON_GetArraySize(arr), 1);
   CHECK_INT((long)jnum(cJSON_GetArrayItem(arr, 0), "seq"), 1);
   cJSON_Delete(msgs);
 
   /* chats: list, title, snapshot, new, select, delete */
-  j = call_json(&sp, "GET", "/api/worlds/counter/chats", NULL, &st);
+  j = serve_call_json(&sp, "GET", "/api/worlds/counter/chats", NULL, &st);
   CHECK_INT(st, 200);
   const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "chats"), 0);
   CHECK_STR(jstr(c0, "id"), chat1);
@@ -156,13 +142,13 @@ static void routes_and_errors(void) {
   CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c0, "current")));
   cJSON_Delete(j);
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s", chat1);
-  j = call_json(&sp, "PATCH", path, "{\"title\": \"Counting\"}", &st);
+  j = serve_call_json(&sp, "PATCH", path, "{\"title\": \"Counting\"}", &st);
   CHECK_INT(st, 200);
   CHECK_STR(jstr(j, "title"), "Counting");
   cJSON_Delete(j);
   /* branch (issue 13): a new chat with message 1 only, titled after the source; the source untouched */
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/branch", chat1);
-  j = call_json(&sp, "POST", path, "{\"at\": 1}", &st);
+  j = serve_call_json(&sp, "POST", path, "{\"at\": 1}", &st);
   CHECK_INT(st, 201);
   CHECK(jstr(j, "id") && strcmp(jstr(j, "id"), chat1));
   CHECK_STR(jstr(j, "title"), "Counting (branch)");
@@ -176,12 +162,12 @@ static void routes_and_errors(void) {
   expect(&sp, "GET", path, NULL, 405, "method_not_allowed");
   expect(&sp, "POST", "/api/worlds/counter/chats/zzz/branch", "{\"at\": 1}", 404, "not_found");
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/snapshot", chat1);
-  cJSON *snap = call_json(&sp, "GET", path, NULL, &st);
+  cJSON *snap = serve_call_json(&sp, "GET", path, NULL, &st);
   CHECK_INT(st, 200);
   CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(snap, "messages")));
   char *snap_text = cJSON_PrintUnformatted(snap);
   cJSON_Delete(snap);
-  j = call_json(&sp, "POST", "/api/snapshots", snap_text, &st);
+  j = serve_call_json(&sp, "POST", "/api/snapshots", snap_text, &st);
   CHECK_INT(st, 201);
   CHECK_STR(jstr(j, "world"), "counter");
   CHECK(jstr(j, "id") && strcmp(jstr(j, "id"), chat1));
@@ -190,7 +176,7 @@ static void routes_and_errors(void) {
   cJSON_Delete(j);
   free(snap_text);
   expect(&sp, "POST", "/api/snapshots", "{\"format\": 1}", 422, "invalid");
-  j = call_json(&sp, "POST", "/api/worlds/counter/chats", NULL, &st);
+  j = serve_call_json(&sp, "POST", "/api/worlds/counter/chats", NULL, &st);
   CHECK_INT(st, 201);
   CHECK(jstr(j, "id") && strcmp(jstr(j, "id"), chat1) && strcmp(jstr(j, "id"), imported));
   char chat2[64];
@@ -199,13 +185,13 @@ static void routes_and_errors(void) {
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s", chat1);
   expect(&sp, "PATCH", path, "{\"title\": \"x\"}", 409, "conflict"); /* not current any more */
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/select", imported);
-  j = call_json(&sp, "POST", path, NULL, &st);
+  j = serve_call_json(&sp, "POST", path, NULL, &st);
   CHECK_INT(st, 200);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "current")));
   CHECK_INT((long)jnum(j, "message_count"), 2);
   cJSON_Delete(j);
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s", imported);
-  j = call_json(&sp, "DELETE", path, NULL, &st);
+  j = serve_call_json(&sp, "DELETE", path, NULL, &st);
   CHECK_INT(st, 200);
   CHECK_STR(jstr(j, "deleted"), imported);
   CHECK(jstr(j, "current") != NULL); /* a fallback chat became current */
@@ -282,8 +268,8 @@ static void routes_and_errors(void) {
   /* commits are synced by the storage thread: soon every one of them */
   const char *cm = strstr(r.body, "\nagora_store_commits_total "), *sy = strstr(r.body, "\nagora_store_synced_total ");
   CHECK(cm && sy && atol(cm + 27) >= 1);
-  for (int i = 0; i < 100 && cm && sy && atol(cm + 27) != atol(sy + 26); i++) {
-    usleep(20000);
+  for (long long end = now_ms() + wait_budget_ms(2000); cm && sy && atol(cm + 27) != atol(sy + 26) && now_ms() < end;) {
+    wait_nap_ms(20);
     http_reply_free(&r);
     http_call(sp.base, "GET", "/metrics", NULL, 0, NULL, &r);
     cm = strstr(r.body, "\nagora_store_commits_total "), sy = strstr(r.body, "\nagora_store_synced_total ");
@@ -592,7 +578,7 @@ static void approve_over_http(void) {
   long id = (long)jnum(req, "id");
   cJSON_Delete(req);
   long st;
-  cJSON *w = call_json(&sp, "GET", "/api/worlds/careful", NULL, &st);
+  cJSON *w = serve_call_json(&sp, "GET", "/api/worlds/careful", NULL, &st);
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(w, "approvals")), 1);
   CHECK_STR(jstr(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(w, "agents"), 0), "phase"), "awaiting-approval");
   cJSON_Delete(w);
@@ -771,7 +757,7 @@ static void slow_client_dropped(void) {
   /* the silent one stays over the cap: dropped within SSE_BEHIND_MS (2 s) at a later write (heartbeat) */
   int dropped = 0;
   http_reply r = {0};
-  for (int i = 0; i < 100 && !dropped; i++) {
+  for (long long end = now_ms() + wait_budget_ms(10000); !dropped && now_ms() < end;) {
     sse_pump(set, 100);
     http_reply_free(&r);
     http_call(sp.base, "GET", "/metrics", NULL, 0, NULL, &r);
@@ -787,25 +773,12 @@ static void slow_client_dropped(void) {
 }
 
 static const unit_test tests[] = {
-  UNIT(routes_and_errors),
-  UNIT(token_and_listen),
-  UNIT(sse_same_sequence_and_resume),
-  UNIT(sse_resume_past_ring),
-  UNIT(human_message_while_streaming),
-  UNIT(approve_over_http),
-  UNIT(graceful_stop),
-  UNIT(kill9_keeps_what_was_saved),
-  UNIT(load_100_clients_200_agents),
+  UNIT(routes_and_errors), UNIT(token_and_listen), UNIT(sse_same_sequence_and_resume),
+  UNIT(sse_resume_past_ring), UNIT(human_message_while_streaming), UNIT(approve_over_http),
+  UNIT(graceful_stop), UNIT(kill9_keeps_what_was_saved), UNIT(load_100_clients_200_agents),
   UNIT(slow_client_dropped),
 };
 
 int main(int argc, char **argv) {
-  unit_raise_fd_limit();
-  tmp = unit_tmpdir();
-  if (!tmp || llm_server_start(&srv)) return 1;
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv, .many_fds = 1});
 }

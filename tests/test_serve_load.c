@@ -4,10 +4,13 @@
  * replay a whole chat at once. Bounds asserted are generous: they tell a bounded server from an unbounded
  * one, not a fast machine from a slow one. */
 #include "common/utf8.h"
+#include "support/disk.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -32,12 +35,6 @@ static const char counter_world[] =
   "{\"name\": \"Counter\", \"defaults\": {\"provider\": \"script\"},"
   " \"agents\": [{\"name\": \"a\", \"replies\": [\"one\", \"two\", \"three\", \"four\", \"five\", \"six\"]}]}";
 
-static long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* Starts serve on world text (name.json) with its database at db (NULL: in the scratch directory) and
  * up to four more arguments (NULL-terminated, may be NULL). */
 static int start_ex(const char *name, const char *world, const char *db, const char *const *more,
@@ -57,18 +54,11 @@ static int start_at(const char *name, const char *world, const char *db, const c
   return start_ex(name, world, db, NULL, env, sp);
 }
 
-static cJSON *call_json(const serve_proc *sp, const char *method, const char *path, const char *body, long *status) {
-  http_reply r;
-  http_call(sp->base, method, path, body, body ? strlen(body) : 0, NULL, &r);
-  *status = r.status;
-  cJSON *j = cJSON_Parse(r.body);
-  http_reply_free(&r);
-  return j;
-}
 
-/* Memory bounds mean nothing under AddressSanitizer (it keeps freed memory in quarantine): measured and
- * printed there, asserted only in a plain build. */
-#if defined(__SANITIZE_ADDRESS__)
+/* Memory bounds mean nothing under AddressSanitizer (it keeps freed memory in quarantine) or
+ * ThreadSanitizer (its shadow memory and history grow with every access): measured and printed there,
+ * asserted only in a plain build. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define RSS_BOUND(cond) ((void)(cond))
 #else
 #define RSS_BOUND(cond) CHECK(cond)
@@ -91,18 +81,18 @@ static void nul_refused_and_utf8_repaired(void) {
   if (start_at("nul", counter_world, NULL, NULL, &sp)) return;
   long st;
   /* "before\u0000after" would be stored as "before": refused, saying where */
-  cJSON *j = call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"before\\u0000after\"}", &st);
+  cJSON *j = serve_call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"before\\u0000after\"}", &st);
   CHECK_INT(st, 400);
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
   const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
   CHECK(cJSON_IsString(msg) && strstr(msg->valuestring, "\\u0000") && strstr(msg->valuestring, "column 17"));
   cJSON_Delete(j);
   /* an escaped backslash before u0000 is text */
-  j = call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"a\\\\u0000b\"}", &st);
+  j = serve_call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"a\\\\u0000b\"}", &st);
   CHECK_INT(st, 202);
   cJSON_Delete(j);
   /* the snapshot of this chat, edited: \u0000 in a message is refused as `chats import` does */
-  j = call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
+  j = serve_call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
   const cJSON *cur = cJSON_GetObjectItemCaseSensitive(j, "current_chat");
   char chat[128] = "", path[512];
   if (cJSON_IsString(cur)) snprintf(chat, sizeof chat, "%s", cur->valuestring);
@@ -121,7 +111,7 @@ static void nul_refused_and_utf8_repaired(void) {
     return;
   }
   memcpy(at, "a\\u0000bb", 9); /* same length: a real \u0000 escape now */
-  j = call_json(&sp, "POST", "/api/snapshots", snap, &st);
+  j = serve_call_json(&sp, "POST", "/api/snapshots", snap, &st);
   CHECK_INT(st, 400);
   cJSON_Delete(j);
   /* the same with bytes that are not UTF-8: stored as they are (as `chats import` does); every reply that
@@ -152,42 +142,22 @@ static void nul_refused_and_utf8_repaired(void) {
 
 /* ---- item 8: a full disk at stop ---- */
 
-/* Writes filler until the file system is full; returns the bytes written. */
-static size_t fill(const char *path) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return 0;
-  static char chunk[16384];
-  memset(chunk, 'f', sizeof chunk);
-  size_t total = 0;
-  for (;;) {
-    ssize_t n = write(fd, chunk, sizeof chunk);
-    if (n <= 0) break;
-    total += (size_t)n;
-  }
-  close(fd);
-  return total;
-}
-
 static void full_disk_at_stop_reported(void) {
   char mnt[1024], db[1100], filler[1100];
   snprintf(mnt, sizeof mnt, "%s/mnt", tmp);
   snprintf(db, sizeof db, "%s/db", mnt);
   snprintf(filler, sizeof filler, "%s/filler", mnt);
-  CHECK_INT(mkdir(mnt, 0700), 0);
-  if (mount("tmpfs", mnt, "tmpfs", 0, "size=16m") != 0) {
-    fprintf(stderr, "  SKIPPED: cannot mount a tmpfs here (%s); run as root to test a full disk\n", strerror(errno));
-    return;
-  }
+  if (disk_tmpfs(mnt, "16m")) return;
   serve_proc sp;
   if (start_at("full", counter_world, db, NULL, &sp)) goto done;
-  CHECK(fill(filler) > 0);
+  CHECK(disk_fill(filler) > 0);
   /* posts are accepted (202: delivered) while their saves fail */
   char body[8300];
   int n = snprintf(body, sizeof body, "{\"text\": \"");
   memset(body + n, 'z', 8000);
   strcpy(body + n + 8000, "\"}");
   long st = 202;
-  for (int i = 0; i < 40 && st == 202; i++) cJSON_Delete(call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
+  for (int i = 0; i < 40 && st == 202; i++) cJSON_Delete(serve_call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
   CHECK_INT(st, 202);
   CHECK_INT(serve_proc_stop(&sp), 1);
   char *err = unit_read_file(sp.err_path);
@@ -430,7 +400,9 @@ static void stalled_clients_do_not_stall_the_loop(void) {
   if (start_at("crowd", world, NULL, env, &sp)) return;
   static int fds[STALLED];
   open_stalled(sp.port, "crowd", NULL, fds, STALLED);
-  for (int i = 0; i < 200 && !metric_at_least(&sp, "agora_sse_clients", STALLED); i++) usleep(20000);
+  for (long long end = now_ms() + wait_budget_ms(4000);
+       !metric_at_least(&sp, "agora_sse_clients", STALLED) && now_ms() < end;)
+    wait_nap_ms(20);
   CHECK(metric_at_least(&sp, "agora_sse_clients", STALLED));
   long base_mb = peak_rss_mb(sp.pid);
   most_queued = 0;
@@ -468,10 +440,10 @@ static void resume_replays_in_slices(void) {
   memset(body + n, 'r', text);
   strcpy(body + n + text, "\"}");
   long st = 202;
-  for (int i = 0; i < 40 && st == 202; i++) cJSON_Delete(call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
+  for (int i = 0; i < 40 && st == 202; i++) cJSON_Delete(serve_call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
   free(body);
   CHECK_INT(st, 202);
-  cJSON *j = call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
+  cJSON *j = serve_call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
   const cJSON *cur = cJSON_GetObjectItemCaseSensitive(j, "current_chat");
   char last[256];
   snprintf(last, sizeof last, "1.0.%s.0", cJSON_IsString(cur) ? cur->valuestring : "?"); /* another run's id */
@@ -489,7 +461,7 @@ static void resume_replays_in_slices(void) {
   snprintf(url, sizeof url, "%s/api/worlds/counter/events", sp.base);
   sse_conn *c = sse_open(set, url, last, NULL);
   CHECK_INT(sse_wait(set, (size_t)last_seq, "\"type\":\"message\"", 60000), 0);
-  cJSON_Delete(call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"live\"}", &st));
+  cJSON_Delete(serve_call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"live\"}", &st));
   CHECK_INT(sse_wait(set, (size_t)last_seq + 1, "\"type\":\"message\"", 20000), 0);
   size_t nf;
   const sse_frame_rec *f = sse_frames(c, &nf);
@@ -542,7 +514,7 @@ static void posted_text_bounded_in_bytes(void) {
   long st = 202, most = 0;
   for (int i = 0; i < 150 && st == 202; i++) {
     body[n] = (char)('a' + i % 26); /* each text its own */
-    cJSON_Delete(call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
+    cJSON_Delete(serve_call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
     long mb = anon_rss_mb(sp.pid);
     if (mb > most) most = mb;
   }
@@ -554,23 +526,12 @@ static void posted_text_bounded_in_bytes(void) {
 }
 
 static const unit_test tests[] = {
-  UNIT(nul_refused_and_utf8_repaired),
-  UNIT(full_disk_at_stop_reported),
-  UNIT(silent_connections_past_the_descriptor_limit),
-  UNIT(bad_limits_refused),
-  UNIT(connection_and_stream_caps),
-  UNIT(stalled_clients_do_not_stall_the_loop),
-  UNIT(resume_replays_in_slices),
-  UNIT(posted_text_bounded_in_bytes),
+  UNIT(nul_refused_and_utf8_repaired), UNIT(full_disk_at_stop_reported),
+  UNIT(silent_connections_past_the_descriptor_limit), UNIT(bad_limits_refused),
+  UNIT(connection_and_stream_caps), UNIT(stalled_clients_do_not_stall_the_loop),
+  UNIT(resume_replays_in_slices), UNIT(posted_text_bounded_in_bytes),
 };
 
 int main(int argc, char **argv) {
-  unit_raise_fd_limit();
-  tmp = unit_tmpdir();
-  if (!tmp || llm_server_start(&srv)) return 1;
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv, .many_fds = 1});
 }

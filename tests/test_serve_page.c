@@ -11,6 +11,7 @@
 #include "support/llm_server.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,12 +74,11 @@ static void page_in_chromium(void) {
     http_call(sp.base, "POST", "/api/worlds/browser/messages", hi, strlen(hi), NULL, &r);
     CHECK_INT(r.status, 202);
     http_reply_free(&r);
-    for (int i = 0; i < 200; i++) {
+    for (long long end = now_ms() + wait_budget_ms(10000);; wait_nap_ms(50)) {
       http_call(sp.base, "GET", "/api/worlds/browser", NULL, 0, NULL, &r);
       int done = strstr(r.body, "\"last_seq\":2") != NULL;
       http_reply_free(&r);
-      if (done) break;
-      usleep(50000);
+      if (done || now_ms() >= end) break;
     }
     run_page_script(&sp, "serve_page.png", NULL);
     CHECK_INT(serve_proc_stop(&sp), 0);

@@ -11,7 +11,6 @@
 #include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char *WORLD_JSON =
   "{\"name\": \"Sess\", \"turn_limit\": 3, \"agents\": ["
@@ -25,6 +24,13 @@ static void fx_open(fixture *f) { tsession_open(f, WORLD_JSON); }
 static void fx_restart(fixture *f) { tsession_restart(f, WORLD_JSON); }
 static void fx_close(fixture *f) { tsession_close(f); }
 static void say(fixture *f, const char *sender, const char *text) { tsession_say(f, sender, text); }
+
+/* A fresh fixture on a new chat, made current; its id into id. */
+static void fx_open_chat(fixture *f, char id[STORE_ID_MAX]) {
+  fx_open(f);
+  CHECK_INT(chat_session_new(f->cs, NULL), AG_OK);
+  snprintf(id, STORE_ID_MAX, "%s", chat_session_current(f->cs));
+}
 
 typedef struct stored_info {
   char title[600];
@@ -92,10 +98,8 @@ static void title_from_first_human_message(void) {
 
 static void reuse_both_ways(void) {
   fixture f;
-  fx_open(&f);
-  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
   char first[STORE_ID_MAX];
-  snprintf(first, sizeof first, "%s", chat_session_current(f.cs));
+  fx_open_chat(&f, first);
   world_run_until_quiet(f.w);
   /* Empty: reused. */
   f.log.text[0] = '\0';
@@ -173,9 +177,15 @@ static void load_restores_memories_and_counts(void) {
   fx_close(&f);
 }
 
+/* A clock that moves one millisecond each time the session reads it: every save is later than the one
+ * before, however fast the machine (two saves in one millisecond made "updated last" a tie). */
+static int64_t ticking(void *ms) { return ++*(int64_t *)ms; }
+
 static void delete_with_fallback_order(void) {
   fixture f;
   fx_open(&f);
+  int64_t clock_ms = 1767225600000; /* 2026-01-01 */
+  chat_session_set_clock(f.cs, ticking, &clock_ms);
   char ids[3][STORE_ID_MAX];
   for (int i = 0; i < 3; i++) {
     chat_session_new(f.cs, NULL);
@@ -183,12 +193,12 @@ static void delete_with_fallback_order(void) {
     char text[64];
     snprintf(text, sizeof text, "@ann topic number %d", i);
     say(&f, "human", text);
-    usleep(3000); /* distinct updated_at */
   }
   /* Make the first chat the most recently updated one, then delete the current (third). */
   CHECK_INT(chat_session_load(f.cs, ids[0], NULL), AG_OK);
   say(&f, "human", "@ann back to the first");
-  usleep(3000);
+  CHECK(info(&f, ids[0]).updated > info(&f, ids[1]).updated); /* stamped by the session's clock */
+  CHECK(info(&f, ids[0]).updated <= clock_ms);
   CHECK_INT(chat_session_load(f.cs, ids[2], NULL), AG_OK);
   f.log.text[0] = '\0';
   CHECK_INT(chat_session_delete(f.cs, ids[2], NULL), AG_OK);
@@ -333,10 +343,8 @@ static int intrude_txn(store_txn *t, void *arg) {
 
 static void taken_seqs_move_pending_messages(void) {
   fixture f;
-  fx_open(&f);
-  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
   char id[STORE_ID_MAX];
-  snprintf(id, sizeof id, "%s", chat_session_current(f.cs));
+  fx_open_chat(&f, id);
   say(&f, "human", "@ann hi");
   uint64_t before = world_last_seq(f.w);
   intruder in = {id, before + 1};

@@ -1267,28 +1267,13 @@ static void test_chat_ids(void) {
   CHECK(strncmp(ids_[0], ids_[N - 1], 4) == 0);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-      UNIT(test_open_reopen),
-      UNIT(test_background_sync),
-      UNIT(test_file_modes),
-      UNIT(test_schema_newer_refused),
-      UNIT(test_foreign_lmdb_refused),
-      UNIT(test_open_errors),
-      UNIT(test_map_growth),
-      UNIT(test_map_grown_by_other_process),
-      UNIT(test_chat_list_newest_first),
-      UNIT(test_world_scoping),
-      UNIT(test_chat_delete),
-      UNIT(test_latest_fallback),
-      UNIT(test_messages),
-      UNIT(test_memories),
-      UNIT(test_agent_states),
-      UNIT(test_corrupt_records),
-      UNIT(test_too_big_rejected),
-      UNIT(test_abort_writes_nothing),
-      UNIT(test_default_dir),
-      UNIT(test_chat_ids),
-  };
-  return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+static const unit_test tests[] = {
+  UNIT(test_open_reopen), UNIT(test_background_sync), UNIT(test_file_modes), UNIT(test_schema_newer_refused),
+  UNIT(test_foreign_lmdb_refused), UNIT(test_open_errors), UNIT(test_map_growth),
+  UNIT(test_map_grown_by_other_process), UNIT(test_chat_list_newest_first), UNIT(test_world_scoping),
+  UNIT(test_chat_delete), UNIT(test_latest_fallback), UNIT(test_messages), UNIT(test_memories),
+  UNIT(test_agent_states), UNIT(test_corrupt_records), UNIT(test_too_big_rejected),
+  UNIT(test_abort_writes_nothing), UNIT(test_default_dir), UNIT(test_chat_ids),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -306,7 +306,6 @@ done:
   free(root);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {UNIT(test_kill_consistency)};
-  return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+static const unit_test tests[] = {UNIT(test_kill_consistency)};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -311,11 +311,9 @@ static void nul_in_reply_not_cut(void) {
              " \"max_retries\": 0}], \"script\": [{\"from\": \"human\", \"text\": \"@a hi\"}]}",
              port, stream ? "true" : "false");
     snprintf(path, sizeof path, "%s/nul%d.json", dir, stream);
-    CHECK_INT(unit_write_file(path, json), 0);
-    const char *args[] = {"run", path, "--no-save", "--json", NULL};
     const char *env[] = {"NUL_API_KEY=k", NULL};
     proc_result r;
-    CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+    CHECK_INT(proc_run_world(path, json, env, &r), 0);
     CHECK_INT(r.status, 0);
     const char *want = stream ? "\"text\":\"ab\xEF\xBF\xBD" "cd\"" : "\"text\":\"ab\xEF\xBF\xBD" "cd \\\\u0000 kept\"";
     if (!strstr(r.out, want)) unit_fail_(__FILE__, __LINE__, "stream=%d: %s%s", stream, r.out, r.err);
@@ -327,14 +325,9 @@ static void nul_in_reply_not_cut(void) {
   free(dir);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(term_text_table),
-    UNIT(utf8_table),
-    UNIT(term_text_layout_table),
-    UNIT(terminal_shows_controls),
-    UNIT(titles_and_lines_on_a_terminal),
-    UNIT(nul_in_reply_not_cut),
-  };
-  return unit_main(argc, argv, tests, sizeof tests / sizeof tests[0]);
-}
+static const unit_test tests[] = {
+  UNIT(term_text_table), UNIT(utf8_table), UNIT(term_text_layout_table), UNIT(terminal_shows_controls),
+  UNIT(titles_and_lines_on_a_terminal), UNIT(nul_in_reply_not_cut),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -4,6 +4,7 @@
  * the chat's event thread. */
 #include "support/proc.h"
 #include "support/reduce.h"
+#include "support/tsession.h"
 #include "support/tworld.h"
 #include "support/unit.h"
 
@@ -89,46 +90,18 @@ static const char *KEEPER =
   "{\"tool\": \"save_context\", \"args\": {\"message\": \"two\", \"topics\": [\"b\"], \"notes\": [\"n\"]}},"
   "{\"tool\": \"save_context\", \"args\": {\"message\": \"three\", \"drop\": {\"topics\": [\"a\"]}}}]}]}";
 
-typedef struct fx {
-  char *dir;
-  store *st;
-  struct event_base *base;
-  world *w;
-  chat_session *cs;
-  tworld_log log;
-} fx;
+typedef tsession fx;
 
-static void fx_open(fx *f, const char *json) {
-  memset(f, 0, sizeof *f);
-  f->dir = unit_tmpdir();
-  CHECK_INT(store_open(f->dir, &f->st, NULL), AG_OK);
-  f->base = event_base_new();
-  f->w = tworld_make(f->base, json);
-  CHECK_INT(chat_session_open(f->st, f->w, &f->cs, NULL), AG_OK);
-  bus_subscribe(world_bus(f->w), BUS_MESSAGE | BUS_EVENT, BUS_PHASE_OUTPUT, tworld_record, &f->log, NULL);
-}
+static void fx_open(fx *f, const char *json) { tsession_open(f, json); }
 
+/* A restart, resumed: the agents hold the stored chat again. */
 static void fx_restart(fx *f, const char *json) {
-  chat_session_free(f->cs);
-  world_free(f->w);
-  f->w = tworld_make(f->base, json);
-  CHECK_INT(chat_session_open(f->st, f->w, &f->cs, NULL), AG_OK);
+  tsession_restart(f, json);
   CHECK_INT(chat_session_resume(f->cs, NULL), AG_OK);
 }
 
-static void fx_close(fx *f) {
-  chat_session_free(f->cs);
-  world_free(f->w);
-  event_base_free(f->base);
-  store_close(f->st);
-  unit_rmrf(f->dir);
-  free(f->dir);
-}
-
-static void say(fx *f, const char *text) {
-  CHECK_INT(world_publish(f->w, "human", text, NULL), AG_OK);
-  CHECK_INT(world_run_until_quiet(f->w), AG_OK);
-}
+static void fx_close(fx *f) { tsession_close(f); }
+static void say(fx *f, const char *text) { tsession_say(f, "human", text); }
 
 typedef struct stored_ctx_q {
   const char *chat, *agent;
@@ -537,13 +510,8 @@ static void cli_tools_end_to_end(void) {
   CHECK_INT(proc_agora(yes_run, NULL, NULL, &r), 0);
   CHECK(strstr(r.out, "scout: Saved a note about the flights.") != NULL);
   proc_result_free(&r);
-  const char *list[] = {"chats", "list", "--db", db, "--json", NULL};
-  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
-  cJSON *j = cJSON_Parse(r.out);
-  char chat[64];
-  snprintf(chat, sizeof chat, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(j, "id")));
-  cJSON_Delete(j);
-  proc_result_free(&r);
+  char chat[64] = "";
+  CHECK_INT(proc_first_chat(db, chat, sizeof chat), 0);
   const char *show[] = {"chats", "show", chat, "--state", "--db", db, "--json", NULL};
   CHECK_INT(proc_agora(show, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);

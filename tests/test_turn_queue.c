@@ -4,6 +4,7 @@
 #include "support/fixture.h"
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <stdio.h>
@@ -25,11 +26,9 @@ static void queued_answers_declined_after_notice(void) {
            " \"script\": [{\"from\": \"human\", \"text\": \"@a @b @c go\"}, {\"from\": \"human\", \"text\": \"@c again\"}]}",
            llm_server_url(srv, "/v1"));
   snprintf(path, sizeof path, "%s/queue.json", tmp);
-  CHECK_INT(unit_write_file(path, json), 0);
-  const char *args[] = {"run", path, "--no-save", "--json", NULL};
   const char *env[] = {"QUEUE_API_KEY=k-queue", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+  CHECK_INT(proc_run_world(path, json, env, &r), 0);
   CHECK_INT(r.status, 0);
   char *got = proc_messages(r.out);
   const char *want = "human|human|@a @b @c go\n"
@@ -52,5 +51,5 @@ int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(queued_answers_declined_after_notice),
   };
-  return fixture_main_with_server(argc, argv, tests, sizeof tests / sizeof *tests, &srv, &tmp);
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
 }

@@ -176,15 +176,34 @@ static agent *script_agent(llm_client *llm, const agent_host *host, const char *
   return a;
 }
 
-static void agent_answers_through_host(void) {
-  struct event_base *base = event_base_new();
-  llm_client *llm = NULL;
-  llm_client_new(base, &llm);
+/* An agent's surroundings without a world: a loop, an LLM client and a fake host that records what the
+ * agent does through it. */
+typedef struct rig {
+  struct event_base *base;
+  llm_client *llm;
   fake_host h;
-  memset(&h, 0, sizeof h);
-  agent_host host = {.ctx = &h, .publish = fh_publish, .report = fh_report, .phase = fh_phase, .ids = fh_ids};
+  agent_host host;
+} rig;
+
+static void rig_open(rig *r) {
+  memset(r, 0, sizeof *r);
+  r->base = event_base_new();
+  llm_client_new(r->base, &r->llm);
+  r->host = (agent_host){.ctx = &r->h, .publish = fh_publish, .report = fh_report, .phase = fh_phase, .ids = fh_ids};
+}
+
+/* Frees what the host kept (after the agent is gone), the client and the loop. */
+static void rig_close(rig *r) {
+  for (int i = 0; i < r->h.n; i++) ag_msg_unref(r->h.msgs[i]);
+  llm_client_free(r->llm);
+  event_base_free(r->base);
+}
+
+static void agent_answers_through_host(void) {
+  rig r;
+  rig_open(&r);
   char *replies[] = {"@madame-pedagogue Bonjour, class.", "   "};
-  agent *a = script_agent(llm, &host, "Madame Pedagogue", replies, 2);
+  agent *a = script_agent(r.llm, &r.host, "Madame Pedagogue", replies, 2);
   CHECK_STR(agent_id(a), "madame-pedagogue");
   const char *ids[] = {"madame-pedagogue", "bob"};
   agent_rules rules = {2, 10, NULL, 0};
@@ -200,80 +219,72 @@ static void agent_answers_through_host(void) {
   /* Addressed by display name: the answer comes from a later loop iteration, shaped (self-mention gone). */
   ag_msg *m1 = msg_from("bob", "@Madame Pedagogue, teach us", ids, 2);
   CHECK_INT(agent_on_message(a, m1, &rules), TURN_ANSWER);
-  CHECK(agent_is_thinking(a) && h.thinking == 1);
-  CHECK_INT(h.n, 0);
-  event_base_loop(base, 0);
-  CHECK_INT(h.n, 1);
-  CHECK_STR(h.published[0], "@bob Bonjour, class.");
-  CHECK(!agent_is_thinking(a) && h.thinking == 0);
+  CHECK(agent_is_thinking(a) && r.h.thinking == 1);
+  CHECK_INT(r.h.n, 0);
+  event_base_loop(r.base, 0);
+  CHECK_INT(r.h.n, 1);
+  CHECK_STR(r.h.published[0], "@bob Bonjour, class.");
+  CHECK(!agent_is_thinking(a) && r.h.thinking == 0);
   ag_msg *const *mem = agent_memory(a, &n);
   CHECK_INT(n, 2);
-  CHECK(mem[0] == m1 && mem[1] == h.msgs[0]);
+  CHECK(mem[0] == m1 && mem[1] == r.h.msgs[0]);
   CHECK_INT(agent_turn_state(a).count, 1);
 
   /* An empty reply publishes nothing, reports an error, and still counts. */
   ag_msg *m2 = msg_from("bob", "@madame-pedagogue again", ids, 2);
   CHECK_INT(agent_on_message(a, m2, &rules), TURN_ANSWER);
-  event_base_loop(base, 0);
-  CHECK_INT(h.n, 1);
+  event_base_loop(r.base, 0);
+  CHECK_INT(r.h.n, 1);
   CHECK_INT(agent_turn_state(a).count, 2);
-  CHECK(strstr(h.events, "error") != NULL);
+  CHECK(strstr(r.h.events, "error") != NULL);
 
   /* Over the limit: the notice, once. */
   ag_msg *m3 = msg_from("bob", "@madame-pedagogue and again", ids, 2);
   CHECK_INT(agent_on_message(a, m3, &rules), TURN_NOTICE);
-  CHECK_INT(h.n, 2);
-  CHECK_INT(h.kinds[1], AG_KIND_TURN_LIMIT);
-  CHECK_STR(h.published[1], "@human Turn limit reached (2 LLM calls). Please take control of the conversation.");
+  CHECK_INT(r.h.n, 2);
+  CHECK_INT(r.h.kinds[1], AG_KIND_TURN_LIMIT);
+  CHECK_STR(r.h.published[1], "@human Turn limit reached (2 LLM calls). Please take control of the conversation.");
   CHECK_INT(agent_on_message(a, m3, &rules), TURN_SKIP);
-  CHECK_STR(h.events, "start done turn-end start done error turn-end turn-limit ");
+  CHECK_STR(r.h.events, "start done turn-end start done error turn-end turn-limit ");
 
   ag_msg *msgs[] = {m0, m1, m2, m3};
   for (int i = 0; i < 4; i++) ag_msg_unref(msgs[i]);
   agent_free(a);
-  for (int i = 0; i < h.n; i++) ag_msg_unref(h.msgs[i]);
-  llm_client_free(llm);
-  event_base_free(base);
+  rig_close(&r);
 }
 
 /* Busy agents answer queued messages one at a time, in order; none is lost. */
 static void agent_inbox_keeps_order(void) {
-  struct event_base *base = event_base_new();
-  llm_client *llm = NULL;
-  llm_client_new(base, &llm);
-  fake_host h;
-  memset(&h, 0, sizeof h);
-  agent_host host = {.ctx = &h, .publish = fh_publish, .report = fh_report, .phase = fh_phase, .ids = fh_ids};
+  rig r;
+  rig_open(&r);
   char *replies[] = {"first answer", "second answer"};
-  agent *a = script_agent(llm, &host, "ann", replies, 2);
+  agent *a = script_agent(r.llm, &r.host, "ann", replies, 2);
   const char *ids[] = {"ann"};
   agent_rules rules = {5, 10, NULL, 0};
   ag_msg *m1 = msg_from("human", "@ann one", ids, 1);
   ag_msg *m2 = msg_from("world", "two", ids, 1);
   CHECK_INT(agent_on_message(a, m1, &rules), TURN_ANSWER);
   CHECK_INT(agent_on_message(a, m2, &rules), TURN_ANSWER);
-  event_base_loop(base, 0);
-  CHECK_INT(h.n, 2);
-  CHECK_STR(h.published[0], "first answer");
-  CHECK_STR(h.published[1], "second answer");
+  event_base_loop(r.base, 0);
+  CHECK_INT(r.h.n, 2);
+  CHECK_STR(r.h.published[0], "first answer");
+  CHECK_STR(r.h.published[1], "second answer");
   size_t n;
   ag_msg *const *mem = agent_memory(a, &n);
   CHECK_INT(n, 4);
-  CHECK(n == 4 && mem[0] == m1 && mem[1] == h.msgs[0] && mem[2] == m2 && mem[3] == h.msgs[1]);
+  CHECK(n == 4 && mem[0] == m1 && mem[1] == r.h.msgs[0] && mem[2] == m2 && mem[3] == r.h.msgs[1]);
   /* Cancelling drops the call: no publish afterwards. */
   ag_msg *m3 = msg_from("human", "@ann three", ids, 1);
   agent_on_message(a, m3, &rules);
   agent_cancel(a);
-  event_base_loop(base, EVLOOP_NONBLOCK);
-  CHECK_INT(h.n, 2);
+  event_base_loop(r.base, EVLOOP_NONBLOCK);
+  CHECK_INT(r.h.n, 2);
   CHECK(!agent_is_thinking(a));
   ag_msg_unref(m1);
   ag_msg_unref(m2);
   ag_msg_unref(m3);
   agent_free(a);
-  for (int i = 0; i < h.n; i++) ag_msg_unref(h.msgs[i]);
-  llm_client_free(llm);
-  event_base_free(base);
+  rig_close(&r);
 }
 
 /* The prompt ann builds from mem[0..n) with this window, as "role|content" lines, is want. */

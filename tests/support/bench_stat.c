@@ -1,15 +1,12 @@
 /* Benchmark helpers (see bench_stat.h). */
 #include "support/bench_stat.h"
+#include "support/wait.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-double bench_now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+double bench_now_s(void) { return now_s(); }
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -1,5 +1,6 @@
 /* Shared end-to-end scaffolding (see fixture.h). */
 #include "support/fixture.h"
+#include "support/suite.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,14 +47,5 @@ void fixture_close(fixture *fx) {
 }
 
 int fixture_main_with_server(int argc, char **argv, const unit_test *tests, size_t n, llm_server **srv, char **tmp) {
-  *tmp = unit_tmpdir();
-  if (!*tmp || llm_server_start(srv)) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, n);
-  llm_server_stop(*srv);
-  unit_rmrf(*tmp);
-  free(*tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){.tests = tests, .n = n, .tmp = tmp, .srv = srv});
 }

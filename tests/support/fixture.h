@@ -22,7 +22,8 @@ void fixture_close(fixture *fx);
 /* The value of the first "chat":"..." (NDJSON output) or "id":"..." (key given) in text, into out. */
 void fixture_find_id(const char *text, const char *key, char *out, size_t cap);
 
-/* unit_main with *srv a started loopback LLM server and *tmp a scratch directory around the cases. */
+/* unit_main with *srv a started loopback LLM server and *tmp a scratch directory around the cases: suite_main
+ * (support/suite.h) with .srv and .tmp, which new tests call themselves. */
 int fixture_main_with_server(int argc, char **argv, const unit_test *tests, size_t n, llm_server **srv, char **tmp);
 
 #endif

@@ -70,3 +70,14 @@ void llm_drive_run_for(struct event_base *base, long ms) {
   while (!fired) event_base_loop(base, EVLOOP_ONCE);
   event_free(wd);
 }
+
+void llm_drive_config(llm_config *cfg, llm_server *srv, llm_provider_kind kind, int stream, long timeout_ms) {
+  llm_config_init(cfg);
+  cfg->provider = kind;
+  cfg->model = "test-model";
+  cfg->base_url = (char *)llm_server_url(srv, kind == LLM_OPENAI ? "/v1" : "");
+  cfg->api_key_env = "AGORA_TEST_KEY";
+  cfg->stream = stream;
+  cfg->timeout_ms = timeout_ms;
+  cfg->max_retries = 2;
+}

@@ -6,6 +6,7 @@
 
 #include "common/buf.h"
 #include "llm/llm.h"
+#include "support/llm_server.h"
 
 struct event_base;
 
@@ -35,6 +36,10 @@ int llm_drive_start(llm_endpoint *e, const llm_request *req, llm_drive_result *r
 
 /* Runs the loop until *pending is 0 or timeout_ms passes; returns 0, or -1 on timeout. */
 int llm_drive_run(struct event_base *base, int *pending, long timeout_ms);
+
+/* A config for the loopback server srv speaking kind's protocol: model "test-model", the key from
+ * $AGORA_TEST_KEY, stream or not, timeout_ms, two retries. Strings borrowed (srv's URL buffer). */
+void llm_drive_config(llm_config *cfg, llm_server *srv, llm_provider_kind kind, int stream, long timeout_ms);
 
 /* Runs the loop for ms milliseconds (to let things happen that should not). */
 void llm_drive_run_for(struct event_base *base, long ms);

@@ -54,7 +54,7 @@ typedef struct conn {
   seg *head, *tail;
   int busy;          /* a response is being played */
   int reset_pending; /* reset once the output is flushed */
-  int stalled;
+  int stalled;       /* 1: stalled, its last bytes still going out; 2: they are out (counted) */
   struct conn *prev, *next;
 } conn;
 
@@ -80,6 +80,7 @@ struct llm_server {
   size_t n_reqs, cap_reqs;
   int record;
   size_t accepted;
+  size_t stalls; /* streams stalled with their bytes sent */
   unsigned seed; /* error_pct / stall_pct draws, under mu: the same sequence every run */
   /* Enforced rate limits (llm_server_set_limits), under mu: the accepted requests of the last window. */
   long lim_window_ms, lim_rpm, lim_tpm;
@@ -1441,6 +1442,14 @@ static void conn_reset(conn *c) {
 
 static void conn_read(conn *c);
 
+/* A stalled stream whose bytes have all gone out: what a test waits on before it acts on the stall. */
+static void conn_count_stall(conn *c) {
+  c->stalled = 2;
+  pthread_mutex_lock(&c->srv->mu);
+  c->srv->stalls++;
+  pthread_mutex_unlock(&c->srv->mu);
+}
+
 /* Plays the response queue until it must wait (a delay, a flush) or ends. Returns 0 when the
  * connection was freed. */
 static int conn_play(conn *c) {
@@ -1476,6 +1485,7 @@ static int conn_play(conn *c) {
     free(sg);
     if (kind == SEG_STALL) {
       c->stalled = 1;
+      if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) conn_count_stall(c);
       while (c->head) {
         seg *n = c->head->next;
         free(c->head->data);
@@ -1511,6 +1521,7 @@ static void on_conn_timer(evutil_socket_t fd, short what, void *arg) {
 static void on_conn_write(struct bufferevent *bev, void *arg) {
   (void)bev;
   conn *c = arg;
+  if (c->stalled == 1) conn_count_stall(c);
   if (c->reset_pending) conn_reset(c);
 }
 
@@ -1672,6 +1683,7 @@ void llm_server_reset(llm_server *s) {
   }
   for (size_t i = 0; i < s->n_reqs; i++) llm_server_request_free(&s->reqs[i]);
   s->n_reqs = 0;
+  s->stalls = 0;
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -1699,12 +1711,7 @@ void llm_server_set_recording(llm_server *s, int on) {
   pthread_mutex_unlock(&s->mu);
 }
 
-size_t llm_server_request_count(llm_server *s) {
-  pthread_mutex_lock(&s->mu);
-  size_t n = s->n_reqs;
-  pthread_mutex_unlock(&s->mu);
-  return n;
-}
+size_t llm_server_request_count(llm_server *s) { return loopback_count(&s->mu, &s->n_reqs); }
 
 int llm_server_request_get(llm_server *s, size_t i, llm_server_request *out) {
   int rc = -1;
@@ -1733,9 +1740,6 @@ char *llm_server_request_header(const llm_server_request *r, const char *name) {
   return header_value(r->headers, name);
 }
 
-size_t llm_server_connections(llm_server *s) {
-  pthread_mutex_lock(&s->mu);
-  size_t n = s->accepted;
-  pthread_mutex_unlock(&s->mu);
-  return n;
-}
+size_t llm_server_stalls(llm_server *s) { return loopback_count(&s->mu, &s->stalls); }
+
+size_t llm_server_connections(llm_server *s) { return loopback_count(&s->mu, &s->accepted); }

@@ -128,6 +128,9 @@ int llm_server_request_get(llm_server *s, size_t i, llm_server_request *out);
 void llm_server_request_free(llm_server_request *r);
 /* The value of a header (case-insensitive name), malloc'd, or NULL. */
 char *llm_server_request_header(const llm_server_request *r, const char *name);
+/* Streams that reached their stall (stall=N) with the N events sent since the last reset: the reply is
+ * in flight. */
+size_t llm_server_stalls(llm_server *s);
 /* Connections accepted so far (connection reuse shows as fewer connections than requests). */
 size_t llm_server_connections(llm_server *s);
 

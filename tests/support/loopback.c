@@ -57,3 +57,10 @@ void loopback_free(loopback *lb) {
   memset(lb, 0, sizeof *lb);
   lb->stop_pipe[0] = lb->stop_pipe[1] = -1;
 }
+
+size_t loopback_count(pthread_mutex_t *mu, const size_t *count) {
+  pthread_mutex_lock(mu);
+  size_t n = *count;
+  pthread_mutex_unlock(mu);
+  return n;
+}

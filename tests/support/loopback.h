@@ -25,4 +25,7 @@ void loopback_join(loopback *lb);
 /* Frees the listener, the loop and the pipe (after loopback_join). */
 void loopback_free(loopback *lb);
 
+/* *count read under mu: a number the server's thread moves, read from the test's. */
+size_t loopback_count(pthread_mutex_t *mu, const size_t *count);
+
 #endif

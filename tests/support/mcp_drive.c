@@ -1,6 +1,7 @@
 /* The MCP test driver of mcp_drive.h. */
 #include "support/mcp_drive.h"
 #include "support/ports.h"
+#include "support/wait.h"
 
 #include "net/net_fetch.h"
 
@@ -18,12 +19,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
 
 static void on_message(void *ud, const char *json, size_t len) {
   mcp_drive *d = ud;

@@ -1,6 +1,7 @@
 /* The misbehaving loopback MCP server of mcp_fault.h: a few dozen lines of HTTP/1.1 on bufferevents,
  * on its own thread, answering each connection's one request as the mode says. */
 #include "support/mcp_fault.h"
+#include "support/wait.h"
 
 #include "support/loopback.h"
 
@@ -44,11 +45,7 @@ struct mcp_fault {
   conn *conns;
 };
 
-double mcp_fault_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
+double mcp_fault_now_ms(void) { return now_s() * 1000.0; }
 
 static void conn_free(conn *c) {
   mcp_fault *s = c->s;
@@ -286,12 +283,7 @@ int mcp_fault_request(mcp_fault *s, size_t n, mcp_fault_req *out) {
   return rc;
 }
 
-size_t mcp_fault_count(mcp_fault *s) {
-  pthread_mutex_lock(&s->mu);
-  size_t n = s->n_reqs;
-  pthread_mutex_unlock(&s->mu);
-  return n;
-}
+size_t mcp_fault_count(mcp_fault *s) { return loopback_count(&s->mu, &s->n_reqs); }
 
 size_t mcp_fault_count_method(mcp_fault *s, const char *method) {
   size_t n = 0;

@@ -1,6 +1,8 @@
 /* Test processes: nats-server nodes and background agora commands (see nats_proc.h). */
 #include "support/nats_proc.h"
 #include "support/ports.h"
+#include "support/proc.h"
+#include "support/wait.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,11 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static void nap_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) && errno == EINTR) {}
-}
-
 int nats_available(void) { return system("command -v nats-server >/dev/null 2>&1") == 0; }
 
 int nats_node_start(nats_node *nd) {
@@ -32,7 +29,7 @@ int nats_node_start(nats_node *nd) {
   }
   for (int i = 0; i < 200 && nd->pid > 0; i++) {
     if (ports_open(nd->port)) return 0;
-    nap_ms(25);
+    wait_nap_ms(25);
   }
   return -1;
 }
@@ -85,18 +82,7 @@ const char *nats_url(const nats_node *nodes, int from, int n) {
 }
 
 pid_t agora_spawn(const char *const *args, const char *out_path, const char *err_path, const char *const *extra_env) {
-  pid_t pid = fork();
-  if (pid != 0) return pid;
-  int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600), e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (o < 0 || e < 0) _exit(126);
-  dup2(o, 1), dup2(e, 2);
-  for (size_t i = 0; extra_env && extra_env[i]; i++) putenv((char *)extra_env[i]);
-  const char *argv[64] = {"agora"};
-  size_t n = 1;
-  for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
-  argv[n] = NULL;
-  execv(getenv("AGORA_BIN"), (char *const *)argv);
-  _exit(127);
+  return proc_spawn(args, -1, out_path, err_path, extra_env);
 }
 
 static int status_of(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st); }
@@ -115,7 +101,7 @@ int agora_wait(pid_t pid, long ms) {
     pid_t r = waitpid(pid, &st, WNOHANG);
     if (r == pid) return status_of(st);
     if (r < 0) return -1;
-    nap_ms(20);
+    wait_nap_ms(20);
   }
   return -1;
 }
@@ -124,9 +110,7 @@ pid_t agora_spawn_piped(const char *const *args, const char *out_path, const cha
                         const char *const *extra_env, int *in_fd) {
   int p[2];
   if (pipe2(p, O_CLOEXEC)) return -1; /* the child keeps only its stdin (dup2 clears close-on-exec) */
-  int saved = dup(0);
-  pid_t pid = saved < 0 || dup2(p[0], 0) < 0 ? -1 : agora_spawn(args, out_path, err_path, extra_env);
-  if (saved >= 0) dup2(saved, 0), close(saved);
+  pid_t pid = proc_spawn(args, p[0], out_path, err_path, extra_env);
   close(p[0]);
   if (pid < 0) close(p[1]);
   else *in_fd = p[1];
@@ -146,7 +130,7 @@ int file_wait_for(const char *path, const char *needle, long ms) {
       fclose(f);
     }
     if (found) return 1;
-    nap_ms(50);
+    wait_nap_ms(50);
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 /* The NATS suites' shared set-up (see nats_suite.h). */
 #include "support/nats_suite.h"
+#include "support/suite.h"
 
 #include "support/nats_proc.h"
 
@@ -21,7 +22,6 @@ const char *nats_path(const char *name) {
 }
 
 int nats_suite_main(int argc, char **argv, const unit_test *tests, size_t n, const char *needs) {
-  signal(SIGPIPE, SIG_IGN);
   char cmd[512];
   snprintf(cmd, sizeof cmd, "for p in %s; do command -v $p >/dev/null 2>&1 || exit 1; done", needs ? needs : "");
   if (!nats_available() || system(cmd)) {
@@ -29,9 +29,5 @@ int nats_suite_main(int argc, char **argv, const unit_test *tests, size_t n, con
             needs ? needs : "");
     return 1;
   }
-  tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, n);
-  if (!getenv("AGORA_KEEP_TMP")) unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){.tests = tests, .n = n, .tmp = &tmp, .no_sigpipe = 1});
 }

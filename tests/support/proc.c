@@ -1,10 +1,13 @@
-/* fork/exec of the agora binary with pipes for stdin, stdout and stderr (see proc.h). */
+/* fork/exec of the agora binary: with pipes for stdin, stdout and stderr, or in the background with
+ * its output in files (see proc.h). */
 #include "support/proc.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -27,9 +30,42 @@ static void sbuf_add(sbuf *b, const char *d, size_t n) {
   b->p[b->len] = '\0';
 }
 
-int proc_agora(const char *const *args, const char *input, const char *const *extra_env, proc_result *r) {
+/* In the child: sets extra_env and becomes $AGORA_BIN (else ./agora) with args; never returns. */
+static void exec_agora(const char *const *args, const char *const *extra_env) {
   const char *bin = getenv("AGORA_BIN");
   if (!bin) bin = "./agora";
+  for (size_t i = 0; extra_env && extra_env[i]; i++) putenv((char *)extra_env[i]);
+  size_t n = 0;
+  while (args[n]) n++;
+  char **argv = calloc(n + 2, sizeof *argv);
+  if (!argv) _exit(126);
+  argv[0] = (char *)bin;
+  for (size_t i = 0; i < n; i++) argv[i + 1] = (char *)args[i];
+  execv(bin, argv);
+  _exit(127);
+}
+
+/* In the child: path opened for writing (made, or emptied) as descriptor fd. */
+static void redirect(const char *path, int fd) {
+  int f = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (f < 0 || dup2(f, fd) < 0) _exit(126);
+  if (f != fd) close(f);
+}
+
+pid_t proc_spawn(const char *const *args, int in_fd, const char *out_path, const char *err_path,
+                 const char *const *extra_env) {
+  fflush(NULL); /* what this process has buffered is written once, not again by the child */
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  if (in_fd >= 0 && in_fd != 0 && dup2(in_fd, 0) < 0) _exit(126);
+  if (out_path) redirect(out_path, 1);
+  if (err_path && out_path && !strcmp(err_path, out_path)) dup2(1, 2);
+  else if (err_path) redirect(err_path, 2);
+  exec_agora(args, extra_env);
+  return -1;
+}
+
+int proc_agora(const char *const *args, const char *input, const char *const *extra_env, proc_result *r) {
   int in[2], out[2], err[2];
   if (pipe(in) || pipe(out) || pipe(err)) return -1;
   signal(SIGPIPE, SIG_IGN);
@@ -40,14 +76,7 @@ int proc_agora(const char *const *args, const char *input, const char *const *ex
     dup2(out[1], 1);
     dup2(err[1], 2);
     close(in[0]); close(in[1]); close(out[0]); close(out[1]); close(err[0]); close(err[1]);
-    for (size_t i = 0; extra_env && extra_env[i]; i++) putenv((char *)extra_env[i]);
-    size_t n = 0;
-    while (args[n]) n++;
-    char **argv = calloc(n + 2, sizeof *argv);
-    argv[0] = (char *)bin;
-    for (size_t i = 0; i < n; i++) argv[i + 1] = (char *)args[i];
-    execv(bin, argv);
-    _exit(127);
+    exec_agora(args, extra_env);
   }
   close(in[0]);
   close(out[1]);
@@ -129,4 +158,32 @@ char *proc_messages(const char *ndjson) {
     line = nl ? nl + 1 : NULL;
   }
   return b.p;
+}
+
+cJSON *proc_chats_list(const char *db) {
+  const char *args[] = {"chats", "list", "--db", db, "--json", NULL};
+  proc_result r;
+  cJSON *arr = cJSON_CreateArray();
+  if (proc_agora(args, NULL, NULL, &r)) return arr;
+  for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) cJSON_AddItemToArray(arr, cJSON_Parse(line));
+  proc_result_free(&r);
+  return arr;
+}
+
+int proc_first_chat(const char *db, char *id, size_t cap) {
+  cJSON *arr = proc_chats_list(db);
+  const char *got = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 0), "id"));
+  if (got) snprintf(id, cap, "%s", got);
+  cJSON_Delete(arr);
+  return got ? 0 : -1;
+}
+
+int proc_run_world(const char *path, const char *json, const char *const *extra_env, proc_result *r) {
+  memset(r, 0, sizeof *r);
+  FILE *f = fopen(path, "w");
+  int bad = !f || fputs(json, f) < 0;
+  if (f && fclose(f)) bad = 1;
+  if (bad) return -1;
+  const char *args[] = {"run", path, "--no-save", "--json", NULL};
+  return proc_agora(args, NULL, extra_env, r);
 }

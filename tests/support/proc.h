@@ -4,6 +4,7 @@
 #define AG_TEST_PROC_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 typedef struct proc_result {
   int status;   /* exit status, or 128+signal */
@@ -15,6 +16,24 @@ typedef struct proc_result {
  * its stdin. extra_env (may be NULL) is a NULL-terminated list of "NAME=value" set in the child. */
 int proc_agora(const char *const *args, const char *input, const char *const *extra_env, proc_result *r);
 void proc_result_free(proc_result *r);
+
+/* Writes json to path, then `agora run PATH --no-save --json` as proc_agora does (extra_env may be
+ * NULL): 0, or -1 when the file could not be written or the binary not run. */
+int proc_run_world(const char *path, const char *json, const char *const *extra_env, proc_result *r);
+
+/* `agora chats list --db DB --json` as a cJSON array of chat objects (caller deletes; empty when the
+ * command failed). */
+struct cJSON *proc_chats_list(const char *db);
+/* The id of the first chat that list shows (the one updated last) into id: 0, or -1 when there is none. */
+int proc_first_chat(const char *db, char *id, size_t cap);
+
+/* Starts $AGORA_BIN with args (NULL-terminated, without argv[0]) in the background and returns its pid
+ * (-1 when fork failed). Its stdin is in_fd (-1: this process's own); its stdout goes into out_path and
+ * its stderr into err_path (files made or emptied; the same path for both: one file, in the order
+ * written; NULL: this process's own). extra_env (may be NULL) is "NAME=value" entries set in the child.
+ * The caller waits for it (waitpid, agora_wait). */
+pid_t proc_spawn(const char *const *args, int in_fd, const char *out_path, const char *err_path,
+                 const char *const *extra_env);
 
 /* The NDJSON lines of out with "type":"message", as "sender|kind|text" strings joined by '\n'
  * (caller frees) — a compact form to compare whole transcripts against. */

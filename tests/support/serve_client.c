@@ -1,6 +1,8 @@
 /* A real agora serve for tests, and its HTTP and SSE clients (see serve_client.h). */
 #include "support/serve_client.h"
+#include "support/wait.h"
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,12 +14,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 int serve_proc_start(const char *dir, const char *const *args, const char *const *extra_env, serve_proc *out) {
   memset(out, 0, sizeof *out);
@@ -321,4 +317,13 @@ void sse_set_free(sse_set *s) {
   }
   curl_multi_cleanup(s->m);
   free(s);
+}
+
+cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *path, const char *body, long *status) {
+  http_reply r;
+  http_call(sp->base, method, path, body, body ? strlen(body) : 0, NULL, &r);
+  *status = r.status;
+  cJSON *j = cJSON_Parse(r.body);
+  http_reply_free(&r);
+  return j;
 }

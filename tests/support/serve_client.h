@@ -34,6 +34,10 @@ int http_call(const char *base, const char *method, const char *path, const char
 int http_call_h(const char *base, const char *method, const char *path, const char *body, size_t body_len,
                 const char *token, const char *const *headers, http_reply *out);
 void http_reply_free(http_reply *r);
+/* One request (body may be NULL) to a running serve_proc: the reply's body parsed (NULL when it is not
+ * JSON; caller deletes) and its status in *status. */
+struct cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *path, const char *body,
+                              long *status);
 
 /* ---- SSE ---- */
 

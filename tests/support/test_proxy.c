@@ -1,6 +1,7 @@
 /* The tests' HTTP proxy (see test_proxy.h): one thread, one poll loop over the listening socket, a
  * stop pipe and every client/target pair. Loopback only: a request for any other host is refused. */
 #include "support/test_proxy.h"
+#include "support/loopback.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -200,9 +201,4 @@ const char *test_proxy_url(const test_proxy *p) {
   return url;
 }
 
-size_t test_proxy_requests(test_proxy *p) {
-  pthread_mutex_lock(&p->mu);
-  size_t n = p->requests;
-  pthread_mutex_unlock(&p->mu);
-  return n;
-}
+size_t test_proxy_requests(test_proxy *p) { return loopback_count(&p->mu, &p->requests); }

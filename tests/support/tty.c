@@ -1,5 +1,6 @@
 /* Driving `agora` on a pseudo-terminal (see tty.h). */
 #include "support/tty.h"
+#include "support/wait.h"
 #include "support/unit.h"
 
 #include <errno.h>
@@ -16,11 +17,7 @@
 
 extern char **environ;
 
-long long tty_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+long long tty_now_ms(void) { return now_ms(); }
 
 /* The child's environment: ours without the variables that would change what it shows, plus TERM, a
  * private HOME (no ~/.editrc of the user), and extra ("NAME=value", NULL-terminated). */
@@ -113,7 +110,7 @@ int tty_pump(tty *t, int ms) {
 
 /* Waits until needle shows after what earlier expectations matched; 1 when it did. */
 int tty_expect(tty *t, const char *needle) {
-  long long end = tty_now_ms() + WAIT_MS;
+  long long end = tty_now_ms() + wait_budget_ms(WAIT_MS);
   for (;;) {
     char *hit = strstr(t->text + t->seen, needle);
     if (hit) {
@@ -138,12 +135,14 @@ void tty_idle(tty *t, int ms) {
   }
 }
 
-/* The child's exit status once it ends (killed after WAIT_MS: -1). */
-int tty_exit(tty *t) {
-  long long end = tty_now_ms() + WAIT_MS;
+/* The child's exit status once it ends within ms, reading the pty meanwhile when pump (a child blocked
+ * on a full pty would never end); past ms it is killed: -1. With the pty closed there is no descriptor
+ * to wait on, so its end is polled. */
+static int tty_reap(tty *t, int ms, int pump) {
+  long long end = tty_now_ms() + ms;
   int st = 0;
   for (;;) {
-    tty_pump(t, 20);
+    if (pump) tty_pump(t, 20);
     pid_t r = waitpid(t->pid, &st, WNOHANG);
     if (r == t->pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     if (tty_now_ms() > end) {
@@ -151,8 +150,12 @@ int tty_exit(tty *t) {
       waitpid(t->pid, &st, 0);
       return -1;
     }
+    if (!pump) wait_nap_ms(10);
   }
 }
+
+/* The child's exit status once it ends (killed after WAIT_MS: -1). */
+int tty_exit(tty *t) { return tty_reap(t, (int)wait_budget_ms(WAIT_MS), 1); }
 
 void tty_close(tty *t) {
   if (t->fd >= 0) close(t->fd);
@@ -174,20 +177,7 @@ int tty_event_id(tty *t, const char *event, char id[64]) {
   return 0;
 }
 
-int tty_exit_within(tty *t, int ms) {
-  long long end = tty_now_ms() + ms;
-  int st = 0;
-  for (;;) {
-    pid_t r = waitpid(t->pid, &st, WNOHANG);
-    if (r == t->pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    if (tty_now_ms() > end) {
-      kill(t->pid, SIGKILL);
-      waitpid(t->pid, &st, 0);
-      return -1;
-    }
-    usleep(10000); /* polling a child's end: there is no descriptor to wait on once the pty is closed */
-  }
-}
+int tty_exit_within(tty *t, int ms) { return tty_reap(t, ms, 0); }
 
 void tty_hang_up(tty *t) {
   if (t->fd >= 0) close(t->fd);

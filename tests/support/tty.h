@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define WAIT_MS 8000 /* the most any expectation waits (a pass takes far less; slack for sanitizers) */
+#define WAIT_MS 8000 /* the most any expectation waits (a pass takes far less), times wait_budget_factor() */
 
 typedef struct tty {
   pid_t pid;

@@ -1,0 +1,68 @@
+/* The tests' clock and their polls on observed progress (see wait.h). */
+#include "support/wait.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* GCC says which sanitizer is built in with a macro, clang with __has_feature. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WAIT_ASAN 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define WAIT_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define WAIT_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define WAIT_TSAN 1
+#endif
+
+long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int wait_budget_factor(void) {
+  const char *env = getenv("AGORA_TEST_BUDGET");
+  if (env && *env) {
+    char *end = NULL;
+    long f = strtol(env, &end, 10);
+    if (end && !*end && f >= 1 && f <= 100) return (int)f;
+    static int told;
+    if (!told++) fprintf(stderr, "AGORA_TEST_BUDGET: '%s' is not a whole number from 1 to 100; ignored\n", env);
+  }
+#if defined(WAIT_TSAN)
+  return 8;
+#elif defined(WAIT_ASAN)
+  return 4;
+#else
+  return 1;
+#endif
+}
+
+long wait_budget_ms(long ms) { return ms * wait_budget_factor(); }
+
+void wait_nap_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) && errno == EINTR) {
+  }
+}
+
+int wait_until(int (*done)(void *arg), void *arg, long ms) {
+  for (long long end = now_ms() + wait_budget_ms(ms);; wait_nap_ms(5)) {
+    if (done(arg)) return 1;
+    if (now_ms() >= end) return 0;
+  }
+}
