@@ -132,16 +132,6 @@ static void sim_time_stored(void) {
   proc_result_free(&r);
 }
 
-/* In order, each after the one before: every want[i] in out (else a failure naming it). */
-static void in_order(const char *out, const char *const *want, size_t n, int line) {
-  const char *at = out;
-  for (size_t i = 0; i < n && at; i++) {
-    const char *hit = strstr(at, want[i]);
-    if (!hit) unit_fail_(__FILE__, line, "missing (in order) '%s' in:\n%s", want[i], out);
-    at = hit;
-  }
-}
-
 /* A virtual clock belongs to the chat (issue 22): a console opened again continues from the chat's
  * stored time (an /advance with no message after it included), a new chat starts at the clock's start,
  * and /load of the first chat goes back to its time, never the other chat's; what fell due at the time
@@ -187,6 +177,16 @@ static void real_clock_fires_on_timer(void) {
   free(got);
 }
 
+/* In order, each after the one before: every want[i] in out (else a failure naming it). */
+static void in_order(const char *out, const char *const *want, size_t n, int line) {
+  const char *at = out;
+  for (size_t i = 0; i < n && at; i++) {
+    const char *hit = strstr(at, want[i]);
+    if (!hit) unit_fail_(__FILE__, line, "missing (in order) '%s' in:\n%s", want[i], out);
+    at = hit;
+  }
+}
+
 /* The console (piped lines): /clock, /advance delivering what falls due in order, /branch; /advance on
  * a real clock is refused. */
 static void console_clock_commands(void) {
@@ -202,12 +202,7 @@ static void console_clock_commands(void) {
                         "mayor: Noted.", "world: Good morning Millbrook. It is 2026-03-01, Sunday 09:00.",
                         "world: @mayor Any news?", "clock: virtual, now 2026-03-02T08:00:00.000Z\n",
                         "-- chat-loaded: ", "(branch)"};
-  const char *at = r.out;
-  for (size_t i = 0; i < sizeof want / sizeof *want && at; i++) {
-    const char *hit = strstr(at, want[i]);
-    if (!hit) unit_fail_(__FILE__, __LINE__, "missing (in order) '%s' in:\n%s", want[i], r.out);
-    at = hit;
-  }
+  in_order(r.out, want, sizeof want / sizeof *want, __LINE__);
   CHECK(strstr(r.err, "/advance: bad duration '2x'") != NULL);
   proc_result_free(&r);
   const char *real = tmp_file("realc.json", "{\"name\": \"Realc\"}");
