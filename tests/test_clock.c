@@ -132,6 +132,16 @@ static void sim_time_stored(void) {
   proc_result_free(&r);
 }
 
+/* In order, each after the one before: every want[i] in out (else a failure naming it). */
+static void in_order(const char *out, const char *const *want, size_t n, int line) {
+  const char *at = out;
+  for (size_t i = 0; i < n && at; i++) {
+    const char *hit = strstr(at, want[i]);
+    if (!hit) unit_fail_(__FILE__, line, "missing (in order) '%s' in:\n%s", want[i], out);
+    at = hit;
+  }
+}
+
 /* A virtual clock belongs to the chat (issue 22): a console opened again continues from the chat's
  * stored time (an /advance with no message after it included), a new chat starts at the clock's start,
  * and /load of the first chat goes back to its time, never the other chat's; what fell due at the time
@@ -175,16 +185,6 @@ static void real_clock_fires_on_timer(void) {
   const char *end = strstr(got, "-|human|end\n");
   CHECK(end != NULL && end[12] == 0);
   free(got);
-}
-
-/* In order, each after the one before: every want[i] in out (else a failure naming it). */
-static void in_order(const char *out, const char *const *want, size_t n, int line) {
-  const char *at = out;
-  for (size_t i = 0; i < n && at; i++) {
-    const char *hit = strstr(at, want[i]);
-    if (!hit) unit_fail_(__FILE__, line, "missing (in order) '%s' in:\n%s", want[i], out);
-    at = hit;
-  }
 }
 
 /* The console (piped lines): /clock, /advance delivering what falls due in order, /branch; /advance on
