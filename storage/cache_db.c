@@ -1,6 +1,7 @@
 /* The response cache's LMDB environment (see cache_db.h): one per directory per process, by reference
  * count; every value is 8 bytes of its store time (ms, big-endian) and then the reply. */
 #include "storage/cache_db.h"
+#include "storage/store.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -23,22 +24,6 @@ struct cache_db {
 
 static cache_db *open_dbs; /* this process's environments: LMDB allows one per directory per process */
 
-static int mkdir_p(const char *dir, ag_errmsg *em) {
-  char path[PATH_MAX];
-  size_t n = strlen(dir);
-  if (n >= sizeof path) return ag_fail(em, AG_ERR_TOO_BIG, "%s: path too long", dir);
-  memcpy(path, dir, n + 1);
-  for (size_t i = 1; i <= n; i++) {
-    if (path[i] != '/' && path[i] != '\0') continue;
-    char c = path[i];
-    path[i] = '\0';
-    if (mkdir(path, 0700) != 0 && errno != EEXIST)
-      return ag_fail(em, AG_ERR_IO, "%s: cannot create directory: %s", path, strerror(errno));
-    path[i] = c;
-  }
-  return AG_OK;
-}
-
 static int env_open(cache_db *db, ag_errmsg *em) {
   MDB_txn *txn = NULL;
   int rc = mdb_env_create(&db->env);
@@ -59,7 +44,7 @@ static int env_open(cache_db *db, ag_errmsg *em) {
 int cache_db_open(const char *dir, cache_db **out, ag_errmsg *em) {
   char real[PATH_MAX];
   *out = NULL;
-  int rc = mkdir_p(dir, em);
+  int rc = store_mkdir_p(dir, em);
   if (rc) return rc;
   if (!realpath(dir, real)) return ag_fail(em, AG_ERR_IO, "%s: %s", dir, strerror(errno));
   for (cache_db *d = open_dbs; d; d = d->next)

@@ -57,7 +57,7 @@ int store__corrupt(store_txn *t, const char *what) {
 /* ---- Opening ------------------------------------------------------------------------------------ */
 
 /* mkdir -p: every missing component is created private (0700), as XDG asks of its data directory. */
-static int store_mkdir_p(const char *dir, ag_errmsg *em) {
+int store_mkdir_p(const char *dir, ag_errmsg *em) {
   char path[PATH_MAX];
   size_t n = strlen(dir);
   if (n >= sizeof path) return ag_fail(em, AG_ERR_TOO_BIG, "%s: path too long", dir);

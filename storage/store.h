@@ -61,6 +61,9 @@ typedef struct store_options {
  * A handle is used by one thread at a time (the event loop; STORE_SYNC_BACKGROUND's own thread only
  * calls mdb_env_sync); several processes may open the same directory (LMDB serialises their writes). */
 int store_open(const char *dir, store **out, ag_errmsg *em);
+/* mkdir -p of dir, every missing component private (0700); AG_ERR_INVALID when dir is not a directory
+ * after it. For the stores beside the chats (the LLM cache) too. */
+int store_mkdir_p(const char *dir, ag_errmsg *em);
 /* Same with options (NULL = defaults). */
 int store_open_ex(const char *dir, const store_options *opt, store **out, ag_errmsg *em);
 /* Opens an existing database for reading only (LMDB's MDB_RDONLY): nothing is created or repaired, a
