@@ -388,17 +388,24 @@ static int spin_until(struct event_base *base, const int *flag, int want) {
   return *flag >= want;
 }
 
-static void tool_round_waits_then_cancel(void) {
+/* A rig whose agent calls the tool "echo" of an MCP server behind the fake transport f, then says
+ * "done"; the client is the caller's to free (before rig_close). */
+static mcp_client *rig_open_echo(rig *r, fake_mcp *f) {
   static const llm_script_reply replies[] = {{.tool = "echo"}, {.text = "done"}};
-  rig r;
-  rig_open(&r, replies, 2, 0, 0);
-  fake_mcp f = {.calls = 0};
+  rig_open(r, replies, 2, 0, 0);
   mcp_client *c = NULL;
-  mcp_client_config cfg = {.name = "s", .version = "test", .connect = fake_connect, .connect_ud = &f};
-  CHECK_INT(mcp_client_new(r.base, &cfg, NULL, &c), AG_OK);
+  mcp_client_config cfg = {.name = "s", .version = "test", .connect = fake_connect, .connect_ud = f};
+  CHECK_INT(mcp_client_new(r->base, &cfg, NULL, &c), AG_OK);
   mcp_client_start(c);
   agent_mcp_tool tool = {.name = "echo", .server = "s", .tool = "echo", .description = "", .schema = "{}", .client = c};
-  CHECK_INT(agent_set_mcp_tools(r.a, &(agent_mcp_set){.tools = &tool, .n = 1}), AG_OK);
+  CHECK_INT(agent_set_mcp_tools(r->a, &(agent_mcp_set){.tools = &tool, .n = 1}), AG_OK);
+  return c;
+}
+
+static void tool_round_waits_then_cancel(void) {
+  rig r;
+  fake_mcp f = {.calls = 0};
+  mcp_client *c = rig_open_echo(&r, &f);
   /* Answered: the round waits in tool-round, thinking, and goes on when the result comes. */
   rig_say(&r, "human", "@ann echo", 1, 5);
   CHECK(spin_until(r.base, &f.calls, 1));
@@ -425,16 +432,9 @@ static void tool_round_waits_then_cancel(void) {
 /* Another process finished the turn while this one waited for an MCP result (the agent was taken over
  * and the first owner's end came back): the call is withdrawn, and nothing of it comes back later. */
 static void done_elsewhere_during_mcp_call(void) {
-  static const llm_script_reply replies[] = {{.tool = "echo"}, {.text = "done"}};
   rig r;
-  rig_open(&r, replies, 2, 0, 0);
   fake_mcp f = {.calls = 0};
-  mcp_client *c = NULL;
-  mcp_client_config cfg = {.name = "s", .version = "test", .connect = fake_connect, .connect_ud = &f};
-  CHECK_INT(mcp_client_new(r.base, &cfg, NULL, &c), AG_OK);
-  mcp_client_start(c);
-  agent_mcp_tool tool = {.name = "echo", .server = "s", .tool = "echo", .description = "", .schema = "{}", .client = c};
-  CHECK_INT(agent_set_mcp_tools(r.a, &(agent_mcp_set){.tools = &tool, .n = 1}), AG_OK);
+  mcp_client *c = rig_open_echo(&r, &f);
   rig_say(&r, "human", "@ann echo", 1, 5);
   CHECK(spin_until(r.base, &f.calls, 1));
   CHECK_INT(agent_phase_of(r.a), AGENT_TOOL_ROUND);
