@@ -257,12 +257,19 @@ static void turn_limit(void) {
 
 /* ---- a world spread over processes: the turn answered elsewhere, or its end awaiting confirmation ---- */
 
-static void answered_elsewhere(void) {
+/* A rig whose agent would say "hello", handed "@ann hi" as turn 7 while another process answers it;
+ * defer_end: its own end waits for the order. */
+static void rig_open_elsewhere(rig *r, int defer_end) {
   static const llm_script_reply replies[] = {{.text = "hello"}};
+  rig_open(r, replies, 1, 0, 0);
+  r->h.elsewhere = 1;
+  r->h.defer_end = defer_end;
+  rig_say(r, "human", "@ann hi", 7, 5);
+}
+
+static void answered_elsewhere(void) {
   rig r;
-  rig_open(&r, replies, 1, 0, 0);
-  r.h.elsewhere = 1;
-  rig_say(&r, "human", "@ann hi", 7, 5);
+  rig_open_elsewhere(&r, 0);
   CHECK_INT(agent_phase_of(r.a), AGENT_ELSEWHERE);
   CHECK_INT(r.h.thinking, 1);
   agent_turn_done(r.a, 6); /* another turn's end: ignored */
@@ -277,12 +284,8 @@ static void answered_elsewhere(void) {
 
 /* The process that answered went away: this one resumes the turn, and its end waits for the order. */
 static void resumed_here_then_confirmed(void) {
-  static const llm_script_reply replies[] = {{.text = "hello"}};
   rig r;
-  rig_open(&r, replies, 1, 0, 0);
-  r.h.elsewhere = 1;
-  r.h.defer_end = 1;
-  rig_say(&r, "human", "@ann hi", 7, 5);
+  rig_open_elsewhere(&r, 1);
   agent_turn_resume(r.a);
   CHECK_INT(agent_phase_of(r.a), AGENT_CALLING);
   CHECK(rig_run_until(&r, AGENT_ENDING));
