@@ -405,14 +405,19 @@ static mcp_client *rig_open_echo(rig *r, fake_mcp *f) {
   return c;
 }
 
+/* Says text to the echo rig as turn seq (limit 5): its call number n is out, the agent in tool-round. */
+static void echo_call_out(rig *r, fake_mcp *f, const char *text, uint64_t seq, int n) {
+  rig_say(r, "human", text, seq, 5);
+  CHECK(spin_until(r->base, &f->calls, n));
+  CHECK_INT(agent_phase_of(r->a), AGENT_TOOL_ROUND);
+}
+
 static void tool_round_waits_then_cancel(void) {
   rig r;
   fake_mcp f = {.calls = 0};
   mcp_client *c = rig_open_echo(&r, &f);
   /* Answered: the round waits in tool-round, thinking, and goes on when the result comes. */
-  rig_say(&r, "human", "@ann echo", 1, 5);
-  CHECK(spin_until(r.base, &f.calls, 1));
-  CHECK_INT(agent_phase_of(r.a), AGENT_TOOL_ROUND);
+  echo_call_out(&r, &f, "@ann echo", 1, 1);
   CHECK_INT(r.h.thinking, 1);
   fake_reply_later(&f, f.call_id, "{\"content\":[{\"type\":\"text\",\"text\":\"echoed\"}]}");
   CHECK(rig_run_until(&r, AGENT_IDLE));
@@ -420,9 +425,7 @@ static void tool_round_waits_then_cancel(void) {
   CHECK(strstr(r.h.results, "echoed") != NULL);
   /* Cancelled while the call is out: idle at once, and the server is told. */
   r.h.path[0] = '\0';
-  rig_say(&r, "human", "@ann echo again", 3, 5);
-  CHECK(spin_until(r.base, &f.calls, 2));
-  CHECK_INT(agent_phase_of(r.a), AGENT_TOOL_ROUND);
+  echo_call_out(&r, &f, "@ann echo again", 3, 2);
   agent_cancel(r.a);
   CHECK_INT(agent_phase_of(r.a), AGENT_IDLE);
   CHECK_INT(r.h.thinking, 0);
@@ -438,9 +441,7 @@ static void done_elsewhere_during_mcp_call(void) {
   rig r;
   fake_mcp f = {.calls = 0};
   mcp_client *c = rig_open_echo(&r, &f);
-  rig_say(&r, "human", "@ann echo", 1, 5);
-  CHECK(spin_until(r.base, &f.calls, 1));
-  CHECK_INT(agent_phase_of(r.a), AGENT_TOOL_ROUND);
+  echo_call_out(&r, &f, "@ann echo", 1, 1);
   agent_turn_done(r.a, 1);
   CHECK_INT(agent_phase_of(r.a), AGENT_IDLE);
   CHECK(spin_until(r.base, &f.cancelled, 1)); /* the server is told */
