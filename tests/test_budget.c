@@ -52,10 +52,8 @@ static void token_budget_stops_new_calls(void) {
   CHECK_INT(proc_agora(args, NULL, env, &r), 0);
   CHECK_INT(r.status, 3);
   CHECK_INT((long)llm_server_request_count(srv), 1);
-  char *msgs = proc_messages(r.out);
-  CHECK_STR(msgs, "human|human|@ann [[mock reply=first ]] one\nann|agent|first\n"
-                  "human|human|@ann [[mock reply=second ]] two\n");
-  free(msgs);
+  CHECK_MESSAGES(r.out, "human|human|@ann [[mock reply=first ]] one\nann|agent|first\n"
+                        "human|human|@ann [[mock reply=second ]] two\n");
   const char *ex = strstr(r.out, "\"event\":\"budget-exhausted\"");
   CHECK(ex != NULL);
   CHECK(num_after(ex, "\"limit_tokens\":") == 1 && num_after(ex, "\"tokens\":") > 1);

@@ -200,3 +200,10 @@ void proc_refused_(const char *file, int line, const char *const *args, const ch
                r.err);
   proc_result_free(&r);
 }
+
+void proc_check_messages_(const char *file, int line, const char *ndjson, const char *want) {
+  char *got = proc_messages(ndjson);
+  if (!got || strcmp(got, want) != 0)
+    unit_fail_(file, line, "messages == \"%s\", expected \"%s\"", got ? got : "(null)", want);
+  free(got);
+}

@@ -46,4 +46,8 @@ pid_t proc_spawn(const char *const *args, int in_fd, const char *out_path, const
  * (caller frees) — a compact form to compare whole transcripts against. */
 char *proc_messages(const char *ndjson);
 
+/* proc_messages(ndjson) is want: a failure of the caller's case at its line, showing both. */
+#define CHECK_MESSAGES(ndjson, want) proc_check_messages_(__FILE__, __LINE__, ndjson, want)
+void proc_check_messages_(const char *file, int line, const char *ndjson, const char *want);
+
 #endif
