@@ -4,6 +4,7 @@
  * (unsigned, or signed with another key), a message deleted from the middle and the end of the stream.
  * Also: a deleted chat stays deleted for a host joining later (tombstone, records purged), and a
  * publisher with no live host for its agents says so, as hosts say which agents they hold. */
+#include "support/nats_peer.h"
 #include "support/nats_proc.h"
 #include "support/nats_suite.h"
 #include "support/proc.h"
@@ -93,23 +94,7 @@ static void agora_run(const char *const *args, const char *const *env, long ms, 
 /* A peer's publish to the world's stream (stored before this returns): data on subject with
  * de-duplication id id and, when sig is not NULL, that Agora-Sig header. 0 when the stream took it. */
 static int peer_publish(const char *url, const char *subject, const char *id, const char *data, const char *sig) {
-  natsConnection *nc = NULL;
-  jsCtx *js = NULL;
-  natsMsg *m = NULL;
-  jsPubAck *pa = NULL;
-  jsPubOptions po;
-  jsPubOptions_Init(&po);
-  po.MsgId = id;
-  natsStatus s = natsConnection_ConnectTo(&nc, url);
-  if (s == NATS_OK) s = natsConnection_JetStream(&js, nc, NULL);
-  if (s == NATS_OK) s = natsMsg_Create(&m, subject, NULL, data, (int)strlen(data));
-  if (s == NATS_OK && sig) s = natsMsgHeader_Set(m, "Agora-Sig", sig);
-  if (s == NATS_OK) s = js_PublishMsg(&pa, js, m, &po, NULL);
-  jsPubAck_Destroy(pa);
-  natsMsg_Destroy(m);
-  jsCtx_Destroy(js);
-  natsConnection_Destroy(nc);
-  return s == NATS_OK ? 0 : -1;
+  return nats_peer_publish(&(nats_peer_msg){.url = url, .subject = subject, .id = id, .data = data, .sig = sig});
 }
 
 /* The stream's last seq, and the messages it holds on filter (NULL: all). -1 when it cannot be asked. */
