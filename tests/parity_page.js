@@ -3,27 +3,13 @@
 // text box, and the reply seen. What was stored is compared by the C test, not here.
 // Usage: node parity_page.js BASE_URL   (AGORA_PEERS names the installed peers)
 "use strict";
-const puppeteer = require(process.env.AGORA_PEERS + "/node_modules/puppeteer-core");
+const { launch, clickNow } = require(__dirname + "/support/browser.js");
 const [base] = process.argv.slice(2);
-
-// Nothing may leave the machine (as tests/serve_page.js).
-const args = ["--no-sandbox", "--headless=new", "--no-first-run", "--no-default-browser-check",
-  "--disable-background-networking", "--disable-component-update", "--disable-default-apps", "--disable-sync",
-  "--disable-domain-reliability", "--disable-client-side-phishing-detection", "--metrics-recording-only",
-  "--disable-breakpad", "--disable-extensions", "--no-pings", "--no-proxy-server", "--safebrowsing-disable-auto-update",
-  "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,CertificateTransparencyComponentUpdater",
-  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"];
 
 function step(name) { process.stderr.write("parity_page: " + name + "\n"); }
 
-// Clicks what sel names at that moment (the list re-renders as events arrive).
-async function clickNow(page, sel, T) {
-  await page.waitForSelector(sel, T);
-  await page.waitForFunction((s) => { const el = document.querySelector(s); if (!el) return false; el.click(); return true; }, T, sel);
-}
-
 async function main() {
-  const browser = await puppeteer.launch({ executablePath: "/usr/bin/chromium", args, headless: true });
+  const browser = await launch();
   try {
     const page = await browser.newPage();
     page.on("pageerror", (e) => step("page error: " + e.message));

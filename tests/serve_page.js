@@ -10,30 +10,14 @@
 //        node serve_page.js BASE_URL SCREENSHOT.png --big   a world of 1,000 agents, a chat of 100,000 messages
 //        node serve_page.js BASE_URL SCREENSHOT.png --empty an empty database: the page says what to do
 "use strict";
-const puppeteer = require(process.env.AGORA_PEERS + "/node_modules/puppeteer-core");
+const { launch, clickNow } = require(__dirname + "/support/browser.js");
 const [base, shot, third] = process.argv.slice(2);
 const big = third === "--big", empty = third === "--empty", token = big || empty ? undefined : third;
 const MESSAGES = 100000, PAGE = 100, MAX_ROWS = 400; /* the page's PAGE and MAX_ROWS */
 
-// Nothing may leave the machine: no background services, updates or proxies of the browser's own.
-const args = ["--no-sandbox", "--headless=new", "--no-first-run", "--no-default-browser-check",
-  "--disable-background-networking", "--disable-component-update", "--disable-default-apps", "--disable-sync",
-  "--disable-domain-reliability", "--disable-client-side-phishing-detection", "--metrics-recording-only",
-  "--disable-breakpad", "--disable-extensions", "--no-pings", "--no-proxy-server", "--safebrowsing-disable-auto-update",
-  "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,CertificateTransparencyComponentUpdater",
-  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"];
-
 function step(name) { process.stderr.write("serve_page: " + name + "\n"); }
 // A screenshot of one view, beside the main one: serve_page.png -> serve_page-NAME.png.
 function shotOf(name) { return shot.replace(/\.png$/, "") + "-" + name + ".png"; }
-
-// Clicks the element sel names as it is at that moment, inside the page: lists re-render as events
-// arrive, and puppeteer's page.click on a handle that was replaced in between fails with "Node is
-// detached from document" (seen once under ASan, where the server is slower).
-async function clickNow(page, sel, T) {
-  await page.waitForSelector(sel, T);
-  await page.waitForFunction((s) => { const el = document.querySelector(s); if (!el) return false; el.click(); return true; }, T, sel);
-}
 
 // A server with a token: the page asks for it, keeps it for the session, and the world list appears.
 async function withToken(page, T) {
@@ -351,7 +335,7 @@ async function emptyDatabase(page, T) {
 }
 
 async function main() {
-  const browser = await puppeteer.launch({ executablePath: "/usr/bin/chromium", args, headless: true });
+  const browser = await launch();
   let ok = false;
   try {
     const page = await browser.newPage();

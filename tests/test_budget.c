@@ -5,6 +5,7 @@
  * bad budget and pricing fields are refused with their JSON paths. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
 
@@ -51,10 +52,8 @@ static void token_budget_stops_new_calls(void) {
   CHECK_INT(proc_agora(args, NULL, env, &r), 0);
   CHECK_INT(r.status, 3);
   CHECK_INT((long)llm_server_request_count(srv), 1);
-  char *msgs = proc_messages(r.out);
-  CHECK_STR(msgs, "human|human|@ann [[mock reply=first ]] one\nann|agent|first\n"
-                  "human|human|@ann [[mock reply=second ]] two\n");
-  free(msgs);
+  CHECK_MESSAGES(r.out, "human|human|@ann [[mock reply=first ]] one\nann|agent|first\n"
+                        "human|human|@ann [[mock reply=second ]] two\n");
   const char *ex = strstr(r.out, "\"event\":\"budget-exhausted\"");
   CHECK(ex != NULL);
   CHECK(num_after(ex, "\"limit_tokens\":") == 1 && num_after(ex, "\"tokens\":") > 1);
@@ -243,12 +242,7 @@ static void bad_fields_are_named(void) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const char *args[] = {"run", budget_world("bad.json", cases[i].extra, ""), "--no-save", NULL};
-    proc_result r;
-    CHECK_INT(proc_agora(args, NULL, env, &r), 0);
-    CHECK_INT(r.status, 2);
-    CHECK(strstr(r.err, "bad.json: ") && strstr(r.err, cases[i].want));
-    if (!strstr(r.err, cases[i].want)) fprintf(stderr, "  case %zu: %s\n", i, r.err);
-    proc_result_free(&r);
+    PROC_REFUSED(args, env, cases[i].want, "bad.json: ");
   }
 }
 
@@ -263,14 +257,5 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  if (llm_server_start(&srv)) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
 }

@@ -442,9 +442,7 @@ static void new_reuses_untitled_chat(void) {
   cJSON_Delete(list);
   ag(&r, e.db, "replay", id1, "--json", NULL);
   CHECK_INT(r.status, 0);
-  char *got = proc_messages(r.out);
-  CHECK_STR(got, "world|world|Rain falls. Somewhere @a sleeps.\nworld|world|Rain falls. Somewhere @a sleeps.\n");
-  free(got);
+  CHECK_MESSAGES(r.out, "world|world|Rain falls. Somewhere @a sleeps.\nworld|world|Rain falls. Somewhere @a sleeps.\n");
   proc_result_free(&r);
   env_close(&e);
 }
@@ -578,11 +576,9 @@ static void no_save_writes_nothing(void) {
   proc_result r;
   ag(&r, e.db, "run", world, "--json", "--no-save", NULL);
   CHECK_INT(r.status, 0);
-  char *msgs = proc_messages(r.out);
-  CHECK_STR(msgs, "world|world|The office is quiet; nobody calls @planner yet.\n"
-                  "human|human|Hello, can you help me plan a trip to **Lisbon**\n"
-                  "planner|agent|Sure, Lisbon in May.\n");
-  free(msgs);
+  CHECK_MESSAGES(r.out, "world|world|The office is quiet; nobody calls @planner yet.\n"
+                        "human|human|Hello, can you help me plan a trip to **Lisbon**\n"
+                        "planner|agent|Sure, Lisbon in May.\n");
   CHECK(strstr(r.out, "state-saved") == NULL);
   proc_result_free(&r);
   struct stat sb;
@@ -723,9 +719,7 @@ static void show_matches_run(void) {
     *nl = '\0';
     CHECK_STR(r.out, list_line); /* the chat object, as in the list */
     CHECK_STR(nl + 1, run_lines); /* then the message lines, byte for byte as run printed them */
-    char *msgs = proc_messages(nl + 1);
-    CHECK_STR(msgs, run_msgs);
-    free(msgs);
+    CHECK_MESSAGES(nl + 1, run_msgs);
   }
   proc_result_free(&r);
 
@@ -937,9 +931,7 @@ static void replay_plain_and_delay(void) {
   ag(&r, e.db, "replay", id, "--json", "--delay", "150", NULL);
   double took = now_s() - t0;
   CHECK_INT(r.status, 0);
-  char *msgs = proc_messages(r.out);
-  CHECK_STR(msgs, quirky_msgs);
-  free(msgs);
+  CHECK_MESSAGES(r.out, quirky_msgs);
   proc_result_free(&r);
   if (took < 0.44) unit_fail_(__FILE__, __LINE__, "replay --delay 150 of 4 messages took %.3f s", took);
 
@@ -1172,9 +1164,7 @@ static void canary_key_never_written(void) {
   proc_result r;
   ag_env(&r, env_vars, e.db, "run", world, "--json", NULL);
   CHECK_INT(r.status, 0); /* k is never addressed: no call is made */
-  char *msgs = proc_messages(r.out);
-  CHECK_STR(msgs, "human|human|what do you say\na|agent|one\nhuman|human|@a and now\na|agent|two\n");
-  free(msgs);
+  CHECK_MESSAGES(r.out, "human|human|what do you say\na|agent|one\nhuman|human|@a and now\na|agent|two\n");
   CHECK(strstr(r.out, "\"agent\":\"k\"") == NULL);
   CHECK(strstr(r.out, CANARY) == NULL && strstr(r.err, CANARY) == NULL);
   char *first = strstr(r.out, "\"chat\":\"");

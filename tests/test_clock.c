@@ -142,18 +142,23 @@ static void in_order(const char *out, const char *const *want, size_t n, int lin
   }
 }
 
+/* `agora console` on the town world (written to tmp/town-<db>.json) with the database tmp/<db>, fed
+ * input; it must exit 0. */
+static void town_console(const char *db, const char *input, proc_result *r) {
+  char name[64];
+  snprintf(name, sizeof name, "town-%s.json", db);
+  const char *args[] = {"console", tmp_file(name, town), "--db", suite_file(tmp, db, NULL), NULL};
+  CHECK_INT(proc_agora(args, input, NULL, r), 0);
+  CHECK_INT(r->status, 0);
+}
+
 /* A virtual clock belongs to the chat (issue 22): a console opened again continues from the chat's
  * stored time (an /advance with no message after it included), a new chat starts at the clock's start,
  * and /load of the first chat goes back to its time, never the other chat's; what fell due at the time
  * a chat rests at is not delivered twice. */
 static void clock_belongs_to_the_chat(void) {
-  char db[4096];
-  snprintf(db, sizeof db, "%s/dbt", tmp);
-  const char *path = tmp_file("town4.json", town);
-  const char *args[] = {"console", path, "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, "@mayor hello\n/advance 5h\n", NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  town_console("dbt", "@mayor hello\n/advance 5h\n", &r);
   char first[64] = "";
   const char *id = strstr(r.out, "-- new-chat-created: id=");
   if (id) sscanf(id + strlen("-- new-chat-created: id="), "%63s", first);
@@ -161,8 +166,7 @@ static void clock_belongs_to_the_chat(void) {
   proc_result_free(&r);
   char input[512];
   snprintf(input, sizeof input, "/clock\n@mayor again\n/new\n/clock\n/advance 1d\n/load %s\n/clock\n@mayor back\n", first);
-  CHECK_INT(proc_agora(args, input, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  town_console("dbt", input, &r);
   const char *want[] = {"clock: virtual, now 2026-03-01T13:00:00.000Z\nnext due: 2026-03-02T09:00:00.000Z\n",
                         "[2026-03-01 13:00] human: @mayor again", "-- new-chat-created: ",
                         "clock: virtual, now 2026-03-01T08:00:00.000Z\nnext due: 2026-03-01T09:00:00.000Z\n",
@@ -190,13 +194,8 @@ static void real_clock_fires_on_timer(void) {
 /* The console (piped lines): /clock, /advance delivering what falls due in order, /branch; /advance on
  * a real clock is refused. */
 static void console_clock_commands(void) {
-  char db[4096];
-  snprintf(db, sizeof db, "%s/dbc", tmp);
-  const char *path = tmp_file("town3.json", town);
-  const char *args[] = {"console", path, "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, "/clock\n@mayor hello\n/advance 1d\n/clock\n/advance 2x\n/branch 2\n/chats\n", NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  town_console("dbc", "/clock\n@mayor hello\n/advance 1d\n/clock\n/advance 2x\n/branch 2\n/chats\n", &r);
   const char *want[] = {"clock: virtual, now 2026-03-01T08:00:00.000Z\nnext due: 2026-03-01T09:00:00.000Z\n"
                         "until: 2026-03-03T00:00:00.000Z\n",
                         "mayor: Noted.", "world: Good morning Millbrook. It is 2026-03-01, Sunday 09:00.",
@@ -206,7 +205,7 @@ static void console_clock_commands(void) {
   CHECK(strstr(r.err, "/advance: bad duration '2x'") != NULL);
   proc_result_free(&r);
   const char *real = tmp_file("realc.json", "{\"name\": \"Realc\"}");
-  const char *args2[] = {"console", real, "--db", db, NULL};
+  const char *args2[] = {"console", real, "--db", suite_file(tmp, "dbc", NULL), NULL};
   CHECK_INT(proc_agora(args2, "/advance 1h\n", NULL, &r), 0);
   CHECK(strstr(r.err, "/advance: the clock is real") != NULL);
   proc_result_free(&r);

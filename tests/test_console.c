@@ -149,21 +149,19 @@ static void piped_agent_settings(void) {
   CHECK_INT(r.status, 0);
   CHECK(contains(r.out, "alice (alice)\n  provider: script\n  model: (provider default)\n  base_url: (provider "
                         "default)\n  temperature: (provider default)\n  prompt: (none)\n  turns: 1/3\n"));
-  CHECK(contains(r.out, "alice: model = big-model\n"));
-  CHECK(contains(r.out, "dave (dave)\n  provider: script\n  model: big-model\n"));
-  CHECK(contains(r.out, "  temperature: 0.5\n  prompt: You are terse.\n  turns: 0/3\n"));
-  CHECK(contains(r.out, "-- memory-cleared: agent=bob\n"));
-  CHECK(contains(r.err, "error: /set: the temperature must be a number from 0 to 2, not '9'\n"));
-  CHECK(contains(r.err, "error: /set: unknown setting 'colour' (model, prompt or temperature)\n"));
-  CHECK(contains(r.err, "error: /set: no agent 'nobody' in this world (see /agents)\n"));
+  CHECK_HAS(r.out, "alice: model = big-model\n", "dave (dave)\n  provider: script\n  model: big-model\n",
+                   "  temperature: 0.5\n  prompt: You are terse.\n  turns: 0/3\n", "-- memory-cleared: agent=bob\n");
+  CHECK_HAS(r.err, "error: /set: the temperature must be a number from 0 to 2, not '9'\n",
+                   "error: /set: unknown setting 'colour' (model, prompt or temperature)\n",
+                   "error: /set: no agent 'nobody' in this world (see /agents)\n");
   char id[64] = "";
   CHECK_INT(event_id(r.out, "new-chat-created", 0, id), 0);
   proc_result_free(&r);
   /* Stored with the world: the world record has the new settings and dave. */
   const char *show[] = {"worlds", "show", "Console Test", "--db", db, NULL};
   CHECK_INT(proc_agora(show, NULL, NULL, &r), 0);
-  CHECK(contains(r.out, "  alice            provider=script model=big-model base_url=-\n"));
-  CHECK(contains(r.out, "  dave             provider=script model=big-model base_url=-\n"));
+  CHECK_HAS(r.out, "  alice            provider=script model=big-model base_url=-\n",
+                   "  dave             provider=script model=big-model base_url=-\n");
   proc_result_free(&r);
   const char *json[] = {"worlds", "show", "console-test", "--db", db, "--json", NULL};
   CHECK_INT(proc_agora(json, NULL, NULL, &r), 0);
@@ -191,13 +189,11 @@ static void piped_agents_add_remove(void) {
   console(w, db, "/agents\n/add carol\n/agents\n@carol hello\n/add Madame Pedagogue script\n/remove carol\n@carol are you there\n/agents\n", &r);
   CHECK_INT(r.status, 0);
   CHECK_STR(r.err, "");
-  CHECK(contains(r.out, "  alice  script  turns 0/3\n  bob  script  turns 0/3\n  pinger  script  turns 0/3\n\n"));
-  CHECK(contains(r.out, "-- agent-added: agent=carol name=carol provider=script"));
-  CHECK(contains(r.out, "  pinger  script  turns 0/3\n  carol  script  turns 0/3\n"));
-  CHECK(contains(r.out, "carol: (carol has nothing to say)\n"));
-  CHECK(contains(r.out, "-- agent-added: agent=madame-pedagogue name=Madame Pedagogue provider=script"));
-  CHECK(contains(r.out, "-- agent-removed: agent=carol"));
-  CHECK(contains(r.out, "-- unknown-mention: sender=human names=[\"carol\"]"));
+  CHECK_HAS(r.out, "  alice  script  turns 0/3\n  bob  script  turns 0/3\n  pinger  script  turns 0/3\n\n",
+                   "-- agent-added: agent=carol name=carol provider=script",
+                   "  pinger  script  turns 0/3\n  carol  script  turns 0/3\n", "carol: (carol has nothing to say)\n",
+                   "-- agent-added: agent=madame-pedagogue name=Madame Pedagogue provider=script",
+                   "-- agent-removed: agent=carol", "-- unknown-mention: sender=human names=[\"carol\"]");
   const char *last = strstr(r.out, "-- unknown-mention");
   CHECK(last && !contains(last, "carol  script"));
   proc_result_free(&r);
@@ -243,8 +239,7 @@ static void piped_chats_new_load_delete(void) {
   CHECK(contains(r.out, line));
   snprintf(line, sizeof line, "-- chat-deleted: id=%s current=null", y);
   CHECK(contains(r.out, line));
-  CHECK(contains(r.out, "-- no current chat: messages are not saved until /new"));
-  CHECK(contains(r.out, "no chats yet (/new starts one)\n"));
+  CHECK_HAS(r.out, "-- no current chat: messages are not saved until /new", "no chats yet (/new starts one)\n");
   char z[64] = "";
   CHECK_INT(event_id(r.out, "new-chat-created", 0, z), 0);
   cJSON *list = proc_chats_list(db);
@@ -341,10 +336,9 @@ static void piped_turnlimit(void) {
   console(w, db, "/turnlimit\n/turnlimit 1\n@pinger go\n", &r);
   CHECK_INT(r.status, 0);
   CHECK_STR(r.err, "");
-  CHECK(contains(r.out, "turn limit: 3\n\nturn limit: 1\n\n"));
-  CHECK(contains(r.out, "pinger: @bob ping\n\nbob: @alice pong\n\nalice: @bob one\n\n"));
-  CHECK(contains(r.out, "-- turn-limit: agent=bob limit=1"));
-  CHECK(contains(r.out, "bob: @human Turn limit reached (1 LLM calls). Please take control of the conversation.\n"));
+  CHECK_HAS(r.out, "turn limit: 3\n\nturn limit: 1\n\n", "pinger: @bob ping\n\nbob: @alice pong\n\nalice: @bob one\n\n",
+                   "-- turn-limit: agent=bob limit=1",
+                   "bob: @human Turn limit reached (1 LLM calls). Please take control of the conversation.\n");
   CHECK(!contains(r.out, "alice: @bob two"));
   proc_result_free(&r);
   free(w);
@@ -361,16 +355,16 @@ static void piped_bad_commands(void) {
           &r);
   CHECK_INT(r.status, 0);
   CHECK_INT(count_lines(r.err), 11);
-  CHECK(contains(r.err, "error: unknown command '/frobnicate' (try /help)\n"));
-  CHECK(contains(r.err, "error: /load: no chat 'nosuch' in world 'console-test'\n"));
-  CHECK(contains(r.err, "error: /turnlimit: the limit must be a whole number from 1 to 1000000, not 'x'\n"));
-  CHECK(contains(r.err, "error: /turnlimit: the limit must be a whole number from 1 to 1000000, not '0'\n"));
-  CHECK(contains(r.err, "error: /add: usage: /add NAME [provider]\n"));
-  CHECK(contains(r.err, "error: /add: an agent with id 'alice' already exists\n"));
-  CHECK(contains(r.err, "error: /remove: no agent 'nobody' in this world (see /agents)\n"));
-  CHECK(contains(r.err, "error: /delete: usage: /delete ID\n"));
-  CHECK(contains(r.err, "error: /export: usage: /export [ID] FILE (the current chat without ID)\n"));
-  CHECK(contains(r.err, "error: /new: usage: /new\n"));
+  CHECK_HAS(r.err, "error: unknown command '/frobnicate' (try /help)\n",
+                   "error: /load: no chat 'nosuch' in world 'console-test'\n",
+                   "error: /turnlimit: the limit must be a whole number from 1 to 1000000, not 'x'\n",
+                   "error: /turnlimit: the limit must be a whole number from 1 to 1000000, not '0'\n",
+                   "error: /add: usage: /add NAME [provider]\n",
+                   "error: /add: an agent with id 'alice' already exists\n",
+                   "error: /remove: no agent 'nobody' in this world (see /agents)\n",
+                   "error: /delete: usage: /delete ID\n",
+                   "error: /export: usage: /export [ID] FILE (the current chat without ID)\n",
+                   "error: /new: usage: /new\n");
   CHECK(contains(r.err, "error: /add: unknown provider 'opanai' (script, openai, anthropic, gemini or ollama; "
                         "a name with spaces needs its provider after it)\n"));
   CHECK(!contains(r.out, "agent-added"));
@@ -514,11 +508,9 @@ static void piped_approval(void) {
   proc_result r;
   console(w, db, "@careful remember x\ny\n@careful remember y\nno\n", &r);
   CHECK_INT(r.status, 0);
-  CHECK(contains(r.out, "approve: careful wants to call save_context {\"message\":\"saved it\",\"notes\":[\"x\"]} [y/N] y"));
-  CHECK(contains(r.out, "careful: saved it"));
-  CHECK(contains(r.out, "-- approval: agent=careful tool=save_context approved=true"));
-  CHECK(contains(r.out, "-- approval: agent=careful tool=save_context approved=false"));
-  CHECK(contains(r.out, "careful: not saved"));
+  CHECK_HAS(r.out, "approve: careful wants to call save_context {\"message\":\"saved it\",\"notes\":[\"x\"]} [y/N] y",
+                   "careful: saved it", "-- approval: agent=careful tool=save_context approved=true",
+                   "-- approval: agent=careful tool=save_context approved=false", "careful: not saved");
   proc_result_free(&r);
   free(w);
   free(db);
@@ -534,9 +526,9 @@ static void piped_ask_human(void) {
   proc_result r;
   console(w, db, "@asker plan a trip\nPorto, maybe\n", &r);
   CHECK_INT(r.status, 0);
-  CHECK(contains(r.out, "asker asks: Which city? > Porto, maybe\n"));
-  CHECK(contains(r.out, "-- tool-result: agent=asker tool=ask_human call_id=call_1 result={\"answer\":\"Porto, maybe\"} error=false"));
-  CHECK(contains(r.out, "asker: Thanks, noted."));
+  CHECK_HAS(r.out, "asker asks: Which city? > Porto, maybe\n",
+                   "-- tool-result: agent=asker tool=ask_human call_id=call_1 result={\"answer\":\"Porto, maybe\"} error=false",
+                   "asker: Thanks, noted.");
   CHECK(!contains(r.out, "human: Porto")); /* the answer is not a message */
   proc_result_free(&r);
   free(w);

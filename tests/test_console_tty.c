@@ -37,6 +37,31 @@ static int start_console(tty *t, const char *world, const char *db, const char *
   return tty_start(t, tmp, args, env);
 }
 
+/* A console on a terminal over a world file written from text and a fresh database: what most cases
+ * start from. */
+typedef struct tcon {
+  char *w, *db;
+  tty t;
+} tcon;
+
+static int tcon_open(tcon *c, const char *file, const char *text, const char *db, const char *const *env) {
+  c->w = write_tmp(file, text);
+  c->db = fresh_db(db);
+  return start_console(&c->t, c->w, c->db, env);
+}
+
+/* Ctrl-D at the prompt: the console exits 0. */
+static void tcon_quit(tcon *c) {
+  tty_send(&c->t, "\x04");
+  CHECK_INT(tty_exit(&c->t), 0);
+}
+
+static void tcon_close(tcon *c) {
+  tty_close(&c->t);
+  free(c->w);
+  free(c->db);
+}
+
 /* The saved transcript of a chat as "sender|text" lines (caller frees). */
 static char *saved(const char *db, const char *id) {
   char cmd[8800];
@@ -60,66 +85,59 @@ static char *saved(const char *db, const char *id) {
 /* A message typed at the prompt is answered; the prompt shows the world and the chat's new title; the
  * line goes to the history file (private); Ctrl-D saves and exits 0. */
 static void tty_message_and_reply(void) {
-  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-reply");
-  tty t;
-  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  tcon c;
+  CHECK_INT(tcon_open(&c, "world.json", world_json, "db-reply", NULL), 0);
   char id[64] = "";
-  CHECK(tty_expect(&t, "console-test · New Chat> "));
-  CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
-  tty_send(&t, "@alice tell me a story\r");
-  CHECK(tty_expect(&t, "human: @alice tell me a story\n\n"));
-  CHECK(tty_expect(&t, "alice: one\n\n"));
-  CHECK(tty_expect(&t, "console-test · Tell me a story> "));
-  CHECK(strstr(t.raw, "\033[2m") != NULL); /* events are dim on a terminal */
-  tty_send(&t, "\x04");
-  CHECK_INT(tty_exit(&t), 0);
-  char *s = saved(db, id);
+  CHECK(tty_expect(&c.t, "console-test · New Chat> "));
+  CHECK_INT(tty_event_id(&c.t, "new-chat-created", id), 0);
+  tty_send(&c.t, "@alice tell me a story\r");
+  CHECK(tty_expect(&c.t, "human: @alice tell me a story\n\n"));
+  CHECK(tty_expect(&c.t, "alice: one\n\n"));
+  CHECK(tty_expect(&c.t, "console-test · Tell me a story> "));
+  CHECK(strstr(c.t.raw, "\033[2m") != NULL); /* events are dim on a terminal */
+  tcon_quit(&c);
+  char *s = saved(c.db, id);
   CHECK_STR(s, "human|@alice tell me a story\nalice|one\n");
   free(s);
   char hist[4200];
-  snprintf(hist, sizeof hist, "%s/console_history", db);
+  snprintf(hist, sizeof hist, "%s/console_history", c.db);
   char *h = unit_read_file(hist);
   CHECK(h && strstr(h, "story")); /* libedit writes it vis(3)-encoded */
   struct stat sb;
   CHECK(stat(hist, &sb) == 0 && (sb.st_mode & 0777) == 0600);
   free(h);
-  tty_close(&t);
-  free(w);
-  free(db);
+  tcon_close(&c);
 }
 
 /* Tab completes commands, @names and chat ids. */
 static void tty_completion(void) {
-  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-complete");
-  tty t;
-  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  tcon c;
+  CHECK_INT(tcon_open(&c, "world.json", world_json, "db-complete", NULL), 0);
   char id[64] = "";
-  CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "/he\t");
-  CHECK(tty_expect(&t, "/help"));
-  tty_send(&t, "\r");
-  CHECK(tty_expect(&t, "/turnlimit N"));
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "@al\t");
-  CHECK(tty_expect(&t, "@alice"));
-  tty_send(&t, "hi\r");
-  CHECK(tty_expect(&t, "human: @alice hi\n\n"));
-  CHECK(tty_expect(&t, "alice: one\n\n"));
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "/lo\t");
-  CHECK(tty_expect(&t, "/load"));
-  tty_send(&t, "\t");
-  CHECK(tty_expect(&t, id));
-  tty_send(&t, "\r");
+  CHECK_INT(tty_event_id(&c.t, "new-chat-created", id), 0);
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "/he\t");
+  CHECK(tty_expect(&c.t, "/help"));
+  tty_send(&c.t, "\r");
+  CHECK(tty_expect(&c.t, "/turnlimit N"));
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "@al\t");
+  CHECK(tty_expect(&c.t, "@alice"));
+  tty_send(&c.t, "hi\r");
+  CHECK(tty_expect(&c.t, "human: @alice hi\n\n"));
+  CHECK(tty_expect(&c.t, "alice: one\n\n"));
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "/lo\t");
+  CHECK(tty_expect(&c.t, "/load"));
+  tty_send(&c.t, "\t");
+  CHECK(tty_expect(&c.t, id));
+  tty_send(&c.t, "\r");
   char loaded[128];
   snprintf(loaded, sizeof loaded, "chat-loaded: id=%s", id);
-  CHECK(tty_expect(&t, loaded));
-  tty_send(&t, "/quit\r");
-  CHECK_INT(tty_exit(&t), 0);
-  tty_close(&t);
-  free(w);
-  free(db);
+  CHECK(tty_expect(&c.t, loaded));
+  tty_send(&c.t, "/quit\r");
+  CHECK_INT(tty_exit(&c.t), 0);
+  tcon_close(&c);
 }
 
 /* A slow agent keeps a reply in flight (a word every 700 ms, from the loopback server). */
@@ -246,87 +264,76 @@ static void tty_sigterm_while_busy(void) { hang_up_while_busy(SIGTERM); }
 
 /* Ctrl-C with text typed clears the line (nothing is sent); twice at an empty, idle prompt it quits. */
 static void tty_ctrl_c_clears_then_quits(void) {
-  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-ctrlc");
   const char *env[] = {"NO_COLOR=1", NULL};
-  tty t;
-  CHECK_INT(start_console(&t, w, db, env), 0);
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "@bob never sent");
-  CHECK(tty_expect(&t, "never sent"));
-  tty_send(&t, "\x03");
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "@alice only this\r");
-  CHECK(tty_expect(&t, "human: @alice only this\n\n"));
-  CHECK(tty_expect(&t, "alice: one\n\n"));
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "\x03");
-  CHECK(tty_expect(&t, "press Ctrl-C again or Ctrl-D to quit"));
-  tty_send(&t, "\x03");
-  CHECK_INT(tty_exit(&t), 0);
-  CHECK(strstr(t.text, "human: @bob") == NULL);
-  CHECK(strstr(t.raw, "\033[2m") == NULL); /* NO_COLOR */
-  tty_close(&t);
-  free(w);
-  free(db);
+  tcon c;
+  CHECK_INT(tcon_open(&c, "world.json", world_json, "db-ctrlc", env), 0);
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "@bob never sent");
+  CHECK(tty_expect(&c.t, "never sent"));
+  tty_send(&c.t, "\x03");
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "@alice only this\r");
+  CHECK(tty_expect(&c.t, "human: @alice only this\n\n"));
+  CHECK(tty_expect(&c.t, "alice: one\n\n"));
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "\x03");
+  CHECK(tty_expect(&c.t, "press Ctrl-C again or Ctrl-D to quit"));
+  tty_send(&c.t, "\x03");
+  CHECK_INT(tty_exit(&c.t), 0);
+  CHECK(strstr(c.t.text, "human: @bob") == NULL);
+  CHECK(strstr(c.t.raw, "\033[2m") == NULL); /* NO_COLOR */
+  tcon_close(&c);
 }
 
 /* /new reuses the empty chat; after a message it makes a new one; /delete of the current chat falls
  * back to the other (the prompt shows its title). */
 static void tty_new_and_delete(void) {
-  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-new");
-  tty t;
-  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  tcon c;
+  CHECK_INT(tcon_open(&c, "world.json", world_json, "db-new", NULL), 0);
   char x[64] = "", r[64] = "", y[64] = "";
-  CHECK_INT(tty_event_id(&t, "new-chat-created", x), 0);
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "/new\r");
-  CHECK_INT(tty_event_id(&t, "chat-reused", r), 0);
+  CHECK_INT(tty_event_id(&c.t, "new-chat-created", x), 0);
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "/new\r");
+  CHECK_INT(tty_event_id(&c.t, "chat-reused", r), 0);
   CHECK_STR(r, x);
-  tty_send(&t, "@alice plan a trip\r");
-  CHECK(tty_expect(&t, "alice: one\n\n"));
-  CHECK(tty_expect(&t, "console-test · Plan a trip> "));
-  tty_send(&t, "/new\r");
-  CHECK_INT(tty_event_id(&t, "new-chat-created", y), 0);
+  tty_send(&c.t, "@alice plan a trip\r");
+  CHECK(tty_expect(&c.t, "alice: one\n\n"));
+  CHECK(tty_expect(&c.t, "console-test · Plan a trip> "));
+  tty_send(&c.t, "/new\r");
+  CHECK_INT(tty_event_id(&c.t, "new-chat-created", y), 0);
   CHECK(strcmp(x, y) != 0);
-  CHECK(tty_expect(&t, "console-test · New Chat> "));
+  CHECK(tty_expect(&c.t, "console-test · New Chat> "));
   char cmd[128], want[256];
   snprintf(cmd, sizeof cmd, "/delete %s\r", y);
-  tty_send(&t, cmd);
+  tty_send(&c.t, cmd);
   snprintf(want, sizeof want, "chat-deleted: id=%s current=%s", y, x);
-  CHECK(tty_expect(&t, want));
-  CHECK(tty_expect(&t, "console-test · Plan a trip> "));
-  tty_send(&t, "/chats\r");
+  CHECK(tty_expect(&c.t, want));
+  CHECK(tty_expect(&c.t, "console-test · Plan a trip> "));
+  tty_send(&c.t, "/chats\r");
   snprintf(want, sizeof want, "* %s", x);
-  CHECK(tty_expect(&t, want));
-  tty_send(&t, "/frob\r"); /* an error is one line, and the console goes on */
-  CHECK(tty_expect(&t, "error: unknown command '/frob' (try /help)\n"));
-  CHECK(tty_expect(&t, "console-test · Plan a trip> "));
-  tty_send(&t, "@alice again\r");
-  CHECK(tty_expect(&t, "alice: two\n\n"));
-  tty_send(&t, "\x04");
-  CHECK_INT(tty_exit(&t), 0);
-  tty_close(&t);
-  free(w);
-  free(db);
+  CHECK(tty_expect(&c.t, want));
+  tty_send(&c.t, "/frob\r"); /* an error is one line, and the console goes on */
+  CHECK(tty_expect(&c.t, "error: unknown command '/frob' (try /help)\n"));
+  CHECK(tty_expect(&c.t, "console-test · Plan a trip> "));
+  tty_send(&c.t, "@alice again\r");
+  CHECK(tty_expect(&c.t, "alice: two\n\n"));
+  tcon_quit(&c);
+  tcon_close(&c);
 }
 
 /* Ctrl-D exits 0, also when typed ahead while a command runs. */
 static void tty_ctrl_d_exits(void) {
-  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-ctrld");
-  tty t;
-  CHECK_INT(start_console(&t, w, db, NULL), 0);
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "\x04");
-  CHECK_INT(tty_exit(&t), 0);
-  tty_close(&t);
-  CHECK_INT(start_console(&t, w, db, NULL), 0);
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "/agents\r\x04");
-  CHECK(tty_expect(&t, "alice  script"));
-  CHECK_INT(tty_exit(&t), 0);
-  tty_close(&t);
-  free(w);
-  free(db);
+  tcon c;
+  CHECK_INT(tcon_open(&c, "world.json", world_json, "db-ctrld", NULL), 0);
+  CHECK(tty_expect(&c.t, "> "));
+  tcon_quit(&c);
+  tty_close(&c.t);
+  CHECK_INT(start_console(&c.t, c.w, c.db, NULL), 0);
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "/agents\r\x04");
+  CHECK(tty_expect(&c.t, "alice  script"));
+  CHECK_INT(tty_exit(&c.t), 0);
+  tcon_close(&c);
 }
 
 /* Lines of text starting with prefix contain none of the words (NULL-terminated). */
@@ -358,83 +365,71 @@ static void tty_two_streams(void) {
            " {\"name\": \"s1\", \"system_prompt\": \"[[mock delay=150 reply=\\\"alpha beta gamma delta\\\"]]\"},\n"
            " {\"name\": \"s2\", \"system_prompt\": \"[[mock delay=200 reply=\\\"uno dos tres cuatro\\\"]]\"}]}\n",
            url);
-  char *w = write_tmp("streams.json", world), *db = fresh_db("db-streams");
   const char *env[] = {"OPENAI_API_KEY=test-key", NULL};
-  tty t;
-  CHECK_INT(start_console(&t, w, db, env), 0);
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "@s1 @s2 go\r");
+  tcon c;
+  CHECK_INT(tcon_open(&c, "streams.json", world, "db-streams", env), 0);
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "@s1 @s2 go\r");
   long long end = tty_now_ms() + WAIT_MS;
-  while (tty_now_ms() < end && !(strstr(t.text, "s1: alpha beta gamma delta\n\n") &&
-                             strstr(t.text, "s2: uno dos tres cuatro\n\n")))
-    tty_pump(&t, 50);
-  CHECK(strstr(t.text, "s1: alpha beta gamma delta\n\n") != NULL);
-  CHECK(strstr(t.text, "s2: uno dos tres cuatro\n\n") != NULL);
-  CHECK(strstr(t.text, "s1: alpha beta \n") != NULL); /* a live line while it streamed */
-  CHECK(strstr(t.text, "s2: uno dos \n") != NULL);
+  while (tty_now_ms() < end && !(strstr(c.t.text, "s1: alpha beta gamma delta\n\n") &&
+                             strstr(c.t.text, "s2: uno dos tres cuatro\n\n")))
+    tty_pump(&c.t, 50);
+  CHECK(strstr(c.t.text, "s1: alpha beta gamma delta\n\n") != NULL);
+  CHECK(strstr(c.t.text, "s2: uno dos tres cuatro\n\n") != NULL);
+  CHECK(strstr(c.t.text, "s1: alpha beta \n") != NULL); /* a live line while it streamed */
+  CHECK(strstr(c.t.text, "s2: uno dos \n") != NULL);
   static const char *const s1_words[] = {"alpha", "beta", "gamma", "delta", NULL};
   static const char *const s2_words[] = {"uno", "dos", "tres", "cuatro", NULL};
-  CHECK(lines_clean(t.text, "s1: ", s2_words));
-  CHECK(lines_clean(t.text, "s2: ", s1_words));
-  tty_send(&t, "\x04");
-  CHECK_INT(tty_exit(&t), 0);
-  tty_close(&t);
+  CHECK(lines_clean(c.t.text, "s1: ", s2_words));
+  CHECK(lines_clean(c.t.text, "s2: ", s1_words));
+  tcon_quit(&c);
+  tcon_close(&c);
   llm_server_stop(srv);
-  free(w);
-  free(db);
 }
 
 /* A tool call waiting for approval: the question is the prompt, another agent's reply streams and
  * completes meanwhile, the typed line answers; Ctrl-C withdraws a pending question. */
 static void tty_approval_waits_while_another_streams(void) {
-  char *w = write_tmp("approve.json",
+  tcon c;
+  CHECK_INT(tcon_open(&c, "approve.json",
                       "{\"name\": \"Approvals\", \"agents\": [{\"name\": \"careful\", \"tools\": [{\"name\": \"save_context\","
                       " \"approve\": true}], \"replies\": [{\"tool\": \"save_context\", \"args\": {\"message\": \"saved\"}}]},"
-                      " {\"name\": \"chatty\", \"replies\": [\"a reply of seven words, streamed meanwhile\"]}]}\n");
-  char *db = fresh_db("db-approve");
-  tty t;
-  CHECK_INT(start_console(&t, w, db, NULL), 0);
-  CHECK(tty_expect(&t, "> "));
-  tty_send(&t, "@careful @chatty go\r");
-  CHECK(tty_expect(&t, "approve: careful wants to call save_context {\"message\":\"saved\"} [y/N] "));
-  CHECK(tty_expect(&t, "chatty: a reply of seven words, streamed meanwhile\n\n"));
-  CHECK(strstr(t.text, "careful: saved") == NULL); /* still waiting for the person */
-  tty_send(&t, "y\r");
-  CHECK(tty_expect(&t, "-- approval: agent=careful tool=save_context approved=true"));
-  CHECK(tty_expect(&t, "careful: saved\n\n"));
-  tty_send(&t, "@careful again\r");
-  CHECK(tty_expect(&t, "approve: careful wants to call save_context"));
-  tty_send(&t, "\x03");
-  CHECK(tty_expect(&t, "-- approval: agent=careful tool=save_context approved=false ended=cancelled"));
-  CHECK(tty_expect(&t, "approvals · Go> "));
-  tty_send(&t, "\x04");
-  CHECK_INT(tty_exit(&t), 0);
-  tty_close(&t);
-  free(w);
-  free(db);
+                      " {\"name\": \"chatty\", \"replies\": [\"a reply of seven words, streamed meanwhile\"]}]}\n",
+                      "db-approve", NULL), 0);
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "@careful @chatty go\r");
+  CHECK(tty_expect(&c.t, "approve: careful wants to call save_context {\"message\":\"saved\"} [y/N] "));
+  CHECK(tty_expect(&c.t, "chatty: a reply of seven words, streamed meanwhile\n\n"));
+  CHECK(strstr(c.t.text, "careful: saved") == NULL); /* still waiting for the person */
+  tty_send(&c.t, "y\r");
+  CHECK(tty_expect(&c.t, "-- approval: agent=careful tool=save_context approved=true"));
+  CHECK(tty_expect(&c.t, "careful: saved\n\n"));
+  tty_send(&c.t, "@careful again\r");
+  CHECK(tty_expect(&c.t, "approve: careful wants to call save_context"));
+  tty_send(&c.t, "\x03");
+  CHECK(tty_expect(&c.t, "-- approval: agent=careful tool=save_context approved=false ended=cancelled"));
+  CHECK(tty_expect(&c.t, "approvals · Go> "));
+  tcon_quit(&c);
+  tcon_close(&c);
 }
 
 /* Started again on a terminal, the console says which chat continues and shows its last messages. */
 static void tty_resume_shows_recent(void) {
-  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-resume");
-  const char *args[] = {"console", w, "--db", db, NULL};
+  tcon c = {.w = write_tmp("world.json", world_json), .db = fresh_db("db-resume")};
+  const char *args[] = {"console", c.w, "--db", c.db, NULL};
   proc_result r;
   CHECK_INT(proc_agora(args, "@alice first words\n", NULL, &r), 0);
   CHECK_INT(r.status, 0);
   proc_result_free(&r);
-  tty t;
-  CHECK_INT(start_console(&t, w, db, NULL), 0);
-  CHECK(tty_expect(&t, "chat-resumed: id="));
-  CHECK(tty_expect(&t, "title=First words messages=2"));
-  CHECK(tty_expect(&t, "human: @alice first words\n\nalice: one\n\n"));
-  CHECK(tty_expect(&t, "console-test · First words> "));
-  tty_send(&t, "@alice more\r");
-  CHECK(tty_expect(&t, "alice: two\n\n"));
-  tty_send(&t, "\x04");
-  CHECK_INT(tty_exit(&t), 0);
-  tty_close(&t);
-  free(w);
-  free(db);
+  CHECK_INT(start_console(&c.t, c.w, c.db, NULL), 0);
+  CHECK(tty_expect(&c.t, "chat-resumed: id="));
+  CHECK(tty_expect(&c.t, "title=First words messages=2"));
+  CHECK(tty_expect(&c.t, "human: @alice first words\n\nalice: one\n\n"));
+  CHECK(tty_expect(&c.t, "console-test · First words> "));
+  tty_send(&c.t, "@alice more\r");
+  CHECK(tty_expect(&c.t, "alice: two\n\n"));
+  tcon_quit(&c);
+  tcon_close(&c);
 }
 
 /* 1 when this system gives pseudo-terminals (a bare container may not). */
@@ -460,24 +455,22 @@ static void tty_send_big(tty *t, const char *prefix, size_t n, const char *suffi
  * KB): a short bracketed paste goes into the line whole; 8 KB and 1 MB pastes are refused with a note
  * and the console goes on; text typed without paste marks stops at the line limit (1,000 bytes). */
 static void tty_paste_bounded(void) {
-  char *w = write_tmp("world.json", world_json), *db = fresh_db("db-paste");
-  tty t;
-  CHECK_INT(start_console(&t, w, db, NULL), 0);
+  tcon c;
+  CHECK_INT(tcon_open(&c, "world.json", world_json, "db-paste", NULL), 0);
   char id[64] = "";
-  CHECK_INT(tty_event_id(&t, "new-chat-created", id), 0);
-  tty_send_big(&t, "\033[200~@alice ", 500, "\033[201~");
-  tty_send(&t, "\r");
-  CHECK(tty_expect(&t, "alice: one\n\n"));
-  tty_send_big(&t, "\033[200~", 8192, "\033[201~");
-  CHECK(tty_expect(&t, "paste of 8192 bytes refused"));
-  tty_send_big(&t, "\033[200~line one\nline two ", 1 << 20, "\033[201~");
-  CHECK(tty_expect(&t, "paste of 1048594 bytes refused"));
-  tty_send_big(&t, "@bob ", 8192, "\r");
-  CHECK(tty_expect(&t, "the line is full"));
-  CHECK(tty_expect(&t, "bob: @alice pong\n\n"));
-  tty_send(&t, "\x04");
-  CHECK_INT(tty_exit(&t), 0);
-  char *s = saved(db, id);
+  CHECK_INT(tty_event_id(&c.t, "new-chat-created", id), 0);
+  tty_send_big(&c.t, "\033[200~@alice ", 500, "\033[201~");
+  tty_send(&c.t, "\r");
+  CHECK(tty_expect(&c.t, "alice: one\n\n"));
+  tty_send_big(&c.t, "\033[200~", 8192, "\033[201~");
+  CHECK(tty_expect(&c.t, "paste of 8192 bytes refused"));
+  tty_send_big(&c.t, "\033[200~line one\nline two ", 1 << 20, "\033[201~");
+  CHECK(tty_expect(&c.t, "paste of 1048594 bytes refused"));
+  tty_send_big(&c.t, "@bob ", 8192, "\r");
+  CHECK(tty_expect(&c.t, "the line is full"));
+  CHECK(tty_expect(&c.t, "bob: @alice pong\n\n"));
+  tcon_quit(&c);
+  char *s = saved(c.db, id);
   char *want = malloc(4096);
   size_t o = (size_t)snprintf(want, 4096, "human|@alice ");
   memset(want + o, 'x', 500);
@@ -489,9 +482,7 @@ static void tty_paste_bounded(void) {
   CHECK(s && strncmp(s, want, strlen(want)) == 0);
   free(want);
   free(s);
-  tty_close(&t);
-  free(w);
-  free(db);
+  tcon_close(&c);
 }
 
 static int have_pty(void) {

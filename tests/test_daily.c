@@ -20,13 +20,18 @@ static llm_server *srv;
 
 static const char *world_file(const char *name, const char *json) { return suite_file(tmp, name, json); }
 
+/* `agora run NAME --no-save` on json into r (the caller frees it): the exit status is status. */
+static void run_world(const char *name, const char *json, int status, proc_result *r) {
+  const char *args[] = {"run", world_file(name, json), "--no-save", NULL};
+  CHECK_INT(proc_agora(args, NULL, NULL, r), 0);
+  CHECK_INT(r->status, status);
+}
+
 /* Runs `agora run NAME --no-save` on json: the exit status is status and needle is in stdout (or
  * stderr when on_err). */
 static void expect_run(const char *name, const char *json, int status, int on_err, const char *needle) {
-  const char *args[] = {"run", world_file(name, json), "--no-save", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, status);
+  run_world(name, json, status, &r);
   const char *where = on_err ? r.err : r.out;
   if (!strstr(where, needle)) unit_fail_(__FILE__, __LINE__, "%s: no '%s' in: %s", name, needle, where);
   proc_result_free(&r);
@@ -118,10 +123,8 @@ static void mid_line_mention_is_explained(void) {
   const char *json = "{\"name\": \"w\", \"agents\": [{\"name\": \"bob\", \"replies\": [\"yes?\"]}],"
                      " \"script\": [{\"from\": \"human\", \"text\": \"Hi, @bob and @nobody\"},"
                      " {\"from\": \"human\", \"text\": \"@bob hi\"}, {\"from\": \"human\", \"text\": \"about @zed\"}]}";
-  const char *args[] = {"run", world_file("m.json", json), "--no-save", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  run_world("m.json", json, 0, &r);
   const char *hint = strstr(r.out, "-- not-addressed:");
   CHECK(hint != NULL);
   CHECK(hint && strstr(hint, "@bob is mentioned but not at the start of a line; nobody was addressed") != NULL);
@@ -139,10 +142,8 @@ static void mid_line_mention_is_explained(void) {
 static void agent_without_provider_is_warned_once(void) {
   const char *json = "{\"name\": \"w\", \"agents\": [{\"name\": \"ann\"}, {\"name\": \"cy\"}],"
                      " \"script\": [{\"from\": \"human\", \"text\": \"hello\"}, {\"from\": \"human\", \"text\": \"again\"}]}";
-  const char *args[] = {"run", world_file("p.json", json), "--no-save", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  run_world("p.json", json, 0, &r);
   const char *w = strstr(r.err, "warning: agents 'ann', 'cy' have no provider");
   CHECK(w != NULL);
   CHECK(w && strstr(w + 1, "warning") == NULL);

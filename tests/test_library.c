@@ -291,22 +291,25 @@ static void never_prints(void) {
   free(db);
 }
 
-/* A world of one agent, ann, answering from the loopback server (OpenAI wire format). */
-static void server_world(char *json, size_t cap, llm_server *srv) {
+/* A loopback server answering by rule, and in json a world of one agent, ann, answering from it (OpenAI
+ * wire format); NULL (the case failed) when the server does not start. The caller stops the server. */
+static llm_server *server_world(const char *rule, char *json, size_t cap) {
+  llm_server *srv = NULL;
+  CHECK_INT(llm_server_start(&srv), 0);
+  if (!srv) return NULL;
+  llm_server_rule(srv, NULL, rule);
   setenv("AGORA_TEST_KEY", "k", 1);
   snprintf(json, cap, "{\"name\": \"Loop\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\","
            " \"model\": \"m\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\"}]}", llm_server_url(srv, "/v1"));
+  return srv;
 }
 
 /* A foreign loop: poll() on agora_fd with agora_next_timeout, agora_step on either, until the world is
  * quiet; the replies come from a real socket (the loopback LLM server with 30 ms latency). */
 static void foreign_loop(void) {
-  llm_server *srv = NULL;
-  CHECK_INT(llm_server_start(&srv), 0);
-  if (!srv) return;
-  llm_server_rule(srv, NULL, "reply=\"from the server\" latency=30");
   char json[1024];
-  server_world(json, sizeof json, srv);
+  llm_server *srv = server_world("reply=\"from the server\" latency=30", json, sizeof json);
+  if (!srv) return;
   agora_world *w = open_nosave(json);
   if (w) {
     seen s = {.w = w};
@@ -333,12 +336,10 @@ static void foreign_loop(void) {
 
 /* Usage: the tokens the server reported, per agent, summed from the stored thread. */
 static void usage_from_the_server(void) {
-  llm_server *srv = NULL;
-  CHECK_INT(llm_server_start(&srv), 0);
+  char json[1024], *usage = NULL;
+  llm_server *srv = server_world("reply=\"@human ok\"", json, sizeof json);
   if (!srv) return;
-  llm_server_rule(srv, NULL, "reply=\"@human ok\"");
-  char json[1024], *db = unit_tmpdir(), *usage = NULL;
-  server_world(json, sizeof json, srv);
+  char *db = unit_tmpdir();
   agora_world *w = NULL;
   CHECK_INT(agora_world_open(json, db, NULL, &w), AGORA_OK);
   for (int i = 0; w && i < 2; i++) {
@@ -379,12 +380,9 @@ static void *run_world(void *arg) {
 }
 
 static void two_threads(void) {
-  llm_server *srv = NULL;
-  CHECK_INT(llm_server_start(&srv), 0);
-  if (!srv) return;
-  llm_server_rule(srv, NULL, "reply=\"@human ok\" latency=2");
   char json[1024];
-  server_world(json, sizeof json, srv);
+  llm_server *srv = server_world("reply=\"@human ok\" latency=2", json, sizeof json);
+  if (!srv) return;
   thread_run t[2] = {{.json = json}, {.json = json}};
   pthread_t th[2];
   for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, run_world, &t[i]);

@@ -62,6 +62,14 @@ static void go(void *ud) {
   a->log->order[a->log->n++] = a->id;
 }
 
+/* n attempts of 10 tokens each, numbered 0..n-1, logging their admission into log. */
+static void attempts_init(attempt *a, int n, admitted *log) {
+  for (int i = 0; i < n; i++) {
+    a[i] = (attempt){.slot = {.tokens = 10, .go = go}, .id = i, .log = log};
+    a[i].slot.ud = &a[i];
+  }
+}
+
 static void on_limited(void *ud, const char *endpoint, int64_t until_ms) {
   (void)until_ms;
   snprintf(ud, 128, "%s", endpoint);
@@ -91,10 +99,7 @@ static void fifo_rpm_concurrency_pause(void) {
   cfg.base_url = strdup("http://h/v1");
   admitted log = {.n = 0};
   attempt a[5];
-  for (int i = 0; i < 5; i++) {
-    a[i] = (attempt){.slot = {.tokens = 10, .go = go}, .id = i, .log = &log};
-    a[i].slot.ud = &a[i];
-  }
+  attempts_init(a, 5, &log);
   /* Two start at once (max_concurrency), the rest wait in order. */
   CHECK_INT(llm_limit_acquire(c, &cfg, &a[0].slot), 1);
   CHECK_INT(llm_limit_acquire(c, &cfg, &a[1].slot), 1);
@@ -143,10 +148,7 @@ static void unlimited_then_learned(void) {
   cfg.provider = LLM_OPENAI;
   admitted log = {.n = 0};
   attempt a[4];
-  for (int i = 0; i < 4; i++) {
-    a[i] = (attempt){.slot = {.tokens = 10, .go = go}, .id = i, .log = &log};
-    a[i].slot.ud = &a[i];
-  }
+  attempts_init(a, 4, &log);
   CHECK_INT(llm_limit_acquire(c, &cfg, &a[0].slot), 1);
   CHECK_INT(a[0].slot.tracked, 0);
   llm_lim_headers h;

@@ -6,6 +6,7 @@
  * stored; seed reaches the providers that take one. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -166,16 +167,10 @@ static void replay_miss_and_world_file(void) {
   CHECK(f != NULL);
   if (f) fclose(f);
   const char *bad_flag[] = {"run", world, "--no-save", "--llm-cache", "sometimes", NULL};
-  CHECK_INT(proc_agora(bad_flag, NULL, env, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--llm-cache: unknown mode 'sometimes' (expected off, use or replay)") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(bad_flag, env, "--llm-cache: unknown mode 'sometimes' (expected off, use or replay)", NULL);
   const char *bad = tool_world("bad.json", s, "openai", 0, "\"llm_cache\": \"yes\",");
   const char *bad_file[] = {"run", bad, "--no-save", NULL};
-  CHECK_INT(proc_agora(bad_file, NULL, env, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "bad.json: llm_cache: must be \"off\", \"use\" or \"replay\"") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(bad_file, env, "bad.json: llm_cache: must be \"off\", \"use\" or \"replay\"", NULL);
   llm_server_stop(s);
 }
 
@@ -263,10 +258,4 @@ static const unit_test tests[] = {
     UNIT(seed_where_providers_take_it),
 };
 
-int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
-}
+int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }

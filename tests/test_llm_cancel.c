@@ -38,6 +38,13 @@ static void fixture_init(fixture *f, int stream) {
   }
 }
 
+/* The fixture on a freshly reset loopback server answering every request by rule. */
+static void fixture_on(fixture *f, const char *rule, int stream) {
+  llm_server_reset(srv);
+  llm_server_rule(srv, NULL, rule);
+  fixture_init(f, stream);
+}
+
 static void fixture_free(fixture *f) {
   for (int i = 0; i < 4; i++) llm_endpoint_free(f->ep[i]);
   llm_client_free(f->client);
@@ -46,29 +53,35 @@ static void fixture_free(fixture *f) {
 
 static size_t live_transfers(const fixture *f) { return net_http_live(llm_client_net(f->client)); }
 
+/* No call is active and no transfer is left open: then the fixture is freed. */
+static void fixture_free_idle(fixture *f) {
+  CHECK_INT(llm_client_active(f->client), 0);
+  CHECK_INT(live_transfers(f), 0);
+  fixture_free(f);
+}
+
 static llm_request one_message(llm_message *m, const char *text) {
   *m = (llm_message){.role = "user", .content = text};
   return (llm_request){.messages = m, .n_messages = 1};
 }
 
-/* n calls of req started on the four endpoints in turn, recording into r[0..n). */
-static void start_calls(fixture *f, const llm_request *req, llm_drive_result *r, int n, int *pending) {
+/* n calls saying "hi" started on the four endpoints in turn, recording into r[0..n) (the providers
+ * copy the request as a call starts). */
+static void start_calls(fixture *f, llm_drive_result *r, int n, int *pending) {
+  llm_message m;
+  llm_request req = one_message(&m, "hi");
   for (int i = 0; i < n; i++) {
     llm_drive_result_init(&r[i]);
-    CHECK_INT(llm_drive_start(f->ep[i % 4], req, &r[i], f->base, pending), AG_OK);
+    CHECK_INT(llm_drive_start(f->ep[i % 4], &req, &r[i], f->base, pending), AG_OK);
   }
 }
 
 static void test_cancel_in_flight(void) {
-  llm_server_reset(srv);
-  llm_server_rule(srv, NULL, "latency=300 reply=late");
   fixture f;
-  fixture_init(&f, 1);
+  fixture_on(&f, "latency=300 reply=late", 1);
   llm_drive_result r[12];
   int pending = 0;
-  llm_message m;
-  llm_request req = one_message(&m, "hi");
-  start_calls(&f, &req, r, 12, &pending);
+  start_calls(&f, r, 12, &pending);
   CHECK_INT(llm_client_active(f.client), 12);
   llm_drive_run_for(f.base, 50); /* the requests are on the wire, the replies not yet */
   for (int i = 0; i < 12; i++) llm_call_cancel(r[i].call);
@@ -146,9 +159,7 @@ static void test_cancel_self_inside_chunk(void) {
     llm_drive_run_for(f.base, 100);
     CHECK_INT(c.chunks, 1);
     CHECK_INT(c.done, 0);
-    CHECK_INT(llm_client_active(f.client), 0);
-    CHECK_INT(live_transfers(&f), 0);
-    fixture_free(&f);
+    fixture_free_idle(&f);
   }
 }
 
@@ -176,16 +187,12 @@ static void test_cancel_other_inside_chunk(void) {
   CHECK_STR(a.text, "a b c");
   CHECK_INT(b.done, 0);
   CHECK(b.chunks <= 1);
-  CHECK_INT(llm_client_active(f.client), 0);
-  CHECK_INT(live_transfers(&f), 0);
-  fixture_free(&f);
+  fixture_free_idle(&f);
 }
 
 static void test_start_inside_chunk(void) {
-  llm_server_reset(srv);
-  llm_server_rule(srv, NULL, "echo=1");
   fixture f;
-  fixture_init(&f, 1);
+  fixture_on(&f, "echo=1", 1);
   int pending = 1;
   chunky a;
   memset(&a, 0, sizeof a);
@@ -251,17 +258,13 @@ static void test_cancel_others_from_done(void) {
     CHECK_INT(llm_drive_run(f.base, &pending, 10000), 0);
     llm_drive_run_for(f.base, 150);
     CHECK_INT(the_race.total_done, 1);
-    CHECK_INT(llm_client_active(f.client), 0);
-    CHECK_INT(live_transfers(&f), 0);
-    fixture_free(&f);
+    fixture_free_idle(&f);
   }
 }
 
 static void test_cancel_during_backoff(void) {
-  llm_server_reset(srv);
-  llm_server_rule(srv, NULL, "status=429 retry_after_ms=400");
   fixture f;
-  fixture_init(&f, 1);
+  fixture_on(&f, "status=429 retry_after_ms=400", 1);
   llm_drive_result r;
   llm_drive_result_init(&r);
   int pending = 0;
@@ -279,15 +282,11 @@ static void test_cancel_during_backoff(void) {
 }
 
 static void test_free_endpoint_and_client_in_flight(void) {
-  llm_server_reset(srv);
-  llm_server_rule(srv, NULL, "reply=\"a b c d\" delay=30");
   fixture f;
-  fixture_init(&f, 1);
+  fixture_on(&f, "reply=\"a b c d\" delay=30", 1);
   llm_drive_result r[8];
   int pending = 0;
-  llm_message m;
-  llm_request req = one_message(&m, "hi");
-  start_calls(&f, &req, r, 8, &pending);
+  start_calls(&f, r, 8, &pending);
   llm_drive_run_for(f.base, 50);
   llm_endpoint_free(f.ep[0]); /* its two calls go with it */
   f.ep[0] = NULL;
@@ -309,7 +308,7 @@ static void test_free_endpoint_and_client_in_flight(void) {
   llm_server_reset(srv);
   llm_server_rule(srv, NULL, "latency=200");
   fixture_init(&f, 0);
-  start_calls(&f, &req, r, 8, &pending);
+  start_calls(&f, r, 8, &pending);
   llm_drive_run_for(f.base, 10);
   llm_client_free(f.client);
   f.client = NULL;

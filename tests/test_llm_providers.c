@@ -59,16 +59,21 @@ static const char *name_of(llm_provider_kind k, int stream) {
     for (int stream = 0; stream < 2; stream++)                                                           \
       for (llm_provider_kind kind = kinds[ki_], once_ = 1; once_; once_ = 0)
 
+/* One call, saying "hello", with the provider's default settings to a freshly reset loopback server. */
+static void run_default(llm_provider_kind kind, int stream, const char *system, llm_drive_result *r) {
+  llm_server_reset(srv);
+  llm_config cfg;
+  config_for(&cfg, kind, stream);
+  run_one(&cfg, system, "hello", r);
+}
+
 /* Runs one call per provider and mode with directives in the system prompt. */
 static void expect_ok(const char *directives, const char *reply, int requests) {
   EACH_CASE {
-    llm_server_reset(srv);
-    llm_config cfg;
-    config_for(&cfg, kind, stream);
     char system[512];
     snprintf(system, sizeof system, "You are a test. [[mock %s]]", directives);
     llm_drive_result r;
-    run_one(&cfg, system, "hello", &r);
+    run_default(kind, stream, system, &r);
     if (r.err != AG_OK || !r.text || strcmp(r.text, reply) != 0)
       fprintf(stderr, "  %s: err %d text '%s' (%s)\n", name_of(kind, stream), r.err, r.text, r.info.message);
     CHECK_INT(r.err, AG_OK);
@@ -288,11 +293,8 @@ static void test_connect_timeout(void) {
 
 static void test_usage_reported(void) {
   EACH_CASE {
-    llm_server_reset(srv);
-    llm_config cfg;
-    config_for(&cfg, kind, stream);
     llm_drive_result r;
-    run_one(&cfg, "[[mock reply=\"a b c\"]]", "hello", &r);
+    run_default(kind, stream, "[[mock reply=\"a b c\"]]", &r);
     CHECK_INT(r.err, AG_OK);
     CHECK(r.usage.input_tokens > 0);
     CHECK(r.usage.output_tokens > 0);
@@ -302,11 +304,8 @@ static void test_usage_reported(void) {
 
 static void test_tool_call_reply_is_not_text(void) {
   EACH_CASE {
-    llm_server_reset(srv);
-    llm_config cfg;
-    config_for(&cfg, kind, stream);
     llm_drive_result r;
-    run_one(&cfg, "[[mock tool=get_weather args={\"city\":\"Paris\"}]]", "hello", &r);
+    run_default(kind, stream, "[[mock tool=get_weather args={\"city\":\"Paris\"}]]", &r);
     CHECK_INT(r.err, AG_OK);
     CHECK_STR(r.text, "");
     llm_drive_result_free(&r);

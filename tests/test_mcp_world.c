@@ -136,13 +136,10 @@ static void run_calls_mcp_tools(void) {
   const char *run[] = {"run", w, "--db", db, "--json", NULL};
   proc_result r;
   agora(run, NULL, 0, &r);
-  CHECK(has(r.out, "\"agent\":\"librarian\",\"tool\":\"list_directory\",\"call_id\":\"call_1\",\"args\":"));
-  CHECK(has(r.out, "a.txt"));
-  CHECK(has(r.out, "the first note"));
-  CHECK(has(r.out, "denied: write_file needs the user's approval"));
+  CHECK_HAS(r.out, "\"agent\":\"librarian\",\"tool\":\"list_directory\",\"call_id\":\"call_1\",\"args\":", "a.txt",
+                   "the first note", "denied: write_file needs the user's approval");
   CHECK(has(r.out, "ccess denied")); /* /etc/hostname is outside the server's root */
-  CHECK(has(r.out, "Echo: all done"));
-  CHECK(has(r.out, "Finished, @human."));
+  CHECK_HAS(r.out, "Echo: all done", "Finished, @human.");
   char *bt = unit_read_file(b);
   CHECK(bt == NULL); /* refused: nothing written */
   free(bt);
@@ -157,8 +154,8 @@ static void run_calls_mcp_tools(void) {
   /* The stored thread has every call and result. */
   const char *replay[] = {"replay", chat, "--db", db, NULL};
   CHECK_INT(proc_agora(replay, NULL, NULL, &r), 0);
-  CHECK(has(r.out, "-- tool-call: agent=librarian tool=read_text_file"));
-  CHECK(has(r.out, "tool=say_back call_id=call_1 result=Echo: all done"));
+  CHECK_HAS(r.out, "-- tool-call: agent=librarian tool=read_text_file",
+                   "tool=say_back call_id=call_1 result=Echo: all done");
   proc_result_free(&r);
   /* --yes approves: the file is written. */
   const char *yes[] = {"run", w, "--no-save", "--yes", NULL};
@@ -170,10 +167,10 @@ static void run_calls_mcp_tools(void) {
   /* agora tools lists each tool with its source and approval. */
   const char *tools[] = {"tools", w, "--db", db, "--json", NULL};
   agora(tools, NULL, 0, &r);
-  CHECK(has(r.out, "{\"name\":\"write_file\",\"source\":\"fs.write_file\",\"approve\":true"));
-  CHECK(has(r.out, "{\"name\":\"read_text_file\",\"source\":\"fs.read_text_file\",\"approve\":false"));
-  CHECK(has(r.out, "{\"name\":\"say_back\",\"source\":\"ev.echo\",\"approve\":false"));
-  CHECK(has(r.out, "\"servers\":[{\"name\":\"fs\",\"ready\":true},{\"name\":\"ev\",\"ready\":true}]"));
+  CHECK_HAS(r.out, "{\"name\":\"write_file\",\"source\":\"fs.write_file\",\"approve\":true",
+                   "{\"name\":\"read_text_file\",\"source\":\"fs.read_text_file\",\"approve\":false",
+                   "{\"name\":\"say_back\",\"source\":\"ev.echo\",\"approve\":false",
+                   "\"servers\":[{\"name\":\"fs\",\"ready\":true},{\"name\":\"ev\",\"ready\":true}]");
   proc_result_free(&r);
   free(w);
 }
@@ -190,8 +187,7 @@ static void failed_servers(void) {
   const char *run[] = {"run", w, "--no-save", "--json", NULL};
   proc_result r;
   agora(run, NULL, 1, &r);
-  CHECK(has(r.out, "\"event\":\"mcp-error\""));
-  CHECK(has(r.out, "\"server\":\"bad\",\"error\":\"the server exited with status 3\""));
+  CHECK_HAS(r.out, "\"event\":\"mcp-error\"", "\"server\":\"bad\",\"error\":\"the server exited with status 3\"");
   CHECK(has(r.err, "MCP server bad failed: the server exited with status 3 (needed by a)\n"));
   proc_result_free(&r);
   const char *tools[] = {"tools", w, "--db", g_tmp, NULL};
@@ -205,8 +201,7 @@ static void failed_servers(void) {
     " \"script\": [{\"from\": \"human\", \"text\": \"@a hello\"}]}", fake());
   const char *run2[] = {"run", w, "--no-save", "--json", NULL};
   agora(run2, NULL, 0, &r);
-  CHECK(has(r.out, "\"server\":\"bad\",\"error\":\"protocol garbage on stdout\""));
-  CHECK(has(r.out, "hi there"));
+  CHECK_HAS(r.out, "\"server\":\"bad\",\"error\":\"protocol garbage on stdout\"", "hi there");
   proc_result_free(&r);
   /* SERVER.* gives a name another entry has: exit 2 naming both. */
   w = write_world("clash.json",
@@ -235,9 +230,8 @@ static void console_approves_from_input(void) {
   const char *args[] = {"console", "--db", db, w, NULL};
   proc_result r;
   agora(args, "@writer write it\ny\n", 0, &r);
-  CHECK(has(r.out, "approve: writer wants to call write_file"));
-  CHECK(has(r.out, "-- approval: agent=writer tool=write_file approved=true"));
-  CHECK(has(r.out, "writer: wrote it"));
+  CHECK_HAS(r.out, "approve: writer wants to call write_file",
+                   "-- approval: agent=writer tool=write_file approved=true", "writer: wrote it");
   char *bt = unit_read_file(b);
   CHECK(bt && !strcmp(bt, "yes"));
   free(bt);
@@ -292,9 +286,8 @@ static void mcp_tool_named_like_a_builtin(void) {
   const char *run[] = {"run", w, "--no-save", "--yes", NULL};
   proc_result r;
   agora(run, NULL, 0, &r);
-  CHECK(has(r.out, "-- tool-call: agent=a tool=f.echo call_id="));
-  CHECK(has(r.out, "-- tool-result: agent=a tool=f.echo call_id="));
-  CHECK(has(r.out, "echo: hi pid"));
+  CHECK_HAS(r.out, "-- tool-call: agent=a tool=f.echo call_id=", "-- tool-result: agent=a tool=f.echo call_id=",
+                   "echo: hi pid");
   CHECK(!strstr(r.out, "tool=ask_human"));
   proc_result_free(&r);
   char db[4200];
@@ -366,8 +359,7 @@ static void http_server_in_a_world(void) {
   proc_result r;
   CHECK_INT(proc_agora(run, NULL, env, &r), 0);
   CHECK_INT(r.status, 0);
-  CHECK(has(r.out, "Echo: over http"));
-  CHECK(has(r.out, "42"));
+  CHECK_HAS(r.out, "Echo: over http", "42");
   CHECK(!strstr(r.out, "mcp-error"));
   proc_result_free(&r);
   mcp_everything_stop(&e);

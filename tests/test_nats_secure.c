@@ -3,6 +3,7 @@
  * missing CA is a clear error and exit 2, nothing stored), user/password and token from the environment
  * (a wrong one: exit 2, never echoed), --nats-creds with a server in operator (JWT) mode, and no secret in the stream, the key-value buckets (the server's
  * JetStream files), any database copy, or any output. */
+#include "support/nats_peer.h"
 #include "support/nats_proc.h"
 #include "support/nats_suite.h"
 #include "support/proc.h"
@@ -216,24 +217,7 @@ static void test_creds(void) {
 
 /* A peer's JetStream publish of data on subject as user (with password pw): 0 when the stream took it. */
 static int publish_as(const char *url, const char *user, const char *pw, const char *subject, const char *data) {
-  natsOptions *o = NULL;
-  natsConnection *nc = NULL;
-  jsCtx *js = NULL;
-  jsPubAck *pa = NULL;
-  jsPubOptions po;
-  jsPubOptions_Init(&po);
-  po.MaxWait = 2000;
-  natsStatus s = natsOptions_Create(&o);
-  if (s == NATS_OK) s = natsOptions_SetURL(o, url);
-  if (s == NATS_OK) s = natsOptions_SetUserInfo(o, user, pw);
-  if (s == NATS_OK) s = natsConnection_Connect(&nc, o);
-  if (s == NATS_OK) s = natsConnection_JetStream(&js, nc, NULL);
-  if (s == NATS_OK) s = js_Publish(&pa, js, subject, data, (int)strlen(data), &po, NULL);
-  jsPubAck_Destroy(pa);
-  jsCtx_Destroy(js);
-  natsConnection_Destroy(nc);
-  natsOptions_Destroy(o);
-  return s == NATS_OK ? 0 : -1;
+  return nats_peer_publish(&(nats_peer_msg){.url = url, .user = user, .pw = pw, .subject = subject, .data = data});
 }
 
 /* Who may publish (issue 28 item 13): docs/nats-permissions.conf as it stands. The world's processes,

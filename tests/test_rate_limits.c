@@ -5,6 +5,7 @@
  * bad `rate_limits` fields are refused with their JSON paths. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <stdio.h>
@@ -111,12 +112,7 @@ static void bad_fields_are_named(void) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const char *args[] = {"run", crowd("bad.json", cases[i].extra), "--no-save", NULL};
-    proc_result r;
-    CHECK_INT(proc_agora(args, NULL, env, &r), 0);
-    CHECK_INT(r.status, 2);
-    CHECK(strstr(r.err, cases[i].want) != NULL);
-    if (!strstr(r.err, cases[i].want)) fprintf(stderr, "  case %zu: %s\n", i, r.err);
-    proc_result_free(&r);
+    PROC_REFUSED(args, env, cases[i].want, NULL);
   }
 }
 
@@ -127,14 +123,5 @@ static const unit_test tests[] = {
 };
 
 int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  if (llm_server_start(&srv)) {
-    fprintf(stderr, "cannot start the loopback server\n");
-    return 1;
-  }
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  llm_server_stop(srv);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
 }

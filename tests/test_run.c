@@ -294,13 +294,11 @@ static void empty_reply_counts(void) {
   CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);
   CHECK(strstr(r.out, "\"event\":\"llm-error\"") != NULL && strstr(r.out, "empty reply") != NULL);
-  char *msgs = proc_messages(r.out);
-  CHECK_STR(msgs, "human|human|@a one\n"
-                  "agent-x|agent|@a two\n"
-                  "a|agent|@agent-x second\n"
-                  "agent-x|agent|@a three\n"
-                  "a|turn-limit|@human Turn limit reached (2 LLM calls). Please take control of the conversation.\n");
-  free(msgs);
+  CHECK_MESSAGES(r.out, "human|human|@a one\n"
+                        "agent-x|agent|@a two\n"
+                        "a|agent|@agent-x second\n"
+                        "agent-x|agent|@a three\n"
+                        "a|turn-limit|@human Turn limit reached (2 LLM calls). Please take control of the conversation.\n");
   proc_result_free(&r);
 }
 
@@ -318,12 +316,10 @@ static void utf8_names_end_to_end(void) {
   CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);
   if (r.status) fprintf(stderr, "  stderr: %s\n", r.err);
-  char *msgs = proc_messages(r.out);
-  CHECK_STR(msgs, "human|human|@José hi\n"
-                  "jose|agent|@村長 your turn\n"
-                  "f4e7e60e|agent|@jose bien\n"
-                  "jose|agent|thanks\n");
-  free(msgs);
+  CHECK_MESSAGES(r.out, "human|human|@José hi\n"
+                        "jose|agent|@村長 your turn\n"
+                        "f4e7e60e|agent|@jose bien\n"
+                        "jose|agent|thanks\n");
   proc_result_free(&r);
   const char *list[] = {"chats", "list", "--db", db, NULL};
   CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);

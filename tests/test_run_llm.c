@@ -123,11 +123,9 @@ static void every_provider_gets_the_prompt(void) {
       CHECK_INT(proc_agora(args, NULL, env, &r), 0);
       if (r.status) fprintf(stderr, "  %s stream=%d: %s\n", providers[p], stream, r.err);
       CHECK_INT(r.status, 0);
-      char *msgs = proc_messages(r.out);
-      CHECK_STR(msgs, "human|human|@ann one\nann|agent|echo: human: @ann one\n"
-                      "human|human|@ann two\nann|agent|echo: human: @ann two\n"
-                      "human|human|@ann three\nann|agent|echo: human: @ann three\n");
-      free(msgs);
+      CHECK_MESSAGES(r.out, "human|human|@ann one\nann|agent|echo: human: @ann one\n"
+                            "human|human|@ann two\nann|agent|echo: human: @ann two\n"
+                            "human|human|@ann three\nann|agent|echo: human: @ann three\n");
       proc_result_free(&r);
       CHECK_INT(llm_server_request_count(srv), 3);
       cJSON *body = request_body(2);
@@ -260,9 +258,7 @@ static void failure_is_an_event_and_exit_1(void) {
   proc_result r;
   CHECK_INT(proc_agora(args, NULL, env, &r), 0);
   CHECK_INT(r.status, 1);
-  char *msgs = proc_messages(r.out);
-  CHECK_STR(msgs, "world|world|Anyone?\ngood|agent|still here\n");
-  free(msgs);
+  CHECK_MESSAGES(r.out, "world|world|Anyone?\ngood|agent|still here\n");
   const char *ev = strstr(r.out, "\"event\":\"llm-error\"");
   CHECK(ev != NULL);
   CHECK(ev && strstr(ev, "\"http_status\":500") && strstr(ev, "\"attempts\":2") && strstr(ev, "\"agent\":\"bad\""));
@@ -413,9 +409,7 @@ static void tool_loop_every_provider(void) {
       CHECK_INT(proc_agora(args, NULL, env, &r), 0);
       if (r.status) fprintf(stderr, "  %s stream=%d: %s\n%s\n", providers[p], stream, r.err, r.out);
       CHECK_INT(r.status, 0);
-      char *msgs = proc_messages(r.out);
-      CHECK_STR(msgs, "human|human|@ann what do you know?\nann|agent|I remember nothing yet.\n");
-      free(msgs);
+      CHECK_MESSAGES(r.out, "human|human|@ann what do you know?\nann|agent|I remember nothing yet.\n");
       CHECK(strstr(r.out, "\"event\":\"tool-call\"") && strstr(r.out, "\"tool\":\"load_context\""));
       CHECK(strstr(r.out, "\"event\":\"tool-result\"") && strstr(r.out, "\"version\":0"));
       proc_result_free(&r);
@@ -448,9 +442,7 @@ static void ask_human_answer_reaches_the_model(void) {
   CHECK_INT(proc_agora(args, NULL, env, &r), 0);
   CHECK_INT(r.status, 0);
   CHECK(strstr(r.out, "\"result\":{\"answer\":\"Lisbon in May\"},\"error\":false") != NULL);
-  char *msgs = proc_messages(r.out);
-  CHECK_STR(msgs, "human|human|@ann plan a trip\nann|agent|Noted.\n");
-  free(msgs);
+  CHECK_MESSAGES(r.out, "human|human|@ann plan a trip\nann|agent|Noted.\n");
   proc_result_free(&r);
   CHECK_INT(llm_server_request_count(srv), 2);
   cJSON *first = request_body(0), *second = request_body(1);

@@ -532,13 +532,20 @@ static int slow_world(const char *name, const char *agent, const char *reply, in
   return *c ? 0 : -1;
 }
 
+/* slow_world, with say posted to it and the reply streaming: chunks llm-chunk frames seen. */
+static int slow_world_talking(const char *name, const char *agent, const char *reply, int delay_ms, const char *say,
+                              int chunks, serve_proc *sp, sse_set **set, sse_conn **c) {
+  if (slow_world(name, agent, reply, delay_ms, sp, set, c)) return -1;
+  post(sp, name, say);
+  CHECK_INT(sse_wait(*set, chunks, "\"event\":\"llm-chunk\"", 10000), 0);
+  return 0;
+}
+
 static void human_message_while_streaming(void) {
   serve_proc sp;
   sse_set *set;
   sse_conn *c;
-  if (slow_world("slow", "ann", "w1 w2 w3 w4 w5 w6 w7 w8", 60, &sp, &set, &c)) return;
-  post(&sp, "slow", "@ann talk");
-  CHECK_INT(sse_wait(set, 2, "\"event\":\"llm-chunk\"", 10000), 0);
+  if (slow_world_talking("slow", "ann", "w1 w2 w3 w4 w5 w6 w7 w8", 60, "@ann talk", 2, &sp, &set, &c)) return;
   post(&sp, "slow", "hello while you talk");
   CHECK_INT(sse_wait(set, 3, "\"type\":\"message\"", 10000), 0);
   size_t n;
@@ -599,9 +606,7 @@ static void graceful_stop(void) {
   serve_proc sp;
   sse_set *set;
   sse_conn *c;
-  if (slow_world("stop", "bob", "a b c d e f g h i j k l", 200, &sp, &set, &c)) return;
-  post(&sp, "stop", "@bob go on");
-  CHECK_INT(sse_wait(set, 1, "\"event\":\"llm-chunk\"", 10000), 0);
+  if (slow_world_talking("stop", "bob", "a b c d e f g h i j k l", 200, "@bob go on", 1, &sp, &set, &c)) return;
   CHECK_INT(serve_proc_stop(&sp), 0);
   sse_pump(set, 300);
   CHECK(!sse_is_open(c));

@@ -303,17 +303,20 @@ static void connection_and_stream_caps(void) {
 
 /* ---- item 6: stream clients that do not read, resumes that replay a chat ---- */
 
-/* The server's peak resident memory (VmHWM), in MB. */
-static long peak_rss_mb(pid_t pid) {
+/* The field (a "Name:" of kB) of /proc/PID/status, in MB; -1 when it cannot be read. */
+static long status_mb(pid_t pid, const char *field) {
   char path[64], line[256];
   snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
   FILE *f = fopen(path, "r");
   long kb = -1;
   while (f && fgets(line, sizeof line, f))
-    if (!strncmp(line, "VmHWM:", 6)) kb = atol(line + 6);
+    if (!strncmp(line, field, strlen(field))) kb = atol(line + strlen(field));
   if (f) fclose(f);
   return kb < 0 ? -1 : kb / 1024;
 }
+
+/* The server's peak resident memory (VmHWM), in MB. */
+static long peak_rss_mb(pid_t pid) { return status_mb(pid, "VmHWM:"); }
 
 /* n event streams on raw sockets with a tiny receive buffer that are never read (Last-Event-ID last, may
  * be NULL), into fds. */
@@ -423,6 +426,15 @@ static void stalled_clients_do_not_stall_the_loop(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
+/* The body of a message post whose text is size bytes of c (caller frees); *at is where the text starts. */
+static char *big_post(size_t size, char c, int *at) {
+  char *body = malloc(size + 32);
+  *at = snprintf(body, size + 32, "{\"text\": \"");
+  memset(body + *at, c, size);
+  strcpy(body + *at + size, "\"}");
+  return body;
+}
+
 static int always(const serve_proc *sp) {
   (void)sp;
   return 0;
@@ -434,11 +446,8 @@ static int always(const serve_proc *sp) {
 static void resume_replays_in_slices(void) {
   serve_proc sp;
   if (start_at("replay", counter_world, NULL, NULL, &sp)) return;
-  size_t text = 900000;
-  char *body = malloc(text + 32);
-  int n = snprintf(body, text + 32, "{\"text\": \"");
-  memset(body + n, 'r', text);
-  strcpy(body + n + text, "\"}");
+  int n;
+  char *body = big_post(900000, 'r', &n);
   long st = 202;
   for (int i = 0; i < 40 && st == 202; i++) cJSON_Delete(serve_call_json(&sp, "POST", "/api/worlds/counter/messages", body, &st));
   free(body);
@@ -490,27 +499,15 @@ static void resume_replays_in_slices(void) {
 /* ---- item 7: memory per world bounded in bytes ---- */
 
 /* The server's anonymous resident memory (RssAnon: its heap, not the database's mapped pages), in MB. */
-static long anon_rss_mb(pid_t pid) {
-  char path[64], line[256];
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  FILE *f = fopen(path, "r");
-  long kb = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (!strncmp(line, "RssAnon:", 8)) kb = atol(line + 8);
-  if (f) fclose(f);
-  return kb < 0 ? -1 : kb / 1024;
-}
+static long anon_rss_mb(pid_t pid) { return status_mb(pid, "RssAnon:"); }
 
 /* 150 posts of 1 MB: before, the stream's ring (8,192 frames, whatever their size) and each agent's
  * memory slack (256 messages) held them all; now both are capped in bytes (32 MiB, 16 MiB). */
 static void posted_text_bounded_in_bytes(void) {
   serve_proc sp;
   if (start_at("bytes", counter_world, NULL, NULL, &sp)) return;
-  size_t text = 1000000;
-  char *body = malloc(text + 32);
-  int n = snprintf(body, text + 32, "{\"text\": \"");
-  memset(body + n, 'b', text);
-  strcpy(body + n + text, "\"}");
+  int n;
+  char *body = big_post(1000000, 'b', &n);
   long st = 202, most = 0;
   for (int i = 0; i < 150 && st == 202; i++) {
     body[n] = (char)('a' + i % 26); /* each text its own */

@@ -29,20 +29,28 @@ static const char *jstr(const cJSON *j, const char *key) {
   return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, key));
 }
 
-/* Serves the world files named (NULL-terminated) on database db (both in tmp). */
+/* Serves the world files named (NULL-terminated) on database db (both in tmp): 0, or -1 and the case
+ * failed when the server did not start. */
 static int serve_files(const char *const *names, const char *const *texts, serve_proc *sp) {
   static char paths[4][1024];
   const char *args[8];
   int n = 0;
   for (int i = 0; names[i] && i < 4; i++) {
     snprintf(paths[i], sizeof paths[i], "%s/%s", tmp, names[i]);
-    if (unit_write_file(paths[i], texts[i])) return -1;
+    if (unit_write_file(paths[i], texts[i])) {
+      CHECK(!"cannot write the world file");
+      return -1;
+    }
     args[n++] = paths[i];
   }
   static char db[1024];
   snprintf(db, sizeof db, "%s/db-%s", tmp, names[0]);
   args[n++] = "--db", args[n++] = db, args[n] = NULL;
-  return serve_proc_start(tmp, args, NULL, sp);
+  if (serve_proc_start(tmp, args, NULL, sp)) {
+    CHECK(!"agora serve did not start");
+    return -1;
+  }
+  return 0;
 }
 
 /* Two worlds named "zeta" then "alpha": the page must open zeta, the one named first. */
@@ -51,10 +59,7 @@ static void primary_is_first_named(void) {
   const char *texts[] = {"{\"name\": \"Zeta\", \"agents\": [{\"name\": \"z\", \"provider\": \"script\", \"replies\": [\"z\"]}]}",
                          "{\"name\": \"Alpha\", \"agents\": [{\"name\": \"a\", \"provider\": \"script\", \"replies\": [\"a\"]}]}"};
   serve_proc sp;
-  if (serve_files(names, texts, &sp)) {
-    CHECK(!"agora serve did not start");
-    return;
-  }
+  if (serve_files(names, texts, &sp)) return;
   long st;
   cJSON *j = get_json(&sp, "GET", "/api/worlds", NULL, &st);
   CHECK_INT(st, 200);
@@ -139,10 +144,7 @@ static void steps_and_approval_twice(void) {
     "{\"name\": \"save_context\", \"approve\": true}], \"replies\": ["
     "{\"tool\": \"save_context\", \"args\": {\"message\": \"saved it\"}}, \"done saving\"]}]}"};
   serve_proc sp;
-  if (serve_files(names, texts, &sp)) {
-    CHECK(!"agora serve did not start");
-    return;
-  }
+  if (serve_files(names, texts, &sp)) return;
   long st;
   cJSON *j = get_json(&sp, "POST", "/api/worlds/careful/messages", "{\"text\": \"@careful remember\"}", &st);
   CHECK_INT(st, 202);
@@ -310,10 +312,7 @@ static void new_chat_cancels_out_loud(void) {
     "{\"name\": \"save_context\", \"approve\": true}], \"replies\": ["
     "{\"tool\": \"save_context\", \"args\": {\"message\": \"x\"}}, \"done\"]}]}"};
   serve_proc sp;
-  if (serve_files(names, texts, &sp)) {
-    CHECK(!"agora serve did not start");
-    return;
-  }
+  if (serve_files(names, texts, &sp)) return;
   char url[256];
   snprintf(url, sizeof url, "%s/api/worlds/loud/events", sp.base);
   sse_set *set = sse_set_new();

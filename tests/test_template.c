@@ -171,6 +171,15 @@ static void malformed_placeholders(void) {
   template_vars_free(v);
 }
 
+/* Renders in into out (emptied first) and expects rc; want (when not NULL) is the text rendered, or on
+ * an error the message. */
+static void renders(template_vars *v, ag_buf *out, const char *in, int rc, const char *want) {
+  ag_errmsg em = {{0}};
+  ag_buf_reset(out);
+  CHECK_INT(template_render(in, v, out, &em), rc);
+  if (want) CHECK_STR(rc == AG_OK ? ag_buf_str(out) : em.text, want);
+}
+
 static void declared_without_value(void) {
   template_vars *v = NULL;
   CHECK_INT(template_vars_new(&v), AG_OK);
@@ -179,12 +188,9 @@ static void declared_without_value(void) {
   CHECK_INT(template_check("It is {{date}}", v, &em), AG_OK);
   ag_buf out;
   ag_buf_init(&out, 100);
-  CHECK_INT(template_render("It is {{date}}", v, &out, &em), AG_ERR_STATE);
-  CHECK_STR(em.text, "variable 'date' has no value here");
+  renders(v, &out, "It is {{date}}", AG_ERR_STATE, "variable 'date' has no value here");
   CHECK_INT(template_vars_set_time(v, 0), AG_OK);
-  ag_buf_reset(&out);
-  CHECK_INT(template_render("It is {{date}}", v, &out, &em), AG_OK);
-  CHECK_STR(ag_buf_str(&out), "It is 1970-01-01");
+  renders(v, &out, "It is {{date}}", AG_OK, "It is 1970-01-01");
   ag_buf_free(&out);
   template_vars_free(v);
 }
@@ -193,16 +199,10 @@ static void output_cap(void) {
   template_vars *v = vars_make();
   ag_buf out;
   ag_buf_init(&out, 12);
-  ag_errmsg em = {{0}};
-  CHECK_INT(template_render("{{town}}{{town}}", v, &out, &em), AG_ERR_TOO_BIG);
-  CHECK_STR(em.text, "rendered text is longer than 12 bytes");
-  ag_buf_reset(&out);
-  CHECK_INT(template_render("abcdefghijklm", v, &out, &em), AG_ERR_TOO_BIG);
-  ag_buf_reset(&out);
-  CHECK_INT(template_render("abc{{{{defghijk", v, &out, &em), AG_ERR_TOO_BIG);
-  ag_buf_reset(&out);
-  CHECK_INT(template_render("{{town}}abc", v, &out, &em), AG_OK);
-  CHECK_STR(ag_buf_str(&out), "Millbrookabc");
+  renders(v, &out, "{{town}}{{town}}", AG_ERR_TOO_BIG, "rendered text is longer than 12 bytes");
+  renders(v, &out, "abcdefghijklm", AG_ERR_TOO_BIG, NULL);
+  renders(v, &out, "abc{{{{defghijk", AG_ERR_TOO_BIG, NULL);
+  renders(v, &out, "{{town}}abc", AG_OK, "Millbrookabc");
   ag_buf_free(&out);
   template_vars_free(v);
 }

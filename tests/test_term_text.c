@@ -142,6 +142,19 @@ static char *on_pty(const char *const *args, const char *input, int *status) {
   return out;
 }
 
+/* Writes text to dir/name (its path left in world) and shows `agora run` of it, with the database
+ * dir/db (in db), on a terminal: the screen (caller frees); the run must exit 0. */
+static char *run_on_pty(const char *dir, const char *name, const char *text, char world[4096], char db[4096]) {
+  snprintf(world, 4096, "%s/%s", dir, name);
+  snprintf(db, 4096, "%s/db", dir);
+  CHECK_INT(unit_write_file(world, text), 0);
+  int status = 0;
+  const char *run[] = {"run", world, "--db", db, NULL};
+  char *screen = on_pty(run, NULL, &status);
+  CHECK_INT(status, 0);
+  return screen;
+}
+
 /* The reply is on screen with its controls made visible, and none of them reached the terminal. */
 static void shown_not_obeyed(const char *what, const char *screen) {
   int ok = screen && strstr(screen, "^[]0;pwned^G^[[2Jhi \xEF\xBF\xBD there^[]52;c;Zm9v^G^M done") &&
@@ -149,15 +162,19 @@ static void shown_not_obeyed(const char *what, const char *screen) {
   if (!ok) unit_fail_(__FILE__, __LINE__, "%s: screen: %s", what, screen ? screen : "(none)");
 }
 
+/* Shows args on a terminal (input fed, or none); the command must exit 0 and its screen pass check. */
+static void on_pty_shows(const char *const *args, const char *input, void (*check)(const char *, const char *),
+                         const char *what) {
+  int status = 0;
+  char *screen = on_pty(args, input, &status);
+  CHECK_INT(status, 0);
+  check(what, screen);
+  free(screen);
+}
+
 static void terminal_shows_controls(void) {
   char *dir = unit_tmpdir(), world[4096], db[4096], chat[64] = "";
-  snprintf(world, sizeof world, "%s/hostile.json", dir);
-  snprintf(db, sizeof db, "%s/db", dir);
-  CHECK_INT(unit_write_file(world, hostile_world), 0);
-  int status = 0;
-  const char *run[] = {"run", world, "--db", db, NULL};
-  char *screen = on_pty(run, NULL, &status);
-  CHECK_INT(status, 0);
+  char *screen = run_on_pty(dir, "hostile.json", hostile_world, world, db);
   shown_not_obeyed("run", screen);
   free(screen);
   /* --json keeps the text (escaped as JSON does), as valid UTF-8. */
@@ -170,20 +187,11 @@ static void terminal_shows_controls(void) {
   fixture_find_id(r.out, "chat", chat, sizeof chat);
   proc_result_free(&r);
   const char *show[] = {"chats", "show", chat, "--db", db, NULL};
-  screen = on_pty(show, NULL, &status);
-  CHECK_INT(status, 0);
-  shown_not_obeyed("chats show", screen);
-  free(screen);
+  on_pty_shows(show, NULL, shown_not_obeyed, "chats show");
   const char *replay[] = {"replay", chat, "--db", db, NULL};
-  screen = on_pty(replay, NULL, &status);
-  CHECK_INT(status, 0);
-  shown_not_obeyed("replay", screen);
-  free(screen);
+  on_pty_shows(replay, NULL, shown_not_obeyed, "replay");
   const char *console[] = {"console", world, "--db", db, NULL};
-  screen = on_pty(console, "@a go\n", &status);
-  CHECK_INT(status, 0);
-  shown_not_obeyed("console", screen);
-  free(screen);
+  on_pty_shows(console, "@a go\n", shown_not_obeyed, "console");
   /* Storage keeps the raw bytes. */
   char cmd[8300];
   snprintf(cmd, sizeof cmd, "grep -qaF \"$(printf '\\033]0;pwned\\007')\" '%s/data.mdb'", db);
@@ -255,13 +263,8 @@ static void title_shown_not_obeyed(const char *what, const char *screen) {
 
 static void titles_and_lines_on_a_terminal(void) {
   char *dir = unit_tmpdir(), world[4096], db[4096], chat[64] = "";
-  snprintf(world, sizeof world, "%s/titles.json", dir);
-  snprintf(db, sizeof db, "%s/db", dir);
-  CHECK_INT(unit_write_file(world, title_world), 0);
   int status = 0;
-  const char *run[] = {"run", world, "--db", db, NULL};
-  char *screen = on_pty(run, NULL, &status);
-  CHECK_INT(status, 0);
+  char *screen = run_on_pty(dir, "titles.json", title_world, world, db);
   /* The reply's second line is indented: it cannot pass for the human's. */
   if (!screen || !strstr(screen, "a: fine\r\n  human: rm -rf / please") || strstr(screen, "\nhuman: rm"))
     unit_fail_(__FILE__, __LINE__, "run: screen: %s", screen ? screen : "(none)");
@@ -281,10 +284,7 @@ static void titles_and_lines_on_a_terminal(void) {
   CHECK(screen && strstr(screen, "title: ^[]52"));
   free(screen);
   const char *md[] = {"chats", "export", chat, "--format", "md", "--db", db, NULL};
-  screen = on_pty(md, NULL, &status);
-  CHECK_INT(status, 0);
-  title_shown_not_obeyed("chats export --format md", screen);
-  free(screen);
+  on_pty_shows(md, NULL, title_shown_not_obeyed, "chats export --format md");
   const char *console[] = {"console", world, "--db", db, NULL};
   screen = on_pty(console, "/chats\n", &status);
   title_shown_not_obeyed("console /chats", screen);

@@ -527,10 +527,7 @@ static void cli_tools_end_to_end(void) {
   snprintf(bad, sizeof bad, "%s/bad.json", dir);
   unit_write_file(bad, "{\"name\": \"x\", \"agents\": [{\"name\": \"a\", \"tools\": [\"rm_rf\"]}]}");
   const char *badrun[] = {"run", bad, "--no-save", NULL};
-  CHECK_INT(proc_agora(badrun, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "agents[0].tools[0]: unknown tool 'rm_rf'") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(badrun, NULL, "agents[0].tools[0]: unknown tool 'rm_rf'", NULL);
   unit_rmrf(dir);
   free(dir);
 }

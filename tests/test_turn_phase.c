@@ -257,12 +257,19 @@ static void turn_limit(void) {
 
 /* ---- a world spread over processes: the turn answered elsewhere, or its end awaiting confirmation ---- */
 
-static void answered_elsewhere(void) {
+/* A rig whose agent would say "hello", handed "@ann hi" as turn 7 while another process answers it;
+ * defer_end: its own end waits for the order. */
+static void rig_open_elsewhere(rig *r, int defer_end) {
   static const llm_script_reply replies[] = {{.text = "hello"}};
+  rig_open(r, replies, 1, 0, 0);
+  r->h.elsewhere = 1;
+  r->h.defer_end = defer_end;
+  rig_say(r, "human", "@ann hi", 7, 5);
+}
+
+static void answered_elsewhere(void) {
   rig r;
-  rig_open(&r, replies, 1, 0, 0);
-  r.h.elsewhere = 1;
-  rig_say(&r, "human", "@ann hi", 7, 5);
+  rig_open_elsewhere(&r, 0);
   CHECK_INT(agent_phase_of(r.a), AGENT_ELSEWHERE);
   CHECK_INT(r.h.thinking, 1);
   agent_turn_done(r.a, 6); /* another turn's end: ignored */
@@ -277,12 +284,8 @@ static void answered_elsewhere(void) {
 
 /* The process that answered went away: this one resumes the turn, and its end waits for the order. */
 static void resumed_here_then_confirmed(void) {
-  static const llm_script_reply replies[] = {{.text = "hello"}};
   rig r;
-  rig_open(&r, replies, 1, 0, 0);
-  r.h.elsewhere = 1;
-  r.h.defer_end = 1;
-  rig_say(&r, "human", "@ann hi", 7, 5);
+  rig_open_elsewhere(&r, 1);
   agent_turn_resume(r.a);
   CHECK_INT(agent_phase_of(r.a), AGENT_CALLING);
   CHECK(rig_run_until(&r, AGENT_ENDING));
@@ -388,21 +391,33 @@ static int spin_until(struct event_base *base, const int *flag, int want) {
   return *flag >= want;
 }
 
-static void tool_round_waits_then_cancel(void) {
+/* A rig whose agent calls the tool "echo" of an MCP server behind the fake transport f, then says
+ * "done"; the client is the caller's to free (before rig_close). */
+static mcp_client *rig_open_echo(rig *r, fake_mcp *f) {
   static const llm_script_reply replies[] = {{.tool = "echo"}, {.text = "done"}};
-  rig r;
-  rig_open(&r, replies, 2, 0, 0);
-  fake_mcp f = {.calls = 0};
+  rig_open(r, replies, 2, 0, 0);
   mcp_client *c = NULL;
-  mcp_client_config cfg = {.name = "s", .version = "test", .connect = fake_connect, .connect_ud = &f};
-  CHECK_INT(mcp_client_new(r.base, &cfg, NULL, &c), AG_OK);
+  mcp_client_config cfg = {.name = "s", .version = "test", .connect = fake_connect, .connect_ud = f};
+  CHECK_INT(mcp_client_new(r->base, &cfg, NULL, &c), AG_OK);
   mcp_client_start(c);
   agent_mcp_tool tool = {.name = "echo", .server = "s", .tool = "echo", .description = "", .schema = "{}", .client = c};
-  CHECK_INT(agent_set_mcp_tools(r.a, &(agent_mcp_set){.tools = &tool, .n = 1}), AG_OK);
+  CHECK_INT(agent_set_mcp_tools(r->a, &(agent_mcp_set){.tools = &tool, .n = 1}), AG_OK);
+  return c;
+}
+
+/* Says text to the echo rig as turn seq (limit 5): its call number n is out, the agent in tool-round. */
+static void echo_call_out(rig *r, fake_mcp *f, const char *text, uint64_t seq, int n) {
+  rig_say(r, "human", text, seq, 5);
+  CHECK(spin_until(r->base, &f->calls, n));
+  CHECK_INT(agent_phase_of(r->a), AGENT_TOOL_ROUND);
+}
+
+static void tool_round_waits_then_cancel(void) {
+  rig r;
+  fake_mcp f = {.calls = 0};
+  mcp_client *c = rig_open_echo(&r, &f);
   /* Answered: the round waits in tool-round, thinking, and goes on when the result comes. */
-  rig_say(&r, "human", "@ann echo", 1, 5);
-  CHECK(spin_until(r.base, &f.calls, 1));
-  CHECK_INT(agent_phase_of(r.a), AGENT_TOOL_ROUND);
+  echo_call_out(&r, &f, "@ann echo", 1, 1);
   CHECK_INT(r.h.thinking, 1);
   fake_reply_later(&f, f.call_id, "{\"content\":[{\"type\":\"text\",\"text\":\"echoed\"}]}");
   CHECK(rig_run_until(&r, AGENT_IDLE));
@@ -410,9 +425,7 @@ static void tool_round_waits_then_cancel(void) {
   CHECK(strstr(r.h.results, "echoed") != NULL);
   /* Cancelled while the call is out: idle at once, and the server is told. */
   r.h.path[0] = '\0';
-  rig_say(&r, "human", "@ann echo again", 3, 5);
-  CHECK(spin_until(r.base, &f.calls, 2));
-  CHECK_INT(agent_phase_of(r.a), AGENT_TOOL_ROUND);
+  echo_call_out(&r, &f, "@ann echo again", 3, 2);
   agent_cancel(r.a);
   CHECK_INT(agent_phase_of(r.a), AGENT_IDLE);
   CHECK_INT(r.h.thinking, 0);
@@ -425,19 +438,10 @@ static void tool_round_waits_then_cancel(void) {
 /* Another process finished the turn while this one waited for an MCP result (the agent was taken over
  * and the first owner's end came back): the call is withdrawn, and nothing of it comes back later. */
 static void done_elsewhere_during_mcp_call(void) {
-  static const llm_script_reply replies[] = {{.tool = "echo"}, {.text = "done"}};
   rig r;
-  rig_open(&r, replies, 2, 0, 0);
   fake_mcp f = {.calls = 0};
-  mcp_client *c = NULL;
-  mcp_client_config cfg = {.name = "s", .version = "test", .connect = fake_connect, .connect_ud = &f};
-  CHECK_INT(mcp_client_new(r.base, &cfg, NULL, &c), AG_OK);
-  mcp_client_start(c);
-  agent_mcp_tool tool = {.name = "echo", .server = "s", .tool = "echo", .description = "", .schema = "{}", .client = c};
-  CHECK_INT(agent_set_mcp_tools(r.a, &(agent_mcp_set){.tools = &tool, .n = 1}), AG_OK);
-  rig_say(&r, "human", "@ann echo", 1, 5);
-  CHECK(spin_until(r.base, &f.calls, 1));
-  CHECK_INT(agent_phase_of(r.a), AGENT_TOOL_ROUND);
+  mcp_client *c = rig_open_echo(&r, &f);
+  echo_call_out(&r, &f, "@ann echo", 1, 1);
   agent_turn_done(r.a, 1);
   CHECK_INT(agent_phase_of(r.a), AGENT_IDLE);
   CHECK(spin_until(r.base, &f.cancelled, 1)); /* the server is told */

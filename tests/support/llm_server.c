@@ -492,18 +492,33 @@ static void out_event(out *o, const char *name, cJSON *obj) {
   free(json);
 }
 
+/* obj[key] = the n bytes of text t (a copy). */
+static void add_text_n(cJSON *obj, const char *key, const char *t, size_t n) {
+  char *s = strndup(t, n);
+  cJSON_AddStringToObject(obj, key, s);
+  free(s);
+}
+
 static long input_tokens(const out *o) { return (long)(o->ri->all_text.len + o->ri->system.len) / 4 + 1; }
 
-static cJSON *openai_chunk(const out *o, cJSON *delta, const char *finish) {
+/* An OpenAI completion of the given object kind with its one choice (index 0) in *choice, which the
+ * object owns. */
+static cJSON *openai_envelope(const out *o, const char *object, cJSON **choice) {
   cJSON *r = cJSON_CreateObject();
   cJSON_AddStringToObject(r, "id", "chatcmpl-mock");
-  cJSON_AddStringToObject(r, "object", "chat.completion.chunk");
+  cJSON_AddStringToObject(r, "object", object);
   cJSON_AddNumberToObject(r, "created", 0);
   cJSON_AddStringToObject(r, "model", o->ri->model);
   cJSON *ch = cJSON_AddArrayToObject(r, "choices");
-  cJSON *c = cJSON_CreateObject();
-  cJSON_AddItemToArray(ch, c);
-  cJSON_AddNumberToObject(c, "index", 0);
+  *choice = cJSON_CreateObject();
+  cJSON_AddItemToArray(ch, *choice);
+  cJSON_AddNumberToObject(*choice, "index", 0);
+  return r;
+}
+
+static cJSON *openai_chunk(const out *o, cJSON *delta, const char *finish) {
+  cJSON *c;
+  cJSON *r = openai_envelope(o, "chat.completion.chunk", &c);
   cJSON_AddItemToObject(c, "delta", delta);
   if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
   else cJSON_AddNullToObject(c, "finish_reason");
@@ -533,9 +548,7 @@ static cJSON *gemini_chunk(const out *o, cJSON *part, const char *finish, int us
 
 static cJSON *text_part(const char *t, size_t n) {
   cJSON *p = cJSON_CreateObject();
-  char *s = strndup(t, n);
-  cJSON_AddStringToObject(p, "text", s);
-  free(s);
+  add_text_n(p, "text", t, n);
   return p;
 }
 
@@ -545,9 +558,7 @@ static cJSON *ollama_line(const out *o, const char *text, size_t n, int done) {
   cJSON_AddStringToObject(r, "created_at", "2025-01-01T00:00:00Z");
   cJSON *m = cJSON_AddObjectToObject(r, "message");
   cJSON_AddStringToObject(m, "role", "assistant");
-  char *s = strndup(text, n);
-  cJSON_AddStringToObject(m, "content", s);
-  free(s);
+  add_text_n(m, "content", text, n);
   cJSON_AddBoolToObject(r, "done", done);
   if (done) {
     cJSON_AddStringToObject(r, "done_reason", "stop");
@@ -562,9 +573,7 @@ static void stream_text_event(out *o, const char *t, size_t n) {
   switch (o->kind) {
   case W_OPENAI: {
     cJSON *d = cJSON_CreateObject();
-    char *s = strndup(t, n);
-    cJSON_AddStringToObject(d, "content", s);
-    free(s);
+    add_text_n(d, "content", t, n);
     out_event(o, NULL, openai_chunk(o, d, NULL));
     break;
   }
@@ -574,9 +583,7 @@ static void stream_text_event(out *o, const char *t, size_t n) {
     cJSON_AddNumberToObject(r, "index", 0);
     cJSON *d = cJSON_AddObjectToObject(r, "delta");
     cJSON_AddStringToObject(d, "type", "text_delta");
-    char *s = strndup(t, n);
-    cJSON_AddStringToObject(d, "text", s);
-    free(s);
+    add_text_n(d, "text", t, n);
     out_event(o, "content_block_delta", r);
     break;
   }
@@ -909,15 +916,8 @@ static cJSON *whole_reply(out *o, const char *text) {
   cJSON *r;
   switch (o->kind) {
   case W_OPENAI: {
-    r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "id", "chatcmpl-mock");
-    cJSON_AddStringToObject(r, "object", "chat.completion");
-    cJSON_AddNumberToObject(r, "created", 0);
-    cJSON_AddStringToObject(r, "model", o->ri->model);
-    cJSON *ch = cJSON_AddArrayToObject(r, "choices");
-    cJSON *c = cJSON_CreateObject();
-    cJSON_AddItemToArray(ch, c);
-    cJSON_AddNumberToObject(c, "index", 0);
+    cJSON *c;
+    r = openai_envelope(o, "chat.completion", &c);
     cJSON *m = cJSON_AddObjectToObject(c, "message");
     cJSON_AddStringToObject(m, "role", "assistant");
     if (o->with_text) cJSON_AddStringToObject(m, "content", text);

@@ -2,6 +2,8 @@
  * its output in files (see proc.h). */
 #include "support/proc.h"
 
+#include "support/unit.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -186,4 +188,22 @@ int proc_run_world(const char *path, const char *json, const char *const *extra_
   if (bad) return -1;
   const char *args[] = {"run", path, "--no-save", "--json", NULL};
   return proc_agora(args, NULL, extra_env, r);
+}
+
+void proc_refused_(const char *file, int line, const char *const *args, const char *const *extra_env,
+                   const char *want, const char *also) {
+  proc_result r = {.status = 0};
+  if (proc_agora(args, NULL, extra_env, &r)) unit_fail_(file, line, "agora %s did not run", args[0]);
+  else if (r.status != 2) unit_fail_(file, line, "agora %s: exit status %d, expected 2", args[0], r.status);
+  else if (!strstr(r.err, want) || (also && !strstr(r.err, also)))
+    unit_fail_(file, line, "agora %s: stderr lacks '%s'%s%s: %s", args[0], want, also ? " or " : "", also ? also : "",
+               r.err);
+  proc_result_free(&r);
+}
+
+void proc_check_messages_(const char *file, int line, const char *ndjson, const char *want) {
+  char *got = proc_messages(ndjson);
+  if (!got || strcmp(got, want) != 0)
+    unit_fail_(file, line, "messages == \"%s\", expected \"%s\"", got ? got : "(null)", want);
+  free(got);
 }

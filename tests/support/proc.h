@@ -17,6 +17,13 @@ typedef struct proc_result {
 int proc_agora(const char *const *args, const char *input, const char *const *extra_env, proc_result *r);
 void proc_result_free(proc_result *r);
 
+/* Runs agora with args and extra_env (may be NULL) as proc_agora does; it must refuse to (exit status 2)
+ * with want and also (when not NULL) on stderr, which is printed when they are not there. A failure is
+ * the caller's case, reported at its line. */
+#define PROC_REFUSED(args, extra_env, want, also) proc_refused_(__FILE__, __LINE__, args, extra_env, want, also)
+void proc_refused_(const char *file, int line, const char *const *args, const char *const *extra_env,
+                   const char *want, const char *also);
+
 /* Writes json to path, then `agora run PATH --no-save --json` as proc_agora does (extra_env may be
  * NULL): 0, or -1 when the file could not be written or the binary not run. */
 int proc_run_world(const char *path, const char *json, const char *const *extra_env, proc_result *r);
@@ -38,5 +45,9 @@ pid_t proc_spawn(const char *const *args, int in_fd, const char *out_path, const
 /* The NDJSON lines of out with "type":"message", as "sender|kind|text" strings joined by '\n'
  * (caller frees) — a compact form to compare whole transcripts against. */
 char *proc_messages(const char *ndjson);
+
+/* proc_messages(ndjson) is want: a failure of the caller's case at its line, showing both. */
+#define CHECK_MESSAGES(ndjson, want) proc_check_messages_(__FILE__, __LINE__, ndjson, want)
+void proc_check_messages_(const char *file, int line, const char *ndjson, const char *want);
 
 #endif

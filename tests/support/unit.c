@@ -110,3 +110,8 @@ void unit_raise_fd_limit(void) {
     setrlimit(RLIMIT_NOFILE, &rl);
   }
 }
+
+void unit_has_all_(const char *file, int line, const char *expr, const char *text, const char *const *want) {
+  for (size_t i = 0; want[i]; i++)
+    if (!text || !strstr(text, want[i])) unit_fail_(file, line, "CHECK_HAS(%s, \"%s\")", expr, want[i]);
+}

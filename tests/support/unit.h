@@ -37,6 +37,11 @@ void unit_fail_(const char *file, int line, const char *fmt, ...) __attribute__(
                  b_ ? b_ : "(null)");                                                                    \
   } while (0)
 
+/* Every one of the strings after text stands in it (text NULL: none does); each missing one is a
+ * failure of its own, at the caller's line. For the lines an output must hold: CHECK_HAS(r.out, "a", "b"). */
+#define CHECK_HAS(text, ...) unit_has_all_(__FILE__, __LINE__, #text, (text), (const char *const[]){__VA_ARGS__, NULL})
+void unit_has_all_(const char *file, int line, const char *expr, const char *text, const char *const *want);
+
 /* Runs the cases (all, or those named in argv[1..]); returns the process exit status. */
 int unit_main(int argc, char **argv, const unit_test *tests, size_t n);
 
