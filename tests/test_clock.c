@@ -186,8 +186,15 @@ static void real_clock_fires_on_timer(void) {
     " \"script\": [{\"from\": \"human\", \"text\": \"start\"}, {\"wait\": \"2s\"}, {\"from\": \"human\", \"text\": \"end\"}]}");
   char *got = run_sim(path);
   CHECK(strncmp(got, "-|human|start\n-|world|tick Real\n", 32) == 0);
+  /* The run ends with the script: after its last step only a tick that fell due while that step was
+   * answered (the 2 s tick races the wait's own 2 s deadline, and loses under a sanitizer) may follow. */
   const char *end = strstr(got, "-|human|end\n");
-  CHECK(end != NULL && end[12] == 0);
+  CHECK(end != NULL);
+  for (const char *p = end ? end + 12 : ""; *p; p += strlen("-|world|tick Real\n"))
+    if (strncmp(p, "-|world|tick Real\n", strlen("-|world|tick Real\n"))) {
+      unit_fail_(__FILE__, __LINE__, "after the script's end, not a tick: %s", p);
+      break;
+    }
   free(got);
 }
 
