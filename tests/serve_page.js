@@ -300,9 +300,12 @@ async function mainFlow(page, T, dialogs) {
   await clickNow(page, "#new-chat", T);
   await page.waitForFunction((n) => document.querySelectorAll("#chats li").length === n + 1, T, before);
   await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id !== id, T, first);
-  if (await page.$(".msg")) throw new Error("the new chat shows messages");
+  // The sidebar's refresh can mark the new chat before the page has shown it: the address changes in the
+  // same task that empties the transcript, so that is the moment to look.
   const fresh = await page.$eval("#chats li.on", (l) => l.dataset.id);
-  if (await page.evaluate(() => location.hash) !== "#/w/browser/c/" + fresh) throw new Error("the address did not follow the new chat");
+  await page.waitForFunction((h) => location.hash === h, T, "#/w/browser/c/" + fresh)
+    .catch(() => { throw new Error("the address did not follow the new chat"); });
+  if (await page.$(".msg")) throw new Error("the new chat shows messages");
   await clickNow(page, '#chats li[data-id="' + first + '"]', T);
   await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id === id, T, first);
   await page.waitForFunction(() => [...document.querySelectorAll(".msg")].some((m) => m.textContent.includes("first answer")), T);
