@@ -12,6 +12,7 @@
 #include "world/llm_spec.h"
 #include "world/mcp_spec.h"
 #include "world/world_time.h"
+#include "world/world_file_get.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -31,70 +32,6 @@ static const char *const setting_fields[] = {"provider", "model", "base_url", "a
                                              "system_prompt", "replies", "auto_reply", "tools", "monadic",
                                              "tool_support", "ca_file", "proxy", "insecure", NULL};
 static const char *const step_fields[] = {"from", "text", "new_chat", "wait", NULL};
-
-static int in_list(const char *name, const char *const *list) {
-  for (size_t i = 0; list[i]; i++)
-    if (strcmp(name, list[i]) == 0) return 1;
-  return 0;
-}
-
-/* Rejects unknown and duplicate keys of obj. extra is one more allowed key (or NULL); allowed NULL:
- * any key, duplicates only. */
-int world_file_check_keys(const cJSON *obj, const char *const *allowed, const char *extra, const char *label,
-                          const char *path, ag_errmsg *em) {
-  for (const cJSON *c = obj->child; c; c = c->next) {
-    /* "_comment" is a note for people (JSON has no comments), allowed in every object and ignored. */
-    if (allowed && !in_list(c->string, allowed) && !(extra && strcmp(c->string, extra) == 0) && strcmp(c->string, "_comment")) {
-      const char *near = ag_nearest_name(c->string, allowed, extra);
-      return BAD("%s: %s%s%s: unknown field%s%s%s", label, path, *path ? "." : "", c->string,
-                 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
-    }
-    for (const cJSON *d = obj->child; d != c; d = d->next)
-      if (strcmp(d->string, c->string) == 0)
-        return BAD("%s: %s%s%s: duplicate field", label, path, *path ? "." : "", c->string);
-  }
-  return AG_OK;
-}
-
-static int get_string(const cJSON *obj, const char *key, int nullable, char **out, const char *label,
-                      const char *path, ag_errmsg *em) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!v) return AG_OK;
-  if (nullable && cJSON_IsNull(v)) {
-    free(*out);
-    *out = NULL;
-    return AG_OK;
-  }
-  if (!cJSON_IsString(v))
-    return BAD("%s: %s%s%s: must be a string%s", label, path, *path ? "." : "", key, nullable ? " or null" : "");
-  char *s = strdup(v->valuestring);
-  if (!s) return AG_ERR_NOMEM;
-  free(*out);
-  *out = s;
-  return AG_OK;
-}
-
-static int get_int(const cJSON *obj, const char *key, long min, long max, long *out, const char *label,
-                   const char *path, ag_errmsg *em) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!v) return AG_OK;
-  int64_t n = 0;
-  int rc = ag_json_int(v, min, max, &n);
-  if (rc == AG_ERR_TOO_BIG)
-    return BAD("%s: %s%s%s: must be between %ld and %ld", label, path, *path ? "." : "", key, min, max);
-  if (rc) return BAD("%s: %s%s%s: must be an integer", label, path, *path ? "." : "", key);
-  *out = (long)n;
-  return AG_OK;
-}
-
-static int get_bool(const cJSON *obj, const char *key, int *out, const char *label, const char *path,
-                    ag_errmsg *em) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!v) return AG_OK;
-  if (!cJSON_IsBool(v)) return BAD("%s: %s%s%s: must be true or false", label, path, *path ? "." : "", key);
-  *out = cJSON_IsTrue(v);
-  return AG_OK;
-}
 
 /* A scripted reply that calls a tool: {"tool": NAME, "args": {...}, "text": optional}. The name is
  * not checked against the agent's tools: a script may call an unknown tool on purpose. */
@@ -203,9 +140,9 @@ static int read_replies(const cJSON *v, agent_settings *s, const char *label, co
 /* ca_file (checked now, so a bad path is a load error naming the field), proxy, insecure. */
 static int read_net(const cJSON *obj, agent_settings *s, const char *label, const char *path, ag_errmsg *em) {
   int rc;
-  if ((rc = get_string(obj, "ca_file", 1, &s->llm.ca_file, label, path, em))) return rc;
-  if ((rc = get_string(obj, "proxy", 1, &s->llm.proxy, label, path, em))) return rc;
-  if ((rc = get_bool(obj, "insecure", &s->llm.insecure, label, path, em))) return rc;
+  if ((rc = world_file_get_string(obj, "ca_file", 1, &s->llm.ca_file, label, path, em))) return rc;
+  if ((rc = world_file_get_string(obj, "proxy", 1, &s->llm.proxy, label, path, em))) return rc;
+  if ((rc = world_file_get_bool(obj, "insecure", &s->llm.insecure, label, path, em))) return rc;
   char why[400];
   if (cJSON_GetObjectItemCaseSensitive(obj, "ca_file") && s->llm.ca_file &&
       net_opts_check_ca_file(s->llm.ca_file, why, sizeof why))
@@ -225,10 +162,10 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
       return BAD("%s: %s%sprovider: unknown provider '%s' (expected script, openai, anthropic, gemini or "
                  "ollama)", label, path, dot, v->valuestring);
   }
-  if ((rc = get_string(obj, "model", 1, &s->llm.model, label, path, em))) return rc;
-  if ((rc = get_string(obj, "base_url", 1, &s->llm.base_url, label, path, em))) return rc;
-  if ((rc = get_string(obj, "api_key_env", 1, &s->llm.api_key_env, label, path, em))) return rc;
-  if ((rc = get_string(obj, "system_prompt", 1, &s->system_prompt, label, path, em))) return rc;
+  if ((rc = world_file_get_string(obj, "model", 1, &s->llm.model, label, path, em))) return rc;
+  if ((rc = world_file_get_string(obj, "base_url", 1, &s->llm.base_url, label, path, em))) return rc;
+  if ((rc = world_file_get_string(obj, "api_key_env", 1, &s->llm.api_key_env, label, path, em))) return rc;
+  if ((rc = world_file_get_string(obj, "system_prompt", 1, &s->system_prompt, label, path, em))) return rc;
   v = cJSON_GetObjectItemCaseSensitive(obj, "temperature");
   if (v) {
     if (!cJSON_IsNumber(v)) return BAD("%s: %s%stemperature: must be a number", label, path, dot);
@@ -239,23 +176,23 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
   }
   long n;
   n = s->llm.max_tokens;
-  if ((rc = get_int(obj, "max_tokens", 1, 10000000, &n, label, path, em))) return rc;
+  if ((rc = world_file_get_int(obj, "max_tokens", 1, 10000000, &n, label, path, em))) return rc;
   s->llm.max_tokens = (int)n;
   n = s->llm.seed; /* 2^31 - 1: the largest every seed-taking provider accepts */
-  if (cJSON_GetObjectItemCaseSensitive(obj, "seed") && !(rc = get_int(obj, "seed", 0, 2147483647L, &n, label, path, em)))
+  if (cJSON_GetObjectItemCaseSensitive(obj, "seed") && !(rc = world_file_get_int(obj, "seed", 0, 2147483647L, &n, label, path, em)))
     s->llm.seed = n, s->llm.has_seed = 1;
   if (rc) return rc;
   n = s->llm.timeout_ms;
-  if ((rc = get_int(obj, "timeout_ms", 1, 86400000, &n, label, path, em))) return rc;
+  if ((rc = world_file_get_int(obj, "timeout_ms", 1, 86400000, &n, label, path, em))) return rc;
   s->llm.timeout_ms = n;
   n = s->llm.max_retries;
-  if ((rc = get_int(obj, "max_retries", 0, 20, &n, label, path, em))) return rc;
+  if ((rc = world_file_get_int(obj, "max_retries", 0, 20, &n, label, path, em))) return rc;
   s->llm.max_retries = (int)n;
-  if ((rc = get_bool(obj, "stream", &s->llm.stream, label, path, em))) return rc;
+  if ((rc = world_file_get_bool(obj, "stream", &s->llm.stream, label, path, em))) return rc;
   if ((rc = read_net(obj, s, label, path, em))) return rc;
-  if ((rc = get_bool(obj, "auto_reply", &s->auto_reply, label, path, em))) return rc;
-  if ((rc = get_bool(obj, "monadic", &s->monadic, label, path, em))) return rc;
-  if ((rc = get_bool(obj, "tool_support", &s->tool_support, label, path, em))) return rc;
+  if ((rc = world_file_get_bool(obj, "auto_reply", &s->auto_reply, label, path, em))) return rc;
+  if ((rc = world_file_get_bool(obj, "monadic", &s->monadic, label, path, em))) return rc;
+  if ((rc = world_file_get_bool(obj, "tool_support", &s->tool_support, label, path, em))) return rc;
   v = cJSON_GetObjectItemCaseSensitive(obj, "tools");
   if (v && (rc = read_tools(v, s, label, path, em))) return rc;
   v = cJSON_GetObjectItemCaseSensitive(obj, "replies");
@@ -416,12 +353,12 @@ int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, 
     rc = AG_ERR_NOMEM;
     goto fail;
   }
-  if ((rc = get_string(root, "description", 1, &spec.description, label, "", em))) goto fail;
+  if ((rc = world_file_get_string(root, "description", 1, &spec.description, label, "", em))) goto fail;
   long n = spec.turn_limit;
-  if ((rc = get_int(root, "turn_limit", 1, 1000000, &n, label, "", em))) goto fail;
+  if ((rc = world_file_get_int(root, "turn_limit", 1, 1000000, &n, label, "", em))) goto fail;
   spec.turn_limit = (int)n;
   n = spec.memory_window;
-  if ((rc = get_int(root, "memory_window", 1, 1000000, &n, label, "", em))) goto fail;
+  if ((rc = world_file_get_int(root, "memory_window", 1, 1000000, &n, label, "", em))) goto fail;
   spec.memory_window = (int)n;
   const cJSON *defs = cJSON_GetObjectItemCaseSensitive(root, "defaults");
   if (defs && !cJSON_IsNull(defs)) {
@@ -506,80 +443,6 @@ int world_spec_load(const char *path, world_spec *out, ag_errmsg *em) {
   free(text);
   if (!rc && (rc = world_mcp_resolve_paths(out, path, em))) world_spec_free(out);
   return rc;
-}
-
-/* A script reply as the world file writes it: a string, or the tool-call object. */
-static cJSON *reply_json(const llm_script_reply *r) {
-  if (!r->tool) return cJSON_CreateString(r->text ? r->text : "");
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "tool", r->tool);
-  cJSON *args = r->args_json ? cJSON_Parse(r->args_json) : NULL;
-  if (args) cJSON_AddItemToObject(o, "args", args);
-  if (r->text) cJSON_AddStringToObject(o, "text", r->text);
-  return o;
-}
-
-cJSON *world_agent_to_json(const agent_settings *s) {
-  cJSON *a = cJSON_CreateObject();
-  if (!a) return NULL;
-  const llm_config *c = &s->llm;
-  cJSON_AddStringToObject(a, "name", s->name ? s->name : "");
-  cJSON_AddStringToObject(a, "provider", llm_provider_name(c->provider));
-  if (c->model) cJSON_AddStringToObject(a, "model", c->model);
-  if (c->base_url) cJSON_AddStringToObject(a, "base_url", c->base_url);
-  /* The variable's name only: the key itself is never read here and never stored. */
-  if (c->api_key_env) cJSON_AddStringToObject(a, "api_key_env", c->api_key_env);
-  if (c->has_temperature) cJSON_AddNumberToObject(a, "temperature", c->temperature);
-  if (c->has_seed) cJSON_AddNumberToObject(a, "seed", (double)c->seed);
-  if (c->max_tokens) cJSON_AddNumberToObject(a, "max_tokens", c->max_tokens);
-  cJSON_AddBoolToObject(a, "stream", c->stream);
-  cJSON_AddNumberToObject(a, "timeout_ms", (double)c->timeout_ms);
-  cJSON_AddNumberToObject(a, "max_retries", c->max_retries);
-  if (c->ca_file) cJSON_AddStringToObject(a, "ca_file", c->ca_file);
-  if (c->proxy) cJSON_AddStringToObject(a, "proxy", c->proxy);
-  if (c->insecure) cJSON_AddBoolToObject(a, "insecure", 1);
-  if (s->system_prompt) cJSON_AddStringToObject(a, "system_prompt", s->system_prompt);
-  if (c->script.n_replies) {
-    cJSON *r = cJSON_AddArrayToObject(a, "replies");
-    for (size_t i = 0; r && i < c->script.n_replies; i++) cJSON_AddItemToArray(r, reply_json(&c->script.replies[i]));
-  }
-  cJSON_AddBoolToObject(a, "auto_reply", s->auto_reply);
-  if (s->tools || s->n_mcp) {
-    cJSON *t = cJSON_AddArrayToObject(a, "tools");
-    for (int i = 0; t && i < TOOL_COUNT; i++) {
-      if (!(s->tools & TOOL_BIT(i))) continue;
-      if (s->approve & TOOL_BIT(i)) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", tool_name((tool_id)i));
-        cJSON_AddBoolToObject(o, "approve", 1);
-        cJSON_AddItemToArray(t, o);
-      } else {
-        cJSON_AddItemToArray(t, cJSON_CreateString(tool_name((tool_id)i)));
-      }
-    }
-    world_mcp_refs_to_json(s, t);
-  }
-  if (s->monadic) cJSON_AddBoolToObject(a, "monadic", 1);
-  if (!s->tool_support) cJSON_AddBoolToObject(a, "tool_support", 0);
-  return a;
-}
-
-cJSON *world_spec_to_json(const world_spec *spec) {
-  cJSON *w = cJSON_CreateObject();
-  if (!w) return NULL;
-  cJSON_AddStringToObject(w, "name", spec->name);
-  if (spec->description) cJSON_AddStringToObject(w, "description", spec->description);
-  cJSON_AddNumberToObject(w, "turn_limit", spec->turn_limit);
-  cJSON_AddNumberToObject(w, "memory_window", spec->memory_window);
-  if (spec->main_agent) cJSON_AddStringToObject(w, "main_agent", spec->main_agent);
-  else cJSON_AddNullToObject(w, "main_agent");
-  cJSON *agents = cJSON_AddArrayToObject(w, "agents");
-  for (size_t i = 0; agents && i < spec->n_agents; i++)
-    cJSON_AddItemToArray(agents, world_agent_to_json(&spec->agents[i]));
-  world_time_to_json(spec, w);
-  world_mcp_to_json(spec, w);
-  world_llm_to_json(spec, &spec->budget, w);
-  return w;
 }
 
 void world_spec_free(world_spec *spec) {

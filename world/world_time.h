@@ -8,6 +8,7 @@
 
 #include "world/template.h"
 #include "world/world_file.h"
+#include "world/world_file_get.h"
 
 /* Reads `variables`, `clock` and `schedule` of root (borrowed) into spec. Errors as world_spec_load. */
 int world_time_read(const cJSON *root, world_spec *spec, const char *label, ag_errmsg *em);
@@ -22,9 +23,6 @@ int world_time_check(const world_spec *spec, const char *label, ag_errmsg *em);
  * {{agent}}. agents is the comma list of agent names (NULL: from spec). Caller frees *out. */
 int world_time_vars(const world_spec *spec, const char *agents, const char *agent_name, template_vars **out);
 
-/* world_file.c's key check (unknown and duplicate fields), shared with this module. */
-int world_file_check_keys(const cJSON *obj, const char *const *allowed, const char *extra, const char *label,
-                          const char *path, ag_errmsg *em);
 
 /* Adds `variables`, `clock` and `schedule` of spec to w (a world-file object) when they are set. */
 void world_time_to_json(const world_spec *spec, cJSON *w);
