@@ -71,6 +71,7 @@ static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_ma
   }
   if (n < 2 || !IS(0, "api")) return SR_NONE;
   if (n == 2 && IS(1, "snapshots")) return m->allowed = SERVE_POST, SR_SNAPSHOTS;
+  if (n == 2 && IS(1, "openapi.json")) return m->allowed = SERVE_GET, SR_OPENAPI;
   if (n == 3 && IS(1, "approvals")) {
     const char *p = seg[2];
     uint64_t v = 0;

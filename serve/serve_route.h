@@ -34,6 +34,7 @@ typedef enum serve_route_id {
   SR_SNAPSHOTS,     /* POST /api/snapshots */
   SR_APPROVAL,      /* POST /api/approvals/{id} */
   SR_ASSET,         /* GET /assets/{name}: the page's scripts (embedded at build time) */
+  SR_OPENAPI,       /* GET /api/openapi.json: docs/openapi.json (embedded at build time) */
   SR_WORLD_EXPORT,  /* GET /api/worlds/{w}/export?format=md */
   SR_CHAT_EXPORT,   /* GET /api/worlds/{w}/chats/{c}/export?format=md */
   SR_CHAT_SEARCH,   /* GET /api/worlds/{w}/chats/{c}/search?q=TEXT */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the test peers that Debian does not ship as packages (the MCP reference servers and
-# puppeteer-core, from npm, pinned by package-lock.json) into DIR, so that the README's test command
+# puppeteer-core, the OpenAPI validators, from npm, pinned by package-lock.json) into DIR, so that the README's test command
 # stays the one command that runs everything. Run by ctest as the "peers" fixture; idempotent.
 # Usage: setup.sh DIR
 set -euo pipefail
@@ -25,4 +25,6 @@ fi
 test -x "$dir/node_modules/.bin/mcp-server-everything"
 test -x "$dir/node_modules/.bin/mcp-server-filesystem"
 test -f "$dir/node_modules/puppeteer-core/package.json"
+test -f "$dir/node_modules/@seriousme/openapi-schema-validator/package.json"
+test -f "$dir/node_modules/ajv/dist/2020.js"
 echo "peers ready in $dir"

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,6 +94,67 @@ static size_t grow_cb(char *d, size_t sz, size_t n, void *arg) {
   return sz * n;
 }
 
+/* ---- the API trace ---- */
+
+#define TRACE_REQ_MAX (64u * 1024)   /* bodies past these are counted, not kept: a load test posts 150 MB */
+#define TRACE_RESP_MAX (4u * 1024 * 1024)
+
+/* The value of header name (case aside) in the raw response headers, into out (cap bytes); "" if none. */
+static void header_value(const char *headers, const char *name, char *out, size_t cap) {
+  size_t n = strlen(name);
+  out[0] = '\0';
+  for (const char *p = headers; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+    if (strncasecmp(p, name, n) || p[n] != ':') continue;
+    const char *v = p + n + 1;
+    while (*v == ' ') v++;
+    size_t len = strcspn(v, "\r\n");
+    snprintf(out, cap, "%.*s", (int)(len < cap ? len : cap - 1), v);
+  }
+}
+
+/* A body for the trace: kept when it is text of at most max bytes, else only counted (field_omitted). */
+static void trace_body(cJSON *j, const char *field, const char *body, size_t len, size_t max) {
+  char omitted[32];
+  snprintf(omitted, sizeof omitted, "%s_omitted", field);
+  if (!body || !len) cJSON_AddNullToObject(j, field);
+  else if (len > max || memchr(body, '\0', len)) cJSON_AddBoolToObject(j, omitted, 1);
+  else { /* a request body need not end with a NUL */
+    char *text = strndup(body, len);
+    if (text) cJSON_AddStringToObject(j, field, text);
+    free(text);
+  }
+}
+
+/* With AGORA_API_TRACE=FILE, one JSON line per exchange goes into FILE (emptied by the process's first),
+ * for tests/openapi_check.js to hold against docs/openapi.json (docs/serve.md "The OpenAPI document"). */
+static void trace_exchange(const char *method, const char *path, const char *body, size_t body_len, long status,
+                           const char *headers, const char *resp, size_t resp_len) {
+  static pid_t started_by;
+  const char *file = getenv("AGORA_API_TRACE");
+  if (!file || !file[0] || !status) return;
+  char type[256];
+  header_value(headers, "Content-Type", type, sizeof type);
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "method", method);
+  cJSON_AddStringToObject(j, "path", path);
+  cJSON_AddNumberToObject(j, "status", (double)status);
+  trace_body(j, "req", body, body_len, TRACE_REQ_MAX);
+  cJSON_AddStringToObject(j, "resp_type", type);
+  trace_body(j, "resp", resp, resp_len, TRACE_RESP_MAX);
+  char *line = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | (started_by != getpid() ? O_TRUNC : 0), 0644);
+  started_by = getpid();
+  if (fd >= 0 && line) { /* one write per line: O_APPEND keeps lines whole */
+    size_t n = strlen(line);
+    line[n] = '\n';
+    if (write(fd, line, n + 1) != (ssize_t)(n + 1)) fprintf(stderr, "serve_client: %s: cannot write the trace\n", file);
+    line[n] = '\0';
+  }
+  if (fd >= 0) close(fd);
+  free(line);
+}
+
 int http_call(const char *base, const char *method, const char *path, const char *body, size_t body_len,
               const char *token, http_reply *out) {
   return http_call_h(base, method, path, body, body_len, token, NULL, out);
@@ -132,6 +194,7 @@ int http_call_h(const char *base, const char *method, const char *path, const ch
   curl_easy_cleanup(e);
   out->body = b.p ? b.p : strdup("");
   out->headers = h.p ? h.p : strdup("");
+  trace_exchange(method, path, body, body ? (size_t)body_len : 0, out->status, out->headers, out->body, b.len);
   return rc == CURLE_OK ? 0 : -1;
 }
 
