@@ -135,6 +135,14 @@ function checker(doc) {
     if (r.method === "HEAD" || !resp.content) return out;
     const media = mediaOf(r.resp_type);
     if (!resp.content[media]) return out.concat(`Content-Type ${r.resp_type} is not documented for ${r.status}`);
+    if (r.frames && resp.content[media]["x-frame-schema"]) { // an event stream: each frame's data
+      const validate = ajv.getSchema("doc" + resp.content[media]["x-frame-schema"].$ref);
+      r.frames.forEach((f, k) => {
+        let data;
+        try { data = JSON.parse(f); } catch (e) { return out.push(`frame ${k + 1} is not JSON: ${e.message}`); }
+        if (!validate(data)) out.push(`frame ${k + 1} (${f.slice(0, 80)}): ${ajv.errorsText(validate.errors)}`);
+      });
+    }
     if (media !== "application/json" || r.resp_omitted) return out;
     let body;
     try { body = JSON.parse(r.resp); } catch (e) { return out.concat(`the response is not JSON: ${e.message}`); }

@@ -103,6 +103,14 @@ static void served_as_in_the_repository(void) {
   free(doc);
 }
 
+/* j (taken) as one line of f. */
+static void put_line(FILE *f, cJSON *j) {
+  char *s = cJSON_PrintUnformatted(j);
+  fprintf(f, "%s\n", s);
+  free(s);
+  cJSON_Delete(j);
+}
+
 /* One recorded exchange as serve_client writes it. */
 static void trace_line(FILE *f, const char *method, const char *path, int status, const char *req, const char *resp) {
   cJSON *j = cJSON_CreateObject();
@@ -113,10 +121,20 @@ static void trace_line(FILE *f, const char *method, const char *path, int status
   else cJSON_AddNullToObject(j, "req");
   cJSON_AddStringToObject(j, "resp_type", "application/json");
   cJSON_AddStringToObject(j, "resp", resp);
-  char *s = cJSON_PrintUnformatted(j);
-  fprintf(f, "%s\n", s);
-  free(s);
-  cJSON_Delete(j);
+  put_line(f, j);
+}
+
+/* One recorded event stream (frames' data, NULL-terminated) as serve_client writes it. */
+static void trace_stream_line(FILE *f, const char *path, const char *const *frames) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "method", "GET");
+  cJSON_AddStringToObject(j, "path", path);
+  cJSON_AddNumberToObject(j, "status", 200);
+  cJSON_AddStringToObject(j, "resp_type", "text/event-stream; charset=utf-8");
+  cJSON_AddBoolToObject(j, "resp_omitted", 1);
+  cJSON *arr = cJSON_AddArrayToObject(j, "frames");
+  for (size_t i = 0; frames[i]; i++) cJSON_AddItemToArray(arr, cJSON_CreateString(frames[i]));
+  put_line(f, j);
 }
 
 static const char worlds_ok[] = "{\"worlds\":[{\"id\":\"w\",\"name\":\"W\",\"agents\":1,\"chats\":0,\"current_chat\":null,\"loaded\":true}],\"primary\":\"w\"}";
@@ -149,6 +167,10 @@ static void checker_catches_drift(void) {
   trace_line(f, "GET", "/api/worlds/w/chats/c/messages?limit=5000", 200, NULL,        /* 6: out of range */
              "{\"chat\":\"c\",\"message_count\":0,\"messages\":[]}");
   trace_line(f, "GET", "/api/worlds", 404, NULL, "{\"error\":\"flat\"}");           /* 7: not the error shape */
+  const char *frames[] = {"{\"type\":\"resync\"}", /* 8: a stream's second frame, a message without its seq */
+                          "{\"type\":\"message\",\"world\":\"w\",\"chat\":null,\"sender\":\"h\",\"kind\":\"human\","
+                          "\"text\":\"x\",\"ts\":\"2026-01-02T03:04:05.678Z\"}", NULL};
+  trace_stream_line(f, "/api/worlds/w/events", frames);
   fclose(f);
   snprintf(args, sizeof args, "traffic '%s' '%s'", unit_src_path("docs/openapi.json"), path);
   CHECK_INT(check_js(args, &out), 1);
@@ -158,7 +180,8 @@ static void checker_catches_drift(void) {
             "drift.jsonl:4: GET /healthz -> 200: response body: data must have required property 'worlds'",
             "drift.jsonl:5: POST /api/worlds/w/messages -> 202: request body:",
             "drift.jsonl:6: GET /api/worlds/w/chats/c/messages?limit=5000 -> 200: query parameter limit=5000",
-            "drift.jsonl:7: GET /api/worlds -> 404: response body:", "7 problem(s)");
+            "drift.jsonl:7: GET /api/worlds -> 404: response body:",
+            "drift.jsonl:8: GET /api/worlds/w/events -> 200: frame 2 ", "8 problem(s)");
   free(out);
 }
 

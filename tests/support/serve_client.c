@@ -98,6 +98,7 @@ static size_t grow_cb(char *d, size_t sz, size_t n, void *arg) {
 
 #define TRACE_REQ_MAX (64u * 1024)   /* bodies past these are counted, not kept: a load test posts 150 MB */
 #define TRACE_RESP_MAX (4u * 1024 * 1024)
+#define TRACE_FRAMES_MAX (32u * 1024) /* bytes of frames kept per stream: 100 streams stay a few MB */
 
 /* The value of header name (case aside) in the raw response headers, into out (cap bytes); "" if none. */
 static void header_value(const char *headers, const char *name, char *out, size_t cap) {
@@ -125,27 +126,18 @@ static void trace_body(cJSON *j, const char *field, const char *body, size_t len
   }
 }
 
-/* With AGORA_API_TRACE=FILE, one JSON line per exchange goes into FILE (emptied by the process's first),
- * for tests/openapi_check.js to hold against docs/openapi.json (docs/serve.md "The OpenAPI document"). */
-static void trace_exchange(const char *method, const char *path, const char *body, size_t body_len, long status,
-                           const char *headers, const char *resp, size_t resp_len) {
+/* With AGORA_API_TRACE=FILE, one JSON line per exchange (j, taken) goes into FILE (emptied by the
+ * process's first), for tests/openapi_check.js to hold against docs/openapi.json (docs/serve.md "The
+ * OpenAPI document"). */
+static void trace_write(cJSON *j) {
   static pid_t started_by;
   const char *file = getenv("AGORA_API_TRACE");
-  if (!file || !file[0] || !status) return;
-  char type[256];
-  header_value(headers, "Content-Type", type, sizeof type);
-  cJSON *j = cJSON_CreateObject();
-  cJSON_AddStringToObject(j, "method", method);
-  cJSON_AddStringToObject(j, "path", path);
-  cJSON_AddNumberToObject(j, "status", (double)status);
-  trace_body(j, "req", body, body_len, TRACE_REQ_MAX);
-  cJSON_AddStringToObject(j, "resp_type", type);
-  trace_body(j, "resp", resp, resp_len, TRACE_RESP_MAX);
   char *line = cJSON_PrintUnformatted(j);
   cJSON_Delete(j);
+  if (!line) return;
   int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | (started_by != getpid() ? O_TRUNC : 0), 0644);
   started_by = getpid();
-  if (fd >= 0 && line) { /* one write per line: O_APPEND keeps lines whole */
+  if (fd >= 0) { /* one write per line: O_APPEND keeps lines whole */
     size_t n = strlen(line);
     line[n] = '\n';
     if (write(fd, line, n + 1) != (ssize_t)(n + 1)) fprintf(stderr, "serve_client: %s: cannot write the trace\n", file);
@@ -153,6 +145,29 @@ static void trace_exchange(const char *method, const char *path, const char *bod
   }
   if (fd >= 0) close(fd);
   free(line);
+}
+
+/* The record's common fields (NULL when there is no trace to write). */
+static cJSON *trace_record(const char *method, const char *path, long status, const char *type) {
+  const char *file = getenv("AGORA_API_TRACE");
+  if (!file || !file[0] || !status) return NULL;
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "method", method);
+  cJSON_AddStringToObject(j, "path", path);
+  cJSON_AddNumberToObject(j, "status", (double)status);
+  cJSON_AddStringToObject(j, "resp_type", type ? type : "");
+  return j;
+}
+
+static void trace_exchange(const char *method, const char *path, const char *body, size_t body_len, long status,
+                           const char *headers, const char *resp, size_t resp_len) {
+  char type[256];
+  header_value(headers, "Content-Type", type, sizeof type);
+  cJSON *j = trace_record(method, path, status, type);
+  if (!j) return;
+  trace_body(j, "req", body, body_len, TRACE_REQ_MAX);
+  trace_body(j, "resp", resp, resp_len, TRACE_RESP_MAX);
+  trace_write(j);
 }
 
 int http_call(const char *base, const char *method, const char *path, const char *body, size_t body_len,
@@ -300,8 +315,28 @@ sse_conn *sse_open(sse_set *s, const char *url, const char *last_id, const char 
   return c;
 }
 
+/* A stream as one exchange of the trace: its status, and the data of its first frames. */
+static void trace_stream(sse_conn *c) {
+  long status = 0;
+  char *url = NULL, *type = NULL;
+  curl_easy_getinfo(c->e, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_getinfo(c->e, CURLINFO_EFFECTIVE_URL, &url);
+  curl_easy_getinfo(c->e, CURLINFO_CONTENT_TYPE, &type);
+  const char *path = url && strstr(url, "://") ? strchr(strstr(url, "://") + 3, '/') : NULL;
+  cJSON *j = path ? trace_record("GET", path, status, type) : NULL;
+  if (!j) return;
+  cJSON_AddNullToObject(j, "req");
+  cJSON_AddBoolToObject(j, "resp_omitted", 1);
+  cJSON *frames = cJSON_AddArrayToObject(j, "frames");
+  size_t bytes = 0;
+  for (size_t i = 0; i < c->n && (bytes += strlen(c->frames[i].data)) <= TRACE_FRAMES_MAX; i++)
+    cJSON_AddItemToArray(frames, cJSON_CreateString(c->frames[i].data));
+  trace_write(j);
+}
+
 void sse_close(sse_set *s, sse_conn *c) {
   if (!c->open) return;
+  trace_stream(c);
   curl_multi_remove_handle(s->m, c->e);
   c->open = 0;
 }
