@@ -122,6 +122,8 @@ function checker(doc) {
         const validate = ajv.compile(prm.schema);
         if (!validate(typed(v, prm.schema))) out.push(`${prm.in} parameter ${prm.name}=${v}: ${ajv.errorsText(validate.errors)}`);
       }
+      for (const key of new Set(sp.keys())) // a query parameter the server took must be one the document lists
+        if (!params.some((prm) => prm.in === "query" && prm.name === key)) out.push(`query parameter ${key} is not documented`);
       const rb = op.requestBody && resolve(op.requestBody);
       const hasBody = r.req !== null && r.req !== undefined && r.req.trim() !== "";
       if (rb && rb.required && !hasBody && !r.req_omitted) out.push("the request body is required");

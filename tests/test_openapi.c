@@ -167,7 +167,8 @@ static void checker_catches_drift(void) {
   trace_line(f, "GET", "/api/worlds/w/chats/c/messages?limit=5000", 200, NULL,        /* 6: out of range */
              "{\"chat\":\"c\",\"message_count\":0,\"messages\":[]}");
   trace_line(f, "GET", "/api/worlds", 404, NULL, "{\"error\":\"flat\"}");           /* 7: not the error shape */
-  const char *frames[] = {"{\"type\":\"resync\"}", /* 8: a stream's second frame, a message without its seq */
+  trace_line(f, "GET", "/api/worlds?sort=name", 200, NULL, worlds_ok);                /* 8: an unknown query */
+  const char *frames[] = {"{\"type\":\"resync\"}", /* 9: a stream's second frame, a message without its seq */
                           "{\"type\":\"message\",\"world\":\"w\",\"chat\":null,\"sender\":\"h\",\"kind\":\"human\","
                           "\"text\":\"x\",\"ts\":\"2026-01-02T03:04:05.678Z\"}", NULL};
   trace_stream_line(f, "/api/worlds/w/events", frames);
@@ -181,7 +182,8 @@ static void checker_catches_drift(void) {
             "drift.jsonl:5: POST /api/worlds/w/messages -> 202: request body:",
             "drift.jsonl:6: GET /api/worlds/w/chats/c/messages?limit=5000 -> 200: query parameter limit=5000",
             "drift.jsonl:7: GET /api/worlds -> 404: response body:",
-            "drift.jsonl:8: GET /api/worlds/w/events -> 200: frame 2 ", "8 problem(s)");
+            "drift.jsonl:8: GET /api/worlds?sort=name -> 200: query parameter sort is not documented",
+            "drift.jsonl:9: GET /api/worlds/w/events -> 200: frame 2 ", "9 problem(s)");
   free(out);
 }
 
@@ -213,7 +215,9 @@ static const unit_test tests[] = {UNIT(document_is_valid), UNIT(served_as_in_the
                                   UNIT(checker_catches_drift), UNIT(api_traffic_conforms)};
 
 int main(int argc, char **argv) {
-  /* AGORA_PEERS: the validators from npm (the peers fixture) */
-  if (!getenv("AGORA_PEERS")) return fprintf(stderr, "test_openapi: AGORA_PEERS is not set\n"), 1;
+  if (!getenv("AGORA_PEERS")) { /* the validators from npm (the peers fixture) */
+    fprintf(stderr, "test_openapi: AGORA_PEERS is not set\n");
+    return 1;
+  }
   return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp});
 }
