@@ -288,6 +288,7 @@ void mcp_client_start(mcp_client *c) {
 
 void mcp_client_restart(mcp_client *c) {
   if (c->state != MC_IDLE) mcp__client_down(c, "restarted on request");
+  c->why[0] = '\0'; /* nothing failed: the next start says how it went */
   evtimer_del(c->restart);
   c->failed_at_ms = 0;
   c->backoff_ms = 0;

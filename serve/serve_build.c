@@ -33,12 +33,14 @@ static int agent_index(const cJSON *agents, const char *name) {
   return -1;
 }
 
-/* Puts every field of from into obj in place of its own (a duplicate of each). */
+/* Puts every field of from into obj in place of its own (a duplicate of each); a null takes the field
+ * away, so that the world file's default applies. */
 static int merge(cJSON *obj, const cJSON *from) {
   for (const cJSON *f = from ? from->child : NULL; f; f = f->next) {
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, f->string);
+    if (cJSON_IsNull(f)) continue;
     cJSON *v = cJSON_Duplicate(f, 1);
     if (!v) return AG_ERR_NOMEM;
-    cJSON_DeleteItemFromObjectCaseSensitive(obj, f->string);
     cJSON_AddItemToObject(obj, f->string, v);
   }
   return AG_OK;

@@ -156,18 +156,22 @@ static void agents(void) {
   EXPECT(&sp, "PATCH", "/api/worlds/shop/agents/c", "{}", 422, "at least one");
   EXPECT(&sp, "PATCH", "/api/worlds/shop/agents/nobody", "{\"model\": \"m\"}", 404, "nobody");
   EXPECT(&sp, "GET", "/api/worlds/shop", NULL, 200, "\"model\":\"m2\"");
+  cJSON *j = SERVE_EXPECT(&sp, "PATCH", "/api/worlds/shop/agents/c", "{\"model\": null}", 200, NULL);
+  CHECK(j && !cJSON_GetObjectItemCaseSensitive(j, "model")); /* back to the provider's default */
+  CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "temperature")) * 10, 5);
+  cJSON_Delete(j);
   EXPECT(&sp, "DELETE", "/api/worlds/shop/agents/a", NULL, 409, "main_agent");
   EXPECT(&sp, "DELETE", "/api/worlds/shop/agents/c", NULL, 200, "\"deleted\":\"c\"");
   EXPECT(&sp, "DELETE", "/api/worlds/shop/agents/c", NULL, 404, "no agent 'c'");
-  cJSON *j = SERVE_EXPECT(&sp, "GET", "/api/worlds/shop", NULL, 200, NULL);
-  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "agents")), 2);
-  cJSON_Delete(j);
-  CHECK_INT(serve_proc_stop(&sp), 0);
-  /* stored with the world: a server started again on the database has the change */
-  if (serve_world("agents", NULL, &sp)) return;
-  EXPECT(&sp, "GET", "/api/worlds/shop", NULL, 200, "\"main_agent\":\"a\"");
   j = SERVE_EXPECT(&sp, "GET", "/api/worlds/shop", NULL, 200, NULL);
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "agents")), 2);
+  cJSON_Delete(j);
+  EXPECT(&sp, "POST", "/api/worlds/shop/agents", "{\"name\": \"Dee\", \"provider\": \"script\"}", 201, NULL);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+  /* stored with the world: a server started again on the database (not the file) has the change */
+  if (serve_world("agents", NULL, &sp)) return;
+  j = SERVE_EXPECT(&sp, "GET", "/api/worlds/shop", NULL, 200, "\"name\":\"Dee\"");
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "agents")), 3);
   cJSON_Delete(j);
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
@@ -299,8 +303,33 @@ static void cross_site_refused(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
+/* A world named as a file starts its MCP servers: GET …/mcp shows each one ready with its tools, a
+ * restart starts it again (202, then ready again), and deleting the world is refused while they run. */
+static void mcp_of_a_file_world(void) {
+  char text[2048];
+  snprintf(text, sizeof text, "{\"name\": \"Tooled\", \"mcp_servers\": {\"fake\": {\"command\": \"node\", \"args\":"
+           " [\"%s\", \"ok\"]}}, \"agents\": [{\"name\": \"t\", \"provider\": \"script\", \"tools\": [\"fake.echo\"]}]}",
+           unit_src_path("tests/mcp/fake_server.js"));
+  serve_proc sp;
+  if (serve_world("tooled", text, &sp)) return;
+  cJSON *j = SERVE_EXPECT(&sp, "GET", "/api/worlds/tooled/mcp", NULL, 200, "\"started\":true");
+  const cJSON *srv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "servers"), 0);
+  CHECK_STR(str_of(srv, "name"), "fake");
+  CHECK_STR(str_of(srv, "transport"), "stdio");
+  CHECK_STR(str_of(srv, "state"), "ready");
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(srv, "tools"), 0)), "echo");
+  cJSON_Delete(j);
+  EXPECT(&sp, "POST", "/api/worlds/tooled/mcp/fake/restart", NULL, 202, "\"state\":\"starting\"");
+  cJSON_Delete(j = serve_poll_json(&sp, "/api/worlds/tooled/mcp", "\"state\":\"ready\"", 10000));
+  CHECK(j != NULL);
+  EXPECT(&sp, "POST", "/api/worlds/tooled/mcp/nope/restart", NULL, 404, "nope");
+  EXPECT(&sp, "DELETE", "/api/worlds/tooled?confirm=tooled", NULL, 409, "MCP servers");
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
 static const unit_test tests[] = {UNIT(create_world), UNIT(patch_world), UNIT(agents), UNIT(edit_delete_retry),
-                                  UNIT(conflicts_in_flight), UNIT(delete_world), UNIT(cross_site_refused)};
+                                  UNIT(conflicts_in_flight), UNIT(delete_world), UNIT(cross_site_refused),
+                                  UNIT(mcp_of_a_file_world)};
 
 int main(int argc, char **argv) {
   tmp = unit_tmpdir();
