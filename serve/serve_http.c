@@ -107,6 +107,7 @@ static void reply_page(struct evhttp_request *req) {
 static void reply_asset(struct evhttp_request *req, const char *name) {
   static const struct { const char *name; const char *data; const unsigned long *len; } assets[] = {
     {"app.js", serve_app_js, &serve_app_js_len},
+    {"actions.js", serve_actions_js, &serve_actions_js_len},
     {"marked.js", serve_marked_js, &serve_marked_js_len},
     {"purify.js", serve_purify_js, &serve_purify_js_len}};
   for (size_t i = 0; i < sizeof assets / sizeof *assets; i++) {

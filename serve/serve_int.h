@@ -164,6 +164,8 @@ extern const char serve_page_html[];
 extern const unsigned long serve_page_html_len;
 extern const char serve_app_js[];
 extern const unsigned long serve_app_js_len;
+extern const char serve_actions_js[];
+extern const unsigned long serve_actions_js_len;
 extern const char serve_marked_js[];
 extern const unsigned long serve_marked_js_len;
 extern const char serve_purify_js[];
