@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define EXPECT(...) cJSON_Delete(SERVE_EXPECT(__VA_ARGS__))
 
@@ -327,9 +329,32 @@ static void mcp_of_a_file_world(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
+/* The page's actions in Chromium (tests/serve_actions_page.js, puppeteer-core from $AGORA_PEERS): edit,
+ * retry, delete, branch and rename on a chat of four messages; the screenshot is left in the build
+ * directory (serve_actions_page.png). */
+static void page_actions_in_chromium(void) {
+  CHECK(getenv("AGORA_PEERS") != NULL);
+  serve_proc sp;
+  if (!getenv("AGORA_PEERS") || serve_world("page", shop, &sp)) return;
+  char chat[128], cmd[2048];
+  say(&sp, "shop", "@a one", 2, chat);
+  say(&sp, "shop", "@a two", 4, chat);
+  unlink("serve_actions_page.png");
+  snprintf(cmd, sizeof cmd, "node '%s' '%s' serve_actions_page.png", unit_src_path("tests/serve_actions_page.js"), sp.base);
+  int st = system(cmd);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  CHECK(access("serve_actions_page.png", R_OK) == 0);
+  /* what the page did is what the database holds */
+  char path[256];
+  snprintf(path, sizeof path, "/api/worlds/shop/chats/%s/messages", chat);
+  EXPECT(&sp, "GET", path, NULL, 200, "\"message_count\":2");
+  EXPECT(&sp, "GET", "/api/worlds/shop/chats", NULL, 200, "Renamed by the page");
+  CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
 static const unit_test tests[] = {UNIT(create_world), UNIT(patch_world), UNIT(agents), UNIT(edit_delete_retry),
                                   UNIT(conflicts_in_flight), UNIT(delete_world), UNIT(cross_site_refused),
-                                  UNIT(mcp_of_a_file_world)};
+                                  UNIT(mcp_of_a_file_world), UNIT(page_actions_in_chromium)};
 
 int main(int argc, char **argv) {
   tmp = unit_tmpdir();
