@@ -162,6 +162,19 @@ static void agents(void) {
   CHECK(j && !cJSON_GetObjectItemCaseSensitive(j, "model")); /* back to the provider's default */
   CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "temperature")) * 10, 5);
   cJSON_Delete(j);
+  /* what is posted is untrusted: a key goes only to the provider's own URL, and only from a key variable */
+  EXPECT(&sp, "POST", "/api/worlds/shop/agents", "{\"name\": \"k\", \"provider\": \"openai\", \"model\": \"m\","
+         " \"api_key_env\": \"HOME\"}", 422, "agents[3].api_key_env: 'HOME' is not an API key variable");
+  EXPECT(&sp, "POST", "/api/worlds/shop/agents", "{\"name\": \"k\", \"provider\": \"openai\", \"model\": \"m\","
+         " \"base_url\": \"http://127.0.0.1:9/v1\"}", 201, NULL);
+  j = SERVE_EXPECT(&sp, "GET", "/api/worlds/shop", NULL, 200, NULL);
+  const cJSON *ag;
+  int withheld = 0;
+  cJSON_ArrayForEach(ag, cJSON_GetObjectItemCaseSensitive(j, "agents"))
+    withheld += !strcmp(str_of(ag, "id"), "k") && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ag, "key_withheld"));
+  CHECK_INT(withheld, 1);
+  cJSON_Delete(j);
+  EXPECT(&sp, "DELETE", "/api/worlds/shop/agents/k", NULL, 200, NULL);
   EXPECT(&sp, "DELETE", "/api/worlds/shop/agents/a", NULL, 409, "main_agent");
   EXPECT(&sp, "DELETE", "/api/worlds/shop/agents/c", NULL, 200, "\"deleted\":\"c\"");
   EXPECT(&sp, "DELETE", "/api/worlds/shop/agents/c", NULL, 404, "no agent 'c'");
