@@ -33,6 +33,10 @@ void serve_edit_handle(serve *s, serve_world *sw, struct evhttp_request *req, co
   else if (method == SERVE_PUT) rc = chat_resend_edit(sw->cs, m->seq, b->text, &kept, &em);
   else kept = m->seq - 1, rc = chat_resend_cut(sw->cs, m->seq, &em);
   if (rc) return serve_reply_fail(req, rc, &em);
+  /* Every page showing the chat shows it again (as after a select): the messages after the cut are gone. */
+  chat_info c;
+  if (!chat_info_get(s->st, m->chat, &c, &em))
+    serve_world_announce(sw, &(world_event){EV_CHAT_LOADED, .u.chat_open = {c.id, c.title, c.message_count}});
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "chat", m->chat);
   cJSON_AddNumberToObject(j, "kept", (double)kept);

@@ -221,9 +221,16 @@ static void edit_delete_retry(void) {
   EXPECT(&sp, "PUT", "/api/worlds/shop/chats/nochat/messages/1", "{\"text\": \"x\"}", 404, "nochat");
   EXPECT(&sp, "PUT", "/api/worlds/nope/chats/nochat/messages/1", "{\"text\": \"x\"}", 404, "nope");
   EXPECT(&sp, "POST", "/api/worlds/shop/chats/nochat/retry", NULL, 404, "nochat");
-  /* DELETE: it and those after it */
+  /* DELETE: it and those after it; a page following the world hears that the chat changed */
+  char url[256];
+  snprintf(url, sizeof url, "%s/api/worlds/shop/events", sp.base);
+  sse_set *set = sse_set_new();
+  sse_open(set, url, NULL, NULL);
+  sse_pump(set, 200);
   snprintf(path, sizeof path, "/api/worlds/shop/chats/%s/messages/3", chat);
   EXPECT(&sp, "DELETE", path, NULL, 200, "\"kept\":2");
+  CHECK_INT(sse_wait(set, 1, "\"event\":\"chat-loaded\"", 5000), 0);
+  sse_set_free(set);
   snprintf(path, sizeof path, "/api/worlds/shop/chats/%s/messages", chat);
   EXPECT(&sp, "GET", path, NULL, 200, "\"message_count\":2");
   /* retry: the last human message sent again */
