@@ -76,9 +76,12 @@ static int apply(serve *s, serve_world *sw, const change *c, world_spec *spec, a
   int rc = AG_OK;
   if (c->at >= 0) {
     agent_settings *a = &spec->agents[c->at];
-    /* What a person posts is as untrusted as an imported snapshot: its key goes only where one may. */
+    /* A new agent is as untrusted as an imported snapshot: its key goes only where one may. A change keeps
+     * what the agent had (a PATCH cannot name a base_url or a key variable). */
     world_spec one = {.name = spec->name, .agents = a, .n_agents = 1}; /* the others are as they were */
-    rt_key_withhold(&one, "serve", world_id(sw->w), s->over.base_url, &s->allow);
+    agent *old = c->m->route == SR_AGENT ? world_agent_find(sw->w, c->m->name) : NULL;
+    if (old) a->llm.key_withheld = agent_settings_of(old)->llm.key_withheld;
+    else rt_key_withhold(&one, "serve", world_id(sw->w), s->over.base_url, &s->allow);
     rc = rt_key_env_check_agent(a, (size_t)c->at, world_id(sw->w), &s->allow, em);
     if (!rc) rc = c->m->route == SR_AGENTS ? world_add_agent(sw->w, a, em) : world_update_agent(sw->w, a, em);
   } else if (c->m->route == SR_AGENT) {
