@@ -157,6 +157,9 @@ static void agents(void) {
   EXPECT(&sp, "PATCH", "/api/worlds/shop/agents/c", "{\"name\": \"d\"}", 422, "unknown field 'name'");
   EXPECT(&sp, "PATCH", "/api/worlds/shop/agents/c", "{}", 422, "at least one");
   EXPECT(&sp, "PATCH", "/api/worlds/shop/agents/nobody", "{\"model\": \"m\"}", 404, "nobody");
+  EXPECT(&sp, "PATCH", "/api/worlds/shop/agents/c", "{\"model\": ", 400, "not valid JSON");
+  EXPECT(&sp, "PATCH", "/api/worlds/nope/agents/c", "{\"model\": \"m\"}", 404, "nope");
+  EXPECT(&sp, "DELETE", "/api/worlds/nope/agents/c", NULL, 404, "nope");
   EXPECT(&sp, "GET", "/api/worlds/shop", NULL, 200, "\"model\":\"m2\"");
   cJSON *j = SERVE_EXPECT(&sp, "PATCH", "/api/worlds/shop/agents/c", "{\"model\": null}", 200, NULL);
   CHECK(j && !cJSON_GetObjectItemCaseSensitive(j, "model")); /* back to the provider's default */
@@ -242,6 +245,9 @@ static void edit_delete_retry(void) {
   EXPECT(&sp, "PUT", "/api/worlds/shop/chats/nochat/messages/1", "{\"text\": \"x\"}", 404, "nochat");
   EXPECT(&sp, "PUT", "/api/worlds/nope/chats/nochat/messages/1", "{\"text\": \"x\"}", 404, "nope");
   EXPECT(&sp, "POST", "/api/worlds/shop/chats/nochat/retry", NULL, 404, "nochat");
+  EXPECT(&sp, "POST", "/api/worlds/nope/chats/nochat/retry", NULL, 404, "nope");
+  EXPECT(&sp, "PUT", "/api/worlds/shop/chats/nochat/messages/abc", "{\"text\": \"x\"}", 404, "no such route");
+  EXPECT(&sp, "POST", "/api/worlds/nope/mcp/x/restart", NULL, 404, "nope");
   /* DELETE: it and those after it; a page following the world hears that the chat changed */
   char url[256];
   snprintf(url, sizeof url, "%s/api/worlds/shop/events", sp.base);
