@@ -42,3 +42,19 @@ function addChatActions() {
   $("cancel").after(retry, rename);
 }
 addChatActions();
+// An empty database: a world can be made here (POST /api/worlds), from a world file's JSON the person edits;
+// an error names the field (the status line), a world made is opened.
+function addCreateWorld() {
+  const p = document.createElement("p"), doc = document.createElement("textarea");
+  doc.id = "new-world"; doc.rows = 8; doc.cols = 60; doc.spellcheck = false;
+  doc.value = JSON.stringify({ name: "My world", agents: [
+    { name: "Ann", provider: "openai", model: "gpt-4o-mini", system_prompt: "You are Ann." }] }, null, 2);
+  const make = msgAction("Create this world", "POST /api/worlds: checked as a world file", () => {
+    let body;
+    try { body = JSON.parse(doc.value); } catch (e) { status("not a JSON document: " + e.message); return; }
+    api("POST", "/api/worlds", body).then(() => { status(""); return loadWorlds(); }).catch(() => {}); // api() says why
+  }, "create-world");
+  p.append("or write one here (a world file's JSON):", document.createElement("br"), doc, document.createElement("br"), make);
+  $("empty").append(p);
+}
+addCreateWorld();

@@ -3,10 +3,12 @@
 // (@a one, r1, @a two, r2), a human message is edited and sent again, the last turn retried, a message
 // deleted with those after it, the chat branched at a message and renamed. No page error, nothing fetched
 // from elsewhere. The screenshot, with a message's actions shown, is left at SCREENSHOT.
-// Usage: node serve_actions_page.js BASE_URL SCREENSHOT.png   (AGORA_PEERS names the installed peers)
+// With --empty, on an empty database: a world is created from the page (bad JSON and a bad field named on
+// the status line first), then opened.
+// Usage: node serve_actions_page.js BASE_URL SCREENSHOT.png [--empty]   (AGORA_PEERS names the installed peers)
 "use strict";
 const { launch } = require(__dirname + "/support/browser.js");
-const [base, shot] = process.argv.slice(2);
+const [base, shot, mode] = process.argv.slice(2);
 
 function step(name) { process.stderr.write("serve_actions_page: " + name + "\n"); }
 const msg = (seq) => '#transcript .msg[data-seq="' + seq + '"]';
@@ -66,6 +68,26 @@ async function flow(page, T, answers) {
   await page.waitForFunction(() => [...document.querySelectorAll("#chats li .name")].some((n) => n.textContent === "Renamed by the page"), T);
 }
 
+// Creates a world from the empty page: the status line names what is wrong until it is right.
+async function createWorld(page, T) {
+  step("empty: a world created here");
+  await page.goto(base + "/", { waitUntil: "domcontentloaded" });
+  await page.waitForSelector("#new-world", { visible: true, timeout: 20000 });
+  const tryDoc = async (text, want) => {
+    await page.$eval("#new-world", (t, v) => { t.value = v; }, text);
+    await page.click("#create-world");
+    if (want) await page.waitForFunction((w) => document.getElementById("status").textContent.includes(w), T, want)
+      .catch(async () => { throw new Error("status: " + await page.$eval("#status", (e) => e.textContent) + ", expected " + want); });
+  };
+  await tryDoc("{\"name\": ", "not a JSON document");
+  await tryDoc('{"name": "Made here", "agents": [{"name": "x", "provider": "nope"}]}', "agents[0].provider");
+  await tryDoc('{"name": "Made here", "agents": [{"name": "x", "provider": "script", "replies": ["made"]}]}', null);
+  await page.waitForFunction(() => [...document.querySelectorAll("#worlds li")].some((l) => l.textContent === "Made here") &&
+    document.getElementById("empty").hidden && document.querySelector("#agents .agent-card") &&
+    !document.getElementById("status").textContent, T);
+  await page.screenshot({ path: shot });
+}
+
 async function main() {
   const browser = await launch();
   let ok = false;
@@ -76,7 +98,8 @@ async function main() {
     page.on("request", (r) => { if (!r.url().startsWith(base)) offsite.push(r.url()); });
     page.on("dialog", (d) => (d.type() === "prompt" ? d.accept(answers.shift()) : d.accept()));
     page.on("pageerror", (e) => { errors.push(e.message); step("page error: " + e.message); });
-    await flow(page, { timeout: 20000 }, answers);
+    if (mode === "--empty") await createWorld(page, { timeout: 20000 });
+    else await flow(page, { timeout: 20000 }, answers);
     if (offsite.length) throw new Error("requests off the server: " + offsite.join(", "));
     if (errors.length) throw new Error(errors.length + " page error(s): " + errors.join(" | "));
     ok = true;

@@ -376,26 +376,37 @@ static void mcp_of_a_file_world(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
+/* node tests/serve_actions_page.js BASE SHOT [mode]: 0 when it passed and left its screenshot SHOT. */
+static int run_actions_page(const serve_proc *sp, const char *shot, const char *mode) {
+  char cmd[2048];
+  unlink(shot);
+  snprintf(cmd, sizeof cmd, "node '%s' '%s' '%s' %s", unit_src_path("tests/serve_actions_page.js"), sp->base, shot,
+           mode ? mode : "");
+  int st = system(cmd);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 && access(shot, R_OK) == 0 ? 0 : -1;
+}
+
 /* The page's actions in Chromium (tests/serve_actions_page.js, puppeteer-core from $AGORA_PEERS): edit,
- * retry, delete, branch and rename on a chat of four messages; the screenshot is left in the build
- * directory (serve_actions_page.png). */
+ * retry, delete, branch and rename on a chat of four messages; then a world created on the page of an
+ * empty database. The screenshots are left in the build directory (serve_actions_page*.png). */
 static void page_actions_in_chromium(void) {
   CHECK(getenv("AGORA_PEERS") != NULL);
   serve_proc sp;
   if (!getenv("AGORA_PEERS") || serve_world("page", shop, &sp)) return;
-  char chat[128], cmd[2048];
+  char chat[128];
   say(&sp, "shop", "@a one", 2, chat);
   say(&sp, "shop", "@a two", 4, chat);
-  unlink("serve_actions_page.png");
-  snprintf(cmd, sizeof cmd, "node '%s' '%s' serve_actions_page.png", unit_src_path("tests/serve_actions_page.js"), sp.base);
-  int st = system(cmd);
-  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  CHECK(access("serve_actions_page.png", R_OK) == 0);
+  CHECK_INT(run_actions_page(&sp, "serve_actions_page.png", NULL), 0);
   /* what the page did is what the database holds */
   char path[256];
   snprintf(path, sizeof path, "/api/worlds/shop/chats/%s/messages", chat);
   EXPECT(&sp, "GET", path, NULL, 200, "\"message_count\":2");
   EXPECT(&sp, "GET", "/api/worlds/shop/chats", NULL, 200, "Renamed by the page");
+  CHECK_INT(serve_proc_stop(&sp), 0);
+  /* an empty database: a world made on the page */
+  if (serve_world("page-empty", NULL, &sp)) return;
+  CHECK_INT(run_actions_page(&sp, "serve_actions_page_empty.png", "--empty"), 0);
+  EXPECT(&sp, "GET", "/api/worlds/made-here", NULL, 200, "\"name\":\"Made here\"");
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
