@@ -58,6 +58,10 @@ int serve_status_of(int err) {
   }
 }
 
+void serve_reply_fail(struct evhttp_request *req, int rc, const ag_errmsg *em) {
+  serve_reply_error(req, serve_status_of(rc), "%s", em->text[0] ? em->text : ag_strerror(rc));
+}
+
 /* Compares the whole of both, whatever differs first: the time taken says nothing about the token. */
 static int token_equal(const char *a, size_t alen, const char *b, size_t blen) {
   unsigned char d = alen != blen;
@@ -78,6 +82,7 @@ static int method_of(struct evhttp_request *req) {
   case EVHTTP_REQ_POST: return SERVE_POST;
   case EVHTTP_REQ_PATCH: return SERVE_PATCH;
   case EVHTTP_REQ_DELETE: return SERVE_DELETE;
+  case EVHTTP_REQ_PUT: return SERVE_PUT;
   case EVHTTP_REQ_HEAD: return SERVE_HEAD;
   default: return SERVE_OTHER;
   }
@@ -114,6 +119,7 @@ static void reply_embedded(struct evhttp_request *req, const char *data, unsigne
 static void reply_asset(struct evhttp_request *req, const char *name) {
   static const struct { const char *name; const char *data; const unsigned long *len; } assets[] = {
     {"app.js", serve_app_js, &serve_app_js_len},
+    {"actions.js", serve_actions_js, &serve_actions_js_len},
     {"marked.js", serve_marked_js, &serve_marked_js_len},
     {"purify.js", serve_purify_js, &serve_purify_js_len}};
   for (size_t i = 0; i < sizeof assets / sizeof *assets; i++)
@@ -124,7 +130,8 @@ static void reply_asset(struct evhttp_request *req, const char *name) {
 
 static void allow_header(struct evhttp_request *req, int allowed) {
   static const struct { int bit; const char *name; } m[] = {
-    {SERVE_GET, "GET, HEAD"}, {SERVE_POST, "POST"}, {SERVE_PATCH, "PATCH"}, {SERVE_DELETE, "DELETE"}};
+    {SERVE_GET, "GET, HEAD"}, {SERVE_POST, "POST"}, {SERVE_PATCH, "PATCH"}, {SERVE_DELETE, "DELETE"},
+    {SERVE_PUT, "PUT"}};
   char v[64] = "";
   for (size_t i = 0; i < sizeof m / sizeof *m; i++)
     if (allowed & m[i].bit) snprintf(v + strlen(v), sizeof v - strlen(v), "%s%s", v[0] ? ", " : "", m[i].name);

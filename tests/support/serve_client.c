@@ -1,5 +1,6 @@
 /* A real agora serve for tests, and its HTTP and SSE clients (see serve_client.h). */
 #include "support/serve_client.h"
+#include "support/unit.h"
 #include "support/wait.h"
 
 #include <cjson/cJSON.h>
@@ -422,6 +423,39 @@ cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *pat
   http_call(sp->base, method, path, body, body ? strlen(body) : 0, NULL, &r);
   *status = r.status;
   cJSON *j = cJSON_Parse(r.body);
+  http_reply_free(&r);
+  return j;
+}
+
+typedef struct poll_ctx {
+  const serve_proc *sp;
+  const char *path, *needle;
+  cJSON *got;
+} poll_ctx;
+
+static int poll_once(void *arg) {
+  poll_ctx *p = arg;
+  http_reply r;
+  http_call(p->sp->base, "GET", p->path, NULL, 0, NULL, &r);
+  if (r.status == 200 && r.body && strstr(r.body, p->needle)) p->got = cJSON_Parse(r.body);
+  http_reply_free(&r);
+  return p->got != NULL;
+}
+
+cJSON *serve_poll_json(const serve_proc *sp, const char *path, const char *needle, long ms) {
+  poll_ctx p = {.sp = sp, .path = path, .needle = needle};
+  wait_until(poll_once, &p, ms);
+  return p.got;
+}
+
+cJSON *serve_expect_(const char *file, int line, const serve_proc *sp, const char *method, const char *path,
+                     const char *body, long status, const char *want) {
+  http_reply r;
+  http_call(sp->base, method, path, body, body ? strlen(body) : 0, NULL, &r);
+  if (r.status != status || (want && (!r.body || !strstr(r.body, want))))
+    unit_fail_(file, line, "%s %s: %ld, expected %ld with '%s': %.300s", method, path, r.status, status,
+               want ? want : "", r.body ? r.body : "");
+  cJSON *j = r.body ? cJSON_Parse(r.body) : NULL;
   http_reply_free(&r);
   return j;
 }

@@ -38,6 +38,15 @@ void http_reply_free(http_reply *r);
  * JSON; caller deletes) and its status in *status. */
 struct cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *path, const char *body,
                               long *status);
+/* method path with body (may be NULL): a failure of the case, at the caller's line, unless the status is
+ * status and the body holds want (NULL: anything). The body parsed (NULL when not JSON; caller deletes). */
+#define SERVE_EXPECT(sp, method, path, body, status, want) \
+  serve_expect_(__FILE__, __LINE__, (sp), (method), (path), (body), (status), (want))
+struct cJSON *serve_expect_(const char *file, int line, const serve_proc *sp, const char *method, const char *path,
+                            const char *body, long status, const char *want);
+/* Polls GET path (wait_until, ms stretched on slow builds) until a 200 whose body holds needle: that body
+ * parsed (caller deletes), or NULL when it never came. */
+struct cJSON *serve_poll_json(const serve_proc *sp, const char *path, const char *needle, long ms);
 
 /* ---- SSE ---- */
 
