@@ -8,6 +8,7 @@
 #include "support/proc.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -213,16 +214,21 @@ static char *chat_rows(const char *db) {
   return out;
 }
 
-/* Waits until GET path on serve holds needle. */
-static int serve_shows(const serve_proc *sp, const char *path, const char *needle, long ms) {
-  for (long t = 0; t <= ms; t += 100) {
-    http_reply hr;
-    int found = !http_call(sp->base, "GET", path, NULL, 0, NULL, &hr) && hr.body && strstr(hr.body, needle);
-    http_reply_free(&hr);
-    if (found) return 1;
-    usleep(100 * 1000);
+/* What every database copy must come to hold: the renamed chat, and not the deleted one. */
+typedef struct copies_goal {
+  const char *const *dbs;
+  const char *gone;
+} copies_goal;
+
+static int copies_agree(void *arg) {
+  const copies_goal *g = arg;
+  int seen = 0;
+  for (int i = 0; i < 3; i++) {
+    char *rows = chat_rows(g->dbs[i]);
+    seen += rows && strstr(rows, "|Second renamed\n") && !strstr(rows, g->gone);
+    free(rows);
   }
-  return 0;
+  return seen == 3;
 }
 
 /* Chat records in the world's bucket: a chat started, renamed or deleted in one process is so in every
@@ -234,12 +240,12 @@ static void test_chat_records(void) {
   say(in, "@alice first chat\n");
   CHECK(file_wait_for(t.cout, "alice: @human alice one\n", 20000));
   /* the title comes from the first human words in every copy */
-  CHECK(serve_shows(&t.sp, "/api/worlds/duo", "\"title\":\"First chat\"", 10000));
+  CHECK(serve_wait_body(&t.sp, "/api/worlds/duo", "\"title\":\"First chat\"", 10000));
   say(in, "/new\n@bob second chat\n");
   CHECK(file_wait_for(t.cout, "bob: @human bob one\n", 20000));
   say(in, "/title Second renamed\n");
-  CHECK(serve_shows(&t.sp, "/api/worlds/duo", "\"title\":\"Second renamed\"", 10000));
-  CHECK(serve_shows(&t.sp, "/api/worlds/duo/chats", "\"title\":\"First chat\"", 1000));
+  CHECK(serve_wait_body(&t.sp, "/api/worlds/duo", "\"title\":\"Second renamed\"", 10000));
+  CHECK(serve_wait_body(&t.sp, "/api/worlds/duo/chats", "\"title\":\"First chat\"", 1000));
   /* serve deletes the first chat: gone from the console's copy too */
   char first[64] = "";
   char *rows = chat_rows(t.cdb);
@@ -261,17 +267,9 @@ static void test_chat_records(void) {
   char listed[128];
   snprintf(listed, sizeof listed, "Second renamed\n");
   CHECK(file_wait_for(t.cout, listed, 10000));
-  /* wait (up to 60 s) until the delete and the rename have reached every copy, as seen by `chats list` */
+  /* wait until the delete and the rename have reached every copy, as seen by `chats list` */
   const char *dbs[] = {t.cdb, t.sdb, t.hdb};
-  for (int round = 0, seen = 0; seen < 3 && round < 600; round++) {
-    seen = 0;
-    for (int i = 0; i < 3; i++) {
-      char *rows = chat_rows(dbs[i]);
-      seen += rows && strstr(rows, "|Second renamed\n") && !strstr(rows, first);
-      free(rows);
-    }
-    if (seen < 3) usleep(100 * 1000);
-  }
+  CHECK(wait_until_every(copies_agree, &(copies_goal){.dbs = dbs, .gone = first}, 60000, 100));
   trio_stop(&t);
   /* every copy holds the same chats with the same titles: the second one, renamed */
   char *a = chat_rows(t.cdb), *b = chat_rows(t.sdb), *c = chat_rows(t.hdb);

@@ -12,6 +12,7 @@
 #include "support/suite.h"
 #include "support/tty.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -158,32 +159,45 @@ static cJSON *world_state(const serve_proc *sp) {
   return j;
 }
 
+/* What a poll of the world waits for: a pending approval for tool (its id, once seen), or seq
+ * messages with nobody thinking. */
+typedef struct world_goal {
+  const serve_proc *sp;
+  const char *tool;
+  long id;
+  int seq;
+} world_goal;
+
+static int approval_shows(void *arg) {
+  world_goal *g = arg;
+  cJSON *j = world_state(g->sp), *a;
+  cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "approvals"))
+    if (cJSON_IsString(cJSON_GetObjectItem(a, "tool")) && !strcmp(cJSON_GetObjectItem(a, "tool")->valuestring, g->tool))
+      g->id = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(a, "id"));
+  cJSON_Delete(j);
+  return g->id >= 0;
+}
+
+static int world_quiet(void *arg) {
+  const world_goal *g = arg;
+  cJSON *j = world_state(g->sp);
+  int done = j && cJSON_GetNumberValue(cJSON_GetObjectItem(j, "last_seq")) == g->seq &&
+             cJSON_GetNumberValue(cJSON_GetObjectItem(j, "thinking")) == 0;
+  cJSON_Delete(j);
+  return done;
+}
+
 /* Polls the world until a pending approval for tool shows; its id, or -1 after 30 s. */
 static long wait_approval(const serve_proc *sp, const char *tool) {
-  for (int i = 0; i < 1500; i++) {
-    cJSON *j = world_state(sp), *a;
-    long id = -1;
-    cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "approvals"))
-      if (cJSON_IsString(cJSON_GetObjectItem(a, "tool")) && !strcmp(cJSON_GetObjectItem(a, "tool")->valuestring, tool))
-        id = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(a, "id"));
-    cJSON_Delete(j);
-    if (id >= 0) return id;
-    usleep(20000);
-  }
-  unit_fail_(__FILE__, __LINE__, "serve: no approval for %s came", tool);
-  return -1;
+  world_goal g = {.sp = sp, .tool = tool, .id = -1};
+  if (!wait_until_every(approval_shows, &g, 30000, 20))
+    unit_fail_(__FILE__, __LINE__, "serve: no approval for %s came", tool);
+  return g.id;
 }
 
 /* Polls the world until it holds seq messages and nobody is thinking; 0, or -1 after 30 s. */
 static int wait_quiet(const serve_proc *sp, int seq) {
-  for (int i = 0; i < 1500; i++) {
-    cJSON *j = world_state(sp);
-    int done = j && cJSON_GetNumberValue(cJSON_GetObjectItem(j, "last_seq")) == seq &&
-               cJSON_GetNumberValue(cJSON_GetObjectItem(j, "thinking")) == 0;
-    cJSON_Delete(j);
-    if (done) return 0;
-    usleep(20000);
-  }
+  if (wait_until_every(world_quiet, &(world_goal){.sp = sp, .seq = seq}, 30000, 20)) return 0;
   unit_fail_(__FILE__, __LINE__, "serve: the world never held %d messages, quiet", seq);
   return -1;
 }

@@ -9,6 +9,7 @@
 #include "support/proc.h"
 #include "support/suite.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -17,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define N_AGENTS 50
@@ -115,11 +115,10 @@ static pid_t spawn(const char *const *args, const char *tag) {
   return proc_spawn(args, -1, out, out, NULL);
 }
 
-/* Waits until the server has seen want requests (observed progress; bounded so a broken build fails
- * instead of hanging), then SIGKILLs pid. Returns the requests seen. */
+/* Waits until the server has seen want requests (observed progress, against a deadline so that a
+ * broken build fails instead of hanging), then SIGKILLs pid. Returns the requests seen. */
 static size_t kill_when_seen(pid_t pid, size_t want) {
-  struct timespec tick = {0, 5 * 1000 * 1000};
-  for (int i = 0; i < 12000 && llm_server_request_count(srv) < want; i++) nanosleep(&tick, NULL);
+  CHECK(llm_server_wait_requests(srv, want, 60000));
   size_t seen = llm_server_request_count(srv);
   kill(pid, SIGKILL);
   int st;
@@ -310,7 +309,7 @@ static int queued_txn(store_txn *txn, void *arg) {
 }
 
 /* Whether the database in db holds a turn-queued step yet (read-only, beside the writer). */
-static int has_queued(const char *db) {
+static int has_queued(void *db) {
   store *st = NULL;
   int seen = 0;
   if (store_open_read(db, &st, NULL) == AG_OK) store_read(st, queued_txn, &seen, NULL);
@@ -338,8 +337,7 @@ static void queued_turn_resumes(void) {
   llm_server_rule(srv, "", "stall=1");
   const char *run[] = {"run", path, "--db", db, "--json", NULL};
   pid_t pid = spawn(run, "run-queued");
-  struct timespec tick = {0, 5 * 1000 * 1000};
-  for (int i = 0; i < 12000 && !has_queued(db); i++) nanosleep(&tick, NULL);
+  CHECK(wait_until(has_queued, db, 60000));
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
   only_chat(db, chat, sizeof chat);
@@ -381,8 +379,7 @@ static void interrupted_is_not_resumed(void) {
   llm_server_rule(srv, "", "stall=1");
   const char *run[] = {"run", world_path(), "--db", db, "--json", NULL};
   pid_t pid = spawn(run, "run-int");
-  struct timespec tick = {0, 5 * 1000 * 1000};
-  for (int i = 0; i < 12000 && llm_server_request_count(srv) < N_AGENTS; i++) nanosleep(&tick, NULL);
+  CHECK(llm_server_wait_requests(srv, N_AGENTS, 60000));
   kill(pid, SIGINT);
   int st;
   waitpid(pid, &st, 0);

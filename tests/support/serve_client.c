@@ -327,3 +327,20 @@ cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *pat
   http_reply_free(&r);
   return j;
 }
+
+typedef struct body_goal {
+  const serve_proc *sp;
+  const char *path, *needle;
+} body_goal;
+
+static int body_holds(void *arg) {
+  const body_goal *g = arg;
+  http_reply r;
+  int found = !http_call(g->sp->base, "GET", g->path, NULL, 0, NULL, &r) && r.body && strstr(r.body, g->needle);
+  http_reply_free(&r);
+  return found;
+}
+
+int serve_wait_body(const serve_proc *sp, const char *path, const char *needle, long ms) {
+  return wait_until_every(body_holds, &(body_goal){.sp = sp, .path = path, .needle = needle}, ms, 20);
+}

@@ -38,6 +38,8 @@ void http_reply_free(http_reply *r);
  * JSON; caller deletes) and its status in *status. */
 struct cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *path, const char *body,
                               long *status);
+/* Polls GET path on sp until its body holds needle (then 1) or wait_budget_ms(ms) has passed (then 0). */
+int serve_wait_body(const serve_proc *sp, const char *path, const char *needle, long ms);
 
 /* ---- SSE ---- */
 

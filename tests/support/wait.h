@@ -20,5 +20,7 @@ void wait_nap_ms(long ms);
 /* Polls done(arg) every few milliseconds until it returns non-zero (then 1) or wait_budget_ms(ms) has
  * passed (then 0). */
 int wait_until(int (*done)(void *arg), void *arg, long ms);
+/* The same, polling every every_ms: for a done() that is costly (a process run, an HTTP request). */
+int wait_until_every(int (*done)(void *arg), void *arg, long ms, long every_ms);
 
 #endif
