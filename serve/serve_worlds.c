@@ -319,8 +319,7 @@ int serve_world_add_file(serve *s, const char *path, ag_errmsg *em) { return hos
 
 void serve_world_cancel(serve_world *sw) {
   char names[512];
-  world_thinking_names(sw->w, names, sizeof names);
-  world_cancel_all(sw->w);
+  rt_cancel(sw->rt, names, sizeof names);
   serve_world_announce(sw, &(world_event){EV_CANCELLED, .u.cancelled = {names[0] ? names : NULL}});
 }
 
