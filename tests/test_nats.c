@@ -409,16 +409,8 @@ static void fill_stream(const char *url, int n) {
   event_base_free(base);
 }
 
-/* A count of deliveries the relay is to hold, waiting for a loop that does not turn. */
-typedef struct queue_goal {
-  cluster *cl;
-  size_t n;
-} queue_goal;
-
-static int queued(void *arg) {
-  const queue_goal *g = arg;
-  return cluster_pending(g->cl) >= g->n;
-}
+/* What the relay holds, waiting for a loop that does not turn. */
+static size_t queued(void *cl) { return cluster_pending(cl); }
 
 /* A process leaving while deliveries wait for its loop (the relay holds them): each is destroyed while
  * libnats still runs. Destroying them after nats_CloseAndWait crashed `run --nats` and `host` now and
@@ -434,7 +426,7 @@ static void test_leave_with_deliveries_queued(void) {
   world *w = joined_world(base, url, queue_json, &cl, 0);
   CHECK(w != NULL);
   if (w) {
-    CHECK(wait_until(queued, &(queue_goal){.cl = cl, .n = 300}, 30000)); /* the 300 records wait for the loop */
+    CHECK(wait_count(queued, cl, 300, 30000)); /* the 300 records wait for the loop */
     cluster_free(cl);
     world_free(w);
   }
@@ -463,7 +455,7 @@ static void test_leave_while_delivering(void) {
     }
     seed = seed * 1103515245u + 12345u;
     /* leave at a point of the delivery drawn anew each round: once the relay holds that many records */
-    CHECK(wait_until(queued, &(queue_goal){.cl = cl, .n = (seed >> 16) % 2000}, 30000));
+    CHECK(wait_count(queued, cl, (seed >> 16) % 2000, 30000));
     cluster_free(cl);
     world_free(w);
     event_base_free(base);

@@ -1714,19 +1714,9 @@ void llm_server_set_recording(llm_server *s, int on) {
 
 size_t llm_server_request_count(llm_server *s) { return loopback_count(&s->mu, &s->n_reqs); }
 
-typedef struct request_goal {
-  llm_server *s;
-  size_t n;
-} request_goal;
+static size_t requests_seen(void *s) { return llm_server_request_count(s); }
 
-static int requests_seen(void *arg) {
-  const request_goal *g = arg;
-  return llm_server_request_count(g->s) >= g->n;
-}
-
-int llm_server_wait_requests(llm_server *s, size_t n, long ms) {
-  return wait_until(requests_seen, &(request_goal){.s = s, .n = n}, ms);
-}
+int llm_server_wait_requests(llm_server *s, size_t n, long ms) { return wait_count(requests_seen, s, n, ms); }
 
 int llm_server_request_get(llm_server *s, size_t i, llm_server_request *out) {
   int rc = -1;

@@ -68,3 +68,18 @@ int wait_until_every(int (*done)(void *arg), void *arg, long ms, long every_ms) 
     if (now_ms() >= end) return 0;
   }
 }
+
+typedef struct count_goal {
+  size_t (*count)(void *obj);
+  void *obj;
+  size_t n;
+} count_goal;
+
+static int count_reached(void *arg) {
+  const count_goal *g = arg;
+  return g->count(g->obj) >= g->n;
+}
+
+int wait_count(size_t (*count)(void *obj), void *obj, size_t n, long ms) {
+  return wait_until(count_reached, &(count_goal){.count = count, .obj = obj, .n = n}, ms);
+}
