@@ -131,8 +131,7 @@ static void dollar_budget_by_pricing(void) {
   extra = "\"budget\": {\"usd\": 5000, \"tokens\": 100000}, \"pricing\": {\"m1\": {\"input_per_mtok\": 1,"
           " \"output_per_mtok\": 2}},";
   const char *ok[] = {"run", budget_world("d2.json", extra, ""), "--json", "--no-save", NULL};
-  CHECK_INT(proc_agora(ok, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(ok, NULL, env, &r);
   CHECK_INT((long)llm_server_request_count(srv), 2);
   CHECK(strstr(r.out, "budget-exhausted") == NULL);
   proc_result_free(&r);
@@ -148,8 +147,7 @@ static void console_budget_shows_and_raises(void) {
   proc_result r;
   const char *input = "@ann [[mock reply=hello]] one\n@ann two\n/budget\n/budget tokens 1000000\n@ann three\n"
                       "/budget usd x\n";
-  CHECK_INT(proc_agora(args, input, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, input, env, &r);
   const char *ex = strstr(r.out, "-- budget-exhausted:");
   const char *refused = ex ? strstr(ex, "error_type=budget_exhausted") : NULL;
   const char *shown = refused ? strstr(refused, "budget: ") : NULL;

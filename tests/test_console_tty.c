@@ -319,13 +319,12 @@ static int lines_clean(const char *text, const char *prefix, const char *const *
 /* Two agents streaming at once: each has its own labelled live line, never mixed with the other's words,
  * and each finished reply is one clean paragraph. */
 static void tty_two_streams(void) {
+  static const char streams_world[] =
+    "{\"name\": \"Streams\", \"defaults\": {\"provider\": \"openai\", \"base_url\": \"%s\"}, \"agents\": [\n"
+    " {\"name\": \"s1\", \"system_prompt\": \"[[mock delay=150 reply=\\\"alpha beta gamma delta\\\"]]\"},\n"
+    " {\"name\": \"s2\", \"system_prompt\": \"[[mock delay=200 reply=\\\"uno dos tres cuatro\\\"]]\"}]}\n";
   tcon c;
-  if (tcon_open_served(&c, "streams.json",
-                       "{\"name\": \"Streams\", \"defaults\": {\"provider\": \"openai\", \"base_url\": \"%s\"}, \"agents\": [\n"
-                       " {\"name\": \"s1\", \"system_prompt\": \"[[mock delay=150 reply=\\\"alpha beta gamma delta\\\"]]\"},\n"
-                       " {\"name\": \"s2\", \"system_prompt\": \"[[mock delay=200 reply=\\\"uno dos tres cuatro\\\"]]\"}]}\n",
-                       "db-streams"))
-    return;
+  if (tcon_open_served(&c, "streams.json", streams_world, "db-streams")) return;
   CHECK(tty_expect(&c.t, "> "));
   tty_send(&c.t, "@s1 @s2 go\r");
   long long end = tty_now_ms() + WAIT_MS;
@@ -372,8 +371,7 @@ static void tty_resume_shows_recent(void) {
   tcon c = {.w = write_tmp("world.json", world_json), .db = fresh_db("db-resume")};
   const char *args[] = {"console", c.w, "--db", c.db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, "@alice first words\n", NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, "@alice first words\n", NULL, &r);
   proc_result_free(&r);
   CHECK_INT(start_console(&c.t, c.w, c.db, NULL), 0);
   CHECK(tty_expect(&c.t, "chat-resumed: id="));

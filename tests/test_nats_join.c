@@ -139,8 +139,7 @@ static void test_console_and_serve(void) {
   /* another process publishes: the console and serve's stream show it and the host's answer */
   const char *run[] = {"run", world, "--nats", url, "--no-save", "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(run, NULL, NULL, &r);
   proc_result_free(&r);
   CHECK(file_wait_for(t.cout, "human: @alice hello from run\n", 20000));
   CHECK(file_wait_for(t.cout, "alice: @human alice one\n", 20000));
@@ -304,16 +303,14 @@ static void test_run_chat(void) {
   pid_t h = host_up(world, url, "rc", "duo");
   const char *first[] = {"run", world, "--nats", url, "--db", nats_path("runchat1.db"), "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(first, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(first, NULL, NULL, &r);
   char chat[64] = "";
   const char *p = strstr(r.out, "\"chat\":\"");
   if (p) snprintf(chat, sizeof chat, "%.*s", (int)strcspn(p + 8, "\""), p + 8);
   proc_result_free(&r);
   CHECK(chat[0] != '\0');
   const char *again[] = {"run", world, "--nats", url, "--db", db, "--chat", chat, "--json", NULL};
-  CHECK_INT(proc_agora(again, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(again, NULL, NULL, &r);
   char *m = proc_messages(r.out);
   CHECK_STR(m, "human|human|@alice hello from run\nalice|agent|@human alice two\n"); /* the chat goes on */
   free(m);

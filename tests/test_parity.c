@@ -76,8 +76,7 @@ static const parity_chat *reference(char **said) {
   if (g_have_ref) return &g_ref;
   const char *args[] = {"run", g_world, "--db", path_of("run.db"), "--yes", "--answers", g_answers, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   if (r.status) fprintf(stderr, "  run: %s", r.err);
   g_have_ref = !r.status && !parity_chat_load(path_of("run.db"), &g_ref);
   if (said) *said = g_have_ref ? said_by(r.out, r.err, &g_ref) : NULL;
@@ -114,8 +113,7 @@ static void door_run(void) {
 /* A door that runs to its end with piped input (may be NULL): exit 0, then check_door on its db. */
 static void door_piped(const char *door, const char *const *args, const char *input, const char *db) {
   proc_result r;
-  CHECK_INT(proc_agora(args, input, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, input, NULL, &r);
   check_door(door, db, r.out, r.err);
   proc_result_free(&r);
 }
@@ -273,8 +271,7 @@ static void door_host_nats(void) {
   CHECK(h > 0 && file_wait_for(path_of("host.err"), "agora: holding Clerk", 30000));
   const char *run[] = {"run", g_world, "--db", path_of("nats.db"), "--nats", url, "--answers", g_answers, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(run, NULL, NULL, &r);
   CHECK_INT(h > 0 ? agora_stop(h, SIGTERM) : 0, 0);
   nats_node_stop(&node, SIGTERM);
   char *out = unit_read_file(path_of("host.out")), *err = unit_read_file(path_of("host.err"));

@@ -179,8 +179,7 @@ static void only_chat(const char *db, char *id, size_t cap) {
   const char *args[] = {"chats", "list", "--json", "--db", db, NULL};
   proc_result r;
   id[0] = '\0';
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   cJSON *j = cJSON_Parse(r.out);
   CHECK(j && !strchr(strchr(r.out, '\n') + 1, '{')); /* one line */
   if (j) snprintf(id, cap, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(j, "id")));
@@ -221,8 +220,7 @@ static void killed_run_resumes(void) {
   llm_server_reset(srv);
   llm_server_rule(srv, "", "reply=\"@human here\"");
   proc_result r;
-  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(resume, NULL, NULL, &r);
   CHECK_INT(llm_server_request_count(srv), 0);
   size_t errs = 0;
   for (const char *p = r.out; (p = strstr(p, "not re-run twice")); p++) errs++;
@@ -238,8 +236,7 @@ static void resume_answers_each_once(void) {
   crash_run("db2", db, chat);
   const char *resume[] = {"run", "--resume", chat, "--db", db, "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(resume, NULL, NULL, &r);
   CHECK_INT(llm_server_request_count(srv), N_AGENTS); /* each agent asked again, once */
   /* One turns-resumed event says so, naming them (issue 23 item 6). */
   CHECK(strstr(r.out, "\"event\":\"turns-resumed\"") && strstr(r.out, "\"replies\":50,\"agents\":\"a01, a02, "));
@@ -259,8 +256,7 @@ static void resume_answers_each_once(void) {
   CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
   proc_result_free(&r);
   const char *console[] = {"console", "--db", db, NULL};
-  CHECK_INT(proc_agora(console, "/quit\n", NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(console, "/quit\n", NULL, &r);
   proc_result_free(&r);
   CHECK_INT(llm_server_request_count(srv), 0);
   count(db, chat, &t);
@@ -275,15 +271,13 @@ static void console_resumes(void) {
     proc_result r;
     if (load) { /* another chat is current: the console starts there, then loads this one */
       const char *fresh[] = {"chats", "new", "--db", db, NULL};
-      CHECK_INT(proc_agora(fresh, NULL, NULL, &r), 0);
-      CHECK_INT(r.status, 0);
+      PROC_OK(fresh, NULL, NULL, &r);
       proc_result_free(&r);
     }
     if (load) snprintf(line, sizeof line, "/load %s\n/quit\n", chat);
     else snprintf(line, sizeof line, "/quit\n");
     const char *console[] = {"console", "--db", db, NULL};
-    CHECK_INT(proc_agora(console, line, NULL, &r), 0);
-    CHECK_INT(r.status, 0);
+    PROC_OK(console, line, NULL, &r);
     proc_result_free(&r);
     CHECK_INT(llm_server_request_count(srv), N_AGENTS);
     tally t;
@@ -345,8 +339,7 @@ static void queued_turn_resumes(void) {
   llm_server_rule(srv, "", "reply=\"@human done\"");
   const char *resume[] = {"run", "--resume", chat, "--db", db, "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(resume, NULL, NULL, &r);
   char *msgs = proc_messages(r.out);
   /* a01 answers the human first (its memory ends with it), then a02. */
   CHECK(msgs && strstr(msgs, "a01|agent|") && strstr(strstr(msgs, "a01|agent|") + 1, "a01|agent|"));
@@ -391,8 +384,7 @@ static void interrupted_is_not_resumed(void) {
   llm_server_reset(srv);
   const char *resume[] = {"run", "--resume", chat, "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(resume, NULL, NULL, &r);
   proc_result_free(&r);
   CHECK_INT(llm_server_request_count(srv), 0);
 }

@@ -277,8 +277,7 @@ static void usage_of_70_agents(void) {
   fclose(f);
   const char *imp[] = {"chats", "import", file, "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(imp, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(imp, NULL, NULL, &r);
   snprintf(id, sizeof id, "%.*s", (int)strcspn(r.out ? r.out : "", "\r\n"), r.out ? r.out : "");
   proc_result_free(&r);
   const char *show[] = {"chats", "show", id, "--db", db, NULL};

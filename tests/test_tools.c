@@ -501,8 +501,7 @@ static void cli_tools_end_to_end(void) {
   snprintf(db, sizeof db, "%s/db", dir);
   const char *run[] = {"run", unit_src_path("examples/context-keeper.json"), "--db", db, "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(run, NULL, NULL, &r);
   CHECK(strstr(r.out, "The note was not saved: the tool needs approval.") != NULL);
   CHECK_INT(count(r.out, "\"event\":\"tool-call\""), 10);
   proc_result_free(&r);
@@ -513,8 +512,7 @@ static void cli_tools_end_to_end(void) {
   char chat[64] = "";
   CHECK_INT(proc_first_chat(db, chat, sizeof chat), 0);
   const char *show[] = {"chats", "show", chat, "--state", "--db", db, "--json", NULL};
-  CHECK_INT(proc_agora(show, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(show, NULL, NULL, &r);
   const char *st = strstr(r.out, "{\"version\":4,");
   CHECK(st != NULL);
   CHECK(st && strstr(st, "\"agent\":\"keeper\"") && strstr(st, "cheap flights in May"));
@@ -611,8 +609,7 @@ static void ask_human_in_run(void) {
   unit_write_file(ans, "Lisbon, in May\r\n");
   const char *with[] = {"run", w, "--db", db, "--json", "--answers", ans, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(with, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(with, NULL, NULL, &r);
   const char *first = strstr(r.out, "\"event\":\"tool-result\"");
   CHECK(first && strstr(first, "\"result\":{\"answer\":\"Lisbon, in May\"},\"error\":false"));
   const char *second = first ? strstr(first + 1, "\"event\":\"tool-result\"") : NULL;
@@ -632,8 +629,7 @@ static void ask_human_in_run(void) {
   CHECK(strstr(r.out, "tool=ask_human call_id=call_1 result={\"answer\":\"Lisbon, in May\"}") != NULL);
   proc_result_free(&r);
   const char *without[] = {"run", w, "--no-save", NULL};
-  CHECK_INT(proc_agora(without, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(without, NULL, NULL, &r);
   CHECK_INT(count(r.out, "result={\"error\":\"no human to answer: pass --answers FILE\"} error=true"), 2);
   CHECK_INT(count(r.out, "asker: Thanks, noted."), 2);
   proc_result_free(&r);
