@@ -195,10 +195,7 @@ static void serve_shows_and_patches(void) {
   snprintf(db, sizeof db, "%s/serve-db", tmp);
   const char *args[] = {budget_world("s.json", "\"budget\": {\"tokens\": 1},", ""), "--db", db, NULL};
   serve_proc sp;
-  if (serve_proc_start(tmp, args, env, &sp)) {
-    unit_fail_(__FILE__, __LINE__, "agora serve did not start");
-    return;
-  }
+  if (SERVE_START(tmp, args, env, &sp)) return;
   const cJSON *b = NULL;
   cJSON *j = serve_budget_wait(&sp, 0, &b);
   CHECK(b && cJSON_GetObjectItemCaseSensitive(b, "limit_tokens")->valuedouble == 1);
@@ -214,11 +211,7 @@ static void serve_shows_and_patches(void) {
   CHECK(b && cJSON_GetObjectItemCaseSensitive(b, "limit_tokens")->valuedouble == 1000000);
   cJSON_Delete(j);
   CHECK_INT(post(&sp, "POST", "/api/worlds/w/messages", "{\"text\": \"@ann again\"}"), 202);
-  for (int i = 0; i < 1000 && llm_server_request_count(srv) < 2; i++) {
-    sse_set *s = sse_set_new();
-    sse_pump(s, 10);
-    sse_set_free(s);
-  }
+  CHECK(llm_server_wait_requests(srv, 2, 10000));
   CHECK_INT((long)llm_server_request_count(srv), 2);
   CHECK_INT(serve_proc_stop(&sp), 0);
 }

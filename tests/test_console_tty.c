@@ -28,10 +28,6 @@ static const char world_json[] =
   " \"agents\": [{\"name\": \"alice\", \"replies\": [\"one\", \"two\", \"three\"]},\n"
   "            {\"name\": \"bob\", \"replies\": [\"@alice pong\"]}]}\n";
 
-static char *write_tmp(const char *name, const char *text) { return strdup(suite_file(tmp, name, text)); }
-
-static char *fresh_db(const char *name) { return suite_fresh(tmp, name); }
-
 static int start_console(tty *t, const char *world, const char *db, const char *const *env) {
   const char *args[] = {"console", world, "--db", db, NULL};
   return tty_start(t, tmp, args, env);
@@ -47,8 +43,8 @@ typedef struct tcon {
 
 static int tcon_open(tcon *c, const char *file, const char *text, const char *db, const char *const *env) {
   c->srv = NULL;
-  c->w = write_tmp(file, text);
-  c->db = fresh_db(db);
+  c->w = strdup(suite_file(tmp, file, text));
+  c->db = suite_fresh(tmp, db);
   return start_console(&c->t, c->w, c->db, env);
 }
 
@@ -368,7 +364,7 @@ static void tty_approval_waits_while_another_streams(void) {
 
 /* Started again on a terminal, the console says which chat continues and shows its last messages. */
 static void tty_resume_shows_recent(void) {
-  tcon c = {.w = write_tmp("world.json", world_json), .db = fresh_db("db-resume")};
+  tcon c = {.w = strdup(suite_file(tmp, "world.json", world_json)), .db = suite_fresh(tmp, "db-resume")};
   const char *args[] = {"console", c.w, "--db", c.db, NULL};
   proc_result r;
   PROC_OK(args, "@alice first words\n", NULL, &r);

@@ -206,10 +206,10 @@ static void held_chat_named_and_kept_current(void) {
 static void two_serves_agree(void) {
   char *w = write_tmp("world.json", world_json), *db = fresh_db("db-serves"), held[64], id[64];
   serve_proc a, b;
-  CHECK_INT(serve_proc_start(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &a), 0);
+  SERVE_START(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &a);
   current_chat(db, held);
   CHECK(held[0] != '\0');
-  CHECK_INT(serve_proc_start(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &b), 0);
+  SERVE_START(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &b);
   current_chat(db, id);
   CHECK_STR(id, held);
   http_reply r;
@@ -305,7 +305,7 @@ static void resumed_replies_said(void) {
   /* serve re-runs them too, and a page opened later is told (GET /api/worlds/ID "resumed"). */
   crash(w, db, 3);
   serve_proc sp;
-  CHECK_INT(serve_proc_start(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &sp), 0);
+  SERVE_START(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &sp);
   /* until the three re-run replies are in and the world is quiet (observed, against a deadline) */
   CHECK(llm_server_wait_requests(srv, 3, 10000));
   CHECK(serve_wait_body(&sp, "/api/worlds/crash-team", "\"thinking\":0", 10000));

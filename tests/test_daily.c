@@ -183,10 +183,7 @@ static void overrides_apply_to_every_agent(void) {
     llm_server_request_free(&q);
   }
   const char *bad[] = {"run", world_file("o.json", json), "--provider", "gpt", NULL};
-  CHECK_INT(proc_agora(bad, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "unknown provider 'gpt'") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(bad, NULL, "unknown provider 'gpt'", NULL);
 }
 
 /* ---- items 3 and 11: the terminal display of run ---- */
@@ -365,10 +362,7 @@ static void init_writes_a_world_that_runs(void) {
   CHECK(text && strstr(text, "\"_comment\"") && strstr(text, "127.0.0.1:11434/v1"));
   /* Refuses to overwrite. */
   unit_write_file(path, "{\"mine\": 1}");
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "already exists") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(args, NULL, "already exists", NULL);
   char *mine = unit_read_file(path);
   CHECK_STR(mine, "{\"mine\": 1}");
   free(mine);

@@ -320,15 +320,9 @@ static void test_run_chat(void) {
                  "human|human|@alice hello from run\nalice|agent|@human alice two\n");
   free(all);
   const char *other[] = {"run", world, "--nats", url, "--db", db, "--chat", "0000000000000", NULL};
-  CHECK_INT(proc_agora(other, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "only that chat can be continued with --nats") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(other, NULL, "only that chat can be continued with --nats", NULL);
   const char *resume[] = {"run", world, "--nats", url, "--db", db, "--resume", chat, NULL};
-  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--resume cannot go with --nats") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(resume, NULL, "--resume cannot go with --nats", NULL);
   CHECK_INT(agora_stop(h, SIGTERM), 0);
   nats_node_stop(&node, SIGTERM);
 }
@@ -427,15 +421,9 @@ static void test_usage(void) {
   unit_write_file(world, duo_world);
   proc_result r;
   const char *no_value[] = {"console", world, "--nats", NULL};
-  CHECK_INT(proc_agora(no_value, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--nats needs a value") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(no_value, NULL, "--nats needs a value", NULL);
   const char *no_world[] = {"serve", "--nats", "nats://127.0.0.1:1", "--db", nats_path("u.db"), NULL};
-  CHECK_INT(proc_agora(no_world, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--nats needs the world file") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(no_world, NULL, "--nats needs the world file", NULL);
   /* no server there: exit 2 at once, naming it */
   const char *con[] = {"console", world, "--db", nats_path("u.db"), "--nats", "nats://127.0.0.1:1", NULL};
   CHECK_INT(proc_agora(con, "hello\n", NULL, &r), 0);
@@ -443,10 +431,7 @@ static void test_usage(void) {
   CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
   proc_result_free(&r);
   const char *srv[] = {"serve", world, "--db", nats_path("u.db"), "--listen", "127.0.0.1:0", "--nats", "nats://127.0.0.1:1", NULL};
-  CHECK_INT(proc_agora(srv, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(srv, NULL, "cannot connect to NATS at", NULL);
 }
 
 int main(int argc, char **argv) {

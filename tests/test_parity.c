@@ -213,10 +213,7 @@ static void answer(const serve_proc *sp, long id, const char *body) {
 static void serve_door(const char *door, const char *db, void (*drive)(const serve_proc *sp)) {
   const char *args[] = {g_world, "--db", db, NULL};
   serve_proc sp;
-  if (serve_proc_start(g_tmp, args, NULL, &sp)) {
-    CHECK(!"agora serve did not start");
-    return;
-  }
+  if (SERVE_START(g_tmp, args, NULL, &sp)) return;
   drive(&sp);
   wait_quiet(&sp, 2);
   CHECK_INT(serve_proc_stop(&sp), 0);

@@ -393,22 +393,12 @@ static void interrupted_is_not_resumed(void) {
 static void resume_usage(void) {
   char db[4096];
   snprintf(db, sizeof db, "%s/db3", tmp);
-  proc_result r;
   const char *no_chat[] = {"run", "--resume", "nosuch", "--db", db, NULL};
-  CHECK_INT(proc_agora(no_chat, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "nosuch") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(no_chat, NULL, "nosuch", NULL);
   const char *both[] = {"run", "--resume", "x", "--chat", "y", NULL};
-  CHECK_INT(proc_agora(both, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--chat and --resume") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(both, NULL, "--chat and --resume", NULL);
   const char *bare[] = {"run", "--resume", NULL};
-  CHECK_INT(proc_agora(bare, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--resume needs a value") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(bare, NULL, "--resume needs a value", NULL);
 }
 
 static const unit_test tests[] = {

@@ -1,5 +1,6 @@
 /* A real agora serve for tests, and its HTTP and SSE clients (see serve_client.h). */
 #include "support/serve_client.h"
+#include "support/unit.h"
 #include "support/wait.h"
 
 #include <cjson/cJSON.h>
@@ -343,4 +344,13 @@ static int body_holds(void *arg) {
 
 int serve_wait_body(const serve_proc *sp, const char *path, const char *needle, long ms) {
   return wait_until_every(body_holds, &(body_goal){.sp = sp, .path = path, .needle = needle}, ms, 20);
+}
+
+int serve_start_(const char *file, int line, const char *dir, const char *const *args, const char *const *extra_env,
+                 serve_proc *out) {
+  if (!serve_proc_start(dir, args, extra_env, out)) return 0;
+  char *err = unit_read_file(out->err_path);
+  unit_fail_(file, line, "agora serve did not start: %s", err ? err : "(no stderr)");
+  free(err);
+  return -1;
 }
