@@ -329,8 +329,7 @@ void serve_world_unload(serve *s, serve_world *sw) {
 
 void serve_world_cancel(serve_world *sw) {
   char names[512];
-  world_thinking_names(sw->w, names, sizeof names);
-  world_cancel_all(sw->w);
+  rt_cancel(sw->rt, names, sizeof names);
   serve_world_announce(sw, &(world_event){EV_CANCELLED, .u.cancelled = {names[0] ? names : NULL}});
 }
 

@@ -152,16 +152,14 @@ static void replay_miss_and_world_file(void) {
   CHECK_INT((long)llm_server_request_count(s), 0);
   proc_result_free(&r);
   const char *over[] = {"run", world, "--json", "--no-save", "--cache-db", c, "--llm-cache", "off", NULL};
-  CHECK_INT(proc_agora(over, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(over, NULL, env, &r);
   CHECK_INT((long)llm_server_request_count(s), 4);
   proc_result_free(&r);
   /* Without --cache-db the cache lives beside the chats: DB/llm-cache. */
   char db[4096];
   snprintf(db, sizeof db, "%s", path_in("beside-db"));
   const char *beside[] = {"run", world, "--db", db, "--llm-cache", "use", NULL};
-  CHECK_INT(proc_agora(beside, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(beside, NULL, env, &r);
   proc_result_free(&r);
   FILE *f = fopen(path_in("beside-db/llm-cache/data.mdb"), "rb");
   CHECK(f != NULL);
@@ -236,8 +234,7 @@ static void seed_where_providers_take_it(void) {
     llm_server_reset(s);
     const char *args[] = {"run", w, "--no-save", NULL};
     proc_result r;
-    CHECK_INT(proc_agora(args, NULL, env, &r), 0);
-    CHECK_INT(r.status, 0);
+    PROC_OK(args, NULL, env, &r);
     proc_result_free(&r);
     llm_server_request req;
     CHECK_INT(llm_server_request_get(s, 0, &req), 0);

@@ -79,8 +79,7 @@ static void unconfigured_adapts(void) {
   llm_server_set_limits(srv, WINDOW_MS, RPM, 0);
   const char *args[] = {"run", crowd("u.json", ""), "--json", "--no-save", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, env, &r);
   CHECK_INT((long)count(r.out, "\"kind\":\"agent\""), AGENTS);
   size_t rejected = llm_server_rejected(srv);
   CHECK(rejected > 0 && rejected <= AGENTS - RPM); /* the first burst, and nothing after */
@@ -93,8 +92,7 @@ static void unconfigured_adapts(void) {
   llm_server_set_limits(srv, WINDOW_MS, RPM, 0);
   const char *dflt[] = {"run", crowd("d.json", "\"rate_limits\": {\"default\": {\"rpm\": 10}},"), "--json", "--no-save",
                         NULL};
-  CHECK_INT(proc_agora(dflt, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(dflt, NULL, env, &r);
   CHECK_INT((long)llm_server_rejected(srv), 0);
   proc_result_free(&r);
   llm_server_set_limits(srv, WINDOW_MS, 0, 0);

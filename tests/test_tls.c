@@ -410,8 +410,7 @@ static void end_to_end(void) {
   proc_result r;
   snprintf(field, sizeof field, ", \"ca_file\": \"%s\"", tls_front_ca(front));
   const char *ok_args[] = {"run", world_file("ok.json", field), "--json", "--no-save", NULL};
-  CHECK_INT(proc_agora(ok_args, NULL, key_env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(ok_args, NULL, key_env, &r);
   char *msgs = proc_messages(r.out);
   CHECK(msgs && strstr(msgs, "ann|agent|hi") && strstr(msgs, "bob|agent|hi"));
   free(msgs);
@@ -442,8 +441,7 @@ static void end_to_end(void) {
   proc_result_free(&r);
 
   const char *insecure[] = {"run", world_file("insecure.json", ", \"insecure\": true"), "--json", "--no-save", NULL};
-  CHECK_INT(proc_agora(insecure, NULL, wrong_env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(insecure, NULL, wrong_env, &r);
   const char *w = strstr(r.err, "warning: ");
   CHECK(w != NULL && strstr(w, "insecure") != NULL);
   CHECK(w && strstr(w + 1, "warning: ") == NULL); /* once, for two agents */

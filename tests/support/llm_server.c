@@ -4,6 +4,7 @@
 #include "support/llm_server.h"
 
 #include "support/loopback.h"
+#include "support/wait.h"
 
 #include "common/buf.h"
 
@@ -1712,6 +1713,10 @@ void llm_server_set_recording(llm_server *s, int on) {
 }
 
 size_t llm_server_request_count(llm_server *s) { return loopback_count(&s->mu, &s->n_reqs); }
+
+static size_t requests_seen(void *s) { return llm_server_request_count(s); }
+
+int llm_server_wait_requests(llm_server *s, size_t n, long ms) { return wait_count(requests_seen, s, n, ms); }
 
 int llm_server_request_get(llm_server *s, size_t i, llm_server_request *out) {
   int rc = -1;

@@ -123,6 +123,9 @@ typedef struct llm_server_request {
 } llm_server_request;
 
 size_t llm_server_request_count(llm_server *s);
+/* Polls until the server has seen n requests (the replies are in flight) or the deadline of
+ * wait_budget_ms(ms) has passed (support/wait.h): whether it saw them. */
+int llm_server_wait_requests(llm_server *s, size_t n, long ms);
 /* Copies request i (0 = first); returns 0, or -1 when there is none. */
 int llm_server_request_get(llm_server *s, size_t i, llm_server_request *out);
 void llm_server_request_free(llm_server_request *r);

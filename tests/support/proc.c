@@ -201,6 +201,17 @@ void proc_refused_(const char *file, int line, const char *const *args, const ch
   proc_result_free(&r);
 }
 
+int proc_ok_(const char *file, int line, const char *const *args, const char *input, const char *const *extra_env,
+             proc_result *r) {
+  *r = (proc_result){.status = -1};
+  if (proc_agora(args, input, extra_env, r)) {
+    unit_fail_(file, line, "agora %s did not run", args[0]);
+    return 0;
+  }
+  if (r->status) unit_fail_(file, line, "agora %s: exit status %d, expected 0: %s", args[0], r->status, r->err);
+  return !r->status;
+}
+
 void proc_check_messages_(const char *file, int line, const char *ndjson, const char *want) {
   char *got = proc_messages(ndjson);
   if (!got || strcmp(got, want) != 0)

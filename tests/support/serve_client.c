@@ -459,3 +459,29 @@ cJSON *serve_expect_(const char *file, int line, const serve_proc *sp, const cha
   http_reply_free(&r);
   return j;
 }
+
+typedef struct body_goal {
+  const serve_proc *sp;
+  const char *path, *needle;
+} body_goal;
+
+static int body_holds(void *arg) {
+  const body_goal *g = arg;
+  http_reply r;
+  int found = !http_call(g->sp->base, "GET", g->path, NULL, 0, NULL, &r) && r.body && strstr(r.body, g->needle);
+  http_reply_free(&r);
+  return found;
+}
+
+int serve_wait_body(const serve_proc *sp, const char *path, const char *needle, long ms) {
+  return wait_until_every(body_holds, &(body_goal){.sp = sp, .path = path, .needle = needle}, ms, 20);
+}
+
+int serve_start_(const char *file, int line, const char *dir, const char *const *args, const char *const *extra_env,
+                 serve_proc *out) {
+  if (!serve_proc_start(dir, args, extra_env, out)) return 0;
+  char *err = unit_read_file(out->err_path);
+  unit_fail_(file, line, "agora serve did not start: %s", err ? err : "(no stderr)");
+  free(err);
+  return -1;
+}

@@ -18,6 +18,11 @@ typedef struct serve_proc {
  * extra_env "NAME=value" (may be NULL), stderr into a file in dir; waits for its "serving on" line.
  * 0, or -1 (the process is stopped again). */
 int serve_proc_start(const char *dir, const char *const *args, const char *const *extra_env, serve_proc *out);
+/* serve_proc_start as a case's check: 0, or -1 after failing the caller's case, at its line, with what
+ * the server wrote on stderr. */
+#define SERVE_START(...) serve_start_(__FILE__, __LINE__, __VA_ARGS__)
+int serve_start_(const char *file, int line, const char *dir, const char *const *args, const char *const *extra_env,
+                 serve_proc *out);
 /* SIGTERM, then waits (at most 20 s, then SIGKILL); returns the exit status (128+signal when killed). */
 int serve_proc_stop(serve_proc *p);
 
@@ -47,6 +52,8 @@ struct cJSON *serve_expect_(const char *file, int line, const serve_proc *sp, co
 /* Polls GET path (wait_until, ms stretched on slow builds) until a 200 whose body holds needle: that body
  * parsed (caller deletes), or NULL when it never came. */
 struct cJSON *serve_poll_json(const serve_proc *sp, const char *path, const char *needle, long ms);
+/* Polls GET path on sp until its body holds needle (then 1) or wait_budget_ms(ms) has passed (then 0). */
+int serve_wait_body(const serve_proc *sp, const char *path, const char *needle, long ms);
 
 /* ---- SSE ---- */
 
