@@ -131,6 +131,14 @@ cJSON *chat_event_fields(const world_event *e) {
     cJSON_AddStringToObject(f, "endpoint", e->u.rate.endpoint);
     add_time(f, "until", e->u.rate.until_ms);
     break;
+  case EV_CONTEXT_SHRUNK:
+    ag_json_add_int(f, "window", e->u.shrunk.window);
+    cJSON_AddStringToObject(f, "error", e->u.shrunk.error ? e->u.shrunk.error : "");
+    break;
+  case EV_SUMMARY:
+    ag_json_add_int(f, "upto", (int64_t)e->u.summary.upto);
+    cJSON_AddStringToObject(f, "summary", e->u.summary.summary ? e->u.summary.summary : "");
+    break;
   case EV_TURNS_RESUMED:
     ag_json_add_int(f, "replies", (int64_t)e->u.resumed.replies);
     cJSON_AddStringToObject(f, "agents", e->u.resumed.agents);
