@@ -277,12 +277,13 @@ static void summary_bounded_over_1000_messages(void) {
   CHECK(s && strstr(s, "sam: noted\n") && strstr(s, "fact 498:"));
   CHECK(s && !strstr(s, "fact 499:")); /* still in the window */
   /* A restart continues it: the same summary of the same entries. */
-  char *before = strdup(s);
+  char *before = strdup(s ? s : "");
   tsession_restart(&f, SCRIPT_SUMMARY);
   CHECK_INT(chat_session_resume(f.cs, NULL), AG_OK);
   sam = world_agent_find(f.w, "sam");
   size_t upto = 0;
-  CHECK_STR(agent_summary(sam, &upto), before);
+  const char *now = agent_summary(sam, &upto);
+  CHECK_STR(now ? now : "", before);
   CHECK_INT(upto, 996);
   free(before);
   tsession_close(&f);
@@ -314,14 +315,16 @@ static void summary_by_the_summariser_model(void) {
   cJSON_Delete(turn);
   /* Stored with the chat: a restart has the model's summary back, not one folded again in place. */
   agent *ann = world_agent_find(f.w, "ann");
-  char *before = strdup(agent_summary(ann, NULL));
+  const char *had = agent_summary(ann, NULL);
+  char *before = strdup(had ? had : "");
   CHECK_INT(strlen(before), 80);
   tsession_restart(&f, ann_world("openai", ", \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 20,"
                                           " \"summary_model\": \"small-model\"}"));
   CHECK_INT(chat_session_resume(f.cs, NULL), AG_OK);
   ann = world_agent_find(f.w, "ann");
   size_t upto = 0;
-  CHECK_STR(agent_summary(ann, &upto), before);
+  const char *now = agent_summary(ann, &upto);
+  CHECK_STR(now ? now : "", before);
   CHECK_INT(upto, 2);
   CHECK_INT(agent_memory_total(ann), 10);
   free(before);
