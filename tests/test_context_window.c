@@ -328,6 +328,16 @@ static void summary_by_the_summariser_model(void) {
   CHECK_INT(upto, 2);
   CHECK_INT(agent_memory_total(ann), 10);
   free(before);
+  /* Clearing the agent's memory clears its summary for good: a restart does not bring the old one back. */
+  CHECK_INT(chat_session_clear_agent(f.cs, "ann", NULL), AG_OK);
+  tsession_restart(&f, ann_world("openai", ", \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 20,"
+                                          " \"summary_model\": \"small-model\"}"));
+  CHECK_INT(chat_session_resume(f.cs, NULL), AG_OK);
+  ann = world_agent_find(f.w, "ann");
+  now = agent_summary(ann, &upto);
+  CHECK_STR(now ? now : "", "");
+  CHECK_INT(upto, 0);
+  CHECK_INT(agent_memory_total(ann), 0);
   tsession_close(&f);
 }
 
