@@ -10,6 +10,8 @@
 
 #include "agents/context_budget.h"
 #include "agents/summary.h"
+#include "chat/branch.h"
+#include "chat/snapshot.h"
 #include "llm/wire.h"
 
 #include <cjson/cJSON.h>
@@ -327,6 +329,23 @@ static void summary_by_the_summariser_model(void) {
   CHECK_STR(now ? now : "", before);
   CHECK_INT(upto, 2);
   CHECK_INT(agent_memory_total(ann), 10);
+  /* A snapshot round trip and a branch carry it (a step of the thread, anchored before the branch point). */
+  char chat[CHAT_ID_MAX], copy[CHAT_ID_MAX];
+  snprintf(chat, sizeof chat, "%s", chat_session_current(f.cs));
+  cJSON *snap = NULL;
+  CHECK_INT(chat_snapshot_export(f.st, chat, &snap, NULL), AG_OK);
+  CHECK_INT(chat_snapshot_import(f.st, snap, "snap", copy, NULL), AG_OK);
+  cJSON_Delete(snap);
+  CHECK_INT(chat_session_load(f.cs, copy, NULL), AG_OK);
+  now = agent_summary(world_agent_find(f.w, "ann"), &upto);
+  CHECK_STR(now ? now : "", before);
+  CHECK_INT(upto, 2);
+  CHECK_INT(chat_branch(f.st, chat, 10, copy, NULL), AG_OK); /* the step came in the turn answering 9 */
+  CHECK_INT(chat_session_load(f.cs, copy, NULL), AG_OK);
+  now = agent_summary(world_agent_find(f.w, "ann"), &upto);
+  CHECK_STR(now ? now : "", before);
+  CHECK_INT(chat_session_load(f.cs, chat, NULL), AG_OK);
+  ann = world_agent_find(f.w, "ann");
   free(before);
   /* Clearing the agent's memory clears its summary for good: a restart does not bring the old one back. */
   CHECK_INT(chat_session_clear_agent(f.cs, "ann", NULL), AG_OK);
