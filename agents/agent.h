@@ -213,7 +213,8 @@ int agent_set_mcp_tools(agent *a, const agent_mcp_set *set);
 const agent_mcp_set *agent_mcp_tools(const agent *a);
 
 /* Summary mode: the rolling summary of the memory entries before absolute index *upto (may be NULL)
- * in the current chat, borrowed (NULL: none yet); and restoring it (text copied, may be NULL). */
+ * in the current chat, borrowed (NULL: none yet); and restoring it (text copied, may be NULL) before the
+ * memory is pushed back, so that entries after upto are folded into it as they leave RAM. */
 const char *agent_summary(const agent *a, size_t *upto);
 int agent_set_summary(agent *a, const char *text, size_t upto);
 

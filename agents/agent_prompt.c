@@ -22,7 +22,7 @@ static char *request_system(agent *a) {
                        ? a->host->render_prompt(a->host->ctx, a, a->s.system_prompt) : NULL;
   char *sys = prompt_system(rendered ? rendered : a->s.system_prompt, &pt);
   free(rendered);
-  if (!a->summary || !a->summary[0]) return sys;
+  if (a->s.memory_mode != AGENT_MEMORY_SUMMARY || !a->summary || !a->summary[0]) return sys;
   size_t n = (sys ? strlen(sys) : 0) + sizeof SUMMARY_HEADING + strlen(a->summary);
   char *out = malloc(n);
   if (out) snprintf(out, n, "%s%s%s", sys ? sys : "", sys ? SUMMARY_HEADING : SUMMARY_HEADING + 2, a->summary);

@@ -317,13 +317,15 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
   cs->saved_sim = world_now(cs->w);
   for (size_t i = 0; i < cs->n_tracks; i++) {
     agent *a = cs->tracks[i].a;
+    /* The summary first: entries after it that leave RAM while memory is pushed are folded into it. */
+    if ((r = restore_agent_summary(&rc, a))) goto done;
     for (size_t k = 0; k < rc.n_mems[i]; k++)
       if ((r = agent_memory_push(a, rc.mems[i][k]))) goto done;
     if (rc.has_state[i]) {
       agent_set_turn_state(a, (turn_state){rc.states[i].turn_count, rc.states[i].notice_sent});
       agent_set_reply_counter(a, (size_t)rc.states[i].counter);
     }
-    if ((r = agent_set_context(a, &rc.ctxs[i])) || (r = restore_agent_summary(&rc, a))) goto done;
+    if ((r = agent_set_context(a, &rc.ctxs[i]))) goto done;
   }
   chat_session__mark_saved(cs, 0);
   for (size_t i = 0; i < cs->n_tracks; i++) cs->tracks[i].saved_state = rc.has_state[i];

@@ -26,7 +26,7 @@ int world_memory_summary_read(const cJSON *obj, agent_settings *s, const char *l
   }
   free(mode);
   long n = s->summary_tokens;
-  if (!rc) rc = world_file_get_int(m, "summary_tokens", 16, 1000000, &n, label, at, em);
+  if (!rc) rc = world_file_get_int(m, "summary_tokens", 16, 200000, &n, label, at, em);
   if (!rc) s->summary_tokens = (int)n;
   if (!rc) rc = world_file_get_string(m, "summary_model", 1, &s->summary_model, label, at, em);
   return rc;
