@@ -13,6 +13,7 @@
 #include "chat/branch.h"
 #include "chat/snapshot.h"
 #include "llm/wire.h"
+#include "world/world_file.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -91,6 +92,63 @@ static void fold_is_bounded(void) {
   free(t);
   free(u);
   for (int i = 0; i < 3; i++) ag_msg_unref(m[i]);
+}
+
+/* The settings read strictly, with their paths, from defaults and agents, and written back. */
+static void settings_read_and_written(void) {
+  static const struct { const char *json, *error; } bad[] = {
+      {"{\"name\": \"w\", \"agents\": [{\"name\": \"a\", \"context_tokens\": 10}]}",
+       "test: agents[0].context_tokens: must be between 64 and 100000000"},
+      {"{\"name\": \"w\", \"defaults\": {\"context_tokens\": \"lots\"}}", "test: defaults.context_tokens: must be an integer"},
+      {"{\"name\": \"w\", \"defaults\": {\"memory\": []}}", "test: defaults.memory: must be an object"},
+      {"{\"name\": \"w\", \"defaults\": {\"memory\": {\"mode\": \"summary\", \"sumary_tokens\": 9}}}",
+       "test: defaults.memory.sumary_tokens: unknown"},
+      {"{\"name\": \"w\", \"agents\": [{\"name\": \"a\", \"memory\": {\"summary_tokens\": 8}}]}",
+       "test: agents[0].memory.summary_tokens: must be between 16 and 200000"},
+      {"{\"name\": \"w\", \"agents\": [{\"name\": \"a\", \"memory\": {\"summary_model\": 3}}]}",
+       "test: agents[0].memory.summary_model: must be a string"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    world_spec spec;
+    ag_errmsg em = {""};
+    CHECK_INT(world_spec_parse(bad[i].json, strlen(bad[i].json), "test", &spec, &em), AG_ERR_INVALID);
+    if (strncmp(em.text, bad[i].error, strlen(bad[i].error))) CHECK_STR(em.text, bad[i].error);
+  }
+  const char *json = "{\"name\": \"w\", \"defaults\": {\"context_tokens\": 16000, \"memory\": {\"mode\": \"summary\","
+                     " \"summary_tokens\": 300}}, \"agents\": [{\"name\": \"a\"}, {\"name\": \"b\", \"context_tokens\": 900,"
+                     " \"memory\": {\"mode\": \"window\", \"summary_model\": \"tiny\"}}, {\"name\": \"c\", \"memory\": {}}]}";
+  world_spec spec, back;
+  ag_errmsg em = {""};
+  CHECK_INT(world_spec_parse(json, strlen(json), "test", &spec, &em), AG_OK);
+  CHECK_INT(spec.agents[0].context_tokens, 16000);
+  CHECK_INT(spec.agents[0].memory_mode, AGENT_MEMORY_SUMMARY);
+  CHECK_INT(spec.agents[0].summary_tokens, 300);
+  CHECK_INT(spec.agents[1].context_tokens, 900);
+  CHECK_INT(spec.agents[1].memory_mode, AGENT_MEMORY_WINDOW);
+  CHECK_STR(spec.agents[1].summary_model, "tiny");
+  CHECK_INT(spec.agents[2].memory_mode, AGENT_MEMORY_SUMMARY); /* an empty object changes nothing */
+  cJSON *j = world_spec_to_json(&spec);
+  char *text = cJSON_PrintUnformatted(j);
+  CHECK_INT(world_spec_parse(text, strlen(text), "back", &back, &em), AG_OK);
+  for (size_t i = 0; i < 3; i++) {
+    CHECK_INT(back.agents[i].context_tokens, spec.agents[i].context_tokens);
+    CHECK_INT(back.agents[i].memory_mode, spec.agents[i].memory_mode);
+    CHECK_INT(back.agents[i].summary_tokens, spec.agents[i].summary_tokens);
+  }
+  CHECK_STR(back.agents[1].summary_model, "tiny");
+  /* A world without them writes neither. */
+  world_spec plain;
+  const char *none = "{\"name\": \"w\", \"agents\": [{\"name\": \"a\"}]}";
+  CHECK_INT(world_spec_parse(none, strlen(none), "test", &plain, &em), AG_OK);
+  cJSON *pj = world_spec_to_json(&plain);
+  char *ptext = cJSON_PrintUnformatted(pj);
+  CHECK(!strstr(ptext, "context_tokens") && !strstr(ptext, "memory\""));
+  free(ptext);
+  cJSON_Delete(pj);
+  world_spec_free(&plain);
+  free(text);
+  cJSON_Delete(j);
+  world_spec_free(&back);
+  world_spec_free(&spec);
 }
 
 /* ---- in a world, against the loopback server ---- */
@@ -399,6 +457,7 @@ static const unit_test tests[] = {
     {"estimate_and_window", estimate_and_window},
     {"each_provider_classified", each_provider_classified},
     {"fold_is_bounded", fold_is_bounded},
+    {"settings_read_and_written", settings_read_and_written},
     {"too_long_shrinks_and_retries_once", too_long_shrinks_and_retries_once},
     {"too_long_twice_is_an_llm_error", too_long_twice_is_an_llm_error},
     {"context_tokens_bound_the_prompt", context_tokens_bound_the_prompt},
