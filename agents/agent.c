@@ -3,7 +3,6 @@
 #include "agents/agent_int.h"
 #include "common/clock.h"
 
-#include "agents/prompt.h"
 #include "agents/shape.h"
 #include "agents/tool_exec.h"
 #include "agents/turn_log.h"
