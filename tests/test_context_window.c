@@ -22,6 +22,7 @@
 
 static char *tmp;
 static llm_server *srv;
+static int streamed; /* ann_world's agents use the streaming API */
 
 /* ---- pure ---- */
 
@@ -162,9 +163,9 @@ static const char *ann_world(const char *provider, const char *extra) {
   static char json[2048];
   snprintf(json, sizeof json,
            "{\"name\": \"w\", \"memory_window\": 7, \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\","
-           " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\", \"stream\": false,"
+           " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\", \"stream\": %s,"
            " \"system_prompt\": \"You are ann.\"%s}]}",
-           provider, base_url(provider), extra);
+           provider, base_url(provider), streamed ? "true" : "false", extra);
   return json;
 }
 
@@ -212,25 +213,26 @@ static const char *too_long_plan(const char *provider, int once) {
 
 static void too_long_shrinks_and_retries_once(void) {
   const char *providers[] = {"openai", "anthropic", "gemini", "ollama"};
-  for (int p = 0; p < 4; p++) {
+  for (int p = 0; p < 8; p++) {
+    streamed = p >= 4; /* the refusal comes before any stream: the same, streamed or not */
     tsession f;
-    tsession_open(&f, ann_world(providers[p], ""));
+    tsession_open(&f, ann_world(providers[p % 4], ""));
     llm_server_reset(srv);
     say_n(&f, 1, 5); /* ten entries of memory: the window of 7 is full */
     CHECK_INT(llm_server_request_count(srv), 5);
     f.log.text[0] = '\0';
-    llm_server_rule(srv, "question 6", too_long_plan(providers[p], 1));
+    llm_server_rule(srv, "question 6", too_long_plan(providers[p % 4], 1));
     say_n(&f, 6, 6);
     CHECK_INT(llm_server_request_count(srv), 7);
     cJSON *a = NULL, *b = NULL;
     int first = request_messages(5, &a), second = request_messages(6, &b);
-    int sys = !strcmp(providers[p], "openai") || !strcmp(providers[p], "ollama"); /* a message of its own */
+    int sys = !strcmp(providers[p % 4], "openai") || !strcmp(providers[p % 4], "ollama"); /* a message of its own */
     CHECK_INT(first, 7 + sys);
     CHECK_INT(second, 3 + sys); /* half the window, the question being answered last */
     cJSON_Delete(a);
     cJSON_Delete(b);
     if (count(f.log.text, "-- context-shrunk") != 1 || count(f.log.text, "-- llm-error") != 0)
-      fprintf(stderr, "  %s:\n%s", providers[p], f.log.text);
+      fprintf(stderr, "  %s stream=%d:\n%s", providers[p % 4], streamed, f.log.text);
     CHECK_INT(count(f.log.text, "-- context-shrunk"), 1);
     CHECK_INT(count(f.log.text, "-- llm-error"), 0);
     CHECK_INT(count(f.log.text, "ann: mock reply"), 1);
@@ -240,6 +242,7 @@ static void too_long_shrinks_and_retries_once(void) {
     cJSON_Delete(a);
     tsession_close(&f);
   }
+  streamed = 0;
 }
 
 static void too_long_twice_is_an_llm_error(void) {
