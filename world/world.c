@@ -228,6 +228,12 @@ static void host_report(void *ctx, agent *a, const agent_report *ev) {
     }
     if (ev->failed) w->failed_calls++;
     break;
+  case AGENT_REPORT_CONTEXT_SHRUNK:
+    e = (world_event){EV_CONTEXT_SHRUNK, .u.shrunk = {.agent = id, .error = ev->text ? ev->text : "", .window = ev->window}};
+    break;
+  case AGENT_REPORT_SUMMARY:
+    e = (world_event){EV_SUMMARY, .u.summary = {.agent = id, .summary = ev->text, .upto = ev->upto}};
+    break;
   case AGENT_REPORT_TURN_LIMIT: e = (world_event){EV_TURN_LIMIT, .u.turn_limit = {id, w->spec.turn_limit}}; break;
   case AGENT_REPORT_TOOL_CALL:
   case AGENT_REPORT_TOOL_RESULT:

@@ -101,7 +101,7 @@ typedef struct plan {
   int merge;
   int no_usage; /* OpenAI: no usage in the reply, streamed or not (a local server's way) */
   long status;
-  char *error_type, *error_message;
+  char *error_type, *error_message, *error_code;
   long retry_after, retry_after_ms; /* -1: not sent */
   long times;
   long stall, reset; /* -1: none */
@@ -128,6 +128,7 @@ static void plan_free(plan *p) {
   free(p->reply);
   free(p->error_type);
   free(p->error_message);
+  free(p->error_code);
   free(p->midstream_error);
   free(p->bad_body);
   for (int i = 0; i < SRV_MAX_CALLS; i++) {
@@ -169,6 +170,7 @@ static int plan_set(plan *p, const char *k, const char *v) {
   else if (!strcmp(k, "status")) p->status = n;
   else if (!strcmp(k, "error_type")) set_str(&p->error_type, v);
   else if (!strcmp(k, "error_message")) set_str(&p->error_message, v);
+  else if (!strcmp(k, "error_code")) set_str(&p->error_code, v);
   else if (!strcmp(k, "retry_after")) p->retry_after = n;
   else if (!strcmp(k, "retry_after_ms")) p->retry_after_ms = n;
   else if (!strcmp(k, "times")) p->times = n;
@@ -857,6 +859,7 @@ static cJSON *error_object(const out *o, long status, const char *type) {
     if (o->kind == W_OPENAI) {
       cJSON_AddNullToObject(e, "param");
       if (status == 401) cJSON_AddStringToObject(e, "code", "invalid_api_key");
+      else if (p->error_code) cJSON_AddStringToObject(e, "code", p->error_code);
       else if (p->error_type) cJSON_AddStringToObject(e, "code", p->error_type);
       else cJSON_AddNullToObject(e, "code");
     }

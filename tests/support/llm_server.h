@@ -32,6 +32,8 @@
  *   status=CODE         answer with that HTTP status and the provider's error body
  *   error_type=T        the error type in error bodies / mid-stream errors (e.g. insufficient_quota)
  *   error_message=M     the error message
+ *   error_code=C        OpenAI: the error's code (default: error_type, or null), e.g. with type
+ *                       invalid_request_error, code context_length_exceeded as OpenAI sends it
  *   retry_after=S       Retry-After header (seconds) on an error reply
  *   retry_after_ms=MS   retry-after-ms header on an error reply
  *   stall=N             streamed: send N text events, then nothing (connection kept open);
