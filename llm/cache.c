@@ -11,6 +11,7 @@
 #include "storage/cache_db.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <openssl/evp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +38,11 @@ void llm_client_set_cache(llm_client *c, llm_cache_mode mode, struct cache_db *d
 
 llm_cache_counts llm_client_cache_counts(const llm_client *c) { return c->cache_counts; }
 
+void llm_client_cache_free(llm_client *c) {
+  EVP_MD_CTX_free(c->cache_md);
+  c->cache_md = NULL;
+}
+
 /* The canonical request, hashed as it is walked (no JSON built: half the cost of a cached reply was the
  * provider's body built only to be hashed). Each field is its length and its bytes, so no two requests
  * read the same; a field that is absent differs from an empty one. */
@@ -46,18 +52,30 @@ static void put(EVP_MD_CTX *md, const char *s) {
   if (s) EVP_DigestUpdate(md, s, (size_t)n);
 }
 
+/* A number as "%.17g" writes it. Nearly every one is a small whole number (a count, max_tokens, a seed,
+ * a flag), written here by hand: snprintf's floating-point path cost ~150 ns each, a tenth of a cached
+ * reply. Below 10^17 "%.17g" writes a whole number as its plain digits, so the bytes (the key) are the same. */
 static void put_num(EVP_MD_CTX *md, int has, double v) {
   char num[40];
+  if (has && v >= 0 && v < 1e17 && v == (double)(uint64_t)v && !(v == 0 && signbit(v))) {
+    char *p = num + sizeof num;
+    uint64_t n = (uint64_t)v;
+    *--p = '\0';
+    do *--p = (char)('0' + n % 10); while ((n /= 10));
+    put(md, p);
+    return;
+  }
   if (has) snprintf(num, sizeof num, "%.17g", v);
   put(md, has ? num : NULL);
 }
 
-static int cache_key(const llm_config *cfg, const llm_request *req, unsigned char key[CACHE_DB_KEY_LEN]) {
+static int cache_key(llm_client *c, const llm_config *cfg, const llm_request *req, unsigned char key[CACHE_DB_KEY_LEN]) {
   const llm_wire *wire = llm_wire_for(cfg->provider);
   if (!wire) return AG_ERR_INVALID;
-  EVP_MD_CTX *md = EVP_MD_CTX_new();
-  if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
-    EVP_MD_CTX_free(md);
+  EVP_MD_CTX *md = c->cache_md;
+  if (!md) { /* made once per client: a new context and OpenSSL's fetch of SHA-256 cost ~250 ns a call */
+    if (!(md = c->cache_md = EVP_MD_CTX_new()) || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) return AG_ERR_NOMEM;
+  } else if (!EVP_DigestInit_ex2(md, NULL, NULL)) { /* NULL: the digest it was made with */
     return AG_ERR_NOMEM;
   }
   put(md, "agora-llm-cache-1");
@@ -91,7 +109,6 @@ static int cache_key(const llm_config *cfg, const llm_request *req, unsigned cha
   }
   unsigned n = 0;
   int ok = EVP_DigestFinal_ex(md, key, &n) && n == CACHE_DB_KEY_LEN;
-  EVP_MD_CTX_free(md);
   return ok ? AG_OK : AG_ERR_NOMEM;
 }
 
@@ -140,7 +157,11 @@ static int cached_start(llm_call *call, const llm_request *req) {
   free(entry);
   const cJSON *text = cJSON_GetObjectItemCaseSensitive(j, "text");
   cached_call *cc = calloc(1, sizeof *cc);
-  int rc = cc && cJSON_IsString(text) && (cc->text = strdup(text->valuestring)) ? AG_OK : AG_ERR_NOMEM;
+  int rc = cc && cJSON_IsString(text) ? AG_OK : AG_ERR_NOMEM;
+  if (!rc) { /* the parsed string is taken, not copied: cJSON_Delete skips a NULL valuestring */
+    cc->text = text->valuestring;
+    ((cJSON *)text)->valuestring = NULL;
+  }
   const cJSON *c;
   cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(j, "calls")) {
     if (rc) break;
@@ -200,7 +221,7 @@ static const llm_provider_ops miss_ops = {miss_start, miss_cancel};
 const llm_provider_ops *llm_cache_gate(llm_call *call, const llm_request *req, const llm_provider_ops *ops) {
   llm_client *c = call->client;
   const llm_config *cfg = &call->ep->cfg;
-  if (!c->cache_mode || cfg->provider == LLM_SCRIPT || cache_key(cfg, req, call->cache_key)) return ops;
+  if (!c->cache_mode || cfg->provider == LLM_SCRIPT || cache_key(c, cfg, req, call->cache_key)) return ops;
   char *entry = NULL;
   size_t len = 0;
   if (cache_db_get(c->cache, call->cache_key, &entry, &len) == AG_OK) {
