@@ -90,6 +90,7 @@ struct llm_server {
   size_t lim_head, lim_n, lim_cap;
   long lim_tokens;
   size_t lim_rejected;
+  size_t in_flight, peak; /* requests answered at this moment, and the most at once (under mu) */
 };
 
 /* ---------- plans ---------- */
@@ -1422,8 +1423,21 @@ done:
 
 /* ---------- connections ---------- */
 
+/* A request is in flight from its parse until the last byte of its response is queued (or its connection
+ * goes): what a client's concurrency limit must keep to. */
+static void conn_set_busy(conn *c, int busy) {
+  llm_server *s = c->srv;
+  if (c->busy == busy) return;
+  c->busy = busy;
+  pthread_mutex_lock(&s->mu);
+  if (busy && ++s->in_flight > s->peak) s->peak = s->in_flight;
+  if (!busy) s->in_flight--;
+  pthread_mutex_unlock(&s->mu);
+}
+
 static void conn_free(conn *c) {
   llm_server *s = c->srv;
+  conn_set_busy(c, 0);
   while (c->head) {
     seg *n = c->head->next;
     free(c->head->data);
@@ -1508,7 +1522,7 @@ static int conn_play(conn *c) {
       return 1;
     }
     if (kind == SEG_END) {
-      c->busy = 0;
+      conn_set_busy(c, 0);
       conn_read(c); /* a request that arrived meanwhile */
       return 1;
     }
@@ -1578,7 +1592,7 @@ static void conn_read(conn *c) {
     r->body = strdup(body);
   }
   pthread_mutex_unlock(&s->mu);
-  c->busy = 1;
+  conn_set_busy(c, 1);
   respond(c, method, path, headers, body, blen);
   free(head);
   free(body);
@@ -1688,6 +1702,7 @@ void llm_server_reset(llm_server *s) {
   for (size_t i = 0; i < s->n_reqs; i++) llm_server_request_free(&s->reqs[i]);
   s->n_reqs = 0;
   s->stalls = 0;
+  s->peak = s->in_flight;
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -1751,3 +1766,5 @@ char *llm_server_request_header(const llm_server_request *r, const char *name) {
 size_t llm_server_stalls(llm_server *s) { return loopback_count(&s->mu, &s->stalls); }
 
 size_t llm_server_connections(llm_server *s) { return loopback_count(&s->mu, &s->accepted); }
+
+size_t llm_server_peak_concurrency(llm_server *s) { return loopback_count(&s->mu, &s->peak); }

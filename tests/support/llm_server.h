@@ -138,5 +138,9 @@ char *llm_server_request_header(const llm_server_request *r, const char *name);
 size_t llm_server_stalls(llm_server *s);
 /* Connections accepted so far (connection reuse shows as fewer connections than requests). */
 size_t llm_server_connections(llm_server *s);
+/* The most requests the server was answering at once since it started or was last reset (a request
+ * counts from its arrival until the last byte of its response is written): what a client's
+ * max_concurrency must keep to. */
+size_t llm_server_peak_concurrency(llm_server *s);
 
 #endif
