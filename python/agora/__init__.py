@@ -70,11 +70,12 @@ def _b(s: Optional[str]) -> Optional[bytes]:
 
 
 def _parse_lines(data: bytes) -> List[Event]:
-    """NDJSON from agora_events_take in one json.loads (of the UTF-8 bytes): JSON escapes newlines
-    inside strings, so the lines joined by commas are one array."""
+    """NDJSON from agora_events_take in one json.loads: JSON escapes newlines inside strings, so the
+    lines joined by commas are one array. Decoded to str first: json.loads of bytes sniffs the
+    encoding and is ~10% slower per slice."""
     if not data:
         return []
-    return json.loads(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+    return json.loads("[" + data[:-1].replace(b"\n", b",").decode("utf-8") + "]")
 
 
 class World:
