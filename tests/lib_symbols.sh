@@ -14,7 +14,8 @@ check "only agora_* exported (others: $(echo $others | head -c 300))" test -z "$
 for name in agora_world_open agora_world_close agora_publish agora_subscribe agora_event_json agora_run_until_quiet \
             agora_strerror agora_version agora_run_for agora_step agora_fd agora_next_timeout agora_answer \
             agora_reply agora_cancel agora_chats agora_transcript agora_chat_export agora_chat_import \
-            agora_chat_branch agora_chat_delete agora_usage; do
+            agora_chat_branch agora_chat_delete agora_usage agora_db_open agora_db_close agora_db_chats \
+            agora_db_chat_export agora_db_chat_import agora_db_chat_branch agora_db_chat_delete agora_db_chat_new; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 check "no internal name leaks (world_new)" bash -c "! nm -D '$lib' | grep -qw world_new"
