@@ -1,4 +1,6 @@
-/* agora chats list|show|new|delete|export|import and agora worlds list. */
+/* agora chats list|show|new|delete|export|import|branch and agora worlds list|show|export|delete. The chats
+ * commands are written on libagora (include/agora.h, agora_db_*), all but show, which renders the stored
+ * transcript with the output layer. */
 #include "agora.h"
 #include "chat/id_prefix.h"
 #include "chat/snapshot.h"
