@@ -102,9 +102,9 @@ static int put_members(ag_buf *b, const cJSON *v, int keys) {
     if (!rc && keys && !(rc = put_string(b, it->string))) rc = ag_buf_append(b, ":", 1);
     if (rc) break;
     switch (it->type & 0xFF) {
-    case cJSON_String: rc = put_string(b, it->valuestring); break;
+    case cJSON_String: rc = put_string(b, it->valuestring ? it->valuestring : ""); break;
     case cJSON_Number: rc = put_number(b, it); break;
-    case cJSON_Raw: rc = ag_buf_appends(b, it->valuestring); break;
+    case cJSON_Raw: rc = ag_buf_appends(b, it->valuestring ? it->valuestring : ""); break;
     case cJSON_True: rc = ag_buf_appends(b, "true"); break;
     case cJSON_False: rc = ag_buf_appends(b, "false"); break;
     case cJSON_NULL: rc = ag_buf_appends(b, "null"); break;
