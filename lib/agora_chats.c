@@ -4,7 +4,6 @@
 
 #include "chat/branch.h"
 #include "chat/id_prefix.h"
-#include "chat/snapshot.h"
 #include "chat/transcript.h"
 #include "chat/usage.h"
 #include "runtime/output.h"

@@ -19,7 +19,7 @@ import asyncio
 import ctypes
 import json
 import time
-from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List, Optional, TypeVar, Union
 
 from . import _lib
 from ._lib import lib
@@ -78,7 +78,38 @@ def _parse_lines(data: bytes) -> List[Event]:
     return json.loads("[" + data[:-1].replace(b"\n", b",").decode("utf-8") + "]")
 
 
-class World:
+_H = TypeVar("_H", bound="_Handle")
+
+
+class _Handle:
+    """What World and Database share: a with block closes, and so does the garbage collector; JSON a
+    call hands back is parsed."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def _h(self) -> ctypes.c_void_p:
+        raise NotImplementedError
+
+    def __enter__(self: _H) -> _H:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _json_out(self, fn: Callable[..., int], *args: Any) -> Any:
+        ptr = ctypes.c_void_p()
+        _check(fn(self._h(), *args, ctypes.byref(ptr)))
+        return json.loads(_lib.take_string(ptr))
+
+
+class World(_Handle):
     """An open world: its agents, its loop and (with a database) its current chat.
 
     Make one with World.open(...); close it with close() or a with block. A World is used from one
@@ -127,18 +158,6 @@ class World:
             w, self._w = self._w, None
             lib.agora_world_close(w)
             self._subs.clear()
-
-    def __enter__(self) -> "World":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
     @property
     def closed(self) -> bool:
@@ -300,11 +319,6 @@ class World:
 
     # ---- chats ----
 
-    def _json_out(self, fn: Callable[..., int], *args: Any) -> Any:
-        ptr = ctypes.c_void_p()
-        _check(fn(self._h(), *args, ctypes.byref(ptr)))
-        return json.loads(_lib.take_string(ptr))
-
     def chats(self) -> List[Event]:
         """This world's chats, most recently updated first (dicts: id, title, message_count, ...)."""
         return self._json_out(lib.agora_chats)
@@ -347,7 +361,7 @@ class World:
         _check(lib.agora_chat_load(self._h(), _b(chat)))
 
 
-class Database:
+class Database(_Handle):
     """A database's chats with no world opened: no agent, no loop, nothing started, no chat taken
     (what `agora chats` does). Chats are named by id or unique prefix, worlds by id or name.
 
@@ -376,27 +390,10 @@ class Database:
             db, self._db = self._db, None
             lib.agora_db_close(db)
 
-    def __enter__(self) -> "Database":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
     def _h(self) -> ctypes.c_void_p:
         if not self._db:
             raise AgoraError(_lib.ERR_STATE, "the database is closed")
         return self._db
-
-    def _json_out(self, fn: Callable[..., int], *args: Any) -> Any:
-        ptr = ctypes.c_void_p()
-        _check(fn(self._h(), *args, ctypes.byref(ptr)))
-        return json.loads(_lib.take_string(ptr))
 
     def _id_out(self, fn: Callable[..., int], *args: Any) -> str:
         out = (ctypes.c_char * _lib.ID_MAX)()
