@@ -1,10 +1,13 @@
-/* agora chats list|show|new|delete|export|import and agora worlds list. */
-#include "chat/branch.h"
+/* agora chats list|show|new|delete|export|import|branch and agora worlds list|show|export|delete. The chats
+ * commands are written on libagora (include/agora.h, agora_db_*), all but show, which renders the stored
+ * transcript with the output layer. */
+#include "agora.h"
 #include "chat/id_prefix.h"
 #include "chat/snapshot.h"
 #include "cli/cli.h"
 #include "common/buf.h"
 #include "common/clock.h"
+#include "common/jsonnum.h"
 #include "common/outfile.h"
 #include "runtime/db.h"
 #include "runtime/runtime.h"
@@ -81,31 +84,101 @@ static int parse(const char *cmd, int argc, char **argv, opts *o) {
   return 0;
 }
 
-/* ---- list ---- */
+/* ---- the library's calls (include/agora.h): list, new, delete, export, import, branch ---- */
 
-typedef struct list_ctx {
-  int json;
-  size_t n; /* rows printed (the header goes before the first) */
-} list_ctx;
+/* An agora_* call's failure, its detail kept for the command's error line. */
+static int api(int rc, ag_errmsg *em) {
+  if (rc < 0) snprintf(em->text, sizeof em->text, "%s", agora_errmsg());
+  return rc;
+}
 
-static int list_chat(const chat_info *c, void *arg) {
-  list_ctx *lc = arg;
-  int json = lc->json;
-  if (!json && lc->n++ == 0) printf("  %-14s %-16s %8s  %-24s  %s\n", "CHAT", "WORLD", "MESSAGES", "UPDATED", "TITLE");
-  if (json) {
-    cJSON *j = output_chat_json(c);
-    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
-    if (s) puts(s);
-    free(s);
-    cJSON_Delete(j);
-  } else {
-    char updated[40];
-    ag_time_format(c->updated_at_ms, updated, sizeof updated);
-    printf("%c %-14s %-16s %8llu  %s  ", c->current ? '*' : ' ', c->id, c->world_id,
-           (unsigned long long)c->message_count, updated);
-    ag_term_fputs(stdout, c->title, AG_TERM_ONE_LINE); /* a title is the first human words, or imported */
+static void print_json_line(const cJSON *j) {
+  char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+  if (s) puts(s);
+  free(s);
+}
+
+static const char *field(const cJSON *o, const char *key) {
+  const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+  return v ? v : "";
+}
+
+/* The library's rows ({"id","world","title","message_count","created_at","updated_at","current"}) as
+ * a table, or one JSON object per line. */
+static int list_chats(agora_db *db, const char *world, int json, ag_errmsg *em) {
+  char *text = NULL;
+  int rc = api(agora_db_chats(db, world, &text), em);
+  cJSON *rows = rc ? NULL : cJSON_Parse(text);
+  agora_free(text);
+  if (!rc && !rows) rc = ag_fail(em, AG_ERR_NOMEM, "out of memory");
+  const cJSON *c;
+  size_t n = 0;
+  cJSON_ArrayForEach(c, rows) {
+    if (json) {
+      print_json_line(c);
+      continue;
+    }
+    if (n++ == 0) printf("  %-14s %-16s %8s  %-24s  %s\n", "CHAT", "WORLD", "MESSAGES", "UPDATED", "TITLE");
+    printf("%c %-14s %-16s %8llu  %s  ", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "current")) ? '*' : ' ',
+           field(c, "id"), field(c, "world"),
+           (unsigned long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "message_count")),
+           field(c, "updated_at"));
+    ag_term_fputs(stdout, field(c, "title"), AG_TERM_ONE_LINE); /* a title is the first human words, or imported */
     putchar('\n');
   }
+  cJSON_Delete(rows);
+  return rc;
+}
+
+/* chats export: the snapshot (or Markdown) to stdout or -o FILE. */
+static int export_chat(agora_db *db, const opts *o, ag_errmsg *em) {
+  char *json = NULL;
+  int md = o->format && !strcmp(o->format, "md");
+  int rc = api(agora_db_chat_export(db, o->pos[0], &json), em);
+  cJSON *snap = rc ? NULL : cJSON_Parse(json);
+  agora_free(json);
+  if (!rc && (!snap || ag_json_exact_ints(snap))) rc = ag_fail(em, AG_ERR_NOMEM, "out of memory");
+  if (!rc) {
+    char *text = md ? markdown_chat(snap) : cJSON_Print(snap);
+    if (!text) rc = AG_ERR_NOMEM;
+    else if (o->out) rc = ag_file_write_out(o->out, text, em);
+    else ag_term_fputs(stdout, text, 0), fputs(md ? "" : "\n", stdout); /* titles, messages: shown, not obeyed */
+    free(text);
+  }
+  cJSON_Delete(snap);
+  return rc;
+}
+
+static int import_chat(agora_db *db, const char *path, ag_errmsg *em) {
+  char *text = NULL, id[AGORA_ID_MAX];
+  size_t len = 0;
+  int rc = ag_file_read(path, SNAPSHOT_MAX, &text, &len, em);
+  if (rc == AG_ERR_NOT_FOUND || rc == AG_ERR_IO) rc = AG_ERR_INVALID; /* a bad argument: exit 2 */
+  if (!rc && memchr(text, '\0', len)) rc = ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", path);
+  if (!rc && !(rc = api(agora_db_chat_import(db, text, path, id), em))) puts(id);
+  free(text);
+  return rc;
+}
+
+/* Every subcommand but show, through the library. */
+static int chats_api(int which, const opts *o, uint64_t at, const char *sub) {
+  ag_errmsg em = {""};
+  agora_db *db = NULL;
+  char id[AGORA_ID_MAX];
+  /* list and export only read: with no database, list prints an empty list. */
+  int rc = agora_db_open(o->db, which == 0 || which == 4 ? AGORA_DB_READ : 0, &db);
+  if (rc == AGORA_ERR_NOT_FOUND && which == 0) return 0;
+  if (rc) return cli_error(rc, "%s", agora_errmsg());
+  switch (which) {
+  case 0: rc = list_chats(db, o->world, o->json, &em); break;
+  case 2: if (!(rc = api(agora_db_chat_new(db, o->world, id), &em))) puts(id); break;
+  case 3: if (!(rc = api(agora_db_chat_delete(db, o->pos[0], id), &em))) puts(id[0] ? id : "none"); break;
+  case 4: rc = export_chat(db, o, &em); break;
+  case 5: rc = import_chat(db, o->pos[0], &em); break;
+  default: if (!(rc = api(agora_db_chat_branch(db, o->pos[0], at, id), &em))) puts(id); break;
+  }
+  agora_db_close(db);
+  if (rc) return cli_error(rc, "chats %s: %s", sub, em.text[0] ? em.text : ag_strerror(rc));
   return 0;
 }
 
@@ -116,7 +189,9 @@ static int show(store *st, const char *chat_id, int json, int state, output **ou
   int rc = chat_info_get(st, chat_id, &c, em);
   if (rc) return rc;
   if (json) {
-    list_chat(&c, &(list_ctx){.json = 1, .n = 1});
+    cJSON *j = output_chat_json(&c);
+    print_json_line(j);
+    cJSON_Delete(j);
   } else {
     char updated[40];
     ag_time_format(c.updated_at_ms, updated, sizeof updated);
@@ -132,17 +207,6 @@ static int show(store *st, const char *chat_id, int json, int state, output **ou
   return transcript_print_usage(st, chat_id, json, em);
 }
 
-/* The world's current chat as stored, or "none". */
-static int current_row(const chat_world_info *w, void *arg) {
-  if (strcmp(w->id, arg)) return 0;
-  puts(w->current_chat[0] ? w->current_chat : "none");
-  return CHAT_STOP;
-}
-
-static int print_current(store *st, const char *world_id, ag_errmsg *em) {
-  return chat_worlds_each(st, current_row, (void *)world_id, em);
-}
-
 /* A message number: digits only, at least 1. */
 static int cli_parse_seq(const char *s, uint64_t *out) {
   char *end = NULL;
@@ -151,36 +215,6 @@ static int cli_parse_seq(const char *s, uint64_t *out) {
   if (*end || v < 1) return -1;
   *out = v;
   return 0;
-}
-
-/* chats export: the snapshot (or Markdown) to stdout or -o FILE. */
-static int export_chat(store *st, const opts *o, ag_errmsg *em) {
-  cJSON *snap = NULL;
-  int md = o->format && !strcmp(o->format, "md");
-  int rc = chat_snapshot_export(st, o->pos[0], &snap, em);
-  if (!rc) {
-    char *text = md ? markdown_chat(snap) : cJSON_Print(snap);
-    if (!text) rc = AG_ERR_NOMEM;
-    else if (o->out) rc = ag_file_write_out(o->out, text, em);
-    else ag_term_fputs(stdout, text, 0), fputs(md ? "" : "\n", stdout); /* titles, messages: shown, not obeyed */
-    free(text);
-  }
-  cJSON_Delete(snap);
-  return rc;
-}
-
-static int import_chat(store *st, const char *path, ag_errmsg *em) {
-  cJSON *snap = NULL;
-  char id[CHAT_ID_MAX];
-  int rc = chat_snapshot_load(path, &snap, em);
-  if (!rc && !(rc = chat_snapshot_import(st, snap, path, id, em))) puts(id);
-  cJSON_Delete(snap);
-  return rc;
-}
-
-/* A stored world with its session attached, for chat operations (no chat taken, nothing started). */
-static int open_stored(store *st, const char *world_id, runtime **rt, ag_errmsg *em) {
-  return rt_open(&(rt_opts){.cmd = NULL, .world = world_id, .from_store = 1, .inert = 1, .st = st, .pick = RT_CHAT_ATTACH}, rt, em);
 }
 
 int cli_chats(int argc, char **argv) {
@@ -207,49 +241,16 @@ int cli_chats(int argc, char **argv) {
   if (o.n_pos != n_args[which])
     return cli_error(AG_ERR_INVALID, "chats %s: expected %d argument%s (see agora chats --help)", sub,
                      n_args[which], n_args[which] == 1 ? "" : "s");
+  if (which != 1) return chats_api(which, &o, at, sub);
+  /* show renders the stored transcript with the output layer: it reads the database itself */
   ag_errmsg em = {""};
   store *st = NULL;
-  /* list, show and export only read: with no database, list prints an empty list. */
-  int reads = which == 0 || which == 1 || which == 4;
-  int rc = reads ? rt_store_open_read(o.db, &st, &em) : rt_store_open(o.db, &st, &em);
-  if (rc == AG_ERR_NOT_FOUND && which == 0) return 0;
+  char chat[CHAT_ID_MAX];
+  output *out = NULL;
+  int rc = rt_store_open_read(o.db, &st, &em);
   if (rc) return cli_error(rc, "%s", em.text);
-  runtime *rt = NULL;
-  char wid[CHAT_ID_MAX], chat[CHAT_ID_MAX];
-  /* show, delete, export and branch name a chat: its id or a unique prefix of it */
-  if ((which == 1 || which == 3 || which == 4 || which == 6) && !(rc = chat_id_resolve(st, o.pos[0], chat, &em)))
-    o.pos[0] = chat;
-  if (!rc) switch (which) {
-  case 0:
-    if (!o.world || !(rc = rt_pick_world(st, o.world, wid, &em)))
-      rc = chat_list(st, o.world ? wid : NULL, list_chat, &(list_ctx){.json = o.json}, &em);
-    break;
-  case 1: {
-    output *out = NULL;
-    rc = show(st, o.pos[0], o.json, o.state, &out, &em);
-    output_free(out);
-    break;
-  }
-  case 2:
-    if (!(rc = rt_pick_world(st, o.world, wid, &em)) && !(rc = open_stored(st, wid, &rt, &em)) &&
-        !(rc = chat_session_new(rt_session(rt), &em)))
-      puts(chat_session_current(rt_session(rt)));
-    break;
-  case 3:
-    /* No resume: this process must not take the world's current chat (another may hold it). */
-    if (!(rc = rt_chat_world(st, o.pos[0], wid, &em)) && !(rc = open_stored(st, wid, &rt, &em)) &&
-        !(rc = chat_session_delete(rt_session(rt), o.pos[0], &em)))
-      rc = print_current(st, wid, &em);
-    break;
-  case 4: rc = export_chat(st, &o, &em); break;
-  case 5: rc = import_chat(st, o.pos[0], &em); break;
-  case 6: {
-    char id[CHAT_ID_MAX];
-    if (!(rc = chat_branch(st, o.pos[0], at, id, &em))) puts(id);
-    break;
-  }
-  }
-  rt_close(rt);
+  if (!(rc = chat_id_resolve(st, o.pos[0], chat, &em))) rc = show(st, chat, o.json, o.state, &out, &em);
+  output_free(out);
   chat_store_close(st);
   if (rc) return cli_error(rc, "chats %s: %s", sub, em.text[0] ? em.text : ag_strerror(rc));
   return 0;

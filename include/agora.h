@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 1
+#define AGORA_API_VERSION 2 /* 2: agora_db_* (a database without a world) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -233,6 +233,41 @@ AGORA_EXPORT int agora_chat_new(agora_world *w);
 AGORA_EXPORT int agora_chat_load(agora_world *w, const char *chat);
 /* Token usage of a chat per agent: a JSON array of {"agent","calls","input_tokens","output_tokens"}. */
 AGORA_EXPORT int agora_usage(agora_world *w, const char *chat, char **json);
+
+/* ---- A database without a world (API version 2) ----
+ * The chats of every world a database holds, with no world opened: no agent, no loop, nothing started
+ * (what `agora chats` does). Chats are named by their id or a unique prefix across all worlds; worlds
+ * by id or display name. JSON handed back is the caller's (agora_free). A handle is used by one thread
+ * at a time. A process opens one database directory once: not with agora_db_open and agora_world_open
+ * at the same time. */
+typedef struct agora_db agora_db;
+
+/* agora_db_open flags */
+#define AGORA_DB_READ 0x01 /* read only: nothing is created (a read-only directory works); a missing
+                              database is AGORA_ERR_NOT_FOUND */
+
+/* Opens the database in db_dir (NULL: the default, docs/cli.md "Where data lives"), created when
+ * missing unless AGORA_DB_READ. On success *out is the caller's (agora_db_close); on failure NULL. */
+AGORA_EXPORT int agora_db_open(const char *db_dir, unsigned flags, agora_db **out);
+/* Closes the database. NULL is fine. */
+AGORA_EXPORT void agora_db_close(agora_db *db);
+/* The chats of world (NULL: of every world), most recently updated first, as agora_chats. An unknown
+ * world is AGORA_ERR_INVALID ("no world 'X'"). */
+AGORA_EXPORT int agora_db_chats(agora_db *db, const char *world, char **json);
+/* As agora_chat_export, agora_chat_branch. */
+AGORA_EXPORT int agora_db_chat_export(agora_db *db, const char *chat, char **json);
+AGORA_EXPORT int agora_db_chat_branch(agora_db *db, const char *chat, uint64_t seq, char id[AGORA_ID_MAX]);
+/* As agora_chat_import; source names the document in errors ("town.json: messages[3].text: ..."),
+ * NULL for "snapshot". A string holding \u0000 is refused (AGORA_ERR_INVALID). */
+AGORA_EXPORT int agora_db_chat_import(agora_db *db, const char *snapshot_json, const char *source,
+                                      char id[AGORA_ID_MAX]);
+/* Deletes a chat without taking its world's current chat (another process may hold it); refused
+ * (AGORA_ERR_STATE) while another process holds this one. current (may be NULL) receives its world's
+ * current chat afterwards, "" when none. */
+AGORA_EXPORT int agora_db_chat_delete(agora_db *db, const char *chat, char current[AGORA_ID_MAX]);
+/* Makes a new chat current in world (NULL: the only world the database holds; an empty "New Chat" is
+ * reused); its id into id. */
+AGORA_EXPORT int agora_db_chat_new(agora_db *db, const char *world, char id[AGORA_ID_MAX]);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,6 @@
 
 #include "chat/branch.h"
 #include "chat/id_prefix.h"
-#include "chat/snapshot.h"
 #include "chat/transcript.h"
 #include "chat/usage.h"
 #include "runtime/output.h"
@@ -24,8 +23,7 @@ static int named_chat(agora_world *w, const char *chat, char id[CHAT_ID_MAX], st
   return AG_OK;
 }
 
-/* j as text into *json (j consumed). */
-static int hand_out(cJSON *j, char **json, ag_errmsg *em) {
+int agora__hand_out(cJSON *j, char **json, ag_errmsg *em) {
   *json = j ? output_json_text(j) : NULL;
   cJSON_Delete(j);
   return *json ? AG_OK : ag_fail(em, AG_ERR_NOMEM, "out of memory");
@@ -39,22 +37,12 @@ const char *agora_chat_current(agora_world *w) {
   return w->current;
 }
 
-static int add_chat(const chat_info *c, void *arg) {
-  cJSON *j = output_chat_json(c);
-  if (!j) return AG_ERR_NOMEM;
-  cJSON_AddItemToArray(arg, j);
-  return 0;
-}
-
 int agora_chats(agora_world *w, char **json) {
   ag_errmsg em = {""};
   store *st = rt_store(w->rt);
-  cJSON *a = cJSON_CreateArray();
-  int rc = !a ? AG_ERR_NOMEM : !st ? ag_fail(&em, AG_ERR_STATE, "the world was opened without a database (AGORA_NO_SAVE)")
-                                   : chat_list(st, world_id(w->w), add_chat, a, &em);
-  if (!rc) return hand_out(a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
-  cJSON_Delete(a);
-  return agora__fail(rc, &em);
+  int rc = st ? agora__chats_json(st, world_id(w->w), json, &em)
+              : ag_fail(&em, AG_ERR_STATE, "the world was opened without a database (AGORA_NO_SAVE)");
+  return rc ? agora__fail(rc, &em) : AG_OK;
 }
 
 typedef struct entries_ctx {
@@ -81,7 +69,7 @@ int agora_transcript(agora_world *w, const char *chat, char **json) {
     c.world = info.world_id;
     rc = chat_transcript_each(st, id, add_entry, &c, &em);
   }
-  if (!rc) return hand_out(c.a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
+  if (!rc) return agora__hand_out(c.a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
   cJSON_Delete(c.a);
   return agora__fail(rc, &em);
 }
@@ -90,26 +78,16 @@ int agora_chat_export(agora_world *w, const char *chat, char **json) {
   ag_errmsg em = {""};
   char id[CHAT_ID_MAX];
   store *st;
-  cJSON *snap = NULL;
   int rc = named_chat(w, chat, id, &st, &em);
-  if (!rc) rc = chat_snapshot_export(st, id, &snap, &em);
-  if (!rc && !(*json = cJSON_PrintUnformatted(snap))) rc = ag_fail(&em, AG_ERR_NOMEM, "out of memory");
-  cJSON_Delete(snap);
+  if (!rc) rc = agora__export_json(st, id, json, &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
 }
 
 int agora_chat_import(agora_world *w, const char *snapshot_json, char id[AGORA_ID_MAX]) {
   ag_errmsg em = {""};
   store *st = rt_store(w->rt);
-  size_t len = snapshot_json ? strlen(snapshot_json) : 0;
-  cJSON *snap = NULL;
-  int rc = AG_OK;
-  if (!st) rc = ag_fail(&em, AG_ERR_STATE, "the world was opened without a database (AGORA_NO_SAVE)");
-  else if (!snapshot_json) rc = ag_fail(&em, AG_ERR_INVALID, "agora_chat_import: snapshot_json is NULL");
-  else if (len > SNAPSHOT_MAX) rc = ag_fail(&em, AG_ERR_TOO_BIG, "snapshot: %zu bytes, at most %u", len, SNAPSHOT_MAX);
-  else if (!(snap = cJSON_ParseWithLength(snapshot_json, len))) rc = ag_fail(&em, AG_ERR_INVALID, "snapshot: malformed JSON");
-  if (!rc) rc = chat_snapshot_import(st, snap, "snapshot", id, &em);
-  cJSON_Delete(snap);
+  int rc = st ? agora__import_text(st, snapshot_json, "snapshot", id, &em)
+              : ag_fail(&em, AG_ERR_STATE, "the world was opened without a database (AGORA_NO_SAVE)");
   return rc ? agora__fail(rc, &em) : AG_OK;
 }
 
@@ -167,7 +145,7 @@ int agora_usage(agora_world *w, const char *chat, char **json) {
     cJSON_AddNumberToObject(row, "output_tokens", u.rows[i].out);
   }
   chat_usage_free(&u);
-  if (!rc) return hand_out(a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
+  if (!rc) return agora__hand_out(a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
   cJSON_Delete(a);
   return agora__fail(rc, &em);
 }

@@ -47,6 +47,16 @@ void agora__events_free(agora_world *w);
 int agora__message_line(ag_buf *b, const char *world, const char *chat, const ag_msg *m);
 /* The same for an event (output_step_json's line); AG_ERR_INVALID also for the rare fields it renames. */
 int agora__event_line(ag_buf *b, const char *world, const char *chat, const world_event *e);
+/* Shared by a world's chat calls (agora_chats.c) and the database handle's (agora_db.c), on the store
+ * they work on; each returns an ag_err with em filled. */
+/* j as text into *json (j consumed; UTF-8 repaired as the output layer does). */
+int agora__hand_out(cJSON *j, char **json, ag_errmsg *em);
+/* The chats of world_id (NULL: every world), most recently updated first, as a JSON array. */
+int agora__chats_json(store *st, const char *world_id, char **json, ag_errmsg *em);
+/* Chat id's snapshot document. */
+int agora__export_json(store *st, const char *id, char **json, ag_errmsg *em);
+/* Imports snapshot text as a new chat; source names it in errors ("snapshot", a file's path). */
+int agora__import_text(store *st, const char *text, const char *source, char id[AGORA_ID_MAX], ag_errmsg *em);
 /* Brings agora_fd's epoll set up to date with the loop's descriptors (agora_loop.c). */
 void agora__loop_sync(agora_world *w);
 void agora__loop_free(agora_world *w);

@@ -9,14 +9,18 @@ fails=0 passes=0
 check() { local name=$1; shift; if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi; }
 
 syms=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sed 's/@.*//' | sort -u)
-others=$(grep -v '^agora_' <<<"$syms" | grep -vx 'AGORA_0')
+others=$(grep -v '^agora_' <<<"$syms" | grep -vxE 'AGORA_[0-9]+')
 check "only agora_* exported (others: $(echo $others | head -c 300))" test -z "$others"
 for name in agora_world_open agora_world_close agora_publish agora_subscribe agora_event_json agora_run_until_quiet \
             agora_strerror agora_version agora_run_for agora_step agora_fd agora_next_timeout agora_answer \
             agora_reply agora_cancel agora_chats agora_transcript agora_chat_export agora_chat_import \
-            agora_chat_branch agora_chat_delete agora_usage; do
+            agora_chat_branch agora_chat_delete agora_usage agora_db_open agora_db_close agora_db_chats \
+            agora_db_chat_export agora_db_chat_import agora_db_chat_branch agora_db_chat_delete agora_db_chat_new; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
+# API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0
+check "agora_db_open at version AGORA_2" bash -c "objdump -T '$lib' | grep -qE 'AGORA_2 +agora_db_open$'"
+check "agora_publish at version AGORA_0" bash -c "objdump -T '$lib' | grep -qE 'AGORA_0 +agora_publish$'"
 check "no internal name leaks (world_new)" bash -c "! nm -D '$lib' | grep -qw world_new"
 check "soname libagora.so.0" bash -c "readelf -d '$lib' | grep -q 'SONAME.*\[libagora.so.0\]'"
 check "agora links libagora.so.0" bash -c "readelf -d '$bin' | grep -q 'NEEDED.*\[libagora.so.0\]'"

@@ -264,6 +264,59 @@ static void chats_on_a_database(void) {
   free(db);
 }
 
+/* A snapshot's text with \u0000 put into its first message's text (cJSON would cut the string there). */
+static char *with_nul(const char *snap) {
+  const char *at = strstr(snap, "@ann start");
+  char *out = at ? malloc(strlen(snap) + 7) : NULL;
+  if (!out) return NULL;
+  snprintf(out, strlen(snap) + 7, "%.*s\\u0000%s", (int)(at - snap), snap, at);
+  return out;
+}
+
+/* agora_db_*: the chats of a database with no world open (what `agora chats` uses). */
+static void a_database_without_a_world(void) {
+  char *db = unit_tmpdir(), missing[600];
+  snprintf(missing, sizeof missing, "%s/none", db);
+  agora_db *d = NULL;
+  CHECK_INT(agora_db_open(missing, AGORA_DB_READ, &d), AGORA_ERR_NOT_FOUND);
+  CHECK(d == NULL);
+  agora_world *w = NULL;
+  CHECK_INT(agora_world_open(relay, db, NULL, &w), AGORA_OK);
+  if (!w) return;
+  agora_publish(w, "human", "@ann start");
+  CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
+  char cur[AGORA_ID_MAX], id[AGORA_ID_MAX], now[AGORA_ID_MAX], *json = NULL;
+  snprintf(cur, sizeof cur, "%s", agora_chat_current(w));
+  agora_world_close(w);
+  CHECK_INT(agora_db_open(db, 0, &d), AGORA_OK);
+  if (!d) return;
+  CHECK_INT(agora_db_chats(d, NULL, &json), AGORA_OK);
+  CHECK(json && strstr(json, cur) && strstr(json, "\"current\":true"));
+  agora_free(json);
+  CHECK_INT(agora_db_chats(d, "Nope", &json), AGORA_ERR_INVALID);
+  CHECK(strstr(agora_errmsg(), "Nope") != NULL);
+  CHECK_INT(agora_db_chat_export(d, cur, &json), AGORA_OK);
+  char *nul = json ? with_nul(json) : NULL;
+  CHECK_INT(agora_db_chat_import(d, nul, "town.json", id), AGORA_ERR_INVALID); /* not a shortened message */
+  CHECK(strstr(agora_errmsg(), "town.json") != NULL);
+  free(nul);
+  CHECK_INT(agora_db_chat_import(d, "[", "town.json", id), AGORA_ERR_INVALID);
+  CHECK_STR(agora_errmsg(), "town.json: malformed JSON");
+  CHECK_INT(agora_db_chat_import(d, json, NULL, id), AGORA_OK);
+  agora_free(json);
+  CHECK_INT(agora_db_chat_branch(d, cur, 2, id), AGORA_OK);
+  CHECK_INT(agora_db_chat_delete(d, id, now), AGORA_OK);
+  CHECK_STR(now, cur); /* deleting another chat leaves the current one */
+  CHECK_INT(agora_db_chat_delete(d, id, now), AGORA_ERR_NOT_FOUND);
+  CHECK_INT(agora_db_chat_new(d, "Lib", id), AGORA_OK);
+  CHECK(strcmp(id, cur) != 0);
+  CHECK_INT(agora_db_chat_delete(d, id, now), AGORA_OK);
+  CHECK(now[0] != '\0' && strcmp(now, id) != 0); /* the most recently updated remaining chat */
+  agora_db_close(d);
+  unit_rmrf(db);
+  free(db);
+}
+
 /* The library never prints: the runtime's notes for a person at a terminal (an agent with no provider
  * and no replies; a stored world of the same name replaced) stay off stderr. */
 static void never_prints(void) {
@@ -397,7 +450,7 @@ static void two_threads(void) {
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(publish_and_replies), UNIT(bad_input), UNIT(interrupt_and_unsubscribe), UNIT(ask_human_request), UNIT(approvals),
-    UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(never_prints), UNIT(foreign_loop), UNIT(two_threads), UNIT(usage_from_the_server),
+    UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(a_database_without_a_world), UNIT(never_prints), UNIT(foreign_loop), UNIT(two_threads), UNIT(usage_from_the_server),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

@@ -11,7 +11,7 @@ c_size_t = ctypes.c_size_t
 c_uint64 = ctypes.c_uint64
 c_long = ctypes.c_long
 
-API_VERSION = 1
+API_VERSION = 2  # the newest API this package knows; it runs on API 1 without Database
 
 OK = 0
 ERR_NOMEM, ERR_INVALID, ERR_IO, ERR_STORAGE, ERR_LLM, ERR_NOT_FOUND = -1, -2, -3, -4, -5, -6
@@ -74,6 +74,19 @@ _SIGNATURES = {
     "agora_usage": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
 }
 
+# API version 2 (agora_db_*): bound when the library loaded has them (agora.Database needs them).
+_SIGNATURES_2 = {
+    "agora_db_open": (c_int, [c_char_p, ctypes.c_uint, ctypes.POINTER(c_void_p)]),
+    "agora_db_close": (None, [c_void_p]),
+    "agora_db_chats": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_db_chat_export": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_db_chat_import": (c_int, [c_void_p, c_char_p, c_char_p, ctypes.c_char * ID_MAX]),
+    "agora_db_chat_branch": (c_int, [c_void_p, c_char_p, c_uint64, ctypes.c_char * ID_MAX]),
+    "agora_db_chat_delete": (c_int, [c_void_p, c_char_p, ctypes.c_char * ID_MAX]),
+    "agora_db_chat_new": (c_int, [c_void_p, c_char_p, ctypes.c_char * ID_MAX]),
+}
+DB_READ = 0x01
+
 
 def _load() -> ctypes.CDLL:
     path = os.environ.get("AGORA_LIB") or "libagora.so.0"
@@ -83,7 +96,8 @@ def _load() -> ctypes.CDLL:
         raise ImportError(
             f"agora: cannot load {path} ({e}); install libagora (the agora package) or set AGORA_LIB "
             "to the library's path") from None
-    for name, (restype, argtypes) in _SIGNATURES.items():
+    newer = _SIGNATURES_2 if lib.agora_api_version() >= 2 else {}
+    for name, (restype, argtypes) in {**_SIGNATURES, **newer}.items():
         fn = getattr(lib, name)
         fn.restype = restype
         fn.argtypes = argtypes

@@ -105,6 +105,32 @@ def test_chats_transcript_usage_export_import_branch(relay, tmp_path):
         assert w.current_chat == chat
 
 
+def test_database_without_a_world(relay, tmp_path):
+    """agora.Database: a database's chats with no world opened and no chat taken (API version 2)."""
+    db = str(tmp_path / "db")
+    with pytest.raises(agora.AgoraError) as e:
+        agora.Database.open(db, read_only=True)  # nothing there yet, and nothing created
+    assert e.value.name == "NOT_FOUND" and not os.path.exists(db)
+    with agora.World.open(relay, db=db) as w:
+        w.say("@ann start")
+        chat = w.current_chat
+    with agora.Database.open(db) as d:
+        assert [c["id"] for c in d.chats()] == [chat] == [c["id"] for c in d.chats("Lib")]
+        with pytest.raises(agora.AgoraError) as e:
+            d.chats("Nope")
+        assert "Nope" in e.value.message
+        copy = d.import_snapshot(d.export(chat[:6]))  # a prefix names it
+        b = d.branch(chat, 2)
+        assert d.delete_chat(b) == chat and d.delete_chat(copy) == chat
+        with pytest.raises(agora.AgoraError) as e:
+            d.import_snapshot("[", source="town.json")
+        assert e.value.message == "town.json: malformed JSON"
+        fresh = d.new_chat()
+        assert fresh != chat and d.chats()[0]["current"] and d.chats()[0]["id"] == fresh
+    with pytest.raises(agora.AgoraError):
+        d.chats()  # closed
+
+
 def test_answer_ask_human():
     world = ('{"name": "Ask", "agents": [{"name": "asker", "provider": "script", "tools": ["ask_human"],'
              ' "replies": [{"tool": "ask_human", "args": {"question": "Which city?"}}, "Thanks, noted."]}]}')
