@@ -37,7 +37,8 @@ typedef enum serve_route_id {
   SR_WORLD_EXPORT,  /* GET /api/worlds/{w}/export?format=md */
   SR_CHAT_EXPORT,   /* GET /api/worlds/{w}/chats/{c}/export?format=md */
   SR_CHAT_SEARCH,   /* GET /api/worlds/{w}/chats/{c}/search?q=TEXT */
-  SR_CHAT_USAGE     /* GET /api/worlds/{w}/chats/{c}/usage */
+  SR_CHAT_USAGE,    /* GET /api/worlds/{w}/chats/{c}/usage */
+  SR_CHAT_GRAPH     /* GET /api/worlds/{w}/chats/{c}/graph: what the page's pictures draw */
 } serve_route_id;
 
 typedef struct serve_match {
