@@ -34,19 +34,6 @@ static double edge(const cJSON *g, const char *from, const char *to) {
   return 0;
 }
 
-/* The id of the first chat of db (`agora chats list --json`), into id (64 bytes); 0 on success. */
-static int only_chat(const char *db, char id[64]) {
-  const char *args[] = {"chats", "list", "--db", db, "--json", NULL};
-  proc_result r;
-  int rc = proc_agora(args, NULL, NULL, &r);
-  cJSON *j = !rc && !r.status ? cJSON_Parse(r.out) : NULL;
-  const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "id")); /* one JSON line per chat */
-  if (s) snprintf(id, 64, "%s", s);
-  cJSON_Delete(j);
-  proc_result_free(&r);
-  return s ? 0 : -1;
-}
-
 static void expect_status(const serve_proc *sp, const char *method, const char *path, long status, const char *want) {
   http_reply r;
   http_call(sp->base, method, path, NULL, 0, NULL, &r);
@@ -67,7 +54,7 @@ static void graph_of_a_week(void) {
   CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 0);
   proc_result_free(&r);
-  CHECK_INT(only_chat(db, id), 0);
+  CHECK_INT(proc_first_chat(db, id, sizeof id), 0);
   const char *args[] = {"--db", db, NULL};
   serve_proc sp;
   if (!id[0] || serve_proc_start(tmp, args, NULL, &sp)) {
@@ -131,13 +118,7 @@ static int big_chat(const char *db, char id[64]) {
             seq > 10 ? "," : "", seq % SENDERS, seq);
   fprintf(f, "]}\n");
   if (fclose(f)) return -1;
-  const char *args[] = {"chats", "import", file, "--db", db, NULL};
-  proc_result r;
-  int rc = proc_agora(args, NULL, NULL, &r);
-  if (!rc && r.status == 0) snprintf(id, 64, "%.*s", (int)strcspn(r.out, "\r\n"), r.out);
-  rc = rc || r.status ? -1 : 0;
-  proc_result_free(&r);
-  return rc;
+  return proc_import_snapshot(file, db, id, 64);
 }
 
 /* 100,000 messages, 1,000 senders: 50 nodes drawn (the busiest), the edges among them, 100 points of

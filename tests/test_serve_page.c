@@ -11,6 +11,7 @@
  * simulated time with the schedule's six deliveries). The screenshots are left in the build directory
  * (serve_page*.png, one per view) as the test's artifacts. */
 #include "support/llm_server.h"
+#include "support/proc.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
 #include "support/wait.h"
@@ -153,19 +154,6 @@ static int write_big_snapshot(const char *path, const char *llm_url) {
   return fclose(f) ? -1 : 0;
 }
 
-/* `agora chats import FILE --db DB`: the new chat's id into id (CHAT id, 64 bytes); 0 on success. */
-static int import_snapshot(const char *file, const char *db, char id[64]) {
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "'%s' chats import '%s' --db '%s'", getenv("AGORA_BIN"), file, db);
-  FILE *p = popen(cmd, "r");
-  if (!p) return -1;
-  int ok = fgets(id, 64, p) != NULL;
-  int st = pclose(p);
-  if (!ok || !WIFEXITED(st) || WEXITSTATUS(st)) return -1;
-  id[strcspn(id, "\r\n")] = '\0';
-  return id[0] ? 0 : -1;
-}
-
 static void page_big_world(void) {
   const char *peers = getenv("AGORA_PEERS");
   CHECK(peers != NULL);
@@ -182,7 +170,7 @@ static void page_big_world(void) {
   snprintf(db, sizeof db, "%s/db", tmp);
   snprintf(url, sizeof url, "%s", llm_server_url(srv, "/v1"));
   CHECK_INT(write_big_snapshot(snap, url), 0);
-  CHECK_INT(import_snapshot(snap, db, id), 0);
+  CHECK_INT(proc_import_snapshot(snap, db, id, sizeof id), 0);
   const char *args[] = {"--db", db, NULL};
   const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
   serve_proc sp;
@@ -217,12 +205,14 @@ static void page_week(void) {
     free(tmp);
     return;
   }
-  char db[1024], cmd[4096];
+  char db[1024];
   snprintf(db, sizeof db, "%s/db", tmp);
   /* the example runs the week (five weekday mornings and the fair: six deliveries) into the database */
-  snprintf(cmd, sizeof cmd, "'%s' run '%s' --db '%s' > /dev/null", getenv("AGORA_BIN"), unit_src_path("examples/week.json"), db);
-  int st = system(cmd);
-  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  const char *run[] = {"run", unit_src_path("examples/week.json"), "--db", db, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
   const char *args[] = {"--db", db, NULL};
   serve_proc sp;
   if (serve_proc_start(tmp, args, NULL, &sp)) {

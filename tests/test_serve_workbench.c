@@ -217,13 +217,7 @@ static int big_chat(const char *db, char id[64]) {
             seq % 2 ? "human" : "agent", seq, seq % 10000 == 0 ? "Needle" : "hay");
   fprintf(f, "], \"agents\": [], \"thread\": []}\n");
   if (fclose(f)) return -1;
-  const char *args[] = {"chats", "import", file, "--db", db, NULL};
-  proc_result r;
-  int rc = proc_agora(args, NULL, NULL, &r);
-  if (!rc && r.status == 0) snprintf(id, 64, "%.*s", (int)strcspn(r.out, "\r\n"), r.out);
-  rc = rc || r.status ? -1 : 0;
-  proc_result_free(&r);
-  return rc;
+  return proc_import_snapshot(file, db, id, 64);
 }
 
 /* Every match of 100,000 messages found in one request; the time is printed (the issue's target:
