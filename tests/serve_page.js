@@ -55,6 +55,12 @@ async function checkRun(page, what) {
 // names, a message posted shows and the reply streams in.
 async function bigWorld(page, T) {
   step("big: the last page of " + MESSAGES + " messages");
+  // Responsiveness: the longest task the page's main thread ran (a click or a scroll waits for it).
+  await page.evaluateOnNewDocument(() => {
+    window.__longest = 0;
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longest = Math.max(window.__longest, e.duration); })
+      .observe({ type: "longtask", buffered: true });
+  });
   const t0 = Date.now();
   await page.goto(base + "/", { waitUntil: "domcontentloaded" });
   await page.waitForFunction((n) => { const l = document.querySelectorAll("#transcript .msg"); return l.length && l[l.length - 1].dataset.seq === String(n); }, T, MESSAGES);
@@ -123,7 +129,9 @@ async function bigWorld(page, T) {
   await checkRun(page, "after the reply");
   await waitDrawn(page, "the new edge human>a0999", (x) => x.edges["human>a0999"] === 1 && x.nodes.a0999);
   const elements = await page.evaluate(() => document.getElementsByTagName("*").length);
-  step("big: " + elements + " elements in the whole page");
+  const longest = await page.evaluate(() => window.__longest);
+  step("big: " + elements + " elements in the whole page; the longest task on its main thread so far " + Math.round(longest) + " ms");
+  if (longest > 1000) throw new Error("the page stopped for " + Math.round(longest) + " ms");
   await page.screenshot({ path: shot });
 
   step("big: search 100,000 messages on the server, jump to the match");
