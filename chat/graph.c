@@ -19,24 +19,22 @@ static int grow(void **arr, size_t n, size_t *cap, size_t sz) {
 
 /* One edge per agent a message names (a name written twice counts once). */
 static int add_edges(chat_graph *g, const ag_msg *m) {
+  if (!strchr(m->text, '@')) return AG_OK; /* most messages name nobody: no parse */
   mention_list l = {0};
   int rc = mention_anywhere(m->text, &l);
+  size_t fl = strlen(m->sender);
+  char key[2 * MENTION_ID_MAX + 8];
   for (size_t i = 0; !rc && i < l.n; i++) {
     int seen = 0;
     for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(l.ids[i], l.ids[j]);
-    if (seen || !strcmp(l.ids[i], m->sender)) continue;
-    size_t n = strlen(m->sender) + strlen(l.ids[i]) + 2;
-    char *key = malloc(n);
-    if (!key) rc = AG_ERR_NOMEM;
-    else {
-      memcpy(key, m->sender, strlen(m->sender));
-      key[strlen(m->sender)] = '\n';
-      memcpy(key + strlen(m->sender) + 1, l.ids[i], strlen(l.ids[i]) + 1);
-      chat_usage_row *r = chat_usage_row_of(&g->edges, key);
-      free(key);
-      if (!r) rc = AG_ERR_NOMEM;
-      else r->calls++;
-    }
+    size_t tl = strlen(l.ids[i]);
+    if (seen || !strcmp(l.ids[i], m->sender) || fl + tl + 2 > sizeof key) continue;
+    memcpy(key, m->sender, fl);
+    key[fl] = '\n';
+    memcpy(key + fl + 1, l.ids[i], tl + 1);
+    chat_usage_row *r = chat_usage_row_of(&g->edges, key);
+    if (!r) rc = AG_ERR_NOMEM;
+    else r->calls++;
   }
   mention_list_free(&l);
   return rc;
