@@ -65,8 +65,13 @@ const graphs = (() => {
       const k = m.sender + "\n" + to, e = g.edges.get(k);
       if (e) e.messages++; else g.edges.set(k, { source: m.sender, target: to, messages: 1 });
     }
-    if (m.sim_time && g.ticks) g.ticks.push({ seq: m.seq, sim_ms: Date.parse(m.sim_time), fire: m.sender === "world" });
-    else if (m.sim_time) g.ticks = [{ seq: m.seq, sim_ms: Date.parse(m.sim_time), fire: m.sender === "world" }];
+    if (m.sim_time) {
+      (g.ticks = g.ticks || []).push({ seq: m.seq, sim_ms: Date.parse(m.sim_time), fire: m.sender === "world" });
+      if (g.ticks.length > 1500) { // as the server cuts it: the last 500 of the schedule's, the last 500 others
+        const left = [500, 500];
+        g.ticks = g.ticks.reverse().filter((k) => left[k.fire ? 1 : 0]-- > 0).reverse();
+      }
+    }
     if (g.series && m.seq > (g.series.seqs[g.series.seqs.length - 1] || 0)) point(m.seq);
     soon();
   }
@@ -101,7 +106,7 @@ const graphs = (() => {
 
   // ---- the pictures ----
   function draw() {
-    if (!shown()) return;
+    if (!shown() || !window.d3) return;
     drawGraph(); drawTokens(); drawTimeline();
     g.drawn++;
     document.getElementById("graphs").dataset.drawn = g.drawn;
