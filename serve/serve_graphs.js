@@ -176,7 +176,7 @@ const graphs = (() => {
     const x = d3.scaleTime().domain(d3.extent(t, (k) => k.sim_ms)).nice().range([m.l, w - m.r]);
     const y = h - m.b;
     svg.append("g").attr("transform", "translate(0," + y + ")").call(d3.axisBottom(x).ticks(Math.max(2, (w - m.l) / 70)));
-    svg.append("g").selectAll("circle").data(t.filter((k) => !k.fire)).join("circle").attr("class", "tick")
+    svg.append("g").selectAll("circle").data(t.filter((k) => !k.fire)).join("circle").attr("class", "tick").attr("data-seq", (k) => k.seq)
       .attr("cx", (k) => x(k.sim_ms)).attr("cy", y - 14).attr("r", 3).attr("fill", "#2f6fde").attr("fill-opacity", 0.5);
     svg.append("g").selectAll("line").data(t.filter((k) => k.fire)).join("line").attr("class", "fire")
       .attr("data-seq", (k) => k.seq).attr("x1", (k) => x(k.sim_ms)).attr("x2", (k) => x(k.sim_ms))

@@ -230,6 +230,13 @@ async function weekTimeline(page, T) {
   const first = await page.$eval("#graph-time line.fire title", (t) => t.textContent);
   if (!first.includes("2026-03-02T07:00")) throw new Error("the first delivery: " + first);
   if (d.nodes.baker.messages !== 5) throw new Error("the baker's node: " + JSON.stringify(d.nodes.baker));
+  step("week: a message posted now is a tick at the world's simulated time");
+  const ticks = await page.$$eval("#graph-time circle.tick", (l) => l.length);
+  await page.type("#input", "a note for the record");
+  await page.keyboard.press("Enter");
+  // the note is seq 14 (both agents answer it too: each is a tick as well)
+  await page.waitForFunction((n) => document.querySelectorAll("#graph-time circle.tick").length > n &&
+    document.querySelector('#graph-time circle.tick[data-seq="14"]'), T, ticks);
   await page.screenshot({ path: shot });
 }
 
