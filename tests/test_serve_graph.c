@@ -50,10 +50,7 @@ static void graph_of_a_week(void) {
   char db[1024], id[64] = "", path[256];
   snprintf(db, sizeof db, "%s/db-week", tmp);
   const char *run[] = {"run", unit_src_path("examples/week.json"), "--db", db, NULL};
-  proc_result r;
-  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
-  proc_result_free(&r);
+  PROC_OK(run);
   CHECK_INT(proc_first_chat(db, id, sizeof id), 0);
   const char *args[] = {"--db", db, NULL};
   serve_proc sp;

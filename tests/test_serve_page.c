@@ -209,10 +209,7 @@ static void page_week(void) {
   snprintf(db, sizeof db, "%s/db", tmp);
   /* the example runs the week (five weekday mornings and the fair: six deliveries) into the database */
   const char *run[] = {"run", unit_src_path("examples/week.json"), "--db", db, NULL};
-  proc_result r;
-  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
-  proc_result_free(&r);
+  PROC_OK(run);
   const char *args[] = {"--db", db, NULL};
   serve_proc sp;
   if (serve_proc_start(tmp, args, NULL, &sp)) {

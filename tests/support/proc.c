@@ -200,6 +200,16 @@ int proc_import_snapshot(const char *file, const char *db, char *id, size_t cap)
   return rc;
 }
 
+int proc_ok_(const char *file, int line, const char *const *args) {
+  proc_result r = {.status = 0};
+  int rc = proc_agora(args, NULL, NULL, &r);
+  if (rc) unit_fail_(file, line, "agora %s did not run", args[0]);
+  else if (r.status) unit_fail_(file, line, "agora %s: exit status %d: %s", args[0], r.status, r.err);
+  rc = rc || r.status ? -1 : 0;
+  proc_result_free(&r);
+  return rc;
+}
+
 void proc_refused_(const char *file, int line, const char *const *args, const char *const *extra_env,
                    const char *want, const char *also) {
   proc_result r = {.status = 0};
