@@ -3,7 +3,6 @@
 #include "agents/agent_int.h"
 #include "common/clock.h"
 
-#include "agents/prompt.h"
 #include "agents/shape.h"
 #include "agents/tool_exec.h"
 #include "agents/turn_log.h"
@@ -39,10 +38,11 @@ int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, 
   if (!a->s.llm.script.fallback && (rc = agent_script_fallback(a))) goto fail;
   if (a->s.monadic) a->s.tools |= TOOL_BIT(TOOL_LOAD_CONTEXT) | TOOL_BIT(TOOL_SAVE_CONTEXT);
   if ((rc = context_init(&a->ctx))) goto fail;
-  if ((rc = llm_endpoint_new(llm, &a->s.llm, &a->llm, em))) goto fail;
+  if ((rc = llm_endpoint_new(llm, &a->s.llm, &a->llm, em)) || (rc = agent__summary_init(a, &a->s, llm, em))) goto fail;
   *out = a;
   return AG_OK;
 fail:
+  llm_endpoint_free(a->llm);
   context_free(&a->ctx);
   agent_settings_free(&a->s);
   free(a);
@@ -57,7 +57,8 @@ int agent_reconfigure(agent *a, const agent_settings *s, llm_client *llm, ag_err
   int rc = agent_settings_copy(&ns, s);
   if (rc) return rc;
   if (ns.monadic) ns.tools |= TOOL_BIT(TOOL_LOAD_CONTEXT) | TOOL_BIT(TOOL_SAVE_CONTEXT);
-  if ((rc = llm_endpoint_new(llm, &ns.llm, &e, em))) {
+  if ((rc = llm_endpoint_new(llm, &ns.llm, &e, em)) || (rc = agent__summary_init(a, &ns, llm, em))) {
+    llm_endpoint_free(e);
     agent_settings_free(&ns);
     return rc;
   }
@@ -102,6 +103,7 @@ static void agent_clear_memory(agent *a) {
   a->n_mem = 0;
   a->mem_dropped = 0;
   a->mem_bytes = 0;
+  agent__summary_clear(a, 0);
 }
 
 void agent_free(agent *a) {
@@ -109,6 +111,7 @@ void agent_free(agent *a) {
   agent_drop_call(a);
   agent_mcp_set_free(&a->mcp);
   agent_clear_memory(a);
+  agent__summary_clear(a, 1);
   free(a->mem);
   ag_ring_free(&a->inbox);
   turn_log_free(&a->tlog);
@@ -136,9 +139,12 @@ ag_msg *const *agent_memory(const agent *a, size_t *n) { return *n = a->n_mem, a
  * not yet written to storage (a handful at most) are never the ones let go of. */
 static size_t mem_window(const agent *a) { return a->memory_window > 0 ? (size_t)a->memory_window : 10; }
 static size_t mem_keep(const agent *a) { return mem_window(a) + 256; }
+/* The entries the window holds now (at most all of them). */
+static size_t mem_window_now(const agent *a) { return a->n_mem < mem_window(a) ? a->n_mem : mem_window(a); }
 
 /* Lets go of the oldest n entries. */
 static void mem_drop(agent *a, size_t n) {
+  agent__summary_fold_upto(a, a->mem_dropped + n); /* nothing leaves RAM unsummarised */
   for (size_t i = 0; i < n; i++) {
     a->mem_bytes -= strlen(a->mem[i]->text);
     ag_msg_unref(a->mem[i]);
@@ -171,6 +177,7 @@ int agent_memory_push(agent *a, ag_msg *m) {
   }
   a->mem[a->n_mem++] = ag_msg_ref(m);
   a->mem_bytes += strlen(m->text);
+  if (a->s.llm.provider == LLM_SCRIPT) agent__summary_fold_upto(a, agent_memory_total(a) - mem_window_now(a));
   return AG_OK;
 }
 
@@ -217,7 +224,6 @@ static void agent_on_chunk(void *ud, const char *text, size_t len) {
 }
 
 static void agent_start_next(agent *a);
-static int agent_call_llm(agent *a);
 
 /* The world's agent ids as the host offers them: its index when it has one, else its list. */
 static mention_known agent_known_ids(agent *a) {
@@ -340,6 +346,7 @@ static int agent_end_deferred(agent *a) {
   return 1;
 }
 static void agent_end_turn(agent *a) { if (!agent_end_deferred(a)) agent_finish_turn(a); }
+void agent__end_turn(agent *a) { agent_end_turn(a); }
 
 void agent_turn_done(agent *a, uint64_t trigger_seq) {
   if (!a->answering || a->answering->seq != trigger_seq) return;
@@ -354,7 +361,7 @@ void agent_turn_done(agent *a, uint64_t trigger_seq) {
 void agent_turn_resume(agent *a) {
   if (a->phase != AGENT_ELSEWHERE) return;
   tlog_clear(a);
-  if (agent_call_llm(a) != AG_OK) agent_end_turn(a);
+  if (agent__call_llm(a) != AG_OK) agent_end_turn(a);
 }
 
 uint64_t agent_turn_trigger(const agent *a, int *round) {
@@ -371,7 +378,7 @@ static void agent_round_end(agent *a, int rc) {
     agent_publish_reply(a, a->answering, a->round_reply, 0);
   } else {
     a->rounds++;
-    if (agent_call_llm(a) == AG_OK) return; /* the next round; the turn goes on */
+    if (agent__call_llm(a) == AG_OK) return; /* the next round; the turn goes on */
   }
   agent_end_turn(a);
 }
@@ -428,6 +435,10 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   a->call = NULL;
   a->usage.input_tokens += done_usage.input_tokens;
   a->usage.output_tokens += done_usage.output_tokens;
+  if (err && agent__shrink(a, info)) { /* the prompt was too long: once more, shorter */
+    if (agent__call_llm(a) != AG_OK) agent_end_turn(a);
+    return;
+  }
   if (err) {
     agent_notify(a, AGENT_REPORT_LLM_ERROR, info && info->message[0] ? info->message : ag_strerror(err), 0, info, 1);
     agent_end_turn(a);
@@ -463,58 +474,18 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   agent_round_go(a);
 }
 
-/* The whole prompt for a->answering: memory, then this turn's tool rounds. *all and *arena are freed
- * by the caller. */
-static int agent_prompt(agent *a, llm_message **all, size_t *n_all, char **arena, char **sys) {
-  prompt_tools pt = {a->s.monadic, a->s.tool_support,
-                     !a->s.tool_support && (a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT)), &a->ctx};
-  llm_message *msgs = NULL;
-  size_t n = 0;
-  char *rendered = a->s.system_prompt && a->host->render_prompt
-                       ? a->host->render_prompt(a->host->ctx, a, a->s.system_prompt) : NULL;
-  *sys = prompt_system(rendered ? rendered : a->s.system_prompt, &pt);
-  free(rendered);
-  int rc = prompt_build(*sys, a->id, a->mem, a->n_mem, a->memory_window, &msgs, &n, arena);
-  if (rc) return rc;
-  if (a->tlog.n) {
-    llm_message *p = realloc(msgs, (n + a->tlog.n) * sizeof *p);
-    if (!p) {
-      free(msgs);
-      return AG_ERR_NOMEM;
-    }
-    msgs = p;
-    memcpy(msgs + n, a->tlog.msgs, a->tlog.n * sizeof *msgs);
-    n += a->tlog.n;
-  }
-  *all = msgs;
-  *n_all = n;
-  return AG_OK;
-}
-
 /* Starts an LLM call for a->answering: the prompt from memory, then this turn's tool rounds. */
-static int agent_call_llm(agent *a) {
-  llm_message *msgs = NULL;
-  char *arena = NULL, *sys = NULL;
-  size_t n_msgs = 0;
-  int rc = agent_prompt(a, &msgs, &n_msgs, &arena, &sys);
+int agent__call_llm(agent *a) {
+  agent__request r;
+  int rc = agent__request_build(a, &r);
   if (!rc) {
-    llm_tool *tools = malloc((TOOL_COUNT + a->mcp.n) * sizeof *tools);
-    size_t n_tools = 0;
-    if (!tools) rc = AG_ERR_NOMEM;
-    for (int t = 0; tools && a->s.tool_support && t < TOOL_COUNT; t++)
-      if (a->s.tools & TOOL_BIT(t)) tools[n_tools++] = *tool_definition((tool_id)t);
-    if (tools && a->s.tool_support) n_tools += agent__mcp_offer(a, tools + n_tools);
-    if (tools) {
-      agent_notify(a, AGENT_REPORT_LLM_START, NULL, 0, NULL, 0);
-      llm_request req = {.messages = msgs, .n_messages = n_msgs, .tools = n_tools ? tools : NULL, .n_tools = n_tools};
-      llm_callbacks cb = {agent_on_chunk, agent_on_done};
-      rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
-    }
-    free(tools);
+    agent_notify(a, AGENT_REPORT_LLM_START, NULL, 0, NULL, 0);
+    llm_request req = {.messages = r.msgs, .n_messages = r.n_msgs, .tools = r.n_tools ? r.tools : NULL,
+                       .n_tools = r.n_tools};
+    llm_callbacks cb = {agent_on_chunk, agent_on_done};
+    rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
   }
-  free(msgs);
-  free(arena);
-  free(sys);
+  agent__request_free(&r);
   if (rc) {
     a->call = NULL;
     llm_error_info info = {0};
@@ -522,7 +493,7 @@ static int agent_call_llm(agent *a) {
     agent_notify(a, AGENT_REPORT_LLM_ERROR, info.message, 0, &info, 1);
     return rc;
   }
-  agent__set_phase(a, AGENT_CALLING);
+  if (a->phase != AGENT_CALLING) agent__set_phase(a, AGENT_CALLING); /* a retry or after the summariser: already */
   return AG_OK;
 }
 
@@ -539,11 +510,12 @@ static void agent_start_next(agent *a) {
     }
     a->answering = m; /* the inbox's reference moves here */
     tlog_clear(a);
+    a->window_cap = a->shrunk = 0; /* a shrink lasts for its turn */
     if (a->host->turn_begin && a->host->turn_begin(a->host->ctx, a)) {
       agent__set_phase(a, AGENT_ELSEWHERE); /* another process answers; agent_turn_done ends it */
       return;
     }
-    if (agent_call_llm(a) == AG_OK || agent_end_deferred(a)) return;
+    if (agent__summary_then_call(a) == AG_OK || agent_end_deferred(a)) return;
     agent_notify(a, AGENT_REPORT_TURN_END, NULL, 0, NULL, 0);
     a->answering = NULL;
     ag_msg_unref(m);

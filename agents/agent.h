@@ -40,6 +40,11 @@ const char *agent_phase_name(agent_phase p);
  * change); a phase goes to itself only in a tool round (a call settled, the next one starts). */
 int agent_phase_can(agent_phase from, agent_phase to);
 
+/* How an agent's prompt holds the conversation beyond its window (issue 26, docs/world-file.md
+ * "Memory"): window only (today's behaviour), or window plus a rolling summary of what left it. */
+typedef enum agent_memory_mode { AGENT_MEMORY_WINDOW = 0, AGENT_MEMORY_SUMMARY } agent_memory_mode;
+#define AGENT_SUMMARY_TOKENS 500 /* summary_tokens when the world file gives none */
+
 /* An agent's settings as read from a world file. Strings owned by the struct. */
 typedef struct agent_settings {
   char *name;          /* display name */
@@ -52,6 +57,10 @@ typedef struct agent_settings {
   int monadic;         /* load_context + save_context, with the instruction to use them */
   int tool_support;    /* the model calls tools natively (default 1); 0: context in the prompt */
   llm_config llm;      /* provider settings; an unset llm.script.fallback is worded from name */
+  int context_tokens;  /* the prompt is kept under this many tokens by agents/context_budget.h; 0: no bound */
+  agent_memory_mode memory_mode; /* default AGENT_MEMORY_WINDOW */
+  int summary_tokens;  /* AGENT_MEMORY_SUMMARY: the summary's bound by the same estimate */
+  char *summary_model; /* AGENT_MEMORY_SUMMARY: the summariser's model; NULL: the agent's own */
 } agent_settings;
 
 void agent_settings_init(agent_settings *s);
@@ -66,7 +75,11 @@ typedef enum agent_report_kind {
   AGENT_REPORT_TURN_LIMIT,
   AGENT_REPORT_TOOL_CALL,  /* tool, call_id, text = arguments JSON */
   AGENT_REPORT_TOOL_RESULT, /* tool, call_id, text = result JSON, failed = an error result, at_ms */
-  AGENT_REPORT_TURN_END     /* the turn answering seq is over, whatever came of it */
+  AGENT_REPORT_TURN_END,    /* the turn answering seq is over, whatever came of it */
+  AGENT_REPORT_CONTEXT_SHRUNK, /* the provider found the prompt too long: retried once with window
+                                  messages (text = the provider's words, info = its error) */
+  AGENT_REPORT_SUMMARY          /* summary mode: the summariser model wrote text, the summary of the
+                                  memory entries before absolute index upto (agent_set_summary) */
 } agent_report_kind;
 
 /* What an agent reports to its host; every pointer is borrowed for the call. */
@@ -81,6 +94,8 @@ typedef struct agent_report {
   int64_t at_ms;              /* TOOL_RESULT: when it ran (save_context stamps the context with it) */
   llm_usage usage;            /* LLM_DONE: the tokens the provider reported (0 when none) */
   uint64_t seq;               /* the message the turn answers (0: none) */
+  int window;                 /* CONTEXT_SHRUNK: the memory window the retry sends */
+  size_t upto;                /* SUMMARY: the memory entries the summary covers */
 } agent_report;
 
 /* The world's side of an agent. ctx and the functions are borrowed for the agent's life. */
@@ -196,6 +211,12 @@ void agent_set_reply_counter(agent *a, size_t n);
  * by the world from the settings' references once the servers listed their tools; and the set now. */
 int agent_set_mcp_tools(agent *a, const agent_mcp_set *set);
 const agent_mcp_set *agent_mcp_tools(const agent *a);
+
+/* Summary mode: the rolling summary of the memory entries before absolute index *upto (may be NULL)
+ * in the current chat, borrowed (NULL: none yet); and restoring it (text copied, may be NULL) before the
+ * memory is pushed back, so that entries after upto are folded into it as they leave RAM. */
+const char *agent_summary(const agent *a, size_t *upto);
+int agent_set_summary(agent *a, const char *text, size_t upto);
 
 /* The agent's context in the current chat (borrowed), and restoring it (copied). */
 const context_state *agent_context(const agent *a);

@@ -47,6 +47,14 @@ struct agent {
   size_t n_mem, cap_mem;
   size_t mem_dropped;   /* oldest entries let go of (still in storage) */
   size_t mem_bytes;     /* of the texts of the entries kept */
+  /* The prompt's size (agent_prompt.c): the window the last call sent, the turn's cap on it after the
+   * provider found the prompt too long (0: none), and whether the turn has retried once already. */
+  int sent_window, window_cap, shrunk;
+  /* Summary mode (summary.c): the rolling summary of the memory entries before absolute index
+   * summary_upto, and the endpoint that writes it (NULL for a script agent, which folds in place). */
+  char *summary;
+  size_t summary_upto, summary_asked; /* asked: the summariser's call in flight folds up to it */
+  llm_endpoint *summarizer;
 };
 
 /* agent_phase.c */
@@ -72,5 +80,41 @@ const char *agent__tool_shown(const agent *a, const char *name, char *buf, size_
 size_t agent__mcp_offer(const agent *a, llm_tool *tools);
 /* agent.c: the tool round goes on at round_next (after an MCP result came back). */
 void agent__round_resume(agent *a);
+/* agent.c: starts the LLM call for a->answering (AGENT_CALLING); on failure the error is reported. */
+int agent__call_llm(agent *a);
+/* agent.c: the turn is over (or its end waits for the host). */
+void agent__end_turn(agent *a);
+
+/* agent_prompt.c */
+/* One call's request: the messages, the tools offered, and what they point into. */
+typedef struct agent__request {
+  llm_message *msgs;
+  size_t n_msgs;
+  llm_tool *tools;
+  size_t n_tools;
+  char *arena, *sys;
+} agent__request;
+/* The request for a->answering: the system prompt (with the summary), the memory window (kept under
+ * context_tokens and the turn's cap), this turn's tool rounds, the tools. Sets a->sent_window. */
+int agent__request_build(agent *a, agent__request *r);
+void agent__request_free(agent__request *r);
+/* A failed call (info may be NULL) that the provider refused for the prompt's length, the turn's
+ * first: the window is halved for the rest of the turn and the host told (CONTEXT_SHRUNK). 1 when the
+ * caller should call again; 0: the failure stands. */
+int agent__shrink(agent *a, const llm_error_info *info);
+
+/* summary.c */
+/* The summariser for settings s (borrowed) on llm: an endpoint on summary_model or the agent's model in
+ * summary mode, none for a script agent or window mode. Replaces the agent's once made; on failure (em
+ * says why) the agent keeps the one it had. */
+int agent__summary_init(agent *a, const agent_settings *s, llm_client *llm, ag_errmsg *em);
+/* Forgets the summary (a new chat) and, with all, the summariser too (the agent is freed). */
+void agent__summary_clear(agent *a, int all);
+/* Folds memory entries [summary_upto, upto) that RAM still holds in place, with the deterministic
+ * summariser (summary.h): a script agent's every fold, and any agent's entries about to leave RAM. */
+void agent__summary_fold_upto(agent *a, size_t upto);
+/* The first call of a turn: in summary mode with entries that left the window unfolded, the
+ * summariser's call first (its end starts the turn's call); otherwise agent__call_llm at once. */
+int agent__summary_then_call(agent *a);
 
 #endif

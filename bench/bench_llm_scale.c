@@ -16,6 +16,7 @@
 #include "llm/provider.h"
 #include "storage/cache_db.h"
 #include "storage/store.h"
+#include "support/bench_stat.h"
 #include "support/llm_server.h"
 #include "support/unit.h"
 #include "world/world.h"
@@ -24,23 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static void report(const char *what, double *v, int n, const char *unit) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  printf("%-58s min %10.3f  median %10.3f  max %10.3f %s\n", what, v[0], v[n / 2], v[n - 1], unit);
-}
+/* A figure measured once (the worst of the runs, the filling run) as a table row of its own. */
+static void once_row(const char *name, const char *unit, double x) { bench_row(name, unit, &x, 1); }
 
 typedef struct counter {
   int replies;
@@ -83,10 +70,10 @@ static double rate_run(llm_server *srv, long window, size_t *rejected) {
   world_spec_free(&spec);
   counter c = {0};
   bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, count_replies, &c, NULL);
-  double t0 = now_ms();
+  double t0 = bench_now_s();
   world_publish(w, "human", "One question each.", NULL);
   world_run_until_quiet(w);
-  double dt = now_ms() - t0;
+  double dt = (bench_now_s() - t0) * 1e3;
   if (c.replies != 500) fprintf(stderr, "bench_llm_scale: %d of 500 replies\n", c.replies);
   *rejected = llm_server_rejected(srv);
   world_free(w);
@@ -109,13 +96,13 @@ static double limiter_ns(int limited) {
   llm_lim_headers h;
   llm_limit_headers_init(&h);
   const int n = 200000;
-  double t0 = now_ms();
+  double t0 = bench_now_s();
   for (int i = 0; i < n; i++) {
     llm_lim_slot s = {.tokens = 100};
     if (llm_limit_acquire(c, &cfg, &s) != 1) exit(1);
     llm_limit_done(&s, &h, 200);
   }
-  double ns = (now_ms() - t0) * 1e6 / n;
+  double ns = (bench_now_s() - t0) * 1e9 / n;
   cfg.base_url = NULL; /* borrowed above */
   llm_config_free(&cfg);
   llm_client_free(c);
@@ -152,14 +139,14 @@ static double cache_run(llm_server *srv, const char *cache_dir, llm_cache_mode m
   counter c = {0};
   bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, count_replies, &c, NULL);
   size_t before = llm_server_request_count(srv);
-  double t0 = now_ms();
+  double t0 = bench_now_s();
   for (int round = 0; round < 4; round++) {
     char text[64];
     snprintf(text, sizeof text, "Roll call %d, everyone!", round + 1);
     world_publish(w, "human", text, NULL);
     world_run_until_quiet(w);
   }
-  double dt = now_ms() - t0;
+  double dt = bench_now_s() - t0;
   *requests = llm_server_request_count(srv) - before;
   if (c.replies != 10000 || world_failed_calls(w))
     fprintf(stderr, "bench_llm_scale: %d of 10000 replies, %zu failed\n", c.replies, world_failed_calls(w));
@@ -169,7 +156,7 @@ static double cache_run(llm_server *srv, const char *cache_dir, llm_cache_mode m
   store_close(st);
   unit_rmrf(dir);
   event_base_free(base);
-  return c.replies / (dt / 1000.0);
+  return c.replies / dt;
 }
 
 int main(int argc, char **argv) {
@@ -190,29 +177,31 @@ int main(int argc, char **argv) {
     v[i] = rate_run(srv, window, &rej) / (4.0 * window);
     if (rej > worst) worst = rej;
   }
-  if (!only_cache) report("500 agents, 120 req/window: wall / minimum (4 windows)", v, runs < 16 ? runs : 16, "x");
-  printf("%-58s %zu\n", "  429s from the server (worst run)", worst);
+  printf("| measure (%d runs) | min | median | max | unit |\n|---|---|---|---|---|\n", runs < 16 ? runs : 16);
+  if (!only_cache) bench_row("500 agents, 120 req/window: wall / minimum (4 windows)", "x", v, runs < 16 ? runs : 16);
+  once_row("  429s from the server (worst run)", "429s", (double)worst);
   llm_server_set_limits(srv, window, 0, 0);
   for (int i = 0; i < runs && i < 16; i++) v[i] = limiter_ns(1);
-  report("limiter, limited endpoint: acquire + done", v, runs < 16 ? runs : 16, "ns");
+  bench_row("limiter, limited endpoint: acquire + done", "ns", v, runs < 16 ? runs : 16);
   for (int i = 0; i < runs && i < 16; i++) v[i] = limiter_ns(0);
-  report("limiter, no limit: acquire + done", v, runs < 16 ? runs : 16, "ns");
+  bench_row("limiter, no limit: acquire + done", "ns", v, runs < 16 ? runs : 16);
   char *tmp = unit_tmpdir();
   char cache_dir[4096];
   snprintf(cache_dir, sizeof cache_dir, "%s/cache", tmp);
   size_t reqs = 0;
   double fill = cache_run(srv, cache_dir, LLM_CACHE_USE, "openai", &reqs);
-  printf("%-58s %10.0f replies/s (%zu requests)\n", "10,000 replies, cache use (filling), storage on", fill, reqs);
+  once_row("10,000 replies, cache use (filling), storage on", "replies/s", fill);
+  once_row("  HTTP requests during the filling", "requests", (double)reqs);
   size_t worst_reqs = 0;
   for (int i = 0; i < runs && i < 16; i++) {
     v[i] = cache_run(srv, cache_dir, LLM_CACHE_REPLAY, "openai", &reqs);
     if (reqs > worst_reqs) worst_reqs = reqs;
   }
-  report("10,000 replies, cache replay, storage on", v, runs < 16 ? runs : 16, "replies/s");
-  printf("%-58s %zu\n", "  HTTP requests during the replays", worst_reqs);
+  bench_row("10,000 replies, cache replay, storage on", "replies/s", v, runs < 16 ? runs : 16);
+  once_row("  HTTP requests during the replays (worst run)", "requests", (double)worst_reqs);
   /* The same world on the offline script provider: what the world and its storage cost without the cache. */
   for (int i = 0; i < runs && i < 16; i++) v[i] = cache_run(srv, cache_dir, LLM_CACHE_OFF, "script", &reqs);
-  report("  the same world on the script provider (no cache)", v, runs < 16 ? runs : 16, "replies/s");
+  bench_row("  the same world on the script provider (no cache)", "replies/s", v, runs < 16 ? runs : 16);
   unit_rmrf(tmp);
   free(tmp);
   llm_server_stop(srv);

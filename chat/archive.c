@@ -6,6 +6,9 @@
 
 #include "storage/store.h"
 
+#include "common/clock.h"
+
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,5 +295,35 @@ int chat_world_delete(store *st, const char *world_id, size_t *n_chats, ag_errms
   if (n_chats) *n_chats = wc.n;
   for (size_t i = 0; i < wc.n; i++) store_chat_unlock(wc.locks[i]);
   free(wc.locks);
+  return rc;
+}
+
+/* ---- a world stored without a session ---- */
+
+typedef struct world_put {
+  const world_spec *spec;
+  const char *settings;
+  ag_errmsg *em;
+} world_put;
+
+static int world_put_txn(store_txn *t, void *arg) {
+  world_put *wp = arg;
+  store_world old = {0};
+  int rc = store_world_get(t, wp->spec->id, &old);
+  store_world_free(&old);
+  if (!rc) return ag_fail(wp->em, AG_ERR_EXISTS, "world '%s' is in the database already", wp->spec->id);
+  if (rc != AG_ERR_NOT_FOUND) return rc;
+  int64_t now = ag_now_ms();
+  store_world nw = {.id = wp->spec->id, .name = wp->spec->name, .settings_json = wp->settings, .current_chat = "",
+                    .created_at_ms = now, .updated_at_ms = now};
+  return store_world_put(t, &nw);
+}
+
+int chat_world_create(store *st, const world_spec *spec, ag_errmsg *em) {
+  cJSON *j = world_spec_to_json(spec);
+  world_put wp = {.spec = spec, .settings = j ? cJSON_PrintUnformatted(j) : NULL, .em = em};
+  cJSON_Delete(j);
+  int rc = wp.settings ? store_write(st, world_put_txn, &wp, em) : AG_ERR_NOMEM;
+  cJSON_free((void *)wp.settings);
   return rc;
 }

@@ -84,6 +84,10 @@ int chat_world_spec(store *st, const char *world_id, world_spec *out, ag_errmsg 
 /* World world_id's stored settings as JSON text (a world file: no script, never secrets) into *out
  * (caller frees). AG_ERR_NOT_FOUND, em saying "no world 'ID' in the database". */
 int chat_world_settings(store *st, const char *world_id, char **out, ag_errmsg *em);
+/* Stores spec's settings (world-file form, no script, never secrets) as a new world spec->id, with no
+ * chat (a world created over HTTP). AG_ERR_EXISTS, em naming it, when the database has that world
+ * already. spec is borrowed. */
+int chat_world_create(store *st, const world_spec *spec, ag_errmsg *em);
 /* Deletes world world_id with all its chats; *n_chats (may be NULL) gets how many. Refused with
  * AG_ERR_STATE, em naming the chat and the holder's pid, when another process holds one of its chats
  * (docs/decisions.md "One process per chat"); nothing is deleted then. */

@@ -45,6 +45,17 @@ static void add_time(cJSON *f, const char *key, int64_t ms) {
   cJSON_AddStringToObject(f, key, t);
 }
 
+/* The prompt's size and summary (issue 26): a shrunk window, a new summary. */
+static void add_prompt_size(cJSON *f, const world_event *e) {
+  if (e->kind == EV_CONTEXT_SHRUNK) {
+    ag_json_add_int(f, "window", e->u.shrunk.window);
+    cJSON_AddStringToObject(f, "error", e->u.shrunk.error ? e->u.shrunk.error : "");
+    return;
+  }
+  ag_json_add_int(f, "upto", (int64_t)e->u.summary.upto);
+  cJSON_AddStringToObject(f, "summary", e->u.summary.summary ? e->u.summary.summary : "");
+}
+
 cJSON *chat_event_fields(const world_event *e) {
   cJSON *f = cJSON_CreateObject();
   if (!f) return NULL;
@@ -131,6 +142,8 @@ cJSON *chat_event_fields(const world_event *e) {
     cJSON_AddStringToObject(f, "endpoint", e->u.rate.endpoint);
     add_time(f, "until", e->u.rate.until_ms);
     break;
+  case EV_CONTEXT_SHRUNK:
+  case EV_SUMMARY: add_prompt_size(f, e); break;
   case EV_TURNS_RESUMED:
     ag_json_add_int(f, "replies", (int64_t)e->u.resumed.replies);
     cJSON_AddStringToObject(f, "agents", e->u.resumed.agents);

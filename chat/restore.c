@@ -71,6 +71,7 @@ typedef struct restore_ctx {
   int64_t sim_ms; /* the chat's simulated time (chat_time) */
   chat_inflight inflight; /* the turns in flight when the chat was last left */
   llm_spend spent;        /* its llm-done steps summed: the budget's spend goes on from there */
+  cJSON *summaries;       /* agent id → its last summary step (summary mode's model summaries) */
   ag_errmsg *em;
 } restore_ctx;
 
@@ -122,6 +123,8 @@ static void restore_reset(restore_ctx *rc) {
   memset(&rc->cache, 0, sizeof rc->cache);
   store_chat_free(&rc->chat);
   chat_inflight_free(&rc->inflight);
+  cJSON_Delete(rc->summaries);
+  rc->summaries = NULL;
 }
 
 /* An llm-done step adds its tokens and dollars to the chat's spend. Only those steps are parsed twice. */
@@ -144,9 +147,39 @@ static int restore_spend(llm_spend *s, const char *json, size_t len) {
   return AG_OK;
 }
 
+/* A summary step replaces the agent's summary: the last one is the agent's when the chat was left. */
+static int restore_summary(restore_ctx *rc, const char *json, size_t len) {
+  if (!memmem(json, len, "\"summary\"", 9)) return AG_OK;
+  cJSON *j = cJSON_ParseWithLength(json, len);
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "type"));
+  const char *agent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "agent"));
+  if (!type || strcmp(type, "summary") || !agent) { /* another kind, or damaged: no summary */
+    cJSON_Delete(j);
+    return AG_OK;
+  }
+  if (!rc->summaries && !(rc->summaries = cJSON_CreateObject())) {
+    cJSON_Delete(j);
+    return AG_ERR_NOMEM;
+  }
+  cJSON_DeleteItemFromObjectCaseSensitive(rc->summaries, agent);
+  cJSON_AddItemToObject(rc->summaries, agent, j);
+  return AG_OK;
+}
+
+/* The agent's stored summary, if any, once its memory is back (the entries after it fold again). */
+static int restore_agent_summary(const restore_ctx *rc, agent *a) {
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(rc->summaries, agent_id(a));
+  int64_t upto = 0;
+  const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "summary"));
+  if (!text || ag_json_int_member(s, "upto", 0, AG_JSON_INT_MAX, &upto)) return AG_OK;
+  return agent_set_summary(a, text, (size_t)upto);
+}
+
 static int restore_step_cb(const char *json, size_t len, void *arg) {
   restore_ctx *rc = arg;
   restore_spend(&rc->spent, json, len);
+  int r = restore_summary(rc, json, len);
+  if (r) return r;
   return chat_inflight_step(&rc->inflight, json, len);
 }
 
@@ -226,6 +259,8 @@ static int restore_txn(store_txn *t, void *arg) {
   if ((r = chat_time(t, rc))) return r;
   chat_inflight_free(&rc->inflight); /* a read is not run twice, but stay restartable */
   rc->spent = (llm_spend){0};
+  cJSON_Delete(rc->summaries);
+  rc->summaries = NULL;
   if ((r = store_thread_scan(t, rc->chat_id, restore_step_cb, rc))) return r;
   for (size_t i = 0; i < cs->n_tracks; i++) {
     rc->cur = i;
@@ -282,6 +317,8 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
   cs->saved_sim = world_now(cs->w);
   for (size_t i = 0; i < cs->n_tracks; i++) {
     agent *a = cs->tracks[i].a;
+    /* The summary first: entries after it that leave RAM while memory is pushed are folded into it. */
+    if ((r = restore_agent_summary(&rc, a))) goto done;
     for (size_t k = 0; k < rc.n_mems[i]; k++)
       if ((r = agent_memory_push(a, rc.mems[i][k]))) goto done;
     if (rc.has_state[i]) {

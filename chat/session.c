@@ -394,6 +394,7 @@ int chat_session_set_title(chat_session *cs, const char *title, ag_errmsg *em) {
 typedef struct clear_op {
   chat_session *cs;
   const char *agent_id;
+  const char *summary_step; /* summary mode: the empty summary's thread step, or NULL */
 } clear_op;
 
 static int clear_txn(store_txn *t, void *arg) {
@@ -401,7 +402,23 @@ static int clear_txn(store_txn *t, void *arg) {
   int rc = store_memory_clear(t, op->cs->current, op->agent_id);
   if (!rc) rc = store_agent_state_clear(t, op->cs->current, op->agent_id);
   if (!rc) rc = store_context_clear(t, op->cs->current, op->agent_id);
+  /* A restore takes the thread's last summary of the agent (restore.c): from here on, none. */
+  if (!rc && op->summary_step) rc = store_thread_append(t, op->cs->current, op->summary_step);
   return rc;
+}
+
+/* The thread step of an empty summary for agent a after message seq (caller frees), or NULL. */
+static char *empty_summary_step(agent *a, uint64_t seq) {
+  if (agent_settings_of(a)->memory_mode != AGENT_MEMORY_SUMMARY) return NULL;
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "agent", agent_id(a));
+  cJSON_AddNumberToObject(j, "upto", 0);
+  cJSON_AddStringToObject(j, "summary", "");
+  cJSON_AddStringToObject(j, "type", ev_kind_name(EV_SUMMARY));
+  cJSON_AddNumberToObject(j, "after_seq", (double)seq);
+  char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+  cJSON_Delete(j);
+  return text;
 }
 
 int chat_session_clear_agent(chat_session *cs, const char *name, ag_errmsg *em) {
@@ -409,8 +426,10 @@ int chat_session_clear_agent(chat_session *cs, const char *name, ag_errmsg *em) 
   if (!a) return ag_fail(em, AG_ERR_NOT_FOUND, "no agent '%s' in this world", name);
   int rc;
   if (cs->has_current && cs->live && (rc = chat_session__save(cs, em))) return rc;
-  clear_op op = {cs, agent_id(a)};
-  if (cs->has_current && (rc = store_write(cs->st, clear_txn, &op, em))) return rc;
+  clear_op op = {.cs = cs, .agent_id = agent_id(a), .summary_step = empty_summary_step(a, cs->last_delivered)};
+  rc = cs->has_current ? store_write(cs->st, clear_txn, &op, em) : AG_OK;
+  free((char *)op.summary_step);
+  if (rc) return rc;
   agent_reset(a);
   if ((rc = chat_session__sync_tracks(cs))) return rc;
   for (size_t i = 0; i < cs->n_tracks; i++) {

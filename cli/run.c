@@ -166,14 +166,16 @@ int cli_run(int argc, char **argv) {
   if (status) return status;
   cli_runner r;
   if (!(status = cli_runner_open(&r, &args, "run", NULL, NULL))) {
-    run_stop stop = {r.w, 0, 0};
-    struct event *sigint = evsignal_new(r.base, SIGINT, on_sigint, &stop);
+    world *w = rt_world(r.rt);
+    chat_session *cs = rt_session(r.rt);
+    run_stop stop = {w, 0, 0};
+    struct event *sigint = evsignal_new(rt_base(r.rt), SIGINT, on_sigint, &stop);
     if (sigint) event_add(sigint, NULL);
-    if (!args.resume_chat) status = run_steps(rt_spec(r.rt), r.w, rt_clock(r.rt), r.cs, r.out, r.scr);
-    else if ((status = world_run_until_quiet(r.w))) /* the re-run turns, and what they lead to */
+    if (!args.resume_chat) status = run_steps(rt_spec(r.rt), w, rt_clock(r.rt), cs, r.out, r.scr);
+    else if ((status = world_run_until_quiet(w))) /* the re-run turns, and what they lead to */
       status = status == AG_ERR_CANCELLED ? 130 : cli_error(status, "run: %s", ag_strerror(status));
     if (sigint) event_free(sigint);
-    if (stop.hit) status = run_interrupted(&stop, r.cs);
+    if (stop.hit) status = run_interrupted(&stop, cs);
     if (!status) status = cli_runner_finish(&r);
   }
   cli_runner_close(&r);

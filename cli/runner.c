@@ -46,10 +46,11 @@ int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, i
  * and ask_human gets the next line of --answers (the world delivers the answer from the loop). */
 static void runner_ask(void *ud, const world_approval *req) {
   cli_runner *r = ud;
-  if (!req->question) world_approval_answer(r->w, req->id, r->yes);
-  else if (r->next_answer < r->n_answers) world_approval_reply(r->w, req->id, 1, r->answers[r->next_answer++]);
+  world *w = rt_world(r->rt);
+  if (!req->question) world_approval_answer(w, req->id, r->yes);
+  else if (r->next_answer < r->n_answers) world_approval_reply(w, req->id, 1, r->answers[r->next_answer++]);
   else
-    world_approval_reply(r->w, req->id, 0,
+    world_approval_reply(w, req->id, 0,
                          r->answers ? "no human to answer: the --answers file has no more lines"
                                     : "no human to answer: pass --answers FILE");
 }
@@ -80,16 +81,17 @@ static int read_answers(cli_runner *r, const char *path, const char *cmd) {
 /* The world is built: the transcript printer and the terminal display for it. */
 static int runner_on_world(void *ud, runtime *rt, ag_errmsg *em) {
   cli_runner *r = ud;
-  r->base = rt_base(rt), r->w = rt_world(rt);
+  r->rt = rt; /* from here on: the approver may be asked before rt_open returns (MCP start, NATS join) */
+  world *w = rt_world(rt);
   /* Refused before any chat is touched: a stored world has no script, and run would do nothing. */
   const world_spec *spec = rt_spec(rt);
   if (r->script && rt_source_of(rt) == RT_FROM_STORE && !spec->n_steps && !spec->n_sched)
     return ag_fail(em, AG_ERR_INVALID, "run: stored world '%s' has no script to run (the database keeps a world's "
                    "agents and settings, not its script): run its world file, talk to it with agora say %s TEXT "
-                   "or agora console %s, or finish a stopped chat with --resume CHAT_ID", world_id(r->w),
-                   world_id(r->w), world_id(r->w));
-  int rc = output_new(stdout, world_id(r->w), &r->oo, &r->out);
-  if (!rc) rc = run_screen_new(r->base, r->w, r->out, 1, r->live, &r->scr);
+                   "or agora console %s, or finish a stopped chat with --resume CHAT_ID", world_id(w),
+                   world_id(w), world_id(w));
+  int rc = output_new(stdout, world_id(w), &r->oo, &r->out);
+  if (!rc) rc = run_screen_new(rt_base(rt), w, r->out, 1, r->live, &r->scr);
   return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
 }
 
@@ -136,30 +138,34 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
   r->script = o->script;
   r->handler = handler, r->handler_ud = ud;
   rt_opts ro = runner_rt_opts(r, o, cmd, live, chunks);
-  if ((rc = rt_open(&ro, &r->rt, &em))) return cli_error(rc, "%s", em.text);
-  r->cs = rt_session(r->rt);
-  r->st = rt_store(r->rt);
-  if (r->cs) output_set_chat(r->out, chat_session_current(r->cs));
+  runtime *rt = NULL;
+  rc = rt_open(&ro, &rt, &em);
+  r->rt = rt; /* NULL when it failed: the runtime runner_on_world saw is gone then */
+  if (rc) return cli_error(rc, "%s", em.text);
+  chat_session *cs = rt_session(r->rt);
+  if (cs) output_set_chat(r->out, chat_session_current(cs));
   return 0;
 }
 
 int cli_runner_finish(cli_runner *r) {
   int status = 0;
   output_done(r->out);
-  world_budget_view b = world_budget(r->w);
+  world *w = rt_world(r->rt);
+  chat_session *cs = rt_session(r->rt);
+  world_budget_view b = world_budget(w);
   if (b.reached) {
     /* Exit 3 (docs/cli.md): the run stopped at the budget the user set, which is neither success nor a
      * failure of the calls; the refused calls' llm-errors are part of it. */
     fprintf(stderr, "agora: the world's budget is spent (%lld tokens, $%.4f): no new LLM call was started "
             "(raise it with \"budget\" in the world file)\n", (long long)b.tokens, b.usd);
     status = 3;
-  } else if (world_failed_calls(r->w)) {
-    fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(r->w));
+  } else if (world_failed_calls(w)) {
+    fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(w));
     status = 1;
   }
-  if (r->cs && chat_session_failures(r->cs)) {
+  if (cs && chat_session_failures(cs)) {
     fprintf(stderr, "agora: %zu message(s) could not be saved (see the storage-error events)\n",
-            chat_session_failures(r->cs));
+            chat_session_failures(cs));
     status = 1;
   }
   return status;

@@ -27,12 +27,7 @@ typedef struct cli_runner_opts {
 int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, int *i);
 
 typedef struct cli_runner {
-  runtime *rt;
-  /* borrowed from rt, for the commands' convenience */
-  struct event_base *base;
-  world *w;
-  chat_session *cs; /* NULL with --no-save */
-  store *st;        /* the database (rt's), NULL with --no-save */
+  runtime *rt;      /* the world, its loop and its chat: rt_world(rt), rt_base(rt), rt_session(rt) */
   output *out;
   run_screen *scr;
   output_opts oo;           /* the printer's options, for when the world is built */

@@ -84,11 +84,12 @@ int cli_say(int argc, char **argv) {
   cli_runner r;
   say_state st = {&r, 0, args.json};
   if (!(status = cli_runner_open(&r, &args, "say", say_on_bus, &st))) {
+    world *w = rt_world(r.rt);
     const char *still = rt_clock_still(r.rt);
-    if (still) fprintf(stderr, "agora: say: world %s: %s\n", world_id(r.w), still);
+    if (still) fprintf(stderr, "agora: say: world %s: %s\n", world_id(w), still);
     run_screen_step(r.scr, 1, 1);
-    int rc = world_publish(r.w, "human", text, NULL);
-    if (!rc) rc = world_run_until_quiet(r.w);
+    int rc = world_publish(w, "human", text, NULL);
+    if (!rc) rc = world_run_until_quiet(w);
     status = rc ? cli_error(rc, "say: %s", ag_strerror(rc)) : cli_runner_finish(&r);
   }
   cli_runner_close(&r);

@@ -479,6 +479,8 @@ void cluster_on_notice(cluster *c, void (*fn)(void *ud, const char *line), void 
 const char *cluster_chat(const cluster *c) { return c->chat[0] ? c->chat : NULL; }
 size_t cluster_local_count(const cluster *c) { return c->ready ? c->n_local : 0; }
 
+size_t cluster_pending(cluster *c) { return relay_pending(c->r); }
+
 void cluster_free(cluster *c) {
   if (!c) return;
   if (c->w) {

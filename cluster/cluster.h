@@ -52,6 +52,9 @@ void cluster_on_notice(cluster *c, void (*fn)(void *ud, const char *line), void 
 const char *cluster_chat(const cluster *c);
 /* Agents this process answers for now; live hosts last seen. */
 size_t cluster_local_count(const cluster *c);
+/* What libnats' threads have handed this process (deliveries, acknowledgements, leases) that its loop
+ * has not run yet: a test's way to see deliveries wait for a loop that does not turn. */
+size_t cluster_pending(cluster *c);
 /* Detaches from the world and closes its connection (this process's leases are given back). The
  * library stays open for the process's other worlds (cluster_lib_close). c NULL: nothing. */
 void cluster_free(cluster *c);

@@ -8,25 +8,33 @@
 /* Names shown in one line; the rest are counted. */
 #define NOTES_NAMES_MAX 20
 
-static void add_name(ag_buf *b, size_t *n, const char *name) {
-  if (++*n <= NOTES_NAMES_MAX) ag_buf_printf(b, "%s%s", *n > 1 ? ", " : "", name);
+/* Appends the names of the agents pick chooses, the first NOTES_NAMES_MAX of them and then how many
+ * there are in all; returns how many it chose. Both lines are built by it, so they read alike. */
+static size_t list_names(ag_buf *b, const world *w, int (*pick)(const agent *a, const void *ctx), const void *ctx) {
+  size_t n = 0;
+  for (size_t i = 0; i < world_agent_count(w); i++) {
+    const agent *a = world_agent_at(w, i);
+    if (pick(a, ctx) && ++n <= NOTES_NAMES_MAX) ag_buf_printf(b, "%s%s", n > 1 ? ", " : "", agent_name(a));
+  }
+  if (n > NOTES_NAMES_MAX) ag_buf_printf(b, ", ... (%zu in all)", n);
+  return n;
 }
 
-static void end_list(ag_buf *b, size_t n) {
-  if (n > NOTES_NAMES_MAX) ag_buf_printf(b, ", ... (%zu in all)", n);
+typedef struct held_by {
+  int (*held)(void *ctx, const char *id);
+  void *ctx;
+} held_by;
+
+static int is_held(const agent *a, const void *arg) {
+  const held_by *h = arg;
+  return h->held(h->ctx, agent_id(a));
 }
 
 char *notes_holding(const world *w, int (*held)(void *ctx, const char *id), void *ctx) {
   ag_buf b;
-  size_t n = 0;
   ag_buf_init(&b, 4096);
   ag_buf_appends(&b, "holding ");
-  for (size_t i = 0; i < world_agent_count(w); i++) {
-    agent *a = world_agent_at(w, i);
-    if (held(ctx, agent_id(a))) add_name(&b, &n, agent_name(a));
-  }
-  if (!n) ag_buf_appends(&b, "no agent");
-  end_list(&b, n);
+  if (!list_names(&b, w, is_held, &(held_by){.held = held, .ctx = ctx})) ag_buf_appends(&b, "no agent");
   return ag_buf_take(&b);
 }
 
@@ -38,17 +46,15 @@ static int listed(const char *holders, const char *id) {
   return 0;
 }
 
+static int is_hostless(const agent *a, const void *holders) {
+  return agent_phase_of(a) == AGENT_ELSEWHERE && !listed(holders, agent_id(a));
+}
+
 char *notes_hostless(const world *w, const char *holders) {
   ag_buf b;
-  size_t n = 0;
   ag_buf_init(&b, 4096);
   ag_buf_appends(&b, "waiting for a host for: ");
-  for (size_t i = 0; i < world_agent_count(w); i++) {
-    agent *a = world_agent_at(w, i);
-    if (agent_phase_of(a) == AGENT_ELSEWHERE && !listed(holders, agent_id(a))) add_name(&b, &n, agent_name(a));
-  }
-  end_list(&b, n);
-  char *line = n ? ag_buf_take(&b) : NULL;
+  char *line = list_names(&b, w, is_hostless, holders) ? ag_buf_take(&b) : NULL;
   ag_buf_free(&b);
   return line;
 }

@@ -81,6 +81,13 @@ void relay_free(relay *r) {
   free(r);
 }
 
+size_t relay_pending(relay *r) {
+  pthread_mutex_lock(&r->mu);
+  size_t n = ag_ring_len(&r->q);
+  pthread_mutex_unlock(&r->mu);
+  return n;
+}
+
 int relay_post(relay *r, const relay_item *it) {
   pthread_mutex_lock(&r->mu);
   int rc = r->closed ? AG_ERR_STATE : ag_ring_push(&r->q, it), wake = !rc && !r->woken;

@@ -4,6 +4,7 @@
 #ifndef AG_CLUSTER_RELAY_H
 #define AG_CLUSTER_RELAY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct event_base;
@@ -40,5 +41,7 @@ void relay_close(relay *r);
 void relay_free(relay *r);
 /* From any thread: queues *it (the relay owns its pointers from now on, even on failure). */
 int relay_post(relay *r, const relay_item *it);
+/* From any thread: the items queued that the loop has not taken yet. */
+size_t relay_pending(relay *r);
 
 #endif

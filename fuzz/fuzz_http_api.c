@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-static const int methods[] = {SERVE_GET, SERVE_POST, SERVE_PATCH, SERVE_DELETE, SERVE_HEAD, SERVE_OTHER};
+static const int methods[] = {SERVE_GET, SERVE_POST, SERVE_PATCH, SERVE_DELETE, SERVE_HEAD, SERVE_OTHER, SERVE_PUT};
 
 static void check_utf8(const char *s) {
   size_t n = strlen(s);
@@ -28,6 +28,8 @@ static void route(int method, const char *uri) {
   if (rc != 0 && rc != 400 && rc != 404 && rc != 405) abort();
   if (rc && !err[0]) abort();
   if (strnlen(m.world, SERVE_ID_MAX) >= SERVE_ID_MAX || strnlen(m.chat, SERVE_ID_MAX) >= SERVE_ID_MAX) abort();
+  if (strnlen(m.name, SERVE_ID_MAX) >= SERVE_ID_MAX) abort();
+  if (!rc && m.route == SR_CHAT_MESSAGE && !m.seq) abort(); /* message numbers start at 1 */
   if (rc == 0) {
     if (m.route == SR_NONE || !(m.allowed & (method == SERVE_HEAD ? SERVE_GET : method))) abort();
     if (m.query && (m.query < uri || m.query > uri + strlen(uri))) abort();
@@ -70,16 +72,20 @@ static void body(serve_route_id r, int method, const uint8_t *data, size_t size)
     check_utf8(b.title);
   }
   if (!rc && r == SR_APPROVAL && b.allow != 0 && b.allow != 1) abort();
+  /* a world document or an agent is kept whole, for the world file's readers */
+  if (!rc && (r == SR_WORLDS || r == SR_AGENTS) && method == SERVE_POST && !b.doc) abort();
+  if (!rc && r == SR_CHAT_MESSAGE && method == SERVE_PUT && !b.text) abort();
   serve_body_free(&b);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_in in = {data, size};
   uint8_t c = fuzz_byte(&in);
-  int method = methods[c % 6];
+  int method = methods[c % 7];
   if (c & 0x80) {
-    static const serve_route_id routes[] = {SR_MESSAGES, SR_CHAT, SR_APPROVAL, SR_CHATS, SR_CANCEL};
-    body(routes[(c >> 3) % 5], method, in.data, in.size);
+    static const serve_route_id routes[] = {SR_MESSAGES, SR_CHAT, SR_APPROVAL, SR_CHATS, SR_CANCEL,
+                                            SR_WORLDS, SR_WORLD, SR_AGENTS, SR_AGENT, SR_CHAT_MESSAGE};
+    body(routes[(c >> 3) % 10], method, in.data, in.size);
   } else {
     char *uri = fuzz_cstr(in.data, in.size);
     route(method, uri);

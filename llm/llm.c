@@ -156,6 +156,7 @@ void llm_client_free(llm_client *c) {
   net_client_free(c->net);
   ag_defer_free(c->defer);
   llm_client_budget_free(c);
+  llm_client_cache_free(c);
   llm_limiter_free(c); /* after the calls: each gave its slot back */
   free(c);
 }

@@ -113,9 +113,20 @@ typedef struct llm_request {
   size_t n_tools;
 } llm_request;
 
+/* What kind of failure a provider's answer is, beyond its own type: the one the caller acts on. */
+typedef enum llm_error_kind {
+  LLM_ERROR_OTHER = 0,
+  LLM_ERROR_CONTEXT_LENGTH /* the prompt outgrew the model's context window: a shorter one may pass */
+} llm_error_kind;
+
+/* The kind of a provider's error object from its type (or Gemini's status), code (OpenAI's) and
+ * message, each may be NULL (llm/error_kind.c names every provider's shape). Pure. */
+llm_error_kind llm_error_classify(const char *type, const char *code, const char *message);
+
 /* What went wrong with a failed call, for the llm-error event. */
 typedef struct llm_error_info {
   long http_status;  /* 0 when there was no HTTP response */
+  llm_error_kind kind; /* LLM_ERROR_CONTEXT_LENGTH: type is then "context_length_exceeded" */
   int attempts;      /* attempts made, retries included */
   char type[64];     /* provider error type ("overloaded_error", "timeout", ...) or "" */
   char message[256]; /* human-readable detail; never contains a key */

@@ -23,6 +23,7 @@ struct llm_client {
   llm_cache_mode cache_mode;       /* the response cache (llm/cache.c): off unless cache is set */
   struct cache_db *cache;          /* borrowed */
   llm_cache_counts cache_counts;
+  struct evp_md_ctx_st *cache_md;  /* the key's SHA-256 context (EVP_MD_CTX), reused; llm_client_cache_free */
   llm_limiter *limiter;            /* rate limits per endpoint (llm/limiter.c), made on first use */
 };
 
@@ -64,6 +65,8 @@ extern const llm_provider_ops llm_script_ops;
 const llm_provider_ops *llm_budget_gate(llm_client *c, llm_provider_kind kind, const llm_provider_ops *ops);
 void llm_budget_account(llm_call *call);
 void llm_client_budget_free(llm_client *c);
+/* Releases what the response cache keeps in the client (llm/cache.c). */
+void llm_client_cache_free(llm_client *c);
 
 /* Rate limits (llm/limiter.c). An HTTP attempt fills slot.tokens (its estimate), slot.go and slot.ud, then
  * acquires: 1 = start now, 0 = queued (go(ud) runs from the loop once admitted), < 0 an error. When the

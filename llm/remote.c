@@ -110,6 +110,7 @@ static void remote_cancel(llm_call *call) {
 }
 
 static void set_info(remote_call *rc, const char *type, const char *message) {
+  rc->info.kind = LLM_ERROR_OTHER;
   snprintf(rc->info.type, sizeof rc->info.type, "%s", type);
   snprintf(rc->info.message, sizeof rc->info.message, "%s", message);
 }

@@ -76,7 +76,8 @@ int llm_wire_error_object(const cJSON *root, llm_error_info *err) {
   if (!cJSON_IsObject(root)) return 0;
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
   if (cJSON_IsString(e)) { /* Ollama */
-    err->type[0] = '\0';
+    err->kind = llm_error_classify(NULL, NULL, e->valuestring);
+    snprintf(err->type, sizeof err->type, "%s", err->kind == LLM_ERROR_CONTEXT_LENGTH ? "context_length_exceeded" : "");
     copy_clean(err->message, sizeof err->message, e->valuestring, strlen(e->valuestring));
     return 1;
   }
@@ -88,6 +89,9 @@ int llm_wire_error_object(const cJSON *root, llm_error_info *err) {
   const char *msg = llm_wire_str(e, "message");
   const char *t = type && type[0] ? type : status && status[0] ? status : code ? code : "";
   if (code && strcmp(code, "insufficient_quota") == 0) t = code;
+  /* One name for an overflowing prompt whatever the provider calls it: the agent shrinks and retries. */
+  err->kind = llm_error_classify(type && type[0] ? type : status, code, msg);
+  if (err->kind == LLM_ERROR_CONTEXT_LENGTH) t = "context_length_exceeded";
   copy_clean(err->type, sizeof err->type, t, strlen(t));
   if (msg) copy_clean(err->message, sizeof err->message, msg, strlen(msg));
   else snprintf(err->message, sizeof err->message, "%s", err->type[0] ? err->type : "error");
@@ -99,6 +103,7 @@ void llm_wire_error_body(const char *body, size_t len, llm_error_info *err) {
   int found = root && llm_wire_error_object(root, err);
   cJSON_Delete(root);
   if (found) return;
+  err->kind = LLM_ERROR_OTHER;
   err->type[0] = '\0';
   /* Not a provider error: keep the start of the body (a proxy's page says what went wrong). */
   copy_clean(err->message, sizeof err->message, body, len < 200 ? len : 200);

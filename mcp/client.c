@@ -286,6 +286,15 @@ void mcp_client_start(mcp_client *c) {
   mcp__client_wake(c);
 }
 
+void mcp_client_restart(mcp_client *c) {
+  if (c->state != MC_IDLE) mcp__client_down(c, "restarted on request");
+  c->why[0] = '\0'; /* nothing failed: the next start says how it went */
+  evtimer_del(c->restart);
+  c->failed_at_ms = 0;
+  c->backoff_ms = 0;
+  mcp__client_wake(c);
+}
+
 void mcp_client_free(mcp_client *c) {
   if (!c) return;
   while (c->head) mcp__call_free(c->head);

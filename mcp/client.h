@@ -61,6 +61,10 @@ int mcp_client_new(struct event_base *base, const mcp_client_config *cfg, const 
                    mcp_client **out);
 /* Starts the server and its handshake; on_start reports the outcome. */
 void mcp_client_start(mcp_client *c);
+/* Ends the transport now (a server that is up is told nothing more: calls in flight fail with error
+ * results) and starts the server again at once, without the backoff: a person asked for it
+ * (POST /api/worlds/{id}/mcp/{server}/restart). on_start reports the outcome. */
+void mcp_client_restart(mcp_client *c);
 /* Ends the transport; pending calls are dropped without callbacks (their owners cancel them first). */
 void mcp_client_free(mcp_client *c);
 

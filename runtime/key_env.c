@@ -35,25 +35,29 @@ static int key_env_unset(const agent_settings *st, const char *name) {
   return !value || !value[0];
 }
 
-int rt_key_env_check(const world *w, const char *label, const rt_allow_env *allow, ag_errmsg *em) {
-  /* From the agents' settings, not world_settings_json: a million agents' JSON took seconds (issue 22). */
-  int rc = AG_OK;
-  for (size_t i = 0; !rc && i < world_agent_count(w); i++) {
-    const agent_settings *st = agent_settings_of(world_agent_at(w, i));
-    const char *name = st->llm.api_key_env;
-    if (!name || !name[0]) continue;
-    if (!rt_key_env_plain(name) && !allowed(allow, name))
-      rc = ag_fail(em, AG_ERR_INVALID,
+int rt_key_env_check_agent(const agent_settings *st, size_t i, const char *label, const rt_allow_env *allow,
+                           ag_errmsg *em) {
+  const char *name = st->llm.api_key_env;
+  if (!name || !name[0]) return AG_OK;
+  if (!rt_key_env_plain(name) && !allowed(allow, name))
+    return ag_fail(em, AG_ERR_INVALID,
                    "%s: agents[%zu].api_key_env: '%s' is not an API key variable (names ending in _API_KEY, "
                    "_TOKEN or _KEY are); its value would be sent to the agent's server: pass --allow-env %s "
                    "if that is intended",
                    label, i, name, name);
-    else if (key_env_unset(st, name))
-      rc = ag_fail(em, AG_ERR_INVALID,
+  if (key_env_unset(st, name))
+    return ag_fail(em, AG_ERR_INVALID,
                    "%s: agents[%zu] (%s).api_key_env: environment variable %s is not set (export it, or drop "
                    "api_key_env to use the provider's default)",
                    label, i, st->name, name);
-  }
+  return AG_OK;
+}
+
+int rt_key_env_check(const world *w, const char *label, const rt_allow_env *allow, ag_errmsg *em) {
+  /* From the agents' settings, not world_settings_json: a million agents' JSON took seconds (issue 22). */
+  int rc = AG_OK;
+  for (size_t i = 0; !rc && i < world_agent_count(w); i++)
+    rc = rt_key_env_check_agent(agent_settings_of(world_agent_at(w, i)), i, label, allow, em);
   return rc;
 }
 

@@ -30,6 +30,9 @@ int rt_key_env_plain(const char *name);
  * "LABEL: agents[N] (NAME).api_key_env: environment variable V is not set ..." when an agent whose
  * provider sends a key (not script) names a variable that is unset or empty. */
 int rt_key_env_check(const world *w, const char *label, const rt_allow_env *allow, ag_errmsg *em);
+/* The same for one agent's settings, agents[i] in messages (an agent added or changed over HTTP). */
+int rt_key_env_check_agent(const agent_settings *st, size_t i, const char *label, const rt_allow_env *allow,
+                           ag_errmsg *em);
 
 /* A world from the database may be someone else's (an imported snapshot, a world posted over HTTP): an
  * agent of it sends its API key only to its provider's default URL, to a base_url the person allowed

@@ -18,11 +18,6 @@
 #define PAGE_DEFAULT 100  /* messages per page unless ?limit= */
 #define PAGE_MAX 1000
 
-/* ag_err rc with em as the error reply. */
-static void reply_err(struct evhttp_request *req, int rc, const ag_errmsg *em) {
-  serve_reply_error(req, serve_status_of(rc), "%s", em->text[0] ? em->text : ag_strerror(rc));
-}
-
 /* ---- worlds ---- */
 
 typedef struct world_rows { serve *s; cJSON *arr; } world_rows;
@@ -51,7 +46,7 @@ static void get_worlds(serve *s, struct evhttp_request *req) {
   int rc = chat_worlds_each(s->st, world_row, &r, &em);
   if (rc) {
     cJSON_Delete(j);
-    return reply_err(req, rc, &em);
+    return serve_reply_fail(req, rc, &em);
   }
   /* The first world named on the command line: the one the page opens (null: none was named). */
   const char *primary = NULL;
@@ -145,18 +140,18 @@ static int stored_row(serve *s, const char *id, chat_world_info *out, struct evh
   snprintf(out->id, sizeof out->id, "%s", id);
   int rc = chat_worlds_each(s->st, find_row, out, &em);
   if (!rc && !out->name[0]) rc = ag_fail(&em, AG_ERR_NOT_FOUND, "no world '%s' in the database", id);
-  if (rc) reply_err(req, rc, &em);
+  if (rc) serve_reply_fail(req, rc, &em);
   return rc;
 }
 
 /* GET /api/worlds/{id} of a world not loaded: what the database holds ("loaded": false; no live fields). */
-static void get_stored_world(serve *s, const chat_world_info *info, struct evhttp_request *req) {
+static void get_stored_world(serve *s, const chat_world_info *info, int status, struct evhttp_request *req) {
   world_spec spec;
   char *settings = NULL;
   ag_errmsg em = {""};
   int rc = chat_world_spec(s->st, info->id, &spec, &em);
   if (!rc && (rc = chat_world_settings(s->st, info->id, &settings, &em))) world_spec_free(&spec);
-  if (rc) return reply_err(req, rc, &em);
+  if (rc) return serve_reply_fail(req, rc, &em);
   cJSON *j = cJSON_CreateObject();
   chat_info c;
   cJSON_AddStringToObject(j, "id", info->id);
@@ -185,7 +180,12 @@ static void get_stored_world(serve *s, const chat_world_info *info, struct evhtt
   cJSON_AddBoolToObject(j, "loaded", 0);
   free(settings);
   world_spec_free(&spec);
-  serve_reply_json(req, 200, j);
+  serve_reply_json(req, status, j);
+}
+
+void serve_world_reply_stored(serve *s, const char *id, int status, struct evhttp_request *req) {
+  chat_world_info info;
+  if (!stored_row(s, id, &info, req)) get_stored_world(s, &info, status, req);
 }
 
 /* PATCH /api/worlds/{id} {"budget": {...}}: new limits (a limit left out is kept), stored with the world;
@@ -193,10 +193,13 @@ static void get_stored_world(serve *s, const chat_world_info *info, struct evhtt
 static void patch_world(serve *s, serve_world *sw, const serve_body *b, struct evhttp_request *req) {
   world_budget_view v = world_budget(sw->w);
   ag_errmsg em = {""};
-  int rc = world_budget_set(sw->w, b->has_budget_tokens ? b->budget_tokens : v.limit_tokens,
+  int rc = b->doc ? serve_world_settings_set(s, sw, &(serve_match){.route = SR_WORLD}, b, &em) : AG_OK;
+  if (rc) return serve_reply_fail(req, rc, &em);
+  if (!b->has_budget_tokens && !b->has_budget_usd) return get_world(s, sw, req);
+  rc = world_budget_set(sw->w, b->has_budget_tokens ? b->budget_tokens : v.limit_tokens,
                             b->has_budget_usd ? b->budget_usd : v.limit_usd, &em);
   if (!rc) rc = chat_session_save_world(sw->cs, &em);
-  if (rc) return reply_err(req, rc, &em);
+  if (rc) return serve_reply_fail(req, rc, &em);
   get_world(s, sw, req);
 }
 
@@ -215,7 +218,7 @@ static void get_chats(serve *s, const char *world, struct evhttp_request *req) {
   int rc = chat_list(s->st, world, chat_row, cJSON_AddArrayToObject(j, "chats"), &em);
   if (rc) {
     cJSON_Delete(j);
-    return reply_err(req, rc, &em);
+    return serve_reply_fail(req, rc, &em);
   }
   serve_reply_json(req, 200, j);
 }
@@ -225,7 +228,7 @@ static int chat_of(serve *s, const char *world, const char *chat, chat_info *c, 
   ag_errmsg em = {""};
   int rc = chat_info_get(s->st, chat, c, &em);
   if (!rc && strcmp(c->world_id, world)) rc = ag_fail(&em, AG_ERR_NOT_FOUND, "no chat '%s' in world '%s'", chat, world);
-  if (rc) reply_err(req, rc, &em);
+  if (rc) serve_reply_fail(req, rc, &em);
   return rc;
 }
 
@@ -234,7 +237,7 @@ static void reply_chat(serve *s, const char *chat, int status, struct evhttp_req
   chat_info c;
   ag_errmsg em = {""};
   int rc = chat_info_get(s->st, chat, &c, &em);
-  if (rc) return reply_err(req, rc, &em);
+  if (rc) return serve_reply_fail(req, rc, &em);
   serve_reply_json(req, status, output_chat_json(&c));
 }
 
@@ -259,7 +262,7 @@ static void chat_action(serve *s, serve_world *sw, const serve_match *m, int met
   int rc;
   if (chat_of(s, m->world, m->chat, &c, req)) return;
   if (m->route == SR_CHAT_SELECT) {
-    if ((rc = select_chat(sw, m->chat, &em))) return reply_err(req, rc, &em);
+    if ((rc = select_chat(sw, m->chat, &em))) return serve_reply_fail(req, rc, &em);
     return reply_chat(s, m->chat, 200, req);
   }
   if (m->route == SR_CHAT_BRANCH) { /* issue 13: as `chats branch`; the new chat is not selected */
@@ -267,14 +270,14 @@ static void chat_action(serve *s, serve_world *sw, const serve_match *m, int met
     char id[CHAT_ID_MAX];
     if (cur && !strcmp(cur, m->chat) && !world_is_quiet(sw->w))
       return serve_reply_error(req, 409, "chat '%s' has replies in flight: branch it when they are in", m->chat);
-    if ((rc = chat_branch(s->st, m->chat, b->at, id, &em))) return reply_err(req, rc, &em);
+    if ((rc = chat_branch(s->st, m->chat, b->at, id, &em))) return serve_reply_fail(req, rc, &em);
     return reply_chat(s, id, 201, req);
   }
   if (method == SERVE_PATCH) {
     const char *cur = chat_session_current(sw->cs);
     if (!cur || strcmp(cur, m->chat))
       return serve_reply_error(req, 409, "chat '%s' is not the current chat: select it first", m->chat);
-    if ((rc = chat_session_set_title(sw->cs, b->title, &em))) return reply_err(req, rc, &em);
+    if ((rc = chat_session_set_title(sw->cs, b->title, &em))) return serve_reply_fail(req, rc, &em);
     rt_nats_join_record(sw->nats, m->chat, chat_session_title(sw->cs));
     return reply_chat(s, m->chat, 200, req);
   }
@@ -282,7 +285,7 @@ static void chat_action(serve *s, serve_world *sw, const serve_match *m, int met
   if (refused) return serve_reply_error(req, 409, "%s", refused);
   if (cur && !strcmp(cur, m->chat) && !world_is_quiet(sw->w)) serve_world_cancel(sw);
   if ((rc = chat_session_delete(sw->cs, m->chat, &em)) || (rc = rt_nats_join_sync(sw->nats, &em)))
-    return reply_err(req, rc, &em);
+    return serve_reply_fail(req, rc, &em);
   rt_nats_join_record(sw->nats, m->chat, NULL);
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "deleted", m->chat);
@@ -348,7 +351,7 @@ static void get_messages(serve *s, const serve_match *m, struct evhttp_request *
                  : chat_messages_each(s->st, c.id, from, page_row, &p, &em);
   if (rc) {
     cJSON_Delete(j);
-    return reply_err(req, rc, &em);
+    return serve_reply_fail(req, rc, &em);
   }
   serve_reply_json(req, 200, j);
 }
@@ -359,7 +362,7 @@ static void get_snapshot(serve *s, const serve_match *m, struct evhttp_request *
   cJSON *snap = NULL;
   ag_errmsg em = {""};
   int rc = chat_snapshot_export(s->st, c.id, &snap, &em);
-  if (rc) return reply_err(req, rc, &em);
+  if (rc) return serve_reply_fail(req, rc, &em);
   evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Disposition",
                     "attachment; filename=\"snapshot.json\"");
   serve_reply_json(req, 200, snap);
@@ -375,7 +378,7 @@ static void post_snapshot(serve *s, const char *body, size_t len, struct evhttp_
   int rc = chat_snapshot_validate(snap, "snapshot", &em);
   if (!rc) rc = chat_snapshot_import(s->st, snap, "snapshot", id, &em);
   cJSON_Delete(snap);
-  if (rc) return reply_err(req, rc, &em); /* invalid or newer: 422; storage: 500 */
+  if (rc) return serve_reply_fail(req, rc, &em); /* invalid or newer: 422; storage: 500 */
   reply_chat(s, id, 201, req);
 }
 
@@ -385,10 +388,10 @@ static void post_message(serve_world *sw, const serve_body *b, struct evhttp_req
   if (b->chat) {
     chat_info c;
     if (chat_of(sw->srv, world_id(sw->w), b->chat, &c, req)) return;
-    if ((rc = select_chat(sw, b->chat, &em))) return reply_err(req, rc, &em);
+    if ((rc = select_chat(sw, b->chat, &em))) return serve_reply_fail(req, rc, &em);
   }
-  if (!chat_session_current(sw->cs) && (rc = chat_session_new(sw->cs, &em))) return reply_err(req, rc, &em);
-  if ((rc = rt_nats_join_sync(sw->nats, &em))) return reply_err(req, rc, &em);
+  if (!chat_session_current(sw->cs) && (rc = chat_session_new(sw->cs, &em))) return serve_reply_fail(req, rc, &em);
+  if ((rc = rt_nats_join_sync(sw->nats, &em))) return serve_reply_fail(req, rc, &em);
   ag_msg *m = NULL;
   if ((rc = world_publish(sw->w, "human", b->text, &m))) return serve_reply_error(req, serve_status_of(rc), "%s", ag_strerror(rc));
   cJSON *j = cJSON_CreateObject();
@@ -425,10 +428,11 @@ static void stored_route(serve *s, struct evhttp_request *req, const serve_match
   chat_world_info info;
   if (stored_row(s, m->world, &info, req)) return;
   switch (m->route) {
-  case SR_WORLD: return get_stored_world(s, &info, req);
+  case SR_WORLD: return get_stored_world(s, &info, 200, req);
   case SR_CHATS: return get_chats(s, m->world, req);
   case SR_CHAT_MESSAGES: return get_messages(s, m, req);
   case SR_CHAT_SNAPSHOT: return get_snapshot(s, m, req);
+  case SR_MCP: return serve_mcp_reply(s, NULL, req, m);
   case SR_EVENTS:
     return serve_reply_error(req, 409, "world '%s' is not loaded, and a GET never loads one: POST "
                              "/api/worlds/%s/load first", m->world, m->world);
@@ -443,7 +447,7 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
   ag_errmsg em = {""};
   int rc;
   if (!sw && (method == SERVE_GET || method == SERVE_HEAD)) return stored_route(s, req, m);
-  if (!sw && (rc = serve_world_get(s, m->world, &sw, &em))) return reply_err(req, rc, &em);
+  if (!sw && (rc = serve_world_get(s, m->world, &sw, &em))) return serve_reply_fail(req, rc, &em);
   switch (m->route) {
   case SR_WORLD:
     if (method == SERVE_PATCH) return patch_world(s, sw, b, req);
@@ -453,7 +457,7 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
     if (method == SERVE_POST) { /* replies in flight belong to the chat left: cancelled out loud, as a select does */
       if (!world_is_quiet(sw->w)) serve_world_cancel(sw);
       if ((rc = chat_session_new(sw->cs, &em)) || (rc = rt_nats_join_sync(sw->nats, &em)))
-        return reply_err(req, rc, &em);
+        return serve_reply_fail(req, rc, &em);
       return reply_chat(s, chat_session_current(sw->cs), 201, req);
     }
     return get_chats(s, m->world, req);
@@ -463,6 +467,12 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
   case SR_CHAT_MESSAGES: return get_messages(s, m, req);
   case SR_CHAT_SNAPSHOT: return get_snapshot(s, m, req);
   case SR_MESSAGES: return post_message(sw, b, req);
+  case SR_AGENTS:
+  case SR_AGENT: return serve_build_handle(s, sw, req, m, method, b);
+  case SR_CHAT_MESSAGE:
+  case SR_CHAT_RETRY: return serve_edit_handle(s, sw, req, m, method, b);
+  case SR_MCP:
+  case SR_MCP_RESTART: return serve_mcp_reply(s, sw, req, m);
   case SR_CANCEL: return post_cancel(sw, req);
   case SR_EVENTS: {
     if (method == SERVE_HEAD) { /* no stream for a HEAD: the headers only */
@@ -493,7 +503,9 @@ void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m
   char err[SERVE_ERR_MAX];
   int status = serve_body_parse(m->route, method, body, len, &b, err);
   if (status) return serve_reply_error(req, status < 0 ? 500 : status, "%s", err);
-  if (m->route == SR_WORLDS) get_worlds(s, req);
+  if (m->route == SR_WORLDS && method == SERVE_POST) serve_build_handle(s, NULL, req, m, method, &b);
+  else if (m->route == SR_WORLD && method == SERVE_DELETE) serve_build_handle(s, serve_world_find(s, m->world), req, m, method, &b);
+  else if (m->route == SR_WORLDS) get_worlds(s, req);
   else if (m->route == SR_APPROVAL) post_approval(s, m->approval, &b, req);
   else world_route(s, req, m, method, &b);
   serve_body_free(&b);

@@ -6,9 +6,9 @@
 const PAGE = 100;          // messages per page of the transcript
 const MAX_ROWS = 400;      // elements the transcript keeps: past it, the far end is dropped (and fetched again on scroll)
 // Events that say how a turn went rather than what happened: hidden unless the bookkeeping toggle is on.
-const BOOKKEEPING = new Set(["turn-queued", "llm-start", "llm-done", "turn-end", "state-saved"]);
+const BOOKKEEPING = new Set(["turn-queued", "llm-start", "llm-done", "turn-end", "state-saved", "context-shrunk", "summary"]);
 // Thread steps the chat stores (read back with its messages after a reload): shown once each.
-const STORED = new Set(["tool-call", "tool-result", "llm-error", "llm-done"]);
+const STORED = new Set(["tool-call", "tool-result", "llm-error", "llm-done", "summary"]);
 const $ = (id) => document.getElementById(id);
 // first: the oldest message shown; tail: null while the newest are shown, else the newest message shown (the
 // bottom was dropped while reading older pages; live frames wait until scrolling down catches up); liveMax: the

@@ -58,6 +58,10 @@ int serve_status_of(int err) {
   }
 }
 
+void serve_reply_fail(struct evhttp_request *req, int rc, const ag_errmsg *em) {
+  serve_reply_error(req, serve_status_of(rc), "%s", em->text[0] ? em->text : ag_strerror(rc));
+}
+
 /* Compares the whole of both, whatever differs first: the time taken says nothing about the token. */
 static int token_equal(const char *a, size_t alen, const char *b, size_t blen) {
   unsigned char d = alen != blen;
@@ -78,6 +82,7 @@ static int method_of(struct evhttp_request *req) {
   case EVHTTP_REQ_POST: return SERVE_POST;
   case EVHTTP_REQ_PATCH: return SERVE_PATCH;
   case EVHTTP_REQ_DELETE: return SERVE_DELETE;
+  case EVHTTP_REQ_PUT: return SERVE_PUT;
   case EVHTTP_REQ_HEAD: return SERVE_HEAD;
   default: return SERVE_OTHER;
   }
@@ -98,32 +103,37 @@ static void reply_page(struct evhttp_request *req) {
   evbuffer_free(b);
 }
 
+/* A file embedded in the binary (len bytes at data, never copied), as type. */
+static void reply_embedded(struct evhttp_request *req, const char *data, unsigned long len, const char *type) {
+  struct evbuffer *b = evbuffer_new();
+  if (!b) return evhttp_send_error(req, 500, "out of memory");
+  evbuffer_add_reference(b, data, len, NULL, NULL);
+  struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
+  evhttp_add_header(hd, "Content-Type", type);
+  evhttp_add_header(hd, "X-Content-Type-Options", "nosniff");
+  evhttp_send_reply(req, 200, "OK", b);
+  evbuffer_free(b);
+}
+
 /* GET /assets/NAME: the page's script and the libraries it embeds, from the binary. */
 static void reply_asset(struct evhttp_request *req, const char *name) {
   static const struct { const char *name; const char *data; const unsigned long *len; } assets[] = {
     {"app.js", serve_app_js, &serve_app_js_len},
+    {"actions.js", serve_actions_js, &serve_actions_js_len},
     {"marked.js", serve_marked_js, &serve_marked_js_len},
     {"purify.js", serve_purify_js, &serve_purify_js_len},
     {"graphs.js", serve_graphs_js, &serve_graphs_js_len},
     {"d3.js", serve_d3_js, &serve_d3_js_len}};
-  for (size_t i = 0; i < sizeof assets / sizeof *assets; i++) {
-    if (strcmp(name, assets[i].name)) continue;
-    struct evbuffer *b = evbuffer_new();
-    if (!b) return evhttp_send_error(req, 500, "out of memory");
-    evbuffer_add_reference(b, assets[i].data, *assets[i].len, NULL, NULL);
-    struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
-    evhttp_add_header(hd, "Content-Type", "text/javascript; charset=utf-8");
-    evhttp_add_header(hd, "X-Content-Type-Options", "nosniff");
-    evhttp_send_reply(req, 200, "OK", b);
-    evbuffer_free(b);
-    return;
-  }
+  for (size_t i = 0; i < sizeof assets / sizeof *assets; i++)
+    if (!strcmp(name, assets[i].name))
+      return reply_embedded(req, assets[i].data, *assets[i].len, "text/javascript; charset=utf-8");
   serve_reply_error(req, 404, "no asset '%s'", name);
 }
 
 static void allow_header(struct evhttp_request *req, int allowed) {
   static const struct { int bit; const char *name; } m[] = {
-    {SERVE_GET, "GET, HEAD"}, {SERVE_POST, "POST"}, {SERVE_PATCH, "PATCH"}, {SERVE_DELETE, "DELETE"}};
+    {SERVE_GET, "GET, HEAD"}, {SERVE_POST, "POST"}, {SERVE_PATCH, "PATCH"}, {SERVE_DELETE, "DELETE"},
+    {SERVE_PUT, "PUT"}};
   char v[64] = "";
   for (size_t i = 0; i < sizeof m / sizeof *m; i++)
     if (allowed & m[i].bit) snprintf(v + strlen(v), sizeof v - strlen(v), "%s%s", v[0] ? ", " : "", m[i].name);
@@ -165,6 +175,8 @@ static void on_request(struct evhttp_request *req, void *arg) {
   const char *body = len ? (const char *)evbuffer_pullup(in, (ev_ssize_t)len) : "";
   if (m.route == SR_PAGE) return reply_page(req);
   if (m.route == SR_ASSET) return reply_asset(req, m.asset);
+  /* The API's own description: an /api route like the others, so behind the token when there is one. */
+  if (m.route == SR_OPENAPI) return reply_embedded(req, serve_openapi_json, serve_openapi_json_len, "application/json");
   if (m.route == SR_HEALTHZ) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "status", "ok");

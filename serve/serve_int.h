@@ -85,6 +85,9 @@ int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em);
 serve_world *serve_world_find(serve *s, const char *id);
 /* Loads a world file (stored, its current chat resumed, a new one when it has none). */
 int serve_world_add_file(serve *s, const char *path, ag_errmsg *em);
+/* Stops serving sw, which must be quiet (no reply in flight, so nothing waits on the loop): its
+ * approvals and streams end, its chat is saved and let go, and it is freed. */
+void serve_world_unload(serve *s, serve_world *sw);
 /* Cancels every reply in flight and runs the loop until every world is quiet (so saved). */
 void serve_worlds_settle(serve *s);
 /* Frees every world (settle first); what could not be saved adds to s->unsaved. */
@@ -109,6 +112,8 @@ void serve_reply_error(struct evhttp_request *req, int status, const char *fmt, 
   __attribute__((format(printf, 3, 4)));
 /* The status an ag_err answers with (404 not found, 409 state, 422 invalid, 413 too big, else 500). */
 int serve_status_of(int err);
+/* ag_err rc as the error reply, em's text (or the code's words when em is empty) as its message. */
+void serve_reply_fail(struct evhttp_request *req, int rc, const ag_errmsg *em);
 
 /* serve_conn.c: the connections open, capped (s->max_conns), each cut when its first request has not
  * arrived whole within s->request_timeout_ms; accepting pauses while descriptors run out. */
@@ -137,6 +142,23 @@ int serve_read_chat_of(serve *s, const serve_match *m, chat_info *c, struct evht
 /* GET …/chats/{chat}/graph (serve_graph.c). */
 void serve_graph_handle(serve *s, struct evhttp_request *req, const serve_match *m);
 
+/* serve_build.c: building and changing worlds over HTTP (issue 24): POST /api/worlds, PATCH (its
+ * settings) and DELETE /api/worlds/{id}, POST/PATCH/DELETE …/agents[/{name}], GET …/mcp and POST
+ * …/mcp/{server}/restart. sw is the world when it is loaded, else NULL; a reply is always sent. */
+void serve_build_handle(serve *s, serve_world *sw, struct evhttp_request *req, const serve_match *m, int method,
+                        const serve_body *b);
+/* PATCH /api/worlds/{id}'s settings but budget (b->doc) made to the loaded world sw: checked as a world
+ * file, applied, stored. AG_ERR_STATE while replies are in flight, AG_ERR_INVALID (em names the path). */
+int serve_world_settings_set(serve *s, serve_world *sw, const serve_match *m, const serve_body *b, ag_errmsg *em);
+/* serve_edit.c: PUT/DELETE …/chats/{chat}/messages/{seq} and POST …/chats/{chat}/retry (chat/resend.h). */
+void serve_edit_handle(serve *s, serve_world *sw, struct evhttp_request *req, const serve_match *m, int method,
+                       const serve_body *b);
+/* serve_api.c: answers with world id, not loaded, as GET /api/worlds/{id} shows it, with status. */
+void serve_world_reply_stored(serve *s, const char *id, int status, struct evhttp_request *req);
+/* serve_mcp.c: GET /api/worlds/{id}/mcp (sw NULL: the world is not loaded, read from the database) and
+ * POST …/mcp/{server}/restart. */
+void serve_mcp_reply(serve *s, serve_world *sw, struct evhttp_request *req, const serve_match *m);
+
 /* serve_metrics.c */
 void serve_metrics_reply(serve *s, struct evhttp_request *req);
 
@@ -147,6 +169,10 @@ extern const char serve_page_html[];
 extern const unsigned long serve_page_html_len;
 extern const char serve_app_js[];
 extern const unsigned long serve_app_js_len;
+extern const char serve_openapi_json[]; /* docs/openapi.json: the API's OpenAPI 3.1 document */
+extern const unsigned long serve_openapi_json_len;
+extern const char serve_actions_js[];
+extern const unsigned long serve_actions_js_len;
 extern const char serve_marked_js[];
 extern const unsigned long serve_marked_js_len;
 /* The page's pictures (serve/serve_graphs.js) and the library that draws them (Debian's node-d3). */

@@ -26,7 +26,8 @@ static int fail(char *err, int status, const char *fmt, ...) {
 
 int serve_method_parse(const char *name) {
   static const struct { const char *name; int bit; } m[] = {
-    {"GET", SERVE_GET}, {"POST", SERVE_POST}, {"PATCH", SERVE_PATCH}, {"DELETE", SERVE_DELETE}, {"HEAD", SERVE_HEAD}};
+    {"GET", SERVE_GET}, {"POST", SERVE_POST}, {"PATCH", SERVE_PATCH}, {"DELETE", SERVE_DELETE}, {"HEAD", SERVE_HEAD},
+    {"PUT", SERVE_PUT}};
   for (size_t i = 0; name && i < sizeof m / sizeof *m; i++)
     if (!strcmp(name, m[i].name)) return m[i].bit;
   return SERVE_OTHER;
@@ -59,6 +60,38 @@ static int decode_segment(const char *s, size_t n, char *out, char *err) {
   return 0;
 }
 
+/* A decimal number of 1 to 15 digits (an approval id, a message number); 0 when p is none. */
+static uint64_t seg_number(const char *p) {
+  uint64_t v = 0;
+  if (!*p || strlen(p) > 15) return 0;
+  for (; *p; p++) {
+    if (*p < '0' || *p > '9') return 0;
+    v = v * 10 + (uint64_t)(*p - '0');
+  }
+  return v;
+}
+
+/* The routes under /api/worlds/{w}/ that issue 24 added: agents, one message, retry, MCP. */
+static serve_route_id route_of_more(char seg[][SERVE_ID_MAX], int n, serve_match *m) {
+#define IS(i, s) (!strcmp(seg[i], s))
+  if (n == 4 && IS(3, "agents")) return m->allowed = SERVE_POST, SR_AGENTS;
+  if (n == 5 && IS(3, "agents")) {
+    memcpy(m->name, seg[4], SERVE_ID_MAX);
+    return m->allowed = SERVE_PATCH | SERVE_DELETE, SR_AGENT;
+  }
+  if (n == 4 && IS(3, "mcp")) return m->allowed = SERVE_GET, SR_MCP;
+  if (n == 6 && IS(3, "mcp") && IS(5, "restart")) {
+    memcpy(m->name, seg[4], SERVE_ID_MAX);
+    return m->allowed = SERVE_POST, SR_MCP_RESTART;
+  }
+  if (n < 6 || !IS(3, "chats")) return SR_NONE;
+  memcpy(m->chat, seg[4], SERVE_ID_MAX);
+  if (n == 6 && IS(5, "retry")) return m->allowed = SERVE_POST, SR_CHAT_RETRY;
+  if (n == 7 && IS(5, "messages") && (m->seq = seg_number(seg[6]))) return m->allowed = SERVE_PUT | SERVE_DELETE, SR_CHAT_MESSAGE;
+#undef IS
+  return SR_NONE;
+}
+
 /* The route of the (decoded) segments; sets allowed, and world/chat/approval from the segments. */
 static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_match *m) {
 #define IS(i, s) (!strcmp(seg[i], s))
@@ -71,27 +104,23 @@ static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_ma
   }
   if (n < 2 || !IS(0, "api")) return SR_NONE;
   if (n == 2 && IS(1, "snapshots")) return m->allowed = SERVE_POST, SR_SNAPSHOTS;
+  if (n == 2 && IS(1, "openapi.json")) return m->allowed = SERVE_GET, SR_OPENAPI;
   if (n == 3 && IS(1, "approvals")) {
-    const char *p = seg[2];
-    uint64_t v = 0;
-    if (!*p || strlen(p) > 15) return SR_NONE;
-    for (; *p; p++) {
-      if (*p < '0' || *p > '9') return SR_NONE;
-      v = v * 10 + (uint64_t)(*p - '0');
-    }
-    m->approval = v;
+    if (!(m->approval = seg_number(seg[2])) && strcmp(seg[2], "0")) return SR_NONE;
     return m->allowed = SERVE_POST, SR_APPROVAL;
   }
   if (!IS(1, "worlds")) return SR_NONE;
-  if (n == 2) return m->allowed = SERVE_GET, SR_WORLDS;
+  if (n == 2) return m->allowed = SERVE_GET | SERVE_POST, SR_WORLDS;
   memcpy(m->world, seg[2], SERVE_ID_MAX);
-  if (n == 3) return m->allowed = SERVE_GET | SERVE_PATCH, SR_WORLD;
+  if (n == 3) return m->allowed = SERVE_GET | SERVE_PATCH | SERVE_DELETE, SR_WORLD;
   if (n == 4 && IS(3, "chats")) return m->allowed = SERVE_GET | SERVE_POST, SR_CHATS;
   if (n == 4 && IS(3, "messages")) return m->allowed = SERVE_POST, SR_MESSAGES;
   if (n == 4 && IS(3, "cancel")) return m->allowed = SERVE_POST, SR_CANCEL;
   if (n == 4 && IS(3, "load")) return m->allowed = SERVE_POST, SR_WORLD_LOAD;
   if (n == 4 && IS(3, "events")) return m->allowed = SERVE_GET, SR_EVENTS;
   if (n == 4 && IS(3, "export")) return m->allowed = SERVE_GET, SR_WORLD_EXPORT;
+  serve_route_id more = route_of_more(seg, n, m);
+  if (more != SR_NONE) return more;
   if (n < 5 || !IS(3, "chats")) return SR_NONE;
   memcpy(m->chat, seg[4], SERVE_ID_MAX);
   if (n == 5) return m->allowed = SERVE_DELETE | SERVE_PATCH, SR_CHAT;
@@ -235,30 +264,38 @@ static int take_string(const cJSON *v, const char *name, size_t max, char **dst,
   return 0;
 }
 
-/* The fields a route's body may have: the names, and which of them must be there. */
-typedef struct body_shape { const char *names[3]; unsigned required; } body_shape;
+/* The fields a route's body may have: the names, and which of them must be there (any: at least one of
+ * them; open: any field, the world file's readers check them later). */
+typedef struct body_shape { const char *names[6]; unsigned required; int any, open; } body_shape;
 
 static body_shape shape_of(serve_route_id route, int method) {
-  if (route == SR_MESSAGES) return (body_shape){{"text", "chat", NULL}, 1u};
-  if (route == SR_CHAT && method == SERVE_PATCH) return (body_shape){{"title", NULL, NULL}, 1u};
-  if (route == SR_APPROVAL) return (body_shape){{"allow", "answer", NULL}, 1u};
-  if (route == SR_CHAT_BRANCH) return (body_shape){{"at", NULL, NULL}, 1u};
-  if (route == SR_WORLD && method == SERVE_PATCH) return (body_shape){{"budget", NULL, NULL}, 1u};
-  return (body_shape){{NULL, NULL, NULL}, 0};
+  if (route == SR_MESSAGES) return (body_shape){.names = {"text", "chat"}, .required = 1u};
+  if (route == SR_CHAT && method == SERVE_PATCH) return (body_shape){.names = {"title"}, .required = 1u};
+  if (route == SR_APPROVAL) return (body_shape){.names = {"allow", "answer"}, .required = 1u};
+  if (route == SR_CHAT_BRANCH) return (body_shape){.names = {"at"}, .required = 1u};
+  if (route == SR_WORLD && method == SERVE_PATCH)
+    return (body_shape){.names = {"budget", "turn_limit", "main_agent", "memory_window", "variables"}, .any = 1};
+  if ((route == SR_WORLDS && method == SERVE_POST) || route == SR_AGENTS) return (body_shape){.open = 1};
+  if (route == SR_AGENT && method == SERVE_PATCH)
+    return (body_shape){.names = {"provider", "model", "system_prompt", "temperature", "tools"}, .any = 1};
+  if (route == SR_CHAT_MESSAGE && method == SERVE_PUT) return (body_shape){.names = {"text"}, .required = 1u};
+  return (body_shape){.required = 0};
 }
 
 static int check_keys(const cJSON *j, const body_shape *sh, char *err) {
   unsigned seen = 0;
+  if (sh->open) return j->child ? 0 : fail(err, 422, "the request body is an empty object");
   for (const cJSON *c = j->child; c; c = c->next) {
     int k = -1;
-    for (int i = 0; i < 3 && sh->names[i]; i++)
+    for (int i = 0; i < 6 && sh->names[i]; i++)
       if (!strcmp(c->string, sh->names[i])) k = i;
     if (k < 0) return fail(err, 422, "unknown field '%.64s'", c->string);
     if (seen & (1u << k)) return fail(err, 400, "field '%s' appears twice", sh->names[k]);
     seen |= 1u << k;
   }
-  for (int i = 0; i < 3 && sh->names[i]; i++)
+  for (int i = 0; i < 6 && sh->names[i]; i++)
     if ((sh->required & (1u << i)) && !(seen & (1u << i))) return fail(err, 422, "missing field '%s'", sh->names[i]);
+  if (sh->any && !seen) return fail(err, 422, "give at least one of the fields (%s, ...)", sh->names[0]);
   return 0;
 }
 
@@ -282,10 +319,19 @@ static int take_budget(const cJSON *b, serve_body *out, char *err) {
   return 0;
 }
 
+/* The body (or, for PATCH of a world, its fields but budget) kept whole for the world file's readers. */
+static int take_doc(serve_route_id route, const cJSON *j, serve_body *out) {
+  if (!(out->doc = cJSON_Duplicate(j, 1))) return AG_ERR_NOMEM;
+  if (route == SR_WORLD) cJSON_DeleteItemFromObjectCaseSensitive(out->doc, "budget");
+  if (route == SR_WORLD && !out->doc->child) cJSON_Delete(out->doc), out->doc = NULL;
+  return 0;
+}
+
 static int take_fields(serve_route_id route, const cJSON *j, serve_body *out, char *err) {
   const cJSON *v;
   int rc = 0;
-  if (route == SR_MESSAGES) {
+  if (route == SR_WORLDS || route == SR_AGENTS || route == SR_AGENT) return take_doc(route, j, out);
+  if (route == SR_MESSAGES || route == SR_CHAT_MESSAGE) {
     rc = take_string(cJSON_GetObjectItemCaseSensitive(j, "text"), "text", SERVE_BODY_MAX, &out->text, err);
     if (!rc && (v = cJSON_GetObjectItemCaseSensitive(j, "chat")))
       rc = take_string(v, "chat", SERVE_ID_MAX - 1, &out->chat, err);
@@ -297,7 +343,8 @@ static int take_fields(serve_route_id route, const cJSON *j, serve_body *out, ch
       return fail(err, 422, "at: must be a message number (a whole number, 1 or more)");
     out->at = (uint64_t)at;
   } else if (route == SR_WORLD) {
-    rc = take_budget(cJSON_GetObjectItemCaseSensitive(j, "budget"), out, err);
+    if ((v = cJSON_GetObjectItemCaseSensitive(j, "budget"))) rc = take_budget(v, out, err);
+    if (!rc) rc = take_doc(route, j, out);
   } else if (route == SR_APPROVAL) {
     v = cJSON_GetObjectItemCaseSensitive(j, "allow");
     if (!cJSON_IsBool(v)) return fail(err, 422, "allow: must be true or false");
@@ -314,7 +361,7 @@ int serve_body_parse(serve_route_id route, int method, const char *body, size_t 
   body_shape sh = shape_of(route, method);
   size_t i = 0;
   while (i < len && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' || body[i] == '\t')) i++;
-  if (i == len && !sh.required) return 0; /* no body where none is needed */
+  if (i == len && !sh.required && !sh.any && !sh.open) return 0; /* no body where none is needed */
   cJSON *j = NULL;
   int rc = serve_json_parse(body, len, &j, err);
   if (rc) return rc;
@@ -332,6 +379,7 @@ void serve_body_free(serve_body *b) {
   free(b->chat);
   free(b->title);
   free(b->answer);
+  cJSON_Delete(b->doc);
   memset(b, 0, sizeof *b);
 }
 

@@ -12,15 +12,16 @@
 #define SERVE_ERR_MAX 256
 
 /* Methods as a mask, so that a route can say which ones it takes (the Allow header of a 405). */
-enum { SERVE_GET = 1, SERVE_POST = 2, SERVE_PATCH = 4, SERVE_DELETE = 8, SERVE_HEAD = 16, SERVE_OTHER = 32 };
+enum { SERVE_GET = 1, SERVE_POST = 2, SERVE_PATCH = 4, SERVE_DELETE = 8, SERVE_HEAD = 16, SERVE_OTHER = 32,
+       SERVE_PUT = 64 };
 
 typedef enum serve_route_id {
   SR_NONE = 0,
   SR_PAGE,          /* GET / */
   SR_HEALTHZ,       /* GET /healthz */
   SR_METRICS,       /* GET /metrics */
-  SR_WORLDS,        /* GET /api/worlds */
-  SR_WORLD,         /* GET /api/worlds/{w} */
+  SR_WORLDS,        /* GET, POST /api/worlds */
+  SR_WORLD,         /* GET, PATCH, DELETE /api/worlds/{w} */
   SR_WORLD_LOAD,    /* POST /api/worlds/{w}/load */
   SR_CHATS,         /* GET, POST /api/worlds/{w}/chats */
   SR_CHAT,          /* DELETE, PATCH /api/worlds/{w}/chats/{c} */
@@ -34,10 +35,17 @@ typedef enum serve_route_id {
   SR_SNAPSHOTS,     /* POST /api/snapshots */
   SR_APPROVAL,      /* POST /api/approvals/{id} */
   SR_ASSET,         /* GET /assets/{name}: the page's scripts (embedded at build time) */
+  SR_OPENAPI,       /* GET /api/openapi.json: docs/openapi.json (embedded at build time) */
   SR_WORLD_EXPORT,  /* GET /api/worlds/{w}/export?format=md */
   SR_CHAT_EXPORT,   /* GET /api/worlds/{w}/chats/{c}/export?format=md */
   SR_CHAT_SEARCH,   /* GET /api/worlds/{w}/chats/{c}/search?q=TEXT */
   SR_CHAT_USAGE,    /* GET /api/worlds/{w}/chats/{c}/usage */
+  SR_AGENTS,        /* POST /api/worlds/{w}/agents */
+  SR_AGENT,         /* PATCH, DELETE /api/worlds/{w}/agents/{name} */
+  SR_CHAT_MESSAGE,  /* PUT, DELETE /api/worlds/{w}/chats/{c}/messages/{seq} */
+  SR_CHAT_RETRY,    /* POST /api/worlds/{w}/chats/{c}/retry */
+  SR_MCP,           /* GET /api/worlds/{w}/mcp */
+  SR_MCP_RESTART,   /* POST /api/worlds/{w}/mcp/{server}/restart */
   SR_CHAT_GRAPH     /* GET /api/worlds/{w}/chats/{c}/graph: what the page's pictures draw */
 } serve_route_id;
 
@@ -48,6 +56,8 @@ typedef struct serve_match {
   char chat[SERVE_ID_MAX];
   uint64_t approval;
   char asset[SERVE_ID_MAX];   /* SR_ASSET: the file's name */
+  char name[SERVE_ID_MAX];    /* SR_AGENT: the agent (name or id); SR_MCP_RESTART: the server */
+  uint64_t seq;               /* SR_CHAT_MESSAGE: the message number (1 or more) */
   const char *query;          /* into the URI given (after '?'), or NULL */
 } serve_match;
 
@@ -76,6 +86,10 @@ typedef struct serve_body {
   int has_budget_tokens, has_budget_usd;
   int64_t budget_tokens;
   double budget_usd;
+  /* SR_WORLDS (POST): the world document; SR_AGENTS (POST): the agent; SR_AGENT (PATCH): the fields
+   * given; SR_WORLD (PATCH): its settings fields but budget (NULL when none). Owned; checked later by
+   * the world file's own readers (world/world_file.h), which name the JSON path. */
+  struct cJSON *doc;
 } serve_body;
 
 #define SERVE_QUERY_MAX 256 /* bytes of a decoded query string value (a search), NUL included */

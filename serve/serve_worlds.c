@@ -317,10 +317,19 @@ serve_world *serve_world_find(serve *s, const char *id) { return find_loaded(s, 
 
 int serve_world_add_file(serve *s, const char *path, ag_errmsg *em) { return host(s, path, 0, em); }
 
+void serve_world_unload(serve *s, serve_world *sw) {
+  for (size_t i = 0; i < s->n_worlds; i++) {
+    if (s->worlds[i] != sw) continue;
+    memmove(&s->worlds[i], &s->worlds[i + 1], (s->n_worlds - i - 1) * sizeof *s->worlds);
+    s->n_worlds--;
+    world_release(s, (serve_world_ext *)sw);
+    return;
+  }
+}
+
 void serve_world_cancel(serve_world *sw) {
   char names[512];
-  world_thinking_names(sw->w, names, sizeof names);
-  world_cancel_all(sw->w);
+  rt_cancel(sw->rt, names, sizeof names);
   serve_world_announce(sw, &(world_event){EV_CANCELLED, .u.cancelled = {names[0] ? names : NULL}});
 }
 

@@ -1,7 +1,7 @@
 /* The response cache's LMDB environment (see cache_db.h): one per directory per process, by reference
  * count; every value is 8 bytes of its store time (ms, big-endian) and then the reply. */
 #include "storage/cache_db.h"
-#include "storage/store.h"
+#include "storage/store_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -26,14 +26,8 @@ static cache_db *open_dbs; /* this process's environments: LMDB allows one per d
 
 static int env_open(cache_db *db, ag_errmsg *em) {
   MDB_txn *txn = NULL;
-  int rc = mdb_env_create(&db->env);
-  if (!rc) rc = mdb_env_set_mapsize(db->env, CACHE_DB_MAP);
-  if (!rc) rc = mdb_env_open(db->env, db->dir, MDB_NOTLS | MDB_NOMETASYNC, 0600);
-  if (!rc) {
-    int dead = 0;
-    mdb_reader_check(db->env, &dead); /* reader slots of killed processes */
-    rc = mdb_txn_begin(db->env, NULL, 0, &txn);
-  }
+  int rc = store__env_create(db->dir, MDB_NOTLS | MDB_NOMETASYNC, CACHE_DB_MAP, &db->env);
+  if (!rc) rc = mdb_txn_begin(db->env, NULL, 0, &txn);
   if (!rc) rc = mdb_dbi_open(txn, NULL, 0, &db->dbi);
   if (!rc) rc = mdb_txn_commit(txn);
   else if (txn) mdb_txn_abort(txn);
@@ -59,7 +53,7 @@ int cache_db_open(const char *dir, cache_db **out, ag_errmsg *em) {
     return AG_ERR_NOMEM;
   }
   if ((rc = env_open(db, em))) {
-    if (db->env) mdb_env_close(db->env);
+    if (db->env) mdb_env_close(db->env); /* opened, but its main database was not */
     free(db->dir);
     free(db);
     return rc;

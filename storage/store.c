@@ -175,10 +175,8 @@ static int store_open_mode(const char *dir, const store_options *opt, int read_o
   if (read_only) flags |= MDB_RDONLY;
   rc = store__env_open(s, flags, opt->map_size, em);
   if (rc) goto fail;
-  int dead = 0;
-  int mrc = mdb_reader_check(s->env, &dead); /* reader slots of killed processes pin old pages */
-  if (!mrc && !opt->map_size && store_map_size(s) < STORE_DEFAULT_MAP)
-    mrc = mdb_env_set_mapsize(s->env, STORE_DEFAULT_MAP);
+  int mrc = 0;
+  if (!opt->map_size && store_map_size(s) < STORE_DEFAULT_MAP) mrc = mdb_env_set_mapsize(s->env, STORE_DEFAULT_MAP);
   if (mrc) {
     rc = ag_fail(em, AG_ERR_STORAGE, "%s: %s", dir, mdb_strerror(mrc));
     goto fail;

@@ -169,18 +169,26 @@ int store__check_dir(const char *dir, ag_errmsg *em) {
   return AG_OK;
 }
 
-static int chk_env_try(store *s, unsigned flags, size_t map_size) {
-  int rc = mdb_env_create(&s->env);
-  if (!rc) rc = mdb_env_set_maxdbs(s->env, 16);
+int store__env_create(const char *dir, unsigned flags, size_t map_size, MDB_env **out) {
+  MDB_env *env = NULL;
+  int dead = 0;
+  int rc = mdb_env_create(&env);
+  if (!rc) rc = mdb_env_set_maxdbs(env, 16);
   /* An explicit size applies even to an existing database (LMDB keeps at least its used size);
    * otherwise the size the database was last grown to is kept (store_open raises it to the default). */
-  if (!rc && map_size) rc = mdb_env_set_mapsize(s->env, map_size);
-  if (!rc) rc = mdb_env_open(s->env, s->dir, flags, 0600);
-  if (rc && s->env) {
-    mdb_env_close(s->env); /* LMDB: a failed open leaves a handle that can only be closed */
-    s->env = NULL;
+  if (!rc && map_size) rc = mdb_env_set_mapsize(env, map_size);
+  if (!rc) rc = mdb_env_open(env, dir, flags, 0600);
+  if (!rc) rc = mdb_reader_check(env, &dead);
+  if (rc && env) {
+    mdb_env_close(env); /* LMDB: a failed open leaves a handle that can only be closed */
+    env = NULL;
   }
+  *out = env;
   return rc;
+}
+
+static int chk_env_try(store *s, unsigned flags, size_t map_size) {
+  return store__env_create(s->dir, flags, map_size, &s->env);
 }
 
 int store__env_open(store *s, unsigned flags, size_t map_size, ag_errmsg *em) {

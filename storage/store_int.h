@@ -46,6 +46,11 @@ struct store_txn {
 int store__check_dir(const char *dir, ag_errmsg *em);
 int store__check_data(const char *dir, int read_only, int *exists, ag_errmsg *em);
 int store__env_open(store *s, unsigned flags, size_t map_size, ag_errmsg *em);
+/* The LMDB environment every store of this folder opens (the chats' and the LLM cache's): up to 16 named
+ * databases, a map of map_size bytes (0: the size the file was last grown to), dir opened with flags
+ * (mode 0600), then the reader slots of killed processes freed (they pin old pages). 0 or LMDB's code;
+ * on failure *out is NULL (a handle LMDB could not open is closed). */
+int store__env_create(const char *dir, unsigned flags, size_t map_size, MDB_env **out);
 
 /* Background sync (store_sync.c): start the thread; stop it (syncing what is left); count a commit. */
 int store__syncer_start(store *s, ag_errmsg *em);

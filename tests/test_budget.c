@@ -131,8 +131,7 @@ static void dollar_budget_by_pricing(void) {
   extra = "\"budget\": {\"usd\": 5000, \"tokens\": 100000}, \"pricing\": {\"m1\": {\"input_per_mtok\": 1,"
           " \"output_per_mtok\": 2}},";
   const char *ok[] = {"run", budget_world("d2.json", extra, ""), "--json", "--no-save", NULL};
-  CHECK_INT(proc_agora(ok, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(ok, NULL, env, &r);
   CHECK_INT((long)llm_server_request_count(srv), 2);
   CHECK(strstr(r.out, "budget-exhausted") == NULL);
   proc_result_free(&r);
@@ -148,8 +147,7 @@ static void console_budget_shows_and_raises(void) {
   proc_result r;
   const char *input = "@ann [[mock reply=hello]] one\n@ann two\n/budget\n/budget tokens 1000000\n@ann three\n"
                       "/budget usd x\n";
-  CHECK_INT(proc_agora(args, input, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, input, env, &r);
   const char *ex = strstr(r.out, "-- budget-exhausted:");
   const char *refused = ex ? strstr(ex, "error_type=budget_exhausted") : NULL;
   const char *shown = refused ? strstr(refused, "budget: ") : NULL;
@@ -197,10 +195,7 @@ static void serve_shows_and_patches(void) {
   snprintf(db, sizeof db, "%s/serve-db", tmp);
   const char *args[] = {budget_world("s.json", "\"budget\": {\"tokens\": 1},", ""), "--db", db, NULL};
   serve_proc sp;
-  if (serve_proc_start(tmp, args, env, &sp)) {
-    unit_fail_(__FILE__, __LINE__, "agora serve did not start");
-    return;
-  }
+  if (SERVE_START(tmp, args, env, &sp)) return;
   const cJSON *b = NULL;
   cJSON *j = serve_budget_wait(&sp, 0, &b);
   CHECK(b && cJSON_GetObjectItemCaseSensitive(b, "limit_tokens")->valuedouble == 1);
@@ -216,11 +211,7 @@ static void serve_shows_and_patches(void) {
   CHECK(b && cJSON_GetObjectItemCaseSensitive(b, "limit_tokens")->valuedouble == 1000000);
   cJSON_Delete(j);
   CHECK_INT(post(&sp, "POST", "/api/worlds/w/messages", "{\"text\": \"@ann again\"}"), 202);
-  for (int i = 0; i < 1000 && llm_server_request_count(srv) < 2; i++) {
-    sse_set *s = sse_set_new();
-    sse_pump(s, 10);
-    sse_set_free(s);
-  }
+  CHECK(llm_server_wait_requests(srv, 2, 10000));
   CHECK_INT((long)llm_server_request_count(srv), 2);
   CHECK_INT(serve_proc_stop(&sp), 0);
 }

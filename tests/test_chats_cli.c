@@ -1256,8 +1256,7 @@ static void usage_errors(void) {
   CHECK(stat(e.db, &sb) != 0);
   proc_result r;
   const char *help[] = {"chats", "--help", NULL};
-  CHECK_INT(proc_agora(help, NULL, env_vars, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(help, NULL, env_vars, &r);
   CHECK(strstr(r.out, "import SNAPSHOT.json") != NULL);
   proc_result_free(&r);
   env_close(&e);

@@ -23,16 +23,14 @@ static int lists(const char *text, const char *word) {
 static void help_lists_every_command(void) {
   proc_result r;
   const char *h[] = {"--help", NULL};
-  CHECK_INT(proc_agora(h, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(h, NULL, NULL, &r);
   for (int i = 0; commands[i]; i++)
     if (!lists(r.out, commands[i])) unit_fail_(__FILE__, __LINE__, "agora --help does not list '%s'", commands[i]);
   CHECK(strstr(r.out, "--version") != NULL);
   CHECK(strstr(r.out, "chats list|show|new|delete|export|import|branch") != NULL);
   proc_result_free(&r);
   const char *word[] = {"help", NULL};
-  CHECK_INT(proc_agora(word, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(word, NULL, NULL, &r);
   CHECK(lists(r.out, "run"));
   proc_result_free(&r);
 }
@@ -41,8 +39,7 @@ static void help_lists_every_command(void) {
 static void version_prints_the_version(void) {
   proc_result r;
   const char *v[] = {"--version", NULL};
-  CHECK_INT(proc_agora(v, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(v, NULL, NULL, &r);
   int a = -1, b = -1, c = -1, n = 0;
   CHECK_INT(sscanf(r.out, "agora %d.%d.%d\n%n", &a, &b, &c, &n), 3);
   CHECK(a >= 0 && b >= 0 && c >= 0);
@@ -77,8 +74,7 @@ static void reference_documents_every_command_and_option(void) {
     if (!strstr(doc, head)) unit_fail_(__FILE__, __LINE__, "docs/cli.md has no '%s' section", head);
     const char *args[] = {commands[i], "--help", NULL};
     proc_result r;
-    CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-    CHECK_INT(r.status, 0);
+    PROC_OK(args, NULL, NULL, &r);
     size_t n = options_of(r.out, opts, 0, 512);
     for (size_t k = 0; k < n; k++)
       if (!strstr(doc, opts[k]))

@@ -42,8 +42,7 @@ static char *sim_messages(const char *out, char *chat, size_t cap) {
 static char *run_sim(const char *path) {
   const char *args[] = {"run", path, "--json", "--no-save", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   char *got = sim_messages(r.out, NULL, 0);
   proc_result_free(&r);
   return got;
@@ -109,15 +108,13 @@ static void sim_time_stored(void) {
   const char *path = tmp_file("town2.json", town);
   const char *args[] = {"run", path, "--json", "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   char chat[128] = "";
   free(sim_messages(r.out, chat, sizeof chat));
   proc_result_free(&r);
   CHECK(chat[0] != 0);
   const char *exp[] = {"chats", "export", chat, "--db", db, NULL};
-  CHECK_INT(proc_agora(exp, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(exp, NULL, NULL, &r);
   cJSON *snap = cJSON_Parse(r.out);
   const cJSON *msgs = cJSON_GetObjectItem(snap, "messages");
   CHECK_INT(cJSON_GetArraySize(msgs), 14);

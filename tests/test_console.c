@@ -280,8 +280,7 @@ static void piped_title_export(void) {
   CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(snap, "chat"), "title")),
             "A chat with Alice");
   const char *args[] = {"chats", "import", snap_path, "--db", db2, NULL};
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   proc_result_free(&r);
   cJSON_Delete(snap);
   free(text);
@@ -449,8 +448,7 @@ static void usage_and_world_choice(void) {
   CHECK_INT(r.status, 2);
   proc_result_free(&r);
   const char *help[] = {"console", "--help", NULL};
-  CHECK_INT(proc_agora(help, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(help, NULL, NULL, &r);
   CHECK(contains(r.out, "usage: agora console"));
   proc_result_free(&r);
   free(other);

@@ -28,25 +28,23 @@ static const char world_json[] =
   " \"agents\": [{\"name\": \"alice\", \"replies\": [\"one\", \"two\", \"three\"]},\n"
   "            {\"name\": \"bob\", \"replies\": [\"@alice pong\"]}]}\n";
 
-static char *write_tmp(const char *name, const char *text) { return strdup(suite_file(tmp, name, text)); }
-
-static char *fresh_db(const char *name) { return suite_fresh(tmp, name); }
-
 static int start_console(tty *t, const char *world, const char *db, const char *const *env) {
   const char *args[] = {"console", world, "--db", db, NULL};
   return tty_start(t, tmp, args, env);
 }
 
-/* A console on a terminal over a world file written from text and a fresh database: what most cases
- * start from. */
+/* A console on a terminal over a world file written from text and a fresh database: what every case
+ * starts from; srv is the loopback LLM server of a case that started one (stopped with the console). */
 typedef struct tcon {
   char *w, *db;
   tty t;
+  llm_server *srv;
 } tcon;
 
 static int tcon_open(tcon *c, const char *file, const char *text, const char *db, const char *const *env) {
-  c->w = write_tmp(file, text);
-  c->db = fresh_db(db);
+  c->srv = NULL;
+  c->w = strdup(suite_file(tmp, file, text));
+  c->db = suite_fresh(tmp, db);
   return start_console(&c->t, c->w, c->db, env);
 }
 
@@ -58,8 +56,23 @@ static void tcon_quit(tcon *c) {
 
 static void tcon_close(tcon *c) {
   tty_close(&c->t);
+  llm_server_stop(c->srv);
   free(c->w);
   free(c->db);
+}
+
+/* tcon_open over the world printf'd from fmt with the URL of a loopback server started for the case
+ * (its agents' key in OPENAI_API_KEY). 0, or -1 (the case failed) when the server did not start. */
+static int tcon_open_served(tcon *c, const char *file, const char *fmt, const char *db) {
+  static const char *const env[] = {"OPENAI_API_KEY=test-key", NULL};
+  char world[2048];
+  llm_server *srv = NULL;
+  CHECK_INT(llm_server_start(&srv), 0);
+  if (!srv) return -1;
+  snprintf(world, sizeof world, fmt, llm_server_url(srv, "/v1"));
+  CHECK_INT(tcon_open(c, file, world, db, env), 0);
+  c->srv = srv;
+  return 0;
 }
 
 /* The saved transcript of a chat as "sender|text" lines (caller frees). */
@@ -90,8 +103,7 @@ static void tty_message_and_reply(void) {
   char id[64] = "";
   CHECK(tty_expect(&c.t, "console-test · New Chat> "));
   CHECK_INT(tty_event_id(&c.t, "new-chat-created", id), 0);
-  tty_send(&c.t, "@alice tell me a story\r");
-  CHECK(tty_expect(&c.t, "human: @alice tell me a story\n\n"));
+  CHECK(tty_send_expect(&c.t, "@alice tell me a story\r", "human: @alice tell me a story\n\n"));
   CHECK(tty_expect(&c.t, "alice: one\n\n"));
   CHECK(tty_expect(&c.t, "console-test · Tell me a story> "));
   CHECK(strstr(c.t.raw, "\033[2m") != NULL); /* events are dim on a terminal */
@@ -116,21 +128,15 @@ static void tty_completion(void) {
   char id[64] = "";
   CHECK_INT(tty_event_id(&c.t, "new-chat-created", id), 0);
   CHECK(tty_expect(&c.t, "> "));
-  tty_send(&c.t, "/he\t");
-  CHECK(tty_expect(&c.t, "/help"));
-  tty_send(&c.t, "\r");
-  CHECK(tty_expect(&c.t, "/turnlimit N"));
+  CHECK(tty_send_expect(&c.t, "/he\t", "/help"));
+  CHECK(tty_send_expect(&c.t, "\r", "/turnlimit N"));
   CHECK(tty_expect(&c.t, "> "));
-  tty_send(&c.t, "@al\t");
-  CHECK(tty_expect(&c.t, "@alice"));
-  tty_send(&c.t, "hi\r");
-  CHECK(tty_expect(&c.t, "human: @alice hi\n\n"));
+  CHECK(tty_send_expect(&c.t, "@al\t", "@alice"));
+  CHECK(tty_send_expect(&c.t, "hi\r", "human: @alice hi\n\n"));
   CHECK(tty_expect(&c.t, "alice: one\n\n"));
   CHECK(tty_expect(&c.t, "> "));
-  tty_send(&c.t, "/lo\t");
-  CHECK(tty_expect(&c.t, "/load"));
-  tty_send(&c.t, "\t");
-  CHECK(tty_expect(&c.t, id));
+  CHECK(tty_send_expect(&c.t, "/lo\t", "/load"));
+  CHECK(tty_send_expect(&c.t, "\t", id));
   tty_send(&c.t, "\r");
   char loaded[128];
   snprintf(loaded, sizeof loaded, "chat-loaded: id=%s", id);
@@ -141,86 +147,48 @@ static void tty_completion(void) {
 }
 
 /* A slow agent keeps a reply in flight (a word every 700 ms, from the loopback server). */
-static char *slow_world(llm_server *srv, const char *file) {
-  char world[2048];
-  snprintf(world, sizeof world,
-           "{\"name\": \"Slow World\", \"agents\": [\n"
-           " {\"name\": \"alice\", \"provider\": \"script\", \"replies\": [\"hello from alice\"]},\n"
-           " {\"name\": \"slow\", \"provider\": \"openai\", \"base_url\": \"%s\",\n"
-           "  \"system_prompt\": \"You are slow. [[mock delay=700 reply=\\\"first second third fourth fifth\\\"]]\"}]}\n",
-           llm_server_url(srv, "/v1"));
-  return write_tmp(file, world);
-}
-
-/* A console on the slow world, with a loopback server of its own: what the cases on replies in flight
- * start from. 0, or -1 (the case failed) when the server did not start. */
-typedef struct slow_console {
-  llm_server *srv;
-  char *w, *db;
-  tty t;
-} slow_console;
-
-static int slow_open(slow_console *s, const char *file, const char *db) {
-  static const char *const env[] = {"OPENAI_API_KEY=test-key", NULL};
-  memset(s, 0, sizeof *s);
-  CHECK_INT(llm_server_start(&s->srv), 0);
-  if (!s->srv) return -1;
-  s->w = slow_world(s->srv, file);
-  s->db = fresh_db(db);
-  CHECK_INT(start_console(&s->t, s->w, s->db, env), 0);
-  return 0;
-}
-
-static void slow_close(slow_console *s) {
-  tty_close(&s->t);
-  llm_server_stop(s->srv);
-  free(s->w);
-  free(s->db);
-}
+static const char slow_world[] =
+  "{\"name\": \"Slow World\", \"agents\": [\n"
+  " {\"name\": \"alice\", \"provider\": \"script\", \"replies\": [\"hello from alice\"]},\n"
+  " {\"name\": \"slow\", \"provider\": \"openai\", \"base_url\": \"%s\",\n"
+  "  \"system_prompt\": \"You are slow. [[mock delay=700 reply=\\\"first second third fourth fifth\\\"]]\"}]}\n";
 
 /* Ctrl-C while an agent streams its reply slowly (the loopback server sends a word every 700 ms)
  * cancels it: the rest never comes, nothing of it is saved, and the console goes on. */
 static void tty_ctrl_c_cancels_slow_reply(void) {
-  slow_console c;
-  if (slow_open(&c, "slow.json", "db-slow")) return;
+  tcon c;
+  if (tcon_open_served(&c, "slow.json", slow_world, "db-slow")) return;
   char id[64] = "";
   CHECK_INT(tty_event_id(&c.t, "new-chat-created", id), 0);
   CHECK(tty_expect(&c.t, "> "));
   long long sent = tty_now_ms();
   tty_send(&c.t, "@slow hi\r");
   CHECK(tty_expect(&c.t, "slow: first")); /* the live line, while it streams */
-  tty_send(&c.t, "\x03");
-  CHECK(tty_expect(&c.t, "-- cancelled: agents=slow"));
-  tty_send(&c.t, "@alice are you there\r");
-  CHECK(tty_expect(&c.t, "alice: hello from alice\n\n"));
+  CHECK(tty_send_expect(&c.t, "\x03", "-- cancelled: agents=slow"));
+  CHECK(tty_send_expect(&c.t, "@alice are you there\r", "alice: hello from alice\n\n"));
   /* Past the time the whole reply would have taken: none of its end arrived. */
   tty_idle(&c.t, (int)(sent + 3800 - tty_now_ms()));
   CHECK(strstr(c.t.text, "fifth") == NULL);
-  tty_send(&c.t, "\x04");
-  CHECK_INT(tty_exit(&c.t), 0);
+  tcon_quit(&c);
   char *s = saved(c.db, id);
   CHECK_STR(s, "human|@slow hi\nhuman|@alice are you there\nalice|hello from alice\n");
   free(s);
   CHECK_INT(llm_server_request_count(c.srv), 1);
-  slow_close(&c);
+  tcon_close(&c);
 }
 
 /* /retry and /edit while a reply is in flight are refused with a note, and the console goes on (they
  * freed an uninitialised record: free(): invalid pointer, exit 134). */
 static void tty_edit_retry_while_busy(void) {
-  slow_console c;
-  if (slow_open(&c, "busy.json", "db-busy")) return;
+  tcon c;
+  if (tcon_open_served(&c, "busy.json", slow_world, "db-busy")) return;
   CHECK(tty_expect(&c.t, "> "));
-  tty_send(&c.t, "@slow hi\r");
-  CHECK(tty_expect(&c.t, "slow: first"));
-  tty_send(&c.t, "/retry\r");
-  CHECK(tty_expect(&c.t, "error: /retry: wait until the replies in flight are in\n"));
-  tty_send(&c.t, "/edit 1 hello again\r");
-  CHECK(tty_expect(&c.t, "error: /edit: wait until the replies in flight are in\n"));
+  CHECK(tty_send_expect(&c.t, "@slow hi\r", "slow: first"));
+  CHECK(tty_send_expect(&c.t, "/retry\r", "error: /retry: wait until the replies in flight are in\n"));
+  CHECK(tty_send_expect(&c.t, "/edit 1 hello again\r", "error: /edit: wait until the replies in flight are in\n"));
   CHECK(tty_expect(&c.t, "slow: first second third fourth fifth\n\n"));
-  tty_send(&c.t, "\x04");
-  CHECK_INT(tty_exit(&c.t), 0);
-  slow_close(&c);
+  tcon_quit(&c);
+  tcon_close(&c);
 }
 
 /* The chat's lock is free (another process can delete the chat): the console that held it is gone. */
@@ -237,13 +205,12 @@ static int chat_deletable(const char *db, const char *id) {
  * cancels it, saves, releases the chat and exits within 2 s (it spun on EPOLLHUP at 70% CPU, holding
  * the chat, and ignored SIGTERM). */
 static void hang_up_while_busy(int how) {
-  slow_console c;
-  if (slow_open(&c, "hangup.json", "db-hangup")) return;
+  tcon c;
+  if (tcon_open_served(&c, "hangup.json", slow_world, "db-hangup")) return;
   char id[64] = "";
   CHECK_INT(tty_event_id(&c.t, "new-chat-created", id), 0);
   CHECK(tty_expect(&c.t, "> "));
-  tty_send(&c.t, "@slow hi\r");
-  CHECK(tty_expect(&c.t, "slow: first"));
+  CHECK(tty_send_expect(&c.t, "@slow hi\r", "slow: first"));
   if (how) kill(c.t.pid, how);
   else tty_hang_up(&c.t);
   long long t0 = tty_now_ms();
@@ -256,7 +223,7 @@ static void hang_up_while_busy(int how) {
   CHECK_STR(s, "human|@slow hi\n");
   free(s);
   CHECK(chat_deletable(c.db, id));
-  slow_close(&c);
+  tcon_close(&c);
 }
 
 static void tty_hang_up_while_busy(void) { hang_up_while_busy(0); }
@@ -268,16 +235,12 @@ static void tty_ctrl_c_clears_then_quits(void) {
   tcon c;
   CHECK_INT(tcon_open(&c, "world.json", world_json, "db-ctrlc", env), 0);
   CHECK(tty_expect(&c.t, "> "));
-  tty_send(&c.t, "@bob never sent");
-  CHECK(tty_expect(&c.t, "never sent"));
-  tty_send(&c.t, "\x03");
-  CHECK(tty_expect(&c.t, "> "));
-  tty_send(&c.t, "@alice only this\r");
-  CHECK(tty_expect(&c.t, "human: @alice only this\n\n"));
+  CHECK(tty_send_expect(&c.t, "@bob never sent", "never sent"));
+  CHECK(tty_send_expect(&c.t, "\x03", "> "));
+  CHECK(tty_send_expect(&c.t, "@alice only this\r", "human: @alice only this\n\n"));
   CHECK(tty_expect(&c.t, "alice: one\n\n"));
   CHECK(tty_expect(&c.t, "> "));
-  tty_send(&c.t, "\x03");
-  CHECK(tty_expect(&c.t, "press Ctrl-C again or Ctrl-D to quit"));
+  CHECK(tty_send_expect(&c.t, "\x03", "press Ctrl-C again or Ctrl-D to quit"));
   tty_send(&c.t, "\x03");
   CHECK_INT(tty_exit(&c.t), 0);
   CHECK(strstr(c.t.text, "human: @bob") == NULL);
@@ -296,8 +259,7 @@ static void tty_new_and_delete(void) {
   tty_send(&c.t, "/new\r");
   CHECK_INT(tty_event_id(&c.t, "chat-reused", r), 0);
   CHECK_STR(r, x);
-  tty_send(&c.t, "@alice plan a trip\r");
-  CHECK(tty_expect(&c.t, "alice: one\n\n"));
+  CHECK(tty_send_expect(&c.t, "@alice plan a trip\r", "alice: one\n\n"));
   CHECK(tty_expect(&c.t, "console-test · Plan a trip> "));
   tty_send(&c.t, "/new\r");
   CHECK_INT(tty_event_id(&c.t, "new-chat-created", y), 0);
@@ -315,8 +277,7 @@ static void tty_new_and_delete(void) {
   tty_send(&c.t, "/frob\r"); /* an error is one line, and the console goes on */
   CHECK(tty_expect(&c.t, "error: unknown command '/frob' (try /help)\n"));
   CHECK(tty_expect(&c.t, "console-test · Plan a trip> "));
-  tty_send(&c.t, "@alice again\r");
-  CHECK(tty_expect(&c.t, "alice: two\n\n"));
+  CHECK(tty_send_expect(&c.t, "@alice again\r", "alice: two\n\n"));
   tcon_quit(&c);
   tcon_close(&c);
 }
@@ -330,8 +291,7 @@ static void tty_ctrl_d_exits(void) {
   tty_close(&c.t);
   CHECK_INT(start_console(&c.t, c.w, c.db, NULL), 0);
   CHECK(tty_expect(&c.t, "> "));
-  tty_send(&c.t, "/agents\r\x04");
-  CHECK(tty_expect(&c.t, "alice  script"));
+  CHECK(tty_send_expect(&c.t, "/agents\r\x04", "alice  script"));
   CHECK_INT(tty_exit(&c.t), 0);
   tcon_close(&c);
 }
@@ -355,19 +315,12 @@ static int lines_clean(const char *text, const char *prefix, const char *const *
 /* Two agents streaming at once: each has its own labelled live line, never mixed with the other's words,
  * and each finished reply is one clean paragraph. */
 static void tty_two_streams(void) {
-  llm_server *srv = NULL;
-  CHECK_INT(llm_server_start(&srv), 0);
-  if (!srv) return;
-  char world[2048];
-  const char *url = llm_server_url(srv, "/v1");
-  snprintf(world, sizeof world,
-           "{\"name\": \"Streams\", \"defaults\": {\"provider\": \"openai\", \"base_url\": \"%s\"}, \"agents\": [\n"
-           " {\"name\": \"s1\", \"system_prompt\": \"[[mock delay=150 reply=\\\"alpha beta gamma delta\\\"]]\"},\n"
-           " {\"name\": \"s2\", \"system_prompt\": \"[[mock delay=200 reply=\\\"uno dos tres cuatro\\\"]]\"}]}\n",
-           url);
-  const char *env[] = {"OPENAI_API_KEY=test-key", NULL};
+  static const char streams_world[] =
+    "{\"name\": \"Streams\", \"defaults\": {\"provider\": \"openai\", \"base_url\": \"%s\"}, \"agents\": [\n"
+    " {\"name\": \"s1\", \"system_prompt\": \"[[mock delay=150 reply=\\\"alpha beta gamma delta\\\"]]\"},\n"
+    " {\"name\": \"s2\", \"system_prompt\": \"[[mock delay=200 reply=\\\"uno dos tres cuatro\\\"]]\"}]}\n";
   tcon c;
-  CHECK_INT(tcon_open(&c, "streams.json", world, "db-streams", env), 0);
+  if (tcon_open_served(&c, "streams.json", streams_world, "db-streams")) return;
   CHECK(tty_expect(&c.t, "> "));
   tty_send(&c.t, "@s1 @s2 go\r");
   long long end = tty_now_ms() + WAIT_MS;
@@ -384,7 +337,6 @@ static void tty_two_streams(void) {
   CHECK(lines_clean(c.t.text, "s2: ", s1_words));
   tcon_quit(&c);
   tcon_close(&c);
-  llm_server_stop(srv);
 }
 
 /* A tool call waiting for approval: the question is the prompt, another agent's reply streams and
@@ -401,13 +353,10 @@ static void tty_approval_waits_while_another_streams(void) {
   CHECK(tty_expect(&c.t, "approve: careful wants to call save_context {\"message\":\"saved\"} [y/N] "));
   CHECK(tty_expect(&c.t, "chatty: a reply of seven words, streamed meanwhile\n\n"));
   CHECK(strstr(c.t.text, "careful: saved") == NULL); /* still waiting for the person */
-  tty_send(&c.t, "y\r");
-  CHECK(tty_expect(&c.t, "-- approval: agent=careful tool=save_context approved=true"));
+  CHECK(tty_send_expect(&c.t, "y\r", "-- approval: agent=careful tool=save_context approved=true"));
   CHECK(tty_expect(&c.t, "careful: saved\n\n"));
-  tty_send(&c.t, "@careful again\r");
-  CHECK(tty_expect(&c.t, "approve: careful wants to call save_context"));
-  tty_send(&c.t, "\x03");
-  CHECK(tty_expect(&c.t, "-- approval: agent=careful tool=save_context approved=false ended=cancelled"));
+  CHECK(tty_send_expect(&c.t, "@careful again\r", "approve: careful wants to call save_context"));
+  CHECK(tty_send_expect(&c.t, "\x03", "-- approval: agent=careful tool=save_context approved=false ended=cancelled"));
   CHECK(tty_expect(&c.t, "approvals · Go> "));
   tcon_quit(&c);
   tcon_close(&c);
@@ -415,19 +364,17 @@ static void tty_approval_waits_while_another_streams(void) {
 
 /* Started again on a terminal, the console says which chat continues and shows its last messages. */
 static void tty_resume_shows_recent(void) {
-  tcon c = {.w = write_tmp("world.json", world_json), .db = fresh_db("db-resume")};
+  tcon c = {.w = strdup(suite_file(tmp, "world.json", world_json)), .db = suite_fresh(tmp, "db-resume")};
   const char *args[] = {"console", c.w, "--db", c.db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, "@alice first words\n", NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, "@alice first words\n", NULL, &r);
   proc_result_free(&r);
   CHECK_INT(start_console(&c.t, c.w, c.db, NULL), 0);
   CHECK(tty_expect(&c.t, "chat-resumed: id="));
   CHECK(tty_expect(&c.t, "title=First words messages=2"));
   CHECK(tty_expect(&c.t, "human: @alice first words\n\nalice: one\n\n"));
   CHECK(tty_expect(&c.t, "console-test · First words> "));
-  tty_send(&c.t, "@alice more\r");
-  CHECK(tty_expect(&c.t, "alice: two\n\n"));
+  CHECK(tty_send_expect(&c.t, "@alice more\r", "alice: two\n\n"));
   tcon_quit(&c);
   tcon_close(&c);
 }
@@ -460,8 +407,7 @@ static void tty_paste_bounded(void) {
   char id[64] = "";
   CHECK_INT(tty_event_id(&c.t, "new-chat-created", id), 0);
   tty_send_big(&c.t, "\033[200~@alice ", 500, "\033[201~");
-  tty_send(&c.t, "\r");
-  CHECK(tty_expect(&c.t, "alice: one\n\n"));
+  CHECK(tty_send_expect(&c.t, "\r", "alice: one\n\n"));
   tty_send_big(&c.t, "\033[200~", 8192, "\033[201~");
   CHECK(tty_expect(&c.t, "paste of 8192 bytes refused"));
   tty_send_big(&c.t, "\033[200~line one\nline two ", 1 << 20, "\033[201~");

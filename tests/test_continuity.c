@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static char *tmp;
@@ -207,10 +206,10 @@ static void held_chat_named_and_kept_current(void) {
 static void two_serves_agree(void) {
   char *w = write_tmp("world.json", world_json), *db = fresh_db("db-serves"), held[64], id[64];
   serve_proc a, b;
-  CHECK_INT(serve_proc_start(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &a), 0);
+  SERVE_START(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &a);
   current_chat(db, held);
   CHECK(held[0] != '\0');
-  CHECK_INT(serve_proc_start(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &b), 0);
+  SERVE_START(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &b);
   current_chat(db, id);
   CHECK_STR(id, held);
   http_reply r;
@@ -261,8 +260,7 @@ static void crash(const char *w, const char *db, size_t n) {
   llm_server_rule(srv, "", "stall=1");
   tty t;
   CHECK_INT(tty_start(&t, tmp, (const char *[]){"run", w, "--db", db, NULL}, NULL), 0);
-  struct timespec tick = {0, 5 * 1000 * 1000};
-  for (int i = 0; i < 4000 && llm_server_request_count(srv) < n; i++) nanosleep(&tick, NULL);
+  CHECK(llm_server_wait_requests(srv, n, 20000));
   CHECK_INT(llm_server_request_count(srv), n);
   kill(t.pid, SIGKILL);
   CHECK_INT(tty_exit(&t), 128 + SIGKILL);
@@ -307,16 +305,13 @@ static void resumed_replies_said(void) {
   /* serve re-runs them too, and a page opened later is told (GET /api/worlds/ID "resumed"). */
   crash(w, db, 3);
   serve_proc sp;
-  CHECK_INT(serve_proc_start(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &sp), 0);
-  http_reply h = {0};
-  for (int i = 0; i < 400; i++) { /* until the three re-run replies are in (observed, bounded) */
-    http_reply_free(&h);
-    CHECK_INT(http_call(sp.base, "GET", "/api/worlds/crash-team", NULL, 0, NULL, &h), 0);
-    if (h.body && contains(h.body, "\"thinking\":0") && llm_server_request_count(srv) >= 3) break;
-    struct timespec tick = {0, 10 * 1000 * 1000};
-    nanosleep(&tick, NULL);
-  }
+  SERVE_START(tmp, (const char *[]){w, "--db", db, NULL}, NULL, &sp);
+  /* until the three re-run replies are in and the world is quiet (observed, against a deadline) */
+  CHECK(llm_server_wait_requests(srv, 3, 10000));
+  CHECK(serve_wait_body(&sp, "/api/worlds/crash-team", "\"thinking\":0", 10000));
   CHECK_INT(llm_server_request_count(srv), 3);
+  http_reply h;
+  CHECK_INT(http_call(sp.base, "GET", "/api/worlds/crash-team", NULL, 0, NULL, &h), 0);
   if (!contains(h.body, "\"resumed\":{\"replies\":3,\"agents\":\"a1, a2, a3\"}"))
     unit_fail_(__FILE__, __LINE__, "GET world: %s", h.body);
   http_reply_free(&h);

@@ -462,8 +462,7 @@ static void kill_run_repeatedly(void) {
   /* A run to the end on the survivor. */
   const char *args[] = {"run", world, "--db", dir, "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   if (r.status) fprintf(stderr, "  stderr: %.500s\n", r.err);
   char *msgs = proc_messages(r.out);
   size_t lines = 0;

@@ -103,8 +103,7 @@ static void empty_key_env_and_hosted_default(void) {
   const char *args[] = {"run", world_file("e.json", json), "--no-save", NULL};
   const char *env[] = {"OPENAI_API_KEY=sk-should-not-be-sent-1234", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, env, &r);
   CHECK(strstr(r.out, "ann: hi") != NULL);
   proc_result_free(&r);
   llm_server_request q;
@@ -172,8 +171,7 @@ static void overrides_apply_to_every_agent(void) {
   const char *args[] = {"run", world_file("o.json", json), "--no-save", "--provider", "openai", "--model",
                         "tiny", "--base-url", llm_server_url(srv, "/v1"), NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   CHECK(strstr(r.out, "ann: echo: human: hello") && strstr(r.out, "bo: echo: human: hello"));
   proc_result_free(&r);
   CHECK_INT(llm_server_request_count(srv), 2);
@@ -185,10 +183,7 @@ static void overrides_apply_to_every_agent(void) {
     llm_server_request_free(&q);
   }
   const char *bad[] = {"run", world_file("o.json", json), "--provider", "gpt", NULL};
-  CHECK_INT(proc_agora(bad, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "unknown provider 'gpt'") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(bad, NULL, "unknown provider 'gpt'", NULL);
 }
 
 /* ---- items 3 and 11: the terminal display of run ---- */
@@ -306,8 +301,7 @@ static void live_text_on_a_terminal(void) {
 
   const char *stream[] = {"run", path, "--no-save", "--stream", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(stream, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(stream, NULL, NULL, &r);
   CHECK(strstr(r.out, "-- llm-chunk: agent=ann text=one \n-- llm-chunk: agent=ann text=two \n") != NULL);
   CHECK(strstr(r.out, "ann: one two three four\n\n") != NULL);
   proc_result_free(&r);
@@ -327,15 +321,13 @@ static void say_publishes_one_message(void) {
   const char *path = world_file("say.json", json);
   const char *args[] = {"say", path, "@alice hi", "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   CHECK(strstr(r.out, "alice: echo: human: @alice hi\n") != NULL);
   CHECK(strncmp(r.out, "human:", 6) && !strstr(r.out, "\nhuman:") && strstr(r.out, "script is not run") == NULL && !strstr(r.out, "bob:"));
   proc_result_free(&r);
   /* The next say continues the same chat (the prompt holds the first exchange); --new-chat starts one. */
   const char *again[] = {"say", path, "@alice again", "--db", db, "--json", NULL};
-  CHECK_INT(proc_agora(again, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(again, NULL, NULL, &r);
   CHECK(strstr(r.out, "\"seq\":3") && strstr(r.out, "\"text\":\"echo: human: @alice again\""));
   proc_result_free(&r);
   const char *fresh[] = {"say", path, "@alice new", "--db", db, "--new-chat", "--json", NULL};
@@ -364,31 +356,25 @@ static void init_writes_a_world_that_runs(void) {
   snprintf(path, sizeof path, "%s/starter.json", tmp);
   const char *args[] = {"init", path, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   proc_result_free(&r);
   char *text = unit_read_file(path);
   CHECK(text && strstr(text, "\"_comment\"") && strstr(text, "127.0.0.1:11434/v1"));
   /* Refuses to overwrite. */
   unit_write_file(path, "{\"mine\": 1}");
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "already exists") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(args, NULL, "already exists", NULL);
   char *mine = unit_read_file(path);
   CHECK_STR(mine, "{\"mine\": 1}");
   free(mine);
   unit_write_file(path, text);
   /* Offline with the script provider, and against the loopback server with no key. */
   const char *offline[] = {"run", path, "--provider", "script", "--no-save", NULL};
-  CHECK_INT(proc_agora(offline, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(offline, NULL, NULL, &r);
   CHECK(strstr(r.out, "host: Welcome!") && strstr(r.out, "guest: Coffee, every time."));
   proc_result_free(&r);
   llm_server_reset(srv);
   const char *local[] = {"run", path, "--base-url", llm_server_url(srv, "/v1"), "--no-save", NULL};
-  CHECK_INT(proc_agora(local, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(local, NULL, NULL, &r);
   CHECK(strstr(r.out, "host: mock reply") != NULL);
   proc_result_free(&r);
   free(text);
@@ -398,12 +384,10 @@ static void init_writes_a_world_that_runs(void) {
   snprintf(db, sizeof db, "%s/initdb", tmp);
   snprintf(second, sizeof second, "%s/second.json", tmp);
   const char *saved[] = {"run", path, "--provider", "script", "--db", db, NULL};
-  CHECK_INT(proc_agora(saved, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(saved, NULL, NULL, &r);
   proc_result_free(&r);
   const char *again[] = {"init", second, "--db", db, NULL};
-  CHECK_INT(proc_agora(again, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(again, NULL, NULL, &r);
   CHECK(strstr(r.out, "named the world 'Starter 2'") != NULL);
   proc_result_free(&r);
   text = unit_read_file(second);

@@ -23,8 +23,7 @@ static void library_answers_from_the_file(void) {
   const char *env[] = {path_env, NULL};
   const char *args[] = {"run", unit_src_path("examples/mcp-library.json"), "--json", "--no-save", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, env, &r);
   if (r.status) fprintf(stderr, "  stderr: %s\n", r.err);
   /* The listing and the file come from the shipped folder, through the server. */
   CHECK(has(r.out, "\"tool\":\"list_directory\",\"call_id\":\"call_1\",\"result\":\"[FILE] opening-hours.txt\\n[FILE] rules.txt"));

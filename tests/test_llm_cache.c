@@ -3,7 +3,8 @@
  * transcript and tool steps for every provider, streamed and not, in another process with another chat
  * database; a replay miss is an llm-error of kind cache_miss naming the agent (exit 1); "llm_cache" in the
  * world file; a cached reply costs nothing against a budget; agora cache stats|clear; the key is never
- * stored; seed reaches the providers that take one. */
+ * stored; seed reaches the providers that take one; two processes fill one cache at once; a branched chat
+ * re-run with one step changed calls the server for that step only. */
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/suite.h"
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 static char *tmp;
 static const char *const env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
@@ -152,16 +154,14 @@ static void replay_miss_and_world_file(void) {
   CHECK_INT((long)llm_server_request_count(s), 0);
   proc_result_free(&r);
   const char *over[] = {"run", world, "--json", "--no-save", "--cache-db", c, "--llm-cache", "off", NULL};
-  CHECK_INT(proc_agora(over, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(over, NULL, env, &r);
   CHECK_INT((long)llm_server_request_count(s), 4);
   proc_result_free(&r);
   /* Without --cache-db the cache lives beside the chats: DB/llm-cache. */
   char db[4096];
   snprintf(db, sizeof db, "%s", path_in("beside-db"));
   const char *beside[] = {"run", world, "--db", db, "--llm-cache", "use", NULL};
-  CHECK_INT(proc_agora(beside, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(beside, NULL, env, &r);
   proc_result_free(&r);
   FILE *f = fopen(path_in("beside-db/llm-cache/data.mdb"), "rb");
   CHECK(f != NULL);
@@ -236,8 +236,7 @@ static void seed_where_providers_take_it(void) {
     llm_server_reset(s);
     const char *args[] = {"run", w, "--no-save", NULL};
     proc_result r;
-    CHECK_INT(proc_agora(args, NULL, env, &r), 0);
-    CHECK_INT(r.status, 0);
+    PROC_OK(args, NULL, env, &r);
     proc_result_free(&r);
     llm_server_request req;
     CHECK_INT(llm_server_request_get(s, 0, &req), 0);
@@ -250,12 +249,119 @@ static void seed_where_providers_take_it(void) {
   llm_server_stop(s);
 }
 
+/* CROWD agents, each with its own prompt (so its own cache entry), answering one world message. */
+#define CROWD 12
+static const char *crowd_world(llm_server *s) {
+  char json[8192];
+  size_t n = (size_t)snprintf(json, sizeof json,
+                              "{\"name\": \"shared\", \"defaults\": {\"provider\": \"openai\", \"base_url\": \"%s\","
+                              " \"api_key_env\": \"AGORA_TEST_KEY\", \"model\": \"m\", \"stream\": false}, \"agents\": [",
+                              base_url(s, "openai"));
+  for (int i = 0; i < CROWD; i++)
+    n += (size_t)snprintf(json + n, sizeof json - n, "%s{\"name\": \"a%d\", \"system_prompt\": \"You are a%d.\"}",
+                          i ? ", " : "", i, i);
+  snprintf(json + n, sizeof json - n, "], \"script\": [{\"from\": \"world\", \"text\": \"Say something.\"}]}");
+  const char *p = path_in("shared.json");
+  unit_write_file(p, json);
+  return p;
+}
+
+/* Two agora run processes fill one cache at the same time (each reply held a second, so both are answering
+ * at once: the server sees more than one process's requests in flight): both finish with every reply, the
+ * cache holds one entry per request, and a later run of the same world is answered from it alone. */
+static void two_processes_share_one_cache(void) {
+  llm_server *s;
+  if (llm_server_start(&s)) return unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
+  llm_server_rule(s, NULL, "latency=1000");
+  const char *w = crowd_world(s);
+  char cache[4096], out[2][4096];
+  snprintf(cache, sizeof cache, "%s", path_in("shared-cache"));
+  pid_t pid[2];
+  for (int i = 0; i < 2; i++) {
+    snprintf(out[i], sizeof out[i], "%s/shared-%d.out", tmp, i);
+    const char *args[] = {"run", w, "--json", "--no-save", "--llm-cache", "use", "--cache-db", cache, NULL};
+    pid[i] = proc_spawn(args, -1, out[i], out[i], env);
+    CHECK(pid[i] > 0);
+  }
+  for (int i = 0; i < 2; i++) {
+    int st = -1;
+    CHECK(pid[i] > 0 && waitpid(pid[i], &st, 0) == pid[i] && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    char *text = unit_read_file(out[i]);
+    CHECK_INT((long)count(text ? text : "", "\"kind\":\"agent\""), CROWD);
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) fprintf(stderr, "  process %d:\n%s\n", i, text ? text : "");
+    free(text);
+  }
+  CHECK((long)llm_server_peak_concurrency(s) > CROWD); /* both were answering at once */
+  size_t served = llm_server_request_count(s);
+  CHECK(served >= CROWD && served <= 2 * CROWD);
+  proc_result r;
+  const char *stats[] = {"cache", "stats", "--cache-db", cache, "--json", NULL};
+  CHECK_INT(proc_agora(stats, NULL, NULL, &r), 0);
+  CHECK(strstr(r.out, "\"entries\":12,") != NULL);
+  proc_result_free(&r);
+  const char *again[] = {"run", w, "--json", "--no-save", "--llm-cache", "use", "--cache-db", cache, NULL};
+  CHECK_INT(proc_agora(again, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK_INT((long)count(r.out, "\"cached\":true"), CROWD);
+  CHECK_INT((long)llm_server_request_count(s), (long)served);
+  proc_result_free(&r);
+  llm_server_stop(s);
+}
+
+/* A reproducible run through a branch: a chat run once with the cache in use, branched after its first
+ * exchange, continued with the script's second step as it was and its third changed. The server sees only
+ * the changed step's call; the second step's identical call comes from the cache. */
+static void branch_reruns_from_the_cache(void) {
+  llm_server *s;
+  if (llm_server_start(&s)) return unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
+  char cache[4096], db[4096], json[2048], url[256];
+  snprintf(cache, sizeof cache, "%s", path_in("branch-cache"));
+  snprintf(db, sizeof db, "%s", path_in("branch-db"));
+  snprintf(url, sizeof url, "%s", base_url(s, "openai"));
+  const char *w = path_in("branch.json");
+  const char *fmt = "{\"name\": \"branched\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"base_url\": \"%s\","
+                    " \"api_key_env\": \"AGORA_TEST_KEY\", \"model\": \"m\", \"system_prompt\": \"[[mock echo=1]]\"}],"
+                    " \"script\": [%s]}";
+  snprintf(json, sizeof json, fmt, url,
+           "{\"from\": \"human\", \"text\": \"@ann one\"}, {\"from\": \"human\", \"text\": \"@ann two\"},"
+           " {\"from\": \"human\", \"text\": \"@ann three\"}");
+  unit_write_file(w, json);
+  proc_result r;
+  const char *first[] = {"run", w, "--json", "--db", db, "--llm-cache", "use", "--cache-db", cache, NULL};
+  CHECK_INT(proc_agora(first, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK_INT((long)llm_server_request_count(s), 3);
+  proc_result_free(&r);
+  char chat[128] = "", branch[128] = "";
+  CHECK_INT(proc_first_chat(db, chat, sizeof chat), 0);
+  const char *br[] = {"chats", "branch", chat, "--at", "2", "--db", db, NULL};
+  CHECK_INT(proc_agora(br, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  snprintf(branch, sizeof branch, "%.*s", (int)strcspn(r.out, "\n"), r.out);
+  proc_result_free(&r);
+  snprintf(json, sizeof json, fmt, url,
+           "{\"from\": \"human\", \"text\": \"@ann two\"}, {\"from\": \"human\", \"text\": \"@ann changed\"}");
+  unit_write_file(w, json);
+  const char *rerun[] = {"run", w, "--json", "--db", db, "--chat", branch, "--llm-cache", "use", "--cache-db", cache, NULL};
+  CHECK_INT(proc_agora(rerun, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK_INT((long)llm_server_request_count(s), 4); /* the changed step only */
+  CHECK_INT((long)count(r.out, "\"cached\":true"), 1);
+  CHECK_MESSAGES(r.out, "human|human|@ann two\nann|agent|echo: human: @ann two\n"
+                        "human|human|@ann changed\nann|agent|echo: human: @ann changed\n");
+  if (r.status) fprintf(stderr, "  %s\n", r.err);
+  proc_result_free(&r);
+  llm_server_stop(s);
+}
+
 static const unit_test tests[] = {
     UNIT(use_then_replay_every_provider),
     UNIT(replay_miss_and_world_file),
     UNIT(changed_step_replays_up_to_the_change),
     UNIT(budget_stats_clear_no_key),
     UNIT(seed_where_providers_take_it),
+    UNIT(two_processes_share_one_cache),
+    UNIT(branch_reruns_from_the_cache),
 };
 
 int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }

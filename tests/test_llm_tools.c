@@ -46,85 +46,21 @@ static const char *name_of(llm_provider_kind k, int stream) {
   return buf;
 }
 
-/* ---- a call's outcome, tool calls included ---- */
-
-#define MAX_CALLS 16
-
-typedef struct outcome {
-  int done, err;
-  char *text;
-  ag_buf chunks;
-  int n_chunks;
-  llm_error_info info;
-  llm_tool_call calls[MAX_CALLS]; /* copies */
-  size_t n_calls;
-  llm_call *call;
-  struct event_base *base;
-} outcome;
-
-static void outcome_free(outcome *o) {
-  free(o->text);
-  ag_buf_free(&o->chunks);
-  for (size_t i = 0; i < o->n_calls; i++) {
-    free(o->calls[i].id);
-    free(o->calls[i].name);
-    free(o->calls[i].args_json);
-  }
-  memset(o, 0, sizeof *o);
-}
-
-static void on_chunk(void *ud, const char *text, size_t len) {
-  outcome *o = ud;
-  ag_buf_append(&o->chunks, text, len);
-  o->n_chunks++;
-}
-
-static void on_done(void *ud, int err, const char *text, const llm_error_info *info) {
-  outcome *o = ud;
-  o->done++;
-  o->err = err;
-  o->text = strdup(text ? text : "");
-  if (info) o->info = *info;
-  size_t n = 0;
-  const llm_tool_call *tc = llm_call_tool_calls(o->call, &n);
-  CHECK(err == AG_OK || n == 0);
-  for (size_t i = 0; i < n && i < MAX_CALLS; i++) {
-    o->calls[i].id = strdup(tc[i].id);
-    o->calls[i].name = strdup(tc[i].name);
-    o->calls[i].args_json = strdup(tc[i].args_json);
-  }
-  o->n_calls = n;
-  event_base_loopbreak(o->base);
-}
-
-static const llm_callbacks callbacks = {on_chunk, on_done};
-
-static void on_watchdog(evutil_socket_t fd, short what, void *arg) {
-  (void)fd;
-  (void)what;
-  *(int *)arg = 1;
-}
-
-/* One call; returns llm_call_start's result (the outcome is filled when it is AG_OK). */
-static int run_call(const llm_config *cfg, const llm_request *req, outcome *o) {
+/* One call; returns llm_call_start's result (the outcome, tool calls included, is filled when it is AG_OK). */
+static int run_call(const llm_config *cfg, const llm_request *req, llm_drive_result *o) {
   struct event_base *base = event_base_new();
   llm_client *c = NULL;
   llm_endpoint *e = NULL;
-  memset(o, 0, sizeof *o);
-  ag_buf_init(&o->chunks, (size_t)64 << 20);
-  o->base = base;
+  int pending = 0;
+  llm_drive_result_init(o);
   CHECK_INT(llm_client_new(base, &c), AG_OK);
   CHECK_INT(llm_endpoint_new(c, cfg, &e, NULL), AG_OK);
-  int rc = llm_call_start(e, req, &callbacks, o, &o->call);
+  int rc = llm_drive_start(e, req, o, base, &pending);
   if (rc == AG_OK) {
     CHECK_INT(o->done, 0); /* never from inside start */
-    int fired = 0;
-    struct event *wd = evtimer_new(base, on_watchdog, &fired);
-    struct timeval tv = {30, 0};
-    evtimer_add(wd, &tv);
-    while (!o->done && !fired) event_base_loop(base, EVLOOP_ONCE);
-    event_free(wd);
+    CHECK_INT(llm_drive_run(base, &pending, 30000), 0);
     CHECK_INT(o->done, 1);
+    CHECK(o->err == AG_OK || o->n_calls == 0);
     CHECK_INT(llm_client_active(c), 0);
   }
   llm_endpoint_free(e);
@@ -133,8 +69,7 @@ static int run_call(const llm_config *cfg, const llm_request *req, outcome *o) {
   return rc;
 }
 
-/* One call with a system prompt (holding the server's directives) and a user message. */
-static void run_prompt(const llm_config *cfg, const char *system, const char *user, int with_tools, outcome *o) {
+static void run_prompt(const llm_config *cfg, const char *system, const char *user, int with_tools, llm_drive_result *o) {
   llm_message msgs[2] = {{.role = "system", .content = system}, {.role = "user", .content = user}};
   llm_request req = {.messages = msgs, .n_messages = 2};
   if (with_tools) {
@@ -236,7 +171,7 @@ static void test_request_carries_tools(void) {
     llm_server_reset(srv);
     llm_config cfg;
     config_for(&cfg, kind, stream);
-    outcome o;
+    llm_drive_result o;
     run_prompt(&cfg, "Be brief.", "Weather?", 1, &o);
     CHECK_INT(o.err, AG_OK);
     ag_buf want;
@@ -244,7 +179,7 @@ static void test_request_carries_tools(void) {
     expected_body(&want, kind, stream, "Be brief.", simple_msgs(kind), tools_json(kind));
     expect_body(ag_buf_str(&want));
     ag_buf_free(&want);
-    outcome_free(&o);
+    llm_drive_result_free(&o);
   }
 }
 
@@ -256,7 +191,7 @@ static void test_no_tools_field_without_tools(void) {
     /* A tools pointer with n_tools 0 offers nothing either. */
     llm_message msgs[2] = {{.role = "system", .content = "Be brief."}, {.role = "user", .content = "Weather?"}};
     llm_request req = {.messages = msgs, .n_messages = 2, .tools = tools, .n_tools = 0};
-    outcome o;
+    llm_drive_result o;
     CHECK_INT(run_call(&cfg, &req, &o), AG_OK);
     CHECK_INT(o.err, AG_OK);
     ag_buf want;
@@ -267,7 +202,7 @@ static void test_no_tools_field_without_tools(void) {
     CHECK(body && !cJSON_GetObjectItemCaseSensitive(body, "tools"));
     cJSON_Delete(body);
     ag_buf_free(&want);
-    outcome_free(&o);
+    llm_drive_result_free(&o);
   }
 }
 
@@ -280,9 +215,9 @@ static void test_invalid_schema_refused(void) {
     for (int i = 0; i < 2; i++) {
       llm_message msgs[1] = {{.role = "user", .content = "hi"}};
       llm_request req = {.messages = msgs, .n_messages = 1, .tools = &bad[i], .n_tools = 1};
-      outcome o;
+      llm_drive_result o;
       CHECK_INT(run_call(&cfg, &req, &o), AG_ERR_INVALID);
-      outcome_free(&o);
+      llm_drive_result_free(&o);
     }
     CHECK_INT(llm_server_request_count(srv), 0);
   }
@@ -300,7 +235,7 @@ static const char *expected_id(llm_provider_kind kind, int i) {
   return buf;
 }
 
-static void expect_call(const outcome *o, llm_provider_kind kind, size_t i, const char *name, const char *args) {
+static void expect_call(const llm_drive_result *o, llm_provider_kind kind, size_t i, const char *name, const char *args) {
   if (i >= o->n_calls) {
     CHECK(!"missing call");
     return;
@@ -315,7 +250,7 @@ static void test_tool_call_reply(void) {
     llm_server_reset(srv);
     llm_config cfg;
     config_for(&cfg, kind, stream);
-    outcome o;
+    llm_drive_result o;
     run_prompt(&cfg, "[[mock tool=get_weather args=\"{\\\"city\\\": \\\"Paris\\\", \\\"days\\\": [1, 2]}\"]]", "hi", 1,
                &o);
     if (o.err) fprintf(stderr, "  %s: %s\n", name_of(kind, stream), o.info.message);
@@ -324,7 +259,7 @@ static void test_tool_call_reply(void) {
     CHECK_INT(o.n_chunks, 0); /* arguments are never delivered as text */
     CHECK_INT(o.n_calls, 1);
     expect_call(&o, kind, 0, "get_weather", "{\"city\":\"Paris\",\"days\":[1,2]}");
-    outcome_free(&o);
+    llm_drive_result_free(&o);
   }
 }
 
@@ -334,7 +269,7 @@ static void test_several_tool_calls(void) {
     llm_server_reset(srv);
     llm_config cfg;
     config_for(&cfg, kind, stream);
-    outcome o;
+    llm_drive_result o;
     run_prompt(&cfg,
                "[[mock args_chunk=1 tool=get_weather args=\"{\\\"city\\\": \\\"Bogot\xc3\xa1\\\"}\" tool2=now "
                "tool3=get_weather args3=\"{\\\"city\\\": \\\"Lyon\\\"}\"]]",
@@ -347,7 +282,7 @@ static void test_several_tool_calls(void) {
     expect_call(&o, kind, 0, "get_weather", "{\"city\":\"Bogot\xc3\xa1\"}");
     expect_call(&o, kind, 1, "now", "{}");
     expect_call(&o, kind, 2, "get_weather", "{\"city\":\"Lyon\"}");
-    outcome_free(&o);
+    llm_drive_result_free(&o);
   }
 }
 
@@ -358,7 +293,7 @@ static void test_text_and_tool_call(void) {
     llm_server_reset(srv);
     llm_config cfg;
     config_for(&cfg, kind, stream);
-    outcome o;
+    llm_drive_result o;
     run_prompt(&cfg, "[[mock reply=\"Let me look that up.\" tool=get_weather args={\"city\":\"Oslo\"}]]", "hi", 1, &o);
     if (o.err) fprintf(stderr, "  %s: %s\n", name_of(kind, stream), o.info.message);
     CHECK_INT(o.err, AG_OK);
@@ -367,7 +302,7 @@ static void test_text_and_tool_call(void) {
     else CHECK_INT(o.n_chunks, 0);
     CHECK_INT(o.n_calls, 1);
     expect_call(&o, kind, 0, "get_weather", "{\"city\":\"Oslo\"}");
-    outcome_free(&o);
+    llm_drive_result_free(&o);
   }
 }
 
@@ -377,13 +312,13 @@ static void test_tool_call_after_retry(void) {
     llm_server_reset(srv);
     llm_config cfg;
     config_for(&cfg, kind, stream);
-    outcome o;
+    llm_drive_result o;
     run_prompt(&cfg, "[[mock tool=now status=500 times=1]]", "hi", 1, &o);
     CHECK_INT(o.err, AG_OK);
     CHECK_INT(llm_server_request_count(srv), 2);
     CHECK_INT(o.n_calls, 1);
     expect_call(&o, kind, 0, "now", "{}");
-    outcome_free(&o);
+    llm_drive_result_free(&o);
   }
 }
 
@@ -461,7 +396,7 @@ static void test_followup_request(void) {
     llm_config cfg;
     config_for(&cfg, kind, stream);
     llm_request req = {.messages = msgs, .n_messages = sizeof msgs / sizeof *msgs, .tools = tools, .n_tools = 2};
-    outcome o;
+    llm_drive_result o;
     CHECK_INT(run_call(&cfg, &req, &o), AG_OK);
     CHECK_INT(o.err, AG_OK);
     CHECK_STR(o.text, "mock reply");
@@ -470,7 +405,7 @@ static void test_followup_request(void) {
     expected_body(&want, kind, stream, "Be brief.", followup_msgs(kind), tools_json(kind));
     expect_body(ag_buf_str(&want));
     ag_buf_free(&want);
-    outcome_free(&o);
+    llm_drive_result_free(&o);
   }
 }
 
@@ -482,12 +417,12 @@ static void test_round_trip(void) {
     llm_config cfg;
     config_for(&cfg, kind, stream);
     const char *sys = "[[mock tool=now after_tool=\"It is noon.\"]]";
-    outcome first;
+    llm_drive_result first;
     run_prompt(&cfg, sys, "What time is it?", 1, &first);
     CHECK_INT(first.err, AG_OK);
     CHECK_INT(first.n_calls, 1);
     if (first.n_calls != 1) {
-      outcome_free(&first);
+      llm_drive_result_free(&first);
       continue;
     }
     llm_tool_call call = first.calls[0];
@@ -498,7 +433,7 @@ static void test_round_trip(void) {
         {.role = "tool", .content = "{\"time\":\"12:00\"}", .tool_call_id = call.id, .tool_name = call.name},
     };
     llm_request req = {.messages = msgs, .n_messages = 4, .tools = tools, .n_tools = 2};
-    outcome second;
+    llm_drive_result second;
     CHECK_INT(run_call(&cfg, &req, &second), AG_OK);
     CHECK_INT(second.err, AG_OK);
     CHECK_STR(second.text, "It is noon.");
@@ -513,8 +448,8 @@ static void test_round_trip(void) {
     if (!strstr(q.body, tie)) fprintf(stderr, "  %s: no %s in %s\n", name_of(kind, stream), tie, q.body);
     CHECK(strstr(q.body, tie) != NULL);
     llm_server_request_free(&q);
-    outcome_free(&second);
-    outcome_free(&first);
+    llm_drive_result_free(&second);
+    llm_drive_result_free(&first);
   }
 }
 
@@ -535,7 +470,7 @@ static void test_malformed_arguments(void) {
       snprintf(sys, sizeof sys, "[[mock args_chunk=2 tool=get_weather args=%s tool2=now]]", q);
       free(q);
       cJSON_Delete(quoted);
-      outcome o;
+      llm_drive_result o;
       run_prompt(&cfg, sys, "hi", 1, &o);
       if (o.err) fprintf(stderr, "  %s: %s\n", name_of(kind, stream), o.info.message);
       CHECK_INT(o.err, AG_OK);
@@ -544,7 +479,7 @@ static void test_malformed_arguments(void) {
         CHECK_STR(o.calls[0].args_json, raw[i]);
         CHECK_STR(o.calls[1].args_json, "{}");
       }
-      outcome_free(&o);
+      llm_drive_result_free(&o);
     }
   }
 }
@@ -767,12 +702,12 @@ static void test_streamed_args_over_cap(void) {
     ag_buf_appends(&d, "\\\"}\"");
     CHECK_INT(llm_server_rule(srv, "BIGARGS", ag_buf_str(&d)), 0);
     ag_buf_free(&d);
-    outcome o;
+    llm_drive_result o;
     run_prompt(&cfg, "BIGARGS", "hi", 1, &o);
     CHECK_INT(o.err, AG_ERR_LLM);
     CHECK_STR(o.info.type, "too_big");
     CHECK_INT(o.n_calls, 0);
-    outcome_free(&o);
+    llm_drive_result_free(&o);
   }
 }
 

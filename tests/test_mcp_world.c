@@ -253,8 +253,7 @@ static void env_variables_read_at_start(void) {
   const char *env[] = {"AGORA_TEST_MCP_TOKEN=s3cr3t-value", NULL};
   const char *run[] = {"run", w, "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(run, NULL, env, &r);
   CHECK(has(r.out, "env FAKE_TOKEN=tok-[redacted]")); /* it reached the server, and came back scrubbed */
   CHECK(has(r.out, "denied for header Bearer tok-[redacted]"));
   CHECK(!strstr(r.out, "s3cr3t") && !strstr(r.err, "s3cr3t"));
@@ -357,8 +356,7 @@ static void http_server_in_a_world(void) {
   const char *env[] = {"AGORA_TEST_MCP_TOKEN=t0k", NULL};
   const char *run[] = {"run", w, "--no-save", "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(run, NULL, env, &r);
   CHECK_HAS(r.out, "Echo: over http", "42");
   CHECK(!strstr(r.out, "mcp-error"));
   proc_result_free(&r);

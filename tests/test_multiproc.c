@@ -193,16 +193,14 @@ static void test_held_chat(void) {
   const char *con2[] = {"console", world, "--db", db, NULL};
   char load[96];
   snprintf(load, sizeof load, "/load %s\n", id);
-  CHECK_INT(proc_agora(con2, load, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(con2, load, NULL, &r);
   CHECK(strstr(r.out, "-- new-chat-created: id=") != NULL);
   CHECK(strstr(r.err, "error: /load: chat '") && strstr(r.err, "is in use by another agora process") &&
         strstr(r.err, pid));
   proc_result_free(&r);
 
   const char *nw[] = {"chats", "new", "--db", db, NULL};
-  CHECK_INT(proc_agora(nw, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(nw, NULL, NULL, &r);
   CHECK(strncmp(r.out, id, strlen(id)) != 0); /* not the held chat */
   proc_result_free(&r);
 
@@ -214,15 +212,12 @@ static void test_held_chat(void) {
 
   kill(c.pid, SIGKILL);
   CHECK_INT(con_end(&c), 128 + SIGKILL);
-  CHECK_INT(proc_agora(cont, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(cont, NULL, NULL, &r);
   proc_result_free(&r);
   check_chat(db, id, 2 + 2 * STEPS);
-  CHECK_INT(proc_agora(del, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(del, NULL, NULL, &r);
   proc_result_free(&r);
-  CHECK_INT(proc_agora(wdel, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(wdel, NULL, NULL, &r);
   /* The 2nd console's chat and the one `chats new` made: the held chat stayed the world's current one
    * (issue 23 item 8), so neither was current and `chats new` had none to reuse. */
   CHECK(strstr(r.out, "deleted world busy and 2 chats\n") != NULL);

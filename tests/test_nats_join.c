@@ -8,6 +8,7 @@
 #include "support/proc.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -138,8 +139,7 @@ static void test_console_and_serve(void) {
   /* another process publishes: the console and serve's stream show it and the host's answer */
   const char *run[] = {"run", world, "--nats", url, "--no-save", "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(run, NULL, NULL, &r);
   proc_result_free(&r);
   CHECK(file_wait_for(t.cout, "human: @alice hello from run\n", 20000));
   CHECK(file_wait_for(t.cout, "alice: @human alice one\n", 20000));
@@ -213,16 +213,21 @@ static char *chat_rows(const char *db) {
   return out;
 }
 
-/* Waits until GET path on serve holds needle. */
-static int serve_shows(const serve_proc *sp, const char *path, const char *needle, long ms) {
-  for (long t = 0; t <= ms; t += 100) {
-    http_reply hr;
-    int found = !http_call(sp->base, "GET", path, NULL, 0, NULL, &hr) && hr.body && strstr(hr.body, needle);
-    http_reply_free(&hr);
-    if (found) return 1;
-    usleep(100 * 1000);
+/* What every database copy must come to hold: the renamed chat, and not the deleted one. */
+typedef struct copies_goal {
+  const char *const *dbs;
+  const char *gone;
+} copies_goal;
+
+static int copies_agree(void *arg) {
+  const copies_goal *g = arg;
+  int seen = 0;
+  for (int i = 0; i < 3; i++) {
+    char *rows = chat_rows(g->dbs[i]);
+    seen += rows && strstr(rows, "|Second renamed\n") && !strstr(rows, g->gone);
+    free(rows);
   }
-  return 0;
+  return seen == 3;
 }
 
 /* Chat records in the world's bucket: a chat started, renamed or deleted in one process is so in every
@@ -234,12 +239,12 @@ static void test_chat_records(void) {
   say(in, "@alice first chat\n");
   CHECK(file_wait_for(t.cout, "alice: @human alice one\n", 20000));
   /* the title comes from the first human words in every copy */
-  CHECK(serve_shows(&t.sp, "/api/worlds/duo", "\"title\":\"First chat\"", 10000));
+  CHECK(serve_wait_body(&t.sp, "/api/worlds/duo", "\"title\":\"First chat\"", 10000));
   say(in, "/new\n@bob second chat\n");
   CHECK(file_wait_for(t.cout, "bob: @human bob one\n", 20000));
   say(in, "/title Second renamed\n");
-  CHECK(serve_shows(&t.sp, "/api/worlds/duo", "\"title\":\"Second renamed\"", 10000));
-  CHECK(serve_shows(&t.sp, "/api/worlds/duo/chats", "\"title\":\"First chat\"", 1000));
+  CHECK(serve_wait_body(&t.sp, "/api/worlds/duo", "\"title\":\"Second renamed\"", 10000));
+  CHECK(serve_wait_body(&t.sp, "/api/worlds/duo/chats", "\"title\":\"First chat\"", 1000));
   /* serve deletes the first chat: gone from the console's copy too */
   char first[64] = "";
   char *rows = chat_rows(t.cdb);
@@ -261,17 +266,9 @@ static void test_chat_records(void) {
   char listed[128];
   snprintf(listed, sizeof listed, "Second renamed\n");
   CHECK(file_wait_for(t.cout, listed, 10000));
-  /* wait (up to 60 s) until the delete and the rename have reached every copy, as seen by `chats list` */
+  /* wait until the delete and the rename have reached every copy, as seen by `chats list` */
   const char *dbs[] = {t.cdb, t.sdb, t.hdb};
-  for (int round = 0, seen = 0; seen < 3 && round < 600; round++) {
-    seen = 0;
-    for (int i = 0; i < 3; i++) {
-      char *rows = chat_rows(dbs[i]);
-      seen += rows && strstr(rows, "|Second renamed\n") && !strstr(rows, first);
-      free(rows);
-    }
-    if (seen < 3) usleep(100 * 1000);
-  }
+  CHECK(wait_until_every(copies_agree, &(copies_goal){.dbs = dbs, .gone = first}, 60000, 100));
   trio_stop(&t);
   /* every copy holds the same chats with the same titles: the second one, renamed */
   char *a = chat_rows(t.cdb), *b = chat_rows(t.sdb), *c = chat_rows(t.hdb);
@@ -306,16 +303,14 @@ static void test_run_chat(void) {
   pid_t h = host_up(world, url, "rc", "duo");
   const char *first[] = {"run", world, "--nats", url, "--db", nats_path("runchat1.db"), "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(first, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(first, NULL, NULL, &r);
   char chat[64] = "";
   const char *p = strstr(r.out, "\"chat\":\"");
   if (p) snprintf(chat, sizeof chat, "%.*s", (int)strcspn(p + 8, "\""), p + 8);
   proc_result_free(&r);
   CHECK(chat[0] != '\0');
   const char *again[] = {"run", world, "--nats", url, "--db", db, "--chat", chat, "--json", NULL};
-  CHECK_INT(proc_agora(again, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(again, NULL, NULL, &r);
   char *m = proc_messages(r.out);
   CHECK_STR(m, "human|human|@alice hello from run\nalice|agent|@human alice two\n"); /* the chat goes on */
   free(m);
@@ -325,15 +320,9 @@ static void test_run_chat(void) {
                  "human|human|@alice hello from run\nalice|agent|@human alice two\n");
   free(all);
   const char *other[] = {"run", world, "--nats", url, "--db", db, "--chat", "0000000000000", NULL};
-  CHECK_INT(proc_agora(other, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "only that chat can be continued with --nats") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(other, NULL, "only that chat can be continued with --nats", NULL);
   const char *resume[] = {"run", world, "--nats", url, "--db", db, "--resume", chat, NULL};
-  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--resume cannot go with --nats") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(resume, NULL, "--resume cannot go with --nats", NULL);
   CHECK_INT(agora_stop(h, SIGTERM), 0);
   nats_node_stop(&node, SIGTERM);
 }
@@ -432,15 +421,9 @@ static void test_usage(void) {
   unit_write_file(world, duo_world);
   proc_result r;
   const char *no_value[] = {"console", world, "--nats", NULL};
-  CHECK_INT(proc_agora(no_value, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--nats needs a value") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(no_value, NULL, "--nats needs a value", NULL);
   const char *no_world[] = {"serve", "--nats", "nats://127.0.0.1:1", "--db", nats_path("u.db"), NULL};
-  CHECK_INT(proc_agora(no_world, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--nats needs the world file") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(no_world, NULL, "--nats needs the world file", NULL);
   /* no server there: exit 2 at once, naming it */
   const char *con[] = {"console", world, "--db", nats_path("u.db"), "--nats", "nats://127.0.0.1:1", NULL};
   CHECK_INT(proc_agora(con, "hello\n", NULL, &r), 0);
@@ -448,10 +431,7 @@ static void test_usage(void) {
   CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
   proc_result_free(&r);
   const char *srv[] = {"serve", world, "--db", nats_path("u.db"), "--listen", "127.0.0.1:0", "--nats", "nats://127.0.0.1:1", NULL};
-  CHECK_INT(proc_agora(srv, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "cannot connect to NATS at") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(srv, NULL, "cannot connect to NATS at", NULL);
 }
 
 int main(int argc, char **argv) {

@@ -68,8 +68,7 @@ static void run_and_search(const char *tag, const char *url, const char *store, 
   pid_t h = agora_spawn(host, hout, herr, env);
   CHECK(file_wait_for(herr, "hosting world duo", 20000));
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(run, NULL, env, &r);
   if (r.status) fprintf(stderr, "%s: run: %s\n", tag, r.err);
   char *m = proc_messages(r.out);
   CHECK_STR(m, "human|human|@alice hello over a secure link\nalice|agent|@human alice one\n"

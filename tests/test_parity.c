@@ -12,6 +12,7 @@
 #include "support/suite.h"
 #include "support/tty.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -75,8 +76,7 @@ static const parity_chat *reference(char **said) {
   if (g_have_ref) return &g_ref;
   const char *args[] = {"run", g_world, "--db", path_of("run.db"), "--yes", "--answers", g_answers, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   if (r.status) fprintf(stderr, "  run: %s", r.err);
   g_have_ref = !r.status && !parity_chat_load(path_of("run.db"), &g_ref);
   if (said) *said = g_have_ref ? said_by(r.out, r.err, &g_ref) : NULL;
@@ -113,8 +113,7 @@ static void door_run(void) {
 /* A door that runs to its end with piped input (may be NULL): exit 0, then check_door on its db. */
 static void door_piped(const char *door, const char *const *args, const char *input, const char *db) {
   proc_result r;
-  CHECK_INT(proc_agora(args, input, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, input, NULL, &r);
   check_door(door, db, r.out, r.err);
   proc_result_free(&r);
 }
@@ -158,32 +157,45 @@ static cJSON *world_state(const serve_proc *sp) {
   return j;
 }
 
+/* What a poll of the world waits for: a pending approval for tool (its id, once seen), or seq
+ * messages with nobody thinking. */
+typedef struct world_goal {
+  const serve_proc *sp;
+  const char *tool;
+  long id;
+  int seq;
+} world_goal;
+
+static int approval_shows(void *arg) {
+  world_goal *g = arg;
+  cJSON *j = world_state(g->sp), *a;
+  cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "approvals"))
+    if (cJSON_IsString(cJSON_GetObjectItem(a, "tool")) && !strcmp(cJSON_GetObjectItem(a, "tool")->valuestring, g->tool))
+      g->id = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(a, "id"));
+  cJSON_Delete(j);
+  return g->id >= 0;
+}
+
+static int world_quiet(void *arg) {
+  const world_goal *g = arg;
+  cJSON *j = world_state(g->sp);
+  int done = j && cJSON_GetNumberValue(cJSON_GetObjectItem(j, "last_seq")) == g->seq &&
+             cJSON_GetNumberValue(cJSON_GetObjectItem(j, "thinking")) == 0;
+  cJSON_Delete(j);
+  return done;
+}
+
 /* Polls the world until a pending approval for tool shows; its id, or -1 after 30 s. */
 static long wait_approval(const serve_proc *sp, const char *tool) {
-  for (int i = 0; i < 1500; i++) {
-    cJSON *j = world_state(sp), *a;
-    long id = -1;
-    cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "approvals"))
-      if (cJSON_IsString(cJSON_GetObjectItem(a, "tool")) && !strcmp(cJSON_GetObjectItem(a, "tool")->valuestring, tool))
-        id = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(a, "id"));
-    cJSON_Delete(j);
-    if (id >= 0) return id;
-    usleep(20000);
-  }
-  unit_fail_(__FILE__, __LINE__, "serve: no approval for %s came", tool);
-  return -1;
+  world_goal g = {.sp = sp, .tool = tool, .id = -1};
+  if (!wait_until_every(approval_shows, &g, 30000, 20))
+    unit_fail_(__FILE__, __LINE__, "serve: no approval for %s came", tool);
+  return g.id;
 }
 
 /* Polls the world until it holds seq messages and nobody is thinking; 0, or -1 after 30 s. */
 static int wait_quiet(const serve_proc *sp, int seq) {
-  for (int i = 0; i < 1500; i++) {
-    cJSON *j = world_state(sp);
-    int done = j && cJSON_GetNumberValue(cJSON_GetObjectItem(j, "last_seq")) == seq &&
-               cJSON_GetNumberValue(cJSON_GetObjectItem(j, "thinking")) == 0;
-    cJSON_Delete(j);
-    if (done) return 0;
-    usleep(20000);
-  }
+  if (wait_until_every(world_quiet, &(world_goal){.sp = sp, .seq = seq}, 30000, 20)) return 0;
   unit_fail_(__FILE__, __LINE__, "serve: the world never held %d messages, quiet", seq);
   return -1;
 }
@@ -201,10 +213,7 @@ static void answer(const serve_proc *sp, long id, const char *body) {
 static void serve_door(const char *door, const char *db, void (*drive)(const serve_proc *sp)) {
   const char *args[] = {g_world, "--db", db, NULL};
   serve_proc sp;
-  if (serve_proc_start(g_tmp, args, NULL, &sp)) {
-    CHECK(!"agora serve did not start");
-    return;
-  }
+  if (SERVE_START(g_tmp, args, NULL, &sp)) return;
   drive(&sp);
   wait_quiet(&sp, 2);
   CHECK_INT(serve_proc_stop(&sp), 0);
@@ -259,8 +268,7 @@ static void door_host_nats(void) {
   CHECK(h > 0 && file_wait_for(path_of("host.err"), "agora: holding Clerk", 30000));
   const char *run[] = {"run", g_world, "--db", path_of("nats.db"), "--nats", url, "--answers", g_answers, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(run, NULL, NULL, &r);
   CHECK_INT(h > 0 ? agora_stop(h, SIGTERM) : 0, 0);
   nats_node_stop(&node, SIGTERM);
   char *out = unit_read_file(path_of("host.out")), *err = unit_read_file(path_of("host.err"));

@@ -2,6 +2,7 @@
  * server with enforced limits (10 requests a window; the window shortened to 1 s on both sides, as
  * AGORA_RATE_WINDOW_MS allows): with `rate_limits` set, every agent answers and the server refuses none;
  * without configuration, one burst of 429s at most, a rate-limited event, and every agent still answers;
+ * max_concurrency holds at the server (the most requests it answers at once);
  * bad `rate_limits` fields are refused with their JSON paths. */
 #include "support/llm_server.h"
 #include "support/proc.h"
@@ -79,8 +80,7 @@ static void unconfigured_adapts(void) {
   llm_server_set_limits(srv, WINDOW_MS, RPM, 0);
   const char *args[] = {"run", crowd("u.json", ""), "--json", "--no-save", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, env, &r);
   CHECK_INT((long)count(r.out, "\"kind\":\"agent\""), AGENTS);
   size_t rejected = llm_server_rejected(srv);
   CHECK(rejected > 0 && rejected <= AGENTS - RPM); /* the first burst, and nothing after */
@@ -93,11 +93,40 @@ static void unconfigured_adapts(void) {
   llm_server_set_limits(srv, WINDOW_MS, RPM, 0);
   const char *dflt[] = {"run", crowd("d.json", "\"rate_limits\": {\"default\": {\"rpm\": 10}},"), "--json", "--no-save",
                         NULL};
-  CHECK_INT(proc_agora(dflt, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(dflt, NULL, env, &r);
   CHECK_INT((long)llm_server_rejected(srv), 0);
   proc_result_free(&r);
   llm_server_set_limits(srv, WINDOW_MS, 0, 0);
+}
+
+/* max_concurrency: with every reply held 150 ms, the server never answers more than N of the world's
+ * requests at once, and every agent answers; the same world without the limit goes past N (so the
+ * count can see a limit that does not hold). */
+static void max_concurrency_holds(void) {
+  enum { N = 3 };
+  llm_server_reset(srv);
+  llm_server_set_limits(srv, WINDOW_MS, 0, 0);
+  llm_server_rule(srv, NULL, "latency=150");
+  char extra[256];
+  snprintf(extra, sizeof extra, "\"rate_limits\": {\"%s\": {\"max_concurrency\": %d}},", llm_server_url(srv, "/v1"), N);
+  const char *args[] = {"run", crowd("mc.json", extra), "--json", "--no-save", NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK_INT((long)count(r.out, "\"kind\":\"agent\""), AGENTS);
+  CHECK_INT((long)llm_server_request_count(srv), AGENTS);
+  size_t peak = llm_server_peak_concurrency(srv);
+  CHECK(peak >= 1 && peak <= N);
+  if (r.status || peak > N) fprintf(stderr, "  peak %zu\n  err: %s\n", peak, r.err);
+  proc_result_free(&r);
+  llm_server_reset(srv);
+  llm_server_rule(srv, NULL, "latency=150");
+  const char *free_args[] = {"run", crowd("mc-free.json", ""), "--json", "--no-save", NULL};
+  CHECK_INT(proc_agora(free_args, NULL, env, &r), 0);
+  CHECK_INT(r.status, 0);
+  CHECK((long)llm_server_peak_concurrency(srv) > N);
+  proc_result_free(&r);
+  llm_server_reset(srv);
 }
 
 static void bad_fields_are_named(void) {
@@ -119,6 +148,7 @@ static void bad_fields_are_named(void) {
 static const unit_test tests[] = {
     UNIT(configured_limits_no_429),
     UNIT(unconfigured_adapts),
+    UNIT(max_concurrency_holds),
     UNIT(bad_fields_are_named),
 };
 

@@ -9,6 +9,7 @@
 #include "support/proc.h"
 #include "support/suite.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -17,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define N_AGENTS 50
@@ -115,11 +115,10 @@ static pid_t spawn(const char *const *args, const char *tag) {
   return proc_spawn(args, -1, out, out, NULL);
 }
 
-/* Waits until the server has seen want requests (observed progress; bounded so a broken build fails
- * instead of hanging), then SIGKILLs pid. Returns the requests seen. */
+/* Waits until the server has seen want requests (observed progress, against a deadline so that a
+ * broken build fails instead of hanging), then SIGKILLs pid. Returns the requests seen. */
 static size_t kill_when_seen(pid_t pid, size_t want) {
-  struct timespec tick = {0, 5 * 1000 * 1000};
-  for (int i = 0; i < 12000 && llm_server_request_count(srv) < want; i++) nanosleep(&tick, NULL);
+  CHECK(llm_server_wait_requests(srv, want, 60000));
   size_t seen = llm_server_request_count(srv);
   kill(pid, SIGKILL);
   int st;
@@ -180,8 +179,7 @@ static void only_chat(const char *db, char *id, size_t cap) {
   const char *args[] = {"chats", "list", "--json", "--db", db, NULL};
   proc_result r;
   id[0] = '\0';
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   cJSON *j = cJSON_Parse(r.out);
   CHECK(j && !strchr(strchr(r.out, '\n') + 1, '{')); /* one line */
   if (j) snprintf(id, cap, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(j, "id")));
@@ -222,8 +220,7 @@ static void killed_run_resumes(void) {
   llm_server_reset(srv);
   llm_server_rule(srv, "", "reply=\"@human here\"");
   proc_result r;
-  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(resume, NULL, NULL, &r);
   CHECK_INT(llm_server_request_count(srv), 0);
   size_t errs = 0;
   for (const char *p = r.out; (p = strstr(p, "not re-run twice")); p++) errs++;
@@ -239,8 +236,7 @@ static void resume_answers_each_once(void) {
   crash_run("db2", db, chat);
   const char *resume[] = {"run", "--resume", chat, "--db", db, "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(resume, NULL, NULL, &r);
   CHECK_INT(llm_server_request_count(srv), N_AGENTS); /* each agent asked again, once */
   /* One turns-resumed event says so, naming them (issue 23 item 6). */
   CHECK(strstr(r.out, "\"event\":\"turns-resumed\"") && strstr(r.out, "\"replies\":50,\"agents\":\"a01, a02, "));
@@ -260,8 +256,7 @@ static void resume_answers_each_once(void) {
   CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
   proc_result_free(&r);
   const char *console[] = {"console", "--db", db, NULL};
-  CHECK_INT(proc_agora(console, "/quit\n", NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(console, "/quit\n", NULL, &r);
   proc_result_free(&r);
   CHECK_INT(llm_server_request_count(srv), 0);
   count(db, chat, &t);
@@ -276,15 +271,13 @@ static void console_resumes(void) {
     proc_result r;
     if (load) { /* another chat is current: the console starts there, then loads this one */
       const char *fresh[] = {"chats", "new", "--db", db, NULL};
-      CHECK_INT(proc_agora(fresh, NULL, NULL, &r), 0);
-      CHECK_INT(r.status, 0);
+      PROC_OK(fresh, NULL, NULL, &r);
       proc_result_free(&r);
     }
     if (load) snprintf(line, sizeof line, "/load %s\n/quit\n", chat);
     else snprintf(line, sizeof line, "/quit\n");
     const char *console[] = {"console", "--db", db, NULL};
-    CHECK_INT(proc_agora(console, line, NULL, &r), 0);
-    CHECK_INT(r.status, 0);
+    PROC_OK(console, line, NULL, &r);
     proc_result_free(&r);
     CHECK_INT(llm_server_request_count(srv), N_AGENTS);
     tally t;
@@ -310,7 +303,7 @@ static int queued_txn(store_txn *txn, void *arg) {
 }
 
 /* Whether the database in db holds a turn-queued step yet (read-only, beside the writer). */
-static int has_queued(const char *db) {
+static int has_queued(void *db) {
   store *st = NULL;
   int seen = 0;
   if (store_open_read(db, &st, NULL) == AG_OK) store_read(st, queued_txn, &seen, NULL);
@@ -338,8 +331,7 @@ static void queued_turn_resumes(void) {
   llm_server_rule(srv, "", "stall=1");
   const char *run[] = {"run", path, "--db", db, "--json", NULL};
   pid_t pid = spawn(run, "run-queued");
-  struct timespec tick = {0, 5 * 1000 * 1000};
-  for (int i = 0; i < 12000 && !has_queued(db); i++) nanosleep(&tick, NULL);
+  CHECK(wait_until(has_queued, db, 60000));
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
   only_chat(db, chat, sizeof chat);
@@ -347,8 +339,7 @@ static void queued_turn_resumes(void) {
   llm_server_rule(srv, "", "reply=\"@human done\"");
   const char *resume[] = {"run", "--resume", chat, "--db", db, "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(resume, NULL, NULL, &r);
   char *msgs = proc_messages(r.out);
   /* a01 answers the human first (its memory ends with it), then a02. */
   CHECK(msgs && strstr(msgs, "a01|agent|") && strstr(strstr(msgs, "a01|agent|") + 1, "a01|agent|"));
@@ -381,8 +372,7 @@ static void interrupted_is_not_resumed(void) {
   llm_server_rule(srv, "", "stall=1");
   const char *run[] = {"run", world_path(), "--db", db, "--json", NULL};
   pid_t pid = spawn(run, "run-int");
-  struct timespec tick = {0, 5 * 1000 * 1000};
-  for (int i = 0; i < 12000 && llm_server_request_count(srv) < N_AGENTS; i++) nanosleep(&tick, NULL);
+  CHECK(llm_server_wait_requests(srv, N_AGENTS, 60000));
   kill(pid, SIGINT);
   int st;
   waitpid(pid, &st, 0);
@@ -394,8 +384,7 @@ static void interrupted_is_not_resumed(void) {
   llm_server_reset(srv);
   const char *resume[] = {"run", "--resume", chat, "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(resume, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(resume, NULL, NULL, &r);
   proc_result_free(&r);
   CHECK_INT(llm_server_request_count(srv), 0);
 }
@@ -404,22 +393,12 @@ static void interrupted_is_not_resumed(void) {
 static void resume_usage(void) {
   char db[4096];
   snprintf(db, sizeof db, "%s/db3", tmp);
-  proc_result r;
   const char *no_chat[] = {"run", "--resume", "nosuch", "--db", db, NULL};
-  CHECK_INT(proc_agora(no_chat, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "nosuch") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(no_chat, NULL, "nosuch", NULL);
   const char *both[] = {"run", "--resume", "x", "--chat", "y", NULL};
-  CHECK_INT(proc_agora(both, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--chat and --resume") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(both, NULL, "--chat and --resume", NULL);
   const char *bare[] = {"run", "--resume", NULL};
-  CHECK_INT(proc_agora(bare, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--resume needs a value") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(bare, NULL, "--resume needs a value", NULL);
 }
 
 static const unit_test tests[] = {

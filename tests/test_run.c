@@ -20,16 +20,14 @@ static char *tmp;
 
 static const char *tmp_file(const char *name, const char *text) { return suite_file(tmp, name, text); }
 
-/* Runs a world file with --json --no-save and returns the compact transcript (caller frees). */
-static char *run_world(const char *path, int *status) {
+/* Runs the world file at path with --json --no-save: it must exit 0 and print the transcript want
+ * (proc_messages' form); a failure is the caller's case, at its line. */
+#define EXPECT_RUN(path, want) expect_run_(__FILE__, __LINE__, path, want)
+static void expect_run_(const char *file, int line, const char *path, const char *want) {
   const char *args[] = {"run", path, "--json", "--no-save", NULL};
   proc_result r;
-  if (proc_agora(args, NULL, NULL, &r)) return NULL;
-  *status = r.status;
-  if (r.status) fprintf(stderr, "  stderr: %s\n", r.err);
-  char *msgs = proc_messages(r.out);
+  if (proc_ok_(file, line, args, NULL, NULL, &r)) proc_check_messages_(file, line, r.out, want);
   proc_result_free(&r);
-  return msgs;
 }
 
 static void vectors_worlds(void) {
@@ -39,9 +37,6 @@ static void vectors_worlds(void) {
   cJSON_ArrayForEach(v, worlds) {
     char *wjson = cJSON_PrintUnformatted(cJSON_GetObjectItem(v, "world"));
     const char *path = tmp_file("vector.json", wjson);
-    int status = -1;
-    char *got = run_world(path, &status);
-    CHECK_INT(status, 0);
     char want[8192] = "";
     const cJSON *m;
     cJSON_ArrayForEach(m, cJSON_GetObjectItem(v, "messages")) {
@@ -52,71 +47,57 @@ static void vectors_worlds(void) {
       strcat(want, cJSON_GetObjectItem(m, "text")->valuestring);
       strcat(want, "\n");
     }
-    CHECK_STR(got, want);
-    free(got);
+    EXPECT_RUN(path, want);
     free(wjson);
   }
   cJSON_Delete(root);
 }
 
 static void example_relay(void) {
-  int status = -1;
-  char *got = run_world(unit_src_path("examples/relay.json"), &status);
-  CHECK_INT(status, 0);
-  CHECK_STR(got,
-            "human|human|@Ann the relay starts now, take the baton.\n"
-            "ann|agent|@ben\n\nBaton received, off I go.\n"
-            "ben|agent|@cat\n\nHalfway there! Over to the anchor.\n"
-            "cat|agent|Crossed the line. Relay complete.\n");
-  free(got);
+  EXPECT_RUN(unit_src_path("examples/relay.json"),
+             "human|human|@Ann the relay starts now, take the baton.\n"
+             "ann|agent|@ben\n\nBaton received, off I go.\n"
+             "ben|agent|@cat\n\nHalfway there! Over to the anchor.\n"
+             "cat|agent|Crossed the line. Relay complete.\n");
 }
 
 static void example_debate_stops_at_turn_limit(void) {
-  int status = -1;
-  char *got = run_world(unit_src_path("examples/debate.json"), &status);
-  CHECK_INT(status, 0);
-  CHECK_STR(got,
-            "human|human|@alice Is C still relevant in 2026? Start the debate with Bob.\n"
-            "alice|agent|@bob C still runs the kernels, databases and runtimes everything else stands on.\n"
-            "bob|agent|@alice New systems code is increasingly written in memory-safe languages.\n"
-            "alice|agent|@bob Memory safety is a discipline and a toolchain, not only a language feature.\n"
-            "bob|agent|@alice Sanitizers find bugs; they do not prevent them.\n"
-            "alice|agent|@bob Fifty years of libraries say otherwise.\n"
-            "bob|agent|@alice Libraries can be wrapped, and they are.\n"
-            "alice|turn-limit|@human Turn limit reached (3 LLM calls). Please take control of the conversation.\n");
-  free(got);
+  EXPECT_RUN(unit_src_path("examples/debate.json"),
+             "human|human|@alice Is C still relevant in 2026? Start the debate with Bob.\n"
+             "alice|agent|@bob C still runs the kernels, databases and runtimes everything else stands on.\n"
+             "bob|agent|@alice New systems code is increasingly written in memory-safe languages.\n"
+             "alice|agent|@bob Memory safety is a discipline and a toolchain, not only a language feature.\n"
+             "bob|agent|@alice Sanitizers find bugs; they do not prevent them.\n"
+             "alice|agent|@bob Fifty years of libraries say otherwise.\n"
+             "bob|agent|@alice Libraries can be wrapped, and they are.\n"
+             "alice|turn-limit|@human Turn limit reached (3 LLM calls). Please take control of the conversation.\n");
 }
 
 static void example_town_hall(void) {
-  int status = -1;
-  char *got = run_world(unit_src_path("examples/town-hall.json"), &status);
-  CHECK_INT(status, 0);
   /* Six public answers (streamed word by word, so the shortest finishes first), then only the mayor
    * answers what is addressed to it; a remark about the engineer addresses no one. Each scripted reply
    * answers the question it follows (issue 23 item 18): the budget line answers "can we afford it?",
    * the vote answers "what happens next?". */
-  CHECK_STR(got,
-            "world|world|The town hall meeting opens. Question of the night: should the town build a new library?\n"
-            "teacher|agent|Yes, with a children's room, please.\n"
-            "librarian|agent|Yes. The old building floods every spring.\n"
-            "engineer|agent|Possible, but the road works cannot wait forever.\n"
-            "student|agent|Longer opening hours, and quiet rooms for exams!\n"
-            "mayor|agent|A library for every neighbourhood, if the numbers work.\n"
-            "baker|agent|Only if it has a café. People need a reason to stay.\n"
-            "human|human|@mayor can we afford it?\n"
-            "mayor|agent|We have the budget if we delay the road works by a year.\n"
-            "human|human|I think the @engineer is worried about the roads.\n"
-            "human|human|@Mayor what happens next?\n"
-            "mayor|agent|Then we vote next Tuesday.\n");
-  free(got);
+  EXPECT_RUN(unit_src_path("examples/town-hall.json"),
+             "world|world|The town hall meeting opens. Question of the night: should the town build a new library?\n"
+             "teacher|agent|Yes, with a children's room, please.\n"
+             "librarian|agent|Yes. The old building floods every spring.\n"
+             "engineer|agent|Possible, but the road works cannot wait forever.\n"
+             "student|agent|Longer opening hours, and quiet rooms for exams!\n"
+             "mayor|agent|A library for every neighbourhood, if the numbers work.\n"
+             "baker|agent|Only if it has a café. People need a reason to stay.\n"
+             "human|human|@mayor can we afford it?\n"
+             "mayor|agent|We have the budget if we delay the road works by a year.\n"
+             "human|human|I think the @engineer is worried about the roads.\n"
+             "human|human|@Mayor what happens next?\n"
+             "mayor|agent|Then we vote next Tuesday.\n");
 }
 
 /* The NDJSON lines carry every field of docs/cli.md, seq counts from 1, and events are there too. */
 static void json_output_fields(void) {
   const char *args[] = {"run", unit_src_path("examples/relay.json"), "--json", "--no-save", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   int seq = 0, events = 0, lines = 0;
   for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
     lines++;
@@ -167,8 +148,7 @@ static void json_stream_chunks(void) {
 static void plain_output(void) {
   const char *args[] = {"run", unit_src_path("examples/debate.json"), "--no-save", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   CHECK(strncmp(r.out, "human: @alice Is C still relevant in 2026? Start the debate with Bob.\n\n"
                        "alice: @bob C still runs", 94) == 0);
   CHECK(strstr(r.out, "\n-- turn-limit: agent=alice limit=3\n") != NULL);
@@ -182,13 +162,11 @@ static void plain_output(void) {
 static void help_and_usage(void) {
   proc_result r;
   const char *h[] = {"--help", NULL};
-  CHECK_INT(proc_agora(h, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(h, NULL, NULL, &r);
   CHECK(strstr(r.out, "run WORLD.json") != NULL && strstr(r.out, "replay") != NULL);
   proc_result_free(&r);
   const char *rh[] = {"run", "--help", NULL};
-  CHECK_INT(proc_agora(rh, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(rh, NULL, NULL, &r);
   CHECK(strstr(r.out, "--no-save") != NULL && strstr(r.out, "--chat ID") != NULL);
   proc_result_free(&r);
   const char *none[] = {NULL};
@@ -196,20 +174,11 @@ static void help_and_usage(void) {
   CHECK_INT(r.status, 2);
   proc_result_free(&r);
   const char *bad[] = {"frobnicate", NULL};
-  CHECK_INT(proc_agora(bad, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "unknown command 'frobnicate'") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(bad, NULL, "unknown command 'frobnicate'", NULL);
   const char *opt[] = {"run", unit_src_path("examples/relay.json"), "--jsn", NULL};
-  CHECK_INT(proc_agora(opt, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "unknown option '--jsn'") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(opt, NULL, "unknown option '--jsn'", NULL);
   const char *missing[] = {"run", NULL};
-  CHECK_INT(proc_agora(missing, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "missing WORLD.json") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(missing, NULL, "missing WORLD.json", NULL);
 }
 
 /* Each bad world file: exit 2, nothing on stdout, stderr names the file, the JSON path and the reason. */
@@ -275,11 +244,7 @@ static void bad_world_files(void) {
   }
   /* A file that does not exist names itself. */
   const char *args[] = {"run", "/nonexistent/world.json", NULL};
-  proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "/nonexistent/world.json") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(args, NULL, "/nonexistent/world.json", NULL);
 }
 
 /* An empty reply publishes nothing, says so in an llm-error event, and the turn still counts. */
@@ -291,8 +256,7 @@ static void empty_reply_counts(void) {
     "  {\"from\": \"agent-x\", \"text\": \"@a three\"}]}");
   const char *args[] = {"run", path, "--json", "--no-save", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   CHECK(strstr(r.out, "\"event\":\"llm-error\"") != NULL && strstr(r.out, "empty reply") != NULL);
   CHECK_MESSAGES(r.out, "human|human|@a one\n"
                         "agent-x|agent|@a two\n"
@@ -313,8 +277,7 @@ static void utf8_names_end_to_end(void) {
   snprintf(db, sizeof db, "%s/utf8-db", tmp);
   const char *args[] = {"run", path, "--json", "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   if (r.status) fprintf(stderr, "  stderr: %s\n", r.err);
   CHECK_MESSAGES(r.out, "human|human|@José hi\n"
                         "jose|agent|@村長 your turn\n"
@@ -322,8 +285,7 @@ static void utf8_names_end_to_end(void) {
                         "jose|agent|thanks\n");
   proc_result_free(&r);
   const char *list[] = {"chats", "list", "--db", db, NULL};
-  CHECK_INT(proc_agora(list, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(list, NULL, NULL, &r);
   CHECK(strstr(r.out, "cafe-creme") != NULL);
   proc_result_free(&r);
 }
@@ -335,8 +297,7 @@ static void unknown_mention_event(void) {
     " \"script\": [{\"from\": \"human\", \"text\": \"@bobb are you there?\"}]}");
   const char *args[] = {"run", path, "--no-save", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   CHECK_STR(r.out, "human: @bobb are you there?\n\n-- unknown-mention: sender=human names=[\"bobb\"] seq=1\n\n");
   proc_result_free(&r);
 }

@@ -146,8 +146,7 @@ static void window_never_opens_on_own_reply(void) {
     const char *args[] = {"run", three_questions(providers[p], 2, 1), "--no-save", NULL};
     const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
     proc_result r;
-    CHECK_INT(proc_agora(args, NULL, env, &r), 0);
-    CHECK_INT(r.status, 0);
+    PROC_OK(args, NULL, env, &r);
     proc_result_free(&r);
     CHECK_INT(llm_server_request_count(srv), 3);
     cJSON *body = request_body(2);
@@ -190,8 +189,7 @@ static void usage_every_provider_and_mode(void) {
       const char *args[] = {"run", world_file("u.json", json), "--json", "--db", db, NULL};
       const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
       proc_result r;
-      CHECK_INT(proc_agora(args, NULL, env, &r), 0);
-      CHECK_INT(r.status, 0);
+      PROC_OK(args, NULL, env, &r);
       const char *done = strstr(r.out, "\"event\":\"llm-done\"");
       long in = num_after(done, "\"input_tokens\":"), out = num_after(done, "\"output_tokens\":");
       if (in <= 0 || out <= 0) fprintf(stderr, "  %s stream=%d: %s\n", providers[p], stream, r.out);
@@ -201,8 +199,7 @@ static void usage_every_provider_and_mode(void) {
       if (c) sscanf(c + 8, "%63[^\"]", chat);
       proc_result_free(&r);
       const char *show[] = {"chats", "show", chat, "--db", db, "--json", NULL};
-      CHECK_INT(proc_agora(show, NULL, NULL, &r), 0);
-      CHECK_INT(r.status, 0);
+      PROC_OK(show, NULL, NULL, &r);
       /* Both calls are in the stored thread, and the total is their sum. */
       const char *first = strstr(r.out, "\"event\":\"llm-done\"");
       const char *second = first ? strstr(first + 1, "\"event\":\"llm-done\"") : NULL;
@@ -230,8 +227,7 @@ static void console_agents_show_tokens(void) {
            " {\"name\": \"bob\"}]}", base_url("ollama"));
   const char *args[] = {"console", "--db", db, world_file("c.json", json), NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, "@ann [[mock reply=\"a b c\"]] hi\n/agents\n", NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, "@ann [[mock reply=\"a b c\"]] hi\n/agents\n", NULL, &r);
   const char *line = strstr(r.out, "  ann  ollama");
   CHECK(line != NULL);
   CHECK(num_after(line, "tokens ") > 0);
@@ -296,8 +292,7 @@ static void missing_key_is_named(void) {
   proc_result_free(&r);
   CHECK_INT(llm_server_request_count(srv), 0);
   const char *script[] = {"run", file, "--no-save", "--provider", "script", NULL};
-  CHECK_INT(proc_agora(script, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(script, NULL, NULL, &r);
   proc_result_free(&r);
 }
 
@@ -317,8 +312,7 @@ static void many_agents_at_once(void) {
   snprintf(db, sizeof db, "%s/db-fan", tmp);
   const char *args[] = {"run", world_file("fan.json", json), "--json", "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, NULL, &r);
   int replies = 0;
   for (const char *p = r.out; (p = strstr(p, "\"text\":\"echo: human: Roll call!\"")); p++) replies++;
   CHECK_INT(replies, 200);
@@ -381,8 +375,7 @@ static void canary_key_used_never_written(void) {
   char chat[64] = "";
   CHECK_INT(proc_first_chat(db, chat, sizeof chat), 0);
   const char *exp[] = {"chats", "export", chat, "--db", db, "-o", snap, NULL};
-  CHECK_INT(proc_agora(exp, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(exp, NULL, NULL, &r);
   proc_result_free(&r);
   CHECK(!found_in_files(db, canary));
   CHECK(!found_in_files(db, "5d1f0c9e77aa"));
@@ -439,8 +432,7 @@ static void ask_human_answer_reaches_the_model(void) {
   const char *args[] = {"run", world_file("ask.json", json), "--json", "--no-save", "--answers", answers, NULL};
   const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(args, NULL, env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(args, NULL, env, &r);
   CHECK(strstr(r.out, "\"result\":{\"answer\":\"Lisbon in May\"},\"error\":false") != NULL);
   CHECK_MESSAGES(r.out, "human|human|@ann plan a trip\nann|agent|Noted.\n");
   proc_result_free(&r);

@@ -124,8 +124,7 @@ static void masked_key_echo_scrubbed(void) {
   fixture_find_id(r.out, "id", chat, sizeof chat);
   proc_result_free(&r);
   const char *exp[] = {"chats", "export", chat, "--db", db, "-o", snap, NULL};
-  CHECK_INT(proc_agora(exp, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(exp, NULL, NULL, &r);
   proc_result_free(&r);
   const char *show[] = {"chats", "show", chat, "--db", db, NULL};
   CHECK_INT(proc_agora(show, NULL, NULL, &r), 0);

@@ -42,9 +42,7 @@ static int start(const char *name, const char *world, serve_proc *sp, const char
   snprintf(w, sizeof w, "%s", wpath);
   snprintf(db, sizeof db, "%s/db-%s", tmp, name);
   const char *args[] = {w, "--db", db, NULL};
-  int rc = serve_proc_start(tmp, args, env, sp);
-  if (rc) unit_fail_(__FILE__, __LINE__, "agora serve did not start");
-  return rc;
+  return SERVE_START(tmp, args, env, sp);
 }
 
 

@@ -50,7 +50,9 @@ static void graph_of_a_week(void) {
   char db[1024], id[64] = "", path[256];
   snprintf(db, sizeof db, "%s/db-week", tmp);
   const char *run[] = {"run", unit_src_path("examples/week.json"), "--db", db, NULL};
-  PROC_OK(run);
+  proc_result r;
+  PROC_OK(run, NULL, NULL, &r);
+  proc_result_free(&r);
   CHECK_INT(proc_first_chat(db, id, sizeof id), 0);
   const char *args[] = {"--db", db, NULL};
   serve_proc sp;

@@ -45,9 +45,7 @@ static int start_ex(const char *name, const char *world, const char *db, const c
   if (unit_write_file(wpath, world)) return -1;
   const char *args[8] = {wpath, "--db", db ? db : dbdef, NULL};
   for (size_t i = 0; more && more[i] && i < 4; i++) args[3 + i] = more[i];
-  int rc = serve_proc_start(tmp, args, env, sp);
-  if (rc) unit_fail_(__FILE__, __LINE__, "agora serve did not start");
-  return rc;
+  return SERVE_START(tmp, args, env, sp);
 }
 
 static int start_at(const char *name, const char *world, const char *db, const char *const *env, serve_proc *sp) {

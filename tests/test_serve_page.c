@@ -69,29 +69,20 @@ static void page_in_chromium(void) {
   const char *args[] = {wpath, other, "--db", db, NULL};
   const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
   serve_proc sp;
-  if (serve_proc_start(tmp, args, env, &sp)) {
-    CHECK(!"agora serve did not start");
-  } else {
+  if (!SERVE_START(tmp, args, env, &sp)) {
     /* a transcript to see when the page opens */
     http_reply r;
     const char *hi = "{\"text\": \"@ann hi there\"}";
     http_call(sp.base, "POST", "/api/worlds/browser/messages", hi, strlen(hi), NULL, &r);
     CHECK_INT(r.status, 202);
     http_reply_free(&r);
-    for (long long end = now_ms() + wait_budget_ms(10000);; wait_nap_ms(50)) {
-      http_call(sp.base, "GET", "/api/worlds/browser", NULL, 0, NULL, &r);
-      int done = strstr(r.body, "\"last_seq\":2") != NULL;
-      http_reply_free(&r);
-      if (done || now_ms() >= end) break;
-    }
+    CHECK(serve_wait_body(&sp, "/api/worlds/browser", "\"last_seq\":2", 10000));
     run_page_script(&sp, "serve_page.png", NULL);
     CHECK_INT(serve_proc_stop(&sp), 0);
   }
   /* the same world behind a token: the page asks for it once */
   const char *tok_env[] = {"AGORA_TEST_KEY=sk-test-0123456789", "AGORA_TOKEN=page-token-123", NULL};
-  if (serve_proc_start(tmp, args, tok_env, &sp)) {
-    CHECK(!"agora serve did not start");
-  } else {
+  if (!SERVE_START(tmp, args, tok_env, &sp)) {
     run_page_script(&sp, "serve_page_token.png", "page-token-123");
     CHECK_INT(serve_proc_stop(&sp), 0);
   }
@@ -99,9 +90,7 @@ static void page_in_chromium(void) {
   char empty_db[1024];
   snprintf(empty_db, sizeof empty_db, "%s/empty-db", tmp);
   const char *empty_args[] = {"--db", empty_db, NULL};
-  if (serve_proc_start(tmp, empty_args, NULL, &sp)) {
-    CHECK(!"agora serve did not start");
-  } else {
+  if (!SERVE_START(tmp, empty_args, NULL, &sp)) {
     run_page_script(&sp, "serve_page_empty.png", "--empty");
     CHECK_INT(serve_proc_stop(&sp), 0);
   }
@@ -209,7 +198,9 @@ static void page_week(void) {
   snprintf(db, sizeof db, "%s/db", tmp);
   /* the example runs the week (five weekday mornings and the fair: six deliveries) into the database */
   const char *run[] = {"run", unit_src_path("examples/week.json"), "--db", db, NULL};
-  PROC_OK(run);
+  proc_result r;
+  PROC_OK(run, NULL, NULL, &r);
+  proc_result_free(&r);
   const char *args[] = {"--db", db, NULL};
   serve_proc sp;
   if (serve_proc_start(tmp, args, NULL, &sp)) {

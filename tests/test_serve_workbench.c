@@ -46,10 +46,7 @@ static int serve_files(const char *const *names, const char *const *texts, serve
   static char db[1024];
   snprintf(db, sizeof db, "%s/db-%s", tmp, names[0]);
   args[n++] = "--db", args[n++] = db, args[n] = NULL;
-  if (serve_proc_start(tmp, args, NULL, sp)) {
-    CHECK(!"agora serve did not start");
-    return -1;
-  }
+  if (SERVE_START(tmp, args, NULL, sp)) return -1;
   return 0;
 }
 
@@ -71,10 +68,7 @@ static void primary_is_first_named(void) {
   char db[1024];
   snprintf(db, sizeof db, "%s/db-zeta.json", tmp);
   const char *args[] = {"--db", db, NULL};
-  if (serve_proc_start(tmp, args, NULL, &sp)) {
-    CHECK(!"agora serve did not start");
-    return;
-  }
+  if (SERVE_START(tmp, args, NULL, &sp)) return;
   j = get_json(&sp, "GET", "/api/worlds", NULL, &st);
   CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "primary")));
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "worlds")), 2);
@@ -135,14 +129,17 @@ static void exports_and_search(const serve_proc *sp, const char *chat) {
   }
 }
 
+/* World "careful": its one agent calls save_context, which waits for the user's approval, then says so. */
+static const char careful_world[] =
+  "{\"name\": \"Careful\", \"agents\": [{\"name\": \"careful\", \"provider\": \"script\", \"tools\": ["
+  "{\"name\": \"save_context\", \"approve\": true}], \"replies\": ["
+  "{\"tool\": \"save_context\", \"args\": {\"message\": \"saved it\"}}, \"done saving\"]}]}";
+
 /* A tool approved over HTTP: its call and result come back with the messages (?steps=1), each after
  * the message it followed; answering the approval again is 409; an id never handed out is 404. */
 static void steps_and_approval_twice(void) {
   const char *names[] = {"careful.json", NULL};
-  const char *texts[] = {
-    "{\"name\": \"Careful\", \"agents\": [{\"name\": \"careful\", \"provider\": \"script\", \"tools\": ["
-    "{\"name\": \"save_context\", \"approve\": true}], \"replies\": ["
-    "{\"tool\": \"save_context\", \"args\": {\"message\": \"saved it\"}}, \"done saving\"]}]}"};
+  const char *texts[] = {careful_world};
   serve_proc sp;
   if (serve_files(names, texts, &sp)) return;
   long st;
@@ -271,8 +268,7 @@ static void usage_of_70_agents(void) {
   fclose(f);
   const char *imp[] = {"chats", "import", file, "--db", db, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(imp, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(imp, NULL, NULL, &r);
   snprintf(id, sizeof id, "%.*s", (int)strcspn(r.out ? r.out : "", "\r\n"), r.out ? r.out : "");
   proc_result_free(&r);
   const char *show[] = {"chats", "show", id, "--db", db, NULL};
@@ -284,10 +280,7 @@ static void usage_of_70_agents(void) {
   proc_result_free(&r);
   const char *args[] = {"--db", db, NULL};
   serve_proc sp;
-  if (serve_proc_start(tmp, args, NULL, &sp)) {
-    CHECK(!"agora serve did not start");
-    return;
-  }
+  if (SERVE_START(tmp, args, NULL, &sp)) return;
   snprintf(path, sizeof path, "/api/worlds/many/chats/%s/usage", id);
   long st;
   cJSON *j = get_json(&sp, "GET", path, NULL, &st);
@@ -300,26 +293,23 @@ static void usage_of_70_agents(void) {
 /* A new chat while a reply waits for its approval: the reply is cancelled out loud (a cancelled event on
  * the stream, as a select or a delete does), not dropped without a word. */
 static void new_chat_cancels_out_loud(void) {
-  const char *names[] = {"loud.json", NULL};
-  const char *texts[] = {
-    "{\"name\": \"Loud\", \"agents\": [{\"name\": \"careful\", \"provider\": \"script\", \"tools\": ["
-    "{\"name\": \"save_context\", \"approve\": true}], \"replies\": ["
-    "{\"tool\": \"save_context\", \"args\": {\"message\": \"x\"}}, \"done\"]}]}"};
+  const char *names[] = {"loud.json", NULL}; /* a database of its own (serve_files) */
+  const char *texts[] = {careful_world};
   serve_proc sp;
   if (serve_files(names, texts, &sp)) return;
   char url[256];
-  snprintf(url, sizeof url, "%s/api/worlds/loud/events", sp.base);
+  snprintf(url, sizeof url, "%s/api/worlds/careful/events", sp.base);
   sse_set *set = sse_set_new();
   sse_conn *c = sse_open(set, url, NULL, NULL);
   sse_pump(set, 200);
   long st;
-  cJSON_Delete(get_json(&sp, "POST", "/api/worlds/loud/messages", "{\"text\": \"@careful remember\"}", &st));
+  cJSON_Delete(get_json(&sp, "POST", "/api/worlds/careful/messages", "{\"text\": \"@careful remember\"}", &st));
   CHECK_INT(st, 202);
   CHECK_INT(sse_wait(set, 1, "\"type\":\"approval-request\"", 5000), 0);
-  cJSON_Delete(get_json(&sp, "POST", "/api/worlds/loud/chats", NULL, &st));
+  cJSON_Delete(get_json(&sp, "POST", "/api/worlds/careful/chats", NULL, &st));
   CHECK_INT(st, 201);
   CHECK_INT(sse_wait(set, 1, "\"event\":\"cancelled\"", 5000), 0);
-  CHECK_INT(sse_count(c, "\"event\":\"cancelled\",\"world\":\"loud\""), 1);
+  CHECK_INT(sse_count(c, "\"event\":\"cancelled\",\"world\":\"careful\""), 1);
   sse_set_free(set);
   CHECK_INT(serve_proc_stop(&sp), 0);
 }

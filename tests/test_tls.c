@@ -251,13 +251,14 @@ static void insecure_skips_verification(void) {
 }
 
 /* 200 calls at once through a front allowing 100 streams a connection: about 2 connections (not
- * 200), all on HTTP/2, and every connection after the first resumes the TLS session. */
+ * 200), all on HTTP/2. Resumption is not asserted here: the second connection may start before
+ * the first one's TLS 1.3 session ticket has been read (it did under load); the HTTP/1.1 cases
+ * below assert it, where connections follow one another. */
 static void http2_multiplexes_200_calls(void) {
   tls_front_stats st;
   calls_on_front(200, "[[mock latency=300 reply=ok]]", &st);
   fprintf(stderr, "  200 calls: %zu connections, %zu resumed\n", st.connections, st.resumed);
   CHECK(st.connections >= 2 && st.connections <= 4);
-  CHECK(st.resumed >= 1); /* the second connection is opened once the first is full: resumed */
 }
 
 /* An HTTPS server without HTTP/2: once its first answer says HTTP/1.1, the calls not yet sent get
@@ -410,8 +411,7 @@ static void end_to_end(void) {
   proc_result r;
   snprintf(field, sizeof field, ", \"ca_file\": \"%s\"", tls_front_ca(front));
   const char *ok_args[] = {"run", world_file("ok.json", field), "--json", "--no-save", NULL};
-  CHECK_INT(proc_agora(ok_args, NULL, key_env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(ok_args, NULL, key_env, &r);
   char *msgs = proc_messages(r.out);
   CHECK(msgs && strstr(msgs, "ann|agent|hi") && strstr(msgs, "bob|agent|hi"));
   free(msgs);
@@ -442,8 +442,7 @@ static void end_to_end(void) {
   proc_result_free(&r);
 
   const char *insecure[] = {"run", world_file("insecure.json", ", \"insecure\": true"), "--json", "--no-save", NULL};
-  CHECK_INT(proc_agora(insecure, NULL, wrong_env, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(insecure, NULL, wrong_env, &r);
   const char *w = strstr(r.err, "warning: ");
   CHECK(w != NULL && strstr(w, "insecure") != NULL);
   CHECK(w && strstr(w + 1, "warning: ") == NULL); /* once, for two agents */

@@ -304,9 +304,11 @@ static void approval_denied_then_granted(void) {
   " true}], \"replies\": [{\"tool\": \"save_context\", \"args\": {\"message\": \"saved\"}}, " second_reply "]},"   \
   " {\"name\": \"chatty\", \"replies\": [\"one two three four five six\"]}]}"
 
+/* What an approver saw: the pending question (its id, ask_human's text), and what became of it. */
 typedef struct pend {
   world *w;
   uint64_t id;
+  char text[64];
   int asked, withdrawn, timed_out, answer_now;
   int chunks, chatty_done, careful_done;
   int answered, chunks_at_answer, chatty_done_at_answer, phase_at_answer;
@@ -501,8 +503,7 @@ static void cli_tools_end_to_end(void) {
   snprintf(db, sizeof db, "%s/db", dir);
   const char *run[] = {"run", unit_src_path("examples/context-keeper.json"), "--db", db, "--json", NULL};
   proc_result r;
-  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(run, NULL, NULL, &r);
   CHECK(strstr(r.out, "The note was not saved: the tool needs approval.") != NULL);
   CHECK_INT(count(r.out, "\"event\":\"tool-call\""), 10);
   proc_result_free(&r);
@@ -513,8 +514,7 @@ static void cli_tools_end_to_end(void) {
   char chat[64] = "";
   CHECK_INT(proc_first_chat(db, chat, sizeof chat), 0);
   const char *show[] = {"chats", "show", chat, "--state", "--db", db, "--json", NULL};
-  CHECK_INT(proc_agora(show, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(show, NULL, NULL, &r);
   const char *st = strstr(r.out, "{\"version\":4,");
   CHECK(st != NULL);
   CHECK(st && strstr(st, "\"agent\":\"keeper\"") && strstr(st, "cheap flights in May"));
@@ -532,25 +532,12 @@ static void cli_tools_end_to_end(void) {
   free(dir);
 }
 
-typedef struct question {
-  uint64_t id;
-  int asked, withdrawn, timed_out;
-  char text[64];
-} question;
-
 static void question_ask(void *ud, const world_approval *req) {
-  question *q = ud;
+  pend *q = ud;
   CHECK_STR(req->tool, "ask_human");
   snprintf(q->text, sizeof q->text, "%s", req->question ? req->question : "(none)");
   q->id = req->id;
   q->asked++;
-}
-
-static void question_withdrawn(void *ud, uint64_t id, int timed_out) {
-  question *q = ud;
-  CHECK_INT(id, q->id);
-  q->withdrawn++;
-  q->timed_out = timed_out;
 }
 
 /* ask_human's question waits on the approval desk: cancelled with the turn, timed out (nobody
@@ -559,9 +546,9 @@ static void ask_human_pending_cancelled_timed_out_answered(void) {
   struct event_base *base = event_base_new();
   world *w = tworld_make(base, "{\"name\": \"Q\", \"agents\": [{\"name\": \"asker\", \"tools\": [\"ask_human\"],"
                                " \"replies\": [{\"tool\": \"ask_human\", \"args\": {\"question\": \"Which city?\"}}, \"ok\"]}]}");
-  question q = {0};
+  pend q = {0};
   result_grab g = {0};
-  world_set_approver(w, &(world_approver){question_ask, question_withdrawn}, &q);
+  world_set_approver(w, &(world_approver){question_ask, pend_withdrawn}, &q);
   bus_subscribe(world_bus(w), BUS_EVENT, BUS_PHASE_OUTPUT, grab_results, &g, NULL);
   agent *asker = world_agent_find(w, "asker");
   CHECK_INT(world_publish(w, "human", "@asker go", NULL), AG_OK);
@@ -611,8 +598,7 @@ static void ask_human_in_run(void) {
   unit_write_file(ans, "Lisbon, in May\r\n");
   const char *with[] = {"run", w, "--db", db, "--json", "--answers", ans, NULL};
   proc_result r;
-  CHECK_INT(proc_agora(with, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(with, NULL, NULL, &r);
   const char *first = strstr(r.out, "\"event\":\"tool-result\"");
   CHECK(first && strstr(first, "\"result\":{\"answer\":\"Lisbon, in May\"},\"error\":false"));
   const char *second = first ? strstr(first + 1, "\"event\":\"tool-result\"") : NULL;
@@ -632,21 +618,14 @@ static void ask_human_in_run(void) {
   CHECK(strstr(r.out, "tool=ask_human call_id=call_1 result={\"answer\":\"Lisbon, in May\"}") != NULL);
   proc_result_free(&r);
   const char *without[] = {"run", w, "--no-save", NULL};
-  CHECK_INT(proc_agora(without, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
+  PROC_OK(without, NULL, NULL, &r);
   CHECK_INT(count(r.out, "result={\"error\":\"no human to answer: pass --answers FILE\"} error=true"), 2);
   CHECK_INT(count(r.out, "asker: Thanks, noted."), 2);
   proc_result_free(&r);
   const char *missing[] = {"run", w, "--no-save", "--answers", "/nonexistent/answers.txt", NULL};
-  CHECK_INT(proc_agora(missing, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--answers /nonexistent/answers.txt: No such file or directory") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(missing, NULL, "--answers /nonexistent/answers.txt: No such file or directory", NULL);
   const char *bad[] = {"run", w, "--no-save", "--answers", NULL};
-  CHECK_INT(proc_agora(bad, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--answers needs a file") != NULL);
-  proc_result_free(&r);
+  PROC_REFUSED(bad, NULL, "--answers needs a file", NULL);
   unit_rmrf(dir);
   free(dir);
 }

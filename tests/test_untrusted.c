@@ -68,15 +68,6 @@ static size_t count_of(const char *text, const char *needle) {
   return n;
 }
 
-/* Waits (at most 15 s, polling the server's record) until it holds n requests; 0 when it does. */
-static int wait_requests(size_t n) {
-  for (int i = 0; i < 1500; i++) {
-    if (llm_server_request_count(srv) >= n) return 0;
-    nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
-  }
-  return -1;
-}
-
 /* The JSON reply of a request, checked for its status (caller deletes). */
 static cJSON *call_json(const serve_proc *p, const char *method, const char *path, const char *body, long want) {
   http_reply h;
@@ -106,7 +97,7 @@ static void check_mcp_json(cJSON *world, int loaded) {
 static void serve_mcp(const char *db, const char *snap) {
   serve_proc p;
   const char *args[] = {"--db", db, NULL};
-  CHECK_INT(serve_proc_start(tmp, args, NULL, &p), 0);
+  SERVE_START(tmp, args, NULL, &p);
   if (snap) cJSON_Delete(call_json(&p, "POST", "/api/snapshots", snap, 201));
   cJSON *j = call_json(&p, "GET", "/api/worlds/pwn", NULL, 200);
   check_mcp_json(j, 0);
@@ -203,7 +194,7 @@ static void keys_never_sent_from_store(void) {
   CHECK(count_of(r.err, "--allow-key-to") == 1 && strstr(r.err, "agent 'bob'") && strstr(r.err, "agent 'carol'"));
   CHECK(!strstr(r.out, KEY) && !strstr(r.err, KEY));
   proc_result_free(&r);
-  CHECK_INT(wait_requests(2), 0);
+  CHECK(llm_server_wait_requests(srv, 2, 15000));
   check_keys(0, NULL);
   const char *console[] = {"console", "keys", "--db", db, NULL};
   size_t first = llm_server_request_count(srv);
@@ -214,10 +205,10 @@ static void keys_never_sent_from_store(void) {
   /* serve: the call goes without the key, and the detail says so. */
   serve_proc p;
   const char *args[] = {"--db", db, NULL};
-  CHECK_INT(serve_proc_start(tmp, args, env, &p), 0);
+  SERVE_START(tmp, args, env, &p);
   first = llm_server_request_count(srv);
   cJSON_Delete(call_json(&p, "POST", "/api/worlds/keys/messages", "{\"text\": \"@bob hi\"}", 202));
-  CHECK_INT(wait_requests(first + 1), 0);
+  CHECK(llm_server_wait_requests(srv, first + 1, 15000));
   check_keys(first, NULL);
   cJSON *j = call_json(&p, "GET", "/api/worlds/keys", NULL, 200);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "agents"), 0), "key_withheld")));
@@ -292,7 +283,7 @@ static void serve_get_changes_nothing(void) {
   llm_server_reset(srv);
   serve_proc p;
   const char *args[] = {"--db", db, NULL};
-  CHECK_INT(serve_proc_start(tmp, args, NULL, &p), 0);
+  SERVE_START(tmp, args, NULL, &p);
   /* What an <img> (or a curious script) can do: every GET answers, none loads the world. */
   cJSON *j = call_json(&p, "GET", "/api/worlds/tick", NULL, 200);
   CHECK(cJSON_IsFalse(cJSON_GetObjectItem(j, "loaded")));
@@ -318,11 +309,11 @@ static void serve_get_changes_nothing(void) {
   CHECK_INT(llm_server_request_count(srv), 0);
   free(after);
   /* Loaded on purpose (a POST), the schedule does run: the test above could have seen it. */
-  CHECK_INT(serve_proc_start(tmp, args, NULL, &p), 0);
+  SERVE_START(tmp, args, NULL, &p);
   j = call_json(&p, "POST", "/api/worlds/tick/load", NULL, 200);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "loaded")));
   cJSON_Delete(j);
-  CHECK_INT(wait_requests(1), 0);
+  CHECK(llm_server_wait_requests(srv, 1, 15000));
   CHECK_INT(serve_proc_stop(&p), 0);
   after = chats_of(db);
   CHECK(strcmp(after, before) != 0);

@@ -37,6 +37,8 @@ const char *world_event_agent(const world_event *e) {
   case EV_MEMORY_CLEARED: return e->u.cleared.agent;
   case EV_TURN_QUEUED: return e->u.turn_queued.agent;
   case EV_TURN_END: return e->u.turn_end.agent;
+  case EV_CONTEXT_SHRUNK: return e->u.shrunk.agent;
+  case EV_SUMMARY: return e->u.summary.agent;
   default: return NULL;
   }
 }
@@ -71,6 +73,8 @@ void world_event_strings(world_event *e, void (*fn)(const char **field, void *ar
   case EV_TURNS_RESUMED: f[0] = &e->u.resumed.agents; break;
   case EV_MCP_ERROR: f[0] = &e->u.mcp.server, f[1] = &e->u.mcp.error; break;
   case EV_RATE_LIMITED: f[0] = &e->u.rate.endpoint; break;
+  case EV_CONTEXT_SHRUNK: f[0] = &e->u.shrunk.agent, f[1] = &e->u.shrunk.error; break;
+  case EV_SUMMARY: f[0] = &e->u.summary.agent, f[1] = &e->u.summary.summary; break;
   case EV_NOT_ADDRESSED: f[0] = &e->u.not_addressed.who.sender, f[1] = &e->u.not_addressed.message; break;
   case EV_SEQS_MOVED:
   case EV_SCHEDULE_SKIPPED:

@@ -40,7 +40,9 @@
   X(EV_TURNS_RESUMED, "turns-resumed") \
   X(EV_MCP_ERROR, "mcp-error")            \
   X(EV_BUDGET_EXHAUSTED, "budget-exhausted") \
-  X(EV_RATE_LIMITED, "rate-limited")
+  X(EV_RATE_LIMITED, "rate-limited")     \
+  X(EV_CONTEXT_SHRUNK, "context-shrunk") \
+  X(EV_SUMMARY, "summary")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -126,6 +128,13 @@ typedef struct ev_turns_resumed { size_t replies; const char *agents; } ev_turns
 typedef struct ev_mcp_error { const char *server, *error; } ev_mcp_error;
 /* A provider answered 429: every call to endpoint (a base URL) waits until until_ms (wall clock). */
 typedef struct ev_rate_limited { const char *endpoint; int64_t until_ms; } ev_rate_limited;
+/* The provider found the agent's prompt too long (llm_error_kind LLM_ERROR_CONTEXT_LENGTH): the turn
+ * asks once more with a memory window of window messages; error is the provider's words. Bookkeeping:
+ * in --json only. */
+typedef struct ev_context_shrunk { const char *agent, *error; int window; } ev_context_shrunk;
+/* Summary mode: an agent's summariser model rewrote its summary, which now covers its first upto memory
+ * entries. Stored in the thread (a restore takes the last one back); in --json only. */
+typedef struct ev_summary { const char *agent, *summary; uint64_t upto; } ev_summary;
 /* The world's budget was reached: what was spent, and the limits (0: none). No new LLM call starts. */
 typedef struct ev_budget {
   int64_t tokens;
@@ -163,6 +172,8 @@ typedef struct world_event {
     ev_mcp_error mcp;            /* EV_MCP_ERROR */
     ev_budget budget;            /* EV_BUDGET_EXHAUSTED */
     ev_rate_limited rate;        /* EV_RATE_LIMITED */
+    ev_context_shrunk shrunk;    /* EV_CONTEXT_SHRUNK */
+    ev_summary summary;          /* EV_SUMMARY */
   } u;
 } world_event;
 

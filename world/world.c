@@ -228,6 +228,12 @@ static void host_report(void *ctx, agent *a, const agent_report *ev) {
     }
     if (ev->failed) w->failed_calls++;
     break;
+  case AGENT_REPORT_CONTEXT_SHRUNK:
+    e = (world_event){EV_CONTEXT_SHRUNK, .u.shrunk = {.agent = id, .error = ev->text ? ev->text : "", .window = ev->window}};
+    break;
+  case AGENT_REPORT_SUMMARY:
+    e = (world_event){EV_SUMMARY, .u.summary = {.agent = id, .summary = ev->text, .upto = ev->upto}};
+    break;
   case AGENT_REPORT_TURN_LIMIT: e = (world_event){EV_TURN_LIMIT, .u.turn_limit = {id, w->spec.turn_limit}}; break;
   case AGENT_REPORT_TOOL_CALL:
   case AGENT_REPORT_TOOL_RESULT:
@@ -420,6 +426,34 @@ llm_client *world_llm(const world *w) { return w->llm; }
 int world_turn_limit(const world *w) { return w->spec.turn_limit; }
 void world_set_turn_limit(world *w, int limit) { w->spec.turn_limit = limit < 1 ? 1 : limit; }
 int world_memory_window(const world *w) { return w->spec.memory_window; }
+
+int world_set_settings(world *w, const world_spec *from) {
+  /* The variables live in the spec and in the template table built from it: both are made first. */
+  world_spec vars = {.name = NULL};
+  template_vars *tv = NULL;
+  char *main_agent = from->main_agent ? strdup(from->main_agent) : NULL;
+  int rc = from->main_agent && !main_agent ? AG_ERR_NOMEM : AG_OK;
+  if (!rc) rc = world_time_copy(&vars, from);
+  if (!rc) rc = world_time_vars(from, NULL, NULL, &tv);
+  if (rc) goto done;
+  for (size_t i = 0; i < w->spec.n_vars; i++) free(w->spec.var_names[i]), free(w->spec.var_values[i]);
+  free(w->spec.var_names);
+  free(w->spec.var_values);
+  w->spec.var_names = vars.var_names, w->spec.var_values = vars.var_values, w->spec.n_vars = vars.n_vars;
+  vars.var_names = vars.var_values = NULL, vars.n_vars = 0;
+  template_vars_free(w->vars);
+  w->vars = tv, tv = NULL;
+  free(w->spec.main_agent);
+  w->spec.main_agent = main_agent, main_agent = NULL;
+  w->spec.turn_limit = from->turn_limit;
+  w->spec.memory_window = from->memory_window;
+  for (size_t i = 0; i < w->n_slots; i++) agent_set_memory_window(w->slots[i]->a, from->memory_window);
+done:
+  world_time_free(&vars); /* its schedule copy, and the variables when they were not taken */
+  template_vars_free(tv);
+  free(main_agent);
+  return rc;
+}
 const char *world_main_agent(const world *w) { return w->spec.main_agent; }
 size_t world_agent_count(const world *w) { return w->n_slots; }
 agent *world_agent_at(const world *w, size_t i) { return i < w->n_slots ? w->slots[i]->a : NULL; }

@@ -30,6 +30,11 @@ int world_turn_limit(const world *w);
 void world_set_turn_limit(world *w, int limit);
 int world_memory_window(const world *w);
 const char *world_main_agent(const world *w);
+/* Takes from's turn limit, memory window (every agent's too), main agent and variables (copied): the
+ * settings a person may change while the world is open (PATCH /api/worlds/{id}). Call it when the world
+ * is quiet; from was validated as a world file (its main agent is one of w's). Nothing changes on
+ * AG_ERR_NOMEM. */
+int world_set_settings(world *w, const world_spec *from);
 /* The world's settings and agents in world-file form (caller owns). */
 cJSON *world_settings_json(const world *w);
 

@@ -259,6 +259,17 @@ int world_mcp_server_at(const world *w, size_t i, const char **name, int *ready,
   return AG_OK;
 }
 
+int world_mcp_restart(world *w, const char *name) {
+  world_mcp *m = *world__mcp_slot(w);
+  server *s = m ? find(m, name) : NULL;
+  if (!s) return m ? AG_ERR_NOT_FOUND : AG_ERR_STATE;
+  if (!s->c) return AG_ERR_STATE;
+  s->ready = 0;
+  s->why[0] = '\0';
+  mcp_client_restart(s->c);
+  return AG_OK;
+}
+
 /* Whether something of the stopped servers is still going: a process not reaped, an HTTP DELETE. */
 static int stopping(world *w) {
 #ifdef WORLD_MCP_HTTP

@@ -32,6 +32,11 @@ size_t world_mcp_count(const world *w);
 int world_mcp_server_at(const world *w, size_t i, const char **name, int *ready, const char **why,
                         mcp_client **client);
 
+/* Starts server name again at once (mcp_client_restart); its agents get its tools again once it is
+ * ready, and a failure is an mcp-error event, as at the first start. AG_ERR_NOT_FOUND when the world has
+ * no such server, AG_ERR_STATE when it was never set up (its servers were not started). */
+int world_mcp_restart(world *w, const char *name);
+
 /* Stops the servers while the world is still whole: cancels every turn (no call outlives its client),
  * takes the tools away, ends each transport (stdio: stdin closed; HTTP: session DELETEd) and runs the
  * loop until the processes are reaped and the requests ended, at most ms (SIGTERM half-way, SIGKILL at

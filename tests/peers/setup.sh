@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the test peers that Debian does not ship as packages (the MCP reference servers and
-# puppeteer-core, from npm, pinned by package-lock.json) into DIR, so that the README's test command
-# stays the one command that runs everything. Run by ctest as the "peers" fixture; idempotent.
+# Installs the test peers that Debian does not ship as packages (the MCP reference servers, a third-party
+# OpenAI-compatible mock server, puppeteer-core and the OpenAPI validators, from npm, pinned by
+# package-lock.json) into DIR, so that the README's test command stays the one command that runs
+# everything. Run by ctest as the "peers" fixture; idempotent.
 # Usage: setup.sh DIR
 set -euo pipefail
 dir=${1:?usage: setup.sh DIR}
@@ -24,5 +25,8 @@ if ! cmp -s "$here/package-lock.json" "$dir/package-lock.json" || [ ! -d "$dir/n
 fi
 test -x "$dir/node_modules/.bin/mcp-server-everything"
 test -x "$dir/node_modules/.bin/mcp-server-filesystem"
+test -x "$dir/node_modules/.bin/openai-mock-api"
 test -f "$dir/node_modules/puppeteer-core/package.json"
+test -f "$dir/node_modules/@seriousme/openapi-schema-validator/package.json"
+test -f "$dir/node_modules/ajv/dist/2020.js"
 echo "peers ready in $dir"

@@ -14,6 +14,22 @@ void llm_drive_result_free(llm_drive_result *r) {
   free(r->text);
   ag_buf_free(&r->chunks);
   r->text = NULL;
+  for (size_t i = 0; i < r->n_calls; i++) {
+    free(r->calls[i].id);
+    free(r->calls[i].name);
+    free(r->calls[i].args_json);
+  }
+  r->n_calls = 0;
+}
+
+/* The tool calls of the call's reply, copied out: the call is gone once on_done returns. */
+static void drive_copy_calls(llm_drive_result *r) {
+  size_t n = 0;
+  const llm_tool_call *tc = llm_call_tool_calls(r->call, &n);
+  for (size_t i = 0; i < n && i < LLM_DRIVE_MAX_CALLS; i++)
+    r->calls[i] = (llm_tool_call){.id = strdup(tc[i].id), .name = strdup(tc[i].name),
+                                  .args_json = strdup(tc[i].args_json)};
+  r->n_calls = n < LLM_DRIVE_MAX_CALLS ? n : LLM_DRIVE_MAX_CALLS;
 }
 
 static void drive_chunk(void *ud, const char *text, size_t len) {
@@ -30,6 +46,7 @@ static void drive_done(void *ud, int err, const char *text, const llm_error_info
   r->text = strdup(text ? text : "");
   if (info) r->info = *info;
   if (r->call) r->usage = llm_call_usage(r->call);
+  if (r->call) drive_copy_calls(r);
   r->call = NULL;
   if (r->pending && --*r->pending == 0 && r->base) event_base_loopbreak(r->base);
 }

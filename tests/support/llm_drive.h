@@ -10,6 +10,8 @@
 
 struct event_base;
 
+enum { LLM_DRIVE_MAX_CALLS = 16 };
+
 /* What one call did; fill with llm_drive_result_init, release with llm_drive_result_free. */
 typedef struct llm_drive_result {
   int done;          /* on_done ran (count; must end as 1) */
@@ -19,6 +21,8 @@ typedef struct llm_drive_result {
   llm_usage usage;
   ag_buf chunks;     /* every chunk, concatenated */
   int n_chunks;
+  llm_tool_call calls[LLM_DRIVE_MAX_CALLS]; /* the tool calls of its reply (copies: id, name, args_json) */
+  size_t n_calls;
   llm_call *call;    /* set by llm_drive_start */
   int *pending;      /* decremented by on_done; the loop stops at 0 */
   struct event_base *base;

@@ -4,6 +4,7 @@
 #include "support/llm_server.h"
 
 #include "support/loopback.h"
+#include "support/wait.h"
 
 #include "common/buf.h"
 
@@ -89,6 +90,7 @@ struct llm_server {
   size_t lim_head, lim_n, lim_cap;
   long lim_tokens;
   size_t lim_rejected;
+  size_t in_flight, peak; /* requests answered at this moment, and the most at once (under mu) */
 };
 
 /* ---------- plans ---------- */
@@ -100,7 +102,7 @@ typedef struct plan {
   int merge;
   int no_usage; /* OpenAI: no usage in the reply, streamed or not (a local server's way) */
   long status;
-  char *error_type, *error_message;
+  char *error_type, *error_message, *error_code;
   long retry_after, retry_after_ms; /* -1: not sent */
   long times;
   long stall, reset; /* -1: none */
@@ -127,6 +129,7 @@ static void plan_free(plan *p) {
   free(p->reply);
   free(p->error_type);
   free(p->error_message);
+  free(p->error_code);
   free(p->midstream_error);
   free(p->bad_body);
   for (int i = 0; i < SRV_MAX_CALLS; i++) {
@@ -168,6 +171,7 @@ static int plan_set(plan *p, const char *k, const char *v) {
   else if (!strcmp(k, "status")) p->status = n;
   else if (!strcmp(k, "error_type")) set_str(&p->error_type, v);
   else if (!strcmp(k, "error_message")) set_str(&p->error_message, v);
+  else if (!strcmp(k, "error_code")) set_str(&p->error_code, v);
   else if (!strcmp(k, "retry_after")) p->retry_after = n;
   else if (!strcmp(k, "retry_after_ms")) p->retry_after_ms = n;
   else if (!strcmp(k, "times")) p->times = n;
@@ -856,6 +860,7 @@ static cJSON *error_object(const out *o, long status, const char *type) {
     if (o->kind == W_OPENAI) {
       cJSON_AddNullToObject(e, "param");
       if (status == 401) cJSON_AddStringToObject(e, "code", "invalid_api_key");
+      else if (p->error_code) cJSON_AddStringToObject(e, "code", p->error_code);
       else if (p->error_type) cJSON_AddStringToObject(e, "code", p->error_type);
       else cJSON_AddNullToObject(e, "code");
     }
@@ -1418,8 +1423,21 @@ done:
 
 /* ---------- connections ---------- */
 
+/* A request is in flight from its parse until the last byte of its response is queued (or its connection
+ * goes): what a client's concurrency limit must keep to. */
+static void conn_set_busy(conn *c, int busy) {
+  llm_server *s = c->srv;
+  if (c->busy == busy) return;
+  c->busy = busy;
+  pthread_mutex_lock(&s->mu);
+  if (busy && ++s->in_flight > s->peak) s->peak = s->in_flight;
+  if (!busy) s->in_flight--;
+  pthread_mutex_unlock(&s->mu);
+}
+
 static void conn_free(conn *c) {
   llm_server *s = c->srv;
+  conn_set_busy(c, 0);
   while (c->head) {
     seg *n = c->head->next;
     free(c->head->data);
@@ -1504,7 +1522,7 @@ static int conn_play(conn *c) {
       return 1;
     }
     if (kind == SEG_END) {
-      c->busy = 0;
+      conn_set_busy(c, 0);
       conn_read(c); /* a request that arrived meanwhile */
       return 1;
     }
@@ -1574,7 +1592,7 @@ static void conn_read(conn *c) {
     r->body = strdup(body);
   }
   pthread_mutex_unlock(&s->mu);
-  c->busy = 1;
+  conn_set_busy(c, 1);
   respond(c, method, path, headers, body, blen);
   free(head);
   free(body);
@@ -1684,6 +1702,7 @@ void llm_server_reset(llm_server *s) {
   for (size_t i = 0; i < s->n_reqs; i++) llm_server_request_free(&s->reqs[i]);
   s->n_reqs = 0;
   s->stalls = 0;
+  s->peak = s->in_flight;
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -1712,6 +1731,10 @@ void llm_server_set_recording(llm_server *s, int on) {
 }
 
 size_t llm_server_request_count(llm_server *s) { return loopback_count(&s->mu, &s->n_reqs); }
+
+static size_t requests_seen(void *s) { return llm_server_request_count(s); }
+
+int llm_server_wait_requests(llm_server *s, size_t n, long ms) { return wait_count(requests_seen, s, n, ms); }
 
 int llm_server_request_get(llm_server *s, size_t i, llm_server_request *out) {
   int rc = -1;
@@ -1743,3 +1766,5 @@ char *llm_server_request_header(const llm_server_request *r, const char *name) {
 size_t llm_server_stalls(llm_server *s) { return loopback_count(&s->mu, &s->stalls); }
 
 size_t llm_server_connections(llm_server *s) { return loopback_count(&s->mu, &s->accepted); }
+
+size_t llm_server_peak_concurrency(llm_server *s) { return loopback_count(&s->mu, &s->peak); }

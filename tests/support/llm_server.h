@@ -32,6 +32,8 @@
  *   status=CODE         answer with that HTTP status and the provider's error body
  *   error_type=T        the error type in error bodies / mid-stream errors (e.g. insufficient_quota)
  *   error_message=M     the error message
+ *   error_code=C        OpenAI: the error's code (default: error_type, or null), e.g. with type
+ *                       invalid_request_error, code context_length_exceeded as OpenAI sends it
  *   retry_after=S       Retry-After header (seconds) on an error reply
  *   retry_after_ms=MS   retry-after-ms header on an error reply
  *   stall=N             streamed: send N text events, then nothing (connection kept open);
@@ -123,6 +125,9 @@ typedef struct llm_server_request {
 } llm_server_request;
 
 size_t llm_server_request_count(llm_server *s);
+/* Polls until the server has seen n requests (the replies are in flight) or the deadline of
+ * wait_budget_ms(ms) has passed (support/wait.h): whether it saw them. */
+int llm_server_wait_requests(llm_server *s, size_t n, long ms);
 /* Copies request i (0 = first); returns 0, or -1 when there is none. */
 int llm_server_request_get(llm_server *s, size_t i, llm_server_request *out);
 void llm_server_request_free(llm_server_request *r);
@@ -133,5 +138,9 @@ char *llm_server_request_header(const llm_server_request *r, const char *name);
 size_t llm_server_stalls(llm_server *s);
 /* Connections accepted so far (connection reuse shows as fewer connections than requests). */
 size_t llm_server_connections(llm_server *s);
+/* The most requests the server was answering at once since it started or was last reset (a request
+ * counts from its arrival until the last byte of its response is written): what a client's
+ * max_concurrency must keep to. */
+size_t llm_server_peak_concurrency(llm_server *s);
 
 #endif

@@ -1,5 +1,6 @@
 /* The MCP test driver of mcp_drive.h. */
 #include "support/mcp_drive.h"
+#include "support/npm_peer.h"
 #include "support/ports.h"
 #include "support/wait.h"
 
@@ -127,65 +128,22 @@ int mcp_drive_handshake(mcp_drive *d, long timeout_ms) {
   return mcp_drive_send(d, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
 }
 
-static int accepts(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  int ok = fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof sin) == 0;
-  if (fd >= 0) close(fd);
-  return ok;
-}
-
-static void exec_everything(const char *bin, int port, const char *log) {
-  char p[16];
-  snprintf(p, sizeof p, "%d", port);
-  setenv("PORT", p, 1);
-  int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd >= 0) {
-    dup2(fd, 1);
-    dup2(fd, 2);
-    close(fd);
-  }
-  execl(bin, bin, "streamableHttp", (char *)NULL);
-  _exit(127);
-}
-
 int mcp_everything_start(mcp_everything *e, const char *dir) {
   memset(e, 0, sizeof *e);
-  const char *peers = getenv("AGORA_PEERS");
-  char bin[4096];
-  snprintf(bin, sizeof bin, "%s/node_modules/.bin/mcp-server-everything", peers ? peers : "");
-  if (!peers || access(bin, X_OK) != 0) {
-    fprintf(stderr, "mcp_everything_start: %s is missing (the peers fixture installs it)\n", bin);
-    return -1;
-  }
   snprintf(e->log, sizeof e->log, "%s/everything.log", dir);
   e->port = ports_free();
   snprintf(e->url, sizeof e->url, "http://127.0.0.1:%d/mcp", e->port);
-  e->pid = fork();
-  if (e->pid < 0) return -1;
-  if (e->pid == 0) exec_everything(bin, e->port, e->log);
-  for (double end = now_ms() + 30000; now_ms() < end;) {
-    if (accepts(e->port)) return 0;
-    if (waitpid(e->pid, NULL, WNOHANG) == e->pid) break;
-    usleep(50000);
-  }
-  fprintf(stderr, "mcp_everything_start: server-everything did not listen on port %d (log %s)\n", e->port, e->log);
-  mcp_everything_stop(e);
-  return -1;
+  char port_env[32];
+  snprintf(port_env, sizeof port_env, "PORT=%d", e->port);
+  const char *const args[] = {"streamableHttp", NULL}, *const env[] = {port_env, NULL};
+  npm_peer p;
+  if (npm_peer_start(&p, "mcp-server-everything", args, env, e->port, e->log)) return -1;
+  e->pid = p.pid;
+  return 0;
 }
 
 void mcp_everything_stop(mcp_everything *e) {
-  if (e->pid <= 0) return;
-  kill(e->pid, SIGTERM);
-  for (int i = 0; i < 100; i++) {
-    if (waitpid(e->pid, NULL, WNOHANG) == e->pid) {
-      e->pid = 0;
-      return;
-    }
-    usleep(20000);
-  }
-  kill(e->pid, SIGKILL);
-  waitpid(e->pid, NULL, 0);
+  npm_peer p = {.pid = e->pid, .port = e->port};
+  npm_peer_stop(&p);
   e->pid = 0;
 }

@@ -200,16 +200,6 @@ int proc_import_snapshot(const char *file, const char *db, char *id, size_t cap)
   return rc;
 }
 
-int proc_ok_(const char *file, int line, const char *const *args) {
-  proc_result r = {.status = 0};
-  int rc = proc_agora(args, NULL, NULL, &r);
-  if (rc) unit_fail_(file, line, "agora %s did not run", args[0]);
-  else if (r.status) unit_fail_(file, line, "agora %s: exit status %d: %s", args[0], r.status, r.err);
-  rc = rc || r.status ? -1 : 0;
-  proc_result_free(&r);
-  return rc;
-}
-
 void proc_refused_(const char *file, int line, const char *const *args, const char *const *extra_env,
                    const char *want, const char *also) {
   proc_result r = {.status = 0};
@@ -219,6 +209,17 @@ void proc_refused_(const char *file, int line, const char *const *args, const ch
     unit_fail_(file, line, "agora %s: stderr lacks '%s'%s%s: %s", args[0], want, also ? " or " : "", also ? also : "",
                r.err);
   proc_result_free(&r);
+}
+
+int proc_ok_(const char *file, int line, const char *const *args, const char *input, const char *const *extra_env,
+             proc_result *r) {
+  *r = (proc_result){.status = -1};
+  if (proc_agora(args, input, extra_env, r)) {
+    unit_fail_(file, line, "agora %s did not run", args[0]);
+    return 0;
+  }
+  if (r->status) unit_fail_(file, line, "agora %s: exit status %d, expected 0: %s", args[0], r->status, r->err);
+  return !r->status;
 }
 
 void proc_check_messages_(const char *file, int line, const char *ndjson, const char *want) {

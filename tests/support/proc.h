@@ -24,11 +24,11 @@ void proc_result_free(proc_result *r);
 void proc_refused_(const char *file, int line, const char *const *args, const char *const *extra_env,
                    const char *want, const char *also);
 
-/* Runs agora with args as proc_agora does; it must succeed (exit status 0): 0, else the caller's case fails
- * at its line with the status and stderr, and -1. */
-#define PROC_OK(args) proc_ok_(__FILE__, __LINE__, args)
-int proc_ok_(const char *file, int line, const char *const *args);
-
+/* Runs agora as proc_agora does into *r, which must run and exit 0: otherwise a failure of the caller's
+ * case at its line, showing stderr. r is filled either way (proc_result_free it). */
+#define PROC_OK(args, input, extra_env, r) proc_ok_(__FILE__, __LINE__, args, input, extra_env, r)
+int proc_ok_(const char *file, int line, const char *const *args, const char *input, const char *const *extra_env,
+             proc_result *r);
 /* Writes json to path, then `agora run PATH --no-save --json` as proc_agora does (extra_env may be
  * NULL): 0, or -1 when the file could not be written or the binary not run. */
 int proc_run_world(const char *path, const char *json, const char *const *extra_env, proc_result *r);

@@ -1,5 +1,6 @@
 /* A real agora serve for tests, and its HTTP and SSE clients (see serve_client.h). */
 #include "support/serve_client.h"
+#include "support/unit.h"
 #include "support/wait.h"
 
 #include <cjson/cJSON.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,6 +95,82 @@ static size_t grow_cb(char *d, size_t sz, size_t n, void *arg) {
   return sz * n;
 }
 
+/* ---- the API trace ---- */
+
+#define TRACE_REQ_MAX (64u * 1024)   /* bodies past these are counted, not kept: a load test posts 150 MB */
+#define TRACE_RESP_MAX (4u * 1024 * 1024)
+#define TRACE_FRAMES_MAX (32u * 1024) /* bytes of frames kept per stream: 100 streams stay a few MB */
+
+/* The value of header name (case aside) in the raw response headers, into out (cap bytes); "" if none. */
+static void header_value(const char *headers, const char *name, char *out, size_t cap) {
+  size_t n = strlen(name);
+  out[0] = '\0';
+  for (const char *p = headers; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+    if (strncasecmp(p, name, n) || p[n] != ':') continue;
+    const char *v = p + n + 1;
+    while (*v == ' ') v++;
+    size_t len = strcspn(v, "\r\n");
+    snprintf(out, cap, "%.*s", (int)(len < cap ? len : cap - 1), v);
+  }
+}
+
+/* A body for the trace: kept when it is text of at most max bytes, else only counted (field_omitted). */
+static void trace_body(cJSON *j, const char *field, const char *body, size_t len, size_t max) {
+  char omitted[32];
+  snprintf(omitted, sizeof omitted, "%s_omitted", field);
+  if (!body || !len) cJSON_AddNullToObject(j, field);
+  else if (len > max || memchr(body, '\0', len)) cJSON_AddBoolToObject(j, omitted, 1);
+  else { /* a request body need not end with a NUL */
+    char *text = strndup(body, len);
+    if (text) cJSON_AddStringToObject(j, field, text);
+    free(text);
+  }
+}
+
+/* With AGORA_API_TRACE=FILE, one JSON line per exchange (j, taken) goes into FILE (emptied by the
+ * process's first), for tests/openapi_check.js to hold against docs/openapi.json (docs/serve.md "The
+ * OpenAPI document"). */
+static void trace_write(cJSON *j) {
+  static pid_t started_by;
+  const char *file = getenv("AGORA_API_TRACE");
+  char *line = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  if (!line) return;
+  int fd = open(file, O_WRONLY | O_CREAT | O_APPEND | (started_by != getpid() ? O_TRUNC : 0), 0644);
+  started_by = getpid();
+  if (fd >= 0) { /* one write per line: O_APPEND keeps lines whole */
+    size_t n = strlen(line);
+    line[n] = '\n';
+    if (write(fd, line, n + 1) != (ssize_t)(n + 1)) fprintf(stderr, "serve_client: %s: cannot write the trace\n", file);
+    line[n] = '\0';
+  }
+  if (fd >= 0) close(fd);
+  free(line);
+}
+
+/* The record's common fields (NULL when there is no trace to write). */
+static cJSON *trace_record(const char *method, const char *path, long status, const char *type) {
+  const char *file = getenv("AGORA_API_TRACE");
+  if (!file || !file[0] || !status) return NULL;
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "method", method);
+  cJSON_AddStringToObject(j, "path", path);
+  cJSON_AddNumberToObject(j, "status", (double)status);
+  cJSON_AddStringToObject(j, "resp_type", type ? type : "");
+  return j;
+}
+
+static void trace_exchange(const char *method, const char *path, const char *body, size_t body_len, long status,
+                           const char *headers, const char *resp, size_t resp_len) {
+  char type[256];
+  header_value(headers, "Content-Type", type, sizeof type);
+  cJSON *j = trace_record(method, path, status, type);
+  if (!j) return;
+  trace_body(j, "req", body, body_len, TRACE_REQ_MAX);
+  trace_body(j, "resp", resp, resp_len, TRACE_RESP_MAX);
+  trace_write(j);
+}
+
 int http_call(const char *base, const char *method, const char *path, const char *body, size_t body_len,
               const char *token, http_reply *out) {
   return http_call_h(base, method, path, body, body_len, token, NULL, out);
@@ -132,6 +210,7 @@ int http_call_h(const char *base, const char *method, const char *path, const ch
   curl_easy_cleanup(e);
   out->body = b.p ? b.p : strdup("");
   out->headers = h.p ? h.p : strdup("");
+  trace_exchange(method, path, body, body ? (size_t)body_len : 0, out->status, out->headers, out->body, b.len);
   return rc == CURLE_OK ? 0 : -1;
 }
 
@@ -237,8 +316,28 @@ sse_conn *sse_open(sse_set *s, const char *url, const char *last_id, const char 
   return c;
 }
 
+/* A stream as one exchange of the trace: its status, and the data of its first frames. */
+static void trace_stream(sse_conn *c) {
+  long status = 0;
+  char *url = NULL, *type = NULL;
+  curl_easy_getinfo(c->e, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_getinfo(c->e, CURLINFO_EFFECTIVE_URL, &url);
+  curl_easy_getinfo(c->e, CURLINFO_CONTENT_TYPE, &type);
+  const char *path = url && strstr(url, "://") ? strchr(strstr(url, "://") + 3, '/') : NULL;
+  cJSON *j = path ? trace_record("GET", path, status, type) : NULL;
+  if (!j) return;
+  cJSON_AddNullToObject(j, "req");
+  cJSON_AddBoolToObject(j, "resp_omitted", 1);
+  cJSON *frames = cJSON_AddArrayToObject(j, "frames");
+  size_t bytes = 0;
+  for (size_t i = 0; i < c->n && (bytes += strlen(c->frames[i].data)) <= TRACE_FRAMES_MAX; i++)
+    cJSON_AddItemToArray(frames, cJSON_CreateString(c->frames[i].data));
+  trace_write(j);
+}
+
 void sse_close(sse_set *s, sse_conn *c) {
   if (!c->open) return;
+  trace_stream(c);
   curl_multi_remove_handle(s->m, c->e);
   c->open = 0;
 }
@@ -326,4 +425,63 @@ cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *pat
   cJSON *j = cJSON_Parse(r.body);
   http_reply_free(&r);
   return j;
+}
+
+typedef struct poll_ctx {
+  const serve_proc *sp;
+  const char *path, *needle;
+  cJSON *got;
+} poll_ctx;
+
+static int poll_once(void *arg) {
+  poll_ctx *p = arg;
+  http_reply r;
+  http_call(p->sp->base, "GET", p->path, NULL, 0, NULL, &r);
+  if (r.status == 200 && r.body && strstr(r.body, p->needle)) p->got = cJSON_Parse(r.body);
+  http_reply_free(&r);
+  return p->got != NULL;
+}
+
+cJSON *serve_poll_json(const serve_proc *sp, const char *path, const char *needle, long ms) {
+  poll_ctx p = {.sp = sp, .path = path, .needle = needle};
+  wait_until(poll_once, &p, ms);
+  return p.got;
+}
+
+cJSON *serve_expect_(const char *file, int line, const serve_proc *sp, const char *method, const char *path,
+                     const char *body, long status, const char *want) {
+  http_reply r;
+  http_call(sp->base, method, path, body, body ? strlen(body) : 0, NULL, &r);
+  if (r.status != status || (want && (!r.body || !strstr(r.body, want))))
+    unit_fail_(file, line, "%s %s: %ld, expected %ld with '%s': %.300s", method, path, r.status, status,
+               want ? want : "", r.body ? r.body : "");
+  cJSON *j = r.body ? cJSON_Parse(r.body) : NULL;
+  http_reply_free(&r);
+  return j;
+}
+
+typedef struct body_goal {
+  const serve_proc *sp;
+  const char *path, *needle;
+} body_goal;
+
+static int body_holds(void *arg) {
+  const body_goal *g = arg;
+  http_reply r;
+  int found = !http_call(g->sp->base, "GET", g->path, NULL, 0, NULL, &r) && r.body && strstr(r.body, g->needle);
+  http_reply_free(&r);
+  return found;
+}
+
+int serve_wait_body(const serve_proc *sp, const char *path, const char *needle, long ms) {
+  return wait_until_every(body_holds, &(body_goal){.sp = sp, .path = path, .needle = needle}, ms, 20);
+}
+
+int serve_start_(const char *file, int line, const char *dir, const char *const *args, const char *const *extra_env,
+                 serve_proc *out) {
+  if (!serve_proc_start(dir, args, extra_env, out)) return 0;
+  char *err = unit_read_file(out->err_path);
+  unit_fail_(file, line, "agora serve did not start: %s", err ? err : "(no stderr)");
+  free(err);
+  return -1;
 }

@@ -18,6 +18,11 @@ typedef struct serve_proc {
  * extra_env "NAME=value" (may be NULL), stderr into a file in dir; waits for its "serving on" line.
  * 0, or -1 (the process is stopped again). */
 int serve_proc_start(const char *dir, const char *const *args, const char *const *extra_env, serve_proc *out);
+/* serve_proc_start as a case's check: 0, or -1 after failing the caller's case, at its line, with what
+ * the server wrote on stderr. */
+#define SERVE_START(...) serve_start_(__FILE__, __LINE__, __VA_ARGS__)
+int serve_start_(const char *file, int line, const char *dir, const char *const *args, const char *const *extra_env,
+                 serve_proc *out);
 /* SIGTERM, then waits (at most 20 s, then SIGKILL); returns the exit status (128+signal when killed). */
 int serve_proc_stop(serve_proc *p);
 
@@ -38,6 +43,17 @@ void http_reply_free(http_reply *r);
  * JSON; caller deletes) and its status in *status. */
 struct cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *path, const char *body,
                               long *status);
+/* method path with body (may be NULL): a failure of the case, at the caller's line, unless the status is
+ * status and the body holds want (NULL: anything). The body parsed (NULL when not JSON; caller deletes). */
+#define SERVE_EXPECT(sp, method, path, body, status, want) \
+  serve_expect_(__FILE__, __LINE__, (sp), (method), (path), (body), (status), (want))
+struct cJSON *serve_expect_(const char *file, int line, const serve_proc *sp, const char *method, const char *path,
+                            const char *body, long status, const char *want);
+/* Polls GET path (wait_until, ms stretched on slow builds) until a 200 whose body holds needle: that body
+ * parsed (caller deletes), or NULL when it never came. */
+struct cJSON *serve_poll_json(const serve_proc *sp, const char *path, const char *needle, long ms);
+/* Polls GET path on sp until its body holds needle (then 1) or wait_budget_ms(ms) has passed (then 0). */
+int serve_wait_body(const serve_proc *sp, const char *path, const char *needle, long ms);
 
 /* ---- SSE ---- */
 

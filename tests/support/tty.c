@@ -109,6 +109,11 @@ int tty_pump(tty *t, int ms) {
 }
 
 /* Waits until needle shows after what earlier expectations matched; 1 when it did. */
+int tty_send_expect(tty *t, const char *s, const char *needle) {
+  tty_send(t, s);
+  return tty_expect(t, needle);
+}
+
 int tty_expect(tty *t, const char *needle) {
   long long end = tty_now_ms() + wait_budget_ms(WAIT_MS);
   for (;;) {

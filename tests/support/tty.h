@@ -31,6 +31,8 @@ int tty_pump(tty *t, int ms);
 int tty_expect(tty *t, const char *needle);
 /* Types s into the terminal. */
 void tty_send(tty *t, const char *s);
+/* Types s, then waits as tty_expect does until needle shows: one step of a conversation. 1 when it did. */
+int tty_send_expect(tty *t, const char *s, const char *needle);
 /* Reads for ms whatever comes (to see that something does not). */
 void tty_idle(tty *t, int ms);
 /* The child's exit status once it ends: its code, 128+signal, or -1 when it was killed after WAIT_MS. */

@@ -60,9 +60,26 @@ void wait_nap_ms(long ms) {
   }
 }
 
-int wait_until(int (*done)(void *arg), void *arg, long ms) {
-  for (long long end = now_ms() + wait_budget_ms(ms);; wait_nap_ms(5)) {
+int wait_until(int (*done)(void *arg), void *arg, long ms) { return wait_until_every(done, arg, ms, 5); }
+
+int wait_until_every(int (*done)(void *arg), void *arg, long ms, long every_ms) {
+  for (long long end = now_ms() + wait_budget_ms(ms);; wait_nap_ms(every_ms)) {
     if (done(arg)) return 1;
     if (now_ms() >= end) return 0;
   }
+}
+
+typedef struct count_goal {
+  size_t (*count)(void *obj);
+  void *obj;
+  size_t n;
+} count_goal;
+
+static int count_reached(void *arg) {
+  const count_goal *g = arg;
+  return g->count(g->obj) >= g->n;
+}
+
+int wait_count(size_t (*count)(void *obj), void *obj, size_t n, long ms) {
+  return wait_until(count_reached, &(count_goal){.count = count, .obj = obj, .n = n}, ms);
 }

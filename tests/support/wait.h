@@ -4,6 +4,8 @@
 #ifndef AG_TEST_WAIT_H
 #define AG_TEST_WAIT_H
 
+#include <stddef.h>
+
 /* Monotonic time: milliseconds and seconds. */
 long long now_ms(void);
 double now_s(void);
@@ -20,5 +22,9 @@ void wait_nap_ms(long ms);
 /* Polls done(arg) every few milliseconds until it returns non-zero (then 1) or wait_budget_ms(ms) has
  * passed (then 0). */
 int wait_until(int (*done)(void *arg), void *arg, long ms);
+/* The same, polling every every_ms: for a done() that is costly (a process run, an HTTP request). */
+int wait_until_every(int (*done)(void *arg), void *arg, long ms, long every_ms);
+/* wait_until for a number to grow: until count(obj) is at least n. */
+int wait_count(size_t (*count)(void *obj), void *obj, size_t n, long ms);
 
 #endif
