@@ -26,6 +26,15 @@ typedef struct cli_runner_opts {
  * > 1 after printing why; 0 when it is none of them. */
 int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, int *i);
 
+/* --answers FILE: its lines, in order, without their line ends, into *lines (never NULL on success,
+ * even for an empty file) and *n_lines (both zero on entry), the caller's to cli_answers_free. Returns 0,
+ * or the exit status after printing why (cmd names the command). */
+int cli_answers_read(const char *path, const char *cmd, char ***lines, size_t *n_lines);
+void cli_answers_free(char **lines, size_t n);
+/* ask_human's answer from --answers: 1 and the next line in *text (borrowed from lines), or 0 and why
+ * nobody answers when the lines ran out or there were none (lines NULL: no --answers given). */
+int cli_answers_next(char *const *lines, size_t n, size_t *next, const char **text);
+
 typedef struct cli_runner {
   runtime *rt;      /* the world, its loop and its chat: rt_world(rt), rt_base(rt), rt_session(rt) */
   output *out;
