@@ -3,8 +3,8 @@
 #include "cli/event_print.h"
 
 #include "common/term_text.h"
+#include "runtime/output.h"
 
-#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,16 +33,20 @@ static int shown(const cli_event_print *p, const char *kind) {
   return 1;
 }
 
-/* "[#SEQ ][[YYYY-MM-DD HH:MM] ]SENDER: TEXT", the time only on a virtual clock. */
-static void print_message(const cli_event_print *p, const agora_event *ev) {
-  cJSON *j = cJSON_Parse(agora_event_json(ev)); /* sim_time is only in the JSON form */
-  const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "sim_time"));
-  if (t && strlen(t) >= 16) fprintf(p->f, "[%.10s %.5s] ", t, t + 11);
-  cJSON_Delete(j);
-  put_text(p, agora_event_sender(ev));
+/* "[#SEQ ][[YYYY-MM-DD HH:MM] ]SENDER: TEXT": the number with p->seqs, the time only on a virtual clock
+ * (sim_time, NULL otherwise). */
+static void print_message(const cli_event_print *p, double seq, const char *sim_time, const char *sender,
+                          const char *text) {
+  if (p->seqs && seq >= 1) fprintf(p->f, "#%.0f ", seq);
+  if (sim_time && strlen(sim_time) >= 16) fprintf(p->f, "[%.10s %.5s] ", sim_time, sim_time + 11);
+  put_text(p, sender ? sender : "");
   fputs(": ", p->f);
-  put_text(p, agora_event_text(ev));
+  put_text(p, text ? text : "");
   fputs("\n\n", p->f);
+}
+
+static const char *member(const cJSON *j, const char *name) {
+  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, name));
 }
 
 /* "-- kind: k=v k=v", strings unquoted, so a person can read it at a glance; turns-resumed is a
@@ -76,20 +80,36 @@ static void print_event(const cli_event_print *p, const char *kind, const cJSON 
   fprintf(p->f, "%s\n%s", undim, strcmp(kind, "llm-chunk") ? "\n" : "");
 }
 
+void cli_event_print_line(const cli_event_print *p, const cJSON *j) {
+  char *line = output_json_text(j);
+  if (line) fprintf(p->f, "%s\n", line);
+  free(line);
+}
+
 void cli_event_print_one(const cli_event_print *p, const agora_event *ev) {
   int type = agora_event_type(ev);
   const char *kind = agora_event_kind(ev);
   if (type == AGORA_EVENT_REQUEST || type == AGORA_EVENT_WITHDRAWN) return;
   if (type == AGORA_EVENT_WORLD && !shown(p, kind)) return;
-  if (p->json) {
-    const char *line = agora_event_json(ev);
-    if (line) fprintf(p->f, "%s\n", line);
-  } else if (type == AGORA_EVENT_MESSAGE) {
-    print_message(p, ev);
-  } else {
-    cJSON *j = cJSON_Parse(agora_event_json(ev));
-    if (j) print_event(p, kind, j);
-    cJSON_Delete(j);
-  }
-  fflush(p->f); /* the transcript is live: a reader of the pipe sees each line as it happens */
+  const char *line = agora_event_json(ev);
+  cJSON *j = p->json || !line ? NULL : cJSON_Parse(line); /* the time and an event's fields: its JSON form */
+  if (p->json && line) fprintf(p->f, "%s\n", line);
+  else if (j && type == AGORA_EVENT_MESSAGE) /* the text as stored, not the line's UTF-8 repair of it */
+    print_message(p, (double)agora_event_seq(ev), member(j, "sim_time"), agora_event_sender(ev), agora_event_text(ev));
+  else if (j) print_event(p, kind, j);
+  cJSON_Delete(j);
+  if (!p->batch) fflush(p->f); /* the transcript is live: a reader of the pipe sees each line as it happens */
+}
+
+void cli_event_print_entry(const cli_event_print *p, const cJSON *j) {
+  const char *type = member(j, "type"), *kind = member(j, "event");
+  int message = type && !strcmp(type, "message");
+  if (!message && (!kind || !shown(p, kind))) return;
+  const cJSON *seq = cJSON_GetObjectItemCaseSensitive(j, "seq");
+  if (p->json) cli_event_print_line(p, j);
+  else if (message)
+    print_message(p, cJSON_IsNumber(seq) ? seq->valuedouble : 0, member(j, "sim_time"), member(j, "sender"),
+                  member(j, "text"));
+  else print_event(p, kind, j);
+  if (!p->batch) fflush(p->f);
 }

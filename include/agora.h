@@ -34,7 +34,8 @@ extern "C" {
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
 #define AGORA_API_VERSION 3 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
-                               AGORA_NOTES, a run's counters (agora_failed_calls, ...) */
+                               AGORA_NOTES, a run's counters (agora_failed_calls, ...),
+                               agora_db_chat_info/_transcript/_usage/_chat_state */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -310,6 +311,15 @@ AGORA_EXPORT int agora_db_chat_delete(agora_db *db, const char *chat, char curre
 /* Makes a new chat current in world (NULL: the only world the database holds; an empty "New Chat" is
  * reused); its id into id. */
 AGORA_EXPORT int agora_db_chat_new(agora_db *db, const char *world, char id[AGORA_ID_MAX]);
+
+/* A chat as `agora chats show` prints it (API version 3), chat named as above (NULL is
+ * AGORA_ERR_INVALID): its row as agora_db_chats gives it (one object); its transcript and usage as
+ * agora_transcript and agora_usage; and the context each agent saved in it, a JSON array of
+ * {"version","updated_at" (or null),"data","agent"} (docs/behaviour.md, save_context), [] when none. */
+AGORA_EXPORT int agora_db_chat_info(agora_db *db, const char *chat, char **json);
+AGORA_EXPORT int agora_db_transcript(agora_db *db, const char *chat, char **json);
+AGORA_EXPORT int agora_db_usage(agora_db *db, const char *chat, char **json);
+AGORA_EXPORT int agora_db_chat_state(agora_db *db, const char *chat, char **json);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,8 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_reply agora_cancel agora_chats agora_transcript agora_chat_export agora_chat_import \
             agora_chat_branch agora_chat_delete agora_usage agora_db_open agora_db_close agora_db_chats \
             agora_db_chat_export agora_db_chat_import agora_db_chat_branch agora_db_chat_delete agora_db_chat_new \
-            agora_failed_calls agora_unsaved agora_budget_spent agora_clock_note agora_event_world; do
+            agora_failed_calls agora_unsaved agora_budget_spent agora_clock_note agora_event_world \
+            agora_db_chat_info agora_db_transcript agora_db_usage agora_db_chat_state; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0
