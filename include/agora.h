@@ -17,7 +17,8 @@
  *   worlds may be used on different threads at once. Callbacks run on the thread that is running the
  *   world's loop (agora_run_until_quiet, agora_run_for, agora_step), never from another thread, and
  *   may call any function on that world except agora_world_close.
- * - Nothing here prints, and nothing installs a signal handler: Ctrl-C is yours (call agora_cancel).
+ * - Nothing here prints (unless a program asks for the notes: AGORA_NOTES), and nothing installs a
+ *   signal handler: Ctrl-C is yours (call agora_cancel).
  *
  * ABI: AGORA_API_VERSION rises when a function is added; an existing function never changes its
  * signature or meaning within libagora.so.0. Opaque handles only: no struct of the library's is ever
