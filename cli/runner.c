@@ -160,28 +160,31 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
   return 0;
 }
 
-int cli_runner_finish(cli_runner *r) {
+int cli_run_status(int budget_spent, int64_t tokens, double usd, size_t failed, size_t unsaved) {
   int status = 0;
+  if (budget_spent) {
+    /* Exit 3 (docs/cli.md): the run stopped at the budget the user set, which is neither success nor a
+     * failure of the calls; the refused calls' llm-errors are part of it. */
+    fprintf(stderr, "agora: the world's budget is spent (%lld tokens, $%.4f): no new LLM call was started "
+            "(raise it with \"budget\" in the world file)\n", (long long)tokens, usd);
+    status = 3;
+  } else if (failed) {
+    fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", failed);
+    status = 1;
+  }
+  if (unsaved) {
+    fprintf(stderr, "agora: %zu message(s) could not be saved (see the storage-error events)\n", unsaved);
+    status = 1;
+  }
+  return status;
+}
+
+int cli_runner_finish(cli_runner *r) {
   output_done(r->out);
   world *w = rt_world(r->rt);
   chat_session *cs = rt_session(r->rt);
   world_budget_view b = world_budget(w);
-  if (b.reached) {
-    /* Exit 3 (docs/cli.md): the run stopped at the budget the user set, which is neither success nor a
-     * failure of the calls; the refused calls' llm-errors are part of it. */
-    fprintf(stderr, "agora: the world's budget is spent (%lld tokens, $%.4f): no new LLM call was started "
-            "(raise it with \"budget\" in the world file)\n", (long long)b.tokens, b.usd);
-    status = 3;
-  } else if (world_failed_calls(w)) {
-    fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(w));
-    status = 1;
-  }
-  if (cs && chat_session_failures(cs)) {
-    fprintf(stderr, "agora: %zu message(s) could not be saved (see the storage-error events)\n",
-            chat_session_failures(cs));
-    status = 1;
-  }
-  return status;
+  return cli_run_status(b.reached, b.tokens, b.usd, world_failed_calls(w), cs ? chat_session_failures(cs) : 0);
 }
 
 void cli_runner_close(cli_runner *r) {

@@ -3,6 +3,9 @@
 #ifndef AG_CLI_RUNNER_H
 #define AG_CLI_RUNNER_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "cli/run_screen.h"
 #include "runtime/output.h"
 #include "runtime/runtime.h"
@@ -54,6 +57,10 @@ typedef struct cli_runner {
  * status after printing why; either way release r with cli_runner_close. handler (may be NULL: the
  * screen's) receives the bus's messages and events at the output phase with ud. */
 int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bus_handler handler, void *ud);
+/* The exit status of run and say from what the run came to, saying on stderr what failed: 1 when a save
+ * failed, else 3 when the world's budget was spent (tokens and usd spent), else 1 when an LLM call
+ * failed, else 0. */
+int cli_run_status(int budget_spent, int64_t tokens, double usd, size_t failed, size_t unsaved);
 /* Ends the output and says what failed: returns 1 when a save failed, else 3 when the world's budget was
  * reached, else 1 when an LLM call failed, else 0. */
 int cli_runner_finish(cli_runner *r);

@@ -100,26 +100,12 @@ static agora_options say_options(const cli_runner_opts *a, say_state *st) {
                          .on_event_ctx = st};
 }
 
-/* The exit status from what the run came to (docs/cli.md): 3 when the budget stopped it, 1 when a call
- * or a save failed, else 0. */
+/* The exit status from what the run came to (cli_run_status, docs/cli.md "Exit status"). */
 static int say_status(const agora_world *w) {
-  int status = 0;
   int64_t tokens = 0;
   double usd = 0;
-  size_t failed = agora_failed_calls(w), unsaved = agora_unsaved(w);
-  if (agora_budget_spent(w, &tokens, &usd)) {
-    fprintf(stderr, "agora: the world's budget is spent (%lld tokens, $%.4f): no new LLM call was started "
-            "(raise it with \"budget\" in the world file)\n", (long long)tokens, usd);
-    status = 3;
-  } else if (failed) {
-    fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", failed);
-    status = 1;
-  }
-  if (unsaved) {
-    fprintf(stderr, "agora: %zu message(s) could not be saved (see the storage-error events)\n", unsaved);
-    status = 1;
-  }
-  return status;
+  int spent = agora_budget_spent(w, &tokens, &usd);
+  return cli_run_status(spent, tokens, usd, agora_failed_calls(w), agora_unsaved(w));
 }
 
 int cli_say(int argc, char **argv) {
