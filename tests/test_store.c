@@ -20,10 +20,10 @@
 
 static int setup_basic(store_txn *t, void *arg) {
   (void)arg;
-  int rc = put_world(t, "debate");
-  if (!rc) rc = put_chat(t, "debate", "c1", 10, 2);
-  if (!rc) rc = put_msg(t, "c1", 1, "human", "hello");
-  if (!rc) rc = put_msg(t, "c1", 2, "alice", "hi there");
+  int rc = tstore_put_world(t, "debate");
+  if (!rc) rc = tstore_put_chat(t, "debate", "c1", 10, 2);
+  if (!rc) rc = tstore_put_msg(t, "c1", 1, "human", "hello");
+  if (!rc) rc = tstore_put_msg(t, "c1", 2, "alice", "hi there");
   if (!rc) rc = store_world_set_current(t, "debate", "c1");
   return rc;
 }
@@ -58,8 +58,8 @@ static int check_basic(store_txn *t, void *arg) {
 }
 
 static void test_open_reopen(void) {
-  char *root, *dir = tmp_db(&root);
-  store *s = open_ok(dir);
+  char *root, *dir = tstore_tmp_db(&root);
+  store *s = tstore_open_ok(dir);
   if (!s) return;
   struct stat st;
   CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
@@ -68,15 +68,15 @@ static void test_open_reopen(void) {
   /* Bulk mode and back: the data is the same either way. */
   ag_errmsg em;
   CHECK_INT(store_set_durable(s, 0, &em), AG_OK);
-  CHECK_INT(write_tx(s, setup_basic, NULL), AG_OK);
+  CHECK_INT(tstore_write_tx(s, setup_basic, NULL), AG_OK);
   CHECK_INT(store_sync_now(s, &em), AG_OK);
   CHECK_INT(store_set_durable(s, 1, &em), AG_OK);
   store_close(s);
-  s = open_ok(dir);
+  s = tstore_open_ok(dir);
   CHECK_INT(store_read(s, check_basic, NULL, &em), AG_OK);
   store_close(s);
   /* A third open of the same files still works (schema already there). */
-  s = open_ok(dir);
+  s = tstore_open_ok(dir);
   CHECK_INT(store_read(s, check_basic, NULL, &em), AG_OK);
   store_close(s);
   unit_rmrf(root);
@@ -84,8 +84,8 @@ static void test_open_reopen(void) {
   free(dir);
 }
 
-static int setup_more(store_txn *t, void *arg) { return (void)arg, put_msg(t, "c1", 3, "bob", "third"); }
-static int setup_more2(store_txn *t, void *arg) { return (void)arg, put_msg(t, "c1", 4, "bob", "fourth"); }
+static int setup_more(store_txn *t, void *arg) { return (void)arg, tstore_put_msg(t, "c1", 3, "bob", "third"); }
+static int setup_more2(store_txn *t, void *arg) { return (void)arg, tstore_put_msg(t, "c1", 4, "bob", "fourth"); }
 
 static int check_more(store_txn *t, void *arg) {
   (void)arg;
@@ -108,15 +108,15 @@ static int wait_synced(store *s) {
 }
 
 static void test_background_sync(void) {
-  char *root, *dir = tmp_db(&root);
+  char *root, *dir = tstore_tmp_db(&root);
   store *s = NULL;
   ag_errmsg em = {""};
   /* The default mode: nothing waits, the descriptor is -1, every commit is synced when it returns. */
-  s = open_ok(dir);
+  s = tstore_open_ok(dir);
   if (!s) return;
   CHECK_INT(store_sync_fd(s), -1);
   uint64_t c0 = store_commits(s);
-  CHECK_INT(write_tx(s, setup_basic, NULL), AG_OK);
+  CHECK_INT(tstore_write_tx(s, setup_basic, NULL), AG_OK);
   CHECK_INT(store_commits(s), c0 + 1);
   CHECK_INT(store_synced(s), store_commits(s));
   CHECK_INT(store_sync_ack(s, &em), AG_OK);
@@ -129,7 +129,7 @@ static void test_background_sync(void) {
   CHECK_INT(store_read(s, check_basic, NULL, &em), AG_OK);
   for (int round = 0; round < 3; round++) {
     uint64_t before = store_commits(s);
-    CHECK_INT(write_tx(s, setup_more, NULL), round ? AG_ERR_EXISTS : AG_OK);
+    CHECK_INT(tstore_write_tx(s, setup_more, NULL), round ? AG_ERR_EXISTS : AG_OK);
     if (round) continue; /* a failed write is no commit */
     CHECK_INT(store_commits(s), before + 1);
     CHECK(wait_synced(s));
@@ -139,7 +139,7 @@ static void test_background_sync(void) {
     CHECK_INT(poll(&p, 1, 0), 0); /* and the ack emptied it */
   }
   CHECK_INT(store_commits(s), store_synced(s));
-  CHECK_INT(write_tx(s, setup_more2, NULL), AG_OK);
+  CHECK_INT(tstore_write_tx(s, setup_more2, NULL), AG_OK);
   store_close(s); /* syncs what the thread has not yet */
   CHECK_INT(store_open_read(dir, &s, &em), AG_OK);
   if (s) CHECK_INT(store_read(s, check_more, NULL, &em), AG_OK);
@@ -150,9 +150,9 @@ static void test_background_sync(void) {
 }
 
 static void test_file_modes(void) {
-  char *root, *dir = tmp_db(&root);
+  char *root, *dir = tstore_tmp_db(&root);
   mode_t old = umask(0); /* the 0600 must come from us, not from a strict umask */
-  store *s = open_ok(dir);
+  store *s = tstore_open_ok(dir);
   umask(old);
   if (!s) return;
   store_close(s);
@@ -170,12 +170,12 @@ static void test_file_modes(void) {
 }
 
 static int raw_put(const char *dir, const char *db, const char *k, const char *v) {
-  return raw_put_bytes(dir, db, k, strlen(k), v, strlen(v));
+  return tstore_raw_put_bytes(dir, db, k, strlen(k), v, strlen(v));
 }
 
 static void test_schema_newer_refused(void) {
-  char *root, *dir = tmp_db(&root);
-  store *s = open_ok(dir);
+  char *root, *dir = tstore_tmp_db(&root);
+  store *s = tstore_open_ok(dir);
   if (!s) return;
   store_close(s);
   CHECK_INT(raw_put(dir, "meta", "schema_version", "2"), 0);
@@ -190,7 +190,7 @@ static void test_schema_newer_refused(void) {
   CHECK_INT(store_open(dir, &s, &em), AG_ERR_VERSION);
   /* The same version (or an older one) opens. */
   CHECK_INT(raw_put(dir, "meta", "schema_version", "1"), 0);
-  s = open_ok(dir);
+  s = tstore_open_ok(dir);
   store_close(s);
   unit_rmrf(root);
   free(root);
@@ -233,7 +233,7 @@ static void test_open_errors(void) {
   CHECK(stat(file, &st) == 0 && st.st_size == (off_t)sizeof page - 1);
   /* What LMDB writes first when it creates a file (meta page 0, transaction 0), cut short. */
   snprintf(page, sizeof page, "%s/fresh", root);
-  store_close(open_ok(page));
+  store_close(tstore_open_ok(page));
   snprintf(page, sizeof page, "%s/fresh/data.mdb", root);
   char *fresh = unit_read_file(page);
   int fd = open(file, O_WRONLY | O_TRUNC);
@@ -263,7 +263,7 @@ static void test_open_errors(void) {
   CHECK(waitpid(pid, NULL, 0) == pid);
   close(ready[0]), close(ready[1]), close(go[0]), close(go[1]);
   /* Once nobody holds it, the torn file is started over. */
-  s = open_ok(path);
+  s = tstore_open_ok(path);
   store_close(s);
   unit_rmrf(root);
   free(root);
@@ -282,11 +282,11 @@ static int grow_tx(store_txn *t, void *arg) {
   a->calls++;
   int rc = AG_OK;
   if (a->first == 1) {
-    rc = put_world(t, "w");
-    if (!rc) rc = put_chat(t, "w", "big", 1, 0);
+    rc = tstore_put_world(t, "w");
+    if (!rc) rc = tstore_put_chat(t, "w", "big", 1, 0);
   }
-  for (int i = 0; !rc && i < a->count; i++) rc = put_msg(t, "big", (uint64_t)(a->first + i), "alice", a->text);
-  if (!rc) rc = put_chat(t, "w", "big", 2, (uint64_t)(a->first + a->count - 1));
+  for (int i = 0; !rc && i < a->count; i++) rc = tstore_put_msg(t, "big", (uint64_t)(a->first + i), "alice", a->text);
+  if (!rc) rc = tstore_put_chat(t, "w", "big", 2, (uint64_t)(a->first + a->count - 1));
   return rc;
 }
 
@@ -307,7 +307,7 @@ static int verify_big_msg(const store_message *m, void *arg) {
 static int verify_big_tx(store_txn *t, void *arg) { return store_message_scan(t, "big", 1, verify_big_msg, arg); }
 
 static void test_map_growth(void) {
-  char *root, *dir = tmp_db(&root);
+  char *root, *dir = tstore_tmp_db(&root);
   store *s = NULL;
   ag_errmsg em = {{0}};
   store_options opt = {.map_size = 64 * 1024}; /* 16 pages: the first big transaction cannot fit */
@@ -319,11 +319,11 @@ static void test_map_growth(void) {
   text[100 * 1024] = '\0';
   /* One transaction of 2 MiB (several doublings inside one store_write), then many small ones. */
   grow_arg a = {.first = 1, .count = 20, .text = text};
-  CHECK_INT(write_tx(s, grow_tx, &a), AG_OK);
+  CHECK_INT(tstore_write_tx(s, grow_tx, &a), AG_OK);
   CHECK(a.calls > 1); /* fn really was run again from the start */
   for (int i = 0; i < 20; i++) {
     grow_arg b = {.first = 21 + i * 2, .count = 2, .text = text};
-    CHECK_INT(write_tx(s, grow_tx, &b), AG_OK);
+    CHECK_INT(tstore_write_tx(s, grow_tx, &b), AG_OK);
   }
   size_t after = store_map_size(s);
   CHECK(after > before);
@@ -335,7 +335,7 @@ static void test_map_growth(void) {
   CHECK_INT(v.bytes, 60 * 100 * 1024);
   store_close(s);
   /* Reopened with the defaults it keeps the grown size and all the data. */
-  s = open_ok(dir);
+  s = tstore_open_ok(dir);
   CHECK(store_map_size(s) >= after);
   v = (verify_big){0};
   CHECK_INT(store_read(s, verify_big_tx, &v, &em), AG_OK);
@@ -350,7 +350,7 @@ static void test_map_growth(void) {
 /* Another process grows the map while this one has the database open: this one adopts the new size
  * (MDB_MAP_RESIZED) and sees the data. */
 static void test_map_grown_by_other_process(void) {
-  char *root, *dir = tmp_db(&root);
+  char *root, *dir = tstore_tmp_db(&root);
   store *s = NULL;
   ag_errmsg em = {{0}};
   store_options opt = {.map_size = 256 * 1024};
@@ -381,7 +381,7 @@ static void test_map_grown_by_other_process(void) {
   /* And this process can write on top. */
   static char text2[] = "xyx";
   grow_arg b = {.first = 41, .count = 1, .text = text2};
-  CHECK_INT(write_tx(s, grow_tx, &b), AG_OK);
+  CHECK_INT(tstore_write_tx(s, grow_tx, &b), AG_OK);
   store_close(s);
   unit_rmrf(root);
   free(root);
