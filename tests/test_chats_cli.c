@@ -3,6 +3,7 @@
  * usage errors. Deleting and showing are in test_chats_show_delete, snapshots in test_chats_snapshot. */
 #include "support/proc.h"
 #include "support/tchats.h"
+#include "support/tjson.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -26,7 +27,7 @@ static int is_rfc3339_ms(const char *s) {
 /* The snapshot's state of agent id (borrowed), or NULL. */
 static const cJSON *snap_agent(const cJSON *snap, const char *id) {
   const cJSON *a;
-  cJSON_ArrayForEach(a, cJSON_GetObjectItem(snap, "agents")) if (!strcmp(tchats_jstr(a, "id"), id)) return a;
+  cJSON_ArrayForEach(a, cJSON_GetObjectItem(snap, "agents")) if (!strcmp(tjson_str(a, "id"), id)) return a;
   return NULL;
 }
 
@@ -52,13 +53,13 @@ static void run_saves_chat(void) {
   CHECK_INT(cJSON_GetArraySize(list), 1);
   const cJSON *c = cJSON_GetArrayItem(list, 0);
   CHECK_INT(cJSON_GetArraySize(c), 7); /* exactly the fields of docs/cli.md */
-  CHECK_STR(tchats_jstr(c, "id"), id);
-  CHECK_STR(tchats_jstr(c, "world"), "trip-planner");
-  CHECK_STR(tchats_jstr(c, "title"), "Plan a trip to Lisbon"); /* the first human message, not the world's */
-  CHECK_INT(tchats_jnum(c, "message_count"), 3);
-  CHECK(is_rfc3339_ms(tchats_jstr(c, "created_at")));
-  CHECK(is_rfc3339_ms(tchats_jstr(c, "updated_at")));
-  CHECK(tchats_jstr(c, "created_at") && tchats_jstr(c, "updated_at") && strcmp(tchats_jstr(c, "created_at"), tchats_jstr(c, "updated_at")) <= 0);
+  CHECK_STR(tjson_str(c, "id"), id);
+  CHECK_STR(tjson_str(c, "world"), "trip-planner");
+  CHECK_STR(tjson_str(c, "title"), "Plan a trip to Lisbon"); /* the first human message, not the world's */
+  CHECK_INT(tjson_num(c, "message_count"), 3);
+  CHECK(is_rfc3339_ms(tjson_str(c, "created_at")));
+  CHECK(is_rfc3339_ms(tjson_str(c, "updated_at")));
+  CHECK(tjson_str(c, "created_at") && tjson_str(c, "updated_at") && strcmp(tjson_str(c, "created_at"), tjson_str(c, "updated_at")) <= 0);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItem(c, "current")));
 
   proc_result r;
@@ -66,11 +67,11 @@ static void run_saves_chat(void) {
   CHECK_INT(r.status, 0);
   cJSON *w = cJSON_Parse(r.out);
   CHECK_INT(cJSON_GetArraySize(w), 5);
-  CHECK_STR(tchats_jstr(w, "id"), "trip-planner");
-  CHECK_STR(tchats_jstr(w, "name"), "Trip Planner");
-  CHECK_INT(tchats_jnum(w, "agents"), 1);
-  CHECK_INT(tchats_jnum(w, "chats"), 1);
-  CHECK_STR(tchats_jstr(w, "current_chat"), id);
+  CHECK_STR(tjson_str(w, "id"), "trip-planner");
+  CHECK_STR(tjson_str(w, "name"), "Trip Planner");
+  CHECK_INT(tjson_num(w, "agents"), 1);
+  CHECK_INT(tjson_num(w, "chats"), 1);
+  CHECK_STR(tjson_str(w, "current_chat"), id);
   CHECK(strchr(r.out, '\n') == r.out + strlen(r.out) - 1); /* one line */
   cJSON_Delete(w);
   proc_result_free(&r);
@@ -92,11 +93,11 @@ static void list_order_and_filter(void) {
   CHECK(strcmp(id1, id3) != 0);
   cJSON *list = tchats_list_chats(e.db, NULL);
   CHECK_INT(cJSON_GetArraySize(list), 3);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(list, 0), "id"), id3);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(list, 1), "id"), id2);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(list, 2), "id"), id1);
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(list, 0), "id"), id3);
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(list, 1), "id"), id2);
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(list, 2), "id"), id1);
   for (int i = 0; i + 1 < cJSON_GetArraySize(list); i++) {
-    const char *a = tchats_jstr(cJSON_GetArrayItem(list, i), "updated_at"), *b = tchats_jstr(cJSON_GetArrayItem(list, i + 1), "updated_at");
+    const char *a = tjson_str(cJSON_GetArrayItem(list, i), "updated_at"), *b = tjson_str(cJSON_GetArrayItem(list, i + 1), "updated_at");
     CHECK(a && b && strcmp(a, b) >= 0);
   }
   /* Each world has its own current chat. */
@@ -108,11 +109,11 @@ static void list_order_and_filter(void) {
   list = tchats_list_chats(e.db, "trip-planner");
   CHECK_INT(cJSON_GetArraySize(list), 2);
   const cJSON *c;
-  cJSON_ArrayForEach(c, list) CHECK_STR(tchats_jstr(c, "world"), "trip-planner");
+  cJSON_ArrayForEach(c, list) CHECK_STR(tjson_str(c, "world"), "trip-planner");
   cJSON_Delete(list);
   list = tchats_list_chats(e.db, "counter");
   CHECK_INT(cJSON_GetArraySize(list), 1);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(list, 0), "id"), id2);
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(list, 0), "id"), id2);
   cJSON_Delete(list);
 
   /* A world by its display name too; an unknown one is an error (issue 15 item 9). */
@@ -137,11 +138,11 @@ static void list_order_and_filter(void) {
   char *nl = strchr(r.out, '\n');
   CHECK(nl != NULL);
   cJSON *w1 = cJSON_Parse(r.out), *w2 = nl ? cJSON_Parse(nl + 1) : NULL;
-  CHECK_STR(tchats_jstr(w1, "id"), "counter");
-  CHECK_INT(tchats_jnum(w1, "chats"), 2); /* the one `chats new --world Counter` made */
-  CHECK_STR(tchats_jstr(w2, "id"), "trip-planner");
-  CHECK_INT(tchats_jnum(w2, "chats"), 2);
-  CHECK_STR(tchats_jstr(w2, "current_chat"), id3);
+  CHECK_STR(tjson_str(w1, "id"), "counter");
+  CHECK_INT(tjson_num(w1, "chats"), 2); /* the one `chats new --world Counter` made */
+  CHECK_STR(tjson_str(w2, "id"), "trip-planner");
+  CHECK_INT(tjson_num(w2, "chats"), 2);
+  CHECK_STR(tjson_str(w2, "current_chat"), id3);
   cJSON_Delete(w1);
   cJSON_Delete(w2);
   proc_result_free(&r);
@@ -183,11 +184,11 @@ static void new_reuses_empty_chat(void) {
   cJSON *list = tchats_list_chats(e.db, NULL);
   CHECK_INT(cJSON_GetArraySize(list), 2);
   const cJSON *c = tchats_find_chat(list, id2);
-  CHECK_STR(tchats_jstr(c, "title"), "New Chat");
-  CHECK_INT(tchats_jnum(c, "message_count"), 0);
+  CHECK_STR(tjson_str(c, "title"), "New Chat");
+  CHECK_INT(tjson_num(c, "message_count"), 0);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItem(c, "current")));
   c = tchats_find_chat(list, id1);
-  CHECK_INT(tchats_jnum(c, "message_count"), 3);
+  CHECK_INT(tjson_num(c, "message_count"), 3);
   CHECK(cJSON_IsFalse(cJSON_GetObjectItem(c, "current")));
   cJSON_Delete(list);
   tchats_env_close(&e);
@@ -204,8 +205,8 @@ static void new_reuses_untitled_chat(void) {
   free(msgs);
   cJSON *list = tchats_list_chats(e.db, NULL);
   CHECK_INT(cJSON_GetArraySize(list), 1);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(list, 0), "title"), "New Chat");
-  CHECK_INT(tchats_jnum(cJSON_GetArrayItem(list, 0), "message_count"), 1);
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(list, 0), "title"), "New Chat");
+  CHECK_INT(tjson_num(cJSON_GetArrayItem(list, 0), "message_count"), 1);
   cJSON_Delete(list);
 
   proc_result r;
@@ -216,7 +217,7 @@ static void new_reuses_untitled_chat(void) {
   CHECK_STR(id2, id1);
   list = tchats_list_chats(e.db, NULL);
   CHECK_INT(cJSON_GetArraySize(list), 1);
-  CHECK_INT(tchats_jnum(cJSON_GetArrayItem(list, 0), "message_count"), 1);
+  CHECK_INT(tjson_num(cJSON_GetArrayItem(list, 0), "message_count"), 1);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "current")));
   cJSON_Delete(list);
 
@@ -228,8 +229,8 @@ static void new_reuses_untitled_chat(void) {
   proc_result_free(&r);
   list = tchats_list_chats(e.db, NULL);
   CHECK_INT(cJSON_GetArraySize(list), 1);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(list, 0), "id"), id1);
-  CHECK_INT(tchats_jnum(cJSON_GetArrayItem(list, 0), "message_count"), 2);
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(list, 0), "id"), id1);
+  CHECK_INT(tjson_num(cJSON_GetArrayItem(list, 0), "message_count"), 2);
   cJSON_Delete(list);
   tchats_ag(&r, e.db, "replay", id1, "--json", NULL);
   CHECK_INT(r.status, 0);
@@ -247,8 +248,8 @@ static void new_chat_keeps_old_state(void) {
   free(tchats_run_saved(e.db, unit_src_path("examples/debate.json"), id1, sizeof id1));
   cJSON *before = tchats_export_chat(e.db, id1);
   const cJSON *alice = snap_agent(before, "alice");
-  CHECK_INT(tchats_jnum(alice, "turn_count"), 3);
-  CHECK_INT(tchats_jnum(alice, "reply_counter"), 3);
+  CHECK_INT(tjson_num(alice, "turn_count"), 3);
+  CHECK_INT(tjson_num(alice, "reply_counter"), 3);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItem(alice, "notice_sent")));
 
   proc_result r;
@@ -275,8 +276,8 @@ static void new_chat_keeps_old_state(void) {
   CHECK(strcmp(id3, id2) != 0);
   after = tchats_export_chat(e.db, id2);
   alice = snap_agent(after, "alice");
-  CHECK_INT(tchats_jnum(alice, "reply_counter"), 3);
-  CHECK_INT(tchats_jnum(alice, "turn_count"), 3);
+  CHECK_INT(tjson_num(alice, "reply_counter"), 3);
+  CHECK_INT(tjson_num(alice, "turn_count"), 3);
   cJSON_Delete(after);
   cJSON_Delete(before);
   tchats_env_close(&e);
@@ -310,9 +311,9 @@ static void run_continues_chat(void) {
 
   cJSON *list = tchats_list_chats(e.db, NULL);
   CHECK_INT(cJSON_GetArraySize(list), 1);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(list, 0), "id"), id);
-  CHECK_INT(tchats_jnum(cJSON_GetArrayItem(list, 0), "message_count"), 4);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(list, 0), "title"), "Count with me");
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(list, 0), "id"), id);
+  CHECK_INT(tjson_num(cJSON_GetArrayItem(list, 0), "message_count"), 4);
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(list, 0), "title"), "Count with me");
   CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "current")));
   cJSON_Delete(list);
   /* Its memory holds the earlier messages, then the new ones. */
@@ -336,7 +337,7 @@ static void run_continues_chat(void) {
   CHECK(strstr(r.out, "\"seq\":5,\"sender\":\"human\"") != NULL);
   proc_result_free(&r);
   list = tchats_list_chats(e.db, NULL);
-  CHECK_INT(tchats_jnum(tchats_find_chat(list, id), "message_count"), 6);
+  CHECK_INT(tjson_num(tchats_find_chat(list, id), "message_count"), 6);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItem(tchats_find_chat(list, id), "current")));
   CHECK(cJSON_IsFalse(cJSON_GetObjectItem(tchats_find_chat(list, id2), "current")));
   cJSON_Delete(list);

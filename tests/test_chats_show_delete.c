@@ -3,6 +3,7 @@
  * (docs/cli.md, docs/behaviour.md §6). */
 #include "support/proc.h"
 #include "support/tchats.h"
+#include "support/tjson.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -28,8 +29,8 @@ static void delete_with_fallback(void) {
   CHECK(strcmp(c1, c2) && strcmp(c2, c3) && strcmp(c3, c4) && strcmp(c1, c4));
   cJSON *list = tchats_list_chats(e.db, NULL);
   CHECK_INT(cJSON_GetArraySize(list), 4);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(list, 0), "id"), c4);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(list, 1), "id"), c1);
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(list, 0), "id"), c4);
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(list, 1), "id"), c1);
   cJSON_Delete(list);
 
   /* The current chat: the most recently updated remaining one (c1, not the newer-created c3). */
@@ -62,7 +63,7 @@ static void delete_with_fallback(void) {
   CHECK(tchats_find_chat(list, c2) == NULL);
   tchats_current_id(list, cur, sizeof cur);
   CHECK_STR(cur, c1);
-  CHECK_INT(tchats_jnum(tchats_find_chat(list, c1), "message_count"), 4);
+  CHECK_INT(tjson_num(tchats_find_chat(list, c1), "message_count"), 4);
   cJSON_Delete(list);
 
   tchats_ag(&r, e.db, "chats", "delete", c1, NULL);
@@ -81,7 +82,7 @@ static void delete_with_fallback(void) {
   CHECK_INT(r.status, 0);
   cJSON *w = cJSON_Parse(r.out);
   CHECK(cJSON_IsNull(cJSON_GetObjectItem(w, "current_chat")));
-  CHECK_INT(tchats_jnum(w, "chats"), 0);
+  CHECK_INT(tjson_num(w, "chats"), 0);
   cJSON_Delete(w);
   proc_result_free(&r);
 
@@ -101,7 +102,7 @@ static void delete_with_fallback(void) {
   CHECK_INT(cJSON_GetArraySize(list), 1);
   tchats_current_id(list, cur, sizeof cur);
   CHECK_STR(cur, c4);
-  CHECK_INT(tchats_jnum(cJSON_GetArrayItem(list, 0), "message_count"), 2);
+  CHECK_INT(tjson_num(cJSON_GetArrayItem(list, 0), "message_count"), 2);
   cJSON_Delete(list);
   tchats_env_close(&e);
 }
@@ -118,7 +119,7 @@ static void show_matches_run(void) {
   char *run_msgs = proc_messages(run.out);
   CHECK_INT(strlen(run_msgs) > 0, 1);
   cJSON *list = tchats_list_chats(e.db, NULL);
-  const char *id = tchats_jstr(cJSON_GetArrayItem(list, 0), "id");
+  const char *id = tjson_str(cJSON_GetArrayItem(list, 0), "id");
   char *list_line = cJSON_PrintUnformatted(cJSON_GetArrayItem(list, 0));
 
   tchats_ag(&r, e.db, "chats", "show", id, "--json", NULL);
@@ -174,8 +175,8 @@ static void worlds_show_export_delete(void) {
   tchats_ag(&r, e.db, "worlds", "show", "trip-planner", "--json", NULL);
   CHECK_INT(r.status, 0);
   cJSON *j = cJSON_Parse(r.out);
-  CHECK_INT(tchats_jnum(j, "chats"), 1);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "agents"), 0), "name"), "planner");
+  CHECK_INT(tjson_num(j, "chats"), 1);
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "agents"), 0), "name"), "planner");
   cJSON_Delete(j);
   proc_result_free(&r);
   tchats_ag(&r, e.db, "worlds", "show", "nope", NULL);
@@ -205,7 +206,7 @@ static void worlds_show_export_delete(void) {
   proc_result_free(&r);
   cJSON *list = tchats_list_chats(e.db, NULL);
   CHECK_INT(cJSON_GetArraySize(list), 1);
-  CHECK_STR(tchats_jstr(cJSON_GetArrayItem(list, 0), "world"), "counter");
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(list, 0), "world"), "counter");
   cJSON_Delete(list);
   tchats_ag(&r, e.db, "worlds", "list", NULL);
   CHECK(strstr(r.out, "trip-planner") == NULL && strstr(r.out, "counter") != NULL);

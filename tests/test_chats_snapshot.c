@@ -3,6 +3,7 @@
  * key ever written to the database or a snapshot (docs/cli.md, docs/behaviour.md §6). */
 #include "support/proc.h"
 #include "support/tchats.h"
+#include "support/tjson.h"
 #include "support/unit.h"
 #include "support/wait.h"
 
@@ -114,8 +115,8 @@ static void export_import_replay(void) {
   char *file = unit_read_file(snapfile);
   CHECK(file != NULL);
   cJSON *snap = cJSON_Parse(file ? file : "");
-  CHECK_INT(tchats_jnum(snap, "format"), 1);
-  CHECK_STR(tchats_jstr(cJSON_GetObjectItem(snap, "chat"), "id"), id);
+  CHECK_INT(tjson_num(snap, "format"), 1);
+  CHECK_STR(tjson_str(cJSON_GetObjectItem(snap, "chat"), "id"), id);
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(snap, "messages")), 4);
   cJSON *stdout_snap = tchats_export_chat(e.db, id); /* stdout carries the same document */
   CHECK(cJSON_Compare(snap, stdout_snap, 1));
@@ -153,8 +154,8 @@ static void export_import_replay(void) {
   CHECK_INT(cJSON_GetArraySize(list), 2);
   const cJSON *a = tchats_find_chat(list, id), *b = tchats_find_chat(list, id2);
   CHECK(a && b);
-  CHECK_STR(tchats_jstr(b, "title"), tchats_jstr(a, "title"));
-  CHECK_INT(tchats_jnum(b, "message_count"), 4);
+  CHECK_STR(tjson_str(b, "title"), tjson_str(a, "title"));
+  CHECK_INT(tjson_num(b, "message_count"), 4);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItem(a, "current")));
   CHECK(cJSON_IsFalse(cJSON_GetObjectItem(b, "current")));
   cJSON_Delete(list);
@@ -182,10 +183,10 @@ static void export_import_replay(void) {
   tchats_ag(&r, db2, "worlds", "list", "--json", NULL);
   CHECK_INT(r.status, 0);
   cJSON *w = cJSON_Parse(r.out);
-  CHECK_STR(tchats_jstr(w, "id"), "quirks");
-  CHECK_STR(tchats_jstr(w, "name"), "Quirks");
-  CHECK_INT(tchats_jnum(w, "chats"), 1);
-  CHECK_INT(tchats_jnum(w, "agents"), 1);
+  CHECK_STR(tjson_str(w, "id"), "quirks");
+  CHECK_STR(tjson_str(w, "name"), "Quirks");
+  CHECK_INT(tjson_num(w, "chats"), 1);
+  CHECK_INT(tjson_num(w, "agents"), 1);
   cJSON_Delete(w);
   proc_result_free(&r);
   char *fresh = replay_msgs(db2, id2, &st);
@@ -414,8 +415,8 @@ static void import_seq_gap(void) {
     cJSON *list = tchats_list_chats(e.db, NULL);
     const cJSON *c = tchats_find_chat(list, id2);
     CHECK(c != NULL);
-    if (c && tchats_jnum(c, "message_count") != 4)
-      unit_fail_(__FILE__, __LINE__, "imported chat with 4 messages (seqs 1,2,3,9) has message_count %g", tchats_jnum(c, "message_count"));
+    if (c && tjson_num(c, "message_count") != 4)
+      unit_fail_(__FILE__, __LINE__, "imported chat with 4 messages (seqs 1,2,3,9) has message_count %g", tjson_num(c, "message_count"));
     cJSON_Delete(list);
     proc_result r2;
     tchats_ag(&r2, e.db, "replay", id2, "--json", NULL);
@@ -483,8 +484,8 @@ static void canary_key_never_written(void) {
   CHECK(strstr(r.out, CANARY) == NULL);
   cJSON *snapj = cJSON_Parse(r.out);
   const cJSON *k = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(snapj, "world"), "agents"), 1);
-  CHECK_STR(tchats_jstr(k, "name"), "k");
-  CHECK_STR(tchats_jstr(k, "api_key_env"), "CANARY_KEY"); /* the name is kept, the value is not */
+  CHECK_STR(tjson_str(k, "name"), "k");
+  CHECK_STR(tjson_str(k, "api_key_env"), "CANARY_KEY"); /* the name is kept, the value is not */
   CHECK(cJSON_GetObjectItem(k, "api_key") == NULL);
   cJSON_Delete(snapj);
   proc_result_free(&r);

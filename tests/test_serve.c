@@ -5,6 +5,7 @@
 #include "support/proc.h"
 #include "support/serve_client.h"
 #include "support/suite.h"
+#include "support/tjson.h"
 #include "support/tserve.h"
 #include "support/unit.h"
 #include "support/wait.h"
@@ -29,26 +30,26 @@ static void routes_and_errors(void) {
   cJSON *j = serve_call_json(&sp, "GET", "/api/worlds", NULL, &st);
   CHECK_INT(st, 200);
   const cJSON *w0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "worlds"), 0);
-  CHECK_STR(tserve_jstr(w0, "id"), "counter");
-  CHECK_STR(tserve_jstr(w0, "name"), "Counter");
+  CHECK_STR(tjson_str(w0, "id"), "counter");
+  CHECK_STR(tjson_str(w0, "name"), "Counter");
   cJSON_Delete(j);
   j = serve_call_json(&sp, "GET", "/api/worlds/counter", NULL, &st);
   CHECK_INT(st, 200);
   const cJSON *a0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "agents"), 0);
-  CHECK_STR(tserve_jstr(a0, "id"), "a");
-  CHECK_INT((long)tserve_jnum(a0, "turns"), 0);
-  CHECK_STR(tserve_jstr(a0, "phase"), "idle");
+  CHECK_STR(tjson_str(a0, "id"), "a");
+  CHECK_INT((long)tjson_num(a0, "turns"), 0);
+  CHECK_STR(tjson_str(a0, "phase"), "idle");
   CHECK(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "settings")));
   char chat1[64];
-  snprintf(chat1, sizeof chat1, "%s", tserve_jstr(j, "current_chat") ? tserve_jstr(j, "current_chat") : "");
+  snprintf(chat1, sizeof chat1, "%s", tjson_str(j, "current_chat") ? tjson_str(j, "current_chat") : "");
   cJSON_Delete(j);
   CHECK(chat1[0]);
 
   /* a message: 202 with its seq; the reply is stored and listed */
   j = serve_call_json(&sp, "POST", "/api/worlds/counter/messages", "{\"text\": \"@a count\"}", &st);
   CHECK_INT(st, 202);
-  CHECK_INT((long)tserve_jnum(j, "seq"), 1);
-  CHECK_STR(tserve_jstr(j, "chat"), chat1);
+  CHECK_INT((long)tjson_num(j, "seq"), 1);
+  CHECK_STR(tjson_str(j, "chat"), chat1);
   cJSON_Delete(j);
   char path[512];
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/messages?after=0&limit=10", chat1);
@@ -60,38 +61,38 @@ static void routes_and_errors(void) {
   }
   const cJSON *arr = cJSON_GetObjectItemCaseSensitive(msgs, "messages");
   CHECK_INT(cJSON_GetArraySize(arr), 2);
-  CHECK_STR(tserve_jstr(cJSON_GetArrayItem(arr, 0), "type"), "message");
-  CHECK_STR(tserve_jstr(cJSON_GetArrayItem(arr, 0), "text"), "@a count");
-  CHECK_STR(tserve_jstr(cJSON_GetArrayItem(arr, 1), "sender"), "a");
-  CHECK_STR(tserve_jstr(cJSON_GetArrayItem(arr, 1), "text"), "one");
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(arr, 0), "type"), "message");
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(arr, 0), "text"), "@a count");
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(arr, 1), "sender"), "a");
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(arr, 1), "text"), "one");
   cJSON_Delete(msgs);
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/messages?before=2&limit=5", chat1);
   msgs = serve_call_json(&sp, "GET", path, NULL, &st);
   arr = cJSON_GetObjectItemCaseSensitive(msgs, "messages");
   CHECK_INT(cJSON_GetArraySize(arr), 1);
-  CHECK_INT((long)tserve_jnum(cJSON_GetArrayItem(arr, 0), "seq"), 1);
+  CHECK_INT((long)tjson_num(cJSON_GetArrayItem(arr, 0), "seq"), 1);
   cJSON_Delete(msgs);
 
   /* chats: list, title, snapshot, new, select, delete */
   j = serve_call_json(&sp, "GET", "/api/worlds/counter/chats", NULL, &st);
   CHECK_INT(st, 200);
   const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "chats"), 0);
-  CHECK_STR(tserve_jstr(c0, "id"), chat1);
-  CHECK_INT((long)tserve_jnum(c0, "message_count"), 2);
+  CHECK_STR(tjson_str(c0, "id"), chat1);
+  CHECK_INT((long)tjson_num(c0, "message_count"), 2);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c0, "current")));
   cJSON_Delete(j);
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s", chat1);
   j = serve_call_json(&sp, "PATCH", path, "{\"title\": \"Counting\"}", &st);
   CHECK_INT(st, 200);
-  CHECK_STR(tserve_jstr(j, "title"), "Counting");
+  CHECK_STR(tjson_str(j, "title"), "Counting");
   cJSON_Delete(j);
   /* branch (issue 13): a new chat with message 1 only, titled after the source; the source untouched */
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s/branch", chat1);
   j = serve_call_json(&sp, "POST", path, "{\"at\": 1}", &st);
   CHECK_INT(st, 201);
-  CHECK(tserve_jstr(j, "id") && strcmp(tserve_jstr(j, "id"), chat1));
-  CHECK_STR(tserve_jstr(j, "title"), "Counting (branch)");
-  CHECK_INT((long)tserve_jnum(j, "message_count"), 1);
+  CHECK(tjson_str(j, "id") && strcmp(tjson_str(j, "id"), chat1));
+  CHECK_STR(tjson_str(j, "title"), "Counting (branch)");
+  CHECK_INT((long)tjson_num(j, "message_count"), 1);
   CHECK(!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "current")));
   cJSON_Delete(j);
   tserve_expect(&sp, "POST", path, "{\"at\": 0}", 422, "invalid");
@@ -108,18 +109,18 @@ static void routes_and_errors(void) {
   cJSON_Delete(snap);
   j = serve_call_json(&sp, "POST", "/api/snapshots", snap_text, &st);
   CHECK_INT(st, 201);
-  CHECK_STR(tserve_jstr(j, "world"), "counter");
-  CHECK(tserve_jstr(j, "id") && strcmp(tserve_jstr(j, "id"), chat1));
+  CHECK_STR(tjson_str(j, "world"), "counter");
+  CHECK(tjson_str(j, "id") && strcmp(tjson_str(j, "id"), chat1));
   char imported[64];
-  snprintf(imported, sizeof imported, "%s", tserve_jstr(j, "id") ? tserve_jstr(j, "id") : "");
+  snprintf(imported, sizeof imported, "%s", tjson_str(j, "id") ? tjson_str(j, "id") : "");
   cJSON_Delete(j);
   free(snap_text);
   tserve_expect(&sp, "POST", "/api/snapshots", "{\"format\": 1}", 422, "invalid");
   j = serve_call_json(&sp, "POST", "/api/worlds/counter/chats", NULL, &st);
   CHECK_INT(st, 201);
-  CHECK(tserve_jstr(j, "id") && strcmp(tserve_jstr(j, "id"), chat1) && strcmp(tserve_jstr(j, "id"), imported));
+  CHECK(tjson_str(j, "id") && strcmp(tjson_str(j, "id"), chat1) && strcmp(tjson_str(j, "id"), imported));
   char chat2[64];
-  snprintf(chat2, sizeof chat2, "%s", tserve_jstr(j, "id") ? tserve_jstr(j, "id") : "");
+  snprintf(chat2, sizeof chat2, "%s", tjson_str(j, "id") ? tjson_str(j, "id") : "");
   cJSON_Delete(j);
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s", chat1);
   tserve_expect(&sp, "PATCH", path, "{\"title\": \"x\"}", 409, "conflict"); /* not current any more */
@@ -127,13 +128,13 @@ static void routes_and_errors(void) {
   j = serve_call_json(&sp, "POST", path, NULL, &st);
   CHECK_INT(st, 200);
   CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "current")));
-  CHECK_INT((long)tserve_jnum(j, "message_count"), 2);
+  CHECK_INT((long)tjson_num(j, "message_count"), 2);
   cJSON_Delete(j);
   snprintf(path, sizeof path, "/api/worlds/counter/chats/%s", imported);
   j = serve_call_json(&sp, "DELETE", path, NULL, &st);
   CHECK_INT(st, 200);
-  CHECK_STR(tserve_jstr(j, "deleted"), imported);
-  CHECK(tserve_jstr(j, "current") != NULL); /* a fallback chat became current */
+  CHECK_STR(tjson_str(j, "deleted"), imported);
+  CHECK(tjson_str(j, "current") != NULL); /* a fallback chat became current */
   cJSON_Delete(j);
   tserve_expect(&sp, "DELETE", path, NULL, 404, "not_found");
 

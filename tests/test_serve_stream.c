@@ -8,6 +8,7 @@
 #include "support/proc.h"
 #include "support/serve_client.h"
 #include "support/suite.h"
+#include "support/tjson.h"
 #include "support/tserve.h"
 #include "support/unit.h"
 #include "support/wait.h"
@@ -27,7 +28,7 @@ static llm_server *srv;
 
 /* 1 when j's string field key is there and equals want (a missing field is no match, never a crash). */
 static int jis(const cJSON *j, const char *key, const char *want) {
-  const char *v = tserve_jstr(j, key);
+  const char *v = tjson_str(j, key);
   return v && want && !strcmp(v, want);
 }
 
@@ -268,14 +269,14 @@ static void approve_over_http(void) {
   cJSON *req = NULL;
   for (size_t i = 0; i < n && !req; i++)
     if (strstr(f[i].data, "approval-request")) req = cJSON_Parse(f[i].data);
-  CHECK_STR(tserve_jstr(req, "tool"), "save_context");
-  CHECK_STR(tserve_jstr(req, "agent"), "careful");
-  long id = (long)tserve_jnum(req, "id");
+  CHECK_STR(tjson_str(req, "tool"), "save_context");
+  CHECK_STR(tjson_str(req, "agent"), "careful");
+  long id = (long)tjson_num(req, "id");
   cJSON_Delete(req);
   long st;
   cJSON *w = serve_call_json(&sp, "GET", "/api/worlds/careful", NULL, &st);
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(w, "approvals")), 1);
-  CHECK_STR(tserve_jstr(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(w, "agents"), 0), "phase"), "awaiting-approval");
+  CHECK_STR(tjson_str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(w, "agents"), 0), "phase"), "awaiting-approval");
   cJSON_Delete(w);
   char path[64];
   snprintf(path, sizeof path, "/api/approvals/%ld", id);
@@ -337,9 +338,9 @@ static void kill9_keeps_what_was_saved(void) {
   char chat[64] = "";
   for (size_t i = 0; i < n; i++) {
     cJSON *j = cJSON_Parse(f[i].data);
-    if (jis(j, "type", "event") && jis(j, "event", "state-saved") && tserve_jnum(j, "seq") > saved)
-      saved = tserve_jnum(j, "seq");
-    if (jis(j, "type", "message") && tserve_jstr(j, "chat")) snprintf(chat, sizeof chat, "%s", tserve_jstr(j, "chat"));
+    if (jis(j, "type", "event") && jis(j, "event", "state-saved") && tjson_num(j, "seq") > saved)
+      saved = tjson_num(j, "seq");
+    if (jis(j, "type", "message") && tjson_str(j, "chat")) snprintf(chat, sizeof chat, "%s", tjson_str(j, "chat"));
     cJSON_Delete(j);
   }
   CHECK(saved >= 1 && chat[0]);
@@ -351,12 +352,12 @@ static void kill9_keeps_what_was_saved(void) {
   const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(snap, "messages");
   CHECK(cJSON_GetArraySize(msgs) >= (int)saved);
   int k = 0, stored_as_shown = 1;
-  for (const cJSON *m = msgs ? msgs->child : NULL; m; m = m->next) stored_as_shown &= tserve_jnum(m, "seq") == ++k;
+  for (const cJSON *m = msgs ? msgs->child : NULL; m; m = m->next) stored_as_shown &= tjson_num(m, "seq") == ++k;
   for (size_t i = 0; i < n; i++) {
     cJSON *j = cJSON_Parse(f[i].data);
-    if (jis(j, "type", "message") && tserve_jnum(j, "seq") <= saved) {
-      const cJSON *m = cJSON_GetArrayItem(msgs, (int)tserve_jnum(j, "seq") - 1);
-      stored_as_shown &= jis(m, "text", tserve_jstr(j, "text")) && jis(m, "sender", tserve_jstr(j, "sender"));
+    if (jis(j, "type", "message") && tjson_num(j, "seq") <= saved) {
+      const cJSON *m = cJSON_GetArrayItem(msgs, (int)tjson_num(j, "seq") - 1);
+      stored_as_shown &= jis(m, "text", tjson_str(j, "text")) && jis(m, "sender", tjson_str(j, "sender"));
     }
     cJSON_Delete(j);
   }

@@ -92,20 +92,10 @@ char *tchats_list_raw(const char *db) {
   return r.out;
 }
 
-const char *tchats_jstr(const cJSON *o, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-double tchats_jnum(const cJSON *o, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-  return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
 /* The chat object of the list with this id, or NULL. */
 const cJSON *tchats_find_chat(const cJSON *list, const char *id) {
   const cJSON *c;
-  cJSON_ArrayForEach(c, list) if (tchats_jstr(c, "id") && !strcmp(tchats_jstr(c, "id"), id)) return c;
+  cJSON_ArrayForEach(c, list) if (tjson_str(c, "id") && !strcmp(tjson_str(c, "id"), id)) return c;
   return NULL;
 }
 
@@ -113,7 +103,7 @@ const cJSON *tchats_find_chat(const cJSON *list, const char *id) {
 void tchats_current_id(const cJSON *list, char *out, size_t cap) {
   out[0] = '\0';
   const cJSON *c;
-  cJSON_ArrayForEach(c, list) if (cJSON_IsTrue(cJSON_GetObjectItem(c, "current"))) snprintf(out, cap, "%s", tchats_jstr(c, "id"));
+  cJSON_ArrayForEach(c, list) if (cJSON_IsTrue(cJSON_GetObjectItem(c, "current"))) snprintf(out, cap, "%s", tjson_str(c, "id"));
 }
 
 /* The lines of out with "type":"message", joined with '\n' (caller frees). */
@@ -145,7 +135,7 @@ char *tchats_run_saved(const char *db, const char *world, char *id, size_t cap) 
     id[0] = '\0';
     char *first = strstr(r.out, "{\"type\":\"message\"");
     cJSON *j = first ? cJSON_ParseWithLength(first, strcspn(first, "\n")) : NULL;
-    if (tchats_jstr(j, "chat")) snprintf(id, cap, "%s", tchats_jstr(j, "chat"));
+    if (tjson_str(j, "chat")) snprintf(id, cap, "%s", tjson_str(j, "chat"));
     cJSON_Delete(j);
   }
   char *msgs = proc_messages(r.out);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "support/proc.h"
+#include "support/tjson.h"
 
 /* One test's scratch directory; the database is DIR/db. */
 typedef struct tchats_env {
@@ -32,9 +33,6 @@ void tchats_out_trim(const proc_result *r, char *out, size_t cap);
 cJSON *tchats_list_chats(const char *db, const char *world);
 /* The raw stdout of `chats list --json`, to compare before and after (caller frees). */
 char *tchats_list_raw(const char *db);
-/* A string (borrowed) or number field of o; NULL or -1 when it is missing or of another type. */
-const char *tchats_jstr(const cJSON *o, const char *key);
-double tchats_jnum(const cJSON *o, const char *key);
 /* The chat object of the list with this id, or NULL. */
 const cJSON *tchats_find_chat(const cJSON *list, const char *id);
 /* The id of the current chat in the list (into out, "" when none). */

@@ -29,20 +29,10 @@ int tserve_start(const char *name, const char *world, serve_proc *sp, const char
   return SERVE_START(tserve_tmp, args, env, sp);
 }
 
-const char *tserve_jstr(const cJSON *j, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-double tserve_jnum(const cJSON *j, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-  return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
-
 /* The error code of an error reply, or NULL when it is not {"error":{"code","message"}}. */
 static const char *err_code(const cJSON *j) {
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
-  return tserve_jstr(e, "message") ? tserve_jstr(e, "code") : NULL;
+  return tjson_str(e, "message") ? tjson_str(e, "code") : NULL;
 }
 
 /* Expects status and, for an error, the JSON error shape with code. */

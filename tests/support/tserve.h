@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "support/serve_client.h"
+#include "support/tjson.h"
 
 /* The suite's scratch directory: a test file hands it to suite_main (.tmp = &tserve_tmp). */
 extern char *tserve_tmp;
@@ -20,9 +21,6 @@ const char *tserve_scratch(const char *name, const char *text);
  * ("NAME=value", NULL-terminated, or NULL); 0, or non-zero (the test failed) when it did not start. */
 int tserve_start(const char *name, const char *world, serve_proc *sp, const char *const *env);
 
-/* A string (borrowed) or number field of j; NULL or -1 when missing or of another type. */
-const char *tserve_jstr(const cJSON *j, const char *key);
-double tserve_jnum(const cJSON *j, const char *key);
 /* Expects status and, for an error (code not NULL), the JSON error shape with code. */
 void tserve_expect(const serve_proc *sp, const char *method, const char *path, const char *body, long want,
                    const char *code);
