@@ -102,6 +102,7 @@ static void agent_clear_memory(agent *a) {
   a->n_mem = 0;
   a->mem_dropped = 0;
   a->mem_bytes = 0;
+  mem_stream_clear(&a->stream);
 }
 
 void agent_free(agent *a) {
@@ -110,6 +111,7 @@ void agent_free(agent *a) {
   agent_mcp_set_free(&a->mcp);
   agent_clear_memory(a);
   free(a->mem);
+  mem_stream_free(&a->stream);
   ag_ring_free(&a->inbox);
   turn_log_free(&a->tlog);
   context_free(&a->ctx);
@@ -169,6 +171,8 @@ int agent_memory_push(agent *a, ag_msg *m) {
     a->mem = p;
     a->cap_mem = ncap;
   }
+  int rc = agent__stream_add(a, m, agent_memory_total(a));
+  if (rc) return rc;
   a->mem[a->n_mem++] = ag_msg_ref(m);
   a->mem_bytes += strlen(m->text);
   return AG_OK;
@@ -472,7 +476,7 @@ static int agent_prompt(agent *a, llm_message **all, size_t *n_all, char **arena
   size_t n = 0;
   char *rendered = a->s.system_prompt && a->host->render_prompt
                        ? a->host->render_prompt(a->host->ctx, a, a->s.system_prompt) : NULL;
-  *sys = prompt_system(rendered ? rendered : a->s.system_prompt, &pt);
+  *sys = agent__stream_system(a, prompt_system(rendered ? rendered : a->s.system_prompt, &pt));
   free(rendered);
   int rc = prompt_build(*sys, a->id, a->mem, a->n_mem, a->memory_window, &msgs, &n, arena);
   if (rc) return rc;

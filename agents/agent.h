@@ -8,6 +8,7 @@
 
 #include "agents/context.h"
 #include "agents/mcp_tools.h"
+#include "agents/memory_stream.h"
 #include "agents/msg.h"
 #include "agents/tools.h"
 #include "agents/turn.h"
@@ -52,6 +53,7 @@ typedef struct agent_settings {
   int monadic;         /* load_context + save_context, with the instruction to use them */
   int tool_support;    /* the model calls tools natively (default 1); 0: context in the prompt */
   llm_config llm;      /* provider settings; an unset llm.script.fallback is worded from name */
+  mem_config memory;   /* `memory` (issue 26): mode window by default, today's behaviour */
 } agent_settings;
 
 void agent_settings_init(agent_settings *s);
@@ -66,7 +68,8 @@ typedef enum agent_report_kind {
   AGENT_REPORT_TURN_LIMIT,
   AGENT_REPORT_TOOL_CALL,  /* tool, call_id, text = arguments JSON */
   AGENT_REPORT_TOOL_RESULT, /* tool, call_id, text = result JSON, failed = an error result, at_ms */
-  AGENT_REPORT_TURN_END     /* the turn answering seq is over, whatever came of it */
+  AGENT_REPORT_TURN_END,    /* the turn answering seq is over, whatever came of it */
+  AGENT_REPORT_MEMORY_RETRIEVED /* len = memories put in the prompt of the turn answering seq */
 } agent_report_kind;
 
 /* What an agent reports to its host; every pointer is borrowed for the call. */
@@ -183,6 +186,11 @@ size_t agent_memory_total(const agent *a);
 void agent_set_memory_window(agent *a, int window);
 /* Appends a message to memory (restoring a chat); takes a new reference. */
 int agent_memory_push(agent *a, ag_msg *m);
+/* The memory stream of the current chat (mode stream; empty otherwise), borrowed. */
+const mem_stream *agent_memory_stream(const agent *a);
+/* The top k memories for query (borrowed text) at time now_ms, all entries looked at, into hits (room
+ * for k, as mem_stream_top). Returns how many; 0 when the stream is empty or out of memory. */
+size_t agent_memory_query(const agent *a, const char *query, int64_t now_ms, mem_hit *hits, size_t k);
 /* Forgets the chat: memory, turn state, and cancels a call in flight. */
 void agent_reset(agent *a);
 

@@ -47,6 +47,7 @@ struct agent {
   size_t n_mem, cap_mem;
   size_t mem_dropped;   /* oldest entries let go of (still in storage) */
   size_t mem_bytes;     /* of the texts of the entries kept */
+  mem_stream stream;    /* mode stream: every entry, kept whole (agent_memory.c) */
 };
 
 /* agent_phase.c */
@@ -56,6 +57,14 @@ struct agent {
  * back to the tool round; NONE otherwise) and reports the change to the host. */
 void agent__phase_enter(agent *a, agent_phase to, approval_state answer, const char *text);
 static inline void agent__set_phase(agent *a, agent_phase to) { agent__phase_enter(a, to, APPROVAL_NONE, NULL); }
+
+/* agent_memory.c */
+/* Adds m (borrowed), the agent's memory entry with absolute index index, to the stream (mode stream). */
+int agent__stream_add(agent *a, ag_msg *m, uint64_t index);
+/* The system prompt sys (consumed; may be NULL) with the memories retrieved for the message being
+ * answered appended (mode stream); the result is the caller's. Reports memory-retrieved on the turn's
+ * first round. */
+char *agent__stream_system(agent *a, char *sys);
 
 /* agent_mcp.c */
 /* Runs call c when it names one of the agent's MCP tools: 1 and either *out (the result: an error, a

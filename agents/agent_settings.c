@@ -10,6 +10,7 @@ void agent_settings_init(agent_settings *s) {
   s->auto_reply = 1;
   s->tool_support = 1;
   llm_config_init(&s->llm);
+  mem_config_init(&s->memory);
 }
 
 int agent_settings_copy(agent_settings *dst, const agent_settings *src) {
@@ -20,7 +21,11 @@ int agent_settings_copy(agent_settings *dst, const agent_settings *src) {
   dst->monadic = src->monadic;
   dst->tool_support = src->tool_support;
   int rc = llm_config_copy(&dst->llm, &src->llm);
-  if (!rc && (rc = agent_mcp_refs_copy(src->mcp, src->n_mcp, &dst->mcp))) llm_config_free(&dst->llm);
+  if (!rc && (rc = mem_config_copy(&dst->memory, &src->memory))) llm_config_free(&dst->llm);
+  if (!rc && (rc = agent_mcp_refs_copy(src->mcp, src->n_mcp, &dst->mcp))) {
+    llm_config_free(&dst->llm);
+    mem_config_free(&dst->memory);
+  }
   if (rc) return rc;
   dst->n_mcp = src->n_mcp;
   dst->name = src->name ? strdup(src->name) : NULL;
@@ -36,6 +41,7 @@ void agent_settings_free(agent_settings *s) {
   free(s->name);
   free(s->system_prompt);
   llm_config_free(&s->llm);
+  mem_config_free(&s->memory);
   agent_mcp_refs_free(s->mcp, s->n_mcp);
   s->mcp = NULL;
   s->n_mcp = 0;

@@ -103,6 +103,7 @@ cJSON *chat_event_fields(const world_event *e) {
     ag_json_add_int(f, "messages", (int64_t)e->u.seqs_moved.messages);
     break;
   case EV_MEMORY_CLEARED: break; /* the agent is added for every kind that has one */
+  case EV_MEMORY_RETRIEVED: ag_json_add_int(f, "count", (int64_t)e->u.retrieved.count); break;
   case EV_SCHEDULE_SKIPPED:
     ag_json_add_int(f, "item", (int64_t)e->u.skipped.item);
     add_time(f, "due", e->u.skipped.due_ms);

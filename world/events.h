@@ -40,7 +40,8 @@
   X(EV_TURNS_RESUMED, "turns-resumed") \
   X(EV_MCP_ERROR, "mcp-error")            \
   X(EV_BUDGET_EXHAUSTED, "budget-exhausted") \
-  X(EV_RATE_LIMITED, "rate-limited")
+  X(EV_RATE_LIMITED, "rate-limited")     \
+  X(EV_MEMORY_RETRIEVED, "memory-retrieved")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -112,6 +113,8 @@ typedef struct ev_schedule_skipped { size_t item; int64_t due_ms; } ev_schedule_
 /* The console's /advance reached its target: the simulated time now. */
 typedef struct ev_clock_advanced { int64_t sim_ms; } ev_clock_advanced;
 typedef struct ev_memory_cleared { const char *agent; } ev_memory_cleared;
+/* Mode stream (docs/memory.md): count memories went into the prompt of the agent's turn. Bookkeeping. */
+typedef struct ev_memory_retrieved { const char *agent; size_t count; } ev_memory_retrieved;
 /* Bookkeeping for resuming after a crash (docs/time.md), stored in the thread, never printed.
  * turn-queued: the agent will answer seq once it is free (rerun: a re-run after a crash). turn-end: its
  * turn answering seq ended (answered, failed, silent); cancelled: all its turns (Ctrl-C); queued: its
@@ -163,6 +166,7 @@ typedef struct world_event {
     ev_mcp_error mcp;            /* EV_MCP_ERROR */
     ev_budget budget;            /* EV_BUDGET_EXHAUSTED */
     ev_rate_limited rate;        /* EV_RATE_LIMITED */
+    ev_memory_retrieved retrieved; /* EV_MEMORY_RETRIEVED */
   } u;
 } world_event;
 

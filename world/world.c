@@ -228,6 +228,7 @@ static void host_report(void *ctx, agent *a, const agent_report *ev) {
     }
     if (ev->failed) w->failed_calls++;
     break;
+  case AGENT_REPORT_MEMORY_RETRIEVED: e = (world_event){EV_MEMORY_RETRIEVED, .u.retrieved = {id, ev->len}}; break;
   case AGENT_REPORT_TURN_LIMIT: e = (world_event){EV_TURN_LIMIT, .u.turn_limit = {id, w->spec.turn_limit}}; break;
   case AGENT_REPORT_TOOL_CALL:
   case AGENT_REPORT_TOOL_RESULT:

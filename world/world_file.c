@@ -11,6 +11,7 @@
 #include "storage/store.h"
 #include "world/llm_spec.h"
 #include "world/mcp_spec.h"
+#include "world/memory_spec.h"
 #include "world/world_time.h"
 #include "world/world_file_get.h"
 
@@ -30,7 +31,7 @@ static const char *const world_fields[] = {"name", "description", "turn_limit", 
 static const char *const setting_fields[] = {"provider", "model", "base_url", "api_key_env", "temperature", "seed",
                                              "max_tokens", "stream", "timeout_ms", "max_retries",
                                              "system_prompt", "replies", "auto_reply", "tools", "monadic",
-                                             "tool_support", "ca_file", "proxy", "insecure", NULL};
+                                             "tool_support", "ca_file", "proxy", "insecure", "memory", NULL};
 static const char *const step_fields[] = {"from", "text", "new_chat", "wait", NULL};
 
 /* A scripted reply that calls a tool: {"tool": NAME, "args": {...}, "text": optional}. The name is
@@ -193,6 +194,7 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
   if ((rc = world_file_get_bool(obj, "auto_reply", &s->auto_reply, label, path, em))) return rc;
   if ((rc = world_file_get_bool(obj, "monadic", &s->monadic, label, path, em))) return rc;
   if ((rc = world_file_get_bool(obj, "tool_support", &s->tool_support, label, path, em))) return rc;
+  if ((rc = world_memory_read(obj, &s->memory, label, path, em))) return rc;
   v = cJSON_GetObjectItemCaseSensitive(obj, "tools");
   if (v && (rc = read_tools(v, s, label, path, em))) return rc;
   v = cJSON_GetObjectItemCaseSensitive(obj, "replies");

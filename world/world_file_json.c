@@ -4,6 +4,7 @@
 
 #include "world/llm_spec.h"
 #include "world/mcp_spec.h"
+#include "world/memory_spec.h"
 #include "world/world_time.h"
 
 /* A script reply as the world file writes it: a string, or the tool-call object. */
@@ -59,6 +60,7 @@ cJSON *world_agent_to_json(const agent_settings *s) {
   }
   if (s->monadic) cJSON_AddBoolToObject(a, "monadic", 1);
   if (!s->tool_support) cJSON_AddBoolToObject(a, "tool_support", 0);
+  world_memory_to_json(&s->memory, a);
   return a;
 }
 

@@ -1,0 +1,98 @@
+/* An agent's memory stream (mode stream, docs/memory.md): every memory entry the agent gets is embedded
+ * and kept, and each turn's prompt gets the memories that score best for the message being answered,
+ * outside the verbatim window, under a token budget, each with when it happened. */
+#include "agents/agent_int.h"
+
+#include "common/buf.h"
+#include "common/clock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* When m happened: its simulated time in a virtual-clock world, else its wall time. */
+static int64_t msg_time(const ag_msg *m) { return m->has_sim ? m->sim_ms : m->ts_ms; }
+
+int agent__stream_add(agent *a, ag_msg *m, uint64_t index) {
+  if (a->s.memory.mode != MEM_MODE_STREAM) return AG_OK;
+  if (!a->stream.dim) mem_stream_init(&a->stream, MEM_HASH_DIM);
+  float vec[MEM_HASH_DIM];
+  ag_buf b;
+  ag_buf_init(&b, strlen(m->sender) + strlen(m->text) + 3);
+  /* The sender is part of what is remembered: "who said the bridge is closed" is a fair question. */
+  if (ag_buf_printf(&b, "%s: %s", m->sender, m->text)) return AG_ERR_NOMEM;
+  mem_embed_hash(ag_buf_str(&b), vec, MEM_HASH_DIM);
+  ag_buf_free(&b);
+  mem_entry e = {.msg = m, .at_ms = msg_time(m), .importance = (float)a->s.memory.fixed_importance, .index = index};
+  return mem_stream_add(&a->stream, &e, vec);
+}
+
+const mem_stream *agent_memory_stream(const agent *a) { return &a->stream; }
+
+size_t agent_memory_query(const agent *a, const char *query, int64_t now_ms, mem_hit *hits, size_t k) {
+  if (!a->stream.n) return 0;
+  float q[MEM_HASH_DIM];
+  mem_embed_hash(query, q, MEM_HASH_DIM);
+  const mem_config *c = &a->s.memory;
+  mem_query mq = {.q = q, .now_ms = now_ms, .below = UINT64_MAX, .w_recency = c->w_recency,
+                  .w_importance = c->w_importance, .w_relevance = c->w_relevance};
+  return mem_stream_top(&a->stream, &mq, k, hits, NULL);
+}
+
+/* Appends "- [time] sender: text\n" for hit h to b unless it would pass the budget of *left bytes. */
+static int add_line(agent *a, const mem_hit *h, ag_buf *b, size_t *left) {
+  const mem_entry *e = &a->stream.e[h->i];
+  char when[AG_TIME_LEN];
+  ag_time_format(e->at_ms, when, sizeof when);
+  size_t need = strlen(when) + strlen(e->msg->sender) + strlen(e->msg->text) + 8;
+  if (need > *left) return 0;
+  *left -= need;
+  return ag_buf_printf(b, "- [%s] %s: %s\n", when, e->msg->sender, e->msg->text) ? -1 : 1;
+}
+
+/* The retrieved memories as a prompt section (caller frees), NULL when none. */
+static char *stream_section(agent *a) {
+  const mem_config *c = &a->s.memory;
+  if (c->mode != MEM_MODE_STREAM || !a->answering || !a->stream.n || c->retrieve <= 0) return NULL;
+  size_t total = agent_memory_total(a);
+  size_t window = a->memory_window > 0 ? (size_t)a->memory_window : 10;
+  float q[MEM_HASH_DIM];
+  mem_embed_hash(a->answering->text, q, MEM_HASH_DIM);
+  mem_query mq = {.q = q, .now_ms = msg_time(a->answering), .below = total > window ? total - window : 0,
+                  .w_recency = c->w_recency, .w_importance = c->w_importance, .w_relevance = c->w_relevance};
+  mem_hit *hits = malloc((size_t)c->retrieve * sizeof *hits);
+  if (!hits) return NULL;
+  size_t got = mem_stream_top(&a->stream, &mq, (size_t)c->retrieve, hits, NULL), used = 0;
+  /* The budget is in tokens, estimated at four bytes each as elsewhere. */
+  size_t left = (size_t)c->retrieve_tokens * 4;
+  ag_buf b;
+  ag_buf_init(&b, left + 256);
+  int rc = ag_buf_printf(&b, "What you remember from earlier (most relevant first; times are when it happened):\n");
+  for (size_t i = 0; !rc && i < got; i++) {
+    int r = add_line(a, &hits[i], &b, &left);
+    if (r < 0) rc = AG_ERR_NOMEM;
+    used += r > 0;
+  }
+  free(hits);
+  if (a->rounds == 0 && a->host->report) {
+    agent_report ev = {.kind = AGENT_REPORT_MEMORY_RETRIEVED, .len = used, .seq = a->answering->seq};
+    a->host->report(a->host->ctx, a, &ev);
+  }
+  if (rc || !used) {
+    ag_buf_free(&b);
+    return NULL;
+  }
+  return ag_buf_take(&b);
+}
+
+char *agent__stream_system(agent *a, char *sys) {
+  char *mem = stream_section(a);
+  if (!mem) return sys;
+  size_t n = (sys ? strlen(sys) : 0) + strlen(mem) + 3;
+  char *out = malloc(n);
+  if (out) snprintf(out, n, "%s%s%s", sys ? sys : "", sys && *sys ? "\n\n" : "", mem);
+  free(mem);
+  if (!out) return sys; /* out of memory: the turn goes on without its memories */
+  free(sys);
+  return out;
+}

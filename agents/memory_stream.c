@@ -1,0 +1,165 @@
+/* The memory stream (memory_stream.h): settings, the hash embedder, and exact top-k retrieval over
+ * contiguous embeddings. */
+#include "agents/memory_stream.h"
+
+#include "common/error.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mem_config_init(mem_config *c) {
+  *c = (mem_config){.mode = MEM_MODE_WINDOW, .retrieve = 8, .reflect_at = 150, .importance = MEM_IMPORTANCE_FIXED,
+                    .fixed_importance = 3, .w_recency = 1, .w_importance = 1, .w_relevance = 1,
+                    .retrieve_tokens = 1000, .summary_tokens = 500, .embedder = MEM_EMBED_HASH};
+}
+
+/* *dst = a copy of src (NULL stays NULL); 0 when out of memory. */
+static int dup_or_null(char **dst, const char *src) {
+  *dst = src ? strdup(src) : NULL;
+  return !src || *dst;
+}
+
+int mem_config_copy(mem_config *dst, const mem_config *src) {
+  *dst = *src;
+  dst->summary_model = dst->embed_model = dst->embed_base_url = dst->embed_api_key_env = NULL;
+  if (dup_or_null(&dst->summary_model, src->summary_model) && dup_or_null(&dst->embed_model, src->embed_model) &&
+      dup_or_null(&dst->embed_base_url, src->embed_base_url) &&
+      dup_or_null(&dst->embed_api_key_env, src->embed_api_key_env))
+    return AG_OK;
+  mem_config_free(dst);
+  return AG_ERR_NOMEM;
+}
+
+void mem_config_free(mem_config *c) {
+  free(c->summary_model);
+  free(c->embed_model);
+  free(c->embed_base_url);
+  free(c->embed_api_key_env);
+  c->summary_model = c->embed_model = c->embed_base_url = c->embed_api_key_env = NULL;
+}
+
+const char *mem_mode_name(mem_mode m) {
+  static const char *const names[] = {"window", "summary", "stream"};
+  return (unsigned)m < 3 ? names[m] : "window";
+}
+
+const char *mem_embedder_name(mem_embedder e) {
+  static const char *const names[] = {"hash", "openai", "ollama", "gemini"};
+  return (unsigned)e < 4 ? names[e] : "hash";
+}
+
+void mem_embed_hash(const char *text, float *out, int dim) {
+  memset(out, 0, (size_t)dim * sizeof *out);
+  const unsigned char *p = (const unsigned char *)text;
+  while (*p) {
+    while (*p && !isalnum(*p) && *p < 0x80) p++;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the lowercased word */
+    size_t len = 0;
+    for (; *p && (isalnum(*p) || *p >= 0x80); p++, len++) h = (h ^ (uint64_t)tolower(*p)) * 1099511628211ull;
+    /* Words of one or two letters ("a", "is", "to") are in every sentence: they would make unrelated
+     * memories look alike. */
+    if (len < 3) continue;
+    out[h % (uint64_t)dim] += (h >> 63) ? -1.0f : 1.0f;
+  }
+  double sum = 0;
+  for (int i = 0; i < dim; i++) sum += (double)out[i] * out[i];
+  if (sum <= 0) return;
+  float inv = (float)(1.0 / sqrt(sum));
+  for (int i = 0; i < dim; i++) out[i] *= inv;
+}
+
+float mem_dot(const float *a, const float *b, size_t n) {
+  float acc[8] = {0};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; k++) acc[k] += a[i + k] * b[i + k];
+  float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+void mem_stream_init(mem_stream *s, int dim) { *s = (mem_stream){.dim = dim}; }
+
+int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec) {
+  if (s->n == s->cap) {
+    size_t ncap = s->cap ? s->cap * 2 : 64;
+    mem_entry *ne = realloc(s->e, ncap * sizeof *ne);
+    if (!ne) return AG_ERR_NOMEM;
+    s->e = ne;
+    float *nv = realloc(s->vecs, ncap * (size_t)s->dim * sizeof *nv);
+    if (!nv) return AG_ERR_NOMEM;
+    s->vecs = nv;
+    s->cap = ncap;
+  }
+  s->e[s->n] = *e;
+  ag_msg_ref(e->msg);
+  memcpy(s->vecs + s->n * (size_t)s->dim, vec, (size_t)s->dim * sizeof *vec);
+  s->n++;
+  s->since_reflect += e->importance;
+  return AG_OK;
+}
+
+void mem_stream_clear(mem_stream *s) {
+  for (size_t i = 0; i < s->n; i++) ag_msg_unref(s->e[i].msg);
+  s->n = 0;
+  s->since_reflect = 0;
+}
+
+void mem_stream_free(mem_stream *s) {
+  mem_stream_clear(s);
+  free(s->e);
+  free(s->vecs);
+  mem_stream_init(s, s->dim);
+}
+
+/* Min-max normalises v[0..n) in place to [0, 1] (all equal: all 0, so the term decides nothing). */
+static void minmax(float *v, size_t n) {
+  float lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    if (v[i] < lo) lo = v[i];
+    if (v[i] > hi) hi = v[i];
+  }
+  float span = hi - lo;
+  for (size_t i = 0; i < n; i++) v[i] = span > 0 ? (v[i] - lo) / span : 0;
+}
+
+/* Inserts h into hits (best first, *n of k kept) when it is good enough. */
+static void top_insert(mem_hit *hits, size_t *n, size_t k, const mem_hit *h) {
+  if (*n == k && hits[k - 1].score >= h->score) return;
+  size_t at = *n < k ? (*n)++ : k - 1;
+  while (at > 0 && hits[at - 1].score < h->score) {
+    hits[at] = hits[at - 1];
+    at--;
+  }
+  hits[at] = *h;
+}
+
+size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit *hits, float *scratch) {
+  size_t n = 0;
+  while (n < s->n && s->e[n].index < q->below) n++; /* entries are added in index order */
+  if (!k || !n) return 0;
+  float *own = scratch ? NULL : malloc(3 * n * sizeof *own);
+  float *rec = scratch ? scratch : own;
+  if (!rec) return 0;
+  float *imp = rec + n, *rel = imp + n;
+  const double per_ms = log(0.995) / 3600000.0; /* 0.995 per hour */
+  for (size_t i = 0; i < n; i++) {
+    int64_t age = q->now_ms - s->e[i].at_ms;
+    rec[i] = (float)exp(per_ms * (double)(age > 0 ? age : 0));
+    imp[i] = s->e[i].importance;
+    rel[i] = mem_dot(s->vecs + i * (size_t)s->dim, q->q, (size_t)s->dim);
+  }
+  minmax(rec, n);
+  minmax(imp, n);
+  minmax(rel, n);
+  size_t got = 0;
+  for (size_t i = 0; i < n; i++) {
+    mem_hit h = {.i = i, .recency = rec[i], .importance = imp[i], .relevance = rel[i]};
+    h.score = (float)(q->w_recency * h.recency + q->w_importance * h.importance + q->w_relevance * h.relevance);
+    top_insert(hits, &got, k, &h);
+  }
+  free(own);
+  return got;
+}
