@@ -17,12 +17,8 @@ int agent__stream_add(agent *a, ag_msg *m, uint64_t index) {
   if (a->s.memory.mode != MEM_MODE_STREAM) return AG_OK;
   if (!a->stream.dim) mem_stream_init(&a->stream, MEM_HASH_DIM);
   float vec[MEM_HASH_DIM];
-  ag_buf b;
-  ag_buf_init(&b, strlen(m->sender) + strlen(m->text) + 3);
-  /* The sender is part of what is remembered: "who said the bridge is closed" is a fair question. */
-  if (ag_buf_printf(&b, "%s: %s", m->sender, m->text)) return AG_ERR_NOMEM;
-  mem_embed_hash(ag_buf_str(&b), vec, MEM_HASH_DIM);
-  ag_buf_free(&b);
+  /* The text alone: a sender's name in every entry would make all of one person's words look alike. */
+  mem_embed_hash(m->text, vec, MEM_HASH_DIM);
   mem_entry e = {.msg = m, .at_ms = msg_time(m), .importance = (float)a->s.memory.fixed_importance, .index = index};
   return mem_stream_add(&a->stream, &e, vec);
 }

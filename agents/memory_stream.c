@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void mem_config_init(mem_config *c) {
   *c = (mem_config){.mode = MEM_MODE_WINDOW, .retrieve = 8, .reflect_at = 150, .importance = MEM_IMPORTANCE_FIXED,
@@ -50,17 +51,30 @@ const char *mem_embedder_name(mem_embedder e) {
   return (unsigned)e < 4 ? names[e] : "hash";
 }
 
+/* English words in nearly every sentence: kept, they make unrelated memories look alike. */
+static int stop_word(const unsigned char *w, size_t len) {
+  static const char *const words[] = {"the", "and", "for", "are", "but", "not", "you", "all", "any", "can", "her",
+                                      "was", "one", "our", "out", "his", "has", "had", "how", "its", "who", "did",
+                                      "yes", "this", "that", "with", "have", "from", "they", "will", "what", "when",
+                                      "there", "their", "about", "would", "which", NULL};
+  for (int i = 0; words[i]; i++)
+    if (strlen(words[i]) == len && !strncasecmp((const char *)w, words[i], len)) return 1;
+  return 0;
+}
+
 void mem_embed_hash(const char *text, float *out, int dim) {
   memset(out, 0, (size_t)dim * sizeof *out);
   const unsigned char *p = (const unsigned char *)text;
   while (*p) {
     while (*p && !isalnum(*p) && *p < 0x80) p++;
+    /* An @mention addresses someone; it says nothing about what the message is about. */
+    int mention = p > (const unsigned char *)text && p[-1] == '@';
+    const unsigned char *w = p;
     uint64_t h = 1469598103934665603ull; /* FNV-1a over the lowercased word */
-    size_t len = 0;
-    for (; *p && (isalnum(*p) || *p >= 0x80); p++, len++) h = (h ^ (uint64_t)tolower(*p)) * 1099511628211ull;
-    /* Words of one or two letters ("a", "is", "to") are in every sentence: they would make unrelated
-     * memories look alike. */
-    if (len < 3) continue;
+    for (; *p && (isalnum(*p) || *p >= 0x80 || *p == '_' || *p == '-'); p++) h = (h ^ (uint64_t)tolower(*p)) * 1099511628211ull;
+    size_t len = (size_t)(p - w);
+    /* Words of one or two letters ("a", "is", "to") are in every sentence too. */
+    if (len < 3 || mention || stop_word(w, len)) continue;
     out[h % (uint64_t)dim] += (h >> 63) ? -1.0f : 1.0f;
   }
   double sum = 0;

@@ -41,7 +41,8 @@ const char *mem_mode_name(mem_mode m);
 const char *mem_embedder_name(mem_embedder e);
 
 /* The built-in embedder: feature hashing of the lowercased words of text (letters and digits, three
- * or more characters) into dim signed buckets, L2-normalised (all zero for a text with no such word).
+ * or more characters; not @mentions nor the commonest English words) into dim signed buckets,
+ * L2-normalised (all zero for a text with no such word).
  * Deterministic across runs and machines, so script worlds and tests need no network. */
 void mem_embed_hash(const char *text, float *out, int dim);
 /* The dot product of two vectors of n floats (cosine for normalised ones), written for the compiler to
