@@ -236,6 +236,25 @@ static void ask_in(const char *db, const char *chat, int want) {
   check_remembers(want);
 }
 
+/* agora memory lists the stream and scores it for a query; a wrong agent or mode is refused. */
+static void shows_memory(const char *db, const char *chat) {
+  const char *list[] = {"memory", chat, "mayor", "--db", db, NULL};
+  char *out = agora_ok(list);
+  CHECK_HAS(out, "2026-01-05T09:00:00.000Z  importance 3  human: @mayor " BRIDGE " until spring\n",
+            "2026-01-08T09:00:00.000Z  importance 3  human: @mayor fish from the river for dinner\n");
+  free(out);
+  const char *query[] = {"memory", chat, "mayor", "--query", "bridge", "--json", "--db", db, NULL};
+  out = agora_ok(query);
+  cJSON *first = cJSON_Parse(out ? out : "");
+  const cJSON *scores = cJSON_GetObjectItem(first, "scores");
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(scores, "relevance")) == 1.0);
+  CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(first, "text")) ?: "", "bridge") != NULL);
+  cJSON_Delete(first);
+  free(out);
+  const char *nobody[] = {"memory", chat, "nobody", "--db", db, NULL};
+  PROC_REFUSED(nobody, NULL, "agora: memory: no agent 'nobody' in world 'town'", NULL);
+}
+
 static void memories_survive_restart_branch_and_snapshot(void) {
   char *db = suite_fresh(tmp, "db");
   llm_server_rule(srv, NULL, "reply=noted");
@@ -245,6 +264,7 @@ static void memories_survive_restart_branch_and_snapshot(void) {
   chat_of(out, chat, sizeof chat);
   free(out);
   ask_in(db, chat, 1); /* a new process: the memories come back from storage */
+  shows_memory(db, chat);
   const char *b1[] = {"chats", "branch", chat, "--at", "22", "--db", db, NULL};
   const char *b2[] = {"chats", "branch", chat, "--at", "2", "--db", db, NULL};
   out = agora_ok(b1);
