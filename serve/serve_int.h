@@ -131,6 +131,8 @@ void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m
 /* serve_read.c: GET …/export?format=md (a world, a chat), GET …/chats/{chat}/search and
  * GET …/chats/{chat}/usage, from the database alone (no world is loaded for them). */
 void serve_read_handle(serve *s, struct evhttp_request *req, const serve_match *m);
+/* serve_memory.c: GET .../chats/{c}/agents/{name}/memory?query=TEXT (docs/serve.md). */
+void serve_memory_reply(serve *s, struct evhttp_request *req, const serve_match *m);
 
 /* serve_metrics.c */
 void serve_metrics_reply(serve *s, struct evhttp_request *req);

@@ -37,7 +37,8 @@ typedef enum serve_route_id {
   SR_WORLD_EXPORT,  /* GET /api/worlds/{w}/export?format=md */
   SR_CHAT_EXPORT,   /* GET /api/worlds/{w}/chats/{c}/export?format=md */
   SR_CHAT_SEARCH,   /* GET /api/worlds/{w}/chats/{c}/search?q=TEXT */
-  SR_CHAT_USAGE     /* GET /api/worlds/{w}/chats/{c}/usage */
+  SR_CHAT_USAGE,    /* GET /api/worlds/{w}/chats/{c}/usage */
+  SR_AGENT_MEMORY   /* GET /api/worlds/{w}/chats/{c}/agents/{name}/memory?query=TEXT */
 } serve_route_id;
 
 typedef struct serve_match {
@@ -45,6 +46,7 @@ typedef struct serve_match {
   int allowed;                /* the methods the route takes */
   char world[SERVE_ID_MAX];   /* percent-decoded path segments ("" when the route has none) */
   char chat[SERVE_ID_MAX];
+  char agent[SERVE_ID_MAX];   /* SR_AGENT_MEMORY: the agent's name or id */
   uint64_t approval;
   char asset[SERVE_ID_MAX];   /* SR_ASSET: the file's name */
   const char *query;          /* into the URI given (after '?'), or NULL */

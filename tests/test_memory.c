@@ -7,6 +7,7 @@
 
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/serve_client.h"
 #include "support/suite.h"
 #include "support/unit.h"
 
@@ -288,6 +289,42 @@ static void memories_survive_restart_branch_and_snapshot(void) {
   free(db);
 }
 
+/* GET .../chats/{c}/agents/{name}/memory from agora serve: the stream, scored with ?query=, and why not. */
+static void serve_shows_memory(void) {
+  char *db = suite_fresh(tmp, "db3");
+  llm_server_reset(srv);
+  llm_server_rule(srv, NULL, "reply=noted");
+  const char *world = mayor_world("week.json", "stream", week_script(0));
+  const char *args[] = {"run", world, "--json", "--db", db, NULL};
+  char *out = agora_ok(args);
+  char chat[128] = "", path[512];
+  chat_of(out, chat, sizeof chat);
+  free(out);
+  serve_proc sp;
+  const char *sargs[] = {world, "--db", db, NULL};
+  CHECK_INT(serve_proc_start(tmp, sargs, NULL, &sp), 0);
+  long status = 0;
+  snprintf(path, sizeof path, "/api/worlds/town/chats/%s/agents/mayor/memory", chat);
+  cJSON *j = serve_call_json(&sp, "GET", path, NULL, &status);
+  CHECK_INT(status, 200);
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "memories")), 22);
+  cJSON_Delete(j);
+  snprintf(path, sizeof path, "/api/worlds/town/chats/%s/agents/mayor/memory?query=bridge%%20closed", chat);
+  j = serve_call_json(&sp, "GET", path, NULL, &status);
+  CHECK_INT(status, 200);
+  const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "memories"), 0);
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(first, "text")) ?: "", "@mayor " BRIDGE " until spring");
+  CHECK(cJSON_GetObjectItem(first, "scores") != NULL);
+  cJSON_Delete(j);
+  snprintf(path, sizeof path, "/api/worlds/town/chats/%s/agents/nobody/memory", chat);
+  cJSON_Delete(serve_call_json(&sp, "GET", path, NULL, &status));
+  CHECK_INT(status, 404);
+  cJSON_Delete(serve_call_json(&sp, "GET", "/api/worlds/elsewhere/chats/x/agents/mayor/memory", NULL, &status));
+  CHECK_INT(status, 409);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+  free(db);
+}
+
 static const unit_test tests[] = {
     UNIT(hash_embedder_is_deterministic_and_normalised),
     UNIT(retrieval_scores_recency_importance_relevance),
@@ -295,6 +332,7 @@ static const unit_test tests[] = {
     UNIT(world_file_memory_merges_and_round_trips),
     UNIT(week_stream_remembers_window_forgets),
     UNIT(memories_survive_restart_branch_and_snapshot),
+    UNIT(serve_shows_memory),
 };
 
 int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv}); }
