@@ -84,12 +84,30 @@ void mem_embed_hash(const char *text, float *out, int dim) {
   for (int i = 0; i < dim; i++) out[i] *= inv;
 }
 
-float mem_dot(const float *a, const float *b, size_t n) {
-  float acc[8] = {0};
+/* Eight lanes of floats (GCC and Clang vector extensions), four independent accumulators so that the adds
+ * do not wait on each other. On x86-64 the function is built twice, for AVX2+FMA and for the baseline
+ * (two SSE halves), and the loader picks the one the CPU runs (an ifunc): the binary stays portable. */
+typedef float mem_v8 __attribute__((vector_size(32)));
+
+#if defined(__x86_64__) && defined(__ELF__) && !defined(AGORA_NO_CLONES)
+#define MEM_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define MEM_CLONES
+#endif
+
+MEM_CLONES float mem_dot(const float *a, const float *b, size_t n) {
+  mem_v8 acc[4] = {{0}};
   size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; k++) acc[k] += a[i + k] * b[i + k];
-  float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; i + 32 <= n; i += 32) {
+    for (int k = 0; k < 4; k++) {
+      mem_v8 x, y;
+      memcpy(&x, a + i + 8 * k, sizeof x); /* no alignment assumed */
+      memcpy(&y, b + i + 8 * k, sizeof y);
+      acc[k] += x * y;
+    }
+  }
+  mem_v8 t = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  float s = ((t[0] + t[4]) + (t[1] + t[5])) + ((t[2] + t[6]) + (t[3] + t[7]));
   for (; i < n; i++) s += a[i] * b[i];
   return s;
 }
