@@ -38,6 +38,7 @@ int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, 
   if ((rc = agent_settings_copy(&a->s, s))) goto fail;
   if (!a->s.llm.script.fallback && (rc = agent_script_fallback(a))) goto fail;
   if (a->s.monadic) a->s.tools |= TOOL_BIT(TOOL_LOAD_CONTEXT) | TOOL_BIT(TOOL_SAVE_CONTEXT);
+  if (a->s.memory.mode == MEM_MODE_STREAM) a->s.tools |= TOOL_BIT(TOOL_REMEMBER);
   if ((rc = context_init(&a->ctx))) goto fail;
   if ((rc = llm_endpoint_new(llm, &a->s.llm, &a->llm, em))) goto fail;
   *out = a;
@@ -57,6 +58,7 @@ int agent_reconfigure(agent *a, const agent_settings *s, llm_client *llm, ag_err
   int rc = agent_settings_copy(&ns, s);
   if (rc) return rc;
   if (ns.monadic) ns.tools |= TOOL_BIT(TOOL_LOAD_CONTEXT) | TOOL_BIT(TOOL_SAVE_CONTEXT);
+  if (ns.memory.mode == MEM_MODE_STREAM) ns.tools |= TOOL_BIT(TOOL_REMEMBER);
   if ((rc = llm_endpoint_new(llm, &ns.llm, &e, em))) {
     agent_settings_free(&ns);
     return rc;
@@ -253,6 +255,7 @@ static void agent_publish_reply(agent *a, const ag_msg *m, const char *text, int
 static char *agent_tool_body(agent *a, tool_id id, const llm_tool_call *c, const cJSON *args, int64_t at) {
   if (id == TOOL_LOAD_CONTEXT) return tool_exec_load(&a->ctx);
   if (id == TOOL_SAVE_CONTEXT) return tool_exec_save(&a->ctx, args, at, &a->round_reply);
+  if (id == TOOL_REMEMBER) return agent__remember(a, args);
   if (id != TOOL_SEND_MESSAGE) return tool_exec_error("unknown tool '%s'", c->name);
   /* Leading mentions address exactly the named agents (§3.6). */
   mention_known known = agent_known_ids(a);

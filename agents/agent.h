@@ -191,6 +191,10 @@ const mem_stream *agent_memory_stream(const agent *a);
 /* The top k memories for query (borrowed text) at time now_ms, all entries looked at, into hits (room
  * for k, as mem_stream_top). Returns how many; 0 when the stream is empty or out of memory. */
 size_t agent_memory_query(const agent *a, const char *query, int64_t now_ms, mem_hit *hits, size_t k);
+/* Adds a note (text copied) to the memory stream with its importance (1..10) and time: what the remember
+ * tool does, and a restore does again from the tool's stored result. AG_ERR_STATE when the agent's memory
+ * mode is not stream. */
+int agent_memory_note(agent *a, const char *text, double importance, int64_t at_ms);
 /* Forgets the chat: memory, turn state, and cancels a call in flight. */
 void agent_reset(agent *a);
 

@@ -65,6 +65,9 @@ int agent__stream_add(agent *a, ag_msg *m, uint64_t index);
  * answered appended (mode stream); the result is the caller's. Reports memory-retrieved on the turn's
  * first round. */
 char *agent__stream_system(agent *a, char *sys);
+/* The remember tool's call with checked args: the note joins the stream; its result JSON (caller frees),
+ * which holds all a restore needs to add the note again: {"remembered", "importance", "at_ms"}. */
+char *agent__remember(agent *a, const cJSON *args);
 
 /* agent_mcp.c */
 /* Runs call c when it names one of the agent's MCP tools: 1 and either *out (the result: an error, a

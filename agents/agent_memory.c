@@ -3,6 +3,7 @@
  * outside the verbatim window, under a token budget, each with when it happened. */
 #include "agents/agent_int.h"
 
+#include "agents/tool_exec.h"
 #include "common/buf.h"
 #include "common/clock.h"
 
@@ -24,6 +25,38 @@ int agent__stream_add(agent *a, ag_msg *m, uint64_t index) {
 }
 
 const mem_stream *agent_memory_stream(const agent *a) { return &a->stream; }
+
+int agent_memory_note(agent *a, const char *text, double importance, int64_t at_ms) {
+  if (a->s.memory.mode != MEM_MODE_STREAM) return AG_ERR_STATE;
+  if (!a->stream.dim) mem_stream_init(&a->stream, MEM_HASH_DIM);
+  ag_msg *m = ag_msg_new(a->id, text, AG_KIND_AGENT); /* seq 0: a note, in no chat's messages */
+  if (!m) return AG_ERR_NOMEM;
+  m->ts_ms = at_ms;
+  float vec[MEM_HASH_DIM];
+  mem_embed_hash(text, vec, MEM_HASH_DIM);
+  mem_entry e = {.msg = m, .at_ms = at_ms, .importance = (float)importance, .index = 0};
+  int rc = mem_stream_add(&a->stream, &e, vec);
+  ag_msg_unref(m);
+  return rc;
+}
+
+char *agent__remember(agent *a, const cJSON *args) {
+  const char *text = cJSON_GetObjectItemCaseSensitive(args, "text")->valuestring;
+  const cJSON *imp = cJSON_GetObjectItemCaseSensitive(args, "importance");
+  double importance = cJSON_IsNumber(imp) ? imp->valuedouble : a->s.memory.fixed_importance;
+  /* The note happened when the message it answers did: simulated time in a virtual-clock world. */
+  int64_t at = a->answering ? msg_time(a->answering) : ag_now_ms();
+  int rc = agent_memory_note(a, text, importance, at);
+  if (rc == AG_ERR_STATE) return tool_exec_error("remember needs %s", "\"memory\": {\"mode\": \"stream\"}");
+  if (rc) return tool_exec_error("could not remember: %s", ag_strerror(rc));
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddStringToObject(r, "remembered", text);
+  cJSON_AddNumberToObject(r, "importance", importance);
+  cJSON_AddNumberToObject(r, "at_ms", (double)at);
+  char *out = cJSON_PrintUnformatted(r);
+  cJSON_Delete(r);
+  return out;
+}
 
 size_t agent_memory_query(const agent *a, const char *query, int64_t now_ms, mem_hit *hits, size_t k) {
   if (!a->stream.n) return 0;

@@ -146,10 +146,12 @@ void mem_stream_free(mem_stream *s) {
   mem_stream_init(s, s->dim);
 }
 
-/* Min-max normalises v[0..n) in place to [0, 1] (all equal: all 0, so the term decides nothing). */
-static void minmax(float *v, size_t n) {
+/* Min-max normalises v[0..n) in place to [0, 1] over the entries looked at (index below below; all equal:
+ * all 0, so the term decides nothing). */
+static void minmax(float *v, const mem_stream *s, size_t n, uint64_t below) {
   float lo = INFINITY, hi = -INFINITY;
   for (size_t i = 0; i < n; i++) {
+    if (s->e[i].index >= below) continue;
     if (v[i] < lo) lo = v[i];
     if (v[i] > hi) hi = v[i];
   }
@@ -169,8 +171,7 @@ static void top_insert(mem_hit *hits, size_t *n, size_t k, const mem_hit *h) {
 }
 
 size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit *hits, float *scratch) {
-  size_t n = 0;
-  while (n < s->n && s->e[n].index < q->below) n++; /* entries are added in index order */
+  size_t n = s->n;
   if (!k || !n) return 0;
   float *own = scratch ? NULL : malloc(3 * n * sizeof *own);
   float *rec = scratch ? scratch : own;
@@ -178,16 +179,18 @@ size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit
   float *imp = rec + n, *rel = imp + n;
   const double per_ms = log(0.995) / 3600000.0; /* 0.995 per hour */
   for (size_t i = 0; i < n; i++) {
+    if (s->e[i].index >= q->below) continue;
     int64_t age = q->now_ms - s->e[i].at_ms;
     rec[i] = (float)exp(per_ms * (double)(age > 0 ? age : 0));
     imp[i] = s->e[i].importance;
     rel[i] = mem_dot(s->vecs + i * (size_t)s->dim, q->q, (size_t)s->dim);
   }
-  minmax(rec, n);
-  minmax(imp, n);
-  minmax(rel, n);
+  minmax(rec, s, n, q->below);
+  minmax(imp, s, n, q->below);
+  minmax(rel, s, n, q->below);
   size_t got = 0;
   for (size_t i = 0; i < n; i++) {
+    if (s->e[i].index >= q->below) continue;
     mem_hit h = {.i = i, .recency = rec[i], .importance = imp[i], .relevance = rel[i]};
     h.score = (float)(q->w_recency * h.recency + q->w_importance * h.importance + q->w_relevance * h.relevance);
     top_insert(hits, &got, k, &h);

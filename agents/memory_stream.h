@@ -49,12 +49,14 @@ void mem_embed_hash(const char *text, float *out, int dim);
  * vectorise (independent accumulators). */
 float mem_dot(const float *a, const float *b, size_t n);
 
-/* One memory. msg is the message (a reference) or, for a note, a message made for it. */
+/* One memory. msg is the message (a reference) or, for a note (the remember tool), a message made for
+ * it with seq 0. */
 typedef struct mem_entry {
   ag_msg *msg;
   int64_t at_ms;       /* when it happened: simulated time in a virtual-clock world, else wall time */
   float importance;    /* 1..10 */
-  uint64_t index;      /* the agent's absolute memory index (agent_memory_total before the push) */
+  uint64_t index;      /* the agent's absolute memory index (agent_memory_total before the push); 0 for a
+                          note, which is never in the verbatim window */
 } mem_entry;
 
 typedef struct mem_stream {
@@ -78,7 +80,7 @@ typedef struct mem_hit {
 } mem_hit;
 
 /* The query of a retrieval; q is borrowed (dim floats). Only entries with index < below are looked at
- * (those still in the verbatim window are in the prompt already): UINT64_MAX looks at all. */
+ * (those still in the verbatim window are in the prompt already), in any order: UINT64_MAX looks at all. */
 typedef struct mem_query {
   const float *q;
   int64_t now_ms;

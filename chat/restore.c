@@ -9,6 +9,8 @@
 
 #include <cjson/cJSON.h>
 
+#include <math.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,7 @@ typedef struct restore_ctx {
   int64_t sim_ms; /* the chat's simulated time (chat_time) */
   chat_inflight inflight; /* the turns in flight when the chat was last left */
   llm_spend spent;        /* its llm-done steps summed: the budget's spend goes on from there */
+  cJSON *notes;           /* the remember tool's stored results: the memory stream's notes (docs/memory.md) */
   ag_errmsg *em;
 } restore_ctx;
 
@@ -144,9 +147,44 @@ static int restore_spend(llm_spend *s, const char *json, size_t len) {
   return AG_OK;
 }
 
+/* A successful remember call's result joins the notes as {agent, result}. Only those steps are parsed. */
+static int restore_note(restore_ctx *rc, const char *json, size_t len) {
+  if (!memmem(json, len, "\"remember\"", 10)) return AG_OK;
+  cJSON *j = cJSON_ParseWithLength(json, len);
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "type"));
+  const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "tool"));
+  cJSON *result = cJSON_GetObjectItemCaseSensitive(j, "result");
+  if (type && tool && !strcmp(type, "tool-result") && !strcmp(tool, "remember") &&
+      !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "error")) &&
+      cJSON_IsString(cJSON_GetObjectItemCaseSensitive(result, "remembered"))) {
+    if (!rc->notes) rc->notes = cJSON_CreateArray();
+    if (rc->notes) cJSON_AddItemToArray(rc->notes, cJSON_DetachItemViaPointer(j, (cJSON *)cJSON_GetObjectItemCaseSensitive(j, "agent")));
+    if (rc->notes) cJSON_AddItemToArray(rc->notes, cJSON_DetachItemViaPointer(j, result));
+  }
+  cJSON_Delete(j);
+  return AG_OK;
+}
+
+/* The notes back into their agents' streams (an agent gone, or no longer in mode stream, has none). */
+static int restore_notes(restore_ctx *rc) {
+  for (const cJSON *who = rc->notes ? rc->notes->child : NULL; who && who->next; who = who->next->next) {
+    agent *a = cJSON_IsString(who) ? world_agent_find(rc->cs->w, who->valuestring) : NULL;
+    const cJSON *r = who->next;
+    int64_t at = 0;
+    double importance = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "importance"));
+    ag_json_int_member(r, "at_ms", INT64_MIN, INT64_MAX, &at);
+    int e = a ? agent_memory_note(a, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "remembered")),
+                                  isfinite(importance) ? importance : 3, at) : AG_OK;
+    if (e && e != AG_ERR_STATE) return e;
+  }
+  return AG_OK;
+}
+
 static int restore_step_cb(const char *json, size_t len, void *arg) {
   restore_ctx *rc = arg;
   restore_spend(&rc->spent, json, len);
+  int r = restore_note(rc, json, len);
+  if (r) return r;
   return chat_inflight_step(&rc->inflight, json, len);
 }
 
@@ -225,6 +263,8 @@ static int restore_txn(store_txn *t, void *arg) {
   if ((r = store_message_last_seq(t, rc->chat_id, &rc->last_seq))) return r;
   if ((r = chat_time(t, rc))) return r;
   chat_inflight_free(&rc->inflight); /* a read is not run twice, but stay restartable */
+  cJSON_Delete(rc->notes);
+  rc->notes = NULL;
   rc->spent = (llm_spend){0};
   if ((r = store_thread_scan(t, rc->chat_id, restore_step_cb, rc))) return r;
   for (size_t i = 0; i < cs->n_tracks; i++) {
@@ -290,6 +330,7 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
     }
     if ((r = agent_set_context(a, &rc.ctxs[i]))) goto done;
   }
+  if ((r = restore_notes(&rc))) goto done;
   chat_session__mark_saved(cs, 0);
   for (size_t i = 0; i < cs->n_tracks; i++) cs->tracks[i].saved_state = rc.has_state[i];
   snprintf(cs->current, sizeof cs->current, "%s", rc.chat.id);
@@ -314,6 +355,7 @@ done:
   free(rc.has_state);
   for (size_t i = 0; rc.ctxs && i < cs->n_tracks; i++) context_free(&rc.ctxs[i]);
   free(rc.ctxs);
+  cJSON_Delete(rc.notes);
   return r;
 }
 

@@ -325,6 +325,37 @@ static void serve_shows_memory(void) {
   free(db);
 }
 
+/* The remember tool: a note with its importance joins the stream, is recalled in a later prompt, and comes
+ * back from the stored thread in a new process. */
+static void remember_tool_notes_come_back(void) {
+  char *db = suite_fresh(tmp, "db4");
+  llm_server_reset(srv);
+  llm_server_rule(srv, "well", "tool=remember args=\"{\\\"text\\\": \\\"the village well is dry\\\", "
+                               "\\\"importance\\\": 9}\" after_tool=noted");
+  llm_server_rule(srv, NULL, "reply=noted");
+  char script[4200];
+  snprintf(script, sizeof script, "{\"from\": \"human\", \"text\": \"@mayor about the well\"},%s", week_script(0));
+  const char *args[] = {"run", mayor_world("note.json", "stream", script), "--json", "--db", db, NULL};
+  char *out = agora_ok(args);
+  char chat[128] = "";
+  chat_of(out, chat, sizeof chat);
+  CHECK(out && strstr(out, "\"tool\":\"remember\""));
+  free(out);
+  const char *list[] = {"memory", chat, "mayor", "--db", db, NULL};
+  out = agora_ok(list);
+  CHECK_HAS(out, "2026-01-05T09:00:00.000Z  importance 9  mayor: the village well is dry\n");
+  free(out);
+  llm_server_reset(srv);
+  llm_server_rule(srv, NULL, "reply=noted");
+  const char *q = mayor_world("q.json", "stream", "{\"from\": \"human\", \"text\": \"@mayor is there water in the village?\"}");
+  const char *ask[] = {"run", q, "--json", "--db", db, "--chat", chat, NULL};
+  free(agora_ok(ask));
+  char *body = last_body();
+  CHECK(body && strstr(body, "] mayor: the village well is dry"));
+  free(body);
+  free(db);
+}
+
 static const unit_test tests[] = {
     UNIT(hash_embedder_is_deterministic_and_normalised),
     UNIT(retrieval_scores_recency_importance_relevance),
@@ -333,6 +364,7 @@ static const unit_test tests[] = {
     UNIT(week_stream_remembers_window_forgets),
     UNIT(memories_survive_restart_branch_and_snapshot),
     UNIT(serve_shows_memory),
+    UNIT(remember_tool_notes_come_back),
 };
 
 int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv}); }
