@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* The script provider's answer when the world file gives the agent no replies. */
 static int agent_script_fallback(agent *a) {
   size_t n = strlen(a->s.name) + 32;
@@ -419,6 +418,7 @@ static void agent_round_go(agent *a) {
 }
 
 void agent__round_resume(agent *a) { agent_round_go(a); }
+void agent__turn_go(agent *a) { if (agent_call_llm(a) != AG_OK) agent_end_turn(a); }
 
 void agent_approval_answer(agent *a, int allow, const char *text) {
   if (a->phase != AGENT_AWAITING_APPROVAL) return;
@@ -500,6 +500,7 @@ static int agent_prompt(agent *a, llm_message **all, size_t *n_all, char **arena
 
 /* Starts an LLM call for a->answering: the prompt from memory, then this turn's tool rounds. */
 static int agent_call_llm(agent *a) {
+  if (agent__reflect_begin(a)) return AG_OK;
   llm_message *msgs = NULL;
   char *arena = NULL, *sys = NULL;
   size_t n_msgs = 0;

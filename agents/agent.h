@@ -26,7 +26,8 @@ typedef struct agent agent;
   X(AGENT_TOOL_ROUND, "tool-round")               /* running the tool calls of a reply */            \
   X(AGENT_AWAITING_APPROVAL, "awaiting-approval") /* a tool call waits for agent_approval_answer */  \
   X(AGENT_ELSEWHERE, "elsewhere")                 /* another process answers the turn (NATS) */      \
-  X(AGENT_ENDING, "ending")                       /* over here; its end waits for agent_turn_done */
+  X(AGENT_ENDING, "ending")                       /* over here; its end waits for agent_turn_done */ \
+  X(AGENT_REFLECTING, "reflecting")               /* a reflection call before the turn's (docs/memory.md) */
 
 typedef enum agent_phase {
 #define AGENT_PHASE_ENUM_(p, name) p,
@@ -69,7 +70,8 @@ typedef enum agent_report_kind {
   AGENT_REPORT_TOOL_CALL,  /* tool, call_id, text = arguments JSON */
   AGENT_REPORT_TOOL_RESULT, /* tool, call_id, text = result JSON, failed = an error result, at_ms */
   AGENT_REPORT_TURN_END,    /* the turn answering seq is over, whatever came of it */
-  AGENT_REPORT_MEMORY_RETRIEVED /* len = memories put in the prompt of the turn answering seq */
+  AGENT_REPORT_MEMORY_RETRIEVED, /* len = memories put in the prompt of the turn answering seq */
+  AGENT_REPORT_REFLECTION   /* text = the insights as JSON [{"text", "sources": [seq], "importance"}], at_ms */
 } agent_report_kind;
 
 /* What an agent reports to its host; every pointer is borrowed for the call. */
@@ -195,6 +197,13 @@ size_t agent_memory_query(const agent *a, const char *query, int64_t now_ms, mem
  * tool does, and a restore does again from the tool's stored result. AG_ERR_STATE when the agent's memory
  * mode is not stream. */
 int agent_memory_note(agent *a, const char *text, double importance, int64_t at_ms);
+/* Adds a reflection's insights (a JSON array of {"text", "importance"}, borrowed) as notes at at_ms and
+ * restarts the count toward the next reflection: what a reflection does, and a restore does again from
+ * the stored reflection event. */
+int agent_memory_reflection(agent *a, const cJSON *insights, int64_t at_ms);
+/* The count toward the next reflection: the importance of the messages after seq after_seq (the last
+ * reflection's place in the chat), for a restore. */
+void agent_memory_recount(agent *a, uint64_t after_seq);
 /* Forgets the chat: memory, turn state, and cancels a call in flight. */
 void agent_reset(agent *a);
 

@@ -69,6 +69,18 @@ char *agent__stream_system(agent *a, char *sys);
  * which holds all a restore needs to add the note again: {"remembered", "importance", "at_ms"}. */
 char *agent__remember(agent *a, const cJSON *args);
 
+/* agent_memory_note with the seqs of the memories a reflection's insight came from (copied; may be NULL). */
+int agent__note_add(agent *a, const char *text, double importance, int64_t at_ms, const uint64_t *sources,
+                    size_t n_sources);
+
+/* agent_reflect.c */
+/* At the start of a turn (no round yet) of an agent in mode stream whose memories' importance since the
+ * last reflection passed reflect_at: starts the reflection call (AGENT_REFLECTING) and returns 1; its end
+ * goes on with agent__turn_go. 0 when none is due or it could not start (the turn goes on at once). */
+int agent__reflect_begin(agent *a);
+/* agent.c: the turn's own call starts (or the turn ends when it cannot). */
+void agent__turn_go(agent *a);
+
 /* agent_mcp.c */
 /* Runs call c when it names one of the agent's MCP tools: 1 and either *out (the result: an error, a
  * refusal, or the answer that came back), or *out NULL with *waiting set (asked the host: 1, or the

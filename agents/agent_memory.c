@@ -26,7 +26,8 @@ int agent__stream_add(agent *a, ag_msg *m, uint64_t index) {
 
 const mem_stream *agent_memory_stream(const agent *a) { return &a->stream; }
 
-int agent_memory_note(agent *a, const char *text, double importance, int64_t at_ms) {
+int agent__note_add(agent *a, const char *text, double importance, int64_t at_ms, const uint64_t *sources,
+                    size_t n_sources) {
   if (a->s.memory.mode != MEM_MODE_STREAM) return AG_ERR_STATE;
   if (!a->stream.dim) mem_stream_init(&a->stream, MEM_HASH_DIM);
   ag_msg *m = ag_msg_new(a->id, text, AG_KIND_AGENT); /* seq 0: a note, in no chat's messages */
@@ -34,10 +35,15 @@ int agent_memory_note(agent *a, const char *text, double importance, int64_t at_
   m->ts_ms = at_ms;
   float vec[MEM_HASH_DIM];
   mem_embed_hash(text, vec, MEM_HASH_DIM);
-  mem_entry e = {.msg = m, .at_ms = at_ms, .importance = (float)importance, .index = 0};
+  mem_entry e = {.msg = m, .at_ms = at_ms, .importance = (float)importance, .index = 0,
+                 .sources = (uint64_t *)sources, .n_sources = n_sources};
   int rc = mem_stream_add(&a->stream, &e, vec);
   ag_msg_unref(m);
   return rc;
+}
+
+int agent_memory_note(agent *a, const char *text, double importance, int64_t at_ms) {
+  return agent__note_add(a, text, importance, at_ms, NULL, 0);
 }
 
 char *agent__remember(agent *a, const cJSON *args) {

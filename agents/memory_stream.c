@@ -125,7 +125,11 @@ int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec) {
     s->vecs = nv;
     s->cap = ncap;
   }
+  uint64_t *src = NULL;
+  if (e->n_sources && !(src = malloc(e->n_sources * sizeof *src))) return AG_ERR_NOMEM;
+  if (src) memcpy(src, e->sources, e->n_sources * sizeof *src);
   s->e[s->n] = *e;
+  s->e[s->n].sources = src;
   ag_msg_ref(e->msg);
   memcpy(s->vecs + s->n * (size_t)s->dim, vec, (size_t)s->dim * sizeof *vec);
   s->n++;
@@ -134,7 +138,10 @@ int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec) {
 }
 
 void mem_stream_clear(mem_stream *s) {
-  for (size_t i = 0; i < s->n; i++) ag_msg_unref(s->e[i].msg);
+  for (size_t i = 0; i < s->n; i++) {
+    ag_msg_unref(s->e[i].msg);
+    free(s->e[i].sources);
+  }
   s->n = 0;
   s->since_reflect = 0;
 }
@@ -146,12 +153,15 @@ void mem_stream_free(mem_stream *s) {
   mem_stream_init(s, s->dim);
 }
 
-/* Min-max normalises v[0..n) in place to [0, 1] over the entries looked at (index below below; all equal:
- * all 0, so the term decides nothing). */
+/* Whether a query with below looks at e: a message outside the verbatim window, or any note. */
+static int looked_at(const mem_entry *e, uint64_t below) { return !e->msg->seq || e->index < below; }
+
+/* Min-max normalises v[0..n) in place to [0, 1] over the entries looked at (all equal: all 0, so the term
+ * decides nothing). */
 static void minmax(float *v, const mem_stream *s, size_t n, uint64_t below) {
   float lo = INFINITY, hi = -INFINITY;
   for (size_t i = 0; i < n; i++) {
-    if (s->e[i].index >= below) continue;
+    if (!looked_at(&s->e[i], below)) continue;
     if (v[i] < lo) lo = v[i];
     if (v[i] > hi) hi = v[i];
   }
@@ -179,7 +189,7 @@ size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit
   float *imp = rec + n, *rel = imp + n;
   const double per_ms = log(0.995) / 3600000.0; /* 0.995 per hour */
   for (size_t i = 0; i < n; i++) {
-    if (s->e[i].index >= q->below) continue;
+    if (!looked_at(&s->e[i], q->below)) continue;
     int64_t age = q->now_ms - s->e[i].at_ms;
     rec[i] = (float)exp(per_ms * (double)(age > 0 ? age : 0));
     imp[i] = s->e[i].importance;
@@ -190,7 +200,7 @@ size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit
   minmax(rel, s, n, q->below);
   size_t got = 0;
   for (size_t i = 0; i < n; i++) {
-    if (s->e[i].index >= q->below) continue;
+    if (!looked_at(&s->e[i], q->below)) continue;
     mem_hit h = {.i = i, .recency = rec[i], .importance = imp[i], .relevance = rel[i]};
     h.score = (float)(q->w_recency * h.recency + q->w_importance * h.importance + q->w_relevance * h.relevance);
     top_insert(hits, &got, k, &h);

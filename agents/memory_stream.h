@@ -57,6 +57,8 @@ typedef struct mem_entry {
   float importance;    /* 1..10 */
   uint64_t index;      /* the agent's absolute memory index (agent_memory_total before the push); 0 for a
                           note, which is never in the verbatim window */
+  uint64_t *sources;   /* a reflection's insight: the seqs of the memories it came from (owned), or NULL */
+  size_t n_sources;
 } mem_entry;
 
 typedef struct mem_stream {
@@ -68,7 +70,7 @@ typedef struct mem_stream {
 } mem_stream;
 
 void mem_stream_init(mem_stream *s, int dim);
-/* Adds an entry (takes a reference to e->msg) with its embedding (dim floats, copied). */
+/* Adds an entry (takes a reference to e->msg, copies e->sources) with its embedding (dim floats, copied). */
 int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec);
 void mem_stream_clear(mem_stream *s);
 void mem_stream_free(mem_stream *s);
@@ -79,8 +81,9 @@ typedef struct mem_hit {
   float recency, importance, relevance, score;
 } mem_hit;
 
-/* The query of a retrieval; q is borrowed (dim floats). Only entries with index < below are looked at
- * (those still in the verbatim window are in the prompt already), in any order: UINT64_MAX looks at all. */
+/* The query of a retrieval; q is borrowed (dim floats). Only messages with index < below are looked at
+ * (those still in the verbatim window are in the prompt already), in any order, and every note (msg->seq
+ * 0): UINT64_MAX looks at all. */
 typedef struct mem_query {
   const float *q;
   int64_t now_ms;

@@ -107,6 +107,7 @@ static void world_scale(int reps) {
   char text[256];
   float v[MEM_HASH_DIM], q[MEM_HASH_DIM];
   ag_msg *m = ag_msg_new("human", "x", AG_KIND_HUMAN);
+  m->seq = 1; /* messages, so that the verbatim window is left out as in a turn */
   for (int a = 0; a < AGENTS; a++) {
     mem_stream_init(&s[a], MEM_HASH_DIM);
     for (int i = 0; i < MEMS; i++) {

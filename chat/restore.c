@@ -147,37 +147,59 @@ static int restore_spend(llm_spend *s, const char *json, size_t len) {
   return AG_OK;
 }
 
-/* A successful remember call's result joins the notes as {agent, result}. Only those steps are parsed. */
+/* A successful remember call's result and a reflection join the notes, in thread order. Only steps that
+ * name one are parsed. */
 static int restore_note(restore_ctx *rc, const char *json, size_t len) {
-  if (!memmem(json, len, "\"remember\"", 10)) return AG_OK;
+  if (!memmem(json, len, "\"remember\"", 10) && !memmem(json, len, "\"reflection\"", 12)) return AG_OK;
   cJSON *j = cJSON_ParseWithLength(json, len);
   const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "type"));
   const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "tool"));
-  cJSON *result = cJSON_GetObjectItemCaseSensitive(j, "result");
-  if (type && tool && !strcmp(type, "tool-result") && !strcmp(tool, "remember") &&
-      !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "error")) &&
-      cJSON_IsString(cJSON_GetObjectItemCaseSensitive(result, "remembered"))) {
-    if (!rc->notes) rc->notes = cJSON_CreateArray();
-    if (rc->notes) cJSON_AddItemToArray(rc->notes, cJSON_DetachItemViaPointer(j, (cJSON *)cJSON_GetObjectItemCaseSensitive(j, "agent")));
-    if (rc->notes) cJSON_AddItemToArray(rc->notes, cJSON_DetachItemViaPointer(j, result));
+  const cJSON *result = cJSON_GetObjectItemCaseSensitive(j, "result");
+  int note = type && tool && !strcmp(type, "tool-result") && !strcmp(tool, "remember") &&
+             !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "error")) &&
+             cJSON_IsString(cJSON_GetObjectItemCaseSensitive(result, "remembered"));
+  int reflection = type && !strcmp(type, "reflection") && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "insights"));
+  if ((note || reflection) && (rc->notes || (rc->notes = cJSON_CreateArray()))) {
+    cJSON_AddItemToArray(rc->notes, j);
+    return AG_OK;
   }
   cJSON_Delete(j);
   return AG_OK;
 }
 
-/* The notes back into their agents' streams (an agent gone, or no longer in mode stream, has none). */
-static int restore_notes(restore_ctx *rc) {
-  for (const cJSON *who = rc->notes ? rc->notes->child : NULL; who && who->next; who = who->next->next) {
-    agent *a = cJSON_IsString(who) ? world_agent_find(rc->cs->w, who->valuestring) : NULL;
-    const cJSON *r = who->next;
-    int64_t at = 0;
+/* One stored step of the notes back into its agent's stream (an agent gone, or no longer in mode stream,
+ * has none). */
+static int restore_one_note(restore_ctx *rc, const cJSON *step) {
+  agent *a = world_agent_find(rc->cs->w, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "agent")) ?: "");
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(step, "result");
+  int64_t at = 0;
+  int e = AG_OK;
+  if (!a) return AG_OK;
+  if (!r) {
+    ag_json_int_member(step, "at_ms", INT64_MIN, INT64_MAX, &at);
+    e = agent_settings_of(a)->memory.mode == MEM_MODE_STREAM
+            ? agent_memory_reflection(a, cJSON_GetObjectItemCaseSensitive(step, "insights"), at) : AG_OK;
+  } else {
     double importance = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "importance"));
     ag_json_int_member(r, "at_ms", INT64_MIN, INT64_MAX, &at);
-    int e = a ? agent_memory_note(a, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "remembered")),
-                                  isfinite(importance) ? importance : 3, at) : AG_OK;
-    if (e && e != AG_ERR_STATE) return e;
+    e = agent_memory_note(a, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "remembered")),
+                          isfinite(importance) ? importance : 3, at);
   }
-  return AG_OK;
+  return e == AG_ERR_STATE ? AG_OK : e;
+}
+
+static int restore_notes(restore_ctx *rc) {
+  int e = AG_OK;
+  for (const cJSON *step = rc->notes ? rc->notes->child : NULL; step && !e; step = step->next)
+    e = restore_one_note(rc, step);
+  /* The count toward the next reflection starts after each agent's last one, as it did live. */
+  for (const cJSON *step = rc->notes ? rc->notes->child : NULL; step && !e; step = step->next) {
+    const cJSON *after = cJSON_GetObjectItemCaseSensitive(step, "after_seq");
+    agent *a = world_agent_find(rc->cs->w, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "agent")) ?: "");
+    if (a && cJSON_IsNumber(after) && cJSON_GetObjectItemCaseSensitive(step, "insights"))
+      agent_memory_recount(a, (uint64_t)after->valuedouble);
+  }
+  return e;
 }
 
 static int restore_step_cb(const char *json, size_t len, void *arg) {

@@ -29,7 +29,11 @@ static void print_plain(const cJSON *m) {
     printf("score %.3f (recency %.3f, importance %.3f, relevance %.3f)  ", cJSON_GetNumberValue(cJSON_GetObjectItem(s, "total")),
            cJSON_GetNumberValue(cJSON_GetObjectItem(s, "recency")), cJSON_GetNumberValue(cJSON_GetObjectItem(s, "importance")),
            cJSON_GetNumberValue(cJSON_GetObjectItem(s, "relevance")));
-  printf("%s: %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(m, "sender")), cJSON_GetStringValue(cJSON_GetObjectItem(m, "text")));
+  printf("%s: %s", cJSON_GetStringValue(cJSON_GetObjectItem(m, "sender")), cJSON_GetStringValue(cJSON_GetObjectItem(m, "text")));
+  const cJSON *src = cJSON_GetObjectItem(m, "sources");
+  for (const cJSON *x = src ? src->child : NULL; x; x = x->next)
+    printf("%s%.0f", x == src->child ? "  (from messages " : ", ", cJSON_GetNumberValue(x));
+  puts(src && src->child ? ")" : "");
 }
 
 static void print_list(const cJSON *list, int json) {

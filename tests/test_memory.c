@@ -37,6 +37,7 @@ static void stream_of(mem_stream *s, const char *const *texts, size_t n, const f
   mem_stream_init(s, MEM_HASH_DIM);
   for (size_t i = 0; i < n; i++) {
     ag_msg *m = ag_msg_new("human", texts[i], AG_KIND_HUMAN);
+    m->seq = i + 1; /* a message (seq 0 would be a note, never left out) */
     float v[MEM_HASH_DIM];
     mem_embed_hash(texts[i], v, MEM_HASH_DIM);
     mem_entry e = {.msg = m, .at_ms = (int64_t)i * 3600000, .importance = imp ? imp[i] : 3, .index = i};
@@ -356,6 +357,52 @@ static void remember_tool_notes_come_back(void) {
   free(db);
 }
 
+/* Reflection: past reflect_at the turn starts with a call asking for insights; they are stored as notes
+ * citing the messages they came from, shown by agora memory, and come back after a restart, where the count
+ * toward the next one goes on from the last (no second reflection right away). */
+static void reflection_fires_at_threshold_and_cites_sources(void) {
+  char *db = suite_fresh(tmp, "db5");
+  llm_server_reset(srv);
+  llm_server_rule(srv, "high-level insights", "reply=\"The bridge is on everyone's mind (1, 3)\"");
+  llm_server_rule(srv, NULL, "reply=noted");
+  static char json[4096];
+  snprintf(json, sizeof json,
+           "{\"name\": \"town\", \"clock\": {\"mode\": \"virtual\", \"start\": \"2026-01-05T09:00:00Z\"},"
+           " \"agents\": [{\"name\": \"mayor\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\","
+           " \"memory\": {\"mode\": \"stream\", \"reflect_at\": 12}}], \"script\": ["
+           "{\"from\": \"human\", \"text\": \"@mayor the bridge is closed\"},"
+           "{\"from\": \"human\", \"text\": \"@mayor the bridge ferry is slow\"},"
+           "{\"from\": \"human\", \"text\": \"@mayor what now?\"}]}",
+           llm_server_url(srv, "/v1"));
+  const char *args[] = {"run", suite_file(tmp, "reflect.json", json), "--json", "--db", db, NULL};
+  char *out = agora_ok(args);
+  char chat[128] = "";
+  chat_of(out, chat, sizeof chat);
+  CHECK_INT(llm_server_request_count(srv), 4); /* three turns and one reflection, before the third */
+  CHECK_HAS(out, "\"event\":\"reflection\"", "\"insights\":[{\"text\":\"The bridge is on everyone's mind\","
+                 "\"sources\":[1,3],\"importance\":8}]");
+  free(out);
+  char *third = last_body();
+  CHECK(third && strstr(third, "] mayor: The bridge is on everyone's mind")); /* recalled at once */
+  free(third);
+  const char *list[] = {"memory", chat, "mayor", "--db", db, NULL};
+  out = agora_ok(list);
+  CHECK_HAS(out, "importance 8  mayor: The bridge is on everyone's mind  (from messages 1, 3)\n");
+  free(out);
+  llm_server_reset(srv);
+  llm_server_rule(srv, "high-level insights", "reply=\"Too soon (1)\"");
+  llm_server_rule(srv, NULL, "reply=noted");
+  const char *say[] = {"say", "town", "@mayor and tomorrow?", "--json", "--db", db, NULL};
+  out = agora_ok(say);
+  CHECK_INT(llm_server_request_count(srv), 1); /* 6 since the last reflection: none due */
+  CHECK(out && !strstr(out, "Too soon"));
+  free(out);
+  out = agora_ok(list);
+  CHECK_HAS(out, "importance 8  mayor: The bridge is on everyone's mind  (from messages 1, 3)\n");
+  free(out);
+  free(db);
+}
+
 static const unit_test tests[] = {
     UNIT(hash_embedder_is_deterministic_and_normalised),
     UNIT(retrieval_scores_recency_importance_relevance),
@@ -365,6 +412,7 @@ static const unit_test tests[] = {
     UNIT(memories_survive_restart_branch_and_snapshot),
     UNIT(serve_shows_memory),
     UNIT(remember_tool_notes_come_back),
+    UNIT(reflection_fires_at_threshold_and_cites_sources),
 };
 
 int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv}); }

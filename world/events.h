@@ -41,7 +41,8 @@
   X(EV_MCP_ERROR, "mcp-error")            \
   X(EV_BUDGET_EXHAUSTED, "budget-exhausted") \
   X(EV_RATE_LIMITED, "rate-limited")     \
-  X(EV_MEMORY_RETRIEVED, "memory-retrieved")
+  X(EV_MEMORY_RETRIEVED, "memory-retrieved") \
+  X(EV_REFLECTION, "reflection")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -115,6 +116,10 @@ typedef struct ev_clock_advanced { int64_t sim_ms; } ev_clock_advanced;
 typedef struct ev_memory_cleared { const char *agent; } ev_memory_cleared;
 /* Mode stream (docs/memory.md): count memories went into the prompt of the agent's turn. Bookkeeping. */
 typedef struct ev_memory_retrieved { const char *agent; size_t count; } ev_memory_retrieved;
+/* The agent reflected (docs/memory.md): insights is a JSON array [{"text", "sources": [seq], "importance"}]
+ * as text, at_ms when (simulated time in a virtual-clock world). Stored in the thread: a restore adds the
+ * insights to the memory stream again. */
+typedef struct ev_reflection { const char *agent, *insights; int64_t at_ms; } ev_reflection;
 /* Bookkeeping for resuming after a crash (docs/time.md), stored in the thread, never printed.
  * turn-queued: the agent will answer seq once it is free (rerun: a re-run after a crash). turn-end: its
  * turn answering seq ended (answered, failed, silent); cancelled: all its turns (Ctrl-C); queued: its
@@ -167,6 +172,7 @@ typedef struct world_event {
     ev_budget budget;            /* EV_BUDGET_EXHAUSTED */
     ev_rate_limited rate;        /* EV_RATE_LIMITED */
     ev_memory_retrieved retrieved; /* EV_MEMORY_RETRIEVED */
+    ev_reflection reflection;    /* EV_REFLECTION */
   } u;
 } world_event;
 

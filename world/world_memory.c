@@ -16,6 +16,11 @@ static cJSON *entry_json(const mem_entry *e) {
   cJSON_AddStringToObject(o, "sender", e->msg->sender);
   cJSON_AddStringToObject(o, "text", e->msg->text);
   cJSON_AddNumberToObject(o, "importance", e->importance);
+  if (!e->msg->seq) cJSON_AddBoolToObject(o, "note", 1); /* remember or reflection: in no chat's messages */
+  if (e->n_sources) {
+    cJSON *s = cJSON_AddArrayToObject(o, "sources");
+    for (size_t i = 0; s && i < e->n_sources; i++) cJSON_AddItemToArray(s, cJSON_CreateNumber((double)e->sources[i]));
+  }
   return o;
 }
 
