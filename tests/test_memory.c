@@ -238,15 +238,20 @@ static void ask_in(const char *db, const char *chat, int want) {
   check_remembers(want);
 }
 
-/* agora memory lists the stream and scores it for a query; a wrong agent or mode is refused. */
-static void shows_memory(const char *db, const char *chat) {
+/* agora memory CHAT mayor (in db) prints every line of want. */
+static void memory_has(const char *db, const char *chat, const char *want) {
   const char *list[] = {"memory", chat, "mayor", "--db", db, NULL};
   char *out = agora_ok(list);
-  CHECK_HAS(out, "2026-01-05T09:00:00.000Z  importance 3  human: @mayor " BRIDGE " until spring\n",
-            "2026-01-08T09:00:00.000Z  importance 3  human: @mayor fish from the river for dinner\n");
+  CHECK_HAS(out, want);
   free(out);
+}
+
+/* agora memory lists the stream and scores it for a query; a wrong agent or mode is refused. */
+static void shows_memory(const char *db, const char *chat) {
+  memory_has(db, chat, "2026-01-05T09:00:00.000Z  importance 3  human: @mayor " BRIDGE " until spring\n");
+  memory_has(db, chat, "2026-01-08T09:00:00.000Z  importance 3  human: @mayor fish from the river for dinner\n");
   const char *query[] = {"memory", chat, "mayor", "--query", "bridge", "--json", "--db", db, NULL};
-  out = agora_ok(query);
+  char *out = agora_ok(query);
   cJSON *first = cJSON_Parse(out ? out : "");
   const cJSON *scores = cJSON_GetObjectItem(first, "scores");
   CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(scores, "relevance")) == 1.0);
@@ -342,10 +347,7 @@ static void remember_tool_notes_come_back(void) {
   chat_of(out, chat, sizeof chat);
   CHECK(out && strstr(out, "\"tool\":\"remember\""));
   free(out);
-  const char *list[] = {"memory", chat, "mayor", "--db", db, NULL};
-  out = agora_ok(list);
-  CHECK_HAS(out, "2026-01-05T09:00:00.000Z  importance 9  mayor: the village well is dry\n");
-  free(out);
+  memory_has(db, chat, "2026-01-05T09:00:00.000Z  importance 9  mayor: the village well is dry\n");
   llm_server_reset(srv);
   llm_server_rule(srv, NULL, "reply=noted");
   const char *q = mayor_world("q.json", "stream", "{\"from\": \"human\", \"text\": \"@mayor is there water in the village?\"}");
@@ -385,10 +387,7 @@ static void reflection_fires_at_threshold_and_cites_sources(void) {
   char *third = last_body();
   CHECK(third && strstr(third, "] mayor: The bridge is on everyone's mind")); /* recalled at once */
   free(third);
-  const char *list[] = {"memory", chat, "mayor", "--db", db, NULL};
-  out = agora_ok(list);
-  CHECK_HAS(out, "importance 8  mayor: The bridge is on everyone's mind  (from messages 1, 3)\n");
-  free(out);
+  memory_has(db, chat, "importance 8  mayor: The bridge is on everyone's mind  (from messages 1, 3)\n");
   llm_server_reset(srv);
   llm_server_rule(srv, "high-level insights", "reply=\"Too soon (1)\"");
   llm_server_rule(srv, NULL, "reply=noted");
@@ -397,9 +396,7 @@ static void reflection_fires_at_threshold_and_cites_sources(void) {
   CHECK_INT(llm_server_request_count(srv), 1); /* 6 since the last reflection: none due */
   CHECK(out && !strstr(out, "Too soon"));
   free(out);
-  out = agora_ok(list);
-  CHECK_HAS(out, "importance 8  mayor: The bridge is on everyone's mind  (from messages 1, 3)\n");
-  free(out);
+  memory_has(db, chat, "importance 8  mayor: The bridge is on everyone's mind  (from messages 1, 3)\n");
   free(db);
 }
 

@@ -61,14 +61,22 @@ static int read_importance(const cJSON *m, mem_config *c, const char *label, con
   return AG_OK;
 }
 
+/* The object m.key into *v (NULL when absent: nothing to read), its path into sub (600 bytes), its keys
+ * checked against fields; example shows the shape in the error. */
+static int sub_object(const cJSON *m, const char *key, const char *const *fields, const char *example, const cJSON **v,
+                      char *sub, const char *label, const char *path, ag_errmsg *em) {
+  *v = cJSON_GetObjectItemCaseSensitive(m, key);
+  if (!*v) return AG_OK;
+  snprintf(sub, 600, "%s.%s", path, key);
+  if (!cJSON_IsObject(*v)) return BAD("%s: %s: must be an object like %s", label, sub, example);
+  return world_file_check_keys(*v, fields, NULL, label, sub, em);
+}
+
 static int read_embedder(const cJSON *m, mem_config *c, const char *label, const char *path, ag_errmsg *em) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "embedder");
-  if (!v) return AG_OK;
+  const cJSON *v;
   char sub[600];
-  snprintf(sub, sizeof sub, "%s.embedder", path);
-  if (!cJSON_IsObject(v)) return BAD("%s: %s: must be an object like {\"provider\": \"hash\"}", label, sub);
-  int rc = world_file_check_keys(v, embedder_fields, NULL, label, sub, em);
-  if (rc) return rc;
+  int rc = sub_object(m, "embedder", embedder_fields, "{\"provider\": \"hash\"}", &v, sub, label, path, em);
+  if (rc || !v) return rc;
   if (!cJSON_GetObjectItemCaseSensitive(v, "provider")) return BAD("%s: %s.provider: missing", label, sub);
   int p = get_choice(v, "provider", embedders, label, sub, em);
   if (p < 0) return AG_ERR_INVALID;
@@ -85,14 +93,12 @@ static int read_embedder(const cJSON *m, mem_config *c, const char *label, const
 }
 
 static int read_weights(const cJSON *m, mem_config *c, const char *label, const char *path, ag_errmsg *em) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "weights");
-  if (!v) return AG_OK;
+  const cJSON *v;
   char sub[600];
-  snprintf(sub, sizeof sub, "%s.weights", path);
-  if (!cJSON_IsObject(v))
-    return BAD("%s: %s: must be an object like {\"recency\": 1, \"importance\": 1, \"relevance\": 1}", label, sub);
-  int rc = world_file_check_keys(v, weight_fields, NULL, label, sub, em);
-  if (!rc) rc = get_number(v, "recency", 0, 100, &c->w_recency, label, sub, em);
+  int rc = sub_object(m, "weights", weight_fields, "{\"recency\": 1, \"importance\": 1, \"relevance\": 1}", &v, sub,
+                      label, path, em);
+  if (rc || !v) return rc;
+  rc = get_number(v, "recency", 0, 100, &c->w_recency, label, sub, em);
   if (!rc) rc = get_number(v, "importance", 0, 100, &c->w_importance, label, sub, em);
   if (!rc) rc = get_number(v, "relevance", 0, 100, &c->w_relevance, label, sub, em);
   return rc;
