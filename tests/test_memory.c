@@ -10,12 +10,15 @@
 #include "support/serve_client.h"
 #include "support/suite.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 
 static char *tmp;
 static llm_server *srv;
@@ -400,6 +403,59 @@ static void reflection_fires_at_threshold_and_cites_sources(void) {
   free(db);
 }
 
+/* The messages printed so far in out_path reach 9 (with a state-saved: something is stored). */
+static int printed_enough(void *arg) {
+  char *text = unit_read_file((const char *)arg);
+  size_t n = 0;
+  for (const char *p = text; p && (p = strstr(p, "\"type\":\"message\"")); p++) n++;
+  int saved = text && strstr(text, "\"event\":\"state-saved\"") != NULL;
+  free(text);
+  return n >= 9 && saved;
+}
+
+/* kill -9 mid-run: the memory stream a new process rebuilds is exactly the stored memory entries (the seqs
+ * of the snapshot's agents[0].memory), in order. */
+static void killed_run_memories_are_the_stored_ones(void) {
+  char *db = suite_fresh(tmp, "db6");
+  llm_server_reset(srv);
+  llm_server_rule(srv, NULL, "reply=noted latency=30");
+  const char *args[] = {"run", mayor_world("week.json", "stream", week_script(1)), "--json", "--db", db, NULL};
+  const char *out_path = suite_file(tmp, "killed.out", NULL);
+  pid_t pid = proc_spawn(args, -1, out_path, NULL, NULL);
+  CHECK(pid > 0);
+  CHECK(wait_until(printed_enough, (void *)out_path, 20000));
+  kill(pid, SIGKILL);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  CHECK(WIFSIGNALED(st)); /* killed mid-run, not finished (12 calls of 30 ms, 9 of 24 messages printed) */
+  char chat[128] = "";
+  CHECK_INT(proc_first_chat(db, chat, sizeof chat), 0);
+  const char *snap = suite_file(tmp, "killed.json", NULL);
+  const char *ex[] = {"chats", "export", chat, "-o", snap, "--db", db, NULL};
+  free(agora_ok(ex));
+  char *text = unit_read_file(snap);
+  cJSON *j = cJSON_Parse(text ? text : "");
+  const cJSON *stored = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "agents"), 0), "memory");
+  const char *mem[] = {"memory", chat, "mayor", "--json", "--db", db, NULL};
+  char *out = agora_ok(mem);
+  size_t n = 0;
+  const cJSON *want = stored ? stored->child : NULL;
+  for (char *line = out; line && *line; n++) {
+    char *nl = strchr(line, '\n');
+    if (nl) *nl = '\0';
+    cJSON *m = cJSON_Parse(line);
+    CHECK(want && cJSON_GetNumberValue(cJSON_GetObjectItem(m, "seq")) == cJSON_GetNumberValue(want));
+    want = want ? want->next : NULL;
+    cJSON_Delete(m);
+    line = nl ? nl + 1 : NULL;
+  }
+  CHECK(n >= 8 && !want); /* as many, and the kill left some stored */
+  free(out);
+  cJSON_Delete(j);
+  free(text);
+  free(db);
+}
+
 static const unit_test tests[] = {
     UNIT(hash_embedder_is_deterministic_and_normalised),
     UNIT(retrieval_scores_recency_importance_relevance),
@@ -410,6 +466,7 @@ static const unit_test tests[] = {
     UNIT(serve_shows_memory),
     UNIT(remember_tool_notes_come_back),
     UNIT(reflection_fires_at_threshold_and_cites_sources),
+    UNIT(killed_run_memories_are_the_stored_ones),
 };
 
 int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv}); }
