@@ -27,7 +27,7 @@ typedef struct agent agent;
   X(AGENT_AWAITING_APPROVAL, "awaiting-approval") /* a tool call waits for agent_approval_answer */  \
   X(AGENT_ELSEWHERE, "elsewhere")                 /* another process answers the turn (NATS) */      \
   X(AGENT_ENDING, "ending")                       /* over here; its end waits for agent_turn_done */ \
-  X(AGENT_REFLECTING, "reflecting")               /* a reflection call before the turn's (docs/memory.md) */
+  X(AGENT_REMEMBERING, "remembering")             /* a rating or reflection call before the turn's (docs/memory.md) */
 
 typedef enum agent_phase {
 #define AGENT_PHASE_ENUM_(p, name) p,
@@ -71,7 +71,8 @@ typedef enum agent_report_kind {
   AGENT_REPORT_TOOL_RESULT, /* tool, call_id, text = result JSON, failed = an error result, at_ms */
   AGENT_REPORT_TURN_END,    /* the turn answering seq is over, whatever came of it */
   AGENT_REPORT_MEMORY_RETRIEVED, /* len = memories put in the prompt of the turn answering seq */
-  AGENT_REPORT_REFLECTION   /* text = the insights as JSON [{"text", "sources": [seq], "importance"}], at_ms */
+  AGENT_REPORT_REFLECTION,  /* text = the insights as JSON [{"text", "sources": [seq], "importance"}], at_ms */
+  AGENT_REPORT_RATED        /* text = the ratings as JSON [[seq, importance], ...] */
 } agent_report_kind;
 
 /* What an agent reports to its host; every pointer is borrowed for the call. */
@@ -201,6 +202,9 @@ int agent_memory_note(agent *a, const char *text, double importance, int64_t at_
  * restarts the count toward the next reflection: what a reflection does, and a restore does again from
  * the stored reflection event. */
 int agent_memory_reflection(agent *a, const cJSON *insights, int64_t at_ms);
+/* Sets the importance of the memory of message seq (a stored rating, for a restore); the count toward
+ * the next reflection moves with it. Ignored for a seq that is no memory. */
+void agent_memory_rate(agent *a, uint64_t seq, double importance);
 /* The count toward the next reflection: the importance of the messages after seq after_seq (the last
  * reflection's place in the chat), for a restore. */
 void agent_memory_recount(agent *a, uint64_t after_seq);

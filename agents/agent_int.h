@@ -75,9 +75,12 @@ int agent__note_add(agent *a, const char *text, double importance, int64_t at_ms
 
 /* agent_reflect.c */
 /* At the start of a turn (no round yet) of an agent in mode stream whose memories' importance since the
- * last reflection passed reflect_at: starts the reflection call (AGENT_REFLECTING) and returns 1; its end
+ * last reflection passed reflect_at: starts the reflection call (AGENT_REMEMBERING) and returns 1; its end
  * goes on with agent__turn_go. 0 when none is due or it could not start (the turn goes on at once). */
 int agent__reflect_begin(agent *a);
+/* agent_rate.c: with importance "llm", a rating call for the memories not rated yet (AGENT_REMEMBERING):
+ * 1 when it started; its end goes on with agent__reflect_begin, then agent__turn_go. */
+int agent__rate_begin(agent *a);
 /* agent.c: the turn's own call starts (or the turn ends when it cannot). */
 void agent__turn_go(agent *a);
 

@@ -20,7 +20,8 @@ int agent__stream_add(agent *a, ag_msg *m, uint64_t index) {
   float vec[MEM_HASH_DIM];
   /* The text alone: a sender's name in every entry would make all of one person's words look alike. */
   mem_embed_hash(m->text, vec, MEM_HASH_DIM);
-  mem_entry e = {.msg = m, .at_ms = msg_time(m), .importance = (float)a->s.memory.fixed_importance, .index = index};
+  mem_entry e = {.msg = m, .at_ms = msg_time(m), .importance = (float)a->s.memory.fixed_importance, .index = index,
+                 .unrated = a->s.memory.importance == MEM_IMPORTANCE_LLM};
   return mem_stream_add(&a->stream, &e, vec);
 }
 

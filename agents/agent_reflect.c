@@ -132,6 +132,7 @@ static void reflect_done(void *ud, int err, const char *text, const llm_error_in
 
 int agent__reflect_begin(agent *a) {
   const mem_config *c = &a->s.memory;
+  if (agent__rate_begin(a)) return 1; /* the ratings first: a reflection counts their importance */
   if (c->mode != MEM_MODE_STREAM || c->reflect_at <= 0 || a->stream.since_reflect < c->reflect_at || a->rounds ||
       a->tlog.n || !a->answering)
     return 0;
@@ -147,6 +148,6 @@ int agent__reflect_begin(agent *a) {
     a->call = NULL;
     return 0; /* no reflection this time; the turn goes on */
   }
-  agent__set_phase(a, AGENT_REFLECTING);
+  agent__set_phase(a, AGENT_REMEMBERING);
   return 1;
 }

@@ -59,6 +59,7 @@ typedef struct mem_entry {
                           note, which is never in the verbatim window */
   uint64_t *sources;   /* a reflection's insight: the seqs of the memories it came from (owned), or NULL */
   size_t n_sources;
+  int unrated;         /* importance "llm": the rating call has not answered for it yet */
 } mem_entry;
 
 typedef struct mem_stream {

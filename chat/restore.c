@@ -150,7 +150,9 @@ static int restore_spend(llm_spend *s, const char *json, size_t len) {
 /* A successful remember call's result and a reflection join the notes, in thread order. Only steps that
  * name one are parsed. */
 static int restore_note(restore_ctx *rc, const char *json, size_t len) {
-  if (!memmem(json, len, "\"remember\"", 10) && !memmem(json, len, "\"reflection\"", 12)) return AG_OK;
+  if (!memmem(json, len, "\"remember\"", 10) && !memmem(json, len, "\"reflection\"", 12) &&
+      !memmem(json, len, "\"memory-rated\"", 14))
+    return AG_OK;
   cJSON *j = cJSON_ParseWithLength(json, len);
   const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "type"));
   const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "tool"));
@@ -159,6 +161,7 @@ static int restore_note(restore_ctx *rc, const char *json, size_t len) {
              !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "error")) &&
              cJSON_IsString(cJSON_GetObjectItemCaseSensitive(result, "remembered"));
   int reflection = type && !strcmp(type, "reflection") && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "insights"));
+  reflection |= type && !strcmp(type, "memory-rated") && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "ratings"));
   if ((note || reflection) && (rc->notes || (rc->notes = cJSON_CreateArray()))) {
     cJSON_AddItemToArray(rc->notes, j);
     return AG_OK;
@@ -175,6 +178,9 @@ static int restore_one_note(restore_ctx *rc, const cJSON *step) {
   int64_t at = 0;
   int e = AG_OK;
   if (!a) return AG_OK;
+  for (const cJSON *p = cJSON_GetObjectItemCaseSensitive(step, "ratings") ? cJSON_GetObjectItemCaseSensitive(step, "ratings")->child : NULL; p; p = p->next)
+    agent_memory_rate(a, (uint64_t)cJSON_GetNumberValue(cJSON_GetArrayItem(p, 0)), cJSON_GetNumberValue(cJSON_GetArrayItem(p, 1)));
+  if (cJSON_GetObjectItemCaseSensitive(step, "ratings")) return AG_OK;
   if (!r) {
     ag_json_int_member(step, "at_ms", INT64_MIN, INT64_MAX, &at);
     e = agent_settings_of(a)->memory.mode == MEM_MODE_STREAM

@@ -403,6 +403,48 @@ static void reflection_fires_at_threshold_and_cites_sources(void) {
   free(db);
 }
 
+/* Importance "llm": each turn first rates the memories not rated yet in one call; the ratings are stored
+ * and come back in a new process, where only what was never rated is asked about. */
+static void importance_llm_rates_in_batches(void) {
+  char *db = suite_fresh(tmp, "db7");
+  llm_server_reset(srv);
+  llm_server_rule(srv, "poignancy", "reply=\"9\n2\n9\"");
+  llm_server_rule(srv, NULL, "reply=noted");
+  static char json[2048];
+  snprintf(json, sizeof json,
+           "{\"name\": \"town\", \"agents\": [{\"name\": \"mayor\", \"provider\": \"openai\", \"model\": \"m\","
+           " \"base_url\": \"%s\", \"memory\": {\"mode\": \"stream\", \"importance\": \"llm\", \"reflect_at\": 0}}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@mayor the dam broke\"},"
+           "{\"from\": \"human\", \"text\": \"@mayor nice weather\"}]}",
+           llm_server_url(srv, "/v1"));
+  const char *args[] = {"run", suite_file(tmp, "rate.json", json), "--json", "--db", db, NULL};
+  char *out = agora_ok(args);
+  char chat[128] = "";
+  chat_of(out, chat, sizeof chat);
+  CHECK_INT(llm_server_request_count(srv), 4); /* a rating call before each of the two turns */
+  CHECK_HAS(out, "\"event\":\"memory-rated\"", "\"ratings\":[[1,9]]", "\"ratings\":[[2,9],[3,2]]");
+  free(out);
+  memory_has(db, chat, "importance 9  human: @mayor the dam broke\n");
+  memory_has(db, chat, "importance 2  human: @mayor nice weather\n");
+  llm_server_reset(srv);
+  llm_server_rule(srv, "poignancy", "reply=5");
+  llm_server_rule(srv, NULL, "reply=noted");
+  const char *say[] = {"say", "town", "@mayor and now?", "--json", "--db", db, NULL};
+  free(agora_ok(say));
+  CHECK_INT(llm_server_request_count(srv), 2);
+  char *rating = NULL;
+  llm_server_request r;
+  if (!llm_server_request_get(srv, 0, &r)) rating = strdup(r.body), llm_server_request_free(&r);
+  /* Only the reply never rated and the new question are asked about. */
+  CHECK(rating && strstr(rating, "[1] mayor: noted") && strstr(rating, "[2] human: @mayor and now?") &&
+        !strstr(rating, "[3]"));
+  free(rating);
+  memory_has(db, chat, "importance 9  human: @mayor the dam broke\n");
+  memory_has(db, chat, "importance 5  mayor: noted\n");
+  memory_has(db, chat, "importance 3  human: @mayor and now?\n"); /* no usable rating: the fixed one */
+  free(db);
+}
+
 /* The messages printed so far in out_path reach 9 (with a state-saved: something is stored). */
 static int printed_enough(void *arg) {
   char *text = unit_read_file((const char *)arg);
@@ -467,6 +509,7 @@ static const unit_test tests[] = {
     UNIT(remember_tool_notes_come_back),
     UNIT(reflection_fires_at_threshold_and_cites_sources),
     UNIT(killed_run_memories_are_the_stored_ones),
+    UNIT(importance_llm_rates_in_batches),
 };
 
 int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv}); }

@@ -37,6 +37,7 @@ const char *world_event_agent(const world_event *e) {
   case EV_MEMORY_CLEARED: return e->u.cleared.agent;
   case EV_MEMORY_RETRIEVED: return e->u.retrieved.agent;
   case EV_REFLECTION: return e->u.reflection.agent;
+  case EV_MEMORY_RATED: return e->u.rated.agent;
   case EV_TURN_QUEUED: return e->u.turn_queued.agent;
   case EV_TURN_END: return e->u.turn_end.agent;
   default: return NULL;
@@ -70,6 +71,7 @@ void world_event_strings(world_event *e, void (*fn)(const char **field, void *ar
   case EV_MEMORY_CLEARED: f[0] = &e->u.cleared.agent; break;
   case EV_MEMORY_RETRIEVED: f[0] = &e->u.retrieved.agent; break;
   case EV_REFLECTION: f[0] = &e->u.reflection.agent, f[1] = &e->u.reflection.insights; break;
+  case EV_MEMORY_RATED: f[0] = &e->u.rated.agent, f[1] = &e->u.rated.ratings; break;
   case EV_TURN_QUEUED: f[0] = &e->u.turn_queued.agent; break;
   case EV_TURN_END: f[0] = &e->u.turn_end.agent; break;
   case EV_TURNS_RESUMED: f[0] = &e->u.resumed.agents; break;

@@ -42,7 +42,8 @@
   X(EV_BUDGET_EXHAUSTED, "budget-exhausted") \
   X(EV_RATE_LIMITED, "rate-limited")     \
   X(EV_MEMORY_RETRIEVED, "memory-retrieved") \
-  X(EV_REFLECTION, "reflection")
+  X(EV_REFLECTION, "reflection")         \
+  X(EV_MEMORY_RATED, "memory-rated")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -120,6 +121,9 @@ typedef struct ev_memory_retrieved { const char *agent; size_t count; } ev_memor
  * as text, at_ms when (simulated time in a virtual-clock world). Stored in the thread: a restore adds the
  * insights to the memory stream again. */
 typedef struct ev_reflection { const char *agent, *insights; int64_t at_ms; } ev_reflection;
+/* Importance "llm": the agent's rating call answered; ratings is a JSON array [[seq, importance], ...] as
+ * text. Stored in the thread, so that a restore sets the ratings again. */
+typedef struct ev_memory_rated { const char *agent, *ratings; } ev_memory_rated;
 /* Bookkeeping for resuming after a crash (docs/time.md), stored in the thread, never printed.
  * turn-queued: the agent will answer seq once it is free (rerun: a re-run after a crash). turn-end: its
  * turn answering seq ended (answered, failed, silent); cancelled: all its turns (Ctrl-C); queued: its
@@ -173,6 +177,7 @@ typedef struct world_event {
     ev_rate_limited rate;        /* EV_RATE_LIMITED */
     ev_memory_retrieved retrieved; /* EV_MEMORY_RETRIEVED */
     ev_reflection reflection;    /* EV_REFLECTION */
+    ev_memory_rated rated;       /* EV_MEMORY_RATED */
   } u;
 } world_event;
 

@@ -53,11 +53,8 @@ static int read_importance(const cJSON *m, mem_config *c, const char *label, con
   static const char *const kinds[] = {"fixed", "llm", NULL};
   int k = get_choice(m, "importance", kinds, label, path, em);
   if (k < 0) return BAD("%s: %s.importance: must be \"fixed\", \"llm\" or a number from 1 to 10", label, path);
-  if (k == 1)
-    return BAD("%s: %s.importance: \"llm\" (a rating call per memory) is not available yet: use \"fixed\" or a "
-               "number from 1 to 10", label, path);
-  c->importance = MEM_IMPORTANCE_FIXED;
-  c->fixed_importance = 3;
+  c->importance = k == 1 ? MEM_IMPORTANCE_LLM : MEM_IMPORTANCE_FIXED;
+  c->fixed_importance = 3; /* "llm": until a memory is rated, and when its rating fails */
   return AG_OK;
 }
 
@@ -141,7 +138,7 @@ void world_memory_to_json(const mem_config *c, cJSON *a) {
   mem_config def;
   mem_config_init(&def);
   if (c->mode == def.mode && c->retrieve == def.retrieve && c->reflect_at == def.reflect_at &&
-      c->fixed_importance == def.fixed_importance && c->w_recency == def.w_recency &&
+      c->importance == def.importance && c->fixed_importance == def.fixed_importance && c->w_recency == def.w_recency &&
       c->w_importance == def.w_importance && c->w_relevance == def.w_relevance &&
       c->retrieve_tokens == def.retrieve_tokens && c->summary_tokens == def.summary_tokens && !c->summary_model &&
       c->embedder == def.embedder && !c->embed_model && !c->embed_base_url && !c->embed_api_key_env)
@@ -151,7 +148,8 @@ void world_memory_to_json(const mem_config *c, cJSON *a) {
   cJSON_AddStringToObject(m, "mode", mem_mode_name(c->mode));
   cJSON_AddNumberToObject(m, "retrieve", c->retrieve);
   cJSON_AddNumberToObject(m, "reflect_at", c->reflect_at);
-  cJSON_AddNumberToObject(m, "importance", c->fixed_importance);
+  if (c->importance == MEM_IMPORTANCE_LLM) cJSON_AddStringToObject(m, "importance", "llm");
+  else cJSON_AddNumberToObject(m, "importance", c->fixed_importance);
   cJSON *e = cJSON_AddObjectToObject(m, "embedder");
   if (e) {
     cJSON_AddStringToObject(e, "provider", mem_embedder_name(c->embedder));
