@@ -37,7 +37,7 @@ int agent__note_add(agent *a, const char *text, double importance, int64_t at_ms
   float vec[MEM_HASH_DIM];
   mem_embed_hash(text, vec, MEM_HASH_DIM);
   mem_entry e = {.msg = m, .at_ms = at_ms, .importance = (float)importance, .index = 0,
-                 .sources = (uint64_t *)sources, .n_sources = n_sources};
+                 .sources = (uint64_t *)sources, .n_sources = n_sources, .note = 1};
   int rc = mem_stream_add(&a->stream, &e, vec);
   ag_msg_unref(m);
   return rc;

@@ -154,7 +154,7 @@ void mem_stream_free(mem_stream *s) {
 }
 
 /* Whether a query with below looks at e: a message outside the verbatim window, or any note. */
-static int looked_at(const mem_entry *e, uint64_t below) { return !e->msg->seq || e->index < below; }
+static int looked_at(const mem_entry *e, uint64_t below) { return e->note || e->index < below; }
 
 /* Min-max normalises v[0..n) in place to [0, 1] over the entries looked at (all equal: all 0, so the term
  * decides nothing). */

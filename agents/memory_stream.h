@@ -59,7 +59,8 @@ typedef struct mem_entry {
                           note, which is never in the verbatim window */
   uint64_t *sources;   /* a reflection's insight: the seqs of the memories it came from (owned), or NULL */
   size_t n_sources;
-  int unrated;         /* importance "llm": the rating call has not answered for it yet */
+  unsigned char unrated; /* importance "llm": the rating call has not answered for it yet */
+  unsigned char note;    /* a note (msg->seq 0), kept here so that a scan never reads the message */
 } mem_entry;
 
 typedef struct mem_stream {
@@ -83,8 +84,8 @@ typedef struct mem_hit {
 } mem_hit;
 
 /* The query of a retrieval; q is borrowed (dim floats). Only messages with index < below are looked at
- * (those still in the verbatim window are in the prompt already), in any order, and every note (msg->seq
- * 0): UINT64_MAX looks at all. */
+ * (those still in the verbatim window are in the prompt already), in any order, and every note (e.note):
+ * UINT64_MAX looks at all. */
 typedef struct mem_query {
   const float *q;
   int64_t now_ms;
