@@ -6,7 +6,8 @@
 const PAGE = 100;          // messages per page of the transcript
 const MAX_ROWS = 400;      // elements the transcript keeps: past it, the far end is dropped (and fetched again on scroll)
 // Events that say how a turn went rather than what happened: hidden unless the bookkeeping toggle is on.
-const BOOKKEEPING = new Set(["turn-queued", "llm-start", "llm-done", "turn-end", "state-saved", "context-shrunk", "summary"]);
+const BOOKKEEPING = new Set(["turn-queued", "llm-start", "llm-done", "turn-end", "state-saved", "context-shrunk", "summary",
+                              "memory-retrieved", "reflection", "memory-rated"]);
 // Thread steps the chat stores (read back with its messages after a reload): shown once each.
 const STORED = new Set(["tool-call", "tool-result", "llm-error", "llm-done", "summary"]);
 const $ = (id) => document.getElementById(id);

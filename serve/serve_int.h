@@ -136,6 +136,8 @@ void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m
 /* serve_read.c: GET …/export?format=md (a world, a chat), GET …/chats/{chat}/search and
  * GET …/chats/{chat}/usage, from the database alone (no world is loaded for them). */
 void serve_read_handle(serve *s, struct evhttp_request *req, const serve_match *m);
+/* serve_memory.c: GET .../chats/{c}/agents/{name}/memory?query=TEXT (docs/serve.md). */
+void serve_memory_reply(serve *s, struct evhttp_request *req, const serve_match *m);
 
 /* serve_build.c: building and changing worlds over HTTP (issue 24): POST /api/worlds, PATCH (its
  * settings) and DELETE /api/worlds/{id}, POST/PATCH/DELETE …/agents[/{name}], GET …/mcp and POST
