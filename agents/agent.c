@@ -28,6 +28,7 @@ int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, 
   if (a) ag_ring_init(&a->inbox, sizeof(ag_msg *), 4);
   if (!a) return AG_ERR_NOMEM;
   a->host = host;
+  a->client = llm; /* a hosted embedder's requests (agent_embed.c) */
   if (!s->name || mention_id_from_name(s->name, a->id, sizeof a->id) != AG_OK) {
     rc = ag_fail(em, AG_ERR_INVALID, "invalid agent name '%s': it must start with a letter or digit and "
                  "contain only letters, digits, '_', '-' and spaces", s->name ? s->name : "");
@@ -93,6 +94,7 @@ static void agent_drop_call(agent *a) {
   tlog_clear(a);
   if (a->call) llm_call_cancel(a->call);
   a->call = NULL;
+  agent__embed_cancel(a);
   if (a->answering) ag_msg_unref(a->answering);
   a->answering = NULL;
   agent_inbox_clear(a);
@@ -116,6 +118,7 @@ void agent_free(agent *a) {
   agent__summary_clear(a, 1);
   free(a->mem);
   mem_stream_free(&a->stream);
+  free(a->query_vec);
   ag_ring_free(&a->inbox);
   turn_log_free(&a->tlog);
   context_free(&a->ctx);
@@ -360,6 +363,7 @@ void agent_turn_done(agent *a, uint64_t trigger_seq) {
    * withdrawn too, or its result would resume a round that is gone. */
   if (a->call) llm_call_cancel(a->call);
   a->call = NULL;
+  agent__embed_cancel(a);
   agent__mcp_drop(a);
   agent_finish_turn(a); /* a pending approval is withdrawn by the move */
 }
@@ -525,6 +529,7 @@ static void agent_start_next(agent *a) {
     a->answering = m; /* the inbox's reference moves here */
     tlog_clear(a);
     a->window_cap = a->shrunk = 0; /* a shrink lasts for its turn */
+    agent__embed_reset(a);
     if (a->host->turn_begin && a->host->turn_begin(a->host->ctx, a)) {
       agent__set_phase(a, AGENT_ELSEWHERE); /* another process answers; agent_turn_done ends it */
       return;

@@ -56,6 +56,13 @@ struct agent {
   size_t summary_upto, summary_asked; /* asked: the summariser's call in flight folds up to it */
   llm_endpoint *summarizer;
   mem_stream stream;    /* mode stream: every entry, kept whole (agent_memory.c) */
+  /* A hosted embedder (agent_embed.c): the client it runs on, its request in flight with the stream
+   * positions it embeds, and this turn's question's vector (query_ok: embedded this turn). */
+  llm_client *client;
+  struct llm_embed *embed;
+  size_t *embed_pos, n_embed_pos;
+  float *query_vec;
+  int embed_asked, query_ok;
 };
 
 /* agent_phase.c */
@@ -85,6 +92,16 @@ int agent__note_add(agent *a, const char *text, double importance, int64_t at_ms
 /* The end of a rating or reflection call: its usage settled (agent__call_settle) and reported as the
  * turn's llm-done, or its failure as an llm-error (the turn goes on without it). */
 void agent__memory_call_done(agent *a, int err, const char *text, const llm_error_info *info);
+
+/* agent_embed.c: at a turn's start in mode stream with a hosted embedder, one request embeds the
+ * memories not embedded yet and the message answered (AGENT_REMEMBERING): 1 when it started; its end
+ * goes on with agent__reflect_begin, then agent__turn_go. A failure is an llm-error and the turn goes on
+ * without retrieval. */
+int agent__embed_begin(agent *a);
+/* Forgets the turn's question vector (a new turn) ... */
+void agent__embed_reset(agent *a);
+/* ... and cancels a request in flight (the turn or the memory goes). */
+void agent__embed_cancel(agent *a);
 
 /* agent_reflect.c */
 /* At the start of a turn (no round yet) of an agent in mode stream whose memories' importance since the

@@ -14,15 +14,23 @@
 /* When m happened: its simulated time in a virtual-clock world, else its wall time. */
 static int64_t msg_time(const ag_msg *m) { return m->has_sim ? m->sim_ms : m->ts_ms; }
 
+/* The hash embedder's vector of text into vec (MEM_HASH_DIM floats), and vec; NULL for a hosted embedder,
+ * whose vectors come at the next turn's start (agent_embed.c), the stream's dimension unknown until then. */
+static const float *embed_now(agent *a, const char *text, float *vec) {
+  if (a->s.memory.embedder != MEM_EMBED_HASH) return NULL;
+  if (!a->stream.dim) mem_stream_init(&a->stream, MEM_HASH_DIM);
+  mem_embed_hash(text, vec, MEM_HASH_DIM);
+  return vec;
+}
+
 int agent__stream_add(agent *a, ag_msg *m, uint64_t index) {
   if (a->s.memory.mode != MEM_MODE_STREAM) return AG_OK;
-  if (!a->stream.dim) mem_stream_init(&a->stream, MEM_HASH_DIM);
   float vec[MEM_HASH_DIM];
   /* The text alone: a sender's name in every entry would make all of one person's words look alike. */
-  mem_embed_hash(m->text, vec, MEM_HASH_DIM);
+  const float *v = embed_now(a, m->text, vec);
   mem_entry e = {.msg = m, .at_ms = msg_time(m), .importance = (float)a->s.memory.fixed_importance, .index = index,
-                 .unrated = a->s.memory.importance == MEM_IMPORTANCE_LLM};
-  return mem_stream_add(&a->stream, &e, vec);
+                 .unrated = a->s.memory.importance == MEM_IMPORTANCE_LLM, .unembedded = !v};
+  return mem_stream_add(&a->stream, &e, v);
 }
 
 const mem_stream *agent_memory_stream(const agent *a) { return &a->stream; }
@@ -30,15 +38,14 @@ const mem_stream *agent_memory_stream(const agent *a) { return &a->stream; }
 int agent__note_add(agent *a, const char *text, double importance, int64_t at_ms, const uint64_t *sources,
                     size_t n_sources) {
   if (a->s.memory.mode != MEM_MODE_STREAM) return AG_ERR_STATE;
-  if (!a->stream.dim) mem_stream_init(&a->stream, MEM_HASH_DIM);
   ag_msg *m = ag_msg_new(a->id, text, AG_KIND_AGENT); /* seq 0: a note, in no chat's messages */
   if (!m) return AG_ERR_NOMEM;
   m->ts_ms = at_ms;
   float vec[MEM_HASH_DIM];
-  mem_embed_hash(text, vec, MEM_HASH_DIM);
+  const float *v = embed_now(a, text, vec);
   mem_entry e = {.msg = m, .at_ms = at_ms, .importance = (float)importance, .index = 0,
-                 .sources = (uint64_t *)sources, .n_sources = n_sources, .note = 1};
-  int rc = mem_stream_add(&a->stream, &e, vec);
+                 .sources = (uint64_t *)sources, .n_sources = n_sources, .note = 1, .unembedded = !v};
+  int rc = mem_stream_add(&a->stream, &e, v);
   ag_msg_unref(m);
   return rc;
 }
@@ -70,7 +77,9 @@ size_t agent_memory_query(const agent *a, const char *query, int64_t now_ms, mem
   float q[MEM_HASH_DIM];
   mem_embed_hash(query, q, MEM_HASH_DIM);
   const mem_config *c = &a->s.memory;
-  mem_query mq = {.q = q, .now_ms = now_ms, .below = UINT64_MAX, .w_recency = c->w_recency,
+  /* A hosted embedder's query would be a call: here, outside a turn, relevance is left out (0). */
+  mem_query mq = {.q = c->embedder == MEM_EMBED_HASH ? q : NULL, .now_ms = now_ms, .below = UINT64_MAX,
+                  .w_recency = c->w_recency,
                   .w_importance = c->w_importance, .w_relevance = c->w_relevance};
   return mem_stream_top(&a->stream, &mq, k, hits, NULL);
 }
@@ -96,8 +105,10 @@ static char *stream_section(agent *a, size_t room) {
   size_t total = agent_memory_total(a);
   size_t window = a->memory_window > 0 ? (size_t)a->memory_window : 10;
   float q[MEM_HASH_DIM];
-  mem_embed_hash(a->answering->text, q, MEM_HASH_DIM);
-  mem_query mq = {.q = q, .now_ms = msg_time(a->answering), .below = total > window ? total - window : 0,
+  if (c->embedder == MEM_EMBED_HASH) mem_embed_hash(a->answering->text, q, MEM_HASH_DIM);
+  else if (!a->query_ok) return NULL; /* the embedder failed this turn: no retrieval */
+  mem_query mq = {.q = c->embedder == MEM_EMBED_HASH ? q : a->query_vec, .now_ms = msg_time(a->answering),
+                  .below = total > window ? total - window : 0,
                   .w_recency = c->w_recency, .w_importance = c->w_importance, .w_relevance = c->w_relevance};
   mem_hit *hits = malloc((size_t)c->retrieve * sizeof *hits);
   if (!hits) return NULL;

@@ -122,6 +122,7 @@ static void reflect_done(void *ud, int err, const char *text, const llm_error_in
 
 int agent__reflect_begin(agent *a) {
   const mem_config *c = &a->s.memory;
+  if (agent__embed_begin(a)) return 1; /* the vectors first: a hosted embedder's, this turn's question's */
   if (agent__rate_begin(a)) return 1; /* the ratings first: a reflection counts their importance */
   if (c->mode != MEM_MODE_STREAM || c->reflect_at <= 0 || a->stream.since_reflect < c->reflect_at || a->rounds ||
       a->tlog.n || !a->answering)

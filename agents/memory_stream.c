@@ -3,6 +3,7 @@
 #include "agents/memory_stream.h"
 
 #include "common/error.h"
+#include "llm/llm.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -21,6 +22,15 @@ static int dup_or_null(char **dst, const char *src) {
   *dst = src ? strdup(src) : NULL;
   return !src || *dst;
 }
+
+static const struct { llm_provider_kind kind; const char *model; } hosted[] = {
+    [MEM_EMBED_HASH] = {LLM_SCRIPT, NULL},
+    [MEM_EMBED_OPENAI] = {LLM_OPENAI, "text-embedding-3-small"},
+    [MEM_EMBED_OLLAMA] = {LLM_OLLAMA, "nomic-embed-text"},
+    [MEM_EMBED_GEMINI] = {LLM_GEMINI, "text-embedding-004"}};
+
+int mem_embedder_provider(mem_embedder e) { return (int)hosted[e].kind; }
+const char *mem_embedder_model(mem_embedder e) { return hosted[e].model; }
 
 int mem_config_copy(mem_config *dst, const mem_config *src) {
   *dst = *src;
@@ -120,9 +130,9 @@ int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec) {
     mem_entry *ne = realloc(s->e, ncap * sizeof *ne);
     if (!ne) return AG_ERR_NOMEM;
     s->e = ne;
-    float *nv = realloc(s->vecs, ncap * (size_t)s->dim * sizeof *nv);
-    if (!nv) return AG_ERR_NOMEM;
-    s->vecs = nv;
+    float *nv = s->dim ? realloc(s->vecs, ncap * (size_t)s->dim * sizeof *nv) : NULL;
+    if (s->dim && !nv) return AG_ERR_NOMEM;
+    if (nv) s->vecs = nv;
     s->cap = ncap;
   }
   uint64_t *src = NULL;
@@ -131,9 +141,21 @@ int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec) {
   s->e[s->n] = *e;
   s->e[s->n].sources = src;
   ag_msg_ref(e->msg);
-  memcpy(s->vecs + s->n * (size_t)s->dim, vec, (size_t)s->dim * sizeof *vec);
+  if (s->dim && vec) memcpy(s->vecs + s->n * (size_t)s->dim, vec, (size_t)s->dim * sizeof *vec);
+  else if (s->dim) memset(s->vecs + s->n * (size_t)s->dim, 0, (size_t)s->dim * sizeof *s->vecs);
   s->n++;
   s->since_reflect += e->importance;
+  return AG_OK;
+}
+
+int mem_stream_set_dim(mem_stream *s, int dim) {
+  if (s->dim) return s->dim == dim ? AG_OK : AG_ERR_INVALID;
+  if (dim < 1 || dim > MEM_DIM_MAX) return AG_ERR_INVALID;
+  float *v = calloc((s->cap ? s->cap : 1) * (size_t)dim, sizeof *v);
+  if (!v) return AG_ERR_NOMEM;
+  free(s->vecs);
+  s->vecs = v;
+  s->dim = dim;
   return AG_OK;
 }
 
@@ -193,7 +215,7 @@ size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit
     int64_t age = q->now_ms - s->e[i].at_ms;
     rec[i] = (float)exp(per_ms * (double)(age > 0 ? age : 0));
     imp[i] = s->e[i].importance;
-    rel[i] = mem_dot(s->vecs + i * (size_t)s->dim, q->q, (size_t)s->dim);
+    rel[i] = s->dim && q->q ? mem_dot(s->vecs + i * (size_t)s->dim, q->q, (size_t)s->dim) : 0; /* none yet: 0 */
   }
   minmax(rec, s, n, q->below);
   minmax(imp, s, n, q->below);

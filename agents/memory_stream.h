@@ -31,6 +31,7 @@ typedef struct mem_config {
   char *summary_model;      /* NULL: the agent's model */
   mem_embedder embedder;
   char *embed_model, *embed_base_url, *embed_api_key_env; /* remote embedders; NULL: the provider's */
+  int embed_key_withheld;   /* the runtime withholds the key (runtime/key_env.c), as for chat calls */
 } mem_config;
 
 void mem_config_init(mem_config *c);
@@ -39,6 +40,10 @@ void mem_config_free(mem_config *c);
 /* "window", "summary", "stream"; "hash", "openai", "ollama", "gemini". */
 const char *mem_mode_name(mem_mode m);
 const char *mem_embedder_name(mem_embedder e);
+/* A hosted embedder's provider (llm_provider_kind: LLM_OPENAI, LLM_OLLAMA, LLM_GEMINI) and default model;
+ * LLM_SCRIPT and NULL for the hash embedder. */
+int mem_embedder_provider(mem_embedder e);
+const char *mem_embedder_model(mem_embedder e);
 
 /* The built-in embedder: feature hashing of the lowercased words of text (letters and digits, three
  * or more characters; not @mentions nor the commonest English words) into dim signed buckets,
@@ -61,6 +66,7 @@ typedef struct mem_entry {
   size_t n_sources;
   unsigned char unrated; /* importance "llm": the rating call has not answered for it yet */
   unsigned char note;    /* a note (msg->seq 0), kept here so that a scan never reads the message */
+  unsigned char unembedded; /* a hosted embedder has not answered for it yet: its vector is zeros */
 } mem_entry;
 
 typedef struct mem_stream {
@@ -71,9 +77,14 @@ typedef struct mem_stream {
   double since_reflect; /* importance summed since the last reflection */
 } mem_stream;
 
+/* dim 0: not known yet (a hosted embedder's, until its first answer; mem_stream_set_dim). */
 void mem_stream_init(mem_stream *s, int dim);
-/* Adds an entry (takes a reference to e->msg, copies e->sources) with its embedding (dim floats, copied). */
+/* Adds an entry (takes a reference to e->msg, copies e->sources) with its embedding (dim floats, copied;
+ * NULL: zeros). */
 int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec);
+/* Sets the dimension of a stream made with 0 (every vector zeros until set): AG_OK, or AG_ERR_INVALID
+ * when it already has another one. */
+int mem_stream_set_dim(mem_stream *s, int dim);
 void mem_stream_clear(mem_stream *s);
 void mem_stream_free(mem_stream *s);
 

@@ -223,6 +223,61 @@ static void week_stream_remembers_window_forgets(void) {
   }
 }
 
+/* Requests to the server whose path holds part. */
+static size_t requests_to(const char *part) {
+  size_t n = 0;
+  for (size_t i = 0; i < llm_server_request_count(srv); i++) {
+    llm_server_request r;
+    if (llm_server_request_get(srv, i, &r)) continue;
+    n += strstr(r.path, part) != NULL;
+    llm_server_request_free(&r);
+  }
+  return n;
+}
+
+/* A hosted embedder in each wire format: every turn starts with one embeddings request (the memories not
+ * embedded yet and the question), the turn's prompt gets the memories retrieved with those vectors; a
+ * failing embedder is an llm-error and the turn is answered without retrieval. */
+static void hosted_embedder_in_turns(void) {
+  static const struct { const char *provider, *suffix, *path; } wires[] = {
+      {"openai", "/v1", "/embeddings"}, {"ollama", "", "/api/embed"}, {"gemini", "", ":batchEmbedContents"}};
+  for (int w = 0; w < 3; w++) {
+    for (int fail = 0; fail < 2; fail++) {
+      llm_server_reset(srv);
+      llm_server_rule(srv, NULL, "reply=noted");
+      char url[256], json[4096];
+      snprintf(url, sizeof url, "%s", llm_server_url(srv, wires[w].suffix));
+      snprintf(json, sizeof json,
+               "{\"name\": \"town\", \"memory_window\": 2, \"agents\": [{\"name\": \"mayor\", \"provider\": \"openai\","
+               " \"model\": \"m\", \"base_url\": \"%s\", \"memory\": {\"mode\": \"stream\","
+               " \"embedder\": {\"provider\":"
+               " \"%s\", \"base_url\": \"%s\", \"api_key_env\": \"\"}}}], \"script\": ["
+               "{\"from\": \"human\", \"text\": \"@mayor " BRIDGE " until spring\"},"
+               "{\"from\": \"human\", \"text\": \"@mayor apples are cheap\"},"
+               "{\"from\": \"human\", \"text\": \"@mayor can I cross the bridge%s?\"}]}",
+               llm_server_url(srv, "/v1"), wires[w].provider, url, fail ? " (fail-embed)" : "");
+      const char *args[] = {"run", suite_file(tmp, "embed.json", json), "--json", "--no-save", NULL};
+      proc_result r;
+      CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
+      CHECK_INT(r.status, fail); /* a failed embedding is a failed call, as a failed chat call is */
+      char *out = r.out;
+      r.out = NULL;
+      proc_result_free(&r);
+      CHECK_INT(requests_to("/chat/completions"), 3);
+      CHECK_INT(requests_to(wires[w].path), 3); /* one a turn, batched */
+      CHECK_INT(out && strstr(out, "\"event\":\"llm-error\"") != NULL, fail);
+      CHECK_INT(out ? (int)(strstr(out, "\"text\":\"noted\"") != NULL) : 0, 1);
+      char *body = last_body();
+      CHECK_INT(body && strstr(body, "What you remember from earlier") != NULL, !fail);
+      CHECK_INT(body && strstr(body, "human: @mayor " BRIDGE " until spring") != NULL, !fail);
+      if (!body || (strstr(body, "What you remember") != NULL) == fail)
+        fprintf(stderr, "  %s fail=%d:\n%s\n%s\n", wires[w].provider, fail, body ? body : "", out ? out : "");
+      free(body);
+      free(out);
+    }
+  }
+}
+
 /* The id of the chat in run --json output's first message into id. */
 static void chat_of(const char *out, char *id, size_t cap) {
   const char *p = out ? strstr(out, "\"chat\":\"") : NULL;
@@ -520,6 +575,7 @@ static const unit_test tests[] = {
     UNIT(serve_shows_memory),
     UNIT(remember_tool_notes_come_back),
     UNIT(reflection_fires_at_threshold_and_cites_sources),
+    UNIT(hosted_embedder_in_turns),
     UNIT(killed_run_memories_are_the_stored_ones),
     UNIT(importance_llm_rates_in_batches),
 };

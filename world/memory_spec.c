@@ -77,10 +77,6 @@ static int read_embedder(const cJSON *m, mem_config *c, const char *label, const
   if (!cJSON_GetObjectItemCaseSensitive(v, "provider")) return BAD("%s: %s.provider: missing", label, sub);
   int p = get_choice(v, "provider", embedders, label, sub, em);
   if (p < 0) return AG_ERR_INVALID;
-  /* The wire formats of the hosted embedders are not written yet (docs/memory.md): a world that names one
-   * is refused here rather than running without the memories it asked for. */
-  if (p != MEM_EMBED_HASH)
-    return BAD("%s: %s.provider: '%s' is not available yet: use {\"provider\": \"hash\"}", label, sub, embedders[p]);
   c->embedder = (mem_embedder)p;
   if ((rc = world_file_get_string(v, "model", 1, &c->embed_model, label, sub, em)) ||
       (rc = world_file_get_string(v, "base_url", 1, &c->embed_base_url, label, sub, em)) ||
