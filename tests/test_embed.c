@@ -2,6 +2,7 @@
  * (OpenAI /embeddings, Ollama /api/embed, Gemini batchEmbedContents), batched in order, with the chat
  * calls' key rules; a failing embedder ends the request with the provider's words and no vectors. */
 #include "llm/embed.h"
+#include "support/proc.h"
 #include "support/llm_drive.h"
 #include "support/llm_server.h"
 #include "support/llm_server_embed.h"
@@ -15,6 +16,7 @@
 #include <string.h>
 
 static llm_server *srv;
+static char *tmp;
 
 /* What a request ended with. */
 typedef struct embedded {
@@ -150,9 +152,56 @@ static void failing_embedder_and_keys(void) {
   CHECK(strstr(r.why, "no embeddings API") != NULL);
 }
 
-static const unit_test tests[] = {UNIT(each_wire_format_batched), UNIT(failing_embedder_and_keys)};
+/* The Authorization header of the last embeddings request (caller frees), or NULL. */
+static char *last_embed_key(void) {
+  char *key = NULL;
+  for (size_t i = llm_server_request_count(srv); i-- > 0 && !key;) {
+    llm_server_request q;
+    if (llm_server_request_get(srv, i, &q)) continue;
+    int embed = strstr(q.path, "/embeddings") != NULL;
+    key = embed ? llm_server_request_header(&q, "authorization") : NULL;
+    llm_server_request_free(&q);
+    if (embed) return key;
+  }
+  return key;
+}
+
+/* A world from the database keeps its embedder's key from a base_url other than the provider's default, as it
+ * does its chat calls' (runtime/key_env.c); from a file the key goes. */
+static void embedder_key_withheld_like_chat_calls(void) {
+  char json[2048];
+  snprintf(json, sizeof json,
+           "{\"name\": \"town\", \"agents\": [{\"name\": \"mayor\", \"provider\": \"openai\", \"model\": \"m\","
+           " \"base_url\": \"%s\", \"memory\": {\"mode\": \"stream\", \"embedder\": {\"provider\": \"openai\","
+           " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\"}}}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@mayor the bridge is closed\"}]}",
+           llm_server_url(srv, "/v1"), llm_server_url(srv, "/v1"));
+  char *db = suite_fresh(tmp, "db");
+  llm_server_reset(srv);
+  const char *run[] = {"run", suite_file(tmp, "town.json", json), "--db", db, NULL};
+  proc_result r;
+  CHECK_INT(proc_agora(run, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  char *key = last_embed_key();
+  CHECK_STR(key ? key : "(none)", "Bearer sk-test-embed");
+  free(key);
+  llm_server_reset(srv);
+  const char *say[] = {"say", "town", "@mayor and the ferry?", "--db", db, NULL};
+  CHECK_INT(proc_agora(say, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 0);
+  proc_result_free(&r);
+  CHECK_INT(llm_server_request_count(srv), 2); /* the embeddings, the answer */
+  key = last_embed_key();
+  CHECK(key == NULL);
+  free(key);
+  free(db);
+}
+
+static const unit_test tests[] = {UNIT(each_wire_format_batched), UNIT(failing_embedder_and_keys),
+                                  UNIT(embedder_key_withheld_like_chat_calls)};
 
 int main(int argc, char **argv) {
   static const char *const env[] = {"AGORA_TEST_KEY=sk-test-embed", NULL};
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .env = env, .srv = &srv});
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .env = env, .tmp = &tmp, .srv = &srv});
 }
