@@ -69,6 +69,7 @@ static cJSON *agent_json(const agent *a) {
   cJSON_AddNumberToObject(j, "turns", agent_turn_state(a).count);
   cJSON_AddBoolToObject(j, "thinking", agent_is_thinking(a));
   cJSON_AddStringToObject(j, "phase", agent_phase_name(agent_phase_of(a)));
+  cJSON_AddStringToObject(j, "memory", mem_mode_name(st->memory.mode)); /* stream: the page lists memories */
   return j;
 }
 
