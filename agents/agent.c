@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* The script provider's answer when the world file gives the agent no replies. */
 static int agent_script_fallback(agent *a) {
   size_t n = strlen(a->s.name) + 32;
@@ -29,6 +28,7 @@ int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, 
   if (a) ag_ring_init(&a->inbox, sizeof(ag_msg *), 4);
   if (!a) return AG_ERR_NOMEM;
   a->host = host;
+  a->client = llm; /* a hosted embedder's requests (agent_embed.c) */
   if (!s->name || mention_id_from_name(s->name, a->id, sizeof a->id) != AG_OK) {
     rc = ag_fail(em, AG_ERR_INVALID, "invalid agent name '%s': it must start with a letter or digit and "
                  "contain only letters, digits, '_', '-' and spaces", s->name ? s->name : "");
@@ -37,6 +37,7 @@ int agent_new(const agent_settings *s, llm_client *llm, const agent_host *host, 
   if ((rc = agent_settings_copy(&a->s, s))) goto fail;
   if (!a->s.llm.script.fallback && (rc = agent_script_fallback(a))) goto fail;
   if (a->s.monadic) a->s.tools |= TOOL_BIT(TOOL_LOAD_CONTEXT) | TOOL_BIT(TOOL_SAVE_CONTEXT);
+  if (a->s.memory.mode == MEM_MODE_STREAM) a->s.tools |= TOOL_BIT(TOOL_REMEMBER);
   if ((rc = context_init(&a->ctx))) goto fail;
   if ((rc = llm_endpoint_new(llm, &a->s.llm, &a->llm, em)) || (rc = agent__summary_init(a, &a->s, llm, em))) goto fail;
   *out = a;
@@ -57,6 +58,7 @@ int agent_reconfigure(agent *a, const agent_settings *s, llm_client *llm, ag_err
   int rc = agent_settings_copy(&ns, s);
   if (rc) return rc;
   if (ns.monadic) ns.tools |= TOOL_BIT(TOOL_LOAD_CONTEXT) | TOOL_BIT(TOOL_SAVE_CONTEXT);
+  if (ns.memory.mode == MEM_MODE_STREAM) ns.tools |= TOOL_BIT(TOOL_REMEMBER);
   if ((rc = llm_endpoint_new(llm, &ns.llm, &e, em)) || (rc = agent__summary_init(a, &ns, llm, em))) {
     llm_endpoint_free(e);
     agent_settings_free(&ns);
@@ -92,6 +94,7 @@ static void agent_drop_call(agent *a) {
   tlog_clear(a);
   if (a->call) llm_call_cancel(a->call);
   a->call = NULL;
+  agent__embed_cancel(a);
   if (a->answering) ag_msg_unref(a->answering);
   a->answering = NULL;
   agent_inbox_clear(a);
@@ -104,6 +107,7 @@ static void agent_clear_memory(agent *a) {
   a->mem_dropped = 0;
   a->mem_bytes = 0;
   agent__summary_clear(a, 0);
+  mem_stream_clear(&a->stream);
 }
 
 void agent_free(agent *a) {
@@ -113,6 +117,8 @@ void agent_free(agent *a) {
   agent_clear_memory(a);
   agent__summary_clear(a, 1);
   free(a->mem);
+  mem_stream_free(&a->stream);
+  free(a->query_vec);
   ag_ring_free(&a->inbox);
   turn_log_free(&a->tlog);
   context_free(&a->ctx);
@@ -175,6 +181,8 @@ int agent_memory_push(agent *a, ag_msg *m) {
     a->mem = p;
     a->cap_mem = ncap;
   }
+  int rc = agent__stream_add(a, m, agent_memory_total(a));
+  if (rc) return rc;
   a->mem[a->n_mem++] = ag_msg_ref(m);
   a->mem_bytes += strlen(m->text);
   if (a->s.llm.provider == LLM_SCRIPT) agent__summary_fold_upto(a, agent_memory_total(a) - mem_window_now(a));
@@ -255,6 +263,7 @@ static void agent_publish_reply(agent *a, const ag_msg *m, const char *text, int
 static char *agent_tool_body(agent *a, tool_id id, const llm_tool_call *c, const cJSON *args, int64_t at) {
   if (id == TOOL_LOAD_CONTEXT) return tool_exec_load(&a->ctx);
   if (id == TOOL_SAVE_CONTEXT) return tool_exec_save(&a->ctx, args, at, &a->round_reply);
+  if (id == TOOL_REMEMBER) return agent__remember(a, args);
   if (id != TOOL_SEND_MESSAGE) return tool_exec_error("unknown tool '%s'", c->name);
   /* Leading mentions address exactly the named agents (§3.6). */
   mention_known known = agent_known_ids(a);
@@ -354,6 +363,7 @@ void agent_turn_done(agent *a, uint64_t trigger_seq) {
    * withdrawn too, or its result would resume a round that is gone. */
   if (a->call) llm_call_cancel(a->call);
   a->call = NULL;
+  agent__embed_cancel(a);
   agent__mcp_drop(a);
   agent_finish_turn(a); /* a pending approval is withdrawn by the move */
 }
@@ -419,6 +429,7 @@ static void agent_round_go(agent *a) {
 }
 
 void agent__round_resume(agent *a) { agent_round_go(a); }
+void agent__turn_go(agent *a) { if (agent__call_llm(a) != AG_OK) agent_end_turn(a); }
 
 void agent_approval_answer(agent *a, int allow, const char *text) {
   if (a->phase != AGENT_AWAITING_APPROVAL) return;
@@ -426,15 +437,20 @@ void agent_approval_answer(agent *a, int allow, const char *text) {
   agent_round_go(a);
 }
 
+llm_usage agent__call_settle(agent *a) {
+  llm_usage u = a->call ? llm_call_usage(a->call) : (llm_usage){0};
+  a->call = NULL;
+  a->usage.input_tokens += u.input_tokens;
+  a->usage.output_tokens += u.output_tokens;
+  return u;
+}
+
 static void agent_on_done(void *ud, int err, const char *text, const llm_error_info *info) {
   agent *a = ud;
   ag_msg *m = a->answering;
   size_t n_calls = 0;
   const llm_tool_call *calls = (!err && a->call) ? llm_call_tool_calls(a->call, &n_calls) : NULL;
-  llm_usage done_usage = a->call ? llm_call_usage(a->call) : (llm_usage){0};
-  a->call = NULL;
-  a->usage.input_tokens += done_usage.input_tokens;
-  a->usage.output_tokens += done_usage.output_tokens;
+  llm_usage done_usage = agent__call_settle(a);
   if (err && agent__shrink(a, info)) { /* the prompt was too long: once more, shorter */
     if (agent__call_llm(a) != AG_OK) agent_end_turn(a);
     return;
@@ -474,8 +490,10 @@ static void agent_on_done(void *ud, int err, const char *text, const llm_error_i
   agent_round_go(a);
 }
 
-/* Starts an LLM call for a->answering: the prompt from memory, then this turn's tool rounds. */
+/* Starts an LLM call for a->answering: the prompt from memory, then this turn's tool rounds. At a turn's
+ * start in mode stream, a rating or reflection call may come first (its end calls here again). */
 int agent__call_llm(agent *a) {
+  if (agent__reflect_begin(a)) return AG_OK;
   agent__request r;
   int rc = agent__request_build(a, &r);
   if (!rc) {
@@ -511,6 +529,7 @@ static void agent_start_next(agent *a) {
     a->answering = m; /* the inbox's reference moves here */
     tlog_clear(a);
     a->window_cap = a->shrunk = 0; /* a shrink lasts for its turn */
+    agent__embed_reset(a);
     if (a->host->turn_begin && a->host->turn_begin(a->host->ctx, a)) {
       agent__set_phase(a, AGENT_ELSEWHERE); /* another process answers; agent_turn_done ends it */
       return;

@@ -8,6 +8,7 @@
 
 #include "agents/context.h"
 #include "agents/mcp_tools.h"
+#include "agents/memory_stream.h"
 #include "agents/msg.h"
 #include "agents/tools.h"
 #include "agents/turn.h"
@@ -25,7 +26,8 @@ typedef struct agent agent;
   X(AGENT_TOOL_ROUND, "tool-round")               /* running the tool calls of a reply */            \
   X(AGENT_AWAITING_APPROVAL, "awaiting-approval") /* a tool call waits for agent_approval_answer */  \
   X(AGENT_ELSEWHERE, "elsewhere")                 /* another process answers the turn (NATS) */      \
-  X(AGENT_ENDING, "ending")                       /* over here; its end waits for agent_turn_done */
+  X(AGENT_ENDING, "ending")                       /* over here; its end waits for agent_turn_done */ \
+  X(AGENT_REMEMBERING, "remembering")             /* a rating or reflection call before the turn's (docs/memory.md) */
 
 typedef enum agent_phase {
 #define AGENT_PHASE_ENUM_(p, name) p,
@@ -40,11 +42,6 @@ const char *agent_phase_name(agent_phase p);
  * change); a phase goes to itself only in a tool round (a call settled, the next one starts). */
 int agent_phase_can(agent_phase from, agent_phase to);
 
-/* How an agent's prompt holds the conversation beyond its window (issue 26, docs/world-file.md
- * "Memory"): window only (today's behaviour), or window plus a rolling summary of what left it. */
-typedef enum agent_memory_mode { AGENT_MEMORY_WINDOW = 0, AGENT_MEMORY_SUMMARY } agent_memory_mode;
-#define AGENT_SUMMARY_TOKENS 500 /* summary_tokens when the world file gives none */
-
 /* An agent's settings as read from a world file. Strings owned by the struct. */
 typedef struct agent_settings {
   char *name;          /* display name */
@@ -58,9 +55,8 @@ typedef struct agent_settings {
   int tool_support;    /* the model calls tools natively (default 1); 0: context in the prompt */
   llm_config llm;      /* provider settings; an unset llm.script.fallback is worded from name */
   int context_tokens;  /* the prompt is kept under this many tokens by agents/context_budget.h; 0: no bound */
-  agent_memory_mode memory_mode; /* default AGENT_MEMORY_WINDOW */
-  int summary_tokens;  /* AGENT_MEMORY_SUMMARY: the summary's bound by the same estimate */
-  char *summary_model; /* AGENT_MEMORY_SUMMARY: the summariser's model; NULL: the agent's own */
+  mem_config memory;   /* `memory` (issue 26): mode window by default, today's behaviour; mode summary's
+                          summary_tokens and summary_model, mode stream's retrieval (docs/memory.md) */
 } agent_settings;
 
 void agent_settings_init(agent_settings *s);
@@ -78,8 +74,11 @@ typedef enum agent_report_kind {
   AGENT_REPORT_TURN_END,    /* the turn answering seq is over, whatever came of it */
   AGENT_REPORT_CONTEXT_SHRUNK, /* the provider found the prompt too long: retried once with window
                                   messages (text = the provider's words, info = its error) */
-  AGENT_REPORT_SUMMARY          /* summary mode: the summariser model wrote text, the summary of the
+  AGENT_REPORT_SUMMARY,         /* summary mode: the summariser model wrote text, the summary of the
                                   memory entries before absolute index upto (agent_set_summary) */
+  AGENT_REPORT_MEMORY_RETRIEVED, /* len = memories put in the prompt of the turn answering seq */
+  AGENT_REPORT_REFLECTION,  /* text = the insights as JSON [{"text", "sources": [seq], "importance"}], at_ms */
+  AGENT_REPORT_RATED        /* text = the ratings as JSON [[seq, importance], ...] */
 } agent_report_kind;
 
 /* What an agent reports to its host; every pointer is borrowed for the call. */
@@ -198,6 +197,25 @@ size_t agent_memory_total(const agent *a);
 void agent_set_memory_window(agent *a, int window);
 /* Appends a message to memory (restoring a chat); takes a new reference. */
 int agent_memory_push(agent *a, ag_msg *m);
+/* The memory stream of the current chat (mode stream; empty otherwise), borrowed. */
+const mem_stream *agent_memory_stream(const agent *a);
+/* The top k memories for query (borrowed text) at time now_ms, all entries looked at, into hits (room
+ * for k, as mem_stream_top). Returns how many; 0 when the stream is empty or out of memory. */
+size_t agent_memory_query(const agent *a, const char *query, int64_t now_ms, mem_hit *hits, size_t k);
+/* Adds a note (text copied) to the memory stream with its importance (1..10) and time: what the remember
+ * tool does, and a restore does again from the tool's stored result. AG_ERR_STATE when the agent's memory
+ * mode is not stream. */
+int agent_memory_note(agent *a, const char *text, double importance, int64_t at_ms);
+/* Adds a reflection's insights (a JSON array of {"text", "importance"}, borrowed) as notes at at_ms and
+ * restarts the count toward the next reflection: what a reflection does, and a restore does again from
+ * the stored reflection event. */
+int agent_memory_reflection(agent *a, const cJSON *insights, int64_t at_ms);
+/* Sets the importance of the memory of message seq (a stored rating, for a restore); the count toward
+ * the next reflection moves with it. Ignored for a seq that is no memory. */
+void agent_memory_rate(agent *a, uint64_t seq, double importance);
+/* The count toward the next reflection: the importance of the messages after seq after_seq (the last
+ * reflection's place in the chat), for a restore. */
+void agent_memory_recount(agent *a, uint64_t after_seq);
 /* Forgets the chat: memory, turn state, and cancels a call in flight. */
 void agent_reset(agent *a);
 

@@ -55,6 +55,14 @@ struct agent {
   char *summary;
   size_t summary_upto, summary_asked; /* asked: the summariser's call in flight folds up to it */
   llm_endpoint *summarizer;
+  mem_stream stream;    /* mode stream: every entry, kept whole (agent_memory.c) */
+  /* A hosted embedder (agent_embed.c): the client it runs on, its request in flight with the stream
+   * positions it embeds, and this turn's question's vector (query_ok: embedded this turn). */
+  llm_client *client;
+  struct llm_embed *embed;
+  size_t *embed_pos, n_embed_pos;
+  float *query_vec;
+  int embed_asked, query_ok;
 };
 
 /* agent_phase.c */
@@ -64,6 +72,47 @@ struct agent {
  * back to the tool round; NONE otherwise) and reports the change to the host. */
 void agent__phase_enter(agent *a, agent_phase to, approval_state answer, const char *text);
 static inline void agent__set_phase(agent *a, agent_phase to) { agent__phase_enter(a, to, APPROVAL_NONE, NULL); }
+
+/* agent_memory.c */
+/* Adds m (borrowed), the agent's memory entry with absolute index index, to the stream (mode stream). */
+int agent__stream_add(agent *a, ag_msg *m, uint64_t index);
+/* The system prompt sys (consumed; may be NULL) with the memories retrieved for the message being
+ * answered appended (mode stream), the section under retrieve_tokens and under room tokens (what
+ * context_tokens leaves it: agent_prompt.c); the result is the caller's. Reports memory-retrieved on the
+ * turn's first call. */
+char *agent__stream_system(agent *a, char *sys, size_t room);
+/* The remember tool's call with checked args: the note joins the stream; its result JSON (caller frees),
+ * which holds all a restore needs to add the note again: {"remembered", "importance", "at_ms"}. */
+char *agent__remember(agent *a, const cJSON *args);
+
+/* agent_memory_note with the seqs of the memories a reflection's insight came from (copied; may be NULL). */
+int agent__note_add(agent *a, const char *text, double importance, int64_t at_ms, const uint64_t *sources,
+                    size_t n_sources);
+
+/* The end of a rating or reflection call: its usage settled (agent__call_settle) and reported as the
+ * turn's llm-done, or its failure as an llm-error (the turn goes on without it). */
+void agent__memory_call_done(agent *a, int err, const char *text, const llm_error_info *info);
+
+/* agent_embed.c: at a turn's start in mode stream with a hosted embedder, one request embeds the
+ * memories not embedded yet and the message answered (AGENT_REMEMBERING): 1 when it started; its end
+ * goes on with agent__reflect_begin, then agent__turn_go. A failure is an llm-error and the turn goes on
+ * without retrieval. */
+int agent__embed_begin(agent *a);
+/* Forgets the turn's question vector (a new turn) ... */
+void agent__embed_reset(agent *a);
+/* ... and cancels a request in flight (the turn or the memory goes). */
+void agent__embed_cancel(agent *a);
+
+/* agent_reflect.c */
+/* At the start of a turn (no round yet) of an agent in mode stream whose memories' importance since the
+ * last reflection passed reflect_at: starts the reflection call (AGENT_REMEMBERING) and returns 1; its end
+ * goes on with agent__turn_go. 0 when none is due or it could not start (the turn goes on at once). */
+int agent__reflect_begin(agent *a);
+/* agent_rate.c: with importance "llm", a rating call for the memories not rated yet (AGENT_REMEMBERING):
+ * 1 when it started; its end goes on with agent__reflect_begin, then agent__turn_go. */
+int agent__rate_begin(agent *a);
+/* agent.c: the turn's own call starts (or the turn ends when it cannot). */
+void agent__turn_go(agent *a);
 
 /* agent_mcp.c */
 /* Runs call c when it names one of the agent's MCP tools: 1 and either *out (the result: an error, a
@@ -82,6 +131,9 @@ size_t agent__mcp_offer(const agent *a, llm_tool *tools);
 void agent__round_resume(agent *a);
 /* agent.c: starts the LLM call for a->answering (AGENT_CALLING); on failure the error is reported. */
 int agent__call_llm(agent *a);
+/* The call that just ended (its on_done runs): its usage added to the agent's and returned; a->call
+ * cleared. Every call's on_done starts with it (the turn's, the summariser's, the memory calls). */
+llm_usage agent__call_settle(agent *a);
 /* agent.c: the turn is over (or its end waits for the host). */
 void agent__end_turn(agent *a);
 

@@ -1,28 +1,45 @@
 /* An agent's request for one call: the prompt it sends and its size (issue 26). The system prompt
- * (with the summary in summary mode), the memory window, the turn's tool rounds and the tools offered
- * are kept under context_tokens by the estimate of context_budget.h, dropping the oldest window
- * entries first; never the system prompt nor the message being answered. A provider that still finds
- * the prompt too long gets it once more with half the window (agent__shrink). */
+ * (with the summary in mode summary, the retrieved memories in mode stream), the memory window, the
+ * turn's tool rounds and the tools offered are kept under context_tokens by the estimate of
+ * context_budget.h, dropping the oldest window entries first; never the system prompt nor the message
+ * being answered. A provider that still finds the prompt too long gets it once more with half the
+ * window (agent__shrink). */
 #include "agents/agent_int.h"
 
 #include "agents/context_budget.h"
 #include "agents/prompt.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SUMMARY_HEADING "\n\nSummary of the conversation before the messages below:\n"
 
-/* The system prompt as sent: the agent's (its variables rendered), what its tools need, the summary. */
-static char *request_system(agent *a) {
+/* The tokens context_tokens leaves mode stream's retrieved memories: what is left beside the system
+ * prompt sys, the tools, the turn's tool rounds and the message being answered (the window's newest
+ * entry, which always goes), so that retrieval never pushes the request past the budget on its own.
+ * SIZE_MAX when there is no budget. */
+static size_t stream_room(const agent *a, const char *sys, const agent__request *r) {
+  if (a->s.context_tokens <= 0) return SIZE_MAX;
+  llm_message m = {.role = "system", .content = sys};
+  size_t fixed = context_budget_request(&m, 1, r->tools, r->n_tools) +
+                 context_budget_request(a->tlog.msgs, a->tlog.n, NULL, 0) +
+                 (a->answering ? context_budget_entry(a->answering) : 0);
+  return (size_t)a->s.context_tokens > fixed ? (size_t)a->s.context_tokens - fixed : 0;
+}
+
+/* The system prompt as sent: the agent's (its variables rendered), what its tools need, the retrieved
+ * memories (mode stream) or the summary (mode summary). */
+static char *request_system(agent *a, const agent__request *r) {
   prompt_tools pt = {a->s.monadic, a->s.tool_support,
                      !a->s.tool_support && (a->s.tools & TOOL_BIT(TOOL_SAVE_CONTEXT)), &a->ctx};
   char *rendered = a->s.system_prompt && a->host->render_prompt
                        ? a->host->render_prompt(a->host->ctx, a, a->s.system_prompt) : NULL;
   char *sys = prompt_system(rendered ? rendered : a->s.system_prompt, &pt);
   free(rendered);
-  if (a->s.memory_mode != AGENT_MEMORY_SUMMARY || !a->summary || !a->summary[0]) return sys;
+  if (a->s.memory.mode == MEM_MODE_STREAM) return agent__stream_system(a, sys, stream_room(a, sys, r));
+  if (a->s.memory.mode != MEM_MODE_SUMMARY || !a->summary || !a->summary[0]) return sys;
   size_t n = (sys ? strlen(sys) : 0) + sizeof SUMMARY_HEADING + strlen(a->summary);
   char *out = malloc(n);
   if (out) snprintf(out, n, "%s%s%s", sys ? sys : "", sys ? SUMMARY_HEADING : SUMMARY_HEADING + 2, a->summary);
@@ -41,8 +58,8 @@ static int request_tools(agent *a, agent__request *r) {
 }
 
 /* The memory window to send: the world's, under the turn's cap, and under context_tokens beside
- * everything else the request holds. Retrieved memories (issue 26's memory stream) belong with the
- * fixed part here, before the window is cut to what is left. */
+ * everything else the request holds: the system prompt with the retrieved memories (mode stream) or
+ * the summary (mode summary), the tools, the turn's tool rounds. */
 static int request_window(agent *a, const agent__request *r) {
   int window = a->memory_window;
   if (a->window_cap > 0 && (window <= 0 || window > a->window_cap)) window = a->window_cap;
@@ -56,9 +73,9 @@ static int request_window(agent *a, const agent__request *r) {
 int agent__request_build(agent *a, agent__request *r) {
   *r = (agent__request){0};
   int rc = AG_OK;
-  if (!(r->sys = request_system(a)) && (a->s.system_prompt || a->summary)) rc = AG_ERR_NOMEM;
-  if (!rc) rc = request_tools(a, r);
-  if (rc) return rc;
+  /* The tools first: the room left for retrieved memories counts them. */
+  if ((rc = request_tools(a, r))) return rc;
+  if (!(r->sys = request_system(a, r)) && (a->s.system_prompt || a->summary)) return AG_ERR_NOMEM;
   a->sent_window = request_window(a, r);
   rc = prompt_build(r->sys, a->id, a->mem, a->n_mem, a->sent_window, &r->msgs, &r->n_msgs, &r->arena);
   if (rc || !a->tlog.n) return rc;

@@ -9,8 +9,8 @@ void agent_settings_init(agent_settings *s) {
   memset(s, 0, sizeof *s);
   s->auto_reply = 1;
   s->tool_support = 1;
-  s->summary_tokens = AGENT_SUMMARY_TOKENS;
   llm_config_init(&s->llm);
+  mem_config_init(&s->memory);
 }
 
 int agent_settings_copy(agent_settings *dst, const agent_settings *src) {
@@ -21,17 +21,17 @@ int agent_settings_copy(agent_settings *dst, const agent_settings *src) {
   dst->monadic = src->monadic;
   dst->tool_support = src->tool_support;
   dst->context_tokens = src->context_tokens;
-  dst->memory_mode = src->memory_mode;
-  dst->summary_tokens = src->summary_tokens;
   int rc = llm_config_copy(&dst->llm, &src->llm);
-  if (!rc && (rc = agent_mcp_refs_copy(src->mcp, src->n_mcp, &dst->mcp))) llm_config_free(&dst->llm);
+  if (!rc && (rc = mem_config_copy(&dst->memory, &src->memory))) llm_config_free(&dst->llm);
+  if (!rc && (rc = agent_mcp_refs_copy(src->mcp, src->n_mcp, &dst->mcp))) {
+    llm_config_free(&dst->llm);
+    mem_config_free(&dst->memory);
+  }
   if (rc) return rc;
   dst->n_mcp = src->n_mcp;
   dst->name = src->name ? strdup(src->name) : NULL;
   dst->system_prompt = src->system_prompt ? strdup(src->system_prompt) : NULL;
-  dst->summary_model = src->summary_model ? strdup(src->summary_model) : NULL;
-  if ((src->name && !dst->name) || (src->system_prompt && !dst->system_prompt) ||
-      (src->summary_model && !dst->summary_model)) {
+  if ((src->name && !dst->name) || (src->system_prompt && !dst->system_prompt)) {
     agent_settings_free(dst);
     return AG_ERR_NOMEM;
   }
@@ -41,9 +41,8 @@ int agent_settings_copy(agent_settings *dst, const agent_settings *src) {
 void agent_settings_free(agent_settings *s) {
   free(s->name);
   free(s->system_prompt);
-  free(s->summary_model);
-  s->summary_model = NULL;
   llm_config_free(&s->llm);
+  mem_config_free(&s->memory);
   agent_mcp_refs_free(s->mcp, s->n_mcp);
   s->mcp = NULL;
   s->n_mcp = 0;

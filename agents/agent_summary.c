@@ -11,15 +11,15 @@
 
 int agent__summary_init(agent *a, const agent_settings *s, llm_client *llm, ag_errmsg *em) {
   llm_endpoint *e = NULL;
-  if (s->memory_mode == AGENT_MEMORY_SUMMARY && s->llm.provider != LLM_SCRIPT) {
+  if (s->memory.mode == MEM_MODE_SUMMARY && s->llm.provider != LLM_SCRIPT) {
     llm_config cfg;
     int rc = llm_config_copy(&cfg, &s->llm);
     if (rc) return rc;
-    if (s->summary_model) {
+    if (s->memory.summary_model) {
       free(cfg.model);
-      if (!(cfg.model = strdup(s->summary_model))) rc = AG_ERR_NOMEM;
+      if (!(cfg.model = strdup(s->memory.summary_model))) rc = AG_ERR_NOMEM;
     }
-    cfg.max_tokens = s->summary_tokens; /* the provider stops it near the bound; summary_bound holds it */
+    cfg.max_tokens = s->memory.summary_tokens; /* the provider stops it near the bound; summary_bound holds it */
     if (!rc) rc = llm_endpoint_new(llm, &cfg, &e, em);
     llm_config_free(&cfg);
     if (rc) return rc;
@@ -47,10 +47,10 @@ static size_t ram_range(const agent *a, size_t from, size_t upto, size_t *first)
 }
 
 void agent__summary_fold_upto(agent *a, size_t upto) {
-  if (a->s.memory_mode != AGENT_MEMORY_SUMMARY || upto <= a->summary_upto) return;
+  if (a->s.memory.mode != MEM_MODE_SUMMARY || upto <= a->summary_upto) return;
   size_t first, n = ram_range(a, a->summary_upto, upto, &first);
   if (n) {
-    char *s = summary_fold(a->summary, a->mem + first, n, a->s.summary_tokens);
+    char *s = summary_fold(a->summary, a->mem + first, n, a->s.memory.summary_tokens);
     if (!s) return; /* no memory: the next fold takes these entries too */
     free(a->summary);
     a->summary = s;
@@ -62,11 +62,8 @@ void agent__summary_fold_upto(agent *a, size_t upto) {
  * llm-error said so); the turn's own call starts. */
 static void summary_on_done(void *ud, int err, const char *text, const llm_error_info *info) {
   agent *a = ud;
-  llm_usage u = a->call ? llm_call_usage(a->call) : (llm_usage){0};
-  a->call = NULL;
-  a->usage.input_tokens += u.input_tokens;
-  a->usage.output_tokens += u.output_tokens;
-  char *s = err ? NULL : summary_bound(text, a->s.summary_tokens);
+  agent__call_settle(a);
+  char *s = err ? NULL : summary_bound(text, a->s.memory.summary_tokens);
   if (err && a->host->report) {
     const char *why = info && info->message[0] ? info->message : ag_strerror(err);
     agent_report ev = {.kind = AGENT_REPORT_LLM_ERROR, .text = why, .len = strlen(why), .info = info, .failed = 1,
@@ -97,7 +94,7 @@ int agent__summary_then_call(agent *a) {
     return agent__call_llm(a);
   }
   char *sys = NULL, *user = NULL;
-  int rc = summary_request(a->s.name, a->summary, a->mem + first, n, a->s.summary_tokens, &sys, &user);
+  int rc = summary_request(a->s.name, a->summary, a->mem + first, n, a->s.memory.summary_tokens, &sys, &user);
   if (!rc) {
     llm_message msgs[2] = {{.role = "system", .content = sys}, {.role = "user", .content = user}};
     llm_request req = {.messages = msgs, .n_messages = 2};

@@ -26,6 +26,13 @@ static const llm_tool defs[TOOL_COUNT] = {
    "{\"type\":\"object\",\"properties\":{"
    "\"question\":{\"type\":\"string\",\"description\":\"what to ask the human\"}},"
    "\"required\":[\"question\"]}"},
+  {"remember",
+   "Store a note in your long-term memory, to be recalled when it becomes relevant, with how important it is "
+   "(1: mundane, 10: vital).",
+   "{\"type\":\"object\",\"properties\":{"
+   "\"text\":{\"type\":\"string\",\"description\":\"what to remember\"},"
+   "\"importance\":{\"type\":\"number\",\"minimum\":1,\"maximum\":10}},"
+   "\"required\":[\"text\"]}"},
 };
 
 const char *tool_name(tool_id id) { return id < TOOL_COUNT ? defs[id].name : "unknown"; }
@@ -82,6 +89,17 @@ int tool_args_parse(tool_id id, const char *args_json, cJSON **out, char *err, s
     }
     if (!cJSON_IsString(text) || !text->valuestring[0]) {
       snprintf(err, cap, "text must be a non-empty string");
+      goto bad;
+    }
+  } else if (id == TOOL_REMEMBER) {
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(a, "text");
+    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(a, "importance");
+    if (!cJSON_IsString(t) || !t->valuestring[0]) {
+      snprintf(err, cap, "text must be a non-empty string");
+      goto bad;
+    }
+    if (imp && (!cJSON_IsNumber(imp) || !(imp->valuedouble >= 1 && imp->valuedouble <= 10))) {
+      snprintf(err, cap, "importance must be a number from 1 to 10");
       goto bad;
     }
   } else if (id == TOOL_ASK_HUMAN) {

@@ -15,6 +15,7 @@ typedef enum tool_id {
   TOOL_SAVE_CONTEXT = 1,
   TOOL_SEND_MESSAGE = 2,
   TOOL_ASK_HUMAN = 3,
+  TOOL_REMEMBER = 4, /* given to every agent whose memory mode is stream (docs/memory.md) */
   TOOL_COUNT
 } tool_id;
 

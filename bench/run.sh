@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-5}"
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release > /dev/null
-cmake --build build-bench -j2 --target agora bench_world bench_fanout_world bench_fanout_tls bench_cold bench_store bench_fanout bench_load bench_mcp_http bench_serve bench_mcp bench_million bench_llm_scale agora_shared > /dev/null
+cmake --build build-bench -j2 --target agora bench_world bench_fanout_world bench_fanout_tls bench_cold bench_store bench_fanout bench_load bench_mcp_http bench_serve bench_mcp bench_million bench_llm_scale bench_memory agora_shared > /dev/null
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
 echo
 echo "== turn overhead, bus, memory (bench_world) =="
@@ -52,3 +52,6 @@ echo "== real LLMs at scale: rate limits, the limiter, cache replay (bench_llm_s
 build-bench/bench_llm_scale 3
 echo "== libagora from Python: events/s to a consumer, say() per call, Python beside the CLI (bench_python.py) =="
 /usr/bin/python3 bench/bench_python.py build-bench "$runs"
+echo
+echo "== the memory stream: top-8 retrieval, 1,000 agents x 1,000 memories (bench_memory) =="
+build-bench/bench_memory "$runs"

@@ -114,6 +114,18 @@ cJSON *chat_event_fields(const world_event *e) {
     ag_json_add_int(f, "messages", (int64_t)e->u.seqs_moved.messages);
     break;
   case EV_MEMORY_CLEARED: break; /* the agent is added for every kind that has one */
+  case EV_MEMORY_RETRIEVED: ag_json_add_int(f, "count", (int64_t)e->u.retrieved.count); break;
+  case EV_REFLECTION: {
+    cJSON *v = cJSON_Parse(e->u.reflection.insights ? e->u.reflection.insights : "[]");
+    cJSON_AddItemToObject(f, "insights", v ? v : cJSON_CreateArray());
+    ag_json_add_int(f, "at_ms", e->u.reflection.at_ms);
+    break;
+  }
+  case EV_MEMORY_RATED: {
+    cJSON *v = cJSON_Parse(e->u.rated.ratings ? e->u.rated.ratings : "[]");
+    cJSON_AddItemToObject(f, "ratings", v ? v : cJSON_CreateArray());
+    break;
+  }
   case EV_SCHEDULE_SKIPPED:
     ag_json_add_int(f, "item", (int64_t)e->u.skipped.item);
     add_time(f, "due", e->u.skipped.due_ms);

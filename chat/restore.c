@@ -9,6 +9,8 @@
 
 #include <cjson/cJSON.h>
 
+#include <math.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,7 @@ typedef struct restore_ctx {
   chat_inflight inflight; /* the turns in flight when the chat was last left */
   llm_spend spent;        /* its llm-done steps summed: the budget's spend goes on from there */
   cJSON *summaries;       /* agent id → its last summary step (summary mode's model summaries) */
+  cJSON *notes;           /* the remember tool's stored results: the memory stream's notes (docs/memory.md) */
   ag_errmsg *em;
 } restore_ctx;
 
@@ -175,10 +178,72 @@ static int restore_agent_summary(const restore_ctx *rc, agent *a) {
   return agent_set_summary(a, text, (size_t)upto);
 }
 
+/* A successful remember call's result and a reflection join the notes, in thread order. Only steps that
+ * name one are parsed. */
+static int restore_note(restore_ctx *rc, const char *json, size_t len) {
+  if (!memmem(json, len, "\"remember\"", 10) && !memmem(json, len, "\"reflection\"", 12) &&
+      !memmem(json, len, "\"memory-rated\"", 14))
+    return AG_OK;
+  cJSON *j = cJSON_ParseWithLength(json, len);
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "type"));
+  const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "tool"));
+  const cJSON *result = cJSON_GetObjectItemCaseSensitive(j, "result");
+  int note = type && tool && !strcmp(type, "tool-result") && !strcmp(tool, "remember") &&
+             !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "error")) &&
+             cJSON_IsString(cJSON_GetObjectItemCaseSensitive(result, "remembered"));
+  int reflection = type && !strcmp(type, "reflection") && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "insights"));
+  reflection |= type && !strcmp(type, "memory-rated") && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "ratings"));
+  if ((note || reflection) && (rc->notes || (rc->notes = cJSON_CreateArray()))) {
+    cJSON_AddItemToArray(rc->notes, j);
+    return AG_OK;
+  }
+  cJSON_Delete(j);
+  return AG_OK;
+}
+
+/* One stored step of the notes back into its agent's stream (an agent gone, or no longer in mode stream,
+ * has none). */
+static int restore_one_note(restore_ctx *rc, const cJSON *step) {
+  agent *a = world_agent_find(rc->cs->w, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "agent")) ?: "");
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(step, "result");
+  int64_t at = 0;
+  int e = AG_OK;
+  if (!a) return AG_OK;
+  for (const cJSON *p = cJSON_GetObjectItemCaseSensitive(step, "ratings") ? cJSON_GetObjectItemCaseSensitive(step, "ratings")->child : NULL; p; p = p->next)
+    agent_memory_rate(a, (uint64_t)cJSON_GetNumberValue(cJSON_GetArrayItem(p, 0)), cJSON_GetNumberValue(cJSON_GetArrayItem(p, 1)));
+  if (cJSON_GetObjectItemCaseSensitive(step, "ratings")) return AG_OK;
+  if (!r) {
+    ag_json_int_member(step, "at_ms", INT64_MIN, INT64_MAX, &at);
+    e = agent_settings_of(a)->memory.mode == MEM_MODE_STREAM
+            ? agent_memory_reflection(a, cJSON_GetObjectItemCaseSensitive(step, "insights"), at) : AG_OK;
+  } else {
+    double importance = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "importance"));
+    ag_json_int_member(r, "at_ms", INT64_MIN, INT64_MAX, &at);
+    e = agent_memory_note(a, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "remembered")),
+                          isfinite(importance) ? importance : 3, at);
+  }
+  return e == AG_ERR_STATE ? AG_OK : e;
+}
+
+static int restore_notes(restore_ctx *rc) {
+  int e = AG_OK;
+  for (const cJSON *step = rc->notes ? rc->notes->child : NULL; step && !e; step = step->next)
+    e = restore_one_note(rc, step);
+  /* The count toward the next reflection starts after each agent's last one, as it did live. */
+  for (const cJSON *step = rc->notes ? rc->notes->child : NULL; step && !e; step = step->next) {
+    const cJSON *after = cJSON_GetObjectItemCaseSensitive(step, "after_seq");
+    agent *a = world_agent_find(rc->cs->w, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "agent")) ?: "");
+    if (a && cJSON_IsNumber(after) && cJSON_GetObjectItemCaseSensitive(step, "insights"))
+      agent_memory_recount(a, (uint64_t)after->valuedouble);
+  }
+  return e;
+}
+
 static int restore_step_cb(const char *json, size_t len, void *arg) {
   restore_ctx *rc = arg;
   restore_spend(&rc->spent, json, len);
   int r = restore_summary(rc, json, len);
+  if (!r) r = restore_note(rc, json, len);
   if (r) return r;
   return chat_inflight_step(&rc->inflight, json, len);
 }
@@ -258,6 +323,8 @@ static int restore_txn(store_txn *t, void *arg) {
   if ((r = store_message_last_seq(t, rc->chat_id, &rc->last_seq))) return r;
   if ((r = chat_time(t, rc))) return r;
   chat_inflight_free(&rc->inflight); /* a read is not run twice, but stay restartable */
+  cJSON_Delete(rc->notes);
+  rc->notes = NULL;
   rc->spent = (llm_spend){0};
   cJSON_Delete(rc->summaries);
   rc->summaries = NULL;
@@ -327,6 +394,7 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
     }
     if ((r = agent_set_context(a, &rc.ctxs[i]))) goto done;
   }
+  if ((r = restore_notes(&rc))) goto done;
   chat_session__mark_saved(cs, 0);
   for (size_t i = 0; i < cs->n_tracks; i++) cs->tracks[i].saved_state = rc.has_state[i];
   snprintf(cs->current, sizeof cs->current, "%s", rc.chat.id);
@@ -351,6 +419,7 @@ done:
   free(rc.has_state);
   for (size_t i = 0; rc.ctxs && i < cs->n_tracks; i++) context_free(&rc.ctxs[i]);
   free(rc.ctxs);
+  cJSON_Delete(rc.notes);
   return r;
 }
 

@@ -226,7 +226,8 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
      * beside the messages; and when turns start and end, so a resume finds those in flight. */
     if (e->kind == EV_TOOL_CALL || e->kind == EV_TOOL_RESULT || e->kind == EV_LLM_ERROR ||
         e->kind == EV_LLM_START || e->kind == EV_TURN_QUEUED || e->kind == EV_TURN_END ||
-        e->kind == EV_BUDGET_EXHAUSTED || e->kind == EV_SUMMARY ||
+        e->kind == EV_BUDGET_EXHAUSTED || e->kind == EV_SUMMARY || e->kind == EV_REFLECTION ||
+        e->kind == EV_MEMORY_RATED ||
         (e->kind == EV_LLM_DONE && (e->u.llm_done.input_tokens > 0 || e->u.llm_done.output_tokens > 0)))
       on_thread_step(cs, e);
     if (e->kind == EV_CLOCK_ADVANCED) cs->sim_moved = 1; /* the chat's time is stored with it */

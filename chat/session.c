@@ -409,7 +409,7 @@ static int clear_txn(store_txn *t, void *arg) {
 
 /* The thread step of an empty summary for agent a after message seq (caller frees), or NULL. */
 static char *empty_summary_step(agent *a, uint64_t seq) {
-  if (agent_settings_of(a)->memory_mode != AGENT_MEMORY_SUMMARY) return NULL;
+  if (agent_settings_of(a)->memory.mode != MEM_MODE_SUMMARY) return NULL;
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "agent", agent_id(a));
   cJSON_AddNumberToObject(j, "upto", 0);

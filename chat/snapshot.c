@@ -276,12 +276,18 @@ static int validate_thread(const cJSON *snap, size_t n_seqs, const char *label, 
     ev_kind kind = EV_KIND_COUNT;
     ev_kind_parse(type->valuestring, &kind);
     int tool_step = kind == EV_TOOL_CALL || kind == EV_TOOL_RESULT;
-    if (!tool_step && kind != EV_LLM_ERROR && kind != EV_LLM_DONE && kind != EV_SUMMARY)
-      return BAD("%s: %s.type: must be tool-call, tool-result, llm-error, llm-done or summary", label, path);
+    /* Memory mode stream's reflection and memory-rated steps are what a restore rebuilds its notes and
+     * ratings from (docs/memory.md): a snapshot carries them like summary mode's summary. */
+    if (!tool_step && kind != EV_LLM_ERROR && kind != EV_LLM_DONE && kind != EV_SUMMARY && kind != EV_REFLECTION &&
+        kind != EV_MEMORY_RATED)
+      return BAD("%s: %s.type: must be tool-call, tool-result, llm-error, llm-done, summary, reflection or "
+                 "memory-rated", label, path);
     if (!need(e, "agent", is_str, "a string", label, path, em, &rc) ||
         (tool_step && !need(e, "tool", is_str, "a string", label, path, em, &rc)) ||
         (kind == EV_SUMMARY && (!need(e, "summary", is_str, "a string", label, path, em, &rc) ||
-                                !need(e, "upto", is_count, "a whole number", label, path, em, &rc))))
+                                !need(e, "upto", is_count, "a whole number", label, path, em, &rc))) ||
+        (kind == EV_REFLECTION && !need(e, "insights", is_arr, "an array", label, path, em, &rc)) ||
+        (kind == EV_MEMORY_RATED && !need(e, "ratings", is_arr, "an array", label, path, em, &rc)))
       return rc;
     const cJSON *after = need(e, "after_seq", is_count, "a whole number", label, path, em, &rc);
     if (!after) return rc;

@@ -14,6 +14,7 @@ int cli_serve(int argc, char **argv);
 int cli_tools(int argc, char **argv);
 int cli_host(int argc, char **argv);
 int cli_cache(int argc, char **argv);
+int cli_memory(int argc, char **argv);
 
 /* "agora: <message>" on stderr; returns the exit status for err. */
 int cli_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

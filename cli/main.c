@@ -44,6 +44,8 @@ static const char usage[] =
   "                        answer for a share of a world's agents on NATS (agora host --help)\n"
   "  cache stats|clear [--older-than 30d]\n"
   "                        the LLM response cache (agora cache --help)\n"
+  "  memory CHAT_ID AGENT [--query TEXT] [--json] [--db DIR]\n"
+  "                        what an agent remembers in a chat (memory mode stream)\n"
   "  help, --help, -h      print this text\n"
   "  --version             print agora's version\n"
   "\n"
@@ -133,6 +135,7 @@ static int dispatch(int argc, char **argv) {
   if (!strcmp(cmd, "tools")) return cli_tools(argc - 2, argv + 2);
   if (!strcmp(cmd, "host")) return cli_host(argc - 2, argv + 2);
   if (!strcmp(cmd, "cache")) return cli_cache(argc - 2, argv + 2);
+  if (!strcmp(cmd, "memory")) return cli_memory(argc - 2, argv + 2);
   fprintf(stderr, "agora: unknown command '%s'\n\n%s", cmd, usage);
   return 2;
 }

@@ -512,14 +512,8 @@ static int remote_start(llm_call *call, const llm_request *req) {
   rc->deadline_ms = now_ms() + rc->timeout_ms;
   net_stream_init(&rc->parser, wire->framing, REMOTE_EVENT_CAP, REMOTE_REPLY_CAP, remote_event, rc);
   llm_wire_calls_init(&rc->calls, REMOTE_REPLY_CAP);
-  /* Keys (issue 15): "api_key_env": "" means none at all; a named variable is required; otherwise the
-   * provider's default variable is sent when set, and required only for the hosted default URL, since a
-   * local server at an explicit base_url usually needs no key. A key the runtime withheld (issue 28
-   * item 2a) is like "": nothing is sent and nothing is required. */
-  int no_key = cfg->key_withheld || (cfg->api_key_env && !cfg->api_key_env[0]);
-  int named = !no_key && cfg->api_key_env && cfg->api_key_env[0];
-  int own_url = cfg->base_url && cfg->base_url[0];
-  const char *env = no_key ? NULL : named ? cfg->api_key_env : llm_default_key_env(cfg->provider);
+  int needs = 0; /* the key's rules: llm_wire_key_env */
+  const char *env = llm_wire_key_env(cfg, wire, &needs);
   if (env && !(rc->key_env = strdup(env))) err = AG_ERR_NOMEM;
   if (!err) err = wire->build(cfg, req, &url, &rc->body);
   if (!err && !(rc->url = ag_buf_take(&url))) err = AG_ERR_NOMEM;
@@ -527,7 +521,6 @@ static int remote_start(llm_call *call, const llm_request *req) {
   if (err) goto fail;
   call->impl = rc;
   const char *key = env ? getenv(env) : NULL;
-  int needs = named || (!no_key && !own_url && wire->needs_key);
   if (needs && (!key || !key[0])) {
     /* Reported from the loop like any failure: callbacks never run inside start. */
     char msg[sizeof rc->info.message];

@@ -35,6 +35,14 @@ int llm_wire_url(ag_buf *url, const llm_config *cfg, const char *dflt, const cha
   return ag_buf_append(url, tail, (size_t)k);
 }
 
+const char *llm_wire_key_env(const llm_config *cfg, const llm_wire *w, int *required) {
+  int no_key = cfg->key_withheld || (cfg->api_key_env && !cfg->api_key_env[0]);
+  int named = !no_key && cfg->api_key_env && cfg->api_key_env[0];
+  int own_url = cfg->base_url && cfg->base_url[0];
+  *required = named || (!no_key && !own_url && w->needs_key);
+  return no_key ? NULL : named ? cfg->api_key_env : llm_default_key_env(cfg->provider);
+}
+
 long llm_wire_index(const cJSON *ix, long dflt) {
   int64_t n;
   return ag_json_int(ix, 0, INT32_MAX, &n) ? dflt : (long)n;

@@ -76,6 +76,13 @@ const llm_wire *llm_wire_for(llm_provider_kind kind);
 
 /* --- Helpers shared by the wire formats. --- */
 
+/* Keys (issue 15): the variable cfg's key comes from (NULL: no key is sent) and, in *required, whether a
+ * call must fail without it. "api_key_env": "" means none at all; a named variable is required; otherwise
+ * the provider's default variable is sent when set, and required only for the hosted default URL (a local
+ * server at an explicit base_url usually needs no key). A key the runtime withheld (issue 28 item 2a) is
+ * like "". Chat calls (llm/remote.c) and embedders (llm/embed.c) share it. */
+const char *llm_wire_key_env(const llm_config *cfg, const llm_wire *w, int *required);
+
 /* Appends cfg->base_url (or dflt) without trailing slashes, then the printf-formatted rest. */
 int llm_wire_url(ag_buf *url, const llm_config *cfg, const char *dflt, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -85,12 +85,20 @@ static int key_is_set(const llm_config *cfg) {
   return v && v[0];
 }
 
+/* A hosted embedder's key follows the chat calls' rule (docs/memory.md): withheld from a base_url other than
+ * its provider's default unless --allow-key-to names it. */
+static void embed_withhold(mem_config *m, const rt_allow_env *allow) {
+  llm_config e = {.provider = (llm_provider_kind)mem_embedder_provider(m->embedder), .base_url = m->embed_base_url};
+  if (m->embedder != MEM_EMBED_HASH && !key_may_go(&e, NULL, allow)) m->embed_key_withheld = 1;
+}
+
 size_t rt_key_withhold(world_spec *spec, const char *cmd, const char *label, const char *url_override,
                        const rt_allow_env *allow) {
   char said[512] = "";
   size_t n = 0, told = 0, len = 0;
   for (size_t i = 0; i < spec->n_agents; i++) {
     llm_config *cfg = &spec->agents[i].llm;
+    embed_withhold(&spec->agents[i].memory, allow);
     if (key_may_go(cfg, url_override, allow)) continue;
     cfg->key_withheld = 1;
     n++;

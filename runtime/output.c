@@ -200,7 +200,7 @@ void output_message(output *o, const ag_msg *m) {
 /* Events that would only be noise in a plain transcript (they are all in --json). */
 static int plain_hidden(ev_kind k) {
   return k == EV_LLM_START || k == EV_LLM_DONE || k == EV_STATE_SAVED || k == EV_CONTEXT_SHRUNK ||
-         k == EV_SUMMARY;
+         k == EV_SUMMARY || k == EV_MEMORY_RETRIEVED || k == EV_REFLECTION || k == EV_MEMORY_RATED;
 }
 
 static int shown(const output *o, ev_kind k) {

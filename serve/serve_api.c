@@ -69,6 +69,7 @@ static cJSON *agent_json(const agent *a) {
   cJSON_AddNumberToObject(j, "turns", agent_turn_state(a).count);
   cJSON_AddBoolToObject(j, "thinking", agent_is_thinking(a));
   cJSON_AddStringToObject(j, "phase", agent_phase_name(agent_phase_of(a)));
+  cJSON_AddStringToObject(j, "memory", mem_mode_name(st->memory.mode)); /* stream: the page lists memories */
   return j;
 }
 
@@ -499,6 +500,7 @@ void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m
   if (m->route == SR_WORLD_EXPORT || m->route == SR_CHAT_EXPORT || m->route == SR_CHAT_SEARCH || m->route == SR_CHAT_USAGE)
     return serve_read_handle(s, req, m);
   if (m->route == SR_CHAT_GRAPH) return serve_graph_handle(s, req, m);
+  if (m->route == SR_AGENT_MEMORY) return serve_memory_reply(s, req, m);
   serve_body b;
   char err[SERVE_ERR_MAX];
   int status = serve_body_parse(m->route, method, body, len, &b, err);

@@ -6,7 +6,8 @@
 const PAGE = 100;          // messages per page of the transcript
 const MAX_ROWS = 400;      // elements the transcript keeps: past it, the far end is dropped (and fetched again on scroll)
 // Events that say how a turn went rather than what happened: hidden unless the bookkeeping toggle is on.
-const BOOKKEEPING = new Set(["turn-queued", "llm-start", "llm-done", "turn-end", "state-saved", "context-shrunk", "summary"]);
+const BOOKKEEPING = new Set(["turn-queued", "llm-start", "llm-done", "turn-end", "state-saved", "context-shrunk", "summary",
+                              "memory-retrieved", "reflection", "memory-rated"]);
 // Thread steps the chat stores (read back with its messages after a reload): shown once each.
 const STORED = new Set(["tool-call", "tool-result", "llm-error", "llm-done", "summary"]);
 const $ = (id) => document.getElementById(id);
@@ -16,7 +17,7 @@ const $ = (id) => document.getElementById(id);
 // tokens of the chat's calls (its stored usage when opened, then the live llm-done events).
 const st = { world: null, chat: null, agents: [], first: 0, tail: null, liveMax: 0, bySeq: new Map(), live: new Map(),
              stream: null, lastId: null, loading: false, gen: 0, opening: 0, steps: new Set(), tokens: new Map(),
-             refresh: null };
+             refresh: null, memOpen: new Set(), memories: new Map() };
 
 // ---- the API, with the token when the server needs one ----
 function token() { return sessionStorage.getItem("agora-token"); }
@@ -211,10 +212,31 @@ function renderAgents(w) {
       span("meta model", a.provider + (a.model ? " · " + a.model : "")), document.createElement("br"),
       span("meta turns", "turns " + a.turns + "/" + w.turn_limit + (t ? " · tokens " + t.in + " in / " + t.out + " out" : "")));
     d.onclick = () => mention(a.id);
+    if (a.memory === "stream") memoriesOf(d, a.id);
     frag.append(d);
   }
   box.textContent = "";
   box.append(frag);
+}
+// An agent's memories (memory mode stream, docs/memory.md) under its card: a toggle, the list kept open
+// across the panel's re-renders and read again with each (st.memOpen: the ids open, st.memories: the last).
+function memoriesOf(card, id) {
+  const open = st.memOpen.has(id), t = span("meta memories-toggle", open ? "hide memories" : "memories");
+  t.onclick = (ev) => { ev.stopPropagation(); if (open) st.memOpen.delete(id); else st.memOpen.add(id); scheduleRefresh(); };
+  card.append(document.createElement("br"), t);
+  if (!open) return;
+  const list = document.createElement("ol");
+  list.className = "memories";
+  for (const m of st.memories.get(id) || [])
+    list.append(Object.assign(document.createElement("li"), { textContent: m.time.slice(0, 16).replace("T", " ") +
+      " · " + m.importance + " · " + m.sender + ": " + m.text, title: m.note ? "a note" : "message #" + m.seq }));
+  card.append(list);
+  if (!st.chat) return;
+  api("GET", wpath() + "/chats/" + enc(st.chat) + "/agents/" + enc(id) + "/memory").then((j) => {
+    const had = JSON.stringify(st.memories.get(id) || []), now = j.memories || [];
+    st.memories.set(id, now);
+    if (JSON.stringify(now) !== had) scheduleRefresh();
+  }).catch(() => {});
 }
 function mention(id) {
   const inp = $("input"), v = inp.value;

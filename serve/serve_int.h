@@ -141,6 +141,8 @@ void serve_read_handle(serve *s, struct evhttp_request *req, const serve_match *
 int serve_read_chat_of(serve *s, const serve_match *m, chat_info *c, struct evhttp_request *req);
 /* GET …/chats/{chat}/graph (serve_graph.c). */
 void serve_graph_handle(serve *s, struct evhttp_request *req, const serve_match *m);
+/* serve_memory.c: GET .../chats/{c}/agents/{name}/memory?query=TEXT (docs/serve.md). */
+void serve_memory_reply(serve *s, struct evhttp_request *req, const serve_match *m);
 
 /* serve_build.c: building and changing worlds over HTTP (issue 24): POST /api/worlds, PATCH (its
  * settings) and DELETE /api/worlds/{id}, POST/PATCH/DELETE …/agents[/{name}], GET …/mcp and POST

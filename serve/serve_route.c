@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define SEGS_MAX 7
+#define SEGS_MAX 8
 
 static int fail(char *err, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, int status, const char *fmt, ...) {
@@ -132,6 +132,10 @@ static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_ma
   if (n == 6 && IS(5, "search")) return m->allowed = SERVE_GET, SR_CHAT_SEARCH;
   if (n == 6 && IS(5, "usage")) return m->allowed = SERVE_GET, SR_CHAT_USAGE;
   if (n == 6 && IS(5, "graph")) return m->allowed = SERVE_GET, SR_CHAT_GRAPH;
+  if (n == 8 && IS(5, "agents") && IS(7, "memory")) {
+    memcpy(m->name, seg[6], SERVE_ID_MAX);
+    return m->allowed = SERVE_GET, SR_AGENT_MEMORY;
+  }
 #undef IS
   return SR_NONE;
 }

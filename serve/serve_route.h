@@ -46,7 +46,8 @@ typedef enum serve_route_id {
   SR_CHAT_RETRY,    /* POST /api/worlds/{w}/chats/{c}/retry */
   SR_MCP,           /* GET /api/worlds/{w}/mcp */
   SR_MCP_RESTART,   /* POST /api/worlds/{w}/mcp/{server}/restart */
-  SR_CHAT_GRAPH     /* GET /api/worlds/{w}/chats/{c}/graph: what the page's pictures draw */
+  SR_CHAT_GRAPH,    /* GET /api/worlds/{w}/chats/{c}/graph: what the page's pictures draw */
+  SR_AGENT_MEMORY   /* GET /api/worlds/{w}/chats/{c}/agents/{name}/memory?query=TEXT */
 } serve_route_id;
 
 typedef struct serve_match {
@@ -56,7 +57,7 @@ typedef struct serve_match {
   char chat[SERVE_ID_MAX];
   uint64_t approval;
   char asset[SERVE_ID_MAX];   /* SR_ASSET: the file's name */
-  char name[SERVE_ID_MAX];    /* SR_AGENT: the agent (name or id); SR_MCP_RESTART: the server */
+  char name[SERVE_ID_MAX];    /* SR_AGENT, SR_AGENT_MEMORY: the agent (name or id); SR_MCP_RESTART: the server */
   uint64_t seq;               /* SR_CHAT_MESSAGE: the message number (1 or more) */
   const char *query;          /* into the URI given (after '?'), or NULL */
 } serve_match;

@@ -334,6 +334,14 @@ async function agentsPanel(page, T) {
   const typed = await page.$eval("#input", (i) => i.value);
   if (typed !== "@careful ") throw new Error("a click on careful typed '" + typed + "'");
   await page.$eval("#input", (i) => { i.value = ""; });
+  step("an agent in memory mode stream lists its memories under its card; a click on the toggle mentions no one");
+  if (await page.$('.agent-card[data-id="ann"] .memories-toggle')) throw new Error("ann (mode window) offers memories");
+  await clickNow(page, '.agent-card[data-id="md"] .memories-toggle', T);
+  await page.waitForFunction(() => { const l = document.querySelector('.agent-card[data-id="md"] .memories');
+    return l && /human: @md show me/.test(l.textContent) && /md: \*\*bold\*\*/.test(l.textContent); }, T);
+  if (await page.$eval("#input", (i) => i.value) !== "") throw new Error("the memories toggle mentioned md");
+  await clickNow(page, '.agent-card[data-id="md"] .memories-toggle', T);
+  await page.waitForFunction(() => !document.querySelector('.agent-card[data-id="md"] .memories'), T);
 }
 
 // The tool steps of the approved call are stored: a reload shows them again, on the same chat.

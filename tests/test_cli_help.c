@@ -11,7 +11,7 @@
 
 /* Every command main.c dispatches. */
 static const char *const commands[] = {"run", "say", "init", "console", "tools", "replay", "serve",
-                                       "chats", "worlds", "host", NULL};
+                                       "chats", "worlds", "host", "memory", NULL};
 
 /* 1 when text has a line that starts with two spaces and then word followed by a space. */
 static int lists(const char *text, const char *word) {

@@ -10,6 +10,7 @@
 
 #include "agents/context_budget.h"
 #include "agents/summary.h"
+#include "agents/tools.h"
 #include "chat/branch.h"
 #include "chat/snapshot.h"
 #include "llm/wire.h"
@@ -121,21 +122,21 @@ static void settings_read_and_written(void) {
   ag_errmsg em = {""};
   CHECK_INT(world_spec_parse(json, strlen(json), "test", &spec, &em), AG_OK);
   CHECK_INT(spec.agents[0].context_tokens, 16000);
-  CHECK_INT(spec.agents[0].memory_mode, AGENT_MEMORY_SUMMARY);
-  CHECK_INT(spec.agents[0].summary_tokens, 300);
+  CHECK_INT(spec.agents[0].memory.mode, MEM_MODE_SUMMARY);
+  CHECK_INT(spec.agents[0].memory.summary_tokens, 300);
   CHECK_INT(spec.agents[1].context_tokens, 900);
-  CHECK_INT(spec.agents[1].memory_mode, AGENT_MEMORY_WINDOW);
-  CHECK_STR(spec.agents[1].summary_model, "tiny");
-  CHECK_INT(spec.agents[2].memory_mode, AGENT_MEMORY_SUMMARY); /* an empty object changes nothing */
+  CHECK_INT(spec.agents[1].memory.mode, MEM_MODE_WINDOW);
+  CHECK_STR(spec.agents[1].memory.summary_model, "tiny");
+  CHECK_INT(spec.agents[2].memory.mode, MEM_MODE_SUMMARY); /* an empty object changes nothing */
   cJSON *j = world_spec_to_json(&spec);
   char *text = cJSON_PrintUnformatted(j);
   CHECK_INT(world_spec_parse(text, strlen(text), "back", &back, &em), AG_OK);
   for (size_t i = 0; i < 3; i++) {
     CHECK_INT(back.agents[i].context_tokens, spec.agents[i].context_tokens);
-    CHECK_INT(back.agents[i].memory_mode, spec.agents[i].memory_mode);
-    CHECK_INT(back.agents[i].summary_tokens, spec.agents[i].summary_tokens);
+    CHECK_INT(back.agents[i].memory.mode, spec.agents[i].memory.mode);
+    CHECK_INT(back.agents[i].memory.summary_tokens, spec.agents[i].memory.summary_tokens);
   }
-  CHECK_STR(back.agents[1].summary_model, "tiny");
+  CHECK_STR(back.agents[1].memory.summary_model, "tiny");
   /* A world without them writes neither. */
   world_spec plain;
   const char *none = "{\"name\": \"w\", \"agents\": [{\"name\": \"a\"}]}";
@@ -310,6 +311,42 @@ static void context_tokens_bound_the_prompt(void) {
   tsession_close(&f);
 }
 
+/* Memory mode stream under context_tokens: the retrieved memories are part of the prompt's fixed part, so
+ * the day-old news is in the system prompt and the window is cut further to leave room for it, the whole
+ * request (the remember tool's definition included) staying under the budget. */
+static void stream_memories_count_in_the_budget(void) {
+  static const char *const modes[] = {"window", "stream"};
+  int sent[2] = {0, 0};
+  const char *news = "@ann the bridge is closed until spring, take the ferry instead";
+  for (int m = 0; m < 2; m++) {
+    char extra[160], text[160];
+    snprintf(extra, sizeof extra, ", \"context_tokens\": 260, \"memory\": {\"mode\": \"%s\"}", modes[m]);
+    tsession f;
+    tsession_open(&f, ann_world("openai", extra));
+    llm_server_reset(srv);
+    llm_server_rule(srv, "", "reply=\"a reply of some length, about forty bytes\"");
+    tsession_say(&f, "human", news);
+    for (int i = 2; i <= 11; i++) {
+      snprintf(text, sizeof text, "@ann question %d on the harvest, the weather and the market prices", i);
+      tsession_say(&f, "human", text);
+    }
+    tsession_say(&f, "human", "@ann can I walk over the bridge today?");
+    cJSON *body = NULL;
+    sent[m] = request_messages(11, &body);
+    const cJSON *msgs = cJSON_GetObjectItem(body, "messages");
+    const char *sys = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 0), "content"));
+    CHECK(sys && (strstr(sys, "the bridge is closed until spring") != NULL) == (m == 1));
+    size_t tools = m ? context_budget_request(NULL, 0, tool_definition(TOOL_REMEMBER), 1) : 0;
+    if (openai_estimate(body) + tools > 260)
+      fprintf(stderr, "  %s: %zu + %zu tokens, %d messages, system:\n%s\n", modes[m], openai_estimate(body), tools,
+              sent[m], sys ? sys : "");
+    CHECK(openai_estimate(body) + tools <= 260);
+    cJSON_Delete(body);
+    tsession_close(&f);
+  }
+  CHECK(sent[1] >= 2 && sent[1] < sent[0]); /* the memories took the room of window messages */
+}
+
 /* ---- summary mode ---- */
 
 static const char *SCRIPT_SUMMARY =
@@ -452,7 +489,7 @@ static void through_the_binary(void) {
   const char *bad[] = {"run", suite_file(tmp, "x.json", json), "--no-save", NULL};
   CHECK_INT(proc_agora(bad, NULL, NULL, &r), 0);
   CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "agents[0].memory.mode: unknown mode 'sideways'") != NULL);
+  CHECK(strstr(r.err, "agents[0].memory.mode: must be one of 'window', 'summary', 'stream'") != NULL);
   proc_result_free(&r);
 }
 
@@ -464,6 +501,7 @@ static const unit_test tests[] = {
     {"too_long_shrinks_and_retries_once", too_long_shrinks_and_retries_once},
     {"too_long_twice_is_an_llm_error", too_long_twice_is_an_llm_error},
     {"context_tokens_bound_the_prompt", context_tokens_bound_the_prompt},
+    {"stream_memories_count_in_the_budget", stream_memories_count_in_the_budget},
     {"summary_bounded_over_1000_messages", summary_bounded_over_1000_messages},
     {"summary_by_the_summariser_model", summary_by_the_summariser_model},
     {"through_the_binary", through_the_binary},

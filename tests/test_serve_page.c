@@ -55,7 +55,7 @@ static void page_in_chromium(void) {
            "{\"name\": \"careful\", \"provider\": \"script\", \"tools\": [{\"name\": \"save_context\", \"approve\": true}],"
            " \"replies\": [{\"tool\": \"save_context\", \"args\": {\"message\": \"noted\"}}, \"saved\"]},"
            /* a reply in Markdown holding what must never run in the page */
-           "{\"name\": \"md\", \"provider\": \"script\", \"replies\": [\"**bold** and `code` and [x](javascript:window.__pwned=3)\\n\\n- item\\n\\n"
+           "{\"name\": \"md\", \"provider\": \"script\", \"memory\": {\"mode\": \"stream\"}, \"replies\": [\"**bold** and `code` and [x](javascript:window.__pwned=3)\\n\\n- item\\n\\n"
            "<script>window.__pwned=1</script><img src=x onerror=\\\"window.__pwned=2\\\"> "
            "<svg onload=\\\"window.__pwned=4\\\"><circle r=\\\"5\\\"/></svg> <a href=\\\"javascript:window.__pwned=5\\\">y</a> "
            "<iframe src=\\\"javascript:parent.__pwned=6\\\"></iframe>\"]}]}",

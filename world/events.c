@@ -35,6 +35,9 @@ const char *world_event_agent(const world_event *e) {
   case EV_AGENT_REMOVED: return e->u.agent.agent;
   case EV_APPROVAL: return e->u.approval.agent;
   case EV_MEMORY_CLEARED: return e->u.cleared.agent;
+  case EV_MEMORY_RETRIEVED: return e->u.retrieved.agent;
+  case EV_REFLECTION: return e->u.reflection.agent;
+  case EV_MEMORY_RATED: return e->u.rated.agent;
   case EV_TURN_QUEUED: return e->u.turn_queued.agent;
   case EV_TURN_END: return e->u.turn_end.agent;
   case EV_CONTEXT_SHRUNK: return e->u.shrunk.agent;
@@ -68,6 +71,9 @@ void world_event_strings(world_event *e, void (*fn)(const char **field, void *ar
   case EV_APPROVAL: f[0] = &e->u.approval.agent, f[1] = &e->u.approval.tool, f[2] = &e->u.approval.ended; break;
   case EV_CANCELLED: f[0] = &e->u.cancelled.agents; break;
   case EV_MEMORY_CLEARED: f[0] = &e->u.cleared.agent; break;
+  case EV_MEMORY_RETRIEVED: f[0] = &e->u.retrieved.agent; break;
+  case EV_REFLECTION: f[0] = &e->u.reflection.agent, f[1] = &e->u.reflection.insights; break;
+  case EV_MEMORY_RATED: f[0] = &e->u.rated.agent, f[1] = &e->u.rated.ratings; break;
   case EV_TURN_QUEUED: f[0] = &e->u.turn_queued.agent; break;
   case EV_TURN_END: f[0] = &e->u.turn_end.agent; break;
   case EV_TURNS_RESUMED: f[0] = &e->u.resumed.agents; break;

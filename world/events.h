@@ -42,7 +42,10 @@
   X(EV_BUDGET_EXHAUSTED, "budget-exhausted") \
   X(EV_RATE_LIMITED, "rate-limited")     \
   X(EV_CONTEXT_SHRUNK, "context-shrunk") \
-  X(EV_SUMMARY, "summary")
+  X(EV_SUMMARY, "summary")               \
+  X(EV_MEMORY_RETRIEVED, "memory-retrieved") \
+  X(EV_REFLECTION, "reflection")         \
+  X(EV_MEMORY_RATED, "memory-rated")
 
 typedef enum ev_kind {
 #define EV_ENUM_(k, name) k,
@@ -114,6 +117,15 @@ typedef struct ev_schedule_skipped { size_t item; int64_t due_ms; } ev_schedule_
 /* The console's /advance reached its target: the simulated time now. */
 typedef struct ev_clock_advanced { int64_t sim_ms; } ev_clock_advanced;
 typedef struct ev_memory_cleared { const char *agent; } ev_memory_cleared;
+/* Mode stream (docs/memory.md): count memories went into the prompt of the agent's turn. Bookkeeping. */
+typedef struct ev_memory_retrieved { const char *agent; size_t count; } ev_memory_retrieved;
+/* The agent reflected (docs/memory.md): insights is a JSON array [{"text", "sources": [seq], "importance"}]
+ * as text, at_ms when (simulated time in a virtual-clock world). Stored in the thread: a restore adds the
+ * insights to the memory stream again. */
+typedef struct ev_reflection { const char *agent, *insights; int64_t at_ms; } ev_reflection;
+/* Importance "llm": the agent's rating call answered; ratings is a JSON array [[seq, importance], ...] as
+ * text. Stored in the thread, so that a restore sets the ratings again. */
+typedef struct ev_memory_rated { const char *agent, *ratings; } ev_memory_rated;
 /* Bookkeeping for resuming after a crash (docs/time.md), stored in the thread, never printed.
  * turn-queued: the agent will answer seq once it is free (rerun: a re-run after a crash). turn-end: its
  * turn answering seq ended (answered, failed, silent); cancelled: all its turns (Ctrl-C); queued: its
@@ -174,6 +186,9 @@ typedef struct world_event {
     ev_rate_limited rate;        /* EV_RATE_LIMITED */
     ev_context_shrunk shrunk;    /* EV_CONTEXT_SHRUNK */
     ev_summary summary;          /* EV_SUMMARY */
+    ev_memory_retrieved retrieved; /* EV_MEMORY_RETRIEVED */
+    ev_reflection reflection;    /* EV_REFLECTION */
+    ev_memory_rated rated;       /* EV_MEMORY_RATED */
   } u;
 } world_event;
 

@@ -10,8 +10,8 @@
 #include "common/strset.h"
 #include "storage/store.h"
 #include "world/llm_spec.h"
-#include "world/memory_summary_spec.h"
 #include "world/mcp_spec.h"
+#include "world/memory_spec.h"
 #include "world/world_time.h"
 #include "world/world_file_get.h"
 
@@ -198,7 +198,7 @@ static int read_settings(const cJSON *obj, agent_settings *s, const char *label,
   n = s->context_tokens; /* from 64: a budget smaller than a short message and its framing is a typo */
   if ((rc = world_file_get_int(obj, "context_tokens", 64, 100000000, &n, label, path, em))) return rc;
   s->context_tokens = (int)n;
-  if ((rc = world_memory_summary_read(obj, s, label, path, em))) return rc;
+  if ((rc = world_memory_read(obj, &s->memory, label, path, em))) return rc;
   v = cJSON_GetObjectItemCaseSensitive(obj, "tools");
   if (v && (rc = read_tools(v, s, label, path, em))) return rc;
   v = cJSON_GetObjectItemCaseSensitive(obj, "replies");

@@ -4,7 +4,7 @@
 
 #include "world/llm_spec.h"
 #include "world/mcp_spec.h"
-#include "world/memory_summary_spec.h"
+#include "world/memory_spec.h"
 #include "world/world_time.h"
 
 /* A script reply as the world file writes it: a string, or the tool-call object. */
@@ -61,7 +61,7 @@ cJSON *world_agent_to_json(const agent_settings *s) {
   if (s->monadic) cJSON_AddBoolToObject(a, "monadic", 1);
   if (!s->tool_support) cJSON_AddBoolToObject(a, "tool_support", 0);
   if (s->context_tokens) cJSON_AddNumberToObject(a, "context_tokens", s->context_tokens);
-  world_memory_summary_to_json(s, a);
+  world_memory_to_json(&s->memory, a);
   return a;
 }
 

@@ -2,6 +2,7 @@
  * its own. Each response is planned whole when its request arrives, as a queue of timed segments
  * (bytes, a stall, a reset), which the connection then plays out. */
 #include "support/llm_server.h"
+#include "support/llm_server_embed.h"
 
 #include "support/loopback.h"
 #include "support/wait.h"
@@ -1296,6 +1297,13 @@ static void respond(conn *c, const char *method, const char *path, const char *h
   ag_buf_init(&key, SRV_BIG);
   ag_buf_init(&text, SRV_BIG);
   cJSON *root = cJSON_ParseWithLength(body, body_len);
+  char *embedded = NULL;
+  long embed_status = 0;
+  if (!strcmp(method, "POST") && llm_server_embed_reply(path, root, &embed_status, &embedded)) {
+    out_whole(&o, embed_status, embedded, strlen(embedded)); /* tests/support/llm_server_embed.c */
+    free(embedded);
+    goto done;
+  }
   if (strcmp(method, "POST") != 0 || !root || parse_request(&ri, path, headers, root) != 0) {
     o.kind = W_OLLAMA; /* {"error": "..."} */
     cJSON *e = cJSON_CreateObject();

@@ -9,6 +9,7 @@
  *   .../v1beta/models/M:streamGenerateContent?alt=sse Gemini, streamed (SSE, CRLF line ends)
  *   .../v1beta/models/M:generateContent               Gemini, whole reply
  *   .../api/chat                                      Ollama  (stream unless body "stream":false)
+ *   .../embeddings, .../api/embed, ...:batchEmbedContents  embeddings (tests/support/llm_server_embed.h)
  *
  * DIRECTIVES. A request's plan comes from, lowest priority first: the first rule whose match text
  * occurs in the system prompt or the last user message (llm_server_rule), then a directive in the

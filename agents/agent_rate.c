@@ -1,0 +1,91 @@
+/* Importance "llm" (docs/memory.md): the memories an agent got since its last turn are rated 1 to 10 by one
+ * short call to its own LLM at the start of its next turn (Park et al.'s poignancy question), all of them in
+ * one batch. Until then, and when the call fails, a memory has the fixed importance. The ratings are a
+ * `memory-rated` event that the chat's thread stores, so that a restore sets them again. */
+#include "agents/agent_int.h"
+
+#include "common/buf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RATE_BATCH 50 /* memories rated by one call; more wait for the next turn */
+
+static const char rate_ask[] =
+    "On a scale of 1 to 10, where 1 is purely mundane (e.g. a greeting, a routine chore) and 10 is extremely "
+    "poignant (e.g. a disaster, a break-up), rate the likely poignancy of each memory below. Answer with one "
+    "number per line, in the same order, and nothing else.\n";
+
+void agent_memory_rate(agent *a, uint64_t seq, double importance) {
+  for (size_t i = 0; seq && i < a->stream.n; i++) {
+    mem_entry *e = &a->stream.e[i];
+    if (e->msg->seq != seq) continue;
+    float v = (float)(importance < 1 ? 1 : importance > 10 ? 10 : importance);
+    a->stream.since_reflect += v - e->importance;
+    e->importance = v;
+    e->unrated = 0;
+    return;
+  }
+}
+
+/* The unrated memories' positions, oldest first, at most RATE_BATCH, into pos; how many. */
+static size_t unrated(const agent *a, size_t *pos) {
+  size_t n = 0;
+  for (size_t i = 0; i < a->stream.n && n < RATE_BATCH; i++)
+    if (a->stream.e[i].unrated) pos[n++] = i;
+  return n;
+}
+
+static void rate_done(void *ud, int err, const char *text, const llm_error_info *info) {
+  agent *a = ud;
+  agent__memory_call_done(a, err, text, info);
+  size_t pos[RATE_BATCH], n = unrated(a, pos);
+  cJSON *rated = cJSON_CreateArray();
+  const char *p = err ? "" : text;
+  for (size_t k = 0; k < n; k++) {
+    mem_entry *e = &a->stream.e[pos[k]];
+    p += strcspn(p, "0123456789"); /* the next number, one per line */
+    double v = *p ? strtod(p, (char **)&p) : 0;
+    e->unrated = 0; /* answered or not: a memory is asked about once */
+    if (v < 1 || v > 10) continue; /* no usable rating: the fixed importance stays */
+    agent_memory_rate(a, e->msg->seq, v);
+    cJSON *pair = cJSON_CreateArray();
+    cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)e->msg->seq));
+    cJSON_AddItemToArray(pair, cJSON_CreateNumber(e->importance));
+    cJSON_AddItemToArray(rated, pair);
+  }
+  char *json = cJSON_GetArraySize(rated) ? cJSON_PrintUnformatted(rated) : NULL;
+  if (json && a->host->report) {
+    agent_report ev = {.kind = AGENT_REPORT_RATED, .text = json, .len = strlen(json), .seq = a->answering->seq};
+    a->host->report(a->host->ctx, a, &ev);
+  }
+  free(json);
+  cJSON_Delete(rated);
+  if (!agent__reflect_begin(a)) agent__turn_go(a);
+}
+
+int agent__rate_begin(agent *a) {
+  size_t pos[RATE_BATCH], n;
+  if (a->s.memory.mode != MEM_MODE_STREAM || a->s.memory.importance != MEM_IMPORTANCE_LLM || a->rounds || a->tlog.n ||
+      !a->answering || !(n = unrated(a, pos)))
+    return 0;
+  ag_buf b;
+  ag_buf_init(&b, 1u << 20);
+  int rc = ag_buf_printf(&b, "%s", rate_ask);
+  for (size_t k = 0; !rc && k < n; k++)
+    rc = ag_buf_printf(&b, "[%zu] %s: %s\n", k + 1, a->stream.e[pos[k]].msg->sender, a->stream.e[pos[k]].msg->text);
+  llm_message msgs[2] = {{.role = "system", .content = "You rate how important memories are."},
+                         {.role = "user", .content = ag_buf_str(&b)}};
+  llm_request req = {.messages = msgs, .n_messages = 2};
+  llm_callbacks cb = {NULL, rate_done};
+  if (!rc) rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
+  ag_buf_free(&b);
+  if (rc) {
+    a->call = NULL;
+    for (size_t k = 0; k < n; k++) a->stream.e[pos[k]].unrated = 0; /* not asked again: the fixed importance stays */
+    return 0;
+  }
+  agent__set_phase(a, AGENT_REMEMBERING);
+  return 1;
+}

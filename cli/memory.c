@@ -1,0 +1,86 @@
+/* agora memory CHAT AGENT [--query TEXT] [--json] [--db DIR]: what an agent remembers in a stored chat
+ * (docs/cli.md "memory", docs/memory.md). The chat is opened through the runtime like any door, read, and
+ * closed; nothing is published. */
+#include "cli/cli.h"
+
+#include "chat/id_prefix.h"
+#include "runtime/db.h"
+#include "runtime/runtime.h"
+#include "storage/store.h"
+#include "world/world_memory.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char memory_usage[] =
+  "usage: agora memory CHAT_ID AGENT [--query TEXT] [--json] [--db DIR]\n"
+  "\n"
+  "Lists what AGENT remembers in the chat (an agent with \"memory\": {\"mode\": \"stream\"}), oldest first:\n"
+  "time, importance, who said it, the text. With --query, the memories that score best for TEXT at the\n"
+  "chat's time, best first, with their recency, importance and relevance scores and the total.\n";
+
+/* One memory as a line: time, importance, sender: text, and the scores when there are some. */
+static void print_plain(const cJSON *m) {
+  const cJSON *s = cJSON_GetObjectItem(m, "scores");
+  printf("%s  importance %g  ", cJSON_GetStringValue(cJSON_GetObjectItem(m, "time")),
+         cJSON_GetNumberValue(cJSON_GetObjectItem(m, "importance")));
+  if (s)
+    printf("score %.3f (recency %.3f, importance %.3f, relevance %.3f)  ", cJSON_GetNumberValue(cJSON_GetObjectItem(s, "total")),
+           cJSON_GetNumberValue(cJSON_GetObjectItem(s, "recency")), cJSON_GetNumberValue(cJSON_GetObjectItem(s, "importance")),
+           cJSON_GetNumberValue(cJSON_GetObjectItem(s, "relevance")));
+  printf("%s: %s", cJSON_GetStringValue(cJSON_GetObjectItem(m, "sender")), cJSON_GetStringValue(cJSON_GetObjectItem(m, "text")));
+  const cJSON *src = cJSON_GetObjectItem(m, "sources");
+  for (const cJSON *x = src ? src->child : NULL; x; x = x->next)
+    printf("%s%.0f", x == src->child ? "  (from messages " : ", ", cJSON_GetNumberValue(x));
+  puts(src && src->child ? ")" : "");
+}
+
+static void print_list(const cJSON *list, int json) {
+  for (const cJSON *m = list->child; m; m = m->next) {
+    if (!json) {
+      print_plain(m);
+      continue;
+    }
+    cJSON_AddStringToObject((cJSON *)m, "type", "memory");
+    char *line = cJSON_PrintUnformatted(m);
+    if (line) puts(line);
+    free(line);
+  }
+}
+
+int cli_memory(int argc, char **argv) {
+  const char *pos[2] = {NULL, NULL}, *query = NULL, *db = NULL;
+  int json = 0, n_pos = 0;
+  if (argc < 1 || cli_is_help(argv[0])) {
+    fputs(memory_usage, argc < 1 ? stderr : stdout);
+    return argc < 1 ? 2 : 0;
+  }
+  for (int i = 0; i < argc; i++) {
+    const char **slot = !strcmp(argv[i], "--query") ? &query : !strcmp(argv[i], "--db") ? &db : NULL;
+    if (!strcmp(argv[i], "--json")) json = 1;
+    else if (slot && i + 1 >= argc) return cli_error(AG_ERR_INVALID, "memory: %s needs a value", argv[i]);
+    else if (slot) *slot = argv[++i];
+    else if (argv[i][0] == '-' && argv[i][1]) return cli_error(AG_ERR_INVALID, "memory: unknown option '%s' (see agora memory --help)", argv[i]);
+    else if (n_pos < 2) pos[n_pos++] = argv[i];
+    else return cli_error(AG_ERR_INVALID, "memory: unexpected argument '%s' (see agora memory --help)", argv[i]);
+  }
+  if (n_pos != 2) return cli_error(AG_ERR_INVALID, "memory: expected CHAT_ID and AGENT (see agora memory --help)");
+  ag_errmsg em = {""};
+  store *st = NULL;
+  runtime *rt = NULL;
+  cJSON *list = NULL;
+  char chat[CHAT_ID_MAX], wid[CHAT_ID_MAX];
+  int rc = rt_store_open(db, &st, &em);
+  if (!rc) rc = chat_id_resolve(st, pos[0], chat, &em);
+  if (!rc) rc = rt_chat_world(st, chat, wid, &em);
+  if (!rc)
+    rc = rt_open(&(rt_opts){.cmd = "memory", .world = wid, .from_store = 1, .inert = 1, .quiet = 1, .st = st,
+                            .pick = RT_CHAT_ID, .chat = chat}, &rt, &em);
+  if (!rc) rc = world_memory_list(rt_world(rt), pos[1], query, &list, &em);
+  if (!rc) print_list(list, json);
+  cJSON_Delete(list);
+  rt_close(rt);
+  store_close(st);
+  return rc ? cli_error(rc, "memory: %s", em.text) : 0;
+}
