@@ -1,6 +1,7 @@
-/* The memory stream (memory_stream.h): settings, the hash embedder, and exact top-k retrieval over
- * contiguous embeddings. */
+/* The memory stream (memory_stream.h): settings, the hash embedder, and top-k retrieval by an exhaustive
+ * scan over contiguous quantised embeddings. */
 #include "agents/memory_stream.h"
+#include "agents/memory_vec.h"
 
 #include "common/error.h"
 
@@ -120,9 +121,12 @@ int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec) {
     mem_entry *ne = realloc(s->e, ncap * sizeof *ne);
     if (!ne) return AG_ERR_NOMEM;
     s->e = ne;
-    float *nv = realloc(s->vecs, ncap * (size_t)s->dim * sizeof *nv);
-    if (!nv) return AG_ERR_NOMEM;
-    s->vecs = nv;
+    int8_t *nc = realloc(s->codes, ncap * (size_t)s->dim);
+    if (!nc) return AG_ERR_NOMEM;
+    s->codes = nc;
+    float *ns = realloc(s->scales, ncap * sizeof *ns);
+    if (!ns) return AG_ERR_NOMEM;
+    s->scales = ns;
     s->cap = ncap;
   }
   uint64_t *src = NULL;
@@ -131,7 +135,7 @@ int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec) {
   s->e[s->n] = *e;
   s->e[s->n].sources = src;
   ag_msg_ref(e->msg);
-  memcpy(s->vecs + s->n * (size_t)s->dim, vec, (size_t)s->dim * sizeof *vec);
+  s->scales[s->n] = mem_vec_quantize(vec, s->dim, s->codes + s->n * (size_t)s->dim);
   s->n++;
   s->since_reflect += e->importance;
   return AG_OK;
@@ -149,7 +153,8 @@ void mem_stream_clear(mem_stream *s) {
 void mem_stream_free(mem_stream *s) {
   mem_stream_clear(s);
   free(s->e);
-  free(s->vecs);
+  free(s->codes);
+  free(s->scales);
   mem_stream_init(s, s->dim);
 }
 
@@ -182,7 +187,7 @@ static void top_insert(mem_hit *hits, size_t *n, size_t k, const mem_hit *h) {
 
 size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit *hits, float *scratch) {
   size_t n = s->n;
-  if (!k || !n) return 0;
+  if (!k || !n || s->dim > MEM_DIM_MAX) return 0; /* the query's codes are on the stack */
   float *own = scratch ? NULL : malloc(3 * n * sizeof *own);
   float *rec = scratch ? scratch : own;
   if (!rec) return 0;
@@ -193,8 +198,12 @@ size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit
     int64_t age = q->now_ms - s->e[i].at_ms;
     rec[i] = (float)exp(per_ms * (double)(age > 0 ? age : 0));
     imp[i] = s->e[i].importance;
-    rel[i] = mem_dot(s->vecs + i * (size_t)s->dim, q->q, (size_t)s->dim);
   }
+  /* Every vector is scored, those not looked at too: one straight pass over the array is what the
+   * prefetchers follow, and the few left out (the verbatim window) are ignored below. */
+  int8_t qc[MEM_DIM_MAX];
+  float qscale = mem_vec_quantize(q->q, s->dim, qc);
+  mem_vec_scan(s->codes, s->scales, n, s->dim, qc, qscale, rel);
   minmax(rec, s, n, q->below);
   minmax(imp, s, n, q->below);
   minmax(rel, s, n, q->below);
