@@ -161,17 +161,20 @@ void mem_stream_free(mem_stream *s) {
 /* Whether a query with below looks at e: a message outside the verbatim window, or any note. */
 static int looked_at(const mem_entry *e, uint64_t below) { return e->note || e->index < below; }
 
-/* Min-max normalises v[0..n) in place to [0, 1] over the entries looked at (all equal: all 0, so the term
- * decides nothing). */
-static void minmax(float *v, const mem_stream *s, size_t n, uint64_t below) {
-  float lo = INFINITY, hi = -INFINITY;
-  for (size_t i = 0; i < n; i++) {
-    if (!looked_at(&s->e[i], below)) continue;
-    if (v[i] < lo) lo = v[i];
-    if (v[i] > hi) hi = v[i];
-  }
-  float span = hi - lo;
-  for (size_t i = 0; i < n; i++) v[i] = span > 0 ? (v[i] - lo) / span : 0;
+/* The lowest and highest of one score over the entries looked at, for min-max normalisation. */
+typedef struct mem_range {
+  float lo, hi;
+} mem_range;
+
+static void range_add(mem_range *r, float v) {
+  r->lo = fminf(r->lo, v);
+  r->hi = fmaxf(r->hi, v);
+}
+
+/* v normalised to [0, 1] over r (all equal: 0, so the term decides nothing). */
+static float range_norm(const mem_range *r, float v) {
+  float span = r->hi - r->lo;
+  return span > 0 ? (v - r->lo) / span : 0;
 }
 
 /* Inserts h into hits (best first, *n of k kept) when it is good enough. */
@@ -192,25 +195,33 @@ size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit
   float *rec = scratch ? scratch : own;
   if (!rec) return 0;
   float *imp = rec + n, *rel = imp + n;
-  const double per_ms = log(0.995) / 3600000.0; /* 0.995 per hour */
-  for (size_t i = 0; i < n; i++) {
-    if (!looked_at(&s->e[i], q->below)) continue;
-    int64_t age = q->now_ms - s->e[i].at_ms;
-    rec[i] = (float)exp(per_ms * (double)(age > 0 ? age : 0));
-    imp[i] = s->e[i].importance;
-  }
   /* Every vector is scored, those not looked at too: one straight pass over the array is what the
-   * prefetchers follow, and the few left out (the verbatim window) are ignored below. */
+   * prefetchers follow, and the few left out (the verbatim window) are ignored below. (Scanning by blocks
+   * of 256 or 4,096 vectors with their bookkeeping between them was measured no faster.) */
   int8_t qc[MEM_DIM_MAX];
   float qscale = mem_vec_quantize(q->q, s->dim, qc);
   mem_vec_scan(s->codes, s->scales, n, s->dim, qc, qscale, rel);
-  minmax(rec, s, n, q->below);
-  minmax(imp, s, n, q->below);
-  minmax(rel, s, n, q->below);
+  /* The entries (56 bytes each, 5.6 MB for 100,000) are read once, for the ranges; the scores then come
+   * from the three arrays, an entry not looked at marked by a NaN recency. */
+  const double per_ms = log(0.995) / 3600000.0; /* 0.995 per hour */
+  mem_range rr = {.lo = INFINITY, .hi = -INFINITY}, ri = rr, rl = rr;
+  for (size_t i = 0; i < n; i++) {
+    if (!looked_at(&s->e[i], q->below)) {
+      rec[i] = NAN;
+      continue;
+    }
+    int64_t age = q->now_ms - s->e[i].at_ms;
+    rec[i] = (float)exp(per_ms * (double)(age > 0 ? age : 0));
+    imp[i] = s->e[i].importance;
+    range_add(&rr, rec[i]);
+    range_add(&ri, imp[i]);
+    range_add(&rl, rel[i]);
+  }
   size_t got = 0;
   for (size_t i = 0; i < n; i++) {
-    if (!looked_at(&s->e[i], q->below)) continue;
-    mem_hit h = {.i = i, .recency = rec[i], .importance = imp[i], .relevance = rel[i]};
+    if (isnan(rec[i])) continue;
+    mem_hit h = {.i = i, .recency = range_norm(&rr, rec[i]), .importance = range_norm(&ri, imp[i]),
+                 .relevance = range_norm(&rl, rel[i])};
     h.score = (float)(q->w_recency * h.recency + q->w_importance * h.importance + q->w_relevance * h.relevance);
     top_insert(hits, &got, k, &h);
   }
