@@ -166,9 +166,10 @@ typedef struct mem_range {
   float lo, hi;
 } mem_range;
 
+/* Compares, not fminf/fmaxf: those are library calls unless NaNs are ruled out, and this runs 3n times. */
 static void range_add(mem_range *r, float v) {
-  r->lo = fminf(r->lo, v);
-  r->hi = fmaxf(r->hi, v);
+  r->lo = v < r->lo ? v : r->lo;
+  r->hi = v > r->hi ? v : r->hi;
 }
 
 /* v normalised to [0, 1] over r (all equal: 0, so the term decides nothing). */

@@ -14,9 +14,12 @@ float mem_vec_quantize(const float *v, int dim, int8_t *codes) {
   for (int j = 0; j < dim; j++)
     if (fabsf(v[j]) > max) max = fabsf(v[j]);
   float scale = max / 127.0f, inv = max > 0 ? 127.0f / max : 0;
+  /* Half away from zero by hand, not lrintf (a library call per element, and every query is quantised): the
+   * loop vectorises. |v[j] * inv| <= 127 up to the product's rounding, so the clamp is only a guard. */
   for (int j = 0; j < dim; j++) {
-    long c = lrintf(v[j] * inv);
-    codes[j] = (int8_t)(c > 127 ? 127 : c < -127 ? -127 : c); /* rounding can reach 127.5 */
+    float r = v[j] * inv;
+    int c = (int)(r + (r < 0 ? -0.5f : 0.5f));
+    codes[j] = (int8_t)(c > 127 ? 127 : c < -127 ? -127 : c);
   }
   return scale;
 }
