@@ -38,7 +38,7 @@ static int embed_take(agent *a, const float *vecs, size_t n, int dim) {
   a->query_vec = q;
   for (size_t k = 0; k < a->n_embed_pos; k++) {
     size_t i = a->embed_pos[k];
-    memcpy(a->stream.vecs + i * (size_t)dim, vecs + k * (size_t)dim, (size_t)dim * sizeof *vecs);
+    mem_stream_set_vec(&a->stream, i, vecs + k * (size_t)dim);
     a->stream.e[i].unembedded = 0;
   }
   memcpy(q, vecs + a->n_embed_pos * (size_t)dim, (size_t)dim * sizeof *q);

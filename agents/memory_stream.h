@@ -1,6 +1,7 @@
 /* An agent's long-term memory (issue 26, docs/memory.md): its settings from the world file's `memory`
  * object, and the memory stream itself — every entry with its time, importance and embedding, the
- * embeddings in one contiguous float array so that retrieval is an exact scan of dot products. Pure:
+ * embeddings quantised to int8 (agents/memory_vec.h) in one contiguous array so that retrieval is an
+ * exhaustive scan of dot products over every stored vector. Pure:
  * no I/O, no agent state; the agent feeds it (agents/agent_memory.c). */
 #ifndef AG_MEMORY_STREAM_H
 #define AG_MEMORY_STREAM_H
@@ -72,19 +73,23 @@ typedef struct mem_entry {
 typedef struct mem_stream {
   int dim;
   mem_entry *e;
-  float *vecs;         /* n * dim, entry i's at vecs + i * dim */
+  int8_t *codes;       /* n * dim quantised embeddings, entry i's at codes + i * dim (mem_vec_quantize) */
+  float *scales;       /* n: entry i's embedding is about scales[i] * its codes */
   size_t n, cap;
   double since_reflect; /* importance summed since the last reflection */
 } mem_stream;
 
 /* dim 0: not known yet (a hosted embedder's, until its first answer; mem_stream_set_dim). */
 void mem_stream_init(mem_stream *s, int dim);
-/* Adds an entry (takes a reference to e->msg, copies e->sources) with its embedding (dim floats, copied;
- * NULL: zeros). */
+/* Adds an entry (takes a reference to e->msg, copies e->sources) with its embedding (dim floats, stored
+ * quantised: the floats are not kept; NULL: zeros). */
 int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec);
 /* Sets the dimension of a stream made with 0 (every vector zeros until set): AG_OK, or AG_ERR_INVALID
  * when it already has another one. */
 int mem_stream_set_dim(mem_stream *s, int dim);
+/* Replaces entry i's embedding (dim floats, stored quantised; NULL: zeros). i < s->n, and the dimension
+ * is known. */
+void mem_stream_set_vec(mem_stream *s, size_t i, const float *vec);
 void mem_stream_clear(mem_stream *s);
 void mem_stream_free(mem_stream *s);
 
@@ -104,7 +109,8 @@ typedef struct mem_query {
   double w_recency, w_importance, w_relevance;
 } mem_query;
 
-/* The top k entries by score (recency 0.995 per hour before now, importance, relevance = cosine; each
+/* The top k entries by score (recency 0.995 per hour before now, importance, relevance = cosine of the
+ * quantised query and the quantised stored vector, within about 0.01 of the float cosine; each
  * min-max normalised over the entries looked at, then weighted and summed), best first, into hits
  * (room for k). Returns how many. scratch holds 3 * n floats (caller's, reused between calls), or NULL
  * to allocate; 0 hits when that fails. */

@@ -4,6 +4,7 @@
  * question embedded, top-8 retrieved), bytes per memory and the process's RSS.
  * Usage: bench_memory [REPS] (default 5). */
 #include "agents/memory_stream.h"
+#include "agents/memory_vec.h"
 #include "support/bench_stat.h"
 
 #include <math.h>
@@ -79,6 +80,59 @@ static void top8(const char *name, size_t n, int dim, int reps, int calls, doubl
   mem_stream_free(&s);
 }
 
+/* The XOR of len bytes (len a multiple of 8), eight at a time: a pass that does nothing but read. */
+static uint64_t read_all(const int8_t *p, size_t len) {
+  uint64_t acc[4] = {0};
+  for (size_t i = 0; i + 32 <= len; i += 32)
+    for (int k = 0; k < 4; k++) {
+      uint64_t w;
+      memcpy(&w, p + i + 8 * k, sizeof w);
+      acc[k] ^= w;
+    }
+  return acc[0] ^ acc[1] ^ acc[2] ^ acc[3];
+}
+
+/* The scan alone (every stored vector scored against the query, no recency, importance nor top-k), by each
+ * implementation this CPU runs: what the SIMD and the int8 codes buy, and the bandwidth it reaches. */
+static void scan_only(size_t n, int dim, int reps, int calls) {
+  mem_stream s;
+  fill(&s, n, dim);
+  float *q = malloc((size_t)dim * sizeof *q), *out = malloc(n * sizeof *out);
+  int8_t *qc = malloc((size_t)dim);
+  unit_vec(q, dim);
+  float qscale = mem_vec_quantize(q, dim, qc);
+  size_t nimpl;
+  const mem_vec_impl *impl = mem_vec_impls(&nimpl);
+  for (size_t k = 0; k < nimpl; k++) {
+    double v[64];
+    for (int r = 0; r < reps; r++) {
+      double c0 = cpu_now_s();
+      for (int c = 0; c < calls; c++) impl[k].scan(s.codes, s.scales, n, dim, qc, qscale, out);
+      v[r] = (cpu_now_s() - c0) / calls * 1e3;
+    }
+    char label[160];
+    snprintf(label, sizeof label, "scan only, %zu x %d, %s (CPU; %.0f MB per query)", n, dim, impl[k].name,
+             (double)n * dim / 1e6);
+    bench_row(label, "ms", v, reps);
+  }
+  /* The ceiling: the same bytes only read (eight at a time, XORed), no scoring. */
+  double v[64];
+  uint64_t x = 0;
+  for (int r = 0; r < reps; r++) {
+    double c0 = cpu_now_s();
+    for (int c = 0; c < calls; c++) x ^= read_all(s.codes, n * (size_t)dim);
+    v[r] = (cpu_now_s() - c0) / calls * 1e3;
+  }
+  char label[160];
+  snprintf(label, sizeof label, "read only, the same %.0f MB (CPU; checksum %llx)", (double)n * dim / 1e6,
+           (unsigned long long)(x & 0xf));
+  bench_row(label, "ms", v, reps);
+  free(q);
+  free(out);
+  free(qc);
+  mem_stream_free(&s);
+}
+
 static long rss_kb(void) {
   FILE *f = fopen("/proc/self/status", "r");
   char line[256];
@@ -138,7 +192,7 @@ static void world_scale(int reps) {
     t[r] = (cpu_now_s() - t0) / (TURNS / reps) * 1e6;
   }
   bench_row("1,000 agents x 1,000 memories (hash, 256 dims): added cost per turn (CPU)", "us", t, reps);
-  size_t per = sizeof(mem_entry) + MEM_HASH_DIM * sizeof(float);
+  size_t per = sizeof(mem_entry) + MEM_HASH_DIM * sizeof(int8_t) + sizeof(float); /* entry, codes, scale */
   printf("| bytes per memory in RAM (entry + vector; the text is the message's, shared) | %zu | | | B |\n", per);
   printf("| RSS of 1,000,000 memories | %.0f | | | MiB |\n", (double)(after - before) / 1024.0);
   printf("| process RSS | %.0f | | | MiB |\n", (double)after / 1024.0);
@@ -155,6 +209,7 @@ int main(int argc, char **argv) {
   top8("top-8 of 1,000 memories x 1,536 dims", 1000, 1536, reps, 2000, 1e6, "us");
   top8("top-8 of 100,000 memories x 1,536 dims", 100000, 1536, reps, 5, 1e3, "ms");
   top8("top-8 of 100,000 memories x 256 dims (hash)", 100000, 256, reps, 20, 1e3, "ms");
+  scan_only(100000, 1536, reps, 5);
   world_scale(reps);
   return 0;
 }

@@ -1,0 +1,155 @@
+/* The memory stream's quantised vectors (issue 26, agents/memory_vec.h, docs/memory.md "Stored vectors"):
+ * quantising, the SIMD scans against the portable one, and the quantised ranking against the float32 one it
+ * replaced. Pure: no world, no server. */
+#include "agents/memory_stream.h"
+#include "agents/memory_vec.h"
+
+#include "support/unit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_state = 88172645463325252ull;
+/* A seeded value in [-1, 1): the same vectors on every run. */
+static float rng_float(void) {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  return (float)((double)(rng_state >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
+}
+
+/* Every SIMD scan this CPU runs gives bit for bit the portable scan's scores, at lengths that leave tails
+ * of every size and with the extreme codes (127 * -127 in every lane would saturate int16 if -128 were a
+ * code); and the portable scan is the integer dot product scaled. */
+static void quantised_scan_implementations_agree(void) {
+  static const int dims[] = {1, 31, 32, 63, 64, 100, 255, 256, 257, 1536, 1537};
+  enum { N = 37 };
+  size_t nimpl;
+  const mem_vec_impl *impl = mem_vec_impls(&nimpl);
+  CHECK(nimpl >= 1 && !strcmp(impl[0].name, "portable"));
+  for (size_t d = 0; d < sizeof dims / sizeof *dims; d++) {
+    int dim = dims[d];
+    int8_t *codes = malloc((size_t)N * dim), *q = malloc((size_t)dim);
+    float scales[N], want[N], got[N];
+    for (size_t i = 0; i < (size_t)N * dim; i++) codes[i] = (int8_t)(rng_float() * 127.4f);
+    for (int j = 0; j < dim; j++) q[j] = (int8_t)(rng_float() * 127.4f);
+    for (int j = 0; j < dim; j++) codes[j] = -127, q[j] = j % 2 ? 127 : q[j]; /* vector 0 at the int16 edge */
+    for (int i = 0; i < N; i++) scales[i] = 0.001f * (float)(i + 1);
+    impl[0].scan(codes, scales, N, dim, q, 0.5f, want);
+    for (int i = 0; i < N; i++) {
+      int32_t dot = 0;
+      for (int j = 0; j < dim; j++) dot += codes[(size_t)i * dim + j] * q[j];
+      CHECK(want[i] == (float)dot * (scales[i] * 0.5f));
+    }
+    for (size_t k = 1; k < nimpl; k++) {
+      impl[k].scan(codes, scales, N, dim, q, 0.5f, got);
+      for (int i = 0; i < N; i++)
+        if (got[i] != want[i])
+          unit_fail_(__FILE__, __LINE__, "%s, dim %d, vector %d: %g, portable %g", impl[k].name, dim, i, got[i], want[i]);
+    }
+    free(codes);
+    free(q);
+  }
+}
+
+/* Quantising one vector: codes within [-127, 127], the largest |v| at +-127, v rebuilt within scale / 2. */
+static void quantise_is_symmetric_max_abs(void) {
+  float v[5] = {0.5f, -1.0f, 0.25f, 0.0f, 0.999f}, zero[3] = {0};
+  int8_t c[5];
+  float scale = mem_vec_quantize(v, 5, c);
+  CHECK(fabsf(scale - 1.0f / 127) < 1e-9f && c[1] == -127 && c[3] == 0 && c[4] == 127);
+  for (int j = 0; j < 5; j++) CHECK(fabsf(c[j] * scale - v[j]) <= scale / 2 + 1e-7f);
+  CHECK(mem_vec_quantize(zero, 3, c) == 0.0f && c[0] == 0 && c[2] == 0);
+}
+
+/* The float32 cosines of q with the n vectors at v (dim each), into out. */
+static void float_cosines(const float *v, size_t n, int dim, const float *q, float *out) {
+  for (size_t i = 0; i < n; i++) out[i] = mem_dot(v + i * (size_t)dim, q, (size_t)dim);
+}
+
+static int desc(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x < y) - (x > y);
+}
+
+/* One query of the ranking comparison: the quantised top-8 by relevance against the float32 top-8, each
+ * rank's float32 cosine compared. Adds the top-8 members in common to *same; returns the largest gap. */
+static float top8_gap(const mem_stream *s, const float *v, const float *q, float *cos, size_t *same) {
+  size_t n = s->n;
+  mem_hit hits[8];
+  mem_query mq = {.q = q, .now_ms = 0, .below = UINT64_MAX, .w_relevance = 1};
+  CHECK_INT(mem_stream_top(s, &mq, 8, hits, NULL), 8);
+  float_cosines(v, n, s->dim, q, cos);
+  float picked[8], best[8], gap = 0;
+  for (int r = 0; r < 8; r++) picked[r] = cos[hits[r].i];
+  qsort(picked, 8, sizeof *picked, desc);
+  qsort(cos, n, sizeof *cos, desc);
+  memcpy(best, cos, sizeof best);
+  for (int r = 0; r < 8; r++) {
+    gap = fmaxf(gap, best[r] - picked[r]);
+    for (int t = 0; t < 8; t++) /* a member of both sets: its float cosine is among the float top-8's */
+      if (picked[r] == best[t]) {
+        ++*same;
+        break;
+      }
+  }
+  return gap;
+}
+
+/* Quantised retrieval against the float32 ranking it replaced (docs/memory.md "Stored vectors"), on random
+ * unit vectors of 1,536 dimensions (the hardest case: cosines crowd near 0, the top-8 within 0.01 of each
+ * other) and on the hash embedder's vectors of generated sentences. Tolerance: at every rank, the float32
+ * cosine of the quantised top-8's member is within 0.01 of the float32 top-8's; and on average at least 7
+ * of the 8 are the same memories. The figures are printed for bench/README.md. */
+static void quantised_top8_matches_float32(void) {
+  enum { N = 2000, QUERIES = 40 };
+  static const char *const words[] = {"bridge", "market", "apples", "river", "grain", "mill", "farm", "rain",
+                                      "road", "mayor", "closed", "open", "tomorrow", "spring", "winter", "fish",
+                                      "bread", "school", "church", "tax", "harvest", "festival", "storm", "doctor"};
+  for (int kind = 0; kind < 2; kind++) {
+    int dim = kind ? MEM_HASH_DIM : 1536;
+    float *v = malloc((size_t)N * dim * sizeof *v), *q = malloc((size_t)dim * sizeof *q), *cos = malloc(N * sizeof *cos);
+    mem_stream s;
+    mem_stream_init(&s, dim);
+    ag_msg *m = ag_msg_new("human", "x", AG_KIND_HUMAN);
+    for (size_t i = 0; i <= N; i++) { /* the last one is a query */
+      float *x = i < N ? v + i * (size_t)dim : q;
+      if (kind) {
+        char text[128] = "";
+        for (int w = 0; w < 6; w++) strcat(strcat(text, words[(size_t)((rng_float() + 1) * 12) % 24]), " ");
+        mem_embed_hash(text, x, dim);
+      } else {
+        for (int j = 0; j < dim; j++) x[j] = rng_float();
+        float norm = sqrtf(mem_dot(x, x, (size_t)dim));
+        for (int j = 0; j < dim; j++) x[j] /= norm;
+      }
+      mem_entry e = {.msg = m, .at_ms = 0, .importance = 3, .index = i};
+      if (i < N) CHECK_INT(mem_stream_add(&s, &e, x), 0);
+      if (i < N) continue;
+      size_t same = 0;
+      float gap = 0;
+      for (int k = 0; k < QUERIES; k++) {
+        if (k) /* the next query: the first one shifted, a fresh vector for the same stream */
+          for (int j = 0; j < dim; j++) q[j] = kind ? q[(j + 1) % dim] : rng_float() / sqrtf((float)dim) * 1.732f;
+        gap = fmaxf(gap, top8_gap(&s, v, q, cos, &same));
+      }
+      fprintf(stderr, "  %s, %d memories x %d: top-8 members shared with float32 %.2f of 8, largest cosine gap %.4f\n",
+              kind ? "hash embedder" : "random unit vectors", N, dim, (double)same / QUERIES, gap);
+      CHECK(gap <= 0.01f);
+      CHECK(same >= 7 * QUERIES);
+    }
+    ag_msg_unref(m);
+    mem_stream_free(&s);
+    free(v);
+    free(q);
+    free(cos);
+  }
+}
+
+static const unit_test tests[] = {
+    UNIT(quantise_is_symmetric_max_abs),
+    UNIT(quantised_scan_implementations_agree),
+    UNIT(quantised_top8_matches_float32),
+};
+
+int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
