@@ -317,10 +317,15 @@ int rt_open(const rt_opts *o, runtime **out, ag_errmsg *em) {
   if (o->on_world && (rc = o->on_world(o->on_bus_ud, rt, em))) goto fail;
   /* A host prints the stream as it comes; a viewer's or publisher's catch-up is stored, not printed. */
   if (o->nats_role == RT_NATS_HOST && (rc = attach_output(rt, o, em))) goto fail;
-  if ((rc = open_session(rt, o, em)) || (nats && (rc = join_nats(rt, o, em)))) goto fail_cmd;
+  /* A host's tools are ready before it joins: once joined it takes turns, and one taken while its MCP
+   * servers were still starting answered "unknown tool" (start_mcp runs the loop while it waits). */
+  int mcp_first = o->nats_role == RT_NATS_HOST;
+  if ((rc = open_session(rt, o, em)) || (mcp_first && (rc = start_mcp(rt, o, em))) ||
+      (nats && (rc = join_nats(rt, o, em))))
+    goto fail_cmd;
   if (late_db && ((rc = open_db(rt, o, em)) || (rc = open_session(rt, o, em)))) goto fail_cmd;
   if (o->nats_role != RT_NATS_HOST && (rc = attach_output(rt, o, em))) goto fail;
-  if ((rc = start_mcp(rt, o, em)) || (rc = pick_chat(rt, o, em))) goto fail_cmd;
+  if ((!mcp_first && (rc = start_mcp(rt, o, em))) || (rc = pick_chat(rt, o, em))) goto fail_cmd;
   note_passed_over(rt, o);
   if (o->clock && (rc = world_clock_new(rt->w, &rt->clock, em))) goto fail_cmd;
   *out = rt;

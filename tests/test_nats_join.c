@@ -415,6 +415,41 @@ static void test_run_twice_one_db(void) {
   proc_result_free(&lr);
 }
 
+/* A host starts its world's MCP servers before it joins: a message published while a server is still
+ * starting (held here by the gated fake server) waits for the host, and is answered with the tool, never
+ * with "unknown tool" (the host used to join first, and under load parity caught it answering so). */
+static void test_host_tools_before_join(void) {
+  nats_node node;
+  char world[4096], url[256], gate[4096], text[9000];
+  if (node_start("gate", "gate.json", &node, world, url)) return;
+  snprintf(gate, sizeof gate, "%s", nats_path("gate.marker"));
+  snprintf(text, sizeof text,
+           "{\"name\": \"Gate\", \"mcp_servers\": {\"g\": {\"command\": \"node\", \"args\": [\"%s\", \"gated\", \"%s\"]}},"
+           " \"agents\": [{\"name\": \"clerk\", \"provider\": \"script\", \"tools\": [\"g.echo\"],"
+           " \"replies\": [{\"tool\": \"echo\", \"args\": {\"text\": \"ledger\"}}, \"@human filed\"]}],"
+           " \"script\": [{\"from\": \"human\", \"text\": \"@clerk file it\"}]}\n",
+           unit_src_path("tests/mcp/fake_server.js"), gate);
+  unit_write_file(world, text);
+  const char *host[] = {"host", world, "--nats", url, "--db", nats_path("gate-host.db"), NULL};
+  pid_t h = agora_spawn(host, nats_path("gate-host.out"), nats_path("gate-host.err"), NULL);
+  CHECK(h > 0 && file_wait_for(gate, "initialize", 20000));
+  const char *run[] = {"run", world, "--nats", url, "--db", nats_path("gate.db"), "--json", NULL};
+  pid_t r = agora_spawn(run, nats_path("gate-run.out"), nats_path("gate-run.err"), NULL);
+  /* While the server is held, a host that joined anyway would answer without the tool and the run would
+   * end: give it the time to (3 s; the host that waits shows nothing, so this is the one bounded wait for
+   * a thing that must not happen), then let the server start. */
+  int ended = agora_wait(r, wait_budget_ms(3000));
+  snprintf(text, sizeof text, "%s.open", gate);
+  unit_write_file(text, "");
+  CHECK_INT(ended == -1 ? agora_wait(r, wait_budget_ms(30000)) : ended, 0);
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  char *out = unit_read_file(nats_path("gate-host.out"));
+  CHECK(out && strstr(out, "echo: ledger") && !strstr(out, "unknown tool"));
+  if (out && !strstr(out, "echo: ledger")) fprintf(stderr, "  host printed:\n%s\n", out);
+  free(out);
+  nats_node_stop(&node, SIGTERM);
+}
+
 static void test_usage(void) {
   char world[4096];
   snprintf(world, sizeof world, "%s", nats_path("usage.json"));
@@ -438,7 +473,8 @@ int main(int argc, char **argv) {
   static const unit_test tests[] = {
     {"console_and_serve", test_console_and_serve}, {"chat_records", test_chat_records},
     {"run_chat", test_run_chat}, {"failure_shown", test_failure_shown},
-    {"run_twice_one_db", test_run_twice_one_db}, {"usage", test_usage},
+    {"run_twice_one_db", test_run_twice_one_db}, {"host_tools_before_join", test_host_tools_before_join},
+    {"usage", test_usage},
   };
   return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, NULL);
 }

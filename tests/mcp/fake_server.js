@@ -6,6 +6,8 @@
 //   die-once    dies in the middle of its first tool call (a marker file, argv[3], remembers it did)
 //   paged       lists its tools over three pages, then changes its list when "grow" is called
 //   slow        answers a tool call after 20 s; each notifications/cancelled is appended to argv[3]
+//   gated       appends "initialize" to argv[3] when the handshake comes, and answers it only once the file
+//               argv[3].open exists (a server that is slow to start, held open by the test)
 //   asks        on a tool call, first sends requests of its own with hostile ids (written as raw text: JS
 //               numbers cannot hold them), appends every line it reads to argv[3], and answers the call
 //               once the client has answered all seven
@@ -49,6 +51,11 @@ function handle(m) {
     return process.stdout.write('[{"jsonrpc":"2.0","id":8999999999999999,"method":"ping"}]\n');
   }
   if (m.method === 'notifications/cancelled') return marker && fs.appendFileSync(marker, 'cancelled ' + m.params.requestId + ' ' + m.params.reason + '\n');
+  if (m.method === 'initialize' && mode === 'gated' && !m.gate) {
+    fs.appendFileSync(marker, 'initialize\n');
+    const open = () => fs.existsSync(marker + '.open') ? handle(Object.assign({}, m, {gate: true})) : setTimeout(open, 20);
+    return open();
+  }
   if (m.method === 'initialize') return send({id: m.id, result: {protocolVersion: '2025-03-26', capabilities: {tools: {listChanged: true}}, serverInfo: {name: 'fake', version: '1'}}});
   if (m.method === 'tools/list') {
     if (mode !== 'paged') return send({id: m.id, result: {tools}});
