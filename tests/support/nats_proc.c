@@ -27,7 +27,7 @@ int nats_node_start(nats_node *nd) {
     execlp("nats-server", "nats-server", "-c", nd->conf, (char *)NULL);
     _exit(127);
   }
-  for (int i = 0; i < 200 && nd->pid > 0; i++) {
+  for (long long end = now_ms() + wait_budget_ms(5000); nd->pid > 0 && now_ms() < end;) {
     if (ports_open(nd->port)) return 0;
     wait_nap_ms(25);
   }
