@@ -152,43 +152,58 @@ void lsrv_plan_from_text(plan *p, const char *text, ag_buf *key);
 
 /* ---- request bodies: the route to a wire format and the messages a request holds (llm_server_req.c) ---- */
 
+/* The value of header name (case-insensitive) in raw "Name: value\r\n" lines; NULL when absent (caller frees). */
 char *lsrv_header_value(const char *headers, const char *name);
+/* The provider a request path belongs to (W_NONE: none); *gemini_stream set for a streamed Gemini call. */
 wire_kind lsrv_route(const char *path, int *gemini_stream);
+/* Fills ri from a request (its body parsed in root): 0, or -1 for an unknown route. */
 int lsrv_parse_request(req_info *ri, const char *path, const char *headers, const cJSON *root);
+/* Frees what ri owns. */
 void lsrv_req_info_free(req_info *ri);
 
-/* ---- HTTP framing: a response as a queue of timed segments, chunked bodies, provider event framing (llm_server_out.c) ---- */
+/* ---- HTTP framing: timed segments, chunked bodies, event framing (llm_server_out.c) ---- */
 
+/* Queues a segment on c: data (copied; may be NULL) after delay ms. */
 void lsrv_push_seg(conn *c, seg_kind kind, long delay, const char *data, size_t len);
 /* Raw bytes, split into pieces when asked. */
 void lsrv_out_raw(out *o, const char *data, size_t len);
+/* Writes what merge= held back as one piece. */
 void lsrv_out_flush_merged(out *o);
 /* One body chunk in chunked transfer encoding. */
 void lsrv_out_chunk(out *o, const char *data, size_t len);
 /* One event in the provider's framing. name is the SSE event name (Anthropic) or NULL. */
 void lsrv_out_event_raw(out *o, const char *name, const char *json);
+/* lsrv_out_event_raw for obj, which it consumes. */
 void lsrv_out_event(out *o, const char *name, cJSON *obj);
+/* The status line and headers (content_length -1: chunked), with the plan's Retry-After and limits. */
 void lsrv_out_headers(out *o, long status, const char *ctype, long content_length);
+/* A whole body with its headers, cut short or stalled when the plan says so. */
 void lsrv_out_whole(out *o, long status, const char *body, size_t len);
+/* lsrv_out_whole for obj, which it consumes. */
 void lsrv_respond_json(out *o, long status, cJSON *obj);
 /* Bytes written again and again (see SEG_REPEAT), each time as one body chunk. */
 void lsrv_out_repeat(out *o, const char *data, size_t len, long count);
+/* The chunked body's end, and the end of the response. */
 void lsrv_out_body_end(out *o);
 /* framed is JSON holding one text "\u0001": sends it with that text replaced by bytes x's, the
  * x's as a repeated piece (a 10 MB line costs the server 64 KB). */
 void lsrv_out_big(out *o, const char *framed, long bytes);
 
-/* ---- each provider's wire format: whole replies, streamed text and calls, errors, streamed faults (llm_server_wire.c) ---- */
+/* ---- each provider's wire format: whole and streamed replies, calls, errors, faults (llm_server_wire.c) ---- */
 
 /* A request's input tokens, as the replies count them (4 bytes a token). */
 long lsrv_input_tokens(const out *o);
+/* One streamed piece of text (n bytes of t) in the provider's event shape. */
 void lsrv_stream_text_event(out *o, const char *t, size_t n);
+/* What a provider streams before the first text (OpenAI's role chunk, Anthropic's message_start...). */
 void lsrv_stream_prelude(out *o);
+/* The provider's own error type for an HTTP status. */
 const char *lsrv_default_error_type(wire_kind k, long status);
 /* The provider's error object, as a whole body or a mid-stream event. */
 cJSON *lsrv_error_object(const out *o, long status, const char *type);
 /* A whole reply: its text (when it has any) and its calls. */
 cJSON *lsrv_whole_reply(out *o, const char *text);
+/* A streamed reply of text (and the plan's calls), with the faults the plan asks for. */
 void lsrv_respond_stream(out *o, const char *text);
 
 /* ---- hostile peers: bodies that never end, bombs, redirects, garbage (llm_server_hostile.c) ---- */
