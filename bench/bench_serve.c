@@ -36,6 +36,18 @@ static long rss_kib(pid_t pid) {
   return kib;
 }
 
+/* Nanoseconds pid's main thread (the server's loop; 0: this process) has run on a CPU (field 0) or
+ * waited on a run queue, ready but not running (field 1): /proc/PID/schedstat; -1 when unknown. */
+static double sched_ns(pid_t pid, int field) {
+  char path[64];
+  snprintf(path, sizeof path, pid ? "/proc/%d/schedstat" : "/proc/self/schedstat", (int)pid);
+  FILE *f = fopen(path, "r");
+  double v[2] = {-1, -1};
+  if (f && fscanf(f, "%lf %lf", &v[0], &v[1]) != 2) v[0] = v[1] = -1;
+  if (f) fclose(f);
+  return v[field];
+}
+
 static void post(const serve_proc *sp, const char *text) {
   char body[256];
   snprintf(body, sizeof body, "{\"text\": \"%s\"}", text);
@@ -54,8 +66,10 @@ static double real_ms(void) {
 /* Publish to receipt: PINGS human messages that address nobody (the mention of no agent: no replies), one at
  * a time; the time from just before the POST to its frame at each client (both on this process's
  * clock). out: p50, p99 in ms over all receipts. */
-static void latency(const serve_proc *sp, sse_set *set, sse_conn **c, int n, double out[2]) {
-  double sent[PINGS], *lat = malloc((size_t)PINGS * (size_t)n * sizeof *lat);
+static void latency(const serve_proc *sp, sse_set *set, sse_conn **c, int n, double out[7]) {
+  double sent[PINGS], first[PINGS], last[PINGS], *lat = malloc((size_t)PINGS * (size_t)n * sizeof *lat);
+  for (int k = 0; k < PINGS; k++) first[k] = 1e300, last[k] = -1e300;
+  double waited[3] = {sched_ns(sp->pid, 1), sched_ns(0, 1), sched_ns(sp->pid, 0)};
   size_t nl = 0;
   for (int k = 0; k < PINGS; k++) {
     char text[64];
@@ -74,6 +88,10 @@ static void latency(const serve_proc *sp, sse_set *set, sse_conn **c, int n, dou
     sse_wait(set, (size_t)k + 1, "\"text\":\"@nobody ping ", 10000);
     close(fd);
   }
+  /* the time both processes were ready to run and did not, per ping: the machine's load, not the code */
+  out[4] = (sched_ns(sp->pid, 1) - waited[0]) / 1e6 / PINGS;
+  out[5] = (sched_ns(0, 1) - waited[1]) / 1e6 / PINGS;
+  out[6] = (sched_ns(sp->pid, 0) - waited[2]) / 1e6 / PINGS; /* the loop's CPU per ping */
   for (int i = 0; i < n; i++) {
     size_t m;
     const sse_frame_rec *f = sse_frames(c[i], &m);
@@ -81,12 +99,23 @@ static void latency(const serve_proc *sp, sse_set *set, sse_conn **c, int n, dou
       const char *p = strstr(f[j].data, "\"text\":\"@nobody ping ");
       int k;
       if (p && strstr(f[j].data, "\"type\":\"message\"") && sscanf(p + strlen("\"text\":\"@nobody ping "), "%d", &k) == 1 && k >= 0 && k < PINGS)
+      {
         lat[nl++] = f[j].at_ms - sent[k];
+        if (f[j].at_ms - sent[k] < first[k]) first[k] = f[j].at_ms - sent[k];
+        if (f[j].at_ms - sent[k] > last[k]) last[k] = f[j].at_ms - sent[k];
+      }
     }
   }
   qsort(lat, nl, sizeof *lat, cmp_d);
   out[0] = nl ? lat[nl / 2] : -1;
   out[1] = nl ? lat[(size_t)((double)nl * 0.99)] : -1;
+  /* where the tail is: the first client's receipt of a ping (the server's publish path), and the spread
+   * from the first to the last client (the fan-out: the server's writes and this process's reads) */
+  for (int k = 0; k < PINGS; k++) last[k] -= first[k];
+  qsort(first, PINGS, sizeof *first, cmp_d);
+  qsort(last, PINGS, sizeof *last, cmp_d);
+  out[2] = first[PINGS * 99 / 100];
+  out[3] = last[PINGS * 99 / 100];
   free(lat);
 }
 
@@ -114,10 +143,10 @@ static void run_clients(const serve_proc *sp, int n, int rounds) {
     sse_frames(c[i], &k);
     total += k;
   }
-  double lat[2];
+  double lat[7];
   latency(sp, set, c, n, lat);
-  printf("| %3d | %7zu | %6.2f | %9.0f | %9.0f | %6.2f | %6.2f |\n", n, frames, secs, frames / secs, total / secs, lat[0],
-         lat[1]);
+  printf("| %3d | %7zu | %6.2f | %9.0f | %9.0f | %6.2f | %6.2f | %6.2f | %6.2f | %6.3f | %6.3f | %6.3f |\n", n, frames, secs,
+         frames / secs, total / secs, lat[0], lat[1], lat[2], lat[3], lat[6], lat[4], lat[5]);
   free(c);
   sse_set_free(set);
 }
@@ -165,8 +194,10 @@ int main(int argc, char **argv) {
   printf("%d scripted agents answer each human message with %d words (a chunk each; about %d frames per round);\n"
          "%d rounds per row; latency over %d pings that nobody answers\n\n", AGENTS, WORDS, AGENTS * (WORDS + 4), rounds, PINGS);
   idle_memory(&sp, 1000); /* first, on a fresh server: later runs leave freed heap a client would reuse */
-  printf("\n| clients | frames per client | seconds | frames/s to one client | frames/s all clients | latency p50 ms | p99 ms |\n");
-  printf("|---|---|---|---|---|---|---|\n");
+  printf("\n| clients | frames per client | seconds | frames/s to one client | frames/s all clients | latency p50 ms | p99 ms "
+         "| p99 first client ms | p99 first-to-last ms | server loop CPU ms/ping | its run-queue wait ms/ping "
+         "| client's wait |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   int ns[] = {1, 10, 100};
   for (int i = 0; i < 3; i++) run_clients(&sp, ns[i], rounds);
   int st = serve_proc_stop(&sp);

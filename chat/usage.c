@@ -28,8 +28,7 @@ static int rehash(chat_usage *u) {
   return AG_OK;
 }
 
-/* The row of agent, added when new; NULL when out of memory. */
-static chat_usage_row *row_of(chat_usage *u, const char *agent) {
+chat_usage_row *chat_usage_row_of(chat_usage *u, const char *agent) {
   if (2 * (u->n + 1) > u->n_slots && rehash(u)) return NULL;
   size_t k = hash(agent) & (u->n_slots - 1);
   for (; u->slots[k]; k = (k + 1) & (u->n_slots - 1))
@@ -50,7 +49,7 @@ static chat_usage_row *row_of(chat_usage *u, const char *agent) {
 static int usage_entry(const chat_entry *e, void *arg) {
   if (e->msg || e->kind != EV_LLM_DONE) return 0;
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(e->fields, "agent");
-  chat_usage_row *r = row_of(arg, cJSON_IsString(a) ? a->valuestring : "?");
+  chat_usage_row *r = chat_usage_row_of(arg, cJSON_IsString(a) ? a->valuestring : "?");
   if (!r) return AG_ERR_NOMEM;
   const cJSON *in = cJSON_GetObjectItemCaseSensitive(e->fields, "input_tokens");
   const cJSON *out = cJSON_GetObjectItemCaseSensitive(e->fields, "output_tokens");

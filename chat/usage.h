@@ -26,5 +26,9 @@ typedef struct chat_usage {
  * saying "no chat 'ID' in the database"; AG_ERR_NOMEM. */
 int chat_usage_get(store *st, const char *chat_id, chat_usage *out, ag_errmsg *em);
 void chat_usage_free(chat_usage *u);
+/* The row of key in u (zeroed first or filled by chat_usage_get), added (zeroed) when new: a table of
+ * counters by name, which chat/graph.c also keeps its edges in. NULL when out of memory. The pointer
+ * lasts until the next call adds a row; its index (r - u->rows) for good. */
+chat_usage_row *chat_usage_row_of(chat_usage *u, const char *key);
 
 #endif

@@ -1,10 +1,10 @@
 /* agora chats list|show|new|delete|export|import|branch and agora worlds list|show|export|delete. The chats
- * commands are written on libagora (include/agora.h, agora_db_*), all but show, which renders the stored
- * transcript with the output layer. */
+ * commands are written on libagora (include/agora.h, agora_db_*); the worlds commands on the core. */
 #include "agora.h"
 #include "chat/id_prefix.h"
 #include "chat/snapshot.h"
 #include "cli/cli.h"
+#include "cli/event_print.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/jsonnum.h"
@@ -182,29 +182,89 @@ static int chats_api(int which, const opts *o, uint64_t at, const char *sub) {
   return 0;
 }
 
-/* ---- show ---- */
+/* ---- show: through the library too (API version 3) ---- */
 
-static int show(store *st, const char *chat_id, int json, int state, output **out, ag_errmsg *em) {
-  chat_info c;
-  int rc = chat_info_get(st, chat_id, &c, em);
-  if (rc) return rc;
-  if (json) {
-    cJSON *j = output_chat_json(&c);
-    print_json_line(j);
-    cJSON_Delete(j);
-  } else {
-    char updated[40];
-    ag_time_format(c.updated_at_ms, updated, sizeof updated);
-    printf("chat: %s\nworld: %s\ntitle: ", c.id, c.world_id);
-    ag_term_fputs(stdout, c.title, AG_TERM_ONE_LINE);
-    printf("\nmessages: %llu\nupdated: %s\n\n", (unsigned long long)c.message_count, updated);
+/* A JSON array the library handed back, parsed (text released); NULL when out of memory. */
+static cJSON *take_array(char *text, ag_errmsg *em) {
+  cJSON *a = cJSON_Parse(text);
+  agora_free(text);
+  if (!a) ag_fail(em, AG_ERR_NOMEM, "out of memory");
+  return a;
+}
+
+/* --state: each agent's saved context, {"version","updated_at","data","type":"state","agent"} with json. */
+static void show_state(const cJSON *states, int json) {
+  cJSON *j;
+  cJSON_ArrayForEach(j, states) {
+    if (json) {
+      cJSON *agent = cJSON_DetachItemFromObjectCaseSensitive(j, "agent"); /* type goes before it */
+      cJSON_AddStringToObject(j, "type", "state");
+      if (agent) cJSON_AddItemToObject(j, "agent", agent);
+      print_json_line(j);
+      continue;
+    }
+    char *data = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j, "data"));
+    const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "updated_at"));
+    printf("state of %s: version %.0f, updated %s\n  %s\n", field(j, "agent"),
+           cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "version")), u ? u : "never", data ? data : "{}");
+    free(data);
   }
-  output_opts oo = {.json = json, .batch = 1, .seqs = 1}; /* numbers: for /edit, branch --at, ... */
-  if ((rc = output_new(stdout, c.world_id, &oo, out))) return rc;
-  output_set_chat(*out, c.id);
-  if (state && (rc = transcript_print_state(st, chat_id, json, em))) return rc;
-  if ((rc = transcript_print_stored(st, chat_id, *out, 0, em))) return rc;
-  return transcript_print_usage(st, chat_id, json, em);
+  if (!json && !cJSON_GetArraySize(states)) printf("(no agent has saved a context in this chat)\n");
+  if (!json) printf("\n");
+}
+
+/* The token totals per agent: "tokens of AGENT: N in, M out (K calls)", or {"type":"usage",...} lines. */
+static void show_usage(const cJSON *rows, int json) {
+  const cJSON *r;
+  cJSON_ArrayForEach(r, rows) {
+    double in = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "input_tokens"));
+    double out = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "output_tokens"));
+    size_t calls = (size_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "calls"));
+    if (json)
+      printf("{\"type\":\"usage\",\"agent\":\"%s\",\"calls\":%zu,\"input_tokens\":%.0f,\"output_tokens\":%.0f}\n",
+             field(r, "agent"), calls, in, out);
+    else
+      printf("tokens of %s: %.0f in, %.0f out (%zu call%s)\n", field(r, "agent"), in, out, calls, calls == 1 ? "" : "s");
+  }
+}
+
+/* The chat's row, with --state the agents' contexts, its transcript numbered (for /edit, branch --at),
+ * then its usage. */
+static int show(agora_db *db, const char *chat, int json, int state, ag_errmsg *em) {
+  char *text = NULL;
+  cJSON *c = NULL, *part = NULL;
+  int rc = api(agora_db_chat_info(db, chat, &text), em);
+  if (!rc && !(c = take_array(text, em))) rc = AG_ERR_NOMEM;
+  if (rc) goto done;
+  if (json) {
+    print_json_line(c);
+  } else {
+    printf("chat: %s\nworld: %s\ntitle: ", field(c, "id"), field(c, "world"));
+    ag_term_fputs(stdout, field(c, "title"), AG_TERM_ONE_LINE);
+    printf("\nmessages: %.0f\nupdated: %s\n\n", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "message_count")),
+           field(c, "updated_at"));
+  }
+  if (state && !(rc = api(agora_db_chat_state(db, field(c, "id"), &text), em))) {
+    if (!(part = take_array(text, em))) rc = AG_ERR_NOMEM;
+    else show_state(part, json);
+    cJSON_Delete(part);
+    part = NULL;
+  }
+  if (!rc && !(rc = api(agora_db_transcript(db, field(c, "id"), &text), em)) && !(part = take_array(text, em)))
+    rc = AG_ERR_NOMEM;
+  cli_event_print p = cli_event_print_make(stdout, json, 0);
+  p.seqs = p.batch = 1;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, part) cli_event_print_entry(&p, e);
+  cJSON_Delete(part);
+  part = NULL;
+  if (!rc && !(rc = api(agora_db_usage(db, field(c, "id"), &text), em)) && !(part = take_array(text, em)))
+    rc = AG_ERR_NOMEM;
+  show_usage(part, json);
+done:
+  cJSON_Delete(part);
+  cJSON_Delete(c);
+  return rc;
 }
 
 /* A message number: digits only, at least 1. */
@@ -242,16 +302,12 @@ int cli_chats(int argc, char **argv) {
     return cli_error(AG_ERR_INVALID, "chats %s: expected %d argument%s (see agora chats --help)", sub,
                      n_args[which], n_args[which] == 1 ? "" : "s");
   if (which != 1) return chats_api(which, &o, at, sub);
-  /* show renders the stored transcript with the output layer: it reads the database itself */
   ag_errmsg em = {""};
-  store *st = NULL;
-  char chat[CHAT_ID_MAX];
-  output *out = NULL;
-  int rc = rt_store_open_read(o.db, &st, &em);
-  if (rc) return cli_error(rc, "%s", em.text);
-  if (!(rc = chat_id_resolve(st, o.pos[0], chat, &em))) rc = show(st, chat, o.json, o.state, &out, &em);
-  output_free(out);
-  chat_store_close(st);
+  agora_db *db = NULL;
+  int rc = agora_db_open(o.db, AGORA_DB_READ, &db);
+  if (rc) return cli_error(rc, "%s", agora_errmsg());
+  rc = show(db, o.pos[0], o.json, o.state, &em);
+  agora_db_close(db);
   if (rc) return cli_error(rc, "chats %s: %s", sub, em.text[0] ? em.text : ag_strerror(rc));
   return 0;
 }

@@ -47,35 +47,48 @@ int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, i
 static void runner_ask(void *ud, const world_approval *req) {
   cli_runner *r = ud;
   world *w = rt_world(r->rt);
+  const char *text;
   if (!req->question) world_approval_answer(w, req->id, r->yes);
-  else if (r->next_answer < r->n_answers) world_approval_reply(w, req->id, 1, r->answers[r->next_answer++]);
-  else
-    world_approval_reply(w, req->id, 0,
-                         r->answers ? "no human to answer: the --answers file has no more lines"
-                                    : "no human to answer: pass --answers FILE");
+  else {
+    int allow = cli_answers_next(r->answers, r->n_answers, &r->next_answer, &text);
+    world_approval_reply(w, req->id, allow, text);
+  }
 }
 
-/* --answers FILE: its lines, in order (without their line ends). */
-static int read_answers(cli_runner *r, const char *path, const char *cmd) {
+int cli_answers_next(char *const *lines, size_t n, size_t *next, const char **text) {
+  if (*next < n) {
+    *text = lines[(*next)++];
+    return 1;
+  }
+  *text = lines ? "no human to answer: the --answers file has no more lines" : "no human to answer: pass --answers FILE";
+  return 0;
+}
+
+int cli_answers_read(const char *path, const char *cmd, char ***lines, size_t *n_lines) {
   FILE *f = fopen(path, "r");
   if (!f) return cli_error(AG_ERR_INVALID, "%s: --answers %s: %s", cmd, path, strerror(errno));
   char *line = NULL;
   size_t cap = 0;
   ssize_t n;
   int rc = 0;
-  r->answers = calloc(1, sizeof *r->answers); /* not NULL even for an empty file */
-  while (r->answers && (n = getline(&line, &cap, f)) >= 0) {
+  *lines = calloc(1, sizeof **lines); /* not NULL even for an empty file */
+  while (*lines && (n = getline(&line, &cap, f)) >= 0) {
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
-    char **p = realloc(r->answers, (r->n_answers + 1) * sizeof *p);
+    char **p = realloc(*lines, (*n_lines + 1) * sizeof *p);
     if (!p) break;
-    r->answers = p;
-    if (!(r->answers[r->n_answers] = strdup(line))) break;
-    r->n_answers++;
+    *lines = p;
+    if (!((*lines)[*n_lines] = strdup(line))) break;
+    ++*n_lines;
   }
-  if (!r->answers || !feof(f)) rc = cli_error(AG_ERR_NOMEM, "%s: --answers %s: %s", cmd, path, ag_strerror(AG_ERR_NOMEM));
+  if (!*lines || !feof(f)) rc = cli_error(AG_ERR_NOMEM, "%s: --answers %s: %s", cmd, path, ag_strerror(AG_ERR_NOMEM));
   free(line);
   fclose(f);
   return rc;
+}
+
+void cli_answers_free(char **lines, size_t n) {
+  for (size_t i = 0; i < n; i++) free(lines[i]);
+  free(lines);
 }
 
 /* The world is built: the transcript printer and the terminal display for it. */
@@ -132,7 +145,7 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
   int tty = isatty(STDOUT_FILENO), live = !o->json && !o->quiet && tty;
   int chunks = o->stream && (o->json || !tty);
   r->yes = o->yes;
-  if (o->answers && (rc = read_answers(r, o->answers, cmd))) return rc;
+  if (o->answers && (rc = cli_answers_read(o->answers, cmd, &r->answers, &r->n_answers))) return rc;
   r->oo = (output_opts){.json = o->json, .stream = chunks, .progress = 1};
   r->live = live;
   r->script = o->script;
@@ -147,35 +160,37 @@ int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bu
   return 0;
 }
 
-int cli_runner_finish(cli_runner *r) {
+int cli_run_status(int budget_spent, int64_t tokens, double usd, size_t failed, size_t unsaved) {
   int status = 0;
+  if (budget_spent) {
+    /* Exit 3 (docs/cli.md): the run stopped at the budget the user set, which is neither success nor a
+     * failure of the calls; the refused calls' llm-errors are part of it. */
+    fprintf(stderr, "agora: the world's budget is spent (%lld tokens, $%.4f): no new LLM call was started "
+            "(raise it with \"budget\" in the world file)\n", (long long)tokens, usd);
+    status = 3;
+  } else if (failed) {
+    fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", failed);
+    status = 1;
+  }
+  if (unsaved) {
+    fprintf(stderr, "agora: %zu message(s) could not be saved (see the storage-error events)\n", unsaved);
+    status = 1;
+  }
+  return status;
+}
+
+int cli_runner_finish(cli_runner *r) {
   output_done(r->out);
   world *w = rt_world(r->rt);
   chat_session *cs = rt_session(r->rt);
   world_budget_view b = world_budget(w);
-  if (b.reached) {
-    /* Exit 3 (docs/cli.md): the run stopped at the budget the user set, which is neither success nor a
-     * failure of the calls; the refused calls' llm-errors are part of it. */
-    fprintf(stderr, "agora: the world's budget is spent (%lld tokens, $%.4f): no new LLM call was started "
-            "(raise it with \"budget\" in the world file)\n", (long long)b.tokens, b.usd);
-    status = 3;
-  } else if (world_failed_calls(w)) {
-    fprintf(stderr, "agora: %zu LLM call(s) failed (see the llm-error events)\n", world_failed_calls(w));
-    status = 1;
-  }
-  if (cs && chat_session_failures(cs)) {
-    fprintf(stderr, "agora: %zu message(s) could not be saved (see the storage-error events)\n",
-            chat_session_failures(cs));
-    status = 1;
-  }
-  return status;
+  return cli_run_status(b.reached, b.tokens, b.usd, world_failed_calls(w), cs ? chat_session_failures(cs) : 0);
 }
 
 void cli_runner_close(cli_runner *r) {
   rt_close(r->rt);
   run_screen_free(r->scr); /* after the world: its last events still come through the screen */
   output_free(r->out);
-  for (size_t i = 0; i < r->n_answers; i++) free(r->answers[i]);
-  free(r->answers);
+  cli_answers_free(r->answers, r->n_answers);
   memset(r, 0, sizeof *r);
 }

@@ -3,6 +3,9 @@
 #ifndef AG_CLI_RUNNER_H
 #define AG_CLI_RUNNER_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "cli/run_screen.h"
 #include "runtime/output.h"
 #include "runtime/runtime.h"
@@ -26,6 +29,15 @@ typedef struct cli_runner_opts {
  * > 1 after printing why; 0 when it is none of them. */
 int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, int *i);
 
+/* --answers FILE: its lines, in order, without their line ends, into *lines (never NULL on success,
+ * even for an empty file) and *n_lines (both zero on entry), the caller's to cli_answers_free. Returns 0,
+ * or the exit status after printing why (cmd names the command). */
+int cli_answers_read(const char *path, const char *cmd, char ***lines, size_t *n_lines);
+void cli_answers_free(char **lines, size_t n);
+/* ask_human's answer from --answers: 1 and the next line in *text (borrowed from lines), or 0 and why
+ * nobody answers when the lines ran out or there were none (lines NULL: no --answers given). */
+int cli_answers_next(char *const *lines, size_t n, size_t *next, const char **text);
+
 typedef struct cli_runner {
   runtime *rt;      /* the world, its loop and its chat: rt_world(rt), rt_base(rt), rt_session(rt) */
   output *out;
@@ -45,6 +57,10 @@ typedef struct cli_runner {
  * status after printing why; either way release r with cli_runner_close. handler (may be NULL: the
  * screen's) receives the bus's messages and events at the output phase with ud. */
 int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bus_handler handler, void *ud);
+/* The exit status of run and say from what the run came to, saying on stderr what failed: 1 when a save
+ * failed, else 3 when the world's budget was spent (tokens and usd spent), else 1 when an LLM call
+ * failed, else 0. */
+int cli_run_status(int budget_spent, int64_t tokens, double usd, size_t failed, size_t unsaved);
 /* Ends the output and says what failed: returns 1 when a save failed, else 3 when the world's budget was
  * reached, else 1 when an LLM call failed, else 0. */
 int cli_runner_finish(cli_runner *r);

@@ -1,10 +1,13 @@
 /* agora say: one human message into a world's current chat (or a new one), the replies printed until
  * the world is quiet, saved; the one-shot use of a world, like `llm "prompt"`. */
+#include "agora.h"
 #include "cli/cli.h"
+#include "cli/event_print.h"
 #include "cli/runner.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char say_usage[] =
   "usage: agora say WORLD.json|WORLD-ID TEXT [--new-chat] [--db DIR] [--json] [--stream] [--quiet]\n"
@@ -26,19 +29,34 @@ static const char say_usage[] =
   "\n"
   "Exit status: 0 success, 1 if an agent's LLM call failed or storage failed, 2 bad usage or input.\n";
 
+/* say runs on libagora (include/agora.h), its first user among the commands that run agents: the
+ * transcript is printed from the library's events, and there is nobody to ask, so --yes approves
+ * (AGORA_AUTO_APPROVE, else a call is denied) and ask_human gets the next line of --answers. */
 typedef struct say_state {
-  cli_runner *r;
+  cli_event_print print;
   int echo_skipped; /* the person's own message is not printed back in plain output */
-  int json;
+  char **answers;   /* --answers' lines, owned */
+  size_t n_answers, next_answer;
 } say_state;
 
-static void say_on_bus(void *ud, bus_topic topic, void *payload) {
-  say_state *s = ud;
-  if (topic == BUS_MESSAGE && !s->json && !s->echo_skipped && ((const ag_msg *)payload)->kind == AG_KIND_HUMAN) {
+static void say_on_event(const agora_event *ev, void *ctx) {
+  say_state *s = ctx;
+  agora_world *w = agora_event_world(ev);
+  const char *text;
+  if (agora_event_type(ev) == AGORA_EVENT_REQUEST) {
+    if (strcmp(agora_event_kind(ev), "ask-human")) agora_answer(w, agora_event_request(ev), 0);
+    else {
+      int allow = cli_answers_next(s->answers, s->n_answers, &s->next_answer, &text);
+      agora_reply(w, agora_event_request(ev), allow, text);
+    }
+    return;
+  }
+  if (agora_event_type(ev) == AGORA_EVENT_MESSAGE && !s->print.json && !s->echo_skipped &&
+      !strcmp(agora_event_sender(ev), "human")) {
     s->echo_skipped = 1;
     return;
   }
-  run_screen_on_bus(s->r->scr, topic, payload);
+  cli_event_print_one(&s->print, ev);
 }
 
 static int parse_args(int argc, char **argv, cli_runner_opts *a, const char **text) {
@@ -68,6 +86,28 @@ static int read_stdin(char *buf, size_t cap) {
   return n ? 0 : cli_error(AG_ERR_INVALID, "say: the message on stdin is empty");
 }
 
+/* The library's options for say's arguments (every string borrowed from a). */
+static agora_options say_options(const cli_runner_opts *a, say_state *st) {
+  int stream = a->stream && (a->json || !isatty(STDOUT_FILENO));
+  unsigned flags = AGORA_NOTES | AGORA_OPTIONS_3 | (a->no_save ? AGORA_NO_SAVE : 0) |
+                   (a->new_chat ? AGORA_NEW_CHAT : 0) | (a->yes ? AGORA_AUTO_APPROVE : 0) |
+                   (stream ? AGORA_STREAM : 0);
+  st->print = cli_event_print_make(stdout, a->json, stream);
+  return (agora_options){.flags = flags, .model = a->over.model, .provider = a->over.provider,
+                         .base_url = a->over.base_url, .allow_env = a->allow.names, .n_allow_env = a->allow.n,
+                         .program = "say", .allow_key_to = a->allow.key_urls, .n_allow_key_to = a->allow.n_key_urls,
+                         .llm_cache = a->over.llm_cache, .cache_db = a->over.cache_db, .on_event = say_on_event,
+                         .on_event_ctx = st};
+}
+
+/* The exit status from what the run came to (cli_run_status, docs/cli.md "Exit status"). */
+static int say_status(const agora_world *w) {
+  int64_t tokens = 0;
+  double usd = 0;
+  int spent = agora_budget_spent(w, &tokens, &usd);
+  return cli_run_status(spent, tokens, usd, agora_failed_calls(w), agora_unsaved(w));
+}
+
 int cli_say(int argc, char **argv) {
   if (argc > 0 && cli_is_help(argv[0])) {
     fputs(say_usage, stdout);
@@ -81,17 +121,22 @@ int cli_say(int argc, char **argv) {
   if (!strcmp(text, "-") && (status = read_stdin(in, sizeof in))) return status;
   if (!strcmp(text, "-")) text = in;
   if (!text[strspn(text, " \t\r\n")]) return cli_error(AG_ERR_INVALID, "say: the message is empty");
-  cli_runner r;
-  say_state st = {&r, 0, args.json};
-  if (!(status = cli_runner_open(&r, &args, "say", say_on_bus, &st))) {
-    world *w = rt_world(r.rt);
-    const char *still = rt_clock_still(r.rt);
-    if (still) fprintf(stderr, "agora: say: world %s: %s\n", world_id(w), still);
-    run_screen_step(r.scr, 1, 1);
-    int rc = world_publish(w, "human", text, NULL);
-    if (!rc) rc = world_run_until_quiet(w);
-    status = rc ? cli_error(rc, "say: %s", ag_strerror(rc)) : cli_runner_finish(&r);
+  say_state st = {.echo_skipped = 0};
+  agora_world *w = NULL;
+  if (args.answers && (status = cli_answers_read(args.answers, "say", &st.answers, &st.n_answers))) goto done;
+  agora_options o = say_options(&args, &st);
+  int rc = agora_world_open(args.world_path, args.db, &o, &w);
+  if (rc) {
+    status = cli_error(rc, "%s", agora_errmsg());
+    goto done;
   }
-  cli_runner_close(&r);
+  const char *still = agora_clock_note(w);
+  if (still) fprintf(stderr, "agora: say: world %s: %s\n", agora_world_id(w), still);
+  rc = agora_publish(w, "human", text);
+  if (!rc) rc = agora_run_until_quiet(w);
+  status = rc ? cli_error(rc, "say: %s", agora_strerror(rc)) : say_status(w);
+done:
+  agora_world_close(w);
+  cli_answers_free(st.answers, st.n_answers);
   return status;
 }

@@ -3,7 +3,6 @@
 #include "cli/transcript.h"
 
 #include "chat/transcript.h"
-#include "chat/usage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,56 +42,4 @@ int transcript_print_stored(store *st, const char *chat_id, output *o, long dela
 int transcript_print_snapshot(const cJSON *snap, output *o, long delay_ms) {
   print_ctx pc = {o, delay_ms, 0};
   return chat_snapshot_each(snap, print_entry, &pc);
-}
-
-int transcript_print_usage(store *st, const char *chat_id, int json, ag_errmsg *em) {
-  chat_usage u;
-  int rc = chat_usage_get(st, chat_id, &u, em);
-  if (rc) return rc;
-  for (size_t i = 0; i < u.n; i++) {
-    const chat_usage_row *r = &u.rows[i];
-    if (json)
-      printf("{\"type\":\"usage\",\"agent\":\"%s\",\"calls\":%zu,\"input_tokens\":%.0f,\"output_tokens\":%.0f}\n",
-             r->agent, r->calls, r->in, r->out);
-    else
-      printf("tokens of %s: %.0f in, %.0f out (%zu call%s)\n", r->agent, r->in, r->out, r->calls,
-             r->calls == 1 ? "" : "s");
-  }
-  chat_usage_free(&u);
-  return AG_OK;
-}
-
-typedef struct state_ctx {
-  int json;
-  int n;
-} state_ctx;
-
-static int state_cb(const char *agent_id, const context_state *cx, void *arg) {
-  state_ctx *sc = arg;
-  cJSON *j = context_to_json(cx);
-  if (!j) return AG_ERR_NOMEM;
-  sc->n++;
-  if (sc->json) {
-    cJSON_AddStringToObject(j, "type", "state");
-    cJSON_AddStringToObject(j, "agent", agent_id);
-    char *s = cJSON_PrintUnformatted(j);
-    if (s) puts(s);
-    free(s);
-  } else {
-    char *data = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "data"));
-    const cJSON *u = cJSON_GetObjectItem(j, "updated_at");
-    printf("state of %s: version %llu, updated %s\n  %s\n", agent_id, (unsigned long long)cx->version,
-           cJSON_IsString(u) ? u->valuestring : "never", data ? data : "{}");
-    free(data);
-  }
-  cJSON_Delete(j);
-  return 0;
-}
-
-int transcript_print_state(store *st, const char *chat_id, int json, ag_errmsg *em) {
-  state_ctx sc = {json, 0};
-  int rc = chat_contexts_each(st, chat_id, state_cb, &sc, em);
-  if (!rc && !sc.n && !json) printf("(no agent has saved a context in this chat)\n");
-  if (!rc && !json) printf("\n");
-  return rc;
 }

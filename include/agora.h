@@ -17,7 +17,8 @@
  *   worlds may be used on different threads at once. Callbacks run on the thread that is running the
  *   world's loop (agora_run_until_quiet, agora_run_for, agora_step), never from another thread, and
  *   may call any function on that world except agora_world_close.
- * - Nothing here prints, and nothing installs a signal handler: Ctrl-C is yours (call agora_cancel).
+ * - Nothing here prints (unless a program asks for the notes: AGORA_NOTES), and nothing installs a
+ *   signal handler: Ctrl-C is yours (call agora_cancel).
  *
  * ABI: AGORA_API_VERSION rises when a function is added; an existing function never changes its
  * signature or meaning within libagora.so.0. Opaque handles only: no struct of the library's is ever
@@ -33,7 +34,9 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 2 /* 2: agora_db_* (a database without a world) */
+#define AGORA_API_VERSION 3 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+                               AGORA_NOTES, a run's counters (agora_failed_calls, ...),
+                               agora_db_chat_info/_transcript/_usage/_chat_state */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -74,6 +77,11 @@ AGORA_EXPORT void agora_free(void *p);
 
 typedef struct agora_world agora_world;
 
+/* A read-only view of one message or event, valid only during the callback that receives it
+ * (see "Events" below). */
+typedef struct agora_event agora_event;
+typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
+
 /* agora_options.flags */
 #define AGORA_NO_SAVE 0x01      /* no database: nothing is read or stored (db_dir ignored) */
 #define AGORA_NEW_CHAT 0x02     /* start a new chat instead of continuing the world's current one */
@@ -81,9 +89,19 @@ typedef struct agora_world agora_world;
 #define AGORA_NO_MCP 0x08       /* do not start the world file's MCP servers */
 #define AGORA_STREAM 0x10       /* report streamed text as llm-chunk events */
 #define AGORA_AUTO_APPROVE 0x20 /* approve every tool call declared "approve": true without asking */
+#define AGORA_NOTES 0x40        /* API 3: the notes meant for a person (a held chat passed over, a stored world
+                                   replaced by its file, MCP servers not started, a withheld API key) go to
+                                   stderr, as the agora command prints them; without it nothing is printed */
+#define AGORA_OPTIONS_3 0x80    /* API 3: opts has the fields marked "API 3" below (see the growth rule) */
 
 /* Read by agora_world_open only (every pointer borrowed for that call). Zero is the default for every
- * field: {0} opens the world's current chat in the default database, asking approvals as events. */
+ * field: {0} opens the world's current chat in the default database, asking approvals as events.
+ *
+ * Growth rule: the caller allocates this struct, so fields are only ever added at its end, and the
+ * library reads a field added after the first API only when flags holds that API's AGORA_OPTIONS_N
+ * flag. A program built against an older header (a smaller struct, no such flag) keeps working with a
+ * newer library; a program that sets AGORA_OPTIONS_3 needs agora_api_version() >= 3 (an older library
+ * ignores the flag and the fields). */
 typedef struct agora_options {
   unsigned flags;         /* AGORA_* flags above */
   const char *chat;       /* continue this stored chat (its id or a unique prefix) instead */
@@ -92,6 +110,17 @@ typedef struct agora_options {
   const char *base_url;
   const char *const *allow_env; /* names of environment variables agents may use as api_key_env */
   size_t n_allow_env;           /* beyond those that plainly are LLM keys (…_API_KEY, …_TOKEN) */
+  /* API 3 (read only with AGORA_OPTIONS_3) */
+  const char *program;             /* names the program in notes and errors ("say"); NULL: none */
+  const char *const *allow_key_to; /* base URLs a stored world's agents may send their API key to */
+  size_t n_allow_key_to;           /* (docs/security.md; a file's or JSON world's agents always may) */
+  const char *llm_cache;           /* the LLM response cache: "off", "use" or "replay" (docs/cli.md
+                                      --llm-cache); NULL: as the world file says (default off) */
+  const char *cache_db;            /* the cache's directory; NULL: llm-cache in the database directory */
+  agora_event_fn on_event;         /* subscribed (agora_subscribe) before the world starts, so that what
+                                      opening it produces (a resumed turn, an MCP server's error, a request)
+                                      reaches it too: agora_event_world names the world then. May be NULL */
+  void *on_event_ctx;              /* its ctx, borrowed until agora_world_close */
 } agora_options;
 
 /* Opens a world and makes a chat current, ready to publish into.
@@ -114,6 +143,21 @@ AGORA_EXPORT void agora_world_close(agora_world *w);
 /* The world's id and display name; borrowed, alive until agora_world_close. */
 AGORA_EXPORT const char *agora_world_id(const agora_world *w);
 AGORA_EXPORT const char *agora_world_name(const agora_world *w);
+
+/* ---- What a run came to (API version 3) ----
+ * What a command-line program needs for its exit status (docs/cli.md "Exit status"). */
+/* The LLM calls that failed after their retries since agora_world_open (each also an llm-error event). */
+AGORA_EXPORT size_t agora_failed_calls(const agora_world *w);
+/* Messages and thread steps of this session that could not be stored (each also a storage-error
+ * event); 0 without a database. */
+AGORA_EXPORT size_t agora_unsaved(const agora_world *w);
+/* 1 when the world's budget ("budget" in the world file) is spent, so that no new LLM call starts,
+ * else 0. tokens and usd (each may be NULL) receive what the current chat has spent. */
+AGORA_EXPORT int agora_budget_spent(const agora_world *w, int64_t *tokens, double *usd);
+/* A sentence for a person when the world runs on a virtual clock with something scheduled that a
+ * program which never moves the clock will not deliver (docs/architecture.md "Parity"), or NULL.
+ * Static. */
+AGORA_EXPORT const char *agora_clock_note(const agora_world *w);
 
 /* ---- Publishing and running ---- */
 
@@ -151,8 +195,6 @@ AGORA_EXPORT long agora_next_timeout(agora_world *w);
 
 /* ---- Events ---- */
 
-/* A read-only view of one message or event, valid only during the callback that receives it. */
-typedef struct agora_event agora_event;
 
 /* agora_event_type */
 #define AGORA_EVENT_MESSAGE 1   /* a message published in the chat (human, world, agent, system) */
@@ -161,6 +203,9 @@ typedef struct agora_event agora_event;
 #define AGORA_EVENT_WITHDRAWN 4 /* a request ended unanswered (its turn was cancelled, or timed out) */
 
 AGORA_EXPORT int agora_event_type(const agora_event *ev);
+/* The world the event comes from (API 3): during agora_world_open, before *out is set, it is the one
+ * agora_world_open will hand back; a callback given as agora_options.on_event answers requests with it. */
+AGORA_EXPORT agora_world *agora_event_world(const agora_event *ev);
 /* "message", an event's wire name ("llm-error", "title-updated", ...), "approval-request",
  * "ask-human" or "request-withdrawn". Static. */
 AGORA_EXPORT const char *agora_event_kind(const agora_event *ev);
@@ -178,7 +223,6 @@ AGORA_EXPORT uint64_t agora_event_request(const agora_event *ev);
  * borrowed for the callback; NULL when out of memory. */
 AGORA_EXPORT const char *agora_event_json(const agora_event *ev);
 
-typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
 /* Calls fn(ev, ctx) for every message and event from now on, after the agents have seen it and it is
  * stored, in order. Returns a subscription number (> 0) for agora_unsubscribe, or a negative code.
  * ctx is borrowed until agora_unsubscribe or agora_world_close. */
@@ -268,6 +312,15 @@ AGORA_EXPORT int agora_db_chat_delete(agora_db *db, const char *chat, char curre
 /* Makes a new chat current in world (NULL: the only world the database holds; an empty "New Chat" is
  * reused); its id into id. */
 AGORA_EXPORT int agora_db_chat_new(agora_db *db, const char *world, char id[AGORA_ID_MAX]);
+
+/* A chat as `agora chats show` prints it (API version 3), chat named as above (NULL is
+ * AGORA_ERR_INVALID): its row as agora_db_chats gives it (one object); its transcript and usage as
+ * agora_transcript and agora_usage; and the context each agent saved in it, a JSON array of
+ * {"version","updated_at" (or null),"data","agent"} (docs/behaviour.md, save_context), [] when none. */
+AGORA_EXPORT int agora_db_chat_info(agora_db *db, const char *chat, char **json);
+AGORA_EXPORT int agora_db_transcript(agora_db *db, const char *chat, char **json);
+AGORA_EXPORT int agora_db_usage(agora_db *db, const char *chat, char **json);
+AGORA_EXPORT int agora_db_chat_state(agora_db *db, const char *chat, char **json);
 
 #ifdef __cplusplus
 }

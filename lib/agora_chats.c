@@ -58,29 +58,35 @@ static int add_entry(const chat_entry *e, void *arg) {
   return 0;
 }
 
-int agora_transcript(agora_world *w, const char *chat, char **json) {
-  ag_errmsg em = {""};
-  char id[CHAT_ID_MAX];
-  store *st;
+int agora__transcript_json(store *st, const char *id, char **json, ag_errmsg *em) {
   chat_info info;
   entries_ctx c = {.a = cJSON_CreateArray(), .chat = id};
-  int rc = !c.a ? AG_ERR_NOMEM : named_chat(w, chat, id, &st, &em);
-  if (!rc && !(rc = chat_info_get(st, id, &info, &em))) {
+  int rc = !c.a ? ag_fail(em, AG_ERR_NOMEM, "out of memory") : chat_info_get(st, id, &info, em);
+  if (!rc) {
     c.world = info.world_id;
-    rc = chat_transcript_each(st, id, add_entry, &c, &em);
+    rc = chat_transcript_each(st, id, add_entry, &c, em);
   }
-  if (!rc) return agora__hand_out(c.a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
+  if (!rc) return agora__hand_out(c.a, json, em);
   cJSON_Delete(c.a);
-  return agora__fail(rc, &em);
+  return rc;
 }
 
-int agora_chat_export(agora_world *w, const char *chat, char **json) {
+/* A chat of the world's (NULL: the current one) as JSON from fn. */
+static int chat_json(agora_world *w, const char *chat, agora__chat_json_fn fn, char **json) {
   ag_errmsg em = {""};
   char id[CHAT_ID_MAX];
   store *st;
   int rc = named_chat(w, chat, id, &st, &em);
-  if (!rc) rc = agora__export_json(st, id, json, &em);
+  if (!rc) rc = fn(st, id, json, &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
+}
+
+int agora_transcript(agora_world *w, const char *chat, char **json) {
+  return chat_json(w, chat, agora__transcript_json, json);
+}
+
+int agora_chat_export(agora_world *w, const char *chat, char **json) {
+  return chat_json(w, chat, agora__export_json, json);
 }
 
 int agora_chat_import(agora_world *w, const char *snapshot_json, char id[AGORA_ID_MAX]) {
@@ -127,17 +133,13 @@ int agora_chat_load(agora_world *w, const char *chat) {
 }
 
 /* Usage: chat/usage.c's rows as JSON. */
-int agora_usage(agora_world *w, const char *chat, char **json) {
-  ag_errmsg em = {""};
-  char id[CHAT_ID_MAX];
-  store *st;
+int agora__usage_json(store *st, const char *id, char **json, ag_errmsg *em) {
   chat_usage u = {0};
   cJSON *a = cJSON_CreateArray();
-  int rc = !a ? AG_ERR_NOMEM : named_chat(w, chat, id, &st, &em);
-  if (!rc) rc = chat_usage_get(st, id, &u, &em);
+  int rc = !a ? ag_fail(em, AG_ERR_NOMEM, "out of memory") : chat_usage_get(st, id, &u, em);
   for (size_t i = 0; !rc && i < u.n; i++) {
     cJSON *row = cJSON_CreateObject();
-    if (!row) rc = AG_ERR_NOMEM;
+    if (!row) rc = ag_fail(em, AG_ERR_NOMEM, "out of memory");
     else cJSON_AddItemToArray(a, row);
     cJSON_AddStringToObject(row, "agent", u.rows[i].agent);
     cJSON_AddNumberToObject(row, "calls", (double)u.rows[i].calls);
@@ -145,7 +147,9 @@ int agora_usage(agora_world *w, const char *chat, char **json) {
     cJSON_AddNumberToObject(row, "output_tokens", u.rows[i].out);
   }
   chat_usage_free(&u);
-  if (!rc) return agora__hand_out(a, json, &em) ? agora__fail(AG_ERR_NOMEM, &em) : AG_OK;
+  if (!rc) return agora__hand_out(a, json, em);
   cJSON_Delete(a);
-  return agora__fail(rc, &em);
+  return rc;
 }
+
+int agora_usage(agora_world *w, const char *chat, char **json) { return chat_json(w, chat, agora__usage_json, json); }

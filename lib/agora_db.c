@@ -6,6 +6,7 @@
 #include "chat/branch.h"
 #include "chat/id_prefix.h"
 #include "chat/snapshot.h"
+#include "agents/context.h"
 #include "common/jsonnum.h"
 #include "runtime/db.h"
 #include "runtime/output.h"
@@ -76,12 +77,17 @@ int agora__export_json(store *st, const char *id, char **json, ag_errmsg *em) {
   return rc;
 }
 
-int agora_db_chat_export(agora_db *db, const char *chat, char **json) {
+/* A chat (an id or a unique prefix; NULL is refused, naming the call fn) as JSON from make. */
+static int chat_json(agora_db *db, const char *chat, const char *fn, agora__chat_json_fn make, char **json) {
   ag_errmsg em = {""};
   char id[CHAT_ID_MAX];
-  int rc = chat ? chat_id_resolve(db->st, chat, id, &em) : ag_fail(&em, AG_ERR_INVALID, "agora_db_chat_export: chat is NULL");
-  if (!rc) rc = agora__export_json(db->st, id, json, &em);
+  int rc = chat ? chat_id_resolve(db->st, chat, id, &em) : ag_fail(&em, AG_ERR_INVALID, "%s: chat is NULL", fn);
+  if (!rc) rc = make(db->st, id, json, &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
+}
+
+int agora_db_chat_export(agora_db *db, const char *chat, char **json) {
+  return chat_json(db, chat, "agora_db_chat_export", agora__export_json, json);
 }
 
 int agora__import_text(store *st, const char *text, const char *source, char id[AGORA_ID_MAX], ag_errmsg *em) {
@@ -150,4 +156,41 @@ int agora_db_chat_new(agora_db *db, const char *world, char id[AGORA_ID_MAX]) {
     snprintf(id, AGORA_ID_MAX, "%s", chat_session_current(rt_session(rt)));
   rt_close(rt);
   return rc ? agora__fail(rc, &em) : AG_OK;
+}
+
+/* ---- a chat as `agora chats show` prints it (API version 3) ---- */
+
+static int info_json(store *st, const char *id, char **json, ag_errmsg *em) {
+  chat_info c;
+  int rc = chat_info_get(st, id, &c, em);
+  return rc ? rc : agora__hand_out(output_chat_json(&c), json, em);
+}
+
+static int add_state(const char *agent_id, const context_state *cx, void *arg) {
+  cJSON *j = context_to_json(cx);
+  if (!j) return AG_ERR_NOMEM;
+  cJSON_AddStringToObject(j, "agent", agent_id);
+  cJSON_AddItemToArray(arg, j);
+  return 0;
+}
+
+static int state_json(store *st, const char *id, char **json, ag_errmsg *em) {
+  cJSON *a = cJSON_CreateArray();
+  int rc = !a ? ag_fail(em, AG_ERR_NOMEM, "out of memory") : chat_contexts_each(st, id, add_state, a, em);
+  if (!rc) return agora__hand_out(a, json, em);
+  cJSON_Delete(a);
+  return rc;
+}
+
+int agora_db_chat_info(agora_db *db, const char *chat, char **json) {
+  return chat_json(db, chat, "agora_db_chat_info", info_json, json);
+}
+int agora_db_transcript(agora_db *db, const char *chat, char **json) {
+  return chat_json(db, chat, "agora_db_transcript", agora__transcript_json, json);
+}
+int agora_db_usage(agora_db *db, const char *chat, char **json) {
+  return chat_json(db, chat, "agora_db_usage", agora__usage_json, json);
+}
+int agora_db_chat_state(agora_db *db, const char *chat, char **json) {
+  return chat_json(db, chat, "agora_db_chat_state", state_json, json);
 }

@@ -75,6 +75,7 @@ const char *agora_event_json(const agora_event *cev) {
 }
 
 int agora_event_type(const agora_event *ev) { return ev->type; }
+agora_world *agora_event_world(const agora_event *ev) { return ev->w; }
 
 const char *agora_event_kind(const agora_event *ev) {
   switch (ev->type) {

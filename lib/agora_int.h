@@ -57,6 +57,11 @@ int agora__chats_json(store *st, const char *world_id, char **json, ag_errmsg *e
 int agora__export_json(store *st, const char *id, char **json, ag_errmsg *em);
 /* Imports snapshot text as a new chat; source names it in errors ("snapshot", a file's path). */
 int agora__import_text(store *st, const char *text, const char *source, char id[AGORA_ID_MAX], ag_errmsg *em);
+/* Chat id (resolved) as JSON into *json: the shape of the chat calls on a world and on a database. */
+typedef int (*agora__chat_json_fn)(store *st, const char *id, char **json, ag_errmsg *em);
+/* Chat id's transcript (agora_transcript's array), its usage (agora_usage's) (agora_chats.c). */
+int agora__transcript_json(store *st, const char *id, char **json, ag_errmsg *em);
+int agora__usage_json(store *st, const char *id, char **json, ag_errmsg *em);
 /* Brings agora_fd's epoll set up to date with the loop's descriptors (agora_loop.c). */
 void agora__loop_sync(agora_world *w);
 void agora__loop_free(agora_world *w);

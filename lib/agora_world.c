@@ -3,6 +3,8 @@
 #include "lib/agora_int.h"
 
 #include "common/error.h"
+#include "llm/cache.h"
+#include "world/world_budget.h"
 
 #include <event2/event.h>
 #include <stdio.h>
@@ -54,14 +56,34 @@ static rt_opts open_opts(agora_world *aw, const char *file_or_id, const char *db
   unsigned f = o->flags;
   rt_chat pick = f & AGORA_NO_SAVE ? RT_CHAT_NONE : o->chat ? RT_CHAT_ID : f & AGORA_NEW_CHAT ? RT_CHAT_NEW
                                                                                               : RT_CHAT_CURRENT;
-  int text = is_json_text(file_or_id);
-  return (rt_opts){.cmd = NULL, .world = text ? NULL : file_or_id, .world_text = text ? file_or_id : NULL,
-                   .from_store = !!(f & AGORA_FROM_STORE), .quiet = 1, .open_db = !(f & AGORA_NO_SAVE), .db = db_dir,
+  int text = is_json_text(file_or_id), v3 = !!(f & AGORA_OPTIONS_3);
+  return (rt_opts){.cmd = v3 ? o->program : NULL, .world = text ? NULL : file_or_id, .world_text = text ? file_or_id : NULL,
+                   .from_store = !!(f & AGORA_FROM_STORE), .quiet = !(f & AGORA_NOTES), .open_db = !(f & AGORA_NO_SAVE), .db = db_dir,
                    .no_save = !!(f & AGORA_NO_SAVE),
-                   .over = {.model = o->model, .provider = o->provider, .base_url = o->base_url},
+                   .over = {.model = o->model, .provider = o->provider, .base_url = o->base_url,
+                            .llm_cache = v3 ? o->llm_cache : NULL, .cache_db = v3 ? o->cache_db : NULL},
                    .allow = allow, .pick = pick, .chat = o->chat, .rerun_turns = 1, .mcp = !(f & AGORA_NO_MCP),
                    .clock = 1, .emit_chunks = !!(f & AGORA_STREAM), .approver = &agora__approver,
                    .approver_ud = aw, .on_world = on_world, .on_bus = agora__on_bus, .on_bus_ud = aw};
+}
+
+/* The API-3 fields, checked as the command line checks its flags (cli/args.c), naming the field. */
+static int check_options_3(const agora_options *o, ag_errmsg *em) {
+  llm_cache_mode mode;
+  if (!(o->flags & AGORA_OPTIONS_3)) return AG_OK;
+  if (o->n_allow_key_to > RT_ALLOW_ENV_MAX)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.allow_key_to: %zu URLs, at most %d", o->n_allow_key_to,
+                   RT_ALLOW_ENV_MAX);
+  for (size_t i = 0; i < o->n_allow_key_to; i++) {
+    const char *u = o->allow_key_to[i];
+    if (!u || (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)))
+      return ag_fail(em, AG_ERR_INVALID, "agora_options.allow_key_to[%zu]: '%s': expected an http:// or https:// "
+                     "URL (an agent's base_url)", i, u ? u : "(null)");
+  }
+  if (o->llm_cache && llm_cache_mode_parse(o->llm_cache, &mode))
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.llm_cache: unknown mode '%s' (expected off, use or replay)",
+                   o->llm_cache);
+  return AG_OK;
 }
 
 int agora_world_open(const char *file_or_id, const char *db_dir, const agora_options *opts, agora_world **out) {
@@ -87,13 +109,18 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
                  o->flags & AGORA_NO_SAVE ? "AGORA_NO_SAVE" : "AGORA_NEW_CHAT");
     goto fail;
   }
+  if ((rc = check_options_3(o, &em))) goto fail;
   for (size_t i = 0; i < o->n_allow_env; i++) allow.names[allow.n++] = o->allow_env[i];
+  for (size_t i = 0; (o->flags & AGORA_OPTIONS_3) && i < o->n_allow_key_to; i++)
+    allow.key_urls[allow.n_key_urls++] = o->allow_key_to[i];
   if (!(aw = calloc(1, sizeof *aw))) {
     rc = ag_fail(&em, AG_ERR_NOMEM, "out of memory");
     goto fail;
   }
   aw->flags = o->flags;
   aw->epfd = aw->inner = -1;
+  if ((o->flags & AGORA_OPTIONS_3) && o->on_event && (rc = agora_subscribe(aw, o->on_event, o->on_event_ctx)) < 0)
+    goto fail;
   rt_opts ro = open_opts(aw, file_or_id, db_dir, o, &allow);
   if ((rc = rt_open(&ro, &aw->rt, &em))) goto fail;
   *out = aw;
@@ -192,4 +219,15 @@ int agora_cancel(agora_world *w) {
   if (w->running) w->interrupted = 1; /* from a callback: the run function returns */
   int rc = world_emit(w->w, &(world_event){EV_CANCELLED, .u.cancelled = {names[0] ? names : NULL}});
   return rc ? agora__fail(rc, NULL) : AG_OK;
+}
+
+size_t agora_failed_calls(const agora_world *w) { return world_failed_calls(w->w); }
+size_t agora_unsaved(const agora_world *w) { return rt_unsaved(w->rt); }
+const char *agora_clock_note(const agora_world *w) { return rt_clock_still(w->rt); }
+
+int agora_budget_spent(const agora_world *w, int64_t *tokens, double *usd) {
+  world_budget_view b = world_budget(w->w);
+  if (tokens) *tokens = b.tokens;
+  if (usd) *usd = b.usd;
+  return !!b.reached;
 }

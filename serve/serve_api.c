@@ -498,6 +498,7 @@ void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m
   if (m->route == SR_SNAPSHOTS) return post_snapshot(s, body, len, req);
   if (m->route == SR_WORLD_EXPORT || m->route == SR_CHAT_EXPORT || m->route == SR_CHAT_SEARCH || m->route == SR_CHAT_USAGE)
     return serve_read_handle(s, req, m);
+  if (m->route == SR_CHAT_GRAPH) return serve_graph_handle(s, req, m);
   serve_body b;
   char err[SERVE_ERR_MAX];
   int status = serve_body_parse(m->route, method, body, len, &b, err);

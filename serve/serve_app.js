@@ -148,8 +148,11 @@ function append(el) {
   if (stick) { trimTop(); t.scrollTop = t.scrollHeight; }
   else if (t.children.length > MAX_ROWS) trimBottom(); // reading above: the newest wait for a scroll down
 }
+// The pictures (serve_graphs.js, loaded after this script) follow the chat shown and its live frames.
+function pictures(what, o) { if (typeof graphs !== "undefined") return graphs[what](o); }
 function addMessage(m) {
   scheduleRefresh(); // the chat's count in the sidebar, the agents' turns
+  pictures("message", m);
   if (m.chat !== st.chat || st.bySeq.has(m.seq)) return;
   if (m.seq > st.liveMax) st.liveMax = m.seq;
   const live = st.live.get(m.sender);
@@ -177,6 +180,7 @@ function addEvent(e) {
   }
   if (e.event === "cancelled") { st.live.forEach((el) => el.remove()); st.live.clear(); }
   scheduleRefresh(); // state-saved too: a chat's count is read from storage, which has it once committed
+  pictures("event", e);
   const d = e.chat && st.chat && e.chat !== st.chat ? null : evEl(e, true); // another chat's: not in this transcript
   if (d) append(d);
   if (["new-chat-created", "chat-reused", "chat-deleted", "chat-loaded", "title-updated"].includes(e.event)) {
@@ -191,7 +195,12 @@ function countTokens(e) {
   t.in += Math.max(0, e.input_tokens || 0); t.out += Math.max(0, e.output_tokens || 0);
   st.tokens.set(e.agent, t);
 }
+// A world whose MCP servers are not running here says why (GET /api/worlds/{id} "mcp").
+function showMcp(m) {
+  $("mcp-note").textContent = m && m.servers && !m.started ? "MCP servers not started: " + (m.reason || "no reason given") : "";
+}
 function renderAgents(w) {
+  showMcp(w.mcp);
   const box = $("agents"), frag = document.createDocumentFragment();
   for (const a of w.agents || []) {
     const d = document.createElement("div");
@@ -397,6 +406,7 @@ async function openCurrent(want) {
   st.first = j.messages.length ? j.messages[0].seq : w.last_seq + 1;
   $("transcript").prepend(pageEls(j.messages, j.steps)); // frames that came meanwhile are newer: they stay below
   $("transcript").scrollTop = $("transcript").scrollHeight;
+  pictures("load", st.chat)?.catch(() => {});
   // The chat's tokens per agent so far (the stored calls); live llm-done events add to them.
   const u = await api("GET", wpath() + "/chats/" + enc(st.chat) + "/usage");
   if (my !== st.opening) return;

@@ -121,7 +121,9 @@ static void reply_asset(struct evhttp_request *req, const char *name) {
     {"app.js", serve_app_js, &serve_app_js_len},
     {"actions.js", serve_actions_js, &serve_actions_js_len},
     {"marked.js", serve_marked_js, &serve_marked_js_len},
-    {"purify.js", serve_purify_js, &serve_purify_js_len}};
+    {"purify.js", serve_purify_js, &serve_purify_js_len},
+    {"graphs.js", serve_graphs_js, &serve_graphs_js_len},
+    {"d3.js", serve_d3_js, &serve_d3_js_len}};
   for (size_t i = 0; i < sizeof assets / sizeof *assets; i++)
     if (!strcmp(name, assets[i].name))
       return reply_embedded(req, assets[i].data, *assets[i].len, "text/javascript; charset=utf-8");

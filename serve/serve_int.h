@@ -136,6 +136,11 @@ void serve_api_handle(serve *s, struct evhttp_request *req, const serve_match *m
 /* serve_read.c: GET …/export?format=md (a world, a chat), GET …/chats/{chat}/search and
  * GET …/chats/{chat}/usage, from the database alone (no world is loaded for them). */
 void serve_read_handle(serve *s, struct evhttp_request *req, const serve_match *m);
+/* The chat m names, of the world m names, into *c; 0, or an error reply was sent (404 when it is another
+ * world's). */
+int serve_read_chat_of(serve *s, const serve_match *m, chat_info *c, struct evhttp_request *req);
+/* GET …/chats/{chat}/graph (serve_graph.c). */
+void serve_graph_handle(serve *s, struct evhttp_request *req, const serve_match *m);
 
 /* serve_build.c: building and changing worlds over HTTP (issue 24): POST /api/worlds, PATCH (its
  * settings) and DELETE /api/worlds/{id}, POST/PATCH/DELETE …/agents[/{name}], GET …/mcp and POST
@@ -170,6 +175,9 @@ extern const char serve_actions_js[];
 extern const unsigned long serve_actions_js_len;
 extern const char serve_marked_js[];
 extern const unsigned long serve_marked_js_len;
+/* The page's pictures (serve/serve_graphs.js) and the library that draws them (Debian's node-d3). */
+extern const char serve_graphs_js[], serve_d3_js[];
+extern const unsigned long serve_graphs_js_len, serve_d3_js_len;
 extern const char serve_purify_js[];
 extern const unsigned long serve_purify_js_len;
 

@@ -71,8 +71,7 @@ static void world_export(serve *s, const serve_match *m, struct evhttp_request *
   reply_markdown(req, doc, m->world);
 }
 
-/* Chat chat of world world into *c; 0, or an error reply was sent (404 when it is another world's). */
-static int chat_of(serve *s, const serve_match *m, chat_info *c, struct evhttp_request *req) {
+int serve_read_chat_of(serve *s, const serve_match *m, chat_info *c, struct evhttp_request *req) {
   ag_errmsg em = {""};
   int rc = chat_info_get(s->st, m->chat, c, &em);
   if (!rc && strcmp(c->world_id, m->world))
@@ -83,7 +82,7 @@ static int chat_of(serve *s, const serve_match *m, chat_info *c, struct evhttp_r
 
 static void chat_export(serve *s, const serve_match *m, struct evhttp_request *req) {
   chat_info c;
-  if (!want_markdown(m, req) || chat_of(s, m, &c, req)) return;
+  if (!want_markdown(m, req) || serve_read_chat_of(s, m, &c, req)) return;
   cJSON *snap = NULL;
   ag_errmsg em = {""};
   int rc = chat_snapshot_export(s->st, c.id, &snap, &em);
@@ -130,7 +129,7 @@ static int search_row(const chat_entry *e, void *arg) {
  * first; "more" says a next page exists (ask again with after= the last seq). */
 static void chat_search(serve *s, const serve_match *m, struct evhttp_request *req) {
   chat_info c;
-  if (chat_of(s, m, &c, req)) return;
+  if (serve_read_chat_of(s, m, &c, req)) return;
   char q[SERVE_QUERY_MAX], err[SERVE_ERR_MAX];
   uint64_t after = 0, limit = SEARCH_DEFAULT;
   int has_q, has_after, has_limit;
@@ -160,7 +159,7 @@ static void chat_search(serve *s, const serve_match *m, struct evhttp_request *r
 
 static void chat_usage_reply(serve *s, const serve_match *m, struct evhttp_request *req) {
   chat_info c;
-  if (chat_of(s, m, &c, req)) return;
+  if (serve_read_chat_of(s, m, &c, req)) return;
   chat_usage u;
   ag_errmsg em = {""};
   int rc = chat_usage_get(s->st, c.id, &u, &em);

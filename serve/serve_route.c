@@ -131,6 +131,7 @@ static serve_route_id route_of(char seg[SEGS_MAX][SERVE_ID_MAX], int n, serve_ma
   if (n == 6 && IS(5, "export")) return m->allowed = SERVE_GET, SR_CHAT_EXPORT;
   if (n == 6 && IS(5, "search")) return m->allowed = SERVE_GET, SR_CHAT_SEARCH;
   if (n == 6 && IS(5, "usage")) return m->allowed = SERVE_GET, SR_CHAT_USAGE;
+  if (n == 6 && IS(5, "graph")) return m->allowed = SERVE_GET, SR_CHAT_GRAPH;
 #undef IS
   return SR_NONE;
 }

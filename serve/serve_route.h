@@ -45,7 +45,8 @@ typedef enum serve_route_id {
   SR_CHAT_MESSAGE,  /* PUT, DELETE /api/worlds/{w}/chats/{c}/messages/{seq} */
   SR_CHAT_RETRY,    /* POST /api/worlds/{w}/chats/{c}/retry */
   SR_MCP,           /* GET /api/worlds/{w}/mcp */
-  SR_MCP_RESTART    /* POST /api/worlds/{w}/mcp/{server}/restart */
+  SR_MCP_RESTART,   /* POST /api/worlds/{w}/mcp/{server}/restart */
+  SR_CHAT_GRAPH     /* GET /api/worlds/{w}/chats/{c}/graph: what the page's pictures draw */
 } serve_route_id;
 
 typedef struct serve_match {

@@ -9,10 +9,12 @@
 //        node serve_page.js BASE_URL SCREENSHOT.png TOKEN   the server needs TOKEN: the page asks for it once
 //        node serve_page.js BASE_URL SCREENSHOT.png --big   a world of 1,000 agents, a chat of 100,000 messages
 //        node serve_page.js BASE_URL SCREENSHOT.png --empty an empty database: the page says what to do
+//        node serve_page.js BASE_URL SCREENSHOT.png --week  a week run on a virtual clock: its timeline
 "use strict";
 const { launch, clickNow } = require(__dirname + "/support/browser.js");
 const [base, shot, third] = process.argv.slice(2);
-const big = third === "--big", empty = third === "--empty", token = big || empty ? undefined : third;
+const big = third === "--big", empty = third === "--empty", week = third === "--week";
+const token = big || empty || week ? undefined : third;
 const MESSAGES = 100000, PAGE = 100, MAX_ROWS = 400; /* the page's PAGE and MAX_ROWS */
 
 function step(name) { process.stderr.write("serve_page: " + name + "\n"); }
@@ -53,6 +55,12 @@ async function checkRun(page, what) {
 // names, a message posted shows and the reply streams in.
 async function bigWorld(page, T) {
   step("big: the last page of " + MESSAGES + " messages");
+  // Responsiveness: the longest task the page's main thread ran (a click or a scroll waits for it).
+  await page.evaluateOnNewDocument(() => {
+    window.__longest = 0;
+    new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longest = Math.max(window.__longest, e.duration); })
+      .observe({ type: "longtask", buffered: true });
+  });
   const t0 = Date.now();
   await page.goto(base + "/", { waitUntil: "domcontentloaded" });
   await page.waitForFunction((n) => { const l = document.querySelectorAll("#transcript .msg"); return l.length && l[l.length - 1].dataset.seq === String(n); }, T, MESSAGES);
@@ -85,6 +93,8 @@ async function bigWorld(page, T) {
   }, { timeout: 30000, polling: 100 }, MESSAGES);
   seqs = await checkRun(page, "back down");
 
+  await bigPictures(page, T);
+
   step("big: @ completion among 1,000 names");
   await page.click("#input");
   await page.keyboard.type("@a");
@@ -109,6 +119,7 @@ async function bigWorld(page, T) {
   await page.keyboard.press("Enter");
   await page.waitForFunction((n) => [...document.querySelectorAll(".msg.human")].some((m) =>
     m.dataset.seq === String(n + 1) && m.textContent.includes("@a0999 hello big world")), T, MESSAGES);
+  step("big: the message shows; the reply streams");
   await page.waitForSelector(".msg.live", T);
   await page.waitForFunction((n) => [...document.querySelectorAll(".msg.agent:not(.live)")].some((m) =>
     m.dataset.seq === String(n + 2) && m.textContent.includes("streamed reply to the big world")), T, MESSAGES);
@@ -116,6 +127,11 @@ async function bigWorld(page, T) {
   if (chunks < 2) throw new Error("the reply came in " + chunks + " chunks");
   if (await page.$(".msg.live")) throw new Error("a live line stayed after the reply");
   await checkRun(page, "after the reply");
+  await waitDrawn(page, "the new edge human>a0999", (x) => x.edges["human>a0999"] === 1 && x.nodes.a0999);
+  const elements = await page.evaluate(() => document.getElementsByTagName("*").length);
+  const longest = await page.evaluate(() => window.__longest);
+  step("big: " + elements + " elements in the whole page; the longest task on its main thread so far " + Math.round(longest) + " ms");
+  if (longest > 1000) throw new Error("the page stopped for " + Math.round(longest) + " ms");
   await page.screenshot({ path: shot });
 
   step("big: search 100,000 messages on the server, jump to the match");
@@ -125,6 +141,103 @@ async function bigWorld(page, T) {
   seqs = await checkRun(page, "around the match");
   if (!seqs.includes(50000) || seqs.length !== PAGE) throw new Error("around the match: " + seqs[0] + ".." + seqs[seqs.length - 1]);
   await page.screenshot({ path: shotOf("search") });
+}
+
+// ---- the pictures (serve_graphs.js), read from their SVG's data attributes ----
+// The conversation graph as drawn: nodes {id: {tokens, messages}}, edges {"from>to": messages}, and the
+// number of times the pane was drawn.
+function drawn(page) {
+  return page.evaluate(() => {
+    const nodes = {}, edges = {};
+    for (const n of document.querySelectorAll("#graph-conv g.node")) nodes[n.dataset.id] = { tokens: Number(n.dataset.tokens), messages: Number(n.dataset.messages) };
+    for (const l of document.querySelectorAll("#graph-conv line")) edges[l.dataset.from + ">" + l.dataset.to] = Number(l.dataset.messages);
+    return { nodes, edges, times: Number(document.getElementById("graphs").dataset.drawn || 0) };
+  });
+}
+// Waits until the drawn graph satisfies fn (a function of drawn()'s result, run in node).
+async function waitDrawn(page, what, fn, ms) {
+  const end = Date.now() + (ms || 20000);
+  for (let d; ; await new Promise((r) => setTimeout(r, 100))) {
+    d = await drawn(page);
+    if (fn(d)) return d;
+    if (Date.now() > end) throw new Error("the pictures never showed " + what + ": " + JSON.stringify(d).slice(0, 600));
+  }
+}
+async function showPictures(page, T) {
+  await clickNow(page, "#show-graphs", T);
+  await page.waitForFunction(() => document.body.classList.contains("show-graphs") && getComputedStyle(document.getElementById("graphs")).display === "flex", T);
+}
+
+// The pictures follow the answers: a message to ann thickens the edge human>ann, her reply's tokens grow
+// her node and her line of tokens over time.
+async function picturesLive(page, T) {
+  step("pictures: the conversation graph and tokens follow the answers");
+  await showPictures(page, T);
+  const before = await waitDrawn(page, "human>ann", (d) => d.edges["human>ann"] >= 2 && d.nodes.ann && d.nodes.ann.tokens > 0);
+  const lineOf = () => page.$eval('#graph-tokens path[data-agent="ann"]', (p) => Number(p.dataset.last));
+  const tokensBefore = await lineOf();
+  if (tokensBefore !== before.nodes.ann.tokens) throw new Error("ann's line ends at " + tokensBefore + ", her node says " + before.nodes.ann.tokens);
+  await page.type("#input", "@ann tell me more");
+  await page.keyboard.press("Escape");
+  await page.click("#send");
+  const after = await waitDrawn(page, "the new message and its reply's tokens", (d) =>
+    d.edges["human>ann"] === before.edges["human>ann"] + 1 && d.nodes.ann.tokens > before.nodes.ann.tokens && d.times > before.times);
+  await page.waitForFunction((n) => Number(document.querySelector('#graph-tokens path[data-agent="ann"]').dataset.last) > n, T, tokensBefore);
+  // what the page drew live is what the server reads from the stored chat
+  const chat = await page.evaluate(() => st.chat);
+  const j = await page.evaluate(async (c) => (await fetch("/api/worlds/browser/chats/" + c + "/graph")).json(), chat);
+  const ann = j.nodes.find((n) => n.id === "ann"), edge = j.edges.find((e) => e.from === "human" && e.to === "ann");
+  if (!edge || edge.messages !== after.edges["human>ann"] || ann.input_tokens + ann.output_tokens !== after.nodes.ann.tokens)
+    throw new Error("drawn " + JSON.stringify(after) + ", stored " + JSON.stringify(j));
+  if (!(await page.$eval("#graph-time", (t) => t.textContent.includes("real clock")))) throw new Error("a real-clock chat has a timeline");
+  await page.screenshot({ path: shotOf("pictures") });
+  await clickNow(page, "#show-graphs", T);
+  await page.waitForFunction(() => !document.body.classList.contains("show-graphs"), T);
+}
+
+// 1,000 senders and 100,000 messages: the 50 busiest drawn, the rest counted; tokens over time for the 8
+// agents with most; the timeline's last 500 ticks; the MCP servers' reason shown. Then the reply posted
+// later adds its edge live.
+async function bigPictures(page, T) {
+  step("big: the pictures of 100,000 messages");
+  const note = await page.$eval("#mcp-note", (n) => n.textContent);
+  if (!/MCP servers not started: .+/.test(note)) throw new Error("the MCP note says '" + note + "'");
+  const t0 = Date.now();
+  await showPictures(page, T);
+  const d = await waitDrawn(page, "50 nodes", (x) => Object.keys(x.nodes).length === 50 && x.times > 0, 30000);
+  step("big: pictures drawn in " + (Date.now() - t0) + " ms");
+  const more = await page.$eval("#graph-conv text.more", (t) => t.textContent);
+  // 901 senders: human, world and the 899 agents whose seq%1000 is neither x1 (the human's) nor 500 (world's)
+  if (!more.startsWith("+851 senders")) throw new Error("the senders not drawn: " + more);
+  if (!(d.nodes.human && d.edges["human>a0002"] === 769 && d.edges["a0122>a0002"] > 0))
+    throw new Error("the edges of human and a0122: " + JSON.stringify(d.edges).slice(0, 300));
+  const lines = await page.$$eval("#graph-tokens path[data-agent]", (l) => l.length);
+  if (lines !== 8) throw new Error(lines + " lines of tokens over time");
+  const fires = await page.$$eval("#graph-time line.fire", (l) => l.length);
+  if (fires < 1 || fires > 500) throw new Error(fires + " fires on the timeline");
+  await page.screenshot({ path: shotOf("pictures") });
+}
+
+// A week on a virtual clock: the timeline shows its six deliveries from the schedule, the graph world's
+// messages to the baker and the mayor.
+async function weekTimeline(page, T) {
+  step("week: the timeline of simulated time");
+  await page.goto(base + "/", { waitUntil: "domcontentloaded" });
+  await page.waitForFunction(() => document.querySelectorAll("#transcript .msg").length >= 13, T);
+  await showPictures(page, T);
+  const d = await waitDrawn(page, "world>baker", (x) => x.edges["world>baker"] === 5 && x.edges["world>mayor"] === 1);
+  await page.waitForFunction(() => document.querySelectorAll("#graph-time line.fire").length === 6, T);
+  const first = await page.$eval("#graph-time line.fire title", (t) => t.textContent);
+  if (!first.includes("2026-03-02T07:00")) throw new Error("the first delivery: " + first);
+  if (d.nodes.baker.messages !== 5) throw new Error("the baker's node: " + JSON.stringify(d.nodes.baker));
+  step("week: a message posted now is a tick at the world's simulated time");
+  const ticks = await page.$$eval("#graph-time circle.tick", (l) => l.length);
+  await page.type("#input", "a note for the record");
+  await page.keyboard.press("Enter");
+  // the note is seq 14 (both agents answer it too: each is a tick as well)
+  await page.waitForFunction((n) => document.querySelectorAll("#graph-time circle.tick").length > n &&
+    document.querySelector('#graph-time circle.tick[data-seq="14"]'), T, ticks);
+  await page.screenshot({ path: shot });
 }
 
 // Searches the chat for q (Enter in the search box), expects one result, seq, and clicks it: the message
@@ -278,6 +391,7 @@ async function mainFlow(page, T, dialogs) {
   await bookkeeping(page, T);
   await markdownInert(page, T);
   await agentsPanel(page, T);
+  await picturesLive(page, T);
 
   step("approve a tool");
   await page.type("#input", "@careful remember this");
@@ -352,10 +466,19 @@ async function main() {
     });
     page.on("pageerror", (e) => { errors.push(e.message); step("page error: " + e.message); });
     const T = { timeout: 20000 };
-    if (token) await withToken(page, T);
-    else if (big) await bigWorld(page, T);
-    else if (empty) await emptyDatabase(page, T);
-    else await mainFlow(page, T, dialogs);
+    try {
+      if (token) await withToken(page, T);
+      else if (big) await bigWorld(page, T);
+      else if (empty) await emptyDatabase(page, T);
+      else if (week) await weekTimeline(page, T);
+      else await mainFlow(page, T, dialogs);
+    } catch (e) { // what the page showed when a wait failed: its status line, where the transcript stood
+      step("the status line said: '" + await page.$eval("#status", (x) => x.textContent).catch(() => "?") + "'");
+      step("the transcript: " + await page.evaluate(() => JSON.stringify({ tail: st.tail, liveMax: st.liveMax,
+        last: [...document.querySelectorAll("#transcript .msg")].slice(-2).map((m) => m.dataset.seq + " " + m.textContent.slice(0, 80)) }))
+        .catch((x) => x.message));
+      throw e;
+    }
     if (offsite.length) throw new Error("requests off the server: " + offsite.join(", "));
     if (errors.length) throw new Error(errors.length + " page error(s): " + errors.join(" | "));
     ok = true;

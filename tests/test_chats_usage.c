@@ -42,7 +42,9 @@ static void prefix_in_every_command(void) {
   other_chat(&fx, other);
   size_t common = 0;
   while (fx.chat[common] && fx.chat[common] == other[common]) common++;
-  snprintf(pre, sizeof pre, "%.*s", (int)common + 1, fx.chat); /* unique: one past the common part */
+  /* unique: past the common part, and long enough (8) that the chat `chats branch` adds below does not
+   * share it by chance (a 1-character prefix did, one run in 16) */
+  snprintf(pre, sizeof pre, "%.*s", (int)(common + 1 > 8 ? common + 1 : 8), fx.chat);
   snprintf(shared, sizeof shared, "%.*s", (int)(common ? common : 1), fx.chat);
   char head[128];
   snprintf(head, sizeof head, "chat: %s\n", fx.chat);

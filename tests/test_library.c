@@ -447,10 +447,113 @@ static void two_threads(void) {
   llm_server_stop(srv);
 }
 
+/* API 3's options are read only with AGORA_OPTIONS_3, and checked then, naming the field. */
+static void options_3_checked(void) {
+  agora_world *w = NULL;
+  const char *bad_url[] = {"ftp://x"};
+  agora_options o = {.flags = AGORA_NO_SAVE | AGORA_OPTIONS_3, .llm_cache = "sometimes"};
+  CHECK_INT(agora_world_open(relay, NULL, &o, &w), AGORA_ERR_INVALID);
+  CHECK_HAS(agora_errmsg(), "agora_options.llm_cache: unknown mode 'sometimes'");
+  o = (agora_options){.flags = AGORA_NO_SAVE | AGORA_OPTIONS_3, .allow_key_to = bad_url, .n_allow_key_to = 1};
+  CHECK_INT(agora_world_open(relay, NULL, &o, &w), AGORA_ERR_INVALID);
+  CHECK_HAS(agora_errmsg(), "agora_options.allow_key_to[0]: 'ftp://x'");
+  o.flags = AGORA_NO_SAVE; /* a program built before API 3: the fields past allow_env are not read */
+  o.llm_cache = "sometimes";
+  CHECK_INT(agora_world_open(relay, NULL, &o, &w), AGORA_OK);
+  CHECK(agora_clock_note(w) == NULL); /* a real clock */
+  agora_world_close(w);
+}
+
+/* agora_options.on_event is subscribed before the world starts: it sees what opening produces (an MCP
+ * server that does not start: its mcp-error, delivered before agora_world_open returns), which a
+ * subscription made afterwards misses; agora_event_world names the world being opened. */
+typedef struct open_seen {
+  int mcp_errors;
+  agora_world *w;
+} open_seen;
+
+static void on_open_event(const agora_event *ev, void *ctx) {
+  open_seen *s = ctx;
+  if (!strcmp(agora_event_kind(ev), "mcp-error")) s->mcp_errors++;
+  s->w = agora_event_world(ev);
+}
+
+static void on_event_sees_the_open(void) {
+  static const char mcp[] = "{\"name\": \"Mcp\", \"mcp_servers\": {\"fs\": {\"command\": \"/nonexistent/mcp\"}},"
+                            " \"agents\": [{\"name\": \"a\", \"provider\": \"script\"}]}";
+  open_seen s = {0}, late = {0};
+  agora_world *w = NULL;
+  agora_options o = {.flags = AGORA_NO_SAVE | AGORA_OPTIONS_3, .on_event = on_open_event, .on_event_ctx = &s};
+  CHECK_INT(agora_world_open(mcp, NULL, &o, &w), AGORA_OK);
+  CHECK_INT(s.mcp_errors, 1);
+  CHECK(w && s.w == w);
+  agora_world_close(w);
+  w = open_nosave(mcp);
+  if (w) agora_subscribe(w, on_open_event, &late);
+  if (w) CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
+  CHECK_INT(late.mcp_errors, 0);
+  agora_world_close(w);
+}
+
+/* The counters an exit status is made of: a failed call, a spent budget, nothing unsaved. */
+static void run_counters(void) {
+  char json[1024], budget[1200];
+  llm_server *srv = server_world("status=400", json, sizeof json);
+  if (!srv) return;
+  agora_world *w = open_nosave(json);
+  agora_publish(w, "human", "@ann hello");
+  CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
+  CHECK_INT(agora_failed_calls(w), 1);
+  CHECK_INT(agora_budget_spent(w, NULL, NULL), 0);
+  agora_world_close(w);
+  llm_server_reset(srv);
+  llm_server_rule(srv, NULL, "reply=\"@human ok\"");
+  snprintf(budget, sizeof budget, "{\"budget\": {\"tokens\": 1}, %s", json + 1);
+  char *db = unit_tmpdir();
+  CHECK_INT(agora_world_open(budget, db, NULL, &w), AGORA_OK);
+  int64_t tokens = 0;
+  for (int i = 0; w && i < 2; i++) {
+    agora_publish(w, "human", "@ann hello");
+    CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
+  }
+  CHECK_INT(agora_budget_spent(w, &tokens, NULL), 1);
+  CHECK(tokens > 1);
+  CHECK_INT(agora_unsaved(w), 0);
+  agora_world_close(w);
+  llm_server_stop(srv);
+  unit_rmrf(db);
+  free(db);
+}
+
+/* AGORA_NOTES: the runtime's notes reach stderr, naming the program (never_prints: without it, not). */
+static void notes_on_stderr(void) {
+  char *db = unit_tmpdir();
+  char path[512];
+  snprintf(path, sizeof path, "%s/stderr.txt", db);
+  fflush(stderr);
+  int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  dup2(fd, 2);
+  agora_world *w = NULL;
+  agora_options o = {.flags = AGORA_NOTES | AGORA_OPTIONS_3, .program = "prog"};
+  CHECK_INT(agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"a\", \"provider\": \"script\"}]}", db, &o, &w), AGORA_OK);
+  agora_world_close(w);
+  CHECK_INT(agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"b\", \"replies\": [\"x\"]}]}", db, &o, &w), AGORA_OK);
+  agora_world_close(w);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved), close(fd);
+  char *err = unit_read_file(path);
+  CHECK_HAS(err, "prog: ", "its stored settings are replaced");
+  free(err);
+  unit_rmrf(db);
+  free(db);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(publish_and_replies), UNIT(bad_input), UNIT(interrupt_and_unsubscribe), UNIT(ask_human_request), UNIT(approvals),
     UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(a_database_without_a_world), UNIT(never_prints), UNIT(foreign_loop), UNIT(two_threads), UNIT(usage_from_the_server),
+    UNIT(options_3_checked), UNIT(on_event_sees_the_open), UNIT(run_counters), UNIT(notes_on_stderr),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

@@ -4,14 +4,14 @@
  * the single-process run message for message. A host SIGKILLed in the middle of a run: its leases run
  * out, the other host takes its agents and finishes the turns it had started; every question is
  * answered exactly once. Three nodes, three hosts, 300 agents: a host and a node killed and restarted, a
- * node stopped for 10 s, and still every question answered once and every copy the same. A process
- * leaving with deliveries queued. A host with --agents leaves no agent without a host. A wrong token or
- * no server: a clear error, exit 2, nothing stored. Every moment a case acts on is observed (leases
- * held, progress printed), never guessed from how long something takes. */
-#include "cluster/cluster.h"
+ * node stopped for 10 s, and still every question answered once and every copy the same. A host with
+ * --agents leaves no agent without a host. A wrong token or no server: a clear error, exit 2, nothing
+ * stored. Every moment a case acts on is observed (leases held, progress printed), never guessed from
+ * how long something takes. A world joined in this process, with deliveries queued: test_nats_queue. */
 #include "support/llm_server.h"
 #include "support/nats_lease.h"
 #include "support/nats_proc.h"
+#include "support/nats_ring.h"
 #include "support/proc.h"
 #include "support/suite.h"
 #include "support/unit.h"
@@ -29,36 +29,6 @@
 
 #include "world/world_file.h"
 
-static char *tmp;
-
-static const char *path_of(const char *name) { return suite_file(tmp, name, NULL); }
-
-/* n scripted agents a0..a(n-1): a human message to ak makes a relay around the ring (each agent's first
- * reply passes it on), then answers go back to the human; steps human messages, one agent each, so
- * the order is the same in every run however the agents are spread. */
-static const char *ring_world(const char *name, int n, int steps) {
-  size_t cap = 4096 + (size_t)n * 512 + (size_t)steps * 128;
-  char *t = malloc(cap);
-  size_t k = (size_t)snprintf(t, cap, "{\"name\": \"Ring\", \"defaults\": {\"provider\": \"script\"}, \"agents\": [");
-  for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(t + k, cap - k,
-                          "%s{\"name\": \"a%d\", \"replies\": [\"@a%d relay from a%d\", \"@human answer 2 of a%d\","
-                          " \"@human answer 3 of a%d\", \"@human answer 4 of a%d\"]}",
-                          i ? ", " : "", i, (i + 1) % n, i, i, i, i);
-  k += (size_t)snprintf(t + k, cap - k, "], \"script\": [");
-  for (int i = 0; i < steps; i++)
-    k += (size_t)snprintf(t + k, cap - k, "%s{\"from\": \"human\", \"text\": \"@a%d question %d\"}", i ? ", " : "",
-                          (i * 7) % n, i);
-  snprintf(t + k, cap - k, "]}\n");
-  static char p[2][4096];
-  static int which;
-  which = !which;
-  snprintf(p[which], sizeof p[which], "%s", path_of(name));
-  unit_write_file(p[which], t);
-  free(t);
-  return p[which];
-}
-
 /* `agora run WORLD --json ...` (given extra environment), stopped after 90 s: a hang fails the case
  * instead of the suite. Its messages as "sender|kind|text" lines (caller frees). */
 static char *run_messages_env(const char *world, const char *url, const char *const *env, int *status) {
@@ -68,7 +38,7 @@ static char *run_messages_env(const char *world, const char *url, const char *co
   char out[64], err[64];
   snprintf(out, sizeof out, "run%d.out", ++n);
   snprintf(err, sizeof err, "run%d.err", n);
-  char *po = strdup(path_of(out)), *pe = strdup(path_of(err));
+  char *po = strdup(nats_ring_path(out)), *pe = strdup(nats_ring_path(err));
   pid_t pid = agora_spawn(url ? dist : single, po, pe, env);
   *status = agora_wait(pid, 90000);
   if (*status < 0) {
@@ -86,72 +56,24 @@ static char *run_messages(const char *world, const char *url, int *status) {
   return run_messages_env(world, url, NULL, status);
 }
 
-static size_t count(const char *hay, const char *needle) {
-  size_t n = 0;
-  for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
-  return n;
-}
-
-/* Waits (polling; at most 60 s) until agents PREFIX0..PREFIX(n-1) of world each have a lease, held by
- * hosts hosts in all: what a case needs to have happened before it goes on, observed rather than
- * guessed from how long a host takes to start (much longer under load). */
-static int await_leases(const char *url, const char *world, const char *prefix, int n, int hosts) {
-  int done = nats_lease_wait(url, world, prefix, n, hosts, 60000);
-  if (!done) unit_fail_(__FILE__, __LINE__, "%s: agents %s* not held by %d hosts within 60 s", world, prefix, hosts);
-  return done;
-}
-
-/* Waits (polling; at most 60 s) until measure(NAME's text) reaches min: a process's own printed
- * progress, the moment a case acts on. */
-static int await_output(const char *name, size_t (*measure)(const char *), size_t min) {
-  for (long long end = now_ms() + wait_budget_ms(60000); now_ms() < end;) {
-    char *o = unit_read_file(path_of(name));
-    size_t got = o ? measure(o) : 0;
-    free(o);
-    if (got >= min) return 1;
-    wait_nap_ms(20); /* a poll of the process's progress, not the moment itself */
-  }
-  unit_fail_(__FILE__, __LINE__, "%s: no progress to %zu within 60 s", name, min);
-  return 0;
-}
-
 /* "hosting" lines in an `agora host` stderr: it has caught up with the stream. */
-static size_t hosting_printed(const char *err) { return count(err, "agora: hosting world"); }
-
-/* Messages in an `agora ... --json` output. */
-static size_t messages_printed(const char *out) { return count(out, "{\"type\":\"message\""); }
-
-/* `agora host` with its output in TAG.out, TAG.err and its database in TAG.db; only agents (when not
- * NULL). */
-static pid_t start_host_r(const char *world, const char *url, const char *tag, const char *agents, const char *replicas) {
-  char out[64], err[64], db[64];
-  snprintf(out, sizeof out, "%s.out", tag);
-  snprintf(err, sizeof err, "%s.err", tag);
-  snprintf(db, sizeof db, "%s.db", tag);
-  const char *args[] = {"host", world, "--nats", url, "--lease-ms", "900", "--json", "--nats-replicas", replicas,
-                        "--db", path_of(db), agents ? "--agents" : NULL, agents, NULL};
-  return agora_spawn(args, path_of(out), path_of(err), NULL);
-}
-
-static pid_t start_host(const char *world, const char *url, const char *tag, const char *agents) {
-  return start_host_r(world, url, tag, agents, "1");
-}
+static size_t hosting_printed(const char *err) { return nats_ring_count(err, "agora: hosting world"); }
 
 /* The messages of the one chat stored in TAG.db as "sender|kind|text" lines, with their seqs checked to
  * be 1..n (caller frees). */
 static char *stored_messages(const char *tag) {
   char db[64];
   snprintf(db, sizeof db, "%s.db", tag);
-  const char *list[] = {"chats", "list", "--db", path_of(db), "--json", NULL};
+  const char *list[] = {"chats", "list", "--db", nats_ring_path(db), "--json", NULL};
   proc_result r;
   if (proc_agora(list, NULL, NULL, &r)) return NULL;
   cJSON *arr = cJSON_Parse(r.out); /* NDJSON: the first chat */
-  size_t chats = count(r.out, "\n");
+  size_t chats = nats_ring_count(r.out, "\n");
   proc_result_free(&r);
   const cJSON *id = cJSON_GetObjectItem(arr, "id");
   char *out = NULL;
   if (chats == 1 && cJSON_IsString(id)) {
-    const char *show[] = {"chats", "show", id->valuestring, "--db", path_of(db), "--json", NULL};
+    const char *show[] = {"chats", "show", id->valuestring, "--db", nats_ring_path(db), "--json", NULL};
     if (!proc_agora(show, NULL, NULL, &r)) {
       out = proc_messages(r.out);
       long seq = 0;
@@ -169,30 +91,30 @@ static char *stored_messages(const char *tag) {
 static void test_two_hosts_match_single(void) {
   nats_node node;
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/one", tmp);
+  snprintf(dir, sizeof dir, "%s/one", nats_ring_tmp);
   mkdir(dir, 0700);
   if (nats_start(dir, 1, NULL, &node)) {
     unit_fail_(__FILE__, __LINE__, "nats-server did not start");
     return;
   }
-  const char *world = ring_world("ring.json", 10, 12);
+  const char *world = nats_ring_world("ring.json", 10, 12);
   const char *url = nats_url(&node, 0, 1);
-  pid_t h1 = start_host(world, url, "h1", NULL), h2 = start_host(world, url, "h2", NULL);
-  CHECK(await_leases(url, "ring", "a", 10, 2)); /* both hosts hold leases: five agents each */
+  pid_t h1 = nats_ring_start_host(world, url, "h1", NULL), h2 = nats_ring_start_host(world, url, "h2", NULL);
+  CHECK(nats_ring_await_leases(url, "ring", "a", 10, 2)); /* both hosts hold leases: five agents each */
   int st1 = -1, st2 = -1;
   char *single = run_messages(world, NULL, &st1), *dist = run_messages(world, url, &st2);
   CHECK_INT(st1, 0);
   CHECK_INT(st2, 0);
-  CHECK(single && count(single, "\n") > 24);
+  CHECK(single && nats_ring_count(single, "\n") > 24);
   CHECK_STR(dist, single);
   CHECK_INT(agora_stop(h1, SIGTERM), 0);
   CHECK_INT(agora_stop(h2, SIGTERM), 0);
-  char *o1 = unit_read_file(path_of("h1.out")), *o2 = unit_read_file(path_of("h2.out"));
+  char *o1 = unit_read_file(nats_ring_path("h1.out")), *o2 = unit_read_file(nats_ring_path("h2.out"));
   /* The work was shared, and each host saw the whole transcript. */
-  CHECK(count(o1, "\"llm-start\"") > 0);
-  CHECK(count(o2, "\"llm-start\"") > 0);
+  CHECK(nats_ring_count(o1, "\"llm-start\"") > 0);
+  CHECK(nats_ring_count(o2, "\"llm-start\"") > 0);
   /* (a call may be made twice while an agent changes hands; its reply is kept once) */
-  CHECK(count(o1, "\"llm-start\"") + count(o2, "\"llm-start\"") >= count(single, "\n") - 12);
+  CHECK(nats_ring_count(o1, "\"llm-start\"") + nats_ring_count(o2, "\"llm-start\"") >= nats_ring_count(single, "\n") - 12);
   char *m1 = proc_messages(o1), *m2 = proc_messages(o2);
   CHECK_STR(m1, single);
   CHECK_STR(m2, single);
@@ -220,14 +142,14 @@ static const char *slow_world(llm_server *srv, int n, int steps, int latency) {
                           i ? ", " : "", (i * 7) % n, i);
   snprintf(t + k, sizeof t - k, "]}\n");
   static char p[4096];
-  snprintf(p, sizeof p, "%s", path_of("slow.json"));
+  snprintf(p, sizeof p, "%s", nats_ring_path("slow.json"));
   unit_write_file(p, t);
   return p;
 }
 
 /* Turns s0 and s1 started (LLM calls begun) in a host's output. */
 static size_t victim_calls(const char *out) {
-  return count(out, "\"agent\":\"s0\",\"provider\"") + count(out, "\"agent\":\"s1\",\"provider\"");
+  return nats_ring_count(out, "\"agent\":\"s0\",\"provider\"") + nats_ring_count(out, "\"agent\":\"s1\",\"provider\"");
 }
 
 /* Every moment is the processes' own observed progress: the survivor starts once the victim holds s0
@@ -238,7 +160,7 @@ static void test_host_killed(void) {
   llm_server *srv = NULL;
   nats_node node;
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/kill", tmp);
+  snprintf(dir, sizeof dir, "%s/kill", nats_ring_tmp);
   mkdir(dir, 0700);
   if (llm_server_start(&srv) || nats_start(dir, 1, NULL, &node)) {
     unit_fail_(__FILE__, __LINE__, "servers did not start");
@@ -250,22 +172,22 @@ static void test_host_killed(void) {
   char *single = run_messages(world, NULL, &st);
   CHECK_INT(st, 0);
   /* a host for s0,s1 that will die, and one for everyone (it takes what is free) */
-  pid_t victim = start_host(world, url, "k1", "s0,s1");
-  CHECK(await_leases(url, "slow", "s", 2, 1));
-  pid_t survivor = start_host(world, url, "k2", NULL);
-  CHECK(await_leases(url, "slow", "s", 4, 2));
+  pid_t victim = nats_ring_start_host(world, url, "k1", "s0,s1");
+  CHECK(nats_ring_await_leases(url, "slow", "s", 2, 1));
+  pid_t survivor = nats_ring_start_host(world, url, "k2", NULL);
+  CHECK(nats_ring_await_leases(url, "slow", "s", 4, 2));
   const char *args[] = {"run", world, "--no-save", "--json", "--nats", url, NULL};
-  pid_t run = agora_spawn(args, path_of("krun.out"), path_of("krun.err"), NULL);
-  CHECK(await_output("k1.out", victim_calls, 2));
+  pid_t run = agora_spawn(args, nats_ring_path("krun.out"), nats_ring_path("krun.err"), NULL);
+  CHECK(nats_ring_await_output("k1.out", victim_calls, 2));
   CHECK_INT(agora_stop(victim, SIGKILL), 128 + SIGKILL);
   int rs = agora_wait(run, 60000);
   if (rs < 0) agora_stop(run, SIGKILL);
   CHECK_INT(rs, 0);
-  char *out = unit_read_file(path_of("krun.out"));
+  char *out = unit_read_file(nats_ring_path("krun.out"));
   char *dist = proc_messages(out);
   /* every question answered exactly once, in the same order: the transcript is the single run's */
   CHECK_STR(dist, single);
-  char *k2 = unit_read_file(path_of("k2.out"));
+  char *k2 = unit_read_file(nats_ring_path("k2.out"));
   /* the survivor took s0 and s1 over: it ran the turn the victim had started and the ones after */
   CHECK(victim_calls(k2) > 0);
   CHECK_INT(agora_stop(survivor, SIGTERM), 0);
@@ -282,7 +204,7 @@ typedef struct transcript_goal {
 
 static int transcript_shows(void *arg) {
   const transcript_goal *g = arg;
-  char *o = unit_read_file(path_of(g->out)), *m = o ? proc_messages(o) : NULL;
+  char *o = unit_read_file(nats_ring_path(g->out)), *m = o ? proc_messages(o) : NULL;
   int same = m && !strcmp(m, g->want);
   free(o), free(m);
   return same;
@@ -295,162 +217,11 @@ static int host_caught_up(const char *tag, const char *want, long ms) {
   return wait_until_every(transcript_shows, &g, ms, 200);
 }
 
-/* A world (json) joined to the stream in this process, hosting nothing; NULL when it cannot join. */
-static world *joined_world(struct event_base *base, const char *url, const char *json, cluster **cl, int wait) {
-  world_spec spec;
-  ag_errmsg em = {""};
-  world *w = NULL;
-  if (world_spec_parse(json, strlen(json), "queue", &spec, &em)) return NULL;
-  int rc = world_new(base, &spec, &w, &em);
-  world_spec_free(&spec);
-  cluster_opts o = {url, NULL, NULL, 1, 3000, NULL, 0};
-  if (!rc) rc = cluster_open(w, &o, cl, &em);
-  if (!rc && wait) rc = cluster_wait_ready(*cl, 30000, &em);
-  if (rc) fprintf(stderr, "joined_world: %s\n", em.text);
-  if (rc && w) world_free(w), w = NULL;
-  return w;
-}
-
-/* One nats-server in TMP/SUB; its URL in url. -1 (the case failed) when it does not start. */
-static int one_node(const char *sub, nats_node *node, char *url, size_t cap) {
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/%s", tmp, sub);
-  mkdir(dir, 0700);
-  if (nats_start(dir, 1, NULL, node)) {
-    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
-    return -1;
-  }
-  snprintf(url, cap, "%s", nats_url(node, 0, 1));
-  return 0;
-}
-
-static const char queue_json[] =
-  "{\"name\": \"Queue\", \"agents\": [{\"name\": \"quiet\", \"replies\": [\"x\"]}]}";
-
-static void count_replies(void *ud, bus_topic topic, void *payload) {
-  if (topic == BUS_MESSAGE && ((ag_msg *)payload)->kind == AG_KIND_AGENT) ++*(int *)ud;
-}
-
-static void interrupt_world(evutil_socket_t fd, short what, void *arg) {
-  (void)fd, (void)what;
-  world_interrupt(arg);
-}
-
-/* A publisher whose loop was held up while a host answered a whole relay (three agents): the replies
- * and the turns' ends reach it in one batch. Each end must wait until the bus has delivered the message
- * before it, which starts the turn it ends; acting on it at once left that turn waiting for an end
- * already gone, and `run --nats` hung (seen under load). */
-static void test_records_in_one_batch(void) {
-  nats_node node;
-  char url[256];
-  if (one_node("batch", &node, url, sizeof url)) return;
-  const char *path = ring_world("batch.json", 3, 1);
-  pid_t h = start_host(path, url, "b1", NULL);
-  CHECK(await_leases(url, "ring", "a", 3, 1)); /* the host holds the three leases */
-  char *json = unit_read_file(path);
-  struct event_base *base = event_base_new();
-  cluster *cl = NULL;
-  world *w = json ? joined_world(base, url, json, &cl, 1) : NULL;
-  CHECK(w != NULL);
-  if (w) {
-    int replies = 0;
-    bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, count_replies, &replies, NULL);
-    CHECK_INT(cluster_use_chat(cl, NULL), 0);
-    CHECK_INT(world_publish(w, "human", "@a0 question 0", NULL), 0); /* sent at once, by this thread */
-    /* meanwhile a0 -> a1 -> a2 -> a0 -> human, with the loop held up: the host printed all five */
-    CHECK(await_output("b1.out", messages_printed, 5));
-    struct timeval guard = {20, 0};
-    struct event *t = evtimer_new(base, interrupt_world, w);
-    evtimer_add(t, &guard);
-    CHECK_INT(world_run_until_quiet(w), 0); /* AG_ERR_CANCELLED: still waiting after 20 s */
-    event_free(t);
-    CHECK_INT(replies, 4);
-    cluster_free(cl);
-    world_free(w);
-  }
-  event_base_free(base);
-  free(json);
-  CHECK_INT(agora_stop(h, SIGTERM), 0);
-  nats_node_stop(&node, SIGTERM);
-}
-
-/* A world joins, publishes n human messages nobody answers and leaves: the stream holds n records. */
-static void fill_stream(const char *url, int n) {
-  struct event_base *base = event_base_new();
-  cluster *cl = NULL;
-  world *w = joined_world(base, url, queue_json, &cl, 1);
-  CHECK(w != NULL);
-  if (w) {
-    CHECK_INT(cluster_use_chat(cl, NULL), 0);
-    for (int i = 0; i < n; i++) world_publish(w, "human", "@human nobody answers", NULL);
-    CHECK_INT(world_run_until_quiet(w), 0);
-    cluster_free(cl);
-    world_free(w);
-  }
-  event_base_free(base);
-}
-
-/* What the relay holds, waiting for a loop that does not turn. */
-static size_t queued(void *cl) { return cluster_pending(cl); }
-
-/* A process leaving while deliveries wait for its loop (the relay holds them): each is destroyed while
- * libnats still runs. Destroying them after nats_CloseAndWait crashed `run --nats` and `host` now and
- * then at exit (SIGSEGV; a silent abort under ASan: libnats' mutex, destroyed, refuses to lock). */
-static void test_leave_with_deliveries_queued(void) {
-  nats_node node;
-  char url[256];
-  if (one_node("queued", &node, url, sizeof url)) return;
-  fill_stream(url, 300);
-  struct event_base *base = event_base_new();
-  cluster *cl = NULL;
-  /* A second process's world joins and, its loop never running, leaves with the 300 records queued. */
-  world *w = joined_world(base, url, queue_json, &cl, 0);
-  CHECK(w != NULL);
-  if (w) {
-    CHECK(wait_count(queued, cl, 300, 30000)); /* the 300 records wait for the loop */
-    cluster_free(cl);
-    world_free(w);
-  }
-  event_base_free(base);
-  nats_node_stop(&node, SIGTERM);
-}
-
-/* Leaving while the stream's records pour in, many times over. libnats 3.4 aborts (a lock on a freed
- * subscription's mutex) when a subscription is destroyed while its reading thread handles a delivery
- * (nats.c issue 637); cluster_free closed the connection after destroying it, and a host stopped by
- * SIGTERM in CI died so. With the old order this case aborted or segfaulted in 3 runs of 3. */
-static void test_leave_while_delivering(void) {
-  nats_node node;
-  char url[256];
-  if (one_node("leaving", &node, url, sizeof url)) return;
-  fill_stream(url, 2000);
-  unsigned seed = 7;
-  for (int round = 0; round < 150; round++) {
-    struct event_base *base = event_base_new();
-    cluster *cl = NULL;
-    world *w = joined_world(base, url, queue_json, &cl, 0); /* the 2,000 records start coming at once */
-    if (!w) {
-      CHECK(w != NULL);
-      event_base_free(base);
-      break;
-    }
-    seed = seed * 1103515245u + 12345u;
-    /* leave at a point of the delivery drawn anew each round: once the relay holds that many records */
-    CHECK(wait_count(queued, cl, (seed >> 16) % 2000, 30000));
-    cluster_free(cl);
-    world_free(w);
-    event_base_free(base);
-  }
-  nats_node_stop(&node, SIGTERM);
-}
-
-/* Three nodes (R3), three hosts, 300 agents, 50 questions; meanwhile a host is SIGKILLed and started again,
- * a node is SIGKILLed and started again, and the third host's only node is stopped for 10 s. */
 static void test_cluster_faults(void) {
   llm_server *srv = NULL;
   nats_node nodes[3];
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/cluster", tmp);
+  snprintf(dir, sizeof dir, "%s/cluster", nats_ring_tmp);
   mkdir(dir, 0700);
   if (llm_server_start(&srv) || nats_start(dir, 3, NULL, nodes)) {
     unit_fail_(__FILE__, __LINE__, "servers did not start");
@@ -464,38 +235,38 @@ static void test_cluster_faults(void) {
   snprintf(u12, sizeof u12, "%s", nats_url(nodes, 0, 2));
   snprintf(u3, sizeof u3, "%s", nats_url(nodes, 2, 1));
   snprintf(all, sizeof all, "%s", nats_url(nodes, 0, 3));
-  pid_t h[3] = {start_host_r(world, u12, "c1", NULL, "3"), start_host_r(world, u12, "c2", NULL, "3"),
-                start_host_r(world, u3, "c3", NULL, "3")};
+  pid_t h[3] = {nats_ring_start_host_r(world, u12, "c1", NULL, "3"), nats_ring_start_host_r(world, u12, "c2", NULL, "3"),
+                nats_ring_start_host_r(world, u3, "c3", NULL, "3")};
   for (int i = 0; i < 3; i++) { /* each has caught up and answers (the leases move while hosts start) */
     char err[16];
     snprintf(err, sizeof err, "c%d.err", i + 1);
-    CHECK(await_output(err, hosting_printed, 1));
+    CHECK(nats_ring_await_output(err, hosting_printed, 1));
   }
   const char *args[] = {"run", world, "--no-save", "--json", "--nats", all, "--nats-replicas", "3", NULL};
-  pid_t run = agora_spawn(args, path_of("crun.out"), path_of("crun.err"), NULL);
-  CHECK(await_output("crun.out", messages_printed, 10)); /* five questions answered: the run is going */
+  pid_t run = agora_spawn(args, nats_ring_path("crun.out"), nats_ring_path("crun.err"), NULL);
+  CHECK(nats_ring_await_output("crun.out", nats_ring_messages_printed, 10)); /* five questions answered: the run is going */
   /* Each fault lands once the run has been seen to go on after the one before (three more questions
    * answered), so every fault falls inside the run however fast or slow the machine is. */
   CHECK_INT(agora_stop(h[0], SIGKILL), 128 + SIGKILL);
-  CHECK(await_output("crun.out", messages_printed, 16)); /* its agents' leases ran out and moved */
-  h[0] = start_host_r(world, u12, "c1", NULL, "3");
-  CHECK(await_output("c1.err", hosting_printed, 1)); /* back, and caught up with the stream */
+  CHECK(nats_ring_await_output("crun.out", nats_ring_messages_printed, 16)); /* its agents' leases ran out and moved */
+  h[0] = nats_ring_start_host_r(world, u12, "c1", NULL, "3");
+  CHECK(nats_ring_await_output("c1.err", hosting_printed, 1)); /* back, and caught up with the stream */
   nats_node_stop(&nodes[1], SIGKILL);
-  CHECK(await_output("crun.out", messages_printed, 22)); /* answered with a node down */
+  CHECK(nats_ring_await_output("crun.out", nats_ring_messages_printed, 22)); /* answered with a node down */
   CHECK_INT(nats_node_start(&nodes[1]), 0);
-  CHECK(await_output("crun.out", messages_printed, 28));
+  CHECK(nats_ring_await_output("crun.out", nats_ring_messages_printed, 28));
   nats_node_stop(&nodes[2], SIGTERM); /* c3 is cut off */
   int rs = agora_wait(run, 10000);
   CHECK_INT(nats_node_start(&nodes[2]), 0);
   if (rs < 0) rs = agora_wait(run, 60000);
   if (rs < 0) agora_stop(run, SIGKILL);
   if (rs != 0) { /* what the run said (a sanitizer report, an abort) belongs in the failure */
-    char *err = unit_read_file(path_of("crun.err"));
+    char *err = unit_read_file(nats_ring_path("crun.err"));
     fprintf(stderr, "run --nats exited %d; its stderr:\n%s\n", rs, err ? err : "(none)");
     free(err);
   }
   CHECK_INT(rs, 0);
-  char *out = unit_read_file(path_of("crun.out")), *dist = proc_messages(out);
+  char *out = unit_read_file(nats_ring_path("crun.out")), *dist = proc_messages(out);
   CHECK_STR(dist, single); /* every question answered exactly once, in order */
   for (int i = 0; i < 3; i++) {
     char tag[8];
@@ -505,7 +276,7 @@ static void test_cluster_faults(void) {
     if (hs != 0) { /* what the host said (an abort message, a sanitizer report) belongs in the failure */
       char name[16];
       snprintf(name, sizeof name, "%s.err", tag);
-      char *err = unit_read_file(path_of(name));
+      char *err = unit_read_file(nats_ring_path(name));
       fprintf(stderr, "host %s exited %d; its stderr ends:\n%s\n", tag, hs,
               err ? err + (strlen(err) > 4000 ? strlen(err) - 4000 : 0) : "(none)");
       free(err);
@@ -526,12 +297,12 @@ static void test_cluster_faults(void) {
 static void test_listed_host_not_counted(void) {
   nats_node node;
   char url[256];
-  if (one_node("listed", &node, url, sizeof url)) return;
-  const char *world = ring_world("listed.json", 4, 4);
-  pid_t l1 = start_host(world, url, "l1", "a0");
-  CHECK(await_leases(url, "ring", "a", 1, 1));
-  pid_t l2 = start_host(world, url, "l2", NULL);
-  CHECK(await_leases(url, "ring", "a", 4, 2)); /* a0 on l1, a1..a3 on l2 */
+  if (nats_ring_one_node("listed", &node, url, sizeof url)) return;
+  const char *world = nats_ring_world("listed.json", 4, 4);
+  pid_t l1 = nats_ring_start_host(world, url, "l1", "a0");
+  CHECK(nats_ring_await_leases(url, "ring", "a", 1, 1));
+  pid_t l2 = nats_ring_start_host(world, url, "l2", NULL);
+  CHECK(nats_ring_await_leases(url, "ring", "a", 4, 2)); /* a0 on l1, a1..a3 on l2 */
   int st1 = -1, st2 = -1;
   char *single = run_messages(world, NULL, &st1), *dist = run_messages(world, url, &st2);
   CHECK_INT(st2, 0);
@@ -545,13 +316,13 @@ static void test_listed_host_not_counted(void) {
 static void test_refused(void) {
   nats_node node;
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/auth", tmp);
+  snprintf(dir, sizeof dir, "%s/auth", nats_ring_tmp);
   mkdir(dir, 0700);
   if (nats_start(dir, 1, "authorization { token: \"right-token-123\" }", &node)) {
     unit_fail_(__FILE__, __LINE__, "nats-server did not start");
     return;
   }
-  const char *world = ring_world("auth.json", 2, 1), *url = nats_url(&node, 0, 1);
+  const char *world = nats_ring_world("auth.json", 2, 1), *url = nats_url(&node, 0, 1);
   const char *wrong[] = {"AGORA_NATS_TOKEN=wrong-token-456", NULL};
   const char *host[] = {"host", world, "--nats", url, NULL};
   proc_result r;
@@ -561,7 +332,7 @@ static void test_refused(void) {
   CHECK(strstr(r.err, "wrong-token-456") == NULL);
   proc_result_free(&r);
   /* run with a database: nothing is written when it cannot join */
-  const char *db = path_of("authdb");
+  const char *db = nats_ring_path("authdb");
   const char *run[] = {"run", world, "--db", db, "--nats", url, NULL};
   CHECK_INT(proc_agora(run, NULL, wrong, &r), 0);
   CHECK_INT(r.status, 2);
@@ -569,7 +340,7 @@ static void test_refused(void) {
   CHECK(access(db, F_OK) != 0);
   /* the right token works */
   const char *right[] = {"AGORA_NATS_TOKEN=right-token-123", NULL};
-  pid_t h = agora_spawn(host, path_of("auth.out"), path_of("auth.err"), right);
+  pid_t h = agora_spawn(host, nats_ring_path("auth.out"), nats_ring_path("auth.err"), right);
   int st = -1;
   char *msgs = run_messages_env(world, url, right, &st);
   CHECK_INT(st, 0);
@@ -581,20 +352,15 @@ static void test_refused(void) {
   PROC_REFUSED(host, NULL, "cannot connect to NATS at", NULL);
 }
 
-/* The parked hand-over queues are freed: LeakSanitizer sees what is left. */
-static void close_lib(void) { CHECK_INT(cluster_lib_close(), AG_OK); }
-
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     {"two_hosts_match_single", test_two_hosts_match_single}, {"host_killed", test_host_killed},
     {"refused", test_refused}, {"listed_host_not_counted", test_listed_host_not_counted},
-    {"leave_with_deliveries_queued", test_leave_with_deliveries_queued},
-    {"records_in_one_batch", test_records_in_one_batch}, {"leave_while_delivering", test_leave_while_delivering},
     {"cluster_faults", test_cluster_faults},
   };
   if (!nats_available()) {
     fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");
     return 1;
   }
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .no_sigpipe = 1, .after = close_lib});
+  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &nats_ring_tmp, .no_sigpipe = 1});
 }

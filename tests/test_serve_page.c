@@ -2,13 +2,16 @@
  * into $AGORA_PEERS by the peers fixture) runs tests/serve_page.js against a real server and the
  * loopback LLM server — the world named first opened (not the alphabetically first), the address naming
  * world and chat, transcript, bookkeeping behind a toggle, @ completion, a streamed reply, a reply in
- * Markdown with hostile HTML rendered inert, the agents panel, a tool approved and its steps kept across
+ * Markdown with hostile HTML rendered inert, the agents panel, the pictures following the answers, a tool approved and its steps kept across
  * a reload, a switch of chats while a reply comes asked first, chats switched and deleted; then behind a
  * token, asked for once; then an empty database (what to do, no page error); then a world of 1,000
  * agents with a chat of 100,000 messages (the last page shown, older pages on scroll with the DOM
- * bounded, @ completion, a streamed reply). The screenshots are left in the build directory
+ * bounded, @ completion, a streamed reply, the pictures drawn from the whole chat and following the
+ * reply, the MCP servers' "not started" reason); then a week run on a virtual clock (the timeline of
+ * simulated time with the schedule's six deliveries). The screenshots are left in the build directory
  * (serve_page*.png, one per view) as the test's artifacts. */
 #include "support/llm_server.h"
+#include "support/proc.h"
 #include "support/serve_client.h"
 #include "support/unit.h"
 #include "support/wait.h"
@@ -17,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* node serve_page.js BASE SHOT [third] against the running server: it must pass and leave SHOT. */
@@ -101,11 +105,17 @@ static void page_in_chromium(void) {
 #define BIG_MESSAGES 100000
 
 /* A snapshot of that chat (agent a0999 answers from the loopback LLM server, the others are scripted),
- * imported through the real `agora chats import`: no LLM call makes the history. */
+ * imported through the real `agora chats import`: no LLM call makes the history. For the pictures every
+ * message names one of 13 agents (a0002, a0012, ... a0122), one in ten has an LLM call's tokens (the
+ * fewer the higher the agent's number, so the 13 are among the busiest drawn), every message has a simulated
+ * time a minute after the one before and one in a thousand comes from the schedule ("world"); the world
+ * has an MCP server, which an imported world never starts (the page says why). */
 static int write_big_snapshot(const char *path, const char *llm_url) {
   FILE *f = fopen(path, "w");
   if (!f) return -1;
-  fprintf(f, "{\"format\": 1, \"world\": {\"name\": \"Big\", \"turn_limit\": 1000000, \"agents\": [");
+  fprintf(f, "{\"format\": 1, \"world\": {\"name\": \"Big\", \"turn_limit\": 1000000, "
+             "\"clock\": {\"mode\": \"virtual\", \"start\": \"2026-11-23T10:00:00Z\"}, "
+             "\"mcp_servers\": {\"fs\": {\"command\": \"mcp-server-filesystem\", \"args\": [\".\"]}}, \"agents\": [");
   for (int i = 0; i < BIG_AGENTS - 1; i++)
     fprintf(f, "{\"name\": \"a%04d\", \"provider\": \"script\", \"replies\": [\"scripted words of a%04d\"]}, ", i, i);
   fprintf(f, "{\"name\": \"a%04d\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\", "
@@ -113,28 +123,24 @@ static int write_big_snapshot(const char *path, const char *llm_url) {
   fprintf(f, "\"chat\": {\"id\": \"big\", \"world\": \"big\", \"title\": \"A long chat\", \"message_count\": %d, "
              "\"created_at\": \"2026-11-23T10:00:00.000Z\", \"updated_at\": \"2026-11-23T10:00:00.000Z\"},\n\"messages\": [",
           BIG_MESSAGES);
+  const time_t start = 1795428000; /* 2026-11-23T10:00:00Z */
   for (int seq = 1; seq <= BIG_MESSAGES; seq++) {
-    char who[16];
-    if (seq % 10 == 1) snprintf(who, sizeof who, "human");
+    char who[16], sim[32];
+    const char *kind = seq % 10 == 1 ? "human" : seq % 1000 == 500 ? "world" : "agent";
+    if (strcmp(kind, "agent")) snprintf(who, sizeof who, "%s", kind);
     else snprintf(who, sizeof who, "a%04d", seq % BIG_AGENTS);
-    fprintf(f, "%s{\"seq\": %d, \"sender\": \"%s\", \"kind\": \"%s\", \"text\": \"message %d from %s, a few more words\", "
-               "\"ts\": \"2026-11-23T10:00:00.000Z\"}\n", seq > 1 ? "," : "", seq, who, seq % 10 == 1 ? "human" : "agent", seq, who);
+    time_t t = start + (time_t)seq * 60;
+    struct tm tm;
+    strftime(sim, sizeof sim, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+    fprintf(f, "%s{\"seq\": %d, \"sender\": \"%s\", \"kind\": \"%s\", \"text\": \"message %d from %s to @a%04d, a few more words\", "
+               "\"ts\": \"2026-11-23T10:00:00.000Z\", \"sim_time\": \"%s\"}\n", seq > 1 ? "," : "", seq, who, kind, seq, who, 2 + 10 * (seq % 13), sim);
   }
-  fprintf(f, "], \"agents\": [], \"thread\": []}\n");
+  fprintf(f, "], \"agents\": [], \"thread\": [");
+  for (int seq = 2; seq <= BIG_MESSAGES; seq += 10)
+    fprintf(f, "%s{\"type\": \"llm-done\", \"agent\": \"a%04d\", \"after_seq\": %d, \"input_tokens\": %d, \"output_tokens\": %d}\n",
+            seq > 2 ? "," : "", seq % BIG_AGENTS, seq, 2000 - seq % BIG_AGENTS, 20 + seq % 7);
+  fprintf(f, "]}\n");
   return fclose(f) ? -1 : 0;
-}
-
-/* `agora chats import FILE --db DB`: the new chat's id into id (CHAT id, 64 bytes); 0 on success. */
-static int import_snapshot(const char *file, const char *db, char id[64]) {
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "'%s' chats import '%s' --db '%s'", getenv("AGORA_BIN"), file, db);
-  FILE *p = popen(cmd, "r");
-  if (!p) return -1;
-  int ok = fgets(id, 64, p) != NULL;
-  int st = pclose(p);
-  if (!ok || !WIFEXITED(st) || WEXITSTATUS(st)) return -1;
-  id[strcspn(id, "\r\n")] = '\0';
-  return id[0] ? 0 : -1;
 }
 
 static void page_big_world(void) {
@@ -153,7 +159,7 @@ static void page_big_world(void) {
   snprintf(db, sizeof db, "%s/db", tmp);
   snprintf(url, sizeof url, "%s", llm_server_url(srv, "/v1"));
   CHECK_INT(write_big_snapshot(snap, url), 0);
-  CHECK_INT(import_snapshot(snap, db, id), 0);
+  CHECK_INT(proc_import_snapshot(snap, db, id, sizeof id), 0);
   const char *args[] = {"--db", db, NULL};
   const char *env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
   serve_proc sp;
@@ -178,6 +184,35 @@ static void page_big_world(void) {
   free(tmp);
 }
 
-static const unit_test tests[] = {UNIT(page_in_chromium), UNIT(page_big_world)};
+/* ---- a week on a virtual clock: the timeline of simulated time with the schedule's deliveries ---- */
+
+static void page_week(void) {
+  const char *peers = getenv("AGORA_PEERS");
+  CHECK(peers != NULL);
+  char *tmp = unit_tmpdir();
+  if (!peers || !tmp) {
+    free(tmp);
+    return;
+  }
+  char db[1024];
+  snprintf(db, sizeof db, "%s/db", tmp);
+  /* the example runs the week (five weekday mornings and the fair: six deliveries) into the database */
+  const char *run[] = {"run", unit_src_path("examples/week.json"), "--db", db, NULL};
+  proc_result r;
+  PROC_OK(run, NULL, NULL, &r);
+  proc_result_free(&r);
+  const char *args[] = {"--db", db, NULL};
+  serve_proc sp;
+  if (serve_proc_start(tmp, args, NULL, &sp)) {
+    CHECK(!"agora serve did not start");
+  } else {
+    run_page_script(&sp, "serve_page_week.png", "--week");
+    CHECK_INT(serve_proc_stop(&sp), 0);
+  }
+  unit_rmrf(tmp);
+  free(tmp);
+}
+
+static const unit_test tests[] = {UNIT(page_in_chromium), UNIT(page_big_world), UNIT(page_week)};
 
 int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }

@@ -424,3 +424,27 @@ class Database(_Handle):
     def new_chat(self, world: Optional[str] = None) -> str:
         """Makes a new chat current in world (None: the only one); returns its id."""
         return self._id_out(lib.agora_db_chat_new, _b(world))
+
+    def _show(self, name: str, chat: str) -> Any:
+        if lib.agora_api_version() < 3:
+            raise AgoraError(_lib.ERR_STATE, f"agora.Database.{name} needs libagora API 3; "
+                                             f"{lib.agora_version().decode()} has {lib.agora_api_version()}")
+        fn = {"chat": lib.agora_db_chat_info, "transcript": lib.agora_db_transcript, "usage": lib.agora_db_usage,
+              "state": lib.agora_db_chat_state}[name]
+        return self._json_out(fn, _b(chat))
+
+    def chat(self, chat: str) -> Event:
+        """A chat's row, as chats() lists it (API version 3)."""
+        return self._show("chat", chat)
+
+    def transcript(self, chat: str) -> List[Event]:
+        """A chat's messages and thread steps in order, as World.transcript (API version 3)."""
+        return self._show("transcript", chat)
+
+    def usage(self, chat: str) -> List[Event]:
+        """A chat's token usage per agent, as World.usage (API version 3)."""
+        return self._show("usage", chat)
+
+    def state(self, chat: str) -> List[Event]:
+        """The context each agent saved in a chat: {"version", "updated_at", "data", "agent"} (API version 3)."""
+        return self._show("state", chat)

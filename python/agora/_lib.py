@@ -11,7 +11,8 @@ c_size_t = ctypes.c_size_t
 c_uint64 = ctypes.c_uint64
 c_long = ctypes.c_long
 
-API_VERSION = 2  # the newest API this package knows; it runs on API 1 without Database
+API_VERSION = 3  # the newest API this package knows; it runs on API 1 without Database, on 2 without
+                 # Database.chat/transcript/usage/state
 
 OK = 0
 ERR_NOMEM, ERR_INVALID, ERR_IO, ERR_STORAGE, ERR_LLM, ERR_NOT_FOUND = -1, -2, -3, -4, -5, -6
@@ -85,6 +86,12 @@ _SIGNATURES_2 = {
     "agora_db_chat_delete": (c_int, [c_void_p, c_char_p, ctypes.c_char * ID_MAX]),
     "agora_db_chat_new": (c_int, [c_void_p, c_char_p, ctypes.c_char * ID_MAX]),
 }
+_SIGNATURES_3 = {
+    "agora_db_chat_info": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_db_transcript": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_db_usage": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_db_chat_state": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+}
 DB_READ = 0x01
 
 
@@ -96,7 +103,8 @@ def _load() -> ctypes.CDLL:
         raise ImportError(
             f"agora: cannot load {path} ({e}); install libagora (the agora package) or set AGORA_LIB "
             "to the library's path") from None
-    newer = _SIGNATURES_2 if lib.agora_api_version() >= 2 else {}
+    api = lib.agora_api_version()
+    newer = {**(_SIGNATURES_2 if api >= 2 else {}), **(_SIGNATURES_3 if api >= 3 else {})}
     for name, (restype, argtypes) in {**_SIGNATURES, **newer}.items():
         fn = getattr(lib, name)
         fn.restype = restype

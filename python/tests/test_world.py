@@ -125,6 +125,9 @@ def test_database_without_a_world(relay, tmp_path):
         with pytest.raises(agora.AgoraError) as e:
             d.import_snapshot("[", source="town.json")
         assert e.value.message == "town.json: malformed JSON"
+        assert d.chat(chat[:6])["id"] == chat  # API version 3: a chat as `agora chats show` prints it
+        assert [m["text"] for m in d.transcript(chat) if m["type"] == "message"][0] == "@ann start"
+        assert d.usage(chat) == [] and d.state(chat) == []
         fresh = d.new_chat()
         assert fresh != chat and d.chats()[0]["current"] and d.chats()[0]["id"] == fresh
     with pytest.raises(agora.AgoraError):

@@ -190,6 +190,16 @@ int proc_run_world(const char *path, const char *json, const char *const *extra_
   return proc_agora(args, NULL, extra_env, r);
 }
 
+int proc_import_snapshot(const char *file, const char *db, char *id, size_t cap) {
+  const char *args[] = {"chats", "import", file, "--db", db, NULL};
+  proc_result r;
+  int rc = proc_agora(args, NULL, NULL, &r);
+  if (!rc && r.status == 0) snprintf(id, cap, "%.*s", (int)strcspn(r.out, "\r\n"), r.out);
+  rc = rc || r.status || !id[0] ? -1 : 0;
+  proc_result_free(&r);
+  return rc;
+}
+
 void proc_refused_(const char *file, int line, const char *const *args, const char *const *extra_env,
                    const char *want, const char *also) {
   proc_result r = {.status = 0};

@@ -36,6 +36,9 @@ int proc_run_world(const char *path, const char *json, const char *const *extra_
 /* `agora chats list --db DB --json` as a cJSON array of chat objects (caller deletes; empty when the
  * command failed). */
 struct cJSON *proc_chats_list(const char *db);
+/* `agora chats import FILE --db DB`: the new chat's id (its first line of output) into id: 0, or -1 when
+ * the import failed. */
+int proc_import_snapshot(const char *file, const char *db, char *id, size_t cap);
 /* The id of the first chat that list shows (the one updated last) into id: 0, or -1 when there is none. */
 int proc_first_chat(const char *db, char *id, size_t cap);
 

@@ -433,6 +433,24 @@ cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *pat
   return j;
 }
 
+int serve_proc_start_db(const char *dir, const char *db, serve_proc *out) {
+  const char *args[] = {"--db", db, NULL};
+  return serve_proc_start(dir, args, NULL, out);
+}
+
+cJSON *serve_get_best_of(const serve_proc *sp, const char *path, int n, long *status, long *best_ms) {
+  cJSON *j = NULL;
+  *best_ms = -1;
+  for (int i = 0; i < n; i++) {
+    cJSON_Delete(j);
+    long long t0 = now_ms();
+    j = serve_call_json(sp, "GET", path, NULL, status);
+    long ms = (long)(now_ms() - t0);
+    if (*best_ms < 0 || ms < *best_ms) *best_ms = ms;
+  }
+  return j;
+}
+
 typedef struct poll_ctx {
   const serve_proc *sp;
   const char *path, *needle;

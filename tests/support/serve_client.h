@@ -24,6 +24,8 @@ int serve_proc_start(const char *dir, const char *const *args, const char *const
 #define SERVE_START(...) serve_start_(__FILE__, __LINE__, __VA_ARGS__)
 int serve_start_(const char *file, int line, const char *dir, const char *const *args, const char *const *extra_env,
                  serve_proc *out);
+/* serve_proc_start with the arguments --db db (the worlds stored there, none named). */
+int serve_proc_start_db(const char *dir, const char *db, serve_proc *out);
 /* SIGTERM, then waits (at most 20 s, then SIGKILL); returns the exit status (128+signal when killed). */
 int serve_proc_stop(serve_proc *p);
 
@@ -44,6 +46,9 @@ void http_reply_free(http_reply *r);
  * JSON; caller deletes) and its status in *status. */
 struct cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *path, const char *body,
                               long *status);
+/* GET path n times (a cost measured on a loaded machine): the fastest reply's time in ms into *best_ms, the
+ * last reply's status and its body parsed (as serve_call_json). */
+struct cJSON *serve_get_best_of(const serve_proc *sp, const char *path, int n, long *status, long *best_ms);
 /* method path with body (may be NULL): a failure of the case, at the caller's line, unless the status is
  * status and the body holds want (NULL: anything). The body parsed (NULL when not JSON; caller deletes). */
 #define SERVE_EXPECT(sp, method, path, body, status, want) \

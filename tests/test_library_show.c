@@ -1,0 +1,61 @@
+/* libagora's chat as `agora chats show` prints it, from a database with no world open (API version 3:
+ * agora_db_chat_info, agora_db_transcript, agora_db_usage, agora_db_chat_state), linked against
+ * libagora.so as a program is. */
+#include "agora.h"
+#include "support/unit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A monadic agent that saves its context once (a tool step in the thread, a state of version 1). */
+static const char keeper[] =
+  "{\"name\": \"Keep\", \"agents\": [{\"name\": \"k\", \"monadic\": true, \"provider\": \"script\","
+  " \"replies\": [{\"tool\": \"save_context\", \"args\": {\"message\": \"@human saved\", \"notes\": [\"n1\"]}}]}]}";
+
+/* The JSON text a call handed back into *json (read here, after the call), checked for what it must
+ * hold, then released. */
+static void check_json(int rc, char **json, const char *const *want) {
+  CHECK_INT(rc, AGORA_OK);
+  for (size_t i = 0; *json && want[i]; i++)
+    if (!strstr(*json, want[i])) unit_fail_(__FILE__, __LINE__, "%s lacks %s", *json, want[i]);
+  CHECK(*json != NULL);
+  agora_free(*json);
+  *json = NULL;
+}
+
+static void a_chat_as_show_prints_it(void) {
+  char *db = unit_tmpdir(), cur[AGORA_ID_MAX], want_id[AGORA_ID_MAX + 16], *json = NULL;
+  agora_world *w = NULL;
+  agora_db *d = NULL;
+  CHECK_INT(agora_world_open(keeper, db, NULL, &w), AGORA_OK);
+  if (!w) return;
+  agora_publish(w, "human", "@k remember n1");
+  CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
+  snprintf(cur, sizeof cur, "%s", agora_chat_current(w));
+  agora_world_close(w);
+  CHECK_INT(agora_db_open(db, AGORA_DB_READ, &d), AGORA_OK);
+  if (!d) return;
+  char prefix[8];
+  snprintf(prefix, sizeof prefix, "%.6s", cur); /* a unique prefix names the chat too */
+  snprintf(want_id, sizeof want_id, "{\"id\":\"%s\"", cur);
+  check_json(agora_db_chat_info(d, prefix, &json), &json,
+             (const char *const[]){want_id, "\"world\":\"keep\"", "\"message_count\":2", NULL});
+  check_json(agora_db_transcript(d, cur, &json), &json,
+             (const char *const[]){"\"seq\":1,\"sender\":\"human\"", "\"event\":\"tool-call\"", "@human saved", NULL});
+  check_json(agora_db_chat_state(d, cur, &json), &json,
+             (const char *const[]){"[{\"version\":1,\"updated_at\":\"", "\"notes\":[\"n1\"]", "\"agent\":\"k\"}]", NULL});
+  check_json(agora_db_usage(d, cur, &json), &json, (const char *const[]){"[", NULL});
+  CHECK_INT(agora_db_transcript(d, "zzzz", &json), AGORA_ERR_NOT_FOUND);
+  CHECK(strstr(agora_errmsg(), "zzzz") != NULL);
+  CHECK_INT(agora_db_chat_state(d, NULL, &json), AGORA_ERR_INVALID);
+  CHECK_STR(agora_errmsg(), "agora_db_chat_state: chat is NULL");
+  agora_db_close(d);
+  unit_rmrf(db);
+  free(db);
+}
+
+int main(int argc, char **argv) {
+  static const unit_test tests[] = {UNIT(a_chat_as_show_prints_it)};
+  return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+}
