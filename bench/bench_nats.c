@@ -8,6 +8,7 @@
 #include "cluster/cluster.h"
 #include "support/bench_stat.h"
 #include "support/llm_server.h"
+#include "support/nats_lease.h"
 #include "support/nats_proc.h"
 #include "support/unit.h"
 #include "world/world.h"
@@ -22,11 +23,6 @@
 
 static char *tmp;
 static const char *url;
-
-static void nap_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 typedef struct counter {
   int replies, messages;
@@ -120,7 +116,8 @@ static double fan_out(llm_server *srv, int n, int hosts, const char *name) {
     snprintf(tag, sizeof tag, "%s-h%d", name, i);
     pids[i] = host(path, tag, NULL);
   }
-  nap_ms(4000); /* leases settle: a fair share each */
+  /* every agent held, by every host (observed, not guessed from how long a host takes to start) */
+  if (!nats_lease_wait(url, name, "g", n, hosts, 60000)) fprintf(stderr, "fan_out: leases not spread in time\n");
   struct event_base *base = event_base_new();
   cluster *cl = NULL;
   counter cnt = {0, 0, NULL};
@@ -144,9 +141,9 @@ static double failover(llm_server *srv, const char *name) {
   char *json = unit_read_file(path);
   /* a first, so that it holds g0 (b, started with it, often took g0 first and nothing failed over) */
   pid_t a = host(path, "fa", "g0");
-  nap_ms(1500);
+  if (!nats_lease_wait(url, name, "g", 1, 1, 60000)) fprintf(stderr, "failover: g0 not held in time\n");
   pid_t b = host(path, "fb", NULL);
-  nap_ms(3000);
+  if (!nats_lease_wait(url, name, "g", 4, 2, 60000)) fprintf(stderr, "failover: leases not spread in time\n");
   struct event_base *base = event_base_new();
   cluster *cl = NULL;
   counter cnt = {0, 0, "g0"};

@@ -56,6 +56,40 @@ static void add_prompt_size(cJSON *f, const world_event *e) {
   cJSON_AddStringToObject(f, "summary", e->u.summary.summary ? e->u.summary.summary : "");
 }
 
+/* The fields of the kinds with more than a few: each a helper, so that the switch below reads as a table. */
+static void add_llm_done(cJSON *f, const ev_llm_done *d) {
+  ag_json_add_int(f, "chars", (int64_t)d->chars);
+  ag_json_add_int(f, "input_tokens", (int64_t)d->input_tokens);
+  ag_json_add_int(f, "output_tokens", (int64_t)d->output_tokens);
+  if (d->estimated) cJSON_AddBoolToObject(f, "estimated", 1);
+  if (d->cached) cJSON_AddBoolToObject(f, "cached", 1);
+  if (d->usd > 0) cJSON_AddNumberToObject(f, "usd", d->usd);
+}
+
+static void add_approval(cJSON *f, const ev_approval *a) {
+  cJSON_AddStringToObject(f, "tool", a->tool);
+  cJSON_AddBoolToObject(f, "approved", a->approved);
+  if (a->ended) cJSON_AddStringToObject(f, "ended", a->ended);
+}
+
+static void add_turn(cJSON *f, const world_event *e) {
+  if (e->kind == EV_TURN_QUEUED) {
+    ag_json_add_int(f, "seq", (int64_t)e->u.turn_queued.seq);
+    if (e->u.turn_queued.rerun) cJSON_AddBoolToObject(f, "rerun", 1);
+    return;
+  }
+  ag_json_add_int(f, "seq", (int64_t)e->u.turn_end.seq);
+  if (e->u.turn_end.cancelled) cJSON_AddBoolToObject(f, "cancelled", 1);
+  if (e->u.turn_end.queued) cJSON_AddBoolToObject(f, "queued", 1);
+}
+
+static void add_budget(cJSON *f, const ev_budget *b) {
+  ag_json_add_int(f, "tokens", b->tokens);
+  cJSON_AddNumberToObject(f, "usd", b->usd);
+  ag_json_add_int(f, "limit_tokens", b->limit_tokens);
+  cJSON_AddNumberToObject(f, "limit_usd", b->limit_usd);
+}
+
 cJSON *chat_event_fields(const world_event *e) {
   cJSON *f = cJSON_CreateObject();
   if (!f) return NULL;
@@ -64,14 +98,7 @@ cJSON *chat_event_fields(const world_event *e) {
   switch (e->kind) {
   case EV_LLM_START: cJSON_AddStringToObject(f, "provider", e->u.llm_start.provider); break;
   case EV_LLM_CHUNK: cJSON_AddStringToObject(f, "text", e->u.llm_chunk.text); break;
-  case EV_LLM_DONE:
-    ag_json_add_int(f, "chars", (int64_t)e->u.llm_done.chars);
-    ag_json_add_int(f, "input_tokens", (int64_t)e->u.llm_done.input_tokens);
-    ag_json_add_int(f, "output_tokens", (int64_t)e->u.llm_done.output_tokens);
-    if (e->u.llm_done.estimated) cJSON_AddBoolToObject(f, "estimated", 1);
-    if (e->u.llm_done.cached) cJSON_AddBoolToObject(f, "cached", 1);
-    if (e->u.llm_done.usd > 0) cJSON_AddNumberToObject(f, "usd", e->u.llm_done.usd);
-    break;
+  case EV_LLM_DONE: add_llm_done(f, &e->u.llm_done); break;
   case EV_LLM_ERROR: add_llm_error(f, &e->u.llm_error); break;
   case EV_TURN_LIMIT: ag_json_add_int(f, "limit", e->u.turn_limit.limit); break;
   case EV_TOOL_CALL:
@@ -101,11 +128,7 @@ cJSON *chat_event_fields(const world_event *e) {
     cJSON_AddStringToObject(f, "title", e->u.chat_open.title);
     ag_json_add_int(f, "messages", (int64_t)e->u.chat_open.messages);
     break;
-  case EV_APPROVAL:
-    cJSON_AddStringToObject(f, "tool", e->u.approval.tool);
-    cJSON_AddBoolToObject(f, "approved", e->u.approval.approved);
-    if (e->u.approval.ended) cJSON_AddStringToObject(f, "ended", e->u.approval.ended);
-    break;
+  case EV_APPROVAL: add_approval(f, &e->u.approval); break;
   case EV_CANCELLED:
     if (e->u.cancelled.agents) cJSON_AddStringToObject(f, "agents", e->u.cancelled.agents);
     break;
@@ -136,20 +159,8 @@ cJSON *chat_event_fields(const world_event *e) {
     cJSON_AddStringToObject(f, "error", e->u.mcp.error);
     break;
   case EV_TURN_QUEUED:
-    ag_json_add_int(f, "seq", (int64_t)e->u.turn_queued.seq);
-    if (e->u.turn_queued.rerun) cJSON_AddBoolToObject(f, "rerun", 1);
-    break;
-  case EV_TURN_END:
-    ag_json_add_int(f, "seq", (int64_t)e->u.turn_end.seq);
-    if (e->u.turn_end.cancelled) cJSON_AddBoolToObject(f, "cancelled", 1);
-    if (e->u.turn_end.queued) cJSON_AddBoolToObject(f, "queued", 1);
-    break;
-  case EV_BUDGET_EXHAUSTED:
-    ag_json_add_int(f, "tokens", e->u.budget.tokens);
-    cJSON_AddNumberToObject(f, "usd", e->u.budget.usd);
-    ag_json_add_int(f, "limit_tokens", e->u.budget.limit_tokens);
-    cJSON_AddNumberToObject(f, "limit_usd", e->u.budget.limit_usd);
-    break;
+  case EV_TURN_END: add_turn(f, e); break;
+  case EV_BUDGET_EXHAUSTED: add_budget(f, &e->u.budget); break;
   case EV_RATE_LIMITED:
     cJSON_AddStringToObject(f, "endpoint", e->u.rate.endpoint);
     add_time(f, "until", e->u.rate.until_ms);

@@ -13,6 +13,42 @@
 
 /* ---- delete ---- */
 
+/* Deletes c1 (c3 becomes current), then c3 (none is), and is refused for c3 again and for an unknown
+ * chat, with the id named. */
+static void delete_down_to_none(const tchats_env *e, const char *c1, const char *c3) {
+  proc_result r;
+  char cur[64];
+  tchats_ag(&r, e->db, "chats", "delete", c1, NULL);
+  CHECK_INT(r.status, 0);
+  tchats_out_trim(&r, cur, sizeof cur);
+  CHECK_STR(cur, c3);
+  proc_result_free(&r);
+  tchats_ag(&r, e->db, "chats", "delete", c3, NULL);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.out, "none\n");
+  proc_result_free(&r);
+  cJSON *list = tchats_list_chats(e->db, NULL);
+  CHECK_INT(cJSON_GetArraySize(list), 0);
+  cJSON_Delete(list);
+  tchats_ag(&r, e->db, "worlds", "list", "--json", NULL);
+  CHECK_INT(r.status, 0);
+  cJSON *w = cJSON_Parse(r.out);
+  CHECK(cJSON_IsNull(cJSON_GetObjectItem(w, "current_chat")));
+  CHECK_INT(tjson_num(w, "chats"), 0);
+  cJSON_Delete(w);
+  proc_result_free(&r);
+
+  tchats_ag(&r, e->db, "chats", "delete", c3, NULL); /* already gone */
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, c3) != NULL);
+  proc_result_free(&r);
+  tchats_ag(&r, e->db, "chats", "delete", "nosuchchat", NULL);
+  CHECK_INT(r.status, 2);
+  CHECK(strstr(r.err, "nosuchchat") != NULL);
+  CHECK_STR(r.out, "");
+  proc_result_free(&r);
+}
+
 static void delete_with_fallback(void) {
   tchats_env e;
   tchats_env_open(&e);
@@ -66,35 +102,7 @@ static void delete_with_fallback(void) {
   CHECK_INT(tjson_num(tchats_find_chat(list, c1), "message_count"), 4);
   cJSON_Delete(list);
 
-  tchats_ag(&r, e.db, "chats", "delete", c1, NULL);
-  CHECK_INT(r.status, 0);
-  tchats_out_trim(&r, cur, sizeof cur);
-  CHECK_STR(cur, c3);
-  proc_result_free(&r);
-  tchats_ag(&r, e.db, "chats", "delete", c3, NULL);
-  CHECK_INT(r.status, 0);
-  CHECK_STR(r.out, "none\n");
-  proc_result_free(&r);
-  list = tchats_list_chats(e.db, NULL);
-  CHECK_INT(cJSON_GetArraySize(list), 0);
-  cJSON_Delete(list);
-  tchats_ag(&r, e.db, "worlds", "list", "--json", NULL);
-  CHECK_INT(r.status, 0);
-  cJSON *w = cJSON_Parse(r.out);
-  CHECK(cJSON_IsNull(cJSON_GetObjectItem(w, "current_chat")));
-  CHECK_INT(tjson_num(w, "chats"), 0);
-  cJSON_Delete(w);
-  proc_result_free(&r);
-
-  tchats_ag(&r, e.db, "chats", "delete", c3, NULL); /* already gone */
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, c3) != NULL);
-  proc_result_free(&r);
-  tchats_ag(&r, e.db, "chats", "delete", "nosuchchat", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "nosuchchat") != NULL);
-  CHECK_STR(r.out, "");
-  proc_result_free(&r);
+  delete_down_to_none(&e, c1, c3);
 
   /* With session mode off, the next run starts a fresh chat that becomes current. */
   free(tchats_run_saved(e.db, world, c4, sizeof c4));

@@ -96,6 +96,51 @@ static char *replay_msgs(const char *db, const char *what, int *status) {
   return m;
 }
 
+/* The imported chat id2: same title and count as id, not made current; its snapshot holds the same
+ * messages and agent states as snap. */
+static void imported_matches(const char *db, const char *id, const char *id2, const cJSON *snap) {
+  cJSON *list = tchats_list_chats(db, NULL);
+  CHECK_INT(cJSON_GetArraySize(list), 2);
+  const cJSON *a = tchats_find_chat(list, id), *b = tchats_find_chat(list, id2);
+  CHECK(a && b);
+  CHECK_STR(tjson_str(b, "title"), tjson_str(a, "title"));
+  CHECK_INT(tjson_num(b, "message_count"), 4);
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItem(a, "current")));
+  CHECK(cJSON_IsFalse(cJSON_GetObjectItem(b, "current")));
+  cJSON_Delete(list);
+  cJSON *snap2 = tchats_export_chat(db, id2);
+  CHECK(cJSON_Compare(cJSON_GetObjectItem(snap, "messages"), cJSON_GetObjectItem(snap2, "messages"), 1));
+  CHECK(cJSON_Compare(cJSON_GetObjectItem(snap, "agents"), cJSON_GetObjectItem(snap2, "agents"), 1));
+  CHECK(cJSON_Compare(cJSON_GetObjectItem(snap, "world"), cJSON_GetObjectItem(snap2, "world"), 1));
+  cJSON_Delete(snap2);
+}
+
+/* Into a fresh database: the world comes with the chat, which is not made current. */
+static void import_into_fresh_db(const tchats_env *e, const char *snapfile) {
+  proc_result r;
+  char id2[64];
+  int st = -1;
+  char db2[4096];
+  snprintf(db2, sizeof db2, "%s/db2", e->dir);
+  tchats_ag(&r, db2, "chats", "import", snapfile, NULL);
+  CHECK_INT(r.status, 0);
+  tchats_out_trim(&r, id2, sizeof id2);
+  proc_result_free(&r);
+  tchats_ag(&r, db2, "worlds", "list", "--json", NULL);
+  CHECK_INT(r.status, 0);
+  cJSON *w = cJSON_Parse(r.out);
+  CHECK_STR(tjson_str(w, "id"), "quirks");
+  CHECK_STR(tjson_str(w, "name"), "Quirks");
+  CHECK_INT(tjson_num(w, "chats"), 1);
+  CHECK_INT(tjson_num(w, "agents"), 1);
+  cJSON_Delete(w);
+  proc_result_free(&r);
+  char *fresh = replay_msgs(db2, id2, &st);
+  CHECK_INT(st, 0);
+  CHECK_STR(fresh, quirky_msgs);
+  free(fresh);
+}
+
 static void export_import_replay(void) {
   tchats_env e;
   tchats_env_open(&e);
@@ -148,22 +193,7 @@ static void export_import_replay(void) {
   free(imported);
   free(fromfile);
 
-  /* The imported chat: same title and count, not made current; its snapshot holds the same
-   * messages and agent states. */
-  cJSON *list = tchats_list_chats(e.db, NULL);
-  CHECK_INT(cJSON_GetArraySize(list), 2);
-  const cJSON *a = tchats_find_chat(list, id), *b = tchats_find_chat(list, id2);
-  CHECK(a && b);
-  CHECK_STR(tjson_str(b, "title"), tjson_str(a, "title"));
-  CHECK_INT(tjson_num(b, "message_count"), 4);
-  CHECK(cJSON_IsTrue(cJSON_GetObjectItem(a, "current")));
-  CHECK(cJSON_IsFalse(cJSON_GetObjectItem(b, "current")));
-  cJSON_Delete(list);
-  cJSON *snap2 = tchats_export_chat(e.db, id2);
-  CHECK(cJSON_Compare(cJSON_GetObjectItem(snap, "messages"), cJSON_GetObjectItem(snap2, "messages"), 1));
-  CHECK(cJSON_Compare(cJSON_GetObjectItem(snap, "agents"), cJSON_GetObjectItem(snap2, "agents"), 1));
-  CHECK(cJSON_Compare(cJSON_GetObjectItem(snap, "world"), cJSON_GetObjectItem(snap2, "world"), 1));
-  cJSON_Delete(snap2);
+  imported_matches(e.db, id, id2, snap);
 
   /* Replay --json prints the lines run printed for the messages, exactly. */
   tchats_ag(&r, e.db, "replay", id, "--json", NULL);
@@ -173,26 +203,7 @@ static void export_import_replay(void) {
   free(rep_lines);
   proc_result_free(&r);
 
-  /* Into a fresh database: the world comes with the chat, which is not made current. */
-  char db2[4096];
-  snprintf(db2, sizeof db2, "%s/db2", e.dir);
-  tchats_ag(&r, db2, "chats", "import", snapfile, NULL);
-  CHECK_INT(r.status, 0);
-  tchats_out_trim(&r, id2, sizeof id2);
-  proc_result_free(&r);
-  tchats_ag(&r, db2, "worlds", "list", "--json", NULL);
-  CHECK_INT(r.status, 0);
-  cJSON *w = cJSON_Parse(r.out);
-  CHECK_STR(tjson_str(w, "id"), "quirks");
-  CHECK_STR(tjson_str(w, "name"), "Quirks");
-  CHECK_INT(tjson_num(w, "chats"), 1);
-  CHECK_INT(tjson_num(w, "agents"), 1);
-  cJSON_Delete(w);
-  proc_result_free(&r);
-  char *fresh = replay_msgs(db2, id2, &st);
-  CHECK_INT(st, 0);
-  CHECK_STR(fresh, quirky_msgs);
-  free(fresh);
+  import_into_fresh_db(&e, snapfile);
 
   cJSON_Delete(snap);
   free(file);
@@ -274,6 +285,58 @@ static cJSON *at(cJSON *root, const char *path, cJSON **parent, char *last, size
   return cur;
 }
 
+/* Each defect, and what the error says after the file name. */
+typedef struct bad_case {
+  const char *raw;  /* the whole file, or NULL: the good snapshot changed as below */
+  mut op;
+  const char *path;
+  const char *value;
+  const char *want; /* in stderr after the file name */
+} bad_case;
+
+static const bad_case bad_cases[] = {
+  {"{\"format\": 1, \"world\": ", M_NONE, NULL, NULL, "malformed JSON"},
+  {"[1, 2, 3]", M_NONE, NULL, NULL, "must be a JSON object"},
+  {"\"snapshot\"", M_NONE, NULL, NULL, "must be a JSON object"},
+  {NULL, M_DEL, "format", NULL, "format: missing"},
+  {NULL, M_SET_NUM, "format", "99", "format: 99 is newer"},
+  {NULL, M_SET_STR, "format", "1", "format: must be"},
+  {NULL, M_DEL, "world", NULL, "world: missing"},
+  {NULL, M_ADD_FIELD, "world", "colour", "colour: unknown field"},
+  {NULL, M_DEL, "chat.title", NULL, "chat.title: missing"},
+  {NULL, M_SET_OBJ, "messages", NULL, "messages: must be an array"},
+  {NULL, M_SET_STR, "messages.1.kind", "robot", "messages[1].kind: unknown kind 'robot'"},
+  {NULL, M_DEL, "messages.2.text", NULL, "messages[2].text: missing"},
+  {NULL, M_SET_NUM, "messages.2.seq", "2", "messages[2].seq: must be 3 (seqs count from 1 without gaps)"},
+  {NULL, M_SET_STR, "messages.0.ts", "2026-11-22 10:00:00", "messages[0].ts: must be an RFC 3339"},
+  {NULL, M_SET_STR, "messages.3.text", NULL /* big */, "messages[3].text: longer than"},
+  {NULL, M_ADD_MEM, "agents.0.memory", "99", "agents[0].memory[2]: must be the seq of one of the messages"},
+  {NULL, M_ADD_FIELD, "", "extra", "extra: unknown field"},
+};
+
+/* The good snapshot with case i's one defect (big: the over-long text), printed (caller frees). */
+static char *mutated(const char *good_text, const bad_case *c, const char *big, size_t i) {
+  cJSON *snap = cJSON_Parse(good_text);
+  cJSON *parent = NULL;
+  char last[64] = "";
+  cJSON *item = *c->path ? at(snap, c->path, &parent, last, sizeof last) : snap;
+  if (!item) unit_fail_(__FILE__, __LINE__, "case %zu: no %s in the snapshot", i, c->path);
+  switch (c->op) {
+  case M_DEL: cJSON_DeleteItemFromObjectCaseSensitive(parent, last); break;
+  case M_SET_NUM: cJSON_SetNumberValue(item, atof(c->value)); break;
+  case M_SET_STR:
+    cJSON_ReplaceItemInObjectCaseSensitive(parent, last, cJSON_CreateString(c->value ? c->value : big));
+    break;
+  case M_SET_OBJ: cJSON_ReplaceItemInObjectCaseSensitive(parent, last, cJSON_CreateObject()); break;
+  case M_ADD_MEM: cJSON_AddItemToArray(item, cJSON_CreateNumber(atof(c->value))); break;
+  case M_ADD_FIELD: cJSON_AddNumberToObject(item, c->value, 1); break;
+  case M_NONE: break;
+  }
+  char *text = cJSON_PrintUnformatted(snap);
+  cJSON_Delete(snap);
+  return text;
+}
+
 static void bad_snapshots(void) {
   tchats_env e;
   tchats_env_open(&e);
@@ -293,66 +356,18 @@ static void bad_snapshots(void) {
   char *big = malloc((1u << 20) + 2);
   memset(big, 'x', (1u << 20) + 1);
   big[(1u << 20) + 1] = '\0';
-
-  static const struct {
-    const char *raw;  /* the whole file, or NULL: the good snapshot changed as below */
-    mut op;
-    const char *path;
-    const char *value;
-    const char *want; /* in stderr after the file name */
-  } cases[] = {
-    {"{\"format\": 1, \"world\": ", M_NONE, NULL, NULL, "malformed JSON"},
-    {"[1, 2, 3]", M_NONE, NULL, NULL, "must be a JSON object"},
-    {"\"snapshot\"", M_NONE, NULL, NULL, "must be a JSON object"},
-    {NULL, M_DEL, "format", NULL, "format: missing"},
-    {NULL, M_SET_NUM, "format", "99", "format: 99 is newer"},
-    {NULL, M_SET_STR, "format", "1", "format: must be"},
-    {NULL, M_DEL, "world", NULL, "world: missing"},
-    {NULL, M_ADD_FIELD, "world", "colour", "colour: unknown field"},
-    {NULL, M_DEL, "chat.title", NULL, "chat.title: missing"},
-    {NULL, M_SET_OBJ, "messages", NULL, "messages: must be an array"},
-    {NULL, M_SET_STR, "messages.1.kind", "robot", "messages[1].kind: unknown kind 'robot'"},
-    {NULL, M_DEL, "messages.2.text", NULL, "messages[2].text: missing"},
-    {NULL, M_SET_NUM, "messages.2.seq", "2", "messages[2].seq: must be 3 (seqs count from 1 without gaps)"},
-    {NULL, M_SET_STR, "messages.0.ts", "2026-11-22 10:00:00", "messages[0].ts: must be an RFC 3339"},
-    {NULL, M_SET_STR, "messages.3.text", NULL /* big */, "messages[3].text: longer than"},
-    {NULL, M_ADD_MEM, "agents.0.memory", "99", "agents[0].memory[2]: must be the seq of one of the messages"},
-    {NULL, M_ADD_FIELD, "", "extra", "extra: unknown field"},
-  };
   char *before = tchats_list_raw(e.db);
-  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    char *text;
-    if (cases[i].raw) {
-      text = strdup(cases[i].raw);
-    } else {
-      cJSON *snap = cJSON_Parse(good_text);
-      cJSON *parent = NULL;
-      char last[64] = "";
-      cJSON *item = *cases[i].path ? at(snap, cases[i].path, &parent, last, sizeof last) : snap;
-      if (!item) unit_fail_(__FILE__, __LINE__, "case %zu: no %s in the snapshot", i, cases[i].path);
-      switch (cases[i].op) {
-      case M_DEL: cJSON_DeleteItemFromObjectCaseSensitive(parent, last); break;
-      case M_SET_NUM: cJSON_SetNumberValue(item, atof(cases[i].value)); break;
-      case M_SET_STR:
-        cJSON_ReplaceItemInObjectCaseSensitive(parent, last, cJSON_CreateString(cases[i].value ? cases[i].value : big));
-        break;
-      case M_SET_OBJ: cJSON_ReplaceItemInObjectCaseSensitive(parent, last, cJSON_CreateObject()); break;
-      case M_ADD_MEM: cJSON_AddItemToArray(item, cJSON_CreateNumber(atof(cases[i].value))); break;
-      case M_ADD_FIELD: cJSON_AddNumberToObject(item, cases[i].value, 1); break;
-      case M_NONE: break;
-      }
-      text = cJSON_PrintUnformatted(snap);
-      cJSON_Delete(snap);
-    }
+  for (size_t i = 0; i < sizeof bad_cases / sizeof *bad_cases; i++) {
+    char *text = bad_cases[i].raw ? strdup(bad_cases[i].raw) : mutated(good_text, &bad_cases[i], big, i);
     snprintf(bad, sizeof bad, "%s/bad%zu.json", e.dir, i);
     if (unit_write_file(bad, text)) unit_fail_(__FILE__, __LINE__, "cannot write %s", bad);
     free(text);
     tchats_ag(&r, e.db, "chats", "import", bad, NULL);
     /* The file, then the field path and the reason. */
     const char *file_at = strstr(r.err, bad);
-    if (r.status != 2 || !file_at || !strstr(file_at, cases[i].want) || r.out[0])
+    if (r.status != 2 || !file_at || !strstr(file_at, bad_cases[i].want) || r.out[0])
       unit_fail_(__FILE__, __LINE__, "case %zu: status %d, stdout \"%s\", stderr \"%.300s\", want \"%s\"", i, r.status,
-                 r.out, r.err, cases[i].want);
+                 r.out, r.err, bad_cases[i].want);
     proc_result_free(&r);
     char *after = tchats_list_raw(e.db);
     if (strcmp(after, before)) unit_fail_(__FILE__, __LINE__, "case %zu: the database changed", i);

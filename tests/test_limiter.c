@@ -5,6 +5,7 @@
 #include "llm/limiter.h"
 #include "llm/provider.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <event2/event.h>
 #include <stdio.h>
@@ -75,9 +76,9 @@ static void on_limited(void *ud, const char *endpoint, int64_t until_ms) {
   snprintf(ud, 128, "%s", endpoint);
 }
 
-/* Runs the loop until n attempts were admitted in all (or 5 s). */
+/* Runs the loop until n attempts were admitted in all (or 5 s, stretched on slow builds). */
 static void run_until(struct event_base *base, admitted *log, int n) {
-  for (int i = 0; i < 500 && log->n < n; i++) {
+  for (long long end = now_ms() + wait_budget_ms(5000); log->n < n && now_ms() < end;) {
     struct timeval tv = {0, 10000};
     event_base_loopexit(base, &tv);
     event_base_dispatch(base);

@@ -496,12 +496,12 @@ static long spawn_npx_like(struct event_base *base, int exit_at_once, mcp_child 
   return pid;
 }
 
-/* Polls the sleep's state (an observation, not a sleep to wait out) for up to ms. */
+/* Polls the sleep's state (an observation, not a sleep to wait out) for up to ms (stretched on slow
+ * builds). */
 static int ends_within(struct event_base *base, long pid, long ms) {
-  for (long i = 0; i < ms / 10; i++) {
+  for (long long end = now_ms() + wait_budget_ms(ms); now_ms() < end; wait_nap_ms(10)) {
     if (process_ended(pid)) return 1;
     event_base_loop(base, EVLOOP_NONBLOCK);
-    usleep(10000);
   }
   return process_ended(pid);
 }

@@ -5,6 +5,7 @@
 #include "support/proc.h"
 #include "support/suite.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -67,20 +68,28 @@ static int con_end(con *c) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* Waits (up to 20 s) until the database holds at least n messages in all; returns that total. */
+typedef struct msg_goal {
+  const char *db;
+  int n, total;
+} msg_goal;
+
+/* Whether the database holds at least g->n messages in all (the total in g->total). */
+static int messages_reached(void *arg) {
+  msg_goal *g = arg;
+  cJSON *l = proc_chats_list(g->db);
+  const cJSON *c;
+  g->total = 0;
+  cJSON_ArrayForEach(c, l) g->total += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(c, "message_count"));
+  cJSON_Delete(l);
+  return g->total >= g->n;
+}
+
+/* Waits (20 s, stretched on slow builds) until the database holds at least n messages in all; returns
+ * that total. */
 static int wait_messages(const char *db, int n) {
-  int total = 0;
-  for (int i = 0; i < 400; i++) {
-    cJSON *l = proc_chats_list(db);
-    const cJSON *c;
-    total = 0;
-    cJSON_ArrayForEach(c, l) total += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(c, "message_count"));
-    cJSON_Delete(l);
-    if (total >= n) break;
-    struct timespec ts = {0, 50 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
-  return total;
+  msg_goal g = {.db = db, .n = n};
+  wait_until_every(messages_reached, &g, 20000, 50); /* each poll runs `agora chats list` */
+  return g.total;
 }
 
 /* Checks that chat id's stored messages have seqs 1..count; returns how many it holds. */

@@ -237,7 +237,8 @@ static void silent_connections_past_the_descriptor_limit(void) {
     ok += st == 200;
     if (!st) break;
   }
-  for (int i = 0; i < 100 && !ok; i++) ok = probe(sp.port, "/healthz", 10000, NULL, 0) == 200;
+  for (long long end = now_ms() + wait_budget_ms(10000); !ok && now_ms() < end;)
+    ok = probe(sp.port, "/healthz", 10000, NULL, 0) == 200;
   long took = now_ms() - t0;
   CHECK_INT(answered, 6);
   CHECK(ok);
@@ -276,11 +277,12 @@ static void connection_and_stream_caps(void) {
   for (int i = 0; i < 4; i++) silent[i] = connect_nb(sp.port);
   char text[8192];
   int st = 0;
-  for (int i = 0; i < 20 && st != 503; i++) st = probe(sp.port, "/healthz", 5000, text, sizeof text);
+  for (long long end = now_ms() + wait_budget_ms(5000); st != 503 && now_ms() < end;)
+    st = probe(sp.port, "/healthz", 5000, text, sizeof text);
   CHECK_INT(st, 503);
   CHECK(strstr(text, "\"unavailable\"") && strstr(text, "too many connections"));
   long t0 = now_ms();
-  while (now_ms() - t0 < 10000 && (st = probe(sp.port, "/healthz", 5000, NULL, 0)) != 200) {
+  while (now_ms() - t0 < wait_budget_ms(10000) && (st = probe(sp.port, "/healthz", 5000, NULL, 0)) != 200) {
   }
   CHECK_INT(st, 200); /* the silent ones were cut after 1.5 s */
   for (int i = 0; i < 4; i++)
@@ -289,8 +291,7 @@ static void connection_and_stream_caps(void) {
   char url[256];
   snprintf(url, sizeof url, "%s/api/worlds/counter/events", sp.base);
   sse_conn *c = sse_open(set, url, NULL, NULL);
-  for (int i = 0; i < 100 && !sse_bytes(c); i++) sse_pump(set, 50);
-  CHECK(sse_bytes(c) > 0);
+  CHECK_INT(sse_wait_open(set, c, 5000), 0);
   st = probe(sp.port, "/api/worlds/counter/events", 5000, text, sizeof text);
   CHECK_INT(st, 503);
   CHECK(strstr(text, "too many event streams") != NULL);
@@ -344,7 +345,7 @@ static long worst_probe_until(const serve_proc *sp, int (*cond)(const serve_proc
     long took = now_ms() - a;
     if (st != 200) unit_fail_(__FILE__, __LINE__, "probe: status %d after %ld ms", st, took);
     if (took > worst) worst = took;
-    usleep(20000);
+    wait_nap_ms(20); /* the pace of the probes; cond() is the wait */
   }
   return worst;
 }

@@ -75,19 +75,6 @@ static void primary_is_first_named(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
-/* Polls GET path until its body holds needle (5 s); the body, or NULL. */
-static cJSON *poll_for(const serve_proc *sp, const char *path, const char *needle) {
-  for (int i = 0; i < 250; i++) {
-    http_reply r;
-    http_call(sp->base, "GET", path, NULL, 0, NULL, &r);
-    cJSON *j = r.body && strstr(r.body, needle) ? cJSON_Parse(r.body) : NULL;
-    http_reply_free(&r);
-    if (j) return j;
-    usleep(20000);
-  }
-  return NULL;
-}
-
 /* GET path: expects status, and (when want is not NULL) a body holding want. */
 static void expect_body(const serve_proc *sp, const char *path, long status, const char *want) {
   http_reply r;
@@ -147,7 +134,7 @@ static void steps_and_approval_twice(void) {
   char chat[128];
   snprintf(chat, sizeof chat, "%s", jstr(j, "chat") ? jstr(j, "chat") : "");
   cJSON_Delete(j);
-  j = poll_for(&sp, "/api/worlds/careful", "\"approvals\":[{");
+  j = serve_poll_json(&sp, "/api/worlds/careful", "\"approvals\":[{", 5000);
   CHECK(j != NULL);
   double id = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "approvals"), 0), "id"));
   cJSON_Delete(j);
@@ -163,7 +150,7 @@ static void steps_and_approval_twice(void) {
   CHECK_INT(st, 404);
 
   snprintf(path, sizeof path, "/api/worlds/careful/chats/%s/messages?steps=1", chat);
-  j = poll_for(&sp, path, "\"message_count\":2");
+  j = serve_poll_json(&sp, path, "\"message_count\":2", 5000);
   CHECK(j != NULL);
   const cJSON *steps = cJSON_GetObjectItemCaseSensitive(j, "steps");
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "messages")), 2);
@@ -293,7 +280,7 @@ static void new_chat_cancels_out_loud(void) {
   snprintf(url, sizeof url, "%s/api/worlds/careful/events", sp.base);
   sse_set *set = sse_set_new();
   sse_conn *c = sse_open(set, url, NULL, NULL);
-  sse_pump(set, 200);
+  CHECK_INT(sse_wait_open(set, c, 5000), 0); /* registered: it sees what the POST below starts */
   long st;
   cJSON_Delete(get_json(&sp, "POST", "/api/worlds/careful/messages", "{\"text\": \"@careful remember\"}", &st));
   CHECK_INT(st, 202);

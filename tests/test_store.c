@@ -15,6 +15,7 @@
 #include "storage/store.h"
 #include "support/tstore.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 /* ---- Open, reopen, modes, versions -------------------------------------------------------------- */
 
@@ -100,10 +101,11 @@ static int check_more(store_txn *t, void *arg) {
   return AG_OK;
 }
 
-/* Waits (up to 10 s) for the background sync to report; 1 when it did. */
+/* Waits (10 s, stretched on slow builds) for the background sync to report; 1 when it did. */
 static int wait_synced(store *s) {
   struct pollfd p = {.fd = store_sync_fd(s), .events = POLLIN};
-  for (int i = 0; i < 100 && store_synced(s) < store_commits(s); i++) poll(&p, 1, 100);
+  for (long long end = now_ms() + wait_budget_ms(10000); store_synced(s) < store_commits(s) && now_ms() < end;)
+    poll(&p, 1, 100);
   return store_synced(s) == store_commits(s);
 }
 

@@ -5,6 +5,7 @@
  * thinking count the host derives from the agent's phase reports, at each step. The table of moves in
  * docs/architecture.md is checked against the code's. */
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include "agents/agent.h"
 #include "mcp/client.h"
@@ -126,10 +127,11 @@ static turn_decision rig_say(rig *r, const char *sender, const char *text, uint6
   return agent_on_message(r->a, m, &rules);
 }
 
-/* Runs what is ready on the loop until the agent's phase is want (at most a bounded number of passes:
+/* Runs what is ready on the loop until the agent's phase is want (5 s at most, stretched on slow builds:
  * a pass with nothing ready returns at once). */
 static int rig_run_until(rig *r, agent_phase want) {
-  for (int i = 0; i < 100000 && agent_phase_of(r->a) != want; i++) event_base_loop(r->base, EVLOOP_NONBLOCK);
+  for (long long end = now_ms() + wait_budget_ms(5000); agent_phase_of(r->a) != want && now_ms() < end;)
+    event_base_loop(r->base, EVLOOP_NONBLOCK);
   return agent_phase_of(r->a) == want;
 }
 
@@ -387,7 +389,8 @@ static int fake_connect(void *ud, struct event_base *base, const mcp_transport_s
 
 /* Runs what is ready on the loop until *flag reaches want (bounded, as rig_run_until). */
 static int spin_until(struct event_base *base, const int *flag, int want) {
-  for (int i = 0; i < 100000 && *flag < want; i++) event_base_loop(base, EVLOOP_NONBLOCK);
+  for (long long end = now_ms() + wait_budget_ms(5000); *flag < want && now_ms() < end;)
+    event_base_loop(base, EVLOOP_NONBLOCK);
   return *flag >= want;
 }
 

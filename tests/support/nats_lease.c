@@ -1,8 +1,12 @@
 /* Reading the agents' leases of a world on NATS for tests (see nats_lease.h). */
 #include "support/nats_lease.h"
 
+#include "support/wait.h"
+
 #include <nats/nats.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 int nats_lease_owners(const char *url, const char *world, const char *const *agents, size_t n,
                       char (*owners)[NATS_LEASE_OWNER_MAX]) {
@@ -28,4 +32,38 @@ done:
   jsCtx_Destroy(js);
   natsConnection_Destroy(nc);
   return rc;
+}
+
+typedef struct lease_goal {
+  const char *url, *world;
+  const char *const *names;
+  int n, hosts;
+  char (*owners)[NATS_LEASE_OWNER_MAX];
+} lease_goal;
+
+/* Whether every agent is held, by g->hosts distinct hosts in all. */
+static int leases_spread(void *arg) {
+  const lease_goal *g = arg;
+  if (nats_lease_owners(g->url, g->world, g->names, (size_t)g->n, g->owners)) return 0;
+  int distinct = 0, held = 1;
+  for (int i = 0; i < g->n; i++) {
+    held = held && g->owners[i][0];
+    int seen = 0;
+    for (int j = 0; j < i; j++) seen = seen || !strcmp(g->owners[i], g->owners[j]);
+    distinct += !seen;
+  }
+  return held && distinct == g->hosts;
+}
+
+int nats_lease_wait(const char *url, const char *world, const char *prefix, int n, int hosts, long ms) {
+  char (*owners)[NATS_LEASE_OWNER_MAX] = calloc((size_t)n, sizeof *owners);
+  char **names = calloc((size_t)n, sizeof *names);
+  int done = 0;
+  for (int i = 0; names && i < n; i++)
+    if ((names[i] = malloc(32))) snprintf(names[i], 32, "%s%d", prefix, i);
+  lease_goal g = {.url = url, .world = world, .names = (const char *const *)names, .n = n, .hosts = hosts, .owners = owners};
+  if (owners && names) done = wait_until_every(leases_spread, &g, ms, 50); /* each poll is a connection */
+  for (int i = 0; names && i < n; i++) free(names[i]);
+  free(names), free(owners);
+  return done;
 }

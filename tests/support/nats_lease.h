@@ -13,5 +13,8 @@ enum { NATS_LEASE_OWNER_MAX = 32 };
  * e.g. no host made it yet). */
 int nats_lease_owners(const char *url, const char *world, const char *const *agents, size_t n,
                       char (*owners)[NATS_LEASE_OWNER_MAX]);
+/* Polls (wait_budget_ms(ms)) until agents PREFIX0..PREFIX(n-1) of world each have a lease, held by
+ * hosts hosts in all: 1 then, 0 when the time ran out. */
+int nats_lease_wait(const char *url, const char *world, const char *prefix, int n, int hosts, long ms);
 
 #endif

@@ -27,7 +27,7 @@ int nats_node_start(nats_node *nd) {
     execlp("nats-server", "nats-server", "-c", nd->conf, (char *)NULL);
     _exit(127);
   }
-  for (int i = 0; i < 200 && nd->pid > 0; i++) {
+  for (long long end = now_ms() + wait_budget_ms(5000); nd->pid > 0 && now_ms() < end;) {
     if (ports_open(nd->port)) return 0;
     wait_nap_ms(25);
   }
@@ -97,13 +97,11 @@ int agora_stop(pid_t pid, int sig) {
 
 int agora_wait(pid_t pid, long ms) {
   int st = 0;
-  for (long t = 0; t <= ms; t += 20) {
+  for (long long end = now_ms() + wait_budget_ms(ms);; wait_nap_ms(20)) {
     pid_t r = waitpid(pid, &st, WNOHANG);
     if (r == pid) return status_of(st);
-    if (r < 0) return -1;
-    wait_nap_ms(20);
+    if (r < 0 || now_ms() >= end) return -1;
   }
-  return -1;
 }
 
 pid_t agora_spawn_piped(const char *const *args, const char *out_path, const char *err_path,
@@ -118,7 +116,7 @@ pid_t agora_spawn_piped(const char *const *args, const char *out_path, const cha
 }
 
 int file_wait_for(const char *path, const char *needle, long ms) {
-  for (long t = 0; t <= ms; t += 50) {
+  for (long long end = now_ms() + wait_budget_ms(ms);; wait_nap_ms(50)) {
     FILE *f = fopen(path, "r");
     int found = 0;
     if (f) {
@@ -130,7 +128,6 @@ int file_wait_for(const char *path, const char *needle, long ms) {
       fclose(f);
     }
     if (found) return 1;
-    wait_nap_ms(50);
+    if (now_ms() >= end) return 0;
   }
-  return 0;
 }

@@ -32,11 +32,11 @@ pid_t agora_spawn(const char *const *args, const char *out_path, const char *err
 /* The same with stdin a pipe: *in_fd receives its write end (close it to give EOF). */
 pid_t agora_spawn_piped(const char *const *args, const char *out_path, const char *err_path,
                         const char *const *extra_env, int *in_fd);
-/* Waits up to ms for the file at path to contain needle; 1 when it does. */
+/* Waits up to wait_budget_ms(ms) for the file at path to contain needle; 1 when it does. */
 int file_wait_for(const char *path, const char *needle, long ms);
 /* Sends sig, waits; returns the exit status (128 + signal when killed). */
 int agora_stop(pid_t pid, int sig);
-/* Waits up to ms for pid to end; returns its exit status, or -1 (still running). */
+/* Waits up to wait_budget_ms(ms) for pid to end; returns its exit status, or -1 (still running). */
 int agora_wait(pid_t pid, long ms);
 
 #endif

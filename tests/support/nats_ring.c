@@ -47,30 +47,11 @@ size_t nats_ring_count(const char *hay, const char *needle) {
   return n;
 }
 
-/* Waits (polling; at most 60 s) until agents PREFIX0..PREFIX(n-1) of world each have a lease, held by
+/* Waits (polling; 60 s, stretched on slow builds) until agents PREFIX0..PREFIX(n-1) of world each have a lease, held by
  * hosts hosts in all: what a case needs to have happened before it goes on, observed rather than
  * guessed from how long a host takes to start (much longer under load). */
 int nats_ring_await_leases(const char *url, const char *world, const char *prefix, int n, int hosts) {
-  char (*owners)[NATS_LEASE_OWNER_MAX] = calloc((size_t)n, sizeof *owners);
-  char **names = calloc((size_t)n, sizeof *names);
-  int done = 0;
-  for (int i = 0; names && i < n; i++)
-    if ((names[i] = malloc(32))) snprintf(names[i], 32, "%s%d", prefix, i);
-  for (long end = now_ms() + 60000; owners && names && !done && now_ms() < end;) {
-    if (!nats_lease_owners(url, world, (const char *const *)names, (size_t)n, owners)) {
-      int distinct = 0, held = 1;
-      for (int i = 0; i < n; i++) {
-        held = held && owners[i][0];
-        int seen = 0;
-        for (int j = 0; j < i; j++) seen = seen || !strcmp(owners[i], owners[j]);
-        distinct += !seen;
-      }
-      done = held && distinct == hosts;
-    }
-    if (!done) wait_nap_ms(50);
-  }
-  for (int i = 0; names && i < n; i++) free(names[i]);
-  free(names), free(owners);
+  int done = nats_lease_wait(url, world, prefix, n, hosts, 60000);
   if (!done) unit_fail_(__FILE__, __LINE__, "%s: agents %s* not held by %d hosts within 60 s", world, prefix, hosts);
   return done;
 }
@@ -78,7 +59,7 @@ int nats_ring_await_leases(const char *url, const char *world, const char *prefi
 /* Waits (polling; at most 60 s) until measure(NAME's text) reaches min: a process's own printed
  * progress, the moment a case acts on. */
 int nats_ring_await_output(const char *name, size_t (*measure)(const char *), size_t min) {
-  for (long end = now_ms() + 60000; now_ms() < end;) {
+  for (long long end = now_ms() + wait_budget_ms(60000); now_ms() < end;) {
     char *o = unit_read_file(nats_ring_path(name));
     size_t got = o ? measure(o) : 0;
     free(o);

@@ -47,7 +47,7 @@ int serve_proc_start(const char *dir, const char *const *args, const char *const
   out->pid = pid;
   char line[256];
   size_t len = 0;
-  long deadline = now_ms() + 20000;
+  long long deadline = now_ms() + wait_budget_ms(20000); /* a sanitizer build starts slower */
   while (len < sizeof line - 1 && now_ms() < deadline && !memchr(line, '\n', len)) {
     struct pollfd p = {pout[0], POLLIN, 0};
     if (poll(&p, 1, 200) <= 0) continue;
@@ -373,7 +373,7 @@ static size_t count_since(sse_conn *c, const char *needle) {
 }
 
 int sse_wait(sse_set *s, size_t n, const char *needle, int timeout_ms) {
-  long end = now_ms() + timeout_ms;
+  long long end = now_ms() + wait_budget_ms(timeout_ms);
   for (;;) {
     int done = 1;
     for (sse_conn *c = s->conns; c && done; c = c->next)
@@ -383,6 +383,12 @@ int sse_wait(sse_set *s, size_t n, const char *needle, int timeout_ms) {
     pump_once(s, 20);
     pump_once(s, 0); /* what the poll saw */
   }
+}
+
+int sse_wait_open(sse_set *s, const sse_conn *c, int timeout_ms) {
+  for (long long end = now_ms() + wait_budget_ms(timeout_ms); !c->bytes && c->open; pump_once(s, 20))
+    if (now_ms() >= end) return -1;
+  return c->bytes ? 0 : -1;
 }
 
 const sse_frame_rec *sse_frames(const sse_conn *c, size_t *n) {

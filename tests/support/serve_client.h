@@ -15,7 +15,8 @@ typedef struct serve_proc {
 } serve_proc;
 
 /* Starts $AGORA_BIN serve ARGS... --listen 127.0.0.1:0 (args NULL-terminated, without "serve"),
- * extra_env "NAME=value" (may be NULL), stderr into a file in dir; waits for its "serving on" line.
+ * extra_env "NAME=value" (may be NULL), stderr into a file in dir; waits for its "serving on" line
+ * (wait_budget_ms(20000)).
  * 0, or -1 (the process is stopped again). */
 int serve_proc_start(const char *dir, const char *const *args, const char *const *extra_env, serve_proc *out);
 /* serve_proc_start as a case's check: 0, or -1 after failing the caller's case, at its line, with what
@@ -81,8 +82,11 @@ void sse_close(sse_set *s, sse_conn *c);
 /* Moves the transfers along for up to ms milliseconds. */
 void sse_pump(sse_set *s, int ms);
 /* Pumps until every open connection of the set holds at least n frames whose data contains needle
- * (NULL: any frame), or timeout_ms passed; 0 when reached. */
+ * (NULL: any frame), or wait_budget_ms(timeout_ms) passed; 0 when reached. */
 int sse_wait(sse_set *s, size_t n, const char *needle, int timeout_ms);
+/* Pumps until c's first bytes came (the server's opening comment: it has registered the client, so
+ * what is published from now on reaches it), or wait_budget_ms(timeout_ms) passed; 0 when they came. */
+int sse_wait_open(sse_set *s, const sse_conn *c, int timeout_ms);
 /* The frames received so far. */
 const sse_frame_rec *sse_frames(const sse_conn *c, size_t *n);
 /* Frames whose data contains needle. */

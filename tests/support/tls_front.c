@@ -5,6 +5,7 @@
 #include "support/ports.h"
 
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -88,7 +89,7 @@ int tls_front_start(int backend_port, int http1_only, tls_front **out) {
     f->port = ports_free();
     pid_t pid = start_nghttpx(f->dir, f->port, backend_port, http1_only);
     if (pid < 0) goto fail;
-    for (int i = 0; i < 250 && !ports_open(f->port); i++) {
+    for (long long end = now_ms() + wait_budget_ms(5000); !ports_open(f->port) && now_ms() < end;) {
       if (waitpid(pid, NULL, WNOHANG) == pid) {
         pid = -1; /* exited: the port was taken, or nghttpx is missing */
         break;

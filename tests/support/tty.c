@@ -173,7 +173,8 @@ int tty_event_id(tty *t, const char *event, char id[64]) {
   char key[96];
   snprintf(key, sizeof key, "%s: id=", event);
   if (!tty_expect(t, key)) return -1;
-  for (int i = 0; i < 50 && !strchr(t->text + t->seen, '\n'); i++) tty_pump(t, 100);
+  for (long long end = now_ms() + wait_budget_ms(5000); !strchr(t->text + t->seen, '\n') && now_ms() < end;)
+    tty_pump(t, 100);
   const char *p = t->text + t->seen;
   size_t n = strspn(p, "0123456789abcdefghijklmnopqrstuvwxyz");
   if (!n || n > 63) return -1;
