@@ -24,7 +24,7 @@ static void status_clear(event_screen *s) {
   s->status_shown = 0;
 }
 
-static int still_thinking(void *ctx, const char *id) { return agora_agent_thinking(ctx, id); }
+static int still_thinking(const void *ctx, const char *id) { return agora_agent_thinking(ctx, id); }
 
 static void status_draw(event_screen *s, const agora_world *w) {
   if (!s->status) return;
@@ -65,7 +65,7 @@ void event_screen_on_event(event_screen *s, const agora_event *ev) {
   if (shown) track(s, ev);
   cli_event_print_one(&s->print, ev);
   s->messages += (uint64_t)message;
-  if (shown && message) live_lines_message(&s->lines, agora_event_sender(ev)); /* the whole message replaces its live line */
+  if (shown && message) live_lines_message(&s->lines, agora_event_sender(ev)); /* it replaces its live line */
   if (shown) live_lines_prune(&s->lines, still_thinking, w);
   if (s->live) live_lines_show(&s->lines);
   status_draw(s, w);
@@ -74,7 +74,7 @@ void event_screen_on_event(event_screen *s, const agora_event *ev) {
 int event_screen_ticks(const event_screen *s) { return s->status; }
 
 void event_screen_tick(event_screen *s, const agora_world *w) {
-  live_lines_prune(&s->lines, still_thinking, (void *)w);
+  live_lines_prune(&s->lines, still_thinking, w);
   status_draw(s, w);
 }
 

@@ -44,7 +44,7 @@ void live_lines_message(live_lines *l, const char *sender) {
   if (a) a->len = 0, a->tail[0] = '\0';
 }
 
-void live_lines_prune(live_lines *l, live_thinking_fn fn, void *ctx) {
+void live_lines_prune(live_lines *l, live_thinking_fn fn, const void *ctx) {
   for (size_t i = l->n; i-- > 0;)
     if (!fn(ctx, l->agents[i].id)) live_lines_forget(l, l->agents[i].id);
 }

@@ -23,7 +23,7 @@ typedef struct live_lines {
 } live_lines;
 
 /* Whether agent id is still thinking, asked of the world (ctx is the caller's). */
-typedef int (*live_thinking_fn)(void *ctx, const char *id);
+typedef int (*live_thinking_fn)(const void *ctx, const char *id);
 
 /* id began an LLM call (llm-start): tracked, its text so far empty. */
 void live_lines_start(live_lines *l, const char *id);
@@ -34,7 +34,7 @@ void live_lines_forget(live_lines *l, const char *id);
 /* A whole message from sender replaces its live line. */
 void live_lines_message(live_lines *l, const char *sender);
 /* An agent can stop thinking without an event (a cancelled call): forgets those fn says are not. */
-void live_lines_prune(live_lines *l, live_thinking_fn fn, void *ctx);
+void live_lines_prune(live_lines *l, live_thinking_fn fn, const void *ctx);
 /* The status line's names: "a, b, c +N" of the first few tracked, N from thinking (the world's count). */
 void live_lines_who(const live_lines *l, size_t thinking, char *who, size_t cap);
 /* Takes the live lines away (the cursor returns to where they started), and draws them again. */

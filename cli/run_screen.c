@@ -16,7 +16,7 @@ struct run_screen {
   live_lines lines;
 };
 
-static int still_thinking(void *ctx, const char *id) {
+static int still_thinking(const void *ctx, const char *id) {
   agent *a = world_agent_find(ctx, id);
   return a && agent_is_thinking(a);
 }
