@@ -2,7 +2,7 @@
  * the world is quiet, saved; the one-shot use of a world, like `llm "prompt"`. */
 #include "agora.h"
 #include "cli/cli.h"
-#include "cli/event_print.h"
+#include "cli/event_screen.h"
 #include "cli/runner.h"
 
 #include <stdio.h>
@@ -33,7 +33,7 @@ static const char say_usage[] =
  * transcript is printed from the library's events, and there is nobody to ask, so --yes approves
  * (AGORA_AUTO_APPROVE, else a call is denied) and ask_human gets the next line of --answers. */
 typedef struct say_state {
-  cli_event_print print;
+  event_screen *scr; /* the transcript, and on a terminal the status line and live lines */
   int echo_skipped; /* the person's own message is not printed back in plain output */
   char **answers;   /* --answers' lines, owned */
   size_t n_answers, next_answer;
@@ -51,12 +51,12 @@ static void say_on_event(const agora_event *ev, void *ctx) {
     }
     return;
   }
-  if (agora_event_type(ev) == AGORA_EVENT_MESSAGE && !s->print.json && !s->echo_skipped &&
+  if (agora_event_type(ev) == AGORA_EVENT_MESSAGE && !s->scr->print.json && !s->echo_skipped &&
       !strcmp(agora_event_sender(ev), "human")) {
     s->echo_skipped = 1;
     return;
   }
-  cli_event_print_one(&s->print, ev);
+  event_screen_on_event(s->scr, ev);
 }
 
 static int parse_args(int argc, char **argv, cli_runner_opts *a, const char **text) {
@@ -86,18 +86,29 @@ static int read_stdin(char *buf, size_t cap) {
   return n ? 0 : cli_error(AG_ERR_INVALID, "say: the message on stdin is empty");
 }
 
-/* The library's options for say's arguments (every string borrowed from a). */
+/* The library's options for say's arguments (every string borrowed from a); st->scr is made. Streamed
+ * text comes as events for the live lines, or for --stream's lines on a pipe or with --json. */
 static agora_options say_options(const cli_runner_opts *a, say_state *st) {
   int stream = a->stream && (a->json || !isatty(STDOUT_FILENO));
+  st->scr = event_screen_new(a->json, stream, a->quiet);
   unsigned flags = AGORA_NOTES | AGORA_OPTIONS_3 | (a->no_save ? AGORA_NO_SAVE : 0) |
                    (a->new_chat ? AGORA_NEW_CHAT : 0) | (a->yes ? AGORA_AUTO_APPROVE : 0) |
-                   (stream ? AGORA_STREAM : 0);
-  st->print = cli_event_print_make(stdout, a->json, stream);
+                   (stream || (st->scr && st->scr->live) ? AGORA_STREAM : 0);
   return (agora_options){.flags = flags, .model = a->over.model, .provider = a->over.provider,
                          .base_url = a->over.base_url, .allow_env = a->allow.names, .n_allow_env = a->allow.n,
                          .program = "say", .allow_key_to = a->allow.key_urls, .n_allow_key_to = a->allow.n_key_urls,
                          .llm_cache = a->over.llm_cache, .cache_db = a->over.cache_db, .on_event = say_on_event,
                          .on_event_ctx = st};
+}
+
+/* Until the world is quiet; with a status line, a tenth of a second at a time so that it shows the
+ * clock and the agents that stopped thinking, as run's 10 Hz timer does. */
+static int say_run(agora_world *w, event_screen *scr) {
+  if (!event_screen_ticks(scr)) return agora_run_until_quiet(w);
+  int rc;
+  event_screen_tick(scr, w);
+  while (!(rc = agora_run_for(w, 100)) && !agora_is_quiet(w)) event_screen_tick(scr, w);
+  return rc;
 }
 
 /* The exit status from what the run came to (cli_run_status, docs/cli.md "Exit status"). */
@@ -125,18 +136,25 @@ int cli_say(int argc, char **argv) {
   agora_world *w = NULL;
   if (args.answers && (status = cli_answers_read(args.answers, "say", &st.answers, &st.n_answers))) goto done;
   agora_options o = say_options(&args, &st);
+  if (!st.scr) {
+    status = cli_error(AG_ERR_NOMEM, "say: %s", agora_strerror(AG_ERR_NOMEM));
+    goto done;
+  }
   int rc = agora_world_open(args.world_path, args.db, &o, &w);
   if (rc) {
     status = cli_error(rc, "%s", agora_errmsg());
     goto done;
   }
   const char *still = agora_clock_note(w);
+  if (still) event_screen_hide(st.scr);
   if (still) fprintf(stderr, "agora: say: world %s: %s\n", agora_world_id(w), still);
   rc = agora_publish(w, "human", text);
-  if (!rc) rc = agora_run_until_quiet(w);
+  if (!rc) rc = say_run(w, st.scr);
+  event_screen_done(st.scr); /* the status line goes before the exit status's sentences */
   status = rc ? cli_error(rc, "say: %s", agora_strerror(rc)) : say_status(w);
 done:
   agora_world_close(w);
+  event_screen_free(st.scr);
   cli_answers_free(st.answers, st.n_answers);
   return status;
 }

@@ -35,7 +35,8 @@ extern "C" {
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
 #define AGORA_API_VERSION 3 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
-                               AGORA_NOTES, a run's counters (agora_failed_calls, ...),
+                               AGORA_NOTES, a run's counters (agora_failed_calls, ...,
+                               agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state */
 
 #if defined(__GNUC__)
@@ -158,6 +159,12 @@ AGORA_EXPORT int agora_budget_spent(const agora_world *w, int64_t *tokens, doubl
  * program which never moves the clock will not deliver (docs/architecture.md "Parity"), or NULL.
  * Static. */
 AGORA_EXPORT const char *agora_clock_note(const agora_world *w);
+/* What a progress display shows (API version 3): the number of agents with an LLM call in flight, and
+ * whether agent (an id or a name) is one of them (1) or not (0, also for an unknown agent). A turn that
+ * ends without an event of its own (a cancelled call) shows here at once; an llm-start event names
+ * the agent that began to think. */
+AGORA_EXPORT size_t agora_thinking(const agora_world *w);
+AGORA_EXPORT int agora_agent_thinking(const agora_world *w, const char *agent);
 
 /* ---- Publishing and running ---- */
 

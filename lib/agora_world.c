@@ -224,6 +224,12 @@ int agora_cancel(agora_world *w) {
 size_t agora_failed_calls(const agora_world *w) { return world_failed_calls(w->w); }
 size_t agora_unsaved(const agora_world *w) { return rt_unsaved(w->rt); }
 const char *agora_clock_note(const agora_world *w) { return rt_clock_still(w->rt); }
+size_t agora_thinking(const agora_world *w) { return world_thinking(w->w); }
+
+int agora_agent_thinking(const agora_world *w, const char *id) {
+  agent *a = id ? world_agent_find(w->w, id) : NULL;
+  return a && agent_is_thinking(a);
+}
 
 int agora_budget_spent(const agora_world *w, int64_t *tokens, double *usd) {
   world_budget_view b = world_budget(w->w);

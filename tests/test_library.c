@@ -387,6 +387,28 @@ static void foreign_loop(void) {
   llm_server_stop(srv);
 }
 
+/* agora_thinking / agora_agent_thinking: what a progress display shows, while a reply is in flight
+ * (the loopback server answers after 300 ms) and after. */
+static void thinking_counts(void) {
+  char json[1024];
+  llm_server *srv = server_world("reply=\"later\" latency=300", json, sizeof json);
+  if (!srv) return;
+  agora_world *w = open_nosave(json);
+  if (w) {
+    agora_publish(w, "human", "@ann hi");
+    for (int i = 0; i < 500 && !agora_thinking(w) && !agora_is_quiet(w); i++) agora_run_for(w, 10);
+    CHECK_INT(agora_thinking(w), 1);
+    CHECK_INT(agora_agent_thinking(w, "ann"), 1);
+    CHECK_INT(agora_agent_thinking(w, "nobody"), 0);
+    CHECK_INT(agora_agent_thinking(w, NULL), 0);
+    CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
+    CHECK_INT(agora_thinking(w), 0);
+    CHECK_INT(agora_agent_thinking(w, "ann"), 0);
+    agora_world_close(w);
+  }
+  llm_server_stop(srv);
+}
+
 /* Usage: the tokens the server reported, per agent, summed from the stored thread. */
 static void usage_from_the_server(void) {
   char json[1024], *usage = NULL;
@@ -553,7 +575,7 @@ int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(publish_and_replies), UNIT(bad_input), UNIT(interrupt_and_unsubscribe), UNIT(ask_human_request), UNIT(approvals),
     UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(a_database_without_a_world), UNIT(never_prints), UNIT(foreign_loop), UNIT(two_threads), UNIT(usage_from_the_server),
-    UNIT(options_3_checked), UNIT(on_event_sees_the_open), UNIT(run_counters), UNIT(notes_on_stderr),
+    UNIT(options_3_checked), UNIT(on_event_sees_the_open), UNIT(run_counters), UNIT(notes_on_stderr), UNIT(thinking_counts),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
