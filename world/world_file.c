@@ -328,6 +328,34 @@ static int read_script(const cJSON *root, world_spec *spec, const char *label, a
   return AG_OK;
 }
 
+/* `name`: required, a string that makes a valid id (spec->id) */
+static int read_name(const cJSON *root, world_spec *spec, const char *label, ag_errmsg *em) {
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+  if (!name) return BAD("%s: name: missing (every world needs a name)", label);
+  if (!cJSON_IsString(name)) return BAD("%s: name: must be a string", label);
+  if (mention_id_from_name(name->valuestring, spec->id, sizeof spec->id))
+    return BAD("%s: name: invalid world name '%s': it must start with a letter or digit and contain only "
+               "letters, digits, '_', '-' and spaces", label, name->valuestring);
+  return (spec->name = strdup(name->valuestring)) ? AG_OK : AG_ERR_NOMEM;
+}
+
+/* `main_agent`: null, or the name or id of one of the agents read already; spec->main_agent gets its id. */
+static int read_main_agent(const cJSON *root, world_spec *spec, const char *label, ag_errmsg *em) {
+  const cJSON *main_agent = cJSON_GetObjectItemCaseSensitive(root, "main_agent");
+  if (!main_agent || cJSON_IsNull(main_agent)) return AG_OK;
+  if (!cJSON_IsString(main_agent)) return BAD("%s: main_agent: must be an agent's name or id, or null", label);
+  char want[MENTION_ID_MAX] = "";
+  mention_id_from_name(main_agent->valuestring, want, sizeof want);
+  for (size_t i = 0; i < spec->n_agents && !spec->main_agent; i++) {
+    char id[MENTION_ID_MAX];
+    mention_id_from_name(spec->agents[i].name, id, sizeof id);
+    if (strcmp(id, want) == 0 && !(spec->main_agent = strdup(id))) return AG_ERR_NOMEM;
+  }
+  if (!spec->main_agent)
+    return BAD("%s: main_agent: '%s' is not an agent of this world", label, main_agent->valuestring);
+  return AG_OK;
+}
+
 int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, ag_errmsg *em) {
   int rc = AG_OK;
   world_spec spec;
@@ -341,24 +369,7 @@ int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, 
     goto fail;
   }
   if ((rc = world_file_check_keys(root, world_fields, NULL, label, "", em))) goto fail;
-  const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
-  if (!name) {
-    rc = BAD("%s: name: missing (every world needs a name)", label);
-    goto fail;
-  }
-  if (!cJSON_IsString(name)) {
-    rc = BAD("%s: name: must be a string", label);
-    goto fail;
-  }
-  if (mention_id_from_name(name->valuestring, spec.id, sizeof spec.id)) {
-    rc = BAD("%s: name: invalid world name '%s': it must start with a letter or digit and contain only "
-             "letters, digits, '_', '-' and spaces", label, name->valuestring);
-    goto fail;
-  }
-  if (!(spec.name = strdup(name->valuestring))) {
-    rc = AG_ERR_NOMEM;
-    goto fail;
-  }
+  if ((rc = read_name(root, &spec, label, em))) goto fail;
   if ((rc = world_file_get_string(root, "description", 1, &spec.description, label, "", em))) goto fail;
   long n = spec.turn_limit;
   if ((rc = world_file_get_int(root, "turn_limit", 1, 1000000, &n, label, "", em))) goto fail;
@@ -378,27 +389,7 @@ int world_spec_from_json(const cJSON *root, const char *label, world_spec *out, 
   if ((rc = world_mcp_read(root, &spec, label, em)) || (rc = read_agents(root, &defaults, &spec, label, em)) ||
       (rc = world_mcp_check(&spec, label, em)) || (rc = world_llm_read(root, &spec, label, em)))
     goto fail;
-  const cJSON *main_agent = cJSON_GetObjectItemCaseSensitive(root, "main_agent");
-  if (main_agent && !cJSON_IsNull(main_agent)) {
-    if (!cJSON_IsString(main_agent)) {
-      rc = BAD("%s: main_agent: must be an agent's name or id, or null", label);
-      goto fail;
-    }
-    char want[MENTION_ID_MAX] = "";
-    mention_id_from_name(main_agent->valuestring, want, sizeof want);
-    for (size_t i = 0; i < spec.n_agents && !spec.main_agent; i++) {
-      char id[MENTION_ID_MAX];
-      mention_id_from_name(spec.agents[i].name, id, sizeof id);
-      if (strcmp(id, want) == 0 && !(spec.main_agent = strdup(id))) {
-        rc = AG_ERR_NOMEM;
-        goto fail;
-      }
-    }
-    if (!spec.main_agent) {
-      rc = BAD("%s: main_agent: '%s' is not an agent of this world", label, main_agent->valuestring);
-      goto fail;
-    }
-  }
+  if ((rc = read_main_agent(root, &spec, label, em))) goto fail;
   if ((rc = read_script(root, &spec, label, em)) || (rc = world_time_read(root, &spec, label, em)) ||
       (rc = world_time_check(&spec, label, em)))
     goto fail;
