@@ -10,6 +10,7 @@
 #include "net/net_fetch.h"
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ struct llm_embed {
   char **texts;
   size_t n, next, batch;   /* next: the first of send[] in the request out */
   size_t *send, n_send;    /* the texts the cache did not have, in order: only these are sent */
+  size_t *same;            /* n: an earlier text of send[] equal to text i, not sent twice; SIZE_MAX: none */
   float *vecs;             /* n * dim: the cached ones at the start, the others batch by batch */
   ag_defer_ticket ticket;  /* every text was cached: the answer waits for the loop */
   int dim;
@@ -37,6 +39,7 @@ static void embed_free(llm_embed *e) {
   for (size_t i = 0; i < e->n; i++) free(e->texts[i]);
   free(e->texts);
   free(e->send);
+  free(e->same);
   free(e->vecs);
   ag_buf_free(&e->body);
   memset(e->key_line, 0, sizeof e->key_line);
@@ -112,17 +115,45 @@ static int take_vectors(llm_embed *e, size_t k, char *why) {
 
 /* Keeps the vectors just fetched (a failure to is only a later re-embedding). */
 static void cache_store(llm_embed *e) {
-  uint8_t key[CACHE_DB_KEY_LEN];
   cache_db *db = e->client->embed_cache;
-  for (size_t i = 0; db && i < e->n_send; i++)
-    if (!llm_embed_cache_key(&e->cfg, e->texts[e->send[i]], key))
-      llm_embed_cache_put(db, key, e->vecs + e->send[i] * (size_t)e->dim, e->dim);
+  const char **texts = db ? malloc(e->n_send * sizeof *texts) : NULL;
+  const float **vecs = texts ? malloc(e->n_send * sizeof *vecs) : NULL;
+  for (size_t i = 0; vecs && i < e->n_send; i++) {
+    texts[i] = e->texts[e->send[i]];
+    vecs[i] = e->vecs + e->send[i] * (size_t)e->dim;
+  }
+  if (vecs) llm_embed_cache_put(db, &e->cfg, texts, vecs, e->n_send, e->dim);
+  free(vecs);
+  free(texts);
+}
+
+#define SAME_WINDOW 256 /* texts to send compared with each new one: a bound on the search, not on the answer */
+
+/* Text i is to be sent, unless one of the last texts to send is the same (the message answered is
+ * usually the newest memory too, and a reply like "noted" comes back often). */
+static void send_text(llm_embed *e, size_t i) {
+  for (size_t j = e->n_send; j-- > 0 && e->n_send - j <= SAME_WINDOW;)
+    if (!strcmp(e->texts[e->send[j]], e->texts[i])) {
+      e->same[i] = e->send[j];
+      return;
+    }
+  e->send[e->n_send++] = i;
+}
+
+/* The vectors of the texts not sent because an equal one was. */
+static void copy_same(llm_embed *e) {
+  for (size_t i = 0; i < e->n; i++)
+    if (e->same[i] != SIZE_MAX)
+      memcpy(e->vecs + i * (size_t)e->dim, e->vecs + e->same[i] * (size_t)e->dim, (size_t)e->dim * sizeof *e->vecs);
 }
 
 /* Fills e->vecs with the cached vectors and lists the others in e->send. A cached vector whose dimension
  * is not the first one's is sent again. */
 static int cache_lookup(llm_embed *e) {
-  if (!(e->send = malloc(e->n * sizeof *e->send))) return AG_ERR_NOMEM;
+  e->send = malloc(e->n * sizeof *e->send);
+  e->same = malloc(e->n * sizeof *e->same);
+  if (!e->send || !e->same) return AG_ERR_NOMEM;
+  for (size_t i = 0; i < e->n; i++) e->same[i] = SIZE_MAX;
   uint8_t key[CACHE_DB_KEY_LEN];
   cache_db *db = e->client->embed_cache;
   for (size_t i = 0; i < e->n; i++) {
@@ -132,9 +163,9 @@ static int cache_lookup(llm_embed *e) {
         (!e->dim || dim == e->dim)) {
       if (!e->dim && (e->vecs = calloc(e->n * (size_t)dim, sizeof *e->vecs))) e->dim = dim;
       if (e->vecs) memcpy(e->vecs + i * (size_t)dim, v, (size_t)dim * sizeof *v);
-      else e->send[e->n_send++] = i;
+      else send_text(e, i);
     } else {
-      e->send[e->n_send++] = i;
+      send_text(e, i);
     }
     free(v);
   }
@@ -181,6 +212,7 @@ static void on_done(void *ud, int err, long status, int timed_out, const char *e
     e->next += k;
     if (e->next == e->n_send) {
       cache_store(e);
+      copy_same(e);
       return finish(e, AG_OK, NULL);
     }
     if (!(err = request_next(e))) return;

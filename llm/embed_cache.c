@@ -55,16 +55,26 @@ done:
   return rc;
 }
 
-int llm_embed_cache_put(cache_db *db, const uint8_t key[CACHE_DB_KEY_LEN], const float *vec, int dim) {
+int llm_embed_cache_put(cache_db *db, const llm_config *cfg, const char *const *texts, const float *const *vecs,
+                        size_t n, int dim) {
   size_t len = VEC_HEAD + (size_t)dim * sizeof(float);
-  unsigned char *val = malloc(len);
-  if (!val) return AG_ERR_NOMEM;
+  uint8_t *keys = malloc(n * CACHE_DB_KEY_LEN);
+  unsigned char *vals = malloc(n * len);
+  cache_db_item *items = malloc(n * sizeof *items);
+  int rc = keys && vals && items ? AG_OK : AG_ERR_NOMEM;
   uint32_t d = (uint32_t)dim;
-  memcpy(val, VEC_MAGIC, VEC_HEAD - 4);
-  unsigned char *p = val + VEC_HEAD - 4;
-  p[0] = (unsigned char)d, p[1] = (unsigned char)(d >> 8), p[2] = (unsigned char)(d >> 16), p[3] = (unsigned char)(d >> 24);
-  memcpy(val + VEC_HEAD, vec, (size_t)dim * sizeof(float));
-  int rc = cache_db_put(db, key, (const char *)val, len, ag_now_ms());
-  free(val);
+  for (size_t i = 0; !rc && i < n; i++) {
+    unsigned char *v = vals + i * len, *p = v + VEC_HEAD - 4;
+    memcpy(v, VEC_MAGIC, VEC_HEAD - 4);
+    p[0] = (unsigned char)d, p[1] = (unsigned char)(d >> 8), p[2] = (unsigned char)(d >> 16);
+    p[3] = (unsigned char)(d >> 24);
+    memcpy(v + VEC_HEAD, vecs[i], (size_t)dim * sizeof(float));
+    rc = llm_embed_cache_key(cfg, texts[i], keys + i * CACHE_DB_KEY_LEN);
+    items[i] = (cache_db_item){.key = keys + i * CACHE_DB_KEY_LEN, .val = (const char *)v, .len = len};
+  }
+  if (!rc && n) rc = cache_db_put_many(db, items, n, ag_now_ms());
+  free(items);
+  free(vals);
+  free(keys);
   return rc;
 }

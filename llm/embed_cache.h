@@ -17,7 +17,9 @@ int llm_embed_cache_key(const llm_config *cfg, const char *text, uint8_t key[CAC
 /* The vector stored under key into a malloc'd array of *dim floats (*out, caller frees). AG_ERR_NOT_FOUND
  * when there is none or it is not a vector (a value of another shape is never used). */
 int llm_embed_cache_get(cache_db *db, const uint8_t key[CACHE_DB_KEY_LEN], float **out, int *dim);
-/* Stores vec (dim floats) under key. */
-int llm_embed_cache_put(cache_db *db, const uint8_t key[CACHE_DB_KEY_LEN], const float *vec, int dim);
+/* Stores the vectors of texts[0..n) (vecs[i]: dim floats, borrowed) under their keys for cfg, in one
+ * transaction. */
+int llm_embed_cache_put(cache_db *db, const llm_config *cfg, const char *const *texts, const float *const *vecs,
+                        size_t n, int dim);
 
 #endif
