@@ -245,7 +245,8 @@ static void kept_vectors_are_not_sent_again(void) {
   llm_drive_config(&cfg, srv, LLM_OPENAI, 0, 5000);
   uint8_t key[CACHE_DB_KEY_LEN];
   CHECK_INT(llm_embed_cache_key(&cfg, "the well is dry", key), AG_OK);
-  CHECK_INT(cache_db_put(keep, key, "{\"not\":\"a vector\"}", 20, 1), AG_OK);
+  const char *foreign = "{\"not\":\"a vector\"}";
+  CHECK_INT(cache_db_put(keep, key, foreign, strlen(foreign), 1), AG_OK);
   llm_server_reset(srv);
   CHECK_INT(embed(LLM_OPENAI, mixed + 1, 1, 0, &r, "AGORA_TEST_KEY"), AG_OK);
   check_vectors(&r, mixed + 1, 1);
