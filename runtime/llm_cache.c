@@ -38,7 +38,7 @@ int rt_llm_cache_open(world *w, const world_spec *spec, const rt_overrides *o, c
   if (!rc) rc = cache_db_open(dir, out, em);
   /* Without the response cache, a directory that cannot be had only means embedding again, as before. */
   if (rc && mode == LLM_CACHE_OFF) {
-    em->text[0] = '\0';
+    if (em) em->text[0] = '\0';
     return AG_OK;
   }
   if (rc) return rc;

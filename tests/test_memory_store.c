@@ -20,14 +20,14 @@ static llm_server *srv;
 
 /* The mayor answers "noted" every time, so that a later turn's reply is a text embedded already; window 2,
  * so that the first message is retrieved, not in the window, from the second turn on. */
-static const char *mayor_world(void) {
+static const char *mayor_world(const char *name, const char *script) {
   static char json[2048];
   snprintf(json, sizeof json,
            "{\"name\": \"town\", \"memory_window\": 2, \"agents\": [{\"name\": \"mayor\", \"provider\": \"openai\","
            " \"model\": \"m\", \"base_url\": \"%s\", \"memory\": {\"mode\": \"stream\", \"embedder\": {\"provider\":"
-           " \"openai\", \"base_url\": \"%s\", \"api_key_env\": \"\"}}}]}",
-           llm_server_url(srv, "/v1"), llm_server_url(srv, "/v1"));
-  return suite_file(tmp, "town.json", json);
+           " \"openai\", \"base_url\": \"%s\", \"api_key_env\": \"\"}}}], \"script\": [%s]}",
+           llm_server_url(srv, "/v1"), llm_server_url(srv, "/v1"), script);
+  return suite_file(tmp, name, json);
 }
 
 /* The texts sent to /embeddings since the last reset, one per line, into out; returns the requests. */
@@ -79,7 +79,7 @@ static void remembers(const char *want) {
 
 static void reopened_chats_embed_only_new_texts(void) {
   char *db = suite_fresh(tmp, "db");
-  const char *w = mayor_world();
+  const char *w = mayor_world("town.json", "");
   char texts[8192];
   const char *say1[] = {"say", w, BRIDGE, "--db", db, NULL};
   CHECK_INT(turn(say1, texts, sizeof texts), 1);
@@ -109,14 +109,8 @@ static void reopened_chats_embed_only_new_texts(void) {
   char copy[128];
   snprintf(copy, sizeof copy, "%.*s", (int)strcspn(r.out ? r.out : "", "\n"), r.out ? r.out : "");
   proc_result_free(&r);
-  char json[2048];
-  snprintf(json, sizeof json,
-           "{\"name\": \"town\", \"memory_window\": 2, \"agents\": [{\"name\": \"mayor\", \"provider\": \"openai\","
-           " \"model\": \"m\", \"base_url\": \"%s\", \"memory\": {\"mode\": \"stream\", \"embedder\": {\"provider\":"
-           " \"openai\", \"base_url\": \"%s\", \"api_key_env\": \"\"}}}], \"script\": [{\"from\": \"human\","
-           " \"text\": \"" FISH "\"}]}",
-           llm_server_url(srv, "/v1"), llm_server_url(srv, "/v1"));
-  const char *run[] = {"run", suite_file(tmp, "fish.json", json), "--db", db, "--chat", copy, NULL};
+  const char *fish = mayor_world("fish.json", "{\"from\": \"human\", \"text\": \"" FISH "\"}");
+  const char *run[] = {"run", fish, "--db", db, "--chat", copy, NULL};
   CHECK_INT(turn(run, texts, sizeof texts), 1);
   CHECK_STR(texts, FISH "\n");
   free(db);
