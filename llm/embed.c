@@ -3,11 +3,14 @@
 #include "llm/embed.h"
 
 #include "common/buf.h"
+#include "common/defer.h"
+#include "llm/embed_cache.h"
 #include "llm/provider.h"
 #include "llm/wire.h"
 #include "net/net_fetch.h"
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +20,11 @@ struct llm_embed {
   llm_config cfg;          /* a copy: the endpoint may go while a request is out */
   const llm_wire *wire;
   char **texts;
-  size_t n, next, batch;   /* next: the first text of the request out */
-  float *vecs;             /* n * dim, filled batch by batch */
+  size_t n, next, batch;   /* next: the first of send[] in the request out */
+  size_t *send, n_send;    /* the texts the cache did not have, in order: only these are sent */
+  size_t *same;            /* n: an earlier text of send[] equal to text i, not sent twice; SIZE_MAX: none */
+  float *vecs;             /* n * dim: the cached ones at the start, the others batch by batch */
+  ag_defer_ticket ticket;  /* every text was cached: the answer waits for the loop */
   int dim;
   char key_line[600];      /* "<key_header><key>", or "": none; wiped at the end */
   char url[1200];
@@ -32,6 +38,8 @@ struct llm_embed {
 static void embed_free(llm_embed *e) {
   for (size_t i = 0; i < e->n; i++) free(e->texts[i]);
   free(e->texts);
+  free(e->send);
+  free(e->same);
   free(e->vecs);
   ag_buf_free(&e->body);
   memset(e->key_line, 0, sizeof e->key_line);
@@ -39,7 +47,7 @@ static void embed_free(llm_embed *e) {
   free(e);
 }
 
-/* The request body of texts [from, from + k) in the provider's shape (caller frees). */
+/* The request body of the texts send[from, from + k) in the provider's shape (caller frees). */
 static char *request_body(const llm_embed *e, size_t from, size_t k) {
   cJSON *root = cJSON_CreateObject();
   if (e->wire->kind == LLM_GEMINI) {
@@ -49,7 +57,7 @@ static char *request_body(const llm_embed *e, size_t from, size_t k) {
     for (size_t i = from; reqs && i < from + k; i++) {
       cJSON *r = cJSON_CreateObject(), *part = cJSON_CreateObject(), *parts = cJSON_CreateArray();
       cJSON_AddStringToObject(r, "model", model);
-      cJSON_AddStringToObject(part, "text", e->texts[i]);
+      cJSON_AddStringToObject(part, "text", e->texts[e->send[i]]);
       cJSON_AddItemToArray(parts, part);
       cJSON_AddItemToObject(cJSON_AddObjectToObject(r, "content"), "parts", parts);
       cJSON_AddItemToArray(reqs, r);
@@ -57,7 +65,7 @@ static char *request_body(const llm_embed *e, size_t from, size_t k) {
   } else { /* OpenAI and Ollama: {"model", "input": [texts]} */
     cJSON_AddStringToObject(root, "model", e->cfg.model);
     cJSON *in = cJSON_AddArrayToObject(root, "input");
-    for (size_t i = from; in && i < from + k; i++) cJSON_AddItemToArray(in, cJSON_CreateString(e->texts[i]));
+    for (size_t i = from; in && i < from + k; i++) cJSON_AddItemToArray(in, cJSON_CreateString(e->texts[e->send[i]]));
   }
   char *s = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
@@ -88,7 +96,7 @@ static int take_vectors(llm_embed *e, size_t k, char *why) {
     const cJSON *v = reply_vector(e, root, i);
     int dim = cJSON_GetArraySize(v);
     if (!cJSON_IsArray(v) || dim < 1 || dim > LLM_EMBED_DIM_MAX || (e->dim && dim != e->dim)) {
-      snprintf(why, 200, "the reply has no usable vector for text %zu", e->next + i + 1);
+      snprintf(why, 200, "the reply has no usable vector for text %zu", e->send[e->next + i] + 1);
       rc = AG_ERR_INVALID;
       break;
     }
@@ -96,13 +104,72 @@ static int take_vectors(llm_embed *e, size_t k, char *why) {
       e->dim = dim;
       if (!(e->vecs = calloc(e->n * (size_t)dim, sizeof *e->vecs))) rc = AG_ERR_NOMEM;
     }
-    float *out = e->vecs ? e->vecs + (e->next + i) * (size_t)dim : NULL;
+    float *out = e->vecs ? e->vecs + e->send[e->next + i] * (size_t)dim : NULL;
     const cJSON *x;
     int j = 0;
     cJSON_ArrayForEach(x, v) if (out) out[j++] = (float)cJSON_GetNumberValue(x);
   }
   cJSON_Delete(root);
   return rc;
+}
+
+/* Keeps the vectors just fetched (a failure to is only a later re-embedding). */
+static void cache_store(llm_embed *e) {
+  cache_db *db = e->client->embed_cache;
+  const char **texts = db ? malloc(e->n_send * sizeof *texts) : NULL;
+  const float **vecs = texts ? malloc(e->n_send * sizeof *vecs) : NULL;
+  for (size_t i = 0; vecs && i < e->n_send; i++) {
+    texts[i] = e->texts[e->send[i]];
+    vecs[i] = e->vecs + e->send[i] * (size_t)e->dim;
+  }
+  if (vecs) llm_embed_cache_put(db, &e->cfg, texts, vecs, e->n_send, e->dim);
+  free(vecs);
+  free(texts);
+}
+
+#define SAME_WINDOW 256 /* texts to send compared with each new one: a bound on the search, not on the answer */
+
+/* Text i is to be sent, unless one of the last texts to send is the same (the message answered is
+ * usually the newest memory too, and a reply like "noted" comes back often). */
+static void send_text(llm_embed *e, size_t i) {
+  for (size_t j = e->n_send; j-- > 0 && e->n_send - j <= SAME_WINDOW;)
+    if (!strcmp(e->texts[e->send[j]], e->texts[i])) {
+      e->same[i] = e->send[j];
+      return;
+    }
+  e->send[e->n_send++] = i;
+}
+
+/* The vectors of the texts not sent because an equal one was. */
+static void copy_same(llm_embed *e) {
+  for (size_t i = 0; i < e->n; i++)
+    if (e->same[i] != SIZE_MAX)
+      memcpy(e->vecs + i * (size_t)e->dim, e->vecs + e->same[i] * (size_t)e->dim, (size_t)e->dim * sizeof *e->vecs);
+}
+
+/* Fills e->vecs with the cached vectors and lists the others in e->send. A cached vector whose dimension
+ * is not the first one's is sent again. */
+static int cache_lookup(llm_embed *e) {
+  e->send = malloc(e->n * sizeof *e->send);
+  e->same = malloc(e->n * sizeof *e->same);
+  if (!e->send || !e->same) return AG_ERR_NOMEM;
+  for (size_t i = 0; i < e->n; i++) e->same[i] = SIZE_MAX;
+  uint8_t key[CACHE_DB_KEY_LEN];
+  cache_db *db = e->client->embed_cache;
+  for (size_t i = 0; i < e->n; i++) {
+    float *v = NULL;
+    int dim = 0;
+    if (db && !llm_embed_cache_key(&e->cfg, e->texts[i], key) && !llm_embed_cache_get(db, key, &v, &dim) &&
+        (!e->dim || dim == e->dim)) {
+      if (!e->dim && (e->vecs = calloc(e->n * (size_t)dim, sizeof *e->vecs))) e->dim = dim;
+      if (e->vecs) memcpy(e->vecs + i * (size_t)dim, v, (size_t)dim * sizeof *v);
+      else send_text(e, i);
+    } else {
+      send_text(e, i);
+    }
+    free(v);
+  }
+  return AG_OK;
 }
 
 static void finish(llm_embed *e, int err, const char *why) {
@@ -128,7 +195,7 @@ static void on_done(void *ud, int err, long status, int timed_out, const char *e
   (void)timed_out;
   char why[300] = "";
   const char *name = llm_provider_name(e->cfg.provider);
-  size_t k = e->n - e->next < e->batch ? e->n - e->next : e->batch;
+  size_t k = e->n_send - e->next < e->batch ? e->n_send - e->next : e->batch;
   if (err) {
     snprintf(why, sizeof why, "%s embeddings: %s", name, errmsg && errmsg[0] ? errmsg : ag_strerror(err));
     err = AG_ERR_IO;
@@ -143,7 +210,11 @@ static void on_done(void *ud, int err, long status, int timed_out, const char *e
   }
   if (!err) {
     e->next += k;
-    if (e->next == e->n) return finish(e, AG_OK, NULL);
+    if (e->next == e->n_send) {
+      cache_store(e);
+      copy_same(e);
+      return finish(e, AG_OK, NULL);
+    }
     if (!(err = request_next(e))) return;
     snprintf(why, sizeof why, "%s embeddings: %s", name, ag_strerror(err));
   }
@@ -152,9 +223,16 @@ static void on_done(void *ud, int err, long status, int timed_out, const char *e
 
 static const net_fetch_sink embed_sink = {on_response, on_body, on_done};
 
-/* Starts the request for the batch at e->next. */
+static void all_cached(void *ud) {
+  llm_embed *e = ud;
+  e->ticket = 0;
+  finish(e, AG_OK, NULL);
+}
+
+/* Starts the request for the batch at e->next, or, with nothing to send, the answer from the loop. */
 static int request_next(llm_embed *e) {
-  size_t k = e->n - e->next < e->batch ? e->n - e->next : e->batch;
+  if (!e->n_send) return ag_defer_push(e->client->defer, all_cached, e, &e->ticket);
+  size_t k = e->n_send - e->next < e->batch ? e->n_send - e->next : e->batch;
   char *body = request_body(e, e->next, k);
   if (!body) return AG_ERR_NOMEM;
   const char *headers[2] = {"Content-Type: application/json", e->key_line};
@@ -220,6 +298,7 @@ int llm_embed_start(llm_client *c, const llm_config *cfg, const char *const *tex
   for (size_t i = 0; !rc && i < n; i++, e->n++)
     if (!(e->texts[i] = strdup(texts[i]))) rc = AG_ERR_NOMEM;
   if (!rc) rc = embed_target(e, em);
+  if (!rc) rc = cache_lookup(e);
   if (!rc) rc = request_next(e);
   if (rc) {
     embed_free(e);
@@ -232,5 +311,10 @@ int llm_embed_start(llm_client *c, const llm_config *cfg, const char *const *tex
 void llm_embed_cancel(llm_embed *e) {
   if (!e) return;
   net_fetch_cancel(e->fetch);
+  ag_defer_cancel(e->client->defer, e->ticket);
   embed_free(e);
+}
+
+void llm_client_set_embed_cache(llm_client *c, cache_db *db) {
+  c->embed_cache = db;
 }

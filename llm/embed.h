@@ -34,4 +34,10 @@ int llm_embed_start(llm_client *c, const llm_config *cfg, const char *const *tex
 /* Stops e: done does not run. */
 void llm_embed_cancel(llm_embed *e);
 
+struct cache_db;
+/* Keeps the vectors the client's embedders fetch in db (storage/cache_db.h; borrowed: it stays open until
+ * the client is freed or this is set to NULL), and sends only the texts it does not hold already
+ * (llm/embed_cache.h). NULL: every text is sent. */
+void llm_client_set_embed_cache(llm_client *c, struct cache_db *db);
+
 #endif

@@ -23,6 +23,7 @@ struct llm_client {
   llm_cache_mode cache_mode;       /* the response cache (llm/cache.c): off unless cache is set */
   struct cache_db *cache;          /* borrowed */
   llm_cache_counts cache_counts;
+  struct cache_db *embed_cache;    /* hosted embedders' vectors (llm/embed_cache.h), borrowed; NULL: none */
   struct evp_md_ctx_st *cache_md;  /* the key's SHA-256 context (EVP_MD_CTX), reused; llm_client_cache_free */
   llm_limiter *limiter;            /* rate limits per endpoint (llm/limiter.c), made on first use */
 };

@@ -105,21 +105,28 @@ int cache_db_get(cache_db *db, const uint8_t key[CACHE_DB_KEY_LEN], char **val, 
   return err;
 }
 
-int cache_db_put(cache_db *db, const uint8_t key[CACHE_DB_KEY_LEN], const char *val, size_t len, int64_t now_ms) {
-  if (len > CACHE_DB_VALUE_MAX) return AG_ERR_TOO_BIG;
+int cache_db_put_many(cache_db *db, const cache_db_item *items, size_t n, int64_t now_ms) {
+  for (size_t i = 0; i < n; i++)
+    if (items[i].len > CACHE_DB_VALUE_MAX) return AG_ERR_TOO_BIG;
   MDB_txn *txn;
-  MDB_val k = {CACHE_DB_KEY_LEN, (void *)key}, v = {len + CACHE_DB_STAMP, NULL};
-  int rc = mdb_txn_begin(db->env, NULL, 0, &txn);
-  if (rc) return AG_ERR_STORAGE;
-  if (!(rc = mdb_put(txn, db->dbi, &k, &v, MDB_RESERVE))) {
+  if (mdb_txn_begin(db->env, NULL, 0, &txn)) return AG_ERR_STORAGE;
+  int rc = 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    MDB_val k = {CACHE_DB_KEY_LEN, (void *)items[i].key}, v = {items[i].len + CACHE_DB_STAMP, NULL};
+    if ((rc = mdb_put(txn, db->dbi, &k, &v, MDB_RESERVE))) break;
     unsigned char *p = v.mv_data;
-    for (int i = CACHE_DB_STAMP - 1; i >= 0; i--, now_ms >>= 8) p[i] = (unsigned char)(now_ms & 0xff);
-    memcpy(p + CACHE_DB_STAMP, val, len);
-    rc = mdb_txn_commit(txn);
-  } else {
-    mdb_txn_abort(txn);
+    int64_t t = now_ms;
+    for (int b = CACHE_DB_STAMP - 1; b >= 0; b--, t >>= 8) p[b] = (unsigned char)(t & 0xff);
+    memcpy(p + CACHE_DB_STAMP, items[i].val, items[i].len);
   }
+  if (!rc) rc = mdb_txn_commit(txn);
+  else mdb_txn_abort(txn);
   return rc ? AG_ERR_STORAGE : AG_OK;
+}
+
+int cache_db_put(cache_db *db, const uint8_t key[CACHE_DB_KEY_LEN], const char *val, size_t len, int64_t now_ms) {
+  cache_db_item item = {.key = key, .val = val, .len = len};
+  return cache_db_put_many(db, &item, 1, now_ms);
 }
 
 int cache_db_stat(cache_db *db, cache_db_stats *out) {

@@ -31,6 +31,15 @@ void cache_db_close(cache_db *db);
 int cache_db_get(cache_db *db, const uint8_t key[CACHE_DB_KEY_LEN], char **val, size_t *len);
 /* Stores val under key with the time now_ms (replacing an older entry). AG_ERR_TOO_BIG past the cap. */
 int cache_db_put(cache_db *db, const uint8_t key[CACHE_DB_KEY_LEN], const char *val, size_t len, int64_t now_ms);
+/* One entry of cache_db_put_many; all borrowed. */
+typedef struct cache_db_item {
+  const uint8_t *key; /* CACHE_DB_KEY_LEN bytes */
+  const char *val;
+  size_t len;
+} cache_db_item;
+/* Stores the n items in one transaction (one commit, one sync: a hosted embedder's batch of vectors), all
+ * or none. AG_ERR_TOO_BIG when one is past the cap (nothing stored). */
+int cache_db_put_many(cache_db *db, const cache_db_item *items, size_t n, int64_t now_ms);
 
 typedef struct cache_db_stats {
   size_t entries;

@@ -2,6 +2,7 @@
  * (OpenAI /embeddings, Ollama /api/embed, Gemini batchEmbedContents), batched in order, with the chat
  * calls' key rules; a failing embedder ends the request with the provider's words and no vectors. */
 #include "llm/embed.h"
+#include "llm/embed_cache.h"
 #include "support/proc.h"
 #include "support/llm_drive.h"
 #include "support/llm_server.h"
@@ -17,6 +18,7 @@
 
 static llm_server *srv;
 static char *tmp;
+static cache_db *keep; /* the vectors kept by embed()'s clients (llm_client_set_embed_cache); NULL: none */
 
 /* What a request ended with. */
 typedef struct embedded {
@@ -44,6 +46,7 @@ static int embed(llm_provider_kind kind, const char *const *texts, size_t n, siz
   struct event_base *base = event_base_new();
   llm_client *c = NULL;
   CHECK_INT(llm_client_new(base, &c), AG_OK);
+  llm_client_set_embed_cache(c, keep);
   llm_config cfg;
   llm_drive_config(&cfg, srv, kind, 0, 5000);
   cfg.api_key_env = (char *)key_env;
@@ -198,8 +201,65 @@ static void embedder_key_withheld_like_chat_calls(void) {
   free(db);
 }
 
+/* The texts of the only request since the last reset, one per line, into out. */
+static void sent_texts(char *out, size_t cap) {
+  CHECK_INT(llm_server_request_count(srv), 1);
+  char path[512], *key = NULL;
+  cJSON *body = NULL, *t;
+  size_t n = 0;
+  out[0] = '\0';
+  request(0, path, sizeof path, &key, &body);
+  cJSON_ArrayForEach(t, cJSON_GetObjectItem(body, "input")) n += (size_t)snprintf(
+      out + n, n < cap ? cap - n : 0, "%s\n", cJSON_GetStringValue(t) ? cJSON_GetStringValue(t) : "?");
+  free(key);
+  cJSON_Delete(body);
+}
+
+/* With a cache on the client, a text embedded once is answered from it: only the others are sent (a text
+ * twice in one request once), every vector comes back in order, and with nothing to send nothing is
+ * requested yet done runs, from the loop. A value of another shape under a text's key is not used. */
+static void kept_vectors_are_not_sent_again(void) {
+  char *dir = suite_fresh(tmp, "keep"), texts[1024];
+  ag_errmsg em = {""};
+  CHECK_INT(cache_db_open(dir, &keep, &em), AG_OK);
+  embedded r;
+  llm_server_reset(srv);
+  CHECK_INT(embed(LLM_OPENAI, TEXTS, 3, 0, &r, "AGORA_TEST_KEY"), AG_OK);
+  check_vectors(&r, TEXTS, 3);
+  free(r.vecs);
+  sent_texts(texts, sizeof texts);
+  CHECK_STR(texts, "the bridge is closed\nthe ferry is slow\nfish for dinner\n");
+  const char *const mixed[] = {"the ferry is slow", "the well is dry", "the well is dry", "the bridge is closed"};
+  llm_server_reset(srv);
+  CHECK_INT(embed(LLM_OPENAI, mixed, 4, 0, &r, "AGORA_TEST_KEY"), AG_OK);
+  check_vectors(&r, mixed, 4);
+  free(r.vecs);
+  sent_texts(texts, sizeof texts);
+  CHECK_STR(texts, "the well is dry\n");
+  llm_server_reset(srv);
+  CHECK_INT(embed(LLM_OPENAI, mixed, 4, 0, &r, "AGORA_TEST_KEY"), AG_OK);
+  check_vectors(&r, mixed, 4);
+  free(r.vecs);
+  CHECK_INT(llm_server_request_count(srv), 0);
+  llm_config cfg;
+  llm_drive_config(&cfg, srv, LLM_OPENAI, 0, 5000);
+  uint8_t key[CACHE_DB_KEY_LEN];
+  CHECK_INT(llm_embed_cache_key(&cfg, "the well is dry", key), AG_OK);
+  const char *foreign = "{\"not\":\"a vector\"}";
+  CHECK_INT(cache_db_put(keep, key, foreign, strlen(foreign), 1), AG_OK);
+  llm_server_reset(srv);
+  CHECK_INT(embed(LLM_OPENAI, mixed + 1, 1, 0, &r, "AGORA_TEST_KEY"), AG_OK);
+  check_vectors(&r, mixed + 1, 1);
+  free(r.vecs);
+  sent_texts(texts, sizeof texts);
+  CHECK_STR(texts, "the well is dry\n");
+  cache_db_close(keep);
+  keep = NULL;
+  free(dir);
+}
+
 static const unit_test tests[] = {UNIT(each_wire_format_batched), UNIT(failing_embedder_and_keys),
-                                  UNIT(embedder_key_withheld_like_chat_calls)};
+                                  UNIT(embedder_key_withheld_like_chat_calls), UNIT(kept_vectors_are_not_sent_again)};
 
 int main(int argc, char **argv) {
   static const char *const env[] = {"AGORA_TEST_KEY=sk-test-embed", NULL};

@@ -256,7 +256,8 @@ static void hosted_embedder_in_turns(void) {
                "{\"from\": \"human\", \"text\": \"@mayor apples are cheap\"},"
                "{\"from\": \"human\", \"text\": \"@mayor can I cross the bridge%s?\"}]}",
                llm_server_url(srv, "/v1"), wires[w].provider, url, fail ? " (fail-embed)" : "");
-      const char *args[] = {"run", suite_file(tmp, "embed.json", json), "--json", "--no-save", NULL};
+      char *cache = suite_fresh(tmp, "embed-cache"); /* each run embeds from nothing */
+      const char *args[] = {"run", suite_file(tmp, "embed.json", json), "--json", "--no-save", "--cache-db", cache, NULL};
       proc_result r;
       CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
       CHECK_INT(r.status, fail); /* a failed embedding is a failed call, as a failed chat call is */
@@ -274,6 +275,7 @@ static void hosted_embedder_in_turns(void) {
         fprintf(stderr, "  %s fail=%d:\n%s\n%s\n", wires[w].provider, fail, body ? body : "", out ? out : "");
       free(body);
       free(out);
+      free(cache);
     }
   }
 }

@@ -1,0 +1,123 @@
+/* A hosted embedder's vectors are kept (issue 26, docs/memory.md "Stored vectors"): reopening a chat — a
+ * second `agora say`, `run --chat` on a branch — sends the embedder only the texts it never embedded, through
+ * the loopback LLM server's /embeddings route, whose requests and texts are counted. */
+#include "support/llm_server.h"
+#include "support/proc.h"
+#include "support/suite.h"
+#include "support/unit.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *tmp;
+static llm_server *srv;
+
+#define BRIDGE "@mayor the bridge is closed"
+#define APPLES "@mayor apples are cheap"
+#define FISH "@mayor fish for dinner"
+
+/* The mayor answers "noted" every time, so that a later turn's reply is a text embedded already; window 2,
+ * so that the first message is retrieved, not in the window, from the second turn on. */
+static const char *mayor_world(const char *name, const char *script) {
+  static char json[2048];
+  snprintf(json, sizeof json,
+           "{\"name\": \"town\", \"memory_window\": 2, \"agents\": [{\"name\": \"mayor\", \"provider\": \"openai\","
+           " \"model\": \"m\", \"base_url\": \"%s\", \"memory\": {\"mode\": \"stream\", \"embedder\": {\"provider\":"
+           " \"openai\", \"base_url\": \"%s\", \"api_key_env\": \"\"}}}], \"script\": [%s]}",
+           llm_server_url(srv, "/v1"), llm_server_url(srv, "/v1"), script);
+  return suite_file(tmp, name, json);
+}
+
+/* The texts sent to /embeddings since the last reset, one per line, into out; returns the requests. */
+static size_t embedded(char *out, size_t cap) {
+  size_t reqs = 0, n = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < llm_server_request_count(srv); i++) {
+    llm_server_request r;
+    if (llm_server_request_get(srv, i, &r)) continue;
+    cJSON *j = strstr(r.path, "/embeddings") ? cJSON_Parse(r.body) : NULL;
+    const cJSON *t;
+    reqs += j != NULL;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(j, "input")) n += (size_t)snprintf(
+        out + n, n < cap ? cap - n : 0, "%s\n", cJSON_GetStringValue(t) ? cJSON_GetStringValue(t) : "?");
+    cJSON_Delete(j);
+    llm_server_request_free(&r);
+  }
+  return reqs;
+}
+
+/* Lines of text (each ending in \n). */
+static int lines(const char *text) {
+  int n = 0;
+  for (const char *p = text; *p; p++) n += *p == '\n';
+  return n;
+}
+
+/* Runs agora args (it must succeed) after a reset of the server; *texts gets what was embedded. */
+static size_t turn(const char *const *args, char *texts, size_t cap) {
+  llm_server_reset(srv);
+  llm_server_rule(srv, NULL, "reply=noted");
+  proc_result r;
+  PROC_OK(args, NULL, NULL, &r);
+  proc_result_free(&r);
+  return embedded(texts, cap);
+}
+
+/* The system prompt of the last chat call holds want among the remembered memories. */
+static void remembers(const char *want) {
+  size_t n = llm_server_request_count(srv);
+  llm_server_request r;
+  CHECK(n && !llm_server_request_get(srv, n - 1, &r));
+  if (!n) return;
+  CHECK(strstr(r.path, "/chat/completions") != NULL);
+  const char *section = strstr(r.body, "What you remember from earlier");
+  CHECK(section && strstr(section, want));
+  llm_server_request_free(&r);
+}
+
+static void reopened_chats_embed_only_new_texts(void) {
+  char *db = suite_fresh(tmp, "db");
+  const char *w = mayor_world("town.json", "");
+  char texts[8192];
+  const char *say1[] = {"say", w, BRIDGE, "--db", db, NULL};
+  CHECK_INT(turn(say1, texts, sizeof texts), 1);
+  CHECK_STR(texts, BRIDGE "\n"); /* the memory and the question: one text */
+  /* A new process on the same chat: the first message is not sent again; the first reply (a memory made
+   * after that turn's request) and the new message (a memory and the question, once) are. The old code
+   * sent the first message once more. */
+  const char *say2[] = {"say", w, APPLES, "--db", db, NULL};
+  CHECK_INT(turn(say2, texts, sizeof texts), 1);
+  CHECK_STR(texts, "noted\n" APPLES "\n");
+  remembers("human: " BRIDGE); /* retrieved with its kept vector */
+  /* Every text known: no request at all, and the turn is answered with retrieval. */
+  const char *say3[] = {"say", w, BRIDGE, "--db", db, NULL};
+  CHECK_INT(turn(say3, texts, sizeof texts), 0);
+  CHECK_INT(lines(texts), 0);
+  remembers("human: " APPLES);
+  /* A branch at the first answer, opened by run --chat: its memories were embedded in the source chat. */
+  proc_result r;
+  cJSON *chats = proc_chats_list(db);
+  CHECK_INT(cJSON_GetArraySize(chats), 1);
+  const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(chats, 0), "id"));
+  char chat[128];
+  snprintf(chat, sizeof chat, "%s", id ? id : "?");
+  cJSON_Delete(chats);
+  const char *branch[] = {"chats", "branch", chat, "--at", "2", "--db", db, NULL};
+  PROC_OK(branch, NULL, NULL, &r);
+  char copy[128];
+  snprintf(copy, sizeof copy, "%.*s", (int)strcspn(r.out ? r.out : "", "\n"), r.out ? r.out : "");
+  proc_result_free(&r);
+  const char *fish = mayor_world("fish.json", "{\"from\": \"human\", \"text\": \"" FISH "\"}");
+  const char *run[] = {"run", fish, "--db", db, "--chat", copy, NULL};
+  CHECK_INT(turn(run, texts, sizeof texts), 1);
+  CHECK_STR(texts, FISH "\n");
+  free(db);
+}
+
+static const unit_test tests[] = {
+    UNIT(reopened_chats_embed_only_new_texts),
+};
+
+int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv}); }
