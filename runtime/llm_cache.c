@@ -25,14 +25,15 @@ static int hosted_embedder(const world_spec *spec) {
   return 0;
 }
 
-int rt_llm_cache_open(world *w, const world_spec *spec, const rt_overrides *o, const char *db, cache_db **out,
-                      ag_errmsg *em) {
+int rt_llm_cache_open(world *w, const world_spec *spec, const rt_overrides *o, const char *db, int no_save,
+                      cache_db **out, ag_errmsg *em) {
   llm_cache_mode mode = spec->llm_cache;
   char dir[4096];
   *out = NULL;
   if (o->llm_cache && llm_cache_mode_parse(o->llm_cache, &mode))
     return ag_fail(em, AG_ERR_INVALID, "--llm-cache: unknown mode '%s' (expected off, use or replay)", o->llm_cache);
-  int vectors = hosted_embedder(spec);
+  /* --no-save writes nothing to the data directory unless told where: the vectors are only a saving */
+  int vectors = hosted_embedder(spec) && (!no_save || o->cache_db || mode != LLM_CACHE_OFF);
   if (mode == LLM_CACHE_OFF && !vectors) return AG_OK;
   int rc = rt_llm_cache_dir(o->cache_db, db, dir, sizeof dir, em);
   if (!rc) rc = cache_db_open(dir, out, em);

@@ -312,7 +312,7 @@ int rt_open(const rt_opts *o, runtime **out, ag_errmsg *em) {
   if (!rc && nats && cluster_lib_open()) rc = ag_fail(em, AG_ERR_NOMEM, "%s: cannot start the NATS client", o->cmd);
   if (!rc) rc = load_spec(rt, o, em);
   if (!rc) rc = build_world(rt, o, em);
-  if (!rc && !o->inert) rc = rt_llm_cache_open(rt->w, &rt->spec, &o->over, o->db, &rt->cache, em);
+  if (!rc && !o->inert) rc = rt_llm_cache_open(rt->w, &rt->spec, &o->over, o->db, o->no_save, &rt->cache, em);
   if (rc) goto fail; /* these messages name the file or the stored world */
   if (o->on_world && (rc = o->on_world(o->on_bus_ud, rt, em))) goto fail;
   /* A host prints the stream as it comes; a viewer's or publisher's catch-up is stored, not printed. */

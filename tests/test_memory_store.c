@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *tmp;
 static llm_server *srv;
@@ -116,8 +117,23 @@ static void reopened_chats_embed_only_new_texts(void) {
   free(db);
 }
 
+/* run --no-save writes nothing to the data directory: no vectors kept, so a second run embeds again. */
+static void no_save_keeps_no_vectors(void) {
+  char *db = suite_fresh(tmp, "nosave");
+  const char *w = mayor_world("nosave.json", "{\"from\": \"human\", \"text\": \"" BRIDGE "\"}");
+  char texts[8192], cache[4096];
+  const char *run[] = {"run", w, "--db", db, "--no-save", NULL};
+  CHECK_INT(turn(run, texts, sizeof texts), 1);
+  CHECK_INT(turn(run, texts, sizeof texts), 1);
+  CHECK_STR(texts, BRIDGE "\n");
+  snprintf(cache, sizeof cache, "%s/llm-cache", db);
+  CHECK(access(cache, F_OK) != 0);
+  free(db);
+}
+
 static const unit_test tests[] = {
     UNIT(reopened_chats_embed_only_new_texts),
+    UNIT(no_save_keeps_no_vectors),
 };
 
 int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv}); }
