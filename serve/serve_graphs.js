@@ -81,12 +81,11 @@ const graphs = (() => {
     soon();
   }
   // An llm-done of the shown chat: its agent's tokens, in the graph and over time. A state-saved that covers
-  // what a read may have missed, or a chat-loaded (its messages were edited, cut or retried), reads the
-  // history again.
+  // what a read may have missed reads the history again. (A chat-loaded, sent after an edit, a cut or a
+  // retry, shows the chat again: app.js's openCurrent calls load, which reads it.)
   function event(e) {
     if (e.chat && e.chat !== g.chat) return;
-    if (e.event === "chat-loaded" || (e.event === "state-saved" && g.missed && g.missed.need && e.seq >= g.missed.need))
-      return again();
+    if (e.event === "state-saved" && g.missed && g.missed.need && e.seq >= g.missed.need) return again();
     if (e.event !== "llm-done") return;
     if (g.queue) g.missed = g.missed || { need: 0 };
     if (!g.series) return;
@@ -216,5 +215,5 @@ const graphs = (() => {
   document.getElementById("show-graphs").onclick = () => toggle(!shown());
   if (sessionStorage.getItem("agora-graphs")) document.body.classList.add("show-graphs");
   window.addEventListener("resize", soon);
-  return { load, again, message, event, state: g };
+  return { load, message, event, state: g };
 })();
