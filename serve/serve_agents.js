@@ -51,7 +51,8 @@ const agentsPanel = (() => {
       for (const id of ids) { const had = p.cards.get(id).el, now = keep.get(id).el; if (had !== now) had.replaceWith(now); }
     } else box.replaceChildren(top, ...ids.map((id) => keep.get(id).el), bottom);
     p.cards = keep; p.shown = ids;
-    if (!p.rowH && ids.length) { const c = keep.get(ids[0]).el; p.rowH = c.offsetHeight + parseFloat(getComputedStyle(c).marginBottom) || 64; }
+    const c = !p.rowH && ids.length && keep.get(ids[0]).el; // measured once laid out (a hidden panel has no height)
+    if (c && c.offsetHeight) p.rowH = c.offsetHeight + (parseFloat(getComputedStyle(c).marginBottom) || 0);
     const h = p.rowH || 64;
     top.style.height = from * h + "px";
     bottom.style.height = (p.list.length - to) * h + "px";
