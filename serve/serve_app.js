@@ -1,7 +1,7 @@
 // agora serve's page script (served as /assets/app.js, embedded at build time; docs/serve.md "The page"):
 // worlds and chats in the sidebar, the transcript (replies as sanitised Markdown, tool steps kept across a
-// reload, bookkeeping behind a toggle), the agents panel, and the address (#/w/WORLD/c/CHAT) that names the
-// view. Everything goes through the JSON API and the world's event stream.
+// reload, bookkeeping behind a toggle), the agents panel's refresh (the panel itself: serve_agents.js), and the
+// address (#/w/WORLD/c/CHAT) that names the view. Everything goes through the JSON API and the world's event stream.
 "use strict";
 const PAGE = 100;          // messages per page of the transcript
 const MAX_ROWS = 400;      // elements the transcript keeps: past it, the far end is dropped (and fetched again on scroll)
