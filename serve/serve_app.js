@@ -1,7 +1,7 @@
 // agora serve's page script (served as /assets/app.js, embedded at build time; docs/serve.md "The page"):
 // worlds and chats in the sidebar, the transcript (replies as sanitised Markdown, tool steps kept across a
-// reload, bookkeeping behind a toggle), the agents panel, and the address (#/w/WORLD/c/CHAT) that names the
-// view. Everything goes through the JSON API and the world's event stream.
+// reload, bookkeeping behind a toggle), the agents panel's refresh (the panel itself: serve_agents.js), and the
+// address (#/w/WORLD/c/CHAT) that names the view. Everything goes through the JSON API and the world's event stream.
 "use strict";
 const PAGE = 100;          // messages per page of the transcript
 const MAX_ROWS = 400;      // elements the transcript keeps: past it, the far end is dropped (and fetched again on scroll)
@@ -190,60 +190,7 @@ function addEvent(e) {
   }
 }
 
-// ---- the agents panel: provider/model, turns used of the limit, phase, tokens; a click mentions ----
-function countTokens(e) {
-  const t = st.tokens.get(e.agent) || { in: 0, out: 0 };
-  t.in += Math.max(0, e.input_tokens || 0); t.out += Math.max(0, e.output_tokens || 0);
-  st.tokens.set(e.agent, t);
-}
-// A world whose MCP servers are not running here says why (GET /api/worlds/{id} "mcp").
-function showMcp(m) {
-  $("mcp-note").textContent = m && m.servers && !m.started ? "MCP servers not started: " + (m.reason || "no reason given") : "";
-}
-function renderAgents(w) {
-  showMcp(w.mcp);
-  const box = $("agents"), frag = document.createDocumentFragment();
-  for (const a of w.agents || []) {
-    const d = document.createElement("div");
-    d.className = "agent-card"; d.dataset.id = a.id; d.title = "mention @" + a.id;
-    const ph = span("phase", a.phase); ph.dataset.phase = a.phase;
-    const t = st.tokens.get(a.id);
-    d.append(ph, span("name", a.name), document.createElement("br"),
-      span("meta model", a.provider + (a.model ? " · " + a.model : "")), document.createElement("br"),
-      span("meta turns", "turns " + a.turns + "/" + w.turn_limit + (t ? " · tokens " + t.in + " in / " + t.out + " out" : "")));
-    d.onclick = () => mention(a.id);
-    if (a.memory === "stream") memoriesOf(d, a.id);
-    frag.append(d);
-  }
-  box.textContent = "";
-  box.append(frag);
-}
-// An agent's memories (memory mode stream, docs/memory.md) under its card: a toggle, the list kept open
-// across the panel's re-renders and read again with each (st.memOpen: the ids open, st.memories: the last).
-function memoriesOf(card, id) {
-  const open = st.memOpen.has(id), t = span("meta memories-toggle", open ? "hide memories" : "memories");
-  t.onclick = (ev) => { ev.stopPropagation(); if (open) st.memOpen.delete(id); else st.memOpen.add(id); scheduleRefresh(); };
-  card.append(document.createElement("br"), t);
-  if (!open) return;
-  const list = document.createElement("ol");
-  list.className = "memories";
-  for (const m of st.memories.get(id) || [])
-    list.append(Object.assign(document.createElement("li"), { textContent: m.time.slice(0, 16).replace("T", " ") +
-      " · " + m.importance + " · " + m.sender + ": " + m.text, title: m.note ? "a note" : "message #" + m.seq }));
-  card.append(list);
-  if (!st.chat) return;
-  api("GET", wpath() + "/chats/" + enc(st.chat) + "/agents/" + enc(id) + "/memory").then((j) => {
-    const had = JSON.stringify(st.memories.get(id) || []), now = j.memories || [];
-    st.memories.set(id, now);
-    if (JSON.stringify(now) !== had) scheduleRefresh();
-  }).catch(() => {});
-}
-function mention(id) {
-  const inp = $("input"), v = inp.value;
-  inp.value = v + (v && !/\s$/.test(v) ? " " : "") + "@" + id + " ";
-  inp.focus();
-  inp.selectionStart = inp.selectionEnd = inp.value.length;
-}
+// ---- the agents panel (serve_agents.js) is read again with the sidebar ----
 // Events come in bursts (a thousand agents answering): the sidebar and the panel are read again at most
 // every 300 ms.
 function scheduleRefresh() {

@@ -12,9 +12,12 @@ const graphs = (() => {
   // nodes: id -> {id, messages, tokens, x, y}; edges: "from\nto" -> {source, target, messages};
   // series: {ids, seqs, values[i][p]}; ticks: the timeline's [{seq, sim_ms, fire}] (null: real clock).
   // stale: the shown chat's history is not read yet (it is, once the pane shows); queue: the messages that
-  // came while it was being read (those after its last_seq are added once it is).
+  // came while it was being read (those after its last_seq are added once it is). missed: an llm-done came
+  // while it was being read, and the read may or may not hold its tokens (the call is stored with the next
+  // message saved): the history is read again once a state-saved covers the message after it (need: that
+  // message's seq, 0 until it comes). An llm-done has no seq of its own to tell.
   const g = { chat: null, gen: 0, nodes: new Map(), edges: new Map(), more: 0, series: null, ticks: null,
-              lastSeq: 0, stale: true, queue: null, drawn: 0, pending: false };
+              lastSeq: 0, stale: true, queue: null, missed: null, drawn: 0, pending: false };
   let svgGraph = null, sim = null;
   const shown = () => document.body.classList.contains("show-graphs");
   const W = (el) => Math.max(200, el.clientWidth), H = (el) => Math.max(160, el.clientHeight - 18);
@@ -28,6 +31,7 @@ const graphs = (() => {
   async function fetchChat() {
     const my = ++g.gen, chat = g.chat;
     g.nodes.clear(); g.edges.clear(); g.series = null; g.ticks = null; g.more = 0; g.stale = false; g.queue = chat ? [] : null;
+    g.missed = null;
     if (sim) { sim.stop(); sim = null; }
     if (!chat) return draw();
     const j = await api("GET", wpath() + "/chats/" + enc(chat) + "/graph").catch((e) => { if (my === g.gen) g.stale = true; throw e; });
@@ -53,6 +57,7 @@ const graphs = (() => {
   // A message of the shown chat: its sender's count, an edge to every agent it names, its simulated time.
   function message(m) {
     if (m.chat !== g.chat) return;
+    if (g.missed && !g.missed.need) g.missed.need = m.seq;
     if (g.queue) return g.queue.push(m);
     if (!g.series || m.seq <= g.lastSeq) return;
     g.lastSeq = m.seq;
@@ -75,9 +80,15 @@ const graphs = (() => {
     if (g.series && m.seq > (g.series.seqs[g.series.seqs.length - 1] || 0)) point(m.seq);
     soon();
   }
-  // An llm-done of the shown chat: its agent's tokens, in the graph and over time.
+  // An llm-done of the shown chat: its agent's tokens, in the graph and over time. A state-saved that covers
+  // what a read may have missed reads the history again. (A chat-loaded, sent after an edit, a cut or a
+  // retry, shows the chat again: app.js's openCurrent calls load, which reads it.)
   function event(e) {
-    if (e.event !== "llm-done" || (e.chat && e.chat !== g.chat) || !g.series) return;
+    if (e.chat && e.chat !== g.chat) return;
+    if (e.event === "state-saved" && g.missed && g.missed.need && e.seq >= g.missed.need) return again();
+    if (e.event !== "llm-done") return;
+    if (g.queue) g.missed = g.missed || { need: 0 };
+    if (!g.series) return;
     const t = Math.max(0, e.input_tokens || 0) + Math.max(0, e.output_tokens || 0);
     const n = node(e.agent);
     if (n) n.tokens += t;
@@ -86,6 +97,11 @@ const graphs = (() => {
     if (i < 0 && s.ids.length < 8 && t > 0) { s.ids.push(e.agent); s.values.push(s.seqs.map(() => 0)); i = s.ids.length - 1; }
     if (i >= 0 && s.seqs.length) s.values[i][s.seqs.length - 1] += t;
     soon();
+  }
+  // The shown chat's history is read again: now if the pane shows, else when it is next shown.
+  function again() {
+    if (!g.chat) return;
+    if (shown()) fetchChat().catch(() => {}); else g.stale = true;
   }
   // A new point of tokens over time at seq, carrying every agent's sum forward.
   function point(seq) {

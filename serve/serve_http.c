@@ -120,6 +120,7 @@ static void reply_asset(struct evhttp_request *req, const char *name) {
   static const struct { const char *name; const char *data; const unsigned long *len; } assets[] = {
     {"app.js", serve_app_js, &serve_app_js_len},
     {"actions.js", serve_actions_js, &serve_actions_js_len},
+    {"agents.js", serve_agents_js, &serve_agents_js_len},
     {"marked.js", serve_marked_js, &serve_marked_js_len},
     {"purify.js", serve_purify_js, &serve_purify_js_len},
     {"graphs.js", serve_graphs_js, &serve_graphs_js_len},

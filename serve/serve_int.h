@@ -175,6 +175,8 @@ extern const char serve_openapi_json[]; /* docs/openapi.json: the API's OpenAPI 
 extern const unsigned long serve_openapi_json_len;
 extern const char serve_actions_js[];
 extern const unsigned long serve_actions_js_len;
+extern const char serve_agents_js[]; /* the page's agents panel, windowed (serve/serve_agents.js) */
+extern const unsigned long serve_agents_js_len;
 extern const char serve_marked_js[];
 extern const unsigned long serve_marked_js_len;
 /* The page's pictures (serve/serve_graphs.js) and the library that draws them (Debian's node-d3). */

@@ -110,6 +110,8 @@ async function bigWorld(page, T) {
   if (typed !== "@a0999 ") throw new Error("completion gave '" + typed + "'");
 
   step("big: post, see the reply stream in");
+  // a card whose agent does not answer: a refresh leaves it as it is (the same element)
+  await page.$eval('.agent-card[data-id="a0000"]', (c) => { c.__kept = true; });
   await page.evaluate(() => {
     window.chunksSeen = [];
     const orig = addChunk; // the page's own, wrapped to see the chunks go by
@@ -132,6 +134,7 @@ async function bigWorld(page, T) {
   const longest = await page.evaluate(() => window.__longest);
   step("big: " + elements + " elements in the whole page; the longest task on its main thread so far " + Math.round(longest) + " ms");
   if (longest > 1000) throw new Error("the page stopped for " + Math.round(longest) + " ms");
+  await agentsWindow(page, T, elements);
   await page.screenshot({ path: shot });
 
   step("big: search 100,000 messages on the server, jump to the match");
@@ -141,6 +144,35 @@ async function bigWorld(page, T) {
   seqs = await checkRun(page, "around the match");
   if (!seqs.includes(50000) || seqs.length !== PAGE) throw new Error("around the match: " + seqs[0] + ".." + seqs[seqs.length - 1]);
   await page.screenshot({ path: shotOf("search") });
+}
+
+// The agents panel of 1,000 agents holds the cards in view (and a margin), not a thousand; a refresh keeps
+// the cards that did not change; scrolled to the end it shows the last agent, whose card still mentions.
+async function agentsWindow(page, T, elements) {
+  const cards = await page.$$eval(".agent-card", (l) => l.length);
+  step("big: " + cards + " agent cards in the DOM");
+  if (cards < 10 || cards >= 200) throw new Error(cards + " agent cards in the DOM for 1,000 agents");
+  const parts = await page.evaluate(() => ["transcript", "graphs", "agents-panel"].map((id) =>
+    id + " " + document.getElementById(id).getElementsByTagName("*").length).join(", "));
+  step("big: of the page's " + elements + " elements: " + parts);
+  // the transcript (400 rows) and the pictures (the timeline's 1,000 ticks) hold most of what is left
+  if (elements >= 5000) throw new Error(elements + " elements in the page (11,116 when every card was drawn)");
+  if (!(await page.$eval('.agent-card[data-id="a0000"]', (c) => c.__kept === true)))
+    throw new Error("a card that did not change was drawn again");
+  await page.waitForFunction(() => { // the reply's turn shows on a0999's card, drawn again
+    const w = document.getElementById("agents-panel");
+    w.scrollTop = w.scrollHeight;
+    const c = document.querySelector('.agent-card[data-id="a0999"]');
+    return c && /turns 1\//.test(c.textContent);
+  }, { timeout: 20000, polling: 100 });
+  const after = await page.$$eval(".agent-card", (l) => l.length);
+  if (after >= 200) throw new Error(after + " agent cards after scrolling the panel");
+  await page.$eval("#input", (i) => { i.value = ""; });
+  await clickNow(page, '.agent-card[data-id="a0999"]', T);
+  if (await page.$eval("#input", (i) => i.value) !== "@a0999 ") throw new Error("a0999's card does not mention it");
+  await page.$eval("#input", (i) => { i.value = ""; });
+  await page.screenshot({ path: shotOf("agents") });
+  await page.$eval("#agents-panel", (w) => { w.scrollTop = 0; });
 }
 
 // ---- the pictures (serve_graphs.js), read from their SVG's data attributes ----
@@ -168,8 +200,47 @@ async function showPictures(page, T) {
   await page.waitForFunction(() => document.body.classList.contains("show-graphs") && getComputedStyle(document.getElementById("graphs")).display === "flex", T);
 }
 
+// The stored chat's graph (GET …/graph) in drawn()'s shape.
+async function storedGraph(page) {
+  const j = await page.evaluate(async () => (await fetch(wpath() + "/chats/" + enc(st.chat) + "/graph")).json());
+  const nodes = {}, edges = {};
+  for (const n of j.nodes) nodes[n.id] = { tokens: n.input_tokens + n.output_tokens, messages: n.messages };
+  for (const e of j.edges) edges[e.from + ">" + e.to] = e.messages;
+  return { nodes, edges };
+}
+// Waits until the graph drawn is the stored chat's, node for node and edge for edge.
+async function waitStored(page, what) {
+  const same = (a, b) => JSON.stringify(a, Object.keys(a).sort()) === JSON.stringify(b, Object.keys(b).sort());
+  const end = Date.now() + 20000;
+  for (let d, s; ; await new Promise((r) => setTimeout(r, 100))) {
+    [d, s] = [await drawn(page), await storedGraph(page)];
+    const sort = (o) => Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+    if (same(sort(d.nodes), sort(s.nodes)) && same(sort(d.edges), sort(s.edges))) return d;
+    if (Date.now() > end) throw new Error(what + ": drawn " + JSON.stringify(d) + ", stored " + JSON.stringify(s));
+  }
+}
+// The chat's history is read while a reply comes: the read answers (with what the server held before the
+// reply) only after the reply's llm-done went by; the reply's tokens still reach the picture.
+async function heldRead(page, T, send) {
+  const held = await page.evaluate(async () => (await fetch(wpath() + "/chats/" + enc(st.chat) + "/graph")).text());
+  let hold = null;
+  const onRequest = (r) => { if (!hold && r.url().endsWith("/graph")) hold = r; else r.continue(); };
+  await page.setRequestInterception(true);
+  page.on("request", onRequest);
+  await page.evaluate(() => { graphs.load(st.chat).catch(() => {}); });
+  for (const end = Date.now() + 20000; !hold; await new Promise((r) => setTimeout(r, 50)))
+    if (Date.now() > end) throw new Error("the pictures never read the chat again");
+  const replies = await page.$$eval(".msg.agent:not(.live)", (l) => l.length);
+  await send();
+  await page.waitForFunction((n) => document.querySelectorAll(".msg.agent:not(.live)").length > n, T, replies);
+  await hold.respond({ status: 200, contentType: "application/json", body: held });
+  page.off("request", onRequest);
+  await page.setRequestInterception(false);
+}
+
 // The pictures follow the answers: a message to ann thickens the edge human>ann, her reply's tokens grow
-// her node and her line of tokens over time.
+// her node and her line of tokens over time, also when the reply comes while the chat's history is read.
+// A message deleted: the pictures are the stored chat's again.
 async function picturesLive(page, T) {
   step("pictures: the conversation graph and tokens follow the answers");
   await showPictures(page, T);
@@ -177,9 +248,11 @@ async function picturesLive(page, T) {
   const lineOf = () => page.$eval('#graph-tokens path[data-agent="ann"]', (p) => Number(p.dataset.last));
   const tokensBefore = await lineOf();
   if (tokensBefore !== before.nodes.ann.tokens) throw new Error("ann's line ends at " + tokensBefore + ", her node says " + before.nodes.ann.tokens);
-  await page.type("#input", "@ann tell me more");
-  await page.keyboard.press("Escape");
-  await page.click("#send");
+  await heldRead(page, T, async () => {
+    await page.type("#input", "@ann tell me more");
+    await page.keyboard.press("Escape");
+    await page.click("#send");
+  });
   const after = await waitDrawn(page, "the new message and its reply's tokens", (d) =>
     d.edges["human>ann"] === before.edges["human>ann"] + 1 && d.nodes.ann.tokens > before.nodes.ann.tokens && d.times > before.times);
   await page.waitForFunction((n) => Number(document.querySelector('#graph-tokens path[data-agent="ann"]').dataset.last) > n, T, tokensBefore);
@@ -190,7 +263,17 @@ async function picturesLive(page, T) {
   if (!edge || edge.messages !== after.edges["human>ann"] || ann.input_tokens + ann.output_tokens !== after.nodes.ann.tokens)
     throw new Error("drawn " + JSON.stringify(after) + ", stored " + JSON.stringify(j));
   if (!(await page.$eval("#graph-time", (t) => t.textContent.includes("real clock")))) throw new Error("a real-clock chat has a timeline");
+  await waitStored(page, "the reply that came during the read");
   await page.screenshot({ path: shotOf("pictures") });
+
+  step("pictures: a message deleted, the graph is the stored chat's again");
+  const seq = await page.$$eval(".msg.human", (l) => Number(l.filter((m) => m.textContent.includes("@ann tell me more")).pop().dataset.seq));
+  await page.hover('.msg[data-seq="' + seq + '"]');
+  await clickNow(page, '.msg[data-seq="' + seq + '"] .acts button:nth-last-child(1)', T);
+  await page.waitForFunction((n) => !document.querySelector('.msg[data-seq="' + n + '"]'), T, seq);
+  const cut = await waitStored(page, "the chat after the delete");
+  if (cut.edges["human>ann"] !== after.edges["human>ann"] - 1) throw new Error("after the delete: " + JSON.stringify(cut));
+  await page.screenshot({ path: shotOf("pictures-deleted") });
   await clickNow(page, "#show-graphs", T);
   await page.waitForFunction(() => !document.body.classList.contains("show-graphs"), T);
 }
