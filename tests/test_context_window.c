@@ -182,12 +182,6 @@ static int request_messages(size_t i, cJSON **body) {
   return cJSON_GetArraySize(m);
 }
 
-static int count(const char *hay, const char *needle) {
-  int n = 0;
-  for (const char *p = hay; (p = strstr(p, needle)); p++) n++;
-  return n;
-}
-
 static void say_n(tsession *f, int from, int to) {
   char text[64];
   for (int i = from; i <= to; i++) {
@@ -232,11 +226,11 @@ static void too_long_shrinks_and_retries_once(void) {
     CHECK_INT(second, 3 + sys); /* half the window, the question being answered last */
     cJSON_Delete(a);
     cJSON_Delete(b);
-    if (count(f.log.text, "-- context-shrunk") != 1 || count(f.log.text, "-- llm-error") != 0)
+    if (unit_count(f.log.text, "-- context-shrunk") != 1 || unit_count(f.log.text, "-- llm-error") != 0)
       fprintf(stderr, "  %s stream=%d:\n%s", providers[p % 4], streamed, f.log.text);
-    CHECK_INT(count(f.log.text, "-- context-shrunk"), 1);
-    CHECK_INT(count(f.log.text, "-- llm-error"), 0);
-    CHECK_INT(count(f.log.text, "ann: mock reply"), 1);
+    CHECK_INT(unit_count(f.log.text, "-- context-shrunk"), 1);
+    CHECK_INT(unit_count(f.log.text, "-- llm-error"), 0);
+    CHECK_INT(unit_count(f.log.text, "ann: mock reply"), 1);
     /* The shrink lasts for its turn only: the next one sends the whole window again. */
     say_n(&f, 7, 7);
     CHECK_INT(request_messages(7, &a), 7 + sys);
@@ -257,9 +251,9 @@ static void too_long_twice_is_an_llm_error(void) {
     llm_server_rule(srv, "question 4", too_long_plan(providers[p], 0));
     say_n(&f, 4, 4);
     CHECK_INT(llm_server_request_count(srv), 5); /* three answers, then one call and one retry, no more */
-    CHECK_INT(count(f.log.text, "-- context-shrunk"), 1);
-    CHECK_INT(count(f.log.text, "-- llm-error"), 1);
-    CHECK_INT(count(f.log.text, "ann: "), 0);
+    CHECK_INT(unit_count(f.log.text, "-- context-shrunk"), 1);
+    CHECK_INT(unit_count(f.log.text, "-- llm-error"), 1);
+    CHECK_INT(unit_count(f.log.text, "ann: "), 0);
     tsession_close(&f);
   }
 }
@@ -477,10 +471,10 @@ static void through_the_binary(void) {
   proc_result r;
   CHECK_INT(proc_agora(args, NULL, env, &r), 0);
   CHECK_INT(r.status, 0);
-  CHECK_INT(count(r.out, "\"event\":\"context-shrunk\""), 1);
+  CHECK_INT(unit_count(r.out, "\"event\":\"context-shrunk\""), 1);
   CHECK(strstr(r.out, "\"window\":3") != NULL); /* half the six sent */
-  CHECK_INT(count(r.out, "\"event\":\"llm-error\""), 0);
-  CHECK_INT(count(r.out, "\"sender\":\"ann\""), 4);
+  CHECK_INT(unit_count(r.out, "\"event\":\"llm-error\""), 0);
+  CHECK_INT(unit_count(r.out, "\"sender\":\"ann\""), 4);
   /* Seven entries at the fourth answer's turn (window 6): one folded, by one summariser call. */
   CHECK_INT(llm_server_request_count(srv), 6);
   proc_result_free(&r);

@@ -52,12 +52,6 @@ static int run(proc_result *r, const char *world, const char *db, const char *mo
   return r->status;
 }
 
-static size_t count(const char *s, const char *needle) {
-  size_t n = 0;
-  for (const char *p = s; (p = strstr(p, needle)); p++) n++;
-  return n;
-}
-
 /* use against a server, then replay with that server stopped, in a new process and a new chat database:
  * the same messages, tool steps and title, every reply marked cached, no cost. */
 static void use_then_replay_every_provider(void) {
@@ -90,11 +84,11 @@ static void use_then_replay_every_provider(void) {
                     "human|human|@ann and now?\nann|agent|I remember nothing yet.\n");
       free(ma);
       free(mb);
-      CHECK_INT((long)count(b.out, "\"event\":\"tool-call\""), 2);
-      CHECK_INT((long)count(b.out, "\"event\":\"tool-result\""), 2);
+      CHECK_INT((long)unit_count(b.out, "\"event\":\"tool-call\""), 2);
+      CHECK_INT((long)unit_count(b.out, "\"event\":\"tool-result\""), 2);
       CHECK(strstr(a.out, "\"title\":\"What do you know?\"") && strstr(b.out, "\"title\":\"What do you know?\""));
-      CHECK_INT((long)count(b.out, "\"cached\":true"), 4);
-      CHECK_INT((long)count(a.out, "\"cached\":true"), 0);
+      CHECK_INT((long)unit_count(b.out, "\"cached\":true"), 4);
+      CHECK_INT((long)unit_count(a.out, "\"cached\":true"), 0);
       proc_result_free(&a);
       proc_result_free(&b);
     }
@@ -287,7 +281,7 @@ static void two_processes_share_one_cache(void) {
     int st = -1;
     CHECK(pid[i] > 0 && waitpid(pid[i], &st, 0) == pid[i] && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     char *text = unit_read_file(out[i]);
-    CHECK_INT((long)count(text ? text : "", "\"kind\":\"agent\""), CROWD);
+    CHECK_INT((long)unit_count(text ? text : "", "\"kind\":\"agent\""), CROWD);
     if (!WIFEXITED(st) || WEXITSTATUS(st)) fprintf(stderr, "  process %d:\n%s\n", i, text ? text : "");
     free(text);
   }
@@ -302,7 +296,7 @@ static void two_processes_share_one_cache(void) {
   const char *again[] = {"run", w, "--json", "--no-save", "--llm-cache", "use", "--cache-db", cache, NULL};
   CHECK_INT(proc_agora(again, NULL, env, &r), 0);
   CHECK_INT(r.status, 0);
-  CHECK_INT((long)count(r.out, "\"cached\":true"), CROWD);
+  CHECK_INT((long)unit_count(r.out, "\"cached\":true"), CROWD);
   CHECK_INT((long)llm_server_request_count(s), (long)served);
   proc_result_free(&r);
   llm_server_stop(s);
@@ -346,7 +340,7 @@ static void branch_reruns_from_the_cache(void) {
   CHECK_INT(proc_agora(rerun, NULL, env, &r), 0);
   CHECK_INT(r.status, 0);
   CHECK_INT((long)llm_server_request_count(s), 4); /* the changed step only */
-  CHECK_INT((long)count(r.out, "\"cached\":true"), 1);
+  CHECK_INT((long)unit_count(r.out, "\"cached\":true"), 1);
   CHECK_MESSAGES(r.out, "human|human|@ann two\nann|agent|echo: human: @ann two\n"
                         "human|human|@ann changed\nann|agent|echo: human: @ann changed\n");
   if (r.status) fprintf(stderr, "  %s\n", r.err);

@@ -56,12 +56,6 @@ static int run(proc_result *r, const char *w, const char *mode, const char *cach
   return r->status;
 }
 
-static size_t count(const char *s, const char *needle) {
-  size_t n = 0;
-  for (const char *p = s; (p = strstr(p, needle)); p++) n++;
-  return n;
-}
-
 static void use_then_replay_without_the_mock(void) {
   const char *want = "world|world|Say something.\nann|agent|Noted by the mock.\n"
                      "bob|agent|Noted by the mock.\ncy|agent|Noted by the mock.\n";
@@ -83,14 +77,14 @@ static void use_then_replay_without_the_mock(void) {
     proc_result a, b, c;
     CHECK_INT(run(&a, w, "use", cache), 0);
     CHECK_MESSAGES(a.out, want);
-    CHECK_INT((long)count(a.out, "\"cached\":true"), 0);
+    CHECK_INT((long)unit_count(a.out, "\"cached\":true"), 0);
     npm_peer_stop(&mock); /* nothing listens at its port any more */
     CHECK_INT(run(&b, w, "replay", cache), 0);
     CHECK_MESSAGES(b.out, want);
-    CHECK_INT((long)count(b.out, "\"cached\":true"), 3);
+    CHECK_INT((long)unit_count(b.out, "\"cached\":true"), 3);
     /* A message the cache never saw: a miss naming each agent, exit 1, and still no network. */
     CHECK_INT(run(&c, world(port, stream, "Something else."), "replay", cache), 1);
-    CHECK_INT((long)count(c.out, "\"error_type\":\"cache_miss\""), 3);
+    CHECK_INT((long)unit_count(c.out, "\"error_type\":\"cache_miss\""), 3);
     CHECK(strstr(c.out, "Noted by the mock.") == NULL);
     if (a.status || b.status) fprintf(stderr, "  stream=%d\n  use: %s\n  replay: %s\n", stream, a.err, b.err);
     proc_result_free(&a);

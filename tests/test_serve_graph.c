@@ -4,6 +4,7 @@
  * to what a page can draw, with the time it takes printed. */
 #include "support/proc.h"
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -158,10 +159,4 @@ static void graph_of_100000_messages(void) {
 
 static const unit_test tests[] = {UNIT(graph_of_a_week), UNIT(graph_of_100000_messages)};
 
-int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
-}
+int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }

@@ -5,6 +5,7 @@
  * takes), token usage per agent, a new chat cancelling replies out loud. A real server process on loopback. */
 #include "support/proc.h"
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -297,11 +298,4 @@ static const unit_test tests[] = {UNIT(primary_is_first_named), UNIT(steps_and_a
                                   UNIT(search_100000_messages), UNIT(usage_of_70_agents),
                                   UNIT(new_chat_cancels_out_loud)};
 
-int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  if (!tmp) return 1;
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
-}
+int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }

@@ -62,12 +62,6 @@ static void import(const char *world_json, const char *world_id, const char *db,
   proc_result_free(&r);
 }
 
-static size_t count_of(const char *text, const char *needle) {
-  size_t n = 0;
-  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
-  return n;
-}
-
 /* The JSON reply of a request, checked for its status (caller deletes). */
 static cJSON *call_json(const serve_proc *p, const char *method, const char *path, const char *body, long want) {
   http_reply h;
@@ -133,7 +127,7 @@ static void mcp_never_started_from_store(void) {
   for (size_t i = 0; i < 3; i++) {
     proc_result r;
     agora(&r, doors[i], "@alice hello\n", NULL);
-    if (r.status || count_of(r.err, "MCP server was not started: the world comes from the database") != 1)
+    if (r.status || unit_count(r.err, "MCP server was not started: the world comes from the database") != 1)
       unit_fail_(__FILE__, __LINE__, "%s: status %d, stderr: %s", doors[i][0], r.status, r.err);
     proc_result_free(&r);
     CHECK(access(pwned, F_OK) != 0);
@@ -191,7 +185,7 @@ static void keys_never_sent_from_store(void) {
   const char *say[] = {"say", "keys", "@bob @carol hi", "--db", db, NULL};
   agora(&r, say, NULL, env);
   CHECK_INT(r.status, 0);
-  CHECK(count_of(r.err, "--allow-key-to") == 1 && strstr(r.err, "agent 'bob'") && strstr(r.err, "agent 'carol'"));
+  CHECK(unit_count(r.err, "--allow-key-to") == 1 && strstr(r.err, "agent 'bob'") && strstr(r.err, "agent 'carol'"));
   CHECK(!strstr(r.out, KEY) && !strstr(r.err, KEY));
   proc_result_free(&r);
   CHECK(llm_server_wait_requests(srv, 2, 15000));
