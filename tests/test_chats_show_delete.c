@@ -13,6 +13,24 @@
 
 /* ---- delete ---- */
 
+/* chats delete id: exit 0 and the current chat printed and listed is want_cur, among n left without id.
+ * The list, for more checks (caller deletes). */
+static cJSON *delete_one(const tchats_env *e, const char *id, const char *want_cur, int n) {
+  proc_result r;
+  char cur[64];
+  tchats_ag(&r, e->db, "chats", "delete", id, NULL);
+  CHECK_INT(r.status, 0);
+  tchats_out_trim(&r, cur, sizeof cur);
+  CHECK_STR(cur, want_cur);
+  proc_result_free(&r);
+  cJSON *list = tchats_list_chats(e->db, NULL);
+  CHECK_INT(cJSON_GetArraySize(list), n);
+  CHECK(tchats_find_chat(list, id) == NULL);
+  tchats_current_id(list, cur, sizeof cur);
+  CHECK_STR(cur, want_cur);
+  return list;
+}
+
 /* Deletes c1 (c3 becomes current), then c3 (none is), and is refused for c3 again and for an unknown
  * chat, with the id named. */
 static void delete_down_to_none(const tchats_env *e, const char *c1, const char *c3) {
@@ -70,17 +88,7 @@ static void delete_with_fallback(void) {
   cJSON_Delete(list);
 
   /* The current chat: the most recently updated remaining one (c1, not the newer-created c3). */
-  tchats_ag(&r, e.db, "chats", "delete", c4, NULL);
-  CHECK_INT(r.status, 0);
-  tchats_out_trim(&r, cur, sizeof cur);
-  CHECK_STR(cur, c1);
-  proc_result_free(&r);
-  list = tchats_list_chats(e.db, NULL);
-  CHECK_INT(cJSON_GetArraySize(list), 3);
-  CHECK(tchats_find_chat(list, c4) == NULL);
-  tchats_current_id(list, cur, sizeof cur);
-  CHECK_STR(cur, c1);
-  cJSON_Delete(list);
+  cJSON_Delete(delete_one(&e, c4, c1, 3));
   tchats_ag(&r, e.db, "chats", "show", c4, NULL);
   CHECK_INT(r.status, 2);
   proc_result_free(&r);
@@ -89,16 +97,7 @@ static void delete_with_fallback(void) {
   proc_result_free(&r);
 
   /* A chat that is not current: the current one stays. */
-  tchats_ag(&r, e.db, "chats", "delete", c2, NULL);
-  CHECK_INT(r.status, 0);
-  tchats_out_trim(&r, cur, sizeof cur);
-  CHECK_STR(cur, c1);
-  proc_result_free(&r);
-  list = tchats_list_chats(e.db, NULL);
-  CHECK_INT(cJSON_GetArraySize(list), 2);
-  CHECK(tchats_find_chat(list, c2) == NULL);
-  tchats_current_id(list, cur, sizeof cur);
-  CHECK_STR(cur, c1);
+  list = delete_one(&e, c2, c1, 2);
   CHECK_INT(tjson_num(tchats_find_chat(list, c1), "message_count"), 4);
   cJSON_Delete(list);
 
