@@ -27,14 +27,6 @@ static const char *const mock_config = "apiKey: 'sk-test-0123456789'\n"
                                        "      - role: 'assistant'\n"
                                        "        content: 'Noted by the mock.'\n";
 
-static const char *path_in(const char *name) {
-  static char path[4][4096];
-  static int k;
-  char *p = path[k++ % 4];
-  snprintf(p, 4096, "%s/%s", tmp, name);
-  return p;
-}
-
 /* Three agents at the mock answering one world message (text), streamed or not. */
 static const char *world(int port, int stream, const char *text) {
   char json[2048];
@@ -45,9 +37,7 @@ static const char *world(int port, int stream, const char *text) {
            " \"system_prompt\": \"You are Bob.\"}, {\"name\": \"cy\", \"system_prompt\": \"You are Cy.\"}],"
            " \"script\": [{\"from\": \"world\", \"text\": \"%s\"}]}",
            port, stream ? "true" : "false", text);
-  const char *p = path_in("w.json");
-  unit_write_file(p, json);
-  return p;
+  return suite_file(tmp, "w.json", json);
 }
 
 static int run(proc_result *r, const char *w, const char *mode, const char *cache) {
@@ -64,7 +54,7 @@ static void use_then_replay_without_the_mock(void) {
     int port = ports_free();
     char port_s[16], cfg[4096], cache[4096], log[4096];
     snprintf(port_s, sizeof port_s, "%d", port);
-    snprintf(cfg, sizeof cfg, "%s", path_in("mock.yaml"));
+    snprintf(cfg, sizeof cfg, "%s", suite_file(tmp, "mock.yaml", NULL));
     snprintf(cache, sizeof cache, "%s/cache-%d", tmp, stream);
     snprintf(log, sizeof log, "%s/mock-%d.log", tmp, stream);
     unit_write_file(cfg, mock_config);
