@@ -347,6 +347,21 @@ static const char *SCRIPT_SUMMARY =
     "{\"name\": \"s\", \"memory_window\": 4, \"agents\": [{\"name\": \"sam\", \"replies\": [\"noted\"],"
     " \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 100}}]}";
 
+/* A restart on world resumes the chat: name's summary is what it was (had) and covers the same entries
+ * (up to want_upto). The agent of the new world. */
+static agent *summary_after_restart(tsession *f, const char *world, const char *name, const char *had, size_t want_upto) {
+  char *before = strdup(had ? had : "");
+  tsession_restart(f, world);
+  CHECK_INT(chat_session_resume(f->cs, NULL), AG_OK);
+  agent *a = world_agent_find(f->w, name);
+  size_t upto = 0;
+  const char *now = agent_summary(a, &upto);
+  CHECK_STR(now ? now : "", before);
+  CHECK_INT(upto, want_upto);
+  free(before);
+  return a;
+}
+
 static void summary_bounded_over_1000_messages(void) {
   tsession f;
   tsession_open(&f, SCRIPT_SUMMARY);
@@ -371,15 +386,7 @@ static void summary_bounded_over_1000_messages(void) {
   CHECK(s && strstr(s, "sam: noted\n") && strstr(s, "fact 498:"));
   CHECK(s && !strstr(s, "fact 499:")); /* still in the window */
   /* A restart continues it: the same summary of the same entries. */
-  char *before = strdup(s ? s : "");
-  tsession_restart(&f, SCRIPT_SUMMARY);
-  CHECK_INT(chat_session_resume(f.cs, NULL), AG_OK);
-  sam = world_agent_find(f.w, "sam");
-  size_t upto = 0;
-  const char *now = agent_summary(sam, &upto);
-  CHECK_STR(now ? now : "", before);
-  CHECK_INT(upto, 996);
-  free(before);
+  summary_after_restart(&f, SCRIPT_SUMMARY, "sam", s, 996);
   tsession_close(&f);
 }
 
@@ -412,14 +419,11 @@ static void summary_by_the_summariser_model(void) {
   const char *had = agent_summary(ann, NULL);
   char *before = strdup(had ? had : "");
   CHECK_INT(strlen(before), 80);
-  tsession_restart(&f, ann_world("openai", ", \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 20,"
-                                          " \"summary_model\": \"small-model\"}"));
-  CHECK_INT(chat_session_resume(f.cs, NULL), AG_OK);
-  ann = world_agent_find(f.w, "ann");
+  ann = summary_after_restart(&f, ann_world("openai", ", \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 20,"
+                                                      " \"summary_model\": \"small-model\"}"),
+                              "ann", before, 2);
   size_t upto = 0;
-  const char *now = agent_summary(ann, &upto);
-  CHECK_STR(now ? now : "", before);
-  CHECK_INT(upto, 2);
+  const char *now;
   CHECK_INT(agent_memory_total(ann), 10);
   /* A snapshot round trip and a branch carry it (a step of the thread, anchored before the branch point). */
   char chat[CHAT_ID_MAX], copy[CHAT_ID_MAX];
