@@ -51,15 +51,8 @@ static void delete_down_to_none(const tchats_env *e, const char *c1, const char 
   cJSON_Delete(w);
   proc_result_free(&r);
 
-  tchats_ag(&r, e->db, "chats", "delete", c3, NULL); /* already gone */
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, c3) != NULL);
-  proc_result_free(&r);
-  tchats_ag(&r, e->db, "chats", "delete", "nosuchchat", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "nosuchchat") != NULL);
-  CHECK_STR(r.out, "");
-  proc_result_free(&r);
+  TCHATS_REFUSED(e->db, c3, "chats", "delete", c3, NULL); /* already gone */
+  TCHATS_REFUSED(e->db, "nosuchchat", "chats", "delete", "nosuchchat", NULL);
 }
 
 static void delete_with_fallback(void) {
@@ -146,11 +139,7 @@ static void show_matches_run(void) {
   CHECK(strstr(r.out, "\n#1 human: @alice Is C still relevant in 2026? Start the debate with Bob.\n\n") != NULL);
   proc_result_free(&r);
 
-  tchats_ag(&r, e.db, "chats", "show", "0000000000000", "--json", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "0000000000000") != NULL);
-  CHECK_STR(r.out, "");
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "0000000000000", "chats", "show", "0000000000000", "--json", NULL);
   free(list_line);
   cJSON_Delete(list);
   free(run_lines);
@@ -181,10 +170,7 @@ static void worlds_show_export_delete(void) {
   CHECK_STR(tjson_str(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "agents"), 0), "name"), "planner");
   cJSON_Delete(j);
   proc_result_free(&r);
-  tchats_ag(&r, e.db, "worlds", "show", "nope", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "no world 'nope'") != NULL);
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "no world 'nope'", "worlds", "show", "nope", NULL);
   /* export: a world file that `run` loads again, into another database. */
   snprintf(exported, sizeof exported, "%s/exported.json", e.dir);
   snprintf(db2, sizeof db2, "%s/db2", e.dir);
@@ -198,10 +184,7 @@ static void worlds_show_export_delete(void) {
   CHECK(strstr(r.out, "\"id\":\"trip-planner\"") != NULL);
   proc_result_free(&r);
   /* delete: only with --yes; the world and its chats go, the other world stays. */
-  tchats_ag(&r, e.db, "worlds", "delete", "Trip Planner", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "add --yes") != NULL);
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "add --yes", "worlds", "delete", "Trip Planner", NULL);
   tchats_ag(&r, e.db, "worlds", "delete", "Trip Planner", "--yes", NULL);
   CHECK_INT(r.status, 0);
   CHECK_STR(r.out, "deleted world trip-planner and 1 chat\n");
