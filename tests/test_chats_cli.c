@@ -121,10 +121,7 @@ static void list_order_and_filter(void) {
   CHECK_INT(cJSON_GetArraySize(list), 2);
   cJSON_Delete(list);
   proc_result r;
-  tchats_ag(&r, e.db, "chats", "list", "--world", "nope", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "no world 'nope'") != NULL);
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "no world 'nope'", "chats", "list", "--world", "nope", NULL);
   tchats_ag(&r, e.db, "chats", "new", "--world", "Counter", NULL);
   CHECK_INT(r.status, 0);
   proc_result_free(&r);
@@ -148,11 +145,7 @@ static void list_order_and_filter(void) {
   proc_result_free(&r);
 
   /* With two worlds, `chats new` must be told which. */
-  tchats_ag(&r, e.db, "chats", "new", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--world") != NULL);
-  CHECK_STR(r.out, "");
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "--world", "chats", "new", NULL);
   tchats_env_close(&e);
 }
 
@@ -162,10 +155,7 @@ static void new_reuses_empty_chat(void) {
   tchats_env e;
   tchats_env_open(&e);
   proc_result r;
-  tchats_ag(&r, e.db, "chats", "new", NULL); /* no world yet */
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "no world") != NULL);
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "no world", "chats", "new", NULL); /* no world yet */
 
   char world[4096], id1[64], id2[64], id3[64];
   tchats_env_file(&e, "trip.json", tchats_trip_world, world);
@@ -343,16 +333,8 @@ static void run_continues_chat(void) {
   cJSON_Delete(list);
 
   char *raw = tchats_list_raw(e.db);
-  tchats_ag(&r, e.db, "run", world, "--chat", "0zzzzzzzzzzzz", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "0zzzzzzzzzzzz") != NULL);
-  CHECK_STR(r.out, "");
-  proc_result_free(&r);
-  tchats_ag(&r, e.db, "run", world, "--chat", id, "--no-save", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--no-save") != NULL);
-  CHECK_STR(r.out, "");
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "0zzzzzzzzzzzz", "run", world, "--chat", "0zzzzzzzzzzzz", NULL);
+  TCHATS_REFUSED(e.db, "--no-save", "run", world, "--chat", id, "--no-save", NULL);
   char *raw2 = tchats_list_raw(e.db);
   CHECK_STR(raw2, raw);
   free(raw);

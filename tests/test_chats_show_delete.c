@@ -13,16 +13,29 @@
 
 /* ---- delete ---- */
 
+/* chats delete id: exit 0 and the current chat printed and listed is want_cur, among n left without id.
+ * The list, for more checks (caller deletes). */
+static cJSON *delete_one(const tchats_env *e, const char *id, const char *want_cur, int n) {
+  proc_result r;
+  char cur[64];
+  tchats_ag(&r, e->db, "chats", "delete", id, NULL);
+  CHECK_INT(r.status, 0);
+  tchats_out_trim(&r, cur, sizeof cur);
+  CHECK_STR(cur, want_cur);
+  proc_result_free(&r);
+  cJSON *list = tchats_list_chats(e->db, NULL);
+  CHECK_INT(cJSON_GetArraySize(list), n);
+  CHECK(tchats_find_chat(list, id) == NULL);
+  tchats_current_id(list, cur, sizeof cur);
+  CHECK_STR(cur, want_cur);
+  return list;
+}
+
 /* Deletes c1 (c3 becomes current), then c3 (none is), and is refused for c3 again and for an unknown
  * chat, with the id named. */
 static void delete_down_to_none(const tchats_env *e, const char *c1, const char *c3) {
+  cJSON_Delete(delete_one(e, c1, c3, 1));
   proc_result r;
-  char cur[64];
-  tchats_ag(&r, e->db, "chats", "delete", c1, NULL);
-  CHECK_INT(r.status, 0);
-  tchats_out_trim(&r, cur, sizeof cur);
-  CHECK_STR(cur, c3);
-  proc_result_free(&r);
   tchats_ag(&r, e->db, "chats", "delete", c3, NULL);
   CHECK_INT(r.status, 0);
   CHECK_STR(r.out, "none\n");
@@ -38,15 +51,8 @@ static void delete_down_to_none(const tchats_env *e, const char *c1, const char 
   cJSON_Delete(w);
   proc_result_free(&r);
 
-  tchats_ag(&r, e->db, "chats", "delete", c3, NULL); /* already gone */
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, c3) != NULL);
-  proc_result_free(&r);
-  tchats_ag(&r, e->db, "chats", "delete", "nosuchchat", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "nosuchchat") != NULL);
-  CHECK_STR(r.out, "");
-  proc_result_free(&r);
+  TCHATS_REFUSED(e->db, c3, "chats", "delete", c3, NULL); /* already gone */
+  TCHATS_REFUSED(e->db, "nosuchchat", "chats", "delete", "nosuchchat", NULL);
 }
 
 static void delete_with_fallback(void) {
@@ -70,17 +76,7 @@ static void delete_with_fallback(void) {
   cJSON_Delete(list);
 
   /* The current chat: the most recently updated remaining one (c1, not the newer-created c3). */
-  tchats_ag(&r, e.db, "chats", "delete", c4, NULL);
-  CHECK_INT(r.status, 0);
-  tchats_out_trim(&r, cur, sizeof cur);
-  CHECK_STR(cur, c1);
-  proc_result_free(&r);
-  list = tchats_list_chats(e.db, NULL);
-  CHECK_INT(cJSON_GetArraySize(list), 3);
-  CHECK(tchats_find_chat(list, c4) == NULL);
-  tchats_current_id(list, cur, sizeof cur);
-  CHECK_STR(cur, c1);
-  cJSON_Delete(list);
+  cJSON_Delete(delete_one(&e, c4, c1, 3));
   tchats_ag(&r, e.db, "chats", "show", c4, NULL);
   CHECK_INT(r.status, 2);
   proc_result_free(&r);
@@ -89,16 +85,7 @@ static void delete_with_fallback(void) {
   proc_result_free(&r);
 
   /* A chat that is not current: the current one stays. */
-  tchats_ag(&r, e.db, "chats", "delete", c2, NULL);
-  CHECK_INT(r.status, 0);
-  tchats_out_trim(&r, cur, sizeof cur);
-  CHECK_STR(cur, c1);
-  proc_result_free(&r);
-  list = tchats_list_chats(e.db, NULL);
-  CHECK_INT(cJSON_GetArraySize(list), 2);
-  CHECK(tchats_find_chat(list, c2) == NULL);
-  tchats_current_id(list, cur, sizeof cur);
-  CHECK_STR(cur, c1);
+  list = delete_one(&e, c2, c1, 2);
   CHECK_INT(tjson_num(tchats_find_chat(list, c1), "message_count"), 4);
   cJSON_Delete(list);
 
@@ -152,11 +139,7 @@ static void show_matches_run(void) {
   CHECK(strstr(r.out, "\n#1 human: @alice Is C still relevant in 2026? Start the debate with Bob.\n\n") != NULL);
   proc_result_free(&r);
 
-  tchats_ag(&r, e.db, "chats", "show", "0000000000000", "--json", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "0000000000000") != NULL);
-  CHECK_STR(r.out, "");
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "0000000000000", "chats", "show", "0000000000000", "--json", NULL);
   free(list_line);
   cJSON_Delete(list);
   free(run_lines);
@@ -187,10 +170,7 @@ static void worlds_show_export_delete(void) {
   CHECK_STR(tjson_str(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "settings"), "agents"), 0), "name"), "planner");
   cJSON_Delete(j);
   proc_result_free(&r);
-  tchats_ag(&r, e.db, "worlds", "show", "nope", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "no world 'nope'") != NULL);
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "no world 'nope'", "worlds", "show", "nope", NULL);
   /* export: a world file that `run` loads again, into another database. */
   snprintf(exported, sizeof exported, "%s/exported.json", e.dir);
   snprintf(db2, sizeof db2, "%s/db2", e.dir);
@@ -204,10 +184,7 @@ static void worlds_show_export_delete(void) {
   CHECK(strstr(r.out, "\"id\":\"trip-planner\"") != NULL);
   proc_result_free(&r);
   /* delete: only with --yes; the world and its chats go, the other world stays. */
-  tchats_ag(&r, e.db, "worlds", "delete", "Trip Planner", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "add --yes") != NULL);
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "add --yes", "worlds", "delete", "Trip Planner", NULL);
   tchats_ag(&r, e.db, "worlds", "delete", "Trip Planner", "--yes", NULL);
   CHECK_INT(r.status, 0);
   CHECK_STR(r.out, "deleted world trip-planner and 1 chat\n");

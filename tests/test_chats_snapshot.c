@@ -166,11 +166,7 @@ static void export_import_replay(void) {
   cJSON *stdout_snap = tchats_export_chat(e.db, id); /* stdout carries the same document */
   CHECK(cJSON_Compare(snap, stdout_snap, 1));
   cJSON_Delete(stdout_snap);
-  tchats_ag(&r, e.db, "chats", "export", "0zzzzzzzzzzzz", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "0zzzzzzzzzzzz") != NULL);
-  CHECK_STR(r.out, "");
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "0zzzzzzzzzzzz", "chats", "export", "0zzzzzzzzzzzz", NULL);
 
   tchats_ag(&r, e.db, "chats", "import", snapfile, NULL);
   CHECK_INT(r.status, 0);
@@ -250,15 +246,8 @@ static void replay_plain_and_delay(void) {
   proc_result_free(&r);
   if (took < 0.44) unit_fail_(__FILE__, __LINE__, "replay --delay 150 of 4 messages took %.3f s", took);
 
-  tchats_ag(&r, e.db, "replay", "0zzzzzzzzzzzz", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "0zzzzzzzzzzzz") != NULL);
-  CHECK_STR(r.out, "");
-  proc_result_free(&r);
-  tchats_ag(&r, e.db, "replay", id, "--delay", "-5", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "--delay") != NULL);
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "0zzzzzzzzzzzz", "replay", "0zzzzzzzzzzzz", NULL);
+  TCHATS_REFUSED(e.db, "--delay", "replay", id, "--delay", "-5", NULL);
   free(want);
   proc_result_free(&run);
   tchats_env_close(&e);
@@ -374,17 +363,10 @@ static void bad_snapshots(void) {
     free(after);
   }
   /* A missing file names itself. */
-  tchats_ag(&r, e.db, "chats", "import", "/nonexistent/snap.json", NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "/nonexistent/snap.json") != NULL);
-  proc_result_free(&r);
+  TCHATS_REFUSED(e.db, "/nonexistent/snap.json", "chats", "import", "/nonexistent/snap.json", NULL);
   /* replay of a bad file is refused the same way. */
   snprintf(bad, sizeof bad, "%s/bad4.json", e.dir);
-  tchats_ag(&r, NULL, "replay", bad, NULL);
-  CHECK_INT(r.status, 2);
-  CHECK(strstr(r.err, "format: 99 is newer") != NULL);
-  CHECK_STR(r.out, "");
-  proc_result_free(&r);
+  TCHATS_REFUSED(NULL, "format: 99 is newer", "replay", bad, NULL);
   char *after = tchats_list_raw(e.db);
   CHECK_STR(after, before);
   free(after);

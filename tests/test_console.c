@@ -20,21 +20,15 @@ static const char world_json[] =
   "            {\"name\": \"bob\", \"replies\": [\"@alice pong\"]},\n"
   "            {\"name\": \"pinger\", \"replies\": [\"@bob ping\"]}]}\n";
 
-static const char *path_in(const char *name) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s/%s", tmp, name);
-  return path;
-}
-
 static char *world_file(void) {
-  char *p = strdup(path_in("world.json"));
+  char *p = strdup(suite_file(tmp, "world.json", NULL));
   if (unit_write_file(p, world_json)) unit_fail_(__FILE__, __LINE__, "cannot write %s", p);
   return p;
 }
 
 /* A fresh database directory for one case (caller frees). */
 static char *fresh_db(const char *name) {
-  char *p = strdup(path_in(name));
+  char *p = strdup(suite_file(tmp, name, NULL));
   unit_rmrf(p);
   return p;
 }
@@ -255,7 +249,7 @@ static void piped_chats_new_load_delete(void) {
 /* /title renames the chat; /export writes a snapshot that `chats import` accepts. */
 static void piped_title_export(void) {
   char *w = world_file(), *db = fresh_db("db-export"), *db2 = fresh_db("db-import");
-  char *snap_path = strdup(path_in("snap.json"));
+  char *snap_path = strdup(suite_file(tmp, "snap.json", NULL));
   remove(snap_path);
   proc_result r;
   console(w, db, "@alice hello\n/title A chat with Alice\n", &r);
@@ -294,7 +288,7 @@ static void piped_title_export(void) {
  * takes a unique prefix of a chat id. */
 static void piped_show_export_prefix(void) {
   char *w = world_file(), *db = fresh_db("db-show");
-  char *snap_path = strdup(path_in("current.json"));
+  char *snap_path = strdup(suite_file(tmp, "current.json", NULL));
   remove(snap_path);
   proc_result r;
   char script[4400];
@@ -424,7 +418,7 @@ static void usage_and_world_choice(void) {
   CHECK_INT(r.status, 2);
   CHECK(contains(r.err, "holds no world yet: pass a world file"));
   proc_result_free(&r);
-  char *other = strdup(path_in("other.json"));
+  char *other = strdup(suite_file(tmp, "other.json", NULL));
   unit_write_file(other, "{\"name\": \"Other\", \"agents\": [{\"name\": \"zed\"}]}");
   char *w = world_file();
   console(w, db, "", &r);
@@ -437,7 +431,7 @@ static void usage_and_world_choice(void) {
   CHECK_INT(r.status, 2);
   CHECK(contains(r.err, "holds 2 worlds: pass the world file"));
   proc_result_free(&r);
-  char *bad = strdup(path_in("bad.json"));
+  char *bad = strdup(suite_file(tmp, "bad.json", NULL));
   unit_write_file(bad, "{\"name\": \"Bad\", \"agents\": [{\"name\": \"x\", \"provider\": \"nope\"}]}");
   console(bad, db, "", &r);
   CHECK_INT(r.status, 2);
@@ -463,8 +457,8 @@ static void usage_and_world_choice(void) {
 static void names_the_stored_world_it_replaces(void) {
   char *db = fresh_db("db-replace");
   char first[4200], second[4200];
-  snprintf(first, sizeof first, "%s", path_in("shared-a.json"));
-  snprintf(second, sizeof second, "%s", path_in("shared-b.json"));
+  snprintf(first, sizeof first, "%s", suite_file(tmp, "shared-a.json", NULL));
+  snprintf(second, sizeof second, "%s", suite_file(tmp, "shared-b.json", NULL));
   unit_write_file(first, "{\"name\": \"Shared\", \"agents\": [{\"name\": \"Ann\", \"provider\": \"script\"}]}");
   unit_write_file(second, "{\"name\": \"Shared\", \"agents\": [{\"name\": \"Bob\", \"provider\": \"script\"}]}");
   proc_result r;
@@ -498,7 +492,7 @@ static void piped_slash_escape(void) {
 
 /* A tool declared "approve": true asks; the next input line answers (y approves, anything else not). */
 static void piped_approval(void) {
-  char *w = strdup(path_in("approve.json"));
+  char *w = strdup(suite_file(tmp, "approve.json", NULL));
   unit_write_file(w, "{\"name\": \"Approvals\", \"agents\": [{\"name\": \"careful\", \"tools\": ["
                      "{\"name\": \"save_context\", \"approve\": true}], \"replies\": ["
                      "{\"tool\": \"save_context\", \"args\": {\"message\": \"saved it\", \"notes\": [\"x\"]}}, \"not saved\"]}]}");
@@ -517,7 +511,7 @@ static void piped_approval(void) {
 /* ask_human asks the person: the question shows and the next line is the answer, which goes back to
  * the model as the tool's result; an approval question meanwhile still takes y/n. */
 static void piped_ask_human(void) {
-  char *w = strdup(path_in("ask.json"));
+  char *w = strdup(suite_file(tmp, "ask.json", NULL));
   unit_write_file(w, "{\"name\": \"Ask\", \"agents\": [{\"name\": \"asker\", \"tools\": [\"ask_human\"], \"replies\": ["
                      "{\"tool\": \"ask_human\", \"args\": {\"question\": \"Which city?\"}}, \"Thanks, noted.\"]}]}");
   char *db = fresh_db("db-ask");

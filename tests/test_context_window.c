@@ -182,12 +182,6 @@ static int request_messages(size_t i, cJSON **body) {
   return cJSON_GetArraySize(m);
 }
 
-static int count(const char *hay, const char *needle) {
-  int n = 0;
-  for (const char *p = hay; (p = strstr(p, needle)); p++) n++;
-  return n;
-}
-
 static void say_n(tsession *f, int from, int to) {
   char text[64];
   for (int i = from; i <= to; i++) {
@@ -232,11 +226,11 @@ static void too_long_shrinks_and_retries_once(void) {
     CHECK_INT(second, 3 + sys); /* half the window, the question being answered last */
     cJSON_Delete(a);
     cJSON_Delete(b);
-    if (count(f.log.text, "-- context-shrunk") != 1 || count(f.log.text, "-- llm-error") != 0)
+    if (unit_count(f.log.text, "-- context-shrunk") != 1 || unit_count(f.log.text, "-- llm-error") != 0)
       fprintf(stderr, "  %s stream=%d:\n%s", providers[p % 4], streamed, f.log.text);
-    CHECK_INT(count(f.log.text, "-- context-shrunk"), 1);
-    CHECK_INT(count(f.log.text, "-- llm-error"), 0);
-    CHECK_INT(count(f.log.text, "ann: mock reply"), 1);
+    CHECK_INT(unit_count(f.log.text, "-- context-shrunk"), 1);
+    CHECK_INT(unit_count(f.log.text, "-- llm-error"), 0);
+    CHECK_INT(unit_count(f.log.text, "ann: mock reply"), 1);
     /* The shrink lasts for its turn only: the next one sends the whole window again. */
     say_n(&f, 7, 7);
     CHECK_INT(request_messages(7, &a), 7 + sys);
@@ -257,9 +251,9 @@ static void too_long_twice_is_an_llm_error(void) {
     llm_server_rule(srv, "question 4", too_long_plan(providers[p], 0));
     say_n(&f, 4, 4);
     CHECK_INT(llm_server_request_count(srv), 5); /* three answers, then one call and one retry, no more */
-    CHECK_INT(count(f.log.text, "-- context-shrunk"), 1);
-    CHECK_INT(count(f.log.text, "-- llm-error"), 1);
-    CHECK_INT(count(f.log.text, "ann: "), 0);
+    CHECK_INT(unit_count(f.log.text, "-- context-shrunk"), 1);
+    CHECK_INT(unit_count(f.log.text, "-- llm-error"), 1);
+    CHECK_INT(unit_count(f.log.text, "ann: "), 0);
     tsession_close(&f);
   }
 }
@@ -353,6 +347,21 @@ static const char *SCRIPT_SUMMARY =
     "{\"name\": \"s\", \"memory_window\": 4, \"agents\": [{\"name\": \"sam\", \"replies\": [\"noted\"],"
     " \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 100}}]}";
 
+/* A restart on world resumes the chat: name's summary is what it was (had) and covers the same entries
+ * (up to want_upto). The agent of the new world. */
+static agent *summary_after_restart(tsession *f, const char *world, const char *name, const char *had, size_t want_upto) {
+  char *before = strdup(had ? had : "");
+  tsession_restart(f, world);
+  CHECK_INT(chat_session_resume(f->cs, NULL), AG_OK);
+  agent *a = world_agent_find(f->w, name);
+  size_t upto = 0;
+  const char *now = agent_summary(a, &upto);
+  CHECK_STR(now ? now : "", before);
+  CHECK_INT(upto, want_upto);
+  free(before);
+  return a;
+}
+
 static void summary_bounded_over_1000_messages(void) {
   tsession f;
   tsession_open(&f, SCRIPT_SUMMARY);
@@ -377,15 +386,7 @@ static void summary_bounded_over_1000_messages(void) {
   CHECK(s && strstr(s, "sam: noted\n") && strstr(s, "fact 498:"));
   CHECK(s && !strstr(s, "fact 499:")); /* still in the window */
   /* A restart continues it: the same summary of the same entries. */
-  char *before = strdup(s ? s : "");
-  tsession_restart(&f, SCRIPT_SUMMARY);
-  CHECK_INT(chat_session_resume(f.cs, NULL), AG_OK);
-  sam = world_agent_find(f.w, "sam");
-  size_t upto = 0;
-  const char *now = agent_summary(sam, &upto);
-  CHECK_STR(now ? now : "", before);
-  CHECK_INT(upto, 996);
-  free(before);
+  summary_after_restart(&f, SCRIPT_SUMMARY, "sam", s, 996);
   tsession_close(&f);
 }
 
@@ -418,14 +419,11 @@ static void summary_by_the_summariser_model(void) {
   const char *had = agent_summary(ann, NULL);
   char *before = strdup(had ? had : "");
   CHECK_INT(strlen(before), 80);
-  tsession_restart(&f, ann_world("openai", ", \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 20,"
-                                          " \"summary_model\": \"small-model\"}"));
-  CHECK_INT(chat_session_resume(f.cs, NULL), AG_OK);
-  ann = world_agent_find(f.w, "ann");
+  ann = summary_after_restart(&f, ann_world("openai", ", \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 20,"
+                                                      " \"summary_model\": \"small-model\"}"),
+                              "ann", before, 2);
   size_t upto = 0;
-  const char *now = agent_summary(ann, &upto);
-  CHECK_STR(now ? now : "", before);
-  CHECK_INT(upto, 2);
+  const char *now;
   CHECK_INT(agent_memory_total(ann), 10);
   /* A snapshot round trip and a branch carry it (a step of the thread, anchored before the branch point). */
   char chat[CHAT_ID_MAX], copy[CHAT_ID_MAX];
@@ -477,10 +475,10 @@ static void through_the_binary(void) {
   proc_result r;
   CHECK_INT(proc_agora(args, NULL, env, &r), 0);
   CHECK_INT(r.status, 0);
-  CHECK_INT(count(r.out, "\"event\":\"context-shrunk\""), 1);
+  CHECK_INT(unit_count(r.out, "\"event\":\"context-shrunk\""), 1);
   CHECK(strstr(r.out, "\"window\":3") != NULL); /* half the six sent */
-  CHECK_INT(count(r.out, "\"event\":\"llm-error\""), 0);
-  CHECK_INT(count(r.out, "\"sender\":\"ann\""), 4);
+  CHECK_INT(unit_count(r.out, "\"event\":\"llm-error\""), 0);
+  CHECK_INT(unit_count(r.out, "\"sender\":\"ann\""), 4);
   /* Seven entries at the fourth answer's turn (window 6): one folded, by one summariser call. */
   CHECK_INT(llm_server_request_count(srv), 6);
   proc_result_free(&r);

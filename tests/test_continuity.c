@@ -31,12 +31,6 @@ static char *fresh_db(const char *name) { return suite_fresh(tmp, name); }
 
 static int contains(const char *hay, const char *needle) { return hay && strstr(hay, needle) != NULL; }
 
-static int count_of(const char *hay, const char *needle) {
-  int n = 0;
-  for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
-  return n;
-}
-
 /* agora ARGS... (NULL-terminated) with input on stdin; fails the case when it cannot run. */
 static void agora(proc_result *r, const char *input, const char *const *args) {
   if (proc_agora(args, input, NULL, r)) unit_fail_(__FILE__, __LINE__, "cannot run agora");
@@ -138,7 +132,7 @@ static void file_settings_win_said(void) {
   CHECK(tty_expect(&t, "-- agent-added: agent=carol"));
   tty_send(&t, "\004");
   CHECK_INT(tty_exit(&t), 0);
-  CHECK_INT(count_of(t.text, "is stored with world"), 1); /* once a session */
+  CHECK_INT(unit_count(t.text, "is stored with world"), 1); /* once a session */
   tty_close(&t);
 
   /* By id the changes hold, and nothing is noted; from the file, the file's settings are back. */
@@ -278,7 +272,7 @@ static void resumed_replies_said(void) {
   agora(&r, NULL, (const char *[]){"run", "--resume", chat, "--db", db, NULL});
   CHECK_INT(r.status, 0);
   if (!contains(r.out, line)) unit_fail_(__FILE__, __LINE__, "run --resume: %s", r.out);
-  CHECK_INT(count_of(r.out, "here\n"), 3);
+  CHECK_INT(unit_count(r.out, "here\n"), 3);
   proc_result_free(&r);
 
   crash(w, db, 3);

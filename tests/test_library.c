@@ -317,10 +317,10 @@ static void a_database_without_a_world(void) {
   free(db);
 }
 
-/* The library never prints: the runtime's notes for a person at a terminal (an agent with no provider
- * and no replies; a stored world of the same name replaced) stay off stderr. */
-static void never_prints(void) {
-  char *db = unit_tmpdir();
+/* Opens the world "Same" in db twice, its agent changed the second time (the stored world is replaced:
+ * a note), with options o and stderr caught in a file; both opens must succeed. What went to stderr
+ * (caller frees). */
+static char *stderr_of_replacing(const char *db, const agora_options *o) {
   char path[512];
   snprintf(path, sizeof path, "%s/stderr.txt", db);
   fflush(stderr);
@@ -328,16 +328,23 @@ static void never_prints(void) {
   dup2(fd, 2);
   agora_world *w = NULL;
   int a = agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"a\", \"provider\": \"script\"}]}", db,
-                           NULL, &w);
+                           o, &w);
   agora_world_close(w);
-  int b = agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"b\", \"replies\": [\"x\"]}]}", db, NULL, &w);
+  int b = agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"b\", \"replies\": [\"x\"]}]}", db, o, &w);
   agora_world_close(w);
   fflush(stderr);
   dup2(saved, 2);
   close(saved), close(fd);
-  CHECK_INT(a, AGORA_OK);
+  CHECK_INT(a, AGORA_OK); /* checked once stderr is back, so that a failure shows */
   CHECK_INT(b, AGORA_OK);
-  char *err = unit_read_file(path);
+  return unit_read_file(path);
+}
+
+/* The library never prints: the runtime's notes for a person at a terminal (an agent with no provider
+ * and no replies; a stored world of the same name replaced) stay off stderr. */
+static void never_prints(void) {
+  char *db = unit_tmpdir();
+  char *err = stderr_of_replacing(db, NULL);
   CHECK_STR(err, "");
   free(err);
   unit_rmrf(db);
@@ -550,21 +557,8 @@ static void run_counters(void) {
 /* AGORA_NOTES: the runtime's notes reach stderr, naming the program (never_prints: without it, not). */
 static void notes_on_stderr(void) {
   char *db = unit_tmpdir();
-  char path[512];
-  snprintf(path, sizeof path, "%s/stderr.txt", db);
-  fflush(stderr);
-  int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  dup2(fd, 2);
-  agora_world *w = NULL;
   agora_options o = {.flags = AGORA_NOTES | AGORA_OPTIONS_3, .program = "prog"};
-  CHECK_INT(agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"a\", \"provider\": \"script\"}]}", db, &o, &w), AGORA_OK);
-  agora_world_close(w);
-  CHECK_INT(agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"b\", \"replies\": [\"x\"]}]}", db, &o, &w), AGORA_OK);
-  agora_world_close(w);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved), close(fd);
-  char *err = unit_read_file(path);
+  char *err = stderr_of_replacing(db, &o);
   CHECK_HAS(err, "prog: ", "its stored settings are replaced");
   free(err);
   unit_rmrf(db);

@@ -19,14 +19,6 @@
 static char *tmp;
 static const char *const env[] = {"AGORA_TEST_KEY=sk-test-0123456789", NULL};
 
-static const char *path_in(const char *name) {
-  static char path[4][4096];
-  static int k;
-  char *p = path[k++ % 4];
-  snprintf(p, 4096, "%s/%s", tmp, name);
-  return p;
-}
-
 static const char *base_url(llm_server *s, const char *provider) {
   return llm_server_url(s, !strcmp(provider, "openai") ? "/v1" : "");
 }
@@ -41,21 +33,13 @@ static const char *tool_world(const char *name, llm_server *s, const char *provi
            " \"script\": [{\"from\": \"human\", \"text\": \"@ann what do you know?\"},"
            " {\"from\": \"human\", \"text\": \"@ann and now?\"}]}",
            extra, provider, base_url(s, provider), stream ? "true" : "false");
-  const char *p = path_in(name);
-  unit_write_file(p, json);
-  return p;
+  return suite_file(tmp, name, json);
 }
 
 static int run(proc_result *r, const char *world, const char *db, const char *mode, const char *cache) {
   const char *args[] = {"run", world, "--json", "--db", db, "--llm-cache", mode, "--cache-db", cache, NULL};
   if (proc_agora(args, NULL, env, r)) return -1;
   return r->status;
-}
-
-static size_t count(const char *s, const char *needle) {
-  size_t n = 0;
-  for (const char *p = s; (p = strstr(p, needle)); p++) n++;
-  return n;
 }
 
 /* use against a server, then replay with that server stopped, in a new process and a new chat database:
@@ -75,9 +59,9 @@ static void use_then_replay_every_provider(void) {
       snprintf(db2, sizeof db2, "replay-%d-%d", p, stream);
       const char *world = tool_world("w.json", s, providers[p], stream, "\"budget\": {\"tokens\": 100000},");
       char cache_dir[4096], db1_dir[4096], db2_dir[4096];
-      snprintf(cache_dir, sizeof cache_dir, "%s", path_in(cache));
-      snprintf(db1_dir, sizeof db1_dir, "%s", path_in(db1));
-      snprintf(db2_dir, sizeof db2_dir, "%s", path_in(db2));
+      snprintf(cache_dir, sizeof cache_dir, "%s", suite_file(tmp, cache, NULL));
+      snprintf(db1_dir, sizeof db1_dir, "%s", suite_file(tmp, db1, NULL));
+      snprintf(db2_dir, sizeof db2_dir, "%s", suite_file(tmp, db2, NULL));
       proc_result a, b;
       CHECK_INT(run(&a, world, db1_dir, "use", cache_dir), 0);
       CHECK_INT((long)llm_server_request_count(s), 4); /* two turns, each a tool round and an answer */
@@ -90,11 +74,11 @@ static void use_then_replay_every_provider(void) {
                     "human|human|@ann and now?\nann|agent|I remember nothing yet.\n");
       free(ma);
       free(mb);
-      CHECK_INT((long)count(b.out, "\"event\":\"tool-call\""), 2);
-      CHECK_INT((long)count(b.out, "\"event\":\"tool-result\""), 2);
+      CHECK_INT((long)unit_count(b.out, "\"event\":\"tool-call\""), 2);
+      CHECK_INT((long)unit_count(b.out, "\"event\":\"tool-result\""), 2);
       CHECK(strstr(a.out, "\"title\":\"What do you know?\"") && strstr(b.out, "\"title\":\"What do you know?\""));
-      CHECK_INT((long)count(b.out, "\"cached\":true"), 4);
-      CHECK_INT((long)count(a.out, "\"cached\":true"), 0);
+      CHECK_INT((long)unit_count(b.out, "\"cached\":true"), 4);
+      CHECK_INT((long)unit_count(a.out, "\"cached\":true"), 0);
       proc_result_free(&a);
       proc_result_free(&b);
     }
@@ -107,9 +91,9 @@ static void changed_step_replays_up_to_the_change(void) {
   llm_server *s;
   if (llm_server_start(&s)) return unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
   char cache[4096], db[4096], json[2048];
-  snprintf(cache, sizeof cache, "%s", path_in("change-cache"));
-  snprintf(db, sizeof db, "%s", path_in("change-db"));
-  const char *w = path_in("change.json");
+  snprintf(cache, sizeof cache, "%s", suite_file(tmp, "change-cache", NULL));
+  snprintf(db, sizeof db, "%s", suite_file(tmp, "change-db", NULL));
+  const char *w = suite_file(tmp, "change.json", NULL);
   const char *fmt = "{\"name\": \"change\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"base_url\": \"%s\","
                     " \"api_key_env\": \"AGORA_TEST_KEY\", \"model\": \"m\", \"system_prompt\": \"[[mock echo=1]]\"}],"
                     " \"script\": [{\"from\": \"human\", \"text\": \"@ann first\"}, {\"from\": \"human\", \"text\": \"@ann %s\"}]}";
@@ -142,7 +126,7 @@ static void replay_miss_and_world_file(void) {
   llm_server *s;
   if (llm_server_start(&s)) return unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
   const char *world = tool_world("m.json", s, "openai", 0, "\"llm_cache\": \"replay\",");
-  const char *cache = path_in("miss-cache");
+  const char *cache = suite_file(tmp, "miss-cache", NULL);
   char c[4096];
   snprintf(c, sizeof c, "%s", cache);
   const char *args[] = {"run", world, "--json", "--no-save", "--cache-db", c, NULL};
@@ -159,11 +143,11 @@ static void replay_miss_and_world_file(void) {
   proc_result_free(&r);
   /* Without --cache-db the cache lives beside the chats: DB/llm-cache. */
   char db[4096];
-  snprintf(db, sizeof db, "%s", path_in("beside-db"));
+  snprintf(db, sizeof db, "%s", suite_file(tmp, "beside-db", NULL));
   const char *beside[] = {"run", world, "--db", db, "--llm-cache", "use", NULL};
   PROC_OK(beside, NULL, env, &r);
   proc_result_free(&r);
-  FILE *f = fopen(path_in("beside-db/llm-cache/data.mdb"), "rb");
+  FILE *f = fopen(suite_file(tmp, "beside-db/llm-cache/data.mdb", NULL), "rb");
   CHECK(f != NULL);
   if (f) fclose(f);
   const char *bad_flag[] = {"run", world, "--no-save", "--llm-cache", "sometimes", NULL};
@@ -180,8 +164,8 @@ static void budget_stats_clear_no_key(void) {
   llm_server *s;
   if (llm_server_start(&s)) return unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
   char cache[4096], db[4096];
-  snprintf(cache, sizeof cache, "%s", path_in("stats-cache"));
-  snprintf(db, sizeof db, "%s", path_in("stats-db"));
+  snprintf(cache, sizeof cache, "%s", suite_file(tmp, "stats-cache", NULL));
+  snprintf(db, sizeof db, "%s", suite_file(tmp, "stats-db", NULL));
   proc_result r;
   CHECK_INT(run(&r, tool_world("s.json", s, "openai", 1, ""), db, "use", cache), 0);
   proc_result_free(&r);
@@ -189,7 +173,7 @@ static void budget_stats_clear_no_key(void) {
   CHECK(strstr(r.out, "budget-exhausted") == NULL);
   proc_result_free(&r);
   /* The whole file, NULs and all: the key must be nowhere in it (the entries are there, in plain text). */
-  FILE *f = fopen(path_in("stats-cache/data.mdb"), "rb");
+  FILE *f = fopen(suite_file(tmp, "stats-cache/data.mdb", NULL), "rb");
   char *data = malloc(64u << 20);
   size_t n = f && data ? fread(data, 1, 64u << 20, f) : 0;
   if (f) fclose(f);
@@ -231,7 +215,7 @@ static void seed_where_providers_take_it(void) {
              "{\"name\": \"seeded\", \"defaults\": {\"seed\": 42}, \"agents\": [{\"name\": \"ann\", \"provider\": \"%s\","
              " \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\", \"model\": \"m\", \"stream\": false}],"
              " \"script\": [{\"from\": \"human\", \"text\": \"@ann hi\"}]}", providers[p], base_url(s, providers[p]));
-    const char *w = path_in("seed.json");
+    const char *w = suite_file(tmp, "seed.json", NULL);
     unit_write_file(w, json);
     llm_server_reset(s);
     const char *args[] = {"run", w, "--no-save", NULL};
@@ -261,9 +245,7 @@ static const char *crowd_world(llm_server *s) {
     n += (size_t)snprintf(json + n, sizeof json - n, "%s{\"name\": \"a%d\", \"system_prompt\": \"You are a%d.\"}",
                           i ? ", " : "", i, i);
   snprintf(json + n, sizeof json - n, "], \"script\": [{\"from\": \"world\", \"text\": \"Say something.\"}]}");
-  const char *p = path_in("shared.json");
-  unit_write_file(p, json);
-  return p;
+  return suite_file(tmp, "shared.json", json);
 }
 
 /* Two agora run processes fill one cache at the same time (each reply held a second, so both are answering
@@ -275,7 +257,7 @@ static void two_processes_share_one_cache(void) {
   llm_server_rule(s, NULL, "latency=1000");
   const char *w = crowd_world(s);
   char cache[4096], out[2][4096];
-  snprintf(cache, sizeof cache, "%s", path_in("shared-cache"));
+  snprintf(cache, sizeof cache, "%s", suite_file(tmp, "shared-cache", NULL));
   pid_t pid[2];
   for (int i = 0; i < 2; i++) {
     snprintf(out[i], sizeof out[i], "%s/shared-%d.out", tmp, i);
@@ -287,7 +269,7 @@ static void two_processes_share_one_cache(void) {
     int st = -1;
     CHECK(pid[i] > 0 && waitpid(pid[i], &st, 0) == pid[i] && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     char *text = unit_read_file(out[i]);
-    CHECK_INT((long)count(text ? text : "", "\"kind\":\"agent\""), CROWD);
+    CHECK_INT((long)unit_count(text ? text : "", "\"kind\":\"agent\""), CROWD);
     if (!WIFEXITED(st) || WEXITSTATUS(st)) fprintf(stderr, "  process %d:\n%s\n", i, text ? text : "");
     free(text);
   }
@@ -302,7 +284,7 @@ static void two_processes_share_one_cache(void) {
   const char *again[] = {"run", w, "--json", "--no-save", "--llm-cache", "use", "--cache-db", cache, NULL};
   CHECK_INT(proc_agora(again, NULL, env, &r), 0);
   CHECK_INT(r.status, 0);
-  CHECK_INT((long)count(r.out, "\"cached\":true"), CROWD);
+  CHECK_INT((long)unit_count(r.out, "\"cached\":true"), CROWD);
   CHECK_INT((long)llm_server_request_count(s), (long)served);
   proc_result_free(&r);
   llm_server_stop(s);
@@ -315,10 +297,10 @@ static void branch_reruns_from_the_cache(void) {
   llm_server *s;
   if (llm_server_start(&s)) return unit_fail_(__FILE__, __LINE__, "cannot start the loopback server");
   char cache[4096], db[4096], json[2048], url[256];
-  snprintf(cache, sizeof cache, "%s", path_in("branch-cache"));
-  snprintf(db, sizeof db, "%s", path_in("branch-db"));
+  snprintf(cache, sizeof cache, "%s", suite_file(tmp, "branch-cache", NULL));
+  snprintf(db, sizeof db, "%s", suite_file(tmp, "branch-db", NULL));
   snprintf(url, sizeof url, "%s", base_url(s, "openai"));
-  const char *w = path_in("branch.json");
+  const char *w = suite_file(tmp, "branch.json", NULL);
   const char *fmt = "{\"name\": \"branched\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\", \"base_url\": \"%s\","
                     " \"api_key_env\": \"AGORA_TEST_KEY\", \"model\": \"m\", \"system_prompt\": \"[[mock echo=1]]\"}],"
                     " \"script\": [%s]}";
@@ -346,7 +328,7 @@ static void branch_reruns_from_the_cache(void) {
   CHECK_INT(proc_agora(rerun, NULL, env, &r), 0);
   CHECK_INT(r.status, 0);
   CHECK_INT((long)llm_server_request_count(s), 4); /* the changed step only */
-  CHECK_INT((long)count(r.out, "\"cached\":true"), 1);
+  CHECK_INT((long)unit_count(r.out, "\"cached\":true"), 1);
   CHECK_MESSAGES(r.out, "human|human|@ann two\nann|agent|echo: human: @ann two\n"
                         "human|human|@ann changed\nann|agent|echo: human: @ann changed\n");
   if (r.status) fprintf(stderr, "  %s\n", r.err);

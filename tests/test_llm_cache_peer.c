@@ -27,14 +27,6 @@ static const char *const mock_config = "apiKey: 'sk-test-0123456789'\n"
                                        "      - role: 'assistant'\n"
                                        "        content: 'Noted by the mock.'\n";
 
-static const char *path_in(const char *name) {
-  static char path[4][4096];
-  static int k;
-  char *p = path[k++ % 4];
-  snprintf(p, 4096, "%s/%s", tmp, name);
-  return p;
-}
-
 /* Three agents at the mock answering one world message (text), streamed or not. */
 static const char *world(int port, int stream, const char *text) {
   char json[2048];
@@ -45,21 +37,13 @@ static const char *world(int port, int stream, const char *text) {
            " \"system_prompt\": \"You are Bob.\"}, {\"name\": \"cy\", \"system_prompt\": \"You are Cy.\"}],"
            " \"script\": [{\"from\": \"world\", \"text\": \"%s\"}]}",
            port, stream ? "true" : "false", text);
-  const char *p = path_in("w.json");
-  unit_write_file(p, json);
-  return p;
+  return suite_file(tmp, "w.json", json);
 }
 
 static int run(proc_result *r, const char *w, const char *mode, const char *cache) {
   const char *args[] = {"run", w, "--json", "--no-save", "--llm-cache", mode, "--cache-db", cache, NULL};
   if (proc_agora(args, NULL, env, r)) return -1;
   return r->status;
-}
-
-static size_t count(const char *s, const char *needle) {
-  size_t n = 0;
-  for (const char *p = s; (p = strstr(p, needle)); p++) n++;
-  return n;
 }
 
 static void use_then_replay_without_the_mock(void) {
@@ -70,7 +54,7 @@ static void use_then_replay_without_the_mock(void) {
     int port = ports_free();
     char port_s[16], cfg[4096], cache[4096], log[4096];
     snprintf(port_s, sizeof port_s, "%d", port);
-    snprintf(cfg, sizeof cfg, "%s", path_in("mock.yaml"));
+    snprintf(cfg, sizeof cfg, "%s", suite_file(tmp, "mock.yaml", NULL));
     snprintf(cache, sizeof cache, "%s/cache-%d", tmp, stream);
     snprintf(log, sizeof log, "%s/mock-%d.log", tmp, stream);
     unit_write_file(cfg, mock_config);
@@ -83,14 +67,14 @@ static void use_then_replay_without_the_mock(void) {
     proc_result a, b, c;
     CHECK_INT(run(&a, w, "use", cache), 0);
     CHECK_MESSAGES(a.out, want);
-    CHECK_INT((long)count(a.out, "\"cached\":true"), 0);
+    CHECK_INT((long)unit_count(a.out, "\"cached\":true"), 0);
     npm_peer_stop(&mock); /* nothing listens at its port any more */
     CHECK_INT(run(&b, w, "replay", cache), 0);
     CHECK_MESSAGES(b.out, want);
-    CHECK_INT((long)count(b.out, "\"cached\":true"), 3);
+    CHECK_INT((long)unit_count(b.out, "\"cached\":true"), 3);
     /* A message the cache never saw: a miss naming each agent, exit 1, and still no network. */
     CHECK_INT(run(&c, world(port, stream, "Something else."), "replay", cache), 1);
-    CHECK_INT((long)count(c.out, "\"error_type\":\"cache_miss\""), 3);
+    CHECK_INT((long)unit_count(c.out, "\"error_type\":\"cache_miss\""), 3);
     CHECK(strstr(c.out, "Noted by the mock.") == NULL);
     if (a.status || b.status) fprintf(stderr, "  stream=%d\n  use: %s\n  replay: %s\n", stream, a.err, b.err);
     proc_result_free(&a);

@@ -38,12 +38,6 @@ static const char *crowd(const char *name, const char *extra) {
   return path;
 }
 
-static size_t count(const char *s, const char *needle) {
-  size_t n = 0;
-  for (const char *p = s; (p = strstr(p, needle)); p++) n++;
-  return n;
-}
-
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -64,9 +58,9 @@ static void configured_limits_no_429(void) {
   CHECK_INT(proc_agora(args, NULL, env, &r), 0);
   double took = now_s() - t0;
   CHECK_INT(r.status, 0);
-  CHECK_INT((long)count(r.out, "\"kind\":\"agent\""), AGENTS);
+  CHECK_INT((long)unit_count(r.out, "\"kind\":\"agent\""), AGENTS);
   CHECK_INT((long)llm_server_rejected(srv), 0);
-  CHECK_INT((long)count(r.out, "\"event\":\"rate-limited\""), 0);
+  CHECK_INT((long)unit_count(r.out, "\"event\":\"rate-limited\""), 0);
   CHECK(took >= (AGENTS / RPM - 1) * WINDOW_MS / 1000.0);
   if (r.status || llm_server_rejected(srv)) fprintf(stderr, "  rejected %zu\n  err: %s\n", llm_server_rejected(srv), r.err);
   proc_result_free(&r);
@@ -81,12 +75,12 @@ static void unconfigured_adapts(void) {
   const char *args[] = {"run", crowd("u.json", ""), "--json", "--no-save", NULL};
   proc_result r;
   PROC_OK(args, NULL, env, &r);
-  CHECK_INT((long)count(r.out, "\"kind\":\"agent\""), AGENTS);
+  CHECK_INT((long)unit_count(r.out, "\"kind\":\"agent\""), AGENTS);
   size_t rejected = llm_server_rejected(srv);
   CHECK(rejected > 0 && rejected <= AGENTS - RPM); /* the first burst, and nothing after */
   const char *ev = strstr(r.out, "\"event\":\"rate-limited\"");
   CHECK(ev && strstr(ev, "\"endpoint\":\"http://127.0.0.1:") && strstr(ev, "\"until\":\""));
-  CHECK_INT((long)count(r.out, "\"event\":\"llm-error\""), 0);
+  CHECK_INT((long)unit_count(r.out, "\"event\":\"llm-error\""), 0);
   if (r.status || !ev) fprintf(stderr, "  rejected %zu\n  err: %s\n", rejected, r.err);
   proc_result_free(&r);
   llm_server_reset(srv);
@@ -113,7 +107,7 @@ static void max_concurrency_holds(void) {
   proc_result r;
   CHECK_INT(proc_agora(args, NULL, env, &r), 0);
   CHECK_INT(r.status, 0);
-  CHECK_INT((long)count(r.out, "\"kind\":\"agent\""), AGENTS);
+  CHECK_INT((long)unit_count(r.out, "\"kind\":\"agent\""), AGENTS);
   CHECK_INT((long)llm_server_request_count(srv), AGENTS);
   size_t peak = llm_server_peak_concurrency(srv);
   CHECK(peak >= 1 && peak <= N);

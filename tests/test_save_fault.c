@@ -185,19 +185,13 @@ static int chat_list_cb(const store_chat *c, void *arg) {
 
 static int list_txn(store_txn *t, void *arg) { return store_chat_list(t, NULL, chat_list_cb, arg); }
 
-static size_t count_lines(const char *text, const char *needle) {
-  size_t n = 0;
-  for (const char *p = text; (p = strstr(p, needle)); p++) n++;
-  return n;
-}
-
 /* The run's output (at path) shows its first few hundred messages. */
 static int output_grown(void *path) { return file_size(path) >= 64 * 1024; }
 
 /* The run's output (at path) shows it met the full disk. */
 static int storage_failed(void *path) {
   char *text = unit_read_file(path);
-  int met = text && count_lines(text, "storage-error") > 0;
+  int met = text && unit_count(text, "storage-error") > 0;
   free(text);
   return met;
 }
@@ -242,8 +236,8 @@ static void disk_full_and_freed_during_run(void) {
   char *ndjson = unit_read_file(out);
   CHECK(ndjson != NULL);
   if (!ndjson) ndjson = strdup("");
-  size_t printed = count_lines(ndjson, "\"type\":\"message\"");
-  size_t errors = count_lines(ndjson, "storage-error");
+  size_t printed = unit_count(ndjson, "\"type\":\"message\"");
+  size_t errors = unit_count(ndjson, "storage-error");
   fprintf(stderr, "  run took %.2f s; %zu bytes of filler; %zu messages printed, %zu storage errors\n", took,
           filled, printed, errors);
   CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);

@@ -6,7 +6,6 @@
 #include "support/tty.h"
 #include "support/unit.h"
 
-#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,19 +74,8 @@ static void say_tty_quiet_has_no_live_line(void) {
   say_case_end(&c);
 }
 
-static int have_pty(void) {
-  int m, s;
-  if (openpty(&m, &s, NULL, NULL, NULL)) return 0;
-  close(m);
-  close(s);
-  return 1;
-}
-
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(say_tty_shows_status_and_live_lines), UNIT(say_tty_quiet_has_no_live_line)};
-  if (!have_pty()) {
-    printf("skipped: no pseudo-terminals here (openpty failed)\n0 passed, 0 failed\n");
-    return 0;
-  }
+  if (tty_skip_without_pty()) return 0;
   return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .no_sigpipe = 1});
 }

@@ -5,6 +5,7 @@
  * world, agent, chat or message (404), a change while replies are in flight (409), a bad field (422,
  * naming its JSON path). A real server process on loopback. */
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -414,11 +415,4 @@ static const unit_test tests[] = {UNIT(create_world), UNIT(patch_world), UNIT(ag
                                   UNIT(conflicts_in_flight), UNIT(delete_world), UNIT(cross_site_refused),
                                   UNIT(mcp_of_a_file_world), UNIT(page_actions_in_chromium)};
 
-int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  if (!tmp) return 1;
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
-}
+int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }

@@ -4,6 +4,7 @@
  * to what a page can draw, with the time it takes printed. */
 #include "support/proc.h"
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -97,16 +98,9 @@ static void graph_of_a_week(void) {
 #define SENDERS 1000
 
 /* A chat of BIG messages from SENDERS agents (s0000 ...), each naming @s0000 and the next sender, every
- * tenth followed by an LLM call of its sender's (10 tokens in, 1 out); imported with `agora chats import`. */
-static int big_chat(const char *db, char id[64]) {
-  char file[1024];
-  snprintf(file, sizeof file, "%s/big.json", tmp);
-  FILE *f = fopen(file, "w");
-  if (!f) return -1;
-  fprintf(f, "{\"format\": 1, \"world\": {\"name\": \"Big\", \"agents\": [{\"name\": \"s0000\", \"provider\": \"script\","
-             " \"replies\": [\"x\"]}]}, \"chat\": {\"id\": \"big\", \"world\": \"big\", \"title\": \"Long\","
-             " \"message_count\": %d, \"created_at\": \"2026-11-23T10:00:00.000Z\", \"updated_at\": \"2026-11-23T10:00:00.000Z\"},"
-             " \"messages\": [", BIG);
+ * tenth followed by an LLM call of its sender's (10 tokens in, 1 out): the snapshot's messages and thread
+ * (serve_proc_start_big imports it). */
+static void big_chat(FILE *f) {
   for (int seq = 1; seq <= BIG; seq++)
     fprintf(f, "%s{\"seq\": %d, \"sender\": \"s%04d\", \"kind\": \"agent\", \"text\": \"@s0000 and @s%04d, @s0000 again\","
                " \"ts\": \"2026-11-23T10:00:00.000Z\"}\n", seq > 1 ? "," : "", seq, seq % SENDERS, (seq + 1) % SENDERS);
@@ -115,22 +109,15 @@ static int big_chat(const char *db, char id[64]) {
     fprintf(f, "%s{\"type\": \"llm-done\", \"agent\": \"s%04d\", \"after_seq\": %d, \"input_tokens\": 10, \"output_tokens\": 1}\n",
             seq > 10 ? "," : "", seq % SENDERS, seq);
   fprintf(f, "]}\n");
-  if (fclose(f)) return -1;
-  return proc_import_snapshot(file, db, id, 64);
 }
 
 /* 100,000 messages, 1,000 senders: 50 nodes drawn (the busiest), the edges among them, 100 points of
  * tokens over time ending at each agent's total; the time of one read is printed (best of 3) and held
  * under a bound loose enough for a loaded machine. */
 static void graph_of_100000_messages(void) {
-  char db[1024], id[64] = "", path[256];
-  snprintf(db, sizeof db, "%s/db-big", tmp);
-  CHECK_INT(big_chat(db, id), 0);
+  char id[64], path[256];
   serve_proc sp;
-  if (!id[0] || serve_proc_start_db(tmp, db, &sp)) {
-    CHECK(!"no chat, or agora serve did not start");
-    return;
-  }
+  if (serve_proc_start_big(tmp, "s0000", BIG, big_chat, id, &sp)) return;
   snprintf(path, sizeof path, "/api/worlds/big/chats/%s/graph", id);
   long st, best;
   cJSON *g = serve_get_best_of(&sp, path, 3, &st, &best);
@@ -158,10 +145,4 @@ static void graph_of_100000_messages(void) {
 
 static const unit_test tests[] = {UNIT(graph_of_a_week), UNIT(graph_of_100000_messages)};
 
-int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
-}
+int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }

@@ -210,12 +210,6 @@ static int probe(int port, const char *path, int timeout_ms, char *out, size_t c
   return done && sscanf(buf, "HTTP/1.%*d %d", &status) == 1 ? status : 0;
 }
 
-static size_t count_of(const char *text, const char *needle) {
-  size_t n = 0;
-  for (const char *p = text; p && (p = strstr(p, needle)); p++) n++;
-  return n;
-}
-
 /* 300 silent connections to a server with 256 descriptors: before, accept() failed in a busy loop
  * (libevent logging each failure, megabytes a second) and no probe was ever answered. Now silent
  * connections are cut after the request timeout, accepting pauses while descriptors are out (one log
@@ -246,7 +240,7 @@ static void silent_connections_past_the_descriptor_limit(void) {
     if (silent[i] >= 0) close(silent[i]);
   CHECK_INT(serve_proc_stop(&sp), 0);
   char *err = unit_read_file(sp.err_path);
-  size_t len = err ? strlen(err) : 0, lines = count_of(err, "\n");
+  size_t len = err ? strlen(err) : 0, lines = unit_count(err, "\n");
   fprintf(stderr, "  6 probes answered in %ld ms; stderr: %zu bytes, %zu lines\n", took, len, lines);
   CHECK(len < 16384);
   CHECK(lines <= (size_t)(took / 1000) + 3); /* once a second at most */

@@ -5,6 +5,7 @@
  * takes), token usage per agent, a new chat cancelling replies out loud. A real server process on loopback. */
 #include "support/proc.h"
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -184,36 +185,22 @@ static void steps_and_approval_twice(void) {
 
 #define BIG 100000
 
-/* A chat of BIG messages, every 10,000th holding "Needle", imported with `agora chats import`. */
-static int big_chat(const char *db, char id[64]) {
-  char file[1024];
-  snprintf(file, sizeof file, "%s/big.json", tmp);
-  FILE *f = fopen(file, "w");
-  if (!f) return -1;
-  fprintf(f, "{\"format\": 1, \"world\": {\"name\": \"Big\", \"agents\": [{\"name\": \"a\", \"provider\": \"script\","
-             " \"replies\": [\"x\"]}]}, \"chat\": {\"id\": \"big\", \"world\": \"big\", \"title\": \"Long\","
-             " \"message_count\": %d, \"created_at\": \"2026-11-23T10:00:00.000Z\", \"updated_at\": \"2026-11-23T10:00:00.000Z\"},"
-             " \"messages\": [", BIG);
+/* A chat of BIG messages, every 10,000th holding "Needle": the messages of the snapshot
+ * serve_proc_start_big imports. */
+static void big_chat(FILE *f) {
   for (int seq = 1; seq <= BIG; seq++)
     fprintf(f, "%s{\"seq\": %d, \"sender\": \"%s\", \"kind\": \"%s\", \"text\": \"message %d, some words %s of text\","
                " \"ts\": \"2026-11-23T10:00:00.000Z\"}\n", seq > 1 ? "," : "", seq, seq % 2 ? "human" : "a",
             seq % 2 ? "human" : "agent", seq, seq % 10000 == 0 ? "Needle" : "hay");
   fprintf(f, "], \"agents\": [], \"thread\": []}\n");
-  if (fclose(f)) return -1;
-  return proc_import_snapshot(file, db, id, 64);
 }
 
 /* Every match of 100,000 messages found in one request; the time is printed (the issue's target:
  * 100 ms, measured 2 cores shared) and held under a bound loose enough for a loaded machine. */
 static void search_100000_messages(void) {
-  char db[1024], id[64] = "", path[256];
-  snprintf(db, sizeof db, "%s/db-big", tmp);
-  CHECK_INT(big_chat(db, id), 0);
+  char id[64], path[256];
   serve_proc sp;
-  if (!id[0] || serve_proc_start_db(tmp, db, &sp)) {
-    CHECK(!"no chat, or agora serve did not start");
-    return;
-  }
+  if (serve_proc_start_big(tmp, "a", BIG, big_chat, id, &sp)) return;
   snprintf(path, sizeof path, "/api/worlds/big/chats/%s/search?q=needle&limit=1000", id);
   long st, best;
   cJSON *j = serve_get_best_of(&sp, path, 5, &st, &best);
@@ -297,11 +284,4 @@ static const unit_test tests[] = {UNIT(primary_is_first_named), UNIT(steps_and_a
                                   UNIT(search_100000_messages), UNIT(usage_of_70_agents),
                                   UNIT(new_chat_cancels_out_loud)};
 
-int main(int argc, char **argv) {
-  tmp = unit_tmpdir();
-  if (!tmp) return 1;
-  int rc = unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
-  unit_rmrf(tmp);
-  free(tmp);
-  return rc;
-}
+int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }

@@ -79,10 +79,7 @@ static void test_open_reopen(void) {
   /* A third open of the same files still works (schema already there). */
   s = tstore_open_ok(dir);
   CHECK_INT(store_read(s, check_basic, NULL, &em), AG_OK);
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 static int setup_more(store_txn *t, void *arg) { return (void)arg, tstore_put_msg(t, "c1", 3, "bob", "third"); }
@@ -145,10 +142,7 @@ static void test_background_sync(void) {
   store_close(s); /* syncs what the thread has not yet */
   CHECK_INT(store_open_read(dir, &s, &em), AG_OK);
   if (s) CHECK_INT(store_read(s, check_more, NULL, &em), AG_OK);
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 static void test_file_modes(void) {
@@ -193,10 +187,7 @@ static void test_schema_newer_refused(void) {
   /* The same version (or an older one) opens. */
   CHECK_INT(raw_put(dir, "meta", "schema_version", "1"), 0);
   s = tstore_open_ok(dir);
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 static void test_foreign_lmdb_refused(void) {
@@ -384,10 +375,7 @@ static void test_map_grown_by_other_process(void) {
   static char text2[] = "xyx";
   grow_arg b = {.first = 41, .count = 1, .text = text2};
   CHECK_INT(tstore_write_tx(s, grow_tx, &b), AG_OK);
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 /* ---- Default directory, ids --------------------------------------------------------------------- */

@@ -65,10 +65,7 @@ static void test_chat_list_newest_first(void) {
   CHECK_STR(tstore_list_chats(s, NULL), "c1,c2,c3");
   CHECK_INT(count_chats(s, "w"), 3); /* no stale index entries left behind */
   CHECK_INT(count_chats(s, NULL), 3);
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 static int scoping_tx(store_txn *t, void *arg) {
@@ -126,10 +123,7 @@ static void test_world_scoping(void) {
   ag_errmsg em;
   CHECK_INT(store_read(s, worlds_tx, &w, &em), AG_OK);
   CHECK_STR(w.text, "a:a1,ab:");
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 static int delete_setup_tx(store_txn *t, void *arg) {
@@ -205,10 +199,7 @@ static void test_chat_delete(void) {
   CHECK_INT(store_read(s, current_tx, cur, &em), AG_OK);
   CHECK_STR(cur, ""); /* the world no longer points at the deleted chat */
   CHECK_INT(tstore_write_tx(s, delete_tx, "c1"), AG_ERR_NOT_FOUND);
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 /* Delete with fallback as the session manager does it: delete, then the latest remaining chat. */
@@ -271,10 +262,7 @@ static void test_latest_fallback(void) {
   CHECK_STR(tstore_list_chats(s, NULL), "o");
   CHECK_INT(store_read(s, latest_any_tx, cur, &em), AG_OK);
   CHECK_STR(cur, "o");
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 static const unit_test tests[] = {

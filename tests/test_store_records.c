@@ -107,10 +107,7 @@ static void test_messages(void) {
   CHECK_INT(store_read(s, scan_from_tx, &a, &em), AG_OK);
   CHECK_INT(a.n, 0);
   CHECK_INT(tstore_write_tx(s, message_misc_tx, NULL), AG_OK);
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 typedef struct seqs {
@@ -181,10 +178,7 @@ static void test_memories(void) {
   CHECK_INT(tstore_write_tx(s, memory_clear_tx, NULL), AG_OK);
   CHECK_INT(store_read(s, memory_scan_tx, x, &em), AG_OK);
   CHECK_INT(x[0].n + x[1].n, 0);
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 static int states_tx(store_txn *t, void *arg) {
@@ -245,10 +239,7 @@ static void test_agent_states(void) {
   CHECK_INT(tstore_write_tx(s, states_clear_tx, NULL), AG_OK);
   CHECK_INT(store_read(s, states_check_tx, &x, &em), AG_OK);
   CHECK_STR(x.text, "");
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 /* ---- Caps, aborts, misuse ----------------------------------------------------------------------- */
@@ -374,10 +365,7 @@ static void test_corrupt_records(void) {
     if (!strstr(em.text, scans[i].what)) fprintf(stderr, "  %s: got '%s'\n", scans[i].what, em.text);
     CHECK(strstr(em.text, scans[i].what) != NULL);
   }
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 static void test_too_big_rejected(void) {
@@ -404,10 +392,7 @@ static void test_too_big_rejected(void) {
   ag_errmsg em;
   CHECK_INT(store_read(s, exact_check_tx, &a, &em), AG_OK);
   free(a.huge);
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 static int abort_tx(store_txn *t, void *arg) {
@@ -456,10 +441,7 @@ static void test_abort_writes_nothing(void) {
   CHECK_INT(store_read(s, exists_tx, NULL, &em), AG_OK);
   CHECK_INT(tstore_write_tx(s, nested_tx, s), AG_OK);
   CHECK_INT(store_read(s, readonly_tx, NULL, &em), AG_OK);
-  store_close(s);
-  unit_rmrf(root);
-  free(root);
-  free(dir);
+  tstore_done(s, root, dir);
 }
 
 static const unit_test tests[] = {

@@ -7,6 +7,7 @@
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
@@ -35,14 +36,6 @@ static char *snapshot(const char *world_json, const char *world_id) {
   return s;
 }
 
-static const char *path_in(const char *name) {
-  static char path[4][4096];
-  static int next;
-  char *p = path[next++ % 4];
-  snprintf(p, sizeof path[0], "%s/%s", tmp, name);
-  return p;
-}
-
 /* Runs agora; stdout and stderr kept in *r (caller frees). */
 static void agora(proc_result *r, const char *const *args, const char *input, const char *const *env) {
   if (proc_agora(args, input, env, r)) unit_fail_(__FILE__, __LINE__, "cannot run agora %s", args[0]);
@@ -51,7 +44,7 @@ static void agora(proc_result *r, const char *const *args, const char *input, co
 /* `chats import` of a snapshot of world_json into db; the chat's id into id (64 bytes). */
 static void import(const char *world_json, const char *world_id, const char *db, char id[64]) {
   char *snap = snapshot(world_json, world_id);
-  const char *file = path_in("snap.json");
+  const char *file = suite_file(tmp, "snap.json", NULL);
   CHECK_INT(unit_write_file(file, snap), 0);
   free(snap);
   proc_result r;
@@ -60,12 +53,6 @@ static void import(const char *world_json, const char *world_id, const char *db,
   if (r.status) unit_fail_(__FILE__, __LINE__, "import: status %d: %s", r.status, r.err);
   snprintf(id, 64, "%.*s", (int)strcspn(r.out, "\n"), r.out);
   proc_result_free(&r);
-}
-
-static size_t count_of(const char *text, const char *needle) {
-  size_t n = 0;
-  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
-  return n;
 }
 
 /* The JSON reply of a request, checked for its status (caller deletes). */
@@ -116,14 +103,14 @@ static void serve_mcp(const char *db, const char *snap) {
 }
 
 static void mcp_never_started_from_store(void) {
-  const char *pwned = path_in("pwned.txt");
+  const char *pwned = suite_file(tmp, "pwned.txt", NULL);
   char world[1024], id[64], db[4096], db2[4096];
   snprintf(world, sizeof world,
            "{\"name\": \"Pwn\", \"mcp_servers\": {\"pwn\": {\"command\": \"/bin/sh\", \"args\": [\"-c\", \"id > %s\"]}},"
            " \"agents\": [{\"name\": \"alice\", \"provider\": \"script\", \"replies\": [\"fine\"]}]}",
            pwned);
-  snprintf(db, sizeof db, "%s", path_in("db-pwn"));
-  snprintf(db2, sizeof db2, "%s", path_in("db-pwn2"));
+  snprintf(db, sizeof db, "%s", suite_file(tmp, "db-pwn", NULL));
+  snprintf(db2, sizeof db2, "%s", suite_file(tmp, "db-pwn2", NULL));
   import(world, "pwn", db, id);
   /* Every door that runs agents, each saying once on stderr why the server did not start. */
   const char *resume[] = {"run", "--resume", id, "--db", db, NULL};
@@ -133,7 +120,7 @@ static void mcp_never_started_from_store(void) {
   for (size_t i = 0; i < 3; i++) {
     proc_result r;
     agora(&r, doors[i], "@alice hello\n", NULL);
-    if (r.status || count_of(r.err, "MCP server was not started: the world comes from the database") != 1)
+    if (r.status || unit_count(r.err, "MCP server was not started: the world comes from the database") != 1)
       unit_fail_(__FILE__, __LINE__, "%s: status %d, stderr: %s", doors[i][0], r.status, r.err);
     proc_result_free(&r);
     CHECK(access(pwned, F_OK) != 0);
@@ -184,14 +171,14 @@ static void keys_never_sent_from_store(void) {
            " {\"name\": \"carol\", \"provider\": \"openai\", \"base_url\": \"%s/\", \"api_key_env\": \"GOOD_API_KEY\","
            " \"system_prompt\": \"[[mock reply=fine]]\"}]}",
            url, url);
-  snprintf(db, sizeof db, "%s", path_in("db-keys"));
+  snprintf(db, sizeof db, "%s", suite_file(tmp, "db-keys", NULL));
   import(world, "keys", db, id);
   llm_server_reset(srv);
   proc_result r;
   const char *say[] = {"say", "keys", "@bob @carol hi", "--db", db, NULL};
   agora(&r, say, NULL, env);
   CHECK_INT(r.status, 0);
-  CHECK(count_of(r.err, "--allow-key-to") == 1 && strstr(r.err, "agent 'bob'") && strstr(r.err, "agent 'carol'"));
+  CHECK(unit_count(r.err, "--allow-key-to") == 1 && strstr(r.err, "agent 'bob'") && strstr(r.err, "agent 'carol'"));
   CHECK(!strstr(r.out, KEY) && !strstr(r.err, KEY));
   proc_result_free(&r);
   CHECK(llm_server_wait_requests(srv, 2, 15000));
@@ -226,7 +213,7 @@ static void keys_never_sent_from_store(void) {
   char file_world[1200];
   snprintf(file_world, sizeof file_world, "%.*s, \"script\": [{\"from\": \"human\", \"text\": \"@bob hi\"}]}",
            (int)strlen(world) - 1, world);
-  const char *file = path_in("keys.json");
+  const char *file = suite_file(tmp, "keys.json", NULL);
   CHECK_INT(unit_write_file(file, file_world), 0);
   const char *run[] = {"run", file, "--no-save", NULL};
   first = llm_server_request_count(srv);
@@ -272,7 +259,7 @@ static void serve_get_changes_nothing(void) {
            " \"agents\": [{\"name\": \"bob\", \"provider\": \"openai\", \"base_url\": \"%s\","
            " \"system_prompt\": \"[[mock reply=tock]]\"}]}",
            llm_server_url(srv, "/v1"));
-  snprintf(db, sizeof db, "%s", path_in("db-tick"));
+  snprintf(db, sizeof db, "%s", suite_file(tmp, "db-tick", NULL));
   import(world, "tick", db, id);
   proc_result r;
   const char *del[] = {"chats", "delete", id, "--db", db, NULL};

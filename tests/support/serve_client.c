@@ -1,5 +1,6 @@
 /* A real agora serve for tests, and its HTTP and SSE clients (see serve_client.h). */
 #include "support/serve_client.h"
+#include "support/proc.h"
 #include "support/unit.h"
 #include "support/wait.h"
 
@@ -436,6 +437,29 @@ cJSON *serve_call_json(const serve_proc *sp, const char *method, const char *pat
 int serve_proc_start_db(const char *dir, const char *db, serve_proc *out) {
   const char *args[] = {"--db", db, NULL};
   return serve_proc_start(dir, args, NULL, out);
+}
+
+int serve_proc_start_big(const char *dir, const char *agent, int n, void (*body)(FILE *f), char id[64],
+                         serve_proc *out) {
+  char file[1024], db[1024];
+  snprintf(file, sizeof file, "%s/big.json", dir);
+  snprintf(db, sizeof db, "%s/db-big", dir);
+  FILE *f = fopen(file, "w");
+  int rc = f ? 0 : -1;
+  if (f) {
+    fprintf(f, "{\"format\": 1, \"world\": {\"name\": \"Big\", \"agents\": [{\"name\": \"%s\", \"provider\": \"script\","
+               " \"replies\": [\"x\"]}]}, \"chat\": {\"id\": \"big\", \"world\": \"big\", \"title\": \"Long\","
+               " \"message_count\": %d, \"created_at\": \"2026-11-23T10:00:00.000Z\","
+               " \"updated_at\": \"2026-11-23T10:00:00.000Z\"}, \"messages\": [", agent, n);
+    body(f);
+    if (fclose(f)) rc = -1;
+  }
+  id[0] = '\0';
+  if (!rc) rc = proc_import_snapshot(file, db, id, 64);
+  if (!rc && !id[0]) rc = -1;
+  if (!rc) rc = serve_proc_start_db(dir, db, out);
+  if (rc) unit_fail_(__FILE__, __LINE__, "no chat of %d messages, or agora serve did not start", n);
+  return rc;
 }
 
 cJSON *serve_get_best_of(const serve_proc *sp, const char *path, int n, long *status, long *best_ms) {

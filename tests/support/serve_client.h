@@ -5,6 +5,7 @@
 #define AG_TEST_SERVE_CLIENT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 typedef struct serve_proc {
@@ -26,6 +27,11 @@ int serve_start_(const char *file, int line, const char *dir, const char *const 
                  serve_proc *out);
 /* serve_proc_start with the arguments --db db (the worlds stored there, none named). */
 int serve_proc_start_db(const char *dir, const char *db, serve_proc *out);
+/* serve_proc_start_db on dir/db-big holding one chat "big" of n messages, imported (`agora chats import`)
+ * from dir/big.json: a world "Big" of one script agent named agent, and what body writes from the first
+ * message to the end of the snapshot. The chat's id into id; 0, or -1 after failing the running case. */
+int serve_proc_start_big(const char *dir, const char *agent, int n, void (*body)(FILE *f), char id[64],
+                         serve_proc *out);
 /* SIGTERM, then waits (at most 20 s, then SIGKILL); returns the exit status (128+signal when killed). */
 int serve_proc_stop(serve_proc *p);
 

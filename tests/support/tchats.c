@@ -60,6 +60,18 @@ void tchats_ag_env(proc_result *r, const char *const *extra_env, const char *db,
   va_end(ap);
 }
 
+void tchats_refused_(const char *file, int line, const char *db, const char *want, ...) {
+  proc_result r;
+  va_list ap;
+  va_start(ap, want);
+  agv(&r, NULL, db, ap);
+  va_end(ap);
+  if (r.status != 2) unit_fail_(file, line, "exit status %d, expected 2: %s", r.status, r.err ? r.err : "");
+  else if (!r.err || !strstr(r.err, want)) unit_fail_(file, line, "stderr lacks '%s': %s", want, r.err ? r.err : "");
+  else if (r.out && r.out[0]) unit_fail_(file, line, "stdout not empty: %s", r.out);
+  proc_result_free(&r);
+}
+
 /* stdout without its trailing newlines, in out. */
 void tchats_out_trim(const proc_result *r, char *out, size_t cap) {
   snprintf(out, cap, "%s", r->out);

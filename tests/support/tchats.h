@@ -26,6 +26,10 @@ void tchats_env_file(const tchats_env *e, const char *name, const char *text, ch
  * "NAME=value" strings, NULL-terminated). A run that cannot start fails the test, r is filled anyway. */
 void tchats_ag(proc_result *r, const char *db, ...);
 void tchats_ag_env(proc_result *r, const char *const *extra_env, const char *db, ...);
+/* tchats_ag as a case's check of a refusal: exit status 2, want on stderr and nothing on stdout;
+ * otherwise a failure at the caller's line. TCHATS_REFUSED(db, "no world", "chats", "new", NULL). */
+#define TCHATS_REFUSED(db, want, ...) tchats_refused_(__FILE__, __LINE__, db, want, __VA_ARGS__)
+void tchats_refused_(const char *file, int line, const char *db, const char *want, ...);
 /* stdout without its trailing newlines, in out. */
 void tchats_out_trim(const proc_result *r, char *out, size_t cap);
 

@@ -24,6 +24,13 @@ store *tstore_open_ok(const char *dir) {
   return s;
 }
 
+void tstore_done(store *s, char *root, char *dir) {
+  if (s) store_close(s);
+  unit_rmrf(root);
+  free(root);
+  free(dir);
+}
+
 /* Runs fn in a write transaction and prints the detail on an unexpected failure. */
 int tstore_write_tx(store *s, store_txn_fn fn, void *arg) {
   ag_errmsg em = {{0}};

@@ -14,6 +14,8 @@
 char *tstore_tmp_db(char **root);
 /* store_open(dir) that must succeed (the running test fails, with the detail, when it does not). */
 store *tstore_open_ok(const char *dir);
+/* The end of a case on a scratch database: closes s (NULL: none), removes root and frees root and dir. */
+void tstore_done(store *s, char *root, char *dir);
 /* Runs fn in a write transaction and prints the detail on an unexpected failure (TEST_VERBOSE). */
 int tstore_write_tx(store *s, store_txn_fn fn, void *arg);
 

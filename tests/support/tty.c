@@ -190,3 +190,14 @@ void tty_hang_up(tty *t) {
   t->fd = -1;
   t->closed = 1;
 }
+
+int tty_skip_without_pty(void) {
+  int m, s;
+  if (!openpty(&m, &s, NULL, NULL, NULL)) {
+    close(m);
+    close(s);
+    return 0;
+  }
+  printf("skipped: no pseudo-terminals here (openpty failed)\n0 passed, 0 failed\n");
+  return 1;
+}

@@ -20,6 +20,9 @@ typedef struct tty {
 } tty;
 
 long long tty_now_ms(void);
+/* 1 when this machine has no pseudo-terminals (openpty fails), after printing the suite's "skipped" lines:
+ * main then returns 0. */
+int tty_skip_without_pty(void);
 /* Starts $AGORA_BIN (else ./agora) with args (NULL-terminated, without argv[0]) on a 24x100 pty, with
  * TERM=xterm, HOME=home (no ~/.editrc of the user), no LANG, LC_*, NO_COLOR or AGORA_HOME, plus
  * extra_env ("NAME=value", NULL-terminated; may be NULL). 0 on success. */

@@ -103,6 +103,12 @@ char *unit_read_file(const char *path) {
   return buf;
 }
 
+size_t unit_count(const char *text, const char *needle) {
+  size_t n = 0, len = strlen(needle);
+  for (const char *p = text; len && p && (p = strstr(p, needle)); p += len) n++;
+  return n;
+}
+
 void unit_raise_fd_limit(void) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {

@@ -55,6 +55,8 @@ void unit_rmrf(const char *path);
 int unit_write_file(const char *path, const char *text);
 /* Reads a file (caller frees); NULL on error. */
 char *unit_read_file(const char *path);
+/* How many times needle stands in text, without overlap (text NULL: 0). */
+size_t unit_count(const char *text, const char *needle);
 /* Raises the soft limit on open files to the hard one (at most 65,536): a test or benchmark with
  * 1,000 agents needs a descriptor per connection. */
 void unit_raise_fd_limit(void);
