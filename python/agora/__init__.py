@@ -109,6 +109,13 @@ class _Handle:
         return json.loads(_lib.take_string(ptr))
 
 
+
+def _need(api: int, what: str) -> None:
+    """AgoraError (ERR_STATE) when the libagora loaded is older than API version api."""
+    if lib.agora_api_version() < api:
+        raise AgoraError(_lib.ERR_STATE, f"{what} needs libagora API {api}; {lib.agora_version().decode()} has "
+                                         f"{lib.agora_api_version()}")
+
 class World(_Handle):
     """An open world: its agents, its loop and (with a database) its current chat.
 
@@ -250,6 +257,16 @@ class World(_Handle):
         """Cancels every reply in flight (a "cancelled" event names the agents); the world stays usable."""
         _check(lib.agora_cancel(self._h()))
 
+    def thinking(self) -> int:
+        """How many agents have an LLM call in flight now (libagora API version 3)."""
+        _need(3, "World.thinking")
+        return int(lib.agora_thinking(self._h()))
+
+    def is_thinking(self, agent: str) -> bool:
+        """Whether agent (its name or id) has an LLM call in flight now (False for an unknown agent)."""
+        _need(3, "World.is_thinking")
+        return bool(lib.agora_agent_thinking(self._h(), _b(agent)))
+
     def run_until_quiet(self) -> None:
         """run() without the events (they are dropped)."""
         for _ in self.run():
@@ -377,9 +394,7 @@ class Database(_Handle):
     def open(cls, db: Optional[str] = None, *, read_only: bool = False) -> "Database":
         """Opens the database in db (None: the default one), created when missing unless read_only;
         read_only on a missing database raises AgoraError with code ERR_NOT_FOUND."""
-        if lib.agora_api_version() < 2:
-            raise AgoraError(_lib.ERR_STATE, f"agora.Database needs libagora API 2; {lib.agora_version().decode()} has "
-                                             f"{lib.agora_api_version()}")
+        _need(2, "agora.Database")
         handle = ctypes.c_void_p()
         _check(lib.agora_db_open(_b(None if db is None else str(db)), _lib.DB_READ if read_only else 0,
                                  ctypes.byref(handle)))
@@ -426,9 +441,7 @@ class Database(_Handle):
         return self._id_out(lib.agora_db_chat_new, _b(world))
 
     def _show(self, name: str, chat: str) -> Any:
-        if lib.agora_api_version() < 3:
-            raise AgoraError(_lib.ERR_STATE, f"agora.Database.{name} needs libagora API 3; "
-                                             f"{lib.agora_version().decode()} has {lib.agora_api_version()}")
+        _need(3, f"agora.Database.{name}")
         fn = {"chat": lib.agora_db_chat_info, "transcript": lib.agora_db_transcript, "usage": lib.agora_db_usage,
               "state": lib.agora_db_chat_state}[name]
         return self._json_out(fn, _b(chat))

@@ -91,6 +91,8 @@ _SIGNATURES_3 = {
     "agora_db_transcript": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
     "agora_db_usage": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
     "agora_db_chat_state": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_thinking": (c_size_t, [c_void_p]),
+    "agora_agent_thinking": (c_int, [c_void_p, c_char_p]),
 }
 DB_READ = 0x01
 

@@ -274,10 +274,15 @@ def test_cancel_ends_the_replies_in_flight(llm_server):
     os.environ["AGORA_TEST_KEY"] = "k"
     with agora.World.open(openai_world(url, 2, "Cancel"), save=False) as w:
         w.publish("@a0 @a1 slow please")
-        list(w.run(timeout=0.2))  # the calls are out
+        deadline = time.monotonic() + 30
+        while w.thinking() < 2 and time.monotonic() < deadline:  # until both calls are out
+            list(w.run(timeout=0.05))
+        assert w.thinking() == 2 and w.is_thinking("a0") and w.is_thinking("a1")
+        assert not w.is_thinking("nobody")
         start = time.monotonic()
         w.cancel()
         events = list(w.run())
+        assert w.thinking() == 0 and not w.is_thinking("a0")
         assert time.monotonic() - start < 2
         cancelled = [e for e in events if e.get("event") == "cancelled"]
         assert cancelled and set(cancelled[0]["agents"].split(", ")) == {"a0", "a1"}
