@@ -9,6 +9,7 @@
 #include "storage/store.h"
 #include "world/world_memory.h"
 
+#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +50,42 @@ static void print_list(const cJSON *list, int json) {
   }
 }
 
+/* The query's embedding, awaited on the runtime's loop. */
+typedef struct recall_wait {
+  int done, err;
+  char why[512];
+} recall_wait;
+
+static void recall_done(void *ud, int err, const char *why) {
+  recall_wait *w = ud;
+  *w = (recall_wait){.done = 1, .err = err};
+  if (err) snprintf(w->why, sizeof w->why, "%s", why);
+}
+
+/* With a hosted embedder, embeds the query (and the memories not embedded yet) before the listing; a
+ * failing embedder is a note on stderr and 1 in *failed, and the listing goes on without relevance. */
+static int list_memories(runtime *rt, const char *name, const char *query, cJSON **list, int *failed, ag_errmsg *em) {
+  recall_wait w = {0};
+  agent_recall *r = NULL;
+  int rc = query ? world_memory_recall(rt_world(rt), name, query, 1, recall_done, &w, &r, em) : AG_OK;
+  if (rc == AG_ERR_LLM) { /* the request could not start (a missing key): the same as a failed one */
+    recall_done(&w, rc, em->text);
+    rc = AG_OK;
+  }
+  while (!rc && r && !w.done && event_base_loop(rt_base(rt), EVLOOP_ONCE) >= 0) {
+  }
+  if (!rc && w.err) {
+    fprintf(stderr, "agora memory: the embedder failed, so the memories are ranked without relevance: %s\n", w.why);
+    *failed = 1;
+  }
+  if (!rc) rc = world_memory_list(rt_world(rt), name, query, w.done && !w.err ? r : NULL, list, em);
+  agent_recall_free(r);
+  return rc;
+}
+
 int cli_memory(int argc, char **argv) {
   const char *pos[2] = {NULL, NULL}, *query = NULL, *db = NULL;
-  int json = 0, n_pos = 0;
+  int json = 0, n_pos = 0, failed = 0;
   if (argc < 1 || cli_is_help(argv[0])) {
     fputs(memory_usage, argc < 1 ? stderr : stdout);
     return argc < 1 ? 2 : 0;
@@ -75,12 +109,12 @@ int cli_memory(int argc, char **argv) {
   if (!rc) rc = chat_id_resolve(st, pos[0], chat, &em);
   if (!rc) rc = rt_chat_world(st, chat, wid, &em);
   if (!rc)
-    rc = rt_open(&(rt_opts){.cmd = "memory", .world = wid, .from_store = 1, .inert = 1, .quiet = 1, .st = st,
-                            .pick = RT_CHAT_ID, .chat = chat}, &rt, &em);
-  if (!rc) rc = world_memory_list(rt_world(rt), pos[1], query, &list, &em);
+    rc = rt_open(&(rt_opts){.cmd = "memory", .world = wid, .from_store = 1, .inert = 1, .embeds = query != NULL,
+                            .quiet = 1, .st = st, .db = db, .pick = RT_CHAT_ID, .chat = chat}, &rt, &em);
+  if (!rc) rc = list_memories(rt, pos[1], query, &list, &failed, &em);
   if (!rc) print_list(list, json);
   cJSON_Delete(list);
   rt_close(rt);
   store_close(st);
-  return rc ? cli_error(rc, "memory: %s", em.text) : 0;
+  return rc ? cli_error(rc, "memory: %s", em.text) : failed;
 }

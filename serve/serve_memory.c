@@ -22,12 +22,14 @@ void serve_memory_reply(serve *s, struct evhttp_request *req, const serve_match 
     return serve_reply_error(req, 409, "chat '%s' is not the one world '%s' has open (%s): select it first", chat,
                              m->world, current ? current : "none");
   cJSON *list = NULL;
-  if ((rc = world_memory_list(sw->w, m->name, has_query && query[0] ? query : NULL, &list, &em)))
+  if ((rc = world_memory_list(sw->w, m->name, has_query && query[0] ? query : NULL, NULL, &list, &em)))
     return serve_reply_error(req, serve_status_of(rc), "%s", em.text);
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "chat", chat);
   cJSON_AddStringToObject(j, "agent", m->name);
   if (has_query && query[0]) cJSON_AddStringToObject(j, "query", query);
+  const char *why = has_query && query[0] ? world_memory_no_relevance(sw->w, m->name) : NULL;
+  if (why) cJSON_AddStringToObject(j, "relevance_left_out", why);
   cJSON_AddItemToObject(j, "memories", list);
   serve_reply_json(req, 200, j);
 }
