@@ -3,6 +3,7 @@
  * the loopback LLM server's /embeddings route, whose requests and texts are counted. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/serve_client.h"
 #include "support/suite.h"
 #include "support/unit.h"
 
@@ -140,15 +141,15 @@ static void no_save_keeps_no_vectors(void) {
 #define QUERY "see free tree"
 
 /* agora memory --query with a hosted embedder embeds the query (once; the memories' vectors are kept) and
- * ranks by relevance: the oldest memory, the one the query matches, comes first. The old code sent
- * nothing and ranked by recency alone (the newest "noted" first, relevance 0). */
+ * ranks by relevance: the memory the query matches comes first. The old code sent nothing and ranked
+ * without relevance (0): seconds apart, recency and importance tie, and NOPE, said first, came first. */
 static void memory_query_ranks_by_relevance(void) {
   char *db = suite_fresh(tmp, "query");
   const char *w = mayor_world("query.json", "");
   char texts[8192], chat[128];
   const char *say1[] = {"say", w, EES, "--db", db, NULL}, *say2[] = {"say", w, NOPE, "--db", db, NULL};
+  turn(say2, texts, sizeof texts); /* first: with no relevance, ties keep the stream's order */
   turn(say1, texts, sizeof texts);
-  turn(say2, texts, sizeof texts);
   CHECK(!proc_first_chat(db, chat, sizeof chat));
   const char *mem[] = {"memory", chat, "mayor", "--query", QUERY, "--json", "--db", db, NULL};
   CHECK_INT(turn(mem, texts, sizeof texts), 1);
@@ -171,6 +172,19 @@ static void memory_query_ranks_by_relevance(void) {
   CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(first, "scores"), "relevance")) == 0);
   cJSON_Delete(first);
   proc_result_free(&r);
+  /* The HTTP route sends no request (a GET: docs/decisions.md) and says why relevance is left out. */
+  serve_proc sp;
+  const char *sargs[] = {w, "--db", db, NULL};
+  char path[512];
+  snprintf(path, sizeof path, "/api/worlds/town/chats/%s/agents/mayor/memory?query=see%%20free%%20tree", chat);
+  llm_server_reset(srv);
+  if (!SERVE_START(tmp, sargs, NULL, &sp)) {
+    cJSON *j = SERVE_EXPECT(&sp, "GET", path, NULL, 200, "relevance_left_out");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(j, "memories")) == 4);
+    cJSON_Delete(j);
+    CHECK_INT(serve_proc_stop(&sp), 0);
+  }
+  CHECK_INT(embedded(texts, sizeof texts), 0);
   free(db);
 }
 
