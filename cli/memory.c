@@ -1,6 +1,6 @@
 /* agora memory CHAT AGENT [--query TEXT] [--json] [--db DIR]: what an agent remembers in a stored chat
  * (docs/cli.md "memory", docs/memory.md). The chat is opened through the runtime like any door, read, and
- * closed; nothing is published. */
+ * closed; nothing is published, and only a hosted embedder is called (for --query). */
 #include "cli/cli.h"
 
 #include "chat/id_prefix.h"
@@ -19,7 +19,8 @@ static const char memory_usage[] =
   "\n"
   "Lists what AGENT remembers in the chat (an agent with \"memory\": {\"mode\": \"stream\"}), oldest first:\n"
   "time, importance, who said it, the text. With --query, the memories that score best for TEXT at the\n"
-  "chat's time, best first, with their recency, importance and relevance scores and the total.\n";
+  "chat's time, best first, with their recency, importance and relevance scores and the total. With a\n"
+  "hosted embedder TEXT is embedded first; when that fails the listing comes without relevance, exit 1.\n";
 
 /* One memory as a line: time, importance, sender: text, and the scores when there are some. */
 static void print_plain(const cJSON *m) {

@@ -1,6 +1,7 @@
 /* GET /api/worlds/{w}/chats/{c}/agents/{name}/memory[?query=TEXT] (docs/serve.md, docs/memory.md): what an
  * agent remembers, read from the world the server has open, in the chat it has open. A GET changes
- * nothing: a world that is not loaded is not loaded for it, and another chat is not opened for it. */
+ * nothing: a world that is not loaded is not loaded for it, and another chat is not opened for it; a
+ * hosted embedder is not sent the query (relevance_left_out says so: docs/decisions.md). */
 #include "serve/serve_int.h"
 
 #include "chat/id_prefix.h"

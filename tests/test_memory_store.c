@@ -1,6 +1,7 @@
 /* A hosted embedder's vectors are kept (issue 26, docs/memory.md "Stored vectors"): reopening a chat — a
  * second `agora say`, `run --chat` on a branch — sends the embedder only the texts it never embedded, through
- * the loopback LLM server's /embeddings route, whose requests and texts are counted. */
+ * the loopback LLM server's /embeddings route, whose requests and texts are counted; `agora memory --query`
+ * embeds its query there and ranks by relevance. */
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
