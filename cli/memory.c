@@ -3,6 +3,8 @@
  * closed; nothing is published, and only a hosted embedder is called (for --query). */
 #include "cli/cli.h"
 
+#include "cli/args.h"
+
 #include "chat/id_prefix.h"
 #include "runtime/db.h"
 #include "runtime/runtime.h"
@@ -15,12 +17,13 @@
 #include <string.h>
 
 static const char memory_usage[] =
-  "usage: agora memory CHAT_ID AGENT [--query TEXT] [--json] [--db DIR]\n"
+  "usage: agora memory CHAT_ID AGENT [--query TEXT] [--json] [--db DIR] [--allow-key-to URL]\n"
   "\n"
   "Lists what AGENT remembers in the chat (an agent with \"memory\": {\"mode\": \"stream\"}), oldest first:\n"
   "time, importance, who said it, the text. With --query, the memories that score best for TEXT at the\n"
   "chat's time, best first, with their recency, importance and relevance scores and the total. With a\n"
-  "hosted embedder TEXT is embedded first; when that fails the listing comes without relevance, exit 1.\n";
+  "hosted embedder TEXT is embedded first (its key is sent to a stored world's base_url only with\n"
+  "--allow-key-to URL); when that fails the listing comes without relevance, exit 1.\n";
 
 /* One memory as a line: time, importance, sender: text, and the scores when there are some. */
 static void print_plain(const cJSON *m) {
@@ -73,8 +76,9 @@ static int list_memories(runtime *rt, const char *name, const char *query, cJSON
     recall_done(&w, rc, em->text);
     rc = AG_OK;
   }
-  while (!rc && r && !w.done && event_base_loop(rt_base(rt), EVLOOP_ONCE) >= 0) {
+  while (!rc && r && !w.done && event_base_loop(rt_base(rt), EVLOOP_ONCE) == 0) {
   }
+  if (!rc && r && !w.done) recall_done(&w, AG_ERR_IO, "the loop ended before the embedder answered");
   if (!rc && w.err) {
     fprintf(stderr, "agora memory: the embedder failed, so the memories are ranked without relevance: %s\n", w.why);
     *failed = 1;
@@ -87,6 +91,7 @@ static int list_memories(runtime *rt, const char *name, const char *query, cJSON
 int cli_memory(int argc, char **argv) {
   const char *pos[2] = {NULL, NULL}, *query = NULL, *db = NULL;
   int json = 0, n_pos = 0, failed = 0;
+  rt_allow_env allow = {0};
   if (argc < 1 || cli_is_help(argv[0])) {
     fputs(memory_usage, argc < 1 ? stderr : stdout);
     return argc < 1 ? 2 : 0;
@@ -94,6 +99,9 @@ int cli_memory(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     const char **slot = !strcmp(argv[i], "--query") ? &query : !strcmp(argv[i], "--db") ? &db : NULL;
     if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--allow-key-to")) {
+      if (cli_allow_env_arg(&allow, "memory", argc, argv, &i)) return 2;
+    }
     else if (slot && i + 1 >= argc) return cli_error(AG_ERR_INVALID, "memory: %s needs a value", argv[i]);
     else if (slot) *slot = argv[++i];
     else if (argv[i][0] == '-' && argv[i][1]) return cli_error(AG_ERR_INVALID, "memory: unknown option '%s' (see agora memory --help)", argv[i]);
@@ -111,7 +119,7 @@ int cli_memory(int argc, char **argv) {
   if (!rc) rc = rt_chat_world(st, chat, wid, &em);
   if (!rc)
     rc = rt_open(&(rt_opts){.cmd = "memory", .world = wid, .from_store = 1, .inert = 1, .embeds = query != NULL,
-                            .quiet = 1, .st = st, .db = db, .pick = RT_CHAT_ID, .chat = chat}, &rt, &em);
+                            .quiet = 1, .st = st, .db = db, .allow = &allow, .pick = RT_CHAT_ID, .chat = chat}, &rt, &em);
   if (!rc) rc = list_memories(rt, pos[1], query, &list, &failed, &em);
   if (!rc) print_list(list, json);
   cJSON_Delete(list);
