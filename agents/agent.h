@@ -202,6 +202,20 @@ const mem_stream *agent_memory_stream(const agent *a);
 /* The top k memories for query (borrowed text) at time now_ms, all entries looked at, into hits (room
  * for k, as mem_stream_top). Returns how many; 0 when the stream is empty or out of memory. */
 size_t agent_memory_query(const agent *a, const char *query, int64_t now_ms, mem_hit *hits, size_t k);
+/* The same with relevance for a hosted embedder (agents/agent_recall.c): agent_recall_start sends the query
+ * (borrowed; copied) — and with memories, every memory not embedded yet, whose vectors it then stores in
+ * the stream — to the embedder in one request on the loop (the kept vectors first, llm/embed.h).
+ * done(ud, err, why) runs once, from the loop, never from inside the call: err 0, or the embedder's error
+ * with why (a message naming it). AG_ERR_INVALID when a has no hosted embedder, AG_ERR_LLM when the
+ * request cannot start (a missing key: em says which); done never runs then. *out is the caller's (agent_recall_free, which
+ * also cancels; before the agent is freed). agent_recall_top scores as agent_memory_query, with relevance
+ * once done reported 0 and without it otherwise. */
+typedef struct agent_recall agent_recall;
+typedef void (*agent_recall_done)(void *ud, int err, const char *why);
+int agent_recall_start(agent *a, const char *query, int memories, agent_recall_done done, void *ud,
+                       agent_recall **out, ag_errmsg *em);
+size_t agent_recall_top(const agent_recall *r, int64_t now_ms, mem_hit *hits, size_t k);
+void agent_recall_free(agent_recall *r);
 /* Adds a note (text copied) to the memory stream with its importance (1..10) and time: what the remember
  * tool does, and a restore does again from the tool's stored result. AG_ERR_STATE when the agent's memory
  * mode is not stream. */

@@ -57,6 +57,14 @@ static void embed_done(void *ud, int err, const float *vecs, size_t n, int dim, 
   if (!agent__reflect_begin(a)) agent__turn_go(a); /* the rest of the turn, with or without retrieval */
 }
 
+llm_config agent__embed_config(const agent *a) {
+  const mem_config *c = &a->s.memory;
+  return (llm_config){.provider = (llm_provider_kind)mem_embedder_provider(c->embedder),
+                      .model = c->embed_model ? c->embed_model : (char *)mem_embedder_model(c->embedder),
+                      .base_url = c->embed_base_url, .api_key_env = c->embed_api_key_env,
+                      .key_withheld = c->embed_key_withheld, .timeout_ms = 60000};
+}
+
 int agent__embed_begin(agent *a) {
   const mem_config *c = &a->s.memory;
   if (c->mode != MEM_MODE_STREAM || c->embedder == MEM_EMBED_HASH || a->embed_asked || a->rounds || a->tlog.n ||
@@ -72,10 +80,7 @@ int agent__embed_begin(agent *a) {
       texts[n++] = a->stream.e[i].msg->text;
     }
   a->n_embed_pos = n;
-  llm_config cfg = {.provider = (llm_provider_kind)mem_embedder_provider(c->embedder),
-                    .model = c->embed_model ? c->embed_model : (char *)mem_embedder_model(c->embedder),
-                    .base_url = c->embed_base_url, .api_key_env = c->embed_api_key_env,
-                    .key_withheld = a->s.memory.embed_key_withheld, .timeout_ms = 60000};
+  llm_config cfg = agent__embed_config(a);
   ag_errmsg em = {""};
   int rc = texts && a->embed_pos ? AG_OK : AG_ERR_NOMEM;
   if (!rc) {

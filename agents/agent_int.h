@@ -98,6 +98,8 @@ void agent__memory_call_done(agent *a, int err, const char *text, const llm_erro
  * goes on with agent__reflect_begin, then agent__turn_go. A failure is an llm-error and the turn goes on
  * without retrieval. */
 int agent__embed_begin(agent *a);
+/* The embedder's request settings (its provider, model, base_url, key rules), borrowed from a's. */
+llm_config agent__embed_config(const agent *a);
 /* Forgets the turn's question vector (a new turn) ... */
 void agent__embed_reset(agent *a);
 /* ... and cancels a request in flight (the turn or the memory goes). */

@@ -102,8 +102,8 @@ static int load_spec(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   rt->has_spec = 1;
   if ((rc = rt_spec_prepare(&rt->spec, &o->over, o->quiet))) return ag_fail(em, rc, "%s", ag_strerror(rc));
   /* Keys go only where the person sends them (issue 28 item 2a): a stored world's base_url may be
-   * anyone's. Nothing is called by an inert door. */
-  if (rt->src == RT_FROM_STORE && !o->inert) rt_key_withhold(&rt->spec, o->cmd, rt->label, o->over.base_url, o->allow);
+   * anyone's. Nothing is called by an inert door but a memory embedder (opts.embeds). */
+  if (rt->src == RT_FROM_STORE && (!o->inert || o->embeds)) rt_key_withhold(&rt->spec, o->cmd, rt->label, o->over.base_url, o->allow);
   return AG_OK;
 }
 
@@ -312,7 +312,7 @@ int rt_open(const rt_opts *o, runtime **out, ag_errmsg *em) {
   if (!rc && nats && cluster_lib_open()) rc = ag_fail(em, AG_ERR_NOMEM, "%s: cannot start the NATS client", o->cmd);
   if (!rc) rc = load_spec(rt, o, em);
   if (!rc) rc = build_world(rt, o, em);
-  if (!rc && !o->inert) rc = rt_llm_cache_open(rt->w, &rt->spec, &o->over, o->db, o->no_save, &rt->cache, em);
+  if (!rc && (!o->inert || o->embeds)) rc = rt_llm_cache_open(rt->w, &rt->spec, &o->over, o->db, o->no_save, &rt->cache, em);
   if (rc) goto fail; /* these messages name the file or the stored world */
   if (o->on_world && (rc = o->on_world(o->on_bus_ud, rt, em))) goto fail;
   /* A host prints the stream as it comes; a viewer's or publisher's catch-up is stored, not printed. */

@@ -55,6 +55,8 @@ typedef struct rt_opts {
   const char *world_text;  /* instead of world: a world file's JSON text (the library, lib/), trusted as a
                               file the person named; labelled "world JSON" in messages */
   int inert;               /* nothing here calls an LLM (the chats commands): keys are not checked */
+  int embeds;              /* with inert: only a memory embedder may be called (agora memory --query): its
+                              keys are withheld as for any call and its vectors kept (llm_cache.h) */
   int quiet;               /* no notes on stderr (the library, which never prints) */
   store *st;               /* the database, or NULL (nothing stored; see open_db) */
   int open_db;             /* without st: the runtime opens db (or the default directory) itself, and

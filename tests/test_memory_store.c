@@ -1,8 +1,10 @@
 /* A hosted embedder's vectors are kept (issue 26, docs/memory.md "Stored vectors"): reopening a chat — a
  * second `agora say`, `run --chat` on a branch — sends the embedder only the texts it never embedded, through
- * the loopback LLM server's /embeddings route, whose requests and texts are counted. */
+ * the loopback LLM server's /embeddings route, whose requests and texts are counted; `agora memory --query`
+ * embeds its query there and ranks by relevance. */
 #include "support/llm_server.h"
 #include "support/proc.h"
+#include "support/serve_client.h"
 #include "support/suite.h"
 #include "support/unit.h"
 
@@ -20,12 +22,14 @@ static llm_server *srv;
 #define FISH "@mayor fish for dinner"
 
 /* The mayor answers "noted" every time, so that a later turn's reply is a text embedded already; window 2,
- * so that the first message is retrieved, not in the window, from the second turn on. */
+ * so that the first message is retrieved, not in the window, from the second turn on. Recency weighs
+ * little, so that relevance decides a query's order. */
 static const char *mayor_world(const char *name, const char *script) {
   static char json[2048];
   snprintf(json, sizeof json,
            "{\"name\": \"town\", \"memory_window\": 2, \"agents\": [{\"name\": \"mayor\", \"provider\": \"openai\","
-           " \"model\": \"m\", \"base_url\": \"%s\", \"memory\": {\"mode\": \"stream\", \"embedder\": {\"provider\":"
+           " \"model\": \"m\", \"base_url\": \"%s\", \"memory\": {\"mode\": \"stream\", \"weights\": {\"recency\":"
+           " 0.1, \"importance\": 1, \"relevance\": 1}, \"embedder\": {\"provider\":"
            " \"openai\", \"base_url\": \"%s\", \"api_key_env\": \"\"}}}], \"script\": [%s]}",
            llm_server_url(srv, "/v1"), llm_server_url(srv, "/v1"), script);
   return suite_file(tmp, name, json);
@@ -131,9 +135,64 @@ static void no_save_keeps_no_vectors(void) {
   free(db);
 }
 
+/* The loopback embedder's vectors are (length, 1, count of 'e'): EES points where QUERY does, NOPE and
+ * "noted" elsewhere. */
+#define EES "@mayor eee eee eee eee"
+#define NOPE "@mayor no bridge today"
+#define QUERY "see free tree"
+
+/* agora memory --query with a hosted embedder embeds the query (once; the memories' vectors are kept) and
+ * ranks by relevance: the memory the query matches comes first. The old code sent nothing and ranked
+ * without relevance (0): seconds apart, recency and importance tie, and NOPE, said first, came first. */
+static void memory_query_ranks_by_relevance(void) {
+  char *db = suite_fresh(tmp, "query");
+  const char *w = mayor_world("query.json", "");
+  char texts[8192], chat[128];
+  const char *say1[] = {"say", w, EES, "--db", db, NULL}, *say2[] = {"say", w, NOPE, "--db", db, NULL};
+  turn(say2, texts, sizeof texts); /* first: with no relevance, ties keep the stream's order */
+  turn(say1, texts, sizeof texts);
+  CHECK(!proc_first_chat(db, chat, sizeof chat));
+  const char *mem[] = {"memory", chat, "mayor", "--query", QUERY, "--json", "--db", db, NULL};
+  CHECK_INT(turn(mem, texts, sizeof texts), 1);
+  CHECK_STR(texts, QUERY "\n");
+  proc_result r;
+  PROC_OK(mem, NULL, NULL, &r);
+  cJSON *first = cJSON_Parse(r.out ? r.out : "");
+  const cJSON *scores = cJSON_GetObjectItem(first, "scores");
+  CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(first, "text")), EES);
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(scores, "relevance")) > 0.99);
+  cJSON_Delete(first);
+  proc_result_free(&r);
+  /* A failing embedder: the listing still comes, without relevance, with the embedder's error and 1. */
+  const char *bad[] = {"memory", chat, "mayor", "--query", "fail-embed " QUERY, "--json", "--db", db, NULL};
+  CHECK_INT(proc_agora(bad, NULL, NULL, &r), 0);
+  CHECK_INT(r.status, 1);
+  CHECK(r.err && strstr(r.err, "without relevance") && strstr(r.err, "embedding failed"));
+  first = cJSON_Parse(r.out ? r.out : "");
+  CHECK(cJSON_GetObjectItem(first, "scores") != NULL);
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(first, "scores"), "relevance")) == 0);
+  cJSON_Delete(first);
+  proc_result_free(&r);
+  /* The HTTP route sends no request (a GET: docs/decisions.md) and says why relevance is left out. */
+  serve_proc sp;
+  const char *sargs[] = {w, "--db", db, NULL};
+  char path[512];
+  snprintf(path, sizeof path, "/api/worlds/town/chats/%s/agents/mayor/memory?query=see%%20free%%20tree", chat);
+  llm_server_reset(srv);
+  if (!SERVE_START(tmp, sargs, NULL, &sp)) {
+    cJSON *j = SERVE_EXPECT(&sp, "GET", path, NULL, 200, "relevance_left_out");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(j, "memories")) == 4);
+    cJSON_Delete(j);
+    CHECK_INT(serve_proc_stop(&sp), 0);
+  }
+  CHECK_INT(embedded(texts, sizeof texts), 0);
+  free(db);
+}
+
 static const unit_test tests[] = {
     UNIT(reopened_chats_embed_only_new_texts),
     UNIT(no_save_keeps_no_vectors),
+    UNIT(memory_query_ranks_by_relevance),
 };
 
 int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv}); }

@@ -33,19 +33,39 @@ static cJSON *scores_json(const mem_hit *h) {
   return s;
 }
 
-int world_memory_list(world *w, const char *name, const char *query, cJSON **out, ag_errmsg *em) {
+/* The agent name names, in mode stream: AG_OK, or an error em explains. */
+static int stream_agent(world *w, const char *name, agent **out, ag_errmsg *em) {
   agent *a = world_agent_find(w, name);
-  *out = NULL;
+  *out = a;
   if (!a) return ag_fail(em, AG_ERR_NOT_FOUND, "no agent '%s' in world '%s'", name, world_id(w));
   if (agent_settings_of(a)->memory.mode != MEM_MODE_STREAM)
     return ag_fail(em, AG_ERR_INVALID, "%s keeps no memory stream: its memory.mode is '%s' (set \"memory\": "
                    "{\"mode\": \"stream\"} in the world file)", agent_id(a), mem_mode_name(agent_settings_of(a)->memory.mode));
+  return AG_OK;
+}
+
+int world_memory_recall(world *w, const char *name, const char *query, int memories, agent_recall_done done,
+                        void *ud, agent_recall **out, ag_errmsg *em) {
+  agent *a;
+  *out = NULL;
+  int rc = stream_agent(w, name, &a, em);
+  if (rc || agent_settings_of(a)->memory.embedder == MEM_EMBED_HASH) return rc;
+  return agent_recall_start(a, query, memories, done, ud, out, em);
+}
+
+int world_memory_list(world *w, const char *name, const char *query, const agent_recall *r, cJSON **out,
+                      ag_errmsg *em) {
+  agent *a;
+  *out = NULL;
+  int rc = stream_agent(w, name, &a, em);
+  if (rc) return rc;
   const mem_stream *s = agent_memory_stream(a);
   cJSON *arr = cJSON_CreateArray();
   mem_hit *hits = query ? malloc(WORLD_MEMORY_QUERY_MAX * sizeof *hits) : NULL;
-  int rc = arr && (!query || hits) ? AG_OK : AG_ERR_NOMEM;
+  rc = arr && (!query || hits) ? AG_OK : AG_ERR_NOMEM;
   if (!rc && query) {
-    size_t n = agent_memory_query(a, query, world_now(w), hits, WORLD_MEMORY_QUERY_MAX);
+    size_t n = r ? agent_recall_top(r, world_now(w), hits, WORLD_MEMORY_QUERY_MAX)
+                 : agent_memory_query(a, query, world_now(w), hits, WORLD_MEMORY_QUERY_MAX);
     for (size_t i = 0; i < n; i++) {
       cJSON *o = entry_json(&s->e[hits[i].i]);
       cJSON_AddItemToObject(o, "scores", scores_json(&hits[i]));
@@ -60,4 +80,11 @@ int world_memory_list(world *w, const char *name, const char *query, cJSON **out
   }
   *out = arr;
   return AG_OK;
+}
+
+const char *world_memory_no_relevance(world *w, const char *name) {
+  agent *a = world_agent_find(w, name);
+  if (!a || agent_settings_of(a)->memory.embedder == MEM_EMBED_HASH) return NULL;
+  return "the agent's embedder is hosted and embedding the query would be a paid request: a GET sends none, "
+         "so relevance is 0 (agora memory --query embeds it)";
 }
