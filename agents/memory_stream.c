@@ -100,7 +100,14 @@ void mem_embed_hash(const char *text, float *out, int dim) {
  * (two SSE halves), and the loader picks the one the CPU runs (an ifunc): the binary stays portable. */
 typedef float mem_v8 __attribute__((vector_size(32)));
 
-#if defined(__x86_64__) && defined(__ELF__) && !defined(AGORA_NO_CLONES)
+/* Not under ThreadSanitizer: the loader runs an ifunc's resolver while it relocates, before TSan's runtime
+ * is up, and the instrumented resolver crashed there (test_memory in the TSan build). */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define AGORA_NO_CLONES 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__ELF__) && !defined(AGORA_NO_CLONES) && !defined(__SANITIZE_THREAD__)
 #define MEM_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define MEM_CLONES
