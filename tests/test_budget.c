@@ -237,16 +237,6 @@ static void bad_fields_are_named(void) {
   }
 }
 
-static const unit_test tests[] = {
-    UNIT(token_budget_stops_new_calls),
-    UNIT(resumed_chat_keeps_spend),
-    UNIT(missing_usage_is_estimated),
-    UNIT(dollar_budget_by_pricing),
-    UNIT(bad_fields_are_named),
-    UNIT(console_budget_shows_and_raises),
-    UNIT(serve_shows_and_patches),
-};
-
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
-}
+SUITE_RUN((UNIT(token_budget_stops_new_calls), UNIT(resumed_chat_keeps_spend), UNIT(missing_usage_is_estimated),
+  UNIT(dollar_budget_by_pricing), UNIT(bad_fields_are_named), UNIT(console_budget_shows_and_raises),
+  UNIT(serve_shows_and_patches)), .tmp = &tmp, .srv = &srv)

@@ -2,6 +2,7 @@
  * snapshot, huge worlds and mention lists that must load in linear time, and world files that are
  * directories or hold NULs — each through the function and end to end through the binary. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include "agents/context.h"
@@ -526,12 +527,7 @@ static void snapshot_nul_refused(void) {
   free(dir);
 }
 
-static const unit_test tests[] = {
-  UNIT(json_int_whole_finite_in_range), UNIT(json_int_written_exactly),
-  UNIT(strset_adds_finds_and_refuses_duplicates), UNIT(snapshot_numbers_checked),
-  UNIT(context_version_out_of_range), UNIT(import_refuses_bad_numbers),
-  UNIT(snapshot_numbers_round_trip_exactly), UNIT(world_file_numbers_checked), UNIT(many_agents_load),
-  UNIT(many_mentions_parse), UNIT(world_file_load_errors), UNIT(snapshot_nul_refused),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(json_int_whole_finite_in_range), UNIT(json_int_written_exactly),
+  UNIT(strset_adds_finds_and_refuses_duplicates), UNIT(snapshot_numbers_checked), UNIT(context_version_out_of_range),
+  UNIT(import_refuses_bad_numbers), UNIT(snapshot_numbers_round_trip_exactly), UNIT(world_file_numbers_checked),
+  UNIT(many_agents_load), UNIT(many_mentions_parse), UNIT(world_file_load_errors), UNIT(snapshot_nul_refused)))

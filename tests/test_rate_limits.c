@@ -139,13 +139,5 @@ static void bad_fields_are_named(void) {
   }
 }
 
-static const unit_test tests[] = {
-    UNIT(configured_limits_no_429),
-    UNIT(unconfigured_adapts),
-    UNIT(max_concurrency_holds),
-    UNIT(bad_fields_are_named),
-};
-
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
-}
+SUITE_RUN((UNIT(configured_limits_no_429), UNIT(unconfigured_adapts), UNIT(max_concurrency_holds),
+  UNIT(bad_fields_are_named)), .tmp = &tmp, .srv = &srv)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "storage/store.h"
+#include "support/suite.h"
 #include "support/tstore.h"
 #include "support/unit.h"
 #include "support/wait.h"
@@ -431,10 +432,6 @@ static void test_chat_ids(void) {
   CHECK(strncmp(ids_[0], ids_[N - 1], 4) == 0);
 }
 
-static const unit_test tests[] = {
-  UNIT(test_open_reopen), UNIT(test_background_sync), UNIT(test_file_modes), UNIT(test_schema_newer_refused),
-  UNIT(test_foreign_lmdb_refused), UNIT(test_open_errors), UNIT(test_map_growth),
-  UNIT(test_map_grown_by_other_process), UNIT(test_default_dir), UNIT(test_chat_ids)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(test_open_reopen), UNIT(test_background_sync), UNIT(test_file_modes), UNIT(test_schema_newer_refused),
+  UNIT(test_foreign_lmdb_refused), UNIT(test_open_errors), UNIT(test_map_growth), UNIT(test_map_grown_by_other_process),
+  UNIT(test_default_dir), UNIT(test_chat_ids)))

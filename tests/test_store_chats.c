@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "storage/store.h"
+#include "support/suite.h"
 #include "support/tstore.h"
 #include "support/unit.h"
 
@@ -265,9 +266,5 @@ static void test_latest_fallback(void) {
   tstore_done(s, root, dir);
 }
 
-static const unit_test tests[] = {
-  UNIT(test_chat_list_newest_first), UNIT(test_world_scoping), UNIT(test_chat_delete),
-  UNIT(test_latest_fallback)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(test_chat_list_newest_first), UNIT(test_world_scoping), UNIT(test_chat_delete),
+  UNIT(test_latest_fallback)))

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "storage/store.h"
+#include "support/suite.h"
 #include "support/tstore.h"
 #include "support/unit.h"
 
@@ -444,9 +445,5 @@ static void test_abort_writes_nothing(void) {
   tstore_done(s, root, dir);
 }
 
-static const unit_test tests[] = {
-  UNIT(test_messages), UNIT(test_memories), UNIT(test_agent_states), UNIT(test_corrupt_records),
-  UNIT(test_too_big_rejected), UNIT(test_abort_writes_nothing)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(test_messages), UNIT(test_memories), UNIT(test_agent_states), UNIT(test_corrupt_records),
+  UNIT(test_too_big_rejected), UNIT(test_abort_writes_nothing)))
