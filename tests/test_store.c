@@ -60,8 +60,8 @@ static int check_basic(store_txn *t, void *arg) {
 }
 
 static void test_open_reopen(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   struct stat st;
   CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
@@ -171,8 +171,8 @@ static int raw_put(const char *dir, const char *db, const char *k, const char *v
 }
 
 static void test_schema_newer_refused(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   store_close(s);
   CHECK_INT(raw_put(dir, "meta", "schema_version", "2"), 0);
