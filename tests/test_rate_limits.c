@@ -124,9 +124,7 @@ static void max_concurrency_holds(void) {
 }
 
 static void bad_fields_are_named(void) {
-  static const struct {
-    const char *extra, *want;
-  } cases[] = {
+  static const unit_io cases[] = {
       {"\"rate_limits\": {\"default\": {\"rpm\": 0}},", "rate_limits.default.rpm: must be a whole number from 1 to"},
       {"\"rate_limits\": {\"default\": {\"rmp\": 5}},", "rate_limits.default.rmp: unknown field (did you mean 'rpm'?)"},
       {"\"rate_limits\": {\"api.openai.com\": {\"rpm\": 5}},", "rate_limits.api.openai.com: a key is a base URL"},
@@ -134,7 +132,7 @@ static void bad_fields_are_named(void) {
       {"\"rate_limits\": [],", "rate_limits: must be an object of base URLs"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    const char *args[] = {"run", crowd("bad.json", cases[i].extra), "--no-save", NULL};
+    const char *args[] = {"run", crowd("bad.json", cases[i].in), "--no-save", NULL};
     PROC_REFUSED(args, env, cases[i].want, NULL);
   }
 }
