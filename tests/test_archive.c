@@ -2,6 +2,7 @@
  * directory: chats listed newest first with the current one marked, chat and world records copied out,
  * a world's stored settings parsed back, contexts, and a transcript in order — each thread step right
  * after the message it followed — from the database and from the chat's snapshot alike. */
+#include "support/suite.h"
 #include "support/tsession.h"
 #include "support/unit.h"
 
@@ -304,15 +305,6 @@ static void snapshot_transcript_matches_stored(void) {
   fx_close(&f);
 }
 
-static const unit_test tests[] = {
-  UNIT(list_newest_first_with_current),
-  UNIT(info_copies_the_record),
-  UNIT(worlds_listed_counted_and_parsed),
-  UNIT(empty_database),
-  UNIT(contexts_parsed),
-  UNIT(transcript_in_order),
-  UNIT(recent_messages_only),
-  UNIT(snapshot_transcript_matches_stored),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(list_newest_first_with_current), UNIT(info_copies_the_record), UNIT(worlds_listed_counted_and_parsed),
+  UNIT(empty_database), UNIT(contexts_parsed), UNIT(transcript_in_order), UNIT(recent_messages_only),
+  UNIT(snapshot_transcript_matches_stored)))

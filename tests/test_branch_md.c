@@ -191,17 +191,9 @@ static void world_markdown_golden(void) {
   free(want);
 }
 
-static const unit_test tests[] = {
-  UNIT(branch_end_to_end),
-  UNIT(markdown_golden),
-  UNIT(world_markdown_golden),
-};
-
 static int db_path(void) {
   snprintf(db, sizeof db, "%s/db", tmp);
   return 0;
 }
 
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .before = db_path});
-}
+SUITE_RUN((UNIT(branch_end_to_end), UNIT(markdown_golden), UNIT(world_markdown_golden)), .tmp = &tmp, .before = db_path)

@@ -218,9 +218,7 @@ static void serve_shows_and_patches(void) {
 
 /* Bad fields: exit 2, the message names the file's JSON path. */
 static void bad_fields_are_named(void) {
-  static const struct {
-    const char *extra, *want;
-  } cases[] = {
+  static const unit_io cases[] = {
       {"\"budget\": {\"tokens\": 0},", "budget.tokens: must be a whole number of tokens above 0"},
       {"\"budget\": {\"tokns\": 5},", "budget.tokns: unknown field (did you mean 'tokens'?)"},
       {"\"budget\": {},", "budget: give tokens, usd or both"},
@@ -232,21 +230,11 @@ static void bad_fields_are_named(void) {
        "budget.usd: agents[0] (ann) calls model 'm1', which has no price in pricing"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    const char *args[] = {"run", budget_world("bad.json", cases[i].extra, ""), "--no-save", NULL};
+    const char *args[] = {"run", budget_world("bad.json", cases[i].in, ""), "--no-save", NULL};
     PROC_REFUSED(args, env, cases[i].want, "bad.json: ");
   }
 }
 
-static const unit_test tests[] = {
-    UNIT(token_budget_stops_new_calls),
-    UNIT(resumed_chat_keeps_spend),
-    UNIT(missing_usage_is_estimated),
-    UNIT(dollar_budget_by_pricing),
-    UNIT(bad_fields_are_named),
-    UNIT(console_budget_shows_and_raises),
-    UNIT(serve_shows_and_patches),
-};
-
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
-}
+SUITE_RUN((UNIT(token_budget_stops_new_calls), UNIT(resumed_chat_keeps_spend), UNIT(missing_usage_is_estimated),
+  UNIT(dollar_budget_by_pricing), UNIT(bad_fields_are_named), UNIT(console_budget_shows_and_raises),
+  UNIT(serve_shows_and_patches)), .tmp = &tmp, .srv = &srv)

@@ -5,6 +5,7 @@
 #include "chat/rules.h"
 #include "chat/title.h"
 #include "common/error.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 static void reusable_while_titled_new_chat_or_empty(void) {
@@ -85,12 +86,5 @@ static void a_titled_chat_keeps_its_title(void) {
   RULE(CHAT_TITLE_DEFAULT, &none, NULL);
 }
 
-static const unit_test tests[] = {
-  UNIT(reusable_while_titled_new_chat_or_empty),
-  UNIT(first_human_message_titles),
-  UNIT(other_kinds_never_title),
-  UNIT(nothing_left_lets_the_next_try),
-  UNIT(a_titled_chat_keeps_its_title),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(reusable_while_titled_new_chat_or_empty), UNIT(first_human_message_titles),
+  UNIT(other_kinds_never_title), UNIT(nothing_left_lets_the_next_try), UNIT(a_titled_chat_keeps_its_title)))

@@ -2,6 +2,7 @@
  * list|new` per docs/cli.md and docs/behaviour.md §6 — reuse of an empty chat, the old chat's state kept,
  * usage errors. Deleting and showing are in test_chats_show_delete, snapshots in test_chats_snapshot. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/tchats.h"
 #include "support/tjson.h"
 #include "support/unit.h"
@@ -432,10 +433,6 @@ static void usage_errors(void) {
   tchats_env_close(&e);
 }
 
-static const unit_test tests[] = {
-  UNIT(run_saves_chat), UNIT(list_order_and_filter), UNIT(new_reuses_empty_chat),
+SUITE_RUN((UNIT(run_saves_chat), UNIT(list_order_and_filter), UNIT(new_reuses_empty_chat),
   UNIT(new_reuses_untitled_chat), UNIT(new_chat_keeps_old_state), UNIT(run_continues_chat),
-  UNIT(no_save_writes_nothing), UNIT(usage_errors)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+  UNIT(no_save_writes_nothing), UNIT(usage_errors)))

@@ -2,6 +2,7 @@
  * fallback to the latest chat, `chats show` against the run's transcript, and `worlds show|export|delete`
  * (docs/cli.md, docs/behaviour.md §6). */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/tchats.h"
 #include "support/tjson.h"
 #include "support/unit.h"
@@ -199,8 +200,4 @@ static void worlds_show_export_delete(void) {
   tchats_env_close(&e);
 }
 
-static const unit_test tests[] = {
-  UNIT(worlds_show_export_delete), UNIT(delete_with_fallback), UNIT(show_matches_run)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(worlds_show_export_delete), UNIT(delete_with_fallback), UNIT(show_matches_run)))

@@ -2,6 +2,7 @@
  * JSON, --delay), rejected snapshots with the field they name, message numbers without gaps, and no API
  * key ever written to the database or a snapshot (docs/cli.md, docs/behaviour.md §6). */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/tchats.h"
 #include "support/tjson.h"
 #include "support/unit.h"
@@ -505,9 +506,5 @@ static void canary_key_never_written(void) {
   tchats_env_close(&e);
 }
 
-static const unit_test tests[] = {
-  UNIT(export_import_replay), UNIT(replay_plain_and_delay), UNIT(bad_snapshots), UNIT(import_seq_gap),
-  UNIT(canary_key_never_written)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(export_import_replay), UNIT(replay_plain_and_delay), UNIT(bad_snapshots), UNIT(import_seq_gap),
+  UNIT(canary_key_never_written)))

@@ -3,6 +3,7 @@
  * the simulated time of virtual-clock worlds in plain transcripts, a world file given to chats import. */
 #include "support/fixture.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <stdio.h>
@@ -155,9 +156,5 @@ static void virtual_time_shown(void) {
   free(dir);
 }
 
-static const unit_test tests[] = {
-  UNIT(prefix_in_every_command), UNIT(list_header_show_numbers), UNIT(import_world_file),
-  UNIT(virtual_time_shown),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(prefix_in_every_command), UNIT(list_header_show_numbers), UNIT(import_world_file),
+  UNIT(virtual_time_shown)))

@@ -2,6 +2,7 @@
  * command reference, documents every command and every option the commands' own --help prints, so the
  * reference cannot fall behind the binary unnoticed. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <ctype.h>
@@ -84,9 +85,5 @@ static void reference_documents_every_command_and_option(void) {
   free(doc);
 }
 
-static const unit_test tests[] = {
-  UNIT(help_lists_every_command), UNIT(version_prints_the_version),
-  UNIT(reference_documents_every_command_and_option),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(help_lists_every_command), UNIT(version_prints_the_version),
+  UNIT(reference_documents_every_command_and_option)))

@@ -3,6 +3,7 @@
  * only for regular files and never replaces a symlink, a FIFO or a device. */
 #include "support/fixture.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <errno.h>
@@ -163,8 +164,4 @@ static void export_device(void) {
   fixture_close(&fx);
 }
 
-static const unit_test tests[] = {
-  UNIT(stdout_full_fails), UNIT(export_regular_and_symlink), UNIT(export_fifo), UNIT(export_device),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(stdout_full_fails), UNIT(export_regular_and_symlink), UNIT(export_fifo), UNIT(export_device)))

@@ -279,13 +279,6 @@ static void world_form_round_trip(void) {
   world_spec_free(&b);
 }
 
-static const unit_test tests[] = {
-  UNIT(load_errors), UNIT(world_form_round_trip), UNIT(virtual_transcript_exact),
+SUITE_RUN((UNIT(load_errors), UNIT(world_form_round_trip), UNIT(virtual_transcript_exact),
   UNIT(virtual_week_ends_at_until), UNIT(sim_time_stored), UNIT(real_clock_fires_on_timer),
-  UNIT(console_clock_commands),
-  UNIT(clock_belongs_to_the_chat),
-};
-
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp});
-}
+  UNIT(console_clock_commands), UNIT(clock_belongs_to_the_chat)), .tmp = &tmp)

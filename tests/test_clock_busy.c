@@ -62,9 +62,4 @@ static void busy_world_skips_and_queues(void) {
   proc_result_free(&r);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(busy_world_skips_and_queues),
-  };
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
-}
+SUITE_RUN((UNIT(busy_world_skips_and_queues)), .tmp = &tmp, .srv = &srv)

@@ -11,6 +11,7 @@
 #include "cluster/wire.h"
 #include "common/error.h"
 #include "common/jsonnum.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "world/events.h"
 
@@ -267,16 +268,6 @@ static void signatures_cover_subject_id_and_bytes(void) {
   sign_key_free(other);
 }
 
-static const unit_test tests[] = {
-    UNIT(subject_names_chat_and_type),
-    UNIT(chat_records_round_trip),
-    UNIT(order_tells_gaps_from_losses),
-    UNIT(signatures_cover_subject_id_and_bytes),
-    UNIT(events_round_trip_and_refusals),
-    UNIT(fuzz_finding_ts_16_digits),
-    UNIT(numbers_exact_to_2p53_less_1),
-    UNIT(encode_refuses_out_of_range),
-    UNIT(decode_refuses_bad_numbers),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(subject_names_chat_and_type), UNIT(chat_records_round_trip), UNIT(order_tells_gaps_from_losses),
+  UNIT(signatures_cover_subject_id_and_bytes), UNIT(events_round_trip_and_refusals), UNIT(fuzz_finding_ts_16_digits),
+  UNIT(numbers_exact_to_2p53_less_1), UNIT(encode_refuses_out_of_range), UNIT(decode_refuses_bad_numbers)))

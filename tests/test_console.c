@@ -527,13 +527,7 @@ static void piped_ask_human(void) {
   free(db);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(piped_approval), UNIT(piped_ask_human), UNIT(piped_agent_settings),
-    UNIT(piped_messages_saved),   UNIT(piped_agents_add_remove), UNIT(piped_chats_new_load_delete),
-    UNIT(piped_title_export),     UNIT(piped_turnlimit),         UNIT(piped_bad_commands),
-    UNIT(piped_quit),             UNIT(piped_resume),            UNIT(usage_and_world_choice),
-    UNIT(piped_slash_escape),     UNIT(piped_show_export_prefix), UNIT(names_the_stored_world_it_replaces),
-  };
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp});
-}
+SUITE_RUN((UNIT(piped_approval), UNIT(piped_ask_human), UNIT(piped_agent_settings), UNIT(piped_messages_saved),
+  UNIT(piped_agents_add_remove), UNIT(piped_chats_new_load_delete), UNIT(piped_title_export), UNIT(piped_turnlimit),
+  UNIT(piped_bad_commands), UNIT(piped_quit), UNIT(piped_resume), UNIT(usage_and_world_choice),
+  UNIT(piped_slash_escape), UNIT(piped_show_export_prefix), UNIT(names_the_stored_world_it_replaces)), .tmp = &tmp)

@@ -12,6 +12,7 @@
 #include "storage/store.h"
 #include "support/proc.h"
 #include "support/reduce.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/wait.h"
 
@@ -561,9 +562,4 @@ static void checker_finds_damage(void) {
   }
 }
 
-static const unit_test tests[] = {
-  UNIT(checker_finds_damage),
-  UNIT(kill_run_repeatedly),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(checker_finds_damage), UNIT(kill_run_repeatedly)))

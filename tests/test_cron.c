@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "world/cron.h"
 
@@ -346,25 +347,8 @@ static void next_agrees_with_minute_scan(void) {
   }
 }
 
-static const unit_test tests[] = {
-  UNIT(parse_lists_ranges_steps),
-  UNIT(parse_names_any_case),
-  UNIT(parse_white_space),
-  UNIT(unrestricted_means_whole_range),
-  UNIT(bad_field_count),
-  UNIT(bad_values_name_field_and_token),
-  UNIT(bad_lists_ranges_steps),
-  UNIT(bad_never_fires),
-  UNIT(long_field_is_cut_in_message),
-  UNIT(next_is_strictly_after),
-  UNIT(next_with_steps),
-  UNIT(next_over_month_ends),
-  UNIT(next_over_leap_years),
-  UNIT(next_over_year_end),
-  UNIT(next_by_weekday),
-  UNIT(day_fields_or_rule),
-  UNIT(next_is_bounded),
-  UNIT(next_agrees_with_minute_scan),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(parse_lists_ranges_steps), UNIT(parse_names_any_case), UNIT(parse_white_space),
+  UNIT(unrestricted_means_whole_range), UNIT(bad_field_count), UNIT(bad_values_name_field_and_token),
+  UNIT(bad_lists_ranges_steps), UNIT(bad_never_fires), UNIT(long_field_is_cut_in_message), UNIT(next_is_strictly_after),
+  UNIT(next_with_steps), UNIT(next_over_month_ends), UNIT(next_over_leap_years), UNIT(next_over_year_end),
+  UNIT(next_by_weekday), UNIT(day_fields_or_rule), UNIT(next_is_bounded), UNIT(next_agrees_with_minute_scan)))

@@ -395,20 +395,9 @@ static void init_writes_a_world_that_runs(void) {
   free(text);
 }
 
-static const unit_test tests[] = {
-  UNIT(local_example_needs_no_key),
-  UNIT(empty_key_env_and_hosted_default),
-  UNIT(mid_line_mention_is_explained),
-  UNIT(agent_without_provider_is_warned_once),
-  UNIT(unknown_field_suggests_the_name),
-  UNIT(overrides_apply_to_every_agent),
-  UNIT(progress_line_names_and_ticks),
-  UNIT(live_text_on_a_terminal),
-  UNIT(say_publishes_one_message),
-  UNIT(init_writes_a_world_that_runs),
-};
-
-int main(int argc, char **argv) {
-  static const char *const env[] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", NULL};
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .env = env, .tmp = &tmp, .srv = &srv});
-}
+static const char *const env[] = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", NULL};
+SUITE_RUN((UNIT(local_example_needs_no_key), UNIT(empty_key_env_and_hosted_default),
+  UNIT(mid_line_mention_is_explained), UNIT(agent_without_provider_is_warned_once),
+  UNIT(unknown_field_suggests_the_name), UNIT(overrides_apply_to_every_agent), UNIT(progress_line_names_and_ticks),
+  UNIT(live_text_on_a_terminal), UNIT(say_publishes_one_message),
+  UNIT(init_writes_a_world_that_runs)), .env = env, .tmp = &tmp, .srv = &srv)

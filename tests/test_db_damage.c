@@ -3,6 +3,7 @@
  * 2, never a crash, and leaves the file byte for byte as it was; read-only commands create nothing. */
 #include "support/fixture.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <fcntl.h>
@@ -271,10 +272,5 @@ static void read_only_directory(void) {
   damage_close(&d);
 }
 
-static const unit_test tests[] = {
-  UNIT(truncated_refused),      UNIT(random_bytes_refused),
-  UNIT(foreign_schema_refused), UNIT(path_is_a_file),
-  UNIT(read_only_commands_create_nothing), UNIT(read_only_directory),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(truncated_refused), UNIT(random_bytes_refused), UNIT(foreign_schema_refused), UNIT(path_is_a_file),
+  UNIT(read_only_commands_create_nothing), UNIT(read_only_directory)))

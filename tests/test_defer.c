@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "llm/llm.h"
 #include "support/bench_stat.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <event2/event.h>
@@ -172,9 +173,5 @@ static void cancel_is_constant_time(void) {
   event_base_free(base);
 }
 
-static const unit_test tests[] = {
-  UNIT(cancel_in_any_order), UNIT(stale_ticket_cancels_nothing), UNIT(cancel_from_a_running_call),
-  UNIT(cancel_is_constant_time),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(cancel_in_any_order), UNIT(stale_ticket_cancels_nothing), UNIT(cancel_from_a_running_call),
+  UNIT(cancel_is_constant_time)))

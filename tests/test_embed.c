@@ -258,10 +258,6 @@ static void kept_vectors_are_not_sent_again(void) {
   free(dir);
 }
 
-static const unit_test tests[] = {UNIT(each_wire_format_batched), UNIT(failing_embedder_and_keys),
-                                  UNIT(embedder_key_withheld_like_chat_calls), UNIT(kept_vectors_are_not_sent_again)};
-
-int main(int argc, char **argv) {
-  static const char *const env[] = {"AGORA_TEST_KEY=sk-test-embed", NULL};
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .env = env, .tmp = &tmp, .srv = &srv});
-}
+static const char *const env[] = {"AGORA_TEST_KEY=sk-test-embed", NULL};
+SUITE_RUN((UNIT(each_wire_format_batched), UNIT(failing_embedder_and_keys), UNIT(embedder_key_withheld_like_chat_calls),
+  UNIT(kept_vectors_are_not_sent_again)), .env = env, .tmp = &tmp, .srv = &srv)

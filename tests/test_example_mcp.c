@@ -3,6 +3,7 @@
  * the server starts on the library/ folder shipped with the example, the librarian's tool calls read
  * the real files, and the answer published is the one the file supports. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <stdio.h>
@@ -38,8 +39,4 @@ static void library_answers_from_the_file(void) {
   proc_result_free(&r);
 }
 
-static const unit_test tests[] = {
-  UNIT(library_answers_from_the_file),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(library_answers_from_the_file)))

@@ -3,6 +3,7 @@
  * follows, and only the agents the rules address speak. (relay, debate and town-hall are in test_run;
  * the MCP example, which needs the npm peers, is in test_example_mcp.) */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/vectors.h"
 #include "world/world_file.h"
@@ -166,9 +167,5 @@ static void behaviour_doc_holds_the_vectors(void) {
   free(doc);
 }
 
-static const unit_test tests[] = {
-  UNIT(moderator_routes_questions), UNIT(week_on_a_virtual_clock), UNIT(world_file_doc_example_loads),
-  UNIT(behaviour_doc_holds_the_vectors),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(moderator_routes_questions), UNIT(week_on_a_virtual_clock), UNIT(world_file_doc_example_loads),
+  UNIT(behaviour_doc_holds_the_vectors)))

@@ -2,6 +2,7 @@
  * snapshot, huge worlds and mention lists that must load in linear time, and world files that are
  * directories or hold NULs — each through the function and end to end through the binary. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include "agents/context.h"
@@ -340,9 +341,7 @@ static void snapshot_numbers_round_trip_exactly(void) {
 }
 
 static void world_file_numbers_checked(void) {
-  static const struct {
-    const char *json, *want;
-  } cases[] = {
+  static const unit_io cases[] = {
       {"{\"name\":\"w\",\"turn_limit\":1e300}", "turn_limit: must be between 1 and 1000000"},
       {"{\"name\":\"w\",\"turn_limit\":2.5}", "turn_limit: must be an integer"},
       {"{\"name\":\"w\",\"agents\":[{\"name\":\"a\",\"max_tokens\":2147483648}]}",
@@ -353,7 +352,7 @@ static void world_file_numbers_checked(void) {
   for (size_t i = 0; i <= sizeof cases / sizeof *cases; i++) {
     /* The last case: a raw NUL byte inside a string (cJSON keeps it, and the C string ends there). */
     static const char raw_nul[] = "{\"name\":\"w\",\"script\":[{\"from\":\"human\",\"text\":\"ab\0cd\"}]}";
-    const char *json = i < sizeof cases / sizeof *cases ? cases[i].json : raw_nul;
+    const char *json = i < sizeof cases / sizeof *cases ? cases[i].in : raw_nul;
     size_t len = i < sizeof cases / sizeof *cases ? strlen(json) : sizeof raw_nul - 1;
     const char *want = i < sizeof cases / sizeof *cases ? cases[i].want : "line 1, column 49: a string holds";
     world_spec spec;
@@ -526,12 +525,7 @@ static void snapshot_nul_refused(void) {
   free(dir);
 }
 
-static const unit_test tests[] = {
-  UNIT(json_int_whole_finite_in_range), UNIT(json_int_written_exactly),
-  UNIT(strset_adds_finds_and_refuses_duplicates), UNIT(snapshot_numbers_checked),
-  UNIT(context_version_out_of_range), UNIT(import_refuses_bad_numbers),
-  UNIT(snapshot_numbers_round_trip_exactly), UNIT(world_file_numbers_checked), UNIT(many_agents_load),
-  UNIT(many_mentions_parse), UNIT(world_file_load_errors), UNIT(snapshot_nul_refused),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(json_int_whole_finite_in_range), UNIT(json_int_written_exactly),
+  UNIT(strset_adds_finds_and_refuses_duplicates), UNIT(snapshot_numbers_checked), UNIT(context_version_out_of_range),
+  UNIT(import_refuses_bad_numbers), UNIT(snapshot_numbers_round_trip_exactly), UNIT(world_file_numbers_checked),
+  UNIT(many_agents_load), UNIT(many_mentions_parse), UNIT(world_file_load_errors), UNIT(snapshot_nul_refused)))

@@ -277,7 +277,4 @@ static void every_provider_and_mode_survives(void) {
   free(runs);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {UNIT(every_provider_and_mode_survives)};
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv, .no_sigpipe = 1});
-}
+SUITE_RUN((UNIT(every_provider_and_mode_survives)), .tmp = &tmp, .srv = &srv, .no_sigpipe = 1)

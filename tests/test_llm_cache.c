@@ -336,14 +336,6 @@ static void branch_reruns_from_the_cache(void) {
   llm_server_stop(s);
 }
 
-static const unit_test tests[] = {
-    UNIT(use_then_replay_every_provider),
-    UNIT(replay_miss_and_world_file),
-    UNIT(changed_step_replays_up_to_the_change),
-    UNIT(budget_stats_clear_no_key),
-    UNIT(seed_where_providers_take_it),
-    UNIT(two_processes_share_one_cache),
-    UNIT(branch_reruns_from_the_cache),
-};
-
-int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }
+SUITE_RUN((UNIT(use_then_replay_every_provider), UNIT(replay_miss_and_world_file),
+  UNIT(changed_step_replays_up_to_the_change), UNIT(budget_stats_clear_no_key), UNIT(seed_where_providers_take_it),
+  UNIT(two_processes_share_one_cache), UNIT(branch_reruns_from_the_cache)), .tmp = &tmp)

@@ -83,8 +83,4 @@ static void use_then_replay_without_the_mock(void) {
   }
 }
 
-static const unit_test tests[] = {
-    UNIT(use_then_replay_without_the_mock),
-};
-
-int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }
+SUITE_RUN((UNIT(use_then_replay_without_the_mock)), .tmp = &tmp)

@@ -367,18 +367,7 @@ static void test_200_concurrent_calls(void) {
   fixture_free(&f);
 }
 
-static const unit_test tests[] = {
-    UNIT(test_cancel_in_flight),
-    UNIT(test_cancel_self_inside_chunk),
-    UNIT(test_cancel_other_inside_chunk),
-    UNIT(test_start_inside_chunk),
-    UNIT(test_cancel_others_from_done),
-    UNIT(test_cancel_during_backoff),
-    UNIT(test_free_endpoint_and_client_in_flight),
-    UNIT(test_200_concurrent_calls),
-};
-
-int main(int argc, char **argv) {
-  static const char *const env[] = {"AGORA_TEST_KEY=sk-test-cancel", "AGORA_LLM_BACKOFF_MS=5", NULL};
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .env = env, .srv = &srv});
-}
+static const char *const env[] = {"AGORA_TEST_KEY=sk-test-cancel", "AGORA_LLM_BACKOFF_MS=5", NULL};
+SUITE_RUN((UNIT(test_cancel_in_flight), UNIT(test_cancel_self_inside_chunk), UNIT(test_cancel_other_inside_chunk),
+  UNIT(test_start_inside_chunk), UNIT(test_cancel_others_from_done), UNIT(test_cancel_during_backoff),
+  UNIT(test_free_endpoint_and_client_in_flight), UNIT(test_200_concurrent_calls)), .env = env, .srv = &srv)

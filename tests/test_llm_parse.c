@@ -4,6 +4,7 @@
 #include "llm/retry.h"
 #include "net/net_stream.h"
 #include "llm/wire.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/wire_sink.h"
 
@@ -355,13 +356,8 @@ static void test_wire_merges_roles(void) {
   ag_buf_free(&url);
 }
 
-static const unit_test tests[] = {
-    UNIT(test_sse_events),         UNIT(test_ndjson_lines),       UNIT(test_stream_caps),
-    UNIT(test_stream_callback_error_stops), UNIT(test_retry_status), UNIT(test_retry_backoff),
-    UNIT(test_retry_after_parse),  UNIT(test_wire_openai),        UNIT(test_wire_anthropic),
-    UNIT(test_wire_gemini),        UNIT(test_wire_ollama),        UNIT(test_wire_trailing_junk),
-    UNIT(test_wire_error_bodies),
-    UNIT(test_wire_urls),          UNIT(test_wire_merges_roles),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(test_sse_events), UNIT(test_ndjson_lines), UNIT(test_stream_caps),
+  UNIT(test_stream_callback_error_stops), UNIT(test_retry_status), UNIT(test_retry_backoff),
+  UNIT(test_retry_after_parse), UNIT(test_wire_openai), UNIT(test_wire_anthropic), UNIT(test_wire_gemini),
+  UNIT(test_wire_ollama), UNIT(test_wire_trailing_junk), UNIT(test_wire_error_bodies), UNIT(test_wire_urls),
+  UNIT(test_wire_merges_roles)))

@@ -2,6 +2,7 @@
  * streamed call assembled (interleaved indexes, odd values), Gemini's thought signatures kept with their
  * calls, and the caps on calls and their arguments. The providers end to end are in test_llm_tools. */
 #include "llm/wire.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/wire_sink.h"
 
@@ -211,9 +212,5 @@ static void test_wire_tool_caps(void) {
   CHECK_INT(k.calls.n, 0);
 }
 
-static const unit_test tests[] = {
-  UNIT(test_wire_openai_pieces), UNIT(test_wire_anthropic_pieces), UNIT(test_wire_gemini_ollama_calls),
-  UNIT(test_wire_gemini_thought_signature), UNIT(test_wire_tool_caps)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(test_wire_openai_pieces), UNIT(test_wire_anthropic_pieces), UNIT(test_wire_gemini_ollama_calls),
+  UNIT(test_wire_gemini_thought_signature), UNIT(test_wire_tool_caps)))

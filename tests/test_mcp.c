@@ -531,14 +531,8 @@ static void server_group_ends_with_its_leader(void) {
   event_base_free(base);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-      UNIT(everything_tools_and_calls),   UNIT(everything_cancel_then_call),
-      UNIT(filesystem_list_read_write_outside), UNIT(fault_exit_at_start),
-      UNIT(fault_garbage),                UNIT(fault_silent_times_out), UNIT(server_request_ids_echoed_exactly),
-      UNIT(fault_dies_mid_call_then_restarts), UNIT(paged_list_and_list_changed),
-      UNIT(two_hundred_calls_one_server),     UNIT(session_expiry_initializes_again_once),
-      UNIT(server_group_ends_with_its_leader),
-  };
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &g_tmp});
-}
+SUITE_RUN((UNIT(everything_tools_and_calls), UNIT(everything_cancel_then_call),
+  UNIT(filesystem_list_read_write_outside), UNIT(fault_exit_at_start), UNIT(fault_garbage),
+  UNIT(fault_silent_times_out), UNIT(server_request_ids_echoed_exactly), UNIT(fault_dies_mid_call_then_restarts),
+  UNIT(paged_list_and_list_changed), UNIT(two_hundred_calls_one_server), UNIT(session_expiry_initializes_again_once),
+  UNIT(server_group_ends_with_its_leader)), .tmp = &g_tmp)

@@ -453,24 +453,6 @@ static void test_ids_echoed_exactly_or_refused(void) {
   CHECK_STR(log, "-N;-N;");
 }
 
-static const unit_test tests[] = {
-    UNIT(test_split_and_peek),
-    UNIT(test_ids_echoed_exactly_or_refused),
-    UNIT(test_open_rejects),
-    UNIT(test_unreachable),
-    UNIT(test_fault_session_expired),
-    UNIT(test_fault_stream_never_ends),
-    UNIT(test_fault_garbage),
-    UNIT(test_fault_dropped_stream_resumed),
-    UNIT(test_fault_get_stream),
-    UNIT(test_everything_session),
-    UNIT(test_everything_get_stream),
-    UNIT(test_everything_https),
-    UNIT(test_everything_progress),
-    UNIT(test_everything_concurrent),
-    UNIT(test_everything_close_in_message),
-};
-
 static char *tmp;
 
 static int start_servers(void) {
@@ -485,6 +467,9 @@ static void stop_servers(void) {
   if (fault) mcp_fault_stop(fault);
 }
 
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .before = start_servers, .after = stop_servers});
-}
+SUITE_RUN((UNIT(test_split_and_peek), UNIT(test_ids_echoed_exactly_or_refused), UNIT(test_open_rejects),
+  UNIT(test_unreachable), UNIT(test_fault_session_expired), UNIT(test_fault_stream_never_ends),
+  UNIT(test_fault_garbage), UNIT(test_fault_dropped_stream_resumed), UNIT(test_fault_get_stream),
+  UNIT(test_everything_session), UNIT(test_everything_get_stream), UNIT(test_everything_https),
+  UNIT(test_everything_progress), UNIT(test_everything_concurrent),
+  UNIT(test_everything_close_in_message)), .tmp = &tmp, .before = start_servers, .after = stop_servers)

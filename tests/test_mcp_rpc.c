@@ -8,6 +8,7 @@
 #include "mcp/expand.h"
 #include "mcp/render.h"
 #include "mcp/rpc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 typedef struct seen {
@@ -211,8 +212,5 @@ static void expansion(void) {
   CHECK(!strstr(em.text, "s3cret"));
 }
 
-static const unit_test tests[] = {UNIT(lines_any_split), UNIT(lines_over_cap_skipped), UNIT(message_kinds),
-                                  UNIT(ids_exact_or_refused), UNIT(batch_split_exact),
-                                  UNIT(batches_and_builders), UNIT(rendering), UNIT(expansion)};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(lines_any_split), UNIT(lines_over_cap_skipped), UNIT(message_kinds), UNIT(ids_exact_or_refused),
+  UNIT(batch_split_exact), UNIT(batches_and_builders), UNIT(rendering), UNIT(expansion)))

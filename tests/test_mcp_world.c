@@ -420,11 +420,6 @@ static void cancel_tells_the_server(void) {
   event_base_free(base);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {UNIT(world_file_strict), UNIT(run_calls_mcp_tools), UNIT(failed_servers),
-                                    UNIT(console_approves_from_input), UNIT(two_hundred_agents_one_server), UNIT(env_variables_read_at_start),
-                                    UNIT(http_server_in_a_world), UNIT(mcp_tool_named_like_a_builtin),
-                                    UNIT(tools_columns_and_errors),
-                                    UNIT(cancel_tells_the_server)};
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &g_tmp});
-}
+SUITE_RUN((UNIT(world_file_strict), UNIT(run_calls_mcp_tools), UNIT(failed_servers), UNIT(console_approves_from_input),
+  UNIT(two_hundred_agents_one_server), UNIT(env_variables_read_at_start), UNIT(http_server_in_a_world),
+  UNIT(mcp_tool_named_like_a_builtin), UNIT(tools_columns_and_errors), UNIT(cancel_tells_the_server)), .tmp = &g_tmp)

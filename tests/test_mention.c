@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agents/mention.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/vectors.h"
 
@@ -332,24 +333,8 @@ static void bad_arguments(void) {
   CHECK_INT(l.n, 0);
 }
 
-static const unit_test tests[] = {
-  UNIT(vectors_parse),
-  UNIT(leading_greetings_any_case),
-  UNIT(leading_several_on_a_line),
-  UNIT(leading_across_lines_no_duplicates),
-  UNIT(leading_skips_fenced_code),
-  UNIT(display_names),
-  UNIT(display_names_through_a_lookup),
-  UNIT(anywhere_code_spans_and_addresses),
-  UNIT(long_tokens_are_cut),
-  UNIT(line_iterator_offsets),
-  UNIT(lines_mark_code),
-  UNIT(list_helpers),
-  UNIT(id_from_name),
-  UNIT(id_from_name_rejects),
-  UNIT(id_from_utf8_name),
-  UNIT(mentions_of_utf8_names),
-  UNIT(bad_arguments),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(vectors_parse), UNIT(leading_greetings_any_case), UNIT(leading_several_on_a_line),
+  UNIT(leading_across_lines_no_duplicates), UNIT(leading_skips_fenced_code), UNIT(display_names),
+  UNIT(display_names_through_a_lookup), UNIT(anywhere_code_spans_and_addresses), UNIT(long_tokens_are_cut),
+  UNIT(line_iterator_offsets), UNIT(lines_mark_code), UNIT(list_helpers), UNIT(id_from_name),
+  UNIT(id_from_name_rejects), UNIT(id_from_utf8_name), UNIT(mentions_of_utf8_names), UNIT(bad_arguments)))

@@ -297,22 +297,21 @@ static void test_cluster_faults(void) {
  * as a live host, it shrank their share (ceil(4 / 2) = 2 here) and an agent only they may take had no
  * host: its question was never answered. */
 static void test_listed_host_not_counted(void) {
-  nats_node node;
-  char url[256];
-  if (nats_ring_one_node("listed", &node, url, sizeof url)) return;
+  nats_ring_one one;
+  if (nats_ring_one_node("listed", &one)) return;
   const char *world = nats_ring_world("listed.json", 4, 4);
-  pid_t l1 = nats_ring_start_host(world, url, "l1", "a0");
-  CHECK(nats_ring_await_leases(url, "ring", "a", 1, 1));
-  pid_t l2 = nats_ring_start_host(world, url, "l2", NULL);
-  CHECK(nats_ring_await_leases(url, "ring", "a", 4, 2)); /* a0 on l1, a1..a3 on l2 */
+  pid_t l1 = nats_ring_start_host(world, one.url, "l1", "a0");
+  CHECK(nats_ring_await_leases(one.url, "ring", "a", 1, 1));
+  pid_t l2 = nats_ring_start_host(world, one.url, "l2", NULL);
+  CHECK(nats_ring_await_leases(one.url, "ring", "a", 4, 2)); /* a0 on l1, a1..a3 on l2 */
   int st1 = -1, st2 = -1;
-  char *single = run_messages(world, NULL, &st1), *dist = run_messages(world, url, &st2);
+  char *single = run_messages(world, NULL, &st1), *dist = run_messages(world, one.url, &st2);
   CHECK_INT(st2, 0);
   CHECK_STR(dist, single);
   free(single), free(dist);
   CHECK_INT(agora_stop(l1, SIGTERM), 0);
   CHECK_INT(agora_stop(l2, SIGTERM), 0);
-  nats_node_stop(&node, SIGTERM);
+  nats_node_stop(&one.node, SIGTERM);
 }
 
 static void test_refused(void) {

@@ -50,16 +50,15 @@ static void interrupt_world(evutil_socket_t fd, short what, void *arg) {
  * before it, which starts the turn it ends; acting on it at once left that turn waiting for an end
  * already gone, and `run --nats` hung (seen under load). */
 static void test_records_in_one_batch(void) {
-  nats_node node;
-  char url[256];
-  if (nats_ring_one_node("batch", &node, url, sizeof url)) return;
+  nats_ring_one one;
+  if (nats_ring_one_node("batch", &one)) return;
   const char *path = nats_ring_world("batch.json", 3, 1);
-  pid_t h = nats_ring_start_host(path, url, "b1", NULL);
-  CHECK(nats_ring_await_leases(url, "ring", "a", 3, 1)); /* the host holds the three leases */
+  pid_t h = nats_ring_start_host(path, one.url, "b1", NULL);
+  CHECK(nats_ring_await_leases(one.url, "ring", "a", 3, 1)); /* the host holds the three leases */
   char *json = unit_read_file(path);
   struct event_base *base = event_base_new();
   cluster *cl = NULL;
-  world *w = json ? joined_world(base, url, json, &cl, 1) : NULL;
+  world *w = json ? joined_world(base, one.url, json, &cl, 1) : NULL;
   CHECK(w != NULL);
   if (w) {
     int replies = 0;
@@ -80,7 +79,7 @@ static void test_records_in_one_batch(void) {
   event_base_free(base);
   free(json);
   CHECK_INT(agora_stop(h, SIGTERM), 0);
-  nats_node_stop(&node, SIGTERM);
+  nats_node_stop(&one.node, SIGTERM);
 }
 
 /* A world joins, publishes n human messages nobody answers and leaves: the stream holds n records. */
@@ -106,14 +105,13 @@ static size_t queued(void *cl) { return cluster_pending(cl); }
  * libnats still runs. Destroying them after nats_CloseAndWait crashed `run --nats` and `host` now and
  * then at exit (SIGSEGV; a silent abort under ASan: libnats' mutex, destroyed, refuses to lock). */
 static void test_leave_with_deliveries_queued(void) {
-  nats_node node;
-  char url[256];
-  if (nats_ring_one_node("queued", &node, url, sizeof url)) return;
-  fill_stream(url, 300);
+  nats_ring_one one;
+  if (nats_ring_one_node("queued", &one)) return;
+  fill_stream(one.url, 300);
   struct event_base *base = event_base_new();
   cluster *cl = NULL;
   /* A second process's world joins and, its loop never running, leaves with the 300 records queued. */
-  world *w = joined_world(base, url, queue_json, &cl, 0);
+  world *w = joined_world(base, one.url, queue_json, &cl, 0);
   CHECK(w != NULL);
   if (w) {
     CHECK(wait_count(queued, cl, 300, 30000)); /* the 300 records wait for the loop */
@@ -121,7 +119,7 @@ static void test_leave_with_deliveries_queued(void) {
     world_free(w);
   }
   event_base_free(base);
-  nats_node_stop(&node, SIGTERM);
+  nats_node_stop(&one.node, SIGTERM);
 }
 
 /* Leaving while the stream's records pour in, many times over. libnats 3.4 aborts (a lock on a freed
@@ -129,15 +127,14 @@ static void test_leave_with_deliveries_queued(void) {
  * (nats.c issue 637); cluster_free closed the connection after destroying it, and a host stopped by
  * SIGTERM in CI died so. With the old order this case aborted or segfaulted in 3 runs of 3. */
 static void test_leave_while_delivering(void) {
-  nats_node node;
-  char url[256];
-  if (nats_ring_one_node("leaving", &node, url, sizeof url)) return;
-  fill_stream(url, 2000);
+  nats_ring_one one;
+  if (nats_ring_one_node("leaving", &one)) return;
+  fill_stream(one.url, 2000);
   unsigned seed = 7;
   for (int round = 0; round < 150; round++) {
     struct event_base *base = event_base_new();
     cluster *cl = NULL;
-    world *w = joined_world(base, url, queue_json, &cl, 0); /* the 2,000 records start coming at once */
+    world *w = joined_world(base, one.url, queue_json, &cl, 0); /* the 2,000 records start coming at once */
     if (!w) {
       CHECK(w != NULL);
       event_base_free(base);
@@ -150,7 +147,7 @@ static void test_leave_while_delivering(void) {
     world_free(w);
     event_base_free(base);
   }
-  nats_node_stop(&node, SIGTERM);
+  nats_node_stop(&one.node, SIGTERM);
 }
 
 /* Three nodes (R3), three hosts, 300 agents, 50 questions; meanwhile a host is SIGKILLed and started again,

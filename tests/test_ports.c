@@ -1,6 +1,7 @@
 /* tests/support/ports.c across processes: test binaries run side by side, and two of them must never be
  * handed the same port, even when they try ports in the same order. */
 #include "support/ports.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <signal.h>
@@ -79,9 +80,4 @@ static void freed_when_the_holder_exits(void) {
   CHECK_INT(ports_free(), held);
 }
 
-static const unit_test tests[] = {
-  UNIT(two_processes_never_share),
-  UNIT(freed_when_the_holder_exits),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(two_processes_never_share), UNIT(freed_when_the_holder_exits)))

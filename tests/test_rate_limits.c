@@ -124,9 +124,7 @@ static void max_concurrency_holds(void) {
 }
 
 static void bad_fields_are_named(void) {
-  static const struct {
-    const char *extra, *want;
-  } cases[] = {
+  static const unit_io cases[] = {
       {"\"rate_limits\": {\"default\": {\"rpm\": 0}},", "rate_limits.default.rpm: must be a whole number from 1 to"},
       {"\"rate_limits\": {\"default\": {\"rmp\": 5}},", "rate_limits.default.rmp: unknown field (did you mean 'rpm'?)"},
       {"\"rate_limits\": {\"api.openai.com\": {\"rpm\": 5}},", "rate_limits.api.openai.com: a key is a base URL"},
@@ -134,18 +132,10 @@ static void bad_fields_are_named(void) {
       {"\"rate_limits\": [],", "rate_limits: must be an object of base URLs"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    const char *args[] = {"run", crowd("bad.json", cases[i].extra), "--no-save", NULL};
+    const char *args[] = {"run", crowd("bad.json", cases[i].in), "--no-save", NULL};
     PROC_REFUSED(args, env, cases[i].want, NULL);
   }
 }
 
-static const unit_test tests[] = {
-    UNIT(configured_limits_no_429),
-    UNIT(unconfigured_adapts),
-    UNIT(max_concurrency_holds),
-    UNIT(bad_fields_are_named),
-};
-
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
-}
+SUITE_RUN((UNIT(configured_limits_no_429), UNIT(unconfigured_adapts), UNIT(max_concurrency_holds),
+  UNIT(bad_fields_are_named)), .tmp = &tmp, .srv = &srv)

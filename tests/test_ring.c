@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/ring.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 static void fifo_order_across_growth_and_wrap(void) {
@@ -75,10 +76,4 @@ static void edits_in_place_and_pop_into_nothing(void) {
   CHECK_INT(ag_ring_len(&r), 0);
 }
 
-static const unit_test tests[] = {
-  UNIT(fifo_order_across_growth_and_wrap),
-  UNIT(grow_when_wrapped),
-  UNIT(edits_in_place_and_pop_into_nothing),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(fifo_order_across_growth_and_wrap), UNIT(grow_when_wrapped), UNIT(edits_in_place_and_pop_into_nothing)))

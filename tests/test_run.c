@@ -355,13 +355,7 @@ static void progress_line_on_a_terminal(void) {
   CHECK(strncmp(stdout_text, "human: @alice", 13) == 0);
 }
 
-static const unit_test tests[] = {
-  UNIT(progress_line_on_a_terminal), UNIT(vectors_worlds), UNIT(example_relay),
-  UNIT(example_debate_stops_at_turn_limit), UNIT(example_town_hall), UNIT(json_output_fields),
-  UNIT(json_stream_chunks), UNIT(plain_output), UNIT(help_and_usage), UNIT(bad_world_files),
-  UNIT(empty_reply_counts), UNIT(unknown_mention_event), UNIT(utf8_names_end_to_end),
-};
-
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp});
-}
+SUITE_RUN((UNIT(progress_line_on_a_terminal), UNIT(vectors_worlds), UNIT(example_relay),
+  UNIT(example_debate_stops_at_turn_limit), UNIT(example_town_hall), UNIT(json_output_fields), UNIT(json_stream_chunks),
+  UNIT(plain_output), UNIT(help_and_usage), UNIT(bad_world_files), UNIT(empty_reply_counts),
+  UNIT(unknown_mention_event), UNIT(utf8_names_end_to_end)), .tmp = &tmp)

@@ -515,21 +515,8 @@ static void sigint_says_what_it_did(void) {
   CHECK_INT(llm_server_request_count(srv), 1);
 }
 
-static const unit_test tests[] = {
-  UNIT(sigint_says_what_it_did),
-  UNIT(gemini_bad_200_fails),
-  UNIT(canary_key_used_never_written),
-  UNIT(tool_loop_every_provider),
-  UNIT(ask_human_answer_reaches_the_model),
-  UNIT(every_provider_gets_the_prompt),
-  UNIT(window_never_opens_on_own_reply),
-  UNIT(usage_every_provider_and_mode),
-  UNIT(console_agents_show_tokens),
-  UNIT(failure_is_an_event_and_exit_1),
-  UNIT(missing_key_is_named),
-  UNIT(many_agents_at_once),
-};
-
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
-}
+SUITE_RUN((UNIT(sigint_says_what_it_did), UNIT(gemini_bad_200_fails), UNIT(canary_key_used_never_written),
+  UNIT(tool_loop_every_provider), UNIT(ask_human_answer_reaches_the_model), UNIT(every_provider_gets_the_prompt),
+  UNIT(window_never_opens_on_own_reply), UNIT(usage_every_provider_and_mode), UNIT(console_agents_show_tokens),
+  UNIT(failure_is_an_event_and_exit_1), UNIT(missing_key_is_named),
+  UNIT(many_agents_at_once)), .tmp = &tmp, .srv = &srv)

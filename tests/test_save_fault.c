@@ -4,6 +4,7 @@
  * tmpfs that a filler file fills and frees while `agora run` is writing. */
 #include "support/disk.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/tsession.h"
 #include "support/unit.h"
 #include "support/wait.h"
@@ -268,9 +269,5 @@ static void disk_full_and_freed_during_run(void) {
   free(tmp);
 }
 
-static const unit_test tests[] = {
-  UNIT(failed_save_is_retried_with_the_next), UNIT(last_failed_save_counts_as_failure),
-  UNIT(disk_full_and_freed_during_run),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(failed_save_is_retried_with_the_next), UNIT(last_failed_save_counts_as_failure),
+  UNIT(disk_full_and_freed_during_run)))

@@ -3,6 +3,7 @@
  * file over the old 16 MiB cap loads, and one over the cap is refused before it is read, with an error
  * naming the file and the limit. */
 #include "support/bench_stat.h"
+#include "support/suite.h"
 #include "support/tworld.h"
 #include "support/unit.h"
 
@@ -174,9 +175,5 @@ static void big_world_file_loads(void) {
   free(dir);
 }
 
-static const unit_test tests[] = {
-  UNIT(find_agrees_with_the_scan), UNIT(find_is_constant_time), UNIT(display_names_in_a_big_world),
-  UNIT(big_world_file_loads),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(find_agrees_with_the_scan), UNIT(find_is_constant_time), UNIT(display_names_in_a_big_world),
+  UNIT(big_world_file_loads)))

@@ -5,6 +5,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "world/schedule.h"
 
@@ -208,14 +209,5 @@ static void bad_input_and_bounds(void) {
   schedule_free(NULL);
 }
 
-static const unit_test tests[] = {
-  UNIT(week_by_jumps),
-  UNIT(week_in_one_advance_and_in_pieces),
-  UNIT(cron_at_the_start_fires_at_the_start),
-  UNIT(at_items),
-  UNIT(every_counts_from_when_added),
-  UNIT(many_items_stay_ordered),
-  UNIT(bad_input_and_bounds),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(week_by_jumps), UNIT(week_in_one_advance_and_in_pieces), UNIT(cron_at_the_start_fires_at_the_start),
+  UNIT(at_items), UNIT(every_counts_from_when_added), UNIT(many_items_stay_ordered), UNIT(bad_input_and_bounds)))

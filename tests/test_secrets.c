@@ -197,12 +197,5 @@ static void key_env_allow_list(void) {
   CHECK_INT(run_env(con_ok, env, err, sizeof err), 0);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(redact_table),
-    UNIT(mcp_secrets_scrubbed),
-    UNIT(masked_key_echo_scrubbed),
-    UNIT(key_env_allow_list),
-  };
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
-}
+SUITE_RUN((UNIT(redact_table), UNIT(mcp_secrets_scrubbed), UNIT(masked_key_echo_scrubbed),
+  UNIT(key_env_allow_list)), .tmp = &tmp, .srv = &srv)

@@ -305,10 +305,4 @@ static void token_and_listen(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
-static const unit_test tests[] = {
-  UNIT(routes_and_errors), UNIT(token_and_listen)
-};
-
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tserve_tmp, .many_fds = 1});
-}
+SUITE_RUN((UNIT(routes_and_errors), UNIT(token_and_listen)), .tmp = &tserve_tmp, .many_fds = 1)

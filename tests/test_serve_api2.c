@@ -411,8 +411,6 @@ static void page_actions_in_chromium(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
-static const unit_test tests[] = {UNIT(create_world), UNIT(patch_world), UNIT(agents), UNIT(keys_over_http), UNIT(edit_delete_retry),
-                                  UNIT(conflicts_in_flight), UNIT(delete_world), UNIT(cross_site_refused),
-                                  UNIT(mcp_of_a_file_world), UNIT(page_actions_in_chromium)};
-
-int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }
+SUITE_RUN((UNIT(create_world), UNIT(patch_world), UNIT(agents), UNIT(keys_over_http), UNIT(edit_delete_retry),
+  UNIT(conflicts_in_flight), UNIT(delete_world), UNIT(cross_site_refused), UNIT(mcp_of_a_file_world),
+  UNIT(page_actions_in_chromium)), .tmp = &tmp)

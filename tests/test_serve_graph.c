@@ -143,6 +143,4 @@ static void graph_of_100000_messages(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
-static const unit_test tests[] = {UNIT(graph_of_a_week), UNIT(graph_of_100000_messages)};
-
-int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }
+SUITE_RUN((UNIT(graph_of_a_week), UNIT(graph_of_100000_messages)), .tmp = &tmp)

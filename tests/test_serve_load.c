@@ -515,13 +515,7 @@ static void posted_text_bounded_in_bytes(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
-static const unit_test tests[] = {
-  UNIT(nul_refused_and_utf8_repaired), UNIT(full_disk_at_stop_reported),
-  UNIT(silent_connections_past_the_descriptor_limit), UNIT(bad_limits_refused),
-  UNIT(connection_and_stream_caps), UNIT(stalled_clients_do_not_stall_the_loop),
-  UNIT(resume_replays_in_slices), UNIT(posted_text_bounded_in_bytes),
-};
-
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv, .many_fds = 1});
-}
+SUITE_RUN((UNIT(nul_refused_and_utf8_repaired), UNIT(full_disk_at_stop_reported),
+  UNIT(silent_connections_past_the_descriptor_limit), UNIT(bad_limits_refused), UNIT(connection_and_stream_caps),
+  UNIT(stalled_clients_do_not_stall_the_loop), UNIT(resume_replays_in_slices),
+  UNIT(posted_text_bounded_in_bytes)), .tmp = &tmp, .srv = &srv, .many_fds = 1)

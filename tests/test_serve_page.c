@@ -13,6 +13,7 @@
 #include "support/llm_server.h"
 #include "support/proc.h"
 #include "support/serve_client.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/wait.h"
 
@@ -213,6 +214,4 @@ static void page_week(void) {
   free(tmp);
 }
 
-static const unit_test tests[] = {UNIT(page_in_chromium), UNIT(page_big_world), UNIT(page_week)};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(page_in_chromium), UNIT(page_big_world), UNIT(page_week)))

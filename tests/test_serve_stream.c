@@ -466,12 +466,6 @@ static void slow_client_dropped(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
-static const unit_test tests[] = {
-  UNIT(sse_same_sequence_and_resume), UNIT(sse_resume_past_ring), UNIT(human_message_while_streaming),
-  UNIT(approve_over_http), UNIT(graceful_stop), UNIT(kill9_keeps_what_was_saved),
-  UNIT(load_100_clients_200_agents), UNIT(slow_client_dropped)
-};
-
-int main(int argc, char **argv) {
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tserve_tmp, .srv = &srv, .many_fds = 1});
-}
+SUITE_RUN((UNIT(sse_same_sequence_and_resume), UNIT(sse_resume_past_ring), UNIT(human_message_while_streaming),
+  UNIT(approve_over_http), UNIT(graceful_stop), UNIT(kill9_keeps_what_was_saved), UNIT(load_100_clients_200_agents),
+  UNIT(slow_client_dropped)), .tmp = &tserve_tmp, .srv = &srv, .many_fds = 1)

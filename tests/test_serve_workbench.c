@@ -280,8 +280,5 @@ static void new_chat_cancels_out_loud(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
-static const unit_test tests[] = {UNIT(primary_is_first_named), UNIT(steps_and_approval_twice),
-                                  UNIT(search_100000_messages), UNIT(usage_of_70_agents),
-                                  UNIT(new_chat_cancels_out_loud)};
-
-int main(int argc, char **argv) { return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp}); }
+SUITE_RUN((UNIT(primary_is_first_named), UNIT(steps_and_approval_twice), UNIT(search_100000_messages),
+  UNIT(usage_of_70_agents), UNIT(new_chat_cancels_out_loud)), .tmp = &tmp)

@@ -1,6 +1,7 @@
 /* The chat session manager's rules (docs/behaviour.md §6) in process, on a real LMDB store in a temporary
  * directory: titles, reuse both ways, saving with memories and turn counts, load/restore, delete with
  * fallback order, deleting the last chat, session mode off, and the events. */
+#include "support/suite.h"
 #include "support/tsession.h"
 #include "support/unit.h"
 
@@ -366,15 +367,6 @@ static void taken_seqs_move_pending_messages(void) {
   fx_close(&f);
 }
 
-static const unit_test tests[] = {
-  UNIT(taken_seqs_move_pending_messages),
-  UNIT(long_chat_memory_trimmed_in_ram_not_in_storage),
-  UNIT(title_from_first_human_message),
-  UNIT(reuse_both_ways),
-  UNIT(load_restores_memories_and_counts),
-  UNIT(delete_with_fallback_order),
-  UNIT(manual_title),
-  UNIT(snapshot_round_trip_state),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(taken_seqs_move_pending_messages), UNIT(long_chat_memory_trimmed_in_ram_not_in_storage),
+  UNIT(title_from_first_human_message), UNIT(reuse_both_ways), UNIT(load_restores_memories_and_counts),
+  UNIT(delete_with_fallback_order), UNIT(manual_title), UNIT(snapshot_round_trip_state)))

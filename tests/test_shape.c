@@ -7,6 +7,7 @@
 
 #include "agents/shape.h"
 #include "common/error.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/vectors.h"
 
@@ -209,26 +210,9 @@ static void bad_arguments(void) {
   free(out);
 }
 
-static const unit_test tests[] = {
-  UNIT(vectors_shape),
-  UNIT(empty_replies),
-  UNIT(self_mentions_removed),
-  UNIT(self_mention_in_display_name_form),
-  UNIT(self_mentions_in_code_stay),
-  UNIT(stop_tags_any_case),
-  UNIT(stop_tag_mid_line_and_start),
-  UNIT(stop_removes_every_leading_mention),
-  UNIT(bare_tags_are_silent),
-  UNIT(to_tag_addresses),
-  UNIT(to_tag_empty_or_invalid_is_no_tag),
-  UNIT(stop_wins_over_to),
-  UNIT(unknown_tags_stay),
-  UNIT(auto_mention_to_agents_only),
-  UNIT(auto_mention_before_fence),
-  UNIT(auto_mention_off),
-  UNIT(only_mentions),
-  UNIT(output_is_trimmed),
-  UNIT(bad_arguments),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(vectors_shape), UNIT(empty_replies), UNIT(self_mentions_removed),
+  UNIT(self_mention_in_display_name_form), UNIT(self_mentions_in_code_stay), UNIT(stop_tags_any_case),
+  UNIT(stop_tag_mid_line_and_start), UNIT(stop_removes_every_leading_mention), UNIT(bare_tags_are_silent),
+  UNIT(to_tag_addresses), UNIT(to_tag_empty_or_invalid_is_no_tag), UNIT(stop_wins_over_to), UNIT(unknown_tags_stay),
+  UNIT(auto_mention_to_agents_only), UNIT(auto_mention_before_fence), UNIT(auto_mention_off), UNIT(only_mentions),
+  UNIT(output_is_trimmed), UNIT(bad_arguments)))

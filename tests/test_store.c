@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "storage/store.h"
+#include "support/suite.h"
 #include "support/tstore.h"
 #include "support/unit.h"
 #include "support/wait.h"
@@ -59,8 +60,8 @@ static int check_basic(store_txn *t, void *arg) {
 }
 
 static void test_open_reopen(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   struct stat st;
   CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
@@ -170,8 +171,8 @@ static int raw_put(const char *dir, const char *db, const char *k, const char *v
 }
 
 static void test_schema_newer_refused(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   store_close(s);
   CHECK_INT(raw_put(dir, "meta", "schema_version", "2"), 0);
@@ -431,10 +432,6 @@ static void test_chat_ids(void) {
   CHECK(strncmp(ids_[0], ids_[N - 1], 4) == 0);
 }
 
-static const unit_test tests[] = {
-  UNIT(test_open_reopen), UNIT(test_background_sync), UNIT(test_file_modes), UNIT(test_schema_newer_refused),
-  UNIT(test_foreign_lmdb_refused), UNIT(test_open_errors), UNIT(test_map_growth),
-  UNIT(test_map_grown_by_other_process), UNIT(test_default_dir), UNIT(test_chat_ids)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(test_open_reopen), UNIT(test_background_sync), UNIT(test_file_modes), UNIT(test_schema_newer_refused),
+  UNIT(test_foreign_lmdb_refused), UNIT(test_open_errors), UNIT(test_map_growth), UNIT(test_map_grown_by_other_process),
+  UNIT(test_default_dir), UNIT(test_chat_ids)))

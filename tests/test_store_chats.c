@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "storage/store.h"
+#include "support/suite.h"
 #include "support/tstore.h"
 #include "support/unit.h"
 
@@ -44,8 +45,8 @@ static uint64_t count_chats(store *s, const char *world) {
 }
 
 static void test_chat_list_newest_first(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   order_arg a = {0};
   CHECK_INT(tstore_write_tx(s, order_tx, &a), AG_OK);
@@ -107,8 +108,8 @@ static int collect_world(const store_world *w, void *arg) {
 static int worlds_tx(store_txn *t, void *arg) { return store_world_list(t, collect_world, arg); }
 
 static void test_world_scoping(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   CHECK_INT(tstore_write_tx(s, scoping_tx, NULL), AG_OK);
   CHECK_STR(tstore_list_chats(s, "a"), "a2,a1");
@@ -178,8 +179,8 @@ static int current_tx(store_txn *t, void *arg) {
 }
 
 static void test_chat_delete(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   ag_errmsg em;
   CHECK_INT(tstore_write_tx(s, delete_setup_tx, NULL), AG_OK);
@@ -241,8 +242,8 @@ static int latest_setup_tx(store_txn *t, void *arg) {
 }
 
 static void test_latest_fallback(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   ag_errmsg em;
   CHECK_INT(tstore_write_tx(s, latest_setup_tx, NULL), AG_OK);
@@ -265,9 +266,5 @@ static void test_latest_fallback(void) {
   tstore_done(s, root, dir);
 }
 
-static const unit_test tests[] = {
-  UNIT(test_chat_list_newest_first), UNIT(test_world_scoping), UNIT(test_chat_delete),
-  UNIT(test_latest_fallback)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(test_chat_list_newest_first), UNIT(test_world_scoping), UNIT(test_chat_delete),
+  UNIT(test_latest_fallback)))

@@ -16,6 +16,7 @@
 
 #include "agents/msg.h"
 #include "storage/store.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #define KILL_ROUNDS 40   /* on one database that grows from round to round */
@@ -306,6 +307,4 @@ done:
   free(root);
 }
 
-static const unit_test tests[] = {UNIT(test_kill_consistency)};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(test_kill_consistency)))

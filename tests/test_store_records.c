@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "storage/store.h"
+#include "support/suite.h"
 #include "support/tstore.h"
 #include "support/unit.h"
 
@@ -82,8 +83,8 @@ static int message_misc_tx(store_txn *t, void *arg) {
 }
 
 static void test_messages(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   ag_errmsg em;
   CHECK_INT(tstore_write_tx(s, messages_tx, NULL), AG_OK);
@@ -156,8 +157,8 @@ static int memory_append_after_clear_tx(store_txn *t, void *arg) {
 }
 
 static void test_memories(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   ag_errmsg em;
   seqs x[2];
@@ -223,8 +224,8 @@ static int states_get_tx(store_txn *t, void *arg) {
 static int states_clear_tx(store_txn *t, void *arg) { return store_agent_state_clear(t, "c", arg); }
 
 static void test_agent_states(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   ag_errmsg em;
   tstore_ids x;
@@ -339,8 +340,8 @@ static int scan_msgs_tx(store_txn *t, void *arg) {
  * Keys are the range helper's business (an agent id too long, an index key too short), values the
  * decoders'. */
 static void test_corrupt_records(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   CHECK_INT(tstore_write_tx(s, corrupt_setup_tx, NULL), AG_OK);
   store_close(s);
@@ -369,8 +370,8 @@ static void test_corrupt_records(void) {
 }
 
 static void test_too_big_rejected(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   big_arg a;
   a.huge = malloc(STORE_TEXT_LEN + 2);
@@ -431,8 +432,8 @@ static int readonly_tx(store_txn *t, void *arg) {
 }
 
 static void test_abort_writes_nothing(void) {
-  char *root, *dir = tstore_tmp_db(&root);
-  store *s = tstore_open_ok(dir);
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
   if (!s) return;
   ag_errmsg em;
   CHECK_INT(store_write(s, abort_tx, NULL, &em), AG_ERR_CANCELLED);
@@ -444,9 +445,5 @@ static void test_abort_writes_nothing(void) {
   tstore_done(s, root, dir);
 }
 
-static const unit_test tests[] = {
-  UNIT(test_messages), UNIT(test_memories), UNIT(test_agent_states), UNIT(test_corrupt_records),
-  UNIT(test_too_big_rejected), UNIT(test_abort_writes_nothing)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(test_messages), UNIT(test_memories), UNIT(test_agent_states), UNIT(test_corrupt_records),
+  UNIT(test_too_big_rejected), UNIT(test_abort_writes_nothing)))

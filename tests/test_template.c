@@ -5,6 +5,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "world/template.h"
 
@@ -230,18 +231,7 @@ static void names(void) {
   template_vars_free(NULL);
 }
 
-static const unit_test tests[] = {
-  UNIT(renders_variables),
-  UNIT(spaces_inside_braces),
-  UNIT(literal_braces),
-  UNIT(values_are_not_expanded_again),
-  UNIT(world_variables_come_first),
-  UNIT(time_builtins),
-  UNIT(unknown_variable_lists_known),
-  UNIT(malformed_placeholders),
-  UNIT(declared_without_value),
-  UNIT(output_cap),
-  UNIT(names),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(renders_variables), UNIT(spaces_inside_braces), UNIT(literal_braces),
+  UNIT(values_are_not_expanded_again), UNIT(world_variables_come_first), UNIT(time_builtins),
+  UNIT(unknown_variable_lists_known), UNIT(malformed_placeholders), UNIT(declared_without_value), UNIT(output_cap),
+  UNIT(names)))

@@ -6,6 +6,7 @@
 #include "common/utf8.h"
 #include "support/fixture.h"
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 #include <arpa/inet.h>
@@ -325,9 +326,5 @@ static void nul_in_reply_not_cut(void) {
   free(dir);
 }
 
-static const unit_test tests[] = {
-  UNIT(term_text_table), UNIT(utf8_table), UNIT(term_text_layout_table), UNIT(terminal_shows_controls),
-  UNIT(titles_and_lines_on_a_terminal), UNIT(nul_in_reply_not_cut),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(term_text_table), UNIT(utf8_table), UNIT(term_text_layout_table), UNIT(terminal_shows_controls),
+  UNIT(titles_and_lines_on_a_terminal), UNIT(nul_in_reply_not_cut)))

@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "support/suite.h"
 #include "support/unit.h"
 #include "world/duration.h"
 
@@ -184,16 +185,6 @@ static void durations_formatted(void) {
   CHECK_STR(tiny, "1d2");
 }
 
-static const unit_test tests[] = {
-  UNIT(instants_in_utc),
-  UNIT(instants_with_fractions),
-  UNIT(instants_with_offsets),
-  UNIT(leap_second_is_next_second),
-  UNIT(not_instants),
-  UNIT(civil_days_agree_with_libc),
-  UNIT(durations),
-  UNIT(bad_durations),
-  UNIT(durations_formatted),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(instants_in_utc), UNIT(instants_with_fractions), UNIT(instants_with_offsets),
+  UNIT(leap_second_is_next_second), UNIT(not_instants), UNIT(civil_days_agree_with_libc), UNIT(durations),
+  UNIT(bad_durations), UNIT(durations_formatted)))

@@ -4,6 +4,7 @@
 
 #include "chat/title.h"
 #include "common/error.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 /* Checks chat_title_make(text): want NULL means no title (keep "New Chat"). */
@@ -194,27 +195,9 @@ static void bad_arguments(void) {
   CHECK_INT(chat_title_make("x", NULL), AG_ERR_INVALID);
 }
 
-static const unit_test tests[] = {
-  UNIT(plain_text_is_kept),
-  UNIT(spec_example),
-  UNIT(greetings_chained),
-  UNIT(greetings_whole_words_only),
-  UNIT(greetings_only_in_front),
-  UNIT(markdown_marks_stripped),
-  UNIT(markdown_links_keep_text),
-  UNIT(mentions_stripped),
-  UNIT(nothing_left_is_null),
-  UNIT(white_space_collapsed),
-  UNIT(long_text_cut_on_word_boundary),
-  UNIT(cut_trims_punctuation),
-  UNIT(exactly_fifty_is_not_cut),
-  UNIT(long_first_word_cut_hard),
-  UNIT(unicode_counts_characters),
-  UNIT(unicode_hard_cut_never_splits),
-  UNIT(capitalise_only_letters),
-  UNIT(markdown_emphasis_only),
-  UNIT(greeting_and_one_word_kept),
-  UNIT(bad_arguments),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(plain_text_is_kept), UNIT(spec_example), UNIT(greetings_chained), UNIT(greetings_whole_words_only),
+  UNIT(greetings_only_in_front), UNIT(markdown_marks_stripped), UNIT(markdown_links_keep_text), UNIT(mentions_stripped),
+  UNIT(nothing_left_is_null), UNIT(white_space_collapsed), UNIT(long_text_cut_on_word_boundary),
+  UNIT(cut_trims_punctuation), UNIT(exactly_fifty_is_not_cut), UNIT(long_first_word_cut_hard),
+  UNIT(unicode_counts_characters), UNIT(unicode_hard_cut_never_splits), UNIT(capitalise_only_letters),
+  UNIT(markdown_emphasis_only), UNIT(greeting_and_one_word_kept), UNIT(bad_arguments)))

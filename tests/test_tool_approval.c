@@ -2,6 +2,7 @@
  * request while the world goes on — another agent streams, the turn is cancelled, the question times
  * out — and ask_human's question to a person, pending, cancelled, timed out, answered, and in a run. */
 #include "support/proc.h"
+#include "support/suite.h"
 #include "support/ttools.h"
 #include "support/tworld.h"
 #include "support/unit.h"
@@ -261,9 +262,5 @@ static void ask_human_in_run(void) {
   free(dir);
 }
 
-static const unit_test tests[] = {
-  UNIT(approval_pending_while_another_streams), UNIT(approval_cancelled_while_pending),
-  UNIT(approval_times_out), UNIT(ask_human_pending_cancelled_timed_out_answered), UNIT(ask_human_in_run)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(approval_pending_while_another_streams), UNIT(approval_cancelled_while_pending),
+  UNIT(approval_times_out), UNIT(ask_human_pending_cancelled_timed_out_answered), UNIT(ask_human_in_run)))

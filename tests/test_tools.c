@@ -4,6 +4,7 @@
  * reducing the chat's event thread. Approvals that wait, and ask_human, are in test_tool_approval. */
 #include "support/proc.h"
 #include "support/reduce.h"
+#include "support/suite.h"
 #include "support/tsession.h"
 #include "support/ttools.h"
 #include "support/tworld.h"
@@ -367,11 +368,7 @@ static void cli_tools_end_to_end(void) {
   free(dir);
 }
 
-static const unit_test tests[] = {
-  UNIT(context_accumulates_and_drops), UNIT(tool_arguments_checked),
-  UNIT(context_over_turns_restart_snapshot_and_thread), UNIT(round_limit),
-  UNIT(bad_tool_calls_become_error_results), UNIT(approval_denied_then_granted), UNIT(degraded_inline_context),
-  UNIT(send_message_addresses_agents), UNIT(cli_tools_end_to_end)
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(context_accumulates_and_drops), UNIT(tool_arguments_checked),
+  UNIT(context_over_turns_restart_snapshot_and_thread), UNIT(round_limit), UNIT(bad_tool_calls_become_error_results),
+  UNIT(approval_denied_then_granted), UNIT(degraded_inline_context), UNIT(send_message_addresses_agents),
+  UNIT(cli_tools_end_to_end)))

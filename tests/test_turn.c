@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "agents/turn.h"
+#include "support/suite.h"
 #include "support/unit.h"
 
 /* A message as the world would describe it to one agent. */
@@ -320,35 +321,13 @@ static void notice_text_small_buffer(void) {
   CHECK_INT(turn_notice_text(3, buf, 0), -1);
 }
 
-static const unit_test tests[] = {
-  UNIT(public_human_message_addresses_everyone),
-  UNIT(public_world_message_addresses_everyone),
-  UNIT(user_and_you_are_human),
-  UNIT(leading_mentions_address_exactly),
-  UNIT(other_mentions_only_address_nobody),
-  UNIT(main_agent_takes_public_messages),
-  UNIT(main_agent_yields_to_leading_mentions),
-  UNIT(main_agent_other_mentions_still_nobody),
-  UNIT(main_agent_does_not_apply_to_agents),
-  UNIT(agent_sender_needs_leading_mention),
-  UNIT(self_sender_never_answers),
-  UNIT(notices_are_never_answered),
-  UNIT(notices_do_not_reset_counts),
-  UNIT(system_is_never_answered),
-  UNIT(human_resets_count_and_notice),
-  UNIT(world_resets_count_and_notice),
-  UNIT(agent_message_does_not_reset),
-  UNIT(count_increments_on_answer_only),
-  UNIT(limit_gives_one_notice_then_skips),
-  UNIT(limit_not_reached_when_unaddressed),
-  UNIT(limit_resets_after_human),
-  UNIT(human_over_limit_is_impossible),
-  UNIT(turn_limit_one),
-  UNIT(turn_limit_below_one_reads_as_one),
-  UNIT(loop_world_sequence),
-  UNIT(null_leading_is_empty),
-  UNIT(notice_text_exact),
-  UNIT(notice_text_small_buffer),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(public_human_message_addresses_everyone), UNIT(public_world_message_addresses_everyone),
+  UNIT(user_and_you_are_human), UNIT(leading_mentions_address_exactly), UNIT(other_mentions_only_address_nobody),
+  UNIT(main_agent_takes_public_messages), UNIT(main_agent_yields_to_leading_mentions),
+  UNIT(main_agent_other_mentions_still_nobody), UNIT(main_agent_does_not_apply_to_agents),
+  UNIT(agent_sender_needs_leading_mention), UNIT(self_sender_never_answers), UNIT(notices_are_never_answered),
+  UNIT(notices_do_not_reset_counts), UNIT(system_is_never_answered), UNIT(human_resets_count_and_notice),
+  UNIT(world_resets_count_and_notice), UNIT(agent_message_does_not_reset), UNIT(count_increments_on_answer_only),
+  UNIT(limit_gives_one_notice_then_skips), UNIT(limit_not_reached_when_unaddressed), UNIT(limit_resets_after_human),
+  UNIT(human_over_limit_is_impossible), UNIT(turn_limit_one), UNIT(turn_limit_below_one_reads_as_one),
+  UNIT(loop_world_sequence), UNIT(null_leading_is_empty), UNIT(notice_text_exact), UNIT(notice_text_small_buffer)))

@@ -4,6 +4,7 @@
  * transport), the turn limit, and the turns of a world spread over processes — with the phase and the
  * thinking count the host derives from the agent's phase reports, at each step. The table of moves in
  * docs/architecture.md is checked against the code's. */
+#include "support/suite.h"
 #include "support/unit.h"
 #include "support/wait.h"
 
@@ -491,11 +492,7 @@ static void docs_table_is_the_code_table(void) {
   free(doc);
 }
 
-static const unit_test tests[] = {
-  UNIT(answer), UNIT(answers_queue_behind_a_turn), UNIT(tool_round), UNIT(approval_allowed),
-  UNIT(approval_denied), UNIT(approval_cancelled), UNIT(cancel_during_call), UNIT(turn_limit),
-  UNIT(answered_elsewhere), UNIT(resumed_here_then_confirmed), UNIT(done_elsewhere_while_awaiting),
-  UNIT(tool_round_waits_then_cancel), UNIT(done_elsewhere_during_mcp_call), UNIT(docs_table_is_the_code_table),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(answer), UNIT(answers_queue_behind_a_turn), UNIT(tool_round), UNIT(approval_allowed),
+  UNIT(approval_denied), UNIT(approval_cancelled), UNIT(cancel_during_call), UNIT(turn_limit), UNIT(answered_elsewhere),
+  UNIT(resumed_here_then_confirmed), UNIT(done_elsewhere_while_awaiting), UNIT(tool_round_waits_then_cancel),
+  UNIT(done_elsewhere_during_mcp_call), UNIT(docs_table_is_the_code_table)))

@@ -47,9 +47,4 @@ static void queued_answers_declined_after_notice(void) {
   proc_result_free(&r);
 }
 
-int main(int argc, char **argv) {
-  static const unit_test tests[] = {
-    UNIT(queued_answers_declined_after_notice),
-  };
-  return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
-}
+SUITE_RUN((UNIT(queued_answers_declined_after_notice)), .tmp = &tmp, .srv = &srv)

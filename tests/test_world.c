@@ -1,6 +1,7 @@
 /* The bus, the agent and the world below the CLI: queued non-reentrant delivery in publish order and
  * phases, quietness, an agent driven through a fake host with no world, the prompt and its memory
  * window, and the world's events. */
+#include "support/suite.h"
 #include "support/tworld.h"
 #include "support/unit.h"
 
@@ -471,16 +472,6 @@ static void events_names_and_copies(void) {
   bus_event_unref(e);
 }
 
-static const unit_test tests[] = {
-  UNIT(events_names_and_copies),
-  UNIT(bus_order_phases_and_no_reentry),
-  UNIT(bus_unsubscribe_inside_handler),
-  UNIT(agent_answers_through_host),
-  UNIT(agent_inbox_keeps_order),
-  UNIT(prompt_memory_window),
-  UNIT(script_replies_round_trip),
-  UNIT(world_quiet_and_agents),
-  UNIT(world_removing_a_thinking_agent),
-};
-
-int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
+SUITE_RUN((UNIT(events_names_and_copies), UNIT(bus_order_phases_and_no_reentry), UNIT(bus_unsubscribe_inside_handler),
+  UNIT(agent_answers_through_host), UNIT(agent_inbox_keeps_order), UNIT(prompt_memory_window),
+  UNIT(script_replies_round_trip), UNIT(world_quiet_and_agents), UNIT(world_removing_a_thinking_agent)))

@@ -90,14 +90,14 @@ pid_t nats_ring_start_host(const char *world, const char *url, const char *tag, 
 }
 
 /* One nats-server in TMP/SUB; its URL in url. -1 (the case failed) when it does not start. */
-int nats_ring_one_node(const char *sub, nats_node *node, char *url, size_t cap) {
+int nats_ring_one_node(const char *sub, nats_ring_one *one) {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/%s", nats_ring_tmp, sub);
   mkdir(dir, 0700);
-  if (nats_start(dir, 1, NULL, node)) {
+  if (nats_start(dir, 1, NULL, &one->node)) {
     unit_fail_(__FILE__, __LINE__, "nats-server did not start");
     return -1;
   }
-  snprintf(url, cap, "%s", nats_url(node, 0, 1));
+  snprintf(one->url, sizeof one->url, "%s", nats_url(&one->node, 0, 1));
   return 0;
 }

@@ -38,7 +38,13 @@ pid_t nats_ring_start_host_r(const char *world, const char *url, const char *tag
                              const char *replicas);
 pid_t nats_ring_start_host(const char *world, const char *url, const char *tag, const char *agents);
 
-/* One nats-server in TMP/SUB; its URL in url. -1 (the case failed) when it does not start. */
-int nats_ring_one_node(const char *sub, nats_node *node, char *url, size_t cap);
+/* A case's one nats-server and its URL. */
+typedef struct nats_ring_one {
+  nats_node node;
+  char url[256];
+} nats_ring_one;
+
+/* One nats-server in TMP/SUB, in *one. -1 (the case failed) when it does not start. */
+int nats_ring_one_node(const char *sub, nats_ring_one *one);
 
 #endif

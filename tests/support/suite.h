@@ -1,10 +1,8 @@
 /* The one main of the test binaries: what a suite needs around its cases (a scratch directory, the
  * loopback LLM server, environment, more descriptors, SIGPIPE ignored), each part asked for by name and
- * undone after the cases in reverse order. A test file lists its cases and fills a suite record:
+ * undone after the cases in reverse order. A test file ends with its cases and the rest of its suite record:
  *
- *   int main(int argc, char **argv) {
- *     return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .srv = &srv});
- *   }
+ *   SUITE_RUN((UNIT(first_case), UNIT(second_case)), .tmp = &tmp, .srv = &srv)
  */
 #ifndef AG_TEST_SUITE_H
 #define AG_TEST_SUITE_H
@@ -28,6 +26,15 @@ typedef struct suite {
 
 /* The cases of a static array t, for a suite record. */
 #define SUITE_TESTS(t) .tests = (t), .n = sizeof(t) / sizeof *(t)
+
+/* The table of cases and main() of a test file in one: cases is a parenthesised list of UNIT(fn), the
+ * rest are fields of the suite record (none: the cases alone). One runner for every file, not a copy each. */
+#define SUITE_RUN(cases, ...)                                                                            \
+  static const unit_test suite_cases_[] = {SUITE_LIST_ cases};                                            \
+  int main(int argc, char **argv) {                                                                      \
+    return suite_main(argc, argv, &(suite){SUITE_TESTS(suite_cases_), __VA_ARGS__});                     \
+  }
+#define SUITE_LIST_(...) __VA_ARGS__
 
 /* Prepares what s asks for, runs the cases (all, or those named in argv[1..]) and undoes it; the
  * process's exit status (1 with a message on stderr when something could not be prepared). */

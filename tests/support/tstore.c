@@ -24,6 +24,16 @@ store *tstore_open_ok(const char *dir) {
   return s;
 }
 
+store *tstore_start(char **root, char **dir) {
+  *dir = tstore_tmp_db(root);
+  store *s = tstore_open_ok(*dir);
+  if (!s) {
+    tstore_done(NULL, *root, *dir);
+    *root = *dir = NULL;
+  }
+  return s;
+}
+
 void tstore_done(store *s, char *root, char *dir) {
   if (s) store_close(s);
   unit_rmrf(root);

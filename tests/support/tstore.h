@@ -14,6 +14,10 @@
 char *tstore_tmp_db(char **root);
 /* store_open(dir) that must succeed (the running test fails, with the detail, when it does not). */
 store *tstore_open_ok(const char *dir);
+/* The opening of a case on a scratch database: *root and *dir made (as tstore_tmp_db) and the store
+ * opened (as tstore_open_ok); when it does not open, both are removed and freed (NULL) and NULL returned,
+ * so a case that returns early leaks no scratch directory. */
+store *tstore_start(char **root, char **dir);
 /* The end of a case on a scratch database: closes s (NULL: none), removes root and frees root and dir. */
 void tstore_done(store *s, char *root, char *dir);
 /* Runs fn in a write transaction and prints the detail on an unexpected failure (TEST_VERBOSE). */

@@ -14,6 +14,11 @@ typedef struct unit_test {
 
 #define UNIT(fn) {#fn, fn}
 
+/* A row of a table-driven case: an input and what it must give (an error message, an output). */
+typedef struct unit_io {
+  const char *in, *want;
+} unit_io;
+
 extern int unit_failures_; /* failures in the running case */
 
 void unit_fail_(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
