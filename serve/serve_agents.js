@@ -1,5 +1,5 @@
 // agora serve's agents panel (served as /assets/agents.js, embedded at build time; docs/serve.md "The page"):
-// a card per agent (provider/model, turns used of the limit, phase, tokens, memories); a click mentions.
+// a card per agent (provider/model, turns used of the limit, phase, tokens, MCP tools, memories); a click mentions.
 // Loaded before app.js, whose helpers (st, api, span, wpath, enc, scheduleRefresh) it calls once the page runs.
 // A world may hold a thousand agents: only the cards in view (and a margin) are in the DOM, between two
 // spacers that keep the scroll height, and a refresh replaces only the cards whose content changed.
@@ -17,7 +17,7 @@ const agentsPanel = (() => {
   function sig(a) {
     const t = st.tokens.get(a.id), m = a.memory === "stream" && st.memOpen.has(a.id);
     return JSON.stringify([a.phase, a.name, a.provider, a.model, a.turns, p.limit, t && t.in, t && t.out, a.memory,
-      m, m ? st.memories.get(a.id) || [] : 0]);
+      m, m ? st.memories.get(a.id) || [] : 0, a.mcp_tools]);
   }
   function card(a) {
     const d = document.createElement("div");
@@ -27,6 +27,8 @@ const agentsPanel = (() => {
     d.append(ph, span("name", a.name), document.createElement("br"),
       span("meta model", a.provider + (a.model ? " · " + a.model : "")), document.createElement("br"),
       span("meta turns", "turns " + a.turns + "/" + p.limit + (t ? " · tokens " + t.in + " in / " + t.out + " out" : "")));
+    if (a.mcp_tools && a.mcp_tools.length)
+      d.append(document.createElement("br"), span("meta tools", "tools " + a.mcp_tools.join(", ")));
     d.onclick = () => mention(a.id);
     if (a.memory === "stream") memoriesOf(d, a.id);
     return d;

@@ -70,6 +70,10 @@ static cJSON *agent_json(const agent *a) {
   cJSON_AddBoolToObject(j, "thinking", agent_is_thinking(a));
   cJSON_AddStringToObject(j, "phase", agent_phase_name(agent_phase_of(a)));
   cJSON_AddStringToObject(j, "memory", mem_mode_name(st->memory.mode)); /* stream: the page lists memories */
+  /* the MCP tools it may call, by the names the model sees (the agents panel lists them) */
+  cJSON *tools = cJSON_AddArrayToObject(j, "mcp_tools");
+  const agent_mcp_set *set = agent_mcp_tools(a);
+  for (size_t i = 0; tools && i < set->n; i++) cJSON_AddItemToArray(tools, cJSON_CreateString(set->tools[i].name));
   return j;
 }
 

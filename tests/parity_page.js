@@ -17,6 +17,9 @@ async function main() {
     step("load the page");
     await page.goto(base + "/", { waitUntil: "domcontentloaded" });
     await page.waitForSelector("#worlds li", T);
+    step("the agents panel lists the clerk's MCP tools");
+    await page.waitForFunction(() => [...document.querySelectorAll(".agent-card .tools")].some((t) =>
+      /\becho\b/.test(t.textContent) && /\badd\b/.test(t.textContent)), T);
     step("send the message");
     await page.type("#input", "@clerk file the ledger");
     await page.keyboard.press("Escape"); /* closes the @ completion */

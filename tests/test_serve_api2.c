@@ -369,6 +369,8 @@ static void mcp_of_a_file_world(void) {
   CHECK_STR(str_of(srv, "state"), "ready");
   CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(srv, "tools"), 0)), "echo");
   cJSON_Delete(j);
+  /* the agent's own MCP tools are in the world's detail (the page's agents panel lists them) */
+  cJSON_Delete(SERVE_EXPECT(&sp, "GET", "/api/worlds/tooled", NULL, 200, "\"mcp_tools\":[\"echo\"]"));
   EXPECT(&sp, "POST", "/api/worlds/tooled/mcp/fake/restart", NULL, 202, "\"state\":\"starting\"");
   cJSON_Delete(j = serve_poll_json(&sp, "/api/worlds/tooled/mcp", "\"state\":\"ready\"", 10000));
   CHECK(j != NULL);
