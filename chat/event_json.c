@@ -90,6 +90,20 @@ static void add_budget(cJSON *f, const ev_budget *b) {
   cJSON_AddNumberToObject(f, "limit_usd", b->limit_usd);
 }
 
+/* A memory stream's events (docs/memory.md): the count retrieved, a reflection's insights, the ratings. */
+static void add_memory(cJSON *f, const world_event *e) {
+  if (e->kind == EV_MEMORY_RETRIEVED) {
+    ag_json_add_int(f, "count", (int64_t)e->u.retrieved.count);
+  } else if (e->kind == EV_REFLECTION) {
+    cJSON *v = cJSON_Parse(e->u.reflection.insights ? e->u.reflection.insights : "[]");
+    cJSON_AddItemToObject(f, "insights", v ? v : cJSON_CreateArray());
+    ag_json_add_int(f, "at_ms", e->u.reflection.at_ms);
+  } else {
+    cJSON *v = cJSON_Parse(e->u.rated.ratings ? e->u.rated.ratings : "[]");
+    cJSON_AddItemToObject(f, "ratings", v ? v : cJSON_CreateArray());
+  }
+}
+
 cJSON *chat_event_fields(const world_event *e) {
   cJSON *f = cJSON_CreateObject();
   if (!f) return NULL;
@@ -137,18 +151,9 @@ cJSON *chat_event_fields(const world_event *e) {
     ag_json_add_int(f, "messages", (int64_t)e->u.seqs_moved.messages);
     break;
   case EV_MEMORY_CLEARED: break; /* the agent is added for every kind that has one */
-  case EV_MEMORY_RETRIEVED: ag_json_add_int(f, "count", (int64_t)e->u.retrieved.count); break;
-  case EV_REFLECTION: {
-    cJSON *v = cJSON_Parse(e->u.reflection.insights ? e->u.reflection.insights : "[]");
-    cJSON_AddItemToObject(f, "insights", v ? v : cJSON_CreateArray());
-    ag_json_add_int(f, "at_ms", e->u.reflection.at_ms);
-    break;
-  }
-  case EV_MEMORY_RATED: {
-    cJSON *v = cJSON_Parse(e->u.rated.ratings ? e->u.rated.ratings : "[]");
-    cJSON_AddItemToObject(f, "ratings", v ? v : cJSON_CreateArray());
-    break;
-  }
+  case EV_MEMORY_RETRIEVED:
+  case EV_REFLECTION:
+  case EV_MEMORY_RATED: add_memory(f, e); break;
   case EV_SCHEDULE_SKIPPED:
     ag_json_add_int(f, "item", (int64_t)e->u.skipped.item);
     add_time(f, "due", e->u.skipped.due_ms);
