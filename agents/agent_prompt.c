@@ -42,7 +42,7 @@ static char *request_system(agent *a, const agent__request *r) {
   if (a->s.memory.mode != MEM_MODE_SUMMARY || !a->summary || !a->summary[0]) return sys;
   size_t n = (sys ? strlen(sys) : 0) + sizeof SUMMARY_HEADING + strlen(a->summary);
   char *out = malloc(n);
-  if (out) snprintf(out, n, "%s%s%s", sys ? sys : "", sys ? SUMMARY_HEADING : SUMMARY_HEADING + 2, a->summary);
+  if (out) snprintf(out, n, "%s%s%s", sys ? sys : "", sys ? SUMMARY_HEADING : &SUMMARY_HEADING[2], a->summary);
   free(sys);
   return out;
 }
