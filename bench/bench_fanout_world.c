@@ -4,6 +4,7 @@
  * replies per second at 0 ms. Usage: bench_fanout_world [runs]. */
 #include "chat/session.h"
 #include "storage/store.h"
+#include "support/bench_chat.h"
 #include "support/llm_server.h"
 #include "support/unit.h"
 #include "world/world.h"
@@ -58,32 +59,20 @@ static double run_once(llm_server *srv, int n, int latency) {
     exit(1);
   }
   world_spec_free(&spec);
-  char dir[] = "/tmp/agora-fan-XXXXXX";
-  if (!mkdtemp(dir)) exit(1);
-  store *st = NULL;
-  chat_session *cs = NULL;
-  store_options opt = {0, getenv("BENCH_NOSYNC") ? STORE_SYNC_NONE : STORE_SYNC_FULL, 0};
-  if (store_open_ex(dir, &opt, &st, &em) || chat_session_open(st, w, &cs, &em) || chat_session_new(cs, &em)) {
-    fprintf(stderr, "%s\n", em.text);
-    exit(1);
-  }
-  world_run_until_quiet(w);
+  bench_chat chat;
+  bench_chat_open(w, &chat);
   counter c = {0};
   bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, count_replies, &c, NULL);
   double t0 = now_ms();
   world_publish(w, "human", "Roll call, everyone!", NULL);
   world_run_until_quiet(w);
   double dt = now_ms() - t0;
-  int ok = c.replies == n && world_failed_calls(w) == 0 && chat_session_failures(cs) == 0;
+  int ok = c.replies == n && world_failed_calls(w) == 0 && chat_session_failures(chat.cs) == 0;
   if (!ok) fprintf(stderr, "bench_fanout_world: %d of %d replies, %zu failed\n", c.replies, n, world_failed_calls(w));
-  chat_session_free(cs);
+  bench_chat_end(&chat);
   world_free(w);
   event_base_free(base);
-  store_close(st);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  if (system(cmd)) {
-  }
+  bench_chat_close(&chat);
   return ok ? dt : -1;
 }
 

@@ -16,6 +16,7 @@
 #include "llm/provider.h"
 #include "storage/cache_db.h"
 #include "storage/store.h"
+#include "support/bench_chat.h"
 #include "support/bench_stat.h"
 #include "support/llm_server.h"
 #include "support/unit.h"
@@ -126,16 +127,8 @@ static double cache_run(llm_server *srv, const char *cache_dir, llm_cache_mode m
     exit(1);
   }
   llm_client_set_cache(world_llm(w), mode, db);
-  char dir[] = "/tmp/agora-cache-XXXXXX";
-  if (!mkdtemp(dir)) exit(1);
-  store *st = NULL;
-  chat_session *cs = NULL;
-  store_options opt = {0, STORE_SYNC_FULL, 0};
-  if (store_open_ex(dir, &opt, &st, &em) || chat_session_open(st, w, &cs, &em) || chat_session_new(cs, &em)) {
-    fprintf(stderr, "%s\n", em.text);
-    exit(1);
-  }
-  world_run_until_quiet(w);
+  bench_chat chat;
+  bench_chat_open(w, &chat);
   counter c = {0};
   bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, count_replies, &c, NULL);
   size_t before = llm_server_request_count(srv);
@@ -150,11 +143,10 @@ static double cache_run(llm_server *srv, const char *cache_dir, llm_cache_mode m
   *requests = llm_server_request_count(srv) - before;
   if (c.replies != 10000 || world_failed_calls(w))
     fprintf(stderr, "bench_llm_scale: %d of 10000 replies, %zu failed\n", c.replies, world_failed_calls(w));
-  chat_session_free(cs);
+  bench_chat_end(&chat);
   world_free(w);
   cache_db_close(db);
-  store_close(st);
-  unit_rmrf(dir);
+  bench_chat_close(&chat);
   event_base_free(base);
   return c.replies / dt;
 }

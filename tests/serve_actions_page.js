@@ -7,7 +7,7 @@
 // the status line first), then opened.
 // Usage: node serve_actions_page.js BASE_URL SCREENSHOT.png [--empty]   (AGORA_PEERS names the installed peers)
 "use strict";
-const { launch } = require(__dirname + "/support/browser.js");
+const { launch, assertClean } = require(__dirname + "/support/browser.js");
 const [base, shot, mode] = process.argv.slice(2);
 
 function step(name) { process.stderr.write("serve_actions_page: " + name + "\n"); }
@@ -100,8 +100,7 @@ async function main() {
     page.on("pageerror", (e) => { errors.push(e.message); step("page error: " + e.message); });
     if (mode === "--empty") await createWorld(page, { timeout: 20000 });
     else await flow(page, { timeout: 20000 }, answers);
-    if (offsite.length) throw new Error("requests off the server: " + offsite.join(", "));
-    if (errors.length) throw new Error(errors.length + " page error(s): " + errors.join(" | "));
+    assertClean(errors, offsite);
     ok = true;
   } finally {
     await browser.close();

@@ -11,7 +11,7 @@
 //        node serve_page.js BASE_URL SCREENSHOT.png --empty an empty database: the page says what to do
 //        node serve_page.js BASE_URL SCREENSHOT.png --week  a week run on a virtual clock: its timeline
 "use strict";
-const { launch, clickNow } = require(__dirname + "/support/browser.js");
+const { launch, clickNow, assertClean } = require(__dirname + "/support/browser.js");
 const [base, shot, third] = process.argv.slice(2);
 const big = third === "--big", empty = third === "--empty", week = third === "--week";
 const token = big || empty || week ? undefined : third;
@@ -570,8 +570,7 @@ async function main() {
         .catch((x) => x.message));
       throw e;
     }
-    if (offsite.length) throw new Error("requests off the server: " + offsite.join(", "));
-    if (errors.length) throw new Error(errors.length + " page error(s): " + errors.join(" | "));
+    assertClean(errors, offsite);
     ok = true;
   } finally {
     await browser.close();

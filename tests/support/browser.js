@@ -23,4 +23,10 @@ async function clickNow(page, sel, T) {
   await page.waitForFunction((s) => { const el = document.querySelector(s); if (!el) return false; el.click(); return true; }, T, sel);
 }
 
-module.exports = { launch, clickNow };
+// A page run's end: a request that left the server, or an uncaught page error, fails it.
+function assertClean(errors, offsite) {
+  if (offsite.length) throw new Error("requests off the server: " + offsite.join(", "));
+  if (errors.length) throw new Error(errors.length + " page error(s): " + errors.join(" | "));
+}
+
+module.exports = { launch, clickNow, assertClean };
