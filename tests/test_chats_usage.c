@@ -19,19 +19,32 @@ static int ag(proc_result *r, const char *const *args) {
   return r->status;
 }
 
-/* The id of the other chat of the fixture (it has two). */
-static void other_chat(const fixture *fx, char out[64]) {
+/* The longest prefix fx->chat shares with another chat of the database; *other (may be NULL) gets that chat. */
+static size_t common_with_others(const fixture *fx, char other[64]) {
   const char *args[] = {"chats", "list", "--db", fx->db, "--json", NULL};
   proc_result r;
-  out[0] = '\0';
+  size_t most = 0;
+  if (other) other[0] = '\0';
   if (ag(&r, args) == 0) {
     for (const char *p = r.out; (p = strstr(p, "\"id\":\"")); p++) {
       char id[64];
       fixture_find_id(p, "id", id, sizeof id);
-      if (strcmp(id, fx->chat)) snprintf(out, 64, "%s", id);
+      size_t n = 0;
+      while (fx->chat[n] && fx->chat[n] == id[n]) n++;
+      if (strcmp(id, fx->chat) && (n >= most || (other && !other[0]))) {
+        most = n;
+        if (other) snprintf(other, 64, "%s", id);
+      }
     }
   }
   proc_result_free(&r);
+  return most;
+}
+
+/* The shortest unique prefix of fx->chat among the chats there are now (ids are ordered by time, so a chat
+ * made later, as `chats branch` makes one, may share more of it). */
+static void unique_prefix(const fixture *fx, char pre[16]) {
+  snprintf(pre, 16, "%.*s", (int)common_with_others(fx, NULL) + 1, fx->chat);
 }
 
 /* Every command that names a chat takes a unique prefix of its id; the shortest shared prefix of two
@@ -40,12 +53,8 @@ static void prefix_in_every_command(void) {
   fixture fx;
   if (fixture_open(&fx, 2)) return;
   char other[64], pre[16], shared[16];
-  other_chat(&fx, other);
-  size_t common = 0;
-  while (fx.chat[common] && fx.chat[common] == other[common]) common++;
-  /* unique: past the common part, and long enough (8) that the chat `chats branch` adds below does not
-   * share it by chance (a 1-character prefix did, one run in 16) */
-  snprintf(pre, sizeof pre, "%.*s", (int)(common + 1 > 8 ? common + 1 : 8), fx.chat);
+  size_t common = common_with_others(&fx, other);
+  unique_prefix(&fx, pre);
   snprintf(shared, sizeof shared, "%.*s", (int)(common ? common : 1), fx.chat);
   char head[128];
   snprintf(head, sizeof head, "chat: %s\n", fx.chat);
@@ -65,6 +74,7 @@ static void prefix_in_every_command(void) {
   const char *branch[] = {"chats", "branch", pre, "--at", "1", "--db", fx.db, NULL};
   CHECK_INT(ag(&r, branch), 0);
   proc_result_free(&r);
+  unique_prefix(&fx, pre); /* the branch is a third chat */
   const char *run[] = {"run", fx.world, "--chat", pre, "--db", fx.db, "--json", NULL};
   CHECK_INT(ag(&r, run), 0);
   CHECK(strstr(r.out, fx.chat) != NULL);
