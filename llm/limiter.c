@@ -336,6 +336,14 @@ void llm_limit_done(llm_lim_slot *s, const llm_lim_headers *h, long status) {
   }
 }
 
+void llm_limit_sent(llm_lim_slot *s) {
+  llm_lim_ep *ep = s->ep;
+  if (!ep || !ep->limited || s->seq < ep->first_seq || s->seq >= ep->first_seq + ep->n) return;
+  lim_start *w = &ep->win[(ep->head + (size_t)(s->seq - ep->first_seq)) % ep->cap];
+  int64_t now = mono_ms();
+  if (now > w->t) w->t = now; /* a start behind it may now be older: it leaves the window later, never sooner */
+}
+
 void llm_limit_used(llm_lim_slot *s, long tokens) {
   llm_lim_ep *ep = s->ep;
   if (!ep || !ep->limited || !ep->tpm || s->seq < ep->first_seq || s->seq >= ep->first_seq + ep->n) return;

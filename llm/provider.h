@@ -93,6 +93,9 @@ typedef struct llm_lim_headers {
 int llm_limit_acquire(llm_client *c, const llm_config *cfg, llm_lim_slot *s);
 void llm_limit_cancel(llm_lim_slot *s);
 void llm_limit_done(llm_lim_slot *s, const llm_lim_headers *h, long status);
+/* The request has left (its connection was set up): the provider counts it from about now, so its place
+ * in our window moves to now. From inside libcurl: touches only the window. */
+void llm_limit_sent(llm_lim_slot *s);
 void llm_limit_used(llm_lim_slot *s, long tokens);
 void llm_limit_headers_init(llm_lim_headers *h);
 /* Reads one header line's name and value into h when it is a rate-limit header. */

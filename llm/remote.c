@@ -354,7 +354,12 @@ static void on_done(void *ud, CURLcode res, long status, long proxy_code, const 
   retry_or_fail(rc, retryable);
 }
 
-static const net_http_sink remote_sink = {on_header, on_body, on_done};
+static void on_sent(void *ud) {
+  remote_call *rc = ud;
+  llm_limit_sent(&rc->slot);
+}
+
+static const net_http_sink remote_sink = {on_header, on_body, on_done, on_sent};
 
 static int append_header(struct curl_slist **l, const char *line) {
   struct curl_slist *n = curl_slist_append(*l, line);

@@ -126,7 +126,7 @@ static void on_xfer_done(void *ud, CURLcode res, long status, long proxy_code, c
   fetch_run(f);
 }
 
-static const net_http_sink fetch_http_sink = {on_xfer_header, on_xfer_body, on_xfer_done};
+static const net_http_sink fetch_http_sink = {on_xfer_header, on_xfer_body, on_xfer_done, NULL};
 
 static CURL *fetch_easy(const net_fetch_request *req) {
   CURL *easy = curl_easy_init();

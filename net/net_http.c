@@ -265,6 +265,16 @@ static size_t on_curl_write(char *p, size_t size, size_t n, void *ud) {
   return x->sink->on_body(x->ud, p, len) == 0 ? len : 0;
 }
 
+static int on_curl_prereq(void *ud, char *ip, char *local_ip, int port, int local_port) {
+  (void)ip;
+  (void)local_ip;
+  (void)port;
+  (void)local_port;
+  net_http_xfer *x = ud;
+  if (x->sink && x->sink->on_sent) x->sink->on_sent(x->ud);
+  return CURL_PREREQFUNC_OK;
+}
+
 static size_t on_curl_header(char *p, size_t size, size_t n, void *ud) {
   net_http_xfer *x = ud;
   net_http *h = x->http;
@@ -402,6 +412,8 @@ int net_http_start(net_client *c, CURL *easy, const char *url, struct curl_slist
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, x);
   curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_curl_header);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, x);
+  curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, on_curl_prereq);
+  curl_easy_setopt(easy, CURLOPT_PREREQDATA, x);
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, x->errbuf);
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_SHARE, h->share);

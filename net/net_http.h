@@ -23,6 +23,10 @@ typedef struct net_http_sink {
   /* status is the HTTP status (0 without a response); proxy_code the proxy's answer to CONNECT (0
    * without a tunnel); errmsg describes a transport failure. */
   void (*on_done)(void *ud, CURLcode res, long status, long proxy_code, const char *errmsg);
+  /* NULL, or runs from inside libcurl (so, like on_header, it must not call curl) each time the
+   * connection is ready and the request is about to leave (CURLOPT_PREREQFUNCTION): the moment a server
+   * starts counting it, which for a new connection is later than net_http_start by its set-up. */
+  void (*on_sent)(void *ud);
 } net_http_sink;
 
 /* Runs a transfer to url (copied) on c's transport, created on first use: HTTP/2 connections shared by
