@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "support/llm_server.h"
+
 /* The table's rows, in its order. */
 typedef enum parity_feature {
   PF_MCP,       /* a tool of an MCP server (server-everything's echo) */
@@ -14,15 +16,22 @@ typedef enum parity_feature {
   PF_SIM,       /* each message's sim_time on the virtual clock */
   PF_SCHEDULE,  /* the scheduled item delivered, and its answer */
   PF_VARIABLES, /* {{variables}} rendered in the scheduled text */
+  PF_STREAM,    /* memory mode stream: what `agora memory` lists, the memories retrieved into a prompt */
+  PF_SUMMARY,   /* memory mode summary: the summariser's answer stored in the thread, sent in the prompts */
+  PF_REMEMBER,  /* the remember tool: its call, its result and the note it left in the stream */
+  PF_REFLECT,   /* reflection: the stored insights, where they came among the messages, their notes */
+  PF_CONTEXT,   /* context_tokens: the prompts the loopback LLM server recorded */
   PF_COUNT
 } parity_feature;
 
-#define PARITY_MAX_LINES 64
+#define PARITY_MAX_LINES 128
 #define PARITY_MAX_DOORS 12
 
 /* One line of a stored chat: a message ("msg SENDER (KIND): TEXT"), its simulated time ("sim SENDER:
- * TIME") or a thread step ("call AGENT TOOL ARGS", "result AGENT TOOL error=B RESULT"), without wall
- * times or ids, which differ between any two runs. */
+ * TIME"), a thread step ("call AGENT TOOL ARGS", "result AGENT TOOL error=B RESULT", "reflection AGENT
+ * after #SEQ: INSIGHTS", "summary AGENT after #SEQ: TEXT"), a memory ("memory AGENT #SEQ TIME
+ * importance N [note] [from SOURCES] SENDER: TEXT") or a prompt a model was sent ("prompt: MESSAGES
+ * tools=NAMES"), without wall times or ids, which differ between any two runs. */
 typedef struct parity_line {
   char *text;
   unsigned tags; /* 1u << parity_feature */
@@ -36,6 +45,13 @@ typedef struct parity_chat {
 /* The one chat stored in db (`agora chats list` and `chats show --json`, through $AGORA_BIN) into c.
  * 0, else -1 with the running test failed saying why. */
 int parity_chat_load(const char *db, parity_chat *c);
+/* The same, appended to what c holds (a door's lines for two worlds in one parity_chat). */
+int parity_chat_add(const char *db, parity_chat *c);
+/* What agent remembers in the one chat of db (`agora memory CHAT AGENT --json`), appended to c; 0 or -1
+ * (the running test failed). */
+int parity_memory_add(const char *db, const char *agent, parity_chat *c);
+/* The requests srv recorded since its last reset, in order, appended to c as "prompt" lines. */
+void parity_prompts_add(llm_server *srv, parity_chat *c);
 /* The lines as text, one a line, with their tags (for a failure's message; caller frees). */
 char *parity_chat_text(const parity_chat *c);
 void parity_chat_free(parity_chat *c);
