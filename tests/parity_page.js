@@ -42,20 +42,25 @@ async function main() {
   }
 }
 
-async function recall(page, T) {
-  step("send the message");
-  await page.type("#input", "@archivist the bridge is closed until spring");
+// Types text, sends it, and waits until an agent's stored message holds reply.
+async function sendAndSee(page, T, text, reply) {
+  step("send: " + text);
+  await page.type("#input", text);
   await page.keyboard.press("Escape"); /* closes the @ completion */
   await page.click("#send");
-  step("the chain's last reply shows");
-  await page.waitForFunction(() => [...document.querySelectorAll(".msg.agent:not(.live)")].some((m) =>
-    m.textContent.includes("take the ferry")), T);
-  step("the archivist's memories show its note and its insight");
+  await page.waitForFunction((r) => [...document.querySelectorAll(".msg.agent:not(.live)")].some((m) =>
+    m.textContent.includes(r)), T, reply);
+}
+
+async function recall(page, T) {
+  await sendAndSee(page, T, "@archivist the bridge is closed until spring", "take the ferry");
+  await sendAndSee(page, T, "@archivist how do we cross?", "from the old quay");
+  step("the archivist's memories show its notes and its insights");
   const card = '.agent-card[data-id="archivist"]';
   await clickNow(page, card + " .memories-toggle", T);
   await page.waitForFunction((c) => { const l = document.querySelector(c + " .memories");
-    return l && l.textContent.includes("the bridge is closed until spring") &&
-      l.textContent.includes("the ferry replaces it"); }, T, card);
+    return l && ["the bridge is closed until spring", "the ferry leaves from the old quay", "the ferry replaces it",
+                 "the way across now"].every((t) => l.textContent.includes(t)); }, T, card);
   return true;
 }
 

@@ -31,7 +31,9 @@
 #define ANSWER "the top shelf"
 #define RECALL "@archivist the bridge is closed until spring"
 #define RECALL_LAST "reader: @human the bridge is closed; take the ferry."
-#define RECALL_MESSAGES 7 /* what the recall world holds once its last reply is in */
+#define RECALL2 "@archivist how do we cross?"
+#define RECALL2_LAST "archivist: @human the ferry, from the old quay."
+#define RECALL_MESSAGES 9 /* what the recall world holds once the second message's reply is in */
 
 static char *g_tmp;
 static llm_server *g_srv;
@@ -73,8 +75,10 @@ static int write_world(void) {
  * summary), who tells Reader (loopback, memory stream, context_tokens), and so on down a chain of
  * mentions, one agent at a time, to Reader's answer to the person. With memory_window 2, Scribe's
  * second turn summarises what left its window, Archivist's second turn starts with a reflection (its
- * importance summed past reflect_at: 3 a message, 9 the note), and Reader's second prompt gets its first
- * message back as a memory while context_tokens leaves the older of its window out. */
+ * importance summed past reflect_at: 3 a message, 9 the note) and stores a second note, and Reader's
+ * second prompt gets its first message back as a memory while context_tokens leaves the older of its
+ * window out. The person's second message makes Archivist reflect again, counting the note it stored
+ * after the first reflection: a door that opens the chat again in between (say) must count it too. */
 static int write_recall(void) {
   char text[4096];
   const char *url = llm_server_url(g_srv, "/v1");
@@ -86,13 +90,16 @@ static int write_recall(void) {
     "   \"replies\": [{\"tool\": \"remember\", \"args\": {\"text\": \"the bridge is closed until spring\",\n"
     "                \"importance\": 9}}, \"@scribe note it: the bridge is closed.\",\n"
     "               \"The bridge is closed and the ferry replaces it (1, 2)\",\n"
-    "               \"@reader what do you remember of the bridge?\"]},\n"
+    "               {\"tool\": \"remember\", \"args\": {\"text\": \"the ferry leaves from the old quay\",\n"
+    "                \"importance\": 9}}, \"@reader what do you remember of the bridge?\",\n"
+    "               \"The ferry is the way across now (1)\", \"@human the ferry, from the old quay.\"]},\n"
     "  {\"name\": \"Scribe\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\", \"api_key_env\": \"\",\n"
     "   \"system_prompt\": \"You write things down.\", \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 64}},\n"
     "  {\"name\": \"Reader\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\", \"api_key_env\": \"\",\n"
     "   \"system_prompt\": \"You read the archive.\", \"context_tokens\": 165,\n"
     "   \"memory\": {\"mode\": \"stream\", \"embedder\": {\"provider\": \"hash\"}, \"reflect_at\": 0}}],\n"
-    " \"script\": [{\"from\": \"human\", \"text\": \"" RECALL "\"}]}\n",
+    " \"script\": [{\"from\": \"human\", \"text\": \"" RECALL "\"},\n"
+    "            {\"from\": \"human\", \"text\": \"" RECALL2 "\"}]}\n",
     url, url);
   snprintf(g_recall, sizeof g_recall, "%s", path_of("recall.json"));
   return unit_write_file(g_recall, text);
@@ -171,7 +178,6 @@ static const parity_chat *reference(char **said) {
   proc_result r, rr;
   PROC_OK(args, NULL, NULL, &r);
   PROC_OK(recall, NULL, NULL, &rr);
-  if (r.status) fprintf(stderr, "  run: %s", r.err);
   g_have_ref = !r.status && !rr.status && !door_lines(d.db, d.recall, &g_ref);
   if (said) *said = g_have_ref ? said_by(r.out, r.err, &g_ref) : NULL;
   proc_result_free(&r);
@@ -217,23 +223,26 @@ static void door_run(void) {
   free(said);
 }
 
-/* A door that runs both worlds to their end with piped input (may be NULL): exit 0, then check_door. */
-static void door_piped(const char *door, const char *name, const char *const *args, const char *input,
-                       const char *const *recall, const char *recall_input) {
-  proc_result r, rr;
-  PROC_OK(args, input, NULL, &r);
-  PROC_OK(recall, recall_input, NULL, &rr);
-  check_door(door, name, r.out, r.err);
-  proc_result_free(&r);
-  proc_result_free(&rr);
+/* agora with args and piped input (may be NULL), which must exit 0; its output into *r (may be NULL). */
+static void agora_runs(const char *const *args, const char *input, proc_result *r) {
+  proc_result own;
+  PROC_OK(args, input, NULL, r ? r : &own);
+  if (!r) proc_result_free(&own);
 }
 
+/* say: one process a message, so the recall world's chat is opened again for the second one. */
 static void door_say(void) {
   door_dbs d = dbs_of("say");
   prompts_begin();
   const char *args[] = {"say", g_world, MESSAGE, "--db", d.db, "--yes", "--answers", g_answers, NULL};
   const char *recall[] = {"say", g_recall, RECALL, "--db", d.recall, NULL};
-  door_piped("say", "say", args, NULL, recall, NULL);
+  const char *recall2[] = {"say", g_recall, RECALL2, "--db", d.recall, NULL};
+  proc_result r;
+  agora_runs(args, NULL, &r);
+  agora_runs(recall, NULL, NULL);
+  agora_runs(recall2, NULL, NULL);
+  check_door("say", "say", r.out, r.err);
+  proc_result_free(&r);
 }
 
 static void door_console_piped(void) {
@@ -241,7 +250,11 @@ static void door_console_piped(void) {
   prompts_begin();
   const char *args[] = {"console", g_world, "--db", d.db, NULL};
   const char *recall[] = {"console", g_recall, "--db", d.recall, NULL};
-  door_piped("console piped", "piped", args, MESSAGE "\ny\n" ANSWER "\n/advance 1h\n", recall, RECALL "\n");
+  proc_result r;
+  agora_runs(args, MESSAGE "\ny\n" ANSWER "\n/advance 1h\n", &r);
+  agora_runs(recall, RECALL "\n" RECALL2 "\n", NULL);
+  check_door("console piped", "piped", r.out, r.err);
+  proc_result_free(&r);
 }
 
 /* The console on a pty: a new chat of world, ready for a line (then the caller converses with it). */
@@ -270,7 +283,10 @@ static void door_console_pty(void) {
     CHECK(tty_send_expect(&t, "/advance 1h\r", "clerk: Bell noted."));
   }
   pty_close(&t);
-  if (pty_open(&tr, g_recall, d.recall)) CHECK(tty_send_expect(&tr, RECALL "\r", RECALL_LAST));
+  if (pty_open(&tr, g_recall, d.recall)) {
+    CHECK(tty_send_expect(&tr, RECALL "\r", RECALL_LAST));
+    CHECK(tty_send_expect(&tr, RECALL2 "\r", RECALL2_LAST));
+  }
   pty_close(&tr);
   check_door("console pty", "pty", t.text, NULL);
   tty_close(&t);
@@ -373,9 +389,32 @@ static void post_message(const serve_proc *sp, const char *world, const char *te
   http_reply_free(&r);
 }
 
+static parity_chat g_live; /* what serve's GET .../memory answered while the recall world was open */
+
+/* The memories of the recall world's agents in mode stream as serve's API gives them, into g_live. */
+static void live_memories(const serve_proc *sp) {
+  cJSON *w = world_state(sp, "recall");
+  const char *chat = cJSON_GetStringValue(cJSON_GetObjectItem(w, "current_chat"));
+  static const char *const agents[] = {"archivist", "reader"};
+  for (size_t i = 0; chat && i < sizeof agents / sizeof *agents; i++) {
+    char path[256];
+    snprintf(path, sizeof path, "/api/worlds/recall/chats/%s/agents/%s/memory", chat, agents[i]);
+    long status = 0;
+    cJSON *j = serve_call_json(sp, "GET", path, NULL, &status);
+    CHECK_INT(status, 200);
+    parity_memories_add(agents[i], cJSON_GetObjectItem(j, "memories"), &g_live);
+    cJSON_Delete(j);
+  }
+  CHECK(chat != NULL);
+  cJSON_Delete(w);
+}
+
 static void drive_api(const serve_proc *sp, const char *world) {
   if (strcmp(world, "parity")) {
     post_message(sp, world, RECALL);
+    wait_quiet(sp, world, RECALL_MESSAGES - 2);
+    post_message(sp, world, RECALL2);
+    if (!wait_quiet(sp, world, RECALL_MESSAGES)) live_memories(sp);
     return;
   }
   post_message(sp, world, MESSAGE);
@@ -391,7 +430,17 @@ static void drive_page(const serve_proc *sp, const char *world) {
   CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
-static void door_serve_api(void) { serve_door("serve API", "api", drive_api); }
+/* serve's API, and its GET .../memory of the open chat lists what `agora memory` lists once it is stored. */
+static void door_serve_api(void) {
+  memset(&g_live, 0, sizeof g_live);
+  serve_door("serve API", "api", drive_api);
+  parity_chat stored = {0};
+  door_dbs d = dbs_of("api");
+  if (!parity_memory_add(d.recall, "archivist", &stored) && !parity_memory_add(d.recall, "reader", &stored))
+    CHECK(g_live.n == stored.n && parity_same_lines(&g_live, &stored, ~0u, 0));
+  parity_chat_free(&stored);
+  parity_chat_free(&g_live);
+}
 static void door_serve_page(void) { serve_door("serve page", "page", drive_page); }
 
 /* The stored messages (not the thread) of a and b are the same. */
@@ -428,6 +477,19 @@ static void host_world(const char *url, const char *world, const char *db, const
   parity_chat_free(&hc);
 }
 
+/* run --nats's copy holds the stream's messages, not the host's thread (docs/distributed.md): the
+ * archivist remembers the messages there as on the host, but neither its note nor its insight. */
+static void nats_copy_memories(const char *host_db, const char *nats_db) {
+  parity_chat h = {0}, n = {0}, none = {0};
+  unsigned notes = 1u << PF_REMEMBER | 1u << PF_REFLECT;
+  if (!parity_memory_add(host_db, "archivist", &h) && !parity_memory_add(nats_db, "archivist", &n)) {
+    CHECK(parity_same_lines(&h, &n, 1u << PF_STREAM, notes));
+    CHECK(!parity_same_lines(&h, &none, notes, 0) && parity_same_lines(&n, &none, notes, 0));
+  }
+  parity_chat_free(&h);
+  parity_chat_free(&n);
+}
+
 /* Both worlds hosted on one NATS server, one after the other; what the hosts stored checked. */
 static void door_host_nats(void) {
   nats_node node;
@@ -440,6 +502,7 @@ static void door_host_nats(void) {
   host_world(nats_url(&node, 0, 1), g_world, d.db, n.db, "agora: holding Clerk");
   host_world(nats_url(&node, 0, 1), g_recall, d.recall, n.recall, "agora: holding Archivist");
   nats_node_stop(&node, SIGTERM);
+  nats_copy_memories(d.recall, n.recall);
   char *out = unit_read_file(suite_file(g_tmp, "host.db.out", NULL));
   char *err = unit_read_file(suite_file(g_tmp, "host.db.err", NULL));
   check_door("host + run --nats", "host", out, err);

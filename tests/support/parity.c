@@ -187,6 +187,11 @@ int parity_memory_add(const char *db, const char *agent, parity_chat *c) {
   return rc;
 }
 
+void parity_memories_add(const char *agent, const cJSON *list, parity_chat *c) {
+  const cJSON *m;
+  cJSON_ArrayForEach(m, list) add_memory(m, &(memory_of){.c = c, .agent = agent});
+}
+
 /* The names of a request's tools, ","-separated (caller frees). */
 static char *tool_names(const cJSON *tools) {
   char *s = fmt("%s", ""), *next;
@@ -315,8 +320,7 @@ void parity_table_free(parity_table *t) {
 
 /* ---- the check ---- */
 
-/* 1 when the lines of a and b tagged with any of want and none of skip are the same, in order. */
-static int same_lines(const parity_chat *a, const parity_chat *b, unsigned want, unsigned skip) {
+int parity_same_lines(const parity_chat *a, const parity_chat *b, unsigned want, unsigned skip) {
   size_t i = 0, j = 0;
   for (;;) {
     while (i < a->n && (!(a->lines[i].tags & want) || (a->lines[i].tags & skip))) i++;
@@ -342,7 +346,7 @@ static int check_cell(const char *door, int f, const char *cell, unsigned refuse
   unsigned bit = 1u << f;
   char reason[256];
   if (!strcmp(cell, "same")) {
-    if (same_lines(ref, got, bit, refused)) return 0;
+    if (parity_same_lines(ref, got, bit, refused)) return 0;
     unit_fail_(__FILE__, __LINE__, "%s: %s: the table says same, the stored chat differs", door, name);
     return 1;
   }
@@ -351,7 +355,7 @@ static int check_cell(const char *door, int f, const char *cell, unsigned refuse
     return 1;
   }
   int failures = 0;
-  if (same_lines(ref, got, bit, 0))
+  if (parity_same_lines(ref, got, bit, 0))
     failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: the table says refused, the door did it", door, name);
   if (quoted(cell, reason, sizeof reason))
     failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: a refusal quotes no reason: %s", door, name, cell);
@@ -370,7 +374,7 @@ int parity_check(const parity_table *t, const char *door, const parity_chat *ref
     if (!strncmp(t->cells[f][d], "refused:", 8)) refused |= 1u << f;
   int failures = 0;
   for (int f = 0; f < PF_COUNT; f++) failures += check_cell(door, f, t->cells[f][d], refused, ref, got, said);
-  if (!same_lines(ref, got, ~0u, refused))
+  if (!parity_same_lines(ref, got, ~0u, refused))
     failures++, unit_fail_(__FILE__, __LINE__, "%s: lines of no refused feature differ", door);
   if (failures) {
     char *a = parity_chat_text(ref), *b = parity_chat_text(got);

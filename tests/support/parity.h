@@ -8,6 +8,8 @@
 
 #include "support/llm_server.h"
 
+struct cJSON;
+
 /* The table's rows, in its order. */
 typedef enum parity_feature {
   PF_MCP,       /* a tool of an MCP server (server-everything's echo) */
@@ -50,6 +52,9 @@ int parity_chat_add(const char *db, parity_chat *c);
 /* What agent remembers in the one chat of db (`agora memory CHAT AGENT --json`), appended to c; 0 or -1
  * (the running test failed). */
 int parity_memory_add(const char *db, const char *agent, parity_chat *c);
+/* The memories of a JSON array (serve's GET .../agents/{name}/memory: "memories") as agent's, appended to
+ * c as parity_memory_add appends `agora memory`'s lines. */
+void parity_memories_add(const char *agent, const struct cJSON *list, parity_chat *c);
 /* The requests srv recorded since its last reset, in order, appended to c as "prompt" lines. */
 void parity_prompts_add(llm_server *srv, parity_chat *c);
 /* The lines as text, one a line, with their tags (for a failure's message; caller frees). */
@@ -74,6 +79,9 @@ void parity_table_free(parity_table *t);
  * feature the door refuses) equal ref's when the cell says "same", and differ when it says "refused",
  * whose quoted reason must appear in said (the door's output and stored lines); every line of no refused
  * feature equals ref's. Fails the running test naming the door and feature; returns the failures. */
+/* 1 when the lines of a and b tagged with any of want and none of skip are the same, in order. */
+int parity_same_lines(const parity_chat *a, const parity_chat *b, unsigned want, unsigned skip);
+
 int parity_check(const parity_table *t, const char *door, const parity_chat *ref, const parity_chat *got,
                  const char *said);
 
