@@ -251,7 +251,8 @@ static int restore_stream(restore_ctx *rc, agent *a, ag_msg **mems, size_t n) {
     const char *who = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "agent"));
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(step, "ratings");
     for (p = p && who && !strcmp(who, agent_id(a)) ? p->child : NULL; p; p = p->next)
-      agent_memory_rate(a, (uint64_t)cJSON_GetNumberValue(cJSON_GetArrayItem(p, 0)), cJSON_GetNumberValue(cJSON_GetArrayItem(p, 1)));
+      agent_memory_rate(a, (uint64_t)cJSON_GetNumberValue(cJSON_GetArrayItem(p, 0)),
+                        cJSON_GetNumberValue(cJSON_GetArrayItem(p, 1)));
   }
   if (!e && reflected) agent_memory_recount(a, reflected - 1);
   return e;

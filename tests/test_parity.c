@@ -1,4 +1,4 @@
-/* Parity (issue 22 §4): ONE world — an MCP server from npm (server-everything, AGORA_PEERS), a virtual
+/* Parity (issue 22 §4): a world — an MCP server from npm (server-everything, AGORA_PEERS), a virtual
  * clock with a schedule, {{variables}}, an "approve": true tool and ask_human, on the script provider —
  * through each door: run --yes --answers, say, the console piped and on a pty, serve's API (approvals
  * answered over HTTP) and its page in Chromium, and host + run --nats. Then a second world, "recall",
@@ -113,11 +113,13 @@ static void prompts_begin(void) {
     {"running summary of a conversation", "reply=\"Told: the bridge is shut.\""},
     {"what do you remember", "reply=\"@human the bridge is closed; take the ferry.\""},
     {"ferry runs instead", "reply=\"@archivist the reader says the ferry runs.\""},
-    {"the archivist says", "reply=\"@scribe the ferry runs instead, from the old quay at every hour until the bridge opens again in spring.\""},
+    {"the archivist says",
+     "reply=\"@scribe the ferry runs instead, from the old quay at every hour until the bridge opens again in spring.\""},
     {"note it", "reply=\"@reader the bridge is closed, the archivist says.\""},
   };
   llm_server_reset(g_srv);
-  for (size_t i = 0; i < sizeof rules / sizeof *rules; i++) CHECK_INT(llm_server_rule(g_srv, rules[i][0], rules[i][1]), 0);
+  for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+    CHECK_INT(llm_server_rule(g_srv, rules[i][0], rules[i][1]), 0);
 }
 
 /* What a door did with both worlds: the first world's chat in db, then the recall world's chat in

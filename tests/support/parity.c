@@ -208,10 +208,12 @@ void parity_prompts_add(llm_server *srv, parity_chat *c) {
   llm_server_request r;
   for (size_t i = 0; !llm_server_request_get(srv, i, &r); i++) {
     cJSON *j = cJSON_Parse(r.body);
-    char *msgs = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "messages")), *tools = tool_names(cJSON_GetObjectItem(j, "tools"));
+    char *msgs = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "messages"));
+    char *tools = tool_names(cJSON_GetObjectItem(j, "tools"));
     unsigned tags = 1u << PF_CONTEXT;
     if (msgs && strstr(msgs, "What you remember from earlier")) tags |= 1u << PF_STREAM;
-    if (msgs && (strstr(msgs, "Summary of the conversation") || strstr(msgs, "running summary"))) tags |= 1u << PF_SUMMARY;
+    if (msgs && (strstr(msgs, "Summary of the conversation") || strstr(msgs, "running summary")))
+      tags |= 1u << PF_SUMMARY;
     add_line(c, tags, fmt("prompt: %s tools=%s", msgs ? msgs : r.body, tools ? tools : ""));
     free(msgs), free(tools);
     cJSON_Delete(j);
