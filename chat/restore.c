@@ -206,7 +206,7 @@ static int note_of(const cJSON *step, const agent *a, uint64_t *after) {
   const char *who = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "agent"));
   const cJSON *seq = cJSON_GetObjectItemCaseSensitive(step, "after_seq");
   if (!who || strcmp(who, agent_id(a)) || cJSON_GetObjectItemCaseSensitive(step, "ratings")) return 0;
-  *after = cJSON_IsNumber(seq) && seq->valuedouble > 0 ? (uint64_t)seq->valuedouble : 0;
+  *after = cJSON_IsNumber(seq) && seq->valuedouble >= 0 ? (uint64_t)seq->valuedouble : UINT64_MAX; /* none: last */
   return 1;
 }
 
@@ -228,7 +228,7 @@ static int restore_one_note(agent *a, const cJSON *step) {
   return e == AG_ERR_STATE ? AG_OK : e;
 }
 
-/* Agent a's stored memory (mems, n: pushed, so owned by a from here) with its notes and reflections where
+/* Agent a's stored memory (mems, n, borrowed: a takes its own references) with its notes and reflections where
  * they were live: a step made after message S (its after_seq) goes before a's first entry past S, since a
  * turn's message joins memory before the turn's steps and its reply after them. Then a's ratings, and the
  * count toward the next reflection: what joined the stream after the last one's insights, notes included,
@@ -241,7 +241,7 @@ static int restore_stream(restore_ctx *rc, agent *a, ag_msg **mems, size_t n) {
   for (size_t k = 0; k <= n && !e; k++) {
     for (; step && !e; step = step->next) {
       if (!note_of(step, a, &after)) continue;
-      if (k < n && mems[k]->seq && after >= mems[k]->seq) break;
+      if (k < n && (!mems[k]->seq || after >= mems[k]->seq)) break;
       e = restore_one_note(a, step);
       if (!e && !cJSON_GetObjectItemCaseSensitive(step, "result")) reflected = agent_memory_stream(a)->n + 1;
     }
