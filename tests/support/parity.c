@@ -179,7 +179,7 @@ int parity_memory_add(const char *db, const char *agent, parity_chat *c) {
   char id[64];
   if (only_chat(db, id)) return -1;
   const char *args[] = {"memory", id, agent, "--db", db, "--json", NULL};
-  proc_result r;
+  proc_result r = {0};
   int rc = proc_agora(args, NULL, NULL, &r) || r.status ? -1 : 0;
   if (rc) unit_fail_(__FILE__, __LINE__, "memory %s %s --db %s: %s", id, agent, db, r.err ? r.err : "did not run");
   else each_json_line(r.out, add_memory, &(memory_of){.c = c, .agent = agent});
