@@ -54,7 +54,7 @@ async function sendAndSee(page, T, text, reply) {
 
 async function recall(page, T) {
   await sendAndSee(page, T, "@archivist the bridge is closed until spring", "take the ferry");
-  await sendAndSee(page, T, "@archivist how do we cross?", "from the old quay");
+  await sendAndSee(page, T, "@archivist how do we cross?", "noted: the old quay");
   step("the archivist's memories show its notes and its insights");
   const card = '.agent-card[data-id="archivist"]';
   await clickNow(page, card + " .memories-toggle", T);

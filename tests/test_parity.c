@@ -32,8 +32,8 @@
 #define RECALL "@archivist the bridge is closed until spring"
 #define RECALL_LAST "reader: @human the bridge is closed; take the ferry."
 #define RECALL2 "@archivist how do we cross?"
-#define RECALL2_LAST "archivist: @human the ferry, from the old quay."
-#define RECALL_MESSAGES 9 /* what the recall world holds once the second message's reply is in */
+#define RECALL2_LAST "reader: @human noted: the old quay."
+#define RECALL_MESSAGES 10 /* what the recall world holds once the second message's reply is in */
 
 static char *g_tmp;
 static llm_server *g_srv;
@@ -78,7 +78,8 @@ static int write_world(void) {
  * importance summed past reflect_at: 3 a message, 9 the note) and stores a second note, and Reader's
  * second prompt gets its first message back as a memory while context_tokens leaves the older of its
  * window out. The person's second message makes Archivist reflect again, counting the note it stored
- * after the first reflection: a door that opens the chat again in between (say) must count it too. */
+ * after the first reflection, and pass it on to Reader, whose prompt gets memories again: a door that
+ * opens the chat again in between (say) must count, order and retrieve as the others did live. */
 static int write_recall(void) {
   char text[4096];
   const char *url = llm_server_url(g_srv, "/v1");
@@ -92,7 +93,7 @@ static int write_recall(void) {
     "               \"The bridge is closed and the ferry replaces it (1, 2)\",\n"
     "               {\"tool\": \"remember\", \"args\": {\"text\": \"the ferry leaves from the old quay\",\n"
     "                \"importance\": 9}}, \"@reader what do you remember of the bridge?\",\n"
-    "               \"The ferry is the way across now (1)\", \"@human the ferry, from the old quay.\"]},\n"
+    "               \"The ferry is the way across now (1)\", \"@reader the ferry, from the old quay.\"]},\n"
     "  {\"name\": \"Scribe\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\", \"api_key_env\": \"\",\n"
     "   \"system_prompt\": \"You write things down.\", \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 64}},\n"
     "  {\"name\": \"Reader\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\", \"api_key_env\": \"\",\n"
@@ -111,6 +112,7 @@ static int write_recall(void) {
 static void prompts_begin(void) {
   static const char *const rules[][2] = {
     {"running summary of a conversation", "reply=\"Told: the bridge is shut.\""},
+    {"the ferry, from the old quay", "reply=\"@human noted: the old quay.\""},
     {"what do you remember", "reply=\"@human the bridge is closed; take the ferry.\""},
     {"ferry runs instead", "reply=\"@archivist the reader says the ferry runs.\""},
     {"the archivist says",
@@ -157,16 +159,16 @@ static door_dbs dbs_of(const char *name) {
   return d;
 }
 
-/* The reader's prompts (the recall world's context_tokens): its last one got its first message back as a
- * memory, and left out the older message of its window, its own first reply, which the budget has no room
- * for. Otherwise the row would pass in every door with the budget doing nothing. */
+/* The reader's prompts (the recall world's context_tokens): its second one got its first message back as
+ * a memory, and left out the older message of its window, its own first reply, which the budget has no
+ * room for. Otherwise the row would pass in every door with the budget doing nothing. */
 static void context_cut_in(const parity_chat *ref) {
-  const char *last = NULL;
-  for (size_t i = 0; i < ref->n; i++)
-    if (!strncmp(ref->lines[i].text, "prompt: ", 8) && strstr(ref->lines[i].text, "You read the archive"))
-      last = ref->lines[i].text;
-  CHECK(last && strstr(last, "What you remember from earlier") && strstr(last, "the archivist says"));
-  CHECK(last && !strstr(last, "the ferry runs instead"));
+  const char *second = NULL;
+  for (size_t i = 0, n = 0; i < ref->n && !second; i++)
+    if (!strncmp(ref->lines[i].text, "prompt: ", 8) && strstr(ref->lines[i].text, "You read the archive") && n++)
+      second = ref->lines[i].text;
+  CHECK(second && strstr(second, "What you remember from earlier") && strstr(second, "the archivist says"));
+  CHECK(second && !strstr(second, "the ferry runs instead"));
 }
 
 /* run --yes --answers of the first world and run of the recall world, once: what they stored is the
@@ -414,7 +416,7 @@ static void live_memories(const serve_proc *sp) {
 static void drive_api(const serve_proc *sp, const char *world) {
   if (strcmp(world, "parity")) {
     post_message(sp, world, RECALL);
-    wait_quiet(sp, world, RECALL_MESSAGES - 2);
+    wait_quiet(sp, world, RECALL_MESSAGES - 3);
     post_message(sp, world, RECALL2);
     if (!wait_quiet(sp, world, RECALL_MESSAGES)) live_memories(sp);
     return;
