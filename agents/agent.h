@@ -227,9 +227,9 @@ int agent_memory_reflection(agent *a, const cJSON *insights, int64_t at_ms);
 /* Sets the importance of the memory of message seq (a stored rating, for a restore); the count toward
  * the next reflection moves with it. Ignored for a seq that is no memory. */
 void agent_memory_rate(agent *a, uint64_t seq, double importance);
-/* The count toward the next reflection: the importance of the messages after seq after_seq (the last
- * reflection's place in the chat), for a restore. */
-void agent_memory_recount(agent *a, uint64_t after_seq);
+/* The count toward the next reflection: the importance of the stream's memories from position from on
+ * (those after the last reflection's insights, notes included, as live), for a restore. */
+void agent_memory_recount(agent *a, size_t from);
 /* Forgets the chat: memory, turn state, and cancels a call in flight. */
 void agent_reset(agent *a);
 

@@ -97,10 +97,9 @@ int agent_memory_reflection(agent *a, const cJSON *insights, int64_t at_ms) {
   return AG_OK;
 }
 
-void agent_memory_recount(agent *a, uint64_t after_seq) {
+void agent_memory_recount(agent *a, size_t from) {
   double sum = 0;
-  for (size_t i = 0; i < a->stream.n; i++)
-    if (a->stream.e[i].msg->seq > after_seq) sum += a->stream.e[i].importance;
+  for (size_t i = from; i < a->stream.n; i++) sum += a->stream.e[i].importance;
   a->stream.since_reflect = sum;
 }
 

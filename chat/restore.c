@@ -201,17 +201,20 @@ static int restore_note(restore_ctx *rc, const char *json, size_t len) {
   return AG_OK;
 }
 
-/* One stored step of the notes back into its agent's stream (an agent gone, or no longer in mode stream,
- * has none). */
-static int restore_one_note(restore_ctx *rc, const cJSON *step) {
-  agent *a = world_agent_find(rc->cs->w, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "agent")) ?: "");
+/* Whether step (a note or a reflection, not a rating) is agent a's; its after_seq into *after. */
+static int note_of(const cJSON *step, const agent *a, uint64_t *after) {
+  const char *who = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "agent"));
+  const cJSON *seq = cJSON_GetObjectItemCaseSensitive(step, "after_seq");
+  if (!who || strcmp(who, agent_id(a)) || cJSON_GetObjectItemCaseSensitive(step, "ratings")) return 0;
+  *after = cJSON_IsNumber(seq) && seq->valuedouble >= 0 ? (uint64_t)seq->valuedouble : UINT64_MAX; /* none: last */
+  return 1;
+}
+
+/* One stored note or reflection of a back into its stream (an agent no longer in mode stream has none). */
+static int restore_one_note(agent *a, const cJSON *step) {
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(step, "result");
   int64_t at = 0;
   int e = AG_OK;
-  if (!a) return AG_OK;
-  for (const cJSON *p = cJSON_GetObjectItemCaseSensitive(step, "ratings") ? cJSON_GetObjectItemCaseSensitive(step, "ratings")->child : NULL; p; p = p->next)
-    agent_memory_rate(a, (uint64_t)cJSON_GetNumberValue(cJSON_GetArrayItem(p, 0)), cJSON_GetNumberValue(cJSON_GetArrayItem(p, 1)));
-  if (cJSON_GetObjectItemCaseSensitive(step, "ratings")) return AG_OK;
   if (!r) {
     ag_json_int_member(step, "at_ms", INT64_MIN, INT64_MAX, &at);
     e = agent_settings_of(a)->memory.mode == MEM_MODE_STREAM
@@ -225,17 +228,33 @@ static int restore_one_note(restore_ctx *rc, const cJSON *step) {
   return e == AG_ERR_STATE ? AG_OK : e;
 }
 
-static int restore_notes(restore_ctx *rc) {
+/* Agent a's stored memory (mems, n, borrowed: a takes its own references) with its notes and reflections where
+ * they were live: a step made after message S (its after_seq) goes before a's first entry past S, since a
+ * turn's message joins memory before the turn's steps and its reply after them. Then a's ratings, and the
+ * count toward the next reflection: what joined the stream after the last one's insights, notes included,
+ * as live. A stream rebuilt so equals the live one, in order (docs/memory.md "Where memories live"). */
+static int restore_stream(restore_ctx *rc, agent *a, ag_msg **mems, size_t n) {
+  const cJSON *step = rc->notes ? rc->notes->child : NULL;
+  size_t reflected = 0; /* the stream's length after the last reflection, plus one; 0: none */
+  uint64_t after;
   int e = AG_OK;
-  for (const cJSON *step = rc->notes ? rc->notes->child : NULL; step && !e; step = step->next)
-    e = restore_one_note(rc, step);
-  /* The count toward the next reflection starts after each agent's last one, as it did live. */
-  for (const cJSON *step = rc->notes ? rc->notes->child : NULL; step && !e; step = step->next) {
-    const cJSON *after = cJSON_GetObjectItemCaseSensitive(step, "after_seq");
-    agent *a = world_agent_find(rc->cs->w, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "agent")) ?: "");
-    if (a && cJSON_IsNumber(after) && cJSON_GetObjectItemCaseSensitive(step, "insights"))
-      agent_memory_recount(a, (uint64_t)after->valuedouble);
+  for (size_t k = 0; k <= n && !e; k++) {
+    for (; step && !e; step = step->next) {
+      if (!note_of(step, a, &after)) continue;
+      if (k < n && (!mems[k]->seq || after >= mems[k]->seq)) break;
+      e = restore_one_note(a, step);
+      if (!e && !cJSON_GetObjectItemCaseSensitive(step, "result")) reflected = agent_memory_stream(a)->n + 1;
+    }
+    if (k < n && !e) e = agent_memory_push(a, mems[k]);
   }
+  for (step = rc->notes ? rc->notes->child : NULL; step && !e; step = step->next) {
+    const char *who = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "agent"));
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(step, "ratings");
+    for (p = p && who && !strcmp(who, agent_id(a)) ? p->child : NULL; p; p = p->next)
+      agent_memory_rate(a, (uint64_t)cJSON_GetNumberValue(cJSON_GetArrayItem(p, 0)),
+                        cJSON_GetNumberValue(cJSON_GetArrayItem(p, 1)));
+  }
+  if (!e && reflected) agent_memory_recount(a, reflected - 1);
   return e;
 }
 
@@ -386,15 +405,13 @@ int chat_session__restore(chat_session *cs, const char *chat_id, ag_errmsg *em) 
     agent *a = cs->tracks[i].a;
     /* The summary first: entries after it that leave RAM while memory is pushed are folded into it. */
     if ((r = restore_agent_summary(&rc, a))) goto done;
-    for (size_t k = 0; k < rc.n_mems[i]; k++)
-      if ((r = agent_memory_push(a, rc.mems[i][k]))) goto done;
+    if ((r = restore_stream(&rc, a, rc.mems[i], rc.n_mems[i]))) goto done;
     if (rc.has_state[i]) {
       agent_set_turn_state(a, (turn_state){rc.states[i].turn_count, rc.states[i].notice_sent});
       agent_set_reply_counter(a, (size_t)rc.states[i].counter);
     }
     if ((r = agent_set_context(a, &rc.ctxs[i]))) goto done;
   }
-  if ((r = restore_notes(&rc))) goto done;
   chat_session__mark_saved(cs, 0);
   for (size_t i = 0; i < cs->n_tracks; i++) cs->tracks[i].saved_state = rc.has_state[i];
   snprintf(cs->current, sizeof cs->current, "%s", rc.chat.id);

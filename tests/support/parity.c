@@ -12,14 +12,16 @@
 #include <string.h>
 
 /* The row names of the table, in parity_feature order: a row's first cell starts with one of them. */
-static const char *const feature_names[PF_COUNT] = {"MCP tool", "`approve: true` tool", "`ask_human`",
-                                                     "virtual clock", "schedule", "`{{variables}}`"};
+static const char *const feature_names[PF_COUNT] = {
+  "MCP tool", "`approve: true` tool", "`ask_human`", "virtual clock", "schedule", "`{{variables}}`",
+  "memory stream", "memory summary", "`remember` tool", "reflection", "`context_tokens`"};
 
 /* The parity world's tools (tests/test_parity.c), by the feature each shows. */
 static unsigned tool_tag(const char *tool) {
   if (!strcmp(tool, "echo")) return 1u << PF_MCP;
   if (!strcmp(tool, "add")) return 1u << PF_APPROVE;
   if (!strcmp(tool, "ask_human")) return 1u << PF_ASK;
+  if (!strcmp(tool, "remember")) return 1u << PF_REMEMBER;
   return 0;
 }
 
@@ -51,13 +53,49 @@ static const char *str_of(const cJSON *j, const char *key) {
   return s ? s : "";
 }
 
-/* One NDJSON line of `chats show --json`; *in_schedule turns on at the first world message. */
-static void add_record(parity_chat *c, const cJSON *j, int *in_schedule) {
+/* Each line of ndjson (cut into lines in place) that parses as a JSON object with a "type", given to fn. */
+static void each_json_line(char *ndjson, void (*fn)(const cJSON *j, void *arg), void *arg) {
+  for (char *line = ndjson, *nl; *line; line = nl + 1) {
+    nl = strchr(line, '\n');
+    if (!nl) nl = line + strlen(line) - 1;
+    else *nl = '\0';
+    cJSON *j = cJSON_Parse(line);
+    if (j && cJSON_GetObjectItem(j, "type")) fn(j, arg);
+    cJSON_Delete(j);
+  }
+}
+
+/* Where a chat's reading is: in the schedule from the first world message on; the last message's seq. */
+typedef struct record_at {
+  parity_chat *c;
+  int in_schedule;
+  double seq;
+} record_at;
+
+/* A stored reflection or summary: what it says and after which message it came (so a door that
+ * reflects at another point differs). */
+static void add_memory_step(parity_chat *c, const cJSON *j, const char *ev, const record_at *at) {
+  int refl = !strcmp(ev, "reflection");
+  char *v = refl ? cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "insights")) : NULL;
+  if (refl)
+    add_line(c, 1u << PF_REFLECT, fmt("reflection %s after #%.0f at %.0f: %s", str_of(j, "agent"), at->seq,
+                                      cJSON_GetNumberValue(cJSON_GetObjectItem(j, "at_ms")), v ? v : "null"));
+  else
+    add_line(c, 1u << PF_SUMMARY, fmt("summary %s after #%.0f upto %.0f: %s", str_of(j, "agent"), at->seq,
+                                      cJSON_GetNumberValue(cJSON_GetObjectItem(j, "upto")), str_of(j, "summary")));
+  free(v);
+}
+
+/* One NDJSON line of `chats show --json`. */
+static void add_record(const cJSON *j, void *arg) {
+  record_at *at = arg;
+  parity_chat *c = at->c;
   const char *type = str_of(j, "type");
   if (!strcmp(type, "message")) {
     const char *kind = str_of(j, "kind"), *sender = str_of(j, "sender");
-    if (!strcmp(kind, "world")) *in_schedule = 1;
-    unsigned sched = *in_schedule ? 1u << PF_SCHEDULE : 0;
+    if (!strcmp(kind, "world")) at->in_schedule = 1;
+    at->seq = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "seq"));
+    unsigned sched = at->in_schedule ? 1u << PF_SCHEDULE : 0;
     unsigned vars = !strcmp(kind, "world") ? 1u << PF_VARIABLES : 0;
     add_line(c, sched | vars, fmt("msg %s (%s): %s", sender, kind, str_of(j, "text")));
     const char *sim = cJSON_GetObjectItem(j, "sim_time") ? str_of(j, "sim_time") : "(none)";
@@ -65,12 +103,16 @@ static void add_record(parity_chat *c, const cJSON *j, int *in_schedule) {
     return;
   }
   const char *ev = str_of(j, "event");
+  if (!strcmp(ev, "reflection") || !strcmp(ev, "summary")) {
+    add_memory_step(c, j, ev, at);
+    return;
+  }
   int call = !strcmp(ev, "tool-call"), result = !strcmp(ev, "tool-result");
   if (!call && !result) return;
   const char *tool = str_of(j, "tool");
   char *v = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, call ? "args" : "result"));
   const char *err = cJSON_IsTrue(cJSON_GetObjectItem(j, "error")) ? "true" : "false";
-  unsigned tags = tool_tag(tool) | (*in_schedule ? 1u << PF_SCHEDULE : 0);
+  unsigned tags = tool_tag(tool) | (at->in_schedule ? 1u << PF_SCHEDULE : 0);
   if (call) add_line(c, tags, fmt("call %s %s %s", str_of(j, "agent"), tool, v ? v : "null"));
   else add_line(c, tags, fmt("result %s %s error=%s %s", str_of(j, "agent"), tool, err, v ? v : "null"));
   free(v);
@@ -94,6 +136,10 @@ static int only_chat(const char *db, char id[64]) {
 
 int parity_chat_load(const char *db, parity_chat *c) {
   memset(c, 0, sizeof *c);
+  return parity_chat_add(db, c);
+}
+
+int parity_chat_add(const char *db, parity_chat *c) {
   char id[64];
   if (only_chat(db, id)) return -1;
   const char *show[] = {"chats", "show", id, "--db", db, "--json", NULL};
@@ -102,17 +148,77 @@ int parity_chat_load(const char *db, parity_chat *c) {
     unit_fail_(__FILE__, __LINE__, "chats show %s --db %s failed", id, db);
     return -1;
   }
-  int in_schedule = 0;
-  for (char *line = r.out, *nl; *line; line = nl + 1) {
-    nl = strchr(line, '\n');
-    if (!nl) nl = line + strlen(line) - 1;
-    else *nl = '\0';
-    cJSON *j = cJSON_Parse(line);
-    if (j && cJSON_GetObjectItem(j, "type")) add_record(c, j, &in_schedule);
-    cJSON_Delete(j);
-  }
+  record_at at = {.c = c};
+  each_json_line(r.out, add_record, &at);
   proc_result_free(&r);
   return 0;
+}
+
+/* Which agent's memories a listing is. */
+typedef struct memory_of {
+  parity_chat *c;
+  const char *agent;
+} memory_of;
+
+/* One line of `agora memory --json`, tagged by what made it: a message, a note of the remember tool, or
+ * an insight of a reflection (a note citing its sources). */
+static void add_memory(const cJSON *j, void *arg) {
+  const memory_of *m = arg;
+  const cJSON *src = cJSON_GetObjectItem(j, "sources");
+  int note = cJSON_IsTrue(cJSON_GetObjectItem(j, "note"));
+  char *from = src ? cJSON_PrintUnformatted(src) : NULL;
+  unsigned tags = 1u << PF_STREAM | (note ? 1u << (src ? PF_REFLECT : PF_REMEMBER) : 0);
+  add_line(m->c, tags, fmt("memory %s #%.0f %s importance %g%s%s%s %s: %s", m->agent,
+                           cJSON_GetNumberValue(cJSON_GetObjectItem(j, "seq")), str_of(j, "time"),
+                           cJSON_GetNumberValue(cJSON_GetObjectItem(j, "importance")), note ? " note" : "",
+                           from ? " from " : "", from ? from : "", str_of(j, "sender"), str_of(j, "text")));
+  free(from);
+}
+
+int parity_memory_add(const char *db, const char *agent, parity_chat *c) {
+  char id[64];
+  if (only_chat(db, id)) return -1;
+  const char *args[] = {"memory", id, agent, "--db", db, "--json", NULL};
+  proc_result r = {0};
+  int rc = proc_agora(args, NULL, NULL, &r) || r.status ? -1 : 0;
+  if (rc) unit_fail_(__FILE__, __LINE__, "memory %s %s --db %s: %s", id, agent, db, r.err ? r.err : "did not run");
+  else each_json_line(r.out, add_memory, &(memory_of){.c = c, .agent = agent});
+  proc_result_free(&r);
+  return rc;
+}
+
+void parity_memories_add(const char *agent, const cJSON *list, parity_chat *c) {
+  const cJSON *m;
+  cJSON_ArrayForEach(m, list) add_memory(m, &(memory_of){.c = c, .agent = agent});
+}
+
+/* The names of a request's tools, ","-separated (caller frees). */
+static char *tool_names(const cJSON *tools) {
+  char *s = fmt("%s", ""), *next;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, tools) {
+    next = s ? fmt("%s%s%s", s, *s ? "," : "", str_of(cJSON_GetObjectItem(t, "function"), "name")) : NULL;
+    free(s);
+    s = next;
+  }
+  return s;
+}
+
+void parity_prompts_add(llm_server *srv, parity_chat *c) {
+  llm_server_request r;
+  for (size_t i = 0; !llm_server_request_get(srv, i, &r); i++) {
+    cJSON *j = cJSON_Parse(r.body);
+    char *msgs = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "messages"));
+    char *tools = tool_names(cJSON_GetObjectItem(j, "tools"));
+    unsigned tags = 1u << PF_CONTEXT;
+    if (msgs && strstr(msgs, "What you remember from earlier")) tags |= 1u << PF_STREAM;
+    if (msgs && (strstr(msgs, "Summary of the conversation") || strstr(msgs, "running summary")))
+      tags |= 1u << PF_SUMMARY;
+    add_line(c, tags, fmt("prompt: %s tools=%s", msgs ? msgs : r.body, tools ? tools : ""));
+    free(msgs), free(tools);
+    cJSON_Delete(j);
+    llm_server_request_free(&r);
+  }
 }
 
 char *parity_chat_text(const parity_chat *c) {
@@ -216,8 +322,7 @@ void parity_table_free(parity_table *t) {
 
 /* ---- the check ---- */
 
-/* 1 when the lines of a and b tagged with any of want and none of skip are the same, in order. */
-static int same_lines(const parity_chat *a, const parity_chat *b, unsigned want, unsigned skip) {
+int parity_same_lines(const parity_chat *a, const parity_chat *b, unsigned want, unsigned skip) {
   size_t i = 0, j = 0;
   for (;;) {
     while (i < a->n && (!(a->lines[i].tags & want) || (a->lines[i].tags & skip))) i++;
@@ -243,7 +348,7 @@ static int check_cell(const char *door, int f, const char *cell, unsigned refuse
   unsigned bit = 1u << f;
   char reason[256];
   if (!strcmp(cell, "same")) {
-    if (same_lines(ref, got, bit, refused)) return 0;
+    if (parity_same_lines(ref, got, bit, refused)) return 0;
     unit_fail_(__FILE__, __LINE__, "%s: %s: the table says same, the stored chat differs", door, name);
     return 1;
   }
@@ -252,7 +357,7 @@ static int check_cell(const char *door, int f, const char *cell, unsigned refuse
     return 1;
   }
   int failures = 0;
-  if (same_lines(ref, got, bit, 0))
+  if (parity_same_lines(ref, got, bit, 0))
     failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: the table says refused, the door did it", door, name);
   if (quoted(cell, reason, sizeof reason))
     failures++, unit_fail_(__FILE__, __LINE__, "%s: %s: a refusal quotes no reason: %s", door, name, cell);
@@ -271,7 +376,7 @@ int parity_check(const parity_table *t, const char *door, const parity_chat *ref
     if (!strncmp(t->cells[f][d], "refused:", 8)) refused |= 1u << f;
   int failures = 0;
   for (int f = 0; f < PF_COUNT; f++) failures += check_cell(door, f, t->cells[f][d], refused, ref, got, said);
-  if (!same_lines(ref, got, ~0u, refused))
+  if (!parity_same_lines(ref, got, ~0u, refused))
     failures++, unit_fail_(__FILE__, __LINE__, "%s: lines of no refused feature differ", door);
   if (failures) {
     char *a = parity_chat_text(ref), *b = parity_chat_text(got);
