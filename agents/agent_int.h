@@ -89,7 +89,7 @@ char *agent__remember(agent *a, const cJSON *args);
 int agent__note_add(agent *a, const char *text, double importance, int64_t at_ms, const uint64_t *sources,
                     size_t n_sources);
 
-/* The end of a rating or reflection call: its usage settled (agent__call_settle) and reported as the
+/* The end of a rating, reflection or summary call: its usage settled (agent__call_settle) and reported as the
  * turn's llm-done, or its failure as an llm-error (the turn goes on without it). */
 void agent__memory_call_done(agent *a, int err, const char *text, const llm_error_info *info);
 
