@@ -92,15 +92,9 @@ static void embed_withhold(mem_config *m, const rt_allow_env *allow) {
   if (m->embedder != MEM_EMBED_HASH && !key_may_go(&e, NULL, allow)) m->embed_key_withheld = 1;
 }
 
-void rt_key_keep(agent_settings *a, const agent_settings *old, const rt_allow_env *allow) {
-  const mem_config *o = &old->memory;
-  mem_config *m = &a->memory;
-  const char *url = m->embed_base_url ? m->embed_base_url : "", *was = o->embed_base_url ? o->embed_base_url : "";
+void rt_key_keep(agent_settings *a, const agent_settings *old) {
   a->llm.key_withheld = old->llm.key_withheld;
-  m->embed_key_withheld = o->embed_key_withheld;
-  if (m->embedder == o->embedder && same_url(url, was)) return;
-  m->embed_key_withheld = 0; /* another embedder: named over HTTP, so judged as an untrusted world's */
-  embed_withhold(m, allow);
+  a->memory.embed_key_withheld = old->memory.embed_key_withheld;
 }
 
 size_t rt_key_withhold(world_spec *spec, const char *cmd, const char *label, const char *url_override,

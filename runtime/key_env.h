@@ -43,9 +43,8 @@ int rt_key_env_check_agent(const agent_settings *st, size_t i, const char *label
 size_t rt_key_withhold(world_spec *spec, const char *cmd, const char *label, const char *url_override,
                        const rt_allow_env *allow);
 /* An agent changed over HTTP (a PATCH: a, read back from the world's settings, which never hold whether a
- * key is withheld) keeps old's rule: its chat calls' (a PATCH cannot name their base_url or key variable),
- * and its embedder's while the embedder's provider and base_url are old's; an embedder changed is judged
- * as rt_key_withhold judges a new agent's. Nothing is printed. */
-void rt_key_keep(agent_settings *a, const agent_settings *old, const rt_allow_env *allow);
+ * key is withheld) keeps old's rule, for its chat calls and its memory's embedder: a PATCH names neither's
+ * base_url nor key variable. */
+void rt_key_keep(agent_settings *a, const agent_settings *old);
 
 #endif
