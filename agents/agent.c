@@ -65,11 +65,12 @@ int agent_reconfigure(agent *a, const agent_settings *s, llm_client *llm, ag_err
     return rc;
   }
   llm_endpoint_set_reply_counter(e, llm_endpoint_reply_counter(a->llm)); /* a script goes on */
+  int switched = agent__embedder_differs(&a->s.memory, &ns.memory);
   llm_endpoint_free(a->llm);
   agent_settings_free(&a->s);
   a->s = ns;
   a->llm = e;
-  return AG_OK;
+  return switched ? agent__embed_switch(a) : AG_OK;
 }
 
 /* Forgets the turn's tool rounds. */

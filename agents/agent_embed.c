@@ -65,6 +65,31 @@ llm_config agent__embed_config(const agent *a) {
                       .key_withheld = c->embed_key_withheld, .timeout_ms = 60000};
 }
 
+static int same_str(const char *x, const char *y) { return x == y || (x && y && !strcmp(x, y)); }
+
+int agent__embedder_differs(const mem_config *a, const mem_config *b) {
+  return a->embedder != b->embedder || !same_str(a->embed_model, b->embed_model) ||
+         !same_str(a->embed_base_url, b->embed_base_url);
+}
+
+/* The vectors go, not the memories: a hosted embedder's request at the next turn embeds them all (in
+ * batches, the kept vectors looked up first), as when a chat is opened (docs/memory.md "Changing the
+ * embedder"). Before, the old vectors stayed and every answer of another dimension failed the turn. */
+int agent__embed_switch(agent *a) {
+  int hash = a->s.memory.embedder == MEM_EMBED_HASH;
+  int rc = mem_stream_reset_dim(&a->stream, hash ? MEM_HASH_DIM : 0);
+  if (rc) return rc;
+  float v[MEM_HASH_DIM];
+  for (size_t i = 0; i < a->stream.n; i++) {
+    a->stream.e[i].unembedded = !hash;
+    if (!hash) continue;
+    mem_embed_hash(a->stream.e[i].msg->text, v, MEM_HASH_DIM);
+    mem_stream_set_vec(&a->stream, i, v);
+  }
+  a->query_ok = 0;
+  return AG_OK;
+}
+
 int agent__embed_begin(agent *a) {
   const mem_config *c = &a->s.memory;
   if (c->mode != MEM_MODE_STREAM || c->embedder == MEM_EMBED_HASH || a->embed_asked || a->rounds || a->tlog.n ||

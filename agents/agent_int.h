@@ -89,7 +89,7 @@ char *agent__remember(agent *a, const cJSON *args);
 int agent__note_add(agent *a, const char *text, double importance, int64_t at_ms, const uint64_t *sources,
                     size_t n_sources);
 
-/* The end of a rating or reflection call: its usage settled (agent__call_settle) and reported as the
+/* The end of a rating, reflection or summary call: its usage settled (agent__call_settle) and reported as the
  * turn's llm-done, or its failure as an llm-error (the turn goes on without it). */
 void agent__memory_call_done(agent *a, int err, const char *text, const llm_error_info *info);
 
@@ -104,6 +104,11 @@ llm_config agent__embed_config(const agent *a);
 void agent__embed_reset(agent *a);
 /* ... and cancels a request in flight (the turn or the memory goes). */
 void agent__embed_cancel(agent *a);
+/* 1 when settings a and b embed with different embedders (provider, model or base URL). */
+int agent__embedder_differs(const mem_config *a, const mem_config *b);
+/* The agent's embedder changed: its stream's vectors are of another space, so every memory is embedded
+ * again, at once by the hash embedder, or by a hosted one with the next turn's request. */
+int agent__embed_switch(agent *a);
 
 /* agent_reflect.c */
 /* At the start of a turn (no round yet) of an agent in mode stream whose memories' importance since the

@@ -153,7 +153,7 @@ void agent__memory_call_done(agent *a, int err, const char *text, const llm_erro
   if (!a->host->report) return;
   agent_report ev = {.kind = err ? AGENT_REPORT_LLM_ERROR : AGENT_REPORT_LLM_DONE, .failed = err != 0, .info = info,
                      .text = err ? (info && info->message[0] ? info->message : ag_strerror(err)) : text,
-                     .usage = u, .seq = a->answering->seq};
+                     .usage = u, .seq = a->answering ? a->answering->seq : 0};
   ev.len = strlen(ev.text);
   a->host->report(a->host->ctx, a, &ev);
 }

@@ -59,17 +59,12 @@ void agent__summary_fold_upto(agent *a, size_t upto) {
 }
 
 /* The summariser answered (or failed: the entries are folded in place and the turn goes on, an
- * llm-error said so); the turn's own call starts. */
+ * llm-error said so); the turn's own call starts. Its call is reported as the memory's calls are (an
+ * llm-done with its tokens, or an llm-error), so that it counts in the chat's usage and the budget. */
 static void summary_on_done(void *ud, int err, const char *text, const llm_error_info *info) {
   agent *a = ud;
-  agent__call_settle(a);
+  agent__memory_call_done(a, err, text, info);
   char *s = err ? NULL : summary_bound(text, a->s.memory.summary_tokens);
-  if (err && a->host->report) {
-    const char *why = info && info->message[0] ? info->message : ag_strerror(err);
-    agent_report ev = {.kind = AGENT_REPORT_LLM_ERROR, .text = why, .len = strlen(why), .info = info, .failed = 1,
-                       .seq = a->answering ? a->answering->seq : 0};
-    a->host->report(a->host->ctx, a, &ev);
-  }
   if (s && a->summary_asked > a->summary_upto) {
     free(a->summary);
     a->summary = s;

@@ -173,6 +173,17 @@ int mem_stream_set_dim(mem_stream *s, int dim) {
   return AG_OK;
 }
 
+int mem_stream_reset_dim(mem_stream *s, int dim) {
+  if (dim < 0 || dim > MEM_DIM_MAX) return AG_ERR_INVALID;
+  int8_t *c = dim ? calloc((s->cap ? s->cap : 1) * (size_t)dim, 1) : NULL;
+  if (dim && !c) return AG_ERR_NOMEM;
+  free(s->codes);
+  s->codes = c;
+  for (size_t i = 0; i < s->n; i++) s->scales[i] = 0;
+  s->dim = dim;
+  return AG_OK;
+}
+
 void mem_stream_set_vec(mem_stream *s, size_t i, const float *vec) {
   int8_t *codes = s->codes + i * (size_t)s->dim;
   if (vec) s->scales[i] = mem_vec_quantize(vec, s->dim, codes);

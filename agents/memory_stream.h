@@ -87,6 +87,9 @@ int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec);
 /* Sets the dimension of a stream made with 0 (every vector zeros until set): AG_OK, or AG_ERR_INVALID
  * when it already has another one. */
 int mem_stream_set_dim(mem_stream *s, int dim);
+/* Forgets every embedding, for an embedder whose vectors are of another space: the dimension becomes dim
+ * (0: unknown until mem_stream_set_dim), every vector zeros. AG_ERR_NOMEM leaves the stream as it was. */
+int mem_stream_reset_dim(mem_stream *s, int dim);
 /* Replaces entry i's embedding (dim floats, stored quantised; NULL: zeros). i < s->n, and the dimension
  * is known. */
 void mem_stream_set_vec(mem_stream *s, size_t i, const float *vec);

@@ -394,6 +394,9 @@ static int cl_connect(cluster *c, ag_errmsg *em) {
   return AG_OK;
 }
 
+/* control_open's lines, as the cluster's own notices. */
+static void cl_notice(void *ud, const char *line) { cluster__notice(ud, "%s", line); }
+
 int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) {
   if (cluster_lib_open()) return ag_fail(em, AG_ERR_NOMEM, "cannot start the NATS client");
   cluster *c = calloc(1, sizeof *c);
@@ -410,7 +413,9 @@ int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em) 
   if (!rc) rc = cl_candidates(c, &ids, &n, em);
   if (!rc) rc = relay_new(c->base, cl_relay, cl_drop, c, &c->r);
   snprintf(subjects, sizeof subjects, "%s.>", c->prefix);
-  if (!rc) rc = control_open(o, c->world, c->stream, subjects, ids, n, c->r, &c->catch_up, &c->ctl, em);
+  if (!rc)
+    rc = control_open(o, c->world, c->stream, subjects, ids, n, c->r, &c->catch_up,
+                      (control_notice){.fn = cl_notice, .ud = c}, &c->ctl, em);
   free(ids);
   if (!rc) rc = cl_connect(c, em);
   if (!rc && !(c->tick = event_new(c->base, -1, EV_PERSIST, cl_tick, c))) rc = AG_ERR_NOMEM;

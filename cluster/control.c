@@ -71,7 +71,8 @@ static void host_id_make(char *out, size_t cap) {
 }
 
 int control_open(const cluster_opts *o, const char *world_id, const char *stream, const char *subjects,
-                 const char *const *ids, size_t n, relay *r, uint64_t *last, control **out, ag_errmsg *em) {
+                 const char *const *ids, size_t n, relay *r, uint64_t *last, control_notice notice, control **out,
+                 ag_errmsg *em) {
   control *c = calloc(1, sizeof *c);
   if (!c) return AG_ERR_NOMEM;
   pthread_mutex_init(&c->mu, NULL);
@@ -94,9 +95,12 @@ int control_open(const cluster_opts *o, const char *world_id, const char *stream
     goto fail;
   }
   /* A cluster that has just started elects its JetStream leader for a few seconds: connected, the
-   * stream and buckets are asked for again for up to 10 s (this is set-up; the loop is not running). */
+   * stream and buckets are asked for again, 41 times 250 ms apart (this is set-up; the loop is not
+   * running). Each refusal takes as long as the server does to give it: with one node of three up, about
+   * 1 s, so 40 s in all, which a person once spent looking at nothing. So the first question waits 1 s,
+   * not 5, and its refusal is said at once. */
   for (int tries = 0;; tries++) {
-    rc = link_stream(c->js, stream, subjects, o->replicas, last, em);
+    rc = link_stream(c->js, stream, subjects, o->replicas, tries ? 0 : 1000, last, em);
     snprintf(name, sizeof name, "agora-%s-agents", world_id);
     snprintf(c->agents_stream, sizeof c->agents_stream, "KV_%s", name);
     snprintf(c->agents_filter, sizeof c->agents_filter, "$KV.%s.>", name);
@@ -105,6 +109,12 @@ int control_open(const cluster_opts *o, const char *world_id, const char *stream
     snprintf(c->hosts_stream, sizeof c->hosts_stream, "KV_%s", name);
     if (!rc && c->hosting && !c->hosts) rc = open_kv(c, name, o->replicas, o->lease_ms, &c->hosts, em);
     if (!rc || tries == 40) break;
+    if (!tries) {
+      char line[sizeof em->text + 512];
+      snprintf(line, sizeof line, "waiting for JetStream at %s (its servers may be starting): %s", o->url,
+               em ? em->text : "no answer");
+      if (notice.fn) notice.fn(notice.ud, line);
+    }
     nats_Sleep(250);
   }
   if (rc) goto fail;

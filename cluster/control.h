@@ -13,11 +13,20 @@
 
 typedef struct control control;
 
+/* Where control_open says what it is waiting for: one line, without "agora: " (borrowed for the call). */
+typedef struct control_notice {
+  void (*fn)(void *ud, const char *line);
+  void *ud;
+} control_notice;
+
 /* Connects (o borrowed for the call), makes sure of the stream (its last seq in *last) and, when hosting,
  * of the lease buckets. ids: the agents this process may own (copied; n may be 0). Posts to r (borrowed
- * for the control's life). Does not start the thread yet. */
+ * for the control's life). Does not start the thread yet. While JetStream cannot answer (a cluster whose
+ * servers are starting has no leader yet) it asks again for a while, and says so through notice at the
+ * first refusal, so that the person does not wait in silence. */
 int control_open(const cluster_opts *o, const char *world_id, const char *stream, const char *subjects,
-                 const char *const *ids, size_t n, relay *r, uint64_t *last, control **out, ag_errmsg *em);
+                 const char *const *ids, size_t n, relay *r, uint64_t *last, control_notice notice, control **out,
+                 ag_errmsg *em);
 /* Starts the thread (leases, consumer requests). */
 int control_start(control *c, ag_errmsg *em);
 /* Asks for a new consumer delivering to deliver from seq on (replacing the old one). */

@@ -95,11 +95,15 @@ int link_connect(const cluster_opts *o, const char *name, natsConnection **out, 
   return AG_OK;
 }
 
-int link_stream(jsCtx *js, const char *stream, const char *subjects, int replicas, uint64_t *last, ag_errmsg *em) {
+int link_stream(jsCtx *js, const char *stream, const char *subjects, int replicas, long probe_ms, uint64_t *last,
+                ag_errmsg *em) {
   jsStreamInfo *si = NULL;
   jsErrCode jerr = 0;
   char why[256];
-  natsStatus s = js_GetStreamInfo(&si, js, stream, NULL, &jerr);
+  jsOptions probe;
+  jsOptions_Init(&probe);
+  probe.Wait = probe_ms;
+  natsStatus s = js_GetStreamInfo(&si, js, stream, probe_ms ? &probe : NULL, &jerr);
   if (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr) {
     jsStreamConfig cfg;
     jsStreamConfig_Init(&cfg);

@@ -26,8 +26,10 @@ typedef struct cluster_opts {
  * while the loop reads it (docs/distributed.md "Threads"). Errors (unreachable, refused credentials,
  * TLS) are AG_ERR_INVALID with em naming the URL. */
 int link_connect(const cluster_opts *o, const char *name, natsConnection **out, ag_errmsg *em);
-/* Makes sure the stream exists (created with subjects and replicas if not); *last: its last seq. */
-int link_stream(jsCtx *js, const char *stream, const char *subjects, int replicas, uint64_t *last, ag_errmsg *em);
+/* Makes sure the stream exists (created with subjects and replicas if not); *last: its last seq. The first
+ * question waits at most probe_ms for its answer (0: the context's wait, 5 s). */
+int link_stream(jsCtx *js, const char *stream, const char *subjects, int replicas, long probe_ms, uint64_t *last,
+                ag_errmsg *em);
 /* An ephemeral push consumer of stream delivering to subject deliver from start_seq on, no acks, with
  * idle heartbeats every hb_ms. name (WIRE_ID_MAX bytes) receives its name. */
 int link_consumer(jsCtx *js, const char *stream, const char *deliver, uint64_t start_seq, long hb_ms, char *name,

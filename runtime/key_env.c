@@ -92,6 +92,11 @@ static void embed_withhold(mem_config *m, const rt_allow_env *allow) {
   if (m->embedder != MEM_EMBED_HASH && !key_may_go(&e, NULL, allow)) m->embed_key_withheld = 1;
 }
 
+void rt_key_keep(agent_settings *a, const agent_settings *old) {
+  a->llm.key_withheld = old->llm.key_withheld;
+  a->memory.embed_key_withheld = old->memory.embed_key_withheld;
+}
+
 size_t rt_key_withhold(world_spec *spec, const char *cmd, const char *label, const char *url_override,
                        const rt_allow_env *allow) {
   char said[512] = "";

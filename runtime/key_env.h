@@ -42,5 +42,9 @@ int rt_key_env_check_agent(const agent_settings *st, size_t i, const char *label
  * agents withheld. */
 size_t rt_key_withhold(world_spec *spec, const char *cmd, const char *label, const char *url_override,
                        const rt_allow_env *allow);
+/* An agent changed over HTTP (a PATCH: a, read back from the world's settings, which never hold whether a
+ * key is withheld) keeps old's rule, for its chat calls and its memory's embedder: a PATCH names neither's
+ * base_url nor key variable. */
+void rt_key_keep(agent_settings *a, const agent_settings *old);
 
 #endif

@@ -232,6 +232,13 @@ static int start_mcp(runtime *rt, const rt_opts *o, ag_errmsg *em) {
     rt->mcp_why = "this command does not start MCP servers";
     return AG_OK;
   }
+  /* A publisher or viewer on NATS answers for no agent: the hosts run the tools. Starting the servers here
+   * too only made `run --nats` wait in silence (up to 2 minutes for a slow one) before its first message. */
+  if (o->nats && o->nats->url && (o->nats_role == RT_NATS_PUBLISH || o->nats_role == RT_NATS_VIEW)) {
+    rt->mcp_why = "this process joined the world over NATS and answers for no agent: its hosts start the MCP "
+                  "servers and run the tools";
+    return AG_OK;
+  }
   int rc = rt_mcp_start(rt->w, o->db, o->no_save, em);
   if (rc && o->mcp_failures_ok && rc != AG_ERR_INVALID && rc != AG_ERR_NOMEM) rc = AG_OK;
   if (rc) {

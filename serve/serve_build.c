@@ -80,7 +80,7 @@ static int apply(serve *s, serve_world *sw, const change *c, world_spec *spec, a
      * what the agent had (a PATCH cannot name a base_url or a key variable). */
     world_spec one = {.name = spec->name, .agents = a, .n_agents = 1}; /* the others are as they were */
     agent *old = c->m->route == SR_AGENT ? world_agent_find(sw->w, c->m->name) : NULL;
-    if (old) a->llm.key_withheld = agent_settings_of(old)->llm.key_withheld;
+    if (old) rt_key_keep(a, agent_settings_of(old));
     else rt_key_withhold(&one, "serve", world_id(sw->w), s->over.base_url, &s->allow);
     rc = rt_key_env_check_agent(a, (size_t)c->at, world_id(sw->w), &s->allow, em);
     if (!rc) rc = c->m->route == SR_AGENTS ? world_add_agent(sw->w, a, em) : world_update_agent(sw->w, a, em);

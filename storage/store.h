@@ -17,7 +17,10 @@
 #define STORE_ID_MAX (STORE_ID_LEN + 1) /* a buffer for any id, NUL included (like PATH_MAX) */
 #define STORE_TITLE_LEN 512             /* chat titles and world names */
 #define STORE_TEXT_LEN (1024 * 1024)    /* message text */
-#define STORE_SETTINGS_LEN (1024 * 1024) /* a world's settings_json */
+/* A world's settings_json. Written by Agora from a world it has already checked (the inputs have their own
+ * caps: a world file 256 MiB, a request body 1 MiB), about 300 bytes an agent: a million agents' settings
+ * are about 300 MB. One LMDB value, kept on overflow pages; the cap only bounds a runaway. */
+#define STORE_SETTINGS_LEN (1024u << 20)
 
 /* The schema this code writes. A database with a higher version is refused with AG_ERR_VERSION. */
 #define STORE_SCHEMA_VERSION 1

@@ -13,6 +13,8 @@
 #include "agents/tools.h"
 #include "chat/branch.h"
 #include "chat/snapshot.h"
+#include "chat/usage.h"
+#include "llm/budget.h"
 #include "llm/wire.h"
 #include "world/world_file.h"
 
@@ -456,6 +458,33 @@ static void summary_by_the_summariser_model(void) {
   tsession_close(&f);
 }
 
+/* The summariser's calls count as any call: each is an llm-done step of the chat with its tokens, so the
+ * chat's usage is what the world's budget spent (before, only its failures were said, not its tokens). */
+static void summary_calls_count(void) {
+  char world[2048];
+  snprintf(world, sizeof world,
+           "{\"name\": \"w\", \"memory_window\": 7, \"budget\": {\"tokens\": 1000000}, \"agents\": [{\"name\": \"ann\","
+           " \"provider\": \"openai\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\","
+           " \"system_prompt\": \"You are ann.\", \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 20}}]}",
+           base_url("openai"));
+  tsession f;
+  tsession_open(&f, world);
+  llm_server_reset(srv);
+  llm_server_rule(srv, "running summary", "reply=\"SUMMARY: ann answered\"");
+  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
+  say_n(&f, 1, 5); /* ten entries at the fifth turn: two left the window, folded by the summariser */
+  CHECK_INT(llm_server_request_count(srv), 6);
+  llm_spend spent = llm_client_spent(world_llm(f.w));
+  chat_usage u;
+  CHECK_INT(chat_usage_get(f.st, chat_session_current(f.cs), &u, NULL), AG_OK);
+  CHECK_INT(u.n, 1);
+  CHECK_INT(u.n ? u.rows[0].calls : 0, 6);
+  CHECK(spent.tokens > 0);
+  CHECK_INT(u.n ? (int64_t)(u.rows[0].in + u.rows[0].out) : 0, spent.tokens);
+  chat_usage_free(&u);
+  tsession_close(&f);
+}
+
 /* ---- through the binary ---- */
 
 static void through_the_binary(void) {
@@ -502,6 +531,7 @@ static const unit_test tests[] = {
     {"stream_memories_count_in_the_budget", stream_memories_count_in_the_budget},
     {"summary_bounded_over_1000_messages", summary_bounded_over_1000_messages},
     {"summary_by_the_summariser_model", summary_by_the_summariser_model},
+    {"summary_calls_count", summary_calls_count},
     {"through_the_binary", through_the_binary},
 };
 

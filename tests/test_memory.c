@@ -223,17 +223,6 @@ static void week_stream_remembers_window_forgets(void) {
   }
 }
 
-/* Requests to the server whose path holds part. */
-static size_t requests_to(const char *part) {
-  size_t n = 0;
-  for (size_t i = 0; i < llm_server_request_count(srv); i++) {
-    llm_server_request r;
-    if (llm_server_request_get(srv, i, &r)) continue;
-    n += strstr(r.path, part) != NULL;
-    llm_server_request_free(&r);
-  }
-  return n;
-}
 
 /* A hosted embedder in each wire format: every turn starts with one embeddings request (the memories not
  * embedded yet and the question), the turn's prompt gets the memories retrieved with those vectors; a
@@ -264,8 +253,8 @@ static void hosted_embedder_in_turns(void) {
       char *out = r.out;
       r.out = NULL;
       proc_result_free(&r);
-      CHECK_INT(requests_to("/chat/completions"), 3);
-      CHECK_INT(requests_to(wires[w].path), 3); /* one a turn, batched */
+      CHECK_INT(llm_server_requests_with(srv, "/chat/completions", NULL), 3);
+      CHECK_INT(llm_server_requests_with(srv, wires[w].path, NULL), 3); /* one a turn, batched */
       CHECK_INT(out && strstr(out, "\"event\":\"llm-error\"") != NULL, fail);
       CHECK_INT(out ? (int)(strstr(out, "\"text\":\"noted\"") != NULL) : 0, 1);
       char *body = last_body();

@@ -358,11 +358,75 @@ static void test_waiting_for_a_host(void) {
   nats_node_stop(&node, SIGTERM);
 }
 
+/* A publisher answers for no agent, so it starts none of the world's MCP servers: it publishes at once and
+ * says what it waits for (before: it started a server that never answered, and waited for it in silence
+ * for up to 2 minutes before its first message). */
+static void test_publisher_starts_no_mcp(void) {
+  char text[8192], world[4096], err[4096], url[256], marker[4096];
+  nats_node node;
+  snprintf(marker, sizeof marker, "%s", nats_path("mcp-started"));
+  snprintf(text, sizeof text,
+           "{\"name\": \"Tools\", \"mcp_servers\": {\"slow\": {\"command\": \"sh\", \"args\": [\"-c\","
+           " \"echo started >> '%s'; sleep 60\"]}}, \"defaults\": {\"provider\": \"script\"}, \"agents\": ["
+           " {\"name\": \"pm\", \"replies\": [\"@human fine\"]}], \"script\": [{\"from\": \"human\","
+           " \"text\": \"@pm status?\"}]}\n", marker);
+  if (node_up("tools", &node, url, text, world)) return;
+  snprintf(err, sizeof err, "%s", nats_path("tools-run.err"));
+  const char *run[] = {"run", world, "--nats", url, "--no-save", "--json", NULL};
+  pid_t r = agora_spawn(run, nats_path("tools-run.out"), err, NULL);
+  CHECK(file_wait_for(err, "waiting for a host for: pm\n", 20000));
+  agora_stop(r, SIGTERM); /* it would wait for a host to the end */
+  CHECK(access(marker, F_OK) != 0);
+  nats_node_stop(&node, SIGTERM);
+}
+
+/* A publisher started while the cluster's servers are still starting (one node of three up: JetStream has
+ * no leader) says at once what it waits for, and goes on when the other two come up (before: 40 s of
+ * silence, then an error). */
+static void test_waiting_for_jetstream(void) {
+  static const char text[] =
+    "{\"name\": \"Trio\", \"defaults\": {\"provider\": \"script\"}, \"agents\": ["
+    " {\"name\": \"pm\", \"replies\": [\"@human fine\"]}],"
+    " \"script\": [{\"from\": \"human\", \"text\": \"@pm status?\"}]}\n";
+  nats_node nodes[3];
+  char dir[4096], world[4096], err[4096], url[256];
+  snprintf(dir, sizeof dir, "%s/js-wait", nats_tmp());
+  mkdir(dir, 0700);
+  if (nats_start(dir, 3, NULL, nodes)) {
+    unit_fail_(__FILE__, __LINE__, "the nats-server cluster did not start");
+    return;
+  }
+  /* node 0 alone, started again: it has no JetStream leader until another node is back */
+  for (int i = 0; i < 3; i++) nats_node_stop(&nodes[i], SIGTERM);
+  CHECK_INT(nats_node_start(&nodes[0]), 0);
+  snprintf(url, sizeof url, "%s", nats_url(nodes, 0, 1));
+  snprintf(world, sizeof world, "%s", nats_path("trio.json"));
+  unit_write_file(world, text);
+  snprintf(err, sizeof err, "%s", nats_path("trio-run.err"));
+  const char *run[] = {"run", world, "--nats", url, "--no-save", "--json", NULL};
+  long long t0 = now_ms();
+  pid_t r = agora_spawn(run, nats_path("trio-run.out"), err, NULL);
+  char want[512];
+  snprintf(want, sizeof want, "agora: waiting for JetStream at %s (its servers may be starting): ", url);
+  CHECK(file_wait_for(err, want, 20000));
+  CHECK(now_ms() - t0 < wait_budget_ms(3000)); /* the first refusal, not the last */
+  CHECK_INT(nats_node_start(&nodes[1]), 0);
+  CHECK_INT(nats_node_start(&nodes[2]), 0);
+  pid_t h = host_up(world, url, "trio-h", 0, NULL, NULL);
+  CHECK_INT(agora_wait(r, 60000), 0);
+  char *out = unit_read_file(nats_path("trio-run.out"));
+  CHECK(out && strstr(out, "@human fine"));
+  free(out);
+  CHECK_INT(agora_stop(h, SIGTERM), 0);
+  for (int i = 0; i < 3; i++) nats_node_stop(&nodes[i], SIGTERM);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     {"chat_not_subject", test_chat_not_subject}, {"deleted_chat_stays_deleted", test_deleted_chat_stays_deleted},
     {"missing_seqs_skipped", test_missing_seqs_skipped}, {"forged_records_refused", test_forged_records_refused},
-    {"waiting_for_a_host", test_waiting_for_a_host},
+    {"waiting_for_a_host", test_waiting_for_a_host}, {"waiting_for_jetstream", test_waiting_for_jetstream},
+    {"publisher_starts_no_mcp", test_publisher_starts_no_mcp},
   };
   return nats_suite_main(argc, argv, tests, sizeof tests / sizeof *tests, NULL);
 }

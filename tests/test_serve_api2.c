@@ -18,6 +18,7 @@
 #define EXPECT(...) cJSON_Delete(SERVE_EXPECT(__VA_ARGS__))
 
 static char *tmp;
+static llm_server *srv;
 
 /* The string key of j, or "" (never NULL). */
 static const char *str_of(const cJSON *j, const char *key) {
@@ -214,6 +215,35 @@ static void keys_over_http(void) {
   EXPECT(&sp, "POST", "/api/worlds/trusted/agents", "{\"name\": \"q\", \"provider\": \"openai\", \"model\": \"m\","
          " \"api_key_env\": \"HOME\"}", 422, "agents[2].api_key_env: 'HOME' is not an API key variable");
   CHECK_INT(serve_proc_stop(&sp), 0);
+}
+
+/* A world posted over HTTP whose embedder has a base_url of its own: its embedder gets no key, before and
+ * after a change of the agent over HTTP (before, the change gave it the key: only the chat calls' rule was
+ * kept). The embedder's requests are made (it is asked, keyless), so the check is not vacuous. */
+static void embedder_key_over_http(void) {
+  char *db = suite_fresh(tmp, "db-embed-key"), doc[2048], chat[128];
+  const char *args[] = {"--db", db, NULL}, *env[] = {"AGORA_EMBED_KEY=sk-embed-secret", NULL};
+  serve_proc sp;
+  if (SERVE_START(tmp, args, env, &sp)) {
+    free(db);
+    return;
+  }
+  snprintf(doc, sizeof doc,
+           "{\"name\": \"Posted\", \"agents\": [{\"name\": \"m\", \"provider\": \"openai\", \"model\": \"m\","
+           " \"base_url\": \"%s\", \"api_key_env\": \"\", \"memory\": {\"mode\": \"stream\", \"embedder\":"
+           " {\"provider\": \"openai\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_EMBED_KEY\"}}}]}",
+           llm_server_url(srv, "/v1"), llm_server_url(srv, "/v1"));
+  llm_server_reset(srv);
+  llm_server_rule(srv, NULL, "reply=noted");
+  EXPECT(&sp, "POST", "/api/worlds", doc, 201, NULL);
+  EXPECT(&sp, "POST", "/api/worlds/posted/load", NULL, 200, NULL);
+  say(&sp, "posted", "@m one", 2, chat);
+  EXPECT(&sp, "PATCH", "/api/worlds/posted/agents/m", "{\"model\": \"m2\"}", 200, NULL);
+  say(&sp, "posted", "@m two", 4, chat);
+  CHECK_INT(llm_server_requests_with(srv, "/embeddings", NULL), 2);
+  CHECK_INT(llm_server_requests_with(srv, NULL, "sk-embed-secret"), 0);
+  CHECK_INT(serve_proc_stop(&sp), 0);
+  free(db);
 }
 
 /* PUT/DELETE …/messages/{seq} and POST …/retry: the console's /edit and /retry over HTTP. */
@@ -413,6 +443,6 @@ static void page_actions_in_chromium(void) {
   CHECK_INT(serve_proc_stop(&sp), 0);
 }
 
-SUITE_RUN((UNIT(create_world), UNIT(patch_world), UNIT(agents), UNIT(keys_over_http), UNIT(edit_delete_retry),
-  UNIT(conflicts_in_flight), UNIT(delete_world), UNIT(cross_site_refused), UNIT(mcp_of_a_file_world),
-  UNIT(page_actions_in_chromium)), .tmp = &tmp)
+SUITE_RUN((UNIT(create_world), UNIT(patch_world), UNIT(agents), UNIT(keys_over_http), UNIT(embedder_key_over_http),
+  UNIT(edit_delete_retry), UNIT(conflicts_in_flight), UNIT(delete_world), UNIT(cross_site_refused), UNIT(mcp_of_a_file_world),
+  UNIT(page_actions_in_chromium)), .tmp = &tmp, .srv = &srv)

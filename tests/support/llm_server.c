@@ -537,6 +537,15 @@ char *llm_server_request_header(const llm_server_request *r, const char *name) {
   return lsrv_header_value(r->headers, name);
 }
 
+size_t llm_server_requests_with(llm_server *s, const char *path_part, const char *header_part) {
+  size_t n = 0;
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < s->n_reqs; i++)
+    n += (!path_part || strstr(s->reqs[i].path, path_part)) && (!header_part || strstr(s->reqs[i].headers, header_part));
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}
+
 size_t llm_server_stalls(llm_server *s) { return loopback_count(&s->mu, &s->stalls); }
 
 size_t llm_server_connections(llm_server *s) { return loopback_count(&s->mu, &s->accepted); }

@@ -134,6 +134,9 @@ int llm_server_request_get(llm_server *s, size_t i, llm_server_request *out);
 void llm_server_request_free(llm_server_request *r);
 /* The value of a header (case-insensitive name), malloc'd, or NULL. */
 char *llm_server_request_header(const llm_server_request *r, const char *name);
+/* The requests seen whose path holds path_part and whose raw header lines hold header_part (either NULL:
+ * any), e.g. the embeddings requests, or those that carried a key. */
+size_t llm_server_requests_with(llm_server *s, const char *path_part, const char *header_part);
 /* Streams that reached their stall (stall=N) with the N events sent since the last reset: the reply is
  * in flight. */
 size_t llm_server_stalls(llm_server *s);
