@@ -176,6 +176,13 @@ static int stream_grow(mem_stream *s, size_t ncap) {
   return AG_OK;
 }
 
+/* What retrieval checks once instead of per entry: the largest scale, and whether a scale or an importance
+ * that is not a finite number was ever stored (then it ranks by the plain path, mem_stream_top). */
+static void stream_note(mem_stream *s, float scale, float importance) {
+  s->scale_max = scale > s->scale_max ? scale : s->scale_max;
+  s->nonfinite |= !(fabsf(scale) <= FLT_MAX) || !(fabsf(importance) <= FLT_MAX);
+}
+
 int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec) {
   if (s->n == s->cap) {
     int rc = stream_grow(s, s->cap ? s->cap * 2 : 64);
@@ -193,7 +200,7 @@ int mem_stream_add(mem_stream *s, const mem_entry *e, const float *vec) {
   s->key[i] = e->note ? 0 : e->index < UINT64_MAX ? e->index + 1 : UINT64_MAX;
   ag_msg_ref(e->msg);
   if (s->dim) mem_stream_set_vec(s, i, vec);
-  else s->scales[i] = 0;
+  else s->scales[i] = 0, stream_note(s, 0, e->importance);
   s->n++;
   s->since_reflect += e->importance;
   return AG_OK;
@@ -217,11 +224,13 @@ void mem_stream_set_vec(mem_stream *s, size_t i, const float *vec) {
   int8_t *codes = s->codes + i * (size_t)s->dim;
   if (vec) s->scales[i] = mem_vec_quantize(vec, s->dim, codes);
   else memset(codes, 0, (size_t)s->dim), s->scales[i] = 0;
+  stream_note(s, s->scales[i], s->importance[i]);
 }
 
 void mem_stream_set_importance(mem_stream *s, size_t i, float importance) {
   s->e[i].importance = importance;
   s->importance[i] = importance;
+  stream_note(s, 0, importance);
 }
 
 void mem_stream_clear(mem_stream *s) {
@@ -289,34 +298,53 @@ typedef struct top_pass {
   mem_range rr, ri, rl;
   int64_t at_lo, at_hi;
   size_t looked;
-  int odd; /* a relevance or importance that is not a finite number: no bound holds, top_plain ranks */
 } top_pass;
+
+/* Adds the range of a later block to r: the same as adding its values one by one (at a tie the earlier
+ * value stays, whichever of -0 and +0 it is; an infinity counts as a value, a NaN does not). */
+static void range_merge(mem_range *r, const mem_range *later) {
+  if (!(later->lo <= later->hi)) return; /* nothing added (or NaNs only, which range_add skips) */
+  range_add(r, later->lo);
+  range_add(r, later->hi);
+}
 
 /* Pass one over entries [b0, b1) (block b): their relevances (the scan) into p->rel, the ranges and the
  * block's summary. */
 static void pass_block(const mem_stream *s, top_pass *p, const int8_t *qc, float qscale, size_t b0, size_t b1) {
+  /* The block's times, importances and keys asked for now, so that they have come from memory when the scan
+   * is done (the scan evicts them, and the hardware prefetcher starts over in each block). */
+  for (size_t i = b0; i < b1; i += 64 / sizeof(int64_t)) {
+    __builtin_prefetch(s->at_ms + i);
+    __builtin_prefetch(s->key + i);
+    if (!(i & 15)) __builtin_prefetch(s->importance + i);
+  }
   if (qc) mem_vec_scan(s->codes + b0 * (size_t)s->dim, s->scales + b0, b1 - b0, s->dim, qc, qscale, p->rel + b0);
   else memset(p->rel + b0, 0, (b1 - b0) * sizeof *p->rel); /* no vectors (yet): relevance 0 */
-  float bimp = -INFINITY, brel = -INFINITY;
-  int64_t bat = INT64_MIN;
+  /* The block's own ranges in locals (stores through p could alias the arrays read), merged after. */
+  mem_range ri = {.lo = INFINITY, .hi = -INFINITY}, rl = ri;
+  int64_t at_lo = INT64_MAX, at_hi = INT64_MIN;
+  size_t looked = 0;
+  const uint64_t *key = s->key, lim = p->q->below;
+  const float *imps = s->importance, *rels = p->rel;
+  const int64_t *ats = s->at_ms;
   for (size_t i = b0; i < b1; i++) {
-    if (s->key[i] > p->q->below) continue;
-    float imp = s->importance[i], rel = p->rel[i];
-    int64_t at = s->at_ms[i];
-    p->odd |= !(fabsf(imp) <= FLT_MAX) | !(fabsf(rel) <= FLT_MAX);
-    range_add(&p->ri, imp);
-    range_add(&p->rl, rel);
-    p->at_lo = at < p->at_lo ? at : p->at_lo;
-    p->at_hi = at > p->at_hi ? at : p->at_hi;
-    bat = at > bat ? at : bat;
-    bimp = imp > bimp ? imp : bimp;
-    brel = rel > brel ? rel : brel;
-    p->looked++;
+    if (key[i] > lim) continue;
+    range_add(&ri, imps[i]);
+    range_add(&rl, rels[i]);
+    at_lo = ats[i] < at_lo ? ats[i] : at_lo;
+    at_hi = ats[i] > at_hi ? ats[i] : at_hi;
+    looked++;
   }
   float *blk = p->blk + 3 * (b0 / TOP_BLOCK);
-  blk[0] = brel;
-  blk[1] = bimp;
-  blk[2] = bat == INT64_MIN ? 0 : recency(p->per_ms, p->q->now_ms, bat);
+  blk[0] = looked ? rl.hi : -INFINITY;
+  blk[1] = ri.hi;
+  blk[2] = looked ? recency(p->per_ms, p->q->now_ms, at_hi) : 0;
+  if (!looked) return;
+  range_merge(&p->ri, &ri);
+  range_merge(&p->rl, &rl);
+  p->at_lo = at_lo < p->at_lo ? at_lo : p->at_lo;
+  p->at_hi = at_hi > p->at_hi ? at_hi : p->at_hi;
+  p->looked += looked;
 }
 
 /* Inserts h into hits (best first, *n of k kept) when it is good enough; entries offered in ascending
@@ -415,7 +443,11 @@ size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit
   if (p.looked) {
     /* The recency range from the oldest and the newest entry: recency falls with age. */
     p.rr = (mem_range){.lo = recency(p.per_ms, q->now_ms, p.at_lo), .hi = recency(p.per_ms, q->now_ms, p.at_hi)};
-    int bounded = !p.odd && q->w_recency >= 0 && q->w_importance >= 0 && q->w_relevance >= 0;
+    /* The bounds hold for numbers: a NaN (which the ranges skip) or an infinity takes the plain path. A
+     * relevance is NaN only when scale * qscale is not finite (then times a dot product of 0). */
+    int finite = !s->nonfinite && fabsf(s->scale_max * qscale) <= FLT_MAX && fabsf(p.ri.lo) <= FLT_MAX &&
+                 fabsf(p.ri.hi) <= FLT_MAX && fabsf(p.rl.lo) <= FLT_MAX && fabsf(p.rl.hi) <= FLT_MAX;
+    int bounded = finite && q->w_recency >= 0 && q->w_importance >= 0 && q->w_relevance >= 0;
     got = bounded ? top_pruned(s, &p, k, hits) : top_plain(s, &p, k, hits);
   }
   free(own);

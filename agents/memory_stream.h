@@ -82,6 +82,8 @@ typedef struct mem_stream {
   int64_t *at_ms;      /* e[i].at_ms */
   float *importance;   /* e[i].importance */
   uint64_t *key;       /* 0 for a note, else e[i].index + 1: looked at by a query iff key <= below */
+  float scale_max;     /* the largest scale stored */
+  int nonfinite;       /* a scale or an importance that is not a finite number was stored */
   size_t n, cap;
   double since_reflect; /* importance summed since the last reflection */
 } mem_stream;
