@@ -233,7 +233,7 @@ static void random_stream(mem_stream *s, size_t n, int dim, int c, ag_msg *m) {
  * included), k, a missing query, ties; after importances change (the rating path); and with a NaN
  * importance (a block of them), an infinite one or a negative weight, which take the plain path. */
 static void top_k_is_the_plain_ranking_bit_for_bit(void) {
-  static const size_t sizes[] = {1, 2, 7, 255, 256, 257, 1000, 3000};
+  static const size_t sizes[] = {1, 2, 7, 255, 256, 257, 1000, 3000, 9000}; /* 9,000 x 256: codes past 2 MiB */
   static const int dims[] = {0, 16, 256};
   ag_msg *m = ag_msg_new("human", "x", AG_KIND_HUMAN);
   float *q = malloc(256 * sizeof *q);
