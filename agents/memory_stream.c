@@ -244,6 +244,8 @@ void mem_stream_clear(mem_stream *s) {
   }
   s->n = 0;
   s->since_reflect = 0;
+  s->scale_max = 0;
+  s->nonfinite = 0;
 }
 
 void mem_stream_free(mem_stream *s) {
@@ -391,7 +393,7 @@ static mem_hit top_score(const mem_stream *s, const top_pass *p, size_t i) {
 }
 
 /* Every entry looked at scored and offered in ascending position: the ranking as it always was, for what
- * no bound covers (a NaN or an infinity, a negative weight). */
+ * no bound covers (a NaN or an infinity, a weight that is negative or infinite). */
 static size_t top_plain(const mem_stream *s, const top_pass *p, size_t k, mem_hit *hits) {
   size_t got = 0;
   for (size_t i = 0; i < s->n; i++) {
@@ -430,6 +432,9 @@ static size_t top_pruned(const mem_stream *s, const top_pass *p, size_t k, mem_h
   return got;
 }
 
+/* Whether the bounds hold for a weight: a finite number >= 0 (a world file's are 0 to 100). */
+static int weight_ok(double w) { return w >= 0 && w <= DBL_MAX; }
+
 size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit *hits, float *scratch) {
   size_t n = s->n;
   if (!k || !n || s->dim > MEM_DIM_MAX) return 0; /* the query's codes are on the stack */
@@ -454,7 +459,7 @@ size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit
      * relevance is NaN only when scale * qscale is not finite (then times a dot product of 0). */
     int finite = !s->nonfinite && fabsf(s->scale_max * qscale) <= FLT_MAX && fabsf(p.ri.lo) <= FLT_MAX &&
                  fabsf(p.ri.hi) <= FLT_MAX && fabsf(p.rl.lo) <= FLT_MAX && fabsf(p.rl.hi) <= FLT_MAX;
-    int bounded = finite && q->w_recency >= 0 && q->w_importance >= 0 && q->w_relevance >= 0;
+    int bounded = finite && weight_ok(q->w_recency) && weight_ok(q->w_importance) && weight_ok(q->w_relevance);
     got = bounded ? top_pruned(s, &p, k, hits) : top_plain(s, &p, k, hits);
   }
   free(own);

@@ -231,7 +231,7 @@ static void random_stream(mem_stream *s, size_t n, int dim, int c, ag_msg *m) {
 /* Retrieval with its bounds and its per-entry arrays ranks exactly as the plain pass over every entry did:
  * random streams (sizes around the 256-entry blocks), times, importances, notes, windows, weights (zeros
  * included), k, a missing query, ties; after importances change (the rating path); and with a NaN
- * importance (a block of them), an infinite one or a negative weight, which take the plain path. */
+ * importance (a block of them), an infinite one, a negative or an infinite weight, which take the plain path. */
 static void top_k_is_the_plain_ranking_bit_for_bit(void) {
   /* 9,000 x 256: codes past 2 MiB (huge pages); 20,000 x 256: past 4 MiB (the scan for memory, mem_vec_scan_for) */
   static const size_t sizes[] = {1, 2, 7, 255, 256, 257, 1000, 3000, 9000, 20000};
@@ -260,6 +260,8 @@ static void top_k_is_the_plain_ranking_bit_for_bit(void) {
         mem_query odd = {.q = q, .now_ms = 0, .below = UINT64_MAX, .w_recency = -1, .w_importance = 1,
                          .w_relevance = 1};
         cases++, same += same_top(&s, &odd, 8); /* a negative weight */
+        odd.w_recency = INFINITY;
+        cases++, same += same_top(&s, &odd, 8); /* an infinite one */
         odd.w_recency = 1;
         mem_stream_set_importance(&s, n - 1, -INFINITY);
         cases++, same += same_top(&s, &odd, 8); /* an infinite importance */
