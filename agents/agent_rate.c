@@ -23,7 +23,7 @@ void agent_memory_rate(agent *a, uint64_t seq, double importance) {
     if (e->msg->seq != seq) continue;
     float v = (float)(importance < 1 ? 1 : importance > 10 ? 10 : importance);
     a->stream.since_reflect += v - e->importance;
-    e->importance = v;
+    mem_stream_set_importance(&a->stream, i, v);
     e->unrated = 0;
     return;
   }

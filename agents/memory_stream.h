@@ -73,8 +73,17 @@ typedef struct mem_entry {
 typedef struct mem_stream {
   int dim;
   mem_entry *e;
-  int8_t *codes;       /* n * dim quantised embeddings, entry i's at codes + i * dim (mem_vec_quantize) */
+  int8_t *codes;       /* n * dim quantised embeddings, entry i's at codes + i * dim (mem_vec_quantize); on
+                          2 MiB-aligned huge pages once it is that large (fewer TLB misses in a scan) */
   float *scales;       /* n: entry i's embedding is about scales[i] * its codes */
+  /* What retrieval reads of each entry, beside the codes (a struct of arrays: 20 bytes an entry instead of
+   * the 56 of mem_entry, which a scan of 100,000 entries missed in the cache once each). Copies of the
+   * entries' fields, so they change only through this module (mem_stream_set_importance). */
+  int64_t *at_ms;      /* e[i].at_ms */
+  float *importance;   /* e[i].importance */
+  uint64_t *key;       /* 0 for a note, else e[i].index + 1: looked at by a query iff key <= below */
+  float scale_max;     /* the largest scale stored */
+  int nonfinite;       /* a scale or an importance that is not a finite number was stored */
   size_t n, cap;
   double since_reflect; /* importance summed since the last reflection */
 } mem_stream;
@@ -93,6 +102,9 @@ int mem_stream_reset_dim(mem_stream *s, int dim);
 /* Replaces entry i's embedding (dim floats, stored quantised; NULL: zeros). i < s->n, and the dimension
  * is known. */
 void mem_stream_set_vec(mem_stream *s, size_t i, const float *vec);
+/* Sets entry i's importance (e[i].importance and the copy retrieval reads); i < s->n. since_reflect is
+ * the caller's. */
+void mem_stream_set_importance(mem_stream *s, size_t i, float importance);
 void mem_stream_clear(mem_stream *s);
 void mem_stream_free(mem_stream *s);
 
@@ -114,9 +126,14 @@ typedef struct mem_query {
 
 /* The top k entries by score (recency 0.995 per hour before now, importance, relevance = cosine of the
  * quantised query and the quantised stored vector, within about 0.01 of the float cosine; each
- * min-max normalised over the entries looked at, then weighted and summed), best first, into hits
- * (room for k). Returns how many. scratch holds 3 * n floats (caller's, reused between calls), or NULL
- * to allocate; 0 hits when that fails. */
+ * min-max normalised over the entries looked at, then weighted and summed), best first (ties: the lower
+ * position first), into hits (room for k). Returns how many. scratch holds mem_stream_scratch(n) floats
+ * (caller's, reused between calls), or NULL to allocate; 0 hits when that fails.
+ * Exact: every stored vector is scored, and an entry is left out of the ranking only when a bound on its
+ * score shows that it cannot reach the top k (docs/memory.md "Retrieval"). */
 size_t mem_stream_top(const mem_stream *s, const mem_query *q, size_t k, mem_hit *hits, float *scratch);
+/* The floats of mem_stream_top's scratch for a stream of n entries (a little over n; at most 3 * n for
+ * n >= 2). */
+size_t mem_stream_scratch(size_t n);
 
 #endif

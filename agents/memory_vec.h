@@ -24,6 +24,11 @@ typedef void mem_vec_scan_fn(const int8_t *codes, const float *scales, size_t n,
 void mem_vec_scan(const int8_t *codes, const float *scales, size_t n, int dim, const int8_t *q, float qscale,
                   float *out);
 
+/* The implementation for a scan over bytes of codes in all (a query's whole scan, even when it is done in
+ * parts): the fastest the CPU runs while the codes fit in its caches; past them AVX2 when the CPU has it,
+ * whose 32-byte loads stream from memory faster here than AVX-512's 64-byte ones (bench/README.md). */
+mem_vec_scan_fn *mem_vec_scan_for(size_t bytes);
+
 /* One implementation, for tests and benchmarks. */
 typedef struct mem_vec_impl {
   const char *name; /* "portable", "avx2", "avx512vnni" */

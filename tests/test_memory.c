@@ -484,6 +484,14 @@ static void importance_llm_rates_in_batches(void) {
   free(out);
   memory_has(db, chat, "importance 9  human: @mayor the dam broke\n");
   memory_has(db, chat, "importance 2  human: @mayor nice weather\n");
+  /* Retrieval ranks by the ratings too (it reads its own copy of each importance): 9 is the highest. */
+  const char *query[] = {"memory", chat, "mayor", "--query", "dam", "--json", "--db", db, NULL};
+  char *ranked = agora_ok(query);
+  cJSON *first = cJSON_Parse(ranked ? ranked : "");
+  CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(first, "text")) ?: "", "dam broke") != NULL);
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(first, "scores"), "importance")) == 1.0);
+  cJSON_Delete(first);
+  free(ranked);
   llm_server_reset(srv);
   llm_server_rule(srv, "poignancy", "reply=5");
   llm_server_rule(srv, NULL, "reply=noted");

@@ -146,10 +146,140 @@ static void quantised_top8_matches_float32(void) {
   }
 }
 
+/* The ranking as mem_stream_top computed it before the bounds and the per-entry arrays (commit a976273):
+ * every entry looked at scored from its mem_entry, offered in ascending position. The reference the
+ * faster retrieval must equal bit for bit. */
+static size_t top_before_bounds(const mem_stream *s, const mem_query *q, size_t k, mem_hit *hits) {
+  size_t n = s->n, got = 0;
+  float *rec = malloc(3 * n * sizeof *rec + 1), *imp = rec + n, *rel = imp + n;
+  if (q->q && s->dim) {
+    int8_t qc[MEM_DIM_MAX];
+    float qscale = mem_vec_quantize(q->q, s->dim, qc);
+    mem_vec_scan(s->codes, s->scales, n, s->dim, qc, qscale, rel);
+  } else {
+    memset(rel, 0, n * sizeof *rel);
+  }
+  const double per_ms = log(0.995) / 3600000.0;
+  float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (size_t i = 0; i < n; i++) {
+    if (!(s->e[i].note || s->e[i].index < q->below)) {
+      rec[i] = NAN;
+      continue;
+    }
+    int64_t age = q->now_ms - s->e[i].at_ms;
+    rec[i] = (float)exp(per_ms * (double)(age > 0 ? age : 0));
+    imp[i] = s->e[i].importance;
+    float v[3] = {rec[i], imp[i], rel[i]};
+    for (int c = 0; c < 3; c++) lo[c] = v[c] < lo[c] ? v[c] : lo[c], hi[c] = v[c] > hi[c] ? v[c] : hi[c];
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (isnan(rec[i])) continue;
+    float v[3] = {rec[i], imp[i], rel[i]}, norm[3];
+    for (int c = 0; c < 3; c++) norm[c] = hi[c] - lo[c] > 0 ? (v[c] - lo[c]) / (hi[c] - lo[c]) : 0;
+    mem_hit h = {.i = i, .recency = norm[0], .importance = norm[1], .relevance = norm[2]};
+    h.score = (float)(q->w_recency * h.recency + q->w_importance * h.importance + q->w_relevance * h.relevance);
+    if (got == k && hits[k - 1].score >= h.score) continue;
+    size_t at = got < k ? got++ : k - 1;
+    for (; at > 0 && hits[at - 1].score < h.score; at--) hits[at] = hits[at - 1];
+    hits[at] = h;
+  }
+  free(rec);
+  return got;
+}
+
+/* mem_stream_top and top_before_bounds on q: the same hits, bit for bit (NaNs included); 1 when equal. */
+static int same_top(const mem_stream *s, const mem_query *q, size_t k) {
+  mem_hit *want = calloc(k, sizeof *want), *got = calloc(k, sizeof *got);
+  size_t nw = top_before_bounds(s, q, k, want), ng = mem_stream_top(s, q, k, got, NULL);
+  int same = nw == ng;
+  for (size_t r = 0; same && r < ng; r++)
+    same = want[r].i == got[r].i && !memcmp(&want[r].recency, &got[r].recency, sizeof(float)) &&
+           !memcmp(&want[r].importance, &got[r].importance, sizeof(float)) &&
+           !memcmp(&want[r].relevance, &got[r].relevance, sizeof(float)) &&
+           !memcmp(&want[r].score, &got[r].score, sizeof(float));
+  if (!same)
+    fprintf(stderr, "  n %zu, k %zu, below %llu: %zu hits, before %zu; first: %zu (%.9g), before %zu (%.9g)\n", s->n, k,
+            (unsigned long long)q->below, ng, nw, ng ? got[0].i : 0, ng ? (double)got[0].score : 0.0,
+            nw ? want[0].i : 0, nw ? (double)want[0].score : 0.0);
+  free(want);
+  free(got);
+  return same;
+}
+
+/* A random stream of n entries of dim dimensions (0: none) for case c: times in order, shuffled, tied or
+ * in the future; importances tied or not; notes; repeated and zero vectors (tied relevances). */
+static void random_stream(mem_stream *s, size_t n, int dim, int c, ag_msg *m) {
+  mem_stream_init(s, dim);
+  float *v = calloc((size_t)dim + 1, sizeof *v);
+  for (size_t i = 0; i < n; i++) {
+    float u = (rng_float() + 1) / 2;
+    int64_t at = c % 3 == 0 ? (int64_t)i * 3600000 : c % 3 == 1 ? (int64_t)(u * 1e11) : (int64_t)(i / 7) * 60000;
+    float imp = c % 2 ? (float)(1 + (int)(u * 10) % 10) : 1 + 9 * (rng_float() + 1) / 2;
+    mem_entry e = {.msg = m, .at_ms = at, .importance = imp, .index = i, .note = rng_float() > 0.8f};
+    if (e.note) e.index = 0;
+    if (i % 5 == 0 || !(i % 11)) { /* every fifth vector repeats the one before; every eleventh is zero */
+    } else {
+      for (int j = 0; j < dim; j++) v[j] = rng_float();
+    }
+    if (!(i % 11))
+      for (int j = 0; j < dim; j++) v[j] = 0;
+    CHECK_INT(mem_stream_add(s, &e, dim ? v : NULL), 0);
+  }
+  free(v);
+}
+
+/* Retrieval with its bounds and its per-entry arrays ranks exactly as the plain pass over every entry did:
+ * random streams (sizes around the 256-entry blocks), times, importances, notes, windows, weights (zeros
+ * included), k, a missing query, ties; after importances change (the rating path); and with a NaN
+ * importance (a block of them), an infinite one, a negative or an infinite weight, which take the plain path. */
+static void top_k_is_the_plain_ranking_bit_for_bit(void) {
+  /* 9,000 x 256: codes past 2 MiB (huge pages); 20,000 x 256: past 4 MiB (the scan for memory, mem_vec_scan_for) */
+  static const size_t sizes[] = {1, 2, 7, 255, 256, 257, 1000, 3000, 9000, 20000};
+  static const int dims[] = {0, 16, 256};
+  ag_msg *m = ag_msg_new("human", "x", AG_KIND_HUMAN);
+  float *q = malloc(256 * sizeof *q);
+  size_t cases = 0, same = 0;
+  for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+    for (int d = 0; d < 3; d++)
+      for (int c = 0; c < 6; c++) {
+        size_t n = sizes[z];
+        mem_stream s;
+        random_stream(&s, n, dims[d], c, m);
+        for (int j = 0; j < 256; j++) q[j] = rng_float();
+        for (int t = 0; t < 12; t++) {
+          static const uint64_t belows[] = {0, 1, 5, UINT64_MAX};
+          mem_query mq = {.q = t % 4 == 3 ? NULL : q, .now_ms = (int64_t)n * 3600000 - (t % 2) * 100000000000,
+                          .below = t % 5 == 4 ? n / 2 : t % 5 == 3 ? (n > 10 ? n - 10 : 0) : belows[t % 4],
+                          .w_recency = t % 3 ? (rng_float() + 1) * 1.5 : 0, .w_importance = (rng_float() + 1) * 1.5,
+                          .w_relevance = t % 6 == 5 ? 0 : (rng_float() + 1) * 1.5};
+          size_t k = t % 4 == 0 ? 1 : t % 4 == 1 ? 8 : t % 4 == 2 ? 50 : n < 4000 ? n + 5 : 300; /* n + 5: all, in order */
+          cases++, same += same_top(&s, &mq, k);
+          if (t == 6) /* the rating path: importances changed after the adds */
+            for (size_t i = 0; i < n; i += 3) mem_stream_set_importance(&s, i, (float)(1 + (i * 7) % 10));
+        }
+        mem_query odd = {.q = q, .now_ms = 0, .below = UINT64_MAX, .w_recency = -1, .w_importance = 1,
+                         .w_relevance = 1};
+        cases++, same += same_top(&s, &odd, 8); /* a negative weight */
+        odd.w_recency = INFINITY;
+        cases++, same += same_top(&s, &odd, 8); /* an infinite one */
+        odd.w_recency = 1;
+        mem_stream_set_importance(&s, n - 1, -INFINITY);
+        cases++, same += same_top(&s, &odd, 8); /* an infinite importance */
+        for (size_t i = 0; i < n && i < 300; i++) mem_stream_set_importance(&s, i, NAN);
+        cases++, same += same_top(&s, &odd, 8); /* NaN importances, a whole block of them */
+        mem_stream_free(&s);
+      }
+  fprintf(stderr, "  %zu of %zu retrievals identical to the plain ranking\n", same, cases);
+  CHECK(same == cases);
+  ag_msg_unref(m);
+  free(q);
+}
+
 static const unit_test tests[] = {
     UNIT(quantise_is_symmetric_max_abs),
     UNIT(quantised_scan_implementations_agree),
     UNIT(quantised_top8_matches_float32),
+    UNIT(top_k_is_the_plain_ranking_bit_for_bit),
 };
 
 int main(int argc, char **argv) { return unit_main(argc, argv, tests, sizeof tests / sizeof *tests); }
