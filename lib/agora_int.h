@@ -32,6 +32,11 @@ struct agora_world {
   int running;        /* inside a run function (agora_cancel interrupts it) */
   int epfd;           /* agora_fd: a stable epoll set holding inner, -1 until asked for */
   int inner;          /* the loop's descriptors, rebuilt after each run of the loop */
+  int stepping;       /* inside agora_script_*: interrupts go to the world's own loop too */
+  const char *program; /* agora_options.program, during agora_world_open only */
+  struct event *tick; /* agora_tick's timer, and what it calls */
+  agora_tick_fn tick_fn;
+  void *tick_ctx;
   char current[AGORA_ID_MAX];
 };
 
