@@ -151,10 +151,7 @@ static int export_chat(agora_db *db, const opts *o, ag_errmsg *em) {
 
 static int import_chat(agora_db *db, const char *path, ag_errmsg *em) {
   char *text = NULL, id[AGORA_ID_MAX];
-  size_t len = 0;
-  int rc = ag_file_read(path, SNAPSHOT_MAX, &text, &len, em);
-  if (rc == AG_ERR_NOT_FOUND || rc == AG_ERR_IO) rc = AG_ERR_INVALID; /* a bad argument: exit 2 */
-  if (!rc && memchr(text, '\0', len)) rc = ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", path);
+  int rc = cli_snapshot_read(path, &text, em);
   if (!rc && !(rc = api(agora_db_chat_import(db, text, path, id), em))) puts(id);
   free(text);
   return rc;
@@ -254,8 +251,7 @@ static int show(agora_db *db, const char *chat, int json, int state, ag_errmsg *
     rc = AG_ERR_NOMEM;
   cli_event_print p = cli_event_print_make(stdout, json, 0);
   p.seqs = p.batch = 1;
-  const cJSON *e;
-  cJSON_ArrayForEach(e, part) cli_event_print_entry(&p, e);
+  cli_transcript_print(&p, part, 0);
   cJSON_Delete(part);
   part = NULL;
   if (!rc && !(rc = api(agora_db_usage(db, field(c, "id"), &text), em)) && !(part = take_array(text, em)))

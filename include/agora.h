@@ -385,6 +385,15 @@ AGORA_EXPORT int agora_db_transcript(agora_db *db, const char *chat, char **json
 AGORA_EXPORT int agora_db_usage(agora_db *db, const char *chat, char **json);
 AGORA_EXPORT int agora_db_chat_state(agora_db *db, const char *chat, char **json);
 
+/* ---- A snapshot without a database (API version 4) ---- */
+/* The transcript of a snapshot document (JSON text, the one agora_chat_export and `agora chats export`
+ * write) as agora_transcript gives a stored chat's, without importing it: nothing is opened or written
+ * (what `agora replay SNAPSHOT.json` prints). Its entries name the snapshot's world and chat. source
+ * names the document in errors ("town.json: messages[3].text: ..."), NULL for "snapshot". Invalid is
+ * AGORA_ERR_INVALID naming the field, a newer format AGORA_ERR_VERSION, past the size cap
+ * AGORA_ERR_TOO_BIG. *json is the caller's (agora_free). Any thread. */
+AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char *source, char **json);
+
 #ifdef __cplusplus
 }
 #endif
