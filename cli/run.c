@@ -125,11 +125,13 @@ static void run_on_event(const agora_event *ev, void *ctx) {
 
 static void run_tick(agora_world *w, void *ctx) {
   run_state *st = ctx;
-  if (sigint_seen) {
+  if (sigint_seen) { /* replies in flight are cancelled (a cancelled event names them); else the script stops */
+    size_t thinking = agora_thinking(w);
     sigint_seen = 0;
     st->hit = 1;
-    st->cancelled += agora_thinking(w);
-    agora_cancel(w);
+    st->cancelled += thinking;
+    if (thinking) agora_cancel(w);
+    else agora_interrupt(w);
   }
   event_screen_tick(st->scr, w);
 }

@@ -15,10 +15,12 @@
  *   they live.
  * - Threads: a world is used by one thread at a time (calls on one world must not overlap); different
  *   worlds may be used on different threads at once. Callbacks run on the thread that is running the
- *   world's loop (agora_run_until_quiet, agora_run_for, agora_step), never from another thread, and
- *   may call any function on that world except agora_world_close.
+ *   world's loop (agora_run_until_quiet, agora_run_for, agora_step, agora_script_*), never from another
+ *   thread, and may call any function on that world except agora_world_close (and agora_script_*,
+ *   which refuse with AGORA_ERR_STATE).
  * - Nothing here prints (unless a program asks for the notes: AGORA_NOTES), and nothing installs a
- *   signal handler: Ctrl-C is yours (call agora_cancel).
+ *   signal handler: Ctrl-C is yours (call agora_cancel; a program blocked in a run or script function
+ *   sees its handler's flag from agora_tick).
  *
  * ABI: AGORA_API_VERSION rises when a function is added; an existing function never changes its
  * signature or meaning within libagora.so.0. Opaque handles only: no struct of the library's is ever

@@ -40,10 +40,14 @@ static void print_warning(const char *message) {
 
 static void hooks_set(void) { llm_set_warning_sink(print_warning); }
 
-/* The NATS client (opened by the first world that joins NATS, cluster_lib_open) is closed once, when
- * the library is unloaded or the process exits: libnats' threads and the relays they post into live
- * until then. */
-__attribute__((destructor)) static void lib_end(void) { cluster_lib_close(); }
+/* The NATS client (opened by the first world that joins NATS, cluster_lib_open) is closed once, at the
+ * exit (or when the library is unloaded): libnats' threads and the relays they post into live until
+ * then. An atexit handler registered after libnats' own, not a destructor: those run after libnats has
+ * torn itself down. */
+static pthread_once_t nats_once = PTHREAD_ONCE_INIT;
+
+static void nats_end(void) { cluster_lib_close(); }
+static void nats_end_at_exit(void) { atexit(nats_end); }
 
 int agora__fail(int rc, const ag_errmsg *em) {
   if (rc < 0) snprintf(last_error.text, sizeof last_error.text, "%s", em && em->text[0] ? em->text : ag_strerror(rc));
@@ -185,6 +189,8 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   opening_with_notes = !!(o->flags & AGORA_NOTES);
   rc = rt_open(&ro, &aw->rt, &em);
   opening_with_notes = 0;
+  /* after nats_Open, whose own exit handler must run after ours (they run in reverse order) */
+  if (ro.nats) pthread_once(&nats_once, nats_end_at_exit);
   aw->program = NULL; /* borrowed for the open only */
   if (rc) goto fail;
   *out = aw;
