@@ -42,7 +42,7 @@ extern "C" {
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
                                script (agora_script_*), agora_tick, agora_options' NATS fields,
                                AGORA_SCRIPT and AGORA_NO_CLOCK, agora_event_sim_time,
-                               agora_snapshot_transcript */
+                               agora_snapshot_transcript, agora_db_worlds/_world/_world_delete */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -386,6 +386,17 @@ AGORA_EXPORT int agora_db_chat_info(agora_db *db, const char *chat, char **json)
 AGORA_EXPORT int agora_db_transcript(agora_db *db, const char *chat, char **json);
 AGORA_EXPORT int agora_db_usage(agora_db *db, const char *chat, char **json);
 AGORA_EXPORT int agora_db_chat_state(agora_db *db, const char *chat, char **json);
+
+/* The worlds the database holds (API version 4; `agora worlds` is written on these). Worlds are named by
+ * id or display name; an unknown one is AGORA_ERR_INVALID ("no world 'X'"). A JSON array of every world,
+ * {"id","name","agents","chats","current_chat" (null when none)}, as `agora worlds list --json` prints them: */
+AGORA_EXPORT int agora_db_worlds(agora_db *db, char **json);
+/* One world with its stored settings (the world file's form, without script or secrets):
+ * {"id","name","chats","current_chat","settings":{...}}, as `agora worlds show --json` prints it. */
+AGORA_EXPORT int agora_db_world(agora_db *db, const char *world, char **json);
+/* Deletes a world with all its chats (not with AGORA_DB_READ: AGORA_ERR_STORAGE). id (may be NULL)
+ * receives the world's id, chats (may be NULL) how many chats went with it. */
+AGORA_EXPORT int agora_db_world_delete(agora_db *db, const char *world, char id[AGORA_ID_MAX], size_t *chats);
 
 /* ---- A snapshot without a database (API version 4) ---- */
 /* The transcript of a snapshot document (JSON text, the one agora_chat_export and `agora chats export`

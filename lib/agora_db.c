@@ -17,10 +17,6 @@
 
 _Static_assert(AGORA_ID_MAX == CHAT_ID_MAX, "agora.h's id buffers are the store's");
 
-struct agora_db {
-  store *st;
-};
-
 int agora_db_open(const char *db_dir, unsigned flags, agora_db **out) {
   ag_errmsg em = {""};
   agora_db *db = NULL;

@@ -40,6 +40,11 @@ struct agora_world {
   char current[AGORA_ID_MAX];
 };
 
+/* A database without a world (agora_db.c, agora_worlds.c). */
+struct agora_db {
+  store *st;
+};
+
 /* The failure's detail for agora_errmsg (thread-local); returns rc. */
 int agora__fail(int rc, const ag_errmsg *em);
 /* The bus handler and the approver the runtime is opened with (agora_event.c). */

@@ -90,7 +90,39 @@ static void a_snapshot_read_as_it_is(void) {
   free(db);
 }
 
+/* The worlds of a database (API 4, `agora worlds`): listed, shown by display name with their settings,
+ * deleted with their chats (not through a read-only handle). */
+static void worlds_listed_shown_deleted(void) {
+  char *db = unit_tmpdir(), *json = NULL, id[AGORA_ID_MAX] = "";
+  agora_world *w = NULL;
+  agora_db *d = NULL;
+  size_t chats = 0;
+  CHECK_INT(agora_world_open(keeper, db, NULL, &w), AGORA_OK);
+  if (!w) return;
+  agora_world_close(w);
+  CHECK_INT(agora_db_open(db, AGORA_DB_READ, &d), AGORA_OK);
+  if (!d) return;
+  check_json(agora_db_worlds(d, &json), &json,
+             (const char *const[]){"[{\"id\":\"keep\",\"name\":\"Keep\",\"agents\":1,\"chats\":1,\"current_chat\":\"", NULL});
+  check_json(agora_db_world(d, "Keep", &json), &json,
+             (const char *const[]){"{\"id\":\"keep\",\"name\":\"Keep\",\"chats\":1,", "\"settings\":{", "\"monadic\":true", NULL});
+  CHECK_INT(agora_db_world(d, "nope", &json), AGORA_ERR_INVALID);
+  CHECK(strstr(agora_errmsg(), "nope") != NULL);
+  CHECK_INT(agora_db_world_delete(d, "keep", id, &chats), AGORA_ERR_STORAGE); /* read only */
+  agora_db_close(d);
+  CHECK_INT(agora_db_open(db, 0, &d), AGORA_OK);
+  if (!d) return;
+  CHECK_INT(agora_db_world_delete(d, "Keep", id, &chats), AGORA_OK);
+  CHECK_STR(id, "keep");
+  CHECK_INT((int)chats, 1);
+  check_json(agora_db_worlds(d, &json), &json, (const char *const[]){"[]", NULL});
+  agora_db_close(d);
+  unit_rmrf(db);
+  free(db);
+}
+
 int main(int argc, char **argv) {
-  static const unit_test tests[] = {UNIT(a_chat_as_show_prints_it), UNIT(a_snapshot_read_as_it_is)};
+  static const unit_test tests[] = {UNIT(a_chat_as_show_prints_it), UNIT(a_snapshot_read_as_it_is),
+                                    UNIT(worlds_listed_shown_deleted)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
