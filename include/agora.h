@@ -42,7 +42,8 @@ extern "C" {
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
                                script (agora_script_*), agora_tick, agora_options' NATS fields,
                                AGORA_SCRIPT and AGORA_NO_CLOCK, agora_event_sim_time,
-                               agora_snapshot_transcript, agora_db_worlds/_world/_world_delete */
+                               agora_snapshot_transcript, agora_db_worlds/_world/_world_delete,
+                               agora_cache_stats/_clear */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -397,6 +398,15 @@ AGORA_EXPORT int agora_db_world(agora_db *db, const char *world, char **json);
 /* Deletes a world with all its chats (not with AGORA_DB_READ: AGORA_ERR_STORAGE). id (may be NULL)
  * receives the world's id, chats (may be NULL) how many chats went with it. */
 AGORA_EXPORT int agora_db_world_delete(agora_db *db, const char *world, char id[AGORA_ID_MAX], size_t *chats);
+
+/* ---- The LLM response cache (API version 4; `agora cache` is written on these) ----
+ * The cache of --llm-cache (docs/cli.md "The LLM response cache"): in cache_dir, else llm-cache in db_dir
+ * (NULL: the default database directory), created when missing; opened for the call only. Its counts as
+ * {"entries","bytes","oldest","newest"} (the times ISO 8601, null when it is empty), *json the caller's: */
+AGORA_EXPORT int agora_cache_stats(const char *db_dir, const char *cache_dir, char **json);
+/* Removes the entries stored before before_ms (ms since the epoch; INT64_MAX: every one); removed (may be
+ * NULL) counts them. AGORA_ERR_STORAGE when the cache cannot be written. */
+AGORA_EXPORT int agora_cache_clear(const char *db_dir, const char *cache_dir, int64_t before_ms, size_t *removed);
 
 /* ---- A snapshot without a database (API version 4) ---- */
 /* The transcript of a snapshot document (JSON text, the one agora_chat_export and `agora chats export`

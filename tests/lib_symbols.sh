@@ -20,7 +20,8 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_thinking agora_agent_thinking \
             agora_db_chat_info agora_db_transcript agora_db_usage agora_db_chat_state \
             agora_script_steps agora_script_step agora_script_finish agora_tick agora_event_sim_time \
-            agora_snapshot_transcript agora_db_worlds agora_db_world agora_db_world_delete; do
+            agora_snapshot_transcript agora_db_worlds agora_db_world agora_db_world_delete \
+            agora_cache_stats agora_cache_clear; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0

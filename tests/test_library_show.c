@@ -5,6 +5,7 @@
 #include "agora.h"
 #include "support/unit.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,8 +122,23 @@ static void worlds_listed_shown_deleted(void) {
   free(db);
 }
 
+/* The LLM response cache outside any world (API 4, `agora cache`): an empty one's counts, a clear. The
+ * counts of a filled cache are test_llm_cache's, through the binary. */
+static void cache_counted_and_cleared(void) {
+  char *db = unit_tmpdir(), *json = NULL, cache[4200];
+  size_t removed = 9;
+  snprintf(cache, sizeof cache, "%s/c", db);
+  check_json(agora_cache_stats(db, NULL, &json), &json,
+             (const char *const[]){"{\"entries\":0,\"bytes\":0,\"oldest\":null,\"newest\":null}", NULL});
+  CHECK_INT(agora_cache_clear(NULL, cache, INT64_MAX, &removed), AGORA_OK);
+  CHECK_INT((int)removed, 0);
+  CHECK_INT(agora_cache_stats(db, NULL, NULL), AGORA_ERR_INVALID);
+  unit_rmrf(db);
+  free(db);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(a_chat_as_show_prints_it), UNIT(a_snapshot_read_as_it_is),
-                                    UNIT(worlds_listed_shown_deleted)};
+                                    UNIT(worlds_listed_shown_deleted), UNIT(cache_counted_and_cleared)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
