@@ -5,6 +5,7 @@
 #include "agora.h"
 #include "support/llm_server.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,33 @@ static void tick_cancels_a_step(void) {
   llm_server_stop(srv);
 }
 
+/* An interrupt during a real clock's wait ends the step at once (the 3 s are not waited out), and the
+ * world's next wait is whole again. */
+typedef struct waiter {
+  int armed, ticks;
+} waiter;
+
+static void interrupt_when_armed(agora_world *w, void *ctx) {
+  waiter *t = ctx;
+  if (t->armed && ++t->ticks == 2) agora_interrupt(w);
+}
+
+static void interrupt_ends_a_real_wait(void) {
+  agora_world *w = open_4("{\"name\": \"Waits\", \"agents\": [{\"name\": \"ann\", \"provider\": \"script\","
+                          " \"replies\": [\"ok\"]}], \"script\": [{\"wait\": \"3s\"}, {\"wait\": \"1s\"}]}", 0, NULL);
+  if (!w) return;
+  waiter t = {.armed = 1};
+  CHECK_INT(agora_tick(w, 10, interrupt_when_armed, &t), AGORA_OK);
+  long long start = now_ms();
+  CHECK_INT(agora_script_step(w, 0), AGORA_ERR_CANCELLED);
+  CHECK(now_ms() - start < 2000);
+  t.armed = 0;
+  start = now_ms();
+  CHECK_INT(agora_script_step(w, 1), AGORA_OK);
+  CHECK(now_ms() - start >= 900);
+  agora_world_close(w);
+}
+
 /* AGORA_NO_CLOCK: nothing scheduled moves, and the script calls say so; without AGORA_OPTIONS_4 the
  * API-4 flags are not read (a program built on an older header set none of them). */
 static void no_clock(void) {
@@ -197,7 +225,7 @@ static void nats_fields_checked(void) {
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(steps_on_a_virtual_clock), UNIT(until_ends_the_script), UNIT(real_clock_and_new_chat),
-    UNIT(tick_cancels_a_step), UNIT(no_clock), UNIT(stored_worlds), UNIT(nats_fields_checked),
+    UNIT(tick_cancels_a_step), UNIT(interrupt_ends_a_real_wait), UNIT(no_clock), UNIT(stored_worlds), UNIT(nats_fields_checked),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
