@@ -1,10 +1,13 @@
-/* agora cache stats|clear: the LLM response cache's database (docs/cli.md "cache"), outside any world. */
+/* agora cache stats|clear: the LLM response cache's database (docs/cli.md "cache"), outside any world,
+ * on libagora (agora_cache_stats, agora_cache_clear). */
+#include "agora.h"
 #include "cli/cli.h"
 
 #include "common/clock.h"
-#include "runtime/llm_cache.h"
+#include "common/error.h"
 #include "world/duration.h"
 
+#include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,18 +20,26 @@ static const char cache_usage[] =
   "  stats                 entries, their bytes, the oldest and newest\n"
   "  clear                 removes every entry, or with --older-than DURATION (30d, 12h) those stored before\n";
 
-static int cache_stats(cache_db *db, int json) {
-  cache_db_stats s;
-  if (cache_db_stat(db, &s)) return cli_error(AG_ERR_STORAGE, "cache stats: cannot read the cache");
-  char oldest[AG_TIME_LEN] = "-", newest[AG_TIME_LEN] = "-";
-  if (s.entries) ag_time_format(s.oldest_ms, oldest, sizeof oldest), ag_time_format(s.newest_ms, newest, sizeof newest);
+/* The counts as `cache stats` prints them, from agora_cache_stats's object. */
+static int cache_stats(const char *db, const char *cache, int json) {
+  char *text = NULL;
+  int rc = agora_cache_stats(db, cache, &text);
+  if (rc) return cli_error(rc, "cache stats: %s", agora_errmsg());
+  cJSON *j = cJSON_Parse(text);
+  agora_free(text);
+  if (!j) return cli_error(AG_ERR_NOMEM, "cache stats: %s", agora_strerror(AG_ERR_NOMEM));
+  size_t entries = (size_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "entries"));
+  unsigned long long bytes = (unsigned long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "bytes"));
+  const char *oldest = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "oldest"));
+  const char *newest = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "newest"));
   if (json)
-    printf("{\"type\":\"cache\",\"entries\":%zu,\"bytes\":%llu,\"oldest\":%s%s%s,\"newest\":%s%s%s}\n", s.entries,
-           (unsigned long long)s.bytes, s.entries ? "\"" : "", s.entries ? oldest : "null", s.entries ? "\"" : "",
-           s.entries ? "\"" : "", s.entries ? newest : "null", s.entries ? "\"" : "");
+    printf("{\"type\":\"cache\",\"entries\":%zu,\"bytes\":%llu,\"oldest\":%s%s%s,\"newest\":%s%s%s}\n", entries, bytes,
+           oldest ? "\"" : "", oldest ? oldest : "null", oldest ? "\"" : "", newest ? "\"" : "", newest ? newest : "null",
+           newest ? "\"" : "");
   else
-    printf("entries: %zu\nbytes: %llu\noldest: %s\nnewest: %s\n", s.entries, (unsigned long long)s.bytes, oldest,
-           newest);
+    printf("entries: %zu\nbytes: %llu\noldest: %s\nnewest: %s\n", entries, bytes, oldest ? oldest : "-",
+           newest ? newest : "-");
+  cJSON_Delete(j);
   return 0;
 }
 
@@ -53,19 +64,11 @@ int cli_cache(int argc, char **argv) {
   int64_t age = 0;
   if (older && duration_parse(older, &age, &em))
     return cli_error(AG_ERR_INVALID, "cache clear: --older-than: %s", em.text);
-  char dir[4096];
-  cache_db *c = NULL;
-  int rc = rt_llm_cache_dir(cache, db, dir, sizeof dir, &em);
-  if (!rc) rc = cache_db_open(dir, &c, &em);
-  if (rc) return cli_error(rc, "cache %s: %s", cmd, em.text);
-  int status = 0;
-  if (!strcmp(cmd, "stats")) status = cache_stats(c, json);
-  else {
-    size_t n = 0;
-    if (cache_db_clear(c, older ? ag_now_ms() - age : INT64_MAX, &n)) status = cli_error(AG_ERR_STORAGE, "cache clear: cannot write the cache");
-    else if (json) printf("{\"type\":\"cache-cleared\",\"removed\":%zu}\n", n);
-    else printf("removed %zu entr%s\n", n, n == 1 ? "y" : "ies");
-  }
-  cache_db_close(c);
-  return status;
+  if (!strcmp(cmd, "stats")) return cache_stats(db, cache, json);
+  size_t n = 0;
+  int rc = agora_cache_clear(db, cache, older ? ag_now_ms() - age : INT64_MAX, &n);
+  if (rc) return cli_error(rc, "cache clear: %s", agora_errmsg());
+  if (json) printf("{\"type\":\"cache-cleared\",\"removed\":%zu}\n", n);
+  else printf("removed %zu entr%s\n", n, n == 1 ? "y" : "ies");
+  return 0;
 }

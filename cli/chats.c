@@ -1,5 +1,5 @@
-/* agora chats list|show|new|delete|export|import|branch and agora worlds list|show|export|delete. The chats
- * commands are written on libagora (include/agora.h, agora_db_*); the worlds commands on the core. */
+/* agora chats list|show|new|delete|export|import|branch and agora worlds list|show|export|delete, written on
+ * libagora (include/agora.h, agora_db_*). */
 #include "agora.h"
 #include "chat/id_prefix.h"
 #include "chat/snapshot.h"
@@ -151,10 +151,7 @@ static int export_chat(agora_db *db, const opts *o, ag_errmsg *em) {
 
 static int import_chat(agora_db *db, const char *path, ag_errmsg *em) {
   char *text = NULL, id[AGORA_ID_MAX];
-  size_t len = 0;
-  int rc = ag_file_read(path, SNAPSHOT_MAX, &text, &len, em);
-  if (rc == AG_ERR_NOT_FOUND || rc == AG_ERR_IO) rc = AG_ERR_INVALID; /* a bad argument: exit 2 */
-  if (!rc && memchr(text, '\0', len)) rc = ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", path);
+  int rc = cli_snapshot_read(path, &text, em);
   if (!rc && !(rc = api(agora_db_chat_import(db, text, path, id), em))) puts(id);
   free(text);
   return rc;
@@ -254,8 +251,7 @@ static int show(agora_db *db, const char *chat, int json, int state, ag_errmsg *
     rc = AG_ERR_NOMEM;
   cli_event_print p = cli_event_print_make(stdout, json, 0);
   p.seqs = p.batch = 1;
-  const cJSON *e;
-  cJSON_ArrayForEach(e, part) cli_event_print_entry(&p, e);
+  cli_transcript_print(&p, part, 0);
   cJSON_Delete(part);
   part = NULL;
   if (!rc && !(rc = api(agora_db_usage(db, field(c, "id"), &text), em)) && !(part = take_array(text, em)))
@@ -312,40 +308,30 @@ int cli_chats(int argc, char **argv) {
   return 0;
 }
 
-/* ---- worlds ---- */
+/* ---- worlds: on the library too (agora_db_worlds, agora_db_world, agora_db_world_delete) ---- */
 
-static int world_row(const chat_world_info *w, void *arg) {
-  int json = *(const int *)arg;
-  const char *cur = w->current_chat[0] ? w->current_chat : NULL;
-  if (json) {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "id", w->id);
-    cJSON_AddStringToObject(j, "name", w->name);
-    cJSON_AddNumberToObject(j, "agents", w->agents);
-    cJSON_AddNumberToObject(j, "chats", (double)w->chats);
-    if (cur) cJSON_AddStringToObject(j, "current_chat", cur);
-    else cJSON_AddNullToObject(j, "current_chat");
-    char *s = cJSON_PrintUnformatted(j);
-    puts(s);
-    free(s);
-    cJSON_Delete(j);
-  } else {
-    printf("%-20s ", w->id);
-    ag_term_fputs(stdout, w->name, AG_TERM_ONE_LINE); /* a world's display name may come from a snapshot */
-    printf("%*s %3d %-6s %5llu %-5s  current: %s\n", (int)(strlen(w->name) < 24 ? 24 - strlen(w->name) : 0), "",
-           w->agents, w->agents == 1 ? "agent" : "agents", (unsigned long long)w->chats,
-           w->chats == 1 ? "chat" : "chats", cur ? cur : "none");
-  }
-  return 0;
+static const char *member_str(const cJSON *j, const char *key) {
+  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, key));
 }
 
-/* ---- worlds show|export|delete ---- */
+static double member_num(const cJSON *j, const char *key) {
+  return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, key));
+}
 
-static int world_info_row(const chat_world_info *w, void *arg) {
-  chat_world_info *out = arg;
-  if (strcmp(w->id, out->id)) return 0;
-  *out = *w;
-  return CHAT_STOP;
+/* One row of `worlds list`. */
+static void world_row(const cJSON *w, int json) {
+  if (json) {
+    print_json_line(w);
+    return;
+  }
+  const char *name = member_str(w, "name"), *cur = member_str(w, "current_chat");
+  int agents = (int)member_num(w, "agents");
+  unsigned long long chats = (unsigned long long)member_num(w, "chats");
+  name = name ? name : "";
+  printf("%-20s ", member_str(w, "id"));
+  ag_term_fputs(stdout, name, AG_TERM_ONE_LINE); /* a world's display name may come from a snapshot */
+  printf("%*s %3d %-6s %5llu %-5s  current: %s\n", (int)(strlen(name) < 24 ? 24 - strlen(name) : 0), "", agents,
+         agents == 1 ? "agent" : "agents", chats, chats == 1 ? "chat" : "chats", cur ? cur : "none");
 }
 
 static const char *agent_str(const cJSON *a, const char *key) {
@@ -353,11 +339,12 @@ static const char *agent_str(const cJSON *a, const char *key) {
   return v && v[0] ? v : "-";
 }
 
-static void show_plain(const chat_world_info *wi, cJSON *settings) {
-  printf("world: %s\nname: ", wi->id);
-  ag_term_fputs(stdout, wi->name, AG_TERM_ONE_LINE);
-  printf("\nchats: %llu\ncurrent chat: %s\n", (unsigned long long)wi->chats,
-         wi->current_chat[0] ? wi->current_chat : "none");
+static void show_plain(const cJSON *w) {
+  const cJSON *settings = cJSON_GetObjectItemCaseSensitive(w, "settings");
+  const char *cur = member_str(w, "current_chat"), *name = member_str(w, "name");
+  printf("world: %s\nname: ", member_str(w, "id"));
+  ag_term_fputs(stdout, name ? name : "", AG_TERM_ONE_LINE);
+  printf("\nchats: %llu\ncurrent chat: %s\n", (unsigned long long)member_num(w, "chats"), cur ? cur : "none");
   const cJSON *it;
   cJSON_ArrayForEach(it, settings) {
     if (!strcmp(it->string, "name") || !strcmp(it->string, "agents")) continue;
@@ -374,47 +361,13 @@ static void show_plain(const chat_world_info *wi, cJSON *settings) {
   }
 }
 
-static int world_show(store *st, const char *wid, int json, ag_errmsg *em) {
-  chat_world_info wi;
-  memset(&wi, 0, sizeof wi);
-  snprintf(wi.id, sizeof wi.id, "%s", wid);
-  char *text = NULL;
-  int rc = chat_worlds_each(st, world_info_row, &wi, em);
-  if (!rc) rc = chat_world_settings(st, wid, &text, em);
-  if (rc) return rc;
-  cJSON *settings = cJSON_Parse(text);
-  free(text);
-  if (!settings) return ag_fail(em, AG_ERR_STORAGE, "the stored settings of world '%s' are not JSON", wid);
-  if (json) {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "id", wi.id);
-    cJSON_AddStringToObject(j, "name", wi.name);
-    cJSON_AddNumberToObject(j, "chats", (double)wi.chats);
-    if (wi.current_chat[0]) cJSON_AddStringToObject(j, "current_chat", wi.current_chat);
-    else cJSON_AddNullToObject(j, "current_chat");
-    cJSON_AddItemToObject(j, "settings", settings);
-    char *s = cJSON_PrintUnformatted(j);
-    if (s) puts(s);
-    free(s);
-    cJSON_Delete(j);
-  } else {
-    show_plain(&wi, settings);
-    cJSON_Delete(settings);
-  }
-  return AG_OK;
-}
-
-static int world_export(store *st, const char *wid, const opts *o, ag_errmsg *em) {
-  char *text = NULL;
+/* The world's settings as the world file's JSON (pretty) or Markdown, to stdout or -o FILE. */
+static int world_export(const cJSON *w, const opts *o, ag_errmsg *em) {
+  const cJSON *settings = cJSON_GetObjectItemCaseSensitive(w, "settings");
   const char *out = o->out;
-  int rc = chat_world_settings(st, wid, &text, em);
-  if (rc) return rc;
-  cJSON *j = cJSON_Parse(text);
-  free(text);
-  int md = o->format && !strcmp(o->format, "md");
-  char *pretty = !j ? NULL : md ? markdown_world(j) : cJSON_Print(j);
-  cJSON_Delete(j);
-  if (!pretty) return ag_fail(em, AG_ERR_STORAGE, "the stored settings of world '%s' are not JSON", wid);
+  int md = o->format && !strcmp(o->format, "md"), rc = AG_OK;
+  char *pretty = md ? markdown_world(settings) : cJSON_Print(settings);
+  if (!pretty) return ag_fail(em, AG_ERR_NOMEM, "out of memory");
   if (md) {
     rc = out ? ag_file_write_out(out, pretty, em) : (fputs(pretty, stdout), AG_OK);
   } else if (out) {
@@ -434,10 +387,18 @@ static int world_export(store *st, const char *wid, const opts *o, ag_errmsg *em
   return rc;
 }
 
-static int world_delete(store *st, const char *wid, ag_errmsg *em) {
-  size_t n = 0;
-  int rc = chat_world_delete(st, wid, &n, em);
-  if (!rc) printf("deleted world %s and %zu chat%s\n", wid, n, n == 1 ? "" : "s");
+/* list, show, export (which 0..2) from the library's JSON. */
+static int worlds_read(agora_db *db, int which, const opts *o, ag_errmsg *em) {
+  char *text = NULL;
+  int rc = api(which == 0 ? agora_db_worlds(db, &text) : agora_db_world(db, o->pos[0], &text), em);
+  cJSON *j = rc ? NULL : take_array(text, em);
+  if (!rc && !j) rc = AG_ERR_NOMEM;
+  const cJSON *w;
+  if (!rc && which == 0) cJSON_ArrayForEach(w, j) world_row(w, o->json);
+  else if (!rc && which == 1 && o->json) print_json_line(j);
+  else if (!rc && which == 1) show_plain(j);
+  else if (!rc) rc = world_export(j, o, em);
+  cJSON_Delete(j);
   return rc;
 }
 
@@ -447,17 +408,17 @@ static int worlds_run(int which, const opts *o) {
   if (which == 3 && !o->yes)
     return cli_error(AG_ERR_INVALID, "worlds delete: this deletes world '%s' with all its chats; add --yes", o->pos[0]);
   ag_errmsg em = {""};
-  store *st = NULL;
-  int rc = which == 3 ? rt_store_open(o->db, &st, &em) : rt_store_open_read(o->db, &st, &em);
-  if (rc == AG_ERR_NOT_FOUND && which == 0) return 0; /* no database: no worlds */
-  if (rc == AG_ERR_NOT_FOUND) rc = ag_fail(&em, AG_ERR_INVALID, "no world '%s' (there is no database)", o->pos[0]);
+  agora_db *db = NULL;
+  char id[AGORA_ID_MAX];
+  size_t n = 0;
+  int rc = api(agora_db_open(o->db, which == 3 ? 0 : AGORA_DB_READ, &db), &em);
+  if (rc == AGORA_ERR_NOT_FOUND && which == 0) return 0; /* no database: no worlds */
+  if (rc == AGORA_ERR_NOT_FOUND) rc = ag_fail(&em, AG_ERR_INVALID, "no world '%s' (there is no database)", o->pos[0]);
   if (rc) return cli_error(rc, "worlds %s: %s", cmd, em.text);
-  char wid[CHAT_ID_MAX];
-  if (which == 0) rc = chat_worlds_each(st, world_row, (void *)&o->json, &em);
-  else if (!(rc = rt_pick_world(st, o->pos[0], wid, &em)))
-    rc = which == 1 ? world_show(st, wid, o->json, &em) : which == 2 ? world_export(st, wid, o, &em)
-                                                                     : world_delete(st, wid, &em);
-  chat_store_close(st);
+  if (which < 3) rc = worlds_read(db, which, o, &em);
+  else if (!(rc = api(agora_db_world_delete(db, o->pos[0], id, &n), &em)))
+    printf("deleted world %s and %zu chat%s\n", id, n, n == 1 ? "" : "s");
+  agora_db_close(db);
   if (rc) return cli_error(rc, "worlds %s: %s", cmd, em.text[0] ? em.text : ag_strerror(rc));
   return 0;
 }

@@ -2,6 +2,7 @@
  * JSON line, which is the one place the library turns a typed event into named fields. */
 #include "cli/event_print.h"
 
+#include "common/clock.h"
 #include "common/term_text.h"
 #include "runtime/output.h"
 
@@ -24,7 +25,8 @@ static void put_text(const cli_event_print *p, const char *s) {
  * bookkeeping that neither shows (docs/time.md); the same list as runtime/output.c's. */
 static int shown(const cli_event_print *p, const char *kind) {
   static const char *const hidden[] = {"turn-queued", "turn-end"};
-  static const char *const plain_hidden[] = {"llm-start", "llm-done", "state-saved", "context-shrunk", "summary"};
+  static const char *const plain_hidden[] = {"llm-start",  "llm-done",         "state-saved", "context-shrunk",
+                                             "summary",    "memory-retrieved", "reflection",  "memory-rated"};
   if (!strcmp(kind, "llm-chunk")) return p->stream;
   for (size_t i = 0; i < sizeof hidden / sizeof *hidden; i++)
     if (!strcmp(kind, hidden[i])) return 0;
@@ -91,13 +93,20 @@ void cli_event_print_one(const cli_event_print *p, const agora_event *ev) {
   const char *kind = agora_event_kind(ev);
   if (type == AGORA_EVENT_REQUEST || type == AGORA_EVENT_WITHDRAWN) return;
   if (type == AGORA_EVENT_WORLD && !shown(p, kind)) return;
-  const char *line = agora_event_json(ev);
-  cJSON *j = p->json || !line ? NULL : cJSON_Parse(line); /* the time and an event's fields: its JSON form */
-  if (p->json && line) fprintf(p->f, "%s\n", line);
-  else if (j && type == AGORA_EVENT_MESSAGE) /* the text as stored, not the line's UTF-8 repair of it */
-    print_message(p, (double)agora_event_seq(ev), member(j, "sim_time"), agora_event_sender(ev), agora_event_text(ev));
-  else if (j) print_event(p, kind, j);
-  cJSON_Delete(j);
+  if (!p->json && type == AGORA_EVENT_MESSAGE) { /* the text as stored, not the line's UTF-8 repair of it */
+    int64_t ms;
+    char sim[AG_TIME_LEN];
+    int virtual_time = agora_event_sim_time(ev, &ms);
+    if (virtual_time) ag_time_format(ms, sim, sizeof sim);
+    print_message(p, (double)agora_event_seq(ev), virtual_time ? sim : NULL, agora_event_sender(ev),
+                  agora_event_text(ev));
+  } else {
+    const char *line = agora_event_json(ev);
+    cJSON *j = p->json || !line ? NULL : cJSON_Parse(line); /* an event's fields: its JSON form */
+    if (p->json && line) fprintf(p->f, "%s\n", line);
+    else if (j) print_event(p, kind, j);
+    cJSON_Delete(j);
+  }
   if (!p->batch) fflush(p->f); /* the transcript is live: a reader of the pipe sees each line as it happens */
 }
 

@@ -1,5 +1,5 @@
-/* say's terminal display from agora_event (see event_screen.h). The status line's text is the one
- * runtime/output.c draws for run: "step 1 of 1 · N thinking: a, b · K messages · T s". */
+/* run's and say's terminal display from agora_event (see event_screen.h). The status line reads
+ * "step 2 of 5 · N thinking: a, b · K messages · T s". */
 #include "cli/event_screen.h"
 
 #include <cjson/cJSON.h>
@@ -14,6 +14,7 @@ event_screen *event_screen_new(int json, int stream, int quiet) {
   s->print = cli_event_print_make(stdout, json, stream);
   s->status = !json && isatty(STDERR_FILENO);
   s->live = !json && !quiet && isatty(STDOUT_FILENO);
+  s->step = s->steps = 1;
   clock_gettime(CLOCK_MONOTONIC, &s->start);
   return s;
 }
@@ -27,15 +28,15 @@ static void status_clear(event_screen *s) {
 static int still_thinking(const void *ctx, const char *id) { return agora_agent_thinking(ctx, id); }
 
 static void status_draw(event_screen *s, const agora_world *w) {
-  if (!s->status) return;
+  if (!s->status || !s->steps) return;
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   double secs = (double)(now.tv_sec - s->start.tv_sec) + (double)(now.tv_nsec - s->start.tv_nsec) / 1e9;
   size_t thinking = agora_thinking(w);
   char who[256];
   live_lines_who(&s->lines, thinking, who, sizeof who);
-  fprintf(stderr, "\r\033[Kstep 1 of 1 · %zu thinking%s%s · %llu messages · %.1fs", thinking, who[0] ? ": " : "",
-          who, (unsigned long long)s->messages, secs);
+  fprintf(stderr, "\r\033[Kstep %zu of %zu · %zu thinking%s%s · %llu messages · %.1fs", s->step, s->steps, thinking,
+          who[0] ? ": " : "", who, (unsigned long long)s->messages, secs);
   fflush(stderr);
   s->status_shown = 1;
 }
@@ -68,6 +69,12 @@ void event_screen_on_event(event_screen *s, const agora_event *ev) {
   if (shown && message) live_lines_message(&s->lines, agora_event_sender(ev)); /* it replaces its live line */
   if (shown) live_lines_prune(&s->lines, still_thinking, w);
   if (s->live) live_lines_show(&s->lines);
+  status_draw(s, w);
+}
+
+void event_screen_step(event_screen *s, const agora_world *w, size_t step, size_t steps) {
+  s->step = step;
+  s->steps = steps;
   status_draw(s, w);
 }
 

@@ -1,8 +1,11 @@
 /* agora init: writes a starter world file a person can read, run and edit: two agents on a local
- * OpenAI-compatible server (Ollama's /v1 by default), with "_comment" notes, and a script. */
+ * OpenAI-compatible server (Ollama's /v1 by default), with "_comment" notes, and a script. The name
+ * it gives the world is one the database does not hold yet (libagora's agora_db_worlds). */
+#include "agora.h"
 #include "agents/mention.h"
 #include "cli/cli.h"
-#include "runtime/db.h"
+
+#include <cjson/cJSON.h>
 
 #include "common/error.h"
 
@@ -59,15 +62,30 @@ static const char starter[] =
 
 #define INIT_NAMES_MAX 99 /* Starter .. Starter 99 */
 
+/* 1 when the worlds (agora_db_worlds's array) hold one whose id is id. */
+static int holds_world(const cJSON *worlds, const char *id) {
+  const cJSON *w;
+  cJSON_ArrayForEach(w, worlds) {
+    const char *wid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(w, "id"));
+    if (wid && !strcmp(wid, id)) return 1;
+  }
+  return 0;
+}
+
 /* The first of Starter, Starter 2, ... that names no world of the database (db NULL: the default
  * place) into name; 0, or an exit status after naming the problem. No database: Starter. */
 static int init_pick_name(const char *db, char *name, size_t cap) {
-  store *st = NULL;
-  ag_errmsg em = {""};
+  agora_db *d = NULL;
+  char *text = NULL;
   snprintf(name, cap, "Starter");
-  int rc = rt_store_open_read(db, &st, &em);
-  if (rc == AG_ERR_NOT_FOUND) return 0;
-  if (rc) return cli_error(rc, "init: %s", em.text);
+  int rc = agora_db_open(db, AGORA_DB_READ, &d);
+  if (rc == AGORA_ERR_NOT_FOUND) return 0;
+  if (!rc) rc = agora_db_worlds(d, &text);
+  agora_db_close(d);
+  if (rc) return cli_error(rc, "init: %s", agora_errmsg());
+  cJSON *worlds = cJSON_Parse(text);
+  agora_free(text);
+  if (!worlds) return cli_error(AG_ERR_NOMEM, "init: %s", agora_strerror(AG_ERR_NOMEM));
   int status = 0;
   for (int i = 1;; i++) {
     if (i > INIT_NAMES_MAX) {
@@ -76,17 +94,11 @@ static int init_pick_name(const char *db, char *name, size_t cap) {
       break;
     }
     if (i > 1) snprintf(name, cap, "Starter %d", i);
-    char id[MENTION_ID_MAX], *settings = NULL;
+    char id[MENTION_ID_MAX];
     mention_id_from_name(name, id, sizeof id);
-    rc = chat_world_settings(st, id, &settings, &em);
-    free(settings);
-    if (rc == AG_ERR_NOT_FOUND) break;
-    if (rc) {
-      status = cli_error(rc, "init: %s", em.text);
-      break;
-    }
+    if (!holds_world(worlds, id)) break;
   }
-  chat_store_close(st);
+  cJSON_Delete(worlds);
   return status;
 }
 

@@ -1,10 +1,8 @@
 /* agora replay: print a saved chat — from the database or a snapshot file — in order, as run printed
- * it, optionally paced. Never calls an LLM. */
-#include "chat/id_prefix.h"
-#include "chat/snapshot.h"
+ * it, optionally paced. Never calls an LLM. It runs on libagora (include/agora.h): a stored chat's
+ * transcript is agora_db_transcript's, a snapshot's agora_snapshot_transcript's. */
+#include "agora.h"
 #include "cli/cli.h"
-#include "runtime/db.h"
-#include "runtime/output.h"
 #include "cli/transcript.h"
 
 #include <stdio.h>
@@ -20,46 +18,42 @@ static const char replay_usage[] =
   "file when such a file exists, else a chat id in the database. --delay waits MS milliseconds\n"
   "between messages, for watching. Never calls an LLM.\n";
 
-typedef struct replay_ctx {
-  const char *chat;
-  output *out;
-  int json;
-  long delay_ms;
-  ag_errmsg *em;
-} replay_ctx;
-
-static int replay_stored(store *st, replay_ctx *rc) {
-  chat_info c;
-  char id[CHAT_ID_MAX];
-  int r = chat_id_resolve(st, rc->chat, id, rc->em); /* an id or a unique prefix */
-  if (!r) r = chat_info_get(st, id, &c, rc->em);
-  if (r == AG_ERR_NOT_FOUND)
-    return ag_fail(rc->em, r, "'%s' is neither a snapshot file nor a chat in the database", rc->chat);
-  if (r) return r;
-  output_opts oo = {.json = rc->json, .batch = rc->delay_ms == 0};
-  if ((r = output_new(stdout, c.world_id, &oo, &rc->out))) return r;
-  output_set_chat(rc->out, c.id);
-  return transcript_print_stored(st, c.id, rc->out, rc->delay_ms, rc->em);
+/* The library's transcript (its JSON array, consumed) printed as run printed it, paced. */
+static int replay_print(char *text, int json, long delay_ms, ag_errmsg *em) {
+  cJSON *entries = cJSON_Parse(text);
+  agora_free(text);
+  if (!entries) return ag_fail(em, AG_ERR_NOMEM, "out of memory");
+  cli_event_print p = cli_event_print_make(stdout, json, 0);
+  p.batch = delay_ms == 0; /* not live: flushed at the end, unless paced for watching */
+  cli_transcript_print(&p, entries, delay_ms);
+  cJSON_Delete(entries);
+  return AG_OK;
 }
 
-static int replay_snapshot(const char *path, replay_ctx *rc) {
-  cJSON *snap = NULL;
-  int r = chat_snapshot_load(path, &snap, rc->em);
-  if (!r) r = chat_snapshot_validate(snap, path, rc->em);
-  if (r) goto done;
-  const cJSON *chat = cJSON_GetObjectItemCaseSensitive(snap, "chat");
-  const cJSON *world = cJSON_GetObjectItemCaseSensitive(chat, "world");
-  const cJSON *id = cJSON_GetObjectItemCaseSensitive(chat, "id");
-  char wid[CHAT_ID_MAX] = "";
-  if (cJSON_IsString(world)) snprintf(wid, sizeof wid, "%s", world->valuestring);
-  else mention_id_from_name(cJSON_GetObjectItem(cJSON_GetObjectItem(snap, "world"), "name")->valuestring, wid, sizeof wid);
-  output_opts oo = {.json = rc->json, .batch = rc->delay_ms == 0};
-  if ((r = output_new(stdout, wid, &oo, &rc->out))) goto done;
-  output_set_chat(rc->out, cJSON_IsString(id) ? id->valuestring : NULL);
-  r = transcript_print_snapshot(snap, rc->out, rc->delay_ms);
-done:
-  cJSON_Delete(snap);
-  return r;
+/* The library's failure into em; rc is returned. */
+static int api(int rc, ag_errmsg *em) {
+  if (rc < 0) snprintf(em->text, sizeof em->text, "%s", agora_errmsg());
+  return rc;
+}
+
+static int replay_stored(const char *chat, const char *db_dir, int json, long delay_ms, ag_errmsg *em) {
+  agora_db *db = NULL;
+  char *text = NULL;
+  int rc = api(agora_db_open(db_dir, AGORA_DB_READ, &db), em), opened = !rc;
+  if (!rc) rc = api(agora_db_transcript(db, chat, &text), em); /* an id or a unique prefix */
+  agora_db_close(db);
+  if (rc == AGORA_ERR_NOT_FOUND && opened)
+    return ag_fail(em, rc, "'%s' is neither a snapshot file nor a chat in the database", chat);
+  return rc ? rc : replay_print(text, json, delay_ms, em);
+}
+
+/* A snapshot file, read without importing it (agora_snapshot_transcript). */
+static int replay_snapshot(const char *path, int json, long delay_ms, ag_errmsg *em) {
+  char *text = NULL, *entries = NULL;
+  int rc = cli_snapshot_read(path, &text, em);
+  if (!rc) rc = api(agora_snapshot_transcript(text, path, &entries), em);
+  free(text);
+  return rc ? rc : replay_print(entries, json, delay_ms, em);
 }
 
 int cli_replay(int argc, char **argv) {
@@ -94,18 +88,9 @@ int cli_replay(int argc, char **argv) {
   }
   if (!what) return cli_error(AG_ERR_INVALID, "replay: missing CHAT_ID or SNAPSHOT.json (see agora replay --help)");
   ag_errmsg em = {""};
-  replay_ctx rc = {what, NULL, json, delay, &em};
-  int r;
   struct stat sb;
-  if (stat(what, &sb) == 0 && S_ISREG(sb.st_mode)) {
-    r = replay_snapshot(what, &rc);
-  } else {
-    store *st = NULL;
-    r = rt_store_open_read(db, &st, &em);
-    if (!r) r = replay_stored(st, &rc);
-    chat_store_close(st);
-  }
-  output_free(rc.out);
-  if (r) return cli_error(r, "replay: %s", em.text[0] ? em.text : ag_strerror(r));
+  int r = stat(what, &sb) == 0 && S_ISREG(sb.st_mode) ? replay_snapshot(what, json, delay, &em)
+                                                      : replay_stored(what, db, json, delay, &em);
+  if (r) return cli_error(r, "replay: %s", em.text[0] ? em.text : agora_strerror(r));
   return 0;
 }

@@ -1,16 +1,15 @@
 /* agora run: load a world file, publish its script step by step, waiting after each until the world
  * is quiet, and print the transcript. */
+#include "agora.h"
 #include "cli/cli.h"
-#include "chat/archive.h"
+#include "cli/event_screen.h"
 #include "cli/runner.h"
-#include "world/clock.h"
-#include "world/world.h"
 
-#include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char run_usage[] =
   "usage: agora run WORLD.json|WORLD-ID [--db DIR] [--json] [--stream] [--quiet] [--no-save] [--chat ID]\n"
@@ -87,73 +86,127 @@ static int parse_args(int argc, char **argv, cli_runner_opts *a) {
     }
   }
   if (a->chat && a->resume_chat) return cli_error(AG_ERR_INVALID, "run: --chat and --resume cannot go together");
+  if (a->no_save && (a->chat || a->resume_chat))
+    return cli_error(AG_ERR_INVALID, "run: --%s continues a saved chat and cannot go with --no-save",
+                     a->chat ? "chat" : "resume");
+  if (a->nats.url && a->resume_chat)
+    return cli_error(AG_ERR_INVALID, "run: --resume cannot go with --nats: the hosts finish the turns a chat had in "
+                     "flight themselves");
   if (!a->world_path && !a->resume_chat)
     return cli_error(AG_ERR_INVALID, "run: missing WORLD.json or a stored world's id or name (see agora run --help)");
   a->script = !a->resume_chat;
   return 0;
 }
 
-/* Ctrl-C (issue 15 item 9): the replies in flight are cancelled, the script stops, what was published
- * is saved, and the person is told so (run_interrupted). */
-typedef struct run_stop {
-  world *w;
-  int hit;
-  size_t cancelled;
-} run_stop;
+/* run on libagora (include/agora.h): the transcript and the terminal display from the library's
+ * events (event_screen), the script through agora_script_step, and a tick a tenth of a second for the
+ * status line and for Ctrl-C (issue 15 item 9), which the signal handler only notes: the tick cancels
+ * the replies in flight (agora_cancel), the script stops, what was published is saved, and the person
+ * is told so (run_interrupted). */
+typedef struct run_state {
+  event_screen *scr;
+  char **answers; /* --answers' lines, owned */
+  size_t n_answers, next_answer;
+  int hit;          /* Ctrl-C was pressed */
+  size_t cancelled; /* the replies it cancelled */
+} run_state;
 
-static void on_sigint(evutil_socket_t sig, short what, void *arg) {
+static volatile sig_atomic_t sigint_seen;
+
+static void on_sigint(int sig) {
   (void)sig;
-  (void)what;
-  run_stop *rs = arg;
-  rs->hit = 1;
-  rs->cancelled += world_thinking(rs->w);
-  world_cancel_all(rs->w);
-  world_interrupt(rs->w);
+  sigint_seen = 1;
 }
 
-static int run_interrupted(const run_stop *rs, chat_session *cs) {
-  const char *chat = cs ? chat_session_current(cs) : NULL;
-  char id[CHAT_ID_MAX];
+static void run_on_event(const agora_event *ev, void *ctx) {
+  run_state *st = ctx;
+  if (!cli_runner_request(ev, st->answers, st->n_answers, &st->next_answer)) event_screen_on_event(st->scr, ev);
+}
+
+static void run_tick(agora_world *w, void *ctx) {
+  run_state *st = ctx;
+  if (sigint_seen) { /* replies in flight are cancelled (a cancelled event names them); else the script stops */
+    size_t thinking = agora_thinking(w);
+    sigint_seen = 0;
+    st->hit = 1;
+    st->cancelled += thinking;
+    if (thinking) agora_cancel(w);
+    else agora_interrupt(w);
+  }
+  event_screen_tick(st->scr, w);
+}
+
+static int run_interrupted(const run_state *st, agora_world *w, int no_save) {
+  const char *chat = agora_chat_current(w);
+  char id[AGORA_ID_MAX];
   snprintf(id, sizeof id, "%s", chat ? chat : "");
-  /* The cancelled turns' turn-end events reach the store phase before the last save, so that a later
-   * resume does not ask again what the person cancelled. */
-  event_base_loop(world_base(rs->w), EVLOOP_NONBLOCK);
-  if (cs) chat_session_detach(cs); /* saves what was delivered */
-  size_t lost = cs ? chat_session_failures(cs) : 0;
-  fprintf(stderr, "agora: interrupted: cancelled %zu repl%s, ", rs->cancelled, rs->cancelled == 1 ? "y" : "ies");
-  if (!cs) fputs("nothing saved (--no-save)\n", stderr);
+  /* The cancelled turns' turn-end events reach the store before the exit, so that a later resume does
+   * not ask again what the person cancelled. */
+  agora_step(w);
+  event_screen_done(st->scr);
+  size_t lost = agora_unsaved(w);
+  fprintf(stderr, "agora: interrupted: cancelled %zu repl%s, ", st->cancelled, st->cancelled == 1 ? "y" : "ies");
+  if (no_save) fputs("nothing saved (--no-save)\n", stderr);
   else if (lost) fprintf(stderr, "%zu message(s) could not be saved\n", lost);
   else fprintf(stderr, "saved chat %s\n", id);
   return 130;
 }
 
 /* The script's steps, each run until the world is quiet, on the world's clock (virtual time jumps to
- * scheduled items between steps; `wait` steps advance it). Returns an exit status (0: all ran). */
-static int run_steps(const world_spec *spec, world *w, world_clock *clk, chat_session *cs, output *out,
-                     run_screen *scr) {
-  ag_errmsg em = {""};
-  int rc = AG_OK, ended = 0;
-  for (size_t i = 0; i < spec->n_steps && !ended; i++) {
-    const world_step *step = &spec->steps[i];
-    run_screen_step(scr, i + 1, spec->n_steps);
-    if (step->new_chat) {
-      if (!cs) {
-        world_reset_conversation(w);
-      } else if (!(rc = chat_session_new(cs, &em))) {
-        output_set_chat(out, chat_session_current(cs));
-      }
-      if (!rc) rc = world_run_until_quiet(w);
-    } else {
-      rc = world_clock_step(clk, step, &ended);
-    }
-    if (rc) {
-      if (rc == AG_ERR_CANCELLED) return 130; /* Ctrl-C */
-      return cli_error(rc, "script[%zu]: %s", i, em.text[0] ? em.text : ag_strerror(rc));
-    }
+ * scheduled items between steps; `wait` steps advance it), then its schedule until `until`. Returns an
+ * exit status (0: all ran). */
+static int run_steps(agora_world *w, event_screen *scr) {
+  size_t n = agora_script_steps(w);
+  int rc = AGORA_OK;
+  if (!n) event_screen_step(scr, w, 0, 0); /* no step to show */
+  for (size_t i = 0; i < n && rc != AGORA_ENDED; i++) {
+    event_screen_step(scr, w, i + 1, n);
+    if ((rc = agora_script_step(w, i)) < 0)
+      return rc == AGORA_ERR_CANCELLED ? 130 : cli_error(rc, "script[%zu]: %s", i, agora_errmsg());
   }
-  if (!ended && (rc = world_clock_finish(clk)))
-    rc = rc == AG_ERR_CANCELLED ? 130 : cli_error(rc, "clock: %s", ag_strerror(rc));
-  return rc;
+  if (rc != AGORA_ENDED && (rc = agora_script_finish(w)))
+    return rc == AGORA_ERR_CANCELLED ? 130 : cli_error(rc, "clock: %s", agora_strerror(rc));
+  return 0;
+}
+
+/* --resume: the re-run turns, and what they lead to. */
+static int run_resumed(agora_world *w) {
+  int rc = agora_run_until_quiet(w);
+  if (!rc) return 0;
+  return rc == AGORA_ERR_CANCELLED ? 130 : cli_error(rc, "run: %s", agora_strerror(rc));
+}
+
+/* The library's options for run's arguments: a new chat unless one is named, the script driven unless
+ * --resume (which only finishes a chat's turns in flight). */
+static agora_options run_options(const cli_runner_opts *a, run_state *st) {
+  int stream = a->stream && (a->json || !isatty(STDOUT_FILENO));
+  st->scr = event_screen_new(a->json, stream, a->quiet);
+  agora_options o = cli_runner_options(a, "run", stream || (st->scr && st->scr->live), run_on_event, st);
+  o.chat = a->resume_chat ? a->resume_chat : a->chat;
+  o.flags |= (o.chat ? 0 : AGORA_NEW_CHAT) | (a->resume_chat ? AGORA_NO_CLOCK : AGORA_SCRIPT);
+  return o;
+}
+
+/* Opens the world, runs it with Ctrl-C noted, and comes to the exit status. */
+static int run_world(const cli_runner_opts *a, run_state *st) {
+  agora_world *w = NULL;
+  agora_options o = run_options(a, st);
+  if (!st->scr) return cli_error(AG_ERR_NOMEM, "run: %s", agora_strerror(AG_ERR_NOMEM));
+  int status = agora_world_open(a->world_path, a->db, &o, &w);
+  if (status) return cli_error(status, "%s", agora_errmsg());
+  struct sigaction sa = {.sa_handler = on_sigint}, old;
+  sigemptyset(&sa.sa_mask);
+  sigint_seen = 0;
+  sigaction(SIGINT, &sa, &old);
+  if ((status = agora_tick(w, 100, run_tick, st))) status = cli_error(status, "run: %s", agora_errmsg());
+  else status = a->resume_chat ? run_resumed(w) : run_steps(w, st->scr);
+  run_tick(w, st); /* a Ctrl-C that came as the script ended */
+  if (st->hit) status = run_interrupted(st, w, a->no_save);
+  event_screen_done(st->scr); /* the status line goes before the exit status's sentences */
+  if (!status) status = cli_runner_status(w);
+  agora_world_close(w);
+  sigaction(SIGINT, &old, NULL);
+  return status;
 }
 
 int cli_run(int argc, char **argv) {
@@ -162,22 +215,11 @@ int cli_run(int argc, char **argv) {
     return 0;
   }
   cli_runner_opts args;
+  run_state st = {.hit = 0};
   int status = parse_args(argc, argv, &args);
-  if (status) return status;
-  cli_runner r;
-  if (!(status = cli_runner_open(&r, &args, "run", NULL, NULL))) {
-    world *w = rt_world(r.rt);
-    chat_session *cs = rt_session(r.rt);
-    run_stop stop = {w, 0, 0};
-    struct event *sigint = evsignal_new(rt_base(r.rt), SIGINT, on_sigint, &stop);
-    if (sigint) event_add(sigint, NULL);
-    if (!args.resume_chat) status = run_steps(rt_spec(r.rt), w, rt_clock(r.rt), cs, r.out, r.scr);
-    else if ((status = world_run_until_quiet(w))) /* the re-run turns, and what they lead to */
-      status = status == AG_ERR_CANCELLED ? 130 : cli_error(status, "run: %s", ag_strerror(status));
-    if (sigint) event_free(sigint);
-    if (stop.hit) status = run_interrupted(&stop, cs);
-    if (!status) status = cli_runner_finish(&r);
-  }
-  cli_runner_close(&r);
+  if (!status && !(args.answers && (status = cli_answers_read(args.answers, "run", &st.answers, &st.n_answers))))
+    status = run_world(&args, &st);
+  event_screen_free(st.scr);
+  cli_answers_free(st.answers, st.n_answers);
   return status;
 }

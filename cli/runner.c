@@ -1,16 +1,10 @@
 /* The set-up `run` and `say` share (see runner.h). */
 #include "cli/runner.h"
 
-#include "chat/archive.h"
-#include "chat/id_prefix.h"
-
-#include "cli/cli.h"
-#include "runtime/db.h"
 #include "cli/args.h"
-#include "world/world_budget.h"
+#include "cli/cli.h"
 
 #include <errno.h>
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,19 +34,6 @@ int cli_runner_arg(cli_runner_opts *o, const char *cmd, int argc, char **argv, i
     return 0;
   }
   return 1;
-}
-
-/* There is nobody to ask in a scripted run: --yes approves for the user (otherwise calls are denied)
- * and ask_human gets the next line of --answers (the world delivers the answer from the loop). */
-static void runner_ask(void *ud, const world_approval *req) {
-  cli_runner *r = ud;
-  world *w = rt_world(r->rt);
-  const char *text;
-  if (!req->question) world_approval_answer(w, req->id, r->yes);
-  else {
-    int allow = cli_answers_next(r->answers, r->n_answers, &r->next_answer, &text);
-    world_approval_reply(w, req->id, allow, text);
-  }
 }
 
 int cli_answers_next(char *const *lines, size_t n, size_t *next, const char **text) {
@@ -91,73 +72,28 @@ void cli_answers_free(char **lines, size_t n) {
   free(lines);
 }
 
-/* The world is built: the transcript printer and the terminal display for it. */
-static int runner_on_world(void *ud, runtime *rt, ag_errmsg *em) {
-  cli_runner *r = ud;
-  r->rt = rt; /* from here on: the approver may be asked before rt_open returns (MCP start, NATS join) */
-  world *w = rt_world(rt);
-  /* Refused before any chat is touched: a stored world has no script, and run would do nothing. */
-  const world_spec *spec = rt_spec(rt);
-  if (r->script && rt_source_of(rt) == RT_FROM_STORE && !spec->n_steps && !spec->n_sched)
-    return ag_fail(em, AG_ERR_INVALID, "run: stored world '%s' has no script to run (the database keeps a world's "
-                   "agents and settings, not its script): run its world file, talk to it with agora say %s TEXT "
-                   "or agora console %s, or finish a stopped chat with --resume CHAT_ID", world_id(w),
-                   world_id(w), world_id(w));
-  int rc = output_new(stdout, world_id(w), &r->oo, &r->out);
-  if (!rc) rc = run_screen_new(rt_base(rt), w, r->out, 1, r->live, &r->scr);
-  return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
+agora_options cli_runner_options(const cli_runner_opts *o, const char *program, int events, agora_event_fn fn,
+                                 void *ctx) {
+  unsigned flags = AGORA_NOTES | AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | (o->no_save ? AGORA_NO_SAVE : 0) |
+                   (o->yes ? AGORA_AUTO_APPROVE : 0) | (events ? AGORA_STREAM : 0);
+  return (agora_options){.flags = flags, .model = o->over.model, .provider = o->over.provider,
+                         .base_url = o->over.base_url, .allow_env = o->allow.names, .n_allow_env = o->allow.n,
+                         .program = program, .allow_key_to = o->allow.key_urls, .n_allow_key_to = o->allow.n_key_urls,
+                         .llm_cache = o->over.llm_cache, .cache_db = o->over.cache_db, .on_event = fn,
+                         .on_event_ctx = ctx, .nats_url = o->nats.url, .nats_creds = o->nats.creds,
+                         .nats_ca = o->nats.ca_file, .nats_replicas = o->nats.replicas};
 }
 
-/* Messages and events at the output phase: the command's handler, else the screen. */
-static void runner_on_bus(void *ud, bus_topic topic, void *payload) {
-  cli_runner *r = ud;
-  if (r->handler) r->handler(r->handler_ud, topic, payload);
-  else run_screen_on_bus(r->scr, topic, payload);
-}
-
-static const world_approver runner_approver = {runner_ask, NULL};
-
-/* The runtime's options for run and say. */
-static rt_opts runner_rt_opts(cli_runner *r, const cli_runner_opts *o, const char *cmd, int live, int chunks) {
-  rt_chat pick = o->no_save ? RT_CHAT_NONE
-                 : (o->resume_chat || o->chat) && !o->nats.url ? RT_CHAT_ID
-                 : o->resume && !o->new_chat ? RT_CHAT_CURRENT : RT_CHAT_NEW;
-  return (rt_opts){.cmd = cmd, .world = o->world_path, .open_db = !o->no_save, .db = o->db, .no_save = o->no_save,
-                   .over = o->over, .allow = &o->allow, .nats = &o->nats,
-                   .nats_role = o->nats.url ? RT_NATS_PUBLISH : RT_NATS_OFF, .pick = pick,
-                   .chat = o->resume_chat ? o->resume_chat : o->chat, .rerun_turns = 1, .mcp = 1,
-                   .clock = !o->resume_chat, .emit_chunks = live || chunks,
-                   .approver = &runner_approver, .approver_ud = r,
-                   .on_world = runner_on_world, .on_bus = runner_on_bus, .on_bus_ud = r};
-}
-
-int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bus_handler handler, void *ud) {
-  memset(r, 0, sizeof *r);
-  ag_errmsg em = {""};
-  int rc;
-  if (o->no_save && (o->chat || o->resume_chat))
-    return cli_error(AG_ERR_INVALID, "%s: --%s continues a saved chat and cannot go with --no-save", cmd,
-                     o->chat ? "chat" : "resume");
-  if (o->nats.url && o->resume_chat)
-    return cli_error(AG_ERR_INVALID, "%s: --resume cannot go with --nats: the hosts finish the turns a chat had in "
-                     "flight themselves", cmd);
-  /* Streaming text: live lines on a terminal unless --quiet; --stream prints the chunks elsewhere. */
-  int tty = isatty(STDOUT_FILENO), live = !o->json && !o->quiet && tty;
-  int chunks = o->stream && (o->json || !tty);
-  r->yes = o->yes;
-  if (o->answers && (rc = cli_answers_read(o->answers, cmd, &r->answers, &r->n_answers))) return rc;
-  r->oo = (output_opts){.json = o->json, .stream = chunks, .progress = 1};
-  r->live = live;
-  r->script = o->script;
-  r->handler = handler, r->handler_ud = ud;
-  rt_opts ro = runner_rt_opts(r, o, cmd, live, chunks);
-  runtime *rt = NULL;
-  rc = rt_open(&ro, &rt, &em);
-  r->rt = rt; /* NULL when it failed: the runtime runner_on_world saw is gone then */
-  if (rc) return cli_error(rc, "%s", em.text);
-  chat_session *cs = rt_session(r->rt);
-  if (cs) output_set_chat(r->out, chat_session_current(cs));
-  return 0;
+int cli_runner_request(const agora_event *ev, char *const *answers, size_t n, size_t *next) {
+  agora_world *w = agora_event_world(ev);
+  const char *text;
+  if (agora_event_type(ev) != AGORA_EVENT_REQUEST) return 0;
+  if (strcmp(agora_event_kind(ev), "ask-human")) agora_answer(w, agora_event_request(ev), 0);
+  else {
+    int allow = cli_answers_next(answers, n, next, &text);
+    agora_reply(w, agora_event_request(ev), allow, text);
+  }
+  return 1;
 }
 
 int cli_run_status(int budget_spent, int64_t tokens, double usd, size_t failed, size_t unsaved) {
@@ -179,18 +115,9 @@ int cli_run_status(int budget_spent, int64_t tokens, double usd, size_t failed, 
   return status;
 }
 
-int cli_runner_finish(cli_runner *r) {
-  output_done(r->out);
-  world *w = rt_world(r->rt);
-  chat_session *cs = rt_session(r->rt);
-  world_budget_view b = world_budget(w);
-  return cli_run_status(b.reached, b.tokens, b.usd, world_failed_calls(w), cs ? chat_session_failures(cs) : 0);
-}
-
-void cli_runner_close(cli_runner *r) {
-  rt_close(r->rt);
-  run_screen_free(r->scr); /* after the world: its last events still come through the screen */
-  output_free(r->out);
-  cli_answers_free(r->answers, r->n_answers);
-  memset(r, 0, sizeof *r);
+int cli_runner_status(const agora_world *w) {
+  int64_t tokens = 0;
+  double usd = 0;
+  int spent = agora_budget_spent(w, &tokens, &usd);
+  return cli_run_status(spent, tokens, usd, agora_failed_calls(w), agora_unsaved(w));
 }

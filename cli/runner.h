@@ -1,14 +1,15 @@
-/* What `run` and `say` share: their common options, and a world loaded from its file with its output,
- * terminal display and storage set up, ready to publish into; then the exit status at the end. */
+/* What `run` and `say` share: their common options, the library's options made from them (both run
+ * on libagora, include/agora.h), the answers of a scripted run, and the exit status at the end. */
 #ifndef AG_CLI_RUNNER_H
 #define AG_CLI_RUNNER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/run_screen.h"
-#include "runtime/output.h"
-#include "runtime/runtime.h"
+#include "agora.h"
+#include "cluster/link.h"
+#include "runtime/key_env.h"
+#include "runtime/overrides.h"
 
 /* Options (strings borrowed from argv). */
 typedef struct cli_runner_opts {
@@ -38,32 +39,21 @@ void cli_answers_free(char **lines, size_t n);
  * nobody answers when the lines ran out or there were none (lines NULL: no --answers given). */
 int cli_answers_next(char *const *lines, size_t n, size_t *next, const char **text);
 
-typedef struct cli_runner {
-  runtime *rt;      /* the world, its loop and its chat: rt_world(rt), rt_base(rt), rt_session(rt) */
-  output *out;
-  run_screen *scr;
-  output_opts oo;           /* the printer's options, for when the world is built */
-  int live;                 /* live lines on a terminal */
-  int script;               /* cli_runner_opts.script */
-  bus_handler handler;      /* the command's own output handler (say), else the screen's */
-  void *handler_ud;
-  int yes;                  /* --yes: approve every tool call */
-  char **answers;           /* --answers' lines, owned; next: the one the next question gets */
-  size_t n_answers, next_answer;
-} cli_runner;
-
-/* Opens o->world_path (a file or a stored world's id or name) through the runtime and sets the output
- * up (cmd names the command in messages). Returns 0 or the exit
- * status after printing why; either way release r with cli_runner_close. handler (may be NULL: the
- * screen's) receives the bus's messages and events at the output phase with ud. */
-int cli_runner_open(cli_runner *r, const cli_runner_opts *o, const char *cmd, bus_handler handler, void *ud);
+/* The library's options for run's and say's arguments (every string borrowed from o; AGORA_NOTES and
+ * the API-3 and API-4 fields set), program names the command: --yes is AGORA_AUTO_APPROVE, --nats and
+ * its options go to the NATS fields; events reports streamed text (AGORA_STREAM: live lines or
+ * --stream's lines); fn and ctx become on_event. The caller adds the command's own flags. */
+agora_options cli_runner_options(const cli_runner_opts *o, const char *program, int events, agora_event_fn fn,
+                                 void *ctx);
+/* A request event answered as a scripted run answers it, there being nobody to ask: a tool call is
+ * denied (--yes approved it already, AGORA_AUTO_APPROVE), ask_human gets the next line of --answers
+ * (answers, n, *next as for cli_answers_next). 1 when ev was a request, else 0. */
+int cli_runner_request(const agora_event *ev, char *const *answers, size_t n, size_t *next);
 /* The exit status of run and say from what the run came to, saying on stderr what failed: 1 when a save
  * failed, else 3 when the world's budget was spent (tokens and usd spent), else 1 when an LLM call
  * failed, else 0. */
 int cli_run_status(int budget_spent, int64_t tokens, double usd, size_t failed, size_t unsaved);
-/* Ends the output and says what failed: returns 1 when a save failed, else 3 when the world's budget was
- * reached, else 1 when an LLM call failed, else 0. */
-int cli_runner_finish(cli_runner *r);
-void cli_runner_close(cli_runner *r);
+/* cli_run_status from w's counters (agora_budget_spent, agora_failed_calls, agora_unsaved). */
+int cli_runner_status(const agora_world *w);
 
 #endif

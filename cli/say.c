@@ -41,16 +41,7 @@ typedef struct say_state {
 
 static void say_on_event(const agora_event *ev, void *ctx) {
   say_state *s = ctx;
-  agora_world *w = agora_event_world(ev);
-  const char *text;
-  if (agora_event_type(ev) == AGORA_EVENT_REQUEST) {
-    if (strcmp(agora_event_kind(ev), "ask-human")) agora_answer(w, agora_event_request(ev), 0);
-    else {
-      int allow = cli_answers_next(s->answers, s->n_answers, &s->next_answer, &text);
-      agora_reply(w, agora_event_request(ev), allow, text);
-    }
-    return;
-  }
+  if (cli_runner_request(ev, s->answers, s->n_answers, &s->next_answer)) return;
   if (agora_event_type(ev) == AGORA_EVENT_MESSAGE && !s->scr->print.json && !s->echo_skipped &&
       !strcmp(agora_event_sender(ev), "human")) {
     s->echo_skipped = 1;
@@ -91,14 +82,9 @@ static int read_stdin(char *buf, size_t cap) {
 static agora_options say_options(const cli_runner_opts *a, say_state *st) {
   int stream = a->stream && (a->json || !isatty(STDOUT_FILENO));
   st->scr = event_screen_new(a->json, stream, a->quiet);
-  unsigned flags = AGORA_NOTES | AGORA_OPTIONS_3 | (a->no_save ? AGORA_NO_SAVE : 0) |
-                   (a->new_chat ? AGORA_NEW_CHAT : 0) | (a->yes ? AGORA_AUTO_APPROVE : 0) |
-                   (stream || (st->scr && st->scr->live) ? AGORA_STREAM : 0);
-  return (agora_options){.flags = flags, .model = a->over.model, .provider = a->over.provider,
-                         .base_url = a->over.base_url, .allow_env = a->allow.names, .n_allow_env = a->allow.n,
-                         .program = "say", .allow_key_to = a->allow.key_urls, .n_allow_key_to = a->allow.n_key_urls,
-                         .llm_cache = a->over.llm_cache, .cache_db = a->over.cache_db, .on_event = say_on_event,
-                         .on_event_ctx = st};
+  agora_options o = cli_runner_options(a, "say", stream || (st->scr && st->scr->live), say_on_event, st);
+  o.flags |= a->new_chat ? AGORA_NEW_CHAT : 0;
+  return o;
 }
 
 /* Until the world is quiet; with a status line, a tenth of a second at a time so that it shows the
@@ -109,14 +95,6 @@ static int say_run(agora_world *w, event_screen *scr) {
   event_screen_tick(scr, w);
   while (!(rc = agora_run_for(w, 100)) && !agora_is_quiet(w)) event_screen_tick(scr, w);
   return rc;
-}
-
-/* The exit status from what the run came to (cli_run_status, docs/cli.md "Exit status"). */
-static int say_status(const agora_world *w) {
-  int64_t tokens = 0;
-  double usd = 0;
-  int spent = agora_budget_spent(w, &tokens, &usd);
-  return cli_run_status(spent, tokens, usd, agora_failed_calls(w), agora_unsaved(w));
 }
 
 int cli_say(int argc, char **argv) {
@@ -151,7 +129,7 @@ int cli_say(int argc, char **argv) {
   rc = agora_publish(w, "human", text);
   if (!rc) rc = say_run(w, st.scr);
   event_screen_done(st.scr); /* the status line goes before the exit status's sentences */
-  status = rc ? cli_error(rc, "say: %s", agora_strerror(rc)) : say_status(w);
+  status = rc ? cli_error(rc, "say: %s", agora_strerror(rc)) : cli_runner_status(w);
 done:
   agora_world_close(w);
   event_screen_free(st.scr);

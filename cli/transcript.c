@@ -1,10 +1,9 @@
-/* Stored chats printed the way run printed them (see transcript.h); chat/transcript.c puts the
- * messages and tool steps in order, this file paces and prints them. */
+/* Stored chats printed the way run printed them, and snapshot files read (see transcript.h). */
 #include "cli/transcript.h"
 
-#include "chat/transcript.h"
+#include "chat/snapshot.h"
+#include "common/buf.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,30 +15,25 @@ static void pace(long ms) {
   }
 }
 
-typedef struct print_ctx {
-  output *o;
-  long delay;
-  int seen; /* a message was printed: the next one waits */
-} print_ctx;
-
-static int print_entry(const chat_entry *e, void *arg) {
-  print_ctx *pc = arg;
-  if (!e->msg) {
-    output_thread_step(pc->o, e->kind, e->fields);
-    return 0;
+void cli_transcript_print(const cli_event_print *p, const cJSON *entries, long delay_ms) {
+  const cJSON *e;
+  int seen = 0; /* a message was printed: the next one waits */
+  cJSON_ArrayForEach(e, entries) {
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
+    if (type && !strcmp(type, "message")) {
+      if (seen) pace(delay_ms);
+      seen = 1;
+    }
+    cli_event_print_entry(p, e);
   }
-  if (pc->seen) pace(pc->delay);
-  pc->seen = 1;
-  output_message(pc->o, e->msg);
-  return 0;
 }
 
-int transcript_print_stored(store *st, const char *chat_id, output *o, long delay_ms, ag_errmsg *em) {
-  print_ctx pc = {o, delay_ms, 0};
-  return chat_transcript_each(st, chat_id, print_entry, &pc, em);
-}
-
-int transcript_print_snapshot(const cJSON *snap, output *o, long delay_ms) {
-  print_ctx pc = {o, delay_ms, 0};
-  return chat_snapshot_each(snap, print_entry, &pc);
+int cli_snapshot_read(const char *path, char **text, ag_errmsg *em) {
+  size_t len = 0;
+  *text = NULL;
+  int rc = ag_file_read(path, SNAPSHOT_MAX, text, &len, em);
+  if (rc == AG_ERR_NOT_FOUND || rc == AG_ERR_IO) rc = AG_ERR_INVALID; /* a bad argument: exit 2 */
+  if (!rc && memchr(*text, '\0', len)) rc = ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", path);
+  if (rc) free(*text), *text = NULL;
+  return rc;
 }

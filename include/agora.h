@@ -15,10 +15,12 @@
  *   they live.
  * - Threads: a world is used by one thread at a time (calls on one world must not overlap); different
  *   worlds may be used on different threads at once. Callbacks run on the thread that is running the
- *   world's loop (agora_run_until_quiet, agora_run_for, agora_step), never from another thread, and
- *   may call any function on that world except agora_world_close.
+ *   world's loop (agora_run_until_quiet, agora_run_for, agora_step, agora_script_*), never from another
+ *   thread, and may call any function on that world except agora_world_close (and agora_script_*,
+ *   which refuse with AGORA_ERR_STATE).
  * - Nothing here prints (unless a program asks for the notes: AGORA_NOTES), and nothing installs a
- *   signal handler: Ctrl-C is yours (call agora_cancel).
+ *   signal handler: Ctrl-C is yours (call agora_cancel; a program blocked in a run or script function
+ *   sees its handler's flag from agora_tick).
  *
  * ABI: AGORA_API_VERSION rises when a function is added; an existing function never changes its
  * signature or meaning within libagora.so.0. Opaque handles only: no struct of the library's is ever
@@ -34,10 +36,14 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 3 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 4 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
-                               agora_db_chat_info/_transcript/_usage/_chat_state */
+                               agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
+                               script (agora_script_*), agora_tick, agora_options' NATS fields,
+                               AGORA_SCRIPT and AGORA_NO_CLOCK, agora_event_sim_time,
+                               agora_snapshot_transcript, agora_db_worlds/_world/_world_delete,
+                               agora_cache_stats/_clear */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -61,6 +67,9 @@ extern "C" {
 /* Positive status of the run functions: an agent waits for an answer (an approval or an ask_human
  * question, see AGORA_EVENT_REQUEST) that nobody has given yet; answer it and run again. */
 #define AGORA_WAITING 1
+/* Positive status of agora_script_step (API 4): the world's clock reached its `until`, so the script
+ * ends here (the steps after this one are not run). */
+#define AGORA_ENDED 2
 
 /* A static sentence for any code above (and "unknown error" for others); never NULL. */
 AGORA_EXPORT const char *agora_strerror(int rc);
@@ -94,6 +103,13 @@ typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
                                    replaced by its file, MCP servers not started, a withheld API key) go to
                                    stderr, as the agora command prints them; without it nothing is printed */
 #define AGORA_OPTIONS_3 0x80    /* API 3: opts has the fields marked "API 3" below (see the growth rule) */
+#define AGORA_OPTIONS_4 0x100   /* API 4: opts has the fields marked "API 4" below */
+#define AGORA_SCRIPT 0x200      /* API 4: the program runs the world's script (agora_script_step): a stored
+                                   world, which keeps no script, is refused (AGORA_ERR_INVALID) unless it has
+                                   a schedule, before any chat is touched (`agora run`) */
+#define AGORA_NO_CLOCK 0x400    /* API 4: the world's schedule is not driven: its clock does not move and no
+                                   scheduled message is published (`agora run --resume`, which only finishes
+                                   what a chat had in flight); agora_script_* are then AGORA_ERR_STATE */
 
 /* Read by agora_world_open only (every pointer borrowed for that call). Zero is the default for every
  * field: {0} opens the world's current chat in the default database, asking approvals as events.
@@ -122,6 +138,15 @@ typedef struct agora_options {
                                       opening it produces (a resumed turn, an MCP server's error, a request)
                                       reaches it too: agora_event_world names the world then. May be NULL */
   void *on_event_ctx;              /* its ctx, borrowed until agora_world_close */
+  /* API 4 (read only with AGORA_OPTIONS_4): the world on NATS JetStream as a publisher (`agora run
+   * --nats`, docs/distributed.md): the script's steps go to the world's stream and `agora host`
+   * processes answer; a step waits until every addressed agent has answered in some host. With chat,
+   * the stream's current chat is continued (it must be that chat) instead of a new one. Credentials
+   * come from the environment (AGORA_NATS_TOKEN, AGORA_NATS_USER/AGORA_NATS_PASSWORD). */
+  const char *nats_url;   /* nats://host:port, tls://..., several joined by ','; NULL: one process */
+  const char *nats_creds; /* a credentials file (JWT and NKey seed), or NULL */
+  const char *nats_ca;    /* a CA file for tls://, or NULL */
+  int nats_replicas;      /* copies of the stream, 1 to 5 (0: 1) */
 } agora_options;
 
 /* Opens a world and makes a chat current, ready to publish into.
@@ -131,6 +156,8 @@ typedef struct agora_options {
  *   programs (its mcp_servers); a stored world never does.
  * db_dir: the database directory (created when missing), or NULL for the default (docs/cli.md "Where
  *   data lives"); ignored with AGORA_NO_SAVE. opts may be NULL (all defaults).
+ * API 4: with AGORA_OPTIONS_4 and opts->chat, file_or_id may be NULL: the chat's world from the database
+ * (`agora run --resume CHAT_ID`).
  * On success *out is the caller's (agora_world_close). On failure *out is NULL, nothing is left open
  * and agora_errmsg() names the file, field, option or chat. AGORA_ERR_INVALID for bad input,
  * AGORA_ERR_NOT_FOUND for an unknown world or chat, AGORA_ERR_STATE for a chat another process holds. */
@@ -200,6 +227,35 @@ AGORA_EXPORT int agora_cancel(agora_world *w);
 AGORA_EXPORT int agora_fd(agora_world *w);
 AGORA_EXPORT long agora_next_timeout(agora_world *w);
 
+/* ---- The world file's script and schedule (API version 4) ----
+ * What `agora run` does: the file's `script` steps in order, each run until the world is quiet, on the
+ * world's clock (docs/time.md): a virtual clock jumps to the scheduled items due between steps, a
+ * `wait` step lets its time pass (delivering what falls due), a `new_chat` step starts a new chat (a
+ * fresh conversation with AGORA_NO_SAVE). A stored world keeps no script (0 steps): its schedule alone
+ * runs, from agora_script_finish. These block like agora_run_until_quiet and run callbacks (events,
+ * agora_tick) on the calling thread; a request left unanswered holds the step until it is answered
+ * or times out. AGORA_ERR_STATE with AGORA_NO_CLOCK, or from a callback. */
+/* The number of steps of the world's script (0 for a stored world, or a file without one). */
+AGORA_EXPORT size_t agora_script_steps(const agora_world *w);
+/* Runs step i (0-based) until the world is quiet. Returns AGORA_OK; AGORA_ENDED when the clock reached
+ * its `until` (the script ends there); AGORA_ERR_CANCELLED after agora_cancel or agora_interrupt (from
+ * a callback or a tick, or before the call); AGORA_ERR_NOT_FOUND past the last step; or the error of
+ * the step (agora_errmsg says why: a template variable, the database). */
+AGORA_EXPORT int agora_script_step(agora_world *w, size_t i);
+/* After the steps: runs the world's schedule until the clock's `until` (a virtual clock delivers
+ * everything due before it, at once); returns AGORA_OK at once when the world has no `until`.
+ * Otherwise as agora_script_step. */
+AGORA_EXPORT int agora_script_finish(agora_world *w);
+
+/* A periodic callback (API version 4): fn(w, ctx) every ms milliseconds while the world's loop runs
+ * (the run functions, agora_step, agora_script_*), on that thread, for a progress display or to look
+ * at a flag a signal handler set (then agora_cancel: Ctrl-C). One per world: a new call replaces it,
+ * ms 0 or fn NULL ends it. ctx is borrowed until then or agora_world_close, which ends it first. While
+ * a tick is set the loop always has something to wait for: a world that can never be quiet makes the
+ * run functions wait (not AGORA_ERR_STATE). AGORA_ERR_INVALID for a negative ms. */
+typedef void (*agora_tick_fn)(agora_world *w, void *ctx);
+AGORA_EXPORT int agora_tick(agora_world *w, long ms, agora_tick_fn fn, void *ctx);
+
 /* ---- Events ---- */
 
 
@@ -221,6 +277,9 @@ AGORA_EXPORT const char *agora_event_sender(const agora_event *ev);
 AGORA_EXPORT const char *agora_event_text(const agora_event *ev);
 /* A message's number in its chat; 0 for the other types. */
 AGORA_EXPORT uint64_t agora_event_seq(const agora_event *ev);
+/* A message's time on the world's virtual clock, in milliseconds since the Unix epoch (its JSON line's
+ * "sim_time"), into *ms: 1; 0 (and *ms untouched) on a real clock and for the other types (API 4). */
+AGORA_EXPORT int agora_event_sim_time(const agora_event *ev, int64_t *ms);
 /* The agent the message, event or request is about; NULL when none. */
 AGORA_EXPORT const char *agora_event_agent(const agora_event *ev);
 /* A request's id (AGORA_EVENT_REQUEST, AGORA_EVENT_WITHDRAWN), for agora_answer; 0 otherwise. */
@@ -328,6 +387,35 @@ AGORA_EXPORT int agora_db_chat_info(agora_db *db, const char *chat, char **json)
 AGORA_EXPORT int agora_db_transcript(agora_db *db, const char *chat, char **json);
 AGORA_EXPORT int agora_db_usage(agora_db *db, const char *chat, char **json);
 AGORA_EXPORT int agora_db_chat_state(agora_db *db, const char *chat, char **json);
+
+/* The worlds the database holds (API version 4; `agora worlds` is written on these). Worlds are named by
+ * id or display name; an unknown one is AGORA_ERR_INVALID ("no world 'X'"). A JSON array of every world,
+ * {"id","name","agents","chats","current_chat" (null when none)}, as `agora worlds list --json` prints them: */
+AGORA_EXPORT int agora_db_worlds(agora_db *db, char **json);
+/* One world with its stored settings (the world file's form, without script or secrets):
+ * {"id","name","chats","current_chat","settings":{...}}, as `agora worlds show --json` prints it. */
+AGORA_EXPORT int agora_db_world(agora_db *db, const char *world, char **json);
+/* Deletes a world with all its chats (not with AGORA_DB_READ: AGORA_ERR_STORAGE). id (may be NULL)
+ * receives the world's id, chats (may be NULL) how many chats went with it. */
+AGORA_EXPORT int agora_db_world_delete(agora_db *db, const char *world, char id[AGORA_ID_MAX], size_t *chats);
+
+/* ---- The LLM response cache (API version 4; `agora cache` is written on these) ----
+ * The cache of --llm-cache (docs/cli.md "The LLM response cache"): in cache_dir, else llm-cache in db_dir
+ * (NULL: the default database directory), created when missing; opened for the call only. Its counts as
+ * {"entries","bytes","oldest","newest"} (the times ISO 8601, null when it is empty), *json the caller's: */
+AGORA_EXPORT int agora_cache_stats(const char *db_dir, const char *cache_dir, char **json);
+/* Removes the entries stored before before_ms (ms since the epoch; INT64_MAX: every one); removed (may be
+ * NULL) counts them. AGORA_ERR_STORAGE when the cache cannot be written. */
+AGORA_EXPORT int agora_cache_clear(const char *db_dir, const char *cache_dir, int64_t before_ms, size_t *removed);
+
+/* ---- A snapshot without a database (API version 4) ---- */
+/* The transcript of a snapshot document (JSON text, the one agora_chat_export and `agora chats export`
+ * write) as agora_transcript gives a stored chat's, without importing it: nothing is opened or written
+ * (what `agora replay SNAPSHOT.json` prints). Its entries name the snapshot's world and chat. source
+ * names the document in errors ("town.json: messages[3].text: ..."), NULL for "snapshot". Invalid is
+ * AGORA_ERR_INVALID naming the field, a newer format AGORA_ERR_VERSION, past the size cap
+ * AGORA_ERR_TOO_BIG. *json is the caller's (agora_free). Any thread. */
+AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char *source, char **json);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,9 @@
 #include "lib/agora_int.h"
 
 #include "chat/branch.h"
+#include "agents/mention.h"
 #include "chat/id_prefix.h"
+#include "chat/snapshot.h"
 #include "chat/transcript.h"
 #include "chat/usage.h"
 #include "runtime/output.h"
@@ -69,6 +71,41 @@ int agora__transcript_json(store *st, const char *id, char **json, ag_errmsg *em
   if (!rc) return agora__hand_out(c.a, json, em);
   cJSON_Delete(c.a);
   return rc;
+}
+
+/* The world a snapshot's chat belongs to: its chat.world, or for an older snapshot the id its world's
+ * name gives (as its import would store it). */
+static void snapshot_world(const cJSON *snap, char wid[CHAT_ID_MAX]) {
+  const cJSON *chat = cJSON_GetObjectItemCaseSensitive(snap, "chat");
+  const char *world = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(chat, "world"));
+  const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(snap, "world"), "name"));
+  wid[0] = '\0';
+  if (world) snprintf(wid, CHAT_ID_MAX, "%s", world);
+  else if (name) mention_id_from_name(name, wid, CHAT_ID_MAX);
+}
+
+int agora_snapshot_transcript(const char *snapshot_json, const char *source, char **json) {
+  ag_errmsg em = {""};
+  const char *label = source && *source ? source : "snapshot";
+  char wid[CHAT_ID_MAX];
+  cJSON *snap = NULL;
+  entries_ctx c = {.a = NULL};
+  int rc = json ? agora__snapshot_parse(snapshot_json, label, "agora_snapshot_transcript", &snap, &em)
+                : ag_fail(&em, AG_ERR_INVALID, "agora_snapshot_transcript: json is NULL");
+  if (!rc) rc = chat_snapshot_validate(snap, label, &em);
+  if (rc) goto done;
+  snapshot_world(snap, wid);
+  c = (entries_ctx){.a = cJSON_CreateArray(), .world = wid,
+                    .chat = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(snap, "chat"), "id"))};
+  rc = c.a ? chat_snapshot_each(snap, add_entry, &c) : ag_fail(&em, AG_ERR_NOMEM, "out of memory");
+  if (!rc) {
+    rc = agora__hand_out(c.a, json, &em);
+    c.a = NULL;
+  }
+done:
+  cJSON_Delete(c.a);
+  cJSON_Delete(snap);
+  return rc ? agora__fail(rc, &em) : AG_OK;
 }
 
 /* A chat of the world's (NULL: the current one) as JSON from fn. */

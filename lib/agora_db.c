@@ -17,10 +17,6 @@
 
 _Static_assert(AGORA_ID_MAX == CHAT_ID_MAX, "agora.h's id buffers are the store's");
 
-struct agora_db {
-  store *st;
-};
-
 int agora_db_open(const char *db_dir, unsigned flags, agora_db **out) {
   ag_errmsg em = {""};
   agora_db *db = NULL;
@@ -90,14 +86,21 @@ int agora_db_chat_export(agora_db *db, const char *chat, char **json) {
   return chat_json(db, chat, "agora_db_chat_export", agora__export_json, json);
 }
 
-int agora__import_text(store *st, const char *text, const char *source, char id[AGORA_ID_MAX], ag_errmsg *em) {
+int agora__snapshot_parse(const char *text, const char *source, const char *fn, cJSON **snap, ag_errmsg *em) {
   size_t len = text ? strlen(text) : 0;
-  cJSON *snap = NULL;
   int rc = AG_OK;
-  if (!text) rc = ag_fail(em, AG_ERR_INVALID, "agora_chat_import: snapshot_json is NULL");
+  *snap = NULL;
+  if (!text) rc = ag_fail(em, AG_ERR_INVALID, "%s: snapshot_json is NULL", fn);
   else if (len > SNAPSHOT_MAX) rc = ag_fail(em, AG_ERR_TOO_BIG, "%s: %zu bytes, at most %u", source, len, SNAPSHOT_MAX);
-  else if (!(snap = cJSON_ParseWithLength(text, len))) rc = ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", source);
+  else if (!(*snap = cJSON_ParseWithLength(text, len))) rc = ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", source);
   else rc = ag_json_check_nul(text, len, source, em); /* cJSON would cut a string at \u0000 */
+  if (rc) cJSON_Delete(*snap), *snap = NULL;
+  return rc;
+}
+
+int agora__import_text(store *st, const char *text, const char *source, char id[AGORA_ID_MAX], ag_errmsg *em) {
+  cJSON *snap = NULL;
+  int rc = agora__snapshot_parse(text, source, "agora_chat_import", &snap, em);
   if (!rc) rc = chat_snapshot_import(st, snap, source, id, em);
   cJSON_Delete(snap);
   return rc;

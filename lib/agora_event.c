@@ -89,6 +89,12 @@ const char *agora_event_kind(const agora_event *ev) {
 const char *agora_event_sender(const agora_event *ev) { return ev->m ? ev->m->sender : NULL; }
 const char *agora_event_text(const agora_event *ev) { return ev->m ? ev->m->text : NULL; }
 uint64_t agora_event_seq(const agora_event *ev) { return ev->m ? ev->m->seq : 0; }
+
+int agora_event_sim_time(const agora_event *ev, int64_t *ms) {
+  if (!ev->m || !ev->m->has_sim) return 0;
+  if (ms) *ms = ev->m->sim_ms;
+  return 1;
+}
 uint64_t agora_event_request(const agora_event *ev) { return ev->id; }
 
 const char *agora_event_agent(const agora_event *ev) {

@@ -32,7 +32,17 @@ struct agora_world {
   int running;        /* inside a run function (agora_cancel interrupts it) */
   int epfd;           /* agora_fd: a stable epoll set holding inner, -1 until asked for */
   int inner;          /* the loop's descriptors, rebuilt after each run of the loop */
+  int stepping;       /* inside agora_script_*: interrupts go to the world's own loop too */
+  const char *program; /* agora_options.program, during agora_world_open only */
+  struct event *tick; /* agora_tick's timer, and what it calls */
+  agora_tick_fn tick_fn;
+  void *tick_ctx;
   char current[AGORA_ID_MAX];
+};
+
+/* A database without a world (agora_db.c, agora_worlds.c). */
+struct agora_db {
+  store *st;
 };
 
 /* The failure's detail for agora_errmsg (thread-local); returns rc. */
@@ -55,6 +65,9 @@ int agora__hand_out(cJSON *j, char **json, ag_errmsg *em);
 int agora__chats_json(store *st, const char *world_id, char **json, ag_errmsg *em);
 /* Chat id's snapshot document. */
 int agora__export_json(store *st, const char *id, char **json, ag_errmsg *em);
+/* Snapshot text parsed into *snap (the caller's), under SNAPSHOT_MAX and with no \u0000; fn names the
+ * call when text is NULL, source the document in errors. */
+int agora__snapshot_parse(const char *text, const char *source, const char *fn, cJSON **snap, ag_errmsg *em);
 /* Imports snapshot text as a new chat; source names it in errors ("snapshot", a file's path). */
 int agora__import_text(store *st, const char *text, const char *source, char id[AGORA_ID_MAX], ag_errmsg *em);
 /* Chat id (resolved) as JSON into *json: the shape of the chat calls on a world and on a database. */

@@ -3,10 +3,13 @@
 #include "lib/agora_int.h"
 
 #include "common/error.h"
+#include "cluster/cluster.h"
 #include "llm/cache.h"
+#include "llm/llm.h"
 #include "world/world_budget.h"
 
 #include <event2/event.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +28,36 @@ _Static_assert(AGORA_ERR_NOMEM == AG_ERR_NOMEM && AGORA_ERR_INVALID == AG_ERR_IN
 
 static _Thread_local ag_errmsg last_error;
 
+/* The core's process-wide hooks, in this library's copy of the core (a program like agora links another
+ * copy, whose hooks are its own). A warning of the LLM layer (insecure: true) is a note for a person:
+ * printed while a world opened with AGORA_NOTES is being opened on this thread, as agora prints it. */
+static _Thread_local int opening_with_notes;
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+
+static void print_warning(const char *message) {
+  if (opening_with_notes) fprintf(stderr, "agora: warning: %s\n", message);
+}
+
+static void hooks_set(void) { llm_set_warning_sink(print_warning); }
+
+/* The NATS client (opened by the first world that joins NATS, cluster_lib_open) is closed once, at the
+ * exit (or when the library is unloaded): libnats' threads and the relays they post into live until
+ * then. An atexit handler registered after libnats' own, not a destructor: those run after libnats has
+ * torn itself down. */
+static pthread_once_t nats_once = PTHREAD_ONCE_INIT;
+
+static void nats_end(void) { cluster_lib_close(); }
+static void nats_end_at_exit(void) { atexit(nats_end); }
+
 int agora__fail(int rc, const ag_errmsg *em) {
   if (rc < 0) snprintf(last_error.text, sizeof last_error.text, "%s", em && em->text[0] ? em->text : ag_strerror(rc));
   return rc;
 }
 
-const char *agora_strerror(int rc) { return rc == AGORA_WAITING ? "an agent waits for an answer" : ag_strerror(rc); }
+const char *agora_strerror(int rc) {
+  if (rc == AGORA_ENDED) return "the world's clock reached its until";
+  return rc == AGORA_WAITING ? "an agent waits for an answer" : ag_strerror(rc);
+}
 const char *agora_errmsg(void) { return last_error.text; }
 const char *agora_version(void) { return AGORA_VERSION; }
 int agora_api_version(void) { return AGORA_API_VERSION; }
@@ -38,17 +65,36 @@ void agora_free(void *p) { free(p); }
 
 /* A string that is world JSON rather than a file's name or a stored world's. */
 static int is_json_text(const char *s) {
+  if (!s) return 0;
   s += strspn(s, " \t\r\n");
   return *s == '{';
 }
 
-/* The world is built: the handle knows it before anything can be delivered or asked. */
+/* The world is built: the handle knows it before anything can be delivered or asked. With AGORA_SCRIPT
+ * a stored world is refused here, before any chat is touched: it keeps no script, and without a
+ * schedule too the program would do nothing (the words are `agora run`'s, its one user). */
 static int on_world(void *ud, runtime *rt, ag_errmsg *em) {
-  (void)em;
   agora_world *aw = ud;
+  const world_spec *spec = rt_spec(rt);
   aw->rt = rt;
   aw->w = rt_world(rt);
-  return AG_OK;
+  if (!(aw->flags & AGORA_SCRIPT) || rt_source_of(rt) != RT_FROM_STORE || spec->n_steps || spec->n_sched)
+    return AG_OK;
+  const char *id = world_id(aw->w);
+  return ag_fail(em, AG_ERR_INVALID, "%s%sstored world '%s' has no script to run (the database keeps a world's "
+                 "agents and settings, not its script): run its world file, talk to it with agora say %s TEXT "
+                 "or agora console %s, or finish a stopped chat with --resume CHAT_ID", aw->program ? aw->program : "",
+                 aw->program ? ": " : "", id, id, id);
+}
+
+/* The world on NATS (API 4): run --nats's publisher. With chat, the stream's chat is continued: the
+ * runtime then starts no chat of its own (it follows the stream's). */
+static void nats_opts(const agora_options *o, rt_opts *ro, cluster_opts *n) {
+  if (!(o->flags & AGORA_OPTIONS_4) || !o->nats_url) return;
+  *n = (cluster_opts){.url = o->nats_url, .creds = o->nats_creds, .ca_file = o->nats_ca, .replicas = o->nats_replicas};
+  ro->nats = n;
+  ro->nats_role = RT_NATS_PUBLISH;
+  if (ro->pick == RT_CHAT_ID) ro->pick = RT_CHAT_NEW;
 }
 
 static rt_opts open_opts(agora_world *aw, const char *file_or_id, const char *db_dir, const agora_options *o,
@@ -56,14 +102,14 @@ static rt_opts open_opts(agora_world *aw, const char *file_or_id, const char *db
   unsigned f = o->flags;
   rt_chat pick = f & AGORA_NO_SAVE ? RT_CHAT_NONE : o->chat ? RT_CHAT_ID : f & AGORA_NEW_CHAT ? RT_CHAT_NEW
                                                                                               : RT_CHAT_CURRENT;
-  int text = is_json_text(file_or_id), v3 = !!(f & AGORA_OPTIONS_3);
+  int text = is_json_text(file_or_id), v3 = !!(f & AGORA_OPTIONS_3), v4 = !!(f & AGORA_OPTIONS_4);
   return (rt_opts){.cmd = v3 ? o->program : NULL, .world = text ? NULL : file_or_id, .world_text = text ? file_or_id : NULL,
                    .from_store = !!(f & AGORA_FROM_STORE), .quiet = !(f & AGORA_NOTES), .open_db = !(f & AGORA_NO_SAVE), .db = db_dir,
                    .no_save = !!(f & AGORA_NO_SAVE),
                    .over = {.model = o->model, .provider = o->provider, .base_url = o->base_url,
                             .llm_cache = v3 ? o->llm_cache : NULL, .cache_db = v3 ? o->cache_db : NULL},
                    .allow = allow, .pick = pick, .chat = o->chat, .rerun_turns = 1, .mcp = !(f & AGORA_NO_MCP),
-                   .clock = 1, .emit_chunks = !!(f & AGORA_STREAM), .approver = &agora__approver,
+                   .clock = !(v4 && (f & AGORA_NO_CLOCK)), .emit_chunks = !!(f & AGORA_STREAM), .approver = &agora__approver,
                    .approver_ud = aw, .on_world = on_world, .on_bus = agora__on_bus, .on_bus_ud = aw};
 }
 
@@ -86,6 +132,18 @@ static int check_options_3(const agora_options *o, ag_errmsg *em) {
   return AG_OK;
 }
 
+/* The API-4 fields, as cli/args.c checks --nats-replicas. */
+static int check_options_4(const agora_options *o, ag_errmsg *em) {
+  if (!(o->flags & AGORA_OPTIONS_4)) return AG_OK;
+  if (o->nats_url && !*o->nats_url) return ag_fail(em, AG_ERR_INVALID, "agora_options.nats_url: empty");
+  if (o->nats_replicas < 0 || o->nats_replicas > 5)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.nats_replicas: %d, expected 1 to 5 (0: 1)", o->nats_replicas);
+  if (o->nats_url && o->chat && (o->flags & AGORA_NO_CLOCK))
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.nats_url: a chat's turns in flight are finished by its hosts, "
+                   "not with AGORA_NO_CLOCK");
+  return AG_OK;
+}
+
 int agora_world_open(const char *file_or_id, const char *db_dir, const agora_options *opts, agora_world **out) {
   ag_errmsg em = {""};
   agora_options none = {0};
@@ -95,7 +153,8 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   int rc = AG_OK;
   if (!out) return agora__fail(AG_ERR_INVALID, &(ag_errmsg){"agora_world_open: out is NULL"});
   *out = NULL;
-  if (!file_or_id || !*file_or_id) {
+  int by_chat = (o->flags & AGORA_OPTIONS_4) && o->chat && !file_or_id; /* the chat's stored world */
+  if (!by_chat && (!file_or_id || !*file_or_id)) {
     rc = ag_fail(&em, AG_ERR_INVALID, "agora_world_open: no world named (a file, world JSON or a stored world)");
     goto fail;
   }
@@ -109,7 +168,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
                  o->flags & AGORA_NO_SAVE ? "AGORA_NO_SAVE" : "AGORA_NEW_CHAT");
     goto fail;
   }
-  if ((rc = check_options_3(o, &em))) goto fail;
+  if ((rc = check_options_3(o, &em)) || (rc = check_options_4(o, &em))) goto fail;
   for (size_t i = 0; i < o->n_allow_env; i++) allow.names[allow.n++] = o->allow_env[i];
   for (size_t i = 0; (o->flags & AGORA_OPTIONS_3) && i < o->n_allow_key_to; i++)
     allow.key_urls[allow.n_key_urls++] = o->allow_key_to[i];
@@ -117,12 +176,23 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
     rc = ag_fail(&em, AG_ERR_NOMEM, "out of memory");
     goto fail;
   }
-  aw->flags = o->flags;
+  /* the API-4 flags count only with AGORA_OPTIONS_4, as its fields do (the growth rule) */
+  aw->flags = o->flags & AGORA_OPTIONS_4 ? o->flags : o->flags & (AGORA_OPTIONS_4 - 1);
+  aw->program = o->flags & AGORA_OPTIONS_3 ? o->program : NULL;
   aw->epfd = aw->inner = -1;
   if ((o->flags & AGORA_OPTIONS_3) && o->on_event && (rc = agora_subscribe(aw, o->on_event, o->on_event_ctx)) < 0)
     goto fail;
+  cluster_opts nats = {.url = NULL};
   rt_opts ro = open_opts(aw, file_or_id, db_dir, o, &allow);
-  if ((rc = rt_open(&ro, &aw->rt, &em))) goto fail;
+  nats_opts(o, &ro, &nats);
+  pthread_once(&hooks_once, hooks_set);
+  opening_with_notes = !!(o->flags & AGORA_NOTES);
+  rc = rt_open(&ro, &aw->rt, &em);
+  opening_with_notes = 0;
+  /* after nats_Open, whose own exit handler must run after ours (they run in reverse order) */
+  if (ro.nats) pthread_once(&nats_once, nats_end_at_exit);
+  aw->program = NULL; /* borrowed for the open only */
+  if (rc) goto fail;
   *out = aw;
   return AG_OK;
 fail:
@@ -133,6 +203,7 @@ fail:
 
 void agora_world_close(agora_world *w) {
   if (!w) return;
+  agora_tick(w, 0, NULL, NULL); /* no tick during the settle: its ctx may be half gone */
   rt_close(w->rt); /* settles: its last events still reach the subscribers */
   agora__loop_free(w);
   agora__events_free(w);
@@ -142,7 +213,10 @@ void agora_world_close(agora_world *w) {
 const char *agora_world_id(const agora_world *w) { return world_id(w->w); }
 const char *agora_world_name(const agora_world *w) { return world_name(w->w); }
 int agora_is_quiet(const agora_world *w) { return world_is_quiet(w->w); }
-void agora_interrupt(agora_world *w) { w->interrupted = 1; }
+void agora_interrupt(agora_world *w) {
+  w->interrupted = 1;
+  if (w->stepping) world_interrupt(w->w); /* a script step runs the world's own loop */
+}
 
 int agora_publish(agora_world *w, const char *sender, const char *text) {
   ag_errmsg em = {""};
@@ -217,6 +291,7 @@ int agora_cancel(agora_world *w) {
   char names[512];
   rt_cancel(w->rt, names, sizeof names);
   if (w->running) w->interrupted = 1; /* from a callback: the run function returns */
+  if (w->stepping) world_interrupt(w->w);
   int rc = world_emit(w->w, &(world_event){EV_CANCELLED, .u.cancelled = {names[0] ? names : NULL}});
   return rc ? agora__fail(rc, NULL) : AG_OK;
 }

@@ -10,7 +10,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 struct output {
@@ -20,11 +19,6 @@ struct output {
   output_opts o;
   int color;      /* dim the events */
   int tty;        /* plain text to a terminal: control characters are shown, not obeyed */
-  int status_tty; /* stderr is a terminal and progress is on */
-  int status_shown;
-  char status[256];
-  struct timespec start;
-  uint64_t messages;
 };
 
 
@@ -41,8 +35,6 @@ int output_new(FILE *f, const char *world_id, const output_opts *opts, output **
   const char *nc = getenv("NO_COLOR");
   o->tty = !opts->json && isatty(fileno(f));
   o->color = o->tty && !(nc && nc[0]);
-  o->status_tty = opts->progress && !opts->json && isatty(STDERR_FILENO);
-  clock_gettime(CLOCK_MONOTONIC, &o->start);
   *out = o;
   return AG_OK;
 }
@@ -60,39 +52,7 @@ void output_set_chat(output *o, const char *chat_id) {
   o->chat = chat_id ? strdup(chat_id) : NULL;
 }
 
-static void status_clear(output *o) {
-  if (o->status_shown) {
-    fputs("\r\033[K", stderr);
-    o->status_shown = 0;
-  }
-}
-
-void output_status_hide(output *o) { status_clear(o); }
-
-static void status_draw(output *o) {
-  if (!o->status_tty || !o->status[0]) return;
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  double secs = (double)(now.tv_sec - o->start.tv_sec) + (double)(now.tv_nsec - o->start.tv_nsec) / 1e9;
-  fprintf(stderr, "\r\033[K%s · %llu messages · %.1fs", o->status, (unsigned long long)o->messages, secs);
-  fflush(stderr);
-  o->status_shown = 1;
-}
-
-void output_progress(output *o, size_t step, size_t steps, size_t thinking, const char *who) {
-  if (!o->status_tty) return;
-  snprintf(o->status, sizeof o->status, "step %zu of %zu · %zu thinking%s%s", step, steps, thinking,
-           who && who[0] ? ": " : "", who ? who : "");
-  status_draw(o);
-}
-
-int output_shows_status(const output *o) { return o->status_tty; }
-
-void output_done(output *o) {
-  if (o->status_tty) status_clear(o);
-  o->status[0] = '\0';
-  fflush(o->f);
-}
+void output_done(output *o) { fflush(o->f); }
 
 /* Text that came from outside: shown, not obeyed, on a terminal, its continuation lines indented so
  * that a message or a tool result cannot show a line of its own ("human: ...") at the margin; as it is
@@ -174,8 +134,6 @@ char *output_json_text(const cJSON *j) {
 }
 
 void output_message(output *o, const ag_msg *m) {
-  status_clear(o);
-  o->messages++;
   if (o->o.json) {
     cJSON *j = output_message_json(o->world, o->chat, m);
     if (!j) return;
@@ -194,7 +152,6 @@ void output_message(output *o, const ag_msg *m) {
     fputs("\n\n", o->f);
     if (!o->o.batch) fflush(o->f);
   }
-  status_draw(o);
 }
 
 /* Events that would only be noise in a plain transcript (they are all in --json). */
@@ -212,7 +169,6 @@ static int shown(const output *o, ev_kind k) {
 void output_thread_step(output *o, ev_kind kind, const cJSON *fields) {
   if (!shown(o, kind)) return;
   const char *type = ev_kind_name(kind);
-  status_clear(o);
   if (o->o.json) {
     cJSON *j = output_step_json(o->world, o->chat, kind, fields);
     if (!j) return;
@@ -244,7 +200,6 @@ void output_thread_step(output *o, ev_kind kind, const cJSON *fields) {
     fprintf(o->f, "%s\n%s", o->color ? "\033[0m" : "", strcmp(type, "llm-chunk") ? "\n" : "");
     fflush(o->f);
   }
-  status_draw(o);
 }
 
 /* A live event becomes JSON only here, and only when it is shown. */

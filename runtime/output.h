@@ -1,6 +1,6 @@
 /* The transcript printer: watches the bus at the output phase and writes each message and event as a
- * plain paragraph or one NDJSON line (docs/cli.md "Transcript output"), plus the progress line on a
- * terminal's stderr. */
+ * plain paragraph or one NDJSON line (docs/cli.md "Transcript output"). The commands on libagora (run,
+ * say) print from its events instead (cli/event_print.c, and cli/event_screen.c's status line). */
 #ifndef AG_OUTPUT_H
 #define AG_OUTPUT_H
 
@@ -19,7 +19,6 @@ typedef struct output output;
 typedef struct output_opts {
   int json;     /* NDJSON instead of plain text */
   int stream;   /* show llm-chunk events (as NDJSON, or plain "-- llm-chunk:" lines) */
-  int progress; /* keep a status line on stderr (only when it is a terminal) */
   int batch;    /* do not flush after each line (replay, show: output that is not live) */
   int seqs;     /* plain text: each message starts with its number, "#3 " (chats show, /show) */
 } output_opts;
@@ -37,10 +36,7 @@ void output_message(output *o, const ag_msg *m);
 void output_event(output *o, const world_event *e);
 /* A stored thread step (tool call, tool result, failed call): its kind and its fields as stored. */
 void output_thread_step(output *o, ev_kind kind, const cJSON *fields);
-/* Progress: the status line's contents (step i of n, thinking agents); cleared by output_done. */
-void output_progress(output *o, size_t step, size_t steps, size_t thinking, const char *who);
-/* 1 when progress lines are drawn (stderr is a terminal, progress on, not --json). */
-int output_shows_status(const output *o);
+/* Flushes what was printed. */
 void output_done(output *o);
 
 /* The objects `run --json` prints, one per line, for other transports (agora serve's event stream):
@@ -52,7 +48,5 @@ cJSON *output_step_json(const char *world, const char *chat, ev_kind kind, const
 cJSON *output_chat_json(const chat_info *c);
 /* j as one line of text, valid UTF-8 (caller frees; NULL when out of memory). */
 char *output_json_text(const cJSON *j);
-/* Takes the status line away until the next draw (before other output to the terminal). */
-void output_status_hide(output *o);
 
 #endif

@@ -18,13 +18,18 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_db_chat_export agora_db_chat_import agora_db_chat_branch agora_db_chat_delete agora_db_chat_new \
             agora_failed_calls agora_unsaved agora_budget_spent agora_clock_note agora_event_world \
             agora_thinking agora_agent_thinking \
-            agora_db_chat_info agora_db_transcript agora_db_usage agora_db_chat_state; do
+            agora_db_chat_info agora_db_transcript agora_db_usage agora_db_chat_state \
+            agora_script_steps agora_script_step agora_script_finish agora_tick agora_event_sim_time \
+            agora_snapshot_transcript agora_db_worlds agora_db_world agora_db_world_delete \
+            agora_cache_stats agora_cache_clear; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0
 check "agora_db_open at version AGORA_2" bash -c "objdump -T '$lib' | grep -qE 'AGORA_2 +agora_db_open$'"
 check "agora_failed_calls at version AGORA_3" bash -c "objdump -T '$lib' | grep -qE 'AGORA_3 +agora_failed_calls$'"
 check "agora_thinking at version AGORA_3" bash -c "objdump -T '$lib' | grep -qE 'AGORA_3 +agora_thinking$'"
+check "agora_script_step at version AGORA_4" bash -c "objdump -T '$lib' | grep -qE 'AGORA_4 +agora_script_step$'"
+check "agora_snapshot_transcript at version AGORA_4" bash -c "objdump -T '$lib' | grep -qE 'AGORA_4 +agora_snapshot_transcript$'"
 check "agora_publish at version AGORA_0" bash -c "objdump -T '$lib' | grep -qE 'AGORA_0 +agora_publish$'"
 check "no internal name leaks (world_new)" bash -c "! nm -D '$lib' | grep -qw world_new"
 check "soname libagora.so.0" bash -c "readelf -d '$lib' | grep -q 'SONAME.*\[libagora.so.0\]'"

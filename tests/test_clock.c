@@ -5,12 +5,15 @@
 #include "support/proc.h"
 #include "support/suite.h"
 #include "support/unit.h"
+#include "support/wait.h"
 #include "world/world_file.h"
 
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 static char *tmp;
 
@@ -279,6 +282,54 @@ static void world_form_round_trip(void) {
   world_spec_free(&b);
 }
 
+/* Ctrl-C during a real clock's `wait` ends the wait and the script at once: the step after it is not
+ * published, run exits 130 saying so (it waited out the whole wait and ran on before). */
+static int printed_reply(void *path) {
+  char *out = unit_read_file(path);
+  int done = out && strstr(out, "ann: ok") != NULL;
+  free(out);
+  return done;
+}
+
+typedef struct child {
+  pid_t pid;
+  int st;
+} child;
+
+static int exited(void *arg) {
+  child *c = arg;
+  return waitpid(c->pid, &c->st, WNOHANG) == c->pid;
+}
+
+static void ctrl_c_ends_a_real_wait(void) {
+  const char *world = tmp_file("wait.json", "{\"name\": \"Waits\", \"agents\": [{\"name\": \"ann\", \"provider\":"
+                                            " \"script\", \"replies\": [\"ok\"]}], \"script\": [{\"from\": \"human\","
+                                            " \"text\": \"@ann hi\"}, {\"wait\": \"1h\"}, {\"from\": \"human\", \"text\":"
+                                            " \"@ann again\"}]}");
+  char out[4200], err[4200];
+  snprintf(out, sizeof out, "%s/wait.out", tmp);
+  snprintf(err, sizeof err, "%s/wait.err", tmp);
+  const char *args[] = {"run", world, "--no-save", NULL};
+  pid_t pid = proc_spawn(args, -1, out, err, NULL);
+  CHECK(pid > 0);
+  if (pid <= 0) return;
+  CHECK(wait_until(printed_reply, out, 10000)); /* the first step is done: the wait has begun */
+  kill(pid, SIGINT);
+  child c = {.pid = pid, .st = -1};
+  if (!wait_until(exited, &c, 5000)) { /* still waiting out its hour */
+    unit_fail_(__FILE__, __LINE__, "run went on waiting after Ctrl-C");
+    kill(pid, SIGKILL);
+    waitpid(pid, &c.st, 0);
+    return;
+  }
+  CHECK(WIFEXITED(c.st) && WEXITSTATUS(c.st) == 130);
+  char *text = unit_read_file(out), *e = unit_read_file(err);
+  CHECK(text && !strstr(text, "again"));
+  CHECK(e && strstr(e, "agora: interrupted: cancelled 0 replies, nothing saved (--no-save)"));
+  free(text);
+  free(e);
+}
+
 SUITE_RUN((UNIT(load_errors), UNIT(world_form_round_trip), UNIT(virtual_transcript_exact),
   UNIT(virtual_week_ends_at_until), UNIT(sim_time_stored), UNIT(real_clock_fires_on_timer),
-  UNIT(console_clock_commands), UNIT(clock_belongs_to_the_chat)), .tmp = &tmp)
+  UNIT(console_clock_commands), UNIT(clock_belongs_to_the_chat), UNIT(ctrl_c_ends_a_real_wait)), .tmp = &tmp)

@@ -467,6 +467,8 @@ size_t world_thinking(const world *w) { return w->thinking; }
 size_t world_failed_calls(const world *w) { return w->failed_calls; }
 int world_is_quiet(const world *w) { return w->thinking == 0 && bus_pending(w->bus) == 0; }
 void world_interrupt(world *w) { w->interrupted = 1; }
+int world_interrupted(const world *w) { return w->interrupted; }
+void world_interrupt_clear(world *w) { w->interrupted = 0; }
 
 cJSON *world_settings_json(const world *w) {
   world_spec tmp = w->spec;

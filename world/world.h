@@ -76,6 +76,10 @@ void world_thinking_names(const world *w, char *out, size_t cap);
 int world_run_until_quiet(world *w);
 /* Makes world_run_until_quiet return (from a signal or input handler on the loop). */
 void world_interrupt(world *w);
+/* 1 when world_interrupt was called since world_run_until_quiet last began or world_interrupt_clear, for
+ * a loop of its own to look at (the clock's real-time wait); world_interrupt_clear starts such a loop. */
+int world_interrupted(const world *w);
+void world_interrupt_clear(world *w);
 /* Cancels every reply in flight (Ctrl-C); each cancelled turn ends with a turn-end event. */
 void world_cancel_all(world *w);
 /* Runs agent agent_id's turn answering m (borrowed) again: a turn in flight or waiting in its inbox
