@@ -519,6 +519,7 @@ async function mainFlow(page, T, dialogs) {
   step("a link to the other chat lands on it");
   await page.goto(base + "/#/w/browser/c/" + fresh, { waitUntil: "domcontentloaded" });
   await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id === id, T, fresh);
+  step("a link back to the first chat");
   await page.goto(base + "/#/w/browser/c/" + first, { waitUntil: "domcontentloaded" });
   await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id === id, T, first);
   await page.waitForFunction(() => [...document.querySelectorAll(".msg")].some((m) => m.textContent.includes("first answer")), T);
@@ -567,6 +568,9 @@ async function main() {
       step("the status line said: '" + await page.$eval("#status", (x) => x.textContent).catch(() => "?") + "'");
       step("the transcript: " + await page.evaluate(() => JSON.stringify({ tail: st.tail, liveMax: st.liveMax,
         last: [...document.querySelectorAll("#transcript .msg")].slice(-2).map((m) => m.dataset.seq + " " + m.textContent.slice(0, 80)) }))
+        .catch((x) => x.message));
+      step("the address and the chats: " + await page.evaluate(() => location.hash + " " + JSON.stringify(
+        [...document.querySelectorAll("#chats li")].map((l) => (l.classList.contains("on") ? "*" : "") + l.dataset.id)))
         .catch((x) => x.message));
       throw e;
     }
