@@ -77,9 +77,7 @@ static int save_txn(store_txn *t, void *arg) {
     if ((rc = store_message_put(t, cs->current, &sm)) && !(cs->seqs_fixed && rc == AG_ERR_EXISTS)) return rc;
     if (sm.seq > count) count = sm.seq;
   }
-  const char *step = ag_buf_str(&cs->pending_steps);
-  for (size_t i = 0; i < cs->n_pending_steps; i++, step += strlen(step) + 1)
-    if ((rc = store_thread_append(t, cs->current, step))) return rc;
+  if ((rc = store_thread_append_all(t, cs->current, ag_buf_str(&cs->pending_steps), cs->n_pending_steps))) return rc;
   if ((rc = save_agents(t, sc))) return rc;
   /* A flush of memories and states does not make the chat newer; a clock that moved does (its time is
    * the chat's, docs/time.md). */
