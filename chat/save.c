@@ -23,23 +23,36 @@ typedef struct save_ctx {
   uint64_t shift;
 } save_ctx;
 
+/* The agent's memory entries not stored yet, appended in runs (one seek for the end of its memory each). */
+static int save_memory(store_txn *t, save_ctx *sc, session_track *tr) {
+  chat_session *cs = sc->cs;
+  size_t n, n_seqs = 0;
+  ag_msg *const *mem = agent_memory(tr->a, &n);
+  size_t base = agent_memory_total(tr->a) - n; /* absolute index of mem[0] */
+  size_t k = tr->saved_mem > base ? tr->saved_mem : base;
+  uint64_t seqs[64];
+  int rc = AG_OK;
+  /* Replies join their author's memory when published, before they are stored: only entries whose
+   * message is stored by now are written; the rest go with their own message. */
+  for (; !rc && k < base + n && mem[k - base]->seq <= sc->upto; k++) {
+    uint64_t seq = mem[k - base]->seq;
+    seqs[n_seqs++] = seq > cs->count ? seq + sc->shift : seq; /* a pending message: stored where it moved */
+    if (n_seqs == sizeof seqs / sizeof *seqs) {
+      rc = store_memory_append_all(t, cs->current, agent_id(tr->a), seqs, n_seqs);
+      n_seqs = 0;
+    }
+  }
+  if (!rc && n_seqs) rc = store_memory_append_all(t, cs->current, agent_id(tr->a), seqs, n_seqs);
+  tr->pend_mem = k;
+  return rc;
+}
+
 static int save_agents(store_txn *t, save_ctx *sc) {
   chat_session *cs = sc->cs;
   for (size_t i = 0; i < cs->n_tracks; i++) {
     session_track *tr = &cs->tracks[i];
-    size_t n;
-    ag_msg *const *mem = agent_memory(tr->a, &n);
-    size_t base = agent_memory_total(tr->a) - n; /* absolute index of mem[0] */
-    size_t k = tr->saved_mem > base ? tr->saved_mem : base;
-    int rc;
-    /* Replies join their author's memory when published, before they are stored: only entries whose
-     * message is stored by now are written; the rest go with their own message. */
-    for (; k < base + n && mem[k - base]->seq <= sc->upto; k++) {
-      uint64_t seq = mem[k - base]->seq;
-      if (seq > cs->count) seq += sc->shift; /* a pending message: stored where it moved */
-      if ((rc = store_memory_append(t, cs->current, agent_id(tr->a), seq))) return rc;
-    }
-    tr->pend_mem = k;
+    int rc = save_memory(t, sc, tr);
+    if (rc) return rc;
     turn_state ts = agent_turn_state(tr->a);
     size_t counter = agent_reply_counter(tr->a);
     const context_state *cx = agent_context(tr->a);

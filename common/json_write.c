@@ -68,7 +68,9 @@ void ag_json_member_int(ag_json_members *m, const char *key, int64_t v) {
   if (!member_key(m, key)) m->rc = ag_buf_append(m->b, p, (size_t)(digits + sizeof digits - p));
 }
 
-void ag_json_member_bool(ag_json_members *m, const char *key, int v) { ag_json_member_raw(m, key, v ? "true" : "false"); }
+void ag_json_member_bool(ag_json_members *m, const char *key, int v) {
+  ag_json_member_raw(m, key, v ? "true" : "false");
+}
 
 void ag_json_member_null(ag_json_members *m, const char *key) { ag_json_member_raw(m, key, "null"); }
 

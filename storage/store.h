@@ -230,6 +230,10 @@ void store_message_free(store_message *m);
 
 /* Appends seq (a stored message of chat_id, else AG_ERR_NOT_FOUND) at the end of the agent's memory. */
 int store_memory_append(store_txn *t, const char *chat_id, const char *agent_id, uint64_t seq);
+/* Appends the n seqs, in order: store_memory_append of each, with the memory's end found once for all
+ * of them. Every seq is checked before anything is written. */
+int store_memory_append_all(store_txn *t, const char *chat_id, const char *agent_id, const uint64_t *seqs,
+                            size_t n);
 /* Calls fn with each seq of the agent's memory, oldest first. */
 typedef int (*store_memory_fn)(uint64_t seq, void *arg);
 int store_memory_scan(store_txn *t, const char *chat_id, const char *agent_id, store_memory_fn fn, void *arg);

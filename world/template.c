@@ -62,7 +62,8 @@ static template_var *template_find(const template_vars *v, const char *name, siz
 
 static int template_put(template_vars *v, const char *name, const char *value, int builtin) {
   if (!template_name_valid(name)) return AG_ERR_INVALID;
-  if (builtin) v->has_minute = 0; /* a built-in set by hand may be one of the time's */
+  if (builtin && (!strcmp(name, "date") || !strcmp(name, "time") || !strcmp(name, "weekday")))
+    v->has_minute = 0; /* set by hand: the next template_vars_set_time sets it back */
   char *copy = value ? strdup(value) : NULL;
   if (value && !copy) return AG_ERR_NOMEM;
   template_var *e = template_find(v, name, strlen(name), builtin);
