@@ -9,7 +9,8 @@
  *  3. cache replay: a world of 10,000 replies (2,500 agents answer four messages: a stored world's settings
  *     are capped at 1 MiB, a few thousand agents), run once with the cache in `use`
  *     against the server, then in `replay` with durable storage on: cached replies per second through the
- *     whole world, and the server's requests during the replay (target: >= 100,000/s, 0 requests).
+ *     whole world, and the server's requests during the replay (target: >= 100,000/s, 0 requests); and the
+ *     loop thread's CPU per reply, which the neighbours' load on a shared machine moves far less.
  * Usage: bench_llm_scale [runs] [cache] (default 3 runs; "cache": the replay figures only). */
 #include "chat/session.h"
 #include "llm/cache.h"
