@@ -16,7 +16,7 @@ int store_thread_append_all(store_txn *t, const char *chat_id, const char *event
     rc = store__check_len(t, "thread step", e, STORE_TEXT_LEN, &len);
   if (!rc && n) rc = store__chat_exists(t, chat_id);
   if (rc || !n) return rc;
-  /* The thread's end is found once for the batch (a seek per step was a tenth of a cached reply). */
+  /* The thread's end is found once for the batch (a seek per step was a twentieth of a cached reply). */
   MDB_val key, val;
   uint64_t next = 1;
   rc = store__last_in_range(t, t->s->thread, &prefix, 8, &key, &val);

@@ -246,7 +246,8 @@ static void stored_steps_are_cjson_text(void) {
            "{\"name\": \"ann\", \"tools\": [\"save_context\"], \"system_prompt\": \"[[mock tool=save_context"
            " args={\\\"message\\\":\\\"caf\u00e9\\\\t\\\\\\\"q\\\\\\\"\\\",\\\"topics\\\":[\\\"a\\\"]}"
            " after_tool=\\\"saved \\\\\\\"it\\\\\\\"\\\"]]\"},"
-           "{\"name\": \"bob\", \"system_prompt\": \"[[mock status=400 error_message=\\\"no \\\\\\\"way\\\\\\\"\\\"]]\"}]}",
+           "{\"name\": \"bob\","
+           " \"system_prompt\": \"[[mock status=400 error_message=\\\"no \\\\\\\"way\\\\\\\"\\\"]]\"}]}",
            url);
   tsession f;
   tsession_open(&f, json);

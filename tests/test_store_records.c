@@ -488,5 +488,5 @@ static void test_abort_writes_nothing(void) {
   tstore_done(s, root, dir);
 }
 
-SUITE_RUN((UNIT(test_messages), UNIT(test_memories), UNIT(test_thread_batches), UNIT(test_agent_states), UNIT(test_corrupt_records),
-  UNIT(test_too_big_rejected), UNIT(test_abort_writes_nothing)))
+SUITE_RUN((UNIT(test_messages), UNIT(test_memories), UNIT(test_thread_batches), UNIT(test_agent_states),
+  UNIT(test_corrupt_records), UNIT(test_too_big_rejected), UNIT(test_abort_writes_nothing)))
