@@ -23,23 +23,36 @@ typedef struct save_ctx {
   uint64_t shift;
 } save_ctx;
 
+/* The agent's memory entries not stored yet, appended in runs (one seek for the end of its memory each). */
+static int save_memory(store_txn *t, save_ctx *sc, session_track *tr) {
+  chat_session *cs = sc->cs;
+  size_t n, n_seqs = 0;
+  ag_msg *const *mem = agent_memory(tr->a, &n);
+  size_t base = agent_memory_total(tr->a) - n; /* absolute index of mem[0] */
+  size_t k = tr->saved_mem > base ? tr->saved_mem : base;
+  uint64_t seqs[64];
+  int rc = AG_OK;
+  /* Replies join their author's memory when published, before they are stored: only entries whose
+   * message is stored by now are written; the rest go with their own message. */
+  for (; !rc && k < base + n && mem[k - base]->seq <= sc->upto; k++) {
+    uint64_t seq = mem[k - base]->seq;
+    seqs[n_seqs++] = seq > cs->count ? seq + sc->shift : seq; /* a pending message: stored where it moved */
+    if (n_seqs == sizeof seqs / sizeof *seqs) {
+      rc = store_memory_append_all(t, cs->current, agent_id(tr->a), seqs, n_seqs);
+      n_seqs = 0;
+    }
+  }
+  if (!rc && n_seqs) rc = store_memory_append_all(t, cs->current, agent_id(tr->a), seqs, n_seqs);
+  tr->pend_mem = k;
+  return rc;
+}
+
 static int save_agents(store_txn *t, save_ctx *sc) {
   chat_session *cs = sc->cs;
   for (size_t i = 0; i < cs->n_tracks; i++) {
     session_track *tr = &cs->tracks[i];
-    size_t n;
-    ag_msg *const *mem = agent_memory(tr->a, &n);
-    size_t base = agent_memory_total(tr->a) - n; /* absolute index of mem[0] */
-    size_t k = tr->saved_mem > base ? tr->saved_mem : base;
-    int rc;
-    /* Replies join their author's memory when published, before they are stored: only entries whose
-     * message is stored by now are written; the rest go with their own message. */
-    for (; k < base + n && mem[k - base]->seq <= sc->upto; k++) {
-      uint64_t seq = mem[k - base]->seq;
-      if (seq > cs->count) seq += sc->shift; /* a pending message: stored where it moved */
-      if ((rc = store_memory_append(t, cs->current, agent_id(tr->a), seq))) return rc;
-    }
-    tr->pend_mem = k;
+    int rc = save_memory(t, sc, tr);
+    if (rc) return rc;
     turn_state ts = agent_turn_state(tr->a);
     size_t counter = agent_reply_counter(tr->a);
     const context_state *cx = agent_context(tr->a);
@@ -77,8 +90,7 @@ static int save_txn(store_txn *t, void *arg) {
     if ((rc = store_message_put(t, cs->current, &sm)) && !(cs->seqs_fixed && rc == AG_ERR_EXISTS)) return rc;
     if (sm.seq > count) count = sm.seq;
   }
-  for (size_t i = 0; i < cs->n_pending_steps; i++)
-    if ((rc = store_thread_append(t, cs->current, cs->pending_steps[i]))) return rc;
+  if ((rc = store_thread_append_all(t, cs->current, ag_buf_str(&cs->pending_steps), cs->n_pending_steps))) return rc;
   if ((rc = save_agents(t, sc))) return rc;
   /* A flush of memories and states does not make the chat newer; a clock that moved does (its time is
    * the chat's, docs/time.md). */
@@ -130,7 +142,9 @@ size_t chat_session__unsaved(const chat_session *cs) {
 void chat_session__drop_pending(chat_session *cs) {
   for (size_t i = 0; i < cs->n_pending; i++) ag_msg_unref(cs->pending[i]);
   cs->n_pending = 0;
-  for (size_t i = 0; i < cs->n_pending_steps; i++) free(cs->pending_steps[i]);
+  /* a batch that grew large (saves failed for a while) gives its memory back */
+  if (cs->pending_steps.alloc > ((size_t)4 << 20)) ag_buf_free(&cs->pending_steps);
+  ag_buf_reset(&cs->pending_steps);
   cs->n_pending_steps = 0;
   cs->save_failed = 0;
 }
@@ -190,31 +204,28 @@ void chat_session_synced(chat_session *cs) {
   world_emit(cs->w, &(world_event){EV_STATE_SAVED, .u.saved = {cs->unsynced_upto, n}});
 }
 
-/* A tool step joins the thread, anchored after the last message delivered before it. */
+/* A tool step joins the thread, anchored after the last message delivered before it. It is written
+ * straight after the batch's other steps, not through a cJSON tree: the tree, its allocations and its
+ * number printing were the largest cost of a reply replayed from the cache (bench/README.md). */
 static void on_thread_step(chat_session *cs, const world_event *e) {
-  cJSON *j = chat_event_fields(e);
-  if (!j) return;
-  cJSON_AddStringToObject(j, "type", ev_kind_name(e->kind));
-  cJSON_AddNumberToObject(j, "after_seq", (double)cs->last_delivered);
+  ag_buf *b = &cs->pending_steps;
+  size_t start = b->len;
+  ag_json_members m = {.b = b, .rc = ag_buf_append(b, "{", 1)};
+  chat_event_put_fields(&m, e); /* each add does nothing once one has failed */
+  ag_json_member_string(&m, "type", ev_kind_name(e->kind));
+  ag_json_member_int(&m, "after_seq", (int64_t)cs->last_delivered);
   if (e->kind == EV_LLM_START) { /* what a resume needs (chat/inflight.h); not in the output */
-    cJSON_AddNumberToObject(j, "seq", (double)e->u.llm_start.seq);
-    if (e->u.llm_start.rerun) cJSON_AddBoolToObject(j, "rerun", 1);
+    ag_json_member_int(&m, "seq", (int64_t)e->u.llm_start.seq);
+    if (e->u.llm_start.rerun) ag_json_member_bool(&m, "rerun", 1);
   }
-  char *text = cJSON_PrintUnformatted(j);
-  cJSON_Delete(j);
-  if (!text) return;
-  if (cs->n_pending_steps == cs->cap_pending_steps) {
-    size_t ncap = cs->cap_pending_steps ? cs->cap_pending_steps * 2 : 8;
-    char **p = realloc(cs->pending_steps, ncap * sizeof *p);
-    if (!p) {
-      free(text);
-      cs->failures++;
-      return;
-    }
-    cs->pending_steps = p;
-    cs->cap_pending_steps = ncap;
+  int rc = m.rc ? m.rc : ag_buf_append(b, "}", 2); /* with the NUL that ends the step */
+  if (rc) { /* nothing half-written stays */
+    b->len = start;
+    if (b->data) b->data[start] = '\0';
+    cs->failures++;
+    return;
   }
-  cs->pending_steps[cs->n_pending_steps++] = text;
+  cs->n_pending_steps++;
 }
 
 static void on_bus(void *ud, bus_topic topic, void *payload) {

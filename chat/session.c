@@ -114,6 +114,7 @@ int chat_session_open(store *st, world *w, chat_session **out, ag_errmsg *em) {
   if (!cs) return AG_ERR_NOMEM;
   cs->st = st;
   cs->w = w;
+  ag_buf_init(&cs->pending_steps, CHAT_PENDING_STEPS_MAX);
   cJSON *settings = world_settings_json(w);
   open_ctx oc = {cs, settings ? cJSON_PrintUnformatted(settings) : NULL};
   cJSON_Delete(settings);
@@ -155,7 +156,7 @@ void chat_session_free(chat_session *cs) {
   if (!cs) return;
   chat_session__save_last(cs);
   free(cs->pending);
-  free(cs->pending_steps);
+  ag_buf_free(&cs->pending_steps);
   chat_session__unwatch(cs);
   release(cs);
   free(cs->title);

@@ -5,8 +5,13 @@
 #define AG_CHAT_SESSION_INT_H
 
 #include "chat/session.h"
+#include "common/buf.h"
 #include "storage/store.h"
 #include "storage/store_lock.h"
+
+/* The most thread step text a session holds unsaved (a batch kept by failing saves grows): a step past it
+ * is dropped and counted, as when memory runs out. The store takes steps of up to 1 MiB each. */
+#define CHAT_PENDING_STEPS_MAX ((size_t)1 << 30)
 
 /* What the store knows of one agent in the current chat, to write only what changed. */
 typedef struct session_track {
@@ -41,9 +46,10 @@ struct chat_session {
    * has drained — group commit: one transaction, one fsync, for all the replies that arrived at once. */
   ag_msg **pending;
   size_t n_pending, cap_pending;
-  /* Tool steps delivered since the last commit, as thread step JSON (owned), saved with them. */
-  char **pending_steps;
-  size_t n_pending_steps, cap_pending_steps;
+  /* Tool steps delivered since the last commit, saved with them: n_pending_steps thread steps' JSON
+   * texts one after the other, each ended by its NUL (JSON text holds none), written straight in. */
+  ag_buf pending_steps;
+  size_t n_pending_steps;
   uint64_t last_delivered; /* seq of the last message delivered, to anchor thread steps */
   /* The agents hold the current chat's state (it was restored or started here). Until then their
    * in-memory state is not the chat's, and must not be written over it. */

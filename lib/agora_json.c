@@ -6,47 +6,14 @@
 
 #include "chat/event_json.h"
 #include "common/clock.h"
-#include "common/utf8.h"
+#include "common/json_write.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* s as a JSON string, escaped as cJSON does; AG_ERR_INVALID when s is not valid UTF-8. */
-static int put_string(ag_buf *b, const char *s) {
-  static const char hex[] = "0123456789abcdef";
-  size_t n = strlen(s), run = 0;
-  int rc = ag_buf_append(b, "\"", 1);
-  for (size_t i = 0; !rc && i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c >= 0x80) {
-      size_t len = ag_utf8_seq_len(s + i, n - i);
-      if (!len) return AG_ERR_INVALID;
-      i += len - 1;
-      run += len;
-      continue;
-    }
-    if (c >= 0x20 && c != '"' && c != '\\') {
-      run++;
-      continue;
-    }
-    rc = ag_buf_append(b, s + i - run, run);
-    run = 0;
-    char esc[7] = {'\\', (char)c, 0};
-    switch (c) {
-    case '\b': esc[1] = 'b'; break;
-    case '\f': esc[1] = 'f'; break;
-    case '\n': esc[1] = 'n'; break;
-    case '\r': esc[1] = 'r'; break;
-    case '\t': esc[1] = 't'; break;
-    case '"': case '\\': break;
-    default: memcpy(esc + 1, "u00", 3), esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
-    }
-    if (!rc) rc = ag_buf_append(b, esc, strlen(esc));
-  }
-  if (!rc) rc = ag_buf_append(b, s + n - run, run);
-  return rc ? rc : ag_buf_append(b, "\"", 1);
-}
+static int put_string(ag_buf *b, const char *s) { return ag_json_put_string(b, s, AG_JSON_UTF8_CHECK); }
 
 int agora__message_line(ag_buf *b, const char *world, const char *chat, const ag_msg *m) {
   char ts[AG_TIME_LEN], seq[24];

@@ -233,6 +233,10 @@ void store_message_free(store_message *m);
 
 /* Appends seq (a stored message of chat_id, else AG_ERR_NOT_FOUND) at the end of the agent's memory. */
 int store_memory_append(store_txn *t, const char *chat_id, const char *agent_id, uint64_t seq);
+/* Appends the n seqs, in order: store_memory_append of each, with the memory's end found once for all
+ * of them. Every seq is checked before anything is written. */
+int store_memory_append_all(store_txn *t, const char *chat_id, const char *agent_id, const uint64_t *seqs,
+                            size_t n);
 /* Calls fn with each seq of the agent's memory, oldest first. */
 typedef int (*store_memory_fn)(uint64_t seq, void *arg);
 int store_memory_scan(store_txn *t, const char *chat_id, const char *agent_id, store_memory_fn fn, void *arg);
@@ -283,6 +287,10 @@ void store_context_free(store_context *c);
 /* Appends one event (JSON text, ≤ STORE_TEXT_LEN, not checked) to chat_id's thread, which must exist.
  * The chat layer keeps its tool steps and failed calls there, each anchored to a message seq. */
 int store_thread_append(store_txn *t, const char *chat_id, const char *event_json);
+/* Appends n events given one after another in events, each ended by its NUL (JSON text holds none), in
+ * that order: store_thread_append of each, with the chat looked up and the thread's end found once for
+ * all of them (a chat session's batch of steps). Every length is checked before anything is written. */
+int store_thread_append_all(store_txn *t, const char *chat_id, const char *events, size_t n);
 /* Calls fn with each event of chat_id's thread, oldest first (borrowed text). */
 typedef int (*store_thread_fn)(const char *event_json, size_t len, void *arg);
 int store_thread_scan(store_txn *t, const char *chat_id, store_thread_fn fn, void *arg);

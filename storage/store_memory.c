@@ -3,33 +3,40 @@
 #include "storage/store_int.h"
 
 int store_memory_append(store_txn *t, const char *chat_id, const char *agent_id, uint64_t seq) {
+  return store_memory_append_all(t, chat_id, agent_id, &seq, 1);
+}
+
+int store_memory_append_all(store_txn *t, const char *chat_id, const char *agent_id, const uint64_t *seqs,
+                            size_t n) {
   store__key prefix;
   MDB_val key, val;
-  uint32_t index = 0;
+  uint64_t index = 0; /* the first new entry's */
   int rc = store__writable(t);
   if (!rc && !agent_id) rc = ag_fail(t->em, AG_ERR_INVALID, "memory append needs an agent id");
   if (!rc) rc = store__chat_agent_key(t, &prefix, chat_id, agent_id, 1);
   /* A memory may only name a stored message of the same chat (which implies the chat exists). */
-  if (!rc) rc = store__message_exists(t, chat_id, seq);
-  if (rc) return rc;
+  for (size_t i = 0; !rc && i < n; i++) rc = store__message_exists(t, chat_id, seqs[i]);
+  if (rc || !n) return rc;
+  /* The memory's end is found once for them all (a seek per entry was a twentieth of a cached reply). */
   rc = store__last_in_range(t, t->s->memories, &prefix, 4, &key, &val);
-  if (rc == AG_OK) {
-    index = store__get32((const unsigned char *)key.mv_data + prefix.n);
-    if (index == UINT32_MAX)
-      return ag_fail(t->em, AG_ERR_TOO_BIG, "memory of %s in chat '%s' is full", agent_id, chat_id);
-    index++;
-  } else if (rc != AG_ERR_NOT_FOUND) {
-    return rc;
+  if (rc == AG_OK) index = (uint64_t)store__get32((const unsigned char *)key.mv_data + prefix.n) + 1;
+  else if (rc != AG_ERR_NOT_FOUND) return rc;
+  if (n - 1 > UINT32_MAX || index > UINT32_MAX - (uint64_t)(n - 1)) /* the last index would pass UINT32_MAX */
+    return ag_fail(t->em, AG_ERR_TOO_BIG, "memory of %s in chat '%s' is full", agent_id, chat_id);
+  size_t prefix_n = prefix.n;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char seqb[8];
+    store__be64(seqb, seqs[i]);
+    prefix.n = prefix_n;
+    store__be32(prefix.b + prefix.n, (uint32_t)index++);
+    prefix.n += 4;
+    key = store__val(&prefix);
+    val.mv_size = 8;
+    val.mv_data = seqb;
+    int mrc = mdb_put(t->txn, t->s->memories, &key, &val, 0);
+    if (mrc) return store__lmdb(t, mrc, "write memory");
   }
-  unsigned char seqb[8];
-  store__be64(seqb, seq);
-  store__be32(prefix.b + prefix.n, index);
-  prefix.n += 4;
-  key = store__val(&prefix);
-  val.mv_size = 8;
-  val.mv_data = seqb;
-  int mrc = mdb_put(t->txn, t->s->memories, &key, &val, 0);
-  return mrc ? store__lmdb(t, mrc, "write memory") : AG_OK;
+  return AG_OK;
 }
 
 int store_memory_scan(store_txn *t, const char *chat_id, const char *agent_id, store_memory_fn fn, void *arg) {

@@ -129,11 +129,13 @@ static int memory_tx(store_txn *t, void *arg) {
   for (uint64_t q = 1; !rc && q <= 5; q++) rc = tstore_put_msg(t, "c", q, "x", "t");
   /* "a" is a prefix of "ab": separate memories. */
   uint64_t order[] = {3, 1, 4, 1, 5};
-  for (int i = 0; !rc && i < 5; i++) rc = store_memory_append(t, "c", "a", order[i]);
-  if (!rc) rc = store_memory_append(t, "c", "ab", 2);
-  if (!rc) rc = store_memory_append(t, "c", "ab", 5);
+  for (int i = 0; !rc && i < 2; i++) rc = store_memory_append(t, "c", "a", order[i]);
+  if (!rc) rc = store_memory_append_all(t, "c", "a", order + 2, 3); /* after the two, in order */
+  if (!rc) rc = store_memory_append_all(t, "c", "ab", (uint64_t[]){2, 5}, 2);
   if (rc) return rc;
   CHECK_INT(store_memory_append(t, "c", "a", 6), AG_ERR_NOT_FOUND);  /* not a stored message */
+  /* every seq is checked before anything is written: "ab" keeps its two */
+  CHECK_INT(store_memory_append_all(t, "c", "ab", (uint64_t[]){1, 6}, 2), AG_ERR_NOT_FOUND);
   CHECK_INT(store_memory_append(t, "nochat", "a", 1), AG_ERR_NOT_FOUND);
   CHECK_INT(store_memory_append(t, "c", "", 1), AG_ERR_INVALID);
   return AG_OK;
@@ -179,6 +181,47 @@ static void test_memories(void) {
   CHECK_INT(tstore_write_tx(s, memory_clear_tx, NULL), AG_OK);
   CHECK_INT(store_read(s, memory_scan_tx, x, &em), AG_OK);
   CHECK_INT(x[0].n + x[1].n, 0);
+  tstore_done(s, root, dir);
+}
+
+/* A batch of thread steps: after what the thread holds, in order; a step too long or a chat that does
+ * not exist writes none of them. */
+static int thread_tx(store_txn *t, void *arg) {
+  (void)arg;
+  int rc = tstore_put_world(t, "w");
+  if (!rc) rc = tstore_put_chat(t, "w", "c", 1, 0);
+  if (!rc) rc = store_thread_append(t, "c", "{\"n\":1}");
+  if (!rc) rc = store_thread_append_all(t, "c", "{\"n\":2}\0{\"n\":3}\0{}", 3);
+  if (!rc) rc = store_thread_append_all(t, "c", "", 0);
+  if (rc) return rc;
+  char *big = malloc(STORE_TEXT_LEN + 16);
+  if (!big) return AG_ERR_NOMEM;
+  memcpy(big, "{}", 3);
+  memset(big + 3, 'x', STORE_TEXT_LEN + 1);
+  big[STORE_TEXT_LEN + 4] = '\0';
+  CHECK_INT(store_thread_append_all(t, "c", big, 2), AG_ERR_TOO_BIG);
+  free(big);
+  CHECK_INT(store_thread_append_all(t, "nochat", "{}", 1), AG_ERR_NOT_FOUND);
+  return AG_OK;
+}
+
+static int collect_step(const char *json, size_t len, void *arg) {
+  char *all = arg;
+  size_t used = strlen(all);
+  if (used + len + 2 < 256) snprintf(all + used, 256 - used, "%.*s|", (int)len, json);
+  return 0;
+}
+
+static int thread_scan_tx(store_txn *t, void *arg) { return store_thread_scan(t, "c", collect_step, arg); }
+
+static void test_thread_batches(void) {
+  char *root, *dir;
+  store *s = tstore_start(&root, &dir);
+  if (!s) return;
+  char all[256] = "";
+  CHECK_INT(tstore_write_tx(s, thread_tx, NULL), AG_OK);
+  CHECK_INT(store_read(s, thread_scan_tx, all, NULL), AG_OK);
+  CHECK_STR(all, "{\"n\":1}|{\"n\":2}|{\"n\":3}|{}|");
   tstore_done(s, root, dir);
 }
 
@@ -450,5 +493,5 @@ static void test_abort_writes_nothing(void) {
   tstore_done(s, root, dir);
 }
 
-SUITE_RUN((UNIT(test_messages), UNIT(test_memories), UNIT(test_agent_states), UNIT(test_corrupt_records),
-  UNIT(test_too_big_rejected), UNIT(test_abort_writes_nothing)))
+SUITE_RUN((UNIT(test_messages), UNIT(test_memories), UNIT(test_thread_batches), UNIT(test_agent_states),
+  UNIT(test_corrupt_records), UNIT(test_too_big_rejected), UNIT(test_abort_writes_nothing)))

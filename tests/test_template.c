@@ -130,6 +130,16 @@ static void time_builtins(void) {
     CHECK_INT(template_vars_set_time(v, cases[i].ms), AG_OK);
     RENDER("{{date}} {{time}} {{weekday}}", cases[i].want);
   }
+  /* Within a minute nothing is formatted again, yet every change shows: a later second keeps the
+   * value, the next minute moves it, and a built-in set by hand is put back by the next setting. */
+  CHECK_INT(template_vars_set_time(v, 1798761599000 - 59000), AG_OK);
+  RENDER("{{time}}", "23:59");
+  CHECK_INT(template_vars_set_time(v, 1798761599000 + 1000), AG_OK);
+  RENDER("{{date}} {{time}} {{weekday}}", "2027-01-01 00:00 Friday");
+  CHECK_INT(template_vars_set_builtin(v, "time", "teatime"), AG_OK);
+  RENDER("{{time}}", "teatime");
+  CHECK_INT(template_vars_set_time(v, 1798761599000 + 2000), AG_OK);
+  RENDER("{{time}}", "00:00");
   template_vars_free(v);
 }
 

@@ -18,6 +18,10 @@ typedef struct template_var {
 struct template_vars {
   template_var *items;
   size_t n, alloc;
+  /* The minute date, time and weekday were last set for (has_minute): every prompt sets them, and the
+   * same minute is not formatted and copied again. */
+  int has_minute;
+  int64_t minute;
 };
 
 #define TEMPLATE_SHOW 40        /* at most this much of a bad placeholder is quoted */
@@ -58,6 +62,8 @@ static template_var *template_find(const template_vars *v, const char *name, siz
 
 static int template_put(template_vars *v, const char *name, const char *value, int builtin) {
   if (!template_name_valid(name)) return AG_ERR_INVALID;
+  if (builtin && (!strcmp(name, "date") || !strcmp(name, "time") || !strcmp(name, "weekday")))
+    v->has_minute = 0; /* set by hand: the next template_vars_set_time sets it back */
   char *copy = value ? strdup(value) : NULL;
   if (value && !copy) return AG_ERR_NOMEM;
   template_var *e = template_find(v, name, strlen(name), builtin);
@@ -95,6 +101,7 @@ int template_vars_set_time(template_vars *v, int64_t ms) {
                                          "Thursday", "Friday", "Saturday"};
   int64_t day = ms / 86400000 - (ms % 86400000 < 0), y;
   int64_t minute = (ms - day * 86400000) / 60000;
+  if (v->has_minute && v->minute == day * 1440 + minute) return AG_OK;
   int m, d;
   ag_civil_from_days(day, &y, &m, &d);
   char date[32], hhmm[8];
@@ -103,6 +110,8 @@ int template_vars_set_time(template_vars *v, int64_t ms) {
   int rc = template_put(v, "date", date, 1);
   if (!rc) rc = template_put(v, "time", hhmm, 1);
   if (!rc) rc = template_put(v, "weekday", weekdays[ag_weekday_from_days(day)], 1);
+  v->has_minute = !rc;
+  v->minute = day * 1440 + minute;
   return rc;
 }
 
