@@ -182,11 +182,13 @@ static void replies_reach_the_bus_in_batches(void) {
   event_base_free(base);
 }
 
+#ifndef __SANITIZE_ADDRESS__
 static long minor_faults(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_minflt;
 }
+#endif
 
 /* The first public message to a world of a million agents allocates ~500 MB at once (WORLD_WAVE_BYTES an
  * agent), and its page faults were a quarter of its fan-out: the runtime reserves that much once the world
