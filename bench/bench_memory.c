@@ -14,14 +14,6 @@
 #include <sys/resource.h>
 #include <time.h>
 
-/* This thread's CPU seconds: the machine is shared, and a scan is pure computation, so its own CPU time
- * is the figure that does not depend on the neighbours' load (wall time is printed beside it). */
-static double cpu_now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static uint64_t rng = 88172645463325252ull;
 static float frand(void) {
   rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
@@ -76,9 +68,9 @@ static void top8(const char *name, size_t n, int dim, int reps, int calls, doubl
   double v[64], w[64];
   size_t got = 0;
   for (int r = 0; r < reps; r++) {
-    double t0 = bench_now_s(), c0 = cpu_now_s();
+    double t0 = bench_now_s(), c0 = bench_thread_cpu_s();
     for (int c = 0; c < calls; c++) got += mem_stream_top(&s, &mq, 8, hits, scratch);
-    v[r] = (cpu_now_s() - c0) / calls * unit;
+    v[r] = (bench_thread_cpu_s() - c0) / calls * unit;
     w[r] = (bench_now_s() - t0) / calls * unit;
   }
   if (got != (size_t)reps * calls * 8) fprintf(stderr, "bench_memory: %s: short answer\n", name);
@@ -121,9 +113,9 @@ static void scan_only(size_t n, int dim, int reps, int calls) {
   for (size_t k = 0; k < nimpl; k++) {
     double v[64];
     for (int r = 0; r < reps; r++) {
-      double c0 = cpu_now_s();
+      double c0 = bench_thread_cpu_s();
       for (int c = 0; c < calls; c++) impl[k].scan(s.codes, s.scales, n, dim, qc, qscale, out);
-      v[r] = (cpu_now_s() - c0) / calls * 1e3;
+      v[r] = (bench_thread_cpu_s() - c0) / calls * 1e3;
     }
     char label[160];
     snprintf(label, sizeof label, "scan only, %zu x %d, %s (CPU; %.0f MB per query)", n, dim, impl[k].name,
@@ -134,9 +126,9 @@ static void scan_only(size_t n, int dim, int reps, int calls) {
   double v[64];
   uint64_t x = 0;
   for (int r = 0; r < reps; r++) {
-    double c0 = cpu_now_s();
+    double c0 = bench_thread_cpu_s();
     for (int c = 0; c < calls; c++) x ^= read_all(s.codes, n * (size_t)dim);
-    v[r] = (cpu_now_s() - c0) / calls * 1e3;
+    v[r] = (bench_thread_cpu_s() - c0) / calls * 1e3;
   }
   char label[160];
   snprintf(label, sizeof label, "read only, the same %.0f MB (CPU; checksum %llx)", (double)n * dim / 1e6,
@@ -191,7 +183,7 @@ static void world_scale(int reps) {
   mem_hit hits[8];
   double t[64];
   for (int r = 0; r < reps; r++) {
-    double t0 = cpu_now_s();
+    double t0 = bench_thread_cpu_s();
     for (int k = 0; k < TURNS / reps; k++) {
       mem_stream *st = &s[(rng >> 20) % AGENTS];
       frand();
@@ -204,7 +196,7 @@ static void world_scale(int reps) {
                       .w_importance = 1, .w_relevance = 1};
       mem_stream_top(st, &mq, 8, hits, scratch);
     }
-    t[r] = (cpu_now_s() - t0) / (TURNS / reps) * 1e6;
+    t[r] = (bench_thread_cpu_s() - t0) / (TURNS / reps) * 1e6;
   }
   bench_row("1,000 agents x 1,000 memories (hash, 256 dims): added cost per turn (CPU)", "us", t, reps);
   /* The entry, the codes and their scale, and what retrieval reads beside them (time, importance, key). */

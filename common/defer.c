@@ -26,8 +26,10 @@ static void defer_run(evutil_socket_t fd, short what, void *ctx) {
   (void)what;
   ag_defer *d = ctx;
   d->scheduled = 0;
-  /* Only the calls queued before this round run now; later ones get a round of their own. */
+  /* Only the calls queued before this round run now, and at most a batch of them; later ones get a
+   * round of their own. */
   size_t n = ag_ring_len(&d->ring);
+  if (n > AG_DEFER_BATCH) n = AG_DEFER_BATCH;
   defer_item it;
   while (n-- > 0 && ag_ring_pop(&d->ring, &it)) {
     d->popped++;

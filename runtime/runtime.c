@@ -3,6 +3,7 @@
 
 #include "chat/archive.h"
 #include "chat/id_prefix.h"
+#include "common/heap.h"
 #include "runtime/db.h"
 #include "runtime/llm_cache.h"
 #include "runtime/mcp_log.h"
@@ -149,6 +150,7 @@ static int build_world(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   ag_errmsg detail = {""};
   int rc = world_new(rt->base, &rt->spec, &rt->w, &detail);
   if (rc) return ag_fail(em, rc == AG_ERR_NOMEM ? rc : AG_ERR_INVALID, "%s: %s", rt->label, detail.text);
+  ag_heap_reserve(world_agent_count(rt->w) * WORLD_WAVE_BYTES); /* at load, not inside the first message */
   /* A stored world may come from an imported snapshot: its key variables are checked like a file's,
    * before anything is stored. */
   if (!o->inert && (rc = rt_key_env_check(rt->w, rt->label, o->allow ? o->allow : &(rt_allow_env){0}, em)))

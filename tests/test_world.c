@@ -372,6 +372,11 @@ static void world_quiet_and_agents(void) {
   world_run_until_quiet(w);
   CHECK(strstr(s.text, "-- agent-added\n") != NULL);
   CHECK(strstr(s.text, "carol: (Carol has nothing to say)") != NULL);
+  /* The words are made only for a scripted agent without replies: one with replies never says them, and
+   * a million agents held 112 bytes each of them (issue 22). */
+  CHECK(agent_settings_of(world_agent_find(w, "carol"))->llm.script.fallback != NULL);
+  CHECK(agent_settings_of(world_agent_find(w, "ann"))->llm.script.n_replies > 0);
+  CHECK(agent_settings_of(world_agent_find(w, "ann"))->llm.script.fallback == NULL);
   CHECK_INT(world_remove_agent(w, "Carol"), AG_OK);
   CHECK_INT(world_remove_agent(w, "Carol"), AG_ERR_NOT_FOUND);
   CHECK_INT(world_agent_count(w), 2);
