@@ -267,6 +267,8 @@ static void memory_records_round_trip_and_refusals(void) {
   for (int i = 0; i < WIRE_SOURCES_MAX; i++) strcat(many, ",1");
   strcat(many, "]}]}");
   check_refused(__LINE__, many, "insight 0");
+  /* a kind this version does not know is refused as an earlier version refuses "mem" (mixed versions) */
+  check_refused(__LINE__, "{\"t\":\"later\",\"chat\":\"c1\"}", "unknown type");
 #undef I
 #undef N
 }
