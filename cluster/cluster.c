@@ -77,22 +77,24 @@ static void cl_memory(cluster *c, const wire_record *rec) {
   if (rec->mem == WIRE_MEM_REFLECTION)
     ev = (world_event){EV_REFLECTION, .u.reflection = {.agent = rec->agent, .insights = rec->text,
                                                        .at_ms = rec->ts_ms, .after_seq = rec->after_seq}};
-  if (rec->mem == WIRE_MEM_NOTE) {
+  if (rec->mem == WIRE_MEM_NOTE) { /* the remember tool's result, as the origin stored it */
     cJSON *r = cJSON_CreateObject();
-    if (r && cJSON_AddStringToObject(r, "remembered", rec->text) && cJSON_AddNumberToObject(r, "importance", rec->importance) &&
-        ag_json_add_int(r, "at_ms", rec->ts_ms))
+    if (r && cJSON_AddStringToObject(r, "remembered", rec->text) &&
+        cJSON_AddNumberToObject(r, "importance", rec->importance) && ag_json_add_int(r, "at_ms", rec->ts_ms))
       json = cJSON_PrintUnformatted(r);
     cJSON_Delete(r);
-    ev = (world_event){EV_TOOL_RESULT, .u.tool = {.agent = rec->agent, .tool = "remember", .call_id = "", .json = json,
-                                                  .at_ms = rec->ts_ms, .after_seq = rec->after_seq}};
+    ev = (world_event){EV_TOOL_RESULT, .u.tool = {.agent = rec->agent, .tool = "remember", .call_id = "",
+                                                  .json = json, .at_ms = rec->ts_ms, .after_seq = rec->after_seq}};
   }
   int rc = rec->mem == WIRE_MEM_NOTE && !json ? AG_ERR_NOMEM : world_receive_memory(c->w, &ev);
-  if (rc) cluster__notice(c, "NATS: the %s of %s was not taken: %s", ev_kind_name(ev.kind), rec->agent, ag_strerror(rc));
+  if (rc)
+    cluster__notice(c, "NATS: the %s of %s was not taken: %s", ev_kind_name(ev.kind), rec->agent, ag_strerror(rc));
   free(json);
 }
 
 static void cl_record(cluster *c, const wire_record *rec, const char *id) {
-  int other = rec->type != WIRE_EVENT && rec->type != WIRE_CHAT && rec->type != WIRE_MEMORY && strcmp(rec->chat, c->chat);
+  int other = rec->type != WIRE_EVENT && rec->type != WIRE_CHAT && rec->type != WIRE_MEMORY &&
+              strcmp(rec->chat, c->chat);
   if (other && !cl_switch_chat(c, rec->chat)) return;
   flight *f = id ? flights_find(&c->fl, id) : NULL;
   if (rec->type == WIRE_CHAT) {

@@ -115,7 +115,9 @@ static int cl_report_memory(cluster *c, const world_event *ev) {
   snprintf(rec.origin, sizeof rec.origin, "%s", control_host_id(c->ctl));
   char key[WIRE_ID_MAX + 32];
   snprintf(key, sizeof key, "m%s.%llu", rec.origin, (unsigned long long)++c->n_events);
-  if (cluster__send_record(c, &rec, key)) /* unsendable (a field out of range): said, never fatal */
+  /* A result without a note is not one (no such remember result is made): nothing to send. Anything else
+   * that cannot be sent (a field out of range) is said, never fatal. */
+  if (rec.text && cluster__send_record(c, &rec, key))
     cluster__notice(c, "NATS: the %s of %s could not be sent: the other processes will not have it",
                     ev_kind_name(ev->kind), agent);
   cJSON_Delete(j);

@@ -330,6 +330,7 @@ static void signatures_cover_subject_id_and_bytes(void) {
   sign_key_free(other);
 }
 
-SUITE_RUN((UNIT(subject_names_chat_and_type), UNIT(chat_records_round_trip), UNIT(memory_records_round_trip_and_refusals), UNIT(order_tells_gaps_from_losses),
+SUITE_RUN((UNIT(subject_names_chat_and_type), UNIT(chat_records_round_trip),
+  UNIT(memory_records_round_trip_and_refusals), UNIT(order_tells_gaps_from_losses),
   UNIT(signatures_cover_subject_id_and_bytes), UNIT(events_round_trip_and_refusals), UNIT(fuzz_finding_ts_16_digits),
   UNIT(numbers_exact_to_2p53_less_1), UNIT(encode_refuses_out_of_range), UNIT(decode_refuses_bad_numbers)))

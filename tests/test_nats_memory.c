@@ -55,7 +55,8 @@ static void rules(void) {
     {"cross the river", "reply=\"@m1 take the ferry.\""},
     {"the mill burned", "reply=\"@m1 write: fire at the mill.\""},
     {"the bridge is closed until spring",
-     "tool=remember args=\"{\\\"text\\\": \\\"" NOTE "\\\", \\\"importance\\\": 9}\" after_tool=\"@m1 write: bridge closed.\""},
+     "tool=remember args=\"{\\\"text\\\": \\\"" NOTE "\\\", \\\"importance\\\": 9}\" "
+     "after_tool=\"@m1 write: bridge closed.\""},
   };
   llm_server_reset(g_srv);
   for (size_t i = 0; i < sizeof r / sizeof *r; i++) CHECK_INT(llm_server_rule(g_srv, r[i][0], r[i][1]), 0);
@@ -85,8 +86,9 @@ static void takeover_remembers(void) {
   nats_ring_one one;
   if (nats_ring_one_node("mem", &one)) return;
   rules();
-  const char *first = keep_world("keep1.json", "[{\"from\": \"human\", \"text\": \"@m0 the bridge is closed until spring\"},"
-                                               " {\"from\": \"human\", \"text\": \"@m0 the mill burned down\"}]");
+  const char *first = keep_world("keep1.json",
+                                 "[{\"from\": \"human\", \"text\": \"@m0 the bridge is closed until spring\"},"
+                                 " {\"from\": \"human\", \"text\": \"@m0 the mill burned down\"}]");
   char first_path[4096];
   snprintf(first_path, sizeof first_path, "%s", first ? first : "");
   pid_t h1 = nats_ring_start_host(first_path, one.url, "h1", "m0,m1");
@@ -105,7 +107,8 @@ static void takeover_remembers(void) {
   CHECK(file_wait_for(nats_ring_path("h2.err"), "holding m0, m1", 30000));
   rules();
   CHECK_INT(proc_first_chat(db, chat, sizeof chat), 0);
-  const char *second = keep_world("keep2.json", "[{\"from\": \"human\", \"text\": \"@m0 how do we cross the river?\"}]");
+  const char *second = keep_world("keep2.json", "[{\"from\": \"human\", \"text\": \"@m0 how do we cross the "
+                                                "river?\"}]");
   const char *run2[] = {"run", second, "--nats", one.url, "--db", db, "--chat", chat, NULL};
   PROC_OK(run2, NULL, NULL, &r);
   proc_result_free(&r);
