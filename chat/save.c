@@ -197,6 +197,7 @@ static uint64_t step_copied_after(const world_event *e) {
   return e->kind == EV_TOOL_RESULT ? e->u.tool.after_seq
          : e->kind == EV_REFLECTION ? e->u.reflection.after_seq
          : e->kind == EV_SUMMARY    ? e->u.summary.after_seq
+         : e->kind == EV_MEMORY_RATED ? e->u.rated.after_seq
                                     : 0;
 }
 

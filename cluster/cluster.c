@@ -77,6 +77,9 @@ static void cl_memory(cluster *c, const wire_record *rec) {
   if (rec->mem == WIRE_MEM_REFLECTION)
     ev = (world_event){EV_REFLECTION, .u.reflection = {.agent = rec->agent, .insights = rec->text,
                                                        .at_ms = rec->ts_ms, .after_seq = rec->after_seq}};
+  if (rec->mem == WIRE_MEM_RATED)
+    ev = (world_event){EV_MEMORY_RATED, .u.rated = {.agent = rec->agent, .ratings = rec->text,
+                                                    .after_seq = rec->after_seq}};
   if (rec->mem == WIRE_MEM_NOTE) { /* the remember tool's result, as the origin stored it */
     cJSON *r = cJSON_CreateObject();
     if (r && cJSON_AddStringToObject(r, "remembered", rec->text) &&

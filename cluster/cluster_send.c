@@ -88,7 +88,8 @@ int cluster__turn_end(void *ctx, const char *agent_id, uint64_t trigger, size_t 
   return cluster__send_record(c, &rec, key);
 }
 
-/* A memory step of an agent answered here (a remember result, a reflection, a model's summary) goes to the
+/* A memory step of an agent answered here (a remember result, a reflection, a model's summary, the ratings
+ * of importance "llm") goes to the
  * stream, so that every copy of the chat stores it and every process's agent has it: the one that takes
  * the agent over remembers what it noted, reflected and summarised (docs/distributed.md "Memory across
  * hosts"). Its place is the last message this process had delivered when it was made, which is where
@@ -96,7 +97,7 @@ int cluster__turn_end(void *ctx, const char *agent_id, uint64_t trigger, size_t 
 static int cl_report_memory(cluster *c, const world_event *ev) {
   const char *agent = world_event_agent(ev);
   int note = ev->kind == EV_TOOL_RESULT && !ev->u.tool.error && !strcmp(ev->u.tool.tool, "remember");
-  if (!note && ev->kind != EV_REFLECTION && ev->kind != EV_SUMMARY) return 0;
+  if (!note && ev->kind != EV_REFLECTION && ev->kind != EV_SUMMARY && ev->kind != EV_MEMORY_RATED) return 0;
   if (!agent || !cluster__is_local(c, agent)) return 1;
   wire_record rec = {.type = WIRE_MEMORY, .after_seq = world_last_seq(c->w)};
   cJSON *j = note ? cJSON_Parse(ev->u.tool.json) : NULL;
@@ -107,6 +108,8 @@ static int cl_report_memory(cluster *c, const world_event *ev) {
     rec.ts_ms = cJSON_IsNumber(at) ? (int64_t)at->valuedouble : 0;
   } else if (ev->kind == EV_REFLECTION) {
     rec.mem = WIRE_MEM_REFLECTION, rec.text = (char *)ev->u.reflection.insights, rec.ts_ms = ev->u.reflection.at_ms;
+  } else if (ev->kind == EV_MEMORY_RATED) {
+    rec.mem = WIRE_MEM_RATED, rec.text = (char *)ev->u.rated.ratings;
   } else {
     rec.mem = WIRE_MEM_SUMMARY, rec.text = (char *)ev->u.summary.summary, rec.upto = ev->u.summary.upto;
   }

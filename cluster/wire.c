@@ -59,16 +59,55 @@ static int insights_copy(const cJSON *in, cJSON **out, ag_errmsg *em) {
   return rc;
 }
 
+/* A rating call's answer, checked and copied into *out (the caller deletes it): at most WIRE_RATINGS_MAX
+ * pairs [seq 1..NUM_MAX, importance 1..10]. AG_ERR_INVALID (em says why) for anything else. */
+static int ratings_copy(const cJSON *in, cJSON **out, ag_errmsg *em) {
+  int ok = cJSON_IsArray(in) && cJSON_GetArraySize(in) <= WIRE_RATINGS_MAX;
+  cJSON *arr = cJSON_CreateArray();
+  for (const cJSON *p = ok ? in->child : NULL; p && ok && arr; p = p->next) {
+    const cJSON *imp = cJSON_GetArrayItem(p, 1);
+    int64_t seq;
+    ok = cJSON_IsArray(p) && cJSON_GetArraySize(p) == 2 &&
+         ag_json_int(cJSON_GetArrayItem(p, 0), 1, NUM_MAX, &seq) == AG_OK && cJSON_IsNumber(imp) &&
+         imp->valuedouble >= 1 && imp->valuedouble <= 10;
+    cJSON *pair = ok ? cJSON_CreateArray() : NULL;
+    if (pair) {
+      cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)seq));
+      cJSON_AddItemToArray(pair, cJSON_CreateNumber(imp->valuedouble));
+      cJSON_AddItemToArray(arr, pair);
+    }
+  }
+  if (ok && arr) {
+    *out = arr;
+    return AG_OK;
+  }
+  cJSON_Delete(arr);
+  if (!arr) return AG_ERR_NOMEM;
+  return ag_fail(em, AG_ERR_INVALID, "record: \"ratings\" must be at most %d pairs [seq, importance 1..10]",
+                 WIRE_RATINGS_MAX);
+}
+
+/* The checked copy of a reflection's insights or a rating call's ratings (a JSON array) as text. */
+static int array_text(const cJSON *in, int (*copy)(const cJSON *, cJSON **, ag_errmsg *), char **out, ag_errmsg *em) {
+  cJSON *c = NULL;
+  int rc = copy(in, &c, em);
+  if (rc) return rc;
+  *out = cJSON_PrintUnformatted(c);
+  cJSON_Delete(c);
+  return *out ? AG_OK : AG_ERR_NOMEM;
+}
+
 static int mem_encodable(const wire_record *r) {
   if (!wire_id_ok(r->agent) || !wire_id_ok(r->origin) || !r->text || r->after_seq > (uint64_t)NUM_MAX) return 0;
   if (r->mem == WIRE_MEM_SUMMARY) return r->upto <= (uint64_t)NUM_MAX;
-  if (r->ts_ms < -NUM_MAX || r->ts_ms > NUM_MAX) return 0;
+  if (r->mem != WIRE_MEM_RATED && (r->ts_ms < -NUM_MAX || r->ts_ms > NUM_MAX)) return 0;
   if (r->mem == WIRE_MEM_NOTE) return r->importance >= 1 && r->importance <= 10;
-  if (r->mem != WIRE_MEM_REFLECTION) return 0;
-  cJSON *in = cJSON_Parse(r->text), *copy = NULL;
-  int rc = insights_copy(in, &copy, NULL);
+  if (r->mem != WIRE_MEM_REFLECTION && r->mem != WIRE_MEM_RATED) return 0;
+  cJSON *in = cJSON_Parse(r->text);
+  char *text = NULL;
+  int rc = array_text(in, r->mem == WIRE_MEM_RATED ? ratings_copy : insights_copy, &text, NULL);
   cJSON_Delete(in);
-  cJSON_Delete(copy);
+  free(text);
   return rc == AG_OK;
 }
 
@@ -100,13 +139,17 @@ static int encode_event(cJSON *j, const wire_record *r) {
   return ok;
 }
 
-static const char *const mem_names[] = {"", "note", "reflection", "summary"};
+static const char *const mem_names[] = {"", "note", "reflection", "summary", "rated"};
 
 static int encode_memory(cJSON *j, const wire_record *r) {
   int ok = cJSON_AddStringToObject(j, "agent", r->agent) && cJSON_AddStringToObject(j, "from", r->origin) &&
            cJSON_AddStringToObject(j, "step", mem_names[r->mem]) && ag_json_add_int(j, "after", (int64_t)r->after_seq);
   if (ok && r->mem == WIRE_MEM_SUMMARY)
     return cJSON_AddStringToObject(j, "text", r->text) && ag_json_add_int(j, "upto", (int64_t)r->upto);
+  if (ok && r->mem == WIRE_MEM_RATED) {
+    cJSON *v = cJSON_Parse(r->text);
+    return v && cJSON_AddItemToObject(j, "ratings", v);
+  }
   ok = ok && ag_json_add_int(j, "at", r->ts_ms);
   if (ok && r->mem == WIRE_MEM_NOTE)
     return cJSON_AddStringToObject(j, "text", r->text) && cJSON_AddNumberToObject(j, "importance", r->importance);
@@ -235,7 +278,7 @@ static int decode_memory(const cJSON *j, wire_record *r, ag_errmsg *em) {
   int64_t after, n;
   if (!copy_id(r->agent, get_str(j, "agent"))) return ag_fail(em, AG_ERR_INVALID, "record: bad \"agent\"");
   if (!copy_id(r->origin, get_str(j, "from"))) return ag_fail(em, AG_ERR_INVALID, "record: bad \"from\"");
-  for (int k = WIRE_MEM_NOTE; step && k <= WIRE_MEM_SUMMARY; k++)
+  for (int k = WIRE_MEM_NOTE; step && k <= WIRE_MEM_RATED; k++)
     if (!strcmp(step, mem_names[k])) r->mem = (wire_mem)k;
   if (!r->mem) return ag_fail(em, AG_ERR_INVALID, "record: bad \"step\"");
   if (!get_num(j, "after", 0, &after)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"after\"");
@@ -246,6 +289,8 @@ static int decode_memory(const cJSON *j, wire_record *r, ag_errmsg *em) {
     r->upto = (uint64_t)n;
     return (r->text = strdup(text)) ? AG_OK : AG_ERR_NOMEM;
   }
+  if (r->mem == WIRE_MEM_RATED)
+    return array_text(cJSON_GetObjectItemCaseSensitive(j, "ratings"), ratings_copy, &r->text, em);
   if (!get_num(j, "at", -NUM_MAX, &r->ts_ms)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"at\"");
   if (r->mem == WIRE_MEM_NOTE) {
     const cJSON *imp = cJSON_GetObjectItemCaseSensitive(j, "importance");
@@ -255,12 +300,7 @@ static int decode_memory(const cJSON *j, wire_record *r, ag_errmsg *em) {
     r->importance = imp->valuedouble;
     return (r->text = strdup(text)) ? AG_OK : AG_ERR_NOMEM;
   }
-  cJSON *ins = NULL;
-  int rc = insights_copy(cJSON_GetObjectItemCaseSensitive(j, "insights"), &ins, em);
-  if (rc) return rc;
-  r->text = cJSON_PrintUnformatted(ins);
-  cJSON_Delete(ins);
-  return r->text ? AG_OK : AG_ERR_NOMEM;
+  return array_text(cJSON_GetObjectItemCaseSensitive(j, "insights"), insights_copy, &r->text, em);
 }
 
 int wire_decode(const char *data, size_t len, wire_record *r, ag_errmsg *em) {

@@ -20,10 +20,12 @@
 typedef enum wire_type { WIRE_MSG = 1, WIRE_TURN_END = 2, WIRE_EVENT = 3, WIRE_CHAT = 4, WIRE_MEMORY = 5 } wire_type;
 
 /* A memory record's step. */
-typedef enum wire_mem { WIRE_MEM_NOTE = 1, WIRE_MEM_REFLECTION = 2, WIRE_MEM_SUMMARY = 3 } wire_mem;
+typedef enum wire_mem { WIRE_MEM_NOTE = 1, WIRE_MEM_REFLECTION = 2, WIRE_MEM_SUMMARY = 3, WIRE_MEM_RATED = 4 } wire_mem;
 /* A reflection's insights and each insight's sources, at most (what an agent makes: agent_reflect.c). */
 #define WIRE_INSIGHTS_MAX 5
 #define WIRE_SOURCES_MAX 100
+/* The ratings of one rating call, at most (agent_rate.c's batch). */
+#define WIRE_RATINGS_MAX 50
 
 /* A decoded record; strings point into its own storage (wire_record_free). */
 typedef struct wire_record {
@@ -55,7 +57,8 @@ typedef struct wire_record {
    * text, importance (1..10), ts_ms when it happened. A reflection: text its insights as a JSON array
    * [{"text", "sources": [seq...], "importance"}] (at most WIRE_INSIGHTS_MAX of WIRE_SOURCES_MAX
    * sources each; decoded, it holds those fields only), ts_ms when. A summary: text, upto (the memory
-   * entries it covers). */
+   * entries it covers). Ratings (importance "llm"): text [[seq, importance 1..10]...] as JSON, at most
+   * WIRE_RATINGS_MAX. */
   wire_mem mem;
   double importance;
   uint64_t after_seq, upto;

@@ -241,6 +241,12 @@ static void memory_records_round_trip_and_refusals(void) {
   CHECK(back.mem == WIRE_MEM_SUMMARY && back.upto == 4 && !strcmp(back.text, "Told: shut."));
   free(json);
   wire_record_free(&back);
+  wire_record q = {.type = WIRE_MEMORY, .chat = "c1", .agent = "m0", .origin = "h01", .mem = WIRE_MEM_RATED,
+                   .text = "[[1,7],[3,2.5]]", .after_seq = 3};
+  round_trip(__LINE__, &q, &back, &json);
+  CHECK(back.mem == WIRE_MEM_RATED && !strcmp(back.text, "[[1,7],[3,2.5]]"));
+  free(json);
+  wire_record_free(&back);
   n.importance = 11; /* what no reader would take is not sent */
   CHECK_INT(wire_encode(&n, &json, &(size_t){0}), AG_ERR_INVALID);
   r.text = "[{\"text\":\"x\"}]";
@@ -257,6 +263,9 @@ static void memory_records_round_trip_and_refusals(void) {
                 "\"step\":\"summary\",\"text\":\"x\",\"upto\":1}", "\"after\"");
   check_refused(__LINE__, "{\"t\":\"mem\",\"chat\":\"c1\",\"agent\":\"m.0\",\"from\":\"h1\",\"after\":1,"
                 "\"step\":\"summary\",\"text\":\"x\",\"upto\":1}", "\"agent\"");
+  check_refused(__LINE__, N "\"step\":\"rated\",\"ratings\":[[0,7]]}", "\"ratings\"");
+  check_refused(__LINE__, N "\"step\":\"rated\",\"ratings\":[[1,11]]}", "\"ratings\"");
+  check_refused(__LINE__, N "\"step\":\"rated\",\"ratings\":[[1,7,1]]}", "\"ratings\"");
   check_refused(__LINE__, I("{}"), "\"insights\"");
   check_refused(__LINE__, I("[{},{},{},{},{},{}]"), "\"insights\"");
   check_refused(__LINE__, I("[{\"text\":\"x\",\"sources\":[0],\"importance\":8}]"), "insight 0");
@@ -267,6 +276,10 @@ static void memory_records_round_trip_and_refusals(void) {
   for (int i = 0; i < WIRE_SOURCES_MAX; i++) strcat(many, ",1");
   strcat(many, "]}]}");
   check_refused(__LINE__, many, "insight 0");
+  strcpy(many, N "\"step\":\"rated\",\"ratings\":[[1,7]");
+  for (int i = 0; i < WIRE_RATINGS_MAX; i++) strcat(many, ",[1,7]");
+  strcat(many, "]}");
+  check_refused(__LINE__, many, "\"ratings\"");
   /* a kind this version does not know is refused as an earlier version refuses "mem" (mixed versions) */
   check_refused(__LINE__, "{\"t\":\"later\",\"chat\":\"c1\"}", "unknown type");
 #undef I

@@ -1,11 +1,12 @@
 /* Long-term memory across hosts (docs/distributed.md "Memory across hosts"): an agent in memory mode
- * stream notes something with its remember tool and reflects, one in mode summary has its summariser
- * model summarise, all on a host that is then SIGKILLed; the other host takes both agents over and
- * answers the next message with what they noted, reflected and summarised: the prompts the loopback LLM
- * server records carry the note, the insight and the model's summary, and the agent that reflected does
- * not reflect again (its count toward the next reflection went with it). Every copy of the chat (the
- * surviving host's database, `run --nats`'s) then lists the same memories in `agora memory --json` and
- * holds the same summaries and reflections. Before, those stayed with the host that made them. */
+ * stream, its memories rated by its model, notes something with its remember tool and reflects, one in
+ * mode summary has its summariser model summarise, all on a host that is then SIGKILLed; the other host
+ * takes both agents over and answers the next message with what they noted, reflected and summarised:
+ * the prompts the loopback LLM server records carry the note, the insight and the model's summary, and
+ * the agent that reflected does not reflect again (its count toward the next reflection went with it).
+ * Every copy of the chat (the surviving host's database, `run --nats`'s) then lists the same memories in
+ * `agora memory --json`, with the ratings made on the dead host, and holds the same summaries and
+ * reflections. Before, those stayed with the host that made them. */
 #include "support/nats_proc.h"
 #include "support/nats_ring.h"
 #include "support/parity.h"
@@ -25,7 +26,8 @@
 
 static llm_server *g_srv;
 
-/* The world "keep" with script (a JSON array of steps): m0 (memory stream, reflects past 10) passes
+/* The world "keep" with script (a JSON array of steps): m0 (memory stream, its memories rated by its
+ * model, reflects past 15) passes
  * what it is told on to m1 (memory summary, its summariser on the same server), who writes it down. */
 static const char *keep_world(const char *name, const char *script) {
   char text[4096];
@@ -34,7 +36,8 @@ static const char *keep_world(const char *name, const char *script) {
     "{\"name\": \"keep\", \"memory_window\": 2,\n"
     " \"agents\": [{\"name\": \"m0\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\",\n"
     "   \"api_key_env\": \"\", \"system_prompt\": \"You keep the records.\",\n"
-    "   \"memory\": {\"mode\": \"stream\", \"embedder\": {\"provider\": \"hash\"}, \"reflect_at\": 10}},\n"
+    "   \"memory\": {\"mode\": \"stream\", \"embedder\": {\"provider\": \"hash\"}, \"reflect_at\": 15,\n"
+    "              \"importance\": \"llm\"}},\n"
     "  {\"name\": \"m1\", \"provider\": \"openai\", \"model\": \"m\", \"base_url\": \"%s\", \"api_key_env\": \"\",\n"
     "   \"system_prompt\": \"You write things down. [[mock reply=\\\"@human Written.\\\"]]\",\n"
     "   \"memory\": {\"mode\": \"summary\", \"summary_tokens\": 64}}],\n"
@@ -45,10 +48,12 @@ static const char *keep_world(const char *name, const char *script) {
 }
 
 /* The server's answers, the first rule whose words stand in the system prompt or the message answered
- * winning: the summariser's (a summary that carries the one before, when it has one), the reflection's,
- * then m0's turns, latest first (a later prompt carries the earlier words as memories). */
+ * winning: the rating call's (the first memory asked about is a 7), the summariser's (a summary that
+ * carries the one before, when it has one), the reflection's, then m0's turns, latest first (a later
+ * prompt carries the earlier words as memories). */
 static void rules(void) {
   static const char *const r[][2] = {
+    {"likely poignancy", "reply=7"},
     {SUMMARY, "reply=\"" SUMMARY2 "\""},
     {"running summary of a conversation", "reply=\"" SUMMARY "\""},
     {"high-level insights", "reply=\"" INSIGHT " (1, 2)\""},
@@ -116,12 +121,17 @@ static void takeover_remembers(void) {
   CHECK(request_with((const char *[]){"cross the river", "What you remember", NOTE, INSIGHT, NULL}));
   CHECK(request_with((const char *[]){"You write things down", SUMMARY2, NULL}));
   CHECK(!request_with((const char *[]){"high-level insights", NULL})); /* the count went on from the reflection */
+  CHECK(!request_with((const char *[]){"likely poignancy", "the bridge is closed until spring", NULL})); /* rated */
   CHECK_INT(agora_stop(h2, SIGTERM), 0);
   parity_chat a = {0}, b = {0};
   if (!copy_lines(nats_ring_path("h2.db"), &a) && !copy_lines(db, &b)) {
     unsigned want = 1u << PF_STREAM | 1u << PF_SUMMARY | 1u << PF_REFLECT;
     CHECK(parity_same_lines(&a, &b, want, 0));
     CHECK(!parity_same_lines(&a, &(parity_chat){0}, 1u << PF_REMEMBER, 0));
+    int rated = 0; /* the first message's rating, made on h1, is also run --nats's copy's (which rates nothing) */
+    for (size_t i = 0; i < b.n; i++)
+      rated |= !strncmp(b.lines[i].text, "memory m0 #1 ", 13) && strstr(b.lines[i].text, " importance 7 ");
+    CHECK(rated);
   }
   parity_chat_free(&a);
   parity_chat_free(&b);

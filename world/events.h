@@ -131,7 +131,10 @@ typedef struct ev_reflection {
 } ev_reflection;
 /* Importance "llm": the agent's rating call answered; ratings is a JSON array [[seq, importance], ...] as
  * text. Stored in the thread, so that a restore sets the ratings again. */
-typedef struct ev_memory_rated { const char *agent, *ratings; } ev_memory_rated;
+typedef struct ev_memory_rated {
+  const char *agent, *ratings;
+  uint64_t after_seq; /* as ev_tool's */
+} ev_memory_rated;
 /* Bookkeeping for resuming after a crash (docs/time.md), stored in the thread, never printed.
  * turn-queued: the agent will answer seq once it is free (rerun: a re-run after a crash). turn-end: its
  * turn answering seq ended (answered, failed, silent); cancelled: all its turns (Ctrl-C); queued: its

@@ -236,7 +236,7 @@ static void host_report(void *ctx, agent *a, const agent_report *ev) {
     break;
   case AGENT_REPORT_MEMORY_RETRIEVED: e = (world_event){EV_MEMORY_RETRIEVED, .u.retrieved = {id, ev->len}}; break;
   case AGENT_REPORT_REFLECTION: e = (world_event){EV_REFLECTION, .u.reflection = {.agent = id, .insights = ev->text, .at_ms = ev->at_ms}}; break;
-  case AGENT_REPORT_RATED: e = (world_event){EV_MEMORY_RATED, .u.rated = {id, ev->text}}; break;
+  case AGENT_REPORT_RATED: e = (world_event){EV_MEMORY_RATED, .u.rated = {.agent = id, .ratings = ev->text}}; break;
   case AGENT_REPORT_TURN_LIMIT: e = (world_event){EV_TURN_LIMIT, .u.turn_limit = {id, w->spec.turn_limit}}; break;
   case AGENT_REPORT_TOOL_CALL:
   case AGENT_REPORT_TOOL_RESULT:

@@ -48,8 +48,15 @@ void world_resume_agent(world *w, const char *agent_id) {
 static int remote_memory_apply(agent *a, const world_event *ev) {
   int rc = AG_ERR_INVALID;
   if (ev->kind == EV_SUMMARY) return agent_set_summary(a, ev->u.summary.summary, (size_t)ev->u.summary.upto);
-  cJSON *j = cJSON_Parse(ev->kind == EV_REFLECTION ? ev->u.reflection.insights : ev->u.tool.json);
-  if (ev->kind == EV_REFLECTION && cJSON_IsArray(j)) {
+  cJSON *j = cJSON_Parse(ev->kind == EV_REFLECTION     ? ev->u.reflection.insights
+                         : ev->kind == EV_MEMORY_RATED ? ev->u.rated.ratings
+                                                       : ev->u.tool.json);
+  if (ev->kind == EV_MEMORY_RATED && cJSON_IsArray(j)) {
+    for (const cJSON *p = j->child; p; p = p->next)
+      agent_memory_rate(a, (uint64_t)cJSON_GetNumberValue(cJSON_GetArrayItem(p, 0)),
+                        cJSON_GetNumberValue(cJSON_GetArrayItem(p, 1)));
+    rc = AG_OK;
+  } else if (ev->kind == EV_REFLECTION && cJSON_IsArray(j)) {
     rc = agent_memory_reflection(a, j, ev->u.reflection.at_ms);
   } else if (ev->kind == EV_TOOL_RESULT && !strcmp(ev->u.tool.tool, "remember") && !ev->u.tool.error) {
     const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "remembered"));
@@ -66,7 +73,8 @@ int world_receive_memory(world *w, const world_event *ev) {
   const char *id = world_event_agent(ev);
   world_slot *s = id ? world__find_slot(w, id) : NULL;
   if (!s) return AG_ERR_NOT_FOUND;
-  if (ev->kind != EV_SUMMARY && ev->kind != EV_REFLECTION && ev->kind != EV_TOOL_RESULT) return AG_ERR_INVALID;
+  if (ev->kind != EV_SUMMARY && ev->kind != EV_REFLECTION && ev->kind != EV_TOOL_RESULT && ev->kind != EV_MEMORY_RATED)
+    return AG_ERR_INVALID;
   int rc = remote_memory_apply(s->a, ev);
   return rc ? rc : world_receive_event(w, ev); /* on the bus as this process's own */
 }
