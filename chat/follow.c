@@ -67,6 +67,7 @@ int chat_session_follow(chat_session *cs, const char *chat_id, ag_errmsg *em) {
   cs->created_at = op.created;
   cs->live = 1;
   cs->seqs_fixed = 1;
+  cs->followed_upto = op.count;
   if ((rc = chat_session__sync_tracks(cs))) return rc;
   chat_session__mark_saved(cs, 0);
   return AG_OK;

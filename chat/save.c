@@ -204,25 +204,65 @@ void chat_session_synced(chat_session *cs) {
   world_emit(cs->w, &(world_event){EV_STATE_SAVED, .u.saved = {cs->unsynced_upto, n}});
 }
 
-/* A tool step joins the thread, anchored after the last message delivered before it. It is written
- * straight after the batch's other steps, not through a cJSON tree: the tree, its allocations and its
- * number printing were the largest cost of a reply replayed from the cache (bench/README.md). */
+/* Where a copy of another process's memory step (world_receive_memory) stands: where it stood there,
+ * since the stream may have brought a message between the two (docs/distributed.md "Memory across
+ * hosts"); 0 for this process's own steps, which stand after the last message delivered before them. */
+static uint64_t step_copied_after(const world_event *e) {
+  return e->kind == EV_TOOL_RESULT ? e->u.tool.after_seq
+         : e->kind == EV_REFLECTION ? e->u.reflection.after_seq
+         : e->kind == EV_SUMMARY    ? e->u.summary.after_seq
+         : e->kind == EV_MEMORY_RATED ? e->u.rated.after_seq
+                                    : 0;
+}
+
+typedef struct step_find {
+  const char *text;
+  int found;
+} step_find;
+
+static int step_find_cb(const char *json, size_t len, void *arg) {
+  step_find *f = arg;
+  f->found |= len == strlen(f->text) && !memcmp(json, f->text, len);
+  return 0;
+}
+
+static int step_find_txn(store_txn *t, void *arg) {
+  const void *const *a = arg;
+  return store_thread_scan(t, a[0], step_find_cb, (void *)a[1]);
+}
+
+/* Whether a followed chat's copy holds another process's memory step (text, anchored after message
+ * after) from before it began to follow it: a step before the last message it held was stored with the
+ * messages after it (group commit, in the stream's order); one after that last message may have been. */
+static int step_stored(chat_session *cs, uint64_t after, const char *text) {
+  if (!cs->seqs_fixed || after > cs->followed_upto) return 0;
+  if (after < cs->followed_upto) return 1;
+  step_find f = {text, 0};
+  const void *arg[2] = {cs->current, &f};
+  return store_read(cs->st, step_find_txn, arg, NULL) == AG_OK && f.found;
+}
+
+/* A tool step joins the thread, anchored after the last message delivered before it (a copied memory
+ * step: where it stood in its own process). It is written straight after the batch's other steps, not
+ * through a cJSON tree: the tree, its allocations and its number printing were the largest cost of a
+ * reply replayed from the cache (bench/README.md). */
 static void on_thread_step(chat_session *cs, const world_event *e) {
   ag_buf *b = &cs->pending_steps;
   size_t start = b->len;
+  uint64_t copied = step_copied_after(e), after = copied ? copied : cs->last_delivered;
   ag_json_members m = {.b = b, .rc = ag_buf_append(b, "{", 1)};
   chat_event_put_fields(&m, e); /* each add does nothing once one has failed */
   ag_json_member_string(&m, "type", ev_kind_name(e->kind));
-  ag_json_member_int(&m, "after_seq", (int64_t)cs->last_delivered);
+  ag_json_member_int(&m, "after_seq", (int64_t)after);
   if (e->kind == EV_LLM_START) { /* what a resume needs (chat/inflight.h); not in the output */
     ag_json_member_int(&m, "seq", (int64_t)e->u.llm_start.seq);
     if (e->u.llm_start.rerun) ag_json_member_bool(&m, "rerun", 1);
   }
   int rc = m.rc ? m.rc : ag_buf_append(b, "}", 2); /* with the NUL that ends the step */
-  if (rc) { /* nothing half-written stays */
+  if (rc || (copied && step_stored(cs, after, b->data + start))) { /* nothing half-written or twice stays */
     b->len = start;
     if (b->data) b->data[start] = '\0';
-    cs->failures++;
+    if (rc) cs->failures++;
     return;
   }
   cs->n_pending_steps++;

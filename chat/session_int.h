@@ -60,6 +60,9 @@ struct chat_session {
   store_lock *lock;
   /* Messages come with their seqs (chat_session_follow): saved where they say, never moved. */
   int seqs_fixed;
+  /* With seqs_fixed: the messages the copy held when it began to follow the chat (the stream delivers
+   * them again, and the memory steps of other processes between them, which are stored already). */
+  uint64_t followed_upto;
   int fresh_only; /* chat_session_fresh_only */
   char passed[STORE_ID_MAX]; /* chat_session_passed_over ("" when none) */
   /* With a store syncing in the background, what was committed but is not known to be on disk yet:

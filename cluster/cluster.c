@@ -9,8 +9,10 @@
 
 #include "cluster/notes.h"
 #include "common/clock.h"
+#include "common/jsonnum.h"
 #include "world/events.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,14 +66,46 @@ static void cl_chat_record(cluster *c, const wire_record *rec) {
   if (c->on_record) c->on_record(c->on_record_ud, rec->chat, NULL, 0);
 }
 
+/* Another process's memory step of an agent (cl_report_memory), given to the agent here and stored in
+ * this copy's thread where it stood there; while catching up too, so that a host joining late, or taking
+ * an agent over, has what the agent noted, reflected and summarised. Its own come back: already done. */
+static void cl_memory(cluster *c, const wire_record *rec) {
+  if (strcmp(rec->chat, c->chat) || !strcmp(rec->origin, control_host_id(c->ctl))) return;
+  char *json = NULL;
+  world_event ev = {EV_SUMMARY, .u.summary = {.agent = rec->agent, .summary = rec->text, .upto = rec->upto,
+                                              .after_seq = rec->after_seq}};
+  if (rec->mem == WIRE_MEM_REFLECTION)
+    ev = (world_event){EV_REFLECTION, .u.reflection = {.agent = rec->agent, .insights = rec->text,
+                                                       .at_ms = rec->ts_ms, .after_seq = rec->after_seq}};
+  if (rec->mem == WIRE_MEM_RATED)
+    ev = (world_event){EV_MEMORY_RATED, .u.rated = {.agent = rec->agent, .ratings = rec->text,
+                                                    .after_seq = rec->after_seq}};
+  if (rec->mem == WIRE_MEM_NOTE) { /* the remember tool's result, as the origin stored it */
+    cJSON *r = cJSON_CreateObject();
+    if (r && cJSON_AddStringToObject(r, "remembered", rec->text) &&
+        cJSON_AddNumberToObject(r, "importance", rec->importance) && ag_json_add_int(r, "at_ms", rec->ts_ms))
+      json = cJSON_PrintUnformatted(r);
+    cJSON_Delete(r);
+    ev = (world_event){EV_TOOL_RESULT, .u.tool = {.agent = rec->agent, .tool = "remember", .call_id = "",
+                                                  .json = json, .at_ms = rec->ts_ms, .after_seq = rec->after_seq}};
+  }
+  int rc = rec->mem == WIRE_MEM_NOTE && !json ? AG_ERR_NOMEM : world_receive_memory(c->w, &ev);
+  if (rc)
+    cluster__notice(c, "NATS: the %s of %s was not taken: %s", ev_kind_name(ev.kind), rec->agent, ag_strerror(rc));
+  free(json);
+}
+
 static void cl_record(cluster *c, const wire_record *rec, const char *id) {
-  int other = rec->type != WIRE_EVENT && rec->type != WIRE_CHAT && strcmp(rec->chat, c->chat);
+  int other = rec->type != WIRE_EVENT && rec->type != WIRE_CHAT && rec->type != WIRE_MEMORY &&
+              strcmp(rec->chat, c->chat);
   if (other && !cl_switch_chat(c, rec->chat)) return;
   flight *f = id ? flights_find(&c->fl, id) : NULL;
   if (rec->type == WIRE_CHAT) {
     cl_chat_record(c, rec);
   } else if (rec->type == WIRE_EVENT) {
     cl_show_event(c, rec);
+  } else if (rec->type == WIRE_MEMORY) {
+    cl_memory(c, rec);
   } else if (rec->type == WIRE_TURN_END) {
     world_receive_turn_end(c->w, rec->agent, rec->trigger, (size_t)rec->counter);
   } else {
@@ -176,7 +210,7 @@ static int cl_message(cluster *c, natsMsg *m) {
   int admitted = 0, go = v == ORDER_NEXT || v == ORDER_GAP;
   if (v == ORDER_LOST) cl_ask_consumer(c);
   if (go && (admitted = cl_admit(c, m, seq, &rec)) &&
-      (strcmp(rec.chat, c->chat) || rec.type == WIRE_TURN_END) && cl_bus_queued(c) > 0) {
+      (strcmp(rec.chat, c->chat) || rec.type == WIRE_TURN_END || rec.type == WIRE_MEMORY) && cl_bus_queued(c) > 0) {
     wire_record_free(&rec);
     go = admitted = 0;
     v = ORDER_WAIT;

@@ -5,6 +5,7 @@
 
 #include "world/events.h"
 
+#include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,14 +88,54 @@ int cluster__turn_end(void *ctx, const char *agent_id, uint64_t trigger, size_t 
   return cluster__send_record(c, &rec, key);
 }
 
+/* A memory step of an agent answered here (a remember result, a reflection, a model's summary, the ratings
+ * of importance "llm") goes to the
+ * stream, so that every copy of the chat stores it and every process's agent has it: the one that takes
+ * the agent over remembers what it noted, reflected and summarised (docs/distributed.md "Memory across
+ * hosts"). Its place is the last message this process had delivered when it was made, which is where
+ * its own thread stores it (the bus delivers in order). 1 when ev is such a step (sent or not). */
+static int cl_report_memory(cluster *c, const world_event *ev) {
+  const char *agent = world_event_agent(ev);
+  int note = ev->kind == EV_TOOL_RESULT && !ev->u.tool.error && !strcmp(ev->u.tool.tool, "remember");
+  if (!note && ev->kind != EV_REFLECTION && ev->kind != EV_SUMMARY && ev->kind != EV_MEMORY_RATED) return 0;
+  if (!agent || !cluster__is_local(c, agent)) return 1;
+  wire_record rec = {.type = WIRE_MEMORY, .after_seq = world_last_seq(c->w)};
+  cJSON *j = note ? cJSON_Parse(ev->u.tool.json) : NULL;
+  const cJSON *at = cJSON_GetObjectItemCaseSensitive(j, "at_ms");
+  if (note) {
+    rec.mem = WIRE_MEM_NOTE, rec.text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "remembered"));
+    rec.importance = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "importance"));
+    rec.ts_ms = cJSON_IsNumber(at) ? (int64_t)at->valuedouble : 0;
+  } else if (ev->kind == EV_REFLECTION) {
+    rec.mem = WIRE_MEM_REFLECTION, rec.text = (char *)ev->u.reflection.insights, rec.ts_ms = ev->u.reflection.at_ms;
+  } else if (ev->kind == EV_MEMORY_RATED) {
+    rec.mem = WIRE_MEM_RATED, rec.text = (char *)ev->u.rated.ratings;
+  } else {
+    rec.mem = WIRE_MEM_SUMMARY, rec.text = (char *)ev->u.summary.summary, rec.upto = ev->u.summary.upto;
+  }
+  snprintf(rec.chat, sizeof rec.chat, "%s", c->chat);
+  snprintf(rec.agent, sizeof rec.agent, "%s", agent);
+  snprintf(rec.origin, sizeof rec.origin, "%s", control_host_id(c->ctl));
+  char key[WIRE_ID_MAX + 32];
+  snprintf(key, sizeof key, "m%s.%llu", rec.origin, (unsigned long long)++c->n_events);
+  /* A result without a note is not one (no such remember result is made): nothing to send. Anything else
+   * that cannot be sent (a field out of range) is said, never fatal. */
+  if (rec.text && cluster__send_record(c, &rec, key))
+    cluster__notice(c, "NATS: the %s of %s could not be sent: the other processes will not have it",
+                    ev_kind_name(ev->kind), agent);
+  cJSON_Delete(j);
+  return 1;
+}
+
 /* A failure reported here, about an agent answered here (llm-error) or an MCP server of a host
  * (mcp-error), goes to the stream so that every viewer shows why an agent did not answer; before the
  * turn's end, so a viewer waiting for that end has seen it. Events of other processes are given to the
  * bus directly (cl_show_event), not through world_emit: they do not come back here. */
 void cluster__report(void *ctx, const world_event *ev) {
   cluster *c = ctx;
-  /* every event passes here, chunks included: only the two failures go on */
-  if (!c->ready || !c->chat[0] || (ev->kind != EV_LLM_ERROR && ev->kind != EV_MCP_ERROR)) return;
+  /* every event passes here, chunks included: only memory steps and the two failures go on */
+  if (!c->ready || !c->chat[0] || cl_report_memory(c, ev) || (ev->kind != EV_LLM_ERROR && ev->kind != EV_MCP_ERROR))
+    return;
   wire_record rec = {.type = WIRE_EVENT, .kind = AG_KIND_AGENT, .ev = (int)ev->kind};
   if (ev->kind == EV_LLM_ERROR && cluster__is_local(c, ev->u.llm_error.agent)) {
     const ev_llm_error *x = &ev->u.llm_error;

@@ -25,6 +25,92 @@ int wire_id_ok(const char *s) {
  * 9.00000000199998e+15, 1 ms off: found by fuzz_record). */
 #define NUM_MAX AG_JSON_INT_MAX
 
+/* A reflection's insights, checked and copied to the fields a reader uses, into *out (the caller deletes
+ * it): at most WIRE_INSIGHTS_MAX, each {"text": string, "sources": [at most WIRE_SOURCES_MAX seqs
+ * 1..NUM_MAX], "importance": 1..10}. AG_ERR_INVALID (em says why) for anything else. */
+static int insights_copy(const cJSON *in, cJSON **out, ag_errmsg *em) {
+  int rc = AG_OK, n = 0;
+  cJSON *arr = cJSON_CreateArray();
+  if (!arr) return AG_ERR_NOMEM;
+  if (!cJSON_IsArray(in) || cJSON_GetArraySize(in) > WIRE_INSIGHTS_MAX)
+    rc = ag_fail(em, AG_ERR_INVALID, "record: \"insights\" must be an array of at most %d", WIRE_INSIGHTS_MAX);
+  for (const cJSON *o = rc ? NULL : in->child; o && !rc; o = o->next, n++) {
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(o, "text"), *src = cJSON_GetObjectItemCaseSensitive(o, "sources");
+    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(o, "importance");
+    int ok = cJSON_IsString(text) && cJSON_IsArray(src) && cJSON_GetArraySize(src) <= WIRE_SOURCES_MAX &&
+             cJSON_IsNumber(imp) && imp->valuedouble >= 1 && imp->valuedouble <= 10;
+    cJSON *c = cJSON_CreateObject(), *seqs = cJSON_CreateArray();
+    int64_t seq;
+    for (const cJSON *q = ok ? src->child : NULL; q && ok; q = q->next)
+      if ((ok = ag_json_int(q, 1, NUM_MAX, &seq) == AG_OK)) cJSON_AddItemToArray(seqs, cJSON_CreateNumber((double)seq));
+    if (!c || !seqs) rc = AG_ERR_NOMEM;
+    else if (!ok) rc = ag_fail(em, AG_ERR_INVALID, "record: bad insight %d (text, sources, importance 1..10)", n);
+    if (c) cJSON_AddItemToArray(arr, c);
+    if (rc) {
+      cJSON_Delete(seqs);
+      break;
+    }
+    cJSON_AddStringToObject(c, "text", text->valuestring);
+    cJSON_AddItemToObject(c, "sources", seqs);
+    cJSON_AddNumberToObject(c, "importance", imp->valuedouble);
+  }
+  if (rc) cJSON_Delete(arr);
+  else *out = arr;
+  return rc;
+}
+
+/* A rating call's answer, checked and copied into *out (the caller deletes it): at most WIRE_RATINGS_MAX
+ * pairs [seq 1..NUM_MAX, importance 1..10]. AG_ERR_INVALID (em says why) for anything else. */
+static int ratings_copy(const cJSON *in, cJSON **out, ag_errmsg *em) {
+  int ok = cJSON_IsArray(in) && cJSON_GetArraySize(in) <= WIRE_RATINGS_MAX;
+  cJSON *arr = cJSON_CreateArray();
+  for (const cJSON *p = ok ? in->child : NULL; p && ok && arr; p = p->next) {
+    const cJSON *imp = cJSON_GetArrayItem(p, 1);
+    int64_t seq;
+    ok = cJSON_IsArray(p) && cJSON_GetArraySize(p) == 2 &&
+         ag_json_int(cJSON_GetArrayItem(p, 0), 1, NUM_MAX, &seq) == AG_OK && cJSON_IsNumber(imp) &&
+         imp->valuedouble >= 1 && imp->valuedouble <= 10;
+    cJSON *pair = ok ? cJSON_CreateArray() : NULL;
+    if (pair) {
+      cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)seq));
+      cJSON_AddItemToArray(pair, cJSON_CreateNumber(imp->valuedouble));
+      cJSON_AddItemToArray(arr, pair);
+    }
+  }
+  if (ok && arr) {
+    *out = arr;
+    return AG_OK;
+  }
+  cJSON_Delete(arr);
+  if (!arr) return AG_ERR_NOMEM;
+  return ag_fail(em, AG_ERR_INVALID, "record: \"ratings\" must be at most %d pairs [seq, importance 1..10]",
+                 WIRE_RATINGS_MAX);
+}
+
+/* The checked copy of a reflection's insights or a rating call's ratings (a JSON array) as text. */
+static int array_text(const cJSON *in, int (*copy)(const cJSON *, cJSON **, ag_errmsg *), char **out, ag_errmsg *em) {
+  cJSON *c = NULL;
+  int rc = copy(in, &c, em);
+  if (rc) return rc;
+  *out = cJSON_PrintUnformatted(c);
+  cJSON_Delete(c);
+  return *out ? AG_OK : AG_ERR_NOMEM;
+}
+
+static int mem_encodable(const wire_record *r) {
+  if (!wire_id_ok(r->agent) || !wire_id_ok(r->origin) || !r->text || r->after_seq > (uint64_t)NUM_MAX) return 0;
+  if (r->mem == WIRE_MEM_SUMMARY) return r->upto <= (uint64_t)NUM_MAX;
+  if (r->mem != WIRE_MEM_RATED && (r->ts_ms < -NUM_MAX || r->ts_ms > NUM_MAX)) return 0;
+  if (r->mem == WIRE_MEM_NOTE) return r->importance >= 1 && r->importance <= 10;
+  if (r->mem != WIRE_MEM_REFLECTION && r->mem != WIRE_MEM_RATED) return 0;
+  cJSON *in = cJSON_Parse(r->text);
+  char *text = NULL;
+  int rc = array_text(in, r->mem == WIRE_MEM_RATED ? ratings_copy : insights_copy, &text, NULL);
+  cJSON_Delete(in);
+  free(text);
+  return rc == AG_OK;
+}
+
 /* The numbers' ranges wire_decode accepts, so that no number is sent that no reader would take. */
 static int encodable(const wire_record *r) {
   if (r->type == WIRE_MSG)
@@ -38,6 +124,7 @@ static int encodable(const wire_record *r) {
                                   : r->ev == EV_MCP_ERROR && r->sender && wire_id_ok(r->sender));
   if (r->type == WIRE_CHAT)
     return wire_id_ok(r->origin) && (r->deleted || (r->text && r->text[0] && r->ts_ms >= 0 && r->ts_ms <= NUM_MAX));
+  if (r->type == WIRE_MEMORY) return mem_encodable(r);
   return r->trigger >= 1 && r->trigger <= (uint64_t)NUM_MAX && r->counter <= (uint64_t)NUM_MAX;
 }
 
@@ -52,10 +139,29 @@ static int encode_event(cJSON *j, const wire_record *r) {
   return ok;
 }
 
+static const char *const mem_names[] = {"", "note", "reflection", "summary", "rated"};
+
+static int encode_memory(cJSON *j, const wire_record *r) {
+  int ok = cJSON_AddStringToObject(j, "agent", r->agent) && cJSON_AddStringToObject(j, "from", r->origin) &&
+           cJSON_AddStringToObject(j, "step", mem_names[r->mem]) && ag_json_add_int(j, "after", (int64_t)r->after_seq);
+  if (ok && r->mem == WIRE_MEM_SUMMARY)
+    return cJSON_AddStringToObject(j, "text", r->text) && ag_json_add_int(j, "upto", (int64_t)r->upto);
+  if (ok && r->mem == WIRE_MEM_RATED) {
+    cJSON *v = cJSON_Parse(r->text);
+    return v && cJSON_AddItemToObject(j, "ratings", v);
+  }
+  ok = ok && ag_json_add_int(j, "at", r->ts_ms);
+  if (ok && r->mem == WIRE_MEM_NOTE)
+    return cJSON_AddStringToObject(j, "text", r->text) && cJSON_AddNumberToObject(j, "importance", r->importance);
+  cJSON *v = cJSON_Parse(r->text);
+  return ok && v && cJSON_AddItemToObject(j, "insights", v);
+}
+
 int wire_encode(const wire_record *r, char **out, size_t *len) {
   if (!encodable(r)) return AG_ERR_INVALID;
   cJSON *j = cJSON_CreateObject();
-  const char *t = r->type == WIRE_MSG ? "msg" : r->type == WIRE_EVENT ? "evt" : r->type == WIRE_CHAT ? "chat" : "end";
+  const char *t = r->type == WIRE_MSG ? "msg" : r->type == WIRE_EVENT ? "evt" : r->type == WIRE_CHAT ? "chat"
+                : r->type == WIRE_MEMORY ? "mem" : "end";
   int ok = j && cJSON_AddStringToObject(j, "t", t) &&
            cJSON_AddStringToObject(j, "chat", r->chat);
   if (ok && r->type == WIRE_MSG) {
@@ -64,6 +170,8 @@ int wire_encode(const wire_record *r, char **out, size_t *len) {
          (!r->has_sim || ag_json_add_int(j, "sim", r->sim_ms));
   } else if (ok && r->type == WIRE_EVENT) {
     ok = encode_event(j, r);
+  } else if (ok && r->type == WIRE_MEMORY) {
+    ok = encode_memory(j, r);
   } else if (ok && r->type == WIRE_CHAT) {
     ok = cJSON_AddStringToObject(j, "from", r->origin) &&
          (r->deleted ? cJSON_AddTrueToObject(j, "deleted") != NULL
@@ -164,6 +272,37 @@ static int decode_chat(const cJSON *j, wire_record *r, ag_errmsg *em) {
   return (r->text = strdup(title)) ? AG_OK : AG_ERR_NOMEM;
 }
 
+/* A memory step (see wire_record): every field checked, the insights copied to what a reader uses. */
+static int decode_memory(const cJSON *j, wire_record *r, ag_errmsg *em) {
+  const char *step = get_str(j, "step"), *text = get_str(j, "text");
+  int64_t after, n;
+  if (!copy_id(r->agent, get_str(j, "agent"))) return ag_fail(em, AG_ERR_INVALID, "record: bad \"agent\"");
+  if (!copy_id(r->origin, get_str(j, "from"))) return ag_fail(em, AG_ERR_INVALID, "record: bad \"from\"");
+  for (int k = WIRE_MEM_NOTE; step && k <= WIRE_MEM_RATED; k++)
+    if (!strcmp(step, mem_names[k])) r->mem = (wire_mem)k;
+  if (!r->mem) return ag_fail(em, AG_ERR_INVALID, "record: bad \"step\"");
+  if (!get_num(j, "after", 0, &after)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"after\"");
+  r->after_seq = (uint64_t)after;
+  if (r->mem == WIRE_MEM_SUMMARY) {
+    if (!text) return ag_fail(em, AG_ERR_INVALID, "record: \"text\" must be a string");
+    if (!get_num(j, "upto", 0, &n)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"upto\"");
+    r->upto = (uint64_t)n;
+    return (r->text = strdup(text)) ? AG_OK : AG_ERR_NOMEM;
+  }
+  if (r->mem == WIRE_MEM_RATED)
+    return array_text(cJSON_GetObjectItemCaseSensitive(j, "ratings"), ratings_copy, &r->text, em);
+  if (!get_num(j, "at", -NUM_MAX, &r->ts_ms)) return ag_fail(em, AG_ERR_INVALID, "record: bad \"at\"");
+  if (r->mem == WIRE_MEM_NOTE) {
+    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(j, "importance");
+    if (!text) return ag_fail(em, AG_ERR_INVALID, "record: \"text\" must be a string");
+    if (!cJSON_IsNumber(imp) || !(imp->valuedouble >= 1 && imp->valuedouble <= 10))
+      return ag_fail(em, AG_ERR_INVALID, "record: \"importance\" must be a number from 1 to 10");
+    r->importance = imp->valuedouble;
+    return (r->text = strdup(text)) ? AG_OK : AG_ERR_NOMEM;
+  }
+  return array_text(cJSON_GetObjectItemCaseSensitive(j, "insights"), insights_copy, &r->text, em);
+}
+
 int wire_decode(const char *data, size_t len, wire_record *r, ag_errmsg *em) {
   memset(r, 0, sizeof *r);
   if (len > WIRE_MAX) return ag_fail(em, AG_ERR_TOO_BIG, "record: %zu bytes (at most %u)", len, WIRE_MAX);
@@ -180,6 +319,7 @@ int wire_decode(const char *data, size_t len, wire_record *r, ag_errmsg *em) {
   else if (t && !strcmp(t, "end")) r->type = WIRE_TURN_END, rc = decode_end(j, r, em);
   else if (t && !strcmp(t, "evt")) r->type = WIRE_EVENT, rc = decode_event(j, r, em);
   else if (t && !strcmp(t, "chat")) r->type = WIRE_CHAT, rc = decode_chat(j, r, em);
+  else if (t && !strcmp(t, "mem")) r->type = WIRE_MEMORY, rc = decode_memory(j, r, em);
   else rc = ag_fail(em, AG_ERR_INVALID, "record: unknown type");
   cJSON_Delete(j);
   if (rc) wire_record_free(r);
@@ -192,6 +332,7 @@ const char *wire_subject_token(wire_type t) {
   case WIRE_TURN_END: return "turn";
   case WIRE_EVENT: return "evt";
   case WIRE_CHAT: return "rec";
+  case WIRE_MEMORY: return "mem";
   }
   return "";
 }

@@ -1,6 +1,7 @@
 /* The records a world spread over NATS keeps in its JetStream stream (docs/distributed.md): a message
- * of a chat, the end of an agent's turn, a failure reported where an agent runs (an event), and a chat
- * record (a title given by hand, or a chat deleted: a tombstone). One JSON object each; nothing secret is
+ * of a chat, the end of an agent's turn, a failure reported where an agent runs (an event), a chat
+ * record (a title given by hand, or a chat deleted: a tombstone), and a memory step (a note, a
+ * reflection's insights, a model's summary) made where an agent runs. One JSON object each; nothing secret is
  * ever in them.
  * Pure: no I/O, so the parser is fuzzed (fuzz/fuzz_record.c). */
 #ifndef AG_CLUSTER_WIRE_H
@@ -16,7 +17,15 @@
 /* Largest record accepted (a message's text and its envelope). */
 #define WIRE_MAX (1u << 20)
 
-typedef enum wire_type { WIRE_MSG = 1, WIRE_TURN_END = 2, WIRE_EVENT = 3, WIRE_CHAT = 4 } wire_type;
+typedef enum wire_type { WIRE_MSG = 1, WIRE_TURN_END = 2, WIRE_EVENT = 3, WIRE_CHAT = 4, WIRE_MEMORY = 5 } wire_type;
+
+/* A memory record's step. */
+typedef enum wire_mem { WIRE_MEM_NOTE = 1, WIRE_MEM_REFLECTION = 2, WIRE_MEM_SUMMARY = 3, WIRE_MEM_RATED = 4 } wire_mem;
+/* A reflection's insights and each insight's sources, at most (what an agent makes: agent_reflect.c). */
+#define WIRE_INSIGHTS_MAX 5
+#define WIRE_SOURCES_MAX 100
+/* The ratings of one rating call, at most (agent_rate.c's batch). */
+#define WIRE_RATINGS_MAX 50
 
 /* A decoded record; strings point into its own storage (wire_record_free). */
 typedef struct wire_record {
@@ -44,6 +53,15 @@ typedef struct wire_record {
   /* WIRE_CHAT: deleted 1 (a tombstone), or text: the chat's title given by hand and ts_ms its creation
    * time; origin: the process that recorded it (it purges a deleted chat's records from the stream) */
   int deleted;
+  /* WIRE_MEMORY: agent's step mem, made in process origin, after the chat's message after_seq. A note:
+   * text, importance (1..10), ts_ms when it happened. A reflection: text its insights as a JSON array
+   * [{"text", "sources": [seq...], "importance"}] (at most WIRE_INSIGHTS_MAX of WIRE_SOURCES_MAX
+   * sources each; decoded, it holds those fields only), ts_ms when. A summary: text, upto (the memory
+   * entries it covers). Ratings (importance "llm"): text [[seq, importance 1..10]...] as JSON, at most
+   * WIRE_RATINGS_MAX. */
+  wire_mem mem;
+  double importance;
+  uint64_t after_seq, upto;
 } wire_record;
 
 /* Encodes r as JSON (caller frees *out, *len its length without the NUL); numbers as exact integers.

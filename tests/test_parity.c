@@ -481,14 +481,28 @@ static void host_world(const char *url, const char *world, const char *db, const
   parity_chat_free(&hc);
 }
 
-/* run --nats's copy holds the stream's messages, not the host's thread (docs/distributed.md): the
- * archivist remembers the messages there as on the host, but neither its note nor its insight. */
+/* run --nats's copy holds what the host's holds of the agents' memories (docs/distributed.md "Memory
+ * across hosts"): `agora memory` lists the same memories of both agents in mode stream (the archivist's
+ * notes and insights included), and the thread the same summaries and reflections, where they came.
+ * Before, the copy rebuilt the archivist's stream from the messages alone: no note, no insight, no
+ * summary. */
 static void nats_copy_memories(const char *host_db, const char *nats_db) {
   parity_chat h = {0}, n = {0}, none = {0};
-  unsigned notes = 1u << PF_REMEMBER | 1u << PF_REFLECT;
-  if (!parity_memory_add(host_db, "archivist", &h) && !parity_memory_add(nats_db, "archivist", &n)) {
-    CHECK(parity_same_lines(&h, &n, 1u << PF_STREAM, notes));
-    CHECK(!parity_same_lines(&h, &none, notes, 0) && parity_same_lines(&n, &none, notes, 0));
+  unsigned notes = 1u << PF_REMEMBER | 1u << PF_REFLECT, steps = 1u << PF_SUMMARY | 1u << PF_REFLECT;
+  int rc = parity_chat_load(host_db, &h) || parity_chat_load(nats_db, &n);
+  for (int i = 0; !rc && i < 2; i++) {
+    const char *agent = i ? "reader" : "archivist";
+    rc = parity_memory_add(host_db, agent, &h) || parity_memory_add(nats_db, agent, &n);
+  }
+  if (!rc) {
+    CHECK(!parity_same_lines(&h, &none, notes, 0) && !parity_same_lines(&h, &none, 1u << PF_SUMMARY, 0));
+    CHECK(parity_same_lines(&h, &n, 1u << PF_STREAM, 0));
+    CHECK(parity_same_lines(&h, &n, steps, 1u << PF_STREAM));
+    if (!parity_same_lines(&h, &n, 1u << PF_STREAM | steps, 0)) {
+      char *a = parity_chat_text(&h), *b = parity_chat_text(&n);
+      fprintf(stderr, "  host's copy:\n%s\n  run --nats's copy:\n%s\n", a, b);
+      free(a), free(b);
+    }
   }
   parity_chat_free(&h);
   parity_chat_free(&n);

@@ -88,6 +88,8 @@ typedef struct ev_tool {
   const char *agent, *tool, *call_id, *json;
   int error;
   int64_t at_ms;
+  uint64_t after_seq; /* a copy of another process's remember result (world_receive_memory): the seq it came
+                         after there; 0: after the last message delivered here */
 } ev_tool;
 typedef struct ev_unknown_mention {
   const char *sender;
@@ -122,10 +124,17 @@ typedef struct ev_memory_retrieved { const char *agent; size_t count; } ev_memor
 /* The agent reflected (docs/memory.md): insights is a JSON array [{"text", "sources": [seq], "importance"}]
  * as text, at_ms when (simulated time in a virtual-clock world). Stored in the thread: a restore adds the
  * insights to the memory stream again. */
-typedef struct ev_reflection { const char *agent, *insights; int64_t at_ms; } ev_reflection;
+typedef struct ev_reflection {
+  const char *agent, *insights;
+  int64_t at_ms;
+  uint64_t after_seq; /* as ev_tool's */
+} ev_reflection;
 /* Importance "llm": the agent's rating call answered; ratings is a JSON array [[seq, importance], ...] as
  * text. Stored in the thread, so that a restore sets the ratings again. */
-typedef struct ev_memory_rated { const char *agent, *ratings; } ev_memory_rated;
+typedef struct ev_memory_rated {
+  const char *agent, *ratings;
+  uint64_t after_seq; /* as ev_tool's */
+} ev_memory_rated;
 /* Bookkeeping for resuming after a crash (docs/time.md), stored in the thread, never printed.
  * turn-queued: the agent will answer seq once it is free (rerun: a re-run after a crash). turn-end: its
  * turn answering seq ended (answered, failed, silent); cancelled: all its turns (Ctrl-C); queued: its
@@ -146,7 +155,11 @@ typedef struct ev_rate_limited { const char *endpoint; int64_t until_ms; } ev_ra
 typedef struct ev_context_shrunk { const char *agent, *error; int window; } ev_context_shrunk;
 /* Summary mode: an agent's summariser model rewrote its summary, which now covers its first upto memory
  * entries. Stored in the thread (a restore takes the last one back); in --json only. */
-typedef struct ev_summary { const char *agent, *summary; uint64_t upto; } ev_summary;
+typedef struct ev_summary {
+  const char *agent, *summary;
+  uint64_t upto;
+  uint64_t after_seq; /* as ev_tool's */
+} ev_summary;
 /* The world's budget was reached: what was spent, and the limits (0: none). No new LLM call starts. */
 typedef struct ev_budget {
   int64_t tokens;

@@ -235,14 +235,14 @@ static void host_report(void *ctx, agent *a, const agent_report *ev) {
     e = (world_event){EV_SUMMARY, .u.summary = {.agent = id, .summary = ev->text, .upto = ev->upto}};
     break;
   case AGENT_REPORT_MEMORY_RETRIEVED: e = (world_event){EV_MEMORY_RETRIEVED, .u.retrieved = {id, ev->len}}; break;
-  case AGENT_REPORT_REFLECTION: e = (world_event){EV_REFLECTION, .u.reflection = {id, ev->text, ev->at_ms}}; break;
-  case AGENT_REPORT_RATED: e = (world_event){EV_MEMORY_RATED, .u.rated = {id, ev->text}}; break;
+  case AGENT_REPORT_REFLECTION: e = (world_event){EV_REFLECTION, .u.reflection = {.agent = id, .insights = ev->text, .at_ms = ev->at_ms}}; break;
+  case AGENT_REPORT_RATED: e = (world_event){EV_MEMORY_RATED, .u.rated = {.agent = id, .ratings = ev->text}}; break;
   case AGENT_REPORT_TURN_LIMIT: e = (world_event){EV_TURN_LIMIT, .u.turn_limit = {id, w->spec.turn_limit}}; break;
   case AGENT_REPORT_TOOL_CALL:
   case AGENT_REPORT_TOOL_RESULT:
     e = (world_event){ev->kind == AGENT_REPORT_TOOL_CALL ? EV_TOOL_CALL : EV_TOOL_RESULT,
-                      .u.tool = {id, ev->tool ? ev->tool : "", ev->call_id ? ev->call_id : "",
-                                 ev->text ? ev->text : NULL, ev->failed, ev->at_ms}};
+                      .u.tool = {.agent = id, .tool = ev->tool ? ev->tool : "", .call_id = ev->call_id ? ev->call_id : "",
+                                 .json = ev->text ? ev->text : NULL, .error = ev->failed, .at_ms = ev->at_ms}};
     break;
   }
   world_emit(w, &e);

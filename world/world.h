@@ -173,6 +173,16 @@ void world_resume_agent(world *w, const char *agent_id);
  * call (world_failed_calls), as it would in one process. */
 int world_receive_event(world *w, const world_event *ev);
 
+/* A memory step another process made for an agent it answers for (docs/distributed.md "Memory across
+ * hosts"): a remember result (EV_TOOL_RESULT of tool "remember": json {"remembered", "importance",
+ * "at_ms"}), a reflection (EV_REFLECTION), a model's summary (EV_SUMMARY) or ratings (EV_MEMORY_RATED),
+ * with its after_seq. The agent here gets it as if it had made it (a note, insights, its summary, the
+ * importances), and it goes on the bus as an event of this process's (stored in the chat's thread), not
+ * reported again. AG_ERR_NOT_FOUND for an unknown agent, AG_ERR_INVALID for another kind or a result that
+ * is not a note; an agent not in the mode the step needs takes nothing, and the step is still stored, as
+ * it is where it was made. */
+int world_receive_memory(world *w, const world_event *ev);
+
 /* LLM calls that ended in error since the world was made (here, or reported by another process). */
 size_t world_failed_calls(const world *w);
 
