@@ -323,6 +323,7 @@ int rt_open(const rt_opts *o, runtime **out, ag_errmsg *em) {
   if (!rc) rc = build_world(rt, o, em);
   if (!rc && (!o->inert || o->embeds)) rc = rt_llm_cache_open(rt->w, &rt->spec, &o->over, o->db, o->no_save, &rt->cache, em);
   if (rc) goto fail; /* these messages name the file or the stored world */
+  world_spec_free_agents(&rt->spec); /* the world has its own; what is kept is the script (rt_spec) */
   if (o->on_world && (rc = o->on_world(o->on_bus_ud, rt, em))) goto fail;
   /* A host prints the stream as it comes; a viewer's or publisher's catch-up is stored, not printed. */
   if (o->nats_role == RT_NATS_HOST && (rc = attach_output(rt, o, em))) goto fail;

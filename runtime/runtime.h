@@ -109,7 +109,7 @@ chat_session *rt_session(const runtime *rt);
 world_clock *rt_clock(const runtime *rt);
 rt_nats_join *rt_join(const runtime *rt);
 cluster *rt_cluster(const runtime *rt);
-const world_spec *rt_spec(const runtime *rt);
+const world_spec *rt_spec(const runtime *rt); /* its script, schedule and clock; no agents (the world has them) */
 rt_source rt_source_of(const runtime *rt);
 /* Why a world from the database never starts its MCP servers (a static sentence, for the doors that
  * describe a stored world without opening it). */

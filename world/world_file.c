@@ -442,12 +442,18 @@ int world_spec_load(const char *path, world_spec *out, ag_errmsg *em) {
   return rc;
 }
 
+void world_spec_free_agents(world_spec *spec) {
+  for (size_t i = 0; i < spec->n_agents; i++) agent_settings_free(&spec->agents[i]);
+  free(spec->agents);
+  spec->agents = NULL;
+  spec->n_agents = 0;
+}
+
 void world_spec_free(world_spec *spec) {
   free(spec->name);
   free(spec->description);
   free(spec->main_agent);
-  for (size_t i = 0; i < spec->n_agents; i++) agent_settings_free(&spec->agents[i]);
-  free(spec->agents);
+  world_spec_free_agents(spec);
   for (size_t i = 0; i < spec->n_steps; i++) {
     free(spec->steps[i].from);
     free(spec->steps[i].text);

@@ -99,5 +99,8 @@ cJSON *world_spec_to_json(const world_spec *spec);
 /* One agent's settings in world-file form (caller owns). */
 cJSON *world_agent_to_json(const agent_settings *s);
 void world_spec_free(world_spec *spec);
+/* Frees the agents' settings only (n_agents 0): a world built from spec holds its own copies, and at a million
+ * agents the spec's are a few hundred MB that the first message could use. */
+void world_spec_free_agents(world_spec *spec);
 
 #endif
