@@ -15,9 +15,10 @@
  *   they live.
  * - Threads: a world is used by one thread at a time (calls on one world must not overlap); different
  *   worlds may be used on different threads at once. Callbacks run on the thread that is running the
- *   world's loop (agora_run_until_quiet, agora_run_for, agora_step, agora_script_*), never from another
- *   thread, and may call any function on that world except agora_world_close (and agora_script_*,
- *   which refuse with AGORA_ERR_STATE).
+ *   world's loop (agora_run_until_quiet, agora_run_for, agora_step, agora_script_*,
+ *   agora_run_until_interrupt), never from another thread, and may call any function on that world
+ *   except agora_world_close (and agora_script_* and agora_run_until_interrupt, which refuse with
+ *   AGORA_ERR_STATE).
  * - Nothing here prints (unless a program asks for the notes: AGORA_NOTES), and nothing installs a
  *   signal handler: Ctrl-C is yours (call agora_cancel; a program blocked in a run or script function
  *   sees its handler's flag from agora_tick).
