@@ -108,7 +108,8 @@ static void host_tick(agora_world *w, void *ctx) {
 
 /* Answers until SIGINT or SIGTERM. */
 static void host_loop(agora_world *w, const host_args *a) {
-  struct sigaction sa = {.sa_handler = on_stop}, old_int, old_term;
+  /* SA_RESTART, as libevent's signal events had: a write to stdout is not cut short by a stop */
+  struct sigaction sa = {.sa_handler = on_stop, .sa_flags = SA_RESTART}, old_int, old_term;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
