@@ -166,6 +166,8 @@ static int check_options_5(const agora_options *o, ag_errmsg *em) {
     return ag_fail(em, AG_ERR_INVALID, "agora_options.nats_url: AGORA_HOST needs the NATS server to join");
   if ((f & AGORA_HOST) && o->chat)
     return ag_fail(em, AG_ERR_INVALID, "agora_options.chat: not with AGORA_HOST (a host follows the stream's chat)");
+  if ((f & AGORA_TOOLS) && o->chat)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.chat: not with AGORA_TOOLS (it opens no chat)");
   if (o->nats_lease_ms && (o->nats_lease_ms < 300 || o->nats_lease_ms > 600000))
     return ag_fail(em, AG_ERR_INVALID, "agora_options.nats_lease_ms: %ld, expected 300 to 600000 (0: 3000)",
                    o->nats_lease_ms);

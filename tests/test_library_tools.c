@@ -87,6 +87,9 @@ static void api5_options_checked(void) {
                         .chat = "abc"};
   CHECK_INT(agora_world_open(toolbox, NULL, &chat, &w), AGORA_ERR_INVALID);
   CHECK(strstr(agora_errmsg(), "agora_options.chat: not with AGORA_HOST") != NULL);
+  agora_options tchat = {.flags = AGORA_OPTIONS_5 | AGORA_TOOLS, .chat = "abc"};
+  CHECK_INT(agora_world_open(toolbox, NULL, &tchat, &w), AGORA_ERR_INVALID);
+  CHECK_STR(agora_errmsg(), "agora_options.chat: not with AGORA_TOOLS (it opens no chat)");
   /* without AGORA_OPTIONS_5 the API-5 flags are not read (the growth rule): an ordinary world opens */
   agora_options old = {.flags = AGORA_NO_SAVE | AGORA_NO_MCP | AGORA_TOOLS};
   CHECK_INT(agora_world_open(toolbox, NULL, &old, &w), AGORA_OK);
