@@ -1,18 +1,13 @@
 /* agora host: runs a share of a world's agents on NATS JetStream (docs/distributed.md) until stopped,
  * printing the world's transcript as the stream delivers it. */
+#include "agora.h"
 #include "cli/cli.h"
 
-#include "chat/archive.h"
-#include "chat/session.h"
-#include "runtime/db.h"
-
-#include "runtime/key_env.h"
 #include "cli/args.h"
-#include "runtime/output.h"
-#include "runtime/runtime.h"
-#include "cluster/cluster.h"
+#include "cli/event_print.h"
+#include "cli/runner.h"
+#include "common/error.h"
 
-#include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -81,44 +76,49 @@ static int parse_args(int argc, char **argv, host_args *a) {
   return 0;
 }
 
-static void on_stop(evutil_socket_t sig, short what, void *arg) {
-  (void)sig, (void)what;
-  event_base_loopbreak(arg);
-}
-
-typedef struct host_out {
+/* host on libagora (include/agora.h, AGORA_HOST): the transcript printed from the library's events as the
+ * stream delivers them, requests answered here, and SIGINT or SIGTERM noted by the handler and seen by a
+ * tick, which ends agora_run_until_interrupt. */
+typedef struct host_state {
   const host_args *a;
-  output *out;
-  world *w;
-} host_out;
+  cli_event_print print;
+} host_state;
 
-/* The world is built: the transcript printer for it. */
-static int host_on_world(void *ud, runtime *rt, ag_errmsg *em) {
-  host_out *h = ud;
-  h->w = rt_world(rt);
-  int rc = output_new(stdout, world_id(rt_world(rt)), &(output_opts){.json = h->a->json}, &h->out);
-  return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
+static volatile sig_atomic_t stop_seen;
+
+static void on_stop(int sig) {
+  (void)sig;
+  stop_seen = 1;
 }
 
 /* Nobody sits at a host: --yes approves, else every request is denied with a reason. */
-static void host_ask(void *ud, const world_approval *req) {
-  host_out *h = ud;
-  if (!req->question) world_approval_answer(h->w, req->id, h->a->yes);
-  else world_approval_reply(h->w, req->id, 0, "no human at this host: ask_human cannot be answered on `agora host`");
+static void host_on_event(const agora_event *ev, void *ctx) {
+  host_state *h = ctx;
+  agora_world *w = agora_event_world(ev);
+  if (agora_event_type(ev) == AGORA_EVENT_WITHDRAWN) return;
+  if (agora_event_type(ev) != AGORA_EVENT_REQUEST) cli_event_print_one(&h->print, ev);
+  else if (strcmp(agora_event_kind(ev), "ask-human")) agora_answer(w, agora_event_request(ev), h->a->yes);
+  else agora_reply(w, agora_event_request(ev), 0, "no human at this host: ask_human cannot be answered on `agora host`");
 }
 
-static void host_on_bus(void *ud, bus_topic topic, void *payload) { output_on_bus(((host_out *)ud)->out, topic, payload); }
+static void host_tick(agora_world *w, void *ctx) {
+  (void)ctx;
+  if (stop_seen) agora_interrupt(w);
+}
 
 /* Answers until SIGINT or SIGTERM. */
-static void host_loop(runtime *rt, const host_args *a) {
-  struct event_base *base = rt_base(rt);
-  struct event *sigint = evsignal_new(base, SIGINT, on_stop, base), *sigterm = evsignal_new(base, SIGTERM, on_stop, base);
-  if (sigint) event_add(sigint, NULL);
-  if (sigterm) event_add(sigterm, NULL);
-  fprintf(stderr, "agora: hosting world %s on %s\n", world_id(rt_world(rt)), a->nats.url);
-  event_base_dispatch(base);
-  if (sigint) event_free(sigint);
-  if (sigterm) event_free(sigterm);
+static void host_loop(agora_world *w, const host_args *a) {
+  /* SA_RESTART, as libevent's signal events had: a write to stdout is not cut short by a stop */
+  struct sigaction sa = {.sa_handler = on_stop, .sa_flags = SA_RESTART}, old_int, old_term;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  fprintf(stderr, "agora: hosting world %s on %s\n", agora_world_id(w), a->nats.url);
+  agora_tick(w, 100, host_tick, NULL);
+  agora_run_until_interrupt(w);
+  agora_tick(w, 0, NULL, NULL);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
 }
 
 int cli_host(int argc, char **argv) {
@@ -129,23 +129,19 @@ int cli_host(int argc, char **argv) {
   host_args a;
   int status = parse_args(argc, argv, &a);
   if (status) return status;
-  ag_errmsg em = {""};
-  store *st = NULL;
-  runtime *rt = NULL;
-  host_out h = {&a, NULL, NULL};
-  int rc = a.db ? rt_store_open(a.db, &st, &em) : AG_OK;
-  if (!rc)
-    rc = rt_open(&(rt_opts){.cmd = "host", .world = a.world_path, .st = st, .db = a.db, .over = a.over,
-                            .allow = &a.allow, .nats = &a.nats, .nats_role = RT_NATS_HOST,
-                            .pick = st ? RT_CHAT_ATTACH : RT_CHAT_NONE, .mcp = 1, .on_world = host_on_world,
-                            .approver = &(world_approver){host_ask, NULL}, .approver_ud = &h,
-                            .on_bus = host_on_bus, .on_bus_ud = &h},
-                 &rt, &em);
-  if (rc) status = cli_error(rc, "%s", em.text);
-  else host_loop(rt, &a);
-  if (h.out) output_done(h.out);
-  rt_close(rt);
-  output_free(h.out);
-  chat_store_close(st);
+  host_state h = {.a = &a, .print = cli_event_print_make(stdout, a.json, 0)};
+  /* run's and say's options (no --yes there: a host answers its requests itself), joined as a host */
+  cli_runner_opts ro = {.no_save = !a.db, .allow = a.allow, .over = a.over, .nats = a.nats};
+  agora_options o = cli_runner_options(&ro, "host", 0, host_on_event, &h);
+  o.flags |= AGORA_OPTIONS_5 | AGORA_HOST;
+  o.nats_agents = a.nats.agents;
+  o.nats_lease_ms = a.nats.lease_ms;
+  agora_world *w = NULL;
+  int rc = agora_world_open(a.world_path, a.db, &o, &w);
+  if (rc) status = cli_error(rc, "%s", agora_errmsg());
+  else host_loop(w, &a);
+  fflush(stdout);
+  agora_world_close(w);
+  fflush(stdout);
   return status;
 }

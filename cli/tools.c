@@ -1,20 +1,14 @@
 /* agora tools WORLD.json [--json] [--db DIR]: starts the world's MCP servers and prints each agent's
  * tools (name, source, approval, description), so a configuration can be checked before a long run. */
+#include "agora.h"
 #include "cli/cli.h"
-#include "runtime/runtime.h"
 
-#include "chat/archive.h"
+#include "common/error.h"
 #include "common/term_text.h"
-#include "world/world_mcp.h"
 
 #include <cjson/cJSON.h>
-#include <event2/event.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 static const char tools_usage[] =
   "usage: agora tools WORLD.json [--json] [--db DIR]\n"
@@ -80,69 +74,96 @@ static void tool_out(cJSON *arr, tool_cols *cols, const char *name, const char *
   putchar('\n');
 }
 
-static void agent_out(agent *a, cJSON *agents, tool_cols *cols) {
-  const agent_settings *s = agent_settings_of(a);
+/* The string field key of j, "" when missing (the library always fills them). */
+static const char *str_of(const cJSON *j, const char *key) {
+  const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, key));
+  return s ? s : "";
+}
+
+/* One agent of agora_world_tools' document (a), as rows, or into agents with --json, or only measured. */
+static void agent_out(const cJSON *a, cJSON *agents, tool_cols *cols) {
+  const cJSON *list = cJSON_GetObjectItemCaseSensitive(a, "tools"), *t;
   cJSON *tools = NULL;
   int measuring = cols && cols->measuring;
   if (agents) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", s->name);
+    cJSON_AddStringToObject(o, "name", str_of(a, "name"));
     tools = cJSON_AddArrayToObject(o, "tools");
     cJSON_AddItemToArray(agents, o);
   } else if (!measuring) {
-    cell_out(s->name, 0);
+    cell_out(str_of(a, "name"), 0);
     putchar('\n');
   }
-  for (int t = 0; t < TOOL_COUNT; t++)
-    if (s->tools & TOOL_BIT(t))
-      tool_out(tools, cols, tool_name((tool_id)t), "built-in", (s->approve & TOOL_BIT(t)) != 0,
-               tool_definition((tool_id)t)->description);
-  const agent_mcp_set *set = agent_mcp_tools(a);
-  for (size_t i = 0; i < set->n; i++) {
-    char source[200];
-    snprintf(source, sizeof source, "%s.%s", set->tools[i].server, set->tools[i].tool);
-    tool_out(tools, cols, set->tools[i].name, source, set->tools[i].approve, set->tools[i].description);
-  }
-  if (!agents && !measuring && !s->tools && !set->n) printf("  (no tools)\n");
+  cJSON_ArrayForEach(t, list)
+    tool_out(tools, cols, str_of(t, "name"), str_of(t, "source"),
+             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "approve")), str_of(t, "description"));
+  if (!agents && !measuring && !cJSON_GetArraySize(list)) printf("  (no tools)\n");
 }
 
 /* The column widths over every agent's tools (at least the old fixed 28 and 20). */
-static tool_cols tools_measure(world *w) {
+static tool_cols tools_measure(const cJSON *agents) {
   tool_cols cols = {.name = 28, .source = 20, .measuring = 1};
-  for (size_t i = 0; i < world_agent_count(w); i++) agent_out(world_agent_at(w, i), NULL, &cols);
+  const cJSON *a;
+  cJSON_ArrayForEach(a, agents) agent_out(a, NULL, &cols);
   cols.measuring = 0;
   return cols;
 }
 
-/* Prints what the servers gave; returns how many failed (each named on stderr). */
-static size_t print_tools(world *w, int json) {
-  cJSON *doc = json ? cJSON_CreateObject() : NULL;
-  cJSON *agents = doc ? cJSON_AddArrayToObject(doc, "agents") : NULL;
-  cJSON *servers = doc ? cJSON_AddArrayToObject(doc, "servers") : NULL;
-  tool_cols cols = json ? (tool_cols){0} : tools_measure(w);
-  for (size_t i = 0; i < world_agent_count(w); i++) agent_out(world_agent_at(w, i), agents, json ? NULL : &cols);
+/* Prints what the servers gave (doc: agora_world_tools' document); returns how many failed (each named
+ * on stderr). */
+static size_t print_tools(const cJSON *doc, int json) {
+  const cJSON *in_agents = cJSON_GetObjectItemCaseSensitive(doc, "agents");
+  const cJSON *in_servers = cJSON_GetObjectItemCaseSensitive(doc, "servers"), *a, *s;
+  cJSON *out = json ? cJSON_CreateObject() : NULL;
+  cJSON *agents = out ? cJSON_AddArrayToObject(out, "agents") : NULL;
+  cJSON *servers = out ? cJSON_AddArrayToObject(out, "servers") : NULL;
+  tool_cols cols = json ? (tool_cols){0} : tools_measure(in_agents);
+  cJSON_ArrayForEach(a, in_agents) agent_out(a, agents, json ? NULL : &cols);
   size_t failed = 0;
-  for (size_t i = 0; i < world_mcp_count(w); i++) {
-    const char *name, *why;
-    int ready;
-    mcp_client *c;
-    world_mcp_server_at(w, i, &name, &ready, &why, &c);
+  cJSON_ArrayForEach(s, in_servers) {
+    int ready = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "ready"));
     if (servers) {
       cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "name", name);
+      cJSON_AddStringToObject(o, "name", str_of(s, "name"));
       cJSON_AddBoolToObject(o, "ready", ready);
-      if (!ready) cJSON_AddStringToObject(o, "error", why);
+      if (!ready) cJSON_AddStringToObject(o, "error", str_of(s, "error"));
       cJSON_AddItemToArray(servers, o);
     }
-    if (!ready) failed++, fprintf(stderr, "agora: MCP server %s failed: %s\n", name, why);
+    if (!ready) failed++, fprintf(stderr, "agora: MCP server %s failed: %s\n", str_of(s, "name"), str_of(s, "error"));
   }
-  if (doc) {
-    char *text = cJSON_PrintUnformatted(doc);
+  if (out) {
+    char *text = cJSON_PrintUnformatted(out);
     if (text) puts(text);
     cJSON_free(text);
-    cJSON_Delete(doc);
+    cJSON_Delete(out);
   }
   return failed;
+}
+
+/* The world opened on libagora to look at its tools (AGORA_TOOLS): its MCP servers started, no
+ * database, no agent run; the library's document of them printed. */
+static int tools_show(const char *path, const char *db, int json) {
+  agora_options o = {.flags = AGORA_NOTES | AGORA_OPTIONS_3 | AGORA_OPTIONS_5 | AGORA_TOOLS, .program = "tools"};
+  agora_world *w = NULL;
+  char *text = NULL;
+  cJSON *doc = NULL;
+  int status;
+  int rc = agora_world_open(path, db, &o, &w);
+  if (!rc) rc = agora_world_tools(w, &text);
+  if (rc) {
+    status = cli_error(rc, "%s", agora_errmsg());
+    goto done;
+  }
+  if (!(doc = cJSON_Parse(text))) {
+    status = cli_error(AG_ERR_NOMEM, "tools: %s", agora_strerror(AG_ERR_NOMEM));
+    goto done;
+  }
+  status = print_tools(doc, json) ? 1 : 0;
+done:
+  cJSON_Delete(doc);
+  agora_free(text);
+  agora_world_close(w);
+  return status;
 }
 
 int cli_tools(int argc, char **argv) {
@@ -157,11 +178,5 @@ int cli_tools(int argc, char **argv) {
     else return cli_error(AG_ERR_INVALID, "tools: unexpected argument '%s'", argv[i]);
   }
   if (!path) return cli_error(AG_ERR_INVALID, "tools: missing WORLD.json (see agora tools --help)");
-  ag_errmsg em = {""};
-  runtime *rt = NULL;
-  int rc = rt_open(&(rt_opts){.cmd = "tools", .world = path, .db = db, .inert = 1, .mcp = 1, .mcp_failures_ok = 1},
-                   &rt, &em);
-  int status = rc ? cli_error(rc, "%s", em.text) : print_tools(rt_world(rt), json) ? 1 : 0;
-  rt_close(rt);
-  return status;
+  return tools_show(path, db, json);
 }

@@ -15,9 +15,10 @@
  *   they live.
  * - Threads: a world is used by one thread at a time (calls on one world must not overlap); different
  *   worlds may be used on different threads at once. Callbacks run on the thread that is running the
- *   world's loop (agora_run_until_quiet, agora_run_for, agora_step, agora_script_*), never from another
- *   thread, and may call any function on that world except agora_world_close (and agora_script_*,
- *   which refuse with AGORA_ERR_STATE).
+ *   world's loop (agora_run_until_quiet, agora_run_for, agora_step, agora_script_*,
+ *   agora_run_until_interrupt), never from another thread, and may call any function on that world
+ *   except agora_world_close (and agora_script_* and agora_run_until_interrupt, which refuse with
+ *   AGORA_ERR_STATE).
  * - Nothing here prints (unless a program asks for the notes: AGORA_NOTES), and nothing installs a
  *   signal handler: Ctrl-C is yours (call agora_cancel; a program blocked in a run or script function
  *   sees its handler's flag from agora_tick).
@@ -36,14 +37,15 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 4 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 5 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
                                script (agora_script_*), agora_tick, agora_options' NATS fields,
                                AGORA_SCRIPT and AGORA_NO_CLOCK, agora_event_sim_time,
                                agora_snapshot_transcript, agora_db_worlds/_world/_world_delete,
-                               agora_cache_stats/_clear */
+                               agora_cache_stats/_clear; 5: AGORA_TOOLS and agora_world_tools,
+                               AGORA_HOST with agora_options' API-5 fields, agora_run_until_interrupt */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -110,6 +112,22 @@ typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
 #define AGORA_NO_CLOCK 0x400    /* API 4: the world's schedule is not driven: its clock does not move and no
                                    scheduled message is published (`agora run --resume`, which only finishes
                                    what a chat had in flight); agora_script_* are then AGORA_ERR_STATE */
+#define AGORA_OPTIONS_5 0x800   /* API 5: opts has the fields marked "API 5" below; the API-5 flags count only
+                                   with it */
+#define AGORA_TOOLS 0x1000      /* API 5: the world is opened to look at its tools (`agora tools`): no database
+                                   (db_dir only says where the MCP servers' logs go: DB/logs), no chat, no
+                                   agent will run (API keys are not checked, agora_publish is AGORA_ERR_STATE);
+                                   the MCP servers start, and one that fails does not fail the open
+                                   (agora_world_tools says which and why). Not with nats_url */
+#define AGORA_HOST 0x2000       /* API 5: the world on NATS JetStream as a host (`agora host`,
+                                   docs/distributed.md), nats_url needed: this process answers for a share of
+                                   the agents (or nats_agents) while another publishes; its MCP servers are
+                                   started before it joins, so that no turn it takes finds a tool missing.
+                                   Without AGORA_NO_SAVE, db_dir keeps a copy of the stream's chats (no chat
+                                   is made current until the stream has one); with it db_dir only says where
+                                   the MCP servers' logs go. The schedule is the publisher's: no clock runs
+                                   here. Events are the stream's, as it delivers them; run it with
+                                   agora_run_until_interrupt */
 
 /* Read by agora_world_open only (every pointer borrowed for that call). Zero is the default for every
  * field: {0} opens the world's current chat in the default database, asking approvals as events.
@@ -147,6 +165,10 @@ typedef struct agora_options {
   const char *nats_creds; /* a credentials file (JWT and NKey seed), or NULL */
   const char *nats_ca;    /* a CA file for tls://, or NULL */
   int nats_replicas;      /* copies of the stream, 1 to 5 (0: 1) */
+  /* API 5 (read only with AGORA_OPTIONS_5), for AGORA_HOST: */
+  const char *nats_agents; /* answer only for these agents (ids or names, joined by ','); NULL: a fair share
+                              of those no other host holds */
+  long nats_lease_ms;      /* an agent's lease lasts this long without a renewal: 300 to 600000 (0: 3000) */
 } agora_options;
 
 /* Opens a world and makes a chat current, ready to publish into.
@@ -416,6 +438,25 @@ AGORA_EXPORT int agora_cache_clear(const char *db_dir, const char *cache_dir, in
  * AGORA_ERR_INVALID naming the field, a newer format AGORA_ERR_VERSION, past the size cap
  * AGORA_ERR_TOO_BIG. *json is the caller's (agora_free). Any thread. */
 AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char *source, char **json);
+
+/* ---- Tools and hosting (API version 5) ---- */
+
+/* The tools each agent of w may call, and the world's MCP servers (`agora tools` prints them), as
+ * {"agents":[{"name","tools":[{"name","source","approve","description","input_schema"}]}],
+ *  "servers":[{"name","ready","error"}]}: a tool's name as the model sees it, its source ("built-in", or
+ * "SERVER.TOOL" for an MCP server's), approve true when a call is asked first (AGORA_EVENT_REQUEST), its
+ * description and its input schema (a JSON object); servers in the world file's order, error (why it
+ * failed) only when one is not ready, none when they were not started (a stored world, AGORA_NO_MCP).
+ * Agents and tools in the world's order. Any open world; with AGORA_TOOLS this is all it is for.
+ * *json is the caller's (agora_free). */
+AGORA_EXPORT int agora_world_tools(agora_world *w, char **json);
+
+/* Runs w's loop, quiet or not, until agora_interrupt or agora_cancel is called (from a callback or a
+ * tick: a program that stops on a signal looks at its handler's flag from agora_tick), then returns
+ * AGORA_OK: what a host does (AGORA_HOST) between joining and agora_world_close. Callbacks run on the
+ * calling thread. AGORA_ERR_STATE when the loop has nothing left to wait for (no tick, nothing joined),
+ * or from a callback. */
+AGORA_EXPORT int agora_run_until_interrupt(agora_world *w);
 
 #ifdef __cplusplus
 }

@@ -97,6 +97,28 @@ static void nats_opts(const agora_options *o, rt_opts *ro, cluster_opts *n) {
   if (ro->pick == RT_CHAT_ID) ro->pick = RT_CHAT_NEW;
 }
 
+/* The API-5 modes, as `agora tools` and `agora host` opened their worlds on the runtime: neither runs
+ * the world's schedule nor asks a turn again (a host's stream does), and both start the MCP servers
+ * with the logs in db_dir even when nothing else is stored there. */
+static void mode_opts(unsigned flags, const agora_options *o, rt_opts *ro, cluster_opts *n) {
+  if (!(flags & (AGORA_TOOLS | AGORA_HOST))) return;
+  ro->no_save = 0;
+  ro->rerun_turns = 0;
+  ro->clock = 0;
+  if (flags & AGORA_TOOLS) { /* no database, no chat, no LLM: only the tools */
+    ro->open_db = 0;
+    ro->pick = RT_CHAT_NONE;
+    ro->inert = 1;
+    ro->mcp_failures_ok = 1;
+    return;
+  }
+  ro->pick = flags & AGORA_NO_SAVE ? RT_CHAT_NONE : RT_CHAT_ATTACH; /* the copy follows the stream's chat */
+  ro->nats_role = RT_NATS_HOST;
+  n->agents = o->nats_agents;
+  n->lease_ms = o->nats_lease_ms;
+  n->hosting = 1;
+}
+
 static rt_opts open_opts(agora_world *aw, const char *file_or_id, const char *db_dir, const agora_options *o,
                          rt_allow_env *allow) {
   unsigned f = o->flags;
@@ -130,6 +152,32 @@ static int check_options_3(const agora_options *o, ag_errmsg *em) {
     return ag_fail(em, AG_ERR_INVALID, "agora_options.llm_cache: unknown mode '%s' (expected off, use or replay)",
                    o->llm_cache);
   return AG_OK;
+}
+
+/* The API-5 flags and fields, as cli/args.c checks --lease-ms. */
+static int check_options_5(const agora_options *o, ag_errmsg *em) {
+  unsigned f = o->flags;
+  if (!(f & AGORA_OPTIONS_5)) return AG_OK;
+  if ((f & AGORA_TOOLS) && (f & AGORA_HOST))
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.flags: AGORA_TOOLS and AGORA_HOST cannot go together");
+  if ((f & AGORA_TOOLS) && (f & AGORA_OPTIONS_4) && o->nats_url)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.nats_url: not with AGORA_TOOLS (it joins nothing)");
+  if ((f & AGORA_HOST) && !((f & AGORA_OPTIONS_4) && o->nats_url))
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.nats_url: AGORA_HOST needs the NATS server to join");
+  if ((f & AGORA_HOST) && o->chat)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.chat: not with AGORA_HOST (a host follows the stream's chat)");
+  if ((f & AGORA_TOOLS) && o->chat)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.chat: not with AGORA_TOOLS (it opens no chat)");
+  if (o->nats_lease_ms && (o->nats_lease_ms < 300 || o->nats_lease_ms > 600000))
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.nats_lease_ms: %ld, expected 300 to 600000 (0: 3000)",
+                   o->nats_lease_ms);
+  return AG_OK;
+}
+
+/* The flags o's API knows (the growth rule): those of a later API count only with its AGORA_OPTIONS_N. */
+static unsigned known_flags(unsigned f) {
+  if (f & AGORA_OPTIONS_5) return f;
+  return f & AGORA_OPTIONS_4 ? f & (AGORA_OPTIONS_5 - 1) : f & (AGORA_OPTIONS_4 - 1);
 }
 
 /* The API-4 fields, as cli/args.c checks --nats-replicas. */
@@ -168,7 +216,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
                  o->flags & AGORA_NO_SAVE ? "AGORA_NO_SAVE" : "AGORA_NEW_CHAT");
     goto fail;
   }
-  if ((rc = check_options_3(o, &em)) || (rc = check_options_4(o, &em))) goto fail;
+  if ((rc = check_options_3(o, &em)) || (rc = check_options_4(o, &em)) || (rc = check_options_5(o, &em))) goto fail;
   for (size_t i = 0; i < o->n_allow_env; i++) allow.names[allow.n++] = o->allow_env[i];
   for (size_t i = 0; (o->flags & AGORA_OPTIONS_3) && i < o->n_allow_key_to; i++)
     allow.key_urls[allow.n_key_urls++] = o->allow_key_to[i];
@@ -176,8 +224,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
     rc = ag_fail(&em, AG_ERR_NOMEM, "out of memory");
     goto fail;
   }
-  /* the API-4 flags count only with AGORA_OPTIONS_4, as its fields do (the growth rule) */
-  aw->flags = o->flags & AGORA_OPTIONS_4 ? o->flags : o->flags & (AGORA_OPTIONS_4 - 1);
+  aw->flags = known_flags(o->flags);
   aw->program = o->flags & AGORA_OPTIONS_3 ? o->program : NULL;
   aw->epfd = aw->inner = -1;
   if ((o->flags & AGORA_OPTIONS_3) && o->on_event && (rc = agora_subscribe(aw, o->on_event, o->on_event_ctx)) < 0)
@@ -185,6 +232,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   cluster_opts nats = {.url = NULL};
   rt_opts ro = open_opts(aw, file_or_id, db_dir, o, &allow);
   nats_opts(o, &ro, &nats);
+  mode_opts(aw->flags, o, &ro, &nats);
   pthread_once(&hooks_once, hooks_set);
   opening_with_notes = !!(o->flags & AGORA_NOTES);
   rc = rt_open(&ro, &aw->rt, &em);
@@ -223,6 +271,8 @@ int agora_publish(agora_world *w, const char *sender, const char *text) {
   if (!sender || !text) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_publish: %s is NULL",
                                                    sender ? "text" : "sender"), &em);
   if (!text[strspn(text, " \t\r\n")]) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_publish: the text is empty"), &em);
+  if (w->flags & AGORA_TOOLS)
+    return agora__fail(ag_fail(&em, AG_ERR_STATE, "agora_publish: the world was opened with AGORA_TOOLS: no agent runs"), &em);
   int rc = world_publish(w->w, sender, text, NULL);
   return rc ? agora__fail(ag_fail(&em, rc, "agora_publish: %s", ag_strerror(rc)), &em) : AG_OK;
 }
@@ -266,6 +316,18 @@ static int run_loop(agora_world *w, const int *late) {
 }
 
 int agora_run_until_quiet(agora_world *w) { return run_loop(w, NULL); }
+
+int agora_run_until_interrupt(agora_world *w) {
+  if (w->running || w->stepping)
+    return agora__fail(AG_ERR_STATE, &(ag_errmsg){"agora_run_until_interrupt: the loop is running already (a callback)"});
+  int rc = AG_OK;
+  w->running = 1;
+  while (!w->interrupted && !rc)
+    if (event_base_loop(rt_base(w->rt), EVLOOP_ONCE)) rc = AG_ERR_STATE; /* 1: nothing left to wait for */
+  w->interrupted = w->running = 0;
+  agora__loop_sync(w);
+  return rc ? agora__fail(rc, &(ag_errmsg){"the loop has nothing left to wait for"}) : AG_OK;
+}
 
 int agora_run_for(agora_world *w, long ms) {
   int late = 0;
