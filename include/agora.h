@@ -36,14 +36,16 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 4 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 6 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
                                script (agora_script_*), agora_tick, agora_options' NATS fields,
                                AGORA_SCRIPT and AGORA_NO_CLOCK, agora_event_sim_time,
                                agora_snapshot_transcript, agora_db_worlds/_world/_world_delete,
-                               agora_cache_stats/_clear */
+                               agora_cache_stats/_clear; 6: a world's settings changed while it runs
+                               (agora_settings, agora_settings_change, agora_agent_add/_change/_remove,
+                               agora_budget_set) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -416,6 +418,46 @@ AGORA_EXPORT int agora_cache_clear(const char *db_dir, const char *cache_dir, in
  * AGORA_ERR_INVALID naming the field, a newer format AGORA_ERR_VERSION, past the size cap
  * AGORA_ERR_TOO_BIG. *json is the caller's (agora_free). Any thread. */
 AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char *source, char **json);
+
+
+/* ---- Changing a world while it runs (API version 6) ----
+ * What `agora console`'s /set, /add, /remove, /turnlimit and /budget do, and PATCH /api/worlds/{id} of
+ * `agora serve` (docs/serve.md "Building worlds"), by the same code: a change edits the world's settings
+ * in world-file form, the whole document is checked again by the world file's own readers (agora_errmsg
+ * names the JSON path: "agora_agent_change: agents[0].temperature: ..."), then the change is made to the
+ * open world and stored with it (with a database: the next open of the stored world, `agora say` and
+ * `agora console` see it; a world opened again from its file takes the file's settings again).
+ *
+ * A change is held to the rules of untrusted input, as an HTTP body is: it names only the fields below;
+ * a new agent sends its API key only to its provider's default URL, to an agora_options.base_url or to an
+ * allow_key_to URL given at the open (else its calls go without a key), and names only key variables
+ * that are plainly LLM keys or in allow_env; a changed agent keeps the rule it had. JSON text is at most
+ * 1 MiB (AGORA_ERR_TOO_BIG) and may not hold \u0000.
+ *
+ * AGORA_ERR_STATE while replies are in flight (an agent thinking: agora_cancel, or run until quiet
+ * first; a message only published is delivered with the new settings), and on a world on NATS (its
+ * settings are its file's). Nothing changes on failure. From a callback too, on the thread running the
+ * world. The agents' memories and turn counts stay. */
+/* The world's settings and agents in world-file form (without its script, MCP servers' secrets or
+ * API keys), *json the caller's (agora_free). */
+AGORA_EXPORT int agora_settings(agora_world *w, char **json);
+/* Replaces the world's settings named in json, an object with any of "turn_limit", "main_agent",
+ * "memory_window" and "variables" (as in a world file); a field given as null takes the file's default. */
+AGORA_EXPORT int agora_settings_change(agora_world *w, const char *json);
+/* Adds an agent: json is one object as the world file's "agents" array holds them ({"name": "carol",
+ * "provider": "openai", "model": ..., "system_prompt": ...}). AGORA_ERR_EXISTS when its id is taken.
+ * agent_json (may be NULL) receives the agent as the world now has it (agora_free). */
+AGORA_EXPORT int agora_agent_add(agora_world *w, const char *json, char **agent_json);
+/* Changes agent (its name or id): json is an object with any of "provider", "model", "system_prompt",
+ * "temperature" and "tools"; null takes the default. AGORA_ERR_NOT_FOUND for an unknown agent. */
+AGORA_EXPORT int agora_agent_change(agora_world *w, const char *agent, const char *json, char **agent_json);
+/* Removes agent (its name or id), cancelling nothing: the world is quiet. AGORA_ERR_NOT_FOUND for an
+ * unknown agent; AGORA_ERR_STATE when the world cannot do without it (it is the main_agent). */
+AGORA_EXPORT int agora_agent_remove(agora_world *w, const char *agent);
+/* Sets the world's budget (docs/world-file.md "Budget and pricing"): tokens and usd for the current chat, 0 for no
+ * limit; prices and what was spent are kept, and a limit above the spend lets LLM calls start again.
+ * Stored with the world. AGORA_ERR_INVALID for a negative limit (or a usd that is not a number). */
+AGORA_EXPORT int agora_budget_set(agora_world *w, int64_t tokens, double usd);
 
 #ifdef __cplusplus
 }

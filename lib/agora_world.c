@@ -182,6 +182,10 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   aw->epfd = aw->inner = -1;
   if ((o->flags & AGORA_OPTIONS_3) && o->on_event && (rc = agora_subscribe(aw, o->on_event, o->on_event_ctx)) < 0)
     goto fail;
+  if ((rc = agora__allow_keep(aw, o->base_url, &allow))) {
+    ag_fail(&em, rc, "out of memory");
+    goto fail;
+  }
   cluster_opts nats = {.url = NULL};
   rt_opts ro = open_opts(aw, file_or_id, db_dir, o, &allow);
   nats_opts(o, &ro, &nats);
@@ -196,7 +200,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   *out = aw;
   return AG_OK;
 fail:
-  if (aw) agora__events_free(aw);
+  if (aw) agora__events_free(aw), agora__allow_free(aw);
   free(aw);
   return agora__fail(rc, &em);
 }
@@ -207,6 +211,7 @@ void agora_world_close(agora_world *w) {
   rt_close(w->rt); /* settles: its last events still reach the subscribers */
   agora__loop_free(w);
   agora__events_free(w);
+  agora__allow_free(w);
   free(w);
 }
 

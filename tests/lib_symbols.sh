@@ -21,7 +21,9 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_db_chat_info agora_db_transcript agora_db_usage agora_db_chat_state \
             agora_script_steps agora_script_step agora_script_finish agora_tick agora_event_sim_time \
             agora_snapshot_transcript agora_db_worlds agora_db_world agora_db_world_delete \
-            agora_cache_stats agora_cache_clear; do
+            agora_cache_stats agora_cache_clear \
+            agora_settings agora_settings_change agora_agent_add agora_agent_change agora_agent_remove \
+            agora_budget_set; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0
@@ -30,6 +32,7 @@ check "agora_failed_calls at version AGORA_3" bash -c "objdump -T '$lib' | grep 
 check "agora_thinking at version AGORA_3" bash -c "objdump -T '$lib' | grep -qE 'AGORA_3 +agora_thinking$'"
 check "agora_script_step at version AGORA_4" bash -c "objdump -T '$lib' | grep -qE 'AGORA_4 +agora_script_step$'"
 check "agora_snapshot_transcript at version AGORA_4" bash -c "objdump -T '$lib' | grep -qE 'AGORA_4 +agora_snapshot_transcript$'"
+check "agora_agent_change at version AGORA_6" bash -c "objdump -T '$lib' | grep -qE 'AGORA_6 +agora_agent_change$'"
 check "agora_publish at version AGORA_0" bash -c "objdump -T '$lib' | grep -qE 'AGORA_0 +agora_publish$'"
 check "no internal name leaks (world_new)" bash -c "! nm -D '$lib' | grep -qw world_new"
 check "soname libagora.so.0" bash -c "readelf -d '$lib' | grep -q 'SONAME.*\[libagora.so.0\]'"
