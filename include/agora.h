@@ -438,8 +438,9 @@ AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char
  * first; a message only published is delivered with the new settings), and on a world on NATS (its
  * settings are its file's). Nothing changes on failure. From a callback too, on the thread running the
  * world. The agents' memories and turn counts stay. */
-/* The world's settings and agents in world-file form (without its script, MCP servers' secrets or
- * API keys), *json the caller's (agora_free). */
+/* The world's settings and agents in world-file form, as the database stores them: no script; keys and
+ * secrets only as the file names them (api_key_env, an MCP server's ${VAR}), never their values. *json
+ * is the caller's (agora_free). */
 AGORA_EXPORT int agora_settings(agora_world *w, char **json);
 /* Replaces the world's settings named in json, an object with any of "turn_limit", "main_agent",
  * "memory_window" and "variables" (as in a world file); a field given as null takes the file's default. */
