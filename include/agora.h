@@ -44,8 +44,8 @@ extern "C" {
                                AGORA_SCRIPT and AGORA_NO_CLOCK, agora_event_sim_time,
                                agora_snapshot_transcript, agora_db_worlds/_world/_world_delete,
                                agora_cache_stats/_clear; 6: a world's settings changed while it runs
-                               (agora_settings, agora_settings_change, agora_agent_add/_change/_remove,
-                               agora_budget_set) */
+                               (agora_settings, agora_agents, agora_settings_change,
+                               agora_agent_add/_change/_remove, agora_budget_set) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -442,6 +442,11 @@ AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char
  * secrets only as the file names them (api_key_env, an MCP server's ${VAR}), never their values. *json
  * is the caller's (agora_free). */
 AGORA_EXPORT int agora_settings(agora_world *w, char **json);
+/* The agents as they are now, in the order they were added (what `agora serve`'s GET /api/worlds/{id}
+ * lists, and the tokens): a JSON array of {"id","name","provider","model" (when set),"key_withheld",
+ * "turns" (LLM calls since the last human message),"thinking","phase","memory","mcp_tools":[names],
+ * "input_tokens","output_tokens" (what its calls reported since the open)}. *json the caller's. */
+AGORA_EXPORT int agora_agents(agora_world *w, char **json);
 /* Replaces the world's settings named in json, an object with any of "turn_limit", "main_agent",
  * "memory_window" and "variables" (as in a world file); a field given as null takes the file's default. */
 AGORA_EXPORT int agora_settings_change(agora_world *w, const char *json);

@@ -3,6 +3,7 @@
  * (runtime/world_edit.h): checked by the world file's readers, held to the untrusted-input rules, stored. */
 #include "lib/agora_int.h"
 
+#include "runtime/agent_json.h"
 #include "runtime/world_edit.h"
 #include "world/world_budget.h"
 
@@ -33,6 +34,26 @@ int agora_settings(agora_world *w, char **json) {
   *json = NULL;
   cJSON *j = world_settings_json(w->w);
   return agora__fail(j ? agora__hand_out(j, json, &em) : ag_fail(&em, AG_ERR_NOMEM, "out of memory"), &em);
+}
+
+/* Each agent as serve lists it, with the tokens its calls reported (the console's /agents). */
+int agora_agents(agora_world *w, char **json) {
+  ag_errmsg em = {""};
+  if (!json) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_agents: json is NULL"), &em);
+  *json = NULL;
+  cJSON *arr = cJSON_CreateArray();
+  for (size_t i = 0; arr && i < world_agent_count(w->w); i++) {
+    const agent *a = world_agent_at(w->w, i);
+    cJSON *j = rt_agent_json(a);
+    llm_usage u = agent_usage(a);
+    if (!j || !cJSON_AddNumberToObject(j, "input_tokens", (double)u.input_tokens) ||
+        !cJSON_AddNumberToObject(j, "output_tokens", (double)u.output_tokens) || !cJSON_AddItemToArray(arr, j)) {
+      cJSON_Delete(j);
+      cJSON_Delete(arr);
+      arr = NULL;
+    }
+  }
+  return agora__fail(arr ? agora__hand_out(arr, json, &em) : ag_fail(&em, AG_ERR_NOMEM, "out of memory"), &em);
 }
 
 /* One change: text parsed (NULL for a removal), made by the runtime, the agent handed back. */

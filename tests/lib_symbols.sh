@@ -22,7 +22,7 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_script_steps agora_script_step agora_script_finish agora_tick agora_event_sim_time \
             agora_snapshot_transcript agora_db_worlds agora_db_world agora_db_world_delete \
             agora_cache_stats agora_cache_clear \
-            agora_settings agora_settings_change agora_agent_add agora_agent_change agora_agent_remove \
+            agora_settings agora_agents agora_settings_change agora_agent_add agora_agent_change agora_agent_remove \
             agora_budget_set; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done

@@ -1,8 +1,8 @@
-/* libagora: a world's settings changed while it runs (API version 6: agora_settings, agora_settings_change,
- * agora_agent_add/_change/_remove, agora_budget_set), the console's /set, /add, /remove, /turnlimit and
- * /budget and serve's PATCH on one code path: checked by the world file's readers, refused while replies
- * are in flight, held to the untrusted-input rules, stored with the world. Linked against libagora.so as a
- * program is. */
+/* libagora: a world's settings changed while it runs (API version 6: agora_settings, agora_agents,
+ * agora_settings_change, agora_agent_add/_change/_remove, agora_budget_set), the console's /set, /add,
+ * /remove, /turnlimit and /budget and serve's PATCH on one code path: checked by the world file's readers,
+ * refused while replies are in flight, held to the untrusted-input rules, stored with the world. Linked
+ * against libagora.so as a program is. */
 #include "agora.h"
 #include "support/llm_server.h"
 #include "support/unit.h"
@@ -80,6 +80,11 @@ static void agents_added_changed_removed(void) {
   agora_free(a);
   CHECK_HAS(s = say(w, "@bob hello"), "bob here");
   free(s);
+  CHECK_INT(agora_agents(w, &s), AGORA_OK); /* the live state: bob answered once */
+  CHECK_HAS(s ? s : "", "{\"id\":\"ann\",\"name\":\"ann\",\"provider\":\"script\"", "\"id\":\"bob\",\"name\":\"Bob\"",
+            "\"turns\":1,\"thinking\":false,\"phase\":\"idle\"", "\"input_tokens\":");
+  agora_free(s);
+  CHECK_INT(agora_agents(w, NULL), AGORA_ERR_INVALID);
   CHECK_INT(agora_agent_add(w, "{\"name\": \"bob\"}", NULL), AGORA_ERR_EXISTS);
   CHECK_HAS(agora_errmsg(), "agent 'bob' already", "agora_agent_change");
   CHECK_INT(agora_agent_add(w, "{\"name\": \"carl\", \"provider\": \"nope\"}", NULL), AGORA_ERR_INVALID);
