@@ -45,7 +45,8 @@ extern "C" {
                                agora_snapshot_transcript, agora_db_worlds/_world/_world_delete,
                                agora_cache_stats/_clear; 6: a world's settings changed while it runs
                                (agora_settings, agora_agents, agora_settings_change,
-                               agora_agent_add/_change/_remove, agora_budget_set) */
+                               agora_agent_add/_change/_remove, agora_budget_set), the current
+                               chat's past edited (agora_chat_edit/_retry/_cut, agora_agent_forget) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -464,6 +465,23 @@ AGORA_EXPORT int agora_agent_remove(agora_world *w, const char *agent);
  * limit; prices and what was spent are kept, and a limit above the spend lets LLM calls start again.
  * Stored with the world. AGORA_ERR_INVALID for a negative limit (or a usd that is not a number). */
 AGORA_EXPORT int agora_budget_set(agora_world *w, int64_t tokens, double usd);
+
+
+/* The current chat's past edited (API version 6; the console's /edit, /retry and /clear, agora serve's
+ * PUT/DELETE …/messages/{seq} and POST …/retry, by the same code). Need a database (AGORA_ERR_STATE with
+ * AGORA_NO_SAVE) and no reply in flight (AGORA_ERR_STATE); the chat is cut in one transaction, then the
+ * text is published again as the human, so the agents answer it afresh as the loop runs. */
+/* Human message seq (0: the last human one) is replaced by text and sent again; kept (may be NULL)
+ * receives the last message kept. AGORA_ERR_NOT_FOUND for no such message, AGORA_ERR_INVALID when it
+ * is not the human's or text is empty. */
+AGORA_EXPORT int agora_chat_edit(agora_world *w, uint64_t seq, const char *text, uint64_t *kept);
+/* The last human message is sent again (what came after it goes). */
+AGORA_EXPORT int agora_chat_retry(agora_world *w, uint64_t *kept);
+/* Message seq and every one after it go, any sender's; nothing is sent. */
+AGORA_EXPORT int agora_chat_cut(agora_world *w, uint64_t seq);
+/* Forgets agent's (name or id) memory, turn count and saved context in the current chat (a
+ * memory-cleared event). AGORA_ERR_NOT_FOUND for an unknown agent. */
+AGORA_EXPORT int agora_agent_forget(agora_world *w, const char *agent);
 
 #ifdef __cplusplus
 }

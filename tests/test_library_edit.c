@@ -1,8 +1,9 @@
-/* libagora: a world's settings changed while it runs (API version 6: agora_settings, agora_agents,
- * agora_settings_change, agora_agent_add/_change/_remove, agora_budget_set), the console's /set, /add,
- * /remove, /turnlimit and /budget and serve's PATCH on one code path: checked by the world file's readers,
- * refused while replies are in flight, held to the untrusted-input rules, stored with the world. Linked
- * against libagora.so as a program is. */
+/* libagora: a world changed while it runs (API version 6: agora_settings, agora_agents,
+ * agora_settings_change, agora_agent_add/_change/_remove, agora_budget_set, agora_chat_edit/_retry/_cut,
+ * agora_agent_forget): the console's /set, /add, /remove, /turnlimit, /budget, /edit, /retry and /clear and
+ * serve's PATCH and message routes on one code path: checked by the world file's readers, refused while
+ * replies are in flight, held to the untrusted-input rules, stored with the world. Linked against
+ * libagora.so as a program is. */
 #include "agora.h"
 #include "support/llm_server.h"
 #include "support/unit.h"
@@ -185,8 +186,49 @@ static void budget_set(void) {
   agora_world_close(w);
 }
 
+/* The current chat's past edited: a human message replaced and sent again, the last one retried, the chat
+ * cut, an agent's memory of it forgotten; what is not a human message or not there is refused. */
+static void chat_past_edited(void) {
+  char *db = unit_tmpdir(), *s = NULL;
+  uint64_t kept = 99;
+  agora_world *w = NULL, *nosave = NULL;
+  CHECK_INT(agora_world_open(town, db, NULL, &w), AGORA_OK);
+  if (!w) return;
+  free(say(w, "@ann first"));
+  free(say(w, "@ann second"));
+  CHECK_INT(agora_chat_edit(w, 1, "@ann again", &kept), AGORA_OK);
+  CHECK_INT((int)kept, 0);
+  CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
+  CHECK_INT(agora_transcript(w, NULL, &s), AGORA_OK);
+  CHECK_HAS(s ? s : "", "\"seq\":1,\"sender\":\"human\",\"kind\":\"human\",\"text\":\"@ann again\"", "\"seq\":2");
+  CHECK(s && !strstr(s, "second") && !strstr(s, "\"seq\":3"));
+  agora_free(s);
+  CHECK_INT(agora_chat_edit(w, 2, "not ann's", NULL), AGORA_ERR_INVALID);
+  CHECK_INT(agora_chat_edit(w, 99, "x", NULL), AGORA_ERR_NOT_FOUND);
+  CHECK_INT(agora_chat_edit(w, 0, "", NULL), AGORA_ERR_INVALID);
+  CHECK_INT(agora_chat_retry(w, &kept), AGORA_OK);
+  CHECK_INT((int)kept, 0);
+  CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
+  CHECK_INT(agora_chat_cut(w, 2), AGORA_OK);
+  CHECK_INT(agora_transcript(w, NULL, &s), AGORA_OK);
+  CHECK(s && strstr(s, "\"seq\":1,") && !strstr(s, "\"seq\":2"));
+  agora_free(s);
+  CHECK_INT(agora_chat_cut(w, 0), AGORA_ERR_INVALID);
+  CHECK_INT(agora_agent_forget(w, "ann"), AGORA_OK);
+  CHECK_INT(agora_agent_forget(w, "nobody"), AGORA_ERR_NOT_FOUND);
+  CHECK_INT(agora_agent_forget(w, NULL), AGORA_ERR_INVALID);
+  agora_world_close(w);
+  CHECK_INT(agora_world_open(town, NULL, &(agora_options){.flags = AGORA_NO_SAVE}, &nosave), AGORA_OK);
+  if (nosave) CHECK_INT(agora_chat_retry(nosave, NULL), AGORA_ERR_STATE);
+  if (nosave) CHECK_HAS(agora_errmsg(), "agora_chat_retry", "AGORA_NO_SAVE");
+  agora_world_close(nosave);
+  unit_rmrf(db);
+  free(db);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(settings_changed_checked_and_stored), UNIT(agents_added_changed_removed),
-                                    UNIT(busy_world_refuses), UNIT(new_agent_key_rules), UNIT(budget_set)};
+                                    UNIT(busy_world_refuses), UNIT(new_agent_key_rules), UNIT(budget_set),
+                                    UNIT(chat_past_edited)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
