@@ -46,7 +46,8 @@ extern "C" {
                                agora_cache_stats/_clear; 6: a world's settings changed while it runs
                                (agora_settings, agora_agents, agora_settings_change,
                                agora_agent_add/_change/_remove, agora_budget_set), the current
-                               chat's past edited (agora_chat_edit/_retry/_cut, agora_agent_forget) */
+                               chat's past edited (agora_chat_edit/_retry/_cut, agora_agent_forget),
+                               agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -201,7 +202,8 @@ AGORA_EXPORT int agora_agent_thinking(const agora_world *w, const char *agent);
 /* Publishes text from sender ("human", "world" or an agent's id) into the current chat. Agents answer
  * as the loop runs (agora_run_until_quiet and friends); nothing is delivered from inside this call. */
 AGORA_EXPORT int agora_publish(agora_world *w, const char *sender, const char *text);
-/* Runs the loop until the world is quiet: nothing queued, no agent thinking. Returns AGORA_OK;
+/* Runs the loop until the world is quiet: nothing queued, no agent thinking (and, API 6, no
+ * agora_clock_advance under way). Returns AGORA_OK;
  * AGORA_WAITING when agents wait for answers to requests (and nothing else can move); AGORA_ERR_CANCELLED
  * when agora_interrupt was called (from a callback, or before); AGORA_ERR_STATE if the loop has
  * nothing left to wait for while the world is not quiet. */
@@ -482,6 +484,23 @@ AGORA_EXPORT int agora_chat_cut(agora_world *w, uint64_t seq);
 /* Forgets agent's (name or id) memory, turn count and saved context in the current chat (a
  * memory-cleared event). AGORA_ERR_NOT_FOUND for an unknown agent. */
 AGORA_EXPORT int agora_agent_forget(agora_world *w, const char *agent);
+
+
+/* Renames the current chat (the console's /title; API version 6). AGORA_ERR_NOT_FOUND without one. */
+AGORA_EXPORT int agora_chat_title(agora_world *w, const char *title);
+
+/* The world's clock (API version 6; the console's /clock and /advance, docs/time.md). Its state as
+ * {"mode":"virtual"|"real","now","next_due","until","advancing"}, times ISO 8601 (null: nothing
+ * scheduled, no until); *json the caller's (agora_free). */
+AGORA_EXPORT int agora_clock(agora_world *w, char **json);
+/* Lets ms pass on a virtual clock without blocking: returns at once, and the world's loop (agora_step,
+ * agora_run_for, a foreign loop on agora_fd) delivers the items that fall due one instant at a time,
+ * each when the world has fallen quiet, then sets the clock to now + ms. Until then the run functions
+ * do not count the world quiet (agora_run_until_quiet returns once the advance has ended, agora_step
+ * returns 0) and agora_clock_advancing returns 1. AGORA_ERR_STATE on
+ * a real clock, with AGORA_NO_CLOCK or while an advance runs; AGORA_ERR_INVALID for ms <= 0. */
+AGORA_EXPORT int agora_clock_advance(agora_world *w, int64_t ms);
+AGORA_EXPORT int agora_clock_advancing(const agora_world *w);
 
 #ifdef __cplusplus
 }

@@ -243,12 +243,15 @@ static int waiting(const agora_world *w) {
   return w->asked && world_thinking(w->w) <= w->asked && !bus_pending(world_bus(w->w));
 }
 
+/* Quiet, and no advance of the clock under way (agora_clock_advance): what the run functions wait for. */
+static int settled(const agora_world *w) { return world_is_quiet(w->w) && !agora_clock_advancing(w); }
+
 /* The run functions' loop: until quiet, interrupted, waiting on a request, or (late) past the deadline. */
 static int run_loop(agora_world *w, const int *late) {
   struct event_base *base = rt_base(w->rt);
   int rc = AG_OK;
   w->running = 1;
-  while (!world_is_quiet(w->w)) {
+  while (!settled(w)) {
     if (w->interrupted || (late && *late)) break;
     if (waiting(w)) {
       rc = AGORA_WAITING;
@@ -257,7 +260,7 @@ static int run_loop(agora_world *w, const int *late) {
     int r = event_base_loop(base, EVLOOP_ONCE);
     if (r < 0) rc = AG_ERR_STATE;
     if (r < 0) break;
-    if (r == 1 && !world_is_quiet(w->w)) { /* nothing left that could make it quiet */
+    if (r == 1 && !settled(w)) { /* nothing left that could make it quiet */
       rc = w->asked ? AGORA_WAITING : AG_ERR_STATE;
       break;
     }
@@ -289,7 +292,7 @@ int agora_step(agora_world *w) {
   if (event_base_loop(rt_base(w->rt), EVLOOP_NONBLOCK) < 0)
     return agora__fail(AG_ERR_STATE, &(ag_errmsg){"the event loop failed"});
   agora__loop_sync(w);
-  return world_is_quiet(w->w);
+  return settled(w);
 }
 
 int agora_cancel(agora_world *w) {

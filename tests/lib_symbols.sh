@@ -23,7 +23,8 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_snapshot_transcript agora_db_worlds agora_db_world agora_db_world_delete \
             agora_cache_stats agora_cache_clear \
             agora_settings agora_agents agora_settings_change agora_agent_add agora_agent_change agora_agent_remove \
-            agora_budget_set agora_chat_edit agora_chat_retry agora_chat_cut agora_agent_forget; do
+            agora_budget_set agora_chat_edit agora_chat_retry agora_chat_cut agora_agent_forget \
+            agora_chat_title agora_clock agora_clock_advance agora_clock_advancing; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0

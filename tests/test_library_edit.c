@@ -1,6 +1,7 @@
 /* libagora: a world changed while it runs (API version 6: agora_settings, agora_agents,
  * agora_settings_change, agora_agent_add/_change/_remove, agora_budget_set, agora_chat_edit/_retry/_cut,
- * agora_agent_forget): the console's /set, /add, /remove, /turnlimit, /budget, /edit, /retry and /clear and
+ * agora_agent_forget, agora_chat_title, agora_clock*): the console's /set, /add, /remove, /turnlimit,
+ * /budget, /edit, /retry, /clear, /title, /clock and /advance and
  * serve's PATCH and message routes on one code path: checked by the world file's readers, refused while
  * replies are in flight, held to the untrusted-input rules, stored with the world. Linked against
  * libagora.so as a program is. */
@@ -214,6 +215,11 @@ static void chat_past_edited(void) {
   CHECK(s && strstr(s, "\"seq\":1,") && !strstr(s, "\"seq\":2"));
   agora_free(s);
   CHECK_INT(agora_chat_cut(w, 0), AGORA_ERR_INVALID);
+  CHECK_INT(agora_chat_title(w, "Renamed"), AGORA_OK);
+  CHECK_INT(agora_chats(w, &s), AGORA_OK);
+  CHECK_HAS(s ? s : "", "\"title\":\"Renamed\"");
+  agora_free(s);
+  CHECK_INT(agora_chat_title(w, NULL), AGORA_ERR_INVALID);
   CHECK_INT(agora_agent_forget(w, "ann"), AGORA_OK);
   CHECK_INT(agora_agent_forget(w, "nobody"), AGORA_ERR_NOT_FOUND);
   CHECK_INT(agora_agent_forget(w, NULL), AGORA_ERR_INVALID);
@@ -226,9 +232,48 @@ static void chat_past_edited(void) {
   free(db);
 }
 
+/* A virtual clock moved on without blocking: the call returns at once, the loop delivers what falls due
+ * (9:00, not 11:00) and sets the clock to 10:00; a real clock does not advance. */
+static void clock_advanced_on_the_loop(void) {
+  static const char timed[] =
+    "{\"name\": \"Timed\", \"clock\": {\"mode\": \"virtual\", \"start\": \"2026-03-01T08:00:00Z\","
+    " \"until\": \"2026-03-01T12:00:00Z\"}, \"agents\": [{\"name\": \"ann\", \"replies\": [\"@human a1\"]}],"
+    " \"schedule\": [{\"at\": \"2026-03-01T09:00:00Z\", \"from\": \"world\", \"text\": \"@ann nine\"},"
+    "              {\"at\": \"2026-03-01T11:00:00Z\", \"from\": \"world\", \"text\": \"@ann eleven\"}]}";
+  agora_world *w = NULL, *real = NULL;
+  char *s = NULL;
+  size_t len = 0;
+  CHECK_INT(agora_world_open(timed, NULL, &(agora_options){.flags = AGORA_NO_SAVE}, &w), AGORA_OK);
+  if (!w) return;
+  CHECK_INT(agora_events_buffer(w, 1 << 20), AGORA_OK);
+  CHECK_INT(agora_clock(w, &s), AGORA_OK);
+  CHECK_HAS(s ? s : "", "\"mode\":\"virtual\",\"now\":\"2026-03-01T08:00:00.000Z\"",
+            "\"next_due\":\"2026-03-01T09:00:00.000Z\",\"until\":\"2026-03-01T12:00:00.000Z\",\"advancing\":false");
+  agora_free(s);
+  CHECK_INT(agora_clock_advance(w, 0), AGORA_ERR_INVALID);
+  CHECK_INT(agora_clock_advance(w, 2 * 3600 * 1000), AGORA_OK);
+  CHECK_INT(agora_clock_advancing(w), 1);
+  CHECK_INT(agora_clock_advance(w, 1000), AGORA_ERR_STATE);
+  CHECK_HAS(agora_errmsg(), "already advancing");
+  CHECK_INT(agora_run_until_quiet(w), AGORA_OK); /* the advance ended with it */
+  CHECK_INT(agora_clock_advancing(w), 0);
+  CHECK_INT(agora_events_take(w, &s, &len), AGORA_OK);
+  CHECK_HAS(s ? s : "", "@ann nine", "a1");
+  CHECK(s && !strstr(s, "eleven"));
+  agora_free(s);
+  CHECK_INT(agora_clock(w, &s), AGORA_OK);
+  CHECK_HAS(s ? s : "", "\"now\":\"2026-03-01T10:00:00.000Z\",\"next_due\":\"2026-03-01T11:00:00.000Z\"");
+  agora_free(s);
+  agora_world_close(w);
+  CHECK_INT(agora_world_open(town, NULL, &(agora_options){.flags = AGORA_NO_SAVE}, &real), AGORA_OK);
+  if (real) CHECK_INT(agora_clock_advance(real, 1000), AGORA_ERR_STATE);
+  if (real) CHECK_HAS(agora_errmsg(), "the clock is real");
+  agora_world_close(real);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(settings_changed_checked_and_stored), UNIT(agents_added_changed_removed),
                                     UNIT(busy_world_refuses), UNIT(new_agent_key_rules), UNIT(budget_set),
-                                    UNIT(chat_past_edited)};
+                                    UNIT(chat_past_edited), UNIT(clock_advanced_on_the_loop)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
