@@ -5,8 +5,7 @@
 #include "common/clock.h"
 #include "world/world_time.h"
 
-/* A time as ISO 8601 into o under key, or null. */
-static void add_time(cJSON *o, const char *key, int has, int64_t ms) {
+void agora__add_time(cJSON *o, const char *key, int has, int64_t ms) {
   char t[AG_TIME_LEN];
   if (!has) {
     cJSON_AddNullToObject(o, key);
@@ -27,9 +26,9 @@ int agora_clock(agora_world *w, char **json) {
   cJSON *j = cJSON_CreateObject();
   if (!j) return agora__fail(ag_fail(&em, AG_ERR_NOMEM, "out of memory"), &em);
   cJSON_AddStringToObject(j, "mode", world_is_virtual(w->w) ? "virtual" : "real");
-  add_time(j, "now", 1, world_now(w->w));
-  add_time(j, "next_due", has_due, due);
-  add_time(j, "until", k->has_until, k->until_ms);
+  agora__add_time(j, "now", 1, world_now(w->w));
+  agora__add_time(j, "next_due", has_due, due);
+  agora__add_time(j, "until", k->has_until, k->until_ms);
   cJSON_AddBoolToObject(j, "advancing", c && world_clock_advancing(c));
   return agora__fail(agora__hand_out(j, json, &em), &em);
 }

@@ -83,6 +83,8 @@ typedef int (*agora__chat_json_fn)(store *st, const char *id, char **json, ag_er
 /* Chat id's transcript (agora_transcript's array), its usage (agora_usage's) (agora_chats.c). */
 int agora__transcript_json(store *st, const char *id, char **json, ag_errmsg *em);
 int agora__usage_json(store *st, const char *id, char **json, ag_errmsg *em);
+/* ms as ISO 8601 into o under key, or null when !has (agora_clock.c; the cache's counts use it too). */
+void agora__add_time(cJSON *o, const char *key, int has, int64_t ms);
 /* Keeps copies of what the program allowed at the open (agora_edit.c); agora__allow_free releases them. */
 int agora__allow_keep(agora_world *w, const char *base_url, const rt_allow_env *allow);
 void agora__allow_free(agora_world *w);
