@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 5 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 6 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
@@ -45,7 +45,12 @@ extern "C" {
                                AGORA_SCRIPT and AGORA_NO_CLOCK, agora_event_sim_time,
                                agora_snapshot_transcript, agora_db_worlds/_world/_world_delete,
                                agora_cache_stats/_clear; 5: AGORA_TOOLS and agora_world_tools,
-                               AGORA_HOST with agora_options' API-5 fields, agora_run_until_interrupt */
+                               AGORA_HOST with agora_options' API-5 fields, agora_run_until_interrupt;
+                               6: a world's settings changed while it runs
+                               (agora_settings, agora_agents, agora_settings_change,
+                               agora_agent_add/_change/_remove, agora_budget_set), the current
+                               chat's past edited (agora_chat_edit/_retry/_cut, agora_agent_forget),
+                               agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -220,7 +225,8 @@ AGORA_EXPORT int agora_agent_thinking(const agora_world *w, const char *agent);
 /* Publishes text from sender ("human", "world" or an agent's id) into the current chat. Agents answer
  * as the loop runs (agora_run_until_quiet and friends); nothing is delivered from inside this call. */
 AGORA_EXPORT int agora_publish(agora_world *w, const char *sender, const char *text);
-/* Runs the loop until the world is quiet: nothing queued, no agent thinking. Returns AGORA_OK;
+/* Runs the loop until the world is quiet: nothing queued, no agent thinking (and, API 6, no
+ * agora_clock_advance under way). Returns AGORA_OK;
  * AGORA_WAITING when agents wait for answers to requests (and nothing else can move); AGORA_ERR_CANCELLED
  * when agora_interrupt was called (from a callback, or before); AGORA_ERR_STATE if the loop has
  * nothing left to wait for while the world is not quiet. */
@@ -457,6 +463,85 @@ AGORA_EXPORT int agora_world_tools(agora_world *w, char **json);
  * calling thread. AGORA_ERR_STATE when the loop has nothing left to wait for (no tick, nothing joined),
  * or from a callback. */
 AGORA_EXPORT int agora_run_until_interrupt(agora_world *w);
+
+/* ---- Changing a world while it runs (API version 6) ----
+ * What `agora console`'s /set, /add, /remove, /turnlimit and /budget do, and PATCH /api/worlds/{id} of
+ * `agora serve` (docs/serve.md "Building worlds"), by the same code: a change edits the world's settings
+ * in world-file form, the whole document is checked again by the world file's own readers (agora_errmsg
+ * names the JSON path: "agora_agent_change: agents[0].temperature: ..."), then the change is made to the
+ * open world and stored with it (with a database: the next open of the stored world, `agora say` and
+ * `agora console` see it; a world opened again from its file takes the file's settings again).
+ *
+ * A change is held to the rules of untrusted input, as an HTTP body is: it names only the fields below;
+ * a new agent sends its API key only to its provider's default URL, to an agora_options.base_url or to an
+ * allow_key_to URL given at the open (else its calls go without a key), and names only key variables
+ * that are plainly LLM keys or in allow_env; a changed agent keeps the rule it had. JSON text is at most
+ * 1 MiB (AGORA_ERR_TOO_BIG) and may not hold \u0000.
+ *
+ * AGORA_ERR_STATE while replies are in flight (an agent thinking: agora_cancel, or run until quiet
+ * first; a message only published is delivered with the new settings), and on a world on NATS (its
+ * settings are its file's). Nothing changes on failure. From a callback too, on the thread running the
+ * world. The agents' memories and turn counts stay. */
+/* The world's settings and agents in world-file form, as the database stores them: no script; keys and
+ * secrets only as the file names them (api_key_env, an MCP server's ${VAR}), never their values. *json
+ * is the caller's (agora_free). */
+AGORA_EXPORT int agora_settings(agora_world *w, char **json);
+/* The agents as they are now, in the order they were added (what `agora serve`'s GET /api/worlds/{id}
+ * lists, and the tokens): a JSON array of {"id","name","provider","model" (when set),"key_withheld",
+ * "turns" (LLM calls since the last human message),"thinking","phase","memory","mcp_tools":[names],
+ * "input_tokens","output_tokens" (what its calls reported since the open)}. *json the caller's. */
+AGORA_EXPORT int agora_agents(agora_world *w, char **json);
+/* Replaces the world's settings named in json, an object with any of "turn_limit", "main_agent",
+ * "memory_window" and "variables" (as in a world file); a field given as null takes the file's default. */
+AGORA_EXPORT int agora_settings_change(agora_world *w, const char *json);
+/* Adds an agent: json is one object as the world file's "agents" array holds them ({"name": "carol",
+ * "provider": "openai", "model": ..., "system_prompt": ...}). AGORA_ERR_EXISTS when its id is taken.
+ * agent_json (may be NULL) receives the agent as the world now has it (agora_free). */
+AGORA_EXPORT int agora_agent_add(agora_world *w, const char *json, char **agent_json);
+/* Changes agent (its name or id): json is an object with any of "provider", "model", "system_prompt",
+ * "temperature" and "tools"; null takes the default. AGORA_ERR_NOT_FOUND for an unknown agent. */
+AGORA_EXPORT int agora_agent_change(agora_world *w, const char *agent, const char *json, char **agent_json);
+/* Removes agent (its name or id), cancelling nothing: the world is quiet. AGORA_ERR_NOT_FOUND for an
+ * unknown agent; AGORA_ERR_STATE when the world cannot do without it (it is the main_agent). */
+AGORA_EXPORT int agora_agent_remove(agora_world *w, const char *agent);
+/* Sets the world's budget (docs/world-file.md "Budget and pricing"): tokens and usd for the current chat, 0 for no
+ * limit; prices and what was spent are kept, and a limit above the spend lets LLM calls start again.
+ * Stored with the world. AGORA_ERR_INVALID for a negative limit (or a usd that is not a number). */
+AGORA_EXPORT int agora_budget_set(agora_world *w, int64_t tokens, double usd);
+
+
+/* The current chat's past edited (API version 6; the console's /edit, /retry and /clear, agora serve's
+ * PUT/DELETE …/messages/{seq} and POST …/retry, by the same code). Need a database (AGORA_ERR_STATE with
+ * AGORA_NO_SAVE) and no reply in flight (AGORA_ERR_STATE); the chat is cut in one transaction, then the
+ * text is published again as the human, so the agents answer it afresh as the loop runs. */
+/* Human message seq (0: the last human one) is replaced by text and sent again; kept (may be NULL)
+ * receives the last message kept. AGORA_ERR_NOT_FOUND for no such message, AGORA_ERR_INVALID when it
+ * is not the human's or text is empty. */
+AGORA_EXPORT int agora_chat_edit(agora_world *w, uint64_t seq, const char *text, uint64_t *kept);
+/* The last human message is sent again (what came after it goes). */
+AGORA_EXPORT int agora_chat_retry(agora_world *w, uint64_t *kept);
+/* Message seq and every one after it go, any sender's; nothing is sent. */
+AGORA_EXPORT int agora_chat_cut(agora_world *w, uint64_t seq);
+/* Forgets agent's (name or id) memory, turn count and saved context in the current chat (a
+ * memory-cleared event). AGORA_ERR_NOT_FOUND for an unknown agent. */
+AGORA_EXPORT int agora_agent_forget(agora_world *w, const char *agent);
+
+
+/* Renames the current chat (the console's /title; API version 6). AGORA_ERR_NOT_FOUND without one. */
+AGORA_EXPORT int agora_chat_title(agora_world *w, const char *title);
+
+/* The world's clock (API version 6; the console's /clock and /advance, docs/time.md). Its state as
+ * {"mode":"virtual"|"real","now","next_due","until","advancing"}, times ISO 8601 (null: nothing
+ * scheduled, no until); *json the caller's (agora_free). */
+AGORA_EXPORT int agora_clock(agora_world *w, char **json);
+/* Lets ms pass on a virtual clock without blocking: returns at once, and the world's loop (agora_step,
+ * agora_run_for, a foreign loop on agora_fd) delivers the items that fall due one instant at a time,
+ * each when the world has fallen quiet, then sets the clock to now + ms. Until then the run functions
+ * do not count the world quiet (agora_run_until_quiet returns once the advance has ended, agora_step
+ * returns 0) and agora_clock_advancing returns 1. AGORA_ERR_STATE on
+ * a real clock, with AGORA_NO_CLOCK or while an advance runs; AGORA_ERR_INVALID for ms <= 0. */
+AGORA_EXPORT int agora_clock_advance(agora_world *w, int64_t ms);
+AGORA_EXPORT int agora_clock_advancing(const agora_world *w);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,6 @@
  * `agora cache` does). The cache's database is opened for the call and closed after it. */
 #include "lib/agora_int.h"
 
-#include "common/clock.h"
 #include "runtime/llm_cache.h"
 
 #include <stdio.h>
@@ -12,16 +11,6 @@ static int cache_open(const char *db_dir, const char *cache_dir, cache_db **c, a
   char dir[4096];
   int rc = rt_llm_cache_dir(cache_dir, db_dir, dir, sizeof dir, em);
   return rc ? rc : cache_db_open(dir, c, em);
-}
-
-static void add_time(cJSON *j, const char *name, size_t entries, int64_t ms) {
-  char t[AG_TIME_LEN];
-  if (!entries) {
-    cJSON_AddNullToObject(j, name);
-    return;
-  }
-  ag_time_format(ms, t, sizeof t);
-  cJSON_AddStringToObject(j, name, t);
 }
 
 int agora_cache_stats(const char *db_dir, const char *cache_dir, char **json) {
@@ -35,8 +24,8 @@ int agora_cache_stats(const char *db_dir, const char *cache_dir, char **json) {
   if (!rc) {
     cJSON_AddNumberToObject(j, "entries", (double)s.entries);
     cJSON_AddNumberToObject(j, "bytes", (double)s.bytes);
-    add_time(j, "oldest", s.entries, s.oldest_ms);
-    add_time(j, "newest", s.entries, s.newest_ms);
+    agora__add_time(j, "oldest", s.entries != 0, s.oldest_ms);
+    agora__add_time(j, "newest", s.entries != 0, s.newest_ms);
     rc = agora__hand_out(j, json, &em);
   }
   cache_db_close(c);

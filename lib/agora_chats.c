@@ -165,6 +165,15 @@ int agora_chat_new(agora_world *w) {
   return rc ? agora__fail(rc, &em) : AG_OK;
 }
 
+int agora_chat_title(agora_world *w, const char *title) {
+  ag_errmsg em = {""};
+  chat_session *cs = rt_session(w->rt);
+  int rc = !title ? ag_fail(&em, AG_ERR_INVALID, "agora_chat_title: title is NULL")
+           : !cs  ? ag_fail(&em, AG_ERR_STATE, "the world was opened without a database (AGORA_NO_SAVE)")
+                  : chat_session_set_title(cs, title, &em);
+  return rc ? agora__fail(rc, &em) : AG_OK;
+}
+
 int agora_chat_load(agora_world *w, const char *chat) {
   return on_chat(w, chat, "agora_chat_load", chat_session_load);
 }

@@ -86,16 +86,21 @@ int agora_db_chat_export(agora_db *db, const char *chat, char **json) {
   return chat_json(db, chat, "agora_db_chat_export", agora__export_json, json);
 }
 
-int agora__snapshot_parse(const char *text, const char *source, const char *fn, cJSON **snap, ag_errmsg *em) {
+int agora__json_parse(const char *text, size_t max, const char *fn, const char *arg, const char *source, cJSON **out,
+                      ag_errmsg *em) {
   size_t len = text ? strlen(text) : 0;
   int rc = AG_OK;
-  *snap = NULL;
-  if (!text) rc = ag_fail(em, AG_ERR_INVALID, "%s: snapshot_json is NULL", fn);
-  else if (len > SNAPSHOT_MAX) rc = ag_fail(em, AG_ERR_TOO_BIG, "%s: %zu bytes, at most %u", source, len, SNAPSHOT_MAX);
-  else if (!(*snap = cJSON_ParseWithLength(text, len))) rc = ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", source);
+  *out = NULL;
+  if (!text) rc = ag_fail(em, AG_ERR_INVALID, "%s: %s is NULL", fn, arg);
+  else if (len > max) rc = ag_fail(em, AG_ERR_TOO_BIG, "%s: %zu bytes, at most %zu", source, len, max);
+  else if (!(*out = cJSON_ParseWithLength(text, len))) rc = ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", source);
   else rc = ag_json_check_nul(text, len, source, em); /* cJSON would cut a string at \u0000 */
-  if (rc) cJSON_Delete(*snap), *snap = NULL;
+  if (rc) cJSON_Delete(*out), *out = NULL;
   return rc;
+}
+
+int agora__snapshot_parse(const char *text, const char *source, const char *fn, cJSON **snap, ag_errmsg *em) {
+  return agora__json_parse(text, SNAPSHOT_MAX, fn, "snapshot_json", source, snap, em);
 }
 
 int agora__import_text(store *st, const char *text, const char *source, char id[AGORA_ID_MAX], ag_errmsg *em) {

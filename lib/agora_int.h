@@ -38,6 +38,10 @@ struct agora_world {
   agora_tick_fn tick_fn;
   void *tick_ctx;
   char current[AGORA_ID_MAX];
+  /* What the program allowed at the open (agora_options' base_url, allow_env, allow_key_to), copied:
+   * the rules a change of the world's agents is held to (agora_edit.c). */
+  char *base_url;
+  rt_allow_env allow;
 };
 
 /* A database without a world (agora_db.c, agora_worlds.c). */
@@ -65,6 +69,10 @@ int agora__hand_out(cJSON *j, char **json, ag_errmsg *em);
 int agora__chats_json(store *st, const char *world_id, char **json, ag_errmsg *em);
 /* Chat id's snapshot document. */
 int agora__export_json(store *st, const char *id, char **json, ag_errmsg *em);
+/* JSON text from a program parsed into *out (the caller's): at most max bytes (AG_ERR_TOO_BIG) and no
+ * \u0000 (which cJSON would cut a string at); fn and arg name a NULL text, source the document in errors. */
+int agora__json_parse(const char *text, size_t max, const char *fn, const char *arg, const char *source, cJSON **out,
+                      ag_errmsg *em);
 /* Snapshot text parsed into *snap (the caller's), under SNAPSHOT_MAX and with no \u0000; fn names the
  * call when text is NULL, source the document in errors. */
 int agora__snapshot_parse(const char *text, const char *source, const char *fn, cJSON **snap, ag_errmsg *em);
@@ -75,6 +83,11 @@ typedef int (*agora__chat_json_fn)(store *st, const char *id, char **json, ag_er
 /* Chat id's transcript (agora_transcript's array), its usage (agora_usage's) (agora_chats.c). */
 int agora__transcript_json(store *st, const char *id, char **json, ag_errmsg *em);
 int agora__usage_json(store *st, const char *id, char **json, ag_errmsg *em);
+/* ms as ISO 8601 into o under key, or null when !has (agora_clock.c; the cache's counts use it too). */
+void agora__add_time(cJSON *o, const char *key, int has, int64_t ms);
+/* Keeps copies of what the program allowed at the open (agora_edit.c); agora__allow_free releases them. */
+int agora__allow_keep(agora_world *w, const char *base_url, const rt_allow_env *allow);
+void agora__allow_free(agora_world *w);
 /* Brings agora_fd's epoll set up to date with the loop's descriptors (agora_loop.c). */
 void agora__loop_sync(agora_world *w);
 void agora__loop_free(agora_world *w);

@@ -229,6 +229,10 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   aw->epfd = aw->inner = -1;
   if ((o->flags & AGORA_OPTIONS_3) && o->on_event && (rc = agora_subscribe(aw, o->on_event, o->on_event_ctx)) < 0)
     goto fail;
+  if ((rc = agora__allow_keep(aw, o->base_url, &allow))) {
+    ag_fail(&em, rc, "out of memory");
+    goto fail;
+  }
   cluster_opts nats = {.url = NULL};
   rt_opts ro = open_opts(aw, file_or_id, db_dir, o, &allow);
   nats_opts(o, &ro, &nats);
@@ -244,7 +248,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   *out = aw;
   return AG_OK;
 fail:
-  if (aw) agora__events_free(aw);
+  if (aw) agora__events_free(aw), agora__allow_free(aw);
   free(aw);
   return agora__fail(rc, &em);
 }
@@ -255,6 +259,7 @@ void agora_world_close(agora_world *w) {
   rt_close(w->rt); /* settles: its last events still reach the subscribers */
   agora__loop_free(w);
   agora__events_free(w);
+  agora__allow_free(w);
   free(w);
 }
 
@@ -288,12 +293,15 @@ static int waiting(const agora_world *w) {
   return w->asked && world_thinking(w->w) <= w->asked && !bus_pending(world_bus(w->w));
 }
 
+/* Quiet, and no advance of the clock under way (agora_clock_advance): what the run functions wait for. */
+static int settled(const agora_world *w) { return world_is_quiet(w->w) && !agora_clock_advancing(w); }
+
 /* The run functions' loop: until quiet, interrupted, waiting on a request, or (late) past the deadline. */
 static int run_loop(agora_world *w, const int *late) {
   struct event_base *base = rt_base(w->rt);
   int rc = AG_OK;
   w->running = 1;
-  while (!world_is_quiet(w->w)) {
+  while (!settled(w)) {
     if (w->interrupted || (late && *late)) break;
     if (waiting(w)) {
       rc = AGORA_WAITING;
@@ -302,7 +310,7 @@ static int run_loop(agora_world *w, const int *late) {
     int r = event_base_loop(base, EVLOOP_ONCE);
     if (r < 0) rc = AG_ERR_STATE;
     if (r < 0) break;
-    if (r == 1 && !world_is_quiet(w->w)) { /* nothing left that could make it quiet */
+    if (r == 1 && !settled(w)) { /* nothing left that could make it quiet */
       rc = w->asked ? AGORA_WAITING : AG_ERR_STATE;
       break;
     }
@@ -346,7 +354,7 @@ int agora_step(agora_world *w) {
   if (event_base_loop(rt_base(w->rt), EVLOOP_NONBLOCK) < 0)
     return agora__fail(AG_ERR_STATE, &(ag_errmsg){"the event loop failed"});
   agora__loop_sync(w);
-  return world_is_quiet(w->w);
+  return settled(w);
 }
 
 int agora_cancel(agora_world *w) {

@@ -97,10 +97,11 @@ void rt_key_keep(agent_settings *a, const agent_settings *old) {
   a->memory.embed_key_withheld = old->memory.embed_key_withheld;
 }
 
-size_t rt_key_withhold(world_spec *spec, const char *cmd, const char *label, const char *url_override,
-                       const rt_allow_env *allow) {
-  char said[512] = "";
-  size_t n = 0, told = 0, len = 0;
+/* Withholds the keys; the agents whose key variable is set are named in said (at most three), told counts
+ * them. */
+static size_t withhold(world_spec *spec, const char *url_override, const rt_allow_env *allow, char *said, size_t cap,
+                       size_t *told) {
+  size_t n = 0, len = 0;
   for (size_t i = 0; i < spec->n_agents; i++) {
     llm_config *cfg = &spec->agents[i].llm;
     embed_withhold(&spec->agents[i].memory, allow);
@@ -108,14 +109,27 @@ size_t rt_key_withhold(world_spec *spec, const char *cmd, const char *label, con
     cfg->key_withheld = 1;
     n++;
     if (!key_is_set(cfg)) continue;
-    if (told++ < 3 && len < sizeof said)
-      len += (size_t)snprintf(said + len, sizeof said - len, "%sagent '%s' (%s) at %s", told > 1 ? ", " : "",
+    if ((*told)++ < 3 && len < cap)
+      len += (size_t)snprintf(said + len, cap - len, "%sagent '%s' (%s) at %s", *told > 1 ? ", " : "",
                               spec->agents[i].name, llm_provider_name(cfg->provider), cfg->base_url);
   }
+  return n;
+}
+
+size_t rt_key_withhold(world_spec *spec, const char *cmd, const char *label, const char *url_override,
+                       const rt_allow_env *allow) {
+  char said[512] = "";
+  size_t told = 0, n = withhold(spec, url_override, allow, said, sizeof said, &told);
   if (told)
     fprintf(stderr, "%s: %s: %s%s: no API key is sent to a base_url other than the provider's default, as the "
             "world comes from the database (an imported snapshot, the HTTP API or another process may have "
             "set it); its calls go without a key. Pass --allow-key-to URL to send it\n",
             cmd ? cmd : "agora", label, said, told > 3 ? ", ..." : "");
   return n;
+}
+
+size_t rt_key_withhold_quiet(world_spec *spec, const char *url_override, const rt_allow_env *allow) {
+  char said[512] = "";
+  size_t told = 0;
+  return withhold(spec, url_override, allow, said, sizeof said, &told);
 }

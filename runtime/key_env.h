@@ -42,6 +42,8 @@ int rt_key_env_check_agent(const agent_settings *st, size_t i, const char *label
  * agents withheld. */
 size_t rt_key_withhold(world_spec *spec, const char *cmd, const char *label, const char *url_override,
                        const rt_allow_env *allow);
+/* The same without the line on stderr (the library, which prints nothing unless asked). */
+size_t rt_key_withhold_quiet(world_spec *spec, const char *url_override, const rt_allow_env *allow);
 /* An agent changed over HTTP (a PATCH: a, read back from the world's settings, which never hold whether a
  * key is withheld) keeps old's rule, for its chat calls and its memory's embedder: a PATCH names neither's
  * base_url nor key variable. */

@@ -7,6 +7,7 @@
 #include "chat/snapshot.h"
 #include "agents/mention.h"
 #include "chat/transcript.h"
+#include "runtime/agent_json.h"
 #include "runtime/output.h"
 #include "common/jsonnum.h"
 #include "world/world_budget.h"
@@ -57,26 +58,6 @@ static void get_worlds(serve *s, struct evhttp_request *req) {
   serve_reply_json(req, 200, j);
 }
 
-static cJSON *agent_json(const agent *a) {
-  const agent_settings *st = agent_settings_of(a);
-  cJSON *j = cJSON_CreateObject();
-  cJSON_AddStringToObject(j, "id", agent_id(a));
-  cJSON_AddStringToObject(j, "name", agent_name(a));
-  cJSON_AddStringToObject(j, "provider", llm_provider_name(st->llm.provider));
-  if (st->llm.model) cJSON_AddStringToObject(j, "model", st->llm.model);
-  /* A stored world's agent at a base_url not allowed calls without its key (docs/serve.md). */
-  cJSON_AddBoolToObject(j, "key_withheld", st->llm.key_withheld);
-  cJSON_AddNumberToObject(j, "turns", agent_turn_state(a).count);
-  cJSON_AddBoolToObject(j, "thinking", agent_is_thinking(a));
-  cJSON_AddStringToObject(j, "phase", agent_phase_name(agent_phase_of(a)));
-  cJSON_AddStringToObject(j, "memory", mem_mode_name(st->memory.mode)); /* stream: the page lists memories */
-  /* the MCP tools it may call, by the names the model sees (the agents panel lists them) */
-  cJSON *tools = cJSON_AddArrayToObject(j, "mcp_tools");
-  const agent_mcp_set *set = agent_mcp_tools(a);
-  for (size_t i = 0; tools && i < set->n; i++) cJSON_AddItemToArray(tools, cJSON_CreateString(set->tools[i].name));
-  return j;
-}
-
 /* Whether the world's MCP servers run here, and why not: a world from the database never starts
  * programs (docs/architecture.md "The runtime"). */
 static cJSON *mcp_json(const serve_world *sw) {
@@ -112,7 +93,7 @@ static void get_world(serve *s, serve_world *sw, struct evhttp_request *req) {
   cJSON_AddNumberToObject(j, "turn_limit", world_turn_limit(sw->w));
   cJSON_AddNumberToObject(j, "thinking", (double)world_thinking(sw->w));
   cJSON *agents = cJSON_AddArrayToObject(j, "agents");
-  for (size_t i = 0; i < world_agent_count(sw->w); i++) cJSON_AddItemToArray(agents, agent_json(world_agent_at(sw->w, i)));
+  for (size_t i = 0; i < world_agent_count(sw->w); i++) cJSON_AddItemToArray(agents, rt_agent_json(world_agent_at(sw->w, i)));
   cJSON *asks = cJSON_AddArrayToObject(j, "approvals");
   for (size_t i = 0; i < s->n_asks; i++)
     if (s->asks[i].sw == sw) cJSON_AddItemToArray(asks, serve_ask_json(&s->asks[i], cur));

@@ -21,7 +21,10 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_db_chat_info agora_db_transcript agora_db_usage agora_db_chat_state \
             agora_script_steps agora_script_step agora_script_finish agora_tick agora_event_sim_time \
             agora_snapshot_transcript agora_db_worlds agora_db_world agora_db_world_delete \
-            agora_cache_stats agora_cache_clear agora_world_tools agora_run_until_interrupt; do
+            agora_cache_stats agora_cache_clear agora_world_tools agora_run_until_interrupt \
+            agora_settings agora_agents agora_settings_change agora_agent_add agora_agent_change agora_agent_remove \
+            agora_budget_set agora_chat_edit agora_chat_retry agora_chat_cut agora_agent_forget \
+            agora_chat_title agora_clock agora_clock_advance agora_clock_advancing; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0
@@ -32,6 +35,7 @@ check "agora_script_step at version AGORA_4" bash -c "objdump -T '$lib' | grep -
 check "agora_snapshot_transcript at version AGORA_4" bash -c "objdump -T '$lib' | grep -qE 'AGORA_4 +agora_snapshot_transcript$'"
 check "agora_world_tools at version AGORA_5" bash -c "objdump -T '$lib' | grep -qE 'AGORA_5 +agora_world_tools$'"
 check "agora_run_until_interrupt at version AGORA_5" bash -c "objdump -T '$lib' | grep -qE 'AGORA_5 +agora_run_until_interrupt$'"
+check "agora_agent_change at version AGORA_6" bash -c "objdump -T '$lib' | grep -qE 'AGORA_6 +agora_agent_change$'"
 check "agora_publish at version AGORA_0" bash -c "objdump -T '$lib' | grep -qE 'AGORA_0 +agora_publish$'"
 check "no internal name leaks (world_new)" bash -c "! nm -D '$lib' | grep -qw world_new"
 check "soname libagora.so.0" bash -c "readelf -d '$lib' | grep -q 'SONAME.*\[libagora.so.0\]'"
