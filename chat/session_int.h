@@ -50,6 +50,10 @@ struct chat_session {
    * texts one after the other, each ended by its NUL (JSON text holds none), written straight in. */
   ag_buf pending_steps;
   size_t n_pending_steps;
+  /* A commit held while a long fan-out is part-way (ag_defer_batching): the rounds held so far, and the
+   * event that looks again from the loop when no bus activity would. */
+  unsigned held;
+  struct event *recheck;
   uint64_t last_delivered; /* seq of the last message delivered, to anchor thread steps */
   /* The agents hold the current chat's state (it was restored or started here). Until then their
    * in-memory state is not the chat's, and must not be written over it. */

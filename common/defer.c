@@ -19,7 +19,18 @@ struct ag_defer {
   uint64_t popped; /* calls that left the ring: the ticket of the head is popped + 1 */
   size_t live;     /* queued calls not cancelled */
   int scheduled;
+  int cut; /* its last round stopped at AG_DEFER_BATCH with calls left (counted in cut_queues) */
 };
+
+/* Queues of this thread whose round stopped at its batch (ag_defer_batching): each loop is one thread's. */
+static _Thread_local size_t cut_queues;
+
+static void set_cut(ag_defer *d, int cut) {
+  if (d->cut == cut) return;
+  d->cut = cut;
+  if (cut) cut_queues++;
+  else cut_queues--;
+}
 
 static void defer_run(evutil_socket_t fd, short what, void *ctx) {
   (void)fd;
@@ -29,7 +40,8 @@ static void defer_run(evutil_socket_t fd, short what, void *ctx) {
   /* Only the calls queued before this round run now, and at most a batch of them; later ones get a
    * round of their own. */
   size_t n = ag_ring_len(&d->ring);
-  if (n > AG_DEFER_BATCH) n = AG_DEFER_BATCH;
+  int capped = n > AG_DEFER_BATCH;
+  if (capped) n = AG_DEFER_BATCH;
   defer_item it;
   while (n-- > 0 && ag_ring_pop(&d->ring, &it)) {
     d->popped++;
@@ -37,11 +49,14 @@ static void defer_run(evutil_socket_t fd, short what, void *ctx) {
     d->live--;
     it.fn(it.arg);
   }
+  set_cut(d, capped && d->live > 0);
   if (ag_ring_len(&d->ring) > 0 && !d->scheduled) {
     d->scheduled = 1;
     event_active(d->ev, EV_TIMEOUT, 0);
   }
 }
+
+int ag_defer_batching(void) { return cut_queues > 0; }
 
 int ag_defer_new(struct event_base *base, ag_defer **out) {
   ag_defer *d = calloc(1, sizeof *d);
@@ -58,6 +73,7 @@ int ag_defer_new(struct event_base *base, ag_defer **out) {
 
 void ag_defer_free(ag_defer *d) {
   if (!d) return;
+  set_cut(d, 0);
   event_free(d->ev);
   ag_ring_free(&d->ring);
   free(d);

@@ -39,5 +39,9 @@ int ag_defer_push(ag_defer *d, ag_defer_fn fn, void *arg, ag_defer_ticket *ticke
 int ag_defer_cancel(ag_defer *d, ag_defer_ticket ticket);
 /* Calls waiting to run (cancelled ones not counted). O(1). */
 size_t ag_defer_pending(const ag_defer *d);
+/* 1 while a queue of the calling thread is part-way through a long run: its last round stopped at
+ * AG_DEFER_BATCH with calls left, which the next rounds run. A saver asks it before committing: what
+ * those rounds bring (a fan-out's replies) can join one commit instead of one commit a batch. */
+int ag_defer_batching(void);
 
 #endif

@@ -367,6 +367,33 @@ static void taken_seqs_move_pending_messages(void) {
   fx_close(&f);
 }
 
-SUITE_RUN((UNIT(taken_seqs_move_pending_messages), UNIT(long_chat_memory_trimmed_in_ram_not_in_storage),
+/* Group commit across a long fan-out: 2,000 scripted agents answer one message, their replies reaching the
+ * bus in rounds of AG_DEFER_BATCH (common/defer.h); the session holds its commit while rounds are left,
+ * so the whole answer is a couple of transactions, not one a round (31 before: bench_llm_scale's replay
+ * ran at half speed), and every reply is stored. */
+static void a_fan_out_is_one_commit(void) {
+  enum { N = 2000 };
+  size_t cap = 128 + N * 64, len = 0;
+  char *json = malloc(cap);
+  if (!json) return;
+  len += (size_t)snprintf(json, cap, "{\"name\": \"Fan\", \"agents\": [");
+  for (int i = 0; i < N; i++)
+    len += (size_t)snprintf(json + len, cap - len, "%s{\"name\": \"a%04d\", \"replies\": [\"here\"]}", i ? ", " : "", i);
+  snprintf(json + len, cap - len, "]}");
+  fixture f;
+  char id[STORE_ID_MAX];
+  tsession_open(&f, json);
+  free(json);
+  CHECK_INT(chat_session_new(f.cs, NULL), AG_OK);
+  snprintf(id, sizeof id, "%s", chat_session_current(f.cs));
+  uint64_t c0 = store_commits(f.st);
+  say(&f, "human", "Roll call, everyone.");
+  uint64_t commits = store_commits(f.st) - c0;
+  if (commits > 3) unit_fail_(__FILE__, __LINE__, "%llu commits for one message's %d replies", (unsigned long long)commits, N);
+  CHECK_INT(info(&f, id).stored, N + 1);
+  fx_close(&f);
+}
+
+SUITE_RUN((UNIT(a_fan_out_is_one_commit), UNIT(taken_seqs_move_pending_messages), UNIT(long_chat_memory_trimmed_in_ram_not_in_storage),
   UNIT(title_from_first_human_message), UNIT(reuse_both_ways), UNIT(load_restores_memories_and_counts),
   UNIT(delete_with_fallback_order), UNIT(manual_title), UNIT(snapshot_round_trip_state)))
