@@ -27,6 +27,7 @@ from ._lib import lib
 __all__ = ["World", "Database", "AgoraError", "version", "API_VERSION"]
 __version__ = "0.1.0"
 API_VERSION = _lib.API_VERSION
+_API = lib.agora_api_version()  # the loaded library's
 
 Event = Dict[str, Any]
 
@@ -115,6 +116,11 @@ def _need(api: int, what: str) -> None:
     if lib.agora_api_version() < api:
         raise AgoraError(_lib.ERR_STATE, f"{what} needs libagora API {api}; {lib.agora_version().decode()} has "
                                          f"{lib.agora_api_version()}")
+
+def _advancing(h: ctypes.c_void_p) -> bool:
+    """Whether a clock advance (API 6) is under way: agora_is_quiet does not count it, the run functions do."""
+    return _API >= 6 and bool(lib.agora_clock_advancing(h))
+
 
 class World(_Handle):
     """An open world: its agents, its loop and (with a database) its current chat.
@@ -237,7 +243,7 @@ class World(_Handle):
                     return
                 if rc < 0 and rc != _lib.ERR_CANCELLED:
                     _check(rc)
-                if rc == _lib.OK and lib.agora_is_quiet(h):
+                if rc == _lib.OK and lib.agora_is_quiet(h) and not _advancing(h):
                     return
                 if end is not None and time.monotonic() >= end:
                     return
@@ -333,6 +339,96 @@ class World(_Handle):
         else:
             _check(lib.agora_answer(self._h(), rid, 1 if answer else 0))
         self._answered += 1
+
+    # ---- the script (API 4), tools (API 5), changes and the clock (API 6) ----
+
+    def _drive(self, step: Callable[[], int]) -> Iterator[Event]:
+        """Runs one blocking script call, then yields the events it delivered; True when the clock's
+        `until` ended the script (AGORA_ENDED)."""
+        rc = step()
+        yield from self._take()
+        self._raise_callback_error()
+        if rc < 0:
+            _check(rc)
+        return rc == _lib.ENDED
+
+    def script_steps(self) -> int:
+        """How many steps the world file's script has (0 for a stored world; libagora API 4)."""
+        _need(4, "World.script_steps")
+        return int(lib.agora_script_steps(self._h()))
+
+    def run_script(self) -> Iterator[Event]:
+        """Runs the world file's script as `agora run` does, yielding its messages and events (dicts):
+        each step until quiet on the world's clock (a virtual clock jumps to what is scheduled between
+        steps), then the schedule until the clock's `until`, where the script ends early. The steps
+        block inside libagora, so a step's events arrive when it ends (libagora API 4)."""
+        _need(4, "World.run_script")
+        h = self._h()
+        for i in range(lib.agora_script_steps(h)):
+            ended = yield from self._drive(lambda i=i: lib.agora_script_step(h, i))
+            if ended:
+                return
+        yield from self._drive(lambda: lib.agora_script_finish(h))
+
+    def tools(self) -> Event:
+        """Each agent's tools and the MCP servers' state: {"agents": [{"name", "tools": [{"name", "source",
+        "approve", "description", "input_schema"}]}], "servers": [{"name", "ready", "error"}]} (API 5)."""
+        _need(5, "World.tools")
+        return self._json_out(lib.agora_world_tools)
+
+    def settings(self) -> Event:
+        """The world's settings and agents in world-file form (no script, no secret values; API 6)."""
+        _need(6, "World.settings")
+        return self._json_out(lib.agora_settings)
+
+    def agents(self) -> List[Event]:
+        """The agents as they are now: id, name, provider, model, turns, thinking, phase, memory,
+        mcp_tools, input_tokens, output_tokens (API 6)."""
+        _need(6, "World.agents")
+        return self._json_out(lib.agora_agents)
+
+    def change(self, **settings: Any) -> None:
+        """Changes turn_limit, main_agent, memory_window or variables (None: the file's default), e.g.
+        w.change(turn_limit=7). Checked as a world file is: AgoraError names the JSON path and nothing
+        changes; ERR_STATE while an agent is thinking. Stored with the world (API 6)."""
+        _need(6, "World.change")
+        _check(lib.agora_settings_change(self._h(), _b(json.dumps(settings))))
+
+    def add_agent(self, agent: Event) -> Event:
+        """Adds an agent given as the world file's "agents" array holds one ({"name": "carol",
+        "provider": "script", ...}); returns it as the world now has it (ERR_EXISTS for a taken id; API 6)."""
+        _need(6, "World.add_agent")
+        return self._json_out(lib.agora_agent_add, _b(json.dumps(agent)))
+
+    def change_agent(self, name: str, **fields: Any) -> Event:
+        """Changes an agent (name or id): provider, model, system_prompt, temperature, tools (None: the
+        default); returns it as changed (ERR_NOT_FOUND for an unknown agent; API 6)."""
+        _need(6, "World.change_agent")
+        return self._json_out(lib.agora_agent_change, _b(name), _b(json.dumps(fields)))
+
+    def remove_agent(self, name: str) -> None:
+        """Removes an agent (name or id); ERR_STATE for the main_agent (API 6)."""
+        _need(6, "World.remove_agent")
+        _check(lib.agora_agent_remove(self._h(), _b(name)))
+
+    def set_budget(self, tokens: int = 0, usd: float = 0.0) -> None:
+        """Limits the current chat's tokens and dollars (0: no limit); stored with the world (API 6)."""
+        _need(6, "World.set_budget")
+        _check(lib.agora_budget_set(self._h(), int(tokens), float(usd)))
+
+    def clock(self) -> Event:
+        """The clock: {"mode": "virtual" | "real", "now", "next_due", "until", "advancing"}, times in
+        ISO 8601 or None (API 6)."""
+        _need(6, "World.clock")
+        return self._json_out(lib.agora_clock)
+
+    def advance(self, ms: int) -> List[Event]:
+        """Lets ms milliseconds pass on a virtual clock, delivering what falls due one instant at a
+        time, and runs the world until the advance has ended and it is quiet; returns the events (as
+        list(run())). ERR_STATE on a real clock; ERR_INVALID for ms <= 0 (API 6)."""
+        _need(6, "World.advance")
+        _check(lib.agora_clock_advance(self._h(), int(ms)))
+        return list(self.run())
 
     # ---- chats ----
 

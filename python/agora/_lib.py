@@ -11,13 +11,15 @@ c_size_t = ctypes.c_size_t
 c_uint64 = ctypes.c_uint64
 c_long = ctypes.c_long
 
-API_VERSION = 3  # the newest API this package knows; it runs on API 1 without Database, on 2 without
-                 # Database.chat/transcript/usage/state
+API_VERSION = 6  # the newest API this package knows; it runs on API 1 without Database, on 2 without
+                 # Database.chat/transcript/usage/state, on 3 without the script, on 4 without World.tools,
+                 # on 5 without the changes and the clock: those calls raise AgoraError when made
 
 OK = 0
 ERR_NOMEM, ERR_INVALID, ERR_IO, ERR_STORAGE, ERR_LLM, ERR_NOT_FOUND = -1, -2, -3, -4, -5, -6
 ERR_TOO_BIG, ERR_EXISTS, ERR_VERSION, ERR_CANCELLED, ERR_STATE = -7, -8, -9, -10, -11
 WAITING = 1
+ENDED = 2
 
 NO_SAVE, NEW_CHAT, FROM_STORE, NO_MCP, STREAM, AUTO_APPROVE = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
 ID_MAX = 65
@@ -95,6 +97,28 @@ _SIGNATURES_3 = {
     "agora_agent_thinking": (c_int, [c_void_p, c_char_p]),
 }
 DB_READ = 0x01
+_SIGNATURES_4 = {
+    "agora_script_steps": (c_size_t, [c_void_p]),
+    "agora_script_step": (c_int, [c_void_p, c_size_t]),
+    "agora_script_finish": (c_int, [c_void_p]),
+}
+_SIGNATURES_5 = {
+    "agora_world_tools": (c_int, [c_void_p, ctypes.POINTER(c_void_p)]),
+}
+_SIGNATURES_6 = {
+    "agora_settings": (c_int, [c_void_p, ctypes.POINTER(c_void_p)]),
+    "agora_agents": (c_int, [c_void_p, ctypes.POINTER(c_void_p)]),
+    "agora_settings_change": (c_int, [c_void_p, c_char_p]),
+    "agora_agent_add": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_agent_change": (c_int, [c_void_p, c_char_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_agent_remove": (c_int, [c_void_p, c_char_p]),
+    "agora_budget_set": (c_int, [c_void_p, ctypes.c_int64, ctypes.c_double]),
+    "agora_clock": (c_int, [c_void_p, ctypes.POINTER(c_void_p)]),
+    "agora_clock_advance": (c_int, [c_void_p, ctypes.c_int64]),
+    "agora_clock_advancing": (c_int, [c_void_p]),
+}
+# Each API's calls, bound only when the library loaded has that API (an older one lacks the symbols).
+_NEWER = {2: _SIGNATURES_2, 3: _SIGNATURES_3, 4: _SIGNATURES_4, 5: _SIGNATURES_5, 6: _SIGNATURES_6}
 
 
 def _load() -> ctypes.CDLL:
@@ -106,7 +130,7 @@ def _load() -> ctypes.CDLL:
             f"agora: cannot load {path} ({e}); install libagora (the agora package) or set AGORA_LIB "
             "to the library's path") from None
     api = lib.agora_api_version()
-    newer = {**(_SIGNATURES_2 if api >= 2 else {}), **(_SIGNATURES_3 if api >= 3 else {})}
+    newer = {k: v for n, sigs in _NEWER.items() if api >= n for k, v in sigs.items()}
     for name, (restype, argtypes) in {**_SIGNATURES, **newer}.items():
         fn = getattr(lib, name)
         fn.restype = restype
