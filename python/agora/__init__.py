@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import json
+import signal
+import threading
 import time
 from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List, Optional, TypeVar, Union
 
@@ -116,6 +118,14 @@ def _need(api: int, what: str) -> None:
     if lib.agora_api_version() < api:
         raise AgoraError(_lib.ERR_STATE, f"{what} needs libagora API {api}; {lib.agora_version().decode()} has "
                                          f"{lib.agora_api_version()}")
+
+def _sigint_take(handler: Any) -> Any:
+    """Installs handler for SIGINT and returns the one before; nothing off the main thread (only it
+    may, and only it receives signals)."""
+    if handler is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, handler)
+
 
 def _advancing(h: ctypes.c_void_p) -> bool:
     """Whether a clock advance (API 6) is under way: agora_is_quiet does not count it, the run functions do."""
@@ -364,11 +374,34 @@ class World(_Handle):
         block inside libagora, so a step's events arrive when it ends (libagora API 4)."""
         _need(4, "World.run_script")
         h = self._h()
-        for i in range(lib.agora_script_steps(h)):
-            ended = yield from self._drive(lambda i=i: lib.agora_script_step(h, i))
-            if ended:
-                return
-        yield from self._drive(lambda: lib.agora_script_finish(h))
+        interrupted: List[int] = []
+        # Python runs a signal's handler when the next Python frame starts, which during a step is the tick's
+        # (a KeyboardInterrupt there could only be printed by ctypes): so SIGINT is taken over for the
+        # script, its handler notes it, and the tick cancels the step.
+        old = _sigint_take(lambda *_: interrupted.append(1))
+
+        def tick(_w: int, _ctx: int) -> None:
+            if interrupted:
+                lib.agora_cancel(h)
+
+        def unless_interrupted(rc: int) -> int:
+            if interrupted:
+                raise KeyboardInterrupt
+            return rc
+        cb = _lib.TICK_FN(tick)
+        _check(lib.agora_tick(h, _SLICE_MS, cb, None))
+        try:
+            for i in range(lib.agora_script_steps(h)):
+                if (yield from self._drive(lambda i=i: unless_interrupted(lib.agora_script_step(h, i)))):
+                    return
+            yield from self._drive(lambda: unless_interrupted(lib.agora_script_finish(h)))
+        except KeyboardInterrupt:
+            self._interrupted()
+            raise
+        finally:
+            _sigint_take(old)
+            if self._w:  # a tick keeps the loop from ever being quiet: only while the script runs
+                lib.agora_tick(self._w, 0, _lib.TICK_FN(), None)
 
     def tools(self) -> Event:
         """Each agent's tools and the MCP servers' state: {"agents": [{"name", "tools": [{"name", "source",

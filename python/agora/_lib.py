@@ -38,6 +38,7 @@ class Options(ctypes.Structure):
 
 
 EVENT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+TICK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
 
 _SIGNATURES = {
     "agora_strerror": (c_char_p, [c_int]),
@@ -101,6 +102,7 @@ _SIGNATURES_4 = {
     "agora_script_steps": (c_size_t, [c_void_p]),
     "agora_script_step": (c_int, [c_void_p, c_size_t]),
     "agora_script_finish": (c_int, [c_void_p]),
+    "agora_tick": (c_int, [c_void_p, c_long, TICK_FN, c_void_p]),
 }
 _SIGNATURES_5 = {
     "agora_world_tools": (c_int, [c_void_p, ctypes.POINTER(c_void_p)]),

@@ -3,7 +3,10 @@ the tools document, the settings and agents changed while the world is open, the
 clock advanced until what fell due was answered."""
 import json
 import os
+import signal
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -121,3 +124,23 @@ def test_an_older_library_raises_at_the_call(relay, monkeypatch):
         monkeypatch.setattr(agora.lib, "agora_api_version", lambda: 3)
         with pytest.raises(agora.AgoraError, match="World.run_script needs libagora API 4"):
             list(w.run_script())
+
+
+def test_ctrl_c_during_a_script_step_cancels_it(relay):
+    """A step blocks inside libagora (here a 60 s wait on a real clock): Ctrl-C is seen by the tick."""
+    town = dict(json.loads(relay), script=[{"from": "human", "text": "@ann start"}, {"wait": "60s"},
+                                           {"from": "human", "text": "@bob never"}])
+    with agora.World.open(json.dumps(town), save=False) as w:
+        def on_event(ev):  # once bob has answered, the wait step begins: interrupt it
+            if ev.get("type") == "message" and ev.get("sender") == "bob":
+                w.unsubscribe(sub)  # the signal lands while the wait step blocks in C (as test_world's)
+                threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        sub = w.subscribe(on_event)
+        start = time.monotonic()
+        seen = []
+        with pytest.raises(KeyboardInterrupt):
+            for ev in w.run_script():
+                seen.append(ev)
+        assert time.monotonic() - start < 10  # cancelled, not waited for
+        assert "@bob never" not in [m[2] for m in messages(seen)]
+        assert w.say("@bob still there?")[0]["sender"] == "bob"  # usable, and no tick left behind
