@@ -371,7 +371,8 @@ class World(_Handle):
         """Runs the world file's script as `agora run` does, yielding its messages and events (dicts):
         each step until quiet on the world's clock (a virtual clock jumps to what is scheduled between
         steps), then the schedule until the clock's `until`, where the script ends early. The steps
-        block inside libagora, so a step's events arrive when it ends (libagora API 4)."""
+        block inside libagora, so a step's events arrive when it ends; Ctrl-C cancels the step and raises
+        KeyboardInterrupt, the world usable (libagora API 4)."""
         _need(4, "World.run_script")
         h = self._h()
         interrupted: List[int] = []
@@ -389,8 +390,8 @@ class World(_Handle):
                 raise KeyboardInterrupt
             return rc
         cb = _lib.TICK_FN(tick)
-        _check(lib.agora_tick(h, _SLICE_MS, cb, None))
         try:
+            _check(lib.agora_tick(h, _SLICE_MS, cb, None))
             for i in range(lib.agora_script_steps(h)):
                 if (yield from self._drive(lambda i=i: unless_interrupted(lib.agora_script_step(h, i)))):
                     return
