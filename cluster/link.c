@@ -95,6 +95,13 @@ int link_connect(const cluster_opts *o, const char *name, natsConnection **out, 
   return AG_OK;
 }
 
+/* Whether the server said it has no JetStream: a server started without it has no responder on the JS API
+ * (NATS_NO_RESPONDERS); one with JetStream off for the account answers 10039, off altogether 10076. Any
+ * other refusal (no leader yet, a timeout while a cluster starts) is given as the server's own words. */
+static int link_js_off(natsStatus s, jsErrCode jerr) {
+  return s == NATS_NO_RESPONDERS || jerr == JSNotEnabledErr || jerr == JSNotEnabledForAccountErr;
+}
+
 int link_stream(jsCtx *js, const char *stream, const char *subjects, int replicas, long probe_ms, uint64_t *last,
                 ag_errmsg *em) {
   jsStreamInfo *si = NULL;
@@ -117,8 +124,8 @@ int link_stream(jsCtx *js, const char *stream, const char *subjects, int replica
     if (s != NATS_OK && jerr == JSStreamNameExistErr) s = js_GetStreamInfo(&si, js, stream, NULL, &jerr);
   }
   if (s != NATS_OK)
-    return ag_fail(em, AG_ERR_INVALID, "JetStream stream %s: %s (is JetStream enabled on the server?)", stream,
-                   link_error(s, why, sizeof why));
+    return ag_fail(em, AG_ERR_INVALID, "JetStream stream %s: %s%s", stream, link_error(s, why, sizeof why),
+                   link_js_off(s, jerr) ? " (is JetStream enabled on the server?)" : "");
   *last = si->State.LastSeq;
   jsStreamInfo_Destroy(si);
   return AG_OK;

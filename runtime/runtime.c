@@ -104,7 +104,10 @@ static int load_spec(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   if ((rc = rt_spec_prepare(&rt->spec, &o->over, o->quiet))) return ag_fail(em, rc, "%s", ag_strerror(rc));
   /* Keys go only where the person sends them (issue 28 item 2a): a stored world's base_url may be
    * anyone's. Nothing is called by an inert door but a memory embedder (opts.embeds). */
-  if (rt->src == RT_FROM_STORE && (!o->inert || o->embeds)) rt_key_withhold(&rt->spec, o->cmd, rt->label, o->over.base_url, o->allow);
+  if (rt->src == RT_FROM_STORE && (!o->inert || o->embeds)) {
+    if (o->quiet) rt_key_withhold_quiet(&rt->spec, o->over.base_url, o->allow);
+    else rt_key_withhold(&rt->spec, o->cmd, rt->label, o->over.base_url, o->allow);
+  }
   return AG_OK;
 }
 
@@ -223,8 +226,9 @@ static int start_mcp(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   }
   if (rt->src != RT_FROM_FILE) {
     rt->mcp_why = rt_mcp_why_stored;
-    /* Said once by every door that would have started them, so that missing tools are explained. */
-    if (o->mcp)
+    /* Said once by every door that would have started them, so that missing tools are explained (not by
+     * the library, which prints only when asked: it reads rt_mcp_started). */
+    if (o->mcp && !o->quiet)
       fprintf(stderr, "%s: %s: its %zu MCP server%s %s not started: %s\n", o->cmd ? o->cmd : "agora", rt->label,
               world_time_spec(rt->w)->n_mcp, world_time_spec(rt->w)->n_mcp == 1 ? "" : "s",
               world_time_spec(rt->w)->n_mcp == 1 ? "was" : "were", rt->mcp_why);
@@ -281,7 +285,7 @@ static int pick_chat(runtime *rt, const rt_opts *o, ag_errmsg *em) {
  * stderr, naming the holder, so that a person knows why the conversation is not where it was. */
 static void note_passed_over(runtime *rt, const rt_opts *o) {
   const char *passed = rt->cs ? chat_session_passed_over(rt->cs) : NULL;
-  if (!passed) return;
+  if (!passed || o->quiet) return;
   long pid = 0;
   char what[32] = "";
   store_chat_holder(rt->st, passed, &pid, what, sizeof what);

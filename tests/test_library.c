@@ -351,6 +351,45 @@ static void never_prints(void) {
   free(db);
 }
 
+/* Stores a world whose agent's base_url is not its provider's default (the key is set), then opens it from
+ * the database with flags, stderr caught in a file: the key is withheld, and the "key withheld" note is
+ * said only with AGORA_NOTES. What went to stderr (caller frees). */
+static char *stderr_of_stored_key(const char *db, int flags) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/stderr.txt", db);
+  setenv("AGORA_TEST_KEY", "k", 1);
+  agora_world *w = NULL;
+  CHECK_INT(agora_world_open("{\"name\": \"Keyed\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\","
+                             " \"model\": \"m\", \"base_url\": \"http://127.0.0.1:9/v1\","
+                             " \"api_key_env\": \"AGORA_TEST_KEY\"}]}", db, NULL, &w), AGORA_OK);
+  agora_world_close(w);
+  fflush(stderr);
+  int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  dup2(fd, 2);
+  w = NULL;
+  int rc = agora_world_open("keyed", db, &(agora_options){.flags = AGORA_FROM_STORE | flags}, &w);
+  agora_world_close(w);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved), close(fd);
+  if (rc) fprintf(stderr, "%s\n", agora_errmsg());
+  CHECK_INT(rc, AGORA_OK);
+  return unit_read_file(path);
+}
+
+/* A stored world's withheld key: no note without AGORA_NOTES, the note with it. */
+static void stored_key_note_only_when_asked(void) {
+  char *db = unit_tmpdir();
+  char *err = stderr_of_stored_key(db, 0);
+  CHECK_STR(err, "");
+  free(err);
+  err = stderr_of_stored_key(db, AGORA_NOTES);
+  CHECK_HAS(err, "no API key is sent to a base_url other than the provider's default");
+  free(err);
+  unit_rmrf(db);
+  free(db);
+}
+
 /* A loopback server answering by rule, and in json a world of one agent, ann, answering from it (OpenAI
  * wire format); NULL (the case failed) when the server does not start. The caller stops the server. */
 static llm_server *server_world(const char *rule, char *json, size_t cap) {
@@ -570,6 +609,7 @@ int main(int argc, char **argv) {
     UNIT(publish_and_replies), UNIT(bad_input), UNIT(interrupt_and_unsubscribe), UNIT(ask_human_request), UNIT(approvals),
     UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(a_database_without_a_world), UNIT(never_prints), UNIT(foreign_loop), UNIT(two_threads), UNIT(usage_from_the_server),
     UNIT(options_3_checked), UNIT(on_event_sees_the_open), UNIT(run_counters), UNIT(notes_on_stderr), UNIT(thinking_counts),
+    UNIT(stored_key_note_only_when_asked),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

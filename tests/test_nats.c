@@ -12,6 +12,7 @@
 #include "support/nats_lease.h"
 #include "support/nats_proc.h"
 #include "support/nats_ring.h"
+#include "support/ports.h"
 #include "support/proc.h"
 #include "support/suite.h"
 #include "support/unit.h"
@@ -353,11 +354,29 @@ static void test_refused(void) {
   PROC_REFUSED(host, NULL, "cannot connect to NATS at", NULL);
 }
 
+/* A nats-server started without JetStream: joining fails (exit 2), and only then is the person asked
+ * whether JetStream is enabled (test_nats_peers' starting cluster must not be). */
+static void test_no_jetstream(void) {
+  nats_node node = {.port = ports_free()};
+  snprintf(node.conf, sizeof node.conf, "%s", nats_ring_path("nojs.conf"));
+  snprintf(node.log, sizeof node.log, "%s", nats_ring_path("nojs.log"));
+  char conf[64];
+  snprintf(conf, sizeof conf, "listen: 127.0.0.1:%d\n", node.port);
+  unit_write_file(node.conf, conf);
+  if (node.port < 0 || nats_node_start(&node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server without JetStream did not start");
+    return;
+  }
+  const char *run[] = {"run", nats_ring_world("nojs.json", 1, 1), "--nats", nats_url(&node, 0, 1), "--no-save", NULL};
+  PROC_REFUSED(run, NULL, "JetStream stream", "(is JetStream enabled on the server?)");
+  nats_node_stop(&node, SIGTERM);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     {"two_hosts_match_single", test_two_hosts_match_single}, {"host_killed", test_host_killed},
     {"refused", test_refused}, {"listed_host_not_counted", test_listed_host_not_counted},
-    {"cluster_faults", test_cluster_faults},
+    {"cluster_faults", test_cluster_faults}, {"no_jetstream", test_no_jetstream},
   };
   if (!nats_available()) {
     fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");

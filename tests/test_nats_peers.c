@@ -410,6 +410,9 @@ static void test_waiting_for_jetstream(void) {
   snprintf(want, sizeof want, "agora: waiting for JetStream at %s (its servers may be starting): ", url);
   CHECK(file_wait_for(err, want, 20000));
   CHECK(now_ms() - t0 < wait_budget_ms(3000)); /* the first refusal, not the last */
+  char *said = unit_read_file(err); /* a JetStream that is starting is not one that is off */
+  CHECK(said && !strstr(said, "is JetStream enabled"));
+  free(said);
   CHECK_INT(nats_node_start(&nodes[1]), 0);
   CHECK_INT(nats_node_start(&nodes[2]), 0);
   pid_t h = host_up(world, url, "trio-h", 0, NULL, NULL);
