@@ -317,79 +317,6 @@ static void a_database_without_a_world(void) {
   free(db);
 }
 
-/* Opens the world "Same" in db twice, its agent changed the second time (the stored world is replaced:
- * a note), with options o and stderr caught in a file; both opens must succeed. What went to stderr
- * (caller frees). */
-static char *stderr_of_replacing(const char *db, const agora_options *o) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/stderr.txt", db);
-  fflush(stderr);
-  int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  dup2(fd, 2);
-  agora_world *w = NULL;
-  int a = agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"a\", \"provider\": \"script\"}]}", db,
-                           o, &w);
-  agora_world_close(w);
-  int b = agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"b\", \"replies\": [\"x\"]}]}", db, o, &w);
-  agora_world_close(w);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved), close(fd);
-  CHECK_INT(a, AGORA_OK); /* checked once stderr is back, so that a failure shows */
-  CHECK_INT(b, AGORA_OK);
-  return unit_read_file(path);
-}
-
-/* The library never prints: the runtime's notes for a person at a terminal (an agent with no provider
- * and no replies; a stored world of the same name replaced) stay off stderr. */
-static void never_prints(void) {
-  char *db = unit_tmpdir();
-  char *err = stderr_of_replacing(db, NULL);
-  CHECK_STR(err, "");
-  free(err);
-  unit_rmrf(db);
-  free(db);
-}
-
-/* Stores a world whose agent's base_url is not its provider's default (the key is set), then opens it from
- * the database with flags, stderr caught in a file: the key is withheld, and the "key withheld" note is
- * said only with AGORA_NOTES. What went to stderr (caller frees). */
-static char *stderr_of_stored_key(const char *db, int flags) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/stderr.txt", db);
-  setenv("AGORA_TEST_KEY", "k", 1);
-  agora_world *w = NULL;
-  CHECK_INT(agora_world_open("{\"name\": \"Keyed\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\","
-                             " \"model\": \"m\", \"base_url\": \"http://127.0.0.1:9/v1\","
-                             " \"api_key_env\": \"AGORA_TEST_KEY\"}]}", db, NULL, &w), AGORA_OK);
-  agora_world_close(w);
-  fflush(stderr);
-  int saved = dup(2), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  dup2(fd, 2);
-  w = NULL;
-  int rc = agora_world_open("keyed", db, &(agora_options){.flags = AGORA_FROM_STORE | flags}, &w);
-  agora_world_close(w);
-  fflush(stderr);
-  dup2(saved, 2);
-  close(saved), close(fd);
-  if (rc) fprintf(stderr, "%s\n", agora_errmsg());
-  CHECK_INT(rc, AGORA_OK);
-  return unit_read_file(path);
-}
-
-/* A stored world's withheld key: no note without AGORA_NOTES, the note with it. */
-static void stored_key_note_only_when_asked(void) {
-  char *db = unit_tmpdir();
-  char *err = stderr_of_stored_key(db, 0);
-  CHECK_STR(err, "");
-  free(err);
-  err = stderr_of_stored_key(db, AGORA_NOTES);
-  CHECK_HAS(err, "no API key is sent to a base_url other than the provider's default");
-  free(err);
-  unit_rmrf(db);
-  free(db);
-}
-
 /* A loopback server answering by rule, and in json a world of one agent, ann, answering from it (OpenAI
  * wire format); NULL (the case failed) when the server does not start. The caller stops the server. */
 static llm_server *server_world(const char *rule, char *json, size_t cap) {
@@ -593,23 +520,11 @@ static void run_counters(void) {
   free(db);
 }
 
-/* AGORA_NOTES: the runtime's notes reach stderr, naming the program (never_prints: without it, not). */
-static void notes_on_stderr(void) {
-  char *db = unit_tmpdir();
-  agora_options o = {.flags = AGORA_NOTES | AGORA_OPTIONS_3, .program = "prog"};
-  char *err = stderr_of_replacing(db, &o);
-  CHECK_HAS(err, "prog: ", "its stored settings are replaced");
-  free(err);
-  unit_rmrf(db);
-  free(db);
-}
-
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
     UNIT(publish_and_replies), UNIT(bad_input), UNIT(interrupt_and_unsubscribe), UNIT(ask_human_request), UNIT(approvals),
-    UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(a_database_without_a_world), UNIT(never_prints), UNIT(foreign_loop), UNIT(two_threads), UNIT(usage_from_the_server),
-    UNIT(options_3_checked), UNIT(on_event_sees_the_open), UNIT(run_counters), UNIT(notes_on_stderr), UNIT(thinking_counts),
-    UNIT(stored_key_note_only_when_asked),
+    UNIT(events_buffer), UNIT(chats_on_a_database), UNIT(a_database_without_a_world), UNIT(foreign_loop), UNIT(two_threads), UNIT(usage_from_the_server),
+    UNIT(options_3_checked), UNIT(on_event_sees_the_open), UNIT(run_counters), UNIT(thinking_counts),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

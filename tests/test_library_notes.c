@@ -1,0 +1,113 @@
+/* libagora prints nothing of its own unless the program opens with AGORA_NOTES (docs/library.md): the
+ * runtime's notes for a person at a terminal (a stored world of the same name replaced, a stored world's
+ * withheld key) stay off stderr without it, and reach it, naming the program, with it. Linked against
+ * libagora.so, nothing internal included. */
+#include "agora.h"
+#include "support/unit.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* stderr caught in DB/stderr.txt while opening a world: start, then the opens, then caught_end. */
+typedef struct caught {
+  char path[512];
+  int saved, fd;
+} caught;
+
+static void caught_start(caught *c, const char *db) {
+  snprintf(c->path, sizeof c->path, "%s/stderr.txt", db);
+  fflush(stderr);
+  c->saved = dup(2);
+  c->fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  dup2(c->fd, 2);
+}
+
+/* What went to stderr (caller frees); stderr is back. */
+static char *caught_end(caught *c) {
+  fflush(stderr);
+  dup2(c->saved, 2);
+  close(c->saved), close(c->fd);
+  return unit_read_file(c->path);
+}
+
+/* Opens the world "Same" in db twice, its agent changed the second time (the stored world is replaced:
+ * a note), with options o and stderr caught in a file; both opens must succeed. What went to stderr
+ * (caller frees). */
+static char *stderr_of_replacing(const char *db, const agora_options *o) {
+  caught c;
+  caught_start(&c, db);
+  agora_world *w = NULL;
+  int a = agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"a\", \"provider\": \"script\"}]}", db,
+                           o, &w);
+  agora_world_close(w);
+  int b = agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"b\", \"replies\": [\"x\"]}]}", db, o, &w);
+  agora_world_close(w);
+  char *err = caught_end(&c);
+  CHECK_INT(a, AGORA_OK); /* checked once stderr is back, so that a failure shows */
+  CHECK_INT(b, AGORA_OK);
+  return err;
+}
+
+/* The library never prints: the runtime's notes for a person at a terminal (an agent with no provider
+ * and no replies; a stored world of the same name replaced) stay off stderr. */
+static void never_prints(void) {
+  char *db = unit_tmpdir();
+  char *err = stderr_of_replacing(db, NULL);
+  CHECK_STR(err, "");
+  free(err);
+  unit_rmrf(db);
+  free(db);
+}
+
+/* Stores a world whose agent's base_url is not its provider's default (the key is set), then opens it from
+ * the database with flags, stderr caught in a file: the key is withheld, and the "key withheld" note is
+ * said only with AGORA_NOTES. What went to stderr (caller frees). */
+static char *stderr_of_stored_key(const char *db, int flags) {
+  setenv("AGORA_TEST_KEY", "k", 1);
+  agora_world *w = NULL;
+  CHECK_INT(agora_world_open("{\"name\": \"Keyed\", \"agents\": [{\"name\": \"ann\", \"provider\": \"openai\","
+                             " \"model\": \"m\", \"base_url\": \"http://127.0.0.1:9/v1\","
+                             " \"api_key_env\": \"AGORA_TEST_KEY\"}]}", db, NULL, &w), AGORA_OK);
+  agora_world_close(w);
+  caught c;
+  caught_start(&c, db);
+  w = NULL;
+  int rc = agora_world_open("keyed", db, &(agora_options){.flags = AGORA_FROM_STORE | flags}, &w);
+  agora_world_close(w);
+  char *err = caught_end(&c);
+  if (rc) fprintf(stderr, "%s\n", agora_errmsg());
+  CHECK_INT(rc, AGORA_OK);
+  return err;
+}
+
+/* A stored world's withheld key: no note without AGORA_NOTES, the note with it. */
+static void stored_key_note_only_when_asked(void) {
+  char *db = unit_tmpdir();
+  char *err = stderr_of_stored_key(db, 0);
+  CHECK_STR(err, "");
+  free(err);
+  err = stderr_of_stored_key(db, AGORA_NOTES);
+  CHECK_HAS(err, "no API key is sent to a base_url other than the provider's default");
+  free(err);
+  unit_rmrf(db);
+  free(db);
+}
+
+/* AGORA_NOTES: the runtime's notes reach stderr, naming the program (never_prints: without it, not). */
+static void notes_on_stderr(void) {
+  char *db = unit_tmpdir();
+  agora_options o = {.flags = AGORA_NOTES | AGORA_OPTIONS_3, .program = "prog"};
+  char *err = stderr_of_replacing(db, &o);
+  CHECK_HAS(err, "prog: ", "its stored settings are replaced");
+  free(err);
+  unit_rmrf(db);
+  free(db);
+}
+
+int main(int argc, char **argv) {
+  static const unit_test tests[] = {UNIT(never_prints), UNIT(notes_on_stderr), UNIT(stored_key_note_only_when_asked)};
+  return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+}
