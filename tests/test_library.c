@@ -5,7 +5,6 @@
 #include "support/llm_server.h"
 #include "support/unit.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
