@@ -26,16 +26,22 @@ static void check_json(int rc, char **json, const char *const *want) {
   *json = NULL;
 }
 
-static void a_chat_as_show_prints_it(void) {
-  char *db = unit_tmpdir(), cur[AGORA_ID_MAX], want_id[AGORA_ID_MAX + 16], *json = NULL;
+/* The keeper's chat in db: one message, a tool step and a note; its id into cur. 0 when it failed. */
+static int keep_a_note(const char *db, char cur[AGORA_ID_MAX]) {
   agora_world *w = NULL;
-  agora_db *d = NULL;
   CHECK_INT(agora_world_open(keeper, db, NULL, &w), AGORA_OK);
-  if (!w) return;
+  if (!w) return 0;
   agora_publish(w, "human", "@k remember n1");
   CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
-  snprintf(cur, sizeof cur, "%s", agora_chat_current(w));
+  snprintf(cur, AGORA_ID_MAX, "%s", agora_chat_current(w));
   agora_world_close(w);
+  return 1;
+}
+
+static void a_chat_as_show_prints_it(void) {
+  char *db = unit_tmpdir(), cur[AGORA_ID_MAX], want_id[AGORA_ID_MAX + 16], *json = NULL;
+  agora_db *d = NULL;
+  if (!keep_a_note(db, cur)) return;
   CHECK_INT(agora_db_open(db, AGORA_DB_READ, &d), AGORA_OK);
   if (!d) return;
   char prefix[8];
@@ -61,14 +67,8 @@ static void a_chat_as_show_prints_it(void) {
  * transcript, entry for entry, and nothing written; a bad document is refused naming its source. */
 static void a_snapshot_read_as_it_is(void) {
   char *db = unit_tmpdir(), cur[AGORA_ID_MAX], *snap = NULL, *stored = NULL, *read = NULL, *chats = NULL;
-  agora_world *w = NULL;
   agora_db *d = NULL;
-  CHECK_INT(agora_world_open(keeper, db, NULL, &w), AGORA_OK);
-  if (!w) return;
-  agora_publish(w, "human", "@k remember n1");
-  CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
-  snprintf(cur, sizeof cur, "%s", agora_chat_current(w));
-  agora_world_close(w);
+  if (!keep_a_note(db, cur)) return;
   CHECK_INT(agora_db_open(db, 0, &d), AGORA_OK);
   if (!d) return;
   CHECK_INT(agora_db_chat_export(d, cur, &snap), AGORA_OK);
