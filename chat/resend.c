@@ -39,7 +39,7 @@ static int find(chat_session *cs, uint64_t want, const char *verb, found_msg *f,
   *f = (found_msg){.want = want}; /* first: the callers free f's strings on every path */
   const char *id = chat_session_current(cs);
   if (!id) return ag_fail(em, AG_ERR_STATE, "no current chat");
-  if (!world_is_quiet(cs->w)) return ag_fail(em, AG_ERR_STATE, "wait until the replies in flight are in");
+  if (!world_quiet_now(cs->w)) return ag_fail(em, AG_ERR_STATE, "wait until the replies in flight are in");
   int rc = chat_messages_each(cs->st, id, want ? want : 1, found_cb, f, em);
   if (!rc && !f->seq) {
     rc = want ? ag_fail(em, AG_ERR_NOT_FOUND, "this chat has no message %llu", (unsigned long long)want)

@@ -49,7 +49,7 @@ int con_cmd_branch(console *c, char *args, ag_errmsg *em) {
   unsigned long long seq = args[0] >= '0' && args[0] <= '9' ? strtoull(args, &end, 10) : 0;
   if (!seq || *end) return ag_fail(em, AG_ERR_INVALID, "usage: /branch SEQ (a message number of this chat)");
   if (!src) return ag_fail(em, AG_ERR_STATE, "no current chat");
-  if (!world_is_quiet(c->cw.w)) return ag_fail(em, AG_ERR_STATE, "wait until the replies in flight are in");
+  if (!world_quiet_now(c->cw.w)) return ag_fail(em, AG_ERR_STATE, "wait until the replies in flight are in");
   char from[CHAT_ID_MAX];
   snprintf(from, sizeof from, "%s", src);
   int rc = chat_branch(c->st, from, seq, id, em);

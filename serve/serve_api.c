@@ -254,7 +254,7 @@ static void chat_action(serve *s, serve_world *sw, const serve_match *m, int met
   if (m->route == SR_CHAT_BRANCH) { /* issue 13: as `chats branch`; the new chat is not selected */
     const char *cur = chat_session_current(sw->cs);
     char id[CHAT_ID_MAX];
-    if (cur && !strcmp(cur, m->chat) && !world_is_quiet(sw->w))
+    if (cur && !strcmp(cur, m->chat) && !world_quiet_now(sw->w))
       return serve_reply_error(req, 409, "chat '%s' has replies in flight: branch it when they are in", m->chat);
     if ((rc = chat_branch(s->st, m->chat, b->at, id, &em))) return serve_reply_fail(req, rc, &em);
     return reply_chat(s, id, 201, req);

@@ -75,7 +75,7 @@ static void delete_world(serve *s, serve_world *sw, struct evhttp_request *req, 
     return serve_reply_error(req, 400, "confirm: give ?confirm=%s to delete world '%s' with all its chats", m->world, m->world);
   if (strcmp(confirm, m->world))
     return serve_reply_error(req, 409, "confirm: '%s' is not the world's id '%s': nothing was deleted", confirm, m->world);
-  if (sw && !world_is_quiet(sw->w))
+  if (sw && !world_quiet_now(sw->w))
     return serve_reply_error(req, 409, "world '%s' has replies in flight: cancel them first", m->world);
   if (sw && rt_mcp_started(sw->rt, &why) && world_mcp_count(sw->w))
     return serve_reply_error(req, 409, "world '%s' runs its MCP servers (it was named on the command line): stop "

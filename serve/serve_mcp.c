@@ -69,7 +69,7 @@ static void restart(serve *s, serve_world *sw, struct evhttp_request *req, const
   if (i == spec->n_mcp) return serve_reply_error(req, 404, "no MCP server '%s' in world '%s'", m->name, m->world);
   if (!rt_mcp_started(sw->rt, &why))
     return serve_reply_error(req, 409, "world '%s' did not start its MCP servers: %s", m->world, why);
-  if (!world_is_quiet(sw->w))
+  if (!world_quiet_now(sw->w))
     return serve_reply_error(req, 409, "world '%s' has replies in flight: restart '%s' when they are in", m->world, m->name);
   if (world_mcp_restart(sw->w, m->name))
     return serve_reply_error(req, 409, "MCP server '%s' could not be set up at the start: restart agora serve", m->name);

@@ -5,6 +5,7 @@
 #include "support/tsession.h"
 #include "support/unit.h"
 
+#include "chat/resend.h"
 #include "chat/session.h"
 #include "chat/snapshot.h"
 #include "storage/store.h"
@@ -394,6 +395,26 @@ static void a_fan_out_is_one_commit(void) {
   fx_close(&f);
 }
 
-SUITE_RUN((UNIT(a_fan_out_is_one_commit), UNIT(taken_seqs_move_pending_messages), UNIT(long_chat_memory_trimmed_in_ram_not_in_storage),
+/* An event queued by a loop callback just before (serve's "state-saved" when the storage thread's sync
+ * lands) is not a reply in flight: an edit or retry made in the same loop pass is not refused. Before,
+ * `PUT …/messages/3` answered 409 "wait until the replies in flight are in" now and then (CI). */
+static void an_event_on_its_way_is_not_in_flight(void) {
+  fixture f;
+  char id[STORE_ID_MAX];
+  fx_open_chat(&f, id);
+  say(&f, "human", "@ann hello");
+  CHECK_INT(world_emit(f.w, &(world_event){EV_STATE_SAVED, .u.saved = {2, 2}}), AG_OK);
+  CHECK(!world_is_quiet(f.w)); /* the event waits for the loop's next pass */
+  uint64_t kept = 99;
+  ag_errmsg em = {""};
+  int rc = chat_resend_retry(f.cs, &kept, &em);
+  if (rc) unit_fail_(__FILE__, __LINE__, "retry refused: %s", em.text);
+  CHECK_INT(kept, 0);
+  CHECK_INT(world_run_until_quiet(f.w), AG_OK);
+  CHECK_INT(info(&f, id).stored, 2); /* the message again and its answer */
+  fx_close(&f);
+}
+
+SUITE_RUN((UNIT(an_event_on_its_way_is_not_in_flight), UNIT(a_fan_out_is_one_commit), UNIT(taken_seqs_move_pending_messages), UNIT(long_chat_memory_trimmed_in_ram_not_in_storage),
   UNIT(title_from_first_human_message), UNIT(reuse_both_ways), UNIT(load_restores_memories_and_counts),
   UNIT(delete_with_fallback_order), UNIT(manual_title), UNIT(snapshot_round_trip_state)))

@@ -27,6 +27,7 @@ struct bus {
   size_t n_subs, cap_subs;
   unsigned next_id;
   int delivering;
+  int draining; /* inside bus_drain: bus_flush leaves the ring to it */
   int dead_subs;
   ag_ring pending; /* of bus_item, each holding one reference to its payload */
   struct {
@@ -130,11 +131,18 @@ static void bus_drain(void *arg) {
    * publish order is kept and nothing is delivered re-entrantly. Idle hooks may publish too (events),
    * which are then delivered before the drain ends. */
   bus_item it;
+  b->draining++;
   while (ag_ring_len(&b->pending) > 0) {
     while (ag_ring_pop(&b->pending, &it)) bus_deliver_one(b, it);
     for (size_t i = 0; i < BUS_IDLE_SLOTS; i++)
       if (b->idle[i].fn) b->idle[i].fn(b->idle[i].ud);
   }
+  b->draining--;
+}
+
+void bus_flush(bus *b) {
+  /* The scheduled drain then finds the ring empty and does nothing. */
+  if (!b->draining && !b->delivering) bus_drain(b);
 }
 
 int bus_on_idle(bus *b, bus_idle_slot slot, bus_idle_fn fn, void *ud) {

@@ -51,6 +51,10 @@ int bus_publish_message(bus *b, ag_msg *m);
 int bus_publish_event(bus *b, bus_event *e);
 /* Items queued and not yet delivered, plus what the transport has in flight. */
 size_t bus_pending(const bus *b);
+/* Delivers what is queued now rather than on the loop's next pass (a no-op from inside a delivery or
+ * an idle hook). For a check made between two loop callbacks: an item queued by a callback that ran
+ * just before, in the same pass, is not "in flight". */
+void bus_flush(bus *b);
 
 /* Where published messages go. Without a transport (the default, the fast path) a message is queued
  * here and delivered in publish order. With one, bus_publish_keyed hands it to the transport, which

@@ -466,6 +466,10 @@ uint64_t world_last_seq(const world *w) { return w->last_seq; }
 size_t world_thinking(const world *w) { return w->thinking; }
 size_t world_failed_calls(const world *w) { return w->failed_calls; }
 int world_is_quiet(const world *w) { return w->thinking == 0 && bus_pending(w->bus) == 0; }
+int world_quiet_now(world *w) {
+  bus_flush(w->bus);
+  return world_is_quiet(w);
+}
 void world_interrupt(world *w) { w->interrupted = 1; }
 int world_interrupted(const world *w) { return w->interrupted; }
 void world_interrupt_clear(world *w) { w->interrupted = 0; }

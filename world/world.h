@@ -73,6 +73,10 @@ void world_reset_conversation(world *w);
 void world_set_emit_chunks(world *w, int on);
 
 int world_is_quiet(const world *w);
+/* world_is_quiet after delivering what is already published: the check before a person's action (an
+ * edit, a branch, a delete), which must not be refused for an event that was only waiting for the
+ * loop's next pass (the loop may serve a request before the drain a callback just scheduled). */
+int world_quiet_now(world *w);
 /* Number of agents thinking right now. */
 size_t world_thinking(const world *w);
 /* The ids of w's agents thinking right now, ", "-separated, into out (cap bytes; names that do not fit
