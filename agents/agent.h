@@ -217,15 +217,18 @@ int agent_recall_start(agent *a, const char *query, int memories, agent_recall_d
 size_t agent_recall_top(const agent_recall *r, int64_t now_ms, mem_hit *hits, size_t k);
 void agent_recall_free(agent_recall *r);
 /* Adds a note (text copied) to the memory stream with its importance (1..10) and time: what the remember
- * tool does, and a restore does again from the tool's stored result. AG_ERR_STATE when the agent's memory
- * mode is not stream. */
+ * tool does, and a restore does again from the tool's stored result. A note of the same text at the same
+ * time (the time of the message its turn answered) is the same note: one already held is not added again,
+ * and AG_OK (a turn run twice, after a takeover or a crash, remembers it once: docs/distributed.md).
+ * AG_ERR_STATE when the agent's memory mode is not stream. */
 int agent_memory_note(agent *a, const char *text, double importance, int64_t at_ms);
 /* Adds a reflection's insights (a JSON array of {"text", "importance"}, borrowed) as notes at at_ms and
  * restarts the count toward the next reflection: what a reflection does, and a restore does again from
  * the stored reflection event. */
 int agent_memory_reflection(agent *a, const cJSON *insights, int64_t at_ms);
-/* Sets the importance of the memory of message seq (a stored rating, for a restore); the count toward
- * the next reflection moves with it. Ignored for a seq that is no memory. */
+/* Sets the importance of the memory of message seq (a stored rating, for a restore, or another host's);
+ * the count toward the next reflection moves with it. Ignored for a seq that is no memory, and for one
+ * already rated: the first rating wins, so every copy keeps the same one (docs/distributed.md). */
 void agent_memory_rate(agent *a, uint64_t seq, double importance);
 /* The count toward the next reflection: the importance of the stream's memories from position from on
  * (those after the last reflection's insights, notes included, as live), for a restore. */

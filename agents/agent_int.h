@@ -56,6 +56,7 @@ struct agent {
   size_t summary_upto, summary_asked; /* asked: the summariser's call in flight folds up to it */
   llm_endpoint *summarizer;
   mem_stream stream;    /* mode stream: every entry, kept whole (agent_memory.c) */
+  size_t rating;        /* importance "llm": the memories the rating call out asks about, the first unrated */
   /* A hosted embedder (agent_embed.c): the client it runs on, its request in flight with the stream
    * positions it embeds, and this turn's question's vector (query_ok: embedded this turn). */
   llm_client *client;

@@ -50,7 +50,17 @@ int agent__note_add(agent *a, const char *text, double importance, int64_t at_ms
   return rc;
 }
 
+/* Whether the stream holds a note of text at at_ms (a note, not a reflection's insight: no sources). */
+static int note_held(const agent *a, const char *text, int64_t at_ms) {
+  for (size_t i = a->stream.n; i-- > 0;) { /* the times first: a scan of a long stream reads them alone */
+    const mem_entry *e = &a->stream.e[i];
+    if (a->stream.at_ms[i] == at_ms && e->note && !e->n_sources && !strcmp(e->msg->text, text)) return 1;
+  }
+  return 0;
+}
+
 int agent_memory_note(agent *a, const char *text, double importance, int64_t at_ms) {
+  if (a->s.memory.mode == MEM_MODE_STREAM && text && note_held(a, text, at_ms)) return AG_OK;
   return agent__note_add(a, text, importance, at_ms, NULL, 0);
 }
 

@@ -21,35 +21,50 @@ void agent_memory_rate(agent *a, uint64_t seq, double importance) {
   for (size_t i = 0; seq && i < a->stream.n; i++) {
     mem_entry *e = &a->stream.e[i];
     if (e->msg->seq != seq) continue;
+    if (e->rated) return; /* the first rating wins: another host's later one, or a re-run's, is dropped */
     float v = (float)(importance < 1 ? 1 : importance > 10 ? 10 : importance);
     a->stream.since_reflect += v - e->importance;
     mem_stream_set_importance(&a->stream, i, v);
-    e->unrated = 0;
+    e->rated = 1;
+    /* One the rating call out asks about stays among the asked, so that its answers still line up with
+     * them (rate_done), which then drops the answer for this one. */
+    if (!a->rating) e->unrated = 0;
     return;
   }
 }
 
-/* The unrated memories' positions, oldest first, at most RATE_BATCH, into pos; how many. */
-static size_t unrated(const agent *a, size_t *pos) {
+/* The unrated memories' positions, oldest first, at most RATE_BATCH, into pos; how many. One rated
+ * meanwhile (another host's rating came in while a call asked about it) is no longer unrated. */
+static size_t unrated(agent *a, size_t *pos) {
   size_t n = 0;
-  for (size_t i = 0; i < a->stream.n && n < RATE_BATCH; i++)
+  for (size_t i = 0; i < a->stream.n && n < RATE_BATCH; i++) {
+    if (a->stream.e[i].rated) a->stream.e[i].unrated = 0;
     if (a->stream.e[i].unrated) pos[n++] = i;
+  }
   return n;
 }
 
+/* The rating call answered: the memories it asked about are the first a->rating unrated ones (those that
+ * came since are after them), each rated once. When the model answered, every one of them goes out with
+ * its rating, the fixed importance for one it gave no number for, so that a host taking the agent over
+ * does not ask again (docs/distributed.md "Memory across hosts"); one rated elsewhere meanwhile keeps that
+ * rating. A failed call rates nothing and reports nothing. */
 static void rate_done(void *ud, int err, const char *text, const llm_error_info *info) {
   agent *a = ud;
   agent__memory_call_done(a, err, text, info);
-  size_t pos[RATE_BATCH], n = unrated(a, pos);
+  size_t asked = a->rating;
+  a->rating = 0;
   cJSON *rated = cJSON_CreateArray();
   const char *p = err ? "" : text;
-  for (size_t k = 0; k < n; k++) {
-    mem_entry *e = &a->stream.e[pos[k]];
+  for (size_t i = 0, k = 0; i < a->stream.n && k < asked; i++) {
+    mem_entry *e = &a->stream.e[i];
+    if (!e->unrated) continue;
+    k++;
     p += strcspn(p, "0123456789"); /* the next number, one per line */
     double v = *p ? strtod(p, (char **)&p) : 0;
     e->unrated = 0; /* answered or not: a memory is asked about once */
-    if (v < 1 || v > 10) continue; /* no usable rating: the fixed importance stays */
-    agent_memory_rate(a, e->msg->seq, v);
+    if (err || e->rated) continue;
+    agent_memory_rate(a, e->msg->seq, v >= 1 && v <= 10 ? v : e->importance);
     cJSON *pair = cJSON_CreateArray();
     cJSON_AddItemToArray(pair, cJSON_CreateNumber((double)e->msg->seq));
     cJSON_AddItemToArray(pair, cJSON_CreateNumber(e->importance));
@@ -81,6 +96,7 @@ int agent__rate_begin(agent *a) {
   llm_callbacks cb = {NULL, rate_done};
   if (!rc) rc = llm_call_start(a->llm, &req, &cb, a, &a->call);
   ag_buf_free(&b);
+  a->rating = rc ? 0 : n;
   if (rc) {
     a->call = NULL;
     for (size_t k = 0; k < n; k++) a->stream.e[pos[k]].unrated = 0; /* not asked again: the fixed importance stays */

@@ -66,6 +66,7 @@ typedef struct mem_entry {
   uint64_t *sources;   /* a reflection's insight: the seqs of the memories it came from (owned), or NULL */
   size_t n_sources;
   unsigned char unrated; /* importance "llm": the rating call has not answered for it yet */
+  unsigned char rated;   /* a rating is set: the first one wins, here and on every copy (agent_memory_rate) */
   unsigned char note;    /* a note (msg->seq 0), kept here so that a scan never reads the message */
   unsigned char unembedded; /* a hosted embedder has not answered for it yet: its vector is zeros */
 } mem_entry;

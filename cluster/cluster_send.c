@@ -6,6 +6,7 @@
 #include "world/events.h"
 
 #include <cjson/cJSON.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,17 @@ int cluster__turn_end(void *ctx, const char *agent_id, uint64_t trigger, size_t 
   return cluster__send_record(c, &rec, key);
 }
 
+/* A note's de-duplication id: the note itself (its agent, its time, a digest of its text), not who
+ * made it, so that the same note of a turn run again on the host that took the agent over is dropped by
+ * JetStream as a duplicate; every copy also holds one note per identity (agent_memory_note). */
+static void cl_note_key(const wire_record *rec, char *key, size_t size) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (!EVP_Digest(rec->text, strlen(rec->text), md, &n, EVP_sha256(), NULL) || n < 8) memset(md, 0, 8);
+  snprintf(key, size, "n%s.%lld.%02x%02x%02x%02x%02x%02x%02x%02x", rec->agent, (long long)rec->ts_ms, md[0], md[1],
+           md[2], md[3], md[4], md[5], md[6], md[7]);
+}
+
 /* A memory step of an agent answered here (a remember result, a reflection, a model's summary, the ratings
  * of importance "llm") goes to the
  * stream, so that every copy of the chat stores it and every process's agent has it: the one that takes
@@ -116,8 +128,9 @@ static int cl_report_memory(cluster *c, const world_event *ev) {
   snprintf(rec.chat, sizeof rec.chat, "%s", c->chat);
   snprintf(rec.agent, sizeof rec.agent, "%s", agent);
   snprintf(rec.origin, sizeof rec.origin, "%s", control_host_id(c->ctl));
-  char key[WIRE_ID_MAX + 32];
-  snprintf(key, sizeof key, "m%s.%llu", rec.origin, (unsigned long long)++c->n_events);
+  char key[WIRE_ID_MAX + 64];
+  if (note && rec.text) cl_note_key(&rec, key, sizeof key);
+  else snprintf(key, sizeof key, "m%s.%llu", rec.origin, (unsigned long long)++c->n_events);
   /* A result without a note is not one (no such remember result is made): nothing to send. Anything else
    * that cannot be sent (a field out of range) is said, never fatal. */
   if (rec.text && cluster__send_record(c, &rec, key))

@@ -13,6 +13,7 @@
 #include "support/proc.h"
 #include "support/suite.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -67,18 +68,22 @@ static void rules(void) {
   for (size_t i = 0; i < sizeof r / sizeof *r; i++) CHECK_INT(llm_server_rule(g_srv, r[i][0], r[i][1]), 0);
 }
 
-/* The recorded request bodies that contain all of want (NULL-terminated), and whether any is there. */
-static int request_with(const char *const *want) {
-  int found = 0;
-  for (size_t i = 0; i < llm_server_request_count(g_srv) && !found; i++) {
+/* How many recorded requests contain all of want. */
+static size_t requests_with(const char *const *want) {
+  size_t n = 0;
+  for (size_t i = 0; i < llm_server_request_count(g_srv); i++) {
     llm_server_request q;
     if (llm_server_request_get(g_srv, i, &q)) continue;
-    found = 1;
-    for (const char *const *w = want; *w && found; w++) found = q.body && strstr(q.body, *w) != NULL;
+    int all = 1;
+    for (const char *const *w = want; *w && all; w++) all = q.body && strstr(q.body, *w) != NULL;
+    n += all;
     llm_server_request_free(&q);
   }
-  return found;
+  return n;
 }
+
+/* Whether a recorded request contains all of want. */
+static int request_with(const char *const *want) { return requests_with(want) > 0; }
 
 /* `agora memory` of both agents and the chat's summaries and reflections in db, as parity lines. */
 static int copy_lines(const char *db, parity_chat *c) {
@@ -138,4 +143,53 @@ static void takeover_remembers(void) {
   nats_node_stop(&one.node, SIGTERM);
 }
 
-SUITE_RUN((UNIT(takeover_remembers)), .tmp = &nats_ring_tmp, .srv = &g_srv, .no_sigpipe = 1)
+static int stalled(void *arg) { return llm_server_stalls(arg) >= 1; }
+
+/* How many of agent m0's memories in db's chat are NOTE, by `agora memory --json`. */
+static size_t notes_in(const char *db) {
+  parity_chat c = {0};
+  size_t n = 0;
+  if (!parity_memory_add(db, "m0", &c))
+    for (size_t i = 0; i < c.n; i++) n += strstr(c.lines[i].text, NOTE) != NULL;
+  parity_chat_free(&c);
+  return n;
+}
+
+/* A turn run twice (docs/distributed.md "Memory across hosts"): h1 asks m0's model to rate the message
+ * (it answers with no number: the fixed importance stays), runs remember, and is SIGKILLed while it waits
+ * for the model's answer after the tool. h2 takes m0 over and runs the turn again: it does not ask about
+ * the message again (h1's rating, the fixed importance, came with the stream), and its remember of the
+ * same note leaves one note on every copy. Before, h2 asked a second time, and both copies held the note
+ * twice. */
+static void rerun_keeps_one_note(void) {
+  nats_ring_one one;
+  if (nats_ring_one_node("rerun", &one)) return;
+  llm_server_reset(g_srv);
+  CHECK_INT(llm_server_rule(g_srv, "likely poignancy", "reply=\"no idea\""), 0);
+  CHECK_INT(llm_server_rule(g_srv, "the bridge is closed until spring",
+                            "tool=remember args=\"{\\\"text\\\": \\\"" NOTE "\\\", \\\"importance\\\": 9}\" "
+                            "after_tool=\"@m1 write: bridge closed.\" after_tool_stall=1"), 0);
+  const char *world = keep_world("keep3.json", "[{\"from\": \"human\", \"text\": \"@m0 the bridge is closed until spring\"}]");
+  char path[4096], db[4096];
+  snprintf(path, sizeof path, "%s", world ? world : "");
+  snprintf(db, sizeof db, "%s", nats_ring_path("rerun.db"));
+  pid_t h1 = nats_ring_start_host(path, one.url, "r1", "m0,m1");
+  CHECK(nats_ring_await_leases(one.url, "keep", "m", 2, 1));
+  pid_t h2 = nats_ring_start_host(path, one.url, "r2", NULL);
+  CHECK(file_wait_for(nats_ring_path("r2.err"), "agora: hosting world", 30000));
+  const char *run[] = {"run", path, "--nats", one.url, "--db", db, NULL};
+  pid_t pub = proc_spawn(run, -1, nats_ring_path("rerun.out"), nats_ring_path("rerun.err"), NULL);
+  /* h1 rated, remembered and waits for the model's answer after the tool: it dies there */
+  CHECK(wait_until(stalled, g_srv, 30000));
+  CHECK_INT(agora_stop(h1, SIGKILL), 128 + SIGKILL);
+  CHECK(file_wait_for(nats_ring_path("r2.err"), "holding m0, m1", 30000));
+  CHECK_INT(agora_wait(pub, 60000), 0);
+  CHECK_INT(requests_with((const char *[]){"likely poignancy", NULL}), 1);
+  CHECK_INT(requests_with((const char *[]){"the bridge is closed until spring", "\"tools\"", NULL}) >= 2, 1);
+  CHECK_INT(agora_stop(h2, SIGTERM), 0);
+  CHECK_INT(notes_in(db), 1);
+  CHECK_INT(notes_in(nats_ring_path("r2.db")), 1);
+  nats_node_stop(&one.node, SIGTERM);
+}
+
+SUITE_RUN((UNIT(takeover_remembers), UNIT(rerun_keeps_one_note)), .tmp = &nats_ring_tmp, .srv = &g_srv, .no_sigpipe = 1)

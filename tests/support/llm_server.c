@@ -85,6 +85,10 @@ static void respond_plan(llm_server *s, plan *p, const req_info *ri, ag_buf *key
     }
     p->echo = 0;
     lsrv_set_str(&p->reply, p->after_tool);
+    if (p->after_tool_stall > 0) { /* counted apart from the plan's other requests */
+      ag_buf_appends(key, "|after_tool");
+      if (respond_seen(s, ag_buf_str(key)) <= p->after_tool_stall) p->stall = ri->stream ? 1 : 0;
+    }
   }
 }
 

@@ -64,6 +64,8 @@
  *   after_tool=TEXT     when the request's last message is a tool result (OpenAI/Ollama role "tool",
  *                       an Anthropic tool_result block, a Gemini functionResponse part): reply TEXT
  *                       and make no calls, so an agent's call-then-answer loop ends
+ *   after_tool_stall=N  the first N of those requests (of this plan) stall as stall=1 does instead: a turn
+ *                       held after its tool ran (a host killed there, its tool's effect already out)
  *   body=sse_garbage    HTTP 200 with event-stream (Ollama: NDJSON) framing around nothing usable:
  *                       comments, unknown fields, data that is not JSON or of the wrong shape, bad UTF-8
  * HOSTILE PEERS (each in both modes unless said):

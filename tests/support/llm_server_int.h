@@ -105,6 +105,7 @@ typedef struct plan {
   char *tool[SRV_MAX_CALLS], *args[SRV_MAX_CALLS]; /* tool calls in the reply */
   long args_chunk;  /* streamed argument pieces of this many bytes (OpenAI, Anthropic) */
   char *after_tool; /* the reply, with no calls, to a request whose last message is a tool result */
+  long after_tool_stall; /* the first N such requests of the plan stall instead */
   /* Hostile peers: see the header. */
   int endless, redirect;
   long drip, pad_headers, gzip;

@@ -72,6 +72,7 @@ static int plan_set(plan *p, const char *k, const char *v) {
   else if (call_slot(k, "args") >= 0) lsrv_set_str(&p->args[call_slot(k, "args")], v);
   else if (!strcmp(k, "args_chunk")) p->args_chunk = n;
   else if (!strcmp(k, "after_tool")) lsrv_set_str(&p->after_tool, v);
+  else if (!strcmp(k, "after_tool_stall")) p->after_tool_stall = n;
   else if (!strcmp(k, "endless")) p->endless = (int)n;
   else if (!strcmp(k, "drip")) p->drip = n;
   else if (!strcmp(k, "redirect")) p->redirect = (int)n;
