@@ -36,7 +36,7 @@ def make(kw: Dict[str, Any], on_event: Any) -> Tuple[_lib.Options, List[Any]]:
     given = [k for k, (_, default) in _NEWER.items() if kw[k] != default and not (k == "allow_key_to" and not kw[k])]
     api = max([_NEWER[k][0] for k in given], default=1)
     if api > 1:
-        _need(api, f"World.open({', '.join(k + '=' for k in given)})")
+        _need(api, f"World.open({', '.join(k + '=' for k in given if _NEWER[k][0] == api)})")
     keep: List[Any] = [on_event]
     env, n_env = _strings(kw["allow_env"], keep)
     key_to, n_key_to = _strings(kw["allow_key_to"] or (), keep)
