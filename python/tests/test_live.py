@@ -286,6 +286,14 @@ def test_an_open_callback_that_raises_is_raised(relay):
         with pytest.raises(ValueError, match="boom"):
             list(w.run())
         assert w.say("@bob still")[0]["sender"] == "bob"  # usable
+    # what opening produces reaches on_event (an MCP server that cannot start), and so does its exception
+    bad = dict(json.loads(relay), mcp_servers={"bad": {"command": "/nonexistent/x"}})
+    seen = []
+    with agora.World.open(json.dumps(bad), save=False, on_event=seen.append):
+        assert [(e["event"], e["server"]) for e in seen] == [("mcp-error", "bad")]
+    raised.clear()
+    with pytest.raises(ValueError, match="boom"):
+        agora.World.open(json.dumps(bad), save=False, on_event=boom)
 
 
 def test_run_until_interrupt_until_interrupt_timeout_or_ctrl_c(relay):
