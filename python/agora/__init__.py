@@ -16,6 +16,7 @@ interpreter: a bad world file, a closed world, a raising callback and Ctrl-C all
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import json
 import signal
@@ -243,15 +244,11 @@ class World(_Handle):
         _need(5, "World.run_until_interrupt")
         h = self._h()
         end = None if timeout is None else time.monotonic() + timeout
-        interrupted: List[int] = []
-        old = _sigint_take(lambda *_: interrupted.append(1))  # as run_script: the tick sees Ctrl-C
 
-        def tick(_w: int, _ctx: int) -> None:
+        def tick(_noted: List[int]) -> None:
             lib.agora_interrupt(h)
-        cb = _lib.TICK_FN(tick)
         self._stop = False
-        try:
-            _check(lib.agora_tick(h, _SLICE_MS, cb, None))
+        with self._ticking(tick) as interrupted:
             while not self._stop and (end is None or time.monotonic() < end):
                 rc = lib.agora_run_until_interrupt(h)
                 if interrupted:
@@ -259,13 +256,6 @@ class World(_Handle):
                 yield from self._take()
                 self._raise_callback_error()
                 _check(rc)
-        except KeyboardInterrupt:
-            self._interrupted()
-            raise
-        finally:
-            _sigint_take(old)
-            if self._w:
-                lib.agora_tick(self._w, 0, _lib.TICK_FN(), None)
 
     def failed_calls(self) -> int:
         """The LLM calls that failed after their retries since the open (each an llm-error event; API 3)."""
@@ -400,33 +390,43 @@ class World(_Handle):
         KeyboardInterrupt, the world usable (libagora API 4)."""
         _need(4, "World.run_script")
         h = self._h()
-        interrupted: List[int] = []
-        # Python runs a signal's handler when the next Python frame starts, which during a step is the tick's
-        # (a KeyboardInterrupt there could only be printed by ctypes): so SIGINT is taken over for the
-        # script, its handler notes it, and the tick cancels the step.
-        old = _sigint_take(lambda *_: interrupted.append(1))
 
-        def tick(_w: int, _ctx: int) -> None:
-            if interrupted:
+        def tick(noted: List[int]) -> None:
+            if noted:
                 lib.agora_cancel(h)
-
-        def unless_interrupted(rc: int) -> int:
-            if interrupted:
-                raise KeyboardInterrupt
-            return rc
-        cb = _lib.TICK_FN(tick)
-        try:
-            _check(lib.agora_tick(h, _SLICE_MS, cb, None))
+        with self._ticking(tick) as interrupted:
+            def unless_interrupted(rc: int) -> int:
+                if interrupted:
+                    raise KeyboardInterrupt
+                return rc
             for i in range(lib.agora_script_steps(h)):
                 if (yield from self._drive(lambda i=i: unless_interrupted(lib.agora_script_step(h, i)))):
                     return
             yield from self._drive(lambda: unless_interrupted(lib.agora_script_finish(h)))
+
+    @contextlib.contextmanager
+    def _ticking(self, tick: Callable[[List[int]], None]) -> Iterator[List[int]]:
+        """Around a call that blocks in libagora: tick(noted) every slice on the world's loop, and SIGINT
+        only noted in the list it gets (and the block yields). Python runs a signal's handler when the next
+        Python frame starts, which during a blocking call is the tick's, where a KeyboardInterrupt could
+        only be printed by ctypes: so the handler notes it, the tick stops the call, and the block raises.
+        A KeyboardInterrupt from the block cancels the turns (the world stays usable)."""
+        h = self._h()
+        noted: List[int] = []
+        old = _sigint_take(lambda *_: noted.append(1))
+
+        def on_tick(_w: int, _ctx: int) -> None:
+            tick(noted)
+        cb = _lib.TICK_FN(on_tick)
+        try:
+            _check(lib.agora_tick(h, _SLICE_MS, cb, None))
+            yield noted
         except KeyboardInterrupt:
             self._interrupted()
             raise
         finally:
             _sigint_take(old)
-            if self._w:  # a tick keeps the loop from ever being quiet: only while the script runs
+            if self._w:  # a tick keeps the loop from ever being quiet: only during the call
                 lib.agora_tick(self._w, 0, _lib.TICK_FN(), None)
 
     def tools(self) -> Event:

@@ -70,9 +70,14 @@ class _Handle:
             pass
 
     def _json_out(self, fn: Callable[..., int], *args: Any) -> Any:
-        ptr = ctypes.c_void_p()
-        _check(fn(self._h(), *args, ctypes.byref(ptr)))
-        return json.loads(_lib.take_string(ptr))
+        return _json_call(fn, self._h(), *args)
+
+
+def _json_call(fn: Callable[..., int], *args: Any) -> Any:
+    """fn(*args, &json) checked, and the JSON it handed back parsed (and released)."""
+    ptr = ctypes.c_void_p()
+    _check(fn(*args, ctypes.byref(ptr)))
+    return json.loads(_lib.take_string(ptr))
 
 
 def _need(api: int, what: str) -> None:

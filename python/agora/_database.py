@@ -7,13 +7,14 @@ import json
 from typing import Any, Callable, List, Optional, Union
 
 from . import _lib
-from ._base import AgoraError, Event, _b, _check, _Handle, _need
+from ._base import AgoraError, Event, _b, _check, _Handle, _json_call, _need
 from ._lib import lib
 
 
 class Database(_Handle):
-    """A database's chats with no world opened: no agent, no loop, nothing started, no chat taken
-    (what `agora chats` does). Chats are named by id or unique prefix, worlds by id or name.
+    """A database's chats and worlds with no world opened: no agent, no loop, nothing started, no chat
+    taken (what `agora chats` and `agora worlds` do). Chats are named by id or unique prefix, worlds by
+    id or name.
 
     with agora.Database.open("./db", read_only=True) as db:
         rows = db.chats()                      # every world's, most recently updated first
@@ -127,9 +128,7 @@ def cache_stats(db: Optional[str] = None, cache_dir: Optional[str] = None) -> Ev
     ISO 8601 or None. The cache is cache_dir, else llm-cache in db (None: the default database
     directory), created when missing and opened for the call only (libagora API 4)."""
     _need(4, "agora.cache_stats")
-    ptr = ctypes.c_void_p()
-    _check(lib.agora_cache_stats(_path(db), _path(cache_dir), ctypes.byref(ptr)))
-    return json.loads(_lib.take_string(ptr))
+    return _json_call(lib.agora_cache_stats, _path(db), _path(cache_dir))
 
 
 def cache_clear(db: Optional[str] = None, cache_dir: Optional[str] = None, before_ms: Optional[int] = None) -> int:
@@ -151,6 +150,4 @@ def snapshot_transcript(snapshot: Union[Event, str], source: Optional[str] = Non
     source names it in errors; INVALID naming the field, VERSION for a newer format (libagora API 4)."""
     _need(4, "agora.snapshot_transcript")
     text = snapshot if isinstance(snapshot, str) else json.dumps(snapshot)
-    ptr = ctypes.c_void_p()
-    _check(lib.agora_snapshot_transcript(_b(text), _b(source), ctypes.byref(ptr)))
-    return json.loads(_lib.take_string(ptr))
+    return _json_call(lib.agora_snapshot_transcript, _b(text), _b(source))
