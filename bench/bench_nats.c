@@ -49,7 +49,7 @@ static world *make_world(struct event_base *base, const char *json, int nats, cl
   world_spec_free(&spec);
   bus_subscribe(world_bus(w), BUS_MESSAGE, BUS_PHASE_OUTPUT, on_msg, cnt, NULL);
   if (nats) {
-    cluster_opts o = {url, NULL, NULL, 1, 3000, NULL, 0};
+    cluster_opts o = {.url = url, .replicas = 1, .lease_ms = 3000};
     if (cluster_open(w, &o, cl, &em) || cluster_wait_ready(*cl, 30000, &em) || cluster_use_chat(*cl, NULL)) {
       fprintf(stderr, "nats: %s\n", em.text);
       exit(1);

@@ -46,7 +46,7 @@ int cluster_record_title(cluster *c, const char *chat, const char *title, int64_
 int cluster_record_delete(cluster *c, const char *chat);
 /* fn(ud, line) receives what a person running this process should read (a record refused, seqs the
  * stream no longer holds, the agents a host holds, the agents a publisher waits for that have no host);
- * without it, lines go to stderr. ud borrowed. */
+ * without it, lines go to stderr (nowhere with cluster_opts.quiet). ud borrowed. */
 void cluster_on_notice(cluster *c, void (*fn)(void *ud, const char *line), void *ud);
 /* The chat being delivered (NULL before any). */
 const char *cluster_chat(const cluster *c);

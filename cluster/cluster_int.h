@@ -68,7 +68,8 @@ struct cluster {
 /* 1 when id is in s; adds id to s (0 out of memory). */
 int cluster__idset_has(const idset *s, const char *id);
 int cluster__idset_add(idset *s, const char *id);
-/* A line for the person running this process (stderr unless cluster_on_notice says otherwise). */
+/* A line for the person running this process (stderr unless cluster_on_notice says otherwise, or nowhere
+ * with cluster_opts.quiet). */
 void cluster__notice(cluster *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cluster__held_cmp(const void *a, const void *b);
 held *cluster__held_find(const cluster *c, const char *id);

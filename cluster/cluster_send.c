@@ -34,7 +34,7 @@ void cluster__notice(cluster *c, const char *fmt, ...) {
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
   if (c->on_notice) c->on_notice(c->on_notice_ud, line);
-  else fprintf(stderr, "agora: %s\n", line);
+  else if (!c->o.quiet) fprintf(stderr, "agora: %s\n", line);
 }
 
 int cluster__held_cmp(const void *a, const void *b) { return strcmp(((const held *)a)->id, ((const held *)b)->id); }

@@ -18,6 +18,8 @@ typedef struct cluster_opts {
   long lease_ms;       /* an agent's lease lives this long without a heartbeat */
   const char *agents;  /* host: only these agent ids or names (comma separated), or NULL: a fair share */
   int hosting;         /* 1: runs agents (host); 0: publishes and watches (run --nats) */
+  int quiet;           /* notices are dropped, not printed, unless cluster_on_notice takes them (the library
+                          without AGORA_NOTES, which never prints: docs/library.md) */
 } cluster_opts;
 
 /* Connects with o's settings and the environment (AGORA_NATS_TOKEN, or AGORA_NATS_USER with

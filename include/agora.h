@@ -107,7 +107,8 @@ typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
 #define AGORA_STREAM 0x10       /* report streamed text as llm-chunk events */
 #define AGORA_AUTO_APPROVE 0x20 /* approve every tool call declared "approve": true without asking */
 #define AGORA_NOTES 0x40        /* API 3: the notes meant for a person (a held chat passed over, a stored world
-                                   replaced by its file, MCP servers not started, a withheld API key) go to
+                                   replaced by its file, MCP servers not started, a withheld API key, a world
+                                   on NATS's notices: a record refused, the agents a host holds) go to
                                    stderr, as the agora command prints them; without it nothing is printed */
 #define AGORA_OPTIONS_3 0x80    /* API 3: opts has the fields marked "API 3" below (see the growth rule) */
 #define AGORA_OPTIONS_4 0x100   /* API 4: opts has the fields marked "API 4" below */

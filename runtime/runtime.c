@@ -202,6 +202,7 @@ static int join_nats(runtime *rt, const rt_opts *o, ag_errmsg *em) {
   if (!n.replicas) n.replicas = 1;
   if (!n.lease_ms) n.lease_ms = 3000;
   n.hosting = o->nats_role == RT_NATS_HOST;
+  n.quiet = o->quiet;
   if (o->nats_role == RT_NATS_PUBLISH) return join_publish(rt, o, &n, em);
   if (o->nats_role == RT_NATS_VIEW)
     return rt_nats_join_open(rt->w, rt->st, rt->cs, &n, o->on_stream_chat, o->on_bus_ud, &rt->nj, em);

@@ -1,11 +1,14 @@
 /* libagora prints nothing of its own unless the program opens with AGORA_NOTES (docs/library.md): the
  * runtime's notes for a person at a terminal (a stored world of the same name replaced, a stored world's
- * withheld key) stay off stderr without it, and reach it, naming the program, with it. Linked against
- * libagora.so, nothing internal included. */
+ * withheld key, a world on NATS's cluster notices) stay off stderr without it, and reach it, naming the
+ * program, with it. Linked against libagora.so, nothing internal included. */
 #include "agora.h"
+#include "support/nats_peer.h"
+#include "support/nats_proc.h"
 #include "support/unit.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +110,50 @@ static void notes_on_stderr(void) {
   free(db);
 }
 
+/* Opens the world "libnotes" on the NATS server at url as a publisher with flags, stderr caught in a file:
+ * the open catches up with the world's stream, so a record there that is not Agora's is refused (a cluster
+ * notice) before it returns. What went to stderr (caller frees). */
+static char *stderr_of_nats_open(const char *dir, const char *url, unsigned flags) {
+  caught c;
+  caught_start(&c, dir);
+  agora_world *w = NULL;
+  agora_options o = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_NO_SAVE | flags, .nats_url = url};
+  int rc = agora_world_open("{\"name\": \"libnotes\", \"agents\": [{\"name\": \"a\", \"replies\": [\"x\"]}]}",
+                            NULL, &o, &w);
+  agora_world_close(w);
+  char *err = caught_end(&c);
+  if (rc) fprintf(stderr, "%s\n", agora_errmsg());
+  CHECK_INT(rc, AGORA_OK);
+  return err;
+}
+
+/* A world on NATS (a loopback nats-server): the cluster's notices follow the rule too, off stderr
+ * without AGORA_NOTES (they once went there always), on it with. */
+static void cluster_notices_only_when_asked(void) {
+  char *dir = unit_tmpdir();
+  nats_node node;
+  if (!nats_available() || nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server is not installed or did not start");
+    free(dir);
+    return;
+  }
+  const char *url = nats_url(&node, 0, 1);
+  free(stderr_of_nats_open(dir, url, 0)); /* makes the world's stream */
+  CHECK_INT(nats_peer_publish(&(nats_peer_msg){.url = url, .subject = "agora.libnotes.c1.msg", .data = "not a record"}),
+            0);
+  char *err = stderr_of_nats_open(dir, url, 0);
+  CHECK_STR(err, "");
+  free(err);
+  err = stderr_of_nats_open(dir, url, AGORA_NOTES);
+  CHECK_HAS(err, "agora: NATS: record seq 1 on agora.libnotes.c1.msg refused");
+  free(err);
+  nats_node_stop(&node, SIGTERM);
+  unit_rmrf(dir);
+  free(dir);
+}
+
 int main(int argc, char **argv) {
-  static const unit_test tests[] = {UNIT(never_prints), UNIT(notes_on_stderr), UNIT(stored_key_note_only_when_asked)};
+  static const unit_test tests[] = {UNIT(never_prints), UNIT(notes_on_stderr), UNIT(stored_key_note_only_when_asked),
+                                    UNIT(cluster_notices_only_when_asked)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

@@ -25,7 +25,7 @@ static world *joined_world(struct event_base *base, const char *url, const char 
   if (world_spec_parse(json, strlen(json), "queue", &spec, &em)) return NULL;
   int rc = world_new(base, &spec, &w, &em);
   world_spec_free(&spec);
-  cluster_opts o = {url, NULL, NULL, 1, 3000, NULL, 0};
+  cluster_opts o = {.url = url, .replicas = 1, .lease_ms = 3000};
   if (!rc) rc = cluster_open(w, &o, cl, &em);
   if (!rc && wait) rc = cluster_wait_ready(*cl, 30000, &em);
   if (rc) fprintf(stderr, "joined_world: %s\n", em.text);

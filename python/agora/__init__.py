@@ -16,60 +16,33 @@ interpreter: a bad world file, a closed world, a raising callback and Ctrl-C all
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import json
 import signal
 import threading
 import time
-from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List, Optional, TypeVar, Union
+from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List, Optional, Union
 
 from . import _lib
+from ._base import AgoraError, Event, _b, _check, _Handle, _need
+from ._database import Database, cache_clear, cache_stats, snapshot_transcript
+from . import _options
 from ._lib import lib
 
-__all__ = ["World", "Database", "AgoraError", "version", "API_VERSION"]
+__all__ = ["World", "Database", "AgoraError", "version", "API_VERSION", "cache_stats", "cache_clear",
+           "snapshot_transcript"]
 __version__ = "0.1.0"
 API_VERSION = _lib.API_VERSION
 _API = lib.agora_api_version()  # the loaded library's
-
-Event = Dict[str, Any]
-
-_CODE_NAMES = {
-    _lib.ERR_NOMEM: "NOMEM", _lib.ERR_INVALID: "INVALID", _lib.ERR_IO: "IO", _lib.ERR_STORAGE: "STORAGE",
-    _lib.ERR_LLM: "LLM", _lib.ERR_NOT_FOUND: "NOT_FOUND", _lib.ERR_TOO_BIG: "TOO_BIG", _lib.ERR_EXISTS: "EXISTS",
-    _lib.ERR_VERSION: "VERSION", _lib.ERR_CANCELLED: "CANCELLED", _lib.ERR_STATE: "STATE",
-}
 
 _BUFFER_BYTES = 256 << 20  # the pull buffer between two takes (one slice of the loop)
 _SLICE_MS = 50             # the loop runs in slices so that Ctrl-C is seen within one
 
 
-class AgoraError(Exception):
-    """An error from libagora: message (what went wrong, naming the file, field or chat) and code
-    (AGORA_ERR_*, negative; name is its short name, e.g. "INVALID")."""
-
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
-        self.name = _CODE_NAMES.get(code, str(code))
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"{self.message} ({self.name})"
-
-
 def version() -> str:
     """The loaded libagora's version ("0.1.0")."""
     return lib.agora_version().decode()
-
-
-def _check(rc: int) -> int:
-    if rc < 0:
-        raise AgoraError(rc, lib.agora_errmsg().decode("utf-8", "replace") or lib.agora_strerror(rc).decode())
-    return rc
-
-
-def _b(s: Optional[str]) -> Optional[bytes]:
-    return None if s is None else s.encode("utf-8")
 
 
 def _parse_lines(data: bytes) -> List[Event]:
@@ -80,44 +53,6 @@ def _parse_lines(data: bytes) -> List[Event]:
         return []
     return json.loads("[" + data[:-1].replace(b"\n", b",").decode("utf-8") + "]")
 
-
-_H = TypeVar("_H", bound="_Handle")
-
-
-class _Handle:
-    """What World and Database share: a with block closes, and so does the garbage collector; JSON a
-    call hands back is parsed."""
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-    def _h(self) -> ctypes.c_void_p:
-        raise NotImplementedError
-
-    def __enter__(self: _H) -> _H:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def _json_out(self, fn: Callable[..., int], *args: Any) -> Any:
-        ptr = ctypes.c_void_p()
-        _check(fn(self._h(), *args, ctypes.byref(ptr)))
-        return json.loads(_lib.take_string(ptr))
-
-
-
-def _need(api: int, what: str) -> None:
-    """AgoraError (ERR_STATE) when the libagora loaded is older than API version api."""
-    if lib.agora_api_version() < api:
-        raise AgoraError(_lib.ERR_STATE, f"{what} needs libagora API {api}; {lib.agora_version().decode()} has "
-                                         f"{lib.agora_api_version()}")
 
 def _sigint_take(handler: Any) -> Any:
     """Installs handler for SIGINT and returns the one before; nothing off the main thread (only it
@@ -138,23 +73,36 @@ class World(_Handle):
     Make one with World.open(...); close it with close() or a with block. A World is used from one
     thread at a time; callbacks run inside run(), say() and the other calls that run the loop."""
 
-    def __init__(self, handle: ctypes.c_void_p):
-        self._w: Optional[ctypes.c_void_p] = handle
+    def __init__(self, handle: Optional[ctypes.c_void_p] = None):
+        self._w: Optional[ctypes.c_void_p] = None
         self._subs: Dict[int, Any] = {}      # subscription -> its ctypes callback (kept alive)
+        self._keep: List[Any] = []           # what the open's options point to (on_event) until close
         self._callback_error: Optional[BaseException] = None
         self._answered = 0
+        self._stop = False                   # interrupt(): run_until_interrupt ends
         # agora_events_take's out-arguments, made once: a take runs after every slice of the loop
         self._take_ptr, self._take_len = ctypes.c_void_p(), ctypes.c_size_t()
         self._take_args = (ctypes.byref(self._take_ptr), ctypes.byref(self._take_len))
+        if handle:
+            self._attach(handle)
+
+    def _attach(self, handle: ctypes.c_void_p) -> None:
+        self._w = handle
         _check(lib.agora_events_buffer(self._w, _BUFFER_BYTES))
 
     # ---- opening and closing ----
 
     @classmethod
-    def open(cls, world: str, db: Optional[str] = None, *, save: bool = True, new_chat: bool = False,
+    def open(cls, world: Optional[str], db: Optional[str] = None, *, save: bool = True, new_chat: bool = False,
              chat: Optional[str] = None, from_store: bool = False, model: Optional[str] = None,
              provider: Optional[str] = None, base_url: Optional[str] = None, allow_env: Iterable[str] = (),
-             stream: bool = False, auto_approve: bool = False, mcp: bool = True) -> "World":
+             stream: bool = False, auto_approve: bool = False, mcp: bool = True, notes: bool = False,
+             program: Optional[str] = None, allow_key_to: Iterable[str] = (), llm_cache: Optional[str] = None,
+             cache_db: Optional[str] = None, on_event: Optional[Callable[[Event], Any]] = None,
+             script: bool = False, clock: bool = True, nats_url: Optional[str] = None,
+             nats_creds: Optional[str] = None, nats_ca: Optional[str] = None, nats_replicas: int = 0,
+             tools_only: bool = False, host: bool = False, nats_agents: Union[str, Iterable[str], None] = None,
+             nats_lease_ms: int = 0) -> "World":
         """Opens a world: a world file's path, world JSON text ("{...}"), or a stored world's id or name.
 
         db: the database directory (None: the default one); save=False: no database at all.
@@ -162,18 +110,28 @@ class World(_Handle):
         current chat is continued. model/provider/base_url override every agent's. allow_env names
         environment variables agents may use as api_key_env. stream reports llm-chunk events.
         auto_approve approves every tool call that asks. mcp=False starts no MCP servers.
-        Raises AgoraError (code INVALID for a bad file, naming the field)."""
-        names = [n.encode() for n in allow_env]
-        arr = (ctypes.c_char_p * max(len(names), 1))(*names)
-        flags = ((0 if save else _lib.NO_SAVE) | (_lib.NEW_CHAT if new_chat else 0) |
-                 (_lib.FROM_STORE if from_store else 0) | (0 if mcp else _lib.NO_MCP) |
-                 (_lib.STREAM if stream else 0) | (_lib.AUTO_APPROVE if auto_approve else 0))
-        opts = _lib.Options(flags=flags, chat=_b(chat), model=_b(model), provider=_b(provider),
-                            base_url=_b(base_url), allow_env=arr, n_allow_env=len(names))
+        API 3: notes=True prints the notes for a person on stderr as `agora` does (and the cluster's on
+        NATS; else nothing is printed), program names the program in them; allow_key_to: base URLs a
+        stored world's agents may send their key to; llm_cache "off" | "use" | "replay" in cache_db;
+        on_event(event) is subscribed before the world starts, so it also sees what opening produces.
+        API 4: script=True refuses a stored world without a schedule (`agora run`); clock=False drives no
+        schedule (world may then be None with chat: the chat's world); nats_url (nats_creds, nats_ca,
+        nats_replicas) joins the world's stream on NATS as its publisher.
+        API 5: tools_only=True opens it only for tools(); host=True with nats_url answers for a share of
+        its agents (or nats_agents, names or ids) with leases of nats_lease_ms: run it with
+        run_until_interrupt(). A keyword of a newer API than the library's raises AgoraError (STATE).
+        Raises AgoraError (code INVALID for a bad file or option, naming the field)."""
+        kw = dict(locals())
+        w = cls()
+        opts, w._keep = _options.make(kw, w._trampoline(on_event) if on_event else None)
         handle = ctypes.c_void_p()
-        _check(lib.agora_world_open(_b(str(world)), _b(None if db is None else str(db)), ctypes.byref(opts),
-                                    ctypes.byref(handle)))
-        return cls(handle)
+        _check(lib.agora_world_open(None if world is None else _b(str(world)), _b(None if db is None else str(db)),
+                                    ctypes.byref(opts), ctypes.byref(handle)))
+        w._attach(handle)
+        if w._callback_error is not None:  # on_event raised while the world opened
+            w.close()
+            w._raise_callback_error()
+        return w
 
     def close(self) -> None:
         """Cancels the replies in flight, saves what was published, frees the world. Idempotent."""
@@ -181,6 +139,7 @@ class World(_Handle):
             w, self._w = self._w, None
             lib.agora_world_close(w)
             self._subs.clear()
+            self._keep.clear()
 
     @property
     def closed(self) -> bool:
@@ -273,6 +232,56 @@ class World(_Handle):
         """Cancels every reply in flight (a "cancelled" event names the agents); the world stays usable."""
         _check(lib.agora_cancel(self._h()))
 
+    def interrupt(self) -> None:
+        """Ends run_until_interrupt() (from a callback or its loop body) after the slice under way."""
+        self._stop = True
+
+    def run_until_interrupt(self, timeout: Optional[float] = None) -> Iterator[Event]:
+        """Runs the world's loop, quiet or not, yielding its events, until interrupt(), timeout seconds
+        or Ctrl-C (KeyboardInterrupt, the turns cancelled, the world usable): a host's life
+        (World.open(..., host=True, nats_url=...)). The loop runs in agora_run_until_interrupt, which a
+        tick every 50 ms stops to hand the events over (libagora API 5)."""
+        _need(5, "World.run_until_interrupt")
+        h = self._h()
+        end = None if timeout is None else time.monotonic() + timeout
+
+        def tick(_noted: List[int]) -> None:
+            lib.agora_interrupt(h)
+        self._stop = False
+        with self._ticking(tick) as interrupted:
+            while not self._stop and (end is None or time.monotonic() < end):
+                rc = lib.agora_run_until_interrupt(h)
+                if interrupted:
+                    raise KeyboardInterrupt
+                yield from self._take()
+                self._raise_callback_error()
+                _check(rc)
+
+    def failed_calls(self) -> int:
+        """The LLM calls that failed after their retries since the open (each an llm-error event; API 3)."""
+        _need(3, "World.failed_calls")
+        return int(lib.agora_failed_calls(self._h()))
+
+    def unsaved(self) -> int:
+        """Messages and thread steps of this session that could not be stored (0 without a database; API 3)."""
+        _need(3, "World.unsaved")
+        return int(lib.agora_unsaved(self._h()))
+
+    def budget_spent(self) -> Event:
+        """What the current chat has spent and whether the world's budget is spent (no new LLM call
+        starts then): {"spent": bool, "tokens": int, "usd": float} (API 3)."""
+        _need(3, "World.budget_spent")
+        tokens, usd = ctypes.c_int64(), ctypes.c_double()
+        spent = _check(lib.agora_budget_spent(self._h(), ctypes.byref(tokens), ctypes.byref(usd)))
+        return {"spent": bool(spent), "tokens": tokens.value, "usd": usd.value}
+
+    def clock_note(self) -> Optional[str]:
+        """A sentence for a person when the world's virtual clock has something scheduled that a program
+        which never moves the clock will not deliver, else None (API 3)."""
+        _need(3, "World.clock_note")
+        note = lib.agora_clock_note(self._h())
+        return note.decode() if note else None
+
     def thinking(self) -> int:
         """How many agents have an LLM call in flight now (libagora API version 3)."""
         _need(3, "World.thinking")
@@ -323,18 +332,24 @@ class World(_Handle):
     def subscribe(self, fn: Callable[[Event], Any]) -> int:
         """Calls fn(event) for every message and event from now on (from inside run() and friends).
         An exception fn raises stops the run and is raised from it. Returns an id for unsubscribe."""
-        def trampoline(ev: int, _ctx: int) -> None:
-            try:
-                fn(json.loads(lib.agora_event_json(ev)))
-            except BaseException as e:  # a callback must never unwind through C
-                if self._callback_error is None:
-                    self._callback_error = e
-                if self._w:
-                    lib.agora_interrupt(self._w)
-        cb = _lib.EVENT_FN(trampoline)
+        cb = self._trampoline(fn)
         sub = _check(lib.agora_subscribe(self._h(), cb, None))
         self._subs[sub] = cb
         return sub
+
+    def _trampoline(self, fn: Callable[[Event], Any]) -> Any:
+        """fn as a libagora event callback: an exception it raises is kept (raised by the run) and stops
+        the loop, since it must never unwind through C."""
+        def trampoline(ev: int, _ctx: int) -> None:
+            try:
+                fn(json.loads(lib.agora_event_json(ev)))
+            except BaseException as e:
+                if self._callback_error is None:
+                    self._callback_error = e
+                w = self._w or (lib.agora_event_world(ev) if _API >= 3 else None)  # None while it opens
+                if w:
+                    lib.agora_interrupt(w)
+        return _lib.EVENT_FN(trampoline)
 
     def unsubscribe(self, sub: int) -> None:
         _check(lib.agora_unsubscribe(self._h(), sub))
@@ -375,33 +390,43 @@ class World(_Handle):
         KeyboardInterrupt, the world usable (libagora API 4)."""
         _need(4, "World.run_script")
         h = self._h()
-        interrupted: List[int] = []
-        # Python runs a signal's handler when the next Python frame starts, which during a step is the tick's
-        # (a KeyboardInterrupt there could only be printed by ctypes): so SIGINT is taken over for the
-        # script, its handler notes it, and the tick cancels the step.
-        old = _sigint_take(lambda *_: interrupted.append(1))
 
-        def tick(_w: int, _ctx: int) -> None:
-            if interrupted:
+        def tick(noted: List[int]) -> None:
+            if noted:
                 lib.agora_cancel(h)
-
-        def unless_interrupted(rc: int) -> int:
-            if interrupted:
-                raise KeyboardInterrupt
-            return rc
-        cb = _lib.TICK_FN(tick)
-        try:
-            _check(lib.agora_tick(h, _SLICE_MS, cb, None))
+        with self._ticking(tick) as interrupted:
+            def unless_interrupted(rc: int) -> int:
+                if interrupted:
+                    raise KeyboardInterrupt
+                return rc
             for i in range(lib.agora_script_steps(h)):
                 if (yield from self._drive(lambda i=i: unless_interrupted(lib.agora_script_step(h, i)))):
                     return
             yield from self._drive(lambda: unless_interrupted(lib.agora_script_finish(h)))
+
+    @contextlib.contextmanager
+    def _ticking(self, tick: Callable[[List[int]], None]) -> Iterator[List[int]]:
+        """Around a call that blocks in libagora: tick(noted) every slice on the world's loop, and SIGINT
+        only noted in the list it gets (and the block yields). Python runs a signal's handler when the next
+        Python frame starts, which during a blocking call is the tick's, where a KeyboardInterrupt could
+        only be printed by ctypes: so the handler notes it, the tick stops the call, and the block raises.
+        A KeyboardInterrupt from the block cancels the turns (the world stays usable)."""
+        h = self._h()
+        noted: List[int] = []
+        old = _sigint_take(lambda *_: noted.append(1))
+
+        def on_tick(_w: int, _ctx: int) -> None:
+            tick(noted)
+        cb = _lib.TICK_FN(on_tick)
+        try:
+            _check(lib.agora_tick(h, _SLICE_MS, cb, None))
+            yield noted
         except KeyboardInterrupt:
             self._interrupted()
             raise
         finally:
             _sigint_take(old)
-            if self._w:  # a tick keeps the loop from ever being quiet: only while the script runs
+            if self._w:  # a tick keeps the loop from ever being quiet: only during the call
                 lib.agora_tick(self._w, 0, _lib.TICK_FN(), None)
 
     def tools(self) -> Event:
@@ -466,6 +491,41 @@ class World(_Handle):
 
     # ---- chats ----
 
+    def edit(self, text: str, seq: int = 0) -> int:
+        """Replaces human message seq (0: the last human one) of the current chat by text and sends it
+        again (what came after it goes; run() delivers the answers); returns the last message kept.
+        NOT_FOUND for no such message, INVALID when it is not the human's; STATE while an agent is
+        thinking or without a database (API 6)."""
+        _need(6, "World.edit")
+        kept = ctypes.c_uint64()
+        _check(lib.agora_chat_edit(self._h(), int(seq), _b(text), ctypes.byref(kept)))
+        return kept.value
+
+    def retry(self) -> int:
+        """Sends the current chat's last human message again (what came after it goes); returns the
+        last message kept (API 6)."""
+        _need(6, "World.retry")
+        kept = ctypes.c_uint64()
+        _check(lib.agora_chat_retry(self._h(), ctypes.byref(kept)))
+        return kept.value
+
+    def cut(self, seq: int) -> None:
+        """Takes message seq of the current chat and every one after it away, any sender's; nothing is
+        sent (NOT_FOUND for no such message; API 6)."""
+        _need(6, "World.cut")
+        _check(lib.agora_chat_cut(self._h(), int(seq)))
+
+    def forget(self, agent: str) -> None:
+        """Clears agent's (name or id) memory, turn count and saved context in the current chat (a
+        memory-cleared event; NOT_FOUND for an unknown agent; API 6)."""
+        _need(6, "World.forget")
+        _check(lib.agora_agent_forget(self._h(), _b(agent)))
+
+    def set_title(self, title: str) -> None:
+        """Renames the current chat (NOT_FOUND without one; API 6)."""
+        _need(6, "World.set_title")
+        _check(lib.agora_chat_title(self._h(), _b(title)))
+
     def chats(self) -> List[Event]:
         """This world's chats, most recently updated first (dicts: id, title, message_count, ...)."""
         return self._json_out(lib.agora_chats)
@@ -506,88 +566,3 @@ class World(_Handle):
     def load_chat(self, chat: str) -> None:
         """Makes a chat of this world current, its agents' memories restored."""
         _check(lib.agora_chat_load(self._h(), _b(chat)))
-
-
-class Database(_Handle):
-    """A database's chats with no world opened: no agent, no loop, nothing started, no chat taken
-    (what `agora chats` does). Chats are named by id or unique prefix, worlds by id or name.
-
-    with agora.Database.open("./db", read_only=True) as db:
-        rows = db.chats()                      # every world's, most recently updated first
-    Needs libagora API version 2 (AgoraError otherwise). A process opens a database directory once:
-    not as a Database and a World at the same time."""
-
-    def __init__(self, handle: ctypes.c_void_p):
-        self._db: Optional[ctypes.c_void_p] = handle
-
-    @classmethod
-    def open(cls, db: Optional[str] = None, *, read_only: bool = False) -> "Database":
-        """Opens the database in db (None: the default one), created when missing unless read_only;
-        read_only on a missing database raises AgoraError with code ERR_NOT_FOUND."""
-        _need(2, "agora.Database")
-        handle = ctypes.c_void_p()
-        _check(lib.agora_db_open(_b(None if db is None else str(db)), _lib.DB_READ if read_only else 0,
-                                 ctypes.byref(handle)))
-        return cls(handle)
-
-    def close(self) -> None:
-        if self._db:
-            db, self._db = self._db, None
-            lib.agora_db_close(db)
-
-    def _h(self) -> ctypes.c_void_p:
-        if not self._db:
-            raise AgoraError(_lib.ERR_STATE, "the database is closed")
-        return self._db
-
-    def _id_out(self, fn: Callable[..., int], *args: Any) -> str:
-        out = (ctypes.c_char * _lib.ID_MAX)()
-        _check(fn(self._h(), *args, out))
-        return out.value.decode()
-
-    def chats(self, world: Optional[str] = None) -> List[Event]:
-        """The chats of world (None: of every world), most recently updated first (dicts)."""
-        return self._json_out(lib.agora_db_chats, _b(world))
-
-    def export(self, chat: str) -> Event:
-        """A chat's snapshot document (what `agora chats export` writes)."""
-        return self._json_out(lib.agora_db_chat_export, _b(chat))
-
-    def import_snapshot(self, snapshot: Union[Event, str], source: Optional[str] = None) -> str:
-        """Imports a snapshot (a dict or JSON text) as a new chat; returns its id. source names it in errors."""
-        text = snapshot if isinstance(snapshot, str) else json.dumps(snapshot)
-        return self._id_out(lib.agora_db_chat_import, _b(text), _b(source))
-
-    def branch(self, chat: str, seq: int) -> str:
-        """A new chat with messages 1..seq of chat and the agents' state right after; returns its id."""
-        return self._id_out(lib.agora_db_chat_branch, _b(chat), seq)
-
-    def delete_chat(self, chat: str) -> Optional[str]:
-        """Deletes a chat; returns its world's current chat afterwards (None when none)."""
-        return self._id_out(lib.agora_db_chat_delete, _b(chat)) or None
-
-    def new_chat(self, world: Optional[str] = None) -> str:
-        """Makes a new chat current in world (None: the only one); returns its id."""
-        return self._id_out(lib.agora_db_chat_new, _b(world))
-
-    def _show(self, name: str, chat: str) -> Any:
-        _need(3, f"agora.Database.{name}")
-        fn = {"chat": lib.agora_db_chat_info, "transcript": lib.agora_db_transcript, "usage": lib.agora_db_usage,
-              "state": lib.agora_db_chat_state}[name]
-        return self._json_out(fn, _b(chat))
-
-    def chat(self, chat: str) -> Event:
-        """A chat's row, as chats() lists it (API version 3)."""
-        return self._show("chat", chat)
-
-    def transcript(self, chat: str) -> List[Event]:
-        """A chat's messages and thread steps in order, as World.transcript (API version 3)."""
-        return self._show("transcript", chat)
-
-    def usage(self, chat: str) -> List[Event]:
-        """A chat's token usage per agent, as World.usage (API version 3)."""
-        return self._show("usage", chat)
-
-    def state(self, chat: str) -> List[Event]:
-        """The context each agent saved in a chat: {"version", "updated_at", "data", "agent"} (API version 3)."""
-        return self._show("state", chat)

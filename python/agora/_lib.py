@@ -12,8 +12,9 @@ c_uint64 = ctypes.c_uint64
 c_long = ctypes.c_long
 
 API_VERSION = 6  # the newest API this package knows; it runs on API 1 without Database, on 2 without
-                 # Database.chat/transcript/usage/state, on 3 without the script, on 4 without World.tools,
-                 # on 5 without the changes and the clock: those calls raise AgoraError when made
+                 # Database.chat/transcript/usage/state and the run's counters, on 3 without the script, the
+                 # worlds, the cache and NATS, on 4 without World.tools and hosting, on 5 without the changes,
+                 # the chat's past and the clock: those calls raise AgoraError when made
 
 OK = 0
 ERR_NOMEM, ERR_INVALID, ERR_IO, ERR_STORAGE, ERR_LLM, ERR_NOT_FOUND = -1, -2, -3, -4, -5, -6
@@ -25,7 +26,15 @@ NO_SAVE, NEW_CHAT, FROM_STORE, NO_MCP, STREAM, AUTO_APPROVE = 0x01, 0x02, 0x04, 
 ID_MAX = 65
 
 
+NOTES, OPTIONS_3, OPTIONS_4, SCRIPT, NO_CLOCK = 0x40, 0x80, 0x100, 0x200, 0x400  # API 3 and 4
+OPTIONS_5, TOOLS, HOST = 0x800, 0x1000, 0x2000                                     # API 5
+
+EVENT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+TICK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+
+
 class Options(ctypes.Structure):
+    """agora_options; the fields of API N are read only with the flag OPTIONS_N (the growth rule)."""
     _fields_ = [
         ("flags", ctypes.c_uint),
         ("chat", c_char_p),
@@ -34,11 +43,23 @@ class Options(ctypes.Structure):
         ("base_url", c_char_p),
         ("allow_env", ctypes.POINTER(c_char_p)),
         ("n_allow_env", c_size_t),
+        # API 3
+        ("program", c_char_p),
+        ("allow_key_to", ctypes.POINTER(c_char_p)),
+        ("n_allow_key_to", c_size_t),
+        ("llm_cache", c_char_p),
+        ("cache_db", c_char_p),
+        ("on_event", EVENT_FN),
+        ("on_event_ctx", c_void_p),
+        # API 4
+        ("nats_url", c_char_p),
+        ("nats_creds", c_char_p),
+        ("nats_ca", c_char_p),
+        ("nats_replicas", c_int),
+        # API 5
+        ("nats_agents", c_char_p),
+        ("nats_lease_ms", c_long),
     ]
-
-
-EVENT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
-TICK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
 
 _SIGNATURES = {
     "agora_strerror": (c_char_p, [c_int]),
@@ -96,6 +117,11 @@ _SIGNATURES_3 = {
     "agora_db_chat_state": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
     "agora_thinking": (c_size_t, [c_void_p]),
     "agora_agent_thinking": (c_int, [c_void_p, c_char_p]),
+    "agora_failed_calls": (c_size_t, [c_void_p]),
+    "agora_unsaved": (c_size_t, [c_void_p]),
+    "agora_budget_spent": (c_int, [c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_double)]),
+    "agora_clock_note": (c_char_p, [c_void_p]),
+    "agora_event_world": (c_void_p, [c_void_p]),
 }
 DB_READ = 0x01
 _SIGNATURES_4 = {
@@ -103,9 +129,16 @@ _SIGNATURES_4 = {
     "agora_script_step": (c_int, [c_void_p, c_size_t]),
     "agora_script_finish": (c_int, [c_void_p]),
     "agora_tick": (c_int, [c_void_p, c_long, TICK_FN, c_void_p]),
+    "agora_snapshot_transcript": (c_int, [c_char_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_db_worlds": (c_int, [c_void_p, ctypes.POINTER(c_void_p)]),
+    "agora_db_world": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_db_world_delete": (c_int, [c_void_p, c_char_p, ctypes.c_char * ID_MAX, ctypes.POINTER(c_size_t)]),
+    "agora_cache_stats": (c_int, [c_char_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_cache_clear": (c_int, [c_char_p, c_char_p, ctypes.c_int64, ctypes.POINTER(c_size_t)]),
 }
 _SIGNATURES_5 = {
     "agora_world_tools": (c_int, [c_void_p, ctypes.POINTER(c_void_p)]),
+    "agora_run_until_interrupt": (c_int, [c_void_p]),
 }
 _SIGNATURES_6 = {
     "agora_settings": (c_int, [c_void_p, ctypes.POINTER(c_void_p)]),
@@ -118,6 +151,11 @@ _SIGNATURES_6 = {
     "agora_clock": (c_int, [c_void_p, ctypes.POINTER(c_void_p)]),
     "agora_clock_advance": (c_int, [c_void_p, ctypes.c_int64]),
     "agora_clock_advancing": (c_int, [c_void_p]),
+    "agora_chat_edit": (c_int, [c_void_p, c_uint64, c_char_p, ctypes.POINTER(c_uint64)]),
+    "agora_chat_retry": (c_int, [c_void_p, ctypes.POINTER(c_uint64)]),
+    "agora_chat_cut": (c_int, [c_void_p, c_uint64]),
+    "agora_agent_forget": (c_int, [c_void_p, c_char_p]),
+    "agora_chat_title": (c_int, [c_void_p, c_char_p]),
 }
 # Each API's calls, bound only when the library loaded has that API (an older one lacks the symbols).
 _NEWER = {2: _SIGNATURES_2, 3: _SIGNATURES_3, 4: _SIGNATURES_4, 5: _SIGNATURES_5, 6: _SIGNATURES_6}
