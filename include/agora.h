@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 6 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 7 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
@@ -50,7 +50,8 @@ extern "C" {
                                (agora_settings, agora_agents, agora_settings_change,
                                agora_agent_add/_change/_remove, agora_budget_set), the current
                                chat's past edited (agora_chat_edit/_retry/_cut, agora_agent_forget),
-                               agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing) */
+                               agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing);
+                               7: what the console needs (agora_messages, agora_agent_add_like) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -542,6 +543,24 @@ AGORA_EXPORT int agora_clock(agora_world *w, char **json);
  * a real clock, with AGORA_NO_CLOCK or while an advance runs; AGORA_ERR_INVALID for ms <= 0. */
 AGORA_EXPORT int agora_clock_advance(agora_world *w, int64_t ms);
 AGORA_EXPORT int agora_clock_advancing(const agora_world *w);
+
+/* ---- What `agora console` needs (API version 7) ---- */
+/* A window of a chat's messages (the console's /show N and what it shows of a chat it resumes), chat
+ * named as for agora_transcript (NULL: the current one): from > 0, the messages from number from on;
+ * from 0, the last max. At most max of them (0: no limit), in order, as a JSON array of the objects
+ * `agora run --json` prints (each with its "seq"), without the thread's steps; [] past the last. Needs a
+ * database (AGORA_ERR_STATE with AGORA_NO_SAVE); AGORA_ERR_NOT_FOUND for an unknown chat or no current
+ * one. *json is the caller's (agora_free); nothing is handed back on failure. */
+AGORA_EXPORT int agora_messages(agora_world *w, const char *chat, uint64_t from, size_t max, char **json);
+/* Adds a copy of agent like (its name or id; the console's /add NAME --like OTHER): like's settings in
+ * world-file form, without its scripted "replies" (its own), with json's fields on top (an object as the
+ * "agents" array holds them, at least "name"; a field given as null is taken away). Unlike agora_agent_add,
+ * whose new agent is held to the untrusted rules, the copy's API key goes wherever like's goes (a world
+ * file's agent at its own base_url keeps its key), unless json names "provider", "base_url",
+ * "api_key_env" or "memory": then the rules of agora_agent_add hold. Otherwise as agora_agent_add
+ * (AGORA_ERR_EXISTS for a taken name, AGORA_ERR_STATE with replies in flight or on NATS, nothing changes
+ * on failure); AGORA_ERR_NOT_FOUND for an unknown like. agent_json (may be NULL) as agora_agent_add's. */
+AGORA_EXPORT int agora_agent_add_like(agora_world *w, const char *like, const char *json, char **agent_json);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include "chat/usage.h"
 #include "runtime/output.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,35 @@ static int chat_json(agora_world *w, const char *chat, agora__chat_json_fn fn, c
 
 int agora_transcript(agora_world *w, const char *chat, char **json) {
   return chat_json(w, chat, agora__transcript_json, json);
+}
+
+/* A window of a chat's messages (API 7): from seq `from` on, or (from 0) the last max; at most max. */
+typedef struct window_ctx {
+  entries_ctx e;
+  size_t left; /* messages still wanted; SIZE_MAX: no limit */
+} window_ctx;
+
+static int add_window(const chat_entry *e, void *arg) {
+  window_ctx *c = arg;
+  int rc = add_entry(e, &c->e);
+  return !rc && c->left != SIZE_MAX && !--c->left ? CHAT_STOP : rc;
+}
+
+int agora_messages(agora_world *w, const char *chat, uint64_t from, size_t max, char **json) {
+  ag_errmsg em = {""};
+  char id[CHAT_ID_MAX];
+  store *st;
+  chat_info info;
+  window_ctx c = {.left = max ? max : SIZE_MAX};
+  int rc = json ? named_chat(w, chat, id, &st, &em) : ag_fail(&em, AG_ERR_INVALID, "agora_messages: json is NULL");
+  if (!rc) rc = chat_info_get(st, id, &info, &em);
+  if (rc) return agora__fail(rc, &em);
+  if (!from) from = max && info.message_count > max ? info.message_count - max + 1 : 1;
+  c.e = (entries_ctx){.a = cJSON_CreateArray(), .world = info.world_id, .chat = id};
+  rc = c.e.a ? chat_messages_each(st, id, from, add_window, &c, &em) : ag_fail(&em, AG_ERR_NOMEM, "out of memory");
+  if (!rc) return agora__fail(agora__hand_out(c.e.a, json, &em), &em);
+  cJSON_Delete(c.e.a);
+  return agora__fail(rc, &em);
 }
 
 int agora_chat_export(agora_world *w, const char *chat, char **json) {
