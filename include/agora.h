@@ -51,7 +51,8 @@ extern "C" {
                                agora_agent_add/_change/_remove, agora_budget_set), the current
                                chat's past edited (agora_chat_edit/_retry/_cut, agora_agent_forget),
                                agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing);
-                               7: what the console needs (agora_messages, agora_agent_add_like) */
+                               7: what the console needs (agora_messages, agora_agent_add_like,
+                               agora_world_db, agora_world_stored, agora_chat_resumed) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -552,14 +553,24 @@ AGORA_EXPORT int agora_clock_advancing(const agora_world *w);
  * database (AGORA_ERR_STATE with AGORA_NO_SAVE); AGORA_ERR_NOT_FOUND for an unknown chat or no current
  * one. *json is the caller's (agora_free); nothing is handed back on failure. */
 AGORA_EXPORT int agora_messages(agora_world *w, const char *chat, uint64_t from, size_t max, char **json);
+/* The database directory the world was opened on, as the library resolved it (db_dir, or the default);
+ * NULL with AGORA_NO_SAVE or AGORA_TOOLS. Borrowed, alive until agora_world_close. */
+AGORA_EXPORT const char *agora_world_db(const agora_world *w);
+/* 1 when the world came from the database (a stored world's id or name), 0 from a file or world JSON
+ * (whose settings replace the stored world's at every open: a change made now lasts until then). */
+AGORA_EXPORT int agora_world_stored(const agora_world *w);
+/* 1 when the chat made current at the open continues a saved one (the world's current chat, the chat
+ * named, the stream's), 0 when it is new (also with AGORA_NEW_CHAT, without a database). */
+AGORA_EXPORT int agora_chat_resumed(const agora_world *w);
 /* Adds a copy of agent like (its name or id; the console's /add NAME --like OTHER): like's settings in
  * world-file form, without its scripted "replies" (its own), with json's fields on top (an object as the
  * "agents" array holds them, at least "name"; a field given as null is taken away). Unlike agora_agent_add,
  * whose new agent is held to the untrusted rules, the copy's API key goes wherever like's goes (a world
- * file's agent at its own base_url keeps its key), unless json names "provider", "base_url",
- * "api_key_env" or "memory": then the rules of agora_agent_add hold. Otherwise as agora_agent_add
- * (AGORA_ERR_EXISTS for a taken name, AGORA_ERR_STATE with replies in flight or on NATS, nothing changes
- * on failure); AGORA_ERR_NOT_FOUND for an unknown like. agent_json (may be NULL) as agora_agent_add's. */
+ * file's agent at its own base_url keeps its key), unless json gives "provider", "base_url",
+ * "api_key_env" or "memory" a value (null is fine): then the rules of agora_agent_add hold. Otherwise
+ * as agora_agent_add (AGORA_ERR_EXISTS for a taken name, AGORA_ERR_STATE with replies in flight or on
+ * NATS, nothing changes on failure); AGORA_ERR_NOT_FOUND for an unknown like. agent_json (may be NULL)
+ * as agora_agent_add's. */
 AGORA_EXPORT int agora_agent_add_like(agora_world *w, const char *like, const char *json, char **agent_json);
 
 #ifdef __cplusplus

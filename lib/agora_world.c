@@ -2,6 +2,7 @@
  * library is a door like `agora say`: rt_open builds the world, and this file only translates. */
 #include "lib/agora_int.h"
 
+#include "chat/archive.h"
 #include "common/error.h"
 #include "cluster/cluster.h"
 #include "llm/cache.h"
@@ -265,6 +266,13 @@ void agora_world_close(agora_world *w) {
 
 const char *agora_world_id(const agora_world *w) { return world_id(w->w); }
 const char *agora_world_name(const agora_world *w) { return world_name(w->w); }
+/* API 7: how the open went, for a program that tells a person (the console's history, its notes). */
+const char *agora_world_db(const agora_world *w) {
+  const store *st = rt_store(w->rt);
+  return st ? chat_store_dir(st) : NULL;
+}
+int agora_world_stored(const agora_world *w) { return rt_source_of(w->rt) == RT_FROM_STORE; }
+int agora_chat_resumed(const agora_world *w) { return rt_session(w->rt) && rt_resumed(w->rt); }
 int agora_is_quiet(const agora_world *w) { return world_is_quiet(w->w); }
 void agora_interrupt(agora_world *w) {
   w->interrupted = 1;

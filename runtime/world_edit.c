@@ -65,12 +65,15 @@ static int like_doc(const cJSON *agents, const rt_edit *e, const char *id, cJSON
   return AG_OK;
 }
 
-/* Whether a copy of e->like keeps its key rule: its key goes where the original's goes, and nowhere else. */
+/* Whether a copy of e->like keeps its key rule: its key goes where the original's goes, and nowhere else
+ * (a field taken away, null, sends it nowhere new). */
 static int keeps_like_rule(const rt_edit *e) {
   static const char *const moves_key[] = {"provider", "base_url", "api_key_env", "memory"};
   if (!e->like) return 0;
-  for (size_t i = 0; i < sizeof moves_key / sizeof *moves_key; i++)
-    if (cJSON_GetObjectItemCaseSensitive(e->doc, moves_key[i])) return 0;
+  for (size_t i = 0; i < sizeof moves_key / sizeof *moves_key; i++) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(e->doc, moves_key[i]);
+    if (f && !cJSON_IsNull(f)) return 0;
+  }
   return 1;
 }
 

@@ -1,7 +1,8 @@
 /* libagora: what `agora console` needs beyond API 6 (API version 7): agora_messages, a window of a
  * chat's messages with their numbers (/show N, the last messages of a resumed chat), and
  * agora_agent_add_like, a copy of an agent of the world's own that keeps where its key may go (/add NAME
- * --like OTHER). Linked against libagora.so as a program is. */
+ * --like OTHER), and how the open went (agora_world_db, agora_world_stored, agora_chat_resumed). Linked
+ * against libagora.so as a program is. */
 #include "agora.h"
 #include "support/llm_server.h"
 #include "support/unit.h"
@@ -102,8 +103,11 @@ static void copy_keeps_key_rule(void) {
            "\"api_key_env\": \"AGORA_TEST_KEY\", \"temperature\": 0.5}]}", url);
   CHECK_INT(agora_world_open(world, db, NULL, &w), AGORA_OK);
   if (!w) goto done;
-  CHECK_INT(agora_agent_add_like(w, "carol", "{\"name\": \"dave\"}", &a), AGORA_OK);
-  CHECK_HAS(a ? a : "", "\"name\":\"dave\"", "\"temperature\":0.5", "\"api_key_env\":\"AGORA_TEST_KEY\"");
+  /* what /add NAME makes of a like agent: its LLM settings, a prompt of its own, none of its memory */
+  CHECK_INT(agora_agent_add_like(w, "carol", "{\"name\": \"dave\", \"system_prompt\": \"You are dave.\", "
+                                 "\"memory\": null}", &a), AGORA_OK);
+  CHECK_HAS(a ? a : "", "\"name\":\"dave\"", "\"temperature\":0.5", "\"api_key_env\":\"AGORA_TEST_KEY\"",
+            "\"system_prompt\":\"You are dave.\"");
   agora_free(a);
   CHECK_HAS(s = say(w, "@dave hello"), "from the server");
   free(s);
@@ -135,7 +139,40 @@ done:
   free(db);
 }
 
+/* What the console tells a person about its open: the database it uses (its history goes there), a
+ * world from its file or from the database, a chat continued or new. */
+static void how_it_opened(void) {
+  char *db = unit_tmpdir();
+  agora_world *w = NULL;
+  CHECK_INT(agora_world_open(town, db, NULL, &w), AGORA_OK);
+  if (!w) goto done;
+  CHECK_STR(agora_world_db(w) ? agora_world_db(w) : "(null)", db);
+  CHECK_INT(agora_world_stored(w), 0);
+  CHECK_INT(agora_chat_resumed(w), 0); /* the world's first chat */
+  free(say(w, "@ann hi"));
+  agora_world_close(w);
+  w = NULL;
+  CHECK_INT(agora_world_open("town", db, &(agora_options){.flags = AGORA_FROM_STORE}, &w), AGORA_OK);
+  if (!w) goto done;
+  CHECK_INT(agora_world_stored(w), 1);
+  CHECK_INT(agora_chat_resumed(w), 1);
+  agora_world_close(w);
+  w = NULL;
+  CHECK_INT(agora_world_open(town, db, &(agora_options){.flags = AGORA_NEW_CHAT}, &w), AGORA_OK);
+  if (w) CHECK_INT(agora_chat_resumed(w), 0);
+  if (w) CHECK_INT(agora_world_stored(w), 0);
+  agora_world_close(w);
+  w = NULL;
+  CHECK_INT(agora_world_open(town, NULL, &(agora_options){.flags = AGORA_NO_SAVE}, &w), AGORA_OK);
+  if (w) CHECK(!agora_world_db(w));
+  if (w) CHECK_INT(agora_chat_resumed(w), 0);
+  agora_world_close(w);
+done:
+  unit_rmrf(db);
+  free(db);
+}
+
 int main(int argc, char **argv) {
-  static const unit_test tests[] = {UNIT(messages_window), UNIT(copy_keeps_key_rule)};
+  static const unit_test tests[] = {UNIT(messages_window), UNIT(copy_keeps_key_rule), UNIT(how_it_opened)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
