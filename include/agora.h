@@ -52,7 +52,7 @@ extern "C" {
                                chat's past edited (agora_chat_edit/_retry/_cut, agora_agent_forget),
                                agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing);
                                7: what the console needs (agora_messages, agora_agent_add_like,
-                               agora_world_db, agora_world_stored, agora_chat_resumed) */
+                               agora_world_db, agora_world_stored, agora_chat_resumed, AGORA_VIEW) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -135,6 +135,15 @@ typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
                                    the MCP servers' logs go. The schedule is the publisher's: no clock runs
                                    here. Events are the stream's, as it delivers them; run it with
                                    agora_run_until_interrupt */
+#define AGORA_VIEW 0x4000       /* API 7 (counts with AGORA_OPTIONS_5): the world on NATS JetStream as a viewer
+                                   (`agora console --nats`), nats_url and a database needed: messages anyone
+                                   publishes reach the subscribers, agora_publish goes to the stream, and the
+                                   stream's current chat is this world's (a chat-loaded event when another
+                                   process moves it). What would hold here only is AGORA_ERR_STATE (the
+                                   settings, agora_budget_set, agora_agent_forget, agora_clock_advance), and so
+                                   are loading a chat other than the stream's, deleting the stream's,
+                                   branching and cutting; a new chat, a deletion and a title are every
+                                   process's. Not with AGORA_HOST, AGORA_TOOLS, AGORA_NO_SAVE or chat */
 
 /* Read by agora_world_open only (every pointer borrowed for that call). Zero is the default for every
  * field: {0} opens the world's current chat in the default database, asking approvals as events.

@@ -38,6 +38,7 @@ int agora_clock_advance(agora_world *w, int64_t ms) {
   world_clock *c = rt_clock(w->rt);
   int rc = AG_OK;
   if (ms <= 0) rc = ag_fail(&em, AG_ERR_INVALID, "agora_clock_advance: %lld ms, expected more than 0", (long long)ms);
+  else if (agora__local_only(w, "agora_clock_advance", &em)) rc = AG_ERR_STATE;
   else if (!c) rc = ag_fail(&em, AG_ERR_STATE, "agora_clock_advance: the clock is not driven (AGORA_NO_CLOCK)");
   else if (!world_is_virtual(w->w))
     rc = ag_fail(&em, AG_ERR_STATE, "agora_clock_advance: the clock is real: only a virtual clock advances");

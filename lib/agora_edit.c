@@ -104,7 +104,8 @@ int agora_agent_add_like(agora_world *w, const char *like, const char *json, cha
 int agora_budget_set(agora_world *w, int64_t tokens, double usd) {
   ag_errmsg em = {""};
   chat_session *cs = rt_session(w->rt);
-  int rc = world_budget_set(w->w, tokens, usd, &em);
+  int rc = agora__local_only(w, "agora_budget_set", &em);
+  if (!rc) rc = world_budget_set(w->w, tokens, usd, &em);
   if (!rc && cs) rc = chat_session_save_world(cs, &em); /* the raised budget is the stored world's too */
   return agora__fail(rc, &em);
 }
