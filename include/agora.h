@@ -195,7 +195,9 @@ typedef struct agora_options {
  * db_dir: the database directory (created when missing), or NULL for the default (docs/cli.md "Where
  *   data lives"); ignored with AGORA_NO_SAVE. opts may be NULL (all defaults).
  * API 4: with AGORA_OPTIONS_4 and opts->chat, file_or_id may be NULL: the chat's world from the database
- * (`agora run --resume CHAT_ID`).
+ * (`agora run --resume CHAT_ID`). API 7: with AGORA_FROM_STORE (and no chat), file_or_id may be NULL: the
+ * only world the database holds (`agora console --db DIR`); AGORA_ERR_INVALID naming the database when it
+ * holds none or several.
  * On success *out is the caller's (agora_world_close). On failure *out is NULL, nothing is left open
  * and agora_errmsg() names the file, field, option or chat. AGORA_ERR_INVALID for bad input,
  * AGORA_ERR_NOT_FOUND for an unknown world or chat, AGORA_ERR_STATE for a chat another process holds. */

@@ -211,7 +211,8 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   if (!out) return agora__fail(AG_ERR_INVALID, &(ag_errmsg){"agora_world_open: out is NULL"});
   *out = NULL;
   int by_chat = (o->flags & AGORA_OPTIONS_4) && o->chat && !file_or_id; /* the chat's stored world */
-  if (!by_chat && (!file_or_id || !*file_or_id)) {
+  int only = (o->flags & AGORA_FROM_STORE) && !(o->flags & AGORA_NO_SAVE) && !file_or_id; /* API 7 */
+  if (!by_chat && !only && (!file_or_id || !*file_or_id)) {
     rc = ag_fail(&em, AG_ERR_INVALID, "agora_world_open: no world named (a file, world JSON or a stored world)");
     goto fail;
   }

@@ -172,7 +172,35 @@ done:
   free(db);
 }
 
+/* No world named, with AGORA_FROM_STORE: the database's only world (`agora console --db DIR`); none or
+ * several are refused naming the database. */
+static void the_only_world(void) {
+  char *db = unit_tmpdir();
+  agora_world *w = NULL;
+  agora_options from_store = {.flags = AGORA_FROM_STORE};
+  CHECK_INT(agora_world_open(NULL, db, &from_store, &w), AGORA_ERR_INVALID);
+  CHECK_HAS(agora_errmsg(), db, "holds no world yet");
+  CHECK_INT(agora_world_open(town, db, NULL, &w), AGORA_OK);
+  agora_world_close(w);
+  w = NULL;
+  CHECK_INT(agora_world_open(NULL, db, &from_store, &w), AGORA_OK);
+  if (w) CHECK_STR(agora_world_id(w), "town");
+  if (w) CHECK_INT(agora_world_stored(w), 1);
+  agora_world_close(w);
+  w = NULL;
+  CHECK_INT(agora_world_open("{\"name\": \"Other\", \"agents\": [{\"name\": \"o\"}]}", db, NULL, &w), AGORA_OK);
+  agora_world_close(w);
+  w = NULL;
+  CHECK_INT(agora_world_open(NULL, db, &from_store, &w), AGORA_ERR_INVALID);
+  CHECK_HAS(agora_errmsg(), "holds 2 worlds");
+  CHECK_INT(agora_world_open(NULL, db, NULL, &w), AGORA_ERR_INVALID); /* without the flag: a world is named */
+  CHECK(!w);
+  unit_rmrf(db);
+  free(db);
+}
+
 int main(int argc, char **argv) {
-  static const unit_test tests[] = {UNIT(messages_window), UNIT(copy_keeps_key_rule), UNIT(how_it_opened)};
+  static const unit_test tests[] = {UNIT(messages_window), UNIT(copy_keeps_key_rule), UNIT(how_it_opened),
+                                    UNIT(the_only_world)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
