@@ -52,7 +52,8 @@ extern "C" {
                                chat's past edited (agora_chat_edit/_retry/_cut, agora_agent_forget),
                                agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing);
                                7: what the console needs (agora_messages, agora_agent_add_like,
-                               agora_world_db, agora_world_stored, agora_chat_resumed, AGORA_VIEW) */
+                               agora_world_db, agora_world_stored, agora_chat_resumed, AGORA_VIEW,
+                               agora_duration_parse) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -573,6 +574,10 @@ AGORA_EXPORT int agora_world_stored(const agora_world *w);
 /* 1 when the chat made current at the open continues a saved one (the world's current chat, the chat
  * named, the stream's), 0 when it is new (also with AGORA_NEW_CHAT, without a database). */
 AGORA_EXPORT int agora_chat_resumed(const agora_world *w);
+/* A duration as world files write it ("90s", "1h30m", "2d": units d, h, m, s in that order, whole numbers,
+ * above 0 and at most 100 years) into *ms, for the delays a person types (the console's /advance 3h).
+ * AGORA_ERR_INVALID with agora_errmsg saying why; *ms untouched on failure. Any thread. */
+AGORA_EXPORT int agora_duration_parse(const char *text, int64_t *ms);
 /* Adds a copy of agent like (its name or id; the console's /add NAME --like OTHER): like's settings in
  * world-file form, without its scripted "replies" (its own), with json's fields on top (an object as the
  * "agents" array holds them, at least "name"; a field given as null is taken away). Unlike agora_agent_add,

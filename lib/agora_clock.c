@@ -1,8 +1,9 @@
 /* libagora: the world's clock looked at and a virtual clock moved on without blocking (API version 6,
- * include/agora.h): the console's /clock and /advance, on the world's clock driver (world/clock.h). */
+ * include/agora.h): the console's /clock and /advance (and API 7's durations it types), on the world's clock driver (world/clock.h). */
 #include "lib/agora_int.h"
 
 #include "common/clock.h"
+#include "world/duration.h"
 #include "world/world_time.h"
 
 void agora__add_time(cJSON *o, const char *key, int has, int64_t ms) {
@@ -51,4 +52,14 @@ int agora_clock_advance(agora_world *w, int64_t ms) {
 int agora_clock_advancing(const agora_world *w) {
   world_clock *c = rt_clock(w->rt);
   return c && world_clock_advancing(c);
+}
+
+/* API 7: the world file's durations, for a program that takes one from a person (the console's /advance). */
+int agora_duration_parse(const char *text, int64_t *ms) {
+  ag_errmsg em = {""};
+  int64_t v = 0;
+  int rc = !text || !ms ? ag_fail(&em, AG_ERR_INVALID, "agora_duration_parse: %s is NULL", text ? "ms" : "text")
+                        : duration_parse(text, &v, &em);
+  if (!rc) *ms = v;
+  return agora__fail(rc, &em);
 }

@@ -199,8 +199,23 @@ static void the_only_world(void) {
   free(db);
 }
 
+/* /advance's argument: the world file's durations, and why one is not. */
+static void durations(void) {
+  int64_t ms = -1;
+  CHECK_INT(agora_duration_parse("1h30m", &ms), AGORA_OK);
+  CHECK(ms == 5400000);
+  CHECK_INT(agora_duration_parse("2d", &ms), AGORA_OK);
+  CHECK(ms == 172800000);
+  CHECK_INT(agora_duration_parse("3 hours", &ms), AGORA_ERR_INVALID);
+  CHECK(agora_errmsg()[0]);
+  CHECK(ms == 172800000); /* untouched */
+  CHECK_INT(agora_duration_parse("0s", &ms), AGORA_ERR_INVALID);
+  CHECK_INT(agora_duration_parse(NULL, &ms), AGORA_ERR_INVALID);
+  CHECK_STR(agora_errmsg(), "agora_duration_parse: text is NULL");
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(messages_window), UNIT(copy_keeps_key_rule), UNIT(how_it_opened),
-                                    UNIT(the_only_world)};
+                                    UNIT(the_only_world), UNIT(durations)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
