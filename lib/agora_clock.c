@@ -1,5 +1,6 @@
 /* libagora: the world's clock looked at and a virtual clock moved on without blocking (API version 6,
- * include/agora.h): the console's /clock and /advance (and API 7's durations it types), on the world's clock driver (world/clock.h). */
+ * include/agora.h): the console's /clock and /advance, on the world's clock driver (world/clock.h), and
+ * (API 7) the durations a person types for it. */
 #include "lib/agora_int.h"
 
 #include "common/clock.h"
