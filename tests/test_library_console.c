@@ -1,9 +1,11 @@
 /* libagora: what `agora console` needs beyond API 6 (API version 7): agora_messages, a window of a
- * chat's messages with their numbers (/show N, the last messages of a resumed chat), and
+ * chat's messages with their numbers (/show N, the last messages of a resumed chat);
  * agora_agent_add_like, a copy of an agent of the world's own that keeps where its key may go (/add NAME
- * --like OTHER), and how the open went (agora_world_db, agora_world_stored, agora_chat_resumed). Linked
- * against libagora.so as a program is. */
+ * --like OTHER); how the open went (agora_world_db, agora_world_stored, agora_chat_resumed); the
+ * database's only world (a NULL name with AGORA_FROM_STORE); agora_duration_parse (/advance). AGORA_VIEW
+ * is test_library_view's. Linked against libagora.so as a program is. */
 #include "agora.h"
+#include "support/lib_say.h"
 #include "support/llm_server.h"
 #include "support/unit.h"
 
@@ -13,17 +15,6 @@
 
 static const char town[] =
   "{\"name\": \"Town\", \"agents\": [{\"name\": \"ann\", \"replies\": [\"@human ann here\"]}]}";
-
-/* Publishes text as the human, runs until quiet and hands back the event lines it produced. */
-static char *say(agora_world *w, const char *text) {
-  char *lines = NULL;
-  size_t len = 0;
-  CHECK_INT(agora_events_buffer(w, 1 << 20), AGORA_OK);
-  CHECK_INT(agora_publish(w, "human", text), AGORA_OK);
-  CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
-  CHECK_INT(agora_events_take(w, &lines, &len), AGORA_OK);
-  return lines ? lines : strdup("");
-}
 
 /* agora_messages(w, chat, from, max) as text ("" on failure, rc into *rc). */
 static char *window(agora_world *w, const char *chat, uint64_t from, size_t max, int *rc) {
@@ -43,7 +34,7 @@ static void messages_window(void) {
   for (int i = 1; i <= 3; i++) {
     char text[32];
     snprintf(text, sizeof text, "@ann hello %d", i);
-    free(say(w, text));
+    free(lib_say(w, text));
   }
   s = window(w, NULL, 0, 2, &rc);
   CHECK_INT(rc, AGORA_OK);
@@ -109,16 +100,16 @@ static void copy_keeps_key_rule(void) {
   CHECK_HAS(a ? a : "", "\"name\":\"dave\"", "\"temperature\":0.5", "\"api_key_env\":\"AGORA_TEST_KEY\"",
             "\"system_prompt\":\"You are dave.\"");
   agora_free(a);
-  CHECK_HAS(s = say(w, "@dave hello"), "from the server");
+  CHECK_HAS(s = lib_say(w, "@dave hello"), "from the server");
   free(s);
   CHECK_INT((int)llm_server_requests_with(srv, NULL, "Bearer k"), 1);
   snprintf(erin, sizeof erin, "{\"name\": \"erin\", \"base_url\": \"%s\"}", url);
   CHECK_INT(agora_agent_add_like(w, "carol", erin, NULL), AGORA_OK);
-  CHECK_HAS(s = say(w, "@erin hello"), "from the server");
+  CHECK_HAS(s = lib_say(w, "@erin hello"), "from the server");
   free(s);
   CHECK_INT((int)llm_server_requests_with(srv, NULL, "Bearer k"), 1); /* erin's went without the key */
   CHECK_INT(agora_agent_add_like(w, "ann", "{\"name\": \"zed\", \"system_prompt\": \"You are zed.\"}", NULL), AGORA_OK);
-  CHECK_HAS(s = say(w, "@zed hello"), "\"sender\":\"zed\"");
+  CHECK_HAS(s = lib_say(w, "@zed hello"), "\"sender\":\"zed\"");
   CHECK(!strstr(s, "\"sender\":\"zed\",\"text\":\"@human ann here\"")); /* ann's replies are ann's */
   free(s);
   CHECK_INT(agora_agent_add_like(w, "carol", "{\"name\": \"Dave\"}", NULL), AGORA_ERR_EXISTS);
@@ -149,7 +140,7 @@ static void how_it_opened(void) {
   CHECK_STR(agora_world_db(w) ? agora_world_db(w) : "(null)", db);
   CHECK_INT(agora_world_stored(w), 0);
   CHECK_INT(agora_chat_resumed(w), 0); /* the world's first chat */
-  free(say(w, "@ann hi"));
+  free(lib_say(w, "@ann hi"));
   agora_world_close(w);
   w = NULL;
   CHECK_INT(agora_world_open("town", db, &(agora_options){.flags = AGORA_FROM_STORE}, &w), AGORA_OK);
