@@ -68,8 +68,8 @@ static int edit(agora_world *w, rt_edit_op op, const char *fn, const char *agent
     goto done;
   }
   if (op != RT_EDIT_AGENT_REMOVE && (rc = agora__json_parse(text, RT_EDIT_MAX, fn, "json", fn, &doc, &em))) goto done;
-  rt_edit e = {.op = op, .agent = agent, .like = like, .doc = doc, .quiet = !(w->flags & AGORA_NOTES), .url_override = w->base_url,
-               .allow = &w->allow, .label = fn, .cancel_how = "agora_cancel",
+  rt_edit e = {.op = op, .agent = agent, .like = like, .doc = doc, .quiet = !(w->flags & AGORA_NOTES),
+               .url_override = w->base_url, .allow = &w->allow, .label = fn, .cancel_how = "agora_cancel",
                .change_how = "agora_agent_change changes it"};
   rc = rt_world_edit(w->rt, &e, agent_json ? &out : NULL, &em);
   if (!rc && out) rc = agora__hand_out(out, agent_json, &em);

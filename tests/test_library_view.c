@@ -13,7 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-static const char world[] = "{\"name\": \"libview\", \"agents\": [{\"name\": \"a0\", \"replies\": [\"@human a0 here\"]}]}";
+static const char world[] =
+  "{\"name\": \"libview\", \"agents\": [{\"name\": \"a0\", \"replies\": [\"@human a0 here\"]}]}";
 
 /* What a viewer's subscriber saw: the messages' text and the chats it was moved to, one per line. */
 typedef struct seen {
@@ -118,9 +119,10 @@ static void view_options_checked(void) {
   unsigned v = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_OPTIONS_5 | AGORA_VIEW;
   CHECK_INT(agora_world_open(world, NULL, &(agora_options){.flags = v}, &w), AGORA_ERR_INVALID);
   CHECK_HAS(agora_errmsg(), "AGORA_VIEW needs nats_url and a database");
-  CHECK_INT(agora_world_open(world, NULL, &(agora_options){.flags = v | AGORA_NO_SAVE, .nats_url = "nats://127.0.0.1:1"}, &w),
+  const char *url = "nats://127.0.0.1:1";
+  CHECK_INT(agora_world_open(world, NULL, &(agora_options){.flags = v | AGORA_NO_SAVE, .nats_url = url}, &w),
             AGORA_ERR_INVALID);
-  CHECK_INT(agora_world_open(world, NULL, &(agora_options){.flags = v, .nats_url = "nats://127.0.0.1:1", .chat = "c"}, &w),
+  CHECK_INT(agora_world_open(world, NULL, &(agora_options){.flags = v, .nats_url = url, .chat = "c"}, &w),
             AGORA_ERR_INVALID);
   CHECK_HAS(agora_errmsg(), "agora_options.chat: not with AGORA_VIEW");
   CHECK(!w);
