@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 6 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 7 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
@@ -50,7 +50,10 @@ extern "C" {
                                (agora_settings, agora_agents, agora_settings_change,
                                agora_agent_add/_change/_remove, agora_budget_set), the current
                                chat's past edited (agora_chat_edit/_retry/_cut, agora_agent_forget),
-                               agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing) */
+                               agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing);
+                               7: what the console needs (agora_messages, agora_agent_add_like,
+                               agora_world_db, agora_world_stored, agora_chat_resumed, AGORA_VIEW,
+                               agora_duration_parse) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -134,6 +137,15 @@ typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
                                    the MCP servers' logs go. The schedule is the publisher's: no clock runs
                                    here. Events are the stream's, as it delivers them; run it with
                                    agora_run_until_interrupt */
+#define AGORA_VIEW 0x4000       /* API 7 (counts with AGORA_OPTIONS_5): the world on NATS JetStream as a viewer
+                                   (`agora console --nats`), nats_url and a database needed: messages anyone
+                                   publishes reach the subscribers, agora_publish goes to the stream, and the
+                                   stream's current chat is this world's (a chat-loaded event when another
+                                   process moves it). What would hold here only is AGORA_ERR_STATE (the
+                                   settings, agora_budget_set, agora_agent_forget, agora_clock_advance), and so
+                                   are loading a chat other than the stream's, deleting the stream's,
+                                   branching and cutting; a new chat, a deletion and a title are every
+                                   process's. Not with AGORA_HOST, AGORA_TOOLS, AGORA_NO_SAVE or chat */
 
 /* Read by agora_world_open only (every pointer borrowed for that call). Zero is the default for every
  * field: {0} opens the world's current chat in the default database, asking approvals as events.
@@ -185,7 +197,9 @@ typedef struct agora_options {
  * db_dir: the database directory (created when missing), or NULL for the default (docs/cli.md "Where
  *   data lives"); ignored with AGORA_NO_SAVE. opts may be NULL (all defaults).
  * API 4: with AGORA_OPTIONS_4 and opts->chat, file_or_id may be NULL: the chat's world from the database
- * (`agora run --resume CHAT_ID`).
+ * (`agora run --resume CHAT_ID`). API 7: with AGORA_FROM_STORE (and no chat), file_or_id may be NULL: the
+ * only world the database holds (`agora console --db DIR`); AGORA_ERR_INVALID naming the database when it
+ * holds none or several.
  * On success *out is the caller's (agora_world_close). On failure *out is NULL, nothing is left open
  * and agora_errmsg() names the file, field, option or chat. AGORA_ERR_INVALID for bad input,
  * AGORA_ERR_NOT_FOUND for an unknown world or chat, AGORA_ERR_STATE for a chat another process holds. */
@@ -543,6 +557,38 @@ AGORA_EXPORT int agora_clock(agora_world *w, char **json);
  * a real clock, with AGORA_NO_CLOCK or while an advance runs; AGORA_ERR_INVALID for ms <= 0. */
 AGORA_EXPORT int agora_clock_advance(agora_world *w, int64_t ms);
 AGORA_EXPORT int agora_clock_advancing(const agora_world *w);
+
+/* ---- What `agora console` needs (API version 7) ---- */
+/* A window of a chat's messages (the console's /show N and what it shows of a chat it resumes), chat
+ * named as for agora_transcript (NULL: the current one): from > 0, the messages from number from on;
+ * from 0, the last max. At most max of them (0: no limit), in order, as a JSON array of the objects
+ * `agora run --json` prints (each with its "seq"), without the thread's steps; [] past the last. Needs a
+ * database (AGORA_ERR_STATE with AGORA_NO_SAVE); AGORA_ERR_NOT_FOUND for an unknown chat or no current
+ * one. *json is the caller's (agora_free); nothing is handed back on failure. */
+AGORA_EXPORT int agora_messages(agora_world *w, const char *chat, uint64_t from, size_t max, char **json);
+/* The database directory the world was opened on, as the library resolved it (db_dir, or the default);
+ * NULL with AGORA_NO_SAVE or AGORA_TOOLS. Borrowed, alive until agora_world_close. */
+AGORA_EXPORT const char *agora_world_db(const agora_world *w);
+/* 1 when the world came from the database (a stored world's id or name), 0 from a file or world JSON
+ * (whose settings replace the stored world's at every open: a change made now lasts until then). */
+AGORA_EXPORT int agora_world_stored(const agora_world *w);
+/* 1 when the chat made current at the open continues a saved one (the world's current chat, the chat
+ * named, the stream's), 0 when it is new (also with AGORA_NEW_CHAT, without a database). */
+AGORA_EXPORT int agora_chat_resumed(const agora_world *w);
+/* A duration as world files write it ("90s", "1h30m", "2d": units d, h, m, s in that order, whole numbers,
+ * above 0 and at most 100 years) into *ms, for the delays a person types (the console's /advance 3h).
+ * AGORA_ERR_INVALID with agora_errmsg saying why; *ms untouched on failure. Any thread. */
+AGORA_EXPORT int agora_duration_parse(const char *text, int64_t *ms);
+/* Adds a copy of agent like (its name or id; the console's /add NAME --like OTHER): like's settings in
+ * world-file form, without its scripted "replies" (its own), with json's fields on top (an object as the
+ * "agents" array holds them, at least "name"; a field given as null is taken away). Unlike agora_agent_add,
+ * whose new agent is held to the untrusted rules, the copy's API key goes wherever like's goes (a world
+ * file's agent at its own base_url keeps its key), unless json gives "provider", "base_url",
+ * "api_key_env" or "memory" a value (null is fine): then the rules of agora_agent_add hold. Otherwise
+ * as agora_agent_add (AGORA_ERR_EXISTS for a taken name, AGORA_ERR_STATE with replies in flight or on
+ * NATS, nothing changes on failure); AGORA_ERR_NOT_FOUND for an unknown like. agent_json (may be NULL)
+ * as agora_agent_add's. */
+AGORA_EXPORT int agora_agent_add_like(agora_world *w, const char *like, const char *json, char **agent_json);
 
 #ifdef __cplusplus
 }

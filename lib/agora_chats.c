@@ -10,6 +10,7 @@
 #include "chat/usage.h"
 #include "runtime/output.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,35 @@ int agora_transcript(agora_world *w, const char *chat, char **json) {
   return chat_json(w, chat, agora__transcript_json, json);
 }
 
+/* A window of a chat's messages (API 7): from seq `from` on, or (from 0) the last max; at most max. */
+typedef struct window_ctx {
+  entries_ctx e;
+  size_t left; /* messages still wanted; SIZE_MAX: no limit */
+} window_ctx;
+
+static int add_window(const chat_entry *e, void *arg) {
+  window_ctx *c = arg;
+  int rc = add_entry(e, &c->e);
+  return !rc && c->left != SIZE_MAX && !--c->left ? CHAT_STOP : rc;
+}
+
+int agora_messages(agora_world *w, const char *chat, uint64_t from, size_t max, char **json) {
+  ag_errmsg em = {""};
+  char id[CHAT_ID_MAX];
+  store *st;
+  chat_info info;
+  window_ctx c = {.left = max ? max : SIZE_MAX};
+  int rc = json ? named_chat(w, chat, id, &st, &em) : ag_fail(&em, AG_ERR_INVALID, "agora_messages: json is NULL");
+  if (!rc) rc = chat_info_get(st, id, &info, &em);
+  if (rc) return agora__fail(rc, &em);
+  if (!from) from = max && info.message_count > max ? info.message_count - max + 1 : 1;
+  c.e = (entries_ctx){.a = cJSON_CreateArray(), .world = info.world_id, .chat = id};
+  rc = c.e.a ? chat_messages_each(st, id, from, add_window, &c, &em) : ag_fail(&em, AG_ERR_NOMEM, "out of memory");
+  if (!rc) return agora__fail(agora__hand_out(c.e.a, json, &em), &em);
+  cJSON_Delete(c.e.a);
+  return agora__fail(rc, &em);
+}
+
 int agora_chat_export(agora_world *w, const char *chat, char **json) {
   return chat_json(w, chat, agora__export_json, json);
 }
@@ -139,29 +169,34 @@ int agora_chat_branch(agora_world *w, const char *chat, uint64_t seq, char id[AG
   char src[CHAT_ID_MAX];
   store *st;
   int rc = named_chat(w, chat, src, &st, &em);
+  if (!rc) rc = agora__view_refuses(w, "agora_chat_branch", "branch", src, &em);
   if (!rc) rc = chat_branch(st, src, seq, id, &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
 }
 
-/* A session call on a chat named by the caller (not NULL: these never mean the current one). */
-static int on_chat(agora_world *w, const char *chat, const char *what,
+/* A session call on a chat named by the caller (not NULL: these never mean the current one); view is
+ * the operation's name for a world joined over NATS (agora_view.c), where a deletion is recorded. */
+static int on_chat(agora_world *w, const char *chat, const char *what, const char *view,
                    int (*op)(chat_session *cs, const char *chat_id, ag_errmsg *em)) {
   ag_errmsg em = {""};
   char id[CHAT_ID_MAX];
   store *st;
   int rc = chat ? named_chat(w, chat, id, &st, &em) : ag_fail(&em, AG_ERR_INVALID, "%s: chat is NULL", what);
+  if (!rc) rc = agora__view_refuses(w, what, view, id, &em);
   if (!rc) rc = op(rt_session(w->rt), id, &em);
+  if (!rc) rc = agora__view_done(w, id, NULL, !strcmp(view, "delete"), &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
 }
 
 int agora_chat_delete(agora_world *w, const char *chat) {
-  return on_chat(w, chat, "agora_chat_delete", chat_session_delete);
+  return on_chat(w, chat, "agora_chat_delete", "delete", chat_session_delete);
 }
 
 int agora_chat_new(agora_world *w) {
   ag_errmsg em = {""};
   chat_session *cs = rt_session(w->rt);
   int rc = cs ? chat_session_new(cs, &em) : ag_fail(&em, AG_ERR_STATE, "the world was opened without a database (AGORA_NO_SAVE)");
+  if (!rc) rc = agora__view_done(w, NULL, NULL, 0, &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
 }
 
@@ -171,11 +206,12 @@ int agora_chat_title(agora_world *w, const char *title) {
   int rc = !title ? ag_fail(&em, AG_ERR_INVALID, "agora_chat_title: title is NULL")
            : !cs  ? ag_fail(&em, AG_ERR_STATE, "the world was opened without a database (AGORA_NO_SAVE)")
                   : chat_session_set_title(cs, title, &em);
+  if (!rc) rc = agora__view_done(w, chat_session_current(cs), chat_session_title(cs), 1, &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
 }
 
 int agora_chat_load(agora_world *w, const char *chat) {
-  return on_chat(w, chat, "agora_chat_load", chat_session_load);
+  return on_chat(w, chat, "agora_chat_load", "load", chat_session_load);
 }
 
 /* Usage: chat/usage.c's rows as JSON. */

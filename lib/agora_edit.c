@@ -57,18 +57,19 @@ int agora_agents(agora_world *w, char **json) {
 }
 
 /* One change: text parsed (NULL for a removal), made by the runtime, the agent handed back. */
-static int edit(agora_world *w, rt_edit_op op, const char *fn, const char *agent, const char *text, char **agent_json) {
+static int edit(agora_world *w, rt_edit_op op, const char *fn, const char *agent, const char *text, char **agent_json,
+                const char *like) {
   ag_errmsg em = {""};
   cJSON *doc = NULL, *out = NULL;
   int rc = AG_OK;
   if (agent_json) *agent_json = NULL;
-  if (op != RT_EDIT_SETTINGS && op != RT_EDIT_AGENT_ADD && !agent) {
-    rc = ag_fail(&em, AG_ERR_INVALID, "%s: agent is NULL", fn);
+  if ((op != RT_EDIT_SETTINGS && op != RT_EDIT_AGENT_ADD && !agent) || (op == RT_EDIT_AGENT_ADD && like && !*like)) {
+    rc = ag_fail(&em, AG_ERR_INVALID, "%s: %s", fn, like ? "like is empty" : "agent is NULL");
     goto done;
   }
   if (op != RT_EDIT_AGENT_REMOVE && (rc = agora__json_parse(text, RT_EDIT_MAX, fn, "json", fn, &doc, &em))) goto done;
-  rt_edit e = {.op = op, .agent = agent, .doc = doc, .quiet = !(w->flags & AGORA_NOTES), .url_override = w->base_url,
-               .allow = &w->allow, .label = fn, .cancel_how = "agora_cancel",
+  rt_edit e = {.op = op, .agent = agent, .like = like, .doc = doc, .quiet = !(w->flags & AGORA_NOTES),
+               .url_override = w->base_url, .allow = &w->allow, .label = fn, .cancel_how = "agora_cancel",
                .change_how = "agora_agent_change changes it"};
   rc = rt_world_edit(w->rt, &e, agent_json ? &out : NULL, &em);
   if (!rc && out) rc = agora__hand_out(out, agent_json, &em);
@@ -79,25 +80,32 @@ done:
 }
 
 int agora_settings_change(agora_world *w, const char *json) {
-  return edit(w, RT_EDIT_SETTINGS, "agora_settings_change", NULL, json, NULL);
+  return edit(w, RT_EDIT_SETTINGS, "agora_settings_change", NULL, json, NULL, NULL);
 }
 
 int agora_agent_add(agora_world *w, const char *json, char **agent_json) {
-  return edit(w, RT_EDIT_AGENT_ADD, "agora_agent_add", NULL, json, agent_json);
+  return edit(w, RT_EDIT_AGENT_ADD, "agora_agent_add", NULL, json, agent_json, NULL);
 }
 
 int agora_agent_change(agora_world *w, const char *agent, const char *json, char **agent_json) {
-  return edit(w, RT_EDIT_AGENT_CHANGE, "agora_agent_change", agent, json, agent_json);
+  return edit(w, RT_EDIT_AGENT_CHANGE, "agora_agent_change", agent, json, agent_json, NULL);
 }
 
 int agora_agent_remove(agora_world *w, const char *agent) {
-  return edit(w, RT_EDIT_AGENT_REMOVE, "agora_agent_remove", agent, NULL, NULL);
+  return edit(w, RT_EDIT_AGENT_REMOVE, "agora_agent_remove", agent, NULL, NULL, NULL);
+}
+
+/* API 7: a copy of an agent of the world's own, keeping where its key may go (the console's /add). */
+int agora_agent_add_like(agora_world *w, const char *like, const char *json, char **agent_json) {
+  if (!like) return agora__fail(AG_ERR_INVALID, &(ag_errmsg){"agora_agent_add_like: like is NULL"});
+  return edit(w, RT_EDIT_AGENT_ADD, "agora_agent_add_like", NULL, json, agent_json, like);
 }
 
 int agora_budget_set(agora_world *w, int64_t tokens, double usd) {
   ag_errmsg em = {""};
   chat_session *cs = rt_session(w->rt);
-  int rc = world_budget_set(w->w, tokens, usd, &em);
+  int rc = agora__local_only(w, "agora_budget_set", &em);
+  if (!rc) rc = world_budget_set(w->w, tokens, usd, &em);
   if (!rc && cs) rc = chat_session_save_world(cs, &em); /* the raised budget is the stored world's too */
   return agora__fail(rc, &em);
 }

@@ -154,6 +154,11 @@ void agora__on_bus(void *ud, bus_topic topic, void *payload) {
   dispatch(w, &ev);
 }
 
+void agora__dispatch_own(agora_world *w, const world_event *e) {
+  if (!w->n_subs && !w->events_cap) return;
+  dispatch(w, &(agora_event){.w = w, .type = AGORA_EVENT_WORLD, .e = e});
+}
+
 /* A request: approved at once with AGORA_AUTO_APPROVE, denied when nobody listens, else delivered and
  * left for agora_answer / agora_reply. */
 static void ask(void *ud, const world_approval *req) {

@@ -88,6 +88,18 @@ void agora__add_time(cJSON *o, const char *key, int has, int64_t ms);
 /* Keeps copies of what the program allowed at the open (agora_edit.c); agora__allow_free releases them. */
 int agora__allow_keep(agora_world *w, const char *base_url, const rt_allow_env *allow);
 void agora__allow_free(agora_world *w);
+/* An event of the library's own, not on the bus (the stream's chat), to the subscribers (agora_event.c). */
+void agora__dispatch_own(agora_world *w, const world_event *e);
+/* AGORA_VIEW (agora_view.c): on a world joined as a viewer, AG_ERR_STATE (em naming fn) for what would hold
+ * in this process only, and for chat operation op ("load", "delete", "branch") on chat that the other
+ * processes would not follow; AG_OK otherwise and on any other world. */
+int agora__local_only(agora_world *w, const char *fn, ag_errmsg *em);
+int agora__view_refuses(agora_world *w, const char *fn, const char *op, const char *chat, ag_errmsg *em);
+/* After a chat operation succeeded: with record, chat's title (NULL: its deletion) is recorded for every
+ * process; then the next message goes to the current chat. AG_OK on a world not joined. */
+int agora__view_done(agora_world *w, const char *chat, const char *title, int record, ag_errmsg *em);
+/* The runtime's on_stream_chat: a chat-loaded event for the chat the stream moved to (ud is the handle). */
+void agora__stream_chat(void *ud, const char *chat);
 /* Brings agora_fd's epoll set up to date with the loop's descriptors (agora_loop.c). */
 void agora__loop_sync(agora_world *w);
 void agora__loop_free(agora_world *w);

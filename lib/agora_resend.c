@@ -43,6 +43,7 @@ int agora_agent_forget(agora_world *w, const char *agent) {
   ag_errmsg em = {""};
   chat_session *cs = rt_session(w->rt);
   int rc = !agent ? ag_fail(&em, AG_ERR_INVALID, "agora_agent_forget: agent is NULL")
+           : agora__local_only(w, "agora_agent_forget", &em) ? AG_ERR_STATE
            : !cs  ? ag_fail(&em, AG_ERR_STATE, "agora_agent_forget: the world was opened without a database "
                             "(AGORA_NO_SAVE)")
                   : chat_session_clear_agent(cs, agent, &em);

@@ -2,6 +2,7 @@
  * library is a door like `agora say`: rt_open builds the world, and this file only translates. */
 #include "lib/agora_int.h"
 
+#include "chat/archive.h"
 #include "common/error.h"
 #include "cluster/cluster.h"
 #include "llm/cache.h"
@@ -89,12 +90,15 @@ static int on_world(void *ud, runtime *rt, ag_errmsg *em) {
 
 /* The world on NATS (API 4): run --nats's publisher. With chat, the stream's chat is continued: the
  * runtime then starts no chat of its own (it follows the stream's). */
-static void nats_opts(const agora_options *o, rt_opts *ro, cluster_opts *n) {
+static void nats_opts(unsigned flags, const agora_options *o, rt_opts *ro, cluster_opts *n) {
   if (!(o->flags & AGORA_OPTIONS_4) || !o->nats_url) return;
   *n = (cluster_opts){.url = o->nats_url, .creds = o->nats_creds, .ca_file = o->nats_ca, .replicas = o->nats_replicas};
   ro->nats = n;
   ro->nats_role = RT_NATS_PUBLISH;
   if (ro->pick == RT_CHAT_ID) ro->pick = RT_CHAT_NEW;
+  if (!(flags & AGORA_VIEW)) return;
+  ro->nats_role = RT_NATS_VIEW; /* API 7: the console's join; the stream's chat becomes current */
+  ro->on_stream_chat = agora__stream_chat;
 }
 
 /* The API-5 modes, as `agora tools` and `agora host` opened their worlds on the runtime: neither runs
@@ -168,6 +172,11 @@ static int check_options_5(const agora_options *o, ag_errmsg *em) {
     return ag_fail(em, AG_ERR_INVALID, "agora_options.chat: not with AGORA_HOST (a host follows the stream's chat)");
   if ((f & AGORA_TOOLS) && o->chat)
     return ag_fail(em, AG_ERR_INVALID, "agora_options.chat: not with AGORA_TOOLS (it opens no chat)");
+  if ((f & AGORA_VIEW) && (!((f & AGORA_OPTIONS_4) && o->nats_url) || (f & (AGORA_HOST | AGORA_TOOLS | AGORA_NO_SAVE))))
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.flags: AGORA_VIEW needs nats_url and a database, and goes "
+                   "with neither AGORA_HOST nor AGORA_TOOLS");
+  if ((f & AGORA_VIEW) && o->chat)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.chat: not with AGORA_VIEW (a viewer follows the stream's chat)");
   if (o->nats_lease_ms && (o->nats_lease_ms < 300 || o->nats_lease_ms > 600000))
     return ag_fail(em, AG_ERR_INVALID, "agora_options.nats_lease_ms: %ld, expected 300 to 600000 (0: 3000)",
                    o->nats_lease_ms);
@@ -202,7 +211,8 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   if (!out) return agora__fail(AG_ERR_INVALID, &(ag_errmsg){"agora_world_open: out is NULL"});
   *out = NULL;
   int by_chat = (o->flags & AGORA_OPTIONS_4) && o->chat && !file_or_id; /* the chat's stored world */
-  if (!by_chat && (!file_or_id || !*file_or_id)) {
+  int only = (o->flags & AGORA_FROM_STORE) && !(o->flags & AGORA_NO_SAVE) && !file_or_id; /* API 7 */
+  if (!by_chat && !only && (!file_or_id || !*file_or_id)) {
     rc = ag_fail(&em, AG_ERR_INVALID, "agora_world_open: no world named (a file, world JSON or a stored world)");
     goto fail;
   }
@@ -235,7 +245,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   }
   cluster_opts nats = {.url = NULL};
   rt_opts ro = open_opts(aw, file_or_id, db_dir, o, &allow);
-  nats_opts(o, &ro, &nats);
+  nats_opts(aw->flags, o, &ro, &nats);
   mode_opts(aw->flags, o, &ro, &nats);
   pthread_once(&hooks_once, hooks_set);
   opening_with_notes = !!(o->flags & AGORA_NOTES);
@@ -265,6 +275,13 @@ void agora_world_close(agora_world *w) {
 
 const char *agora_world_id(const agora_world *w) { return world_id(w->w); }
 const char *agora_world_name(const agora_world *w) { return world_name(w->w); }
+/* API 7: how the open went, for a program that tells a person (the console's history, its notes). */
+const char *agora_world_db(const agora_world *w) {
+  const store *st = rt_store(w->rt);
+  return st ? chat_store_dir(st) : NULL;
+}
+int agora_world_stored(const agora_world *w) { return rt_source_of(w->rt) == RT_FROM_STORE; }
+int agora_chat_resumed(const agora_world *w) { return rt_session(w->rt) && rt_resumed(w->rt); }
 int agora_is_quiet(const agora_world *w) { return world_is_quiet(w->w); }
 void agora_interrupt(agora_world *w) {
   w->interrupted = 1;

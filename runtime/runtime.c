@@ -71,10 +71,11 @@ static int spec_from_store(runtime *rt, const rt_opts *o, ag_errmsg *em) {
     if ((rc = chat_worlds_count(rt->st, &n, id, em))) return rc;
     if (n == 0)
       return ag_fail(em, AG_ERR_INVALID, "the database in %s holds no world yet: pass a world file (agora %s "
-                     "WORLD.json)", chat_store_dir(rt->st), o->cmd);
+                     "WORLD.json)", chat_store_dir(rt->st), o->cmd ? o->cmd : "run");
     if (n > 1)
       return ag_fail(em, AG_ERR_INVALID, "the database in %s holds %zu worlds: pass the world file of the one to "
-                     "open (agora %s WORLD.json), or its id or name", chat_store_dir(rt->st), n, o->cmd);
+                     "open (agora %s WORLD.json), or its id or name", chat_store_dir(rt->st), n,
+                     o->cmd ? o->cmd : "run");
   }
   if (rc) return rc;
   snprintf(rt->label, sizeof rt->label, "stored world '%s'", id);

@@ -49,18 +49,50 @@ static int check_change(const rt_edit *e, const char *label, ag_errmsg *em) {
   return fields ? world_file_check_keys(e->doc, fields, NULL, label, "", em) : AG_OK;
 }
 
+/* The new agent's document: e->doc, or with e->like that agent's settings without its scripted replies
+ * (its own) and with e->doc's fields on top. */
+static int like_doc(const cJSON *agents, const rt_edit *e, const char *id, cJSON **out, ag_errmsg *em) {
+  int i = e->like ? agent_index(agents, e->like) : -1;
+  if (e->like && i < 0) return ag_fail(em, AG_ERR_NOT_FOUND, "no agent '%s' in world '%s'", e->like, id);
+  cJSON *a = cJSON_Duplicate(e->like ? cJSON_GetArrayItem(agents, i) : e->doc, 1);
+  if (!a) return AG_ERR_NOMEM;
+  if (e->like) cJSON_DeleteItemFromObjectCaseSensitive(a, "replies");
+  if (e->like && merge(a, e->doc)) {
+    cJSON_Delete(a);
+    return AG_ERR_NOMEM;
+  }
+  *out = a;
+  return AG_OK;
+}
+
+/* Whether a copy of e->like keeps its key rule: its key goes where the original's goes, and nowhere else
+ * (a field taken away, null, sends it nowhere new). */
+static int keeps_like_rule(const rt_edit *e) {
+  static const char *const moves_key[] = {"provider", "base_url", "api_key_env", "memory"};
+  if (!e->like) return 0;
+  for (size_t i = 0; i < sizeof moves_key / sizeof *moves_key; i++) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(e->doc, moves_key[i]);
+    if (f && !cJSON_IsNull(f)) return 0;
+  }
+  return 1;
+}
+
 /* Makes the change to doc (the world's settings in world-file form); the agent's index into *at. */
 static int edit_doc(cJSON *doc, const rt_edit *e, const char *id, int *at, ag_errmsg *em) {
   cJSON *agents = cJSON_GetObjectItemCaseSensitive(doc, "agents");
   if (!agents && !(agents = cJSON_AddArrayToObject(doc, "agents"))) return AG_ERR_NOMEM;
   if (e->op == RT_EDIT_SETTINGS) return merge(doc, e->doc);
   if (e->op == RT_EDIT_AGENT_ADD) {
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e->doc, "name"));
-    if (name && agent_index(agents, name) >= 0)
-      return ag_fail(em, AG_ERR_EXISTS, "world '%s' has an agent '%s' already%s%s%s", id, name,
-                     e->change_how ? " (" : "", e->change_how ? e->change_how : "", e->change_how ? ")" : "");
-    cJSON *a = cJSON_Duplicate(e->doc, 1);
-    if (!a) return AG_ERR_NOMEM;
+    cJSON *a = NULL;
+    int rc = like_doc(agents, e, id, &a, em);
+    if (rc) return rc;
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "name"));
+    if (name && agent_index(agents, name) >= 0) {
+      rc = ag_fail(em, AG_ERR_EXISTS, "world '%s' has an agent '%s' already%s%s%s", id, name,
+                   e->change_how ? " (" : "", e->change_how ? e->change_how : "", e->change_how ? ")" : "");
+      cJSON_Delete(a); /* after the message: name is a's */
+      return rc;
+    }
     cJSON_AddItemToArray(agents, a);
     *at = cJSON_GetArraySize(agents) - 1;
     return AG_OK;
@@ -85,7 +117,9 @@ static int apply(runtime *rt, const rt_edit *e, int at, world_spec *spec, ag_err
     /* A new agent is as untrusted as an imported snapshot: its key goes only where one may. A change keeps
      * what the agent had (a change cannot name a base_url or a key variable). */
     world_spec one = {.name = spec->name, .agents = a, .n_agents = 1}; /* the others are as they were */
-    agent *old = e->op == RT_EDIT_AGENT_CHANGE ? world_agent_find(w, e->agent) : NULL;
+    agent *old = e->op == RT_EDIT_AGENT_CHANGE ? world_agent_find(w, e->agent)
+                 : keeps_like_rule(e)            ? world_agent_find(w, e->like)
+                                                 : NULL;
     if (old) rt_key_keep(a, agent_settings_of(old));
     else if (e->quiet) rt_key_withhold_quiet(&one, e->url_override, allow);
     else rt_key_withhold(&one, e->cmd, world_id(w), e->url_override, allow);

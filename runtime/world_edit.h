@@ -28,6 +28,11 @@ extern const char *const rt_edit_agent_fields[];
 typedef struct rt_edit {
   rt_edit_op op;
   const char *agent;          /* RT_EDIT_AGENT_CHANGE, _REMOVE: its name or id */
+  const char *like;           /* RT_EDIT_AGENT_ADD: the agent (name or id) the new one starts from, or NULL:
+                                 its settings without its scripted replies, doc's fields on top; the new
+                                 agent keeps like's key rule unless doc gives provider, base_url,
+                                 api_key_env or memory a value (a person copying an agent of the world's
+                                 own) */
   const cJSON *doc;           /* RT_EDIT_SETTINGS, _AGENT_ADD, _AGENT_CHANGE: the change */
   const char *cmd;            /* names the door in the withheld-key note ("serve") */
   int quiet;                  /* no withheld-key note on stderr (the library without AGORA_NOTES) */

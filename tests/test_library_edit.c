@@ -6,6 +6,7 @@
  * replies are in flight, held to the untrusted-input rules, stored with the world. Linked against
  * libagora.so as a program is. */
 #include "agora.h"
+#include "support/lib_say.h"
 #include "support/llm_server.h"
 #include "support/unit.h"
 
@@ -21,17 +22,6 @@ static char *settings(agora_world *w) {
   char *json = NULL;
   CHECK_INT(agora_settings(w, &json), AGORA_OK);
   return json ? json : strdup("");
-}
-
-/* Publishes text as the human, runs until quiet and hands back the event lines it produced. */
-static char *say(agora_world *w, const char *text) {
-  char *lines = NULL;
-  size_t len = 0;
-  CHECK_INT(agora_events_buffer(w, 1 << 20), AGORA_OK);
-  CHECK_INT(agora_publish(w, "human", text), AGORA_OK);
-  CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
-  CHECK_INT(agora_events_take(w, &lines, &len), AGORA_OK);
-  return lines ? lines : strdup("");
 }
 
 /* A turn limit changed, a bad change refused naming its field (nothing changed), and the change stored:
@@ -80,7 +70,7 @@ static void agents_added_changed_removed(void) {
   CHECK_INT(agora_agent_add(w, "{\"name\": \"Bob\", \"replies\": [\"@human bob here\"]}", &a), AGORA_OK);
   CHECK_HAS(a ? a : "", "\"name\":\"Bob\"");
   agora_free(a);
-  CHECK_HAS(s = say(w, "@bob hello"), "bob here");
+  CHECK_HAS(s = lib_say(w, "@bob hello"), "bob here");
   free(s);
   CHECK_INT(agora_agents(w, &s), AGORA_OK); /* the live state: bob answered once */
   CHECK_HAS(s ? s : "", "{\"id\":\"ann\",\"name\":\"ann\",\"provider\":\"script\"", "\"id\":\"bob\",\"name\":\"Bob\"",
@@ -158,7 +148,7 @@ static void new_agent_key_rules(void) {
     CHECK_INT(agora_world_open(town, NULL, &o, &w), AGORA_OK);
     if (!w) break;
     CHECK_INT(agora_agent_add(w, carol, NULL), AGORA_OK);
-    CHECK_HAS(s = say(w, "@carol hello"), "from the server");
+    CHECK_HAS(s = lib_say(w, "@carol hello"), "from the server");
     free(s);
     CHECK_INT((int)llm_server_requests_with(srv, NULL, "Bearer k"), allowed);
     CHECK_INT(agora_agent_add(w, "{\"name\": \"dan\", \"provider\": \"openai\", \"api_key_env\": \"HOME\"}", NULL),
@@ -195,8 +185,8 @@ static void chat_past_edited(void) {
   agora_world *w = NULL, *nosave = NULL;
   CHECK_INT(agora_world_open(town, db, NULL, &w), AGORA_OK);
   if (!w) return;
-  free(say(w, "@ann first"));
-  free(say(w, "@ann second"));
+  free(lib_say(w, "@ann first"));
+  free(lib_say(w, "@ann second"));
   CHECK_INT(agora_chat_edit(w, 1, "@ann again", &kept), AGORA_OK);
   CHECK_INT((int)kept, 0);
   CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
