@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 6 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 8 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
@@ -50,7 +50,9 @@ extern "C" {
                                (agora_settings, agora_agents, agora_settings_change,
                                agora_agent_add/_change/_remove, agora_budget_set), the current
                                chat's past edited (agora_chat_edit/_retry/_cut, agora_agent_forget),
-                               agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing) */
+                               agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing);
+                               8: several worlds on one loop the program gives (agora_options.loop
+                               with AGORA_OPTIONS_8, agora_world_loop, agora_loop_world/_worlds) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -93,6 +95,8 @@ AGORA_EXPORT void agora_free(void *p);
 /* ---- Opening a world ---- */
 
 typedef struct agora_world agora_world;
+/* libevent's loop (<event2/event.h>), for agora_options.loop: this header needs no libevent header. */
+struct event_base;
 
 /* A read-only view of one message or event, valid only during the callback that receives it
  * (see "Events" below). */
@@ -133,6 +137,7 @@ typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
                                    the MCP servers' logs go. The schedule is the publisher's: no clock runs
                                    here. Events are the stream's, as it delivers them; run it with
                                    agora_run_until_interrupt */
+#define AGORA_OPTIONS_8 0x8000  /* API 8: opts has the fields marked "API 8" below (loop) */
 
 /* Read by agora_world_open only (every pointer borrowed for that call). Zero is the default for every
  * field: {0} opens the world's current chat in the default database, asking approvals as events.
@@ -174,6 +179,10 @@ typedef struct agora_options {
   const char *nats_agents; /* answer only for these agents (ids or names, joined by ','); NULL: a fair share
                               of those no other host holds */
   long nats_lease_ms;      /* an agent's lease lasts this long without a renewal: 300 to 600000 (0: 3000) */
+  /* API 8 (read only with AGORA_OPTIONS_8): */
+  struct event_base *loop; /* a libevent loop of the program's to run the world on, with the program's own
+                              events and other worlds ("Several worlds on one loop" below); NULL: the
+                              world makes its own */
 } agora_options;
 
 /* Opens a world and makes a chat current, ready to publish into.
@@ -542,6 +551,41 @@ AGORA_EXPORT int agora_clock(agora_world *w, char **json);
  * a real clock, with AGORA_NO_CLOCK or while an advance runs; AGORA_ERR_INVALID for ms <= 0. */
 AGORA_EXPORT int agora_clock_advance(agora_world *w, int64_t ms);
 AGORA_EXPORT int agora_clock_advancing(const agora_world *w);
+
+/* ---- Several worlds on one loop (API version 8) ----
+ * A program with a libevent loop of its own (a game server, an HTTP server, a test harness) opens worlds
+ * on it: agora_options.loop with AGORA_OPTIONS_8. Any number of worlds share one loop, beside the
+ * program's own events; the loop stays the program's (the library never frees it, and a world's close
+ * removes every event the world added to it). What that means:
+ *
+ * - The loop runs every world on it. The program may run it itself (event_base_dispatch: the worlds
+ *   answer as it runs, as `agora serve`'s do), or call a run function on one world: agora_run_until_quiet,
+ *   agora_run_for, agora_step, agora_script_* and agora_run_until_interrupt run the shared loop, so the
+ *   other worlds progress too and the program's events fire, and they return when *that* world is quiet
+ *   (agora_interrupt and agora_cancel stop the run of their own world only). agora_fd and
+ *   agora_next_timeout describe the whole loop. agora_world_close settles its world on the loop (at most
+ *   half a second, the others progressing meanwhile); the other worlds and the loop go on.
+ * - One loop, one thread: the worlds of a loop are opened, run and closed on the thread that opened the
+ *   first of them (AGORA_ERR_STATE from another thread, naming agora_options.loop or the function), and
+ *   the loop is run on that thread only. A loop becomes free again when its last world is closed.
+ * - The run functions refuse (AGORA_ERR_STATE) while the library runs that loop already: from a callback
+ *   of a world on it (its events, its tick). From a callback of the program's own events while the
+ *   program runs the loop, do not call them (libevent refuses to run a loop twice: AGORA_ERR_STATE) and
+ *   do not close a world: the worlds progress as that loop runs. agora_publish, the chat calls and the
+ *   changes of API 6 are fine from anywhere on the thread.
+ * - Worlds of one loop opened with the same db_dir share one database handle (a process opens a
+ *   database once: the rule of agora_db_open); a world is opened once per loop (AGORA_ERR_EXISTS for a
+ *   second world with its id). Not with nats_url (AGORA_ERR_INVALID: a world on NATS runs on its own
+ *   loop). The process-wide libraries (libcurl, the NATS client, the watcher of MCP servers' children)
+ *   are started once whatever the number of worlds and loops. */
+/* The loop w runs on: agora_options.loop, or the world's own (borrowed, alive until agora_world_close). */
+AGORA_EXPORT struct event_base *agora_world_loop(const agora_world *w);
+/* The world open on loop whose id (else display name) is id, or NULL: what a server of many worlds looks
+ * a request's world up by. From the loop's thread (NULL from another). */
+AGORA_EXPORT agora_world *agora_loop_world(const struct event_base *loop, const char *id);
+/* The worlds open on loop, in the order they were opened: the first max of them into out (out may be
+ * NULL with max 0); returns how many there are. From the loop's thread (0 from another). */
+AGORA_EXPORT size_t agora_loop_worlds(const struct event_base *loop, agora_world **out, size_t max);
 
 #ifdef __cplusplus
 }

@@ -78,6 +78,8 @@ static int on_world(void *ud, runtime *rt, ag_errmsg *em) {
   const world_spec *spec = rt_spec(rt);
   aw->rt = rt;
   aw->w = rt_world(rt);
+  int rc = agora__loop_unique(aw, em);
+  if (rc) return rc;
   if (!(aw->flags & AGORA_SCRIPT) || rt_source_of(rt) != RT_FROM_STORE || spec->n_steps || spec->n_sched)
     return AG_OK;
   const char *id = world_id(aw->w);
@@ -180,6 +182,15 @@ static unsigned known_flags(unsigned f) {
   return f & AGORA_OPTIONS_4 ? f & (AGORA_OPTIONS_5 - 1) : f & (AGORA_OPTIONS_4 - 1);
 }
 
+/* The API-8 field: a loop of the program's, not for a world on NATS (which waits on its own loop for
+ * the stream, and whose client threads post into it). */
+static int check_options_8(const agora_options *o, ag_errmsg *em) {
+  if (!(o->flags & AGORA_OPTIONS_8) || !o->loop) return AG_OK;
+  if ((o->flags & AGORA_OPTIONS_4) && o->nats_url)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.loop: not with nats_url (a world on NATS runs on a loop of its own)");
+  return AG_OK;
+}
+
 /* The API-4 fields, as cli/args.c checks --nats-replicas. */
 static int check_options_4(const agora_options *o, ag_errmsg *em) {
   if (!(o->flags & AGORA_OPTIONS_4)) return AG_OK;
@@ -216,7 +227,9 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
                  o->flags & AGORA_NO_SAVE ? "AGORA_NO_SAVE" : "AGORA_NEW_CHAT");
     goto fail;
   }
-  if ((rc = check_options_3(o, &em)) || (rc = check_options_4(o, &em)) || (rc = check_options_5(o, &em))) goto fail;
+  if ((rc = check_options_3(o, &em)) || (rc = check_options_4(o, &em)) || (rc = check_options_5(o, &em)) ||
+      (rc = check_options_8(o, &em)))
+    goto fail;
   for (size_t i = 0; i < o->n_allow_env; i++) allow.names[allow.n++] = o->allow_env[i];
   for (size_t i = 0; (o->flags & AGORA_OPTIONS_3) && i < o->n_allow_key_to; i++)
     allow.key_urls[allow.n_key_urls++] = o->allow_key_to[i];
@@ -237,6 +250,11 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   rt_opts ro = open_opts(aw, file_or_id, db_dir, o, &allow);
   nats_opts(o, &ro, &nats);
   mode_opts(aw->flags, o, &ro, &nats);
+  if ((o->flags & AGORA_OPTIONS_8) && o->loop) { /* the program's loop, and the database its worlds share */
+    if ((rc = agora__loop_join(aw, o->loop, db_dir, ro.open_db, &ro.st, &em))) goto fail;
+    ro.base = o->loop;
+    ro.open_db = 0;
+  }
   pthread_once(&hooks_once, hooks_set);
   opening_with_notes = !!(o->flags & AGORA_NOTES);
   rc = rt_open(&ro, &aw->rt, &em);
@@ -248,7 +266,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   *out = aw;
   return AG_OK;
 fail:
-  if (aw) agora__events_free(aw), agora__allow_free(aw);
+  if (aw) agora__loop_leave(aw), agora__events_free(aw), agora__allow_free(aw);
   free(aw);
   return agora__fail(rc, &em);
 }
@@ -258,6 +276,7 @@ void agora_world_close(agora_world *w) {
   agora_tick(w, 0, NULL, NULL); /* no tick during the settle: its ctx may be half gone */
   rt_close(w->rt); /* settles: its last events still reach the subscribers */
   agora__loop_free(w);
+  agora__loop_leave(w); /* after the runtime: the database it shared is closed with its last world */
   agora__events_free(w);
   agora__allow_free(w);
   free(w);
@@ -297,9 +316,10 @@ static int waiting(const agora_world *w) {
 static int settled(const agora_world *w) { return world_is_quiet(w->w) && !agora_clock_advancing(w); }
 
 /* The run functions' loop: until quiet, interrupted, waiting on a request, or (late) past the deadline. */
-static int run_loop(agora_world *w, const int *late) {
+static int run_loop(agora_world *w, const int *late, const char *fn) {
   struct event_base *base = rt_base(w->rt);
-  int rc = AG_OK;
+  int rc = agora__loop_enter(w, fn);
+  if (rc) return rc;
   w->running = 1;
   while (!settled(w)) {
     if (w->interrupted || (late && *late)) break;
@@ -317,22 +337,25 @@ static int run_loop(agora_world *w, const int *late) {
   }
   if (!rc && w->interrupted) rc = AG_ERR_CANCELLED;
   w->interrupted = w->running = 0;
+  agora__loop_exit(w);
   agora__loop_sync(w);
   if (rc == AG_ERR_STATE)
     return agora__fail(rc, &(ag_errmsg){"the loop has nothing left to wait for while the world is not quiet"});
   return rc == AG_ERR_CANCELLED ? agora__fail(rc, &(ag_errmsg){"interrupted"}) : rc;
 }
 
-int agora_run_until_quiet(agora_world *w) { return run_loop(w, NULL); }
+int agora_run_until_quiet(agora_world *w) { return run_loop(w, NULL, "agora_run_until_quiet"); }
 
 int agora_run_until_interrupt(agora_world *w) {
   if (w->running || w->stepping)
     return agora__fail(AG_ERR_STATE, &(ag_errmsg){"agora_run_until_interrupt: the loop is running already (a callback)"});
-  int rc = AG_OK;
+  int rc = agora__loop_enter(w, "agora_run_until_interrupt");
+  if (rc) return rc;
   w->running = 1;
   while (!w->interrupted && !rc)
     if (event_base_loop(rt_base(w->rt), EVLOOP_ONCE)) rc = AG_ERR_STATE; /* 1: nothing left to wait for */
   w->interrupted = w->running = 0;
+  agora__loop_exit(w);
   agora__loop_sync(w);
   return rc ? agora__fail(rc, &(ag_errmsg){"the loop has nothing left to wait for"}) : AG_OK;
 }
@@ -345,14 +368,17 @@ int agora_run_for(agora_world *w, long ms) {
     if (deadline) event_free(deadline);
     return agora__fail(AG_ERR_NOMEM, NULL);
   }
-  int rc = run_loop(w, &late);
+  int rc = run_loop(w, &late, "agora_run_for");
   event_free(deadline);
   return rc;
 }
 
 int agora_step(agora_world *w) {
-  if (event_base_loop(rt_base(w->rt), EVLOOP_NONBLOCK) < 0)
-    return agora__fail(AG_ERR_STATE, &(ag_errmsg){"the event loop failed"});
+  int rc = agora__loop_enter(w, "agora_step");
+  if (rc) return rc;
+  rc = event_base_loop(rt_base(w->rt), EVLOOP_NONBLOCK);
+  agora__loop_exit(w);
+  if (rc < 0) return agora__fail(AG_ERR_STATE, &(ag_errmsg){"the event loop failed"});
   agora__loop_sync(w);
   return settled(w);
 }

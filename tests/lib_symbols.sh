@@ -24,7 +24,8 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_cache_stats agora_cache_clear agora_world_tools agora_run_until_interrupt \
             agora_settings agora_agents agora_settings_change agora_agent_add agora_agent_change agora_agent_remove \
             agora_budget_set agora_chat_edit agora_chat_retry agora_chat_cut agora_agent_forget \
-            agora_chat_title agora_clock agora_clock_advance agora_clock_advancing; do
+            agora_chat_title agora_clock agora_clock_advance agora_clock_advancing \
+            agora_world_loop agora_loop_world agora_loop_worlds; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0
@@ -36,6 +37,7 @@ check "agora_snapshot_transcript at version AGORA_4" bash -c "objdump -T '$lib' 
 check "agora_world_tools at version AGORA_5" bash -c "objdump -T '$lib' | grep -qE 'AGORA_5 +agora_world_tools$'"
 check "agora_run_until_interrupt at version AGORA_5" bash -c "objdump -T '$lib' | grep -qE 'AGORA_5 +agora_run_until_interrupt$'"
 check "agora_agent_change at version AGORA_6" bash -c "objdump -T '$lib' | grep -qE 'AGORA_6 +agora_agent_change$'"
+check "agora_loop_world at version AGORA_8" bash -c "objdump -T '$lib' | grep -qE 'AGORA_8 +agora_loop_world$'"
 check "agora_publish at version AGORA_0" bash -c "objdump -T '$lib' | grep -qE 'AGORA_0 +agora_publish$'"
 check "no internal name leaks (world_new)" bash -c "! nm -D '$lib' | grep -qw world_new"
 check "soname libagora.so.0" bash -c "readelf -d '$lib' | grep -q 'SONAME.*\[libagora.so.0\]'"
