@@ -14,7 +14,8 @@
  *   release with agora_free. Pointers a function returns as const char * are borrowed and say how long
  *   they live.
  * - Threads: a world is used by one thread at a time (calls on one world must not overlap); different
- *   worlds may be used on different threads at once. Callbacks run on the thread that is running the
+ *   worlds may be used on different threads at once (but the worlds of one shared loop, API 8, from its
+ *   one thread). Callbacks run on the thread that is running the
  *   world's loop (agora_run_until_quiet, agora_run_for, agora_step, agora_script_*,
  *   agora_run_until_interrupt), never from another thread, and may call any function on that world
  *   except agora_world_close (and agora_script_* and agora_run_until_interrupt, which refuse with
@@ -553,31 +554,27 @@ AGORA_EXPORT int agora_clock_advance(agora_world *w, int64_t ms);
 AGORA_EXPORT int agora_clock_advancing(const agora_world *w);
 
 /* ---- Several worlds on one loop (API version 8) ----
- * A program with a libevent loop of its own (a game server, an HTTP server, a test harness) opens worlds
- * on it: agora_options.loop with AGORA_OPTIONS_8. Any number of worlds share one loop, beside the
- * program's own events; the loop stays the program's (the library never frees it, and a world's close
- * removes every event the world added to it). What that means:
- *
- * - The loop runs every world on it. The program may run it itself (event_base_dispatch: the worlds
- *   answer as it runs, as `agora serve`'s do), or call a run function on one world: agora_run_until_quiet,
- *   agora_run_for, agora_step, agora_script_* and agora_run_until_interrupt run the shared loop, so the
- *   other worlds progress too and the program's events fire, and they return when *that* world is quiet
- *   (agora_interrupt and agora_cancel stop the run of their own world only). agora_fd and
+ * A program with a libevent loop of its own (a game server, an HTTP server, a test harness) opens any
+ * number of worlds on it (agora_options.loop with AGORA_OPTIONS_8), beside its own events. The loop stays
+ * the program's: never freed here, and a world's close removes every event the world added to it.
+ * - The program may run the loop itself (event_base_dispatch: the worlds answer as it runs, as `agora
+ *   serve`'s do), or call a run function on one world (agora_run_*, agora_step, agora_script_*): that runs
+ *   the shared loop, so the other worlds progress and the program's events fire too, and returns when
+ *   *that* world is quiet (agora_interrupt and agora_cancel stop their own world's run only). agora_fd and
  *   agora_next_timeout describe the whole loop. agora_world_close settles its world on the loop (at most
- *   half a second, the others progressing meanwhile); the other worlds and the loop go on.
- * - One loop, one thread: the worlds of a loop are opened, run and closed on the thread that opened the
- *   first of them (AGORA_ERR_STATE from another thread, naming agora_options.loop or the function), and
- *   the loop is run on that thread only. A loop becomes free again when its last world is closed.
- * - The run functions refuse (AGORA_ERR_STATE) while the library runs that loop already: from a callback
- *   of a world on it (its events, its tick). From a callback of the program's own events while the
- *   program runs the loop, do not call them (libevent refuses to run a loop twice: AGORA_ERR_STATE) and
- *   do not close a world: the worlds progress as that loop runs. agora_publish, the chat calls and the
- *   changes of API 6 are fine from anywhere on the thread.
- * - Worlds of one loop opened with the same db_dir share one database handle (a process opens a
- *   database once: the rule of agora_db_open); a world is opened once per loop (AGORA_ERR_EXISTS for a
- *   second world with its id). Not with nats_url (AGORA_ERR_INVALID: a world on NATS runs on its own
- *   loop). The process-wide libraries (libcurl, the NATS client, the watcher of MCP servers' children)
- *   are started once whatever the number of worlds and loops. */
+ *   half a second, the others going on); the other worlds and the loop go on.
+ * - One loop, one thread: its worlds are opened, run and closed on the thread that opened the first of
+ *   them (AGORA_ERR_STATE from another, naming agora_options.loop or the function); the loop is free
+ *   again once its last world is closed. The run functions are AGORA_ERR_STATE while the library runs
+ *   the loop (from a callback of a world on it, or during a close). From a callback of the program's own
+ *   events while it runs the loop, call no run function (libevent runs a loop once at a time) and do not
+ *   close a world; agora_publish, the chat calls and API 6's changes are fine anywhere on the thread.
+ * - Worlds of one loop on the same db_dir share one database handle (a process opens a database once); a
+ *   world is open once per loop (AGORA_ERR_EXISTS for a second world of its id). Not with nats_url
+ *   (AGORA_ERR_INVALID: a world on NATS runs on its own loop). libcurl and the NATS client are started
+ *   once per process; MCP servers' children are watched by one SIGCHLD event, on the loop of a world that
+ *   started one: worlds with MCP servers belong on one loop, opened outside its callbacks (starting the
+ *   servers waits on the loop). */
 /* The loop w runs on: agora_options.loop, or the world's own (borrowed, alive until agora_world_close). */
 AGORA_EXPORT struct event_base *agora_world_loop(const agora_world *w);
 /* The world open on loop whose id (else display name) is id, or NULL: what a server of many worlds looks

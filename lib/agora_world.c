@@ -274,7 +274,10 @@ fail:
 void agora_world_close(agora_world *w) {
   if (!w) return;
   agora_tick(w, 0, NULL, NULL); /* no tick during the settle: its ctx may be half gone */
+  /* The settle runs a shared loop: the other worlds' callbacks may not run it again meanwhile. */
+  int held = w->loop && agora__loop_enter(w, "agora_world_close") == AG_OK;
   rt_close(w->rt); /* settles: its last events still reach the subscribers */
+  if (held) agora__loop_exit(w);
   agora__loop_free(w);
   agora__loop_leave(w); /* after the runtime: the database it shared is closed with its last world */
   agora__events_free(w);

@@ -243,6 +243,15 @@ static void wrong_use(void) {
   CHECK_INT(agora_world_open(town_a, NULL, &nats, &w), AGORA_ERR_INVALID);
   CHECK_HAS(agora_errmsg(), "agora_options.loop", "nats_url");
   CHECK_INT(agora_loop_worlds(L, NULL, 0), 2);
+  /* a's close settles a on the loop; b's reply, during it or in b's run after, runs b again: refused */
+  hb.other = b, hb.run_other = 1, hb.run_rc = 0;
+  CHECK_INT(agora_publish(a, "human", "@ann again"), AGORA_OK);
+  CHECK_INT(agora_publish(b, "human", "@bob hi"), AGORA_OK);
+  agora_world_close(a);
+  a = NULL;
+  CHECK_INT(agora_run_until_quiet(b), AGORA_OK);
+  CHECK_INT(hb.run_rc, AGORA_ERR_STATE);
+  CHECK_HAS(agora_errmsg(), "running already");
   /* without the flag the field is not read: the world makes its own loop */
   CHECK_INT(agora_world_open(town_a, NULL, &(agora_options){.flags = AGORA_NO_SAVE, .loop = L}, &w), AGORA_OK);
   CHECK(w && agora_world_loop(w) != L);
