@@ -2,6 +2,7 @@
  * on a libevent loop the program owns, as `agora serve` runs many worlds on one. Scripted worlds on a
  * real database in a temporary directory; linked against libagora.so, nothing internal included. */
 #include "agora.h"
+#include "support/llm_server.h"
 #include "support/unit.h"
 
 #include <dirent.h>
@@ -194,6 +195,58 @@ done:
   free(db);
 }
 
+/* World name with one agent, who, answering from the loopback LLM server srv (OpenAI wire format). */
+static void server_town(char *json, size_t cap, const char *name, const char *who, llm_server *srv) {
+  snprintf(json, cap, "{\"name\": \"%s\", \"agents\": [{\"name\": \"%s\", \"provider\": \"openai\", \"model\": "
+           "\"m\", \"base_url\": \"%s\", \"api_key_env\": \"AGORA_TEST_KEY\"}]}", name, who, llm_server_url(srv, "/v1"));
+}
+
+/* Two worlds calling an LLM over HTTP on one loop: one closed while its call is in flight, the other
+ * goes on calling (its HTTP client, the process's libcurl and the loop untouched), and once both are
+ * closed the loop holds only the program's event. */
+static void closing_mid_call(void) {
+  llm_server *srv = NULL;
+  CHECK_INT(llm_server_start(&srv), 0);
+  if (!srv) return;
+  llm_server_rule(srv, "slow", "reply=\"@human late\" latency=60000");
+  llm_server_rule(srv, NULL, "reply=\"@human quick\" latency=20");
+  setenv("AGORA_TEST_KEY", "k", 1);
+  char ja[1024], jb[1024], *db = unit_tmpdir();
+  server_town(ja, sizeof ja, "NetA", "ann", srv);
+  server_town(jb, sizeof jb, "NetB", "bob", srv);
+  struct event_base *L = event_base_new();
+  int fired = 0;
+  struct event *mine = evtimer_new(L, fire, &fired);
+  struct timeval hour = {.tv_sec = 3600};
+  evtimer_add(mine, &hour);
+  int before = event_base_get_num_events(L, EVENT_BASE_COUNT_ADDED);
+  heard ha = {0}, hb = {0};
+  agora_world *a = open_on(ja, db, L, &ha), *b = open_on(jb, db, L, &hb);
+  if (!a || !b) goto done;
+  CHECK_INT(agora_publish(a, "human", "@ann slow"), AGORA_OK);
+  CHECK_INT(agora_publish(b, "human", "@bob hi"), AGORA_OK);
+  CHECK_INT(agora_run_until_quiet(b), AGORA_OK); /* b answered while a's call waits */
+  CHECK_STR(hb.last, "@human quick");
+  CHECK_INT(agora_thinking(a), 1);
+  agora_world_close(a);
+  a = NULL;
+  CHECK_INT(ha.replies, 0);
+  CHECK_INT(agora_publish(b, "human", "@bob again"), AGORA_OK);
+  CHECK_INT(agora_run_until_quiet(b), AGORA_OK);
+  CHECK_INT(hb.replies, 2);
+  agora_world_close(b);
+  b = NULL;
+  CHECK_INT(event_base_get_num_events(L, EVENT_BASE_COUNT_ADDED), before);
+done:
+  agora_world_close(a);
+  agora_world_close(b);
+  event_free(mine);
+  event_base_free(L);
+  llm_server_stop(srv);
+  unit_rmrf(db);
+  free(db);
+}
+
 /* A world on another thread's loop: its open and its run functions, from this thread. */
 typedef struct other_thread {
   struct event_base *L;
@@ -266,7 +319,8 @@ done:
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
-    UNIT(two_worlds_one_loop), UNIT(the_program_runs_the_loop), UNIT(closing_one_keeps_the_other), UNIT(wrong_use),
+    UNIT(two_worlds_one_loop), UNIT(the_program_runs_the_loop), UNIT(closing_one_keeps_the_other), UNIT(closing_mid_call),
+    UNIT(wrong_use),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
