@@ -53,7 +53,7 @@ extern "C" {
                                chat's past edited (agora_chat_edit/_retry/_cut, agora_agent_forget),
                                agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing);
                                8: several worlds on one loop the program gives (agora_options.loop
-                               with AGORA_OPTIONS_8, agora_world_loop, agora_loop_world/_worlds) */
+                               with AGORA_OPTIONS_8, agora_world_loop, agora_loop_world/_worlds/_db) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -583,6 +583,12 @@ AGORA_EXPORT agora_world *agora_loop_world(const struct event_base *loop, const 
 /* The worlds open on loop, in the order they were opened: the first max of them into out (out may be
  * NULL with max 0); returns how many there are. From the loop's thread (0 from another). */
 AGORA_EXPORT size_t agora_loop_worlds(const struct event_base *loop, agora_world **out, size_t max);
+/* The database in db_dir (NULL: the default) as the worlds of loop share it, for the agora_db_* calls
+ * while they are open (a server's lists of stored worlds and chats): opened, created when missing, if none
+ * of them holds it yet, and shared with the worlds opened on loop later. agora_db_close releases it (the
+ * database closes with the last of its users). From the loop's thread only (AGORA_ERR_STATE). Deleting a
+ * world open on the loop is AGORA_ERR_STATE (close it first). */
+AGORA_EXPORT int agora_loop_db(struct event_base *loop, const char *db_dir, agora_db **out);
 
 #ifdef __cplusplus
 }

@@ -53,6 +53,7 @@ struct agora_world {
 /* A database without a world (agora_db.c, agora_worlds.c). */
 struct agora_db {
   store *st;
+  agora_loop *loop; /* agora_loop_db: st is the loop's shared handle, released rather than closed */
 };
 
 /* The failure's detail for agora_errmsg (thread-local); returns rc. */
@@ -109,5 +110,9 @@ int agora__loop_unique(agora_world *w, ag_errmsg *em);
  * another thread; else marks it running until agora__loop_exit. */
 int agora__loop_enter(agora_world *w, const char *fn);
 void agora__loop_exit(agora_world *w);
+/* Releases an agora_loop_db handle's share of its loop's database. */
+void agora__loop_db_close(agora_db *db);
+/* 1 when a world of id is open on lp. */
+int agora__loop_has_world(const agora_loop *lp, const char *id);
 
 #endif

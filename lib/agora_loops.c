@@ -45,12 +45,13 @@ static agora_loop *loop_find(const struct event_base *base) {
   return lp;
 }
 
-/* The loop's record, made with the calling thread as its owner when it has none. */
-static int loop_get(struct event_base *base, agora_loop **out, ag_errmsg *em) {
+/* The loop's record, made with the calling thread as its owner when it has none; what names the
+ * caller's argument in the error. */
+static int loop_get(struct event_base *base, const char *what, agora_loop **out, ag_errmsg *em) {
   agora_loop *lp = loop_find(base);
   if (lp && !pthread_equal(lp->thread, pthread_self()))
-    return ag_fail(em, AG_ERR_STATE, "agora_options.loop: the worlds on this loop are used from another thread (one loop, "
-                   "one thread: open, run and close them on the thread that opened the first)");
+    return ag_fail(em, AG_ERR_STATE, "%s: the worlds on this loop are used from another thread (one loop, one thread: "
+                   "open, run and close them on the thread that opened the first)", what);
   if (!lp) {
     if (!(lp = calloc(1, sizeof *lp))) return ag_fail(em, AG_ERR_NOMEM, "out of memory");
     *lp = (agora_loop){.base = base, .thread = pthread_self(), .next = loops};
@@ -119,7 +120,7 @@ int agora__loop_join(agora_world *w, struct event_base *base, const char *db_dir
   agora_loop *lp = NULL;
   *st = NULL;
   pthread_mutex_lock(&loops_lock);
-  int rc = loop_get(base, &lp, em);
+  int rc = loop_get(base, "agora_options.loop", &lp, em);
   if (!rc && lp->n_worlds == lp->cap_worlds) {
     size_t cap = lp->cap_worlds ? lp->cap_worlds * 2 : 4;
     agora_world **ws = realloc(lp->worlds, cap * sizeof *ws);
@@ -184,6 +185,40 @@ int agora__loop_enter(agora_world *w, const char *fn) {
 
 void agora__loop_exit(agora_world *w) {
   if (w->loop) w->loop->running = 0;
+}
+
+int agora_loop_db(struct event_base *loop, const char *db_dir, agora_db **out) {
+  ag_errmsg em = {""};
+  agora_loop *lp = NULL;
+  agora_db *db = NULL;
+  if (!loop || !out) return agora__fail(AG_ERR_INVALID, &(ag_errmsg){"agora_loop_db: loop or out is NULL"});
+  *out = NULL;
+  if (!(db = calloc(1, sizeof *db))) return agora__fail(AG_ERR_NOMEM, NULL);
+  pthread_mutex_lock(&loops_lock);
+  int rc = loop_get(loop, "agora_loop_db", &lp, &em);
+  if (!rc) rc = loop_db_get(lp, db_dir, &db->st, &em);
+  if (!rc) db->loop = lp;
+  else if (lp) loop_drop_if_empty(lp);
+  pthread_mutex_unlock(&loops_lock);
+  if (rc) {
+    free(db);
+    return agora__fail(rc, &em);
+  }
+  *out = db;
+  return AG_OK;
+}
+
+void agora__loop_db_close(agora_db *db) {
+  pthread_mutex_lock(&loops_lock);
+  loop_db_put(db->loop, db->st);
+  loop_drop_if_empty(db->loop);
+  pthread_mutex_unlock(&loops_lock);
+}
+
+int agora__loop_has_world(const agora_loop *lp, const char *id) {
+  for (size_t i = 0; lp && i < lp->n_worlds; i++)
+    if (lp->worlds[i]->w && !strcmp(world_id(lp->worlds[i]->w), id)) return 1;
+  return 0;
 }
 
 struct event_base *agora_world_loop(const agora_world *w) { return rt_base(w->rt); }

@@ -25,7 +25,7 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_settings agora_agents agora_settings_change agora_agent_add agora_agent_change agora_agent_remove \
             agora_budget_set agora_chat_edit agora_chat_retry agora_chat_cut agora_agent_forget \
             agora_chat_title agora_clock agora_clock_advance agora_clock_advancing \
-            agora_world_loop agora_loop_world agora_loop_worlds; do
+            agora_world_loop agora_loop_world agora_loop_worlds agora_loop_db; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0

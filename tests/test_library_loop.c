@@ -195,6 +195,50 @@ done:
   free(db);
 }
 
+/* The database beside the worlds of a loop (agora_loop_db), as a server lists stored worlds while it
+ * serves them: one environment for all, a world open on the loop is not deleted under it, and the worlds
+ * keep their database when the handle is closed (and the other way round). */
+static void a_database_beside_the_worlds(void) {
+  char *db = unit_tmpdir(), *json = NULL;
+  struct event_base *L = event_base_new();
+  agora_db *d = NULL, *d2 = NULL;
+  heard ha = {0}, hb = {0};
+  CHECK_INT(agora_loop_db(L, db, &d), AGORA_OK); /* before any world: the worlds share it */
+  int opens = data_mdb_opens(db);
+  agora_world *a = open_on(town_a, db, L, &ha), *b = open_on(town_b, db, L, &hb);
+  if (!d || !a || !b) goto done;
+  CHECK_INT(agora_loop_db(L, db, &d2), AGORA_OK); /* and after */
+  CHECK(opens > 0);
+  CHECK_INT(data_mdb_opens(db), opens);
+  CHECK_INT(agora_db_worlds(d2, &json), AGORA_OK);
+  CHECK(json && strstr(json, agora_world_id(a)) && strstr(json, agora_world_id(b)));
+  agora_free(json);
+  CHECK_INT(agora_db_world_delete(d2, "TownA", NULL, NULL), AGORA_ERR_STATE);
+  CHECK_HAS(agora_errmsg(), "open on the loop");
+  agora_db_close(d);
+  agora_db_close(d2);
+  d = d2 = NULL;
+  CHECK_INT(agora_publish(a, "human", "@ann hi"), AGORA_OK); /* its database is still open */
+  CHECK_INT(agora_run_until_quiet(a), AGORA_OK);
+  CHECK_INT(agora_chats(a, &json), AGORA_OK);
+  CHECK(json && strstr(json, "\"message_count\":2"));
+  agora_free(json);
+  agora_world_close(a);
+  agora_world_close(b);
+  a = b = NULL;
+  CHECK_INT(data_mdb_opens(db), 0); /* closed with the last of its users */
+  CHECK_INT(agora_loop_db(L, db, &d), AGORA_OK); /* the world closed is deleted through it */
+  CHECK_INT(agora_db_world_delete(d, "TownA", NULL, NULL), AGORA_OK);
+done:
+  agora_db_close(d);
+  agora_db_close(d2);
+  agora_world_close(a);
+  agora_world_close(b);
+  event_base_free(L);
+  unit_rmrf(db);
+  free(db);
+}
+
 /* World name with one agent, who, answering from the loopback LLM server srv (OpenAI wire format). */
 static void server_town(char *json, size_t cap, const char *name, const char *who, llm_server *srv) {
   snprintf(json, cap, "{\"name\": \"%s\", \"agents\": [{\"name\": \"%s\", \"provider\": \"openai\", \"model\": "
@@ -251,7 +295,7 @@ done:
 typedef struct other_thread {
   struct event_base *L;
   agora_world *w;
-  int open_rc, run_rc;
+  int open_rc, run_rc, db_rc;
   char msg[512];
 } other_thread;
 
@@ -263,6 +307,9 @@ static void *from_another_thread(void *arg) {
   snprintf(t->msg, sizeof t->msg, "%s", agora_errmsg());
   agora_world_close(w);
   t->run_rc = agora_run_until_quiet(t->w);
+  agora_db *d = NULL;
+  t->db_rc = agora_loop_db(t->L, NULL, &d);
+  agora_db_close(d);
   return NULL;
 }
 
@@ -282,6 +329,7 @@ static void wrong_use(void) {
   CHECK_INT(t.open_rc, AGORA_ERR_STATE);
   CHECK_HAS(t.msg, "agora_options.loop", "another thread");
   CHECK_INT(t.run_rc, AGORA_ERR_STATE);
+  CHECK_INT(t.db_rc, AGORA_ERR_STATE);
   /* a's reply runs b from a's callback while a's run runs the loop: refused, and a's run goes on */
   ha.other = b, ha.run_other = 1;
   CHECK_INT(agora_publish(a, "human", "@ann hi"), AGORA_OK);
@@ -319,7 +367,7 @@ done:
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {
-    UNIT(two_worlds_one_loop), UNIT(the_program_runs_the_loop), UNIT(closing_one_keeps_the_other), UNIT(closing_mid_call),
+    UNIT(two_worlds_one_loop), UNIT(the_program_runs_the_loop), UNIT(closing_one_keeps_the_other), UNIT(closing_mid_call), UNIT(a_database_beside_the_worlds),
     UNIT(wrong_use),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
