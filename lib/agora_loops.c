@@ -172,11 +172,10 @@ int agora__loop_unique(agora_world *w, ag_errmsg *em) {
 int agora__loop_enter(agora_world *w, const char *fn) {
   ag_errmsg em = {""};
   agora_loop *lp = w->loop;
-  int busy = lp ? lp->running : w->running || w->stepping;
-  if (lp && !pthread_equal(lp->thread, pthread_self()))
+  if (lp && !pthread_equal(lp->thread, pthread_self())) /* before anything the loop's thread writes is read */
     return agora__fail(ag_fail(&em, AG_ERR_STATE, "%s: the world's loop belongs to another thread (one loop, one "
                                "thread)", fn), &em);
-  if (busy)
+  if (lp ? lp->running : w->running || w->stepping)
     return agora__fail(ag_fail(&em, AG_ERR_STATE, "%s: the loop is running already (called from a callback on it)%s",
                                fn, lp ? ": every world on a shared loop progresses while it runs" : ""), &em);
   if (lp) lp->running = 1;

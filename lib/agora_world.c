@@ -318,14 +318,18 @@ static int waiting(const agora_world *w) {
 /* Quiet, and no advance of the clock under way (agora_clock_advance): what the run functions wait for. */
 static int settled(const agora_world *w) { return world_is_quiet(w->w) && !agora_clock_advancing(w); }
 
-/* The run functions' loop: until quiet, interrupted, waiting on a request, or (late) past the deadline. */
-static int run_loop(agora_world *w, const int *late, const char *fn) {
+/* The run functions' loop: until quiet, interrupted, waiting on a request, or past ms (< 0: no deadline). The
+ * deadline's timer is made once the loop is known to be this thread's to run. */
+static int run_loop(agora_world *w, long ms, const char *fn) {
   struct event_base *base = rt_base(w->rt);
-  int rc = agora__loop_enter(w, fn);
+  int rc = agora__loop_enter(w, fn), late = 0;
   if (rc) return rc;
-  w->running = 1;
-  while (!settled(w)) {
-    if (w->interrupted || (late && *late)) break;
+  struct event *deadline = ms >= 0 ? evtimer_new(base, deadline_hit, &late) : NULL;
+  struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+  if (ms >= 0 && (!deadline || evtimer_add(deadline, &tv))) rc = AG_ERR_NOMEM;
+  w->running = !rc;
+  while (!rc && !settled(w)) {
+    if (w->interrupted || late) break;
     if (waiting(w)) {
       rc = AGORA_WAITING;
       break;
@@ -340,14 +344,16 @@ static int run_loop(agora_world *w, const int *late, const char *fn) {
   }
   if (!rc && w->interrupted) rc = AG_ERR_CANCELLED;
   w->interrupted = w->running = 0;
+  if (deadline) event_free(deadline);
   agora__loop_exit(w);
   agora__loop_sync(w);
+  if (rc == AG_ERR_NOMEM) return agora__fail(rc, NULL);
   if (rc == AG_ERR_STATE)
     return agora__fail(rc, &(ag_errmsg){"the loop has nothing left to wait for while the world is not quiet"});
   return rc == AG_ERR_CANCELLED ? agora__fail(rc, &(ag_errmsg){"interrupted"}) : rc;
 }
 
-int agora_run_until_quiet(agora_world *w) { return run_loop(w, NULL, "agora_run_until_quiet"); }
+int agora_run_until_quiet(agora_world *w) { return run_loop(w, -1, "agora_run_until_quiet"); }
 
 int agora_run_until_interrupt(agora_world *w) {
   if (w->running || w->stepping)
@@ -363,18 +369,7 @@ int agora_run_until_interrupt(agora_world *w) {
   return rc ? agora__fail(rc, &(ag_errmsg){"the loop has nothing left to wait for"}) : AG_OK;
 }
 
-int agora_run_for(agora_world *w, long ms) {
-  int late = 0;
-  struct event *deadline = evtimer_new(rt_base(w->rt), deadline_hit, &late);
-  struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-  if (!deadline || evtimer_add(deadline, &tv)) {
-    if (deadline) event_free(deadline);
-    return agora__fail(AG_ERR_NOMEM, NULL);
-  }
-  int rc = run_loop(w, &late, "agora_run_for");
-  event_free(deadline);
-  return rc;
-}
+int agora_run_for(agora_world *w, long ms) { return run_loop(w, ms < 0 ? 0 : ms, "agora_run_for"); }
 
 int agora_step(agora_world *w) {
   int rc = agora__loop_enter(w, "agora_step");
