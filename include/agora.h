@@ -14,7 +14,8 @@
  *   release with agora_free. Pointers a function returns as const char * are borrowed and say how long
  *   they live.
  * - Threads: a world is used by one thread at a time (calls on one world must not overlap); different
- *   worlds may be used on different threads at once. Callbacks run on the thread that is running the
+ *   worlds may be used on different threads at once (but the worlds of one shared loop, API 8, from its
+ *   one thread). Callbacks run on the thread that is running the
  *   world's loop (agora_run_until_quiet, agora_run_for, agora_step, agora_script_*,
  *   agora_run_until_interrupt), never from another thread, and may call any function on that world
  *   except agora_world_close (and agora_script_* and agora_run_until_interrupt, which refuse with
@@ -37,7 +38,7 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 7 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 8 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
@@ -53,7 +54,9 @@ extern "C" {
                                agora_chat_title, the clock (agora_clock, agora_clock_advance/_advancing);
                                7: what the console needs (agora_messages, agora_agent_add_like,
                                agora_world_db, agora_world_stored, agora_chat_resumed, AGORA_VIEW,
-                               agora_duration_parse) */
+                               agora_duration_parse);
+                               8: several worlds on one loop the program gives (agora_options.loop
+                               with AGORA_OPTIONS_8, agora_world_loop, agora_loop_world/_worlds/_db) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -96,6 +99,10 @@ AGORA_EXPORT void agora_free(void *p);
 /* ---- Opening a world ---- */
 
 typedef struct agora_world agora_world;
+/* A database opened without a world (API version 2: the agora_db_* calls, in agora_db.h). */
+typedef struct agora_db agora_db;
+/* libevent's loop (<event2/event.h>), for agora_options.loop: this header needs no libevent header. */
+struct event_base;
 
 /* A read-only view of one message or event, valid only during the callback that receives it
  * (see "Events" below). */
@@ -146,6 +153,7 @@ typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
                                    are loading a chat other than the stream's, deleting the stream's,
                                    branching and cutting; a new chat, a deletion and a title are every
                                    process's. Not with AGORA_HOST, AGORA_TOOLS, AGORA_NO_SAVE or chat */
+#define AGORA_OPTIONS_8 0x8000  /* API 8: opts has the fields marked "API 8" below (loop) */
 
 /* Read by agora_world_open only (every pointer borrowed for that call). Zero is the default for every
  * field: {0} opens the world's current chat in the default database, asking approvals as events.
@@ -187,6 +195,10 @@ typedef struct agora_options {
   const char *nats_agents; /* answer only for these agents (ids or names, joined by ','); NULL: a fair share
                               of those no other host holds */
   long nats_lease_ms;      /* an agent's lease lasts this long without a renewal: 300 to 600000 (0: 3000) */
+  /* API 8 (read only with AGORA_OPTIONS_8): */
+  struct event_base *loop; /* a libevent loop of the program's to run the world on, with the program's own
+                              events and other worlds ("Several worlds on one loop" below); NULL: the
+                              world makes its own */
 } agora_options;
 
 /* Opens a world and makes a chat current, ready to publish into.
@@ -387,79 +399,6 @@ AGORA_EXPORT int agora_chat_load(agora_world *w, const char *chat);
 /* Token usage of a chat per agent: a JSON array of {"agent","calls","input_tokens","output_tokens"}. */
 AGORA_EXPORT int agora_usage(agora_world *w, const char *chat, char **json);
 
-/* ---- A database without a world (API version 2) ----
- * The chats of every world a database holds, with no world opened: no agent, no loop, nothing started
- * (what `agora chats` does). Chats are named by their id or a unique prefix across all worlds; worlds
- * by id or display name. JSON handed back is the caller's (agora_free). A handle is used by one thread
- * at a time. A process opens one database directory once: not with agora_db_open and agora_world_open
- * at the same time. */
-typedef struct agora_db agora_db;
-
-/* agora_db_open flags */
-#define AGORA_DB_READ 0x01 /* read only: nothing is created (a read-only directory works); a missing
-                              database is AGORA_ERR_NOT_FOUND */
-
-/* Opens the database in db_dir (NULL: the default, docs/cli.md "Where data lives"), created when
- * missing unless AGORA_DB_READ. On success *out is the caller's (agora_db_close); on failure NULL. */
-AGORA_EXPORT int agora_db_open(const char *db_dir, unsigned flags, agora_db **out);
-/* Closes the database. NULL is fine. */
-AGORA_EXPORT void agora_db_close(agora_db *db);
-/* The chats of world (NULL: of every world), most recently updated first, as agora_chats. An unknown
- * world is AGORA_ERR_INVALID ("no world 'X'"). */
-AGORA_EXPORT int agora_db_chats(agora_db *db, const char *world, char **json);
-/* As agora_chat_export, agora_chat_branch. */
-AGORA_EXPORT int agora_db_chat_export(agora_db *db, const char *chat, char **json);
-AGORA_EXPORT int agora_db_chat_branch(agora_db *db, const char *chat, uint64_t seq, char id[AGORA_ID_MAX]);
-/* As agora_chat_import; source names the document in errors ("town.json: messages[3].text: ..."),
- * NULL for "snapshot". A string holding \u0000 is refused (AGORA_ERR_INVALID). */
-AGORA_EXPORT int agora_db_chat_import(agora_db *db, const char *snapshot_json, const char *source,
-                                      char id[AGORA_ID_MAX]);
-/* Deletes a chat without taking its world's current chat (another process may hold it); refused
- * (AGORA_ERR_STATE) while another process holds this one. current (may be NULL) receives its world's
- * current chat afterwards, "" when none. */
-AGORA_EXPORT int agora_db_chat_delete(agora_db *db, const char *chat, char current[AGORA_ID_MAX]);
-/* Makes a new chat current in world (NULL: the only world the database holds; an empty "New Chat" is
- * reused); its id into id. */
-AGORA_EXPORT int agora_db_chat_new(agora_db *db, const char *world, char id[AGORA_ID_MAX]);
-
-/* A chat as `agora chats show` prints it (API version 3), chat named as above (NULL is
- * AGORA_ERR_INVALID): its row as agora_db_chats gives it (one object); its transcript and usage as
- * agora_transcript and agora_usage; and the context each agent saved in it, a JSON array of
- * {"version","updated_at" (or null),"data","agent"} (docs/behaviour.md, save_context), [] when none. */
-AGORA_EXPORT int agora_db_chat_info(agora_db *db, const char *chat, char **json);
-AGORA_EXPORT int agora_db_transcript(agora_db *db, const char *chat, char **json);
-AGORA_EXPORT int agora_db_usage(agora_db *db, const char *chat, char **json);
-AGORA_EXPORT int agora_db_chat_state(agora_db *db, const char *chat, char **json);
-
-/* The worlds the database holds (API version 4; `agora worlds` is written on these). Worlds are named by
- * id or display name; an unknown one is AGORA_ERR_INVALID ("no world 'X'"). A JSON array of every world,
- * {"id","name","agents","chats","current_chat" (null when none)}, as `agora worlds list --json` prints them: */
-AGORA_EXPORT int agora_db_worlds(agora_db *db, char **json);
-/* One world with its stored settings (the world file's form, without script or secrets):
- * {"id","name","chats","current_chat","settings":{...}}, as `agora worlds show --json` prints it. */
-AGORA_EXPORT int agora_db_world(agora_db *db, const char *world, char **json);
-/* Deletes a world with all its chats (not with AGORA_DB_READ: AGORA_ERR_STORAGE). id (may be NULL)
- * receives the world's id, chats (may be NULL) how many chats went with it. */
-AGORA_EXPORT int agora_db_world_delete(agora_db *db, const char *world, char id[AGORA_ID_MAX], size_t *chats);
-
-/* ---- The LLM response cache (API version 4; `agora cache` is written on these) ----
- * The cache of --llm-cache (docs/cli.md "The LLM response cache"): in cache_dir, else llm-cache in db_dir
- * (NULL: the default database directory), created when missing; opened for the call only. Its counts as
- * {"entries","bytes","oldest","newest"} (the times ISO 8601, null when it is empty), *json the caller's: */
-AGORA_EXPORT int agora_cache_stats(const char *db_dir, const char *cache_dir, char **json);
-/* Removes the entries stored before before_ms (ms since the epoch; INT64_MAX: every one); removed (may be
- * NULL) counts them. AGORA_ERR_STORAGE when the cache cannot be written. */
-AGORA_EXPORT int agora_cache_clear(const char *db_dir, const char *cache_dir, int64_t before_ms, size_t *removed);
-
-/* ---- A snapshot without a database (API version 4) ---- */
-/* The transcript of a snapshot document (JSON text, the one agora_chat_export and `agora chats export`
- * write) as agora_transcript gives a stored chat's, without importing it: nothing is opened or written
- * (what `agora replay SNAPSHOT.json` prints). Its entries name the snapshot's world and chat. source
- * names the document in errors ("town.json: messages[3].text: ..."), NULL for "snapshot". Invalid is
- * AGORA_ERR_INVALID naming the field, a newer format AGORA_ERR_VERSION, past the size cap
- * AGORA_ERR_TOO_BIG. *json is the caller's (agora_free). Any thread. */
-AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char *source, char **json);
-
 /* ---- Tools and hosting (API version 5) ---- */
 
 /* The tools each agent of w may call, and the world's MCP servers (`agora tools` prints them), as
@@ -589,9 +528,48 @@ AGORA_EXPORT int agora_duration_parse(const char *text, int64_t *ms);
  * NATS, nothing changes on failure); AGORA_ERR_NOT_FOUND for an unknown like. agent_json (may be NULL)
  * as agora_agent_add's. */
 AGORA_EXPORT int agora_agent_add_like(agora_world *w, const char *like, const char *json, char **agent_json);
+/* ---- Several worlds on one loop (API version 8) ----
+ * A program with a libevent loop of its own (a game server, an HTTP server, a test harness) opens any
+ * number of worlds on it (agora_options.loop with AGORA_OPTIONS_8), beside its own events. The loop stays
+ * the program's: never freed here, and a world's close removes every event the world added to it.
+ * - The program may run the loop itself (event_base_dispatch: the worlds answer as it runs, as `agora
+ *   serve`'s do), or call a run function on one world (agora_run_*, agora_step, agora_script_*): that runs
+ *   the shared loop, so the other worlds progress and the program's events fire too, and returns when
+ *   *that* world is quiet (agora_interrupt and agora_cancel stop their own world's run only). agora_fd and
+ *   agora_next_timeout describe the whole loop. agora_world_close settles its world on the loop (at most
+ *   half a second, the others going on); the other worlds and the loop go on.
+ * - One loop, one thread: its worlds are opened, run and closed on the thread that opened the first of
+ *   them (AGORA_ERR_STATE from another, naming agora_options.loop or the function); the loop is free
+ *   again once its last world is closed. The run functions are AGORA_ERR_STATE while the library runs
+ *   the loop (from a callback of a world on it, or during a close). From a callback of the program's own
+ *   events while it runs the loop, call no run function (libevent runs a loop once at a time) and do not
+ *   close a world; agora_publish, the chat calls and API 6's changes are fine anywhere on the thread.
+ * - Worlds of one loop on the same db_dir share one database handle (a process opens a database once); a
+ *   world is open once per loop (AGORA_ERR_EXISTS for a second world of its id). Not with nats_url
+ *   (AGORA_ERR_INVALID: a world on NATS runs on its own loop). libcurl and the NATS client are started
+ *   once per process; MCP servers' children are watched by one SIGCHLD event, on the loop of a world that
+ *   started one: worlds with MCP servers belong on one loop, opened outside its callbacks (starting the
+ *   servers waits on the loop). */
+/* The loop w runs on: agora_options.loop, or the world's own (borrowed, alive until agora_world_close). */
+AGORA_EXPORT struct event_base *agora_world_loop(const agora_world *w);
+/* The world open on loop whose id (else display name) is id, or NULL: what a server of many worlds looks
+ * a request's world up by. From the loop's thread (NULL from another). */
+AGORA_EXPORT agora_world *agora_loop_world(const struct event_base *loop, const char *id);
+/* The worlds open on loop, in the order they were opened: the first max of them into out (out may be
+ * NULL with max 0); returns how many there are. From the loop's thread (0 from another). */
+AGORA_EXPORT size_t agora_loop_worlds(const struct event_base *loop, agora_world **out, size_t max);
+/* The database in db_dir (NULL: the default) as the worlds of loop share it, for the agora_db_* calls
+ * while they are open (a server's lists of stored worlds and chats): opened, created when missing, if none
+ * of them holds it yet, and shared with the worlds opened on loop later. agora_db_close releases it (the
+ * database closes with the last of its users). From the loop's thread only (AGORA_ERR_STATE). Deleting a
+ * world open on the loop is AGORA_ERR_STATE (close it first). */
+AGORA_EXPORT int agora_loop_db(struct event_base *loop, const char *db_dir, agora_db **out);
 
 #ifdef __cplusplus
 }
 #endif
+
+/* What needs no world: a database, the LLM response cache, a snapshot file (API versions 2 and 4). */
+#include "agora_db.h"
 
 #endif

@@ -38,7 +38,8 @@ fail:
 
 void agora_db_close(agora_db *db) {
   if (!db) return;
-  chat_store_close(db->st);
+  if (db->loop) agora__loop_db_close(db);
+  else chat_store_close(db->st);
   free(db);
 }
 

@@ -16,6 +16,8 @@ typedef struct agora_sub {
   void *ctx;
 } agora_sub;
 
+typedef struct agora_loop agora_loop;
+
 struct agora_world {
   runtime *rt;
   world *w; /* borrowed from rt */
@@ -42,11 +44,16 @@ struct agora_world {
    * the rules a change of the world's agents is held to (agora_edit.c). */
   char *base_url;
   rt_allow_env allow;
+  /* API 8: on a loop the program gave (agora_loops.c), NULL on the world's own; the database it shares
+   * with the loop's other worlds (NULL: none). */
+  agora_loop *loop;
+  store *shared_st;
 };
 
 /* A database without a world (agora_db.c, agora_worlds.c). */
 struct agora_db {
   store *st;
+  agora_loop *loop; /* agora_loop_db: st is the loop's shared handle, released rather than closed */
 };
 
 /* The failure's detail for agora_errmsg (thread-local); returns rc. */
@@ -103,5 +110,21 @@ void agora__stream_chat(void *ud, const char *chat);
 /* Brings agora_fd's epoll set up to date with the loop's descriptors (agora_loop.c). */
 void agora__loop_sync(agora_world *w);
 void agora__loop_free(agora_world *w);
+/* A shared loop (agora_loops.c). join: w is one of base's worlds, from the calling thread only (the
+ * thread of its first world); with wants_db, *st is the database in db_dir the loop's worlds share
+ * (borrowed until agora__loop_leave). AG_ERR_STATE from another thread. */
+int agora__loop_join(agora_world *w, struct event_base *base, const char *db_dir, int wants_db, store **st,
+                     ag_errmsg *em);
+void agora__loop_leave(agora_world *w);
+/* AG_ERR_EXISTS when another world of w's loop has w's id (once built). */
+int agora__loop_unique(agora_world *w, ag_errmsg *em);
+/* Around a run function: refuses (agora__fail, fn naming it) when the loop runs already or belongs to
+ * another thread; else marks it running until agora__loop_exit. */
+int agora__loop_enter(agora_world *w, const char *fn);
+void agora__loop_exit(agora_world *w);
+/* Releases an agora_loop_db handle's share of its loop's database. */
+void agora__loop_db_close(agora_db *db);
+/* 1 when a world of id is open on lp. */
+int agora__loop_has_world(const agora_loop *lp, const char *id);
 
 #endif

@@ -36,11 +36,13 @@ static int script_run(agora_world *w, size_t i, const char *fn) {
     w->interrupted = 0;
     return agora__fail(AG_ERR_CANCELLED, &(ag_errmsg){"interrupted"});
   }
+  if ((rc = agora__loop_enter(w, fn))) return rc;
   w->stepping = 1;
   if (i == spec->n_steps) rc = world_clock_finish(clk);
   else if (spec->steps[i].new_chat) rc = step_new_chat(w, &em);
   else rc = world_clock_step(clk, &spec->steps[i], &ended);
   w->stepping = w->interrupted = 0;
+  agora__loop_exit(w);
   agora__loop_sync(w);
   if (rc == AG_ERR_CANCELLED) return agora__fail(rc, &(ag_errmsg){"interrupted"});
   if (rc) return agora__fail(rc, &em);

@@ -79,6 +79,8 @@ static int on_world(void *ud, runtime *rt, ag_errmsg *em) {
   const world_spec *spec = rt_spec(rt);
   aw->rt = rt;
   aw->w = rt_world(rt);
+  int rc = agora__loop_unique(aw, em);
+  if (rc) return rc;
   if (!(aw->flags & AGORA_SCRIPT) || rt_source_of(rt) != RT_FROM_STORE || spec->n_steps || spec->n_sched)
     return AG_OK;
   const char *id = world_id(aw->w);
@@ -189,6 +191,15 @@ static unsigned known_flags(unsigned f) {
   return f & AGORA_OPTIONS_4 ? f & (AGORA_OPTIONS_5 - 1) : f & (AGORA_OPTIONS_4 - 1);
 }
 
+/* The API-8 field: a loop of the program's, not for a world on NATS (which waits on its own loop for
+ * the stream, and whose client threads post into it). */
+static int check_options_8(const agora_options *o, ag_errmsg *em) {
+  if (!(o->flags & AGORA_OPTIONS_8) || !o->loop) return AG_OK;
+  if ((o->flags & AGORA_OPTIONS_4) && o->nats_url)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.loop: not with nats_url (a world on NATS runs on a loop of its own)");
+  return AG_OK;
+}
+
 /* The API-4 fields, as cli/args.c checks --nats-replicas. */
 static int check_options_4(const agora_options *o, ag_errmsg *em) {
   if (!(o->flags & AGORA_OPTIONS_4)) return AG_OK;
@@ -226,7 +237,9 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
                  o->flags & AGORA_NO_SAVE ? "AGORA_NO_SAVE" : "AGORA_NEW_CHAT");
     goto fail;
   }
-  if ((rc = check_options_3(o, &em)) || (rc = check_options_4(o, &em)) || (rc = check_options_5(o, &em))) goto fail;
+  if ((rc = check_options_3(o, &em)) || (rc = check_options_4(o, &em)) || (rc = check_options_5(o, &em)) ||
+      (rc = check_options_8(o, &em)))
+    goto fail;
   for (size_t i = 0; i < o->n_allow_env; i++) allow.names[allow.n++] = o->allow_env[i];
   for (size_t i = 0; (o->flags & AGORA_OPTIONS_3) && i < o->n_allow_key_to; i++)
     allow.key_urls[allow.n_key_urls++] = o->allow_key_to[i];
@@ -247,6 +260,11 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   rt_opts ro = open_opts(aw, file_or_id, db_dir, o, &allow);
   nats_opts(aw->flags, o, &ro, &nats);
   mode_opts(aw->flags, o, &ro, &nats);
+  if ((o->flags & AGORA_OPTIONS_8) && o->loop) { /* the program's loop, and the database its worlds share */
+    if ((rc = agora__loop_join(aw, o->loop, db_dir, ro.open_db, &ro.st, &em))) goto fail;
+    ro.base = o->loop;
+    ro.open_db = 0;
+  }
   pthread_once(&hooks_once, hooks_set);
   opening_with_notes = !!(o->flags & AGORA_NOTES);
   rc = rt_open(&ro, &aw->rt, &em);
@@ -258,7 +276,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   *out = aw;
   return AG_OK;
 fail:
-  if (aw) agora__events_free(aw), agora__allow_free(aw);
+  if (aw) agora__loop_leave(aw), agora__events_free(aw), agora__allow_free(aw);
   free(aw);
   return agora__fail(rc, &em);
 }
@@ -266,8 +284,12 @@ fail:
 void agora_world_close(agora_world *w) {
   if (!w) return;
   agora_tick(w, 0, NULL, NULL); /* no tick during the settle: its ctx may be half gone */
+  /* The settle runs a shared loop: the other worlds' callbacks may not run it again meanwhile. */
+  int held = w->loop && agora__loop_enter(w, "agora_world_close") == AG_OK;
   rt_close(w->rt); /* settles: its last events still reach the subscribers */
+  if (held) agora__loop_exit(w);
   agora__loop_free(w);
+  agora__loop_leave(w); /* after the runtime: the database it shared is closed with its last world */
   agora__events_free(w);
   agora__allow_free(w);
   free(w);
@@ -313,13 +335,18 @@ static int waiting(const agora_world *w) {
 /* Quiet, and no advance of the clock under way (agora_clock_advance): what the run functions wait for. */
 static int settled(const agora_world *w) { return world_is_quiet(w->w) && !agora_clock_advancing(w); }
 
-/* The run functions' loop: until quiet, interrupted, waiting on a request, or (late) past the deadline. */
-static int run_loop(agora_world *w, const int *late) {
+/* The run functions' loop: until quiet, interrupted, waiting on a request, or past ms (< 0: no deadline). The
+ * deadline's timer is made once the loop is known to be this thread's to run. */
+static int run_loop(agora_world *w, long ms, const char *fn) {
   struct event_base *base = rt_base(w->rt);
-  int rc = AG_OK;
-  w->running = 1;
-  while (!settled(w)) {
-    if (w->interrupted || (late && *late)) break;
+  int rc = agora__loop_enter(w, fn), late = 0;
+  if (rc) return rc;
+  struct event *deadline = ms >= 0 ? evtimer_new(base, deadline_hit, &late) : NULL;
+  struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+  if (ms >= 0 && (!deadline || evtimer_add(deadline, &tv))) rc = AG_ERR_NOMEM;
+  w->running = !rc;
+  while (!rc && !settled(w)) {
+    if (w->interrupted || late) break;
     if (waiting(w)) {
       rc = AGORA_WAITING;
       break;
@@ -334,42 +361,39 @@ static int run_loop(agora_world *w, const int *late) {
   }
   if (!rc && w->interrupted) rc = AG_ERR_CANCELLED;
   w->interrupted = w->running = 0;
+  if (deadline) event_free(deadline);
+  agora__loop_exit(w);
   agora__loop_sync(w);
+  if (rc == AG_ERR_NOMEM) return agora__fail(rc, NULL);
   if (rc == AG_ERR_STATE)
     return agora__fail(rc, &(ag_errmsg){"the loop has nothing left to wait for while the world is not quiet"});
   return rc == AG_ERR_CANCELLED ? agora__fail(rc, &(ag_errmsg){"interrupted"}) : rc;
 }
 
-int agora_run_until_quiet(agora_world *w) { return run_loop(w, NULL); }
+int agora_run_until_quiet(agora_world *w) { return run_loop(w, -1, "agora_run_until_quiet"); }
 
 int agora_run_until_interrupt(agora_world *w) {
   if (w->running || w->stepping)
     return agora__fail(AG_ERR_STATE, &(ag_errmsg){"agora_run_until_interrupt: the loop is running already (a callback)"});
-  int rc = AG_OK;
+  int rc = agora__loop_enter(w, "agora_run_until_interrupt");
+  if (rc) return rc;
   w->running = 1;
   while (!w->interrupted && !rc)
     if (event_base_loop(rt_base(w->rt), EVLOOP_ONCE)) rc = AG_ERR_STATE; /* 1: nothing left to wait for */
   w->interrupted = w->running = 0;
+  agora__loop_exit(w);
   agora__loop_sync(w);
   return rc ? agora__fail(rc, &(ag_errmsg){"the loop has nothing left to wait for"}) : AG_OK;
 }
 
-int agora_run_for(agora_world *w, long ms) {
-  int late = 0;
-  struct event *deadline = evtimer_new(rt_base(w->rt), deadline_hit, &late);
-  struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-  if (!deadline || evtimer_add(deadline, &tv)) {
-    if (deadline) event_free(deadline);
-    return agora__fail(AG_ERR_NOMEM, NULL);
-  }
-  int rc = run_loop(w, &late);
-  event_free(deadline);
-  return rc;
-}
+int agora_run_for(agora_world *w, long ms) { return run_loop(w, ms < 0 ? 0 : ms, "agora_run_for"); }
 
 int agora_step(agora_world *w) {
-  if (event_base_loop(rt_base(w->rt), EVLOOP_NONBLOCK) < 0)
-    return agora__fail(AG_ERR_STATE, &(ag_errmsg){"the event loop failed"});
+  int rc = agora__loop_enter(w, "agora_step");
+  if (rc) return rc;
+  rc = event_base_loop(rt_base(w->rt), EVLOOP_NONBLOCK);
+  agora__loop_exit(w);
+  if (rc < 0) return agora__fail(AG_ERR_STATE, &(ag_errmsg){"the event loop failed"});
   agora__loop_sync(w);
   return settled(w);
 }

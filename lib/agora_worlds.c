@@ -72,6 +72,8 @@ int agora_db_world_delete(agora_db *db, const char *world, char id[AGORA_ID_MAX]
   char wid[CHAT_ID_MAX];
   size_t n = 0;
   int rc = world ? rt_pick_world(db->st, world, wid, &em) : ag_fail(&em, AG_ERR_INVALID, "agora_db_world_delete: world is NULL");
+  if (!rc && agora__loop_has_world(db->loop, wid)) /* agora_loop_db: its worlds are open beside it */
+    rc = ag_fail(&em, AG_ERR_STATE, "agora_db_world_delete: world '%s' is open on the loop (close it first)", wid);
   if (!rc) rc = chat_world_delete(db->st, wid, &n, &em);
   if (rc) return agora__fail(rc, &em);
   if (id) snprintf(id, AGORA_ID_MAX, "%s", wid);

@@ -29,6 +29,7 @@ check "--version" bash -c "'$bin' --version | grep -qx 'agora [0-9]*\.[0-9]*\.[0
 check "examples installed" test -f "$dest/usr/share/agora/examples/debate.json"
 check "libagora.so.0 installed" bash -c "ls '$dest'/usr/lib*/libagora.so.0 '$dest'/usr/lib/*/libagora.so.0 2>/dev/null | grep -q ."
 check "agora.h installed" test -f "$dest/usr/include/agora.h"
+check "agora_db.h installed beside it" test -f "$dest/usr/include/agora_db.h"
 check "the MCP example's folder installed" test -f "$dest/usr/share/agora/examples/library/opening-hours.txt"
 out=$("$bin" run "$dest/usr/share/agora/examples/debate.json" --db "$tmp/db" 2>"$tmp/run.err")
 rc=$?
@@ -81,7 +82,7 @@ if [ -f "$deb" ]; then
   check ".deb holds the MCP example's folder" test -f "$tmp/debroot/usr/share/agora/examples/library/rules.txt"
   # libagora in the same package (docs/decisions.md "libagora: one package"): the library with its
   # soname and shlibs entry, the header, pkg-config and CMake files.
-  for f in 'lib/.*libagora.so.0$' 'lib/.*libagora.so -> ' 'lib/.*libagora.a$' 'include/agora.h$' \
+  for f in 'lib/.*libagora.so.0$' 'lib/.*libagora.so -> ' 'lib/.*libagora.a$' 'include/agora.h$' 'include/agora_db.h$' \
            'lib/.*pkgconfig/agora.pc$' 'lib/.*cmake/Agora/AgoraConfig.cmake$'; do
     check ".deb holds $f" bash -c "dpkg-deb -c '$deb' | grep -q '$f'"
   done

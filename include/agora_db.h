@@ -1,0 +1,89 @@
+/* libagora: what needs no world open (include "agora.h": it includes this file, which is not meant to be
+ * included on its own) — a database's worlds and chats (API version 2), the LLM response cache and a
+ * snapshot file (API version 4). The rules of agora.h hold: ownership, threads and error codes as there. */
+#ifndef AGORA_DB_H
+#define AGORA_DB_H
+
+#include "agora.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- A database without a world (API version 2) ----
+ * The chats of every world a database holds, with no world opened: no agent, no loop, nothing started
+ * (what `agora chats` does). Chats are named by their id or a unique prefix across all worlds; worlds
+ * by id or display name. JSON handed back is the caller's (agora_free). A handle is used by one thread
+ * at a time. A process opens one database directory once: not with agora_db_open and agora_world_open
+ * at the same time. */
+
+/* agora_db_open flags */
+#define AGORA_DB_READ 0x01 /* read only: nothing is created (a read-only directory works); a missing
+                              database is AGORA_ERR_NOT_FOUND */
+
+/* Opens the database in db_dir (NULL: the default, docs/cli.md "Where data lives"), created when
+ * missing unless AGORA_DB_READ. On success *out is the caller's (agora_db_close); on failure NULL. */
+AGORA_EXPORT int agora_db_open(const char *db_dir, unsigned flags, agora_db **out);
+/* Closes the database. NULL is fine. */
+AGORA_EXPORT void agora_db_close(agora_db *db);
+/* The chats of world (NULL: of every world), most recently updated first, as agora_chats. An unknown
+ * world is AGORA_ERR_INVALID ("no world 'X'"). */
+AGORA_EXPORT int agora_db_chats(agora_db *db, const char *world, char **json);
+/* As agora_chat_export, agora_chat_branch. */
+AGORA_EXPORT int agora_db_chat_export(agora_db *db, const char *chat, char **json);
+AGORA_EXPORT int agora_db_chat_branch(agora_db *db, const char *chat, uint64_t seq, char id[AGORA_ID_MAX]);
+/* As agora_chat_import; source names the document in errors ("town.json: messages[3].text: ..."),
+ * NULL for "snapshot". A string holding \u0000 is refused (AGORA_ERR_INVALID). */
+AGORA_EXPORT int agora_db_chat_import(agora_db *db, const char *snapshot_json, const char *source,
+                                      char id[AGORA_ID_MAX]);
+/* Deletes a chat without taking its world's current chat (another process may hold it); refused
+ * (AGORA_ERR_STATE) while another process holds this one. current (may be NULL) receives its world's
+ * current chat afterwards, "" when none. */
+AGORA_EXPORT int agora_db_chat_delete(agora_db *db, const char *chat, char current[AGORA_ID_MAX]);
+/* Makes a new chat current in world (NULL: the only world the database holds; an empty "New Chat" is
+ * reused); its id into id. */
+AGORA_EXPORT int agora_db_chat_new(agora_db *db, const char *world, char id[AGORA_ID_MAX]);
+
+/* A chat as `agora chats show` prints it (API version 3), chat named as above (NULL is
+ * AGORA_ERR_INVALID): its row as agora_db_chats gives it (one object); its transcript and usage as
+ * agora_transcript and agora_usage; and the context each agent saved in it, a JSON array of
+ * {"version","updated_at" (or null),"data","agent"} (docs/behaviour.md, save_context), [] when none. */
+AGORA_EXPORT int agora_db_chat_info(agora_db *db, const char *chat, char **json);
+AGORA_EXPORT int agora_db_transcript(agora_db *db, const char *chat, char **json);
+AGORA_EXPORT int agora_db_usage(agora_db *db, const char *chat, char **json);
+AGORA_EXPORT int agora_db_chat_state(agora_db *db, const char *chat, char **json);
+
+/* The worlds the database holds (API version 4; `agora worlds` is written on these). Worlds are named by
+ * id or display name; an unknown one is AGORA_ERR_INVALID ("no world 'X'"). A JSON array of every world,
+ * {"id","name","agents","chats","current_chat" (null when none)}, as `agora worlds list --json` prints them: */
+AGORA_EXPORT int agora_db_worlds(agora_db *db, char **json);
+/* One world with its stored settings (the world file's form, without script or secrets):
+ * {"id","name","chats","current_chat","settings":{...}}, as `agora worlds show --json` prints it. */
+AGORA_EXPORT int agora_db_world(agora_db *db, const char *world, char **json);
+/* Deletes a world with all its chats (not with AGORA_DB_READ: AGORA_ERR_STORAGE). id (may be NULL)
+ * receives the world's id, chats (may be NULL) how many chats went with it. */
+AGORA_EXPORT int agora_db_world_delete(agora_db *db, const char *world, char id[AGORA_ID_MAX], size_t *chats);
+
+/* ---- The LLM response cache (API version 4; `agora cache` is written on these) ----
+ * The cache of --llm-cache (docs/cli.md "The LLM response cache"): in cache_dir, else llm-cache in db_dir
+ * (NULL: the default database directory), created when missing; opened for the call only. Its counts as
+ * {"entries","bytes","oldest","newest"} (the times ISO 8601, null when it is empty), *json the caller's: */
+AGORA_EXPORT int agora_cache_stats(const char *db_dir, const char *cache_dir, char **json);
+/* Removes the entries stored before before_ms (ms since the epoch; INT64_MAX: every one); removed (may be
+ * NULL) counts them. AGORA_ERR_STORAGE when the cache cannot be written. */
+AGORA_EXPORT int agora_cache_clear(const char *db_dir, const char *cache_dir, int64_t before_ms, size_t *removed);
+
+/* ---- A snapshot without a database (API version 4) ---- */
+/* The transcript of a snapshot document (JSON text, the one agora_chat_export and `agora chats export`
+ * write) as agora_transcript gives a stored chat's, without importing it: nothing is opened or written
+ * (what `agora replay SNAPSHOT.json` prints). Its entries name the snapshot's world and chat. source
+ * names the document in errors ("town.json: messages[3].text: ..."), NULL for "snapshot". Invalid is
+ * AGORA_ERR_INVALID naming the field, a newer format AGORA_ERR_VERSION, past the size cap
+ * AGORA_ERR_TOO_BIG. *json is the caller's (agora_free). Any thread. */
+AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char *source, char **json);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
