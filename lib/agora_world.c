@@ -272,6 +272,10 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   /* after nats_Open, whose own exit handler must run after ours (they run in reverse order) */
   if (ro.nats) pthread_once(&nats_once, nats_end_at_exit);
   aw->program = NULL; /* borrowed for the open only */
+  if (rc == AG_ERR_STATE && ro.base) { /* the program's loop is running: the open was in its callback */
+    ag_errmsg was = em;
+    rc = ag_fail(&em, rc, "agora_options.loop: %s", was.text);
+  }
   if (rc) goto fail;
   *out = aw;
   return AG_OK;

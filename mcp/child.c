@@ -229,7 +229,8 @@ void mcp_child_drain(struct event_base *base, long ms) {
       c->stage = 1;
       child_signal(c, SIGTERM);
     }
-  while (g_children && deadline) event_base_loop(base, EVLOOP_ONCE);
+  /* -1: the loop is running (a drain from one of its callbacks): the children's own timers end them. */
+  while (g_children && deadline && event_base_loop(base, EVLOOP_ONCE) >= 0) {}
   if (deadline) event_free(deadline);
 }
 

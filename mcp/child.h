@@ -34,7 +34,8 @@ pid_t mcp_child_pid(const mcp_child *c);
 void mcp_child_release(mcp_child *c, long grace_ms);
 /* Children spawned and not reaped yet. */
 size_t mcp_child_count(void);
-/* Runs the loop until every child is reaped; after ms, SIGKILLs what is left (and still reaps it). */
+/* Runs the loop until every child is reaped; after ms, SIGKILLs what is left (and still reaps it).
+ * From a callback of the running loop (which cannot be run again) it only sends the SIGTERMs. */
 void mcp_child_drain(struct event_base *base, long ms);
 
 /* Resolves a command as execvp would (a name with no '/' is looked up in PATH): *out is new (caller

@@ -248,9 +248,10 @@ static int start_mcp(runtime *rt, const rt_opts *o, ag_errmsg *em) {
     return AG_OK;
   }
   int rc = rt_mcp_start(rt->w, o->db, o->no_save, em);
-  if (rc && o->mcp_failures_ok && rc != AG_ERR_INVALID && rc != AG_ERR_NOMEM) rc = AG_OK;
+  /* AG_ERR_STATE: not started at all (opened from a callback of the running loop), never an open without them. */
+  if (rc && o->mcp_failures_ok && rc != AG_ERR_INVALID && rc != AG_ERR_NOMEM && rc != AG_ERR_STATE) rc = AG_OK;
   if (rc) {
-    world_run_until_quiet(rt->w); /* the mcp-error events reach the output before the exit */
+    if (rc != AG_ERR_STATE) world_run_until_quiet(rt->w); /* the mcp-error events reach the output before the exit */
     rt->mcp_why = "an MCP server failed to start (see the mcp-error events)";
     return rc;
   }

@@ -160,14 +160,17 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg) {
   *(int *)arg = 1;
 }
 
-/* Runs the loop until every server finished its first start or ms passed. */
+/* Runs the loop until every server finished its first start or ms passed. A turn that returns -1 is
+ * libevent refusing a nested run of a loop that is running: the wait ends (world_mcp_start refused that
+ * case before spawning; this keeps the wait from spinning at 100% CPU all the same). */
 static void wait_started(world_mcp *m, long ms) {
   struct event_base *base = world_base(m->w);
   int expired = 0;
   struct event *t = evtimer_new(base, on_deadline, &expired);
   struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
   if (t) evtimer_add(t, &tv);
-  while (t && m->started < m->n && !expired) event_base_loop(base, EVLOOP_ONCE);
+  while (t && m->started < m->n && !expired)
+    if (event_base_loop(base, EVLOOP_ONCE) < 0) break;
   if (t) event_free(t);
   for (size_t i = 0; i < m->n; i++) {
     server *s = &m->servers[i];
@@ -225,6 +228,15 @@ static int start_all(world_mcp *m, const world_mcp_opts *o, ag_errmsg *em) {
 int world_mcp_start(world *w, const world_mcp_opts *o, ag_errmsg *em) {
   const world_spec *spec = world_time_spec(w);
   if (!spec->n_mcp || *world__mcp_slot(w)) return AG_OK;
+  /* Starting waits on the world's loop. libevent has no public "is it running" (and
+   * event_base_get_running_event crashes outside a callback): a turn that does not block answers -1 at
+   * once when the loop is running, i.e. the world is being opened from one of its callbacks. Refused
+   * before any server is spawned; when the loop is not running, the turn only runs what is ready, as the
+   * wait below would have. */
+  if (event_base_loop(world_base(w), EVLOOP_NONBLOCK) < 0)
+    return ag_fail(em, AG_ERR_STATE, "mcp_servers: the world's loop is running (the world is opened from a "
+                   "callback on it), and starting MCP servers waits on that loop: open a world with mcp_servers "
+                   "before running the loop or outside its callbacks");
   world_mcp *m = calloc(1, sizeof *m);
   if (!m || !(m->servers = calloc(spec->n_mcp, sizeof *m->servers)) ||
       (o->log_path && !(m->log_path = strdup(o->log_path)))) {
@@ -291,13 +303,16 @@ void world_mcp_stop(world *w, long ms) {
     m->servers[i].c = NULL;
   }
   struct event_base *base = world_base(w);
-  int expired = 0;
+  int expired = 0, refused = 0;
   struct event *t = evtimer_new(base, on_deadline, &expired);
   struct timeval tv = {ms / 2000, (ms / 2 % 1000) * 1000};
   if (t) evtimer_add(t, &tv);
-  while (t && stopping(w) && !expired) event_base_loop(base, EVLOOP_ONCE);
+  while (t && stopping(w) && !expired && !refused) refused = event_base_loop(base, EVLOOP_ONCE) < 0;
   if (t) event_free(t);
-  mcp_child_drain(base, ms / 2); /* SIGTERM now to what is left, SIGKILL at the end */
+  /* -1: the loop is running (the world is closed from a callback on it) and cannot be waited on here.
+   * Nothing is left to wait for that needs the world: each released child ends by itself as that loop
+   * goes on (stdin closed now, SIGTERM and SIGKILL by its own timer) and the SIGCHLD event reaps it. */
+  if (!refused) mcp_child_drain(base, ms / 2); /* SIGTERM now to what is left, SIGKILL at the end */
 }
 
 void world_mcp_free(world_mcp *m) {

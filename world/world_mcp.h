@@ -23,7 +23,8 @@ typedef struct world_mcp_opts {
  * agents their tools. AG_OK when every agent has every tool it names; AG_ERR_IO when a server an
  * agent needs failed (em names each such server, why, and who needs it); AG_ERR_INVALID when a name
  * is given twice after SERVER.* was expanded or a named tool is not on its server (em names both).
- * A world without servers: AG_OK at once. */
+ * A world without servers: AG_OK at once. AG_ERR_STATE, nothing started, when w's loop is running
+ * (called from one of its callbacks: libevent runs a loop once at a time, so there is no waiting here). */
 int world_mcp_start(world *w, const world_mcp_opts *o, ag_errmsg *em);
 
 /* The servers, in world-file order (count 0 before world_mcp_start). *client may be NULL when the
@@ -40,7 +41,9 @@ int world_mcp_restart(world *w, const char *name);
 /* Stops the servers while the world is still whole: cancels every turn (no call outlives its client),
  * takes the tools away, ends each transport (stdio: stdin closed; HTTP: session DELETEd) and runs the
  * loop until the processes are reaped and the requests ended, at most ms (SIGTERM half-way, SIGKILL at
- * the end). The commands call it before world_free. Nothing happens for a world without servers. */
+ * the end). The commands call it before world_free. Nothing happens for a world without servers. When the
+ * loop is running (called from one of its callbacks) it returns without waiting: the children end by
+ * their own timers as that loop goes on, and are reaped there. */
 void world_mcp_stop(world *w, long ms);
 
 /* world.c: the world's slot for its servers, and freeing them (before the agents' host goes). */

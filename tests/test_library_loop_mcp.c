@@ -1,0 +1,160 @@
+/* MCP servers of worlds on a loop the program runs (API 8, include/agora.h "Several worlds on one loop"):
+ * a world with mcp_servers opened from a callback of the program's running loop is refused (starting its
+ * servers would wait on that loop), and one closed from such a callback stops its server without waiting,
+ * the child reaped as the loop goes on (no zombie). Both waits used to spin at 100% CPU, libevent refusing
+ * the nested run: each case has a watchdog (alarm) that fails the test. Linked against libagora.so. */
+#include "agora.h"
+#include "support/unit.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WATCHDOG_S 30
+
+static void on_watchdog(int sig) {
+  (void)sig;
+  static const char msg[] = "FAIL: watchdog: the loop hung (a wait that spins instead of returning)\n";
+  if (write(2, msg, sizeof msg - 1) < 0) _exit(2);
+  _exit(1);
+}
+
+/* A world whose one server is tests/mcp/fake_server.js (node, ends when its stdin closes). */
+static const char *mcp_world(void) {
+  static char json[2048];
+  snprintf(json, sizeof json, "{\"name\": \"Tooled\", \"mcp_servers\": {\"fake\": {\"command\": \"node\", \"args\":"
+           " [\"%s\", \"ok\"]}}, \"agents\": [{\"name\": \"t\", \"provider\": \"script\", \"tools\": [\"fake.echo\"]}]}",
+           unit_src_path("tests/mcp/fake_server.js"));
+  return json;
+}
+
+static int open_on(struct event_base *L, agora_world **w) {
+  agora_options o = {.flags = AGORA_NO_SAVE | AGORA_OPTIONS_3 | AGORA_OPTIONS_8, .loop = L};
+  return agora_world_open(mcp_world(), NULL, &o, w);
+}
+
+/* This process's children as /proc lists them, zombies included: a reaped child is not among them. */
+static int children(void) {
+  DIR *d = opendir("/proc");
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (!isdigit((unsigned char)e->d_name[0])) continue;
+    char path[300], stat[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    size_t len = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+    if (f) fclose(f);
+    stat[len] = '\0';
+    const char *after = strrchr(stat, ')'); /* "pid (comm) state ppid": comm may hold anything */
+    char state;
+    long ppid;
+    if (after && sscanf(after + 1, " %c %ld", &state, &ppid) == 2 && ppid == (long)getpid()) n++;
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+static long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What a callback of the program's did, and saw, on its loop. */
+typedef struct in_cb {
+  struct event_base *L;
+  agora_world *w;
+  int rc;
+  char msg[512];
+  int children; /* right after the call */
+  long took_ms;
+} in_cb;
+
+static void open_in_callback(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  in_cb *c = arg;
+  long t0 = now_ms();
+  c->rc = open_on(c->L, &c->w);
+  c->took_ms = now_ms() - t0;
+  snprintf(c->msg, sizeof c->msg, "%s", agora_errmsg());
+  c->children = children();
+  event_base_loopbreak(c->L);
+}
+
+/* Opened from a timer of the program's while it runs event_base_dispatch: AGORA_ERR_STATE naming the
+ * option and the callback, no server spawned; the same world then opens outside the callbacks. */
+static void open_from_a_callback(void) {
+  struct event_base *L = event_base_new();
+  in_cb c = {.L = L, .rc = 1};
+  alarm(WATCHDOG_S);
+  CHECK_INT(event_base_once(L, -1, EV_TIMEOUT, open_in_callback, &c, &(struct timeval){.tv_sec = 0}), 0);
+  CHECK_INT(event_base_dispatch(L), 0);
+  CHECK_INT(c.rc, AGORA_ERR_STATE);
+  CHECK(c.w == NULL);
+  CHECK(strstr(c.msg, "agora_options.loop") && strstr(c.msg, "callback") && strstr(c.msg, "mcp_servers"));
+  CHECK_INT(c.children, 0); /* refused before anything was spawned */
+  CHECK_INT(agora_loop_worlds(L, NULL, 0), 0);
+  agora_world *w = NULL; /* the loop is not running now: the same open works */
+  CHECK_INT(open_on(L, &w), AGORA_OK);
+  CHECK_INT(children(), 1);
+  agora_world_close(w);
+  CHECK_INT(children(), 0); /* a close outside the callbacks still waits the server out */
+  alarm(0);
+  event_base_free(L);
+}
+
+static void close_in_callback(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  in_cb *c = arg;
+  long t0 = now_ms();
+  agora_world_close(c->w);
+  c->took_ms = now_ms() - t0;
+  c->w = NULL;
+  c->children = children();
+}
+
+/* The program's poll: ends its loop once this process has no child left, reaped or not. */
+static void until_no_child(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  if (!children()) event_base_loopbreak(arg);
+}
+
+/* Closed from a timer of the program's while it runs event_base_dispatch: the close returns without
+ * waiting, the server ends and is reaped by the loop as it goes on (no zombie), and nothing of the world's
+ * stays on the loop. */
+static void close_from_a_callback(void) {
+  struct event_base *L = event_base_new();
+  in_cb c = {.L = L};
+  alarm(WATCHDOG_S);
+  int before = event_base_get_num_events(L, EVENT_BASE_COUNT_ADDED);
+  CHECK_INT(open_on(L, &c.w), AGORA_OK);
+  if (!c.w) goto done;
+  CHECK_INT(children(), 1);
+  CHECK_INT(event_base_once(L, -1, EV_TIMEOUT, close_in_callback, &c, &(struct timeval){.tv_sec = 0}), 0);
+  struct event *poll = event_new(L, -1, EV_PERSIST, until_no_child, L);
+  evtimer_add(poll, &(struct timeval){.tv_usec = 20 * 1000});
+  long t0 = now_ms();
+  CHECK_INT(event_base_dispatch(L), 0);
+  fprintf(stderr, "  close in the callback: %ld ms (%d child right after); reaped %ld ms after the dispatch began\n",
+          c.took_ms, c.children, now_ms() - t0);
+  CHECK(c.w == NULL);
+  CHECK_INT(children(), 0);
+  event_free(poll);
+  CHECK_INT(agora_loop_worlds(L, NULL, 0), 0);
+  CHECK_INT(event_base_get_num_events(L, EVENT_BASE_COUNT_ADDED), before); /* the SIGCHLD event went too */
+done:
+  alarm(0);
+  event_base_free(L);
+}
+
+int main(int argc, char **argv) {
+  signal(SIGALRM, on_watchdog);
+  static const unit_test tests[] = {UNIT(open_from_a_callback), UNIT(close_from_a_callback)};
+  return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
+}
