@@ -542,14 +542,18 @@ AGORA_EXPORT int agora_agent_add_like(agora_world *w, const char *like, const ch
  *   them (AGORA_ERR_STATE from another, naming agora_options.loop or the function); the loop is free
  *   again once its last world is closed. The run functions are AGORA_ERR_STATE while the library runs
  *   the loop (from a callback of a world on it, or during a close). From a callback of the program's own
- *   events while it runs the loop, call no run function (libevent runs a loop once at a time) and do not
- *   close a world; agora_publish, the chat calls and API 6's changes are fine anywhere on the thread.
+ *   events while it runs the loop, call no run function (libevent runs a loop once at a time);
+ *   agora_publish, the chat calls and API 6's changes are fine anywhere on the thread. A close there does
+ *   not wait: replies in flight are cancelled, and MCP servers are told to end (stdin closed, SIGTERM and
+ *   SIGKILL by timers on the loop) and reaped as the loop goes on.
  * - Worlds of one loop on the same db_dir share one database handle (a process opens a database once); a
  *   world is open once per loop (AGORA_ERR_EXISTS for a second world of its id). Not with nats_url
  *   (AGORA_ERR_INVALID: a world on NATS runs on its own loop). libcurl and the NATS client are started
  *   once per process; MCP servers' children are watched by one SIGCHLD event, on the loop of a world that
- *   started one: worlds with MCP servers belong on one loop, opened outside its callbacks (starting the
- *   servers waits on the loop). */
+ *   started one: worlds with MCP servers belong on one loop, opened outside its callbacks: starting the
+ *   servers waits on the loop, so opening such a world while the loop runs (from any callback on it) is
+ *   AGORA_ERR_STATE naming agora_options.loop, nothing started. (libevent's "reentrant invocation" warning,
+ *   through its log callback, is how a running loop is told apart: it has no "is running" query.) */
 /* The loop w runs on: agora_options.loop, or the world's own (borrowed, alive until agora_world_close). */
 AGORA_EXPORT struct event_base *agora_world_loop(const agora_world *w);
 /* The world open on loop whose id (else display name) is id, or NULL: what a server of many worlds looks
