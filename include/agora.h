@@ -545,7 +545,8 @@ AGORA_EXPORT int agora_agent_add_like(agora_world *w, const char *like, const ch
  *   events while it runs the loop, call no run function (libevent runs a loop once at a time);
  *   agora_publish, the chat calls and API 6's changes are fine anywhere on the thread. A close there does
  *   not wait: replies in flight are cancelled, and MCP servers are told to end (stdin closed, SIGTERM and
- *   SIGKILL by timers on the loop) and reaped as the loop goes on.
+ *   SIGKILL by timers on the loop) and reaped as the loop goes on: run it on until then (2 s at most)
+ *   before freeing it.
  * - Worlds of one loop on the same db_dir share one database handle (a process opens a database once); a
  *   world is open once per loop (AGORA_ERR_EXISTS for a second world of its id). Not with nats_url
  *   (AGORA_ERR_INVALID: a world on NATS runs on its own loop). libcurl and the NATS client are started

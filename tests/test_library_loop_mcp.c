@@ -1,7 +1,8 @@
 /* MCP servers of worlds on a loop the program runs (API 8, include/agora.h "Several worlds on one loop"):
  * a world with mcp_servers opened from a callback of the program's running loop is refused (starting its
  * servers would wait on that loop), and one closed from such a callback stops its server without waiting,
- * the child reaped as the loop goes on (no zombie). Both waits used to spin at 100% CPU, libevent refusing
+ * the child reaped as the loop goes on (no zombie); so does one closed from a callback of another world
+ * while a run function runs the loop. Both waits used to spin at 100% CPU, libevent refusing
  * the nested run: each case has a watchdog (alarm) that fails the test. Linked against libagora.so. */
 #include "agora.h"
 #include "support/unit.h"
@@ -29,7 +30,8 @@ static void on_watchdog(int sig) {
 static const char *mcp_world(void) {
   static char json[2048];
   snprintf(json, sizeof json, "{\"name\": \"Tooled\", \"mcp_servers\": {\"fake\": {\"command\": \"node\", \"args\":"
-           " [\"%s\", \"ok\"]}}, \"agents\": [{\"name\": \"t\", \"provider\": \"script\", \"tools\": [\"fake.echo\"]}]}",
+           " [\"%s\", \"ok\"]}}, \"agents\": [{\"name\": \"t\", \"provider\": \"script\","
+           " \"tools\": [\"fake.echo\"]}]}",
            unit_src_path("tests/mcp/fake_server.js"));
   return json;
 }
@@ -153,8 +155,46 @@ done:
   event_base_free(L);
 }
 
+static void close_on_reply(const agora_event *ev, void *ctx) {
+  in_cb *c = ctx;
+  const char *sender = agora_event_sender(ev);
+  if (agora_event_type(ev) != AGORA_EVENT_MESSAGE || !sender || !strcmp(sender, "human") || !c->w) return;
+  agora_world_close(c->w);
+  c->w = NULL;
+}
+
+/* Closed from a callback of another world on the loop, while a run function of the library runs it:
+ * the same, without the program's dispatch (the run returns, the server is reaped as the loop goes on). */
+static void close_from_a_run(void) {
+  static const char town[] = "{\"name\": \"Town\", \"defaults\": {\"provider\": \"script\"}, \"agents\": ["
+                             " {\"name\": \"ann\", \"replies\": [\"@human ann here\"]}]}";
+  struct event_base *L = event_base_new();
+  in_cb c = {.L = L};
+  agora_world *b = NULL;
+  alarm(WATCHDOG_S);
+  agora_options o = {.flags = AGORA_NO_SAVE | AGORA_OPTIONS_3 | AGORA_OPTIONS_8, .loop = L,
+                     .on_event = close_on_reply, .on_event_ctx = &c};
+  CHECK_INT(open_on(L, &c.w), AGORA_OK);
+  CHECK_INT(agora_world_open(town, NULL, &o, &b), AGORA_OK);
+  if (!c.w || !b) goto done;
+  CHECK_INT(agora_publish(b, "human", "@ann hi"), AGORA_OK);
+  CHECK_INT(agora_run_until_quiet(b), AGORA_OK);
+  CHECK(c.w == NULL);
+  struct event *poll = event_new(L, -1, EV_PERSIST, until_no_child, L);
+  evtimer_add(poll, &(struct timeval){.tv_usec = 20 * 1000});
+  CHECK_INT(event_base_dispatch(L), 0);
+  CHECK_INT(children(), 0);
+  event_free(poll);
+  CHECK_INT(agora_loop_worlds(L, NULL, 0), 1);
+done:
+  agora_world_close(c.w);
+  agora_world_close(b);
+  alarm(0);
+  event_base_free(L);
+}
+
 int main(int argc, char **argv) {
   signal(SIGALRM, on_watchdog);
-  static const unit_test tests[] = {UNIT(open_from_a_callback), UNIT(close_from_a_callback)};
+  static const unit_test tests[] = {UNIT(open_from_a_callback), UNIT(close_from_a_callback), UNIT(close_from_a_run)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
