@@ -207,10 +207,27 @@ void mcp_child_release(mcp_child *c, long grace_ms) {
 
 size_t mcp_child_count(void) { return g_count; }
 
+/* Released (or lingering, whose fn is gone too): what a drain waits for and ends. A child whose owner
+ * still holds it is another world's server on the same loop, and none of the drain's business. */
+static int child_released(const mcp_child *c) { return c->fn == NULL; }
+
+size_t mcp_child_released_count(void) {
+  size_t n = 0;
+  for (const mcp_child *c = g_children; c; c = c->next) n += child_released(c) && !c->lingering;
+  return n;
+}
+
+static int any_released(void) {
+  for (const mcp_child *c = g_children; c; c = c->next)
+    if (child_released(c)) return 1;
+  return 0;
+}
+
 static void on_drain_deadline(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what, (void)arg;
   for (mcp_child *c = g_children, *next; c; c = next) {
     next = c->next;
+    if (!child_released(c)) continue;
     child_signal(c, SIGKILL);
     if (c->lingering) { /* no SIGCHLD will come for a group that is not ours: done with it */
       child_unlink(c);
@@ -220,17 +237,17 @@ static void on_drain_deadline(evutil_socket_t fd, short what, void *arg) {
 }
 
 void mcp_child_drain(struct event_base *base, long ms) {
-  if (!g_children) return;
+  if (!any_released()) return;
   struct event *deadline = evtimer_new(base, on_drain_deadline, NULL);
   struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
   if (deadline) evtimer_add(deadline, &tv);
   for (mcp_child *c = g_children; c; c = c->next)
-    if (c->fn == NULL && c->stage == 0) { /* released: do not wait for its grace period */
+    if (child_released(c) && c->stage == 0) { /* do not wait for its grace period */
       c->stage = 1;
       child_signal(c, SIGTERM);
     }
   /* -1: the loop is running (a drain from one of its callbacks): the children's own timers end them. */
-  while (g_children && deadline && event_base_loop(base, EVLOOP_ONCE) >= 0) {}
+  while (any_released() && deadline && event_base_loop(base, EVLOOP_ONCE) >= 0) {}
   if (deadline) event_free(deadline);
 }
 

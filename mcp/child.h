@@ -34,7 +34,10 @@ pid_t mcp_child_pid(const mcp_child *c);
 void mcp_child_release(mcp_child *c, long grace_ms);
 /* Children spawned and not reaped yet. */
 size_t mcp_child_count(void);
-/* Runs the loop until every child is reaped; after ms, SIGKILLs what is left (and still reaps it).
+/* Of those, the ones released (their owner let go): what a stop waits for. */
+size_t mcp_child_released_count(void);
+/* Runs the loop until every released child is reaped; after ms, SIGKILLs what is left of them (and still
+ * reaps it). Children still held by their owner (another world's servers on the loop) are left alone.
  * From a callback of the running loop (which cannot be run again) it only sends the SIGTERMs. */
 void mcp_child_drain(struct event_base *base, long ms);
 

@@ -26,20 +26,22 @@ static void on_watchdog(int sig) {
   _exit(1);
 }
 
-/* A world whose one server is tests/mcp/fake_server.js (node, ends when its stdin closes). */
-static const char *mcp_world(void) {
+/* A world named name whose one server is tests/mcp/fake_server.js (node, ends when its stdin closes). */
+static const char *mcp_world_named(const char *name) {
   static char json[2048];
-  snprintf(json, sizeof json, "{\"name\": \"Tooled\", \"mcp_servers\": {\"fake\": {\"command\": \"node\", \"args\":"
+  snprintf(json, sizeof json, "{\"name\": \"%s\", \"mcp_servers\": {\"fake\": {\"command\": \"node\", \"args\":"
            " [\"%s\", \"ok\"]}}, \"agents\": [{\"name\": \"t\", \"provider\": \"script\","
            " \"tools\": [\"fake.echo\"]}]}",
-           unit_src_path("tests/mcp/fake_server.js"));
+           name, unit_src_path("tests/mcp/fake_server.js"));
   return json;
 }
 
-static int open_on(struct event_base *L, agora_world **w) {
+static int open_named(struct event_base *L, const char *name, agora_world **w) {
   agora_options o = {.flags = AGORA_NO_SAVE | AGORA_OPTIONS_3 | AGORA_OPTIONS_8, .loop = L};
-  return agora_world_open(mcp_world(), NULL, &o, w);
+  return agora_world_open(mcp_world_named(name), NULL, &o, w);
 }
+
+static int open_on(struct event_base *L, agora_world **w) { return open_named(L, "Tooled", w); }
 
 /* This process's children as /proc lists them, zombies included: a reaped child is not among them. */
 static int children(void) {
@@ -193,8 +195,34 @@ done:
   event_base_free(L);
 }
 
+/* Two worlds with MCP servers on one loop: closing one (outside the callbacks) waits out its own server
+ * only; the other's keeps running (the process-wide children are not all the closing world's). */
+static void closing_one_keeps_the_others_server(void) {
+  struct event_base *L = event_base_new();
+  agora_world *a = NULL, *b = NULL;
+  alarm(WATCHDOG_S);
+  CHECK_INT(open_named(L, "ToolsA", &a), AGORA_OK);
+  CHECK_INT(open_named(L, "ToolsB", &b), AGORA_OK);
+  if (!a || !b) goto done;
+  CHECK_INT(children(), 2);
+  long t0 = now_ms();
+  agora_world_close(a);
+  a = NULL;
+  fprintf(stderr, "  closing one of two: %ld ms\n", now_ms() - t0);
+  CHECK_INT(children(), 1); /* b's server, not reaped: still running */
+  agora_world_close(b);
+  b = NULL;
+  CHECK_INT(children(), 0);
+done:
+  agora_world_close(a);
+  agora_world_close(b);
+  alarm(0);
+  event_base_free(L);
+}
+
 int main(int argc, char **argv) {
   signal(SIGALRM, on_watchdog);
-  static const unit_test tests[] = {UNIT(open_from_a_callback), UNIT(close_from_a_callback), UNIT(close_from_a_run)};
+  static const unit_test tests[] = {UNIT(open_from_a_callback), UNIT(close_from_a_callback), UNIT(close_from_a_run),
+                                    UNIT(closing_one_keeps_the_others_server)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

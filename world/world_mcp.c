@@ -289,7 +289,7 @@ static int stopping(world *w) {
 #else
   (void)w;
 #endif
-  return mcp_child_count() > 0;
+  return mcp_child_released_count() > 0; /* not the other worlds' servers, which go on */
 }
 
 void world_mcp_stop(world *w, long ms) {
