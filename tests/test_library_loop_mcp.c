@@ -5,6 +5,7 @@
  * while a run function runs the loop. Both waits used to spin at 100% CPU, libevent refusing
  * the nested run: each case has a watchdog (alarm) that fails the test. Linked against libagora.so. */
 #include "agora.h"
+#include "support/mcp_fault.h"
 #include "support/unit.h"
 
 #include <ctype.h>
@@ -195,6 +196,40 @@ done:
   event_base_free(L);
 }
 
+static void break_now(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  event_base_loopbreak(arg);
+}
+
+/* A Streamable HTTP server closed from a timer of the program's: the session's DELETE is not waited for
+ * (it goes with the world), and nothing of the world's stays on the loop, which goes on. */
+static void close_http_from_a_callback(void) {
+  mcp_fault *srv = NULL;
+  if (mcp_fault_start(&srv)) {
+    CHECK(!"mcp_fault_start");
+    return;
+  }
+  char json[1024];
+  snprintf(json, sizeof json, "{\"name\": \"Web\", \"mcp_servers\": {\"f\": {\"url\": \"%s\"}}, \"agents\":"
+           " [{\"name\": \"t\", \"provider\": \"script\"}]}", mcp_fault_url(srv));
+  struct event_base *L = event_base_new();
+  in_cb c = {.L = L};
+  alarm(WATCHDOG_S);
+  int before = event_base_get_num_events(L, EVENT_BASE_COUNT_ADDED);
+  agora_options o = {.flags = AGORA_NO_SAVE | AGORA_OPTIONS_3 | AGORA_OPTIONS_8, .loop = L};
+  CHECK_INT(agora_world_open(json, NULL, &o, &c.w), AGORA_OK);
+  CHECK(mcp_fault_count_method(srv, "POST") >= 1); /* its session was opened */
+  CHECK_INT(event_base_once(L, -1, EV_TIMEOUT, close_in_callback, &c, &(struct timeval){.tv_sec = 0}), 0);
+  CHECK_INT(event_base_once(L, -1, EV_TIMEOUT, break_now, L, &(struct timeval){.tv_usec = 50 * 1000}), 0);
+  CHECK_INT(event_base_dispatch(L), 0);
+  CHECK(c.w == NULL);
+  CHECK_INT(event_base_get_num_events(L, EVENT_BASE_COUNT_ADDED), before);
+  alarm(0);
+  agora_world_close(c.w);
+  event_base_free(L);
+  mcp_fault_stop(srv);
+}
+
 /* Two worlds with MCP servers on one loop: closing one (outside the callbacks) waits out its own server
  * only; the other's keeps running (the process-wide children are not all the closing world's). */
 static void closing_one_keeps_the_others_server(void) {
@@ -222,7 +257,7 @@ done:
 
 int main(int argc, char **argv) {
   signal(SIGALRM, on_watchdog);
-  static const unit_test tests[] = {UNIT(open_from_a_callback), UNIT(close_from_a_callback), UNIT(close_from_a_run),
+  static const unit_test tests[] = {UNIT(open_from_a_callback), UNIT(close_from_a_callback), UNIT(close_from_a_run), UNIT(close_http_from_a_callback),
                                     UNIT(closing_one_keeps_the_others_server)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
