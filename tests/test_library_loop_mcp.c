@@ -257,7 +257,9 @@ done:
 
 int main(int argc, char **argv) {
   signal(SIGALRM, on_watchdog);
-  static const unit_test tests[] = {UNIT(open_from_a_callback), UNIT(close_from_a_callback), UNIT(close_from_a_run), UNIT(close_http_from_a_callback),
-                                    UNIT(closing_one_keeps_the_others_server)};
+  static const unit_test tests[] = {
+    UNIT(open_from_a_callback), UNIT(close_from_a_callback), UNIT(close_from_a_run), UNIT(close_http_from_a_callback),
+    UNIT(closing_one_keeps_the_others_server),
+  };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
