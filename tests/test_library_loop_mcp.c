@@ -2,7 +2,8 @@
  * a world with mcp_servers opened from a callback of the program's running loop is refused (starting its
  * servers would wait on that loop), and one closed from such a callback stops its server without waiting,
  * the child reaped as the loop goes on (no zombie); so does one closed from a callback of another world
- * while a run function runs the loop. Both waits used to spin at 100% CPU, libevent refusing
+ * while a run function runs the loop, and a Streamable HTTP server's. Closing one of two such worlds
+ * leaves the other's server running. Both waits used to spin at 100% CPU, libevent refusing
  * the nested run: each case has a watchdog (alarm) that fails the test. Linked against libagora.so. */
 #include "agora.h"
 #include "support/mcp_fault.h"
