@@ -80,6 +80,14 @@ static void give_up(evutil_socket_t fd, short what, void *arg) {
   event_base_loopbreak(arg);
 }
 
+/* The end of a two-world case: both worlds closed, then their loop freed and their database removed. */
+static void close_all(agora_world *a, agora_world *b, struct event_base *L, char *db) {
+  agora_world_close(a);
+  agora_world_close(b);
+  event_base_free(L);
+  unit_rmrf(db);
+  free(db);
+}
 /* Two worlds on one loop of the program's, one database: each answers when run, a timer of the
  * program's fires inside a world's run, and both are found on the loop by id and name. */
 static void two_worlds_one_loop(void) {
@@ -118,11 +126,7 @@ static void two_worlds_one_loop(void) {
   CHECK(json && strstr(json, "bob here"));
   agora_free(json);
 done:
-  agora_world_close(a);
-  agora_world_close(b);
-  event_base_free(L);
-  unit_rmrf(db);
-  free(db);
+  close_all(a, b, L, db);
 }
 
 /* The program runs its loop itself (event_base_dispatch, as a server does): both worlds answer as it
@@ -147,11 +151,7 @@ static void the_program_runs_the_loop(void) {
   CHECK_INT(hb.replies, 1);
   event_free(guard);
 done:
-  agora_world_close(a);
-  agora_world_close(b);
-  event_base_free(L);
-  unit_rmrf(db);
-  free(db);
+  close_all(a, b, L, db);
 }
 
 /* Closing one world leaves the other, their database and the loop working; once both are closed the
@@ -240,11 +240,7 @@ static void a_database_beside_the_worlds(void) {
 done:
   agora_db_close(d);
   agora_db_close(d2);
-  agora_world_close(a);
-  agora_world_close(b);
-  event_base_free(L);
-  unit_rmrf(db);
-  free(db);
+  close_all(a, b, L, db);
 }
 
 /* World name with one agent, who, answering from the loopback LLM server srv (OpenAI wire format). */
@@ -366,11 +362,7 @@ static void wrong_use(void) {
   CHECK(w && agora_world_loop(w) != L);
   agora_world_close(w);
 done:
-  agora_world_close(a);
-  agora_world_close(b);
-  event_base_free(L);
-  unit_rmrf(db);
-  free(db);
+  close_all(a, b, L, db);
 }
 
 int main(int argc, char **argv) {
