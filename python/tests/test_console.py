@@ -55,6 +55,8 @@ def test_how_the_open_went(relay, tmp_path):
         assert w.stored and w.resumed and w.current_chat == chat
     with agora.World.open("Lib", db=db, new_chat=True) as w:
         assert w.stored and not w.resumed
+    with agora.World.open(None, db=db, from_store=True) as w:  # the database's only world
+        assert w.stored and w.name == "Lib"
     with agora.World.open(relay, save=False) as w:
         assert w.db is None and not w.stored and not w.resumed
 
