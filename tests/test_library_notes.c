@@ -112,6 +112,9 @@ static void notes_on_stderr(void) {
   free(db);
 }
 
+/* The world of the NATS cases: one agent, which nobody on the stream hosts. */
+static const char libnotes[] = "{\"name\": \"libnotes\", \"agents\": [{\"name\": \"a\", \"replies\": [\"x\"]}]}";
+
 /* Opens the world "libnotes" on the NATS server at url as a publisher with flags, stderr caught in a file:
  * the open catches up with the world's stream, so a record there that is not Agora's is refused (a cluster
  * notice) before it returns. What went to stderr (caller frees). */
@@ -120,8 +123,7 @@ static char *stderr_of_nats_open(const char *dir, const char *url, unsigned flag
   caught_start(&c, dir);
   agora_world *w = NULL;
   agora_options o = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_NO_SAVE | flags, .nats_url = url};
-  int rc = agora_world_open("{\"name\": \"libnotes\", \"agents\": [{\"name\": \"a\", \"replies\": [\"x\"]}]}",
-                            NULL, &o, &w);
+  int rc = agora_world_open(libnotes, NULL, &o, &w);
   agora_world_close(w);
   char *err = caught_end(&c);
   if (rc) fprintf(stderr, "%s\n", agora_errmsg());
@@ -161,8 +163,7 @@ static char *stderr_of_nats_join(const char *url, const char *db, unsigned flags
   caught_start(&c, db);
   agora_world *w = NULL;
   agora_options o = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_OPTIONS_5 | flags, .nats_url = url};
-  int rc = agora_world_open("{\"name\": \"libnotes\", \"agents\": [{\"name\": \"a\", \"replies\": [\"x\"]}]}",
-                            db, &o, &w);
+  int rc = agora_world_open(libnotes, db, &o, &w);
   agora_world_close(w);
   char *err = caught_end(&c);
   if (rc) fprintf(stderr, "(the open: %s)\n", agora_errmsg()); /* the line is said before it fails, if it does */
@@ -184,8 +185,7 @@ static void follow_failures_only_when_asked(void) {
   snprintf(db, sizeof db, "%s/held.db", dir);
   agora_world *w = NULL;
   agora_options o = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_OPTIONS_5 | AGORA_VIEW, .nats_url = url};
-  CHECK_INT(agora_world_open("{\"name\": \"libnotes\", \"agents\": [{\"name\": \"a\", \"replies\": [\"x\"]}]}",
-                             first, &o, &w), AGORA_OK);
+  CHECK_INT(agora_world_open(libnotes, first, &o, &w), AGORA_OK);
   if (!w) goto stop;
   snprintf(chat, sizeof chat, "%s", agora_chat_current(w) ? agora_chat_current(w) : "");
   CHECK_INT(agora_publish(w, "human", "@human nobody is asked"), AGORA_OK); /* makes the chat the stream's */
@@ -207,8 +207,8 @@ static void follow_failures_only_when_asked(void) {
     CHECK_HAS(err, said[i], chat);
     free(err);
   }
-  if (fd >= 0) close(fd);
 stop:
+  if (fd >= 0) close(fd);
   nats_node_stop(&node, SIGTERM);
 done:
   unit_rmrf(dir);
