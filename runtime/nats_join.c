@@ -16,15 +16,18 @@ struct rt_nats_join {
   void (*on_chat)(void *ud, const char *chat);
   void *ud;
   int fresh;
+  int quiet; /* the library without AGORA_NOTES: its lines are not printed */
 };
 
-/* The stream moved to chat: the database's copy follows it and it becomes current here too. */
+/* The stream moved to chat: the database's copy follows it and it becomes current here too. A copy that
+ * cannot be stored is a note for a person, said as the cluster's notices are (not by a quiet library). */
 static void join_follow(void *ud, const char *chat) {
   rt_nats_join *j = ud;
   ag_errmsg em = {""};
   int rc = chat_session_follow(j->cs, chat, &em);
-  if (rc) fprintf(stderr, "agora: cannot store chat %s: %s\n", chat, em.text[0] ? em.text : ag_strerror(rc));
-  else if (j->on_chat) j->on_chat(j->ud, chat);
+  if (!rc && j->on_chat) j->on_chat(j->ud, chat);
+  else if (rc && !j->quiet)
+    fprintf(stderr, "agora: cannot store chat %s: %s\n", chat, em.text[0] ? em.text : ag_strerror(rc));
 }
 
 int rt_nats_join_open(world *w, store *st, chat_session *cs, const cluster_opts *o,
@@ -32,6 +35,7 @@ int rt_nats_join_open(world *w, store *st, chat_session *cs, const cluster_opts 
   rt_nats_join *j = calloc(1, sizeof *j);
   if (!j) return AG_ERR_NOMEM;
   j->cs = cs;
+  j->quiet = o->quiet;
   cluster_opts v = *o;
   v.hosting = 0;
   if (!v.replicas) v.replicas = 1;

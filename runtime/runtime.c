@@ -36,6 +36,7 @@ struct runtime {
   const char *mcp_why;
   int resumed; /* the chat made current continues a saved one */
   cache_db *cache; /* the response cache, when on: closed after the world */
+  int quiet;       /* opts.quiet: no notes on stderr (for the lines said after rt_open) */
 };
 
 /* Prefixes em with the command's name, unless it already names a file or stored world. */
@@ -175,11 +176,14 @@ static int attach_output(runtime *rt, const rt_opts *o, ag_errmsg *em) {
 
 /* ---- NATS ---- */
 
-/* host --db: the copy follows the chat the stream is on. */
+/* host --db: the copy follows the chat the stream is on; one it cannot store is a note for a person (not
+ * said by a quiet library, as the cluster's notices are not). */
 static void host_follow(void *ud, const char *chat) {
+  runtime *rt = ud;
   ag_errmsg em = {""};
-  int rc = chat_session_follow(ud, chat, &em);
-  if (rc) fprintf(stderr, "agora: host: cannot store chat %s: %s\n", chat, em.text[0] ? em.text : ag_strerror(rc));
+  int rc = chat_session_follow(rt->cs, chat, &em);
+  if (rc && !rt->quiet)
+    fprintf(stderr, "agora: host: cannot store chat %s: %s\n", chat, em.text[0] ? em.text : ag_strerror(rc));
 }
 
 static int join_publish(runtime *rt, const rt_opts *o, cluster_opts *n, ag_errmsg *em) {
@@ -209,7 +213,7 @@ static int join_nats(runtime *rt, const rt_opts *o, ag_errmsg *em) {
     return rt_nats_join_open(rt->w, rt->st, rt->cs, &n, o->on_stream_chat, o->on_bus_ud, &rt->nj, em);
   int rc = cluster_open(rt->w, &n, &rt->cl, em);
   if (!rc && rt->cs) {
-    cluster_on_chat(rt->cl, host_follow, rt->cs);
+    cluster_on_chat(rt->cl, host_follow, rt);
     rc = rt_nats_chats_open(rt->cl, rt->st, rt->cs, &rt->records);
   }
   return rc ? rc : cluster_wait_ready(rt->cl, 60000, em);
@@ -319,6 +323,7 @@ int rt_open(const rt_opts *o, runtime **out, ag_errmsg *em) {
   runtime *rt = calloc(1, sizeof *rt);
   if (!rt) return ag_fail(em, AG_ERR_NOMEM, "out of memory");
   rt->st = o->st;
+  rt->quiet = o->quiet;
   int nats = o->nats_role != RT_NATS_OFF && o->nats && o->nats->url;
   /* Publishing a file's world on NATS: nothing is written until the stream is joined. */
   int late_db = o->open_db && nats && o->nats_role == RT_NATS_PUBLISH && !o->chat && o->world &&

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* stderr caught in DB/stderr.txt while opening a world: start, then the opens, then caught_end. */
@@ -110,6 +112,9 @@ static void notes_on_stderr(void) {
   free(db);
 }
 
+/* The world of the NATS cases: one agent, which nobody on the stream hosts. */
+static const char libnotes[] = "{\"name\": \"libnotes\", \"agents\": [{\"name\": \"a\", \"replies\": [\"x\"]}]}";
+
 /* Opens the world "libnotes" on the NATS server at url as a publisher with flags, stderr caught in a file:
  * the open catches up with the world's stream, so a record there that is not Agora's is refused (a cluster
  * notice) before it returns. What went to stderr (caller frees). */
@@ -118,8 +123,7 @@ static char *stderr_of_nats_open(const char *dir, const char *url, unsigned flag
   caught_start(&c, dir);
   agora_world *w = NULL;
   agora_options o = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_NO_SAVE | flags, .nats_url = url};
-  int rc = agora_world_open("{\"name\": \"libnotes\", \"agents\": [{\"name\": \"a\", \"replies\": [\"x\"]}]}",
-                            NULL, &o, &w);
+  int rc = agora_world_open(libnotes, NULL, &o, &w);
   agora_world_close(w);
   char *err = caught_end(&c);
   if (rc) fprintf(stderr, "%s\n", agora_errmsg());
@@ -152,8 +156,68 @@ static void cluster_notices_only_when_asked(void) {
   free(dir);
 }
 
+/* Opens the world "libnotes" on the NATS server at url with flags (AGORA_VIEW or AGORA_HOST) on database
+ * db, stderr caught in a file, and closes it. What went to stderr (caller frees). */
+static char *stderr_of_nats_join(const char *url, const char *db, unsigned flags) {
+  caught c;
+  caught_start(&c, db);
+  agora_world *w = NULL;
+  agora_options o = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_OPTIONS_5 | flags, .nats_url = url};
+  int rc = agora_world_open(libnotes, db, &o, &w);
+  agora_world_close(w);
+  char *err = caught_end(&c);
+  if (rc) fprintf(stderr, "(the open: %s)\n", agora_errmsg()); /* the line is said before it fails, if it does */
+  return err;
+}
+
+/* A viewer and a host whose database cannot take the stream's chat (its lock held, as by another process
+ * on that database) say "cannot store chat" only with AGORA_NOTES (they once said it always). */
+static void follow_failures_only_when_asked(void) {
+  char *dir = unit_tmpdir(), first[4096], db[4096], lock[8192], chat[AGORA_ID_MAX] = "";
+  nats_node node;
+  int fd = -1;
+  if (!nats_available() || nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server is not installed or did not start");
+    goto done;
+  }
+  const char *url = nats_url(&node, 0, 1);
+  snprintf(first, sizeof first, "%s/first.db", dir);
+  snprintf(db, sizeof db, "%s/held.db", dir);
+  agora_world *w = NULL;
+  agora_options o = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_OPTIONS_5 | AGORA_VIEW, .nats_url = url};
+  CHECK_INT(agora_world_open(libnotes, first, &o, &w), AGORA_OK);
+  if (!w) goto stop;
+  snprintf(chat, sizeof chat, "%s", agora_chat_current(w) ? agora_chat_current(w) : "");
+  CHECK_INT(agora_publish(w, "human", "@human nobody is asked"), AGORA_OK); /* makes the chat the stream's */
+  agora_run_until_quiet(w);
+  agora_world_close(w);
+  mkdir(db, 0700);
+  snprintf(lock, sizeof lock, "%s/locks", db);
+  mkdir(lock, 0700);
+  snprintf(lock, sizeof lock, "%s/locks/%s", db, chat);
+  fd = open(lock, O_RDWR | O_CREAT, 0600);
+  CHECK(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0);
+  static const unsigned roles[] = {AGORA_VIEW, AGORA_HOST};
+  static const char *const said[] = {"agora: cannot store chat ", "agora: host: cannot store chat "};
+  for (size_t i = 0; i < 2; i++) {
+    char *err = stderr_of_nats_join(url, db, roles[i]);
+    CHECK_STR(err, "");
+    free(err);
+    err = stderr_of_nats_join(url, db, roles[i] | AGORA_NOTES);
+    CHECK_HAS(err, said[i], chat);
+    free(err);
+  }
+stop:
+  if (fd >= 0) close(fd);
+  nats_node_stop(&node, SIGTERM);
+done:
+  unit_rmrf(dir);
+  free(dir);
+}
+
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(never_prints), UNIT(notes_on_stderr), UNIT(stored_key_note_only_when_asked),
-                                    UNIT(cluster_notices_only_when_asked)};
+                                    UNIT(cluster_notices_only_when_asked),
+                                    UNIT(follow_failures_only_when_asked)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

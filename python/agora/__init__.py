@@ -25,13 +25,14 @@ import time
 from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List, Optional, Union
 
 from . import _lib
-from ._base import AgoraError, Event, _b, _check, _Handle, _need
+from ._base import AgoraError, Event, _b, _check, _need
+from ._console import _ConsoleCalls, duration_ms
 from ._database import Database, cache_clear, cache_stats, snapshot_transcript
 from . import _options
 from ._lib import lib
 
 __all__ = ["World", "Database", "AgoraError", "version", "API_VERSION", "cache_stats", "cache_clear",
-           "snapshot_transcript"]
+           "snapshot_transcript", "duration_ms"]
 __version__ = "0.1.0"
 API_VERSION = _lib.API_VERSION
 _API = lib.agora_api_version()  # the loaded library's
@@ -67,7 +68,7 @@ def _advancing(h: ctypes.c_void_p) -> bool:
     return _API >= 6 and bool(lib.agora_clock_advancing(h))
 
 
-class World(_Handle):
+class World(_ConsoleCalls):
     """An open world: its agents, its loop and (with a database) its current chat.
 
     Make one with World.open(...); close it with close() or a with block. A World is used from one
@@ -102,7 +103,7 @@ class World(_Handle):
              script: bool = False, clock: bool = True, nats_url: Optional[str] = None,
              nats_creds: Optional[str] = None, nats_ca: Optional[str] = None, nats_replicas: int = 0,
              tools_only: bool = False, host: bool = False, nats_agents: Union[str, Iterable[str], None] = None,
-             nats_lease_ms: int = 0) -> "World":
+             nats_lease_ms: int = 0, view: bool = False) -> "World":
         """Opens a world: a world file's path, world JSON text ("{...}"), or a stored world's id or name.
 
         db: the database directory (None: the default one); save=False: no database at all.
@@ -119,7 +120,9 @@ class World(_Handle):
         nats_replicas) joins the world's stream on NATS as its publisher.
         API 5: tools_only=True opens it only for tools(); host=True with nats_url answers for a share of
         its agents (or nats_agents, names or ids) with leases of nats_lease_ms: run it with
-        run_until_interrupt(). A keyword of a newer API than the library's raises AgoraError (STATE).
+        run_until_interrupt(). API 7: view=True with nats_url and a database joins as a viewer (`agora
+        console --nats`): the stream's chat is current and followed, what only this process would hold
+        raises STATE. A keyword of a newer API than the library's raises AgoraError (STATE).
         Raises AgoraError (code INVALID for a bad file or option, naming the field)."""
         kw = dict(locals())
         w = cls()

@@ -11,10 +11,11 @@ c_size_t = ctypes.c_size_t
 c_uint64 = ctypes.c_uint64
 c_long = ctypes.c_long
 
-API_VERSION = 6  # the newest API this package knows; it runs on API 1 without Database, on 2 without
+API_VERSION = 7  # the newest API this package knows; it runs on API 1 without Database, on 2 without
                  # Database.chat/transcript/usage/state and the run's counters, on 3 without the script, the
                  # worlds, the cache and NATS, on 4 without World.tools and hosting, on 5 without the changes,
-                 # the chat's past and the clock: those calls raise AgoraError when made
+                 # the chat's past and the clock, on 6 without what the console needs (messages, a copied
+                 # agent, how the open went, durations, view): those calls raise AgoraError when made
 
 OK = 0
 ERR_NOMEM, ERR_INVALID, ERR_IO, ERR_STORAGE, ERR_LLM, ERR_NOT_FOUND = -1, -2, -3, -4, -5, -6
@@ -28,6 +29,7 @@ ID_MAX = 65
 
 NOTES, OPTIONS_3, OPTIONS_4, SCRIPT, NO_CLOCK = 0x40, 0x80, 0x100, 0x200, 0x400  # API 3 and 4
 OPTIONS_5, TOOLS, HOST = 0x800, 0x1000, 0x2000                                     # API 5
+VIEW = 0x4000                                                                       # API 7 (with OPTIONS_5)
 
 EVENT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
 TICK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
@@ -157,8 +159,17 @@ _SIGNATURES_6 = {
     "agora_agent_forget": (c_int, [c_void_p, c_char_p]),
     "agora_chat_title": (c_int, [c_void_p, c_char_p]),
 }
+_SIGNATURES_7 = {
+    "agora_messages": (c_int, [c_void_p, c_char_p, c_uint64, c_size_t, ctypes.POINTER(c_void_p)]),
+    "agora_agent_add_like": (c_int, [c_void_p, c_char_p, c_char_p, ctypes.POINTER(c_void_p)]),
+    "agora_world_db": (c_char_p, [c_void_p]),
+    "agora_world_stored": (c_int, [c_void_p]),
+    "agora_chat_resumed": (c_int, [c_void_p]),
+    "agora_duration_parse": (c_int, [c_char_p, ctypes.POINTER(ctypes.c_int64)]),
+}
 # Each API's calls, bound only when the library loaded has that API (an older one lacks the symbols).
-_NEWER = {2: _SIGNATURES_2, 3: _SIGNATURES_3, 4: _SIGNATURES_4, 5: _SIGNATURES_5, 6: _SIGNATURES_6}
+_NEWER = {2: _SIGNATURES_2, 3: _SIGNATURES_3, 4: _SIGNATURES_4, 5: _SIGNATURES_5, 6: _SIGNATURES_6,
+          7: _SIGNATURES_7}
 
 
 def _load() -> ctypes.CDLL:

@@ -14,7 +14,7 @@ _NEWER: Dict[str, Tuple[int, Any]] = {
     "notes": (3, False), "program": (3, None), "allow_key_to": (3, ()), "llm_cache": (3, None),
     "cache_db": (3, None), "on_event": (3, None), "script": (4, False), "clock": (4, True), "nats_url": (4, None),
     "nats_creds": (4, None), "nats_ca": (4, None), "nats_replicas": (4, 0), "tools_only": (5, False),
-    "host": (5, False), "nats_agents": (5, None), "nats_lease_ms": (5, 0),
+    "host": (5, False), "nats_agents": (5, None), "nats_lease_ms": (5, 0), "view": (7, False),
 }
 
 
@@ -45,7 +45,7 @@ def make(kw: Dict[str, Any], on_event: Any) -> Tuple[_lib.Options, List[Any]]:
              (_lib.STREAM if kw["stream"] else 0) | (_lib.AUTO_APPROVE if kw["auto_approve"] else 0) |
              (_lib.NOTES if kw["notes"] else 0) | (_lib.SCRIPT if kw["script"] else 0) |
              (0 if kw["clock"] else _lib.NO_CLOCK) | (_lib.TOOLS if kw["tools_only"] else 0) |
-             (_lib.HOST if kw["host"] else 0) | (_lib.OPTIONS_3 if api >= 3 else 0) |
+             (_lib.HOST if kw["host"] else 0) | (_lib.VIEW if kw["view"] else 0) | (_lib.OPTIONS_3 if api >= 3 else 0) |
              (_lib.OPTIONS_4 if api >= 4 else 0) | (_lib.OPTIONS_5 if api >= 5 else 0))
     opts = _lib.Options(
         flags=flags, chat=_b(kw["chat"]), model=_b(kw["model"]), provider=_b(kw["provider"]),

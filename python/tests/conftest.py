@@ -1,8 +1,11 @@
 """Shared set-up for the Python tests: the package from the source tree, libagora from the build
-(AGORA_LIB, set by ctest), and the loopback LLM server as a program (AGORA_TEST_SERVER)."""
+(AGORA_LIB, set by ctest), the loopback LLM server as a program (AGORA_TEST_SERVER) and a loopback
+JetStream nats-server (nats_url)."""
 import os
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -36,3 +39,26 @@ def llm_server():
     for p in procs:
         p.terminate()
         p.wait(timeout=10)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def nats_url(tmp_path):
+    """A JetStream nats-server on loopback for the test; its URL."""
+    port = free_port()
+    p = subprocess.Popen(["nats-server", "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(tmp_path / "js")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(500):  # until it accepts connections
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.01)
+    yield f"nats://127.0.0.1:{port}"
+    p.terminate()
+    p.wait(timeout=10)

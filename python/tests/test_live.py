@@ -314,31 +314,6 @@ def test_run_until_interrupt_until_interrupt_timeout_or_ctrl_c(relay):
         assert w.say("@bob still there?")[0]["sender"] == "bob"  # usable, and no tick left behind
 
 
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def nats_url(tmp_path):
-    """A JetStream nats-server on loopback for the test; its URL."""
-    port = free_port()
-    p = subprocess.Popen(["nats-server", "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(tmp_path / "js")],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    import socket
-    for _ in range(500):  # until it accepts connections
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.01)
-    yield f"nats://127.0.0.1:{port}"
-    p.terminate()
-    p.wait(timeout=10)
-
-
 def test_a_host_answers_a_publisher_on_nats(nats_url, capfd):
     duo = {"name": "pyhost", "agents": [{"name": "a0", "provider": "script", "replies": ["@human a0 here"]}],
            "script": [{"from": "human", "text": "@a0 hello"}]}
