@@ -14,9 +14,10 @@ const $ = (id) => document.getElementById(id);
 // first: the oldest message shown; tail: null while the newest are shown, else the newest message shown (the
 // bottom was dropped while reading older pages; live frames wait until scrolling down catches up); liveMax: the
 // newest seq the stream brought meanwhile. steps: the keys of the thread steps shown. tokens: per agent, the
-// tokens of the chat's calls (its stored usage when opened, then the live llm-done events).
+// tokens of the chat's calls (its stored usage when opened, then the live llm-done events). want: the chat the
+// address asked for, until a view has tried to open it.
 const st = { world: null, chat: null, agents: [], first: 0, tail: null, liveMax: 0, bySeq: new Map(), live: new Map(),
-             stream: null, lastId: null, loading: false, gen: 0, opening: 0, steps: new Set(), tokens: new Map(),
+             stream: null, lastId: null, loading: false, gen: 0, opening: 0, want: null, steps: new Set(), tokens: new Map(),
              refresh: null, memOpen: new Set(), memories: new Map() };
 
 // ---- the API, with the token when the server needs one ----
@@ -325,7 +326,7 @@ async function refreshChats() {
 }
 async function openWorld(id, chat) {
   if (id !== st.world) {
-    st.world = id; st.gen++; st.lastId = null;
+    st.world = id; st.gen++; st.lastId = null; st.want = null;
     if (st.stream) st.stream.abort();
     for (const li of $("worlds").children) li.classList.toggle("on", li.dataset.id === id);
     await api("POST", wpath() + "/load"); // a GET never loads a world (its schedule would start)
@@ -334,30 +335,38 @@ async function openWorld(id, chat) {
   await openCurrent(chat);
 }
 // Switching chats cancels the replies in flight in the current one (they belong to it): never silently.
-async function mayLeave(what) {
+// current: whether the asking view is still the newest (a newer one asks instead, if it still leaves).
+async function mayLeave(what, current = () => true) {
   const w = await api("GET", wpath());
+  if (!current()) return false;
   return !w.thinking || confirm(w.thinking + " repl" + (w.thinking > 1 ? "ies are" : "y is") +
     " still coming in this chat: " + what + " cancels " + (w.thinking > 1 ? "them" : "it") + ". Go on?");
 }
 async function chooseChat(id) {
+  st.want = null; // a click is newer than a link still being opened
   if (id === st.chat || !(await mayLeave("switching chats"))) return;
   await api("POST", wpath() + "/chats/" + enc(id) + "/select");
   await openCurrent();
 }
 // Shows the world's current chat (want: a chat the address names, made current first).
 async function openCurrent(want) {
-  const my = ++st.opening; // a newer call (a click and its event) wins; an older one stops at its next await
+  // A newer call (a click and its event) wins; an older one stops at its next await. A re-read with no
+  // chat of its own (an event's, a resync's) takes over a link's wanted chat instead of dropping it.
+  if (want) st.want = want;
+  else want = st.want;
+  const my = ++st.opening;
   let w = await api("GET", wpath());
   if (my !== st.opening) return;
   if (want && want !== w.current_chat) {
     try {
-      if (await mayLeave("opening chat " + want)) {
+      if (await mayLeave("opening chat " + want, () => my === st.opening)) {
         await api("POST", wpath() + "/chats/" + enc(want) + "/select");
         w = await api("GET", wpath());
       }
     } catch (e) { /* no such chat: the current one is shown, the status line says why */ }
     if (my !== st.opening) return;
   }
+  st.want = null;
   st.agents = (w.agents || []).map((a) => a.id);
   st.chat = w.current_chat;
   setRoute();

@@ -516,8 +516,13 @@ async function mainFlow(page, T, dialogs) {
   await page.waitForFunction(() => [...document.querySelectorAll(".msg")].some((m) => m.textContent.includes("first answer")), T);
   await switchAsks(page, T, dialogs, first);
 
-  step("a link to the other chat lands on it");
-  await page.goto(base + "/#/w/browser/c/" + fresh, { waitUntil: "domcontentloaded" });
+  step("a link to the other chat lands on it, while the page reads its chat again");
+  // The page reads its chat again on a chat event or a resync (openCurrent with no chat of its own, as
+  // a stream that fell behind gets under load): one that starts while the link is opened keeps the link.
+  await page.evaluate((h) => new Promise((done) => {
+    window.addEventListener("hashchange", () => { openCurrent().catch(() => {}); done(); }, { once: true });
+    location.hash = h; // the page's own hashchange listener runs first
+  }), "#/w/browser/c/" + fresh);
   await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id === id, T, fresh);
   step("a link back to the first chat");
   await page.goto(base + "/#/w/browser/c/" + first, { waitUntil: "domcontentloaded" });
