@@ -232,7 +232,7 @@ static int select_chat(serve_world *sw, const char *chat, ag_errmsg *em) {
   const char *cur = chat_session_current(sw->cs), *refused = rt_nats_refuses(sw->nats, "load", chat);
   if (cur && !strcmp(cur, chat)) return AG_OK;
   if (refused) return ag_fail(em, AG_ERR_STATE, "%s", refused);
-  if (!world_is_quiet(sw->w)) serve_world_cancel(sw);
+  if (!world_quiet_now(sw->w)) serve_world_cancel(sw);
   int rc = chat_session_load(sw->cs, chat, em);
   if (rc) return rc;
   chat_info c;
@@ -269,7 +269,7 @@ static void chat_action(serve *s, serve_world *sw, const serve_match *m, int met
   }
   const char *cur = chat_session_current(sw->cs), *refused = rt_nats_refuses(sw->nats, "delete", m->chat);
   if (refused) return serve_reply_error(req, 409, "%s", refused);
-  if (cur && !strcmp(cur, m->chat) && !world_is_quiet(sw->w)) serve_world_cancel(sw);
+  if (cur && !strcmp(cur, m->chat) && !world_quiet_now(sw->w)) serve_world_cancel(sw);
   if ((rc = chat_session_delete(sw->cs, m->chat, &em)) || (rc = rt_nats_join_sync(sw->nats, &em)))
     return serve_reply_fail(req, rc, &em);
   rt_nats_join_record(sw->nats, m->chat, NULL);
@@ -441,7 +441,7 @@ static void world_route(serve *s, struct evhttp_request *req, const serve_match 
   case SR_WORLD_LOAD: return get_world(s, sw, req);
   case SR_CHATS:
     if (method == SERVE_POST) { /* replies in flight belong to the chat left: cancelled out loud, as a select does */
-      if (!world_is_quiet(sw->w)) serve_world_cancel(sw);
+      if (!world_quiet_now(sw->w)) serve_world_cancel(sw);
       if ((rc = chat_session_new(sw->cs, &em)) || (rc = rt_nats_join_sync(sw->nats, &em)))
         return serve_reply_fail(req, rc, &em);
       return reply_chat(s, chat_session_current(sw->cs), 201, req);
