@@ -233,6 +233,14 @@ function showApproval(a) {
   $("approvals").append(d);
 }
 function endApproval(id) { const d = document.querySelector('.approval[data-id="' + id + '"]'); if (d) d.remove(); }
+// The pending requests as a re-read of the world lists them. A card still pending is kept as it is, not
+// drawn again: an answer (or any input of the card) half typed keeps its text, focus and caret. A card
+// goes only when its request is no longer pending (answered or withdrawn); ids are never reused.
+function syncApprovals(list) {
+  const pending = new Set(list.map((a) => String(a.id)));
+  for (const d of [...$("approvals").children]) if (!pending.has(d.dataset.id)) d.remove();
+  list.forEach(showApproval);
+}
 
 // ---- the event stream: fetch (so that the token goes in a header), resumed with Last-Event-ID ----
 async function follow(gen) {
@@ -375,8 +383,7 @@ async function openCurrent(want) {
   st.bySeq.clear(); st.live.clear(); st.steps.clear(); st.tail = null; st.liveMax = 0;
   $("transcript").textContent = "";
   if (w.resumed) { const d = document.createElement("div"); d.className = "ev"; d.textContent = evText({ event: "turns-resumed", ...w.resumed }); $("transcript").append(d); }
-  $("approvals").textContent = "";
-  (w.approvals || []).forEach(showApproval);
+  syncApprovals(w.approvals || []);
   await refreshChats();
   if (my !== st.opening || !st.chat) return;
   const j = await api("GET", wpath() + "/chats/" + enc(st.chat) + "/messages?steps=1&before=" + (w.last_seq + 1) + "&limit=" + PAGE);

@@ -3,8 +3,9 @@
  * loopback LLM server — the world named first opened (not the alphabetically first), the address naming
  * world and chat, transcript, bookkeeping behind a toggle, @ completion, a streamed reply, a reply in
  * Markdown with hostile HTML rendered inert, the agents panel, the pictures following the answers, a tool approved and its steps kept across
- * a reload, a switch of chats while a reply comes asked first, chats switched and deleted; then behind a
- * token, asked for once; then an empty database (what to do, no page error); then a world of 1,000
+ * a reload, an ask_human answer half typed kept (text, focus, caret) across a re-read of the chat, a
+ * switch of chats while a reply comes asked first, chats switched and deleted; then behind a token,
+ * asked for once; then an empty database (what to do, no page error); then a world of 1,000
  * agents with a chat of 100,000 messages (the last page shown, older pages on scroll with the DOM
  * bounded, @ completion, a streamed reply, the pictures drawn from the whole chat and following the
  * reply, the MCP servers' "not started" reason); then a week run on a virtual clock (the timeline of
@@ -55,6 +56,9 @@ static void page_in_chromium(void) {
            " \"api_key_env\": \"AGORA_TEST_KEY\"},"
            "{\"name\": \"careful\", \"provider\": \"script\", \"tools\": [{\"name\": \"save_context\", \"approve\": true}],"
            " \"replies\": [{\"tool\": \"save_context\", \"args\": {\"message\": \"noted\"}}, \"saved\"]},"
+           /* a question to the person: the page's answer box must outlive a re-read of the chat */
+           "{\"name\": \"asker\", \"provider\": \"script\", \"tools\": [\"ask_human\"],"
+           " \"replies\": [{\"tool\": \"ask_human\", \"args\": {\"question\": \"Which shelf?\"}}, \"filed\"]},"
            /* a reply in Markdown holding what must never run in the page */
            "{\"name\": \"md\", \"provider\": \"script\", \"memory\": {\"mode\": \"stream\"}, \"replies\": [\"**bold** and `code` and [x](javascript:window.__pwned=3)\\n\\n- item\\n\\n"
            "<script>window.__pwned=1</script><img src=x onerror=\\\"window.__pwned=2\\\"> "
