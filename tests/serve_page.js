@@ -2,8 +2,9 @@
 // tests/test_serve_page.c): the page opens the world named first on the command line and puts world and
 // chat in the address; the transcript shows, bookkeeping hidden until toggled, a message typed with @
 // completion is posted, the reply streams in, the chat's count follows; a reply with Markdown and hostile
-// HTML is rendered inert; the agents panel; a tool is approved and its steps stay after a reload; switching
-// chats while a reply comes asks first; a link to a chat lands on it; chats are deleted. No page error.
+// HTML is rendered inert; the agents panel; a tool is approved and its steps stay after a reload; an
+// ask_human answer half typed outlives a re-read of the chat (serve_page_ask.js); switching chats while a
+// reply comes asks first; a link to a chat lands on it; chats are deleted. No page error.
 // Screenshots of each view are saved next to SCREENSHOT (SCREENSHOT-NAME.png).
 // Usage: node serve_page.js BASE_URL SCREENSHOT.png   (AGORA_PEERS names the installed peers)
 //        node serve_page.js BASE_URL SCREENSHOT.png TOKEN   the server needs TOKEN: the page asks for it once
@@ -12,6 +13,7 @@
 //        node serve_page.js BASE_URL SCREENSHOT.png --week  a week run on a virtual clock: its timeline
 "use strict";
 const { launch, clickNow, assertClean } = require(__dirname + "/support/browser.js");
+const { askKeepsTyping } = require(__dirname + "/serve_page_ask.js");
 const [base, shot, third] = process.argv.slice(2);
 const big = third === "--big", empty = third === "--empty", week = third === "--week";
 const token = big || empty || week ? undefined : third;
@@ -439,42 +441,6 @@ async function reloadKeepsSteps(page, T, chat) {
   await page.screenshot({ path: shotOf("reload") });
 }
 
-// An ask_human question half answered when the page reads its chat again (openCurrent, as after a chat
-// event, a resync or a link): the box keeps the text, the focus and the caret, typing goes on where it
-// was, and the agent gets exactly what was typed.
-async function askKeepsTyping(page, T) {
-  step("an answer being typed outlives a re-read of the chat");
-  await page.type("#input", "@asker where does it go?");
-  await page.keyboard.press("Escape");
-  await page.click("#send");
-  await page.waitForSelector(".approval input.answer", T);
-  await page.click(".approval input.answer");
-  await page.keyboard.type("the shelf");
-  for (let i = 0; i < "shelf".length; i++) await page.keyboard.press("ArrowLeft"); // the caret after "the "
-  await page.$eval("#transcript", (t) => { t.firstElementChild.__old = true; });
-  await page.evaluate(() => openCurrent());
-  if (await page.$eval("#transcript", (t) => t.firstElementChild && t.firstElementChild.__old))
-    throw new Error("the chat was not read again");
-  const kept = await page.$eval(".approval input.answer", (i) => [i.value, document.activeElement === i, i.selectionStart]);
-  if (kept[0] !== "the shelf" || !kept[1] || kept[2] !== 4) throw new Error("after a re-read the box holds '" + kept[0] +
-    "', focused " + kept[1] + ", caret at " + kept[2] + " (was 'the shelf', focused, at 4)");
-  await page.keyboard.type("top ");
-  const typed = await page.$eval(".approval input.answer", (i) => i.value);
-  if (typed !== "the top shelf") throw new Error("typing after the re-read gave '" + typed + "'");
-  await clickNow(page, ".approval:has(input.answer) button.approve", T);
-  await page.waitForFunction(() => !document.querySelector(".approval"), T);
-  // the stored step (written with the turn's state, maybe after its reply shows): what ask_human returned
-  const results = await (await page.waitForFunction(async () => {
-    const j = await (await fetch(wpath() + "/chats/" + enc(st.chat) + "/messages?steps=1&after=0&limit=100")).json();
-    const l = j.steps.filter((e) => e.event === "tool-result" && e.tool === "ask_human");
-    return l.length ? l : null;
-  }, { timeout: 20000, polling: 200 })).jsonValue();
-  if (results.length !== 1 || results[0].error || JSON.stringify(results[0].result) !== JSON.stringify({ answer: "the top shelf" }))
-    throw new Error("asker got " + JSON.stringify(results));
-  await page.evaluate(() => openCurrent()); // answered: a re-read brings no box back
-  if (await page.$(".approval")) throw new Error("an answered question came back after a re-read");
-}
-
 // Another chat is clicked while a reply comes in: the page asks; declined, the reply goes on in its chat.
 async function switchAsks(page, T, dialogs, first) {
   step("switching chats while a reply comes asks first");
@@ -532,7 +498,7 @@ async function mainFlow(page, T, dialogs) {
   await page.waitForSelector(".ev.ev-tool-result", T);
   await page.screenshot({ path: shot });
   await reloadKeepsSteps(page, T, first);
-  await askKeepsTyping(page, T);
+  await askKeepsTyping(page, T, step);
   step("search the chat, jump to a match; the Markdown export");
   await searchAndJump(page, T, "first answer", 2);
   await page.click("#export-md");
