@@ -4,6 +4,7 @@
  * one of them arrives while it is out; a model's answer without a number goes out as the fixed
  * importance; a note of the same text and time as one held is not added again. */
 #include "support/suite.h"
+#include "support/tagent.h"
 #include "support/unit.h"
 #include "support/wait.h"
 
@@ -50,13 +51,7 @@ static void rr_open(rate_rig *r, const llm_script_reply *replies, size_t n, int 
   s.memory.mode = MEM_MODE_STREAM;
   s.memory.importance = MEM_IMPORTANCE_LLM;
   s.memory.reflect_at = 0;
-  s.llm.script.replies = (llm_script_reply *)replies;
-  s.llm.script.n_replies = n;
-  ag_errmsg em = {""};
-  if (agent_new(&s, r->llm, &r->host, &r->a, &em)) unit_fail_(__FILE__, __LINE__, "agent_new: %s", em.text);
-  s.llm.script.replies = NULL;
-  s.llm.script.n_replies = 0;
-  agent_settings_free(&s);
+  tagent_new(&s, replies, n, r->llm, &r->host, &r->a);
   for (int i = 1; i <= memories && r->a; i++) {
     ag_msg *m = ag_msg_new("bob", i == 1 ? "the dam broke" : "nice weather", AG_KIND_HUMAN);
     m->seq = (uint64_t)i;

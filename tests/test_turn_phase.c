@@ -5,6 +5,7 @@
  * thinking count the host derives from the agent's phase reports, at each step. The table of moves in
  * docs/architecture.md is checked against the code's. */
 #include "support/suite.h"
+#include "support/tagent.h"
 #include "support/unit.h"
 #include "support/wait.h"
 
@@ -100,13 +101,7 @@ static void rig_open(rig *r, const llm_script_reply *replies, size_t n, unsigned
   s.name = strdup("ann");
   s.tools = tools;
   s.approve = approve;
-  s.llm.script.replies = (llm_script_reply *)replies;
-  s.llm.script.n_replies = n;
-  ag_errmsg em = {""};
-  if (agent_new(&s, r->llm, &r->host, &r->a, &em)) unit_fail_(__FILE__, __LINE__, "agent_new: %s", em.text);
-  s.llm.script.replies = NULL;
-  s.llm.script.n_replies = 0;
-  agent_settings_free(&s);
+  tagent_new(&s, replies, n, r->llm, &r->host, &r->a);
 }
 
 static void rig_close(rig *r) {
