@@ -51,9 +51,6 @@ static int make_certs(const char *d) {
 /* 1 when some file under path holds needle (bytes, anywhere). */
 static int holds(const char *path, const char *needle) { return sh("grep -r -a -q -F -e '%s' '%s'", needle, path) == 0; }
 
-/* A world's run through a secured server: a host, `run --nats` with a database, then every file of the
- * servers, the databases and the outputs is searched for the secret. env: the credentials (and CA)
- * both use; args_extra: more options for both (NULL-terminated, may be empty). */
 typedef struct host_wait {
   pid_t pid;
   const char *err;
@@ -81,6 +78,9 @@ static pid_t start_host(const char *const *args, const char *out, const char *er
   return -1;
 }
 
+/* A world's run through a secured server: a host, `run --nats` with a database, then every file of the
+ * servers, the databases and the outputs is searched for the secret. env: the credentials (and CA)
+ * both use; args_extra: more options for both (NULL-terminated, may be empty). */
 static void run_and_search(const char *tag, const char *url, const char *store, const char *const *env,
                            const char *const *extra, const char *secret) {
   char world[4096], hdb[4096], rdb[4096], hout[4096], herr[4096];
