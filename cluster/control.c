@@ -4,16 +4,13 @@
  * agora-<world>-hosts the same way; each takes ceil(agents / hosts) and gives back what is above. */
 #include "cluster/control.h"
 
+#include "cluster/lease.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-typedef struct lease {
-  char *id;
-  uint64_t rev; /* 0: not ours */
-} lease;
 
 struct control {
   natsConnection *nc;
@@ -24,9 +21,9 @@ struct control {
   char stream[128];
   char hosts_stream[300]; /* the hosts bucket's stream: KV_<bucket> */
   char agents_stream[300], agents_filter[300]; /* the agents bucket's stream, and its keys' subjects */
-  lease *leases;
-  size_t n, owned;
-  long tick_ms;
+  leases *leases;
+  size_t n;
+  long tick_ms, lease_ms;
   int hosting, listed;
   uint64_t hosts_seen;
   pthread_t th;
@@ -59,6 +56,8 @@ static int open_kv(control *c, const char *name, int replicas, long ttl_ms, kvSt
   return AG_OK;
 }
 
+static void post_lease(void *ud, const char *id, int owned);
+
 static void host_id_make(char *out, size_t cap) {
   unsigned char b[8] = {0};
   FILE *f = fopen("/dev/urandom", "rb");
@@ -81,16 +80,20 @@ int control_open(const cluster_opts *o, const char *world_id, const char *stream
   c->hosting = o->hosting;
   c->listed = o->agents != NULL;
   c->tick_ms = o->lease_ms / 3 > 50 ? o->lease_ms / 3 : 50;
+  c->lease_ms = o->lease_ms;
   snprintf(c->stream, sizeof c->stream, "%s", stream);
   host_id_make(c->host_id, sizeof c->host_id);
   char name[256];
   int rc = AG_ERR_NOMEM;
-  if (n && !(c->leases = calloc(n, sizeof *c->leases))) goto fail;
-  for (c->n = 0; c->n < n; c->n++)
-    if (!(c->leases[c->n].id = strdup(ids[c->n]))) goto fail;
+  snprintf(name, sizeof name, "agora-%s-agents", world_id);
+  if (leases_new(name, ids, n, post_lease, c, &c->leases)) goto fail;
+  c->n = n;
   snprintf(name, sizeof name, "agora %s control", world_id);
   if ((rc = link_connect(o, name, &c->nc, em))) goto fail;
-  if (natsConnection_JetStream(&c->js, c->nc, NULL) != NATS_OK) {
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  leases_js_options(c->leases, &jo);
+  if (natsConnection_JetStream(&c->js, c->nc, &jo) != NATS_OK) {
     rc = AG_ERR_NOMEM;
     goto fail;
   }
@@ -118,6 +121,7 @@ int control_open(const cluster_opts *o, const char *world_id, const char *stream
     nats_Sleep(250);
   }
   if (rc) goto fail;
+  leases_attach(c->leases, c->js, c->agents);
   *out = c;
   return AG_OK;
 fail:
@@ -127,7 +131,8 @@ fail:
 
 const char *control_host_id(const control *c) { return c->host_id; }
 
-static void post_lease(control *c, const char *id, int owned) {
+static void post_lease(void *ud, const char *id, int owned) {
+  control *c = ud;
   char *s = strdup(id);
   if (s) relay_post(c->r, &(relay_item){RELAY_LEASE, NULL, s, 0, owned});
 }
@@ -157,12 +162,7 @@ static int stopping(control *c) {
   return stop;
 }
 
-static void lease_drop(control *c, lease *l, int give_back) {
-  if (give_back) kvStore_Delete(c->agents, l->id);
-  l->rev = 0;
-  c->owned--;
-  post_lease(c, l->id, 0);
-}
+static int stopping_ud(void *ud) { return stopping(ud); }
 
 /* One round: renew what is ours, give back what is above the share, take free agents up to it. The
  * search starts at a place of its own per host so that hosts starting together rarely collide. */
@@ -173,24 +173,8 @@ static void lease_round(control *c) {
     uint64_t hosts = hosts_alive(c);
     share = (size_t)((c->n + hosts - 1) / hosts);
   }
-  for (size_t i = 0; i < c->n && !stopping(c); i++) {
-    lease *l = &c->leases[i];
-    if (!l->rev) continue;
-    uint64_t rev = 0;
-    if (kvStore_UpdateString(&rev, c->agents, l->id, c->host_id, l->rev) == NATS_OK) l->rev = rev;
-    else lease_drop(c, l, 0);
-  }
-  for (size_t i = c->n; i-- > 0 && c->owned > share;)
-    if (c->leases[i].rev) lease_drop(c, &c->leases[i], 1);
   size_t start = (size_t)strtoull(c->host_id + 1 + 8, NULL, 16) % c->n;
-  for (size_t k = 0; k < c->n && c->owned < share && !stopping(c); k++) {
-    lease *l = &c->leases[(start + k) % c->n];
-    uint64_t rev = 0;
-    if (l->rev || kvStore_CreateString(&rev, c->agents, l->id, c->host_id) != NATS_OK) continue;
-    l->rev = rev;
-    c->owned++;
-    post_lease(c, l->id, 1);
-  }
+  leases_round(c->leases, c->host_id, share, start, c->lease_ms / 2, stopping_ud, c);
 }
 
 static void consumer_round(control *c, char *deliver, uint64_t seq) {
@@ -315,13 +299,10 @@ void control_free(control *c) {
   }
   /* A chat deleted just before leaving is still purged (its tombstone is in the stream already). */
   while (c->n_purges && c->js) purge_round(c, c->purges[--c->n_purges]);
-  int gone = 0; /* a give-back that fails: the server is away, the rest would wait too; the keys expire */
-  for (size_t i = 0; i < c->n && !gone; i++)
-    if (c->leases[i].rev && c->agents) gone = kvStore_Delete(c->agents, c->leases[i].id) != NATS_OK;
-  if (c->hosts && !gone) kvStore_Delete(c->hosts, c->host_id);
+  /* The keys go back together; with the server away they expire by themselves, and so does the host's. */
+  int away = leases_free(c->leases, c->lease_ms / 2);
+  if (c->hosts && !away) kvStore_Delete(c->hosts, c->host_id);
   if (c->consumer[0] && c->js) js_DeleteConsumer(c->js, c->stream, c->consumer, NULL, NULL);
-  for (size_t i = 0; i < c->n; i++) free(c->leases[i].id);
-  free(c->leases);
   free(c->want_deliver);
   for (size_t i = 0; i < c->n_purges; i++) free(c->purges[i]);
   free(c->purges);
