@@ -136,8 +136,16 @@ int con_cmd_remove(console *c, char *args, ag_errmsg *em) {
   return rc;
 }
 
-/* Adds an agent: like (an id, may be NULL) lends its settings, json's fields go on top. */
+/* Adds an agent: like (an id, may be NULL) lends its settings, json's fields go on top. A name taken
+ * already is said as the console always said it. */
 static int add_agent(console *c, const char *like, cJSON *json, ag_errmsg *em) {
+  cJSON *agents = con_agents(c, em);
+  const char *name = con_str(json, "name");
+  const cJSON *a = agents && name ? con_agent_find(agents, name, NULL) : NULL;
+  int taken = a != NULL;
+  if (a) ag_fail(em, AG_ERR_EXISTS, "an agent with id '%s' already exists", con_str(a, "id"));
+  cJSON_Delete(agents);
+  if (taken) return AG_ERR_EXISTS;
   char *text = cJSON_PrintUnformatted(json);
   int rc = !text ? AG_ERR_NOMEM : like ? agora_agent_add_like(c->w, like, text, NULL) : agora_agent_add(c->w, text, NULL);
   free(text);

@@ -28,7 +28,8 @@ void con_chat_announce(console *c, const char *kind, int event) {
   if (!c->tty || n < 1) return;
   char *s = NULL;
   ag_errmsg em = {""};
-  cJSON *list = con_json_take(agora_messages(c->w, NULL, 0, RECENT, &s), s, &em);
+  int rc = agora_messages(c->w, NULL, 0, RECENT, &s);
+  cJSON *list = con_json_take(rc, s, &em);
   con_entries(c, list, 0);
   cJSON_Delete(list);
 }
@@ -116,11 +117,17 @@ static int cmd_new(console *c, char *args, ag_errmsg *em) {
   return rc ? con_lib_fail(rc, em) : AG_OK;
 }
 
+/* A chat the library does not find is named as the console always named it: in this world. */
+static int chat_fail(console *c, int rc, const char *arg, ag_errmsg *em) {
+  if (rc == AG_ERR_NOT_FOUND) return ag_fail(em, rc, "no chat '%s' in world '%s'", arg, agora_world_id(c->w));
+  return con_lib_fail(rc, em);
+}
+
 static int cmd_load(console *c, char *args, ag_errmsg *em) {
   char *arg = NULL;
   int rc = one_arg(args, "/load ID", &arg, em);
   if (rc) return rc;
-  if ((rc = agora_chat_load(c->w, arg))) return con_lib_fail(rc, em);
+  if ((rc = agora_chat_load(c->w, arg))) return chat_fail(c, rc, arg, em);
   con_chat_announce(c, "chat-loaded", 1);
   return AG_OK;
 }
@@ -128,7 +135,7 @@ static int cmd_load(console *c, char *args, ag_errmsg *em) {
 static int cmd_delete(console *c, char *args, ag_errmsg *em) {
   char *arg = NULL;
   int rc = one_arg(args, "/delete ID", &arg, em);
-  if (!rc && (rc = agora_chat_delete(c->w, arg))) con_lib_fail(rc, em);
+  if (!rc && (rc = agora_chat_delete(c->w, arg))) chat_fail(c, rc, arg, em);
   return rc;
 }
 

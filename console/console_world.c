@@ -74,7 +74,8 @@ cJSON *con_current_chat(console *c) {
   if (!id) return NULL;
   snprintf(cur, sizeof cur, "%s", id);
   ag_errmsg em = {""};
-  cJSON *list = con_json_take(agora_chats(c->w, &s), s, &em), *row, *found = NULL;
+  int rc = agora_chats(c->w, &s);
+  cJSON *list = con_json_take(rc, s, &em), *row, *found = NULL;
   cJSON_ArrayForEach(row, list) {
     const char *rid = con_str(row, "id");
     if (rid && !strcmp(rid, cur)) found = row;
