@@ -21,11 +21,13 @@ int con_cmd_edit(console *c, char *args, ag_errmsg *em) {
   if (!text[0] || (seq && text == args))
     return ag_fail(em, AG_ERR_INVALID, "usage: /edit [SEQ] TEXT (a human message of this chat; the last one without SEQ)");
   uint64_t kept = 0;
-  return said_cut(c, agora_chat_edit(c->w, seq, text, &kept), kept, em);
+  int rc = agora_chat_edit(c->w, seq, text, &kept); /* before kept is read */
+  return said_cut(c, rc, kept, em);
 }
 
 int con_cmd_retry(console *c, char *args, ag_errmsg *em) {
   if (args[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /retry");
   uint64_t kept = 0;
-  return said_cut(c, agora_chat_retry(c->w, &kept), kept, em);
+  int rc = agora_chat_retry(c->w, &kept);
+  return said_cut(c, rc, kept, em);
 }
