@@ -127,6 +127,10 @@ static int cmd_load(console *c, char *args, ag_errmsg *em) {
   char *arg = NULL;
   int rc = one_arg(args, "/load ID", &arg, em);
   if (rc) return rc;
+  const char *cur = agora_chat_current(c->w);
+  if (c->view && !(cur && !strncmp(cur, arg, strlen(arg)))) /* refused whether or not the chat exists */
+    return ag_fail(em, AG_ERR_STATE, "on a world joined over NATS only the stream's chat can be current (a new "
+                   "chat starts with /new)");
   if ((rc = agora_chat_load(c->w, arg))) return chat_fail(c, rc, arg, em);
   con_chat_announce(c, "chat-loaded", 1);
   return AG_OK;
