@@ -99,13 +99,13 @@ static void signals_remove(console *c) {
 
 int con_wait(console *c, int want_in, long max_ms) {
   struct pollfd p[3] = {{.fd = c->sig[0], .events = POLLIN}, {.fd = agora_fd(c->w), .events = POLLIN},
-                        {.fd = want_in ? 0 : -1, .events = POLLIN}};
+                        {.fd = want_in ? STDIN_FILENO : -1, .events = POLLIN}};
   long t = agora_next_timeout(c->w);
   if (max_ms >= 0 && (t < 0 || t > max_ms)) t = max_ms;
-  if (poll(p, 3, t > 1000000 ? 1000000 : (int)t) < 0 && errno != EINTR) p[2].revents = 0;
-  if (p[0].revents) con_signals(c);
+  int n = poll(p, 3, t > 1000000 ? 1000000 : (int)t); /* EINTR: the signal is in the pipe for the next turn */
+  if (n > 0 && p[0].revents) con_signals(c);
   agora_step(c->w);
-  return want_in && (p[2].revents & (POLLIN | POLLHUP | POLLERR));
+  return n > 0 && want_in && (p[2].revents & (POLLIN | POLLHUP | POLLERR));
 }
 
 static void on_tick(agora_world *w, void *ctx) {

@@ -316,6 +316,7 @@ static void run_command(console *c, char *line) {
   if (rc) con_error(c, "%s: %s", cmd->name, em.text[0] ? em.text : ag_strerror(rc));
   else if (c->printed != before) con_print(c, "\n"); /* a paragraph, like the transcript's */
   if (!rc && change) note_file_wins(c, cmd->name);
+  if (c->tty) con_title_refresh(c);
   con_live_prune(c);
 }
 

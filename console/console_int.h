@@ -67,6 +67,7 @@ typedef struct console {
   live_stream live[LIVE_MAX];
   size_t n_live;
   char prompt[320];
+  char title[1024]; /* the current chat's title for the prompt ("no chat"), read again when it may change */
   char history[4096];
   char *cands[COMPLETE_MAX];
   size_t n_cands;
@@ -114,8 +115,9 @@ const char *con_str(const cJSON *j, const char *name);
 double con_num(const cJSON *j, const char *name, double dflt);
 /* The current chat's row as agora_chats lists it (the caller's), or NULL when there is none. */
 cJSON *con_current_chat(console *c);
-/* The current chat's title ("no chat" without one) into out. */
-void con_chat_title(console *c, char *out, size_t cap);
+/* Reads the current chat's title ("no chat" without one) into c->title, for the prompt: after a command,
+ * and after an event that may change it (a title, another chat). */
+void con_title_refresh(console *c);
 /* An event line of the console's own ({"type":"event","event":kind,"world","chat"}), to which the caller
  * adds the event's fields; NULL when out of memory. */
 cJSON *con_event_new(console *c, const char *kind);

@@ -70,9 +70,8 @@ void con_prompt_update(console *c) {
     if (c->rl_on) rl_set_prompt(c->prompt);
     return;
   }
-  char title[1024], t[4 * TITLE_COLS + 4];
-  con_chat_title(c, title, sizeof title);
-  text_fit(title, TITLE_COLS, t, sizeof t);
+  char t[4 * TITLE_COLS + 4];
+  text_fit(c->title, TITLE_COLS, t, sizeof t);
   for (char *p = t; *p; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' '; /* a title never drives the terminal */
   char sim[40];
@@ -260,12 +259,21 @@ static int live_event(console *c, const agora_event *ev, const char *kind) {
   return 1;
 }
 
+/* Whether an event may change the current chat's title: a title of its own, or another chat. */
+static int retitles(const char *kind) {
+  static const char *const kinds[] = {"title-updated", "new-chat-created", "chat-reused", "chat-loaded", "chat-deleted"};
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    if (!strcmp(kind, kinds[i])) return 1;
+  return 0;
+}
+
 /* The transcript: every message and event the world hands the subscriber, printed as `run` prints them. */
 void con_on_event(const agora_event *ev, void *ctx) {
   console *c = ctx;
   const char *kind = agora_event_kind(ev);
   int message = agora_event_type(ev) == AGORA_EVENT_MESSAGE;
   if (!message && live_event(c, ev, kind)) return;
+  if (c->tty && !message && retitles(kind)) con_title_refresh(c);
   con_screen_hide(c);
   c->pr.event(c->pr.ctx, ev);
   if (message && agora_event_sender(ev)) live_remove(c, agora_event_sender(ev));

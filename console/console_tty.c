@@ -166,6 +166,7 @@ static void tty_setup(console *c) {
 }
 
 int con_tty_run(console *c) {
+  con_title_refresh(c);
   tty_setup(c);
   con_note(c, "agora console: type a message, /help for commands, Ctrl-D to quit");
   if (c->resumed) con_chat_announce(c, "chat-resumed", 1);

@@ -85,10 +85,10 @@ cJSON *con_current_chat(console *c) {
   return found;
 }
 
-void con_chat_title(console *c, char *out, size_t cap) {
+void con_title_refresh(console *c) {
   cJSON *row = con_current_chat(c);
   const char *t = con_str(row, "title");
-  snprintf(out, cap, "%s", t ? t : "no chat");
+  snprintf(c->title, sizeof c->title, "%s", t ? t : "no chat");
   cJSON_Delete(row);
 }
 
