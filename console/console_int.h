@@ -78,7 +78,7 @@ typedef struct console {
   /* lines mode */
   char *in;
   size_t in_len, in_cap;
-  int in_eof, in_direct, in_skip, in_watch;
+  int in_eof, in_direct, in_skip;
   const char *file; /* the world file opened (borrowed from the options), NULL for a stored world */
   int file_noted;   /* the note that the file's settings win next time was given (console_cmd.c) */
 } console;
