@@ -1,7 +1,10 @@
 /* agora console's arguments (the console itself is console/): parsing, then console_run. */
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/event_print.h"
 #include "console/console.h"
+#include "runtime/key_env.h"
+#include "runtime/overrides.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -36,7 +39,15 @@ static const char console_usage[] =
   "              --nats-replicas N; AGORA_NATS_TOKEN or AGORA_NATS_USER and AGORA_NATS_PASSWORD from\n"
   "              the environment\n";
 
-static int parse_args(int argc, char **argv, console_opts *a) {
+/* What the command line gives: the console's options are made from it (strings borrowed from argv). */
+typedef struct console_args {
+  const char *world, *db;
+  rt_allow_env allow;
+  rt_overrides over;
+  cluster_opts nats;
+} console_args;
+
+static int parse_args(int argc, char **argv, console_args *a) {
   memset(a, 0, sizeof *a);
   cli_nats_defaults(&a->nats);
   for (int i = 0; i < argc; i++) {
@@ -64,12 +75,32 @@ static int parse_args(int argc, char **argv, console_opts *a) {
   return 0;
 }
 
+/* The console prints the transcript as `run` does (cli/event_print.c): handed down to it, since the
+ * console sits below cli/. */
+static void print_event(void *ctx, const agora_event *ev) { cli_event_print_one(ctx, ev); }
+
+static void print_entry(void *ctx, const cJSON *j, int seqs) {
+  cli_event_print p = *(const cli_event_print *)ctx;
+  p.seqs = seqs;
+  cli_event_print_entry(&p, j);
+}
+
 int cli_console(int argc, char **argv) {
   if (argc > 0 && cli_is_help(argv[0])) {
     fputs(console_usage, stdout);
     return 0;
   }
-  console_opts a;
+  console_args a;
   int status = parse_args(argc, argv, &a);
-  return status ? status : console_run(&a);
+  if (status) return status;
+  cli_event_print pr = cli_event_print_make(stdout, 0, 0);
+  console_opts o = {
+    .world = a.world, .db = a.db,
+    .open = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4, .model = a.over.model, .provider = a.over.provider,
+             .base_url = a.over.base_url, .allow_env = a.allow.names, .n_allow_env = a.allow.n,
+             .allow_key_to = a.allow.key_urls, .n_allow_key_to = a.allow.n_key_urls, .llm_cache = a.over.llm_cache,
+             .cache_db = a.over.cache_db, .nats_url = a.nats.url, .nats_creds = a.nats.creds,
+             .nats_ca = a.nats.ca_file, .nats_replicas = a.nats.replicas},
+    .print = {.event = print_event, .entry = print_entry, .ctx = &pr}};
+  return console_run(&o);
 }

@@ -1,38 +1,36 @@
-/* agora console (see console.h): a person talks to a stored world. Everything runs on the world's one
- * libevent loop: the terminal is an event on fd 0 fed to libedit's callback interface, bus messages and
- * events are printed as they are delivered, and streamed replies live on transient lines above the input. */
-#include "console/console.h"
-
+/* agora console (see console.h): a person talks to a world opened through libagora. One poll drives
+ * everything: the terminal (or the pipe) on fd 0, a pipe the signal handlers write to, and the world's
+ * agora_fd with its agora_next_timeout; the world moves on agora_step, and what it hands the console's
+ * subscriber is printed above the input line. */
 #include "console/console_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
-
-
-#include <fcntl.h>
-#include <signal.h>
 
 console *the_console;
 
-/* ---- Ctrl-C and other signals (evsignal: the work happens on the loop, not in a signal handler) ---- */
+/* ---- Ctrl-C and other signals: the handler only writes the signal to a pipe; the loop does the work ---- */
 
-static void cancel_replies(console *c) {
-  char names[512];
-  rt_cancel(c->rt, names, sizeof names);
-  con_live_prune(c);
-  con_event(c, &(world_event){EV_CANCELLED, .u.cancelled = {names[0] ? names : NULL}});
+static const int con_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGCONT};
+static int sig_wfd = -1;
+
+static void on_sig(int sig) {
+  int e = errno;
+  unsigned char b = (unsigned char)sig;
+  if (sig_wfd >= 0 && write(sig_wfd, &b, 1) < 0) { /* a full pipe already holds enough Ctrl-Cs */
+  }
+  errno = e;
 }
 
-#ifdef AGORA_HAVE_LIBEDIT
-#endif
-
 static void on_interrupt(console *c) {
-  if (!world_is_quiet(c->cw.w)) {
-    cancel_replies(c);
+  if (!agora_is_quiet(c->w)) {
+    agora_cancel(c->w); /* a "cancelled" event names the agents */
+    con_live_prune(c);
     c->ctrl_c = 0;
     return;
   }
@@ -51,9 +49,7 @@ static void on_interrupt(console *c) {
   else con_note(c, "press Ctrl-C again or Ctrl-D to quit");
 }
 
-static void on_signal(evutil_socket_t sig, short what, void *arg) {
-  (void)what;
-  console *c = arg;
+static void on_signal(console *c, int sig) {
   if (sig == SIGINT) {
     on_interrupt(c);
 #ifdef AGORA_HAVE_LIBEDIT
@@ -66,96 +62,132 @@ static void on_signal(evutil_socket_t sig, short what, void *arg) {
 #endif
   } else if (sig == SIGTERM || sig == SIGHUP) {
     c->quit = 1;
-    world_interrupt(c->cw.w);
+    agora_interrupt(c->w);
   }
+}
+
+void con_signals(console *c) {
+  unsigned char b[16];
+  ssize_t n;
+  while ((n = read(c->sig[0], b, sizeof b)) > 0)
+    for (ssize_t i = 0; i < n; i++) on_signal(c, b[i]);
+}
+
+static int signals_install(console *c) {
+  if (pipe(c->sig)) return AG_ERR_IO;
+  for (int i = 0; i < 2; i++) {
+    fcntl(c->sig[i], F_SETFL, fcntl(c->sig[i], F_GETFL) | O_NONBLOCK);
+    fcntl(c->sig[i], F_SETFD, FD_CLOEXEC);
+  }
+  sig_wfd = c->sig[1];
+  struct sigaction sa = {.sa_handler = on_sig};
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof con_sigs / sizeof *con_sigs; i++) sigaction(con_sigs[i], &sa, NULL);
+  return AG_OK;
+}
+
+static void signals_remove(console *c) {
+  struct sigaction sa = {.sa_handler = SIG_DFL};
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof con_sigs / sizeof *con_sigs; i++) sigaction(con_sigs[i], &sa, NULL);
+  sig_wfd = -1;
+  for (int i = 0; i < 2; i++)
+    if (c->sig[i] >= 0) close(c->sig[i]);
+}
+
+/* ---- the loop ---- */
+
+int con_wait(console *c, int want_in, long max_ms) {
+  struct pollfd p[3] = {{.fd = c->sig[0], .events = POLLIN}, {.fd = agora_fd(c->w), .events = POLLIN},
+                        {.fd = want_in ? STDIN_FILENO : -1, .events = POLLIN}};
+  long t = agora_next_timeout(c->w);
+  if (max_ms >= 0 && (t < 0 || t > max_ms)) t = max_ms;
+  int n = poll(p, 3, t > 1000000 ? 1000000 : (int)t); /* EINTR: the signal is in the pipe for the next turn */
+  if (n > 0 && p[0].revents) con_signals(c);
+  agora_step(c->w);
+  return n > 0 && want_in && (p[2].revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+static void on_tick(agora_world *w, void *ctx) {
+  (void)w;
+  con_signals(ctx);
+}
+
+int con_run_quiet(console *c) {
+  agora_tick(c->w, TICK_MS, on_tick, c);
+  int rc = agora_run_until_quiet(c->w);
+  agora_tick(c->w, 0, NULL, NULL);
+  return rc;
 }
 
 /* ---- opening and closing ---- */
 
-/* The world is built: the transcript printer for it (plain, live, no progress line: the console is the
- * display). */
-static int con_on_world(void *ud, runtime *rt, ag_errmsg *em) {
-  console *c = ud;
-  c->cw.base = rt_base(rt), c->cw.w = rt_world(rt);
-  int rc = output_new(stdout, world_id(c->cw.w), &(output_opts){.json = 0}, &c->out);
-  return rc ? ag_fail(em, rc, "%s", ag_strerror(rc)) : AG_OK;
+/* The world's messages, events and requests (the subscriber, also while the world opens). */
+static void on_event(const agora_event *ev, void *ctx) {
+  console *c = ctx;
+  if (!c->w) c->w = agora_event_world(ev);
+  int type = agora_event_type(ev);
+  if (type == AGORA_EVENT_REQUEST) con_ask(c, ev);
+  else if (type == AGORA_EVENT_WITHDRAWN) con_withdrawn(c, ev);
+  else con_on_event(ev, c);
 }
 
-static int console_signals(console *c) {
-  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGCONT};
-  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
-    if (!(c->ev_sig[i] = evsignal_new(c->cw.base, sigs[i], on_signal, c)) || event_add(c->ev_sig[i], NULL))
-      return AG_ERR_NOMEM;
-  }
-  return AG_OK;
+/* "agora: <why>" on stderr; the exit status for rc (2 for bad input, 1 else). */
+static int con_report(int rc, const char *why) {
+  fprintf(stderr, "agora: %s\n", why && why[0] ? why : agora_strerror(rc));
+  return ag_exit_code(rc);
 }
 
-/* Store, then the world through the runtime (its current chat continues, or a new one starts when it
- * has none; on NATS the stream's chat), then signals. Returns an exit status. */
+/* The world through libagora (its current chat continues, or a new one starts when it has none; on
+ * NATS the stream's chat), then signals. Returns an exit status. */
 static int console_open(console *c, const console_opts *a) {
-  ag_errmsg em = {""};
-  int rc = rt_store_open(a->db, &c->st, &em);
-  if (rc) return rt_report(rc, "%s", em.text);
   const char *nc = getenv("NO_COLOR");
   c->tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 #ifndef AGORA_HAVE_LIBEDIT
   c->tty = 0;
 #endif
   c->color = isatty(STDOUT_FILENO) && !(nc && nc[0]);
-  rt_opts ro = {.cmd = "console", .world = a->world, .st = c->st, .db = chat_store_dir(c->st), .over = a->over,
-                .allow = &a->allow, .nats = &a->nats, .nats_role = a->nats.url ? RT_NATS_VIEW : RT_NATS_OFF,
-                .pick = RT_CHAT_CURRENT, .rerun_turns = 1, .mcp = 1, .clock = 1, .emit_chunks = c->tty,
-                .on_world = con_on_world, .on_bus = con_on_bus, .on_bus_ud = c,
-                .approver = &(world_approver){con_ask, con_withdrawn}, .approver_ud = c,
-                .on_stream_chat = con_stream_chat};
-  if ((rc = rt_open(&ro, &c->rt, &em))) return rt_report(rc, "%s", em.text);
-  c->cw.cs = rt_session(c->rt);
-  c->clock = rt_clock(c->rt);
-  c->nats = rt_join(c->rt);
-  if ((rc = console_signals(c))) return rt_report(rc, "console: %s", ag_strerror(rc));
-  output_set_chat(c->out, chat_session_current(c->cw.cs));
-  c->resumed = rt_resumed(c->rt);
-  c->file = rt_source_of(c->rt) == RT_FROM_FILE ? a->world : NULL;
+  c->pr = a->print;
+  agora_options o = a->open;
+  c->view = (o.flags & AGORA_OPTIONS_4) && o.nats_url;
+  o.flags |= AGORA_NOTES | AGORA_OPTIONS_3 | (c->tty ? AGORA_STREAM : 0) | (a->world ? 0 : AGORA_FROM_STORE) |
+             (c->view ? AGORA_OPTIONS_5 | AGORA_VIEW : 0);
+  o.program = "console";
+  o.on_event = on_event;
+  o.on_event_ctx = c;
+  agora_world *w = NULL;
+  int rc = agora_world_open(a->world, a->db, &o, &w);
+  c->w = w; /* NULL on failure, though the subscriber saw the world while it opened */
+  if (rc) return con_report(rc, agora_errmsg());
+  if ((rc = signals_install(c))) return con_report(rc, "console: cannot watch signals");
+  c->resumed = agora_chat_resumed(w);
+  c->file = agora_world_stored(w) ? NULL : a->world;
   return 0;
-}
-
-/* Replies still in flight are cancelled; what was published is delivered, and so saved. Input is no
- * longer read: a terminal that hung up stays readable (EPOLLHUP) and would spin the loop. The wait is
- * bounded, so that the process ends (and its chat's lock with it) within FINISH_MS whatever happens. */
-static void console_finish(console *c) {
-  if (c->ev_in) event_del(c->ev_in);
-  rt_settle(c->rt, FINISH_MS);
-}
-
-static void console_close(console *c) {
-  if (c->ev_in) event_free(c->ev_in);
-  for (size_t i = 0; i < sizeof c->ev_sig / sizeof *c->ev_sig; i++)
-    if (c->ev_sig[i]) event_free(c->ev_sig[i]);
-#ifdef AGORA_HAVE_LIBEDIT
-  con_cands_clear(c);
-#endif
-  rt_close(c->rt); /* the clock, the NATS join, the MCP servers, the session and the world */
-  output_free(c->out);
-  chat_store_close(c->st);
-  con_ask_clear(c);
-  free(c->in);
 }
 
 int console_run(const console_opts *a) {
   console c;
   memset(&c, 0, sizeof c);
+  c.sig[0] = c.sig[1] = -1;
   the_console = &c;
   int status = console_open(&c, a);
   if (!status) {
     status = c.tty ? con_tty_run(&c) : con_lines_run(&c);
-    console_finish(&c);
-    if (chat_session_failures(c.cw.cs)) {
-      fprintf(stderr, "agora: %zu message(s) could not be saved (see the storage-error events)\n",
-              chat_session_failures(c.cw.cs));
+    size_t unsaved = agora_unsaved(c.w);
+    if (unsaved) {
+      fprintf(stderr, "agora: %zu message(s) could not be saved (see the storage-error events)\n", unsaved);
       status = 1;
     }
   }
-  console_close(&c);
+  /* Replies still in flight are cancelled; what was published is delivered, and so saved (within half a
+   * second, so that the process ends, and its chat's lock with it, whatever happens). */
+  agora_world_close(c.w);
+  signals_remove(&c);
+#ifdef AGORA_HAVE_LIBEDIT
+  con_cands_clear(&c);
+#endif
+  con_ask_clear(&c);
+  free(c.in);
   the_console = NULL;
   return status;
 }

@@ -2,12 +2,9 @@
  * the person's next lines while the loop goes on. */
 #include "console/console_int.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 /* ---- approvals: a question waits for the person's next line while the loop goes on ---- */
 
@@ -22,7 +19,7 @@ void con_ask_show(console *c) {
     con_screen_show(c); /* the prompt is the question now */
     return;
   }
-  for (int i = 0; i < 8; i++) event_base_loop(c->cw.base, EVLOOP_NONBLOCK); /* events already due */
+  for (int i = 0; i < 8; i++) agora_step(c->w); /* events already due */
   if (!c->n_asks) return; /* withdrawn meanwhile */
   q = &c->asks[0];
   if (q->question) printf("%s asks: %s > ", q->agent, q->question);
@@ -43,34 +40,46 @@ static void ask_pop(console *c, size_t i) {
 /* The approval event of the console's own: the answer, or why there will be none (a question's
  * answer shows in its tool-result event instead). */
 static void ask_event(console *c, const console_ask *q, int yes, const char *ended) {
-  if (!q->question) con_event(c, &(world_event){EV_APPROVAL, .u.approval = {q->agent, q->tool, yes, ended}});
+  if (q->question) return;
+  cJSON *e = con_event_new(c, "approval");
+  if (!e) return;
+  cJSON_AddStringToObject(e, "agent", q->agent);
+  cJSON_AddStringToObject(e, "tool", q->tool);
+  cJSON_AddBoolToObject(e, "approved", yes);
+  if (ended) cJSON_AddStringToObject(e, "ended", ended);
+  con_event(c, e);
+  cJSON_Delete(e);
 }
 
-/* The world asks (world_approver.ask): the question joins the queue; the first one shows. A piped
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+/* The world asks (an AGORA_EVENT_REQUEST): the question joins the queue; the first one shows. A piped
  * console stops waiting for quiet so that its next line can answer. */
-void con_ask(void *ud, const world_approval *req) {
-  console *c = ud;
+void con_ask(console *c, const agora_event *ev) {
+  agora_world *w = agora_event_world(ev);
+  uint64_t id = agora_event_request(ev);
+  const char *line = agora_event_json(ev);
+  cJSON *j = line ? cJSON_Parse(line) : NULL;
+  const cJSON *args = cJSON_GetObjectItem(j, "args");
+  char *args_text = cJSON_IsString(args) ? strdup(args->valuestring) : args ? cJSON_PrintUnformatted(args) : strdup("{}");
+  console_ask q = {.id = id, .agent = dup_or_null(con_str(j, "agent")), .tool = dup_or_null(con_str(j, "tool")),
+                   .args = args_text, .question = dup_or_null(con_str(j, "question"))};
+  int is_question = con_str(j, "question") != NULL;
+  cJSON_Delete(j);
+  if (!q.tool && !is_question) q.tool = strdup("");
   if (c->n_asks == c->cap_asks) {
     size_t ncap = c->cap_asks ? c->cap_asks * 2 : 4;
     console_ask *p = realloc(c->asks, ncap * sizeof *p);
-    if (!p) {
-      world_approval_answer(c->cw.w, req->id, 0);
-      return;
-    }
-    c->asks = p;
-    c->cap_asks = ncap;
+    if (p) c->asks = p, c->cap_asks = ncap;
   }
-  console_ask *q = &c->asks[c->n_asks];
-  *q = (console_ask){req->id, strdup(req->agent_id), strdup(req->tool), strdup(req->args_json),
-                     req->question ? strdup(req->question) : NULL};
-  if (!q->agent || !q->tool || !q->args || (req->question && !q->question)) {
-    c->n_asks++;
-    ask_pop(c, c->n_asks - 1);
-    world_approval_answer(c->cw.w, req->id, 0);
+  if (c->n_asks == c->cap_asks || !q.agent || !q.tool || !q.args || (is_question && !q.question)) {
+    free(q.agent), free(q.tool), free(q.args), free(q.question);
+    agora_answer(w, id, 0);
     return;
   }
+  c->asks[c->n_asks] = q;
   if (++c->n_asks == 1 && c->tty) con_ask_show(c);
-  if (!c->tty) world_interrupt(c->cw.w);
+  if (!c->tty) agora_interrupt(w);
 }
 
 /* The person's line answers the first question: an approval is a no unless it is y/yes; ask_human's
@@ -86,17 +95,21 @@ void con_ask_answer(console *c, const char *line) {
     printf("%s\n", q->question ? line : yes ? "y" : "n");
     c->ask_open = 0;
   }
-  if (q->question) world_approval_reply(c->cw.w, q->id, 1, line);
-  else world_approval_answer(c->cw.w, q->id, yes);
+  if (q->question) agora_reply(c->w, q->id, 1, line);
+  else agora_answer(c->w, q->id, yes);
   ask_event(c, q, yes, NULL);
   ask_pop(c, 0);
   if (c->tty) con_ask_show(c);
 }
 
-/* The question will not be answered (world_approver.withdrawn): the turn was cancelled or it timed
- * out, and the tool call was denied. */
-void con_withdrawn(void *ud, uint64_t id, int timed_out) {
-  console *c = ud;
+/* The question will not be answered (AGORA_EVENT_WITHDRAWN): the turn was cancelled or it timed out,
+ * and the tool call was denied. */
+void con_withdrawn(console *c, const agora_event *ev) {
+  uint64_t id = agora_event_request(ev);
+  const char *line = agora_event_json(ev);
+  cJSON *j = line ? cJSON_Parse(line) : NULL;
+  int timed_out = cJSON_IsTrue(cJSON_GetObjectItem(j, "timed_out"));
+  cJSON_Delete(j);
   size_t i = 0;
   while (i < c->n_asks && c->asks[i].id != id) i++;
   if (i == c->n_asks) return;

@@ -1,52 +1,38 @@
-/* The console's commands (/help, /agents, /add, /chats, ...) and the handling of each line typed or
- * read: an answer, a command, or a message from the human. */
+/* The console's commands (/help, /chats, /load, ...) and the handling of each line typed or read: an
+ * answer, a command, or a message from the human. Each command is a call into libagora (include/agora.h). */
 #include "console/console_int.h"
-#include "common/term_text.h"
 #include "common/outfile.h"
-#include "common/clock.h"
+#include "common/term_text.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
-#include "chat/id_prefix.h"
-#include "chat/snapshot.h"
-#include "chat/transcript.h"
-#include "common/buf.h"
-#include "world/world_budget.h"
 
-static int recent_msg(const chat_entry *e, void *arg) {
-  output_message(((console *)arg)->out, e->msg);
-  return 0;
-}
-
-/* Says which chat is current now (EV_CHAT_RESUMED, EV_CHAT_LOADED) and, on a terminal, shows its last
- * messages so the person knows where the conversation stands. */
-void con_chat_announce(console *c, ev_kind kind) {
-  const char *id = chat_session_current(c->cw.cs);
-  if (!id) return;
-  chat_info ci;
+/* Says which chat is current now (a chat-resumed or chat-loaded event, unless event is 0: the world's
+ * own was printed) and, on a terminal, shows its last messages so the person knows where the
+ * conversation stands. */
+void con_chat_announce(console *c, const char *kind, int event) {
+  cJSON *row = con_current_chat(c);
+  if (!row) return;
+  double n = con_num(row, "message_count", 0);
+  cJSON *e = event ? con_event_new(c, kind) : NULL;
+  if (e) {
+    cJSON_AddStringToObject(e, "id", con_str(row, "id"));
+    cJSON_AddStringToObject(e, "title", con_str(row, "title") ? con_str(row, "title") : "");
+    cJSON_AddNumberToObject(e, "messages", n);
+  }
+  con_event(c, e);
+  cJSON_Delete(e);
+  cJSON_Delete(row);
+  if (!c->tty || n < 1) return;
+  char *s = NULL;
   ag_errmsg em = {""};
-  if (chat_info_get(c->st, id, &ci, &em)) return;
-  con_event(c, &(world_event){kind, .u.chat_open = {id, ci.title, ci.message_count}});
-  if (!c->tty || !ci.message_count) return;
-  uint64_t from = ci.message_count > RECENT ? ci.message_count - RECENT + 1 : 1;
-  con_screen_hide(c);
-  chat_messages_each(c->st, id, from, recent_msg, c, &em);
-  con_screen_show(c);
+  int rc = agora_messages(c->w, NULL, 0, RECENT, &s);
+  cJSON *list = con_json_take(rc, s, &em);
+  con_entries(c, list, 0);
+  cJSON_Delete(list);
 }
-
-void con_stream_chat(void *ud, const char *chat) {
-  console *c = ud;
-  output_set_chat(c->out, chat);
-  con_chat_announce(c, EV_CHAT_LOADED);
-}
-
-/* Stores the world's settings after /add, /remove or /turnlimit, so that opening the world again
- * without its file (and chats export) sees the agents it has now. */
-static int world_record_save(console *c, ag_errmsg *em) { return chat_session_save_world(c->cw.cs, em); }
 
 /* ---- commands ---- */
 
@@ -81,254 +67,140 @@ typedef struct command {
 
 static int cmd_help(console *c, char *args, ag_errmsg *em);
 
-static int cmd_agents(console *c, char *args, ag_errmsg *em) {
-  (void)args;
-  (void)em;
-  size_t n = world_agent_count(c->cw.w);
-  if (!n) con_print(c, "no agents (add one with /add NAME)\n");
-  for (size_t i = 0; i < n; i++) {
-    agent *a = world_agent_at(c->cw.w, i);
-    const llm_config *l = &agent_settings_of(a)->llm;
-    char name[CHAT_TITLE_MAX + 8] = "";
-    if (strcmp(agent_name(a), agent_id(a))) snprintf(name, sizeof name, " (%s)", agent_name(a));
-    llm_usage u = agent_usage(a);
-    char tokens[64] = "";
-    if (u.input_tokens || u.output_tokens)
-      snprintf(tokens, sizeof tokens, "  tokens %ld in, %ld out", u.input_tokens, u.output_tokens);
-    con_print(c, "  %s%s  %s%s%s  turns %d/%d%s%s\n", agent_id(a), name, llm_provider_name(l->provider),
-              l->model ? "/" : "", l->model ? l->model : "", agent_turn_state(a).count,
-              world_turn_limit(c->cw.w), tokens, agent_is_thinking(a) ? "  thinking" : "");
-  }
-  return AG_OK;
-}
-
-/* The settings a new agent starts from: the first agent on the same provider (or the first agent when
- * no provider is named) lends its model, endpoint and key variable, never its replies or prompt. */
-static int add_settings(console *c, const char *name, const char *provider, agent_settings *s, ag_errmsg *em) {
-  llm_provider_kind kind = LLM_SCRIPT;
-  agent_settings_init(s);
-  if (provider && llm_provider_parse(provider, &kind))
-    return ag_fail(em, AG_ERR_INVALID, "unknown provider '%s' (script, openai, anthropic, gemini or ollama; "
-                   "a name with spaces needs its provider after it)", provider);
-  const agent_settings *tpl = NULL;
-  for (size_t i = 0; i < world_agent_count(c->cw.w) && !tpl; i++) {
-    const agent_settings *o = agent_settings_of(world_agent_at(c->cw.w, i));
-    if (!provider || o->llm.provider == kind) tpl = o;
-  }
-  if (tpl) {
-    llm_config from = tpl->llm;
-    from.script = (llm_script_options){0};
-    if (llm_config_copy(&s->llm, &from)) return AG_ERR_NOMEM;
-  }
-  s->llm.provider = tpl ? tpl->llm.provider : kind;
-  s->name = strdup(name);
-  size_t n = strlen(name) + 16;
-  s->system_prompt = malloc(n);
-  if (!s->name || !s->system_prompt) return AG_ERR_NOMEM;
-  snprintf(s->system_prompt, n, "You are %s.", name);
-  return AG_OK;
-}
-
-static int cmd_add(console *c, char *args, ag_errmsg *em) {
-  char *like = strstr(args, " --like ");
-  if (like) { /* "/add dave --like alice" */
-    *like = '\0';
-    return con_add_like(c, con_trim(args), con_trim(like + 8), em);
-  }
-  /* "/add carol", "/add carol openai", "/add Madame Pedagogue openai": after the first word, the last
-   * one is the provider (checked, so that a typo is not taken for part of a name). */
-  char *provider = strrchr(args, ' ');
-  if (provider) *provider++ = '\0';
-  char *name = con_trim(args);
-  if (!name[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /add NAME [provider]");
-  agent_settings s;
-  int rc = add_settings(c, name, provider, &s, em);
-  if (!rc) rc = world_add_agent(c->cw.w, &s, em);
-  if (!rc) rc = world_record_save(c, em);
-  agent_settings_free(&s);
-  return rc;
-}
-
-static int cmd_remove(console *c, char *args, ag_errmsg *em) {
-  char *name = args[0] == '@' ? args + 1 : args;
-  if (!name[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /remove NAME");
-  if (world_remove_agent(c->cw.w, name))
-    return ag_fail(em, AG_ERR_NOT_FOUND, "no agent '%s' in this world (see /agents)", name);
-  return world_record_save(c, em);
-}
-
 typedef struct chats_ctx {
   console *c;
-  const char *current;
   size_t n;
   int ids_only; /* collect the ids as completion candidates instead of printing */
 } chats_ctx;
 
-static int chats_row(const chat_info *ch, void *arg) {
-  chats_ctx *cc = arg;
+static void chats_row(chats_ctx *cc, const cJSON *ch) {
+  const char *id = con_str(ch, "id"), *updated = con_str(ch, "updated_at");
   cc->n++;
   if (cc->ids_only) {
-    con_cands_add(cc->c, "", ch->id);
-    return 0;
+    con_cands_add(cc->c, "", id ? id : "");
+    return;
   }
-  char updated[40];
-  ag_time_format(ch->updated_at_ms, updated, sizeof updated);
-  char *title = ag_term_text_dup(ch->title, AG_TERM_ONE_LINE); /* shown, not obeyed */
-  con_print(cc->c, "%c %s  %5llu messages  %s  %s\n", cc->current && !strcmp(cc->current, ch->id) ? '*' : ' ',
-            ch->id, (unsigned long long)ch->message_count, updated, title ? title : "?");
+  char *title = ag_term_text_dup(con_str(ch, "title"), AG_TERM_ONE_LINE); /* shown, not obeyed */
+  con_print(cc->c, "%c %s  %5llu messages  %s  %s\n", cJSON_IsTrue(cJSON_GetObjectItem(ch, "current")) ? '*' : ' ',
+            id ? id : "?", (unsigned long long)con_num(ch, "message_count", 0), updated ? updated : "?",
+            title ? title : "?");
   free(title);
-  return 0;
+}
+
+static int chats_each(chats_ctx *cc, ag_errmsg *em) {
+  char *s = NULL;
+  int rc = agora_chats(cc->c->w, &s);
+  cJSON *list = con_json_take(rc, s, em), *ch;
+  if (!list) return rc ? rc : AG_ERR_NOMEM;
+  cJSON_ArrayForEach(ch, list) chats_row(cc, ch);
+  cJSON_Delete(list);
+  return AG_OK;
 }
 
 static int cmd_chats(console *c, char *args, ag_errmsg *em) {
   (void)args;
-  chats_ctx cc = {c, chat_session_current(c->cw.cs), 0, 0};
-  int rc = chat_list(c->st, world_id(c->cw.w), chats_row, &cc, em);
+  chats_ctx cc = {.c = c};
+  int rc = chats_each(&cc, em);
   if (!rc && !cc.n) con_print(c, "no chats yet (/new starts one)\n");
   return rc;
 }
 
 void con_chat_ids(console *c) {
-  chats_ctx cc = {c, NULL, 0, 1};
+  chats_ctx cc = {.c = c, .ids_only = 1};
   ag_errmsg em = {""};
-  chat_list(c->st, world_id(c->cw.w), chats_row, &cc, &em);
+  chats_each(&cc, &em);
 }
 
 static int cmd_new(console *c, char *args, ag_errmsg *em) {
   if (args[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /new");
-  return chat_session_new(c->cw.cs, em);
+  int rc = agora_chat_new(c->w);
+  return rc ? con_lib_fail(rc, em) : AG_OK;
 }
 
-/* A chat named by its id or a unique prefix, into id. No match: arg as it is, so that the session's
- * own lookup says why ("no chat 'x' in world 'w'"). */
-static int chat_arg(console *c, const char *arg, char id[CHAT_ID_MAX], ag_errmsg *em) {
-  int rc = chat_id_resolve(c->st, arg, id, em);
-  if (rc == AG_ERR_NOT_FOUND) snprintf(id, CHAT_ID_MAX, "%s", arg);
-  return rc == AG_ERR_NOT_FOUND ? AG_OK : rc;
+/* A chat the library does not find is named as the console always named it: in this world. */
+static int chat_fail(console *c, int rc, const char *arg, ag_errmsg *em) {
+  if (rc == AG_ERR_NOT_FOUND) return ag_fail(em, rc, "no chat '%s' in world '%s'", arg, agora_world_id(c->w));
+  return con_lib_fail(rc, em);
 }
 
 static int cmd_load(console *c, char *args, ag_errmsg *em) {
-  char *arg = NULL, id[CHAT_ID_MAX];
+  char *arg = NULL;
   int rc = one_arg(args, "/load ID", &arg, em);
-  if (!rc) rc = chat_arg(c, arg, id, em);
-  if (!rc) rc = chat_session_load(c->cw.cs, id, em);
-  if (!rc) con_chat_announce(c, EV_CHAT_LOADED);
-  return rc;
+  if (rc) return rc;
+  const char *cur = agora_chat_current(c->w);
+  if (c->view && !(cur && !strncmp(cur, arg, strlen(arg)))) /* refused whether or not the chat exists */
+    return ag_fail(em, AG_ERR_STATE, "on a world joined over NATS only the stream's chat can be current (a new "
+                   "chat starts with /new)");
+  if ((rc = agora_chat_load(c->w, arg))) return chat_fail(c, rc, arg, em);
+  con_chat_announce(c, "chat-loaded", 1);
+  return AG_OK;
 }
 
 static int cmd_delete(console *c, char *args, ag_errmsg *em) {
-  char *arg = NULL, id[CHAT_ID_MAX];
+  char *arg = NULL;
   int rc = one_arg(args, "/delete ID", &arg, em);
-  if (!rc) rc = chat_arg(c, arg, id, em);
-  if (!rc) rc = chat_session_delete(c->cw.cs, id, em);
-  if (!rc) snprintf(c->deleted, sizeof c->deleted, "%s", id); /* for the NATS chat record */
+  if (!rc && (rc = agora_chat_delete(c->w, arg))) chat_fail(c, rc, arg, em);
   return rc;
 }
 
-
-/* "/export FILE" writes the current chat; "/export ID FILE" another (an id or a unique prefix). */
+/* "/export FILE" writes the current chat; "/export ID FILE" another (an id or a unique prefix), indented
+ * for a person to read. */
 static int cmd_export(console *c, char *args, ag_errmsg *em) {
   char *first = con_next_word(&args);
-  char *file = con_trim(args), id[CHAT_ID_MAX];
-  const char *current = chat_session_current(c->cw.cs);
+  char *file = con_trim(args), *s = NULL, *text = NULL;
   if (!first[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /export [ID] FILE (the current chat without ID)");
-  if (!file[0] && !current) return ag_fail(em, AG_ERR_STATE, "no current chat: /export ID FILE");
+  if (!file[0] && !agora_chat_current(c->w)) return ag_fail(em, AG_ERR_STATE, "no current chat: /export ID FILE");
   if (!file[0]) file = first;
-  cJSON *snap = NULL;
-  char *text = NULL;
-  int rc = AG_OK;
-  if (file == first) snprintf(id, sizeof id, "%s", current);
-  else rc = chat_id_resolve(c->st, first, id, em);
-  if (!rc) rc = chat_snapshot_export(c->st, id, &snap, em);
-  if (rc) goto done;
-  if (!(text = cJSON_Print(snap))) {
-    rc = AG_ERR_NOMEM;
-    goto done;
-  }
-  if ((rc = ag_file_write_out(file, text, em))) goto done;
-  con_print(c, "exported chat %s to %s\n", id, file);
-done:
+  int rc = agora_chat_export(c->w, file == first ? NULL : first, &s);
+  if (rc) return con_lib_fail(rc, em);
+  cJSON *snap = con_json_take(rc, s, em);
+  if (!snap) return AG_ERR_NOMEM;
+  const char *id = con_str(cJSON_GetObjectItem(snap, "chat"), "id");
+  if (!(text = cJSON_Print(snap))) rc = AG_ERR_NOMEM;
+  if (!rc) rc = ag_file_write_out(file, text, em);
+  if (!rc) con_print(c, "exported chat %s to %s\n", id ? id : "?", file);
   free(text);
   cJSON_Delete(snap);
   return rc;
 }
 
-static int show_msg(const chat_entry *e, void *arg) {
-  output_message(arg, e->msg);
-  return 0;
-}
-
 /* "/show [N]": the current chat's last N messages (RECENT without N), numbered for /edit and /branch. */
 static int cmd_show(console *c, char *args, ag_errmsg *em) {
-  char *end = NULL;
+  char *end = NULL, *s = NULL;
   unsigned long long n = args[0] ? strtoull(args, &end, 10) : RECENT;
   if (args[0] && (args[0] < '0' || args[0] > '9' || *end || !n))
     return ag_fail(em, AG_ERR_INVALID, "usage: /show [N] (N: how many of the last messages, 1 or more)");
-  const char *id = chat_session_current(c->cw.cs);
-  chat_info ci;
-  int rc = id ? chat_info_get(c->st, id, &ci, em) : ag_fail(em, AG_ERR_STATE, "no current chat");
-  if (rc) return rc;
-  if (!ci.message_count) {
-    con_print(c, "no messages yet\n");
-    return AG_OK;
-  }
-  output *o = NULL;
-  if ((rc = output_new(stdout, world_id(c->cw.w), &(output_opts){.seqs = 1}, &o))) return rc;
-  output_set_chat(o, id);
-  con_screen_hide(c);
-  rc = chat_messages_each(c->st, id, ci.message_count > n ? ci.message_count - n + 1 : 1, show_msg, o, em);
-  con_screen_show(c);
-  output_free(o);
-  return rc;
+  if (!agora_chat_current(c->w)) return ag_fail(em, AG_ERR_STATE, "no current chat");
+  int rc = agora_messages(c->w, NULL, 0, (size_t)n, &s);
+  cJSON *list = con_json_take(rc, s, em);
+  if (!list) return rc ? rc : AG_ERR_NOMEM;
+  if (!cJSON_GetArraySize(list)) con_print(c, "no messages yet\n");
+  else con_entries(c, list, 1);
+  cJSON_Delete(list);
+  return AG_OK;
 }
 
 static int cmd_title(console *c, char *args, ag_errmsg *em) {
   if (!args[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /title TEXT");
-  return chat_session_set_title(c->cw.cs, args, em);
+  int rc = agora_chat_title(c->w, args);
+  return rc ? con_lib_fail(rc, em) : AG_OK;
 }
 
 static int cmd_turnlimit(console *c, char *args, ag_errmsg *em) {
   if (!args[0]) {
-    con_print(c, "turn limit: %d\n", world_turn_limit(c->cw.w));
+    con_print(c, "turn limit: %d\n", con_turn_limit(c));
     return AG_OK;
   }
-  char *end;
+  char *end, change[64];
   errno = 0;
   long n = strtol(args, &end, 10);
   if (errno || *end || end == args || n < 1 || n > 1000000)
     return ag_fail(em, AG_ERR_INVALID, "the limit must be a whole number from 1 to 1000000, not '%s'", args);
-  world_set_turn_limit(c->cw.w, (int)n);
-  con_print(c, "turn limit: %d\n", world_turn_limit(c->cw.w));
-  return world_record_save(c, em);
-}
-
-/* "/budget": the limits and the current chat's spend; "/budget tokens N usd X" (either or both; 0: no limit)
- * sets them, and a limit above the spend lets calls start again. */
-static int cmd_budget(console *c, char *args, ag_errmsg *em) {
-  world_budget_view v = world_budget(c->cw.w);
-  int64_t tokens = v.limit_tokens;
-  double usd = v.limit_usd;
-  while (args[0]) {
-    char *key = con_next_word(&args), *val = con_next_word(&args), *end = NULL;
-    errno = 0;
-    double n = val[0] ? strtod(val, &end) : -1;
-    int is_tokens = !strcmp(key, "tokens");
-    if ((!is_tokens && strcmp(key, "usd")) || errno || !end || *end || !(n >= 0) || n > 9e15 ||
-        (is_tokens && n != (double)(int64_t)n))
-      return ag_fail(em, AG_ERR_INVALID, "usage: /budget [tokens N] [usd X] (0: no limit), not '%s %s'", key, val);
-    if (is_tokens) tokens = (int64_t)n;
-    else usd = n;
-  }
-  int changed = tokens != v.limit_tokens || usd != v.limit_usd;
-  int rc = changed ? world_budget_set(c->cw.w, tokens, usd, em) : AG_OK;
-  if (rc) return rc;
-  v = world_budget(c->cw.w);
-  char lt[32] = "no limit", lu[32] = "no limit";
-  if (v.limit_tokens) snprintf(lt, sizeof lt, "%lld", (long long)v.limit_tokens);
-  if (v.limit_usd > 0) snprintf(lu, sizeof lu, "$%.4f", v.limit_usd);
-  con_print(c, "budget: %lld tokens of %s, $%.4f of %s spent in this chat%s\n", (long long)v.tokens, lt, v.usd, lu,
-            v.reached ? " (reached: no new LLM call starts; raise it with /budget tokens N or usd X)" : "");
-  return changed ? world_record_save(c, em) : AG_OK; /* the raised budget is the stored world's too */
+  snprintf(change, sizeof change, "{\"turn_limit\": %ld}", n);
+  int rc = agora_settings_change(c->w, change);
+  if (rc) return con_lib_fail(rc, em);
+  con_print(c, "turn limit: %d\n", con_turn_limit(c));
+  return AG_OK;
 }
 
 static int cmd_quit(console *c, char *args, ag_errmsg *em) {
@@ -340,13 +212,13 @@ static int cmd_quit(console *c, char *args, ag_errmsg *em) {
 
 static const command commands[] = {
   {"/help", "", "this list", cmd_help},
-  {"/agents", "", "the agents, their providers and turn counts", cmd_agents},
-  {"/add", "NAME [provider]", "add an agent (provider settings from a like agent)", cmd_add},
+  {"/agents", "", "the agents, their providers and turn counts", con_cmd_agents},
+  {"/add", "NAME [provider]", "add an agent (provider settings from a like agent)", con_cmd_add},
   {"/add", "NAME --like OTHER", "add an agent with OTHER's settings (prompt, model, ...)", NULL},
   {"/agent", "NAME", "an agent's provider, model, base_url, prompt and turns", con_cmd_agent},
   {"/set", "NAME model|prompt|temperature VALUE", "change an agent's setting", con_cmd_set},
   {"/clear", "NAME", "forget an agent's memory of this chat", con_cmd_clear},
-  {"/remove", "NAME", "remove an agent", cmd_remove},
+  {"/remove", "NAME", "remove an agent (not the world's main_agent)", con_cmd_remove},
   {"/chats", "", "this world's chats (* marks the current one)", cmd_chats},
   {"/new", "", "start a new chat (an empty one is reused)", cmd_new},
   {"/load", "ID", "continue a saved chat (ID or a unique prefix of it, as in /chats)", cmd_load},
@@ -355,7 +227,7 @@ static const command commands[] = {
   {"/show", "[N]", "the last N messages of this chat (10 without N) with their numbers", cmd_show},
   {"/title", "TEXT", "rename the current chat", cmd_title},
   {"/turnlimit", "N", "LLM calls an agent may make between human turns", cmd_turnlimit},
-  {"/budget", "[tokens N] [usd X]", "the chat's LLM spend and the world's budget; raise it (0: no limit)", cmd_budget},
+  {"/budget", "[tokens N] [usd X]", "the chat's LLM spend and the world's budget; raise it (0: no limit)", con_cmd_budget},
   {"/clock", "", "the world's clock: mode, now, next due item, until", con_cmd_clock},
   {"/advance", "DURATION", "move a virtual clock on (3h, 1d), delivering what falls due", con_cmd_advance},
   {"/branch", "SEQ", "continue in a new chat holding this one's messages 1..SEQ", con_cmd_branch},
@@ -387,24 +259,15 @@ static int cmd_help(console *c, char *args, ag_errmsg *em) {
   return AG_OK;
 }
 
-/* --nats: why cmd cannot run on a world joined over NATS (NULL: it can). Changes to the agents or the
- * clock would hold in this process only; chat operations follow rt_nats_refuses. */
+/* --nats: changes to the agents or the clock would hold in this process only, so they are refused before
+ * their arguments are read (the library refuses the chat operations the other processes would not
+ * follow, and says why). */
 static const char *nats_refuses(const console *c, const char *cmd, const char *args) {
   static const char *const local[] = {"/add", "/remove", "/set", "/clear", "/turnlimit", "/advance", "/budget"};
-  static const char *const ops[][2] = {{"/load", "load"}, {"/delete", "delete"}, {"/branch", "branch"},
-                                       {"/edit", "truncate"}, {"/retry", "truncate"}};
-  if (!c->nats) return NULL;
+  if (!c->view) return NULL;
   for (size_t i = 0; i < sizeof local / sizeof *local; i++)
     if (!strcmp(cmd, local[i]) && ((strcmp(cmd, "/turnlimit") && strcmp(cmd, "/budget")) || args[0]))
       return "not available on a world joined over NATS: change the world file and restart its hosts";
-  char id[CHAT_ID_MAX];
-  size_t n = strcspn(args, " \t");
-  snprintf(id, sizeof id, "%.*s", (int)(n < sizeof id ? n : sizeof id - 1), args);
-  int by_id = !strcmp(cmd, "/load") || !strcmp(cmd, "/delete");
-  if (by_id && !id[0]) return NULL; /* the command's own usage error */
-  if (by_id) chat_id_resolve(c->st, id, id, NULL); /* a prefix: its chat's id (else the command says why) */
-  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
-    if (!strcmp(cmd, ops[i][0])) return rt_nats_refuses(c->nats, ops[i][1], by_id ? id : NULL);
   return NULL;
 }
 
@@ -422,7 +285,7 @@ static int changes_settings(const char *cmd, const char *args) {
 static void note_file_wins(console *c, const char *cmd) {
   if (!c->file || c->file_noted) return;
   c->file_noted = 1;
-  const char *id = world_id(c->cw.w);
+  const char *id = agora_world_id(c->w);
   char text[1024];
   snprintf(text, sizeof text, "%s is stored with world '%s' (agora console %s and agora say %s use it), but opening "
            "%s again replaces the world's settings with the file's: put the change in the file to keep it there",
@@ -448,23 +311,16 @@ static void run_command(console *c, char *line) {
     con_error(c, "%s: %s", cmd->name, refused);
     return;
   }
-  c->deleted[0] = '\0';
   int change = changes_settings(cmd->name, args);
   int rc = cmd->run(c, args, &em);
-  if (!rc) rc = rt_nats_join_sync(c->nats, &em); /* a new chat (/new, a delete's fallback) is published into */
-  /* what a person did to a chat is every process's (the world's chat records) */
-  if (!rc && !strcmp(cmd->name, "/title")) rt_nats_join_record(c->nats, chat_session_current(c->cw.cs), chat_session_title(c->cw.cs));
-  if (!rc && !strcmp(cmd->name, "/delete")) rt_nats_join_record(c->nats, c->deleted, NULL);
   if (rc) con_error(c, "%s: %s", cmd->name, em.text[0] ? em.text : ag_strerror(rc));
   else if (c->printed != before) con_print(c, "\n"); /* a paragraph, like the transcript's */
   if (!rc && change) note_file_wins(c, cmd->name);
-  output_set_chat(c->out, chat_session_current(c->cw.cs));
+  if (c->tty) con_title_refresh(c);
   con_live_prune(c);
 }
 
-
 /* A line typed or read: a command, or a message from the human. "//text" sends "/text". */
-
 void con_handle_line(console *c, char *line) {
   if (c->n_asks) {
     con_ask_answer(c, line);
@@ -481,6 +337,6 @@ void con_handle_line(console *c, char *line) {
     run_command(c, s);
     return;
   }
-  int rc = world_publish(c->cw.w, "human", s[0] == '/' ? s + 1 : s, NULL);
-  if (rc) con_error(c, "cannot send the message: %s", ag_strerror(rc));
+  int rc = agora_publish(c->w, "human", s[0] == '/' ? s + 1 : s);
+  if (rc) con_error(c, "cannot send the message: %s", agora_strerror(rc));
 }

@@ -1,14 +1,15 @@
-/* The console's /edit [SEQ] TEXT and /retry (issue 13 §3): argument parsing around chat/resend.h, the
- * code agora serve's message routes share (the bus delivers later, so the note comes before the replies). */
+/* The console's /edit [SEQ] TEXT and /retry (issue 13 §3): argument parsing around agora_chat_edit and
+ * agora_chat_retry, the code agora serve's message routes share (the world delivers later, so the note
+ * comes before the replies). */
 #include "console/console_int.h"
-
-#include "chat/resend.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static void said_cut(console *c, uint64_t keep) {
+static int said_cut(console *c, int rc, uint64_t keep, ag_errmsg *em) {
+  if (rc) return con_lib_fail(rc, em);
   con_print(c, "chat cut after message %llu; sending again\n", (unsigned long long)keep);
+  return AG_OK;
 }
 
 /* "/edit SEQ TEXT", or "/edit TEXT" for the last human message: a first word that is a number is SEQ. */
@@ -20,15 +21,13 @@ int con_cmd_edit(console *c, char *args, ag_errmsg *em) {
   if (!text[0] || (seq && text == args))
     return ag_fail(em, AG_ERR_INVALID, "usage: /edit [SEQ] TEXT (a human message of this chat; the last one without SEQ)");
   uint64_t kept = 0;
-  int rc = chat_resend_edit(c->cw.cs, seq, text, &kept, em);
-  if (!rc) said_cut(c, kept);
-  return rc;
+  int rc = agora_chat_edit(c->w, seq, text, &kept); /* before kept is read */
+  return said_cut(c, rc, kept, em);
 }
 
 int con_cmd_retry(console *c, char *args, ag_errmsg *em) {
   if (args[0]) return ag_fail(em, AG_ERR_INVALID, "usage: /retry");
   uint64_t kept = 0;
-  int rc = chat_resend_retry(c->cw.cs, &kept, em);
-  if (!rc) said_cut(c, kept);
-  return rc;
+  int rc = agora_chat_retry(c->w, &kept);
+  return said_cut(c, rc, kept, em);
 }

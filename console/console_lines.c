@@ -3,10 +3,8 @@
 #include "console/console_int.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -28,12 +26,6 @@ static void lines_read(console *c) {
   ssize_t n = read(STDIN_FILENO, c->in + c->in_len, c->in_cap - c->in_len);
   if (n > 0) c->in_len += (size_t)n;
   else if (n == 0 || (errno != EINTR && errno != EAGAIN)) c->in_eof = 1;
-}
-
-static void lines_on_stdin(evutil_socket_t fd, short what, void *arg) {
-  (void)fd;
-  (void)what;
-  lines_read(arg);
 }
 
 /* The next whole line of input (caller frees), or NULL when none is complete yet. A line past LINE_CAP
@@ -61,14 +53,12 @@ static char *lines_next(console *c) {
 
 
 int con_lines_run(console *c) {
-  /* Regular files and /dev/null cannot be watched by epoll, and reading them never blocks. */
+  /* Regular files and /dev/null cannot be polled usefully, and reading them never blocks. */
   struct stat sb;
   c->in_direct = fstat(STDIN_FILENO, &sb) || !(S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode) || isatty(STDIN_FILENO));
-  if (!(c->ev_in = event_new(c->cw.base, STDIN_FILENO, EV_READ, lines_on_stdin, c)))
-    return rt_report(AG_ERR_NOMEM, "console: cannot watch stdin");
-  if (c->resumed) con_chat_announce(c, EV_CHAT_RESUMED);
+  if (c->resumed) con_chat_announce(c, "chat-resumed", 1);
   /* Replies a resumed chat had in flight are asked again (docs/time.md): they come before the first line. */
-  if (!world_is_quiet(c->cw.w)) world_run_until_quiet(c->cw.w);
+  if (!agora_is_quiet(c->w)) con_run_quiet(c);
   while (!c->quit) {
     con_ask_show(c);
     char *line = lines_next(c);
@@ -76,14 +66,14 @@ int con_lines_run(console *c) {
       con_handle_line(c, line ? line : ""); /* end of input answers a question with no */
       free(line);
       /* Until quiet, or until a question waits for the next line (con_ask interrupts). */
-      int rc = world_run_until_quiet(c->cw.w);
-      if (rc && rc != AG_ERR_CANCELLED) con_error(c, "the world did not settle: %s", ag_strerror(rc));
+      int rc = con_run_quiet(c);
+      if (rc < 0 && rc != AGORA_ERR_CANCELLED) con_error(c, "the world did not settle: %s", agora_strerror(rc));
     } else if (c->in_eof) {
       break;
     } else if (c->in_direct) {
       lines_read(c);
-    } else if (event_add(c->ev_in, NULL) || event_base_loop(c->cw.base, EVLOOP_ONCE) < 0) {
-      c->in_direct = 1;
+    } else if (con_wait(c, 1, -1)) {
+      lines_read(c);
     }
   }
   return 0;

@@ -70,14 +70,13 @@ void con_prompt_update(console *c) {
     if (c->rl_on) rl_set_prompt(c->prompt);
     return;
   }
-  const char *title = chat_session_title(c->cw.cs);
   char t[4 * TITLE_COLS + 4];
-  text_fit(title ? title : "no chat", TITLE_COLS, t, sizeof t);
+  text_fit(c->title, TITLE_COLS, t, sizeof t);
   for (char *p = t; *p; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' '; /* a title never drives the terminal */
   char sim[40];
   con_clock_label(c, sim, sizeof sim);
-  snprintf(c->prompt, sizeof c->prompt, "%s · %s%s> ", world_id(c->cw.w), t, sim);
+  snprintf(c->prompt, sizeof c->prompt, "%s · %s%s> ", agora_world_id(c->w), t, sim);
   if (c->rl_on) rl_set_prompt(c->prompt);
 }
 #endif
@@ -180,10 +179,18 @@ void con_note(console *c, const char *text) {
   con_print(c, "%s-- %s%s\n\n", c->color ? "\033[2m" : "", text, c->color ? "\033[0m" : "");
 }
 
-/* An event of the console's own (not on the bus), printed like the bus events. e is borrowed. */
-void con_event(console *c, const world_event *e) {
+/* An event of the console's own, printed like the world's. j is borrowed. */
+void con_event(console *c, const cJSON *j) {
+  if (!j) return;
   con_screen_hide(c);
-  output_event(c->out, e);
+  c->pr.entry(c->pr.ctx, j, 0);
+  con_screen_show(c);
+}
+
+void con_entries(console *c, const cJSON *list, int seqs) {
+  const cJSON *e;
+  con_screen_hide(c);
+  cJSON_ArrayForEach(e, list) c->pr.entry(c->pr.ctx, e, seqs);
   con_screen_show(c);
 }
 
@@ -217,19 +224,26 @@ static void live_remove(console *c, const char *agent) {
 /* Drops the live lines of agents that stopped thinking without a word (their call was cancelled or the
  * agent removed). */
 void con_live_prune(console *c) {
-  for (size_t i = c->n_live; i-- > 0;) {
-    agent *a = world_agent_find(c->cw.w, c->live[i].agent);
-    if (!a || !agent_is_thinking(a)) live_remove(c, c->live[i].agent);
-  }
+  for (size_t i = c->n_live; i-- > 0;)
+    if (!agora_agent_thinking(c->w, c->live[i].agent)) live_remove(c, c->live[i].agent);
 }
 
-/* llm-start, llm-chunk and llm-done only change the live lines: returns 1 when e was one of them. An
+/* A streamed chunk's text, from the event's JSON line. */
+static void live_chunk(live_stream *s, const agora_event *ev) {
+  const char *line = agora_event_json(ev);
+  cJSON *j = line ? cJSON_Parse(line) : NULL;
+  const char *text = con_str(j, "text");
+  if (text) ag_term_tail_append(s->tail, sizeof s->tail, &s->len, text);
+  cJSON_Delete(j);
+}
+
+/* llm-start, llm-chunk and llm-done only change the live lines: returns 1 when ev was one of them. An
  * llm-error or agent-removed ends the agent's live line and is printed as usual (returns 0). */
-static int live_event(console *c, const world_event *e) {
-  const char *agent = world_event_agent(e);
-  int start = e->kind == EV_LLM_START, chunk = e->kind == EV_LLM_CHUNK, done = e->kind == EV_LLM_DONE;
+static int live_event(console *c, const agora_event *ev, const char *kind) {
+  const char *agent = agora_event_agent(ev);
+  int start = !strcmp(kind, "llm-start"), chunk = !strcmp(kind, "llm-chunk"), done = !strcmp(kind, "llm-done");
   if (!start && !chunk && !done) {
-    if (agent && (e->kind == EV_LLM_ERROR || e->kind == EV_AGENT_REMOVED)) live_remove(c, agent);
+    if (agent && (!strcmp(kind, "llm-error") || !strcmp(kind, "agent-removed"))) live_remove(c, agent);
     return 0;
   }
   if (!c->tty || !agent) return 1;
@@ -239,21 +253,32 @@ static int live_event(console *c, const world_event *e) {
   } else {
     live_stream *s = live_get(c, agent);
     if (s && start) s->len = 0, s->tail[0] = '\0';
-    if (s && chunk) ag_term_tail_append(s->tail, sizeof s->tail, &s->len, e->u.llm_chunk.text);
+    if (s && chunk) live_chunk(s, ev);
   }
   con_screen_show(c);
   return 1;
 }
 
-/* The transcript: every bus message and event at the output phase, printed as `run` prints them. */
-void con_on_bus(void *ud, bus_topic topic, void *payload) {
-  console *c = ud;
-  const world_event *e = topic == BUS_EVENT ? &((const bus_event *)payload)->ev : NULL;
-  if (e && live_event(c, e)) return;
+/* Whether an event may change the current chat's title: a title of its own, or another chat. */
+static int retitles(const char *kind) {
+  static const char *const kinds[] = {"title-updated", "new-chat-created", "chat-reused", "chat-loaded", "chat-deleted"};
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    if (!strcmp(kind, kinds[i])) return 1;
+  return 0;
+}
+
+/* The transcript: every message and event the world hands the subscriber, printed as `run` prints them. */
+void con_on_event(const agora_event *ev, void *ctx) {
+  console *c = ctx;
+  const char *kind = agora_event_kind(ev);
+  int message = agora_event_type(ev) == AGORA_EVENT_MESSAGE;
+  if (!message && live_event(c, ev, kind)) return;
+  if (c->tty && !message && retitles(kind)) con_title_refresh(c);
   con_screen_hide(c);
-  output_on_bus(c->out, topic, payload);
-  if (topic == BUS_MESSAGE) live_remove(c, ((const ag_msg *)payload)->sender);
+  c->pr.event(c->pr.ctx, ev);
+  if (message && agora_event_sender(ev)) live_remove(c, agora_event_sender(ev));
   con_screen_show(c);
-  if (e && e->kind == EV_CHAT_DELETED && !chat_session_current(c->cw.cs))
+  if (!strcmp(kind, "chat-deleted") && !agora_chat_current(c->w))
     con_note(c, "no current chat: messages are not saved until /new");
+  if (!strcmp(kind, "chat-loaded")) con_chat_announce(c, kind, 0); /* the stream moved (--nats) */
 }

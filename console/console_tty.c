@@ -2,11 +2,8 @@
  * of commands, agents and chats. Without libedit, stubs: the console is always piped. */
 #include "console/console_int.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 #include <fcntl.h>
 #include <langinfo.h>
@@ -71,11 +68,9 @@ static void tty_on_line(char *line) {
   con_screen_show(c);
 }
 
-static void tty_on_stdin(evutil_socket_t fd, short what, void *arg) {
-  (void)what;
-  console *c = arg;
+static void tty_on_stdin(console *c) {
   c->ctrl_c = 0;
-  if (con_input_feed(c, fd)) c->quit = 1;
+  if (con_input_feed(c, STDIN_FILENO)) c->quit = 1;
 }
 
 void con_cands_clear(console *c) {
@@ -93,7 +88,11 @@ void con_cands_add(console *c, const char *prefix, const char *word) {
 }
 
 static void cands_agents(console *c, const char *prefix) {
-  for (size_t i = 0; i < world_agent_count(c->cw.w); i++) con_cands_add(c, prefix, agent_id(world_agent_at(c->cw.w, i)));
+  ag_errmsg em = {""};
+  cJSON *agents = con_agents(c, &em);
+  const cJSON *a;
+  cJSON_ArrayForEach(a, agents) con_cands_add(c, prefix, con_str(a, "id") ? con_str(a, "id") : "");
+  cJSON_Delete(agents);
 }
 
 /* What the word at start of line may become: commands first on the line, chat ids after /load,
@@ -120,7 +119,7 @@ static void cands_collect(console *c, const char *line, size_t start, const char
   } else if (word == 1 && !strcmp(cmd, "/remove")) {
     cands_agents(c, "");
   } else if (word == 2 && !strcmp(cmd, "/add")) {
-    for (int k = LLM_SCRIPT; k <= LLM_OLLAMA; k++) con_cands_add(c, "", llm_provider_name((llm_provider_kind)k));
+    for (size_t k = 0; con_provider_name(k); k++) con_cands_add(c, "", con_provider_name(k));
   }
 }
 
@@ -153,13 +152,13 @@ static void tty_locale(void) {
 static void tty_setup(console *c) {
   tty_locale();
   rl_readline_name = "agora";
-  rl_catch_signals = 0; /* SIGINT and friends are libevent's */
+  rl_catch_signals = 0; /* SIGINT and friends are the console's (its signal pipe) */
   rl_catch_sigwinch = 0;
   rl_basic_word_break_characters = " \t\n"; /* '@' belongs to the word, so @al completes */
   rl_attempted_completion_function = tty_complete;
   con_input_install(); /* before rl_initialize, which takes the getc hook */
   rl_initialize();
-  snprintf(c->history, sizeof c->history, "%s/console_history", chat_store_dir(c->st));
+  snprintf(c->history, sizeof c->history, "%s/console_history", agora_world_db(c->w));
   int fd = open(c->history, O_WRONLY | O_CREAT | O_APPEND, 0600); /* private, like the database */
   if (fd >= 0) close(fd);
   stifle_history(HISTORY_MAX);
@@ -167,15 +166,13 @@ static void tty_setup(console *c) {
 }
 
 int con_tty_run(console *c) {
-  if (!(c->ev_in = event_new(c->cw.base, STDIN_FILENO, EV_READ | EV_PERSIST, tty_on_stdin, c)) ||
-      event_add(c->ev_in, NULL))
-    return rt_report(AG_ERR_NOMEM, "console: cannot watch the terminal");
+  con_title_refresh(c);
   tty_setup(c);
   con_note(c, "agora console: type a message, /help for commands, Ctrl-D to quit");
-  if (c->resumed) con_chat_announce(c, EV_CHAT_RESUMED);
+  if (c->resumed) con_chat_announce(c, "chat-resumed", 1);
   prompt_start(c);
-  while (!c->quit && event_base_loop(c->cw.base, EVLOOP_ONCE) >= 0) {
-  }
+  while (!c->quit)
+    if (con_wait(c, 1, -1) && !c->quit) tty_on_stdin(c);
   con_screen_hide(c);
   rl_callback_handler_remove(); /* leaves raw mode */
   con_input_end();

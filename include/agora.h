@@ -172,7 +172,9 @@ typedef struct agora_options {
   const char *const *allow_env; /* names of environment variables agents may use as api_key_env */
   size_t n_allow_env;           /* beyond those that plainly are LLM keys (…_API_KEY, …_TOKEN) */
   /* API 3 (read only with AGORA_OPTIONS_3) */
-  const char *program;             /* names the program in notes and errors ("say"); NULL: none */
+  const char *program;             /* names the program in notes and errors ("say"), and in the lock of a
+                                      chat this process holds, so that another process's refusal names it
+                                      ("in use by pid N (say)"; process-wide: the last one given); NULL: none */
   const char *const *allow_key_to; /* base URLs a stored world's agents may send their API key to */
   size_t n_allow_key_to;           /* (docs/security.md; a file's or JSON world's agents always may) */
   const char *llm_cache;           /* the LLM response cache: "off", "use" or "replay" (docs/cli.md

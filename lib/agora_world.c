@@ -7,6 +7,7 @@
 #include "cluster/cluster.h"
 #include "llm/cache.h"
 #include "llm/llm.h"
+#include "storage/store_lock.h"
 #include "world/world_budget.h"
 
 #include <event2/event.h>
@@ -249,6 +250,9 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   }
   aw->flags = known_flags(o->flags);
   aw->program = o->flags & AGORA_OPTIONS_3 ? o->program : NULL;
+  /* A chat this process holds names the program to another process refused it ("in use by pid N
+   * (console)"): the library's copy of the store writes the lock files, so it is told here. */
+  if (aw->program) store_lock_set_owner(aw->program);
   aw->epfd = aw->inner = -1;
   if ((o->flags & AGORA_OPTIONS_3) && o->on_event && (rc = agora_subscribe(aw, o->on_event, o->on_event_ctx)) < 0)
     goto fail;

@@ -269,6 +269,7 @@ static void piped_title_export(void) {
   char *text = unit_read_file(snap_path);
   cJSON *snap = cJSON_Parse(text);
   CHECK(snap != NULL);
+  CHECK(text && !strncmp(text, "{\n\t\"", 4)); /* indented for a person, as /export always wrote it */
   CHECK_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(snap, "format")), 1);
   CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(snap, "messages")), 2);
   CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(snap, "chat"), "title")),
@@ -490,6 +491,22 @@ static void piped_slash_escape(void) {
   free(db);
 }
 
+/* The world's main_agent cannot go (issue 27: agora_agent_remove refuses it); the refusal is the library's
+ * reason under the command's name, never the library function's. Another agent goes. */
+static void piped_remove_main_agent(void) {
+  char *w = strdup(suite_file(tmp, "main.json", NULL)), *db = fresh_db("db-main");
+  unit_write_file(w, "{\"name\": \"Main Town\", \"main_agent\": \"alice\", \"agents\": ["
+                     "{\"name\": \"alice\", \"replies\": [\"one\"]}, {\"name\": \"bob\", \"replies\": [\"bee\"]}]}");
+  proc_result r;
+  console(w, db, "/remove alice\n/remove bob\n/agents\n", &r);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.err, "error: /remove: main_agent: 'alice' is not an agent of this world\n");
+  CHECK_HAS(r.out, "-- agent-removed: agent=bob", "  alice  script  turns 0/");
+  proc_result_free(&r);
+  free(w);
+  free(db);
+}
+
 /* A tool declared "approve": true asks; the next input line answers (y approves, anything else not). */
 static void piped_approval(void) {
   char *w = strdup(suite_file(tmp, "approve.json", NULL));
@@ -530,4 +547,5 @@ static void piped_ask_human(void) {
 SUITE_RUN((UNIT(piped_approval), UNIT(piped_ask_human), UNIT(piped_agent_settings), UNIT(piped_messages_saved),
   UNIT(piped_agents_add_remove), UNIT(piped_chats_new_load_delete), UNIT(piped_title_export), UNIT(piped_turnlimit),
   UNIT(piped_bad_commands), UNIT(piped_quit), UNIT(piped_resume), UNIT(usage_and_world_choice),
-  UNIT(piped_slash_escape), UNIT(piped_show_export_prefix), UNIT(names_the_stored_world_it_replaces)), .tmp = &tmp)
+  UNIT(piped_slash_escape), UNIT(piped_show_export_prefix), UNIT(names_the_stored_world_it_replaces),
+  UNIT(piped_remove_main_agent)), .tmp = &tmp)

@@ -2,7 +2,8 @@
  * only its own headers and those of lower layers. Folders side by side (net and storage, llm and mcp,
  * chat and cluster, console and serve) do not include each other, so net/ includes only common/, and
  * mcp/ reaches the network through net/, never through llm/. Folders not in the table (tests, bench,
- * fuzz, a new layer) are not checked. */
+ * fuzz, a new layer) are not checked. A subsystem that runs on libagora (issue 27: console/) includes
+ * only common/'s pure helpers besides its own headers: it reaches the world through include/agora.h. */
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,9 @@ static const layer layers[] = {
     {"chat", 5},   {"cluster", 5}, {"runtime", 6}, {"console", 7}, {"serve", 7}, {"cli", 8},
 };
 #define N_LAYERS (sizeof layers / sizeof *layers)
+
+/* The folders on libagora: of the other folders, common/ alone. */
+static int lib_only(const layer *l) { return !strcmp(l->dir, "console"); }
 
 static const layer *layer_of(const char *name, size_t len) {
   for (size_t i = 0; i < N_LAYERS; i++)
@@ -37,6 +41,12 @@ static int check_file(const layer *from, const char *path) {
     if (strncmp(line, "#include \"", 10) != 0) continue;
     const char *name = line + 10, *slash = strchr(name, '/');
     const layer *to = slash ? layer_of(name, (size_t)(slash - name)) : NULL;
+    if (to && to != from && lib_only(from) && to->rank > 0) {
+      unit_fail_(path, n, "%s/ includes %.*s/ (it runs on include/agora.h: common/ alone)", from->dir,
+                 (int)(slash - name), name);
+      bad++;
+      continue;
+    }
     if (!to || to == from || to->rank < from->rank) continue;
     unit_fail_(path, n, "%s/ includes %.*s/ (%s/ is not below it)", from->dir, (int)(slash - name), name, to->dir);
     bad++;
