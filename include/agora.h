@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 8 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 9 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
@@ -56,7 +56,9 @@ extern "C" {
                                agora_world_db, agora_world_stored, agora_chat_resumed, AGORA_VIEW,
                                agora_duration_parse);
                                8: several worlds on one loop the program gives (agora_options.loop
-                               with AGORA_OPTIONS_8, agora_world_loop, agora_loop_world/_worlds/_db) */
+                               with AGORA_OPTIONS_8, agora_world_loop, agora_loop_world/_worlds/_db);
+                               9: what the one-shot commands need (agora_memories, agora_db_memories,
+                               ...) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -569,6 +571,19 @@ AGORA_EXPORT size_t agora_loop_worlds(const struct event_base *loop, agora_world
  * database closes with the last of its users). From the loop's thread only (AGORA_ERR_STATE). Deleting a
  * world open on the loop is AGORA_ERR_STATE (close it first). */
 AGORA_EXPORT int agora_loop_db(struct event_base *loop, const char *db_dir, agora_db **out);
+
+/* ---- What the one-shot commands need (API version 9) ---- */
+/* What agent (a name or id) remembers in the world's current chat (an agent with "memory": {"mode":
+ * "stream"}, docs/memory.md), as a JSON object into *json (the caller's, agora_free):
+ *   {"chat": ID, "agent": AGENT, "query": Q (when given), "relevance_left_out": WHY (see below),
+ *    "memories": [{"seq","time","sender","text","importance", "sources" (when it is a reflection)}, ...]}
+ * oldest first. With query (not NULL) the 50 that score best for it at the world's time, best first, each
+ * also with "scores" {"recency","importance","relevance","total"}. Reads only and sends nothing anywhere:
+ * an agent with a hosted embedder is ranked without relevance, and "relevance_left_out" says so (what the
+ * HTTP API's .../agents/{name}/memory returns; agora_db_memories asks the embedder). AGORA_ERR_NOT_FOUND
+ * for an unknown agent, AGORA_ERR_INVALID for one whose memory keeps no stream, AGORA_ERR_STATE with no
+ * current chat. From the world's thread; not blocking. */
+AGORA_EXPORT int agora_memories(agora_world *w, const char *agent, const char *query, char **json);
 
 #ifdef __cplusplus
 }

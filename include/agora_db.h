@@ -82,6 +82,17 @@ AGORA_EXPORT int agora_cache_clear(const char *db_dir, const char *cache_dir, in
  * AGORA_ERR_TOO_BIG. *json is the caller's (agora_free). Any thread. */
 AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char *source, char **json);
 
+/* ---- A chat's memories without a world (API version 9; `agora memory` is written on it) ---- */
+/* What agent remembers in chat (an id or a unique prefix), as agora_memories's object, from the database
+ * alone: the chat's stored world is opened for the call, inert (no MCP server, no clock, no turn, no LLM
+ * call), and closed. With query and a hosted embedder the query (and the memories not embedded yet) is
+ * embedded first, blocking until the embedder answers; the key goes to a stored world's base_url only
+ * when allow_key_to (n_allow_key_to URLs, at most 16; may be NULL with 0) holds it, as agora_options'
+ * allow_key_to. An embedder that fails is no error: the memories come without relevance and
+ * "embedder_failed" says why (`agora memory` exits 1 then). Not from a callback of a running loop. */
+AGORA_EXPORT int agora_db_memories(agora_db *db, const char *chat, const char *agent, const char *query,
+                                   const char *const *allow_key_to, size_t n_allow_key_to, char **json);
+
 #ifdef __cplusplus
 }
 #endif

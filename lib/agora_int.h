@@ -54,6 +54,7 @@ struct agora_world {
 struct agora_db {
   store *st;
   agora_loop *loop; /* agora_loop_db: st is the loop's shared handle, released rather than closed */
+  char *dir;        /* the db_dir given to agora_db_open (NULL: the default); where the LLM cache is */
 };
 
 /* The failure's detail for agora_errmsg (thread-local); returns rc. */
