@@ -82,6 +82,16 @@ AGORA_EXPORT int agora_cache_clear(const char *db_dir, const char *cache_dir, in
  * AGORA_ERR_TOO_BIG. *json is the caller's (agora_free). Any thread. */
 AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char *source, char **json);
 
+/* ---- Documents without a database (API version 9) ---- */
+/* The most bytes of a snapshot document (a file `agora chats export` writes) the library reads. */
+#define AGORA_SNAPSHOT_MAX (256u << 20)
+/* A snapshot document (agora_db_chat_export's JSON) as the Markdown of `agora chats export --format md`,
+ * and a world's settings (the "settings" object agora_db_world gives, world-file form) as that of `agora
+ * worlds export --format md`, into *md (the caller's, agora_free; NULL on failure). Malformed JSON is
+ * AGORA_ERR_INVALID, past AGORA_SNAPSHOT_MAX AGORA_ERR_TOO_BIG. Pure; any thread. */
+AGORA_EXPORT int agora_snapshot_markdown(const char *snapshot_json, char **md);
+AGORA_EXPORT int agora_world_markdown(const char *world_json, char **md);
+
 /* ---- A chat's memories without a world (API version 9; `agora memory` is written on it) ---- */
 /* What agent remembers in chat (an id or a unique prefix), as agora_memories's object, from the database
  * alone: the chat's stored world is opened for the call, inert (no MCP server, no clock, no turn, no LLM
