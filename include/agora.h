@@ -572,7 +572,7 @@ AGORA_EXPORT size_t agora_loop_worlds(const struct event_base *loop, agora_world
  * world open on the loop is AGORA_ERR_STATE (close it first). */
 AGORA_EXPORT int agora_loop_db(struct event_base *loop, const char *db_dir, agora_db **out);
 
-/* ---- What the one-shot commands need (API version 9) ---- */
+/* ---- An agent's memories (API version 9; the calls that need no world are in agora_db.h) ---- */
 /* What agent (a name or id) remembers in the world's current chat (an agent with "memory": {"mode":
  * "stream"}, docs/memory.md), as a JSON object into *json (the caller's, agora_free):
  *   {"chat": ID, "agent": AGENT, "query": Q (when given), "relevance_left_out": WHY (see below),
@@ -584,25 +584,13 @@ AGORA_EXPORT int agora_loop_db(struct event_base *loop, const char *db_dir, agor
  * for an unknown agent, AGORA_ERR_INVALID for one whose memory keeps no stream, AGORA_ERR_STATE with no
  * current chat. From the world's thread; not blocking. */
 AGORA_EXPORT int agora_memories(agora_world *w, const char *agent, const char *query, char **json);
-/* The id a display name makes (a world's or an agent's: "Starter 2" is starter-2): lower-cased, runs of
- * white space made '-', into id. AGORA_ERR_INVALID when name makes no id (it must start with a letter or
- * digit, then hold only letters, digits, '_', '-' and spaces, at most 63 of them). Pure; any thread. */
-AGORA_EXPORT int agora_name_id(const char *name, char id[AGORA_ID_MAX]);
-/* Whether value is one the library takes for agora_options' field ("provider": script, openai,
- * anthropic, gemini, ollama; "llm_cache": off, use, replay), so that a program refuses a bad argument
- * before it opens anything. AGORA_OK, or AGORA_ERR_INVALID with agora_errmsg saying what is expected
- * ("unknown provider 'x' (expected ...)"; an unknown field names itself). Pure; any thread. */
-AGORA_EXPORT int agora_option_check(const char *field, const char *value);
-/* Names this process (a command's name, "run"; at most 31 bytes kept) in the lock file of every chat it
- * holds, after its pid, so that another process refused the chat says who holds it ("chat X is in use by
- * pid N (run)"). NULL or "": no name (the default). Process-wide: call it once, before any world opens. */
-AGORA_EXPORT void agora_process_name(const char *name);
 
 #ifdef __cplusplus
 }
 #endif
 
-/* What needs no world: a database, the LLM response cache, a snapshot file (API versions 2 and 4). */
+/* What needs no world: a database, the LLM response cache, a snapshot file, a program's arguments (API
+ * versions 2, 4 and 9). */
 #include "agora_db.h"
 
 #endif

@@ -1,6 +1,7 @@
 /* libagora: what needs no world open (include "agora.h": it includes this file, which is not meant to be
  * included on its own) — a database's worlds and chats (API version 2), the LLM response cache and a
- * snapshot file (API version 4). The rules of agora.h hold: ownership, threads and error codes as there. */
+ * snapshot file (API version 4), a program's arguments and documents, a chat's memories (API version 9).
+ * The rules of agora.h hold: ownership, threads and error codes as there. */
 #ifndef AGORA_DB_H
 #define AGORA_DB_H
 
@@ -81,6 +82,21 @@ AGORA_EXPORT int agora_cache_clear(const char *db_dir, const char *cache_dir, in
  * AGORA_ERR_INVALID naming the field, a newer format AGORA_ERR_VERSION, past the size cap
  * AGORA_ERR_TOO_BIG. *json is the caller's (agora_free). Any thread. */
 AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char *source, char **json);
+
+/* ---- A command-line program's arguments and process (API version 9) ---- */
+/* The id a display name makes (a world's or an agent's: "Starter 2" is starter-2): lower-cased, runs of
+ * white space made '-', into id. AGORA_ERR_INVALID when name makes no id (it must start with a letter or
+ * digit, then hold only letters, digits, '_', '-' and spaces, at most 63 of them). Pure; any thread. */
+AGORA_EXPORT int agora_name_id(const char *name, char id[AGORA_ID_MAX]);
+/* Whether value is one the library takes for agora_options' field ("provider": script, openai,
+ * anthropic, gemini, ollama; "llm_cache": off, use, replay), so that a program refuses a bad argument
+ * before it opens anything. AGORA_OK, or AGORA_ERR_INVALID with agora_errmsg saying what is expected
+ * ("unknown provider 'x' (expected ...)"; an unknown field names itself). Pure; any thread. */
+AGORA_EXPORT int agora_option_check(const char *field, const char *value);
+/* Names this process (a command's name, "run"; at most 31 bytes kept) in the lock file of every chat it
+ * holds, after its pid, so that another process refused the chat says who holds it ("chat X is in use by
+ * pid N (run)"). NULL or "": no name (the default). Process-wide: call it once, before any world opens. */
+AGORA_EXPORT void agora_process_name(const char *name);
 
 /* ---- Documents without a database (API version 9) ---- */
 /* The most bytes of a snapshot document (a file `agora chats export` writes) the library reads. */
