@@ -57,7 +57,7 @@ static int list_memories(const char *db, const char *chat, const char *agent, co
   agora_db *d = NULL;
   char *text = NULL;
   int rc = agora_db_open(db, 0, &d);
-  if (!rc) rc = agora_db_memories(d, chat, agent, query, allow->key_urls, allow->n_key_urls, &text);
+  if (!rc) rc = agora_db_memories(d, chat, agent, query, allow->key_urls, allow->n_key_urls, AGORA_NOTES, &text);
   agora_db_close(d);
   if (rc) return cli_error(rc, "memory: %s", agora_errmsg());
   cJSON *j = cJSON_Parse(text);

@@ -115,9 +115,12 @@ AGORA_EXPORT int agora_world_markdown(const char *world_json, char **md);
  * embedded first, blocking until the embedder answers; the key goes to a stored world's base_url only
  * when allow_key_to (n_allow_key_to URLs, at most 16; may be NULL with 0) holds it, as agora_options'
  * allow_key_to. An embedder that fails is no error: the memories come without relevance and
- * "embedder_failed" says why (`agora memory` exits 1 then). Not from a callback of a running loop. */
+ * "embedder_failed" says why (`agora memory` exits 1 then). flags: AGORA_NOTES prints the LLM layer's
+ * warnings (insecure: true) on stderr while the world opens, as agora_world_open does; 0 prints nothing.
+ * Not from a callback of a running loop. */
 AGORA_EXPORT int agora_db_memories(agora_db *db, const char *chat, const char *agent, const char *query,
-                                   const char *const *allow_key_to, size_t n_allow_key_to, char **json);
+                                   const char *const *allow_key_to, size_t n_allow_key_to, unsigned flags,
+                                   char **json);
 
 #ifdef __cplusplus
 }

@@ -82,7 +82,7 @@ static int memory_embedded(runtime *rt, const char *chat, const char *agent, con
 }
 
 int agora_db_memories(agora_db *db, const char *chat, const char *agent, const char *query,
-                      const char *const *allow_key_to, size_t n_allow_key_to, char **json) {
+                      const char *const *allow_key_to, size_t n_allow_key_to, unsigned flags, char **json) {
   ag_errmsg em = {""};
   runtime *rt = NULL;
   rt_allow_env allow = {0};
@@ -95,9 +95,10 @@ int agora_db_memories(agora_db *db, const char *chat, const char *agent, const c
   if (!rc) rc = chat_id_resolve(db->st, chat, id, &em);
   if (!rc) rc = rt_chat_world(db->st, id, wid, &em);
   if (!rc)
-    rc = rt_open(&(rt_opts){.cmd = "memory", .world = wid, .from_store = 1, .inert = 1, .embeds = query != NULL,
-                            .quiet = 1, .st = db->st, .db = db->dir, .allow = &allow, .pick = RT_CHAT_ID, .chat = id},
-                 &rt, &em);
+    rc = agora__rt_open(&(rt_opts){.cmd = "memory", .world = wid, .from_store = 1, .inert = 1, .embeds = query != NULL,
+                                   .quiet = 1, .st = db->st, .db = db->dir, .allow = &allow, .pick = RT_CHAT_ID,
+                                   .chat = id},
+                        !!(flags & AGORA_NOTES), &rt, &em);
   if (!rc) rc = memory_embedded(rt, id, agent, query, json, &em);
   rt_close(rt);
   return rc ? agora__fail(rc, &em) : AG_OK;
