@@ -29,7 +29,8 @@ int agora_option_check(const char *field, const char *value) {
   int rc = AG_OK;
   if (!field || !value) rc = ag_fail(&em, AG_ERR_INVALID, "agora_option_check: %s is NULL", field ? "value" : "field");
   else if (!strcmp(field, "provider") && llm_provider_parse(value, &kind))
-    rc = ag_fail(&em, AG_ERR_INVALID, "unknown provider '%s' (expected script, openai, anthropic, gemini or ollama)", value);
+    rc = ag_fail(&em, AG_ERR_INVALID, "unknown provider '%s' (expected script, openai, anthropic, gemini or ollama)",
+                 value);
   else if (!strcmp(field, "llm_cache") && llm_cache_mode_parse(value, &mode))
     rc = ag_fail(&em, AG_ERR_INVALID, "unknown mode '%s' (expected off, use or replay)", value);
   else if (strcmp(field, "provider") && strcmp(field, "llm_cache"))
