@@ -98,6 +98,11 @@ AGORA_EXPORT int agora_option_check(const char *field, const char *value);
  * pid N (run)"). NULL or "": no name (the default). Process-wide: call it once, before any world opens. */
 AGORA_EXPORT void agora_process_name(const char *name);
 
+/* The id of chat (its id, or a unique prefix of one; an exact id wins over longer ids it starts) into id:
+ * what every call naming a chat resolves, for a program that compares it with a world's current chat.
+ * AGORA_ERR_NOT_FOUND when no chat matches, AGORA_ERR_INVALID when several do (agora_errmsg lists them). */
+AGORA_EXPORT int agora_db_chat_id(agora_db *db, const char *chat, char id[AGORA_ID_MAX]);
+
 /* ---- Documents without a database (API version 9) ---- */
 /* The most bytes of a snapshot document (a file `agora chats export` writes) the library reads. */
 #define AGORA_SNAPSHOT_MAX (256u << 20)

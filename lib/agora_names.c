@@ -1,9 +1,10 @@
-/* libagora's naming rules for a command-line program (API version 9): the id a display name makes, and
- * whether a value of an agora_options string field is one the library knows — so that a program checks
- * its arguments before it opens anything, with the core's own lists. */
+/* libagora's naming rules for a command-line program (API version 9): the id a display name makes, a
+ * chat's id from a prefix, and whether a value of an agora_options string field is one the library knows
+ * — so that a program checks its arguments before it opens anything, with the core's own lists. */
 #include "lib/agora_int.h"
 
 #include "agents/mention.h"
+#include "chat/id_prefix.h"
 #include "llm/cache.h"
 #include "llm/llm.h"
 
@@ -35,5 +36,13 @@ int agora_option_check(const char *field, const char *value) {
     rc = ag_fail(&em, AG_ERR_INVALID, "unknown mode '%s' (expected off, use or replay)", value);
   else if (strcmp(field, "provider") && strcmp(field, "llm_cache"))
     rc = ag_fail(&em, AG_ERR_INVALID, "agora_option_check: no field '%s' (provider or llm_cache)", field);
+  return rc ? agora__fail(rc, &em) : AG_OK;
+}
+
+int agora_db_chat_id(agora_db *db, const char *chat, char id[AGORA_ID_MAX]) {
+  ag_errmsg em = {""};
+  int rc = !db || !chat || !id ? ag_fail(&em, AG_ERR_INVALID, "agora_db_chat_id: %s is NULL",
+                                         !db ? "db" : !chat ? "chat" : "id")
+                               : chat_id_resolve(db->st, chat, id, &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
 }

@@ -29,7 +29,7 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_duration_parse \
             agora_world_loop agora_loop_world agora_loop_worlds agora_loop_db \
             agora_memories agora_db_memories agora_name_id agora_option_check agora_process_name \
-            agora_snapshot_markdown agora_world_markdown; do
+            agora_snapshot_markdown agora_world_markdown agora_db_chat_id; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0

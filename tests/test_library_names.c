@@ -37,15 +37,17 @@ static void option_values_checked(void) {
 static const char town[] = "{\"name\": \"Hold\", \"agents\": [{\"name\": \"a\", \"provider\": \"script\","
                            " \"replies\": [\"hi\"], \"auto_reply\": false}]}";
 
-/* A chat exported and made Markdown; the world's settings too; bad documents refused. */
+/* A chat exported and made Markdown; the world's settings too; bad documents refused; the chat's id from a
+ * prefix. */
 static void documents_as_markdown(void) {
-  char *db = unit_tmpdir(), *json = NULL, *md = NULL;
+  char *db = unit_tmpdir(), *json = NULL, *md = NULL, cur[AGORA_ID_MAX] = "";
   agora_world *w = NULL;
   CHECK_INT(agora_world_open(town, db, NULL, &w), AGORA_OK);
   if (!w) return;
   agora_publish(w, "human", "@a hello there");
   CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
   CHECK_INT(agora_chat_export(w, NULL, &json), AGORA_OK);
+  snprintf(cur, sizeof cur, "%s", agora_chat_current(w));
   agora_world_close(w);
   CHECK_INT(agora_snapshot_markdown(json, &md), AGORA_OK);
   CHECK(md && strstr(md, "hello there") && strstr(md, "# "));
@@ -60,6 +62,17 @@ static void documents_as_markdown(void) {
   CHECK(md == NULL);
   CHECK_INT(agora_world_markdown(NULL, &md), AGORA_ERR_INVALID);
   CHECK_STR(agora_errmsg(), "agora_world_markdown: json is NULL");
+  /* The chat's id from a prefix of it (what agora_memories' caller compares with the current chat). */
+  agora_db *d = NULL;
+  char id[AGORA_ID_MAX] = "", prefix[8];
+  CHECK_INT(agora_db_open(db, AGORA_DB_READ, &d), AGORA_OK);
+  snprintf(prefix, sizeof prefix, "%.5s", cur);
+  CHECK_INT(agora_db_chat_id(d, prefix, id), AGORA_OK);
+  CHECK_STR(id, cur);
+  CHECK_INT(agora_db_chat_id(d, "zz", id), AGORA_ERR_NOT_FOUND);
+  CHECK_INT(agora_db_chat_id(d, NULL, id), AGORA_ERR_INVALID);
+  CHECK_STR(agora_errmsg(), "agora_db_chat_id: chat is NULL");
+  agora_db_close(d);
   unit_rmrf(db);
   free(db);
 }
