@@ -1,10 +1,9 @@
 /* The options several commands share (see args.h). */
 #include "cli/args.h"
 
+#include "agora.h"
 #include "cli/cli.h"
-
-#include "llm/cache.h"
-#include "llm/llm.h"
+#include "common/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,13 +50,9 @@ int cli_override_arg(rt_overrides *o, const char *cmd, int argc, char **argv, in
   if (!slot) return 0;
   if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: %s needs a value", cmd, s);
   *slot = argv[++*i];
-  llm_cache_mode mode;
-  if (slot == &o->llm_cache && llm_cache_mode_parse(*slot, &mode))
-    return cli_error(AG_ERR_INVALID, "%s: --llm-cache: unknown mode '%s' (expected off, use or replay)", cmd, *slot);
-  llm_provider_kind k;
-  if (slot == &o->provider && llm_provider_parse(*slot, &k))
-    return cli_error(AG_ERR_INVALID, "%s: --provider: unknown provider '%s' (expected script, openai, anthropic, "
-                     "gemini or ollama)", cmd, *slot);
+  /* the library's lists, so that a bad value is refused before anything opens */
+  const char *field = slot == &o->llm_cache ? "llm_cache" : slot == &o->provider ? "provider" : NULL;
+  if (field && agora_option_check(field, *slot)) return cli_error(AG_ERR_INVALID, "%s: %s: %s", cmd, s, agora_errmsg());
   return 1;
 }
 

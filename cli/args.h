@@ -3,7 +3,11 @@
 #ifndef AG_CLI_ARGS_H
 #define AG_CLI_ARGS_H
 
-#include "cluster/cluster.h"
+/* The option types are still the core's (cluster_opts, rt_overrides, rt_allow_env): console_main.c and
+ * serve_main.c fill the core's options from these parsers. They become agora_options' fields when those two
+ * move to libagora (docs/library.md "The agora binary and the library"); until then this is the one cli/
+ * header that includes the core's. */
+#include "cluster/link.h"
 #include "runtime/key_env.h"
 #include "runtime/overrides.h"
 

@@ -5,7 +5,6 @@
 
 #include "common/clock.h"
 #include "common/error.h"
-#include "world/duration.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -60,10 +59,9 @@ int cli_cache(int argc, char **argv) {
     else if (i + 1 >= argc) return cli_error(AG_ERR_INVALID, "cache %s: %s needs a value", cmd, argv[i]);
     else *slot = argv[++i];
   }
-  ag_errmsg em = {""};
   int64_t age = 0;
-  if (older && duration_parse(older, &age, &em))
-    return cli_error(AG_ERR_INVALID, "cache clear: --older-than: %s", em.text);
+  if (older && agora_duration_parse(older, &age))
+    return cli_error(AG_ERR_INVALID, "cache clear: --older-than: %s", agora_errmsg());
   if (!strcmp(cmd, "stats")) return cache_stats(db, cache, json);
   size_t n = 0;
   int rc = agora_cache_clear(db, cache, older ? ag_now_ms() - age : INT64_MAX, &n);

@@ -1,18 +1,12 @@
 /* agora chats list|show|new|delete|export|import|branch and agora worlds list|show|export|delete, written on
  * libagora (include/agora.h, agora_db_*). */
 #include "agora.h"
-#include "chat/id_prefix.h"
-#include "chat/snapshot.h"
 #include "cli/cli.h"
 #include "cli/event_print.h"
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/jsonnum.h"
 #include "common/outfile.h"
-#include "runtime/db.h"
-#include "runtime/runtime.h"
-#include "chat/markdown.h"
-#include "runtime/output.h"
 #include "common/term_text.h"
 #include "cli/transcript.h"
 
@@ -135,16 +129,14 @@ static int export_chat(agora_db *db, const opts *o, ag_errmsg *em) {
   char *json = NULL;
   int md = o->format && !strcmp(o->format, "md");
   int rc = api(agora_db_chat_export(db, o->pos[0], &json), em);
-  cJSON *snap = rc ? NULL : cJSON_Parse(json);
+  cJSON *snap = rc || md ? NULL : cJSON_Parse(json);
+  char *text = NULL;
+  if (!rc && md) rc = api(agora_snapshot_markdown(json, &text), em);
+  else if (!rc && (!snap || ag_json_exact_ints(snap) || !(text = cJSON_Print(snap)))) rc = AG_ERR_NOMEM;
   agora_free(json);
-  if (!rc && (!snap || ag_json_exact_ints(snap))) rc = ag_fail(em, AG_ERR_NOMEM, "out of memory");
-  if (!rc) {
-    char *text = md ? markdown_chat(snap) : cJSON_Print(snap);
-    if (!text) rc = AG_ERR_NOMEM;
-    else if (o->out) rc = ag_file_write_out(o->out, text, em);
-    else ag_term_fputs(stdout, text, 0), fputs(md ? "" : "\n", stdout); /* titles, messages: shown, not obeyed */
-    free(text);
-  }
+  if (!rc && o->out) rc = ag_file_write_out(o->out, text, em);
+  else if (!rc) ag_term_fputs(stdout, text, 0), fputs(md ? "" : "\n", stdout); /* titles, messages: shown, not obeyed */
+  md ? agora_free(text) : free(text);
   cJSON_Delete(snap);
   return rc;
 }
@@ -366,7 +358,11 @@ static int world_export(const cJSON *w, const opts *o, ag_errmsg *em) {
   const cJSON *settings = cJSON_GetObjectItemCaseSensitive(w, "settings");
   const char *out = o->out;
   int md = o->format && !strcmp(o->format, "md"), rc = AG_OK;
-  char *pretty = md ? markdown_world(settings) : cJSON_Print(settings);
+  char *pretty = NULL, *doc = md ? cJSON_PrintUnformatted(settings) : NULL;
+  if (md && doc) rc = api(agora_world_markdown(doc, &pretty), em);
+  else if (!md) pretty = cJSON_Print(settings);
+  free(doc);
+  if (rc) return rc;
   if (!pretty) return ag_fail(em, AG_ERR_NOMEM, "out of memory");
   if (md) {
     rc = out ? ag_file_write_out(out, pretty, em) : (fputs(pretty, stdout), AG_OK);
@@ -383,7 +379,7 @@ static int world_export(const cJSON *w, const opts *o, ag_errmsg *em) {
   } else {
     puts(pretty);
   }
-  free(pretty);
+  md ? agora_free(pretty) : free(pretty);
   return rc;
 }
 

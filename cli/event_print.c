@@ -3,8 +3,8 @@
 #include "cli/event_print.h"
 
 #include "common/clock.h"
+#include "common/jsonnum.h"
 #include "common/term_text.h"
-#include "runtime/output.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +83,7 @@ static void print_event(const cli_event_print *p, const char *kind, const cJSON 
 }
 
 void cli_event_print_line(const cli_event_print *p, const cJSON *j) {
-  char *line = output_json_text(j);
+  char *line = ag_json_print_line(j);
   if (line) fprintf(p->f, "%s\n", line);
   free(line);
 }

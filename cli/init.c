@@ -2,7 +2,6 @@
  * OpenAI-compatible server (Ollama's /v1 by default), with "_comment" notes, and a script. The name
  * it gives the world is one the database does not hold yet (libagora's agora_db_worlds). */
 #include "agora.h"
-#include "agents/mention.h"
 #include "cli/cli.h"
 
 #include <cjson/cJSON.h>
@@ -94,8 +93,8 @@ static int init_pick_name(const char *db, char *name, size_t cap) {
       break;
     }
     if (i > 1) snprintf(name, cap, "Starter %d", i);
-    char id[MENTION_ID_MAX];
-    mention_id_from_name(name, id, sizeof id);
+    char id[AGORA_ID_MAX] = "";
+    agora_name_id(name, id); /* Starter N always makes one */
     if (!holds_world(worlds, id)) break;
   }
   cJSON_Delete(worlds);

@@ -1,13 +1,10 @@
 /* agora: the command-line entry point; dispatches to the subcommands. */
 #include "agora.h"
 #include "cli/cli.h"
-#include "runtime/process.h"
-#include "runtime/report.h"
+#include "cli/core_process.h"
 
 #include "common/error.h"
 #include "common/heap.h"
-#include "llm/llm.h"
-#include "storage/store_lock.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -62,9 +59,11 @@ static const char usage[] =
 int cli_error(int err, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int status = rt_vreport(err, fmt, ap);
+  fputs("agora: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
   va_end(ap);
-  return status;
+  return ag_exit_code(err);
 }
 
 int cli_is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
@@ -77,8 +76,6 @@ static void raise_fd_limit(void) {
   rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
   setrlimit(RLIMIT_NOFILE, &rl);
 }
-
-static void print_warning(const char *message) { fprintf(stderr, "agora: warning: %s\n", message); }
 
 /* A command's output that did not reach its destination (a full disk, /dev/full, a closed pipe) is a
  * failure: the person would otherwise trust a truncated export. Checked once, at exit. */
@@ -98,18 +95,18 @@ static int dispatch(int argc, char **argv);
 
 int main(int argc, char **argv) {
   ag_heap_tune();
-  if (rt_process_begin()) {
-    fputs("agora: cannot start the HTTP client library\n", stderr);
-    return 1;
-  }
+  /* serve still runs on the core's own copy, which is set up around it; the library sets
+   * up its copy itself */
+  const char *cmd = argc > 1 ? argv[1] : "";
+  int core = cli_core_command(cmd);
+  if (core && cli_core_begin(cmd)) return 1;
   int status = dispatch(argc, argv);
-  rt_process_end();
+  if (core) cli_core_end();
   return check_stdout(status);
 }
 
 static int dispatch(int argc, char **argv) {
   raise_fd_limit();
-  llm_set_warning_sink(print_warning);
   if (argc < 2) {
     fputs(usage, stderr);
     return 2;
@@ -123,7 +120,7 @@ static int dispatch(int argc, char **argv) {
     printf("agora %s\n", agora_version()); /* the library's: the binary runs on libagora.so.0 */
     return 0;
   }
-  store_lock_set_owner(cmd); /* a chat this process holds names it: "in use by pid N (serve)" */
+  agora_process_name(cmd); /* a chat this process holds names it: "in use by pid N (run)" */
   if (!strcmp(cmd, "run")) return cli_run(argc - 2, argv + 2);
   if (!strcmp(cmd, "replay")) return cli_replay(argc - 2, argv + 2);
   if (!strcmp(cmd, "chats")) return cli_chats(argc - 2, argv + 2);

@@ -1,17 +1,13 @@
 /* agora memory CHAT AGENT [--query TEXT] [--json] [--db DIR]: what an agent remembers in a stored chat
- * (docs/cli.md "memory", docs/memory.md). The chat is opened through the runtime like any door, read, and
- * closed; nothing is published, and only a hosted embedder is called (for --query). */
+ * (docs/cli.md "memory", docs/memory.md), on libagora (agora_db_memories: the chat's world opened inert,
+ * read and closed; nothing is published, and only a hosted embedder is called, for --query). */
+#include "agora.h"
 #include "cli/cli.h"
 
 #include "cli/args.h"
+#include "common/error.h"
 
-#include "chat/id_prefix.h"
-#include "runtime/db.h"
-#include "runtime/runtime.h"
-#include "storage/store.h"
-#include "world/world_memory.h"
-
-#include <event2/event.h>
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,38 +50,27 @@ static void print_list(const cJSON *list, int json) {
   }
 }
 
-/* The query's embedding, awaited on the runtime's loop. */
-typedef struct recall_wait {
-  int done, err;
-  char why[512];
-} recall_wait;
-
-static void recall_done(void *ud, int err, const char *why) {
-  recall_wait *w = ud;
-  *w = (recall_wait){.done = 1, .err = err};
-  if (err) snprintf(w->why, sizeof w->why, "%s", why);
-}
-
-/* With a hosted embedder, embeds the query (and the memories not embedded yet) before the listing; a
- * failing embedder is a note on stderr and 1 in *failed, and the listing goes on without relevance. */
-static int list_memories(runtime *rt, const char *name, const char *query, cJSON **list, int *failed, ag_errmsg *em) {
-  recall_wait w = {0};
-  agent_recall *r = NULL;
-  int rc = query ? world_memory_recall(rt_world(rt), name, query, 1, recall_done, &w, &r, em) : AG_OK;
-  if (rc == AG_ERR_LLM) { /* the request could not start (a missing key): the same as a failed one */
-    recall_done(&w, rc, em->text);
-    rc = AG_OK;
-  }
-  while (!rc && r && !w.done && event_base_loop(rt_base(rt), EVLOOP_ONCE) == 0) {
-  }
-  if (!rc && r && !w.done) recall_done(&w, AG_ERR_IO, "the loop ended before the embedder answered");
-  if (!rc && w.err) {
-    fprintf(stderr, "agora memory: the embedder failed, so the memories are ranked without relevance: %s\n", w.why);
+/* The listing of agora_db_memories's object: a failed embedder's note on stderr (*failed 1), then the
+ * memories. */
+static int list_memories(const char *db, const char *chat, const char *agent, const char *query,
+                         const rt_allow_env *allow, int json, int *failed) {
+  agora_db *d = NULL;
+  char *text = NULL;
+  int rc = agora_db_open(db, 0, &d);
+  if (!rc) rc = agora_db_memories(d, chat, agent, query, allow->key_urls, allow->n_key_urls, AGORA_NOTES, &text);
+  agora_db_close(d);
+  if (rc) return cli_error(rc, "memory: %s", agora_errmsg());
+  cJSON *j = cJSON_Parse(text);
+  agora_free(text);
+  if (!j) return cli_error(AG_ERR_NOMEM, "memory: %s", agora_strerror(AG_ERR_NOMEM));
+  const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "embedder_failed"));
+  if (why) {
+    fprintf(stderr, "agora memory: the embedder failed, so the memories are ranked without relevance: %s\n", why);
     *failed = 1;
   }
-  if (!rc) rc = world_memory_list(rt_world(rt), name, query, w.done && !w.err ? r : NULL, list, em);
-  agent_recall_free(r);
-  return rc;
+  print_list(cJSON_GetObjectItemCaseSensitive(j, "memories"), json);
+  cJSON_Delete(j);
+  return 0;
 }
 
 int cli_memory(int argc, char **argv) {
@@ -109,21 +94,6 @@ int cli_memory(int argc, char **argv) {
     else return cli_error(AG_ERR_INVALID, "memory: unexpected argument '%s' (see agora memory --help)", argv[i]);
   }
   if (n_pos != 2) return cli_error(AG_ERR_INVALID, "memory: expected CHAT_ID and AGENT (see agora memory --help)");
-  ag_errmsg em = {""};
-  store *st = NULL;
-  runtime *rt = NULL;
-  cJSON *list = NULL;
-  char chat[CHAT_ID_MAX], wid[CHAT_ID_MAX];
-  int rc = rt_store_open(db, &st, &em);
-  if (!rc) rc = chat_id_resolve(st, pos[0], chat, &em);
-  if (!rc) rc = rt_chat_world(st, chat, wid, &em);
-  if (!rc)
-    rc = rt_open(&(rt_opts){.cmd = "memory", .world = wid, .from_store = 1, .inert = 1, .embeds = query != NULL,
-                            .quiet = 1, .st = st, .db = db, .allow = &allow, .pick = RT_CHAT_ID, .chat = chat}, &rt, &em);
-  if (!rc) rc = list_memories(rt, pos[1], query, &list, &failed, &em);
-  if (!rc) print_list(list, json);
-  cJSON_Delete(list);
-  rt_close(rt);
-  store_close(st);
-  return rc ? cli_error(rc, "memory: %s", em.text) : failed;
+  int status = list_memories(db, pos[0], pos[1], query, &allow, json, &failed);
+  return status ? status : failed;
 }

@@ -7,9 +7,7 @@
 #include <stdint.h>
 
 #include "agora.h"
-#include "cluster/link.h"
-#include "runtime/key_env.h"
-#include "runtime/overrides.h"
+#include "cli/args.h"
 
 /* Options (strings borrowed from argv). */
 typedef struct cli_runner_opts {

@@ -1,7 +1,7 @@
 /* Stored chats printed the way run printed them, and snapshot files read (see transcript.h). */
 #include "cli/transcript.h"
 
-#include "chat/snapshot.h"
+#include "agora.h"
 #include "common/buf.h"
 
 #include <stdlib.h>
@@ -31,7 +31,7 @@ void cli_transcript_print(const cli_event_print *p, const cJSON *entries, long d
 int cli_snapshot_read(const char *path, char **text, ag_errmsg *em) {
   size_t len = 0;
   *text = NULL;
-  int rc = ag_file_read(path, SNAPSHOT_MAX, text, &len, em);
+  int rc = ag_file_read(path, AGORA_SNAPSHOT_MAX, text, &len, em);
   if (rc == AG_ERR_NOT_FOUND || rc == AG_ERR_IO) rc = AG_ERR_INVALID; /* a bad argument: exit 2 */
   if (!rc && memchr(*text, '\0', len)) rc = ag_fail(em, AG_ERR_INVALID, "%s: malformed JSON", path);
   if (rc) free(*text), *text = NULL;

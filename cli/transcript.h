@@ -11,7 +11,7 @@
 
 /* Prints every entry of entries (borrowed) with p, waiting delay_ms between messages (0: none). */
 void cli_transcript_print(const cli_event_print *p, const cJSON *entries, long delay_ms);
-/* The snapshot file at path as text into *text (the caller's to free), at most SNAPSHOT_MAX bytes and
+/* The snapshot file at path as text into *text (the caller's to free), at most AGORA_SNAPSHOT_MAX bytes and
  * without a NUL byte. A file that cannot be read is AG_ERR_INVALID (a bad argument: exit 2); em names
  * the file. */
 int cli_snapshot_read(const char *path, char **text, ag_errmsg *em);

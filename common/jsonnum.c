@@ -3,10 +3,12 @@
 #include "common/jsonnum.h"
 
 #include "common/error.h"
+#include "common/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -130,4 +132,12 @@ void ag_json_line_col(const char *text, size_t off, size_t *line, size_t *col) {
       ++*col;
     }
   }
+}
+
+char *ag_json_print_line(const cJSON *j) {
+  char *s = cJSON_PrintUnformatted(j);
+  int nomem = 0;
+  char *fixed = s ? ag_utf8_fix(s, &nomem) : NULL; /* NULL: already valid (or out of memory: as it is) */
+  if (fixed) free(s), s = fixed;
+  return s;
 }

@@ -38,6 +38,9 @@ struct cJSON *ag_json_add_int(struct cJSON *obj, const char *key, int64_t v);
 int ag_json_exact_ints(struct cJSON *tree);
 /* cJSON_PrintUnformatted of a copy of item after ag_json_exact_ints (caller frees; NULL without memory). */
 char *ag_json_print_exact(const struct cJSON *item);
+/* cJSON_PrintUnformatted of j (borrowed) as valid UTF-8, a stray byte made U+FFFD (cJSON copies bytes as
+ * they are): the one-line JSON every door prints (caller frees; NULL without memory). */
+char *ag_json_print_line(const struct cJSON *j);
 
 /* The offset in json[0..len) of the first \u0000 escape (or raw NUL byte) inside a string, or -1 when
  * there is none.

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 8 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 9 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
@@ -56,7 +56,9 @@ extern "C" {
                                agora_world_db, agora_world_stored, agora_chat_resumed, AGORA_VIEW,
                                agora_duration_parse);
                                8: several worlds on one loop the program gives (agora_options.loop
-                               with AGORA_OPTIONS_8, agora_world_loop, agora_loop_world/_worlds/_db) */
+                               with AGORA_OPTIONS_8, agora_world_loop, agora_loop_world/_worlds/_db);
+                               9: what the one-shot commands need (agora_memories, agora_db_memories,
+                               ...) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -172,9 +174,8 @@ typedef struct agora_options {
   const char *const *allow_env; /* names of environment variables agents may use as api_key_env */
   size_t n_allow_env;           /* beyond those that plainly are LLM keys (…_API_KEY, …_TOKEN) */
   /* API 3 (read only with AGORA_OPTIONS_3) */
-  const char *program;             /* names the program in notes and errors ("say"), and in the lock of a
-                                      chat this process holds, so that another process's refusal names it
-                                      ("in use by pid N (say)"; process-wide: the last one given); NULL: none */
+  const char *program;             /* names the program in notes and errors ("say"); NULL: none (the lock
+                                      files of a process's chats name it after agora_process_name) */
   const char *const *allow_key_to; /* base URLs a stored world's agents may send their API key to */
   size_t n_allow_key_to;           /* (docs/security.md; a file's or JSON world's agents always may) */
   const char *llm_cache;           /* the LLM response cache: "off", "use" or "replay" (docs/cli.md
@@ -572,11 +573,25 @@ AGORA_EXPORT size_t agora_loop_worlds(const struct event_base *loop, agora_world
  * world open on the loop is AGORA_ERR_STATE (close it first). */
 AGORA_EXPORT int agora_loop_db(struct event_base *loop, const char *db_dir, agora_db **out);
 
+/* ---- An agent's memories (API version 9; the calls that need no world are in agora_db.h) ---- */
+/* What agent (a name or id) remembers in the world's current chat (an agent with "memory": {"mode":
+ * "stream"}, docs/memory.md), as a JSON object into *json (the caller's, agora_free):
+ *   {"chat": ID, "agent": AGENT, "query": Q (when given), "relevance_left_out": WHY (see below),
+ *    "memories": [{"seq","time","sender","text","importance", "sources" (when it is a reflection)}, ...]}
+ * oldest first. With query (not NULL) the 50 that score best for it at the world's time, best first, each
+ * also with "scores" {"recency","importance","relevance","total"}. Reads only and sends nothing anywhere:
+ * an agent with a hosted embedder is ranked without relevance, and "relevance_left_out" says so (what the
+ * HTTP API's .../agents/{name}/memory returns; agora_db_memories asks the embedder). AGORA_ERR_NOT_FOUND
+ * for an unknown agent, AGORA_ERR_INVALID for one whose memory keeps no stream, AGORA_ERR_STATE with no
+ * current chat. From the world's thread; not blocking. */
+AGORA_EXPORT int agora_memories(agora_world *w, const char *agent, const char *query, char **json);
+
 #ifdef __cplusplus
 }
 #endif
 
-/* What needs no world: a database, the LLM response cache, a snapshot file (API versions 2 and 4). */
+/* What needs no world: a database, the LLM response cache, a snapshot file, a program's arguments (API
+ * versions 2, 4 and 9). */
 #include "agora_db.h"
 
 #endif

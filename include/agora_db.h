@@ -1,6 +1,7 @@
 /* libagora: what needs no world open (include "agora.h": it includes this file, which is not meant to be
  * included on its own) — a database's worlds and chats (API version 2), the LLM response cache and a
- * snapshot file (API version 4). The rules of agora.h hold: ownership, threads and error codes as there. */
+ * snapshot file (API version 4), a program's arguments and documents, a chat's memories (API version 9).
+ * The rules of agora.h hold: ownership, threads and error codes as there. */
 #ifndef AGORA_DB_H
 #define AGORA_DB_H
 
@@ -81,6 +82,50 @@ AGORA_EXPORT int agora_cache_clear(const char *db_dir, const char *cache_dir, in
  * AGORA_ERR_INVALID naming the field, a newer format AGORA_ERR_VERSION, past the size cap
  * AGORA_ERR_TOO_BIG. *json is the caller's (agora_free). Any thread. */
 AGORA_EXPORT int agora_snapshot_transcript(const char *snapshot_json, const char *source, char **json);
+
+/* ---- A command-line program's arguments and process (API version 9) ---- */
+/* The id a display name makes (a world's or an agent's: "Starter 2" is starter-2): lower-cased, runs of
+ * white space made '-', into id. AGORA_ERR_INVALID when name makes no id (it must start with a letter or
+ * digit, then hold only letters, digits, '_', '-' and spaces, at most 63 of them). Pure; any thread. */
+AGORA_EXPORT int agora_name_id(const char *name, char id[AGORA_ID_MAX]);
+/* Whether value is one the library takes for agora_options' field ("provider": script, openai,
+ * anthropic, gemini, ollama; "llm_cache": off, use, replay), so that a program refuses a bad argument
+ * before it opens anything. AGORA_OK, or AGORA_ERR_INVALID with agora_errmsg saying what is expected
+ * ("unknown provider 'x' (expected ...)"; an unknown field names itself). Pure; any thread. */
+AGORA_EXPORT int agora_option_check(const char *field, const char *value);
+/* Names this process (a command's name, "run"; at most 31 bytes kept) in the lock file of every chat it
+ * holds, after its pid, so that another process refused the chat says who holds it ("chat X is in use by
+ * pid N (run)"). NULL or "": no name (the default). Process-wide: call it once, before any world opens. */
+AGORA_EXPORT void agora_process_name(const char *name);
+
+/* The id of chat (its id, or a unique prefix of one; an exact id wins over longer ids it starts) into id:
+ * what every call naming a chat resolves, for a program that compares it with a world's current chat.
+ * AGORA_ERR_NOT_FOUND when no chat matches, AGORA_ERR_INVALID when several do (agora_errmsg lists them). */
+AGORA_EXPORT int agora_db_chat_id(agora_db *db, const char *chat, char id[AGORA_ID_MAX]);
+
+/* ---- Documents without a database (API version 9) ---- */
+/* The most bytes of a snapshot document (a file `agora chats export` writes) the library reads. */
+#define AGORA_SNAPSHOT_MAX (256u << 20)
+/* A snapshot document (agora_db_chat_export's JSON) as the Markdown of `agora chats export --format md`,
+ * and a world's settings (the "settings" object agora_db_world gives, world-file form) as that of `agora
+ * worlds export --format md`, into *md (the caller's, agora_free; NULL on failure). Malformed JSON is
+ * AGORA_ERR_INVALID, past AGORA_SNAPSHOT_MAX AGORA_ERR_TOO_BIG. Pure; any thread. */
+AGORA_EXPORT int agora_snapshot_markdown(const char *snapshot_json, char **md);
+AGORA_EXPORT int agora_world_markdown(const char *world_json, char **md);
+
+/* ---- A chat's memories without a world (API version 9; `agora memory` is written on it) ---- */
+/* What agent remembers in chat (an id or a unique prefix), as agora_memories's object, from the database
+ * alone: the chat's stored world is opened for the call, inert (no MCP server, no clock, no turn, no LLM
+ * call), and closed. With query and a hosted embedder the query (and the memories not embedded yet) is
+ * embedded first, blocking until the embedder answers; the key goes to a stored world's base_url only
+ * when allow_key_to (n_allow_key_to URLs, at most 16; may be NULL with 0) holds it, as agora_options'
+ * allow_key_to. An embedder that fails is no error: the memories come without relevance and
+ * "embedder_failed" says why (`agora memory` exits 1 then). flags: AGORA_NOTES prints the LLM layer's
+ * warnings (insecure: true) on stderr while the world opens, as agora_world_open does; 0 prints nothing.
+ * Not from a callback of a running loop. */
+AGORA_EXPORT int agora_db_memories(agora_db *db, const char *chat, const char *agent, const char *query,
+                                   const char *const *allow_key_to, size_t n_allow_key_to, unsigned flags,
+                                   char **json);
 
 #ifdef __cplusplus
 }

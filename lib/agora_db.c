@@ -27,11 +27,16 @@ int agora_db_open(const char *db_dir, unsigned flags, agora_db **out) {
     rc = ag_fail(&em, AG_ERR_NOMEM, "out of memory");
     goto fail;
   }
+  if (db_dir && !(db->dir = strdup(db_dir))) {
+    rc = ag_fail(&em, AG_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
   rc = flags & AGORA_DB_READ ? rt_store_open_read(db_dir, &db->st, &em) : rt_store_open(db_dir, &db->st, &em);
   if (rc) goto fail;
   *out = db;
   return AG_OK;
 fail:
+  if (db) free(db->dir);
   free(db);
   return agora__fail(rc, &em);
 }
@@ -40,6 +45,7 @@ void agora_db_close(agora_db *db) {
   if (!db) return;
   if (db->loop) agora__loop_db_close(db);
   else chat_store_close(db->st);
+  free(db->dir);
   free(db);
 }
 

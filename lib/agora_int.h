@@ -54,8 +54,12 @@ struct agora_world {
 struct agora_db {
   store *st;
   agora_loop *loop; /* agora_loop_db: st is the loop's shared handle, released rather than closed */
+  char *dir;        /* the db_dir given to agora_db_open (NULL: the default); where the LLM cache is */
 };
 
+/* rt_open with the library's hooks set (agora_world.c); with notes the LLM layer's warnings (insecure:
+ * true) go to stderr while it opens, as the agora command prints them (AGORA_NOTES). */
+int agora__rt_open(const rt_opts *ro, int notes, runtime **rt, ag_errmsg *em);
 /* The failure's detail for agora_errmsg (thread-local); returns rc. */
 int agora__fail(int rc, const ag_errmsg *em);
 /* The bus handler and the approver the runtime is opened with (agora_event.c). */

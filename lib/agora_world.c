@@ -7,7 +7,6 @@
 #include "cluster/cluster.h"
 #include "llm/cache.h"
 #include "llm/llm.h"
-#include "storage/store_lock.h"
 #include "world/world_budget.h"
 
 #include <event2/event.h>
@@ -41,6 +40,14 @@ static void print_warning(const char *message) {
 }
 
 static void hooks_set(void) { llm_set_warning_sink(print_warning); }
+
+int agora__rt_open(const rt_opts *ro, int notes, runtime **rt, ag_errmsg *em) {
+  pthread_once(&hooks_once, hooks_set);
+  opening_with_notes = notes;
+  int rc = rt_open(ro, rt, em);
+  opening_with_notes = 0;
+  return rc;
+}
 
 /* The NATS client (opened by the first world that joins NATS, cluster_lib_open) is closed once, at the
  * exit (or when the library is unloaded): libnats' threads and the relays they post into live until
@@ -250,9 +257,6 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   }
   aw->flags = known_flags(o->flags);
   aw->program = o->flags & AGORA_OPTIONS_3 ? o->program : NULL;
-  /* A chat this process holds names the program to another process refused it ("in use by pid N
-   * (console)"): the library's copy of the store writes the lock files, so it is told here. */
-  if (aw->program) store_lock_set_owner(aw->program);
   aw->epfd = aw->inner = -1;
   if ((o->flags & AGORA_OPTIONS_3) && o->on_event && (rc = agora_subscribe(aw, o->on_event, o->on_event_ctx)) < 0)
     goto fail;
@@ -269,10 +273,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
     ro.base = o->loop;
     ro.open_db = 0;
   }
-  pthread_once(&hooks_once, hooks_set);
-  opening_with_notes = !!(o->flags & AGORA_NOTES);
-  rc = rt_open(&ro, &aw->rt, &em);
-  opening_with_notes = 0;
+  rc = agora__rt_open(&ro, !!(o->flags & AGORA_NOTES), &aw->rt, &em);
   /* after nats_Open, whose own exit handler must run after ours (they run in reverse order) */
   if (ro.nats) pthread_once(&nats_once, nats_end_at_exit);
   aw->program = NULL; /* borrowed for the open only */

@@ -6,7 +6,7 @@
 
 #include "common/term_text.h"
 #include "common/clock.h"
-#include "common/utf8.h"
+#include "common/jsonnum.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,13 +125,7 @@ cJSON *output_chat_json(const chat_info *c) {
   return j;
 }
 
-char *output_json_text(const cJSON *j) {
-  char *s = cJSON_PrintUnformatted(j);
-  int nomem = 0;
-  char *fixed = s ? ag_utf8_fix(s, &nomem) : NULL; /* JSON is UTF-8: a stray byte becomes U+FFFD */
-  if (fixed) free(s), s = fixed; /* (out of memory: the text as it is) */
-  return s;
-}
+char *output_json_text(const cJSON *j) { return ag_json_print_line(j); }
 
 void output_message(output *o, const ag_msg *m) {
   if (o->o.json) {

@@ -27,7 +27,9 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_chat_title agora_clock agora_clock_advance agora_clock_advancing \
             agora_messages agora_agent_add_like agora_world_db agora_world_stored agora_chat_resumed \
             agora_duration_parse \
-            agora_world_loop agora_loop_world agora_loop_worlds agora_loop_db; do
+            agora_world_loop agora_loop_world agora_loop_worlds agora_loop_db \
+            agora_memories agora_db_memories agora_name_id agora_option_check agora_process_name \
+            agora_snapshot_markdown agora_world_markdown agora_db_chat_id; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0
@@ -37,6 +39,7 @@ check "agora_thinking at version AGORA_3" bash -c "objdump -T '$lib' | grep -qE 
 check "agora_script_step at version AGORA_4" bash -c "objdump -T '$lib' | grep -qE 'AGORA_4 +agora_script_step$'"
 check "agora_snapshot_transcript at version AGORA_4" bash -c "objdump -T '$lib' | grep -qE 'AGORA_4 +agora_snapshot_transcript$'"
 check "agora_world_tools at version AGORA_5" bash -c "objdump -T '$lib' | grep -qE 'AGORA_5 +agora_world_tools$'"
+check "agora_db_memories at version AGORA_9" bash -c "objdump -T '$lib' | grep -qE 'AGORA_9 +agora_db_memories$'"
 check "agora_run_until_interrupt at version AGORA_5" bash -c "objdump -T '$lib' | grep -qE 'AGORA_5 +agora_run_until_interrupt$'"
 check "agora_agent_change at version AGORA_6" bash -c "objdump -T '$lib' | grep -qE 'AGORA_6 +agora_agent_change$'"
 check "agora_messages at version AGORA_7" bash -c "objdump -T '$lib' | grep -qE 'AGORA_7 +agora_messages$'"

@@ -207,29 +207,8 @@ static void durations(void) {
   CHECK_STR(agora_errmsg(), "agora_duration_parse: text is NULL");
 }
 
-/* agora_options.program names this process in the lock of the chat it holds, so that another process
- * refused the chat (here `agora say` on the same database) says whose it is. */
-static void program_names_the_lock(void) {
-  char *db = unit_tmpdir();
-  agora_world *w = NULL;
-  agora_options o = {.flags = AGORA_OPTIONS_3, .program = "lockholder"};
-  CHECK_INT(agora_world_open(town, db, &o, &w), AGORA_OK);
-  const char *held = w ? agora_chat_current(w) : NULL;
-  char want[128];
-  snprintf(want, sizeof want, "chat %s is in use by pid %ld (lockholder)", held ? held : "?", (long)getpid());
-  proc_result r;
-  const char *args[] = {"say", "town", "@ann hi", "--db", db, NULL};
-  CHECK_INT(proc_agora(args, NULL, NULL, &r), 0);
-  CHECK_INT(r.status, 0);
-  CHECK_HAS(r.err, want);
-  proc_result_free(&r);
-  agora_world_close(w);
-  unit_rmrf(db);
-  free(db);
-}
-
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(messages_window), UNIT(copy_keeps_key_rule), UNIT(how_it_opened),
-                                    UNIT(the_only_world), UNIT(durations), UNIT(program_names_the_lock)};
+                                    UNIT(the_only_world), UNIT(durations)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
