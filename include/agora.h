@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 8 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 10 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
@@ -56,7 +56,8 @@ extern "C" {
                                agora_world_db, agora_world_stored, agora_chat_resumed, AGORA_VIEW,
                                agora_duration_parse);
                                8: several worlds on one loop the program gives (agora_options.loop
-                               with AGORA_OPTIONS_8, agora_world_loop, agora_loop_world/_worlds/_db) */
+                               with AGORA_OPTIONS_8, agora_world_loop, agora_loop_world/_worlds/_db);
+                               10: what a server of many worlds needs (agora_server.h) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -576,5 +577,7 @@ AGORA_EXPORT int agora_loop_db(struct event_base *loop, const char *db_dir, agor
 
 /* What needs no world: a database, the LLM response cache, a snapshot file (API versions 2 and 4). */
 #include "agora_db.h"
+/* What a server of many worlds needs (API version 10). */
+#include "agora_server.h"
 
 #endif

@@ -48,6 +48,8 @@ struct agora_world {
    * with the loop's other worlds (NULL: none). */
   agora_loop *loop;
   store *shared_st;
+  /* API 10: agora_world_close_later under way (agora_close.c), else NULL. */
+  struct agora_closing *closing;
 };
 
 /* A database without a world (agora_db.c, agora_worlds.c). */
@@ -124,6 +126,9 @@ int agora__loop_enter(agora_world *w, const char *fn);
 void agora__loop_exit(agora_world *w);
 /* Releases an agora_loop_db handle's share of its loop's database. */
 void agora__loop_db_close(agora_db *db);
+/* Frees what agora_world_open made of w beside the runtime (after rt_close): agora_world_close's end,
+ * and agora_world_close_later's. */
+void agora__world_free(agora_world *w);
 /* 1 when a world of id is open on lp. */
 int agora__loop_has_world(const agora_loop *lp, const char *id);
 

@@ -163,8 +163,9 @@ int agora__loop_unique(agora_world *w, ag_errmsg *em) {
   for (size_t i = 0; lp && i < lp->n_worlds; i++) {
     const agora_world *o = lp->worlds[i];
     if (o != w && o->w && !strcmp(world_id(o->w), world_id(w->w)))
-      return ag_fail(em, AG_ERR_EXISTS, "world '%s' is open on this loop already (agora_loop_world finds it)",
-                     world_id(w->w));
+      return ag_fail(em, AG_ERR_EXISTS, o->closing ? "world '%s' is closing on this loop (agora_world_close_later): "
+                     "open it again once it is closed" : "world '%s' is open on this loop already (agora_loop_world "
+                     "finds it)", world_id(w->w));
   }
   return AG_OK;
 }
@@ -231,12 +232,15 @@ static agora_loop *loop_of_thread(const struct event_base *base) {
   return lp;
 }
 
+/* Opened (not still opening) and not closing (agora_world_close_later): a world the program may use. */
+static int shown(const agora_world *w) { return w->w && !w->closing; }
+
 agora_world *agora_loop_world(const struct event_base *loop, const char *id) {
   agora_loop *lp = loop_of_thread(loop);
   for (size_t i = 0; lp && id && i < lp->n_worlds; i++) /* by id first, then by display name */
-    if (lp->worlds[i]->w && !strcmp(world_id(lp->worlds[i]->w), id)) return lp->worlds[i];
+    if (shown(lp->worlds[i]) && !strcmp(world_id(lp->worlds[i]->w), id)) return lp->worlds[i];
   for (size_t i = 0; lp && id && i < lp->n_worlds; i++)
-    if (lp->worlds[i]->w && !strcmp(world_name(lp->worlds[i]->w), id)) return lp->worlds[i];
+    if (shown(lp->worlds[i]) && !strcmp(world_name(lp->worlds[i]->w), id)) return lp->worlds[i];
   return NULL;
 }
 
@@ -244,7 +248,7 @@ size_t agora_loop_worlds(const struct event_base *loop, agora_world **out, size_
   agora_loop *lp = loop_of_thread(loop);
   size_t n = 0;
   for (size_t i = 0; lp && i < lp->n_worlds; i++) {
-    if (!lp->worlds[i]->w) continue; /* still opening */
+    if (!shown(lp->worlds[i])) continue;
     if (out && n < max) out[n] = lp->worlds[i];
     n++;
   }

@@ -286,12 +286,16 @@ fail:
 }
 
 void agora_world_close(agora_world *w) {
-  if (!w) return;
+  if (!w || w->closing) return; /* a world closing later is the library's now */
   agora_tick(w, 0, NULL, NULL); /* no tick during the settle: its ctx may be half gone */
   /* The settle runs a shared loop: the other worlds' callbacks may not run it again meanwhile. */
   int held = w->loop && agora__loop_enter(w, "agora_world_close") == AG_OK;
   rt_close(w->rt); /* settles: its last events still reach the subscribers */
   if (held) agora__loop_exit(w);
+  agora__world_free(w);
+}
+
+void agora__world_free(agora_world *w) {
   agora__loop_free(w);
   agora__loop_leave(w); /* after the runtime: the database it shared is closed with its last world */
   agora__events_free(w);
@@ -321,6 +325,9 @@ int agora_publish(agora_world *w, const char *sender, const char *text) {
   if (!text[strspn(text, " \t\r\n")]) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_publish: the text is empty"), &em);
   if (w->flags & AGORA_TOOLS)
     return agora__fail(ag_fail(&em, AG_ERR_STATE, "agora_publish: the world was opened with AGORA_TOOLS: no agent runs"), &em);
+  if (w->closing)
+    return agora__fail(ag_fail(&em, AG_ERR_STATE, "agora_publish: world '%s' is closing (agora_world_close_later)",
+                               world_id(w->w)), &em);
   int rc = world_publish(w->w, sender, text, NULL);
   return rc ? agora__fail(ag_fail(&em, rc, "agora_publish: %s", ag_strerror(rc)), &em) : AG_OK;
 }

@@ -27,7 +27,8 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_chat_title agora_clock agora_clock_advance agora_clock_advancing \
             agora_messages agora_agent_add_like agora_world_db agora_world_stored agora_chat_resumed \
             agora_duration_parse \
-            agora_world_loop agora_loop_world agora_loop_worlds agora_loop_db; do
+            agora_world_loop agora_loop_world agora_loop_worlds agora_loop_db \
+            agora_world_close_later; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0
@@ -42,6 +43,7 @@ check "agora_agent_change at version AGORA_6" bash -c "objdump -T '$lib' | grep 
 check "agora_messages at version AGORA_7" bash -c "objdump -T '$lib' | grep -qE 'AGORA_7 +agora_messages$'"
 check "agora_agent_add_like at version AGORA_7" bash -c "objdump -T '$lib' | grep -qE 'AGORA_7 +agora_agent_add_like$'"
 check "agora_loop_world at version AGORA_8" bash -c "objdump -T '$lib' | grep -qE 'AGORA_8 +agora_loop_world$'"
+check "agora_world_close_later at version AGORA_10" bash -c "objdump -T '$lib' | grep -qE 'AGORA_10 +agora_world_close_later$'"
 check "agora_publish at version AGORA_0" bash -c "objdump -T '$lib' | grep -qE 'AGORA_0 +agora_publish$'"
 check "no internal name leaks (world_new)" bash -c "! nm -D '$lib' | grep -qw world_new"
 check "soname libagora.so.0" bash -c "readelf -d '$lib' | grep -q 'SONAME.*\[libagora.so.0\]'"

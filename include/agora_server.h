@@ -1,0 +1,43 @@
+/* libagora: what a server of many worlds on one loop needs beyond API 8 (API version 10), as `agora
+ * serve` uses it (include "agora.h": it includes this file, which is not meant to be included on its own).
+ * The rules of agora.h hold: ownership, threads and error codes as there, and every call here is made on
+ * the thread of the loop (agora.h "Several worlds on one loop"). */
+#ifndef AGORA_SERVER_H
+#define AGORA_SERVER_H
+
+#include "agora.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Closing a world from a callback of its loop ----
+ * agora_world_close from a callback of the running loop cannot run the loop, so it cancels the replies in
+ * flight and does not wait for the MCP servers. A server deleting a world from an HTTP handler wants the
+ * world settled instead: agora_world_close_later. */
+
+/* Called once w is closed and freed: world_id is its id (borrowed for the call), rc AGORA_OK, or
+ * AGORA_ERR_CANCELLED when replies still in flight after ms were cancelled (what was published before is
+ * stored), or AGORA_ERR_STORAGE when messages could not be stored or synced (agora_errmsg says why). It
+ * runs on the loop, from one of its callbacks: it may open worlds without MCP servers, close others and
+ * delete the world from the database (agora_loop_db, agora_db_world_delete). */
+typedef void (*agora_closed_fn)(const char *world_id, int rc, void *ctx);
+/* Closes w, which is on a loop the program gave (agora_options.loop; AGORA_ERR_STATE otherwise: close a
+ * world on its own loop with agora_world_close), without running the loop: returns at once, and the steps
+ * go on as the loop runs. From then on w takes no message (agora_publish is AGORA_ERR_STATE), its tick
+ * ends, agora_loop_world and agora_loop_worlds no longer show it, and another world of its id cannot be
+ * opened on the loop (AGORA_ERR_EXISTS) until done is called. The steps: the replies in flight finish,
+ * for at most ms (0: none waits; they are cancelled, a cancelled event), and what they publish is
+ * delivered and stored; its MCP servers are ended (stdin closed, SIGTERM and SIGKILL by timers on the
+ * loop) and reaped; the chat is let go and, on a database opened with AGORA_SYNC_BACKGROUND, synced to
+ * disk; then w is freed and done(id, rc, ctx) called (done may be NULL; ctx is borrowed until then). The
+ * loop must run until then (every world's subscribers still see w's last events). w may be used only by
+ * agora_world_id, agora_world_name, agora_is_quiet and agora_cancel meanwhile; a second close of either
+ * kind is AGORA_ERR_STATE. AGORA_ERR_INVALID for ms < 0. */
+AGORA_EXPORT int agora_world_close_later(agora_world *w, long ms, agora_closed_fn done, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
