@@ -155,6 +155,10 @@ typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
                                    branching and cutting; a new chat, a deletion and a title are every
                                    process's. Not with AGORA_HOST, AGORA_TOOLS, AGORA_NO_SAVE or chat */
 #define AGORA_OPTIONS_8 0x8000  /* API 8: opts has the fields marked "API 8" below (loop) */
+#define AGORA_OPTIONS_10 0x10000 /* API 10: opts has the fields marked "API 10" below (sync) */
+/* agora_options.sync (API 10) */
+#define AGORA_SYNC_FULL 0       /* each commit is on disk before the call that made it returns (default) */
+#define AGORA_SYNC_BACKGROUND 1 /* commits are forced to disk by a storage thread (agora_server.h) */
 
 /* Read by agora_world_open only (every pointer borrowed for that call). Zero is the default for every
  * field: {0} opens the world's current chat in the default database, asking approvals as events.
@@ -200,6 +204,9 @@ typedef struct agora_options {
   struct event_base *loop; /* a libevent loop of the program's to run the world on, with the program's own
                               events and other worlds ("Several worlds on one loop" below); NULL: the
                               world makes its own */
+  /* API 10 (read only with AGORA_OPTIONS_10): */
+  int sync; /* AGORA_SYNC_FULL, or AGORA_SYNC_BACKGROUND with loop and a database: the loop never waits for
+               the disk, and state-saved comes once a save is synced (agora_server.h "Storage thread") */
 } agora_options;
 
 /* Opens a world and makes a chat current, ready to publish into.

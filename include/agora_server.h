@@ -36,6 +36,19 @@ typedef void (*agora_closed_fn)(const char *world_id, int rc, void *ctx);
  * kind is AGORA_ERR_STATE. AGORA_ERR_INVALID for ms < 0. */
 AGORA_EXPORT int agora_world_close_later(agora_world *w, long ms, agora_closed_fn done, void *ctx);
 
+/* ---- Storage thread (agora_options.sync = AGORA_SYNC_BACKGROUND, with AGORA_OPTIONS_10) ----
+ * As `agora serve` opens its database: each commit is written at once (safe from a killed process when
+ * the call returns) and forced to disk by a storage thread right after, so that a callback of the loop
+ * never waits on a disk sync (docs/decisions.md "Background sync": an OS crash or power loss before the
+ * sync may lose those commits). Only for a world on a loop the program gave, with a database
+ * (AGORA_ERR_INVALID otherwise, naming agora_options.sync): the thread's news comes on that loop, an
+ * event the library adds while the database is open there and removes with its last user. A save's
+ * state-saved event comes once the save is on disk; a failed sync is a storage-error event to every
+ * world of the loop on that database (the commits stay unsynced until a later sync succeeds). The
+ * database the loop's worlds share (agora_loop_db) is switched to it when the first world that asks is
+ * opened, and stays so until it closes; agora_loop_db shares it as it is. agora_world_close_later waits
+ * for the world's commits to be synced; the database's close (with its last user) syncs what is left. */
+
 #ifdef __cplusplus
 }
 #endif

@@ -114,9 +114,10 @@ void agora__loop_sync(agora_world *w);
 void agora__loop_free(agora_world *w);
 /* A shared loop (agora_loops.c). join: w is one of base's worlds, from the calling thread only (the
  * thread of its first world); with wants_db, *st is the database in db_dir the loop's worlds share
- * (borrowed until agora__loop_leave). AG_ERR_STATE from another thread. */
-int agora__loop_join(agora_world *w, struct event_base *base, const char *db_dir, int wants_db, store **st,
-                     ag_errmsg *em);
+ * (borrowed until agora__loop_leave), switched to background syncs watched on base with background
+ * (API 10). AG_ERR_STATE from another thread. */
+int agora__loop_join(agora_world *w, struct event_base *base, const char *db_dir, int wants_db, int background,
+                     store **st, ag_errmsg *em);
 void agora__loop_leave(agora_world *w);
 /* AG_ERR_EXISTS when another world of w's loop has w's id (once built). */
 int agora__loop_unique(agora_world *w, ag_errmsg *em);

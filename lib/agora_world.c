@@ -200,6 +200,21 @@ static int check_options_8(const agora_options *o, ag_errmsg *em) {
   return AG_OK;
 }
 
+/* The API-10 field: a storage thread's news comes on a loop of the program's, to a database. */
+static int check_options_10(const agora_options *o, ag_errmsg *em) {
+  if (!(o->flags & AGORA_OPTIONS_10) || o->sync == AGORA_SYNC_FULL) return AG_OK;
+  if (o->sync != AGORA_SYNC_BACKGROUND)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.sync: %d, expected AGORA_SYNC_FULL (0) or AGORA_SYNC_BACKGROUND "
+                   "(1)", o->sync);
+  if (!(o->flags & AGORA_OPTIONS_8) || !o->loop)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.sync: AGORA_SYNC_BACKGROUND needs agora_options.loop (the "
+                   "storage thread's news comes on the program's loop)");
+  if (o->flags & (AGORA_NO_SAVE | AGORA_TOOLS))
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.sync: AGORA_SYNC_BACKGROUND needs a database (not with %s)",
+                   o->flags & AGORA_NO_SAVE ? "AGORA_NO_SAVE" : "AGORA_TOOLS");
+  return AG_OK;
+}
+
 /* The API-4 fields, as cli/args.c checks --nats-replicas. */
 static int check_options_4(const agora_options *o, ag_errmsg *em) {
   if (!(o->flags & AGORA_OPTIONS_4)) return AG_OK;
@@ -238,7 +253,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
     goto fail;
   }
   if ((rc = check_options_3(o, &em)) || (rc = check_options_4(o, &em)) || (rc = check_options_5(o, &em)) ||
-      (rc = check_options_8(o, &em)))
+      (rc = check_options_8(o, &em)) || (rc = check_options_10(o, &em)))
     goto fail;
   for (size_t i = 0; i < o->n_allow_env; i++) allow.names[allow.n++] = o->allow_env[i];
   for (size_t i = 0; (o->flags & AGORA_OPTIONS_3) && i < o->n_allow_key_to; i++)
@@ -261,7 +276,8 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   nats_opts(aw->flags, o, &ro, &nats);
   mode_opts(aw->flags, o, &ro, &nats);
   if ((o->flags & AGORA_OPTIONS_8) && o->loop) { /* the program's loop, and the database its worlds share */
-    if ((rc = agora__loop_join(aw, o->loop, db_dir, ro.open_db, &ro.st, &em))) goto fail;
+    int background = (o->flags & AGORA_OPTIONS_10) && o->sync == AGORA_SYNC_BACKGROUND;
+    if ((rc = agora__loop_join(aw, o->loop, db_dir, ro.open_db, background, &ro.st, &em))) goto fail;
     ro.base = o->loop;
     ro.open_db = 0;
   }
