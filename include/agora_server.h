@@ -36,6 +36,29 @@ typedef void (*agora_closed_fn)(const char *world_id, int rc, void *ctx);
  * kind is AGORA_ERR_STATE. AGORA_ERR_INVALID for ms < 0. */
 AGORA_EXPORT int agora_world_close_later(agora_world *w, long ms, agora_closed_fn done, void *ctx);
 
+/* ---- The event stream of a chat ----
+ * What a server's live stream (agora serve's SSE) needs of a subscription: the events of one chat, each
+ * with the chat it is in and its position there (a resumable stream id), and a mark when the world's bus
+ * has delivered what it had (flush a batch of frames then, not after each event). As agora_subscribe,
+ * events come after the agents have seen them and they are stored, in order, including the events the
+ * library makes itself: cancelled (agora_cancel), chat-loaded (a world on NATS), state-saved (a save on
+ * disk, with AGORA_SYNC_BACKGROUND once synced) and storage-error. */
+#define AGORA_EVENT_IDLE 5 /* agora_event_type, only with AGORA_SUB_IDLE: the bus has delivered every message
+                              and event it had (agora_event_kind "idle"; no JSON: agora_event_json is NULL) */
+#define AGORA_SUB_IDLE 0x01 /* agora_subscribe_chat: AGORA_EVENT_IDLE too */
+/* As agora_subscribe, for the events of chat only (its id, as agora_chat_current gives it: the events
+ * while it is w's current chat; NULL: every chat's), with flags 0 or AGORA_SUB_IDLE. Returns the
+ * subscription's number (> 0, for agora_unsubscribe) or a negative code: AGORA_ERR_INVALID for a NULL
+ * fn, unknown flags or a chat that is no id. */
+AGORA_EXPORT int agora_subscribe_chat(agora_world *w, const char *chat, unsigned flags, agora_event_fn fn, void *ctx);
+/* The chat the event is in (w's current chat when it was delivered), or NULL when there is none
+ * (AGORA_NO_SAVE). Borrowed for the callback. */
+AGORA_EXPORT const char *agora_event_chat(const agora_event *ev);
+/* The event's position in its chat: a message's own number, else the number of the chat's last message
+ * delivered before it (on a change of chat: the chat's last message then). With agora_event_chat, what a
+ * stream resumes from (the messages after it are agora_messages(w, chat, position + 1, ...)). */
+AGORA_EXPORT uint64_t agora_event_position(const agora_event *ev);
+
 /* ---- Storage thread (agora_options.sync = AGORA_SYNC_BACKGROUND, with AGORA_OPTIONS_10) ----
  * As `agora serve` opens its database: each commit is written at once (safe from a killed process when
  * the call returns) and forced to disk by a storage thread right after, so that a callback of the loop

@@ -14,6 +14,8 @@ typedef struct agora_sub {
   int id;
   agora_event_fn fn;
   void *ctx;
+  unsigned flags;          /* API 10: AGORA_SUB_IDLE */
+  char chat[AGORA_ID_MAX]; /* API 10: only this chat's events ("": every chat's) */
 } agora_sub;
 
 typedef struct agora_loop agora_loop;
@@ -50,6 +52,10 @@ struct agora_world {
   store *shared_st;
   /* API 10: agora_world_close_later under way (agora_close.c), else NULL. */
   struct agora_closing *closing;
+  /* API 10: the chat the last event was in, and its last message delivered (agora_event_position). */
+  char pos_chat[AGORA_ID_MAX];
+  uint64_t position;
+  size_t idle_subs; /* subscriptions with AGORA_SUB_IDLE */
 };
 
 /* A database without a world (agora_db.c, agora_worlds.c). */
@@ -62,6 +68,8 @@ struct agora_db {
 int agora__fail(int rc, const ag_errmsg *em);
 /* The bus handler and the approver the runtime is opened with (agora_event.c). */
 void agora__on_bus(void *ud, bus_topic topic, void *payload);
+/* The bus's idle hook at the output slot: AGORA_EVENT_IDLE to the subscriptions that asked (API 10). */
+void agora__on_idle(void *ud);
 extern const world_approver agora__approver;
 /* Frees the subscriptions and the buffer. */
 void agora__events_free(agora_world *w);

@@ -138,7 +138,8 @@ static rt_opts open_opts(agora_world *aw, const char *file_or_id, const char *db
                             .llm_cache = v3 ? o->llm_cache : NULL, .cache_db = v3 ? o->cache_db : NULL},
                    .allow = allow, .pick = pick, .chat = o->chat, .rerun_turns = 1, .mcp = !(f & AGORA_NO_MCP),
                    .clock = !(v4 && (f & AGORA_NO_CLOCK)), .emit_chunks = !!(f & AGORA_STREAM), .approver = &agora__approver,
-                   .approver_ud = aw, .on_world = on_world, .on_bus = agora__on_bus, .on_bus_ud = aw};
+                   .approver_ud = aw, .on_world = on_world, .on_bus = agora__on_bus, .on_bus_ud = aw,
+                   .on_idle = agora__on_idle};
 }
 
 /* The API-3 fields, checked as the command line checks its flags (cli/args.c), naming the field. */
