@@ -155,7 +155,10 @@ typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
                                    branching and cutting; a new chat, a deletion and a title are every
                                    process's. Not with AGORA_HOST, AGORA_TOOLS, AGORA_NO_SAVE or chat */
 #define AGORA_OPTIONS_8 0x8000  /* API 8: opts has the fields marked "API 8" below (loop) */
-#define AGORA_OPTIONS_10 0x10000 /* API 10: opts has the fields marked "API 10" below (sync) */
+#define AGORA_OPTIONS_10 0x10000 /* API 10: opts has the fields marked "API 10" below (sync); the API-10 flags
+                                    count only with it */
+#define AGORA_UNTRUSTED 0x20000 /* API 10: file_or_id is world JSON someone else wrote (an HTTP body): stored as
+                                   a new world, then opened as a stored world (agora_server.h) */
 /* agora_options.sync (API 10) */
 #define AGORA_SYNC_FULL 0       /* each commit is on disk before the call that made it returns (default) */
 #define AGORA_SYNC_BACKGROUND 1 /* commits are forced to disk by a storage thread (agora_server.h) */

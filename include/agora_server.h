@@ -59,6 +59,25 @@ AGORA_EXPORT const char *agora_event_chat(const agora_event *ev);
  * stream resumes from (the messages after it are agora_messages(w, chat, position + 1, ...)). */
 AGORA_EXPORT uint64_t agora_event_position(const agora_event *ev);
 
+/* ---- Worlds created over HTTP ----
+ * World JSON someone else wrote (an HTTP body, a message) is untrusted input: as a world file it could
+ * start programs (mcp_servers) and send an API key to any base_url. These calls hold it to the rules of a
+ * stored world instead (docs/security.md): it is checked by the world file's own readers (agora_errmsg
+ * names the JSON path, "world: agents[0].provider: unknown provider 'nope'"), at most 1 MiB
+ * (AGORA_ERR_TOO_BIG) with no \u0000, and stored as a new world (its settings, never a script or
+ * secrets: AGORA_ERR_EXISTS when the database has its id); opened, it never starts its MCP servers, and
+ * its agents send their key only to their provider's default URL, agora_options.base_url or an
+ * allow_key_to URL (else their calls go without one); they name only key variables that plainly are LLM
+ * keys or are in allow_env. */
+/* Stores json as a new world in db (agora_db_open, or agora_loop_db beside open worlds) without opening
+ * it (POST /api/worlds); its id into id (may be NULL). */
+AGORA_EXPORT int agora_db_world_create(agora_db *db, const char *json, char id[AGORA_ID_MAX]);
+/* agora_world_open(json, db_dir, opts, &w) with AGORA_UNTRUSTED | AGORA_OPTIONS_10 in opts->flags does
+ * the same, then opens the stored world as AGORA_FROM_STORE would (on opts->loop: in the database the
+ * loop's worlds share), its first chat new. json must be world JSON text (AGORA_ERR_INVALID otherwise);
+ * not with AGORA_NO_SAVE, AGORA_TOOLS, AGORA_HOST, AGORA_VIEW or chat. The world stays stored when the
+ * open after it fails (agora_db_world_delete removes it). */
+
 /* ---- Storage thread (agora_options.sync = AGORA_SYNC_BACKGROUND, with AGORA_OPTIONS_10) ----
  * As `agora serve` opens its database: each commit is written at once (safe from a killed process when
  * the call returns) and forced to disk by a storage thread right after, so that a callback of the loop

@@ -138,6 +138,9 @@ void agora__loop_db_close(agora_db *db);
 /* Frees what agora_world_open made of w beside the runtime (after rt_close): agora_world_close's end,
  * and agora_world_close_later's. */
 void agora__world_free(agora_world *w);
+/* AGORA_UNTRUSTED (agora_create.c): json checked as a world file and stored as a new world, in st (a
+ * loop's shared database) or else the database in db_dir; its id into id. */
+int agora__world_create(const char *json, const char *db_dir, store *st, char id[AGORA_ID_MAX], ag_errmsg *em);
 /* 1 when a world of id is open on lp. */
 int agora__loop_has_world(const agora_loop *lp, const char *id);
 

@@ -201,8 +201,18 @@ static int check_options_8(const agora_options *o, ag_errmsg *em) {
   return AG_OK;
 }
 
-/* The API-10 field: a storage thread's news comes on a loop of the program's, to a database. */
-static int check_options_10(const agora_options *o, ag_errmsg *em) {
+/* The API-10 flag and field: untrusted world JSON is stored first, so a database is needed; a storage
+ * thread's news comes on a loop of the program's, to a database. */
+static int check_options_10(const char *file_or_id, const agora_options *o, ag_errmsg *em) {
+  unsigned f = o->flags;
+  if ((f & AGORA_OPTIONS_10) && (f & AGORA_UNTRUSTED) && !is_json_text(file_or_id))
+    return ag_fail(em, AG_ERR_INVALID, "agora_world_open: AGORA_UNTRUSTED takes world JSON text (an HTTP body), not "
+                   "a file or a stored world's name");
+  if ((f & AGORA_OPTIONS_10) && (f & AGORA_UNTRUSTED) && (f & (AGORA_NO_SAVE | AGORA_TOOLS | AGORA_HOST | AGORA_VIEW)))
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.flags: AGORA_UNTRUSTED stores the world first: it needs a "
+                   "database (not with AGORA_NO_SAVE, AGORA_TOOLS, AGORA_HOST or AGORA_VIEW)");
+  if ((f & AGORA_OPTIONS_10) && (f & AGORA_UNTRUSTED) && o->chat)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.chat: not with AGORA_UNTRUSTED (the world is new: it has no chat)");
   if (!(o->flags & AGORA_OPTIONS_10) || o->sync == AGORA_SYNC_FULL) return AG_OK;
   if (o->sync != AGORA_SYNC_BACKGROUND)
     return ag_fail(em, AG_ERR_INVALID, "agora_options.sync: %d, expected AGORA_SYNC_FULL (0) or AGORA_SYNC_BACKGROUND "
@@ -239,6 +249,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   *out = NULL;
   int by_chat = (o->flags & AGORA_OPTIONS_4) && o->chat && !file_or_id; /* the chat's stored world */
   int only = (o->flags & AGORA_FROM_STORE) && !(o->flags & AGORA_NO_SAVE) && !file_or_id; /* API 7 */
+  int untrusted = (o->flags & AGORA_OPTIONS_10) && (o->flags & AGORA_UNTRUSTED);
   if (!by_chat && !only && (!file_or_id || !*file_or_id)) {
     rc = ag_fail(&em, AG_ERR_INVALID, "agora_world_open: no world named (a file, world JSON or a stored world)");
     goto fail;
@@ -254,7 +265,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
     goto fail;
   }
   if ((rc = check_options_3(o, &em)) || (rc = check_options_4(o, &em)) || (rc = check_options_5(o, &em)) ||
-      (rc = check_options_8(o, &em)) || (rc = check_options_10(o, &em)))
+      (rc = check_options_8(o, &em)) || (rc = check_options_10(file_or_id, o, &em)))
     goto fail;
   for (size_t i = 0; i < o->n_allow_env; i++) allow.names[allow.n++] = o->allow_env[i];
   for (size_t i = 0; (o->flags & AGORA_OPTIONS_3) && i < o->n_allow_key_to; i++)
@@ -282,6 +293,9 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
     ro.base = o->loop;
     ro.open_db = 0;
   }
+  char made[AGORA_ID_MAX]; /* AGORA_UNTRUSTED: stored first, then opened as the stored world it is */
+  if (untrusted && (rc = agora__world_create(file_or_id, db_dir, ro.st, made, &em))) goto fail;
+  if (untrusted) ro.world = made, ro.world_text = NULL, ro.from_store = 1;
   pthread_once(&hooks_once, hooks_set);
   opening_with_notes = !!(o->flags & AGORA_NOTES);
   rc = rt_open(&ro, &aw->rt, &em);

@@ -28,7 +28,8 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_messages agora_agent_add_like agora_world_db agora_world_stored agora_chat_resumed \
             agora_duration_parse \
             agora_world_loop agora_loop_world agora_loop_worlds agora_loop_db \
-            agora_world_close_later agora_subscribe_chat agora_event_chat agora_event_position; do
+            agora_world_close_later agora_subscribe_chat agora_event_chat agora_event_position \
+            agora_db_world_create; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0

@@ -5,6 +5,7 @@
  * and wrong use is refused. Linked against libagora.so, nothing internal included. */
 #include "agora.h"
 #include "support/llm_server.h"
+#include "support/proc.h"
 #include "support/unit.h"
 
 #include <ctype.h>
@@ -37,33 +38,12 @@ static void on_event(const agora_event *ev, void *ctx) {
   snprintf(s->reply, sizeof s->reply, "%s", agora_event_text(ev));
 }
 
-/* This process's children as /proc lists them, zombies included: a reaped child is not among them. */
-static int children(void) {
-  DIR *d = opendir("/proc");
-  int n = 0;
-  for (struct dirent *e; d && (e = readdir(d));) {
-    if (!isdigit((unsigned char)e->d_name[0])) continue;
-    char path[300], stat[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-    FILE *f = fopen(path, "r");
-    size_t len = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
-    if (f) fclose(f);
-    stat[len] = '\0';
-    const char *after = strrchr(stat, ')'); /* "pid (comm) state ppid": comm may hold anything */
-    char state;
-    long ppid;
-    if (after && sscanf(after + 1, " %c %ld", &state, &ppid) == 2 && ppid == (long)getpid()) n++;
-  }
-  if (d) closedir(d);
-  return n;
-}
-
 static void on_closed(const char *world_id, int rc, void *ctx) {
   seen *s = ctx;
   s->done++;
   s->done_rc = rc;
   snprintf(s->done_id, sizeof s->done_id, "%s", world_id);
-  s->children_at_done = children();
+  s->children_at_done = proc_children();
   event_base_loopbreak(s->L);
 }
 
@@ -175,7 +155,7 @@ static void reaps_the_servers(void) {
            unit_src_path("tests/mcp/fake_server.js"));
   seen s = {.L = event_base_new(), .ms = 1000};
   if (!(s.w = open_on(json, NULL, s.L, &s, AGORA_NO_SAVE))) goto done;
-  CHECK_INT(children(), 1);
+  CHECK_INT(proc_children(), 1);
   close_from_the_loop(&s);
   CHECK_INT(s.done_rc, AGORA_OK);
   CHECK_INT(s.children_at_done, 0);
