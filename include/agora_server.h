@@ -78,6 +78,27 @@ AGORA_EXPORT int agora_db_world_create(agora_db *db, const char *json, char id[A
  * not with AGORA_NO_SAVE, AGORA_TOOLS, AGORA_HOST, AGORA_VIEW or chat. The world stays stored when the
  * open after it fails (agora_db_world_delete removes it). */
 
+/* ---- What a server reads beside its worlds ----
+ * agora serve's GET …/chats/{chat}/graph and /metrics, by the same code. JSON handed back is the
+ * caller's (agora_free); numbers are counts since the open, not persisted. */
+/* A stored chat's graph (an id or a unique prefix), cut to a size a page can draw whatever the chat's
+ * length: {"chat","last_seq","nodes":[{"id","messages","input_tokens","output_tokens"}] (the nodes
+ * senders with most messages, then tokens),"more_nodes","edges":[{"from","to","messages"}] (who named
+ * whom, among those nodes),"tokens":{"seqs":[...],"agents":[{"id","tokens":[...]}]} (the 8 senders with
+ * most tokens, summed at points message numbers),"timeline":null|{"count","ticks":[{"seq","sim_ms",
+ * "fire"}]} (the last 500 simulated-time stamps of the schedule's deliveries and of the rest)}. nodes 1 to
+ * 500 (0: 50), points 1 to 1000 (0: 100): AGORA_ERR_INVALID past them; AGORA_ERR_NOT_FOUND for no such
+ * chat. On agora_loop_db's handle while the worlds are open. */
+AGORA_EXPORT int agora_db_chat_graph(agora_db *db, const char *chat, size_t nodes, size_t points, char **json);
+/* What w did since it was opened: {"agents","thinking" (LLM calls in flight),"messages","events"
+ * (delivered),"llm_calls_done","llm_calls_failed","rate_limited" (429s that paused an endpoint),
+ * "input_tokens","output_tokens" (as the providers reported them)}. */
+AGORA_EXPORT int agora_world_counts(const agora_world *w, char **json);
+/* The commits made through db's handle since it was opened and how many of them are on disk
+ * ({"commits","synced"}: equal but with AGORA_SYNC_BACKGROUND). agora_loop_db's handle is the one the
+ * loop's worlds write through: it counts theirs. */
+AGORA_EXPORT int agora_db_counts(agora_db *db, char **json);
+
 /* ---- Storage thread (agora_options.sync = AGORA_SYNC_BACKGROUND, with AGORA_OPTIONS_10) ----
  * As `agora serve` opens its database: each commit is written at once (safe from a killed process when
  * the call returns) and forced to disk by a storage thread right after, so that a callback of the loop

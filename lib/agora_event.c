@@ -174,6 +174,8 @@ void agora__on_bus(void *ud, bus_topic topic, void *payload) {
   if (topic == BUS_MESSAGE) ev.m = payload;
   else ev.e = &((bus_event *)payload)->ev;
   place(w, &ev); /* kept with nobody subscribed: a later subscription's first position is right */
+  if (ev.m) w->stats.messages++;
+  else rt_stats_event(&w->stats, ev.e);
   if (w->n_subs || w->events_cap) dispatch(w, &ev);
 }
 

@@ -8,6 +8,7 @@
 
 #include "common/buf.h"
 #include "runtime/runtime.h"
+#include "runtime/stats.h"
 
 /* One subscription: fn 0 marks a slot ended (removed after the dispatch that ended it). */
 typedef struct agora_sub {
@@ -56,6 +57,7 @@ struct agora_world {
   char pos_chat[AGORA_ID_MAX];
   uint64_t position;
   size_t idle_subs; /* subscriptions with AGORA_SUB_IDLE */
+  rt_stats stats;   /* API 10: what it did since the open (agora_world_counts) */
 };
 
 /* A database without a world (agora_db.c, agora_worlds.c). */

@@ -29,7 +29,7 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_duration_parse \
             agora_world_loop agora_loop_world agora_loop_worlds agora_loop_db \
             agora_world_close_later agora_subscribe_chat agora_event_chat agora_event_position \
-            agora_db_world_create; do
+            agora_db_world_create agora_db_chat_graph agora_world_counts agora_db_counts; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0
