@@ -32,6 +32,7 @@ struct agora_closing {
   agora_closed_fn done;
   void *ctx;
   char id[AGORA_ID_MAX];
+  char name[256]; /* its display name (cut), for agora_world_name once the world is gone */
 };
 
 static long long mono_ms(void) {
@@ -65,6 +66,7 @@ static void after_servers(agora_world *w, struct agora_closing *c) {
   size_t unsaved = rt_unsaved(w->rt);
   rt_close(w->rt);
   w->rt = NULL;
+  w->w = NULL; /* freed with the runtime: the handle answers from c->id and c->name now */
   if (unsaved && !c->rc)
     c->rc = ag_fail(&c->em, AG_ERR_STORAGE, "agora_world_close_later: %zu message(s) of world '%s' could not be "
                     "stored", unsaved, c->id);
@@ -125,7 +127,12 @@ int agora_world_close_later(agora_world *w, long ms, agora_closed_fn done, void 
   *c = (struct agora_closing){.poll = poll, .step = CLOSE_REPLIES, .wait_until = mono_ms() + ms, .done = done,
                               .ctx = ctx};
   snprintf(c->id, sizeof c->id, "%s", world_id(w->w));
+  snprintf(c->name, sizeof c->name, "%s", world_name(w->w));
   agora_tick(w, 0, NULL, NULL); /* the program's tick ctx may go before the world does */
   w->closing = c;
   return AG_OK;
+}
+
+const char *agora__closing_id(const agora_world *w, int name) {
+  return w->closing ? (name ? w->closing->name : w->closing->id) : NULL;
 }

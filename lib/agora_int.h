@@ -143,6 +143,11 @@ void agora__world_free(agora_world *w);
 /* AGORA_UNTRUSTED (agora_create.c): json checked as a world file and stored as a new world, in st (a
  * loop's shared database) or else the database in db_dir; its id into id. */
 int agora__world_create(const char *json, const char *db_dir, store *st, char id[AGORA_ID_MAX], ag_errmsg *em);
+/* A world closing later: its id (name 0) or display name (name 1), kept after its runtime closed; NULL for
+ * a world not closing. */
+const char *agora__closing_id(const agora_world *w, int name);
+/* The id w holds on its loop (open, or closing until freed); NULL while it is still opening. */
+const char *agora__loop_id(const agora_world *w);
 /* 1 when a world of id is open on lp. */
 int agora__loop_has_world(const agora_loop *lp, const char *id);
 

@@ -215,7 +215,7 @@ int agora__loop_unique(agora_world *w, ag_errmsg *em) {
   agora_loop *lp = w->loop;
   for (size_t i = 0; lp && i < lp->n_worlds; i++) {
     const agora_world *o = lp->worlds[i];
-    if (o != w && o->w && !strcmp(world_id(o->w), world_id(w->w)))
+    if (o != w && agora__loop_id(o) && !strcmp(agora__loop_id(o), world_id(w->w)))
       return ag_fail(em, AG_ERR_EXISTS, o->closing ? "world '%s' is closing on this loop (agora_world_close_later): "
                      "open it again once it is closed" : "world '%s' is open on this loop already (agora_loop_world "
                      "finds it)", world_id(w->w));
@@ -268,9 +268,13 @@ void agora__loop_db_close(agora_db *db) {
   pthread_mutex_unlock(&loops_lock);
 }
 
+const char *agora__loop_id(const agora_world *w) {
+  return w->closing ? agora__closing_id(w, 0) : w->w ? world_id(w->w) : NULL;
+}
+
 int agora__loop_has_world(const agora_loop *lp, const char *id) {
   for (size_t i = 0; lp && i < lp->n_worlds; i++)
-    if (lp->worlds[i]->w && !strcmp(world_id(lp->worlds[i]->w), id)) return 1;
+    if (agora__loop_id(lp->worlds[i]) && !strcmp(agora__loop_id(lp->worlds[i]), id)) return 1;
   return 0;
 }
 

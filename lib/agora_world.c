@@ -334,8 +334,9 @@ void agora__world_free(agora_world *w) {
   free(w);
 }
 
-const char *agora_world_id(const agora_world *w) { return world_id(w->w); }
-const char *agora_world_name(const agora_world *w) { return world_name(w->w); }
+/* A world closing later (agora_close.c) has no world once its runtime is closed: its id and name stay. */
+const char *agora_world_id(const agora_world *w) { return w->w ? world_id(w->w) : agora__closing_id(w, 0); }
+const char *agora_world_name(const agora_world *w) { return w->w ? world_name(w->w) : agora__closing_id(w, 1); }
 /* API 7: how the open went, for a program that tells a person (the console's history, its notes). */
 const char *agora_world_db(const agora_world *w) {
   const store *st = rt_store(w->rt);
@@ -343,7 +344,7 @@ const char *agora_world_db(const agora_world *w) {
 }
 int agora_world_stored(const agora_world *w) { return rt_source_of(w->rt) == RT_FROM_STORE; }
 int agora_chat_resumed(const agora_world *w) { return rt_session(w->rt) && rt_resumed(w->rt); }
-int agora_is_quiet(const agora_world *w) { return world_is_quiet(w->w); }
+int agora_is_quiet(const agora_world *w) { return !w->w || world_is_quiet(w->w); }
 void agora_interrupt(agora_world *w) {
   w->interrupted = 1;
   if (w->stepping) world_interrupt(w->w); /* a script step runs the world's own loop */
@@ -442,6 +443,7 @@ int agora_step(agora_world *w) {
 
 int agora_cancel(agora_world *w) {
   char names[512];
+  if (!w->rt) return AG_OK; /* closing later, its runtime closed already: nothing in flight */
   rt_cancel(w->rt, names, sizeof names);
   if (w->running) w->interrupted = 1; /* from a callback: the run function returns */
   if (w->stepping) world_interrupt(w->w);

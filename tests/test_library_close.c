@@ -23,7 +23,8 @@ typedef struct seen {
   struct event_base *L;
   agora_world *w;
   long ms;              /* the close's bound */
-  int close_rc, publish_rc, again_rc, found;
+  const char *json, *db; /* with json: a second world of its id is opened while it closes */
+  int close_rc, publish_rc, again_rc, found, reopen_rc, id_kept;
   int replies, cancelled, done, done_rc;
   char reply[128], done_id[AGORA_ID_MAX];
   int children_at_done;
@@ -58,6 +59,11 @@ static void close_in_callback(evutil_socket_t fd, short what, void *arg) {
   s->found = agora_loop_world(s->L, name) != NULL;
   s->publish_rc = agora_publish(s->w, "human", "@ann more");
   s->again_rc = agora_world_close_later(s->w, s->ms, on_closed, s);
+  s->id_kept = !strcmp(agora_world_id(s->w), name);
+  agora_world *twin = NULL;
+  agora_options o = {.flags = AGORA_OPTIONS_8, .loop = s->L};
+  if (s->json) s->reopen_rc = agora_world_open(s->json, s->db, &o, &twin);
+  agora_world_close(twin);
 }
 
 /* Runs L until the close's callback; the close starts from a callback of the running loop. */
@@ -70,6 +76,8 @@ static void close_from_the_loop(seen *s) {
   CHECK_INT(s->found, 0);
   CHECK_INT(s->publish_rc, AGORA_ERR_STATE);
   CHECK_INT(s->again_rc, AGORA_ERR_STATE);
+  CHECK_INT(s->id_kept, 1);
+  CHECK_INT(s->reopen_rc, s->json ? AGORA_ERR_EXISTS : 0); /* its id stays taken until the callback */
   CHECK_INT(s->done, 1);
 }
 
@@ -98,7 +106,7 @@ static void settles_the_reply_in_flight(void) {
   setenv("AGORA_TEST_KEY", "k", 1);
   char json[1024], *db = unit_tmpdir(), *msgs = NULL;
   server_town(json, sizeof json, srv);
-  seen s = {.L = event_base_new(), .ms = 10000};
+  seen s = {.L = event_base_new(), .ms = 10000, .json = json, .db = db};
   agora_world *again = NULL;
   if (!(s.w = open_on(json, db, s.L, &s, 0))) goto done;
   char id[AGORA_ID_MAX];
