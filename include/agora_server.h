@@ -32,8 +32,9 @@ typedef void (*agora_closed_fn)(const char *world_id, int rc, void *ctx);
  * loop) and reaped; the chat is let go and, on a database opened with AGORA_SYNC_BACKGROUND, synced to
  * disk; then w is freed and done(id, rc, ctx) called (done may be NULL; ctx is borrowed until then). The
  * loop must run until then (every world's subscribers still see w's last events). w may be used only by
- * agora_world_id, agora_world_name, agora_is_quiet and agora_cancel meanwhile; a second close of either
- * kind is AGORA_ERR_STATE. AGORA_ERR_INVALID for ms < 0. */
+ * agora_world_id, agora_world_name, agora_is_quiet and agora_cancel meanwhile; a second
+ * agora_world_close_later is AGORA_ERR_STATE and agora_world_close does nothing (the handle is the
+ * library's until done). AGORA_ERR_INVALID for ms < 0. */
 AGORA_EXPORT int agora_world_close_later(agora_world *w, long ms, agora_closed_fn done, void *ctx);
 
 /* ---- The event stream of a chat ----
