@@ -24,6 +24,7 @@ int chat_store_open_background(const char *dir, store **out, ag_errmsg *em) {
   store_options opt = {.sync = STORE_SYNC_BACKGROUND};
   return store_open_ex(dir, &opt, out, em);
 }
+int chat_store_background(store *st, ag_errmsg *em) { return store_set_background(st, em); }
 int chat_store_open_read(const char *dir, store **out, ag_errmsg *em) { return store_open_read(dir, out, em); }
 void chat_store_close(store *st) { store_close(st); }
 const char *chat_store_dir(const store *st) { return store_dir(st); }

@@ -34,6 +34,9 @@ int chat_store_open(const char *dir, store **out, ag_errmsg *em);
 /* The same with the disk syncs on a storage thread (STORE_SYNC_BACKGROUND): for a server whose loop must
  * not wait for the disk; its sessions then need chat_session_synced when store_sync_fd says so. */
 int chat_store_open_background(const char *dir, store **out, ag_errmsg *em);
+/* Switches an open database to background syncs, as chat_store_open_background opens one (a server that
+ * opened it before a world asked); nothing when it is already. */
+int chat_store_background(store *st, ag_errmsg *em);
 /* The same, read-only: creates nothing; fails when there is no database in dir. */
 int chat_store_open_read(const char *dir, store **out, ag_errmsg *em);
 /* Closes it; NULL is fine. */

@@ -48,7 +48,7 @@ file(WRITE ${CMAKE_BINARY_DIR}/AgoraConfig.cmake "include(\${CMAKE_CURRENT_LIST_
 
 install(TARGETS agora_shared agora_static EXPORT AgoraTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES include/agora.h include/agora_db.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES include/agora.h include/agora_db.h include/agora_server.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT AgoraTargets NAMESPACE Agora:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Agora)
 install(FILES ${CMAKE_BINARY_DIR}/AgoraConfig.cmake ${CMAKE_BINARY_DIR}/AgoraConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Agora)

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 9 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 10 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
@@ -58,7 +58,8 @@ extern "C" {
                                8: several worlds on one loop the program gives (agora_options.loop
                                with AGORA_OPTIONS_8, agora_world_loop, agora_loop_world/_worlds/_db);
                                9: what the one-shot commands need (agora_memories, agora_db_memories,
-                               ...) */
+                               ...);
+                               10: what a server of many worlds needs (agora_server.h) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))
@@ -156,6 +157,13 @@ typedef void (*agora_event_fn)(const agora_event *ev, void *ctx);
                                    branching and cutting; a new chat, a deletion and a title are every
                                    process's. Not with AGORA_HOST, AGORA_TOOLS, AGORA_NO_SAVE or chat */
 #define AGORA_OPTIONS_8 0x8000  /* API 8: opts has the fields marked "API 8" below (loop) */
+#define AGORA_OPTIONS_10 0x10000 /* API 10: opts has the fields marked "API 10" below (sync); the API-10 flags
+                                    count only with it */
+#define AGORA_UNTRUSTED 0x20000 /* API 10: file_or_id is world JSON someone else wrote (an HTTP body): stored as
+                                   a new world, then opened as a stored world (agora_server.h) */
+/* agora_options.sync (API 10) */
+#define AGORA_SYNC_FULL 0       /* each commit is on disk before the call that made it returns (default) */
+#define AGORA_SYNC_BACKGROUND 1 /* commits are forced to disk by a storage thread (agora_server.h) */
 
 /* Read by agora_world_open only (every pointer borrowed for that call). Zero is the default for every
  * field: {0} opens the world's current chat in the default database, asking approvals as events.
@@ -202,6 +210,9 @@ typedef struct agora_options {
   struct event_base *loop; /* a libevent loop of the program's to run the world on, with the program's own
                               events and other worlds ("Several worlds on one loop" below); NULL: the
                               world makes its own */
+  /* API 10 (read only with AGORA_OPTIONS_10): */
+  int sync; /* AGORA_SYNC_FULL, or AGORA_SYNC_BACKGROUND with loop and a database: the loop never waits for
+               the disk, and state-saved comes once a save is synced (agora_server.h "Storage thread") */
 } agora_options;
 
 /* Opens a world and makes a chat current, ready to publish into.
@@ -531,48 +542,6 @@ AGORA_EXPORT int agora_duration_parse(const char *text, int64_t *ms);
  * NATS, nothing changes on failure); AGORA_ERR_NOT_FOUND for an unknown like. agent_json (may be NULL)
  * as agora_agent_add's. */
 AGORA_EXPORT int agora_agent_add_like(agora_world *w, const char *like, const char *json, char **agent_json);
-/* ---- Several worlds on one loop (API version 8) ----
- * A program with a libevent loop of its own (a game server, an HTTP server, a test harness) opens any
- * number of worlds on it (agora_options.loop with AGORA_OPTIONS_8), beside its own events. The loop stays
- * the program's: never freed here, and a world's close removes every event the world added to it.
- * - The program may run the loop itself (event_base_dispatch: the worlds answer as it runs, as `agora
- *   serve`'s do), or call a run function on one world (agora_run_*, agora_step, agora_script_*): that runs
- *   the shared loop, so the other worlds progress and the program's events fire too, and returns when
- *   *that* world is quiet (agora_interrupt and agora_cancel stop their own world's run only). agora_fd and
- *   agora_next_timeout describe the whole loop. agora_world_close settles its world on the loop (at most
- *   half a second, the others going on); the other worlds and the loop go on.
- * - One loop, one thread: its worlds are opened, run and closed on the thread that opened the first of
- *   them (AGORA_ERR_STATE from another, naming agora_options.loop or the function); the loop is free
- *   again once its last world is closed. The run functions are AGORA_ERR_STATE while the library runs
- *   the loop (from a callback of a world on it, or during a close). From a callback of the program's own
- *   events while it runs the loop, call no run function (libevent runs a loop once at a time);
- *   agora_publish, the chat calls and API 6's changes are fine anywhere on the thread. A close there does
- *   not wait: replies in flight are cancelled, and MCP servers are told to end (stdin closed, SIGTERM and
- *   SIGKILL by timers on the loop) and reaped as the loop goes on: run it on until then (2 s at most)
- *   before freeing it.
- * - Worlds of one loop on the same db_dir share one database handle (a process opens a database once); a
- *   world is open once per loop (AGORA_ERR_EXISTS for a second world of its id). Not with nats_url
- *   (AGORA_ERR_INVALID: a world on NATS runs on its own loop). libcurl and the NATS client are started
- *   once per process; MCP servers' children are watched by one SIGCHLD event, on the loop of a world that
- *   started one: worlds with MCP servers belong on one loop, opened outside its callbacks: starting the
- *   servers waits on the loop, so opening such a world while the loop runs (from any callback on it) is
- *   AGORA_ERR_STATE naming agora_options.loop, nothing started. (libevent's "reentrant invocation" warning,
- *   through its log callback, is how a running loop is told apart: it has no "is running" query.) */
-/* The loop w runs on: agora_options.loop, or the world's own (borrowed, alive until agora_world_close). */
-AGORA_EXPORT struct event_base *agora_world_loop(const agora_world *w);
-/* The world open on loop whose id (else display name) is id, or NULL: what a server of many worlds looks
- * a request's world up by. From the loop's thread (NULL from another). */
-AGORA_EXPORT agora_world *agora_loop_world(const struct event_base *loop, const char *id);
-/* The worlds open on loop, in the order they were opened: the first max of them into out (out may be
- * NULL with max 0); returns how many there are. From the loop's thread (0 from another). */
-AGORA_EXPORT size_t agora_loop_worlds(const struct event_base *loop, agora_world **out, size_t max);
-/* The database in db_dir (NULL: the default) as the worlds of loop share it, for the agora_db_* calls
- * while they are open (a server's lists of stored worlds and chats): opened, created when missing, if none
- * of them holds it yet, and shared with the worlds opened on loop later. agora_db_close releases it (the
- * database closes with the last of its users). From the loop's thread only (AGORA_ERR_STATE). Deleting a
- * world open on the loop is AGORA_ERR_STATE (close it first). */
-AGORA_EXPORT int agora_loop_db(struct event_base *loop, const char *db_dir, agora_db **out);
-
 /* ---- An agent's memories (API version 9; the calls that need no world are in agora_db.h) ---- */
 /* What agent (a name or id) remembers in the world's current chat (an agent with "memory": {"mode":
  * "stream"}, docs/memory.md), as a JSON object into *json (the caller's, agora_free):
@@ -593,5 +562,7 @@ AGORA_EXPORT int agora_memories(agora_world *w, const char *agent, const char *q
 /* What needs no world: a database, the LLM response cache, a snapshot file, a program's arguments (API
  * versions 2, 4 and 9). */
 #include "agora_db.h"
+/* Several worlds on one loop, and what a server of them needs (API versions 8 and 10). */
+#include "agora_server.h"
 
 #endif

@@ -17,6 +17,8 @@ struct agora_event {
   const world_approval *req;   /* AGORA_EVENT_REQUEST */
   uint64_t id;                 /* AGORA_EVENT_REQUEST, AGORA_EVENT_WITHDRAWN */
   int timed_out;               /* AGORA_EVENT_WITHDRAWN */
+  const char *chat;            /* API 10: the chat it is in (NULL: none), its last message delivered */
+  uint64_t position;
   char *json;                  /* made on first use, freed after the dispatch */
 };
 
@@ -53,7 +55,7 @@ static int fast_line(agora_event *ev, ag_buf *b) {
 
 const char *agora_event_json(const agora_event *cev) {
   agora_event *ev = (agora_event *)cev; /* the view is the library's own: the text is cached in it */
-  if (ev->json) return ev->json;
+  if (ev->json || ev->type == AGORA_EVENT_IDLE) return ev->json;
   ag_buf b;
   ag_buf_init(&b, 6 * CHAT_TEXT_LEN + 4096); /* every byte escaped as \u00XX still fits */
   if (!fast_line(ev, &b)) return ev->json = ag_buf_take(&b);
@@ -82,6 +84,7 @@ const char *agora_event_kind(const agora_event *ev) {
   case AGORA_EVENT_MESSAGE: return "message";
   case AGORA_EVENT_WORLD: return ev_kind_name(ev->e->kind);
   case AGORA_EVENT_REQUEST: return ev->req->question ? "ask-human" : "approval-request";
+  case AGORA_EVENT_IDLE: return "idle";
   default: return "request-withdrawn";
   }
 }
@@ -134,12 +137,32 @@ static void compact(agora_world *w) {
   w->n_subs = k;
 }
 
+/* The chat ev is in, and the position in it: a message is at its own seq; on a change of chat the
+ * position starts at the world's last seq, as agora serve's stream ids do. */
+static void place(agora_world *w, agora_event *ev) {
+  const char *cur = current_chat(w);
+  if (strcmp(cur ? cur : "", w->pos_chat)) {
+    snprintf(w->pos_chat, sizeof w->pos_chat, "%s", cur ? cur : "");
+    w->position = world_last_seq(w->w);
+  }
+  if (ev->m) w->position = ev->m->seq;
+  ev->chat = w->pos_chat[0] ? w->pos_chat : NULL;
+  ev->position = w->position;
+}
+
+/* Whether sub takes ev: its chat's (or every chat's), and idle only when it asked. */
+static int wants(const agora_sub *sub, const agora_event *ev) {
+  if (!sub->fn || (ev->type == AGORA_EVENT_IDLE && !(sub->flags & AGORA_SUB_IDLE))) return 0;
+  return !sub->chat[0] || (ev->chat && !strcmp(sub->chat, ev->chat));
+}
+
 static void dispatch(agora_world *w, agora_event *ev) {
-  if (w->events_cap) buffer_line(w, ev);
+  place(w, ev);
+  if (w->events_cap && ev->type != AGORA_EVENT_IDLE) buffer_line(w, ev);
   size_t n = w->n_subs; /* a subscription made by a callback starts with the next event */
   w->dispatching++;
   for (size_t i = 0; i < n; i++)
-    if (w->subs[i].fn) w->subs[i].fn(ev, w->subs[i].ctx);
+    if (wants(&w->subs[i], ev)) w->subs[i].fn(ev, w->subs[i].ctx);
   if (!--w->dispatching) compact(w);
   free(ev->json);
   ev->json = NULL;
@@ -147,11 +170,18 @@ static void dispatch(agora_world *w, agora_event *ev) {
 
 void agora__on_bus(void *ud, bus_topic topic, void *payload) {
   agora_world *w = ud;
-  if (!w->n_subs && !w->events_cap) return;
   agora_event ev = {.w = w, .type = topic == BUS_MESSAGE ? AGORA_EVENT_MESSAGE : AGORA_EVENT_WORLD};
   if (topic == BUS_MESSAGE) ev.m = payload;
   else ev.e = &((bus_event *)payload)->ev;
-  dispatch(w, &ev);
+  place(w, &ev); /* kept with nobody subscribed: a later subscription's first position is right */
+  if (ev.m) w->stats.messages++;
+  else rt_stats_event(&w->stats, ev.e);
+  if (w->n_subs || w->events_cap) dispatch(w, &ev);
+}
+
+void agora__on_idle(void *ud) {
+  agora_world *w = ud;
+  if (w->idle_subs) dispatch(w, &(agora_event){.w = w, .type = AGORA_EVENT_IDLE});
 }
 
 void agora__dispatch_own(agora_world *w, const world_event *e) {
@@ -197,22 +227,44 @@ int agora_reply(agora_world *w, uint64_t id, int allow, const char *text) {
 
 /* ---- subscriptions and the pull buffer ---- */
 
-int agora_subscribe(agora_world *w, agora_event_fn fn, void *ctx) {
-  if (!fn) return agora__fail(AG_ERR_INVALID, &(ag_errmsg){"agora_subscribe: fn is NULL"});
+static int subscribe(agora_world *w, const char *chat, unsigned flags, agora_event_fn fn, void *ctx) {
   if (w->n_subs == w->cap_subs) {
     size_t cap = w->cap_subs ? 2 * w->cap_subs : 4;
     agora_sub *s = realloc(w->subs, cap * sizeof *s);
     if (!s) return agora__fail(AG_ERR_NOMEM, NULL);
     w->subs = s, w->cap_subs = cap;
   }
-  w->subs[w->n_subs++] = (agora_sub){.id = ++w->next_sub, .fn = fn, .ctx = ctx};
+  agora_sub *sub = &w->subs[w->n_subs++];
+  *sub = (agora_sub){.id = ++w->next_sub, .fn = fn, .ctx = ctx, .flags = flags};
+  snprintf(sub->chat, sizeof sub->chat, "%s", chat ? chat : "");
+  w->idle_subs += !!(flags & AGORA_SUB_IDLE);
   return w->next_sub;
 }
+
+int agora_subscribe(agora_world *w, agora_event_fn fn, void *ctx) {
+  if (!fn) return agora__fail(AG_ERR_INVALID, &(ag_errmsg){"agora_subscribe: fn is NULL"});
+  return subscribe(w, NULL, 0, fn, ctx);
+}
+
+int agora_subscribe_chat(agora_world *w, const char *chat, unsigned flags, agora_event_fn fn, void *ctx) {
+  ag_errmsg em = {""};
+  if (!fn) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_subscribe_chat: fn is NULL"), &em);
+  if (flags & ~(unsigned)AGORA_SUB_IDLE)
+    return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_subscribe_chat: flags 0x%x: unknown (AGORA_SUB_IDLE is "
+                               "0x%x)", flags, AGORA_SUB_IDLE), &em);
+  if (chat && (!*chat || strlen(chat) >= AGORA_ID_MAX))
+    return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_subscribe_chat: chat '%.80s' is not a chat id", chat), &em);
+  return subscribe(w, chat, flags, fn, ctx);
+}
+
+const char *agora_event_chat(const agora_event *ev) { return ev->chat; }
+uint64_t agora_event_position(const agora_event *ev) { return ev->position; }
 
 int agora_unsubscribe(agora_world *w, int sub) {
   for (size_t i = 0; i < w->n_subs; i++) {
     if (w->subs[i].id != sub || !w->subs[i].fn) continue;
     w->subs[i].fn = NULL;
+    w->idle_subs -= !!(w->subs[i].flags & AGORA_SUB_IDLE);
     if (!w->dispatching) compact(w);
     return AG_OK;
   }
@@ -243,6 +295,6 @@ int agora_events_take(agora_world *w, char **out, size_t *len) {
 void agora__events_free(agora_world *w) {
   free(w->subs);
   w->subs = NULL;
-  w->n_subs = w->cap_subs = 0;
+  w->n_subs = w->cap_subs = w->idle_subs = 0;
   ag_buf_free(&w->events);
 }

@@ -8,12 +8,15 @@
 
 #include "common/buf.h"
 #include "runtime/runtime.h"
+#include "runtime/stats.h"
 
 /* One subscription: fn 0 marks a slot ended (removed after the dispatch that ended it). */
 typedef struct agora_sub {
   int id;
   agora_event_fn fn;
   void *ctx;
+  unsigned flags;          /* API 10: AGORA_SUB_IDLE */
+  char chat[AGORA_ID_MAX]; /* API 10: only this chat's events ("": every chat's) */
 } agora_sub;
 
 typedef struct agora_loop agora_loop;
@@ -48,6 +51,13 @@ struct agora_world {
    * with the loop's other worlds (NULL: none). */
   agora_loop *loop;
   store *shared_st;
+  /* API 10: agora_world_close_later under way (agora_close.c), else NULL. */
+  struct agora_closing *closing;
+  /* API 10: the chat the last event was in, and its last message delivered (agora_event_position). */
+  char pos_chat[AGORA_ID_MAX];
+  uint64_t position;
+  size_t idle_subs; /* subscriptions with AGORA_SUB_IDLE */
+  rt_stats stats;   /* API 10: what it did since the open (agora_world_counts) */
 };
 
 /* A database without a world (agora_db.c, agora_worlds.c). */
@@ -64,6 +74,8 @@ int agora__rt_open(const rt_opts *ro, int notes, runtime **rt, ag_errmsg *em);
 int agora__fail(int rc, const ag_errmsg *em);
 /* The bus handler and the approver the runtime is opened with (agora_event.c). */
 void agora__on_bus(void *ud, bus_topic topic, void *payload);
+/* The bus's idle hook at the output slot: AGORA_EVENT_IDLE to the subscriptions that asked (API 10). */
+void agora__on_idle(void *ud);
 extern const world_approver agora__approver;
 /* Frees the subscriptions and the buffer. */
 void agora__events_free(agora_world *w);
@@ -116,9 +128,10 @@ void agora__loop_sync(agora_world *w);
 void agora__loop_free(agora_world *w);
 /* A shared loop (agora_loops.c). join: w is one of base's worlds, from the calling thread only (the
  * thread of its first world); with wants_db, *st is the database in db_dir the loop's worlds share
- * (borrowed until agora__loop_leave). AG_ERR_STATE from another thread. */
-int agora__loop_join(agora_world *w, struct event_base *base, const char *db_dir, int wants_db, store **st,
-                     ag_errmsg *em);
+ * (borrowed until agora__loop_leave), switched to background syncs watched on base with background
+ * (API 10). AG_ERR_STATE from another thread. */
+int agora__loop_join(agora_world *w, struct event_base *base, const char *db_dir, int wants_db, int background,
+                     store **st, ag_errmsg *em);
 void agora__loop_leave(agora_world *w);
 /* AG_ERR_EXISTS when another world of w's loop has w's id (once built). */
 int agora__loop_unique(agora_world *w, ag_errmsg *em);
@@ -128,6 +141,17 @@ int agora__loop_enter(agora_world *w, const char *fn);
 void agora__loop_exit(agora_world *w);
 /* Releases an agora_loop_db handle's share of its loop's database. */
 void agora__loop_db_close(agora_db *db);
+/* Frees what agora_world_open made of w beside the runtime (after rt_close): agora_world_close's end,
+ * and agora_world_close_later's. */
+void agora__world_free(agora_world *w);
+/* AGORA_UNTRUSTED (agora_create.c): json checked as a world file and stored as a new world, in st (a
+ * loop's shared database) or else the database in db_dir; its id into id. */
+int agora__world_create(const char *json, const char *db_dir, store *st, char id[AGORA_ID_MAX], ag_errmsg *em);
+/* A world closing later: its id (name 0) or display name (name 1), kept after its runtime closed; NULL for
+ * a world not closing. */
+const char *agora__closing_id(const agora_world *w, int name);
+/* The id w holds on its loop (open, or closing until freed); NULL while it is still opening. */
+const char *agora__loop_id(const agora_world *w);
 /* 1 when a world of id is open on lp. */
 int agora__loop_has_world(const agora_loop *lp, const char *id);
 

@@ -8,6 +8,7 @@
 #include "chat/archive.h"
 #include "common/error.h"
 #include "runtime/db.h"
+#include "storage/store.h"
 
 #include <event2/event.h>
 #include <limits.h>
@@ -16,11 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A database's storage thread watched on the loop (AGORA_SYNC_BACKGROUND): on the heap, as the loop_db
+ * records move when the array grows. */
+typedef struct sync_watch {
+  agora_loop *lp;
+  store *st;
+  struct event *ev;
+} sync_watch;
+
 /* One database directory open for the worlds of a loop. */
 typedef struct loop_db {
   char dir[PATH_MAX]; /* its real path: two spellings of one directory are one database */
   store *st;
   size_t refs;
+  sync_watch *sync; /* NULL until a world asks for background syncs */
 } loop_db;
 
 struct agora_loop {
@@ -71,9 +81,44 @@ static void loop_drop_if_empty(agora_loop *lp) {
   free(lp);
 }
 
+/* The storage thread synced more commits (or failed to): each world of the loop on that database
+ * emits the state-saved events now due, and hears of a failure (serve's on_synced, for the library). */
+static void on_synced(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  sync_watch *sw = arg;
+  ag_errmsg em = {""};
+  int rc = store_sync_ack(sw->st, &em);
+  for (size_t i = 0; i < sw->lp->n_worlds; i++) {
+    agora_world *w = sw->lp->worlds[i];
+    if (w->shared_st != sw->st || !w->rt) continue;
+    if (rc) world_emit(w->w, &(world_event){EV_STORAGE_ERROR, .u.storage = {em.text}});
+    if (rt_session(w->rt)) chat_session_synced(rt_session(w->rt));
+  }
+}
+
+/* d's database switched to background syncs, its thread watched on the loop. */
+static int loop_db_background(agora_loop *lp, loop_db *d, ag_errmsg *em) {
+  if (d->sync) return AG_OK;
+  int rc = chat_store_background(d->st, em);
+  sync_watch *sw = rc ? NULL : calloc(1, sizeof *sw);
+  if (!rc && !sw) rc = ag_fail(em, AG_ERR_NOMEM, "out of memory");
+  if (!rc) {
+    *sw = (sync_watch){.lp = lp, .st = d->st};
+    sw->ev = event_new(lp->base, store_sync_fd(d->st), EV_READ | EV_PERSIST, on_synced, sw);
+    if (!sw->ev || event_add(sw->ev, NULL)) rc = ag_fail(em, AG_ERR_NOMEM, "cannot watch the storage thread");
+  }
+  if (rc && sw) {
+    if (sw->ev) event_free(sw->ev);
+    free(sw);
+  } else if (!rc) {
+    d->sync = sw;
+  }
+  return rc;
+}
+
 /* The database in db_dir (NULL: the default directory), shared with the loop's other worlds: opened
  * (created when missing) by the first, closed with the last. */
-static int loop_db_get(agora_loop *lp, const char *db_dir, store **out, ag_errmsg *em) {
+static int loop_db_get(agora_loop *lp, const char *db_dir, int background, store **out, ag_errmsg *em) {
   char dflt[PATH_MAX], real[PATH_MAX];
   if (!db_dir && chat_store_default_dir(dflt, sizeof dflt))
     return ag_fail(em, AG_ERR_INVALID, "no data directory: pass db_dir or set AGORA_HOME");
@@ -86,6 +131,7 @@ static int loop_db_get(agora_loop *lp, const char *db_dir, store **out, ag_errms
   }
   for (size_t i = 0; !st && i < lp->n_dbs; i++) {
     if (strcmp(lp->dbs[i].dir, real)) continue;
+    if (background && (rc = loop_db_background(lp, &lp->dbs[i], em))) return rc;
     lp->dbs[i].refs++;
     *out = lp->dbs[i].st;
     return AG_OK;
@@ -101,6 +147,11 @@ static int loop_db_get(agora_loop *lp, const char *db_dir, store **out, ag_errms
   loop_db *d = &lp->dbs[lp->n_dbs++];
   *d = (loop_db){.st = st, .refs = 1};
   snprintf(d->dir, sizeof d->dir, "%s", real);
+  if (background && (rc = loop_db_background(lp, d, em))) {
+    lp->n_dbs--;
+    chat_store_close(st);
+    return rc;
+  }
   *out = st;
   return AG_OK;
 }
@@ -109,14 +160,16 @@ static void loop_db_put(agora_loop *lp, store *st) {
   for (size_t i = 0; st && i < lp->n_dbs; i++) {
     if (lp->dbs[i].st != st) continue;
     if (--lp->dbs[i].refs) return;
+    if (lp->dbs[i].sync) event_free(lp->dbs[i].sync->ev);
+    free(lp->dbs[i].sync);
     chat_store_close(st);
     lp->dbs[i] = lp->dbs[--lp->n_dbs];
     return;
   }
 }
 
-int agora__loop_join(agora_world *w, struct event_base *base, const char *db_dir, int wants_db, store **st,
-                     ag_errmsg *em) {
+int agora__loop_join(agora_world *w, struct event_base *base, const char *db_dir, int wants_db, int background,
+                     store **st, ag_errmsg *em) {
   agora_loop *lp = NULL;
   *st = NULL;
   pthread_mutex_lock(&loops_lock);
@@ -127,7 +180,7 @@ int agora__loop_join(agora_world *w, struct event_base *base, const char *db_dir
     if (!ws) rc = ag_fail(em, AG_ERR_NOMEM, "out of memory");
     else lp->worlds = ws, lp->cap_worlds = cap;
   }
-  if (!rc && wants_db) rc = loop_db_get(lp, db_dir, st, em);
+  if (!rc && wants_db) rc = loop_db_get(lp, db_dir, background, st, em);
   if (!rc) {
     lp->worlds[lp->n_worlds++] = w;
     w->loop = lp;
@@ -162,9 +215,10 @@ int agora__loop_unique(agora_world *w, ag_errmsg *em) {
   agora_loop *lp = w->loop;
   for (size_t i = 0; lp && i < lp->n_worlds; i++) {
     const agora_world *o = lp->worlds[i];
-    if (o != w && o->w && !strcmp(world_id(o->w), world_id(w->w)))
-      return ag_fail(em, AG_ERR_EXISTS, "world '%s' is open on this loop already (agora_loop_world finds it)",
-                     world_id(w->w));
+    if (o != w && agora__loop_id(o) && !strcmp(agora__loop_id(o), world_id(w->w)))
+      return ag_fail(em, AG_ERR_EXISTS, o->closing ? "world '%s' is closing on this loop (agora_world_close_later): "
+                     "open it again once it is closed" : "world '%s' is open on this loop already (agora_loop_world "
+                     "finds it)", world_id(w->w));
   }
   return AG_OK;
 }
@@ -195,7 +249,7 @@ int agora_loop_db(struct event_base *loop, const char *db_dir, agora_db **out) {
   if (!(db = calloc(1, sizeof *db))) return agora__fail(AG_ERR_NOMEM, NULL);
   pthread_mutex_lock(&loops_lock);
   int rc = loop_get(loop, "agora_loop_db", &lp, &em);
-  if (!rc) rc = loop_db_get(lp, db_dir, &db->st, &em);
+  if (!rc) rc = loop_db_get(lp, db_dir, 0, &db->st, &em);
   if (!rc) db->loop = lp;
   else if (lp) loop_drop_if_empty(lp);
   pthread_mutex_unlock(&loops_lock);
@@ -214,9 +268,13 @@ void agora__loop_db_close(agora_db *db) {
   pthread_mutex_unlock(&loops_lock);
 }
 
+const char *agora__loop_id(const agora_world *w) {
+  return w->closing ? agora__closing_id(w, 0) : w->w ? world_id(w->w) : NULL;
+}
+
 int agora__loop_has_world(const agora_loop *lp, const char *id) {
   for (size_t i = 0; lp && i < lp->n_worlds; i++)
-    if (lp->worlds[i]->w && !strcmp(world_id(lp->worlds[i]->w), id)) return 1;
+    if (agora__loop_id(lp->worlds[i]) && !strcmp(agora__loop_id(lp->worlds[i]), id)) return 1;
   return 0;
 }
 
@@ -231,12 +289,15 @@ static agora_loop *loop_of_thread(const struct event_base *base) {
   return lp;
 }
 
+/* Opened (not still opening) and not closing (agora_world_close_later): a world the program may use. */
+static int shown(const agora_world *w) { return w->w && !w->closing; }
+
 agora_world *agora_loop_world(const struct event_base *loop, const char *id) {
   agora_loop *lp = loop_of_thread(loop);
   for (size_t i = 0; lp && id && i < lp->n_worlds; i++) /* by id first, then by display name */
-    if (lp->worlds[i]->w && !strcmp(world_id(lp->worlds[i]->w), id)) return lp->worlds[i];
+    if (shown(lp->worlds[i]) && !strcmp(world_id(lp->worlds[i]->w), id)) return lp->worlds[i];
   for (size_t i = 0; lp && id && i < lp->n_worlds; i++)
-    if (lp->worlds[i]->w && !strcmp(world_name(lp->worlds[i]->w), id)) return lp->worlds[i];
+    if (shown(lp->worlds[i]) && !strcmp(world_name(lp->worlds[i]->w), id)) return lp->worlds[i];
   return NULL;
 }
 
@@ -244,7 +305,7 @@ size_t agora_loop_worlds(const struct event_base *loop, agora_world **out, size_
   agora_loop *lp = loop_of_thread(loop);
   size_t n = 0;
   for (size_t i = 0; lp && i < lp->n_worlds; i++) {
-    if (!lp->worlds[i]->w) continue; /* still opening */
+    if (!shown(lp->worlds[i])) continue;
     if (out && n < max) out[n] = lp->worlds[i];
     n++;
   }

@@ -146,7 +146,8 @@ static rt_opts open_opts(agora_world *aw, const char *file_or_id, const char *db
                             .llm_cache = v3 ? o->llm_cache : NULL, .cache_db = v3 ? o->cache_db : NULL},
                    .allow = allow, .pick = pick, .chat = o->chat, .rerun_turns = 1, .mcp = !(f & AGORA_NO_MCP),
                    .clock = !(v4 && (f & AGORA_NO_CLOCK)), .emit_chunks = !!(f & AGORA_STREAM), .approver = &agora__approver,
-                   .approver_ud = aw, .on_world = on_world, .on_bus = agora__on_bus, .on_bus_ud = aw};
+                   .approver_ud = aw, .on_world = on_world, .on_bus = agora__on_bus, .on_bus_ud = aw,
+                   .on_idle = agora__on_idle};
 }
 
 /* The API-3 fields, checked as the command line checks its flags (cli/args.c), naming the field. */
@@ -208,6 +209,31 @@ static int check_options_8(const agora_options *o, ag_errmsg *em) {
   return AG_OK;
 }
 
+/* The API-10 flag and field: untrusted world JSON is stored first, so a database is needed; a storage
+ * thread's news comes on a loop of the program's, to a database. */
+static int check_options_10(const char *file_or_id, const agora_options *o, ag_errmsg *em) {
+  unsigned f = o->flags;
+  if ((f & AGORA_OPTIONS_10) && (f & AGORA_UNTRUSTED) && !is_json_text(file_or_id))
+    return ag_fail(em, AG_ERR_INVALID, "agora_world_open: AGORA_UNTRUSTED takes world JSON text (an HTTP body), not "
+                   "a file or a stored world's name");
+  if ((f & AGORA_OPTIONS_10) && (f & AGORA_UNTRUSTED) && (f & (AGORA_NO_SAVE | AGORA_TOOLS | AGORA_HOST | AGORA_VIEW)))
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.flags: AGORA_UNTRUSTED stores the world first: it needs a "
+                   "database (not with AGORA_NO_SAVE, AGORA_TOOLS, AGORA_HOST or AGORA_VIEW)");
+  if ((f & AGORA_OPTIONS_10) && (f & AGORA_UNTRUSTED) && o->chat)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.chat: not with AGORA_UNTRUSTED (the world is new: it has no chat)");
+  if (!(o->flags & AGORA_OPTIONS_10) || o->sync == AGORA_SYNC_FULL) return AG_OK;
+  if (o->sync != AGORA_SYNC_BACKGROUND)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.sync: %d, expected AGORA_SYNC_FULL (0) or AGORA_SYNC_BACKGROUND "
+                   "(1)", o->sync);
+  if (!(o->flags & AGORA_OPTIONS_8) || !o->loop)
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.sync: AGORA_SYNC_BACKGROUND needs agora_options.loop (the "
+                   "storage thread's news comes on the program's loop)");
+  if (o->flags & (AGORA_NO_SAVE | AGORA_TOOLS))
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.sync: AGORA_SYNC_BACKGROUND needs a database (not with %s)",
+                   o->flags & AGORA_NO_SAVE ? "AGORA_NO_SAVE" : "AGORA_TOOLS");
+  return AG_OK;
+}
+
 /* The API-4 fields, as cli/args.c checks --nats-replicas. */
 static int check_options_4(const agora_options *o, ag_errmsg *em) {
   if (!(o->flags & AGORA_OPTIONS_4)) return AG_OK;
@@ -231,6 +257,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   *out = NULL;
   int by_chat = (o->flags & AGORA_OPTIONS_4) && o->chat && !file_or_id; /* the chat's stored world */
   int only = (o->flags & AGORA_FROM_STORE) && !(o->flags & AGORA_NO_SAVE) && !file_or_id; /* API 7 */
+  int untrusted = (o->flags & AGORA_OPTIONS_10) && (o->flags & AGORA_UNTRUSTED);
   if (!by_chat && !only && (!file_or_id || !*file_or_id)) {
     rc = ag_fail(&em, AG_ERR_INVALID, "agora_world_open: no world named (a file, world JSON or a stored world)");
     goto fail;
@@ -246,7 +273,7 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
     goto fail;
   }
   if ((rc = check_options_3(o, &em)) || (rc = check_options_4(o, &em)) || (rc = check_options_5(o, &em)) ||
-      (rc = check_options_8(o, &em)))
+      (rc = check_options_8(o, &em)) || (rc = check_options_10(file_or_id, o, &em)))
     goto fail;
   for (size_t i = 0; i < o->n_allow_env; i++) allow.names[allow.n++] = o->allow_env[i];
   for (size_t i = 0; (o->flags & AGORA_OPTIONS_3) && i < o->n_allow_key_to; i++)
@@ -269,10 +296,14 @@ int agora_world_open(const char *file_or_id, const char *db_dir, const agora_opt
   nats_opts(aw->flags, o, &ro, &nats);
   mode_opts(aw->flags, o, &ro, &nats);
   if ((o->flags & AGORA_OPTIONS_8) && o->loop) { /* the program's loop, and the database its worlds share */
-    if ((rc = agora__loop_join(aw, o->loop, db_dir, ro.open_db, &ro.st, &em))) goto fail;
+    int background = (o->flags & AGORA_OPTIONS_10) && o->sync == AGORA_SYNC_BACKGROUND;
+    if ((rc = agora__loop_join(aw, o->loop, db_dir, ro.open_db, background, &ro.st, &em))) goto fail;
     ro.base = o->loop;
     ro.open_db = 0;
   }
+  char made[AGORA_ID_MAX]; /* AGORA_UNTRUSTED: stored first, then opened as the stored world it is */
+  if (untrusted && (rc = agora__world_create(file_or_id, db_dir, ro.st, made, &em))) goto fail;
+  if (untrusted) ro.world = made, ro.world_text = NULL, ro.from_store = 1;
   rc = agora__rt_open(&ro, !!(o->flags & AGORA_NOTES), &aw->rt, &em);
   /* after nats_Open, whose own exit handler must run after ours (they run in reverse order) */
   if (ro.nats) pthread_once(&nats_once, nats_end_at_exit);
@@ -291,12 +322,16 @@ fail:
 }
 
 void agora_world_close(agora_world *w) {
-  if (!w) return;
+  if (!w || w->closing) return; /* a world closing later is the library's now */
   agora_tick(w, 0, NULL, NULL); /* no tick during the settle: its ctx may be half gone */
   /* The settle runs a shared loop: the other worlds' callbacks may not run it again meanwhile. */
   int held = w->loop && agora__loop_enter(w, "agora_world_close") == AG_OK;
   rt_close(w->rt); /* settles: its last events still reach the subscribers */
   if (held) agora__loop_exit(w);
+  agora__world_free(w);
+}
+
+void agora__world_free(agora_world *w) {
   agora__loop_free(w);
   agora__loop_leave(w); /* after the runtime: the database it shared is closed with its last world */
   agora__events_free(w);
@@ -304,8 +339,9 @@ void agora_world_close(agora_world *w) {
   free(w);
 }
 
-const char *agora_world_id(const agora_world *w) { return world_id(w->w); }
-const char *agora_world_name(const agora_world *w) { return world_name(w->w); }
+/* A world closing later (agora_close.c) has no world once its runtime is closed: its id and name stay. */
+const char *agora_world_id(const agora_world *w) { return w->w ? world_id(w->w) : agora__closing_id(w, 0); }
+const char *agora_world_name(const agora_world *w) { return w->w ? world_name(w->w) : agora__closing_id(w, 1); }
 /* API 7: how the open went, for a program that tells a person (the console's history, its notes). */
 const char *agora_world_db(const agora_world *w) {
   const store *st = rt_store(w->rt);
@@ -313,7 +349,7 @@ const char *agora_world_db(const agora_world *w) {
 }
 int agora_world_stored(const agora_world *w) { return rt_source_of(w->rt) == RT_FROM_STORE; }
 int agora_chat_resumed(const agora_world *w) { return rt_session(w->rt) && rt_resumed(w->rt); }
-int agora_is_quiet(const agora_world *w) { return world_is_quiet(w->w); }
+int agora_is_quiet(const agora_world *w) { return !w->w || world_is_quiet(w->w); }
 void agora_interrupt(agora_world *w) {
   w->interrupted = 1;
   if (w->stepping) world_interrupt(w->w); /* a script step runs the world's own loop */
@@ -326,6 +362,9 @@ int agora_publish(agora_world *w, const char *sender, const char *text) {
   if (!text[strspn(text, " \t\r\n")]) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_publish: the text is empty"), &em);
   if (w->flags & AGORA_TOOLS)
     return agora__fail(ag_fail(&em, AG_ERR_STATE, "agora_publish: the world was opened with AGORA_TOOLS: no agent runs"), &em);
+  if (w->closing)
+    return agora__fail(ag_fail(&em, AG_ERR_STATE, "agora_publish: world '%s' is closing (agora_world_close_later)",
+                               world_id(w->w)), &em);
   int rc = world_publish(w->w, sender, text, NULL);
   return rc ? agora__fail(ag_fail(&em, rc, "agora_publish: %s", ag_strerror(rc)), &em) : AG_OK;
 }
@@ -409,6 +448,7 @@ int agora_step(agora_world *w) {
 
 int agora_cancel(agora_world *w) {
   char names[512];
+  if (!w->rt) return AG_OK; /* closing later, its runtime closed already: nothing in flight */
   rt_cancel(w->rt, names, sizeof names);
   if (w->running) w->interrupted = 1; /* from a callback: the run function returns */
   if (w->stepping) world_interrupt(w->w);

@@ -9,6 +9,7 @@
 #include "chat/session.h"
 #include "runtime/key_env.h"
 #include "runtime/runtime.h"
+#include "runtime/stats.h"
 #include "serve/serve.h"
 #include "runtime/nats_join.h"
 #include "serve/serve_route.h"
@@ -22,10 +23,8 @@
 typedef struct serve serve;
 typedef struct serve_conns serve_conns;
 
-/* What a world did since it was loaded, for /metrics. */
-typedef struct serve_stats {
-  uint64_t llm_done, llm_failed, tokens_in, tokens_out, messages, events, rate_limited;
-} serve_stats;
+/* What a world did since it was loaded, for /metrics (runtime/stats.h, counted as libagora counts). */
+typedef rt_stats serve_stats;
 
 /* A world the server hosts: built on the server's loop, with its session and its event stream. */
 typedef struct serve_world {

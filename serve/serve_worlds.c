@@ -39,19 +39,6 @@ static void publish(serve_world_ext *x, cJSON *j) {
   free(text);
 }
 
-static void count_event(serve_stats *st, const world_event *e) {
-  st->events++;
-  if (e->kind == EV_LLM_DONE) {
-    st->llm_done++;
-    st->tokens_in += (uint64_t)(e->u.llm_done.input_tokens > 0 ? e->u.llm_done.input_tokens : 0);
-    st->tokens_out += (uint64_t)(e->u.llm_done.output_tokens > 0 ? e->u.llm_done.output_tokens : 0);
-  } else if (e->kind == EV_LLM_ERROR) {
-    st->llm_failed++;
-  } else if (e->kind == EV_RATE_LIMITED) {
-    st->rate_limited++;
-  }
-}
-
 static void event_frame(serve_world_ext *x, const world_event *e) {
   if (e->kind == EV_STORAGE_ERROR) /* kept for the report at stop, which nobody may be streaming */
     snprintf(x->sw.srv->storage_error, sizeof x->sw.srv->storage_error, "%s", e->u.storage.error);
@@ -71,7 +58,7 @@ static void on_bus(void *ud, bus_topic topic, void *payload) {
     publish(x, output_message_json(world_id(x->sw.w), chat, m));
   } else {
     const world_event *e = &((const bus_event *)payload)->ev;
-    count_event(&x->sw.stats, e);
+    rt_stats_event(&x->sw.stats, e);
     if (e->kind == EV_TURNS_RESUMED) {
       snprintf(x->sw.resumed_chat, sizeof x->sw.resumed_chat, "%s", frame_chat(x) ? frame_chat(x) : "");
       snprintf(x->sw.resumed_agents, sizeof x->sw.resumed_agents, "%s", e->u.resumed.agents);

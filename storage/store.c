@@ -220,6 +220,17 @@ int store_set_durable(store *s, int durable, ag_errmsg *em) {
   return AG_OK;
 }
 
+int store_set_background(store *s, ag_errmsg *em) {
+  if (s->bg) return AG_OK;
+  unsigned flags = 0;
+  int rc = mdb_env_get_flags(s->env, &flags);
+  if (!rc && (flags & MDB_RDONLY)) return ag_fail(em, AG_ERR_STATE, "%s: opened read-only: nothing to sync", s->dir);
+  if (!rc) rc = mdb_env_set_flags(s->env, MDB_NOSYNC, 1);
+  if (rc) return ag_fail(em, AG_ERR_STORAGE, "%s: %s", s->dir, mdb_strerror(rc));
+  if ((rc = store__syncer_start(s, em))) mdb_env_set_flags(s->env, MDB_NOSYNC, 0);
+  return rc;
+}
+
 int store_sync_now(store *s, ag_errmsg *em) {
   int rc = mdb_env_sync(s->env, 1);
   if (rc) return ag_fail(em, AG_ERR_STORAGE, "%s: sync: %s", s->dir, mdb_strerror(rc));

@@ -79,6 +79,10 @@ void store_close(store *s);
 /* Switches between STORE_SYNC_FULL (durable=1) and STORE_SYNC_NONE (durable=0) for later commits;
  * benchmarks and bulk imports turn durability off and call store_sync_now at the end. */
 int store_set_durable(store *s, int durable, ag_errmsg *em);
+/* Switches a handle opened with STORE_SYNC_FULL to STORE_SYNC_BACKGROUND for later commits (the storage
+ * thread starts; store_synced counts on from the commits so far): for a server whose database was opened
+ * before it knew. AG_OK when it is already; AG_ERR_STATE on a read-only handle. */
+int store_set_background(store *s, ag_errmsg *em);
 /* Forces everything committed so far to disk. */
 int store_sync_now(store *s, ag_errmsg *em);
 

@@ -59,6 +59,8 @@ int store__syncer_start(store *s, ag_errmsg *em) {
   }
   pthread_mutex_init(&y->mu, NULL);
   pthread_cond_init(&y->cv, NULL);
+  y->commits = s->commits; /* a handle switched to background later (store_set_background) counts on */
+  atomic_store(&y->synced, s->commits);
   s->bg = y;
   int rc = pthread_create(&y->thread, NULL, syncer_main, s);
   if (rc) {

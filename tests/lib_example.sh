@@ -18,6 +18,7 @@ libdir=$(dirname "$pcdir")
 check "agora.pc installed" test -f "$pcdir/agora.pc"
 check "agora.h installed" test -f "$dest/usr/include/agora.h"
 check "agora_db.h installed beside it" test -f "$dest/usr/include/agora_db.h"
+check "agora_server.h installed beside it" test -f "$dest/usr/include/agora_server.h"
 check "no internal header installed" bash -c "! find '$dest' -name '*_int.h' -o -name 'runtime.h' | grep -q ."
 export PKG_CONFIG_PATH=$pcdir PKG_CONFIG_SYSROOT_DIR=$dest
 check "pkg-config knows agora $(pkg-config --modversion agora 2>&1)" pkg-config --exists agora

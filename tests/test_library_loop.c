@@ -1,4 +1,4 @@
-/* libagora's shared loops (API version 8, include/agora.h "Several worlds on one loop"): worlds opened
+/* libagora's shared loops (API version 8, include/agora_server.h "Several worlds on one loop"): worlds opened
  * on a libevent loop the program owns, as `agora serve` runs many worlds on one. Scripted worlds on a
  * real database in a temporary directory; linked against libagora.so, nothing internal included. */
 #include "agora.h"

@@ -1,4 +1,4 @@
-/* MCP servers of worlds on a loop the program runs (API 8, include/agora.h "Several worlds on one loop"):
+/* MCP servers of worlds on a loop the program runs (API 8, include/agora_server.h "Several worlds on one loop"):
  * a world with mcp_servers opened from a callback of the program's running loop is refused (starting its
  * servers would wait on that loop), and one closed from such a callback stops its server without waiting,
  * the child reaped as the loop goes on (no zombie); so does one closed from a callback of another world
@@ -7,6 +7,7 @@
  * the nested run: each case has a watchdog (alarm) that fails the test. Linked against libagora.so. */
 #include "agora.h"
 #include "support/mcp_fault.h"
+#include "support/proc.h"
 #include "support/unit.h"
 
 #include <ctype.h>
@@ -45,27 +46,6 @@ static int open_named(struct event_base *L, const char *name, agora_world **w) {
 
 static int open_on(struct event_base *L, agora_world **w) { return open_named(L, "Tooled", w); }
 
-/* This process's children as /proc lists them, zombies included: a reaped child is not among them. */
-static int children(void) {
-  DIR *d = opendir("/proc");
-  int n = 0;
-  for (struct dirent *e; d && (e = readdir(d));) {
-    if (!isdigit((unsigned char)e->d_name[0])) continue;
-    char path[300], stat[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-    FILE *f = fopen(path, "r");
-    size_t len = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
-    if (f) fclose(f);
-    stat[len] = '\0';
-    const char *after = strrchr(stat, ')'); /* "pid (comm) state ppid": comm may hold anything */
-    char state;
-    long ppid;
-    if (after && sscanf(after + 1, " %c %ld", &state, &ppid) == 2 && ppid == (long)getpid()) n++;
-  }
-  if (d) closedir(d);
-  return n;
-}
-
 static long now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -89,7 +69,7 @@ static void open_in_callback(evutil_socket_t fd, short what, void *arg) {
   c->rc = open_on(c->L, &c->w);
   c->took_ms = now_ms() - t0;
   snprintf(c->msg, sizeof c->msg, "%s", agora_errmsg());
-  c->children = children();
+  c->children = proc_children();
   event_base_loopbreak(c->L);
 }
 
@@ -108,9 +88,9 @@ static void open_from_a_callback(void) {
   CHECK_INT(agora_loop_worlds(L, NULL, 0), 0);
   agora_world *w = NULL; /* the loop is not running now: the same open works */
   CHECK_INT(open_on(L, &w), AGORA_OK);
-  CHECK_INT(children(), 1);
+  CHECK_INT(proc_children(), 1);
   agora_world_close(w);
-  CHECK_INT(children(), 0); /* a close outside the callbacks still waits the server out */
+  CHECK_INT(proc_children(), 0); /* a close outside the callbacks still waits the server out */
   alarm(0);
   event_base_free(L);
 }
@@ -122,13 +102,13 @@ static void close_in_callback(evutil_socket_t fd, short what, void *arg) {
   agora_world_close(c->w);
   c->took_ms = now_ms() - t0;
   c->w = NULL;
-  c->children = children();
+  c->children = proc_children();
 }
 
 /* The program's poll: ends its loop once this process has no child left, reaped or not. */
 static void until_no_child(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what;
-  if (!children()) event_base_loopbreak(arg);
+  if (!proc_children()) event_base_loopbreak(arg);
 }
 
 /* Closed from a timer of the program's while it runs event_base_dispatch: the close returns without
@@ -141,7 +121,7 @@ static void close_from_a_callback(void) {
   int before = event_base_get_num_events(L, EVENT_BASE_COUNT_ADDED);
   CHECK_INT(open_on(L, &c.w), AGORA_OK);
   if (!c.w) goto done;
-  CHECK_INT(children(), 1);
+  CHECK_INT(proc_children(), 1);
   CHECK_INT(event_base_once(L, -1, EV_TIMEOUT, close_in_callback, &c, &(struct timeval){.tv_sec = 0}), 0);
   struct event *poll = event_new(L, -1, EV_PERSIST, until_no_child, L);
   evtimer_add(poll, &(struct timeval){.tv_usec = 20 * 1000});
@@ -150,7 +130,7 @@ static void close_from_a_callback(void) {
   fprintf(stderr, "  close in the callback: %ld ms (%d child right after); reaped %ld ms after the dispatch began\n",
           c.took_ms, c.children, now_ms() - t0);
   CHECK(c.w == NULL);
-  CHECK_INT(children(), 0);
+  CHECK_INT(proc_children(), 0);
   event_free(poll);
   CHECK_INT(agora_loop_worlds(L, NULL, 0), 0);
   CHECK_INT(event_base_get_num_events(L, EVENT_BASE_COUNT_ADDED), before); /* the SIGCHLD event went too */
@@ -187,7 +167,7 @@ static void close_from_a_run(void) {
   struct event *poll = event_new(L, -1, EV_PERSIST, until_no_child, L);
   evtimer_add(poll, &(struct timeval){.tv_usec = 20 * 1000});
   CHECK_INT(event_base_dispatch(L), 0);
-  CHECK_INT(children(), 0);
+  CHECK_INT(proc_children(), 0);
   event_free(poll);
   CHECK_INT(agora_loop_worlds(L, NULL, 0), 1);
 done:
@@ -240,15 +220,15 @@ static void closing_one_keeps_the_others_server(void) {
   CHECK_INT(open_named(L, "ToolsA", &a), AGORA_OK);
   CHECK_INT(open_named(L, "ToolsB", &b), AGORA_OK);
   if (!a || !b) goto done;
-  CHECK_INT(children(), 2);
+  CHECK_INT(proc_children(), 2);
   long t0 = now_ms();
   agora_world_close(a);
   a = NULL;
   fprintf(stderr, "  closing one of two: %ld ms\n", now_ms() - t0);
-  CHECK_INT(children(), 1); /* b's server, not reaped: still running */
+  CHECK_INT(proc_children(), 1); /* b's server, not reaped: still running */
   agora_world_close(b);
   b = NULL;
-  CHECK_INT(children(), 0);
+  CHECK_INT(proc_children(), 0);
 done:
   agora_world_close(a);
   agora_world_close(b);

@@ -292,7 +292,9 @@ static int stopping(world *w) {
   return mcp_child_released_count() > 0; /* not the other worlds' servers, which go on */
 }
 
-void world_mcp_stop(world *w, long ms) {
+int world_mcp_ending(world *w) { return *world__mcp_slot(w) && stopping(w); }
+
+void world_mcp_release(world *w) {
   world_mcp *m = *world__mcp_slot(w);
   if (!m) return;
   world_cancel_all(w); /* no agent keeps a call of a client freed below */
@@ -302,6 +304,11 @@ void world_mcp_stop(world *w, long ms) {
     mcp_client_free(m->servers[i].c); /* stdio: stdin closed; HTTP: the session DELETEd */
     m->servers[i].c = NULL;
   }
+}
+
+void world_mcp_stop(world *w, long ms) {
+  if (!*world__mcp_slot(w)) return;
+  world_mcp_release(w);
   struct event_base *base = world_base(w);
   int expired = 0, refused = 0;
   struct event *t = evtimer_new(base, on_deadline, &expired);

@@ -45,6 +45,12 @@ int world_mcp_restart(world *w, const char *name);
  * loop is running (called from one of its callbacks) it returns without waiting: the children end by
  * their own timers as that loop goes on, and are reaped there. */
 void world_mcp_stop(world *w, long ms);
+/* world_mcp_stop's first half, which never runs the loop: the turns cancelled, the tools taken away and
+ * each transport ended; the children end by their own timers (SIGTERM, then SIGKILL) as the loop goes on.
+ * world_mcp_ending says when they are reaped (and an HTTP server's session ended): for a close that waits
+ * on the loop instead of running it (agora_world_close_later). */
+void world_mcp_release(world *w);
+int world_mcp_ending(world *w);
 
 /* world.c: the world's slot for its servers, and freeing them (before the agents' host goes). */
 world_mcp **world__mcp_slot(world *w);

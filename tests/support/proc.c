@@ -5,6 +5,8 @@
 #include "support/unit.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -227,4 +229,24 @@ void proc_check_messages_(const char *file, int line, const char *ndjson, const 
   if (!got || strcmp(got, want) != 0)
     unit_fail_(file, line, "messages == \"%s\", expected \"%s\"", got ? got : "(null)", want);
   free(got);
+}
+
+int proc_children(void) {
+  DIR *d = opendir("/proc");
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (!isdigit((unsigned char)e->d_name[0])) continue;
+    char path[300], stat[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    size_t len = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+    if (f) fclose(f);
+    stat[len] = '\0';
+    const char *after = strrchr(stat, ')'); /* "pid (comm) state ppid": comm may hold anything */
+    char state;
+    long ppid;
+    if (after && sscanf(after + 1, " %c %ld", &state, &ppid) == 2 && ppid == (long)getpid()) n++;
+  }
+  if (d) closedir(d);
+  return n;
 }

@@ -58,4 +58,7 @@ char *proc_messages(const char *ndjson);
 #define CHECK_MESSAGES(ndjson, want) proc_check_messages_(__FILE__, __LINE__, ndjson, want)
 void proc_check_messages_(const char *file, int line, const char *ndjson, const char *want);
 
+/* This process's children as /proc lists them, zombies included: a reaped child is not among them. */
+int proc_children(void);
+
 #endif
