@@ -28,10 +28,11 @@ from . import _lib
 from ._base import AgoraError, Event, _b, _check, _need
 from ._console import _ConsoleCalls, duration_ms
 from ._database import Database, cache_clear, cache_stats, snapshot_transcript
+from ._loop import Loop, _Driver
 from . import _options
 from ._lib import lib
 
-__all__ = ["World", "Database", "AgoraError", "version", "API_VERSION", "cache_stats", "cache_clear",
+__all__ = ["World", "Loop", "Database", "AgoraError", "version", "API_VERSION", "cache_stats", "cache_clear",
            "snapshot_transcript", "duration_ms"]
 __version__ = "0.1.0"
 API_VERSION = _lib.API_VERSION
@@ -78,7 +79,8 @@ class World(_ConsoleCalls):
         self._w: Optional[ctypes.c_void_p] = None
         self._subs: Dict[int, Any] = {}      # subscription -> its ctypes callback (kept alive)
         self._keep: List[Any] = []           # what the open's options point to (on_event) until close
-        self._callback_error: Optional[BaseException] = None
+        self._drv = _Driver()                # a callback's error and the run under way (the Loop's, on one)
+        self._loop: Optional[Loop] = None
         self._answered = 0
         self._stop = False                   # interrupt(): run_until_interrupt ends
         # agora_events_take's out-arguments, made once: a take runs after every slice of the loop
@@ -103,7 +105,7 @@ class World(_ConsoleCalls):
              script: bool = False, clock: bool = True, nats_url: Optional[str] = None,
              nats_creds: Optional[str] = None, nats_ca: Optional[str] = None, nats_replicas: int = 0,
              tools_only: bool = False, host: bool = False, nats_agents: Union[str, Iterable[str], None] = None,
-             nats_lease_ms: int = 0, view: bool = False) -> "World":
+             nats_lease_ms: int = 0, view: bool = False, loop: Optional[Loop] = None) -> "World":
         """Opens a world: a world file's path, world JSON text ("{...}"), or a stored world's id or name.
 
         db: the database directory (None: the default one); save=False: no database at all.
@@ -122,27 +124,55 @@ class World(_ConsoleCalls):
         its agents (or nats_agents, names or ids) with leases of nats_lease_ms: run it with
         run_until_interrupt(). API 7: view=True with nats_url and a database joins as a viewer (`agora
         console --nats`): the stream's chat is current and followed, what only this process would hold
-        raises STATE. A keyword of a newer API than the library's raises AgoraError (STATE).
+        raises STATE. API 8: loop=agora.Loop() runs it on that loop with other worlds (Loop.open).
+        A keyword of a newer API than the library's raises AgoraError (STATE).
         Raises AgoraError (code INVALID for a bad file or option, naming the field)."""
         kw = dict(locals())
         w = cls()
+        if loop is not None:
+            loop._on_thread("World.open(loop=)")
+            w._drv = loop._drv
         opts, w._keep = _options.make(kw, w._trampoline(on_event) if on_event else None)
         handle = ctypes.c_void_p()
-        _check(lib.agora_world_open(None if world is None else _b(str(world)), _b(None if db is None else str(db)),
-                                    ctypes.byref(opts), ctypes.byref(handle)))
+        _check(w._call(lib.agora_world_open, None if world is None else _b(str(world)),
+                       _b(None if db is None else str(db)), ctypes.byref(opts), ctypes.byref(handle)))
         w._attach(handle)
-        if w._callback_error is not None:  # on_event raised while the world opened
+        if loop is not None:
+            w._loop = loop
+            loop._joined(w)
+        if w._drv.error is not None:  # on_event raised while the world opened
             w.close()
             w._raise_callback_error()
         return w
 
     def close(self) -> None:
-        """Cancels the replies in flight, saves what was published, frees the world. Idempotent."""
+        """Cancels the replies in flight, saves what was published, frees the world. Idempotent;
+        AgoraError (STATE) from a callback while the library runs the world's loop."""
         if self._w:
+            self._drv.refuse_close("World.close")
             w, self._w = self._w, None
-            lib.agora_world_close(w)
+            prev = self._drv.enter(w)  # its last events still reach the callbacks: none may close
+            try:
+                lib.agora_world_close(w)
+            finally:
+                self._drv.leave(prev)
             self._subs.clear()
             self._keep.clear()
+            if self._loop is not None:
+                self._loop._left(self)
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """fn(*args), a libagora call that may run the loop and so the callbacks: marked as running."""
+        prev = self._drv.enter(self._w)
+        try:
+            return fn(*args)
+        finally:
+            self._drv.leave(prev)
+
+    @property
+    def loop(self) -> Optional[Loop]:
+        """The agora.Loop the world runs on, or None: a loop of its own (API 8)."""
+        return self._loop
 
     @property
     def closed(self) -> bool:
@@ -192,9 +222,7 @@ class World(_ConsoleCalls):
         return _parse_lines(data)
 
     def _raise_callback_error(self) -> None:
-        err, self._callback_error = self._callback_error, None
-        if err is not None:
-            raise err
+        self._drv.take_error()
 
     def run(self, timeout: Optional[float] = None) -> Iterator[Event]:
         """Runs the world until it is quiet, yielding every message and event (dicts) as it happens.
@@ -208,7 +236,7 @@ class World(_ConsoleCalls):
         try:
             while True:
                 answered = self._answered
-                rc = lib.agora_run_for(h, _SLICE_MS)
+                rc = self._call(lib.agora_run_for, h, _SLICE_MS)
                 yield from self._take()
                 self._raise_callback_error()
                 if rc == _lib.WAITING and self._answered == answered:
@@ -228,7 +256,7 @@ class World(_ConsoleCalls):
         if not self._w:
             return
         lib.agora_cancel(self._w)
-        lib.agora_run_for(self._w, 500)
+        self._call(lib.agora_run_for, self._w, 500)
         self._take()
 
     def cancel(self) -> None:
@@ -253,7 +281,7 @@ class World(_ConsoleCalls):
         self._stop = False
         with self._ticking(tick) as interrupted:
             while not self._stop and (end is None or time.monotonic() < end):
-                rc = lib.agora_run_until_interrupt(h)
+                rc = self._call(lib.agora_run_until_interrupt, h)
                 if interrupted:
                     raise KeyboardInterrupt
                 yield from self._take()
@@ -307,7 +335,7 @@ class World(_ConsoleCalls):
         loop = asyncio.get_running_loop()
         fd = _check(lib.agora_fd(h))
         while True:
-            quiet = _check(lib.agora_step(h))
+            quiet = _check(self._call(lib.agora_step, h))
             events = self._take()
             for ev in events:
                 yield ev
@@ -347,9 +375,10 @@ class World(_ConsoleCalls):
             try:
                 fn(json.loads(lib.agora_event_json(ev)))
             except BaseException as e:
-                if self._callback_error is None:
-                    self._callback_error = e
-                w = self._w or (lib.agora_event_world(ev) if _API >= 3 else None)  # None while it opens
+                if self._drv.error is None:
+                    self._drv.error = e
+                # the run under way (another world's, on a Loop), else this world (None while it opens)
+                w = self._drv.running or self._w or (lib.agora_event_world(ev) if _API >= 3 else None)
                 if w:
                     lib.agora_interrupt(w)
         return _lib.EVENT_FN(trampoline)
@@ -373,7 +402,7 @@ class World(_ConsoleCalls):
     def _drive(self, step: Callable[[], int]) -> Iterator[Event]:
         """Runs one blocking script call, then yields the events it delivered; True when the clock's
         `until` ended the script (AGORA_ENDED)."""
-        rc = step()
+        rc = self._call(step)
         yield from self._take()
         self._raise_callback_error()
         if rc < 0:

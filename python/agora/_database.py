@@ -39,6 +39,10 @@ class Database(_Handle):
             db, self._db = self._db, None
             lib.agora_db_close(db)
 
+    @property
+    def closed(self) -> bool:
+        return not self._db
+
     def _h(self) -> ctypes.c_void_p:
         if not self._db:
             raise AgoraError(_lib.ERR_STATE, "the database is closed")
