@@ -26,6 +26,7 @@ from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List,
 
 from . import _lib
 from ._base import AgoraError, Event, _b, _check, _need
+from ._chats import _ChatCalls
 from ._console import _ConsoleCalls, duration_ms
 from ._database import Database, cache_clear, cache_stats, snapshot_transcript
 from ._loop import Loop, _Driver
@@ -69,7 +70,7 @@ def _advancing(h: ctypes.c_void_p) -> bool:
     return _API >= 6 and bool(lib.agora_clock_advancing(h))
 
 
-class World(_ConsoleCalls):
+class World(_ChatCalls, _ConsoleCalls):
     """An open world: its agents, its loop and (with a database) its current chat.
 
     Make one with World.open(...); close it with close() or a with block. A World is used from one
@@ -176,6 +177,7 @@ class World(_ConsoleCalls):
 
     @property
     def closed(self) -> bool:
+        """Whether close() was called (or its Loop closed it): every call then raises AgoraError (STATE)."""
         return self._w is None
 
     def _h(self) -> ctypes.c_void_p:
@@ -185,10 +187,12 @@ class World(_ConsoleCalls):
 
     @property
     def id(self) -> str:
+        """The world's id (what a stored world is opened by, and each event's "world")."""
         return lib.agora_world_id(self._h()).decode()
 
     @property
     def name(self) -> str:
+        """The world's display name (its file's "name")."""
         return lib.agora_world_name(self._h()).decode()
 
     @property
@@ -356,6 +360,7 @@ class World(_ConsoleCalls):
                 loop.remove_reader(fd)
 
     def __aiter__(self) -> AsyncIterator[Event]:
+        """`async for ev in world`: events()."""
         return self.events()
 
     # ---- callbacks and requests ----
@@ -384,6 +389,7 @@ class World(_ConsoleCalls):
         return _lib.EVENT_FN(trampoline)
 
     def unsubscribe(self, sub: int) -> None:
+        """Ends a subscription (the id subscribe returned); its callback is called no more."""
         _check(lib.agora_unsubscribe(self._h(), sub))
         self._subs.pop(sub, None)
 
@@ -520,81 +526,3 @@ class World(_ConsoleCalls):
         _need(6, "World.advance")
         _check(lib.agora_clock_advance(self._h(), int(ms)))
         return list(self.run())
-
-    # ---- chats ----
-
-    def edit(self, text: str, seq: int = 0) -> int:
-        """Replaces human message seq (0: the last human one) of the current chat by text and sends it
-        again (what came after it goes; run() delivers the answers); returns the last message kept.
-        NOT_FOUND for no such message, INVALID when it is not the human's; STATE while an agent is
-        thinking or without a database (API 6)."""
-        _need(6, "World.edit")
-        kept = ctypes.c_uint64()
-        _check(lib.agora_chat_edit(self._h(), int(seq), _b(text), ctypes.byref(kept)))
-        return kept.value
-
-    def retry(self) -> int:
-        """Sends the current chat's last human message again (what came after it goes); returns the
-        last message kept (API 6)."""
-        _need(6, "World.retry")
-        kept = ctypes.c_uint64()
-        _check(lib.agora_chat_retry(self._h(), ctypes.byref(kept)))
-        return kept.value
-
-    def cut(self, seq: int) -> None:
-        """Takes message seq of the current chat and every one after it away, any sender's; nothing is
-        sent (NOT_FOUND for no such message; API 6)."""
-        _need(6, "World.cut")
-        _check(lib.agora_chat_cut(self._h(), int(seq)))
-
-    def forget(self, agent: str) -> None:
-        """Clears agent's (name or id) memory, turn count and saved context in the current chat (a
-        memory-cleared event; NOT_FOUND for an unknown agent; API 6)."""
-        _need(6, "World.forget")
-        _check(lib.agora_agent_forget(self._h(), _b(agent)))
-
-    def set_title(self, title: str) -> None:
-        """Renames the current chat (NOT_FOUND without one; API 6)."""
-        _need(6, "World.set_title")
-        _check(lib.agora_chat_title(self._h(), _b(title)))
-
-    def chats(self) -> List[Event]:
-        """This world's chats, most recently updated first (dicts: id, title, message_count, ...)."""
-        return self._json_out(lib.agora_chats)
-
-    def transcript(self, chat: Optional[str] = None) -> List[Event]:
-        """A chat's messages and thread steps in order (the current chat by default)."""
-        return self._json_out(lib.agora_transcript, _b(chat))
-
-    def usage(self, chat: Optional[str] = None) -> List[Event]:
-        """Tokens per agent in a chat: dicts of agent, calls, input_tokens, output_tokens."""
-        return self._json_out(lib.agora_usage, _b(chat))
-
-    def export(self, chat: Optional[str] = None) -> Event:
-        """A chat's snapshot document (what `agora chats export` writes)."""
-        return self._json_out(lib.agora_chat_export, _b(chat))
-
-    def import_snapshot(self, snapshot: Union[Event, str]) -> str:
-        """Imports a snapshot (a dict or JSON text) as a new chat; returns its id."""
-        text = snapshot if isinstance(snapshot, str) else json.dumps(snapshot)
-        out = (ctypes.c_char * _lib.ID_MAX)()
-        _check(lib.agora_chat_import(self._h(), _b(text), out))
-        return out.value.decode()
-
-    def branch(self, chat: Optional[str], seq: int) -> str:
-        """A new chat with messages 1..seq of chat and the agents' state right after; returns its id."""
-        out = (ctypes.c_char * _lib.ID_MAX)()
-        _check(lib.agora_chat_branch(self._h(), _b(chat), seq, out))
-        return out.value.decode()
-
-    def delete_chat(self, chat: str) -> None:
-        _check(lib.agora_chat_delete(self._h(), _b(chat)))
-
-    def new_chat(self) -> str:
-        """Makes a new chat current; returns its id."""
-        _check(lib.agora_chat_new(self._h()))
-        return self.current_chat or ""
-
-    def load_chat(self, chat: str) -> None:
-        """Makes a chat of this world current, its agents' memories restored."""
-        _check(lib.agora_chat_load(self._h(), _b(chat)))

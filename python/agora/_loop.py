@@ -99,6 +99,7 @@ class Loop(_Handle):
 
     @property
     def closed(self) -> bool:
+        """Whether close() was called: every call then raises AgoraError (STATE), as its worlds' do."""
         return not self._base
 
     def __repr__(self) -> str:
@@ -165,6 +166,7 @@ class Loop(_Handle):
         return [w for w in (self._find(out[i]) for i in range(n)) if w is not None]
 
     def __iter__(self) -> Iterator[Any]:
+        """The Worlds open on the loop: worlds()."""
         return iter(self.worlds())
 
     def __len__(self) -> int:

@@ -223,6 +223,23 @@ def test_help_is_readable():
     doc = agora.World.__doc__ + agora.World.open.__doc__ + agora.World.run.__doc__
     assert "Ctrl-C" in doc and "database" in doc
     assert agora.version() == agora.__version__
+    # help(agora.World) and the others: every public method and property the package defines says what it does
+    import inspect
+    import pydoc
+    bare = []
+    for cls in (agora.World, agora.Loop, agora.Database, agora.AgoraError):
+        assert cls.__module__ == "agora" or cls is agora.Loop or cls is agora.Database
+        assert "class " + cls.__name__ in pydoc.render_doc(cls, renderer=pydoc.plaintext)
+        for klass in cls.__mro__:
+            if klass.__module__.split(".")[0] != "agora":
+                continue
+            for name, obj in vars(klass).items():
+                public = not name.startswith("_") or name in ("__init__", "__enter__", "__iter__", "__aiter__")
+                if public and callable(getattr(obj, "__func__", obj)) or isinstance(obj, property):
+                    if public and not inspect.getdoc(obj):
+                        bare.append(f"{cls.__name__}.{name}")
+    assert not bare, bare
+    assert all(inspect.getdoc(getattr(agora, name)) for name in agora.__all__ if name != "API_VERSION")
 
 
 def test_lines_are_the_clis(tmp_path):
