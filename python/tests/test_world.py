@@ -151,7 +151,7 @@ def test_answer_ask_human():
 
 
 def test_asyncio_consumer(relay, llm_server):
-    url = llm_server(("", 'reply="async reply" latency=50'))
+    url = llm_server(("", 'reply="async reply" latency=300'))
     os.environ["AGORA_TEST_KEY"] = "k"
 
     async def main():
@@ -172,7 +172,7 @@ def test_asyncio_consumer(relay, llm_server):
 
     got, ticks = asyncio.run(main())
     assert sorted(e["sender"] for e in got if e.get("text") == "async reply") == ["a0", "a1", "a2"]
-    assert ticks >= 3  # the asyncio loop kept running while the replies were awaited
+    assert ticks >= 3  # the asyncio loop ran on while the replies were awaited (300 ms: at 50, load 24 allowed 2)
 
 
 def test_keyboard_interrupt_cancels_and_the_world_stays_usable(llm_server):
