@@ -10,7 +10,7 @@
 Events are the dicts `agora run --json` prints (docs/cli.md): {"type": "message", "sender", "kind",
 "text", "seq", ...} or {"type": "event", "event": "llm-error", ...}; an approval or ask_human question
 arrives as {"type": "approval-request" | "ask-human", "id", "agent", "tool", "args", "question"} and is
-answered with World.answer. Errors are AgoraError with Agora's message and code; nothing here ends the
+answered with World.answer. Several worlds run together on one agora.Loop. Errors are AgoraError with Agora's message and code; nothing here ends the
 interpreter: a bad world file, a closed world, a raising callback and Ctrl-C all raise.
 """
 from __future__ import annotations
