@@ -334,22 +334,32 @@ class World(_ChatCalls, _ConsoleCalls):
 
     async def events(self) -> AsyncIterator[Event]:
         """run() for asyncio: the world's loop is driven from the running asyncio loop (its descriptor
-        is watched with add_reader), so other tasks go on between events."""
+        is watched with add_reader), so other tasks go on between events. Ends as run() does: once the
+        world is quiet, or when its agents wait on requests that the loop body did not answer."""
         h = self._h()
         loop = asyncio.get_running_loop()
         fd = _check(lib.agora_fd(h))
+        probed = False  # a pass found nothing ready: one more says WAITING before the fd is awaited
         while True:
-            quiet = _check(self._call(lib.agora_step, h))
+            answered = self._answered
+            # one pass of the loop without blocking, as agora_step, that also says AGORA_WAITING
+            rc = self._call(lib.agora_run_for, h, 0)
             events = self._take()
             for ev in events:
                 yield ev
             self._raise_callback_error()
-            if quiet == 1:  # as run(): done once quiet
+            if rc == _lib.WAITING and self._answered == answered:
+                return
+            if rc < 0 and rc != _lib.ERR_CANCELLED:
+                _check(rc)
+            if lib.agora_is_quiet(h) and not _advancing(h):  # as run(): done once quiet
                 return
             timeout = lib.agora_next_timeout(h)
-            if timeout == 0:
+            if timeout == 0 or not probed:
+                probed = timeout != 0
                 await asyncio.sleep(0)
                 continue
+            probed = False
             ready = loop.create_future()
             loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
             try:

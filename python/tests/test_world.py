@@ -175,6 +175,24 @@ def test_asyncio_consumer(relay, llm_server):
     assert ticks >= 3  # the asyncio loop ran on while the replies were awaited (300 ms: at 50, load 24 allowed 2)
 
 
+def test_asyncio_consumer_stops_when_only_an_answer_moves_the_world():
+    """As run(): a request nobody answers in the loop body ends the iteration (it waited forever)."""
+    world = ('{"name": "Ask", "agents": [{"name": "asker", "provider": "script", "tools": ["ask_human"],'
+             ' "replies": [{"tool": "ask_human", "args": {"question": "Which city?"}}, "Thanks, noted."]}]}')
+
+    async def main():
+        async def collect(w):
+            return [ev async for ev in w]
+        with agora.World.open(world, save=False) as w:
+            w.publish("@asker plan a trip")
+            first = await asyncio.wait_for(collect(w), 10)
+            asks = [e for e in first if e["type"] == "ask-human"]
+            assert len(asks) == 1
+            w.answer(asks[0], "Lisbon")  # later, outside the iteration
+            return [e["text"] for e in await asyncio.wait_for(collect(w), 10) if e["type"] == "message"]
+    assert asyncio.run(main()) == ["Thanks, noted."]
+
+
 def test_keyboard_interrupt_cancels_and_the_world_stays_usable(llm_server):
     url = llm_server(("slow", "reply=late latency=5000"), ("", "reply=quick"))
     os.environ["AGORA_TEST_KEY"] = "k"
