@@ -340,34 +340,38 @@ class World(_ChatCalls, _ConsoleCalls):
         loop = asyncio.get_running_loop()
         fd = _check(lib.agora_fd(h))
         probed = False  # a pass found nothing ready: one more says WAITING before the fd is awaited
-        while True:
-            answered = self._answered
-            # one pass of the loop without blocking, as agora_step, that also says AGORA_WAITING
-            rc = self._call(lib.agora_run_for, h, 0)
-            events = self._take()
-            for ev in events:
-                yield ev
-            self._raise_callback_error()
-            if rc == _lib.WAITING and self._answered == answered:
-                return
-            if rc < 0 and rc != _lib.ERR_CANCELLED:
-                _check(rc)
-            if lib.agora_is_quiet(h) and not _advancing(h):  # as run(): done once quiet
-                return
-            timeout = lib.agora_next_timeout(h)
-            if timeout == 0 or not probed:
-                probed = timeout != 0
-                await asyncio.sleep(0)
-                continue
-            probed = False
-            ready = loop.create_future()
-            loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
-            try:
-                await asyncio.wait_for(ready, None if timeout < 0 else timeout / 1000)
-            except asyncio.TimeoutError:
-                pass
-            finally:
-                loop.remove_reader(fd)
+        try:
+            while True:
+                answered = self._answered
+                # one pass of the loop without blocking, as agora_step, that also says AGORA_WAITING
+                rc = self._call(lib.agora_run_for, h, 0)
+                events = self._take()
+                for ev in events:
+                    yield ev
+                self._raise_callback_error()
+                if rc == _lib.WAITING and self._answered == answered:
+                    return
+                if rc < 0 and rc != _lib.ERR_CANCELLED:
+                    _check(rc)
+                if lib.agora_is_quiet(h) and not _advancing(h):  # as run(): done once quiet
+                    return
+                timeout = lib.agora_next_timeout(h)
+                if timeout == 0 or not probed:
+                    probed = timeout != 0
+                    await asyncio.sleep(0)
+                    continue
+                probed = False
+                ready = loop.create_future()
+                loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+                try:
+                    await asyncio.wait_for(ready, None if timeout < 0 else timeout / 1000)
+                except asyncio.TimeoutError:
+                    pass
+                finally:
+                    loop.remove_reader(fd)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            self._interrupted()  # Ctrl-C (asyncio.run cancels the task), or the task cancelled: as run()
+            raise
 
     def __aiter__(self) -> AsyncIterator[Event]:
         """`async for ev in world`: events()."""

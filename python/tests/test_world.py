@@ -209,6 +209,27 @@ def test_keyboard_interrupt_cancels_and_the_world_stays_usable(llm_server):
         assert w.say("@a0 now")[0]["text"] == "quick"
 
 
+def test_keyboard_interrupt_during_async_for_cancels_too(llm_server):
+    """Ctrl-C under asyncio.run cancels the task iterating the world: the replies in flight are cancelled as
+    run()'s are (they went on before: the next say() got the old turns' 'late' after 5 s)."""
+    url = llm_server(("slow", "reply=late latency=5000"), ("", "reply=quick"))
+    os.environ["AGORA_TEST_KEY"] = "k"
+    with agora.World.open(openai_world(url, 2, "IntAsync"), save=False) as w:
+        w.publish("@a0 @a1 slow please")
+
+        async def consume():
+            async for _ in w:
+                pass
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        start = time.monotonic()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(consume())
+        timer.join()
+        assert w.thinking() == 0 and time.monotonic() - start < 3
+        assert [r["text"] for r in w.say("@a0 now")] == ["quick"]
+
+
 def test_200_agents_on_the_loopback_server(llm_server):
     url = llm_server(("", "reply=ok"))
     os.environ["AGORA_TEST_KEY"] = "k"
