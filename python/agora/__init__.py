@@ -183,6 +183,8 @@ class World(_ChatCalls, _ConsoleCalls):
     def _h(self) -> ctypes.c_void_p:
         if not self._w:
             raise AgoraError(_lib.ERR_STATE, "the world is closed")
+        if self._loop is not None:  # the library checks its run functions only; a publish would race
+            self._loop._on_thread("World")
         return self._w
 
     @property

@@ -184,7 +184,8 @@ def test_a_loop_is_used_from_one_thread(relay):
 
         def other():
             for call in (lambda: loop.open(relay.replace('"Lib"', '"Two"'), save=False), loop.worlds,
-                         lambda: list(loop.run())):
+                         lambda: list(loop.run()), lambda: w.publish("@ann hi"), lambda: w.say("@ann hi"),
+                         w.agents):
                 try:
                     call()
                 except agora.AgoraError as e:
@@ -192,7 +193,7 @@ def test_a_loop_is_used_from_one_thread(relay):
         t = threading.Thread(target=other)
         t.start()
         t.join()
-        assert errors == ["STATE"] * 3
+        assert errors == ["STATE"] * 6  # a publish or agents() from another thread raced the loop before
         assert [r["sender"] for r in w.say("@ann start")] == ["ann", "bob"]
 
 
