@@ -237,14 +237,20 @@ class World(_ChatCalls, _ConsoleCalls):
         the loop body did not give (answer them with answer() while iterating). Ctrl-C cancels the
         replies in flight, delivers what was published and raises KeyboardInterrupt; the world stays
         usable. A subscribed callback's exception is raised from here."""
-        h = self._h()
+        h, d = self._h(), self._drv
         end = None if timeout is None else time.monotonic() + timeout
         try:
             while True:
                 answered = self._answered
-                rc = self._call(lib.agora_run_for, h, _SLICE_MS)
+                d.busy += 1  # self._call inlined: say() goes through here once per call
+                prev, d.running = d.running, h
+                try:
+                    rc = lib.agora_run_for(h, _SLICE_MS)
+                finally:
+                    d.busy, d.running = d.busy - 1, prev
                 yield from self._take()
-                self._raise_callback_error()
+                if d.error is not None:
+                    d.take_error()
                 if rc == _lib.WAITING and self._answered == answered:
                     return
                 if rc < 0 and rc != _lib.ERR_CANCELLED:
