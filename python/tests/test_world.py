@@ -150,6 +150,24 @@ def test_answer_ask_human():
         assert results and "Porto" in json.dumps(results[0])
 
 
+def test_answer_an_approval():
+    """A tool declared "approve": true asks through the events Python pulls: allowed or denied by w.answer."""
+    world = ('{"name": "Ap", "agents": [{"name": "keeper", "provider": "script", "tools": [{"name": "save_context",'
+             ' "approve": true}], "replies": [{"tool": "save_context", "args": {"k": 1}}, "@human saved"]}]}')
+    for allow, result in ((True, {"ok": True, "version": 1}), (False, "denied: save_context needs the user's approval")):
+        with agora.World.open(world, save=False) as w:
+            w.publish("@keeper save it")
+            got = []
+            for ev in w.run():
+                got.append(ev)
+                if ev["type"] == "approval-request":
+                    assert ev["agent"] == "keeper" and ev["tool"] == "save_context" and ev["args"] == {"k": 1}
+                    w.answer(ev, allow)
+            done = [e["result"] for e in got if e.get("event") == "tool-result"]
+            assert len(done) == 1 and (done[0] == result if allow else done[0]["error"].startswith(result))
+            assert [e["text"] for e in got if e["type"] == "message"][-1] == "@human saved"
+
+
 def test_asyncio_consumer(relay, llm_server):
     url = llm_server(("", 'reply="async reply" latency=300'))
     os.environ["AGORA_TEST_KEY"] = "k"
