@@ -6,12 +6,15 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 from . import _lib
 from ._base import AgoraError, Event, _b, _check, _Handle, _need
 from ._database import Database
 from ._lib import lib
+
+if TYPE_CHECKING:
+    from . import World
 
 
 class _Driver:
@@ -46,7 +49,7 @@ class _Driver:
             raise err
 
 
-def _settled(w: Any) -> bool:
+def _settled(w: "World") -> bool:
     """The world is quiet and no clock advance is under way (what the run functions wait for)."""
     h = w._w
     return bool(lib.agora_is_quiet(h)) and not (lib.agora_api_version() >= 6 and lib.agora_clock_advancing(h))
@@ -80,7 +83,7 @@ class Loop(_Handle):
             raise AgoraError(_lib.ERR_STATE, "agora.Loop: libevent's event_base_new is not reachable through "
                                              "libagora (a static libevent?)")
         self._drv = _Driver()
-        self._worlds: List[Any] = []           # the World objects open on it, in the order they were opened
+        self._worlds: List["World"] = []           # the World objects open on it, in the order they were opened
         self._dbs: List[Database] = []
         self._thread: Optional[int] = None
         self._base = new()
@@ -121,33 +124,33 @@ class Loop(_Handle):
 
     # ---- its worlds ----
 
-    def open(self, world: Optional[str], db: Optional[str] = None, **options: Any) -> Any:
+    def open(self, world: Optional[str], db: Optional[str] = None, **options: Any) -> "World":
         """Opens a world on this loop: World.open(world, db, loop=self, **options). A world is open once
         per loop (AgoraError EXISTS for a second of its id); not with nats_url (INVALID: a world on NATS
         runs on a loop of its own)."""
         from . import World  # the package's, defined after this module is imported
         return World.open(world, db, loop=self, **options)
 
-    def _joined(self, w: Any) -> None:
+    def _joined(self, w: "World") -> None:
         if not self._worlds:
             self._thread = threading.get_ident()
         self._worlds.append(w)
 
-    def _left(self, w: Any) -> None:
+    def _left(self, w: "World") -> None:
         if w in self._worlds:
             self._worlds.remove(w)
         if not self._worlds:
             self._thread = None  # the loop is free again: another thread may open its next world
 
-    def _find(self, handle: Optional[int]) -> Any:
+    def _find(self, handle: Optional[int]) -> Optional["World"]:
         return next((w for w in self._worlds if handle and w._w and w._w.value == handle), None)
 
-    def world(self, id_or_name: str) -> Any:
+    def world(self, id_or_name: str) -> Optional["World"]:
         """The World open on this loop whose id (else name) is id_or_name, or None (agora_loop_world)."""
         self._on_thread("Loop.world")
         return self._find(lib.agora_loop_world(self._h(), _b(id_or_name)))
 
-    def __getitem__(self, id_or_name: str) -> Any:
+    def __getitem__(self, id_or_name: str) -> "World":
         w = self.world(id_or_name)
         if w is None:
             raise KeyError(id_or_name)
@@ -156,7 +159,7 @@ class Loop(_Handle):
     def __contains__(self, id_or_name: str) -> bool:
         return self.world(id_or_name) is not None
 
-    def worlds(self) -> List[Any]:
+    def worlds(self) -> List["World"]:
         """The Worlds open on this loop, in the order they were opened (agora_loop_worlds)."""
         self._on_thread("Loop.worlds")
         base = self._h()
@@ -165,7 +168,7 @@ class Loop(_Handle):
         n = min(n, lib.agora_loop_worlds(base, out, n))
         return [w for w in (self._find(out[i]) for i in range(n)) if w is not None]
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator["World"]:
         """The Worlds open on the loop: worlds()."""
         return iter(self.worlds())
 
@@ -186,7 +189,7 @@ class Loop(_Handle):
 
     # ---- running ----
 
-    def run(self, timeout: Optional[float] = None) -> Iterator[Tuple[Any, Event]]:
+    def run(self, timeout: Optional[float] = None) -> Iterator[Tuple["World", Event]]:
         """Runs the loop until every world on it is quiet, yielding (world, event) pairs as they happen:
         the events each World holds (those of earlier runs of another world too), then more as the loop
         runs. A world whose agents wait on requests nobody answered in the loop body stops counting (answer
