@@ -10,7 +10,7 @@
 Events are the dicts `agora run --json` prints (docs/cli.md): {"type": "message", "sender", "kind",
 "text", "seq", ...} or {"type": "event", "event": "llm-error", ...}; an approval or ask_human question
 arrives as {"type": "approval-request" | "ask-human", "id", "agent", "tool", "args", "question"} and is
-answered with World.answer. Errors are AgoraError with Agora's message and code; nothing here ends the
+answered with World.answer. Several worlds run together on one agora.Loop. Errors are AgoraError with Agora's message and code; nothing here ends the
 interpreter: a bad world file, a closed world, a raising callback and Ctrl-C all raise.
 """
 from __future__ import annotations
@@ -26,12 +26,14 @@ from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List,
 
 from . import _lib
 from ._base import AgoraError, Event, _b, _check, _need
+from ._chats import _ChatCalls
 from ._console import _ConsoleCalls, duration_ms
 from ._database import Database, cache_clear, cache_stats, snapshot_transcript
+from ._loop import Loop, _Driver
 from . import _options
 from ._lib import lib
 
-__all__ = ["World", "Database", "AgoraError", "version", "API_VERSION", "cache_stats", "cache_clear",
+__all__ = ["World", "Loop", "Database", "AgoraError", "version", "API_VERSION", "cache_stats", "cache_clear",
            "snapshot_transcript", "duration_ms"]
 __version__ = "0.1.0"
 API_VERSION = _lib.API_VERSION
@@ -68,7 +70,7 @@ def _advancing(h: ctypes.c_void_p) -> bool:
     return _API >= 6 and bool(lib.agora_clock_advancing(h))
 
 
-class World(_ConsoleCalls):
+class World(_ChatCalls, _ConsoleCalls):
     """An open world: its agents, its loop and (with a database) its current chat.
 
     Make one with World.open(...); close it with close() or a with block. A World is used from one
@@ -78,7 +80,8 @@ class World(_ConsoleCalls):
         self._w: Optional[ctypes.c_void_p] = None
         self._subs: Dict[int, Any] = {}      # subscription -> its ctypes callback (kept alive)
         self._keep: List[Any] = []           # what the open's options point to (on_event) until close
-        self._callback_error: Optional[BaseException] = None
+        self._drv = _Driver()                # a callback's error and the run under way (the Loop's, on one)
+        self._loop: Optional[Loop] = None
         self._answered = 0
         self._stop = False                   # interrupt(): run_until_interrupt ends
         # agora_events_take's out-arguments, made once: a take runs after every slice of the loop
@@ -103,7 +106,7 @@ class World(_ConsoleCalls):
              script: bool = False, clock: bool = True, nats_url: Optional[str] = None,
              nats_creds: Optional[str] = None, nats_ca: Optional[str] = None, nats_replicas: int = 0,
              tools_only: bool = False, host: bool = False, nats_agents: Union[str, Iterable[str], None] = None,
-             nats_lease_ms: int = 0, view: bool = False) -> "World":
+             nats_lease_ms: int = 0, view: bool = False, loop: Optional[Loop] = None) -> "World":
         """Opens a world: a world file's path, world JSON text ("{...}"), or a stored world's id or name.
 
         db: the database directory (None: the default one); save=False: no database at all.
@@ -122,43 +125,76 @@ class World(_ConsoleCalls):
         its agents (or nats_agents, names or ids) with leases of nats_lease_ms: run it with
         run_until_interrupt(). API 7: view=True with nats_url and a database joins as a viewer (`agora
         console --nats`): the stream's chat is current and followed, what only this process would hold
-        raises STATE. A keyword of a newer API than the library's raises AgoraError (STATE).
+        raises STATE. API 8: loop=agora.Loop() runs it on that loop with other worlds (Loop.open).
+        A keyword of a newer API than the library's raises AgoraError (STATE).
         Raises AgoraError (code INVALID for a bad file or option, naming the field)."""
         kw = dict(locals())
         w = cls()
+        if loop is not None:
+            loop._on_thread("World.open(loop=)")
+            w._drv = loop._drv
         opts, w._keep = _options.make(kw, w._trampoline(on_event) if on_event else None)
         handle = ctypes.c_void_p()
-        _check(lib.agora_world_open(None if world is None else _b(str(world)), _b(None if db is None else str(db)),
-                                    ctypes.byref(opts), ctypes.byref(handle)))
+        _check(w._call(lib.agora_world_open, None if world is None else _b(str(world)),
+                       _b(None if db is None else str(db)), ctypes.byref(opts), ctypes.byref(handle)))
         w._attach(handle)
-        if w._callback_error is not None:  # on_event raised while the world opened
+        if loop is not None:
+            w._loop = loop
+            loop._joined(w)
+        if w._drv.error is not None:  # on_event raised while the world opened
             w.close()
             w._raise_callback_error()
         return w
 
     def close(self) -> None:
-        """Cancels the replies in flight, saves what was published, frees the world. Idempotent."""
+        """Cancels the replies in flight, saves what was published, frees the world. Idempotent;
+        AgoraError (STATE) from a callback while the library runs the world's loop."""
         if self._w:
+            self._drv.refuse_close("World.close")
             w, self._w = self._w, None
-            lib.agora_world_close(w)
+            prev = self._drv.enter(w)  # its last events still reach the callbacks: none may close
+            try:
+                lib.agora_world_close(w)
+            finally:
+                self._drv.leave(prev)
             self._subs.clear()
             self._keep.clear()
+            if self._loop is not None:
+                self._loop._left(self)
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """fn(*args), a libagora call that may run the loop and so the callbacks: marked as running."""
+        prev = self._drv.enter(self._w)
+        try:
+            return fn(*args)
+        finally:
+            self._drv.leave(prev)
+
+    @property
+    def loop(self) -> Optional[Loop]:
+        """The agora.Loop the world runs on, or None: a loop of its own (API 8)."""
+        return self._loop
 
     @property
     def closed(self) -> bool:
+        """Whether close() was called (or its Loop closed it): every call then raises AgoraError (STATE)."""
         return self._w is None
 
     def _h(self) -> ctypes.c_void_p:
         if not self._w:
             raise AgoraError(_lib.ERR_STATE, "the world is closed")
+        if self._loop is not None:  # the library checks its run functions only; a publish would race
+            self._loop._on_thread("World")
         return self._w
 
     @property
     def id(self) -> str:
+        """The world's id (what a stored world is opened by, and each event's "world")."""
         return lib.agora_world_id(self._h()).decode()
 
     @property
     def name(self) -> str:
+        """The world's display name (its file's "name")."""
         return lib.agora_world_name(self._h()).decode()
 
     @property
@@ -192,9 +228,7 @@ class World(_ConsoleCalls):
         return _parse_lines(data)
 
     def _raise_callback_error(self) -> None:
-        err, self._callback_error = self._callback_error, None
-        if err is not None:
-            raise err
+        self._drv.take_error()
 
     def run(self, timeout: Optional[float] = None) -> Iterator[Event]:
         """Runs the world until it is quiet, yielding every message and event (dicts) as it happens.
@@ -203,14 +237,20 @@ class World(_ConsoleCalls):
         the loop body did not give (answer them with answer() while iterating). Ctrl-C cancels the
         replies in flight, delivers what was published and raises KeyboardInterrupt; the world stays
         usable. A subscribed callback's exception is raised from here."""
-        h = self._h()
+        h, d = self._h(), self._drv
         end = None if timeout is None else time.monotonic() + timeout
         try:
             while True:
                 answered = self._answered
-                rc = lib.agora_run_for(h, _SLICE_MS)
+                d.busy += 1  # self._call inlined: say() goes through here once per call
+                prev, d.running = d.running, h
+                try:
+                    rc = lib.agora_run_for(h, _SLICE_MS)
+                finally:
+                    d.busy, d.running = d.busy - 1, prev
                 yield from self._take()
-                self._raise_callback_error()
+                if d.error is not None:
+                    d.take_error()
                 if rc == _lib.WAITING and self._answered == answered:
                     return
                 if rc < 0 and rc != _lib.ERR_CANCELLED:
@@ -228,7 +268,7 @@ class World(_ConsoleCalls):
         if not self._w:
             return
         lib.agora_cancel(self._w)
-        lib.agora_run_for(self._w, 500)
+        self._call(lib.agora_run_for, self._w, 500)
         self._take()
 
     def cancel(self) -> None:
@@ -253,7 +293,7 @@ class World(_ConsoleCalls):
         self._stop = False
         with self._ticking(tick) as interrupted:
             while not self._stop and (end is None or time.monotonic() < end):
-                rc = lib.agora_run_until_interrupt(h)
+                rc = self._call(lib.agora_run_until_interrupt, h)
                 if interrupted:
                     raise KeyboardInterrupt
                 yield from self._take()
@@ -302,32 +342,47 @@ class World(_ConsoleCalls):
 
     async def events(self) -> AsyncIterator[Event]:
         """run() for asyncio: the world's loop is driven from the running asyncio loop (its descriptor
-        is watched with add_reader), so other tasks go on between events."""
+        is watched with add_reader), so other tasks go on between events. Ends as run() does: once the
+        world is quiet, or when its agents wait on requests that the loop body did not answer."""
         h = self._h()
         loop = asyncio.get_running_loop()
         fd = _check(lib.agora_fd(h))
-        while True:
-            quiet = _check(lib.agora_step(h))
-            events = self._take()
-            for ev in events:
-                yield ev
-            self._raise_callback_error()
-            if quiet == 1:  # as run(): done once quiet
-                return
-            timeout = lib.agora_next_timeout(h)
-            if timeout == 0:
-                await asyncio.sleep(0)
-                continue
-            ready = loop.create_future()
-            loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
-            try:
-                await asyncio.wait_for(ready, None if timeout < 0 else timeout / 1000)
-            except asyncio.TimeoutError:
-                pass
-            finally:
-                loop.remove_reader(fd)
+        probed = False  # a pass found nothing ready: one more says WAITING before the fd is awaited
+        try:
+            while True:
+                answered = self._answered
+                # one pass of the loop without blocking, as agora_step, that also says AGORA_WAITING
+                rc = self._call(lib.agora_run_for, h, 0)
+                events = self._take()
+                for ev in events:
+                    yield ev
+                self._raise_callback_error()
+                if rc == _lib.WAITING and self._answered == answered:
+                    return
+                if rc < 0 and rc != _lib.ERR_CANCELLED:
+                    _check(rc)
+                if lib.agora_is_quiet(h) and not _advancing(h):  # as run(): done once quiet
+                    return
+                timeout = lib.agora_next_timeout(h)
+                if timeout == 0 or not probed:
+                    probed = timeout != 0
+                    await asyncio.sleep(0)
+                    continue
+                probed = False
+                ready = loop.create_future()
+                loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+                try:
+                    await asyncio.wait_for(ready, None if timeout < 0 else timeout / 1000)
+                except asyncio.TimeoutError:
+                    pass
+                finally:
+                    loop.remove_reader(fd)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            self._interrupted()  # Ctrl-C (asyncio.run cancels the task), or the task cancelled: as run()
+            raise
 
     def __aiter__(self) -> AsyncIterator[Event]:
+        """`async for ev in world`: events()."""
         return self.events()
 
     # ---- callbacks and requests ----
@@ -347,14 +402,16 @@ class World(_ConsoleCalls):
             try:
                 fn(json.loads(lib.agora_event_json(ev)))
             except BaseException as e:
-                if self._callback_error is None:
-                    self._callback_error = e
-                w = self._w or (lib.agora_event_world(ev) if _API >= 3 else None)  # None while it opens
+                if self._drv.error is None:
+                    self._drv.error = e
+                # the run under way (another world's, on a Loop), else this world (None while it opens)
+                w = self._drv.running or self._w or (lib.agora_event_world(ev) if _API >= 3 else None)
                 if w:
                     lib.agora_interrupt(w)
         return _lib.EVENT_FN(trampoline)
 
     def unsubscribe(self, sub: int) -> None:
+        """Ends a subscription (the id subscribe returned); its callback is called no more."""
         _check(lib.agora_unsubscribe(self._h(), sub))
         self._subs.pop(sub, None)
 
@@ -373,7 +430,7 @@ class World(_ConsoleCalls):
     def _drive(self, step: Callable[[], int]) -> Iterator[Event]:
         """Runs one blocking script call, then yields the events it delivered; True when the clock's
         `until` ended the script (AGORA_ENDED)."""
-        rc = step()
+        rc = self._call(step)
         yield from self._take()
         self._raise_callback_error()
         if rc < 0:
@@ -491,81 +548,3 @@ class World(_ConsoleCalls):
         _need(6, "World.advance")
         _check(lib.agora_clock_advance(self._h(), int(ms)))
         return list(self.run())
-
-    # ---- chats ----
-
-    def edit(self, text: str, seq: int = 0) -> int:
-        """Replaces human message seq (0: the last human one) of the current chat by text and sends it
-        again (what came after it goes; run() delivers the answers); returns the last message kept.
-        NOT_FOUND for no such message, INVALID when it is not the human's; STATE while an agent is
-        thinking or without a database (API 6)."""
-        _need(6, "World.edit")
-        kept = ctypes.c_uint64()
-        _check(lib.agora_chat_edit(self._h(), int(seq), _b(text), ctypes.byref(kept)))
-        return kept.value
-
-    def retry(self) -> int:
-        """Sends the current chat's last human message again (what came after it goes); returns the
-        last message kept (API 6)."""
-        _need(6, "World.retry")
-        kept = ctypes.c_uint64()
-        _check(lib.agora_chat_retry(self._h(), ctypes.byref(kept)))
-        return kept.value
-
-    def cut(self, seq: int) -> None:
-        """Takes message seq of the current chat and every one after it away, any sender's; nothing is
-        sent (NOT_FOUND for no such message; API 6)."""
-        _need(6, "World.cut")
-        _check(lib.agora_chat_cut(self._h(), int(seq)))
-
-    def forget(self, agent: str) -> None:
-        """Clears agent's (name or id) memory, turn count and saved context in the current chat (a
-        memory-cleared event; NOT_FOUND for an unknown agent; API 6)."""
-        _need(6, "World.forget")
-        _check(lib.agora_agent_forget(self._h(), _b(agent)))
-
-    def set_title(self, title: str) -> None:
-        """Renames the current chat (NOT_FOUND without one; API 6)."""
-        _need(6, "World.set_title")
-        _check(lib.agora_chat_title(self._h(), _b(title)))
-
-    def chats(self) -> List[Event]:
-        """This world's chats, most recently updated first (dicts: id, title, message_count, ...)."""
-        return self._json_out(lib.agora_chats)
-
-    def transcript(self, chat: Optional[str] = None) -> List[Event]:
-        """A chat's messages and thread steps in order (the current chat by default)."""
-        return self._json_out(lib.agora_transcript, _b(chat))
-
-    def usage(self, chat: Optional[str] = None) -> List[Event]:
-        """Tokens per agent in a chat: dicts of agent, calls, input_tokens, output_tokens."""
-        return self._json_out(lib.agora_usage, _b(chat))
-
-    def export(self, chat: Optional[str] = None) -> Event:
-        """A chat's snapshot document (what `agora chats export` writes)."""
-        return self._json_out(lib.agora_chat_export, _b(chat))
-
-    def import_snapshot(self, snapshot: Union[Event, str]) -> str:
-        """Imports a snapshot (a dict or JSON text) as a new chat; returns its id."""
-        text = snapshot if isinstance(snapshot, str) else json.dumps(snapshot)
-        out = (ctypes.c_char * _lib.ID_MAX)()
-        _check(lib.agora_chat_import(self._h(), _b(text), out))
-        return out.value.decode()
-
-    def branch(self, chat: Optional[str], seq: int) -> str:
-        """A new chat with messages 1..seq of chat and the agents' state right after; returns its id."""
-        out = (ctypes.c_char * _lib.ID_MAX)()
-        _check(lib.agora_chat_branch(self._h(), _b(chat), seq, out))
-        return out.value.decode()
-
-    def delete_chat(self, chat: str) -> None:
-        _check(lib.agora_chat_delete(self._h(), _b(chat)))
-
-    def new_chat(self) -> str:
-        """Makes a new chat current; returns its id."""
-        _check(lib.agora_chat_new(self._h()))
-        return self.current_chat or ""
-
-    def load_chat(self, chat: str) -> None:
-        """Makes a chat of this world current, its agents' memories restored."""
-        _check(lib.agora_chat_load(self._h(), _b(chat)))

@@ -52,12 +52,14 @@ class _Handle:
     call hands back is parsed."""
 
     def close(self) -> None:
+        """Frees what the handle holds in libagora; idempotent (each class says what more it does)."""
         raise NotImplementedError
 
     def _h(self) -> ctypes.c_void_p:
         raise NotImplementedError
 
     def __enter__(self: _H) -> _H:
+        """`with ... as x:` closes x at the end of the block, whatever happens in it."""
         return self
 
     def __exit__(self, *exc: Any) -> None:

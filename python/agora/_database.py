@@ -35,9 +35,15 @@ class Database(_Handle):
         return cls(handle)
 
     def close(self) -> None:
+        """Closes the database (a Loop's: releases it; the worlds open on the loop keep theirs). Idempotent."""
         if self._db:
             db, self._db = self._db, None
             lib.agora_db_close(db)
+
+    @property
+    def closed(self) -> bool:
+        """Whether close() was called (or the Loop that gave it closed): every call then raises (STATE)."""
+        return not self._db
 
     def _h(self) -> ctypes.c_void_p:
         if not self._db:

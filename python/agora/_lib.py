@@ -11,11 +11,12 @@ c_size_t = ctypes.c_size_t
 c_uint64 = ctypes.c_uint64
 c_long = ctypes.c_long
 
-API_VERSION = 7  # the newest API this package knows; it runs on API 1 without Database, on 2 without
+API_VERSION = 8  # the newest API this package knows; it runs on API 1 without Database, on 2 without
                  # Database.chat/transcript/usage/state and the run's counters, on 3 without the script, the
                  # worlds, the cache and NATS, on 4 without World.tools and hosting, on 5 without the changes,
                  # the chat's past and the clock, on 6 without what the console needs (messages, a copied
-                 # agent, how the open went, durations, view): those calls raise AgoraError when made
+                 # agent, how the open went, durations, view), on 7 without agora.Loop: those calls raise
+                 # AgoraError when made
 
 OK = 0
 ERR_NOMEM, ERR_INVALID, ERR_IO, ERR_STORAGE, ERR_LLM, ERR_NOT_FOUND = -1, -2, -3, -4, -5, -6
@@ -30,6 +31,7 @@ ID_MAX = 65
 NOTES, OPTIONS_3, OPTIONS_4, SCRIPT, NO_CLOCK = 0x40, 0x80, 0x100, 0x200, 0x400  # API 3 and 4
 OPTIONS_5, TOOLS, HOST = 0x800, 0x1000, 0x2000                                     # API 5
 VIEW = 0x4000                                                                       # API 7 (with OPTIONS_5)
+OPTIONS_8 = 0x8000                                                                  # API 8 (loop)
 
 EVENT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
 TICK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
@@ -61,6 +63,8 @@ class Options(ctypes.Structure):
         # API 5
         ("nats_agents", c_char_p),
         ("nats_lease_ms", c_long),
+        # API 8
+        ("loop", c_void_p),
     ]
 
 _SIGNATURES = {
@@ -167,9 +171,15 @@ _SIGNATURES_7 = {
     "agora_chat_resumed": (c_int, [c_void_p]),
     "agora_duration_parse": (c_int, [c_char_p, ctypes.POINTER(ctypes.c_int64)]),
 }
+_SIGNATURES_8 = {
+    "agora_world_loop": (c_void_p, [c_void_p]),
+    "agora_loop_world": (c_void_p, [c_void_p, c_char_p]),
+    "agora_loop_worlds": (c_size_t, [c_void_p, ctypes.POINTER(c_void_p), c_size_t]),
+    "agora_loop_db": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
+}
 # Each API's calls, bound only when the library loaded has that API (an older one lacks the symbols).
 _NEWER = {2: _SIGNATURES_2, 3: _SIGNATURES_3, 4: _SIGNATURES_4, 5: _SIGNATURES_5, 6: _SIGNATURES_6,
-          7: _SIGNATURES_7}
+          7: _SIGNATURES_7, 8: _SIGNATURES_8}
 
 
 def _load() -> ctypes.CDLL:
@@ -190,6 +200,18 @@ def _load() -> ctypes.CDLL:
 
 
 lib = _load()
+
+
+def event_base(name: str) -> object:
+    """libevent's event_base_new or event_base_free, as libagora itself links them (found through its
+    handle, so that the loop is made by the same libevent that runs it), or None when they cannot be
+    reached (a libagora with libevent linked in statically exports none of it)."""
+    try:
+        fn = getattr(lib, name)
+    except AttributeError:
+        return None
+    fn.restype, fn.argtypes = (c_void_p, []) if name == "event_base_new" else (None, [c_void_p])
+    return fn
 
 
 def take_string(ptr: c_void_p) -> str:

@@ -15,6 +15,7 @@ _NEWER: Dict[str, Tuple[int, Any]] = {
     "cache_db": (3, None), "on_event": (3, None), "script": (4, False), "clock": (4, True), "nats_url": (4, None),
     "nats_creds": (4, None), "nats_ca": (4, None), "nats_replicas": (4, 0), "tools_only": (5, False),
     "host": (5, False), "nats_agents": (5, None), "nats_lease_ms": (5, 0), "view": (7, False),
+    "loop": (8, None),
 }
 
 
@@ -46,12 +47,14 @@ def make(kw: Dict[str, Any], on_event: Any) -> Tuple[_lib.Options, List[Any]]:
              (_lib.NOTES if kw["notes"] else 0) | (_lib.SCRIPT if kw["script"] else 0) |
              (0 if kw["clock"] else _lib.NO_CLOCK) | (_lib.TOOLS if kw["tools_only"] else 0) |
              (_lib.HOST if kw["host"] else 0) | (_lib.VIEW if kw["view"] else 0) | (_lib.OPTIONS_3 if api >= 3 else 0) |
-             (_lib.OPTIONS_4 if api >= 4 else 0) | (_lib.OPTIONS_5 if api >= 5 else 0))
+             (_lib.OPTIONS_4 if api >= 4 else 0) | (_lib.OPTIONS_5 if api >= 5 else 0) |
+             (_lib.OPTIONS_8 if api >= 8 else 0))
     opts = _lib.Options(
         flags=flags, chat=_b(kw["chat"]), model=_b(kw["model"]), provider=_b(kw["provider"]),
         base_url=_b(kw["base_url"]), allow_env=env, n_allow_env=n_env, program=_b(kw["program"]),
         allow_key_to=key_to, n_allow_key_to=n_key_to, llm_cache=_b(kw["llm_cache"]), cache_db=_b(kw["cache_db"]),
         on_event=on_event or _lib.EVENT_FN(), nats_url=_b(kw["nats_url"]), nats_creds=_b(kw["nats_creds"]),
         nats_ca=_b(kw["nats_ca"]), nats_replicas=int(kw["nats_replicas"]),
-        nats_agents=_b(_joined(kw["nats_agents"])), nats_lease_ms=int(kw["nats_lease_ms"]))
+        nats_agents=_b(_joined(kw["nats_agents"])), nats_lease_ms=int(kw["nats_lease_ms"]),
+        loop=kw["loop"]._h() if kw["loop"] is not None else None)  # an agora.Loop: its event_base
     return opts, keep

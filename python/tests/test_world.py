@@ -150,8 +150,26 @@ def test_answer_ask_human():
         assert results and "Porto" in json.dumps(results[0])
 
 
+def test_answer_an_approval():
+    """A tool declared "approve": true asks through the events Python pulls: allowed or denied by w.answer."""
+    world = ('{"name": "Ap", "agents": [{"name": "keeper", "provider": "script", "tools": [{"name": "save_context",'
+             ' "approve": true}], "replies": [{"tool": "save_context", "args": {"k": 1}}, "@human saved"]}]}')
+    for allow, result in ((True, {"ok": True, "version": 1}), (False, "denied: save_context needs the user's approval")):
+        with agora.World.open(world, save=False) as w:
+            w.publish("@keeper save it")
+            got = []
+            for ev in w.run():
+                got.append(ev)
+                if ev["type"] == "approval-request":
+                    assert ev["agent"] == "keeper" and ev["tool"] == "save_context" and ev["args"] == {"k": 1}
+                    w.answer(ev, allow)
+            done = [e["result"] for e in got if e.get("event") == "tool-result"]
+            assert len(done) == 1 and (done[0] == result if allow else done[0]["error"].startswith(result))
+            assert [e["text"] for e in got if e["type"] == "message"][-1] == "@human saved"
+
+
 def test_asyncio_consumer(relay, llm_server):
-    url = llm_server(("", 'reply="async reply" latency=50'))
+    url = llm_server(("", 'reply="async reply" latency=300'))
     os.environ["AGORA_TEST_KEY"] = "k"
 
     async def main():
@@ -172,7 +190,25 @@ def test_asyncio_consumer(relay, llm_server):
 
     got, ticks = asyncio.run(main())
     assert sorted(e["sender"] for e in got if e.get("text") == "async reply") == ["a0", "a1", "a2"]
-    assert ticks >= 3  # the asyncio loop kept running while the replies were awaited
+    assert ticks >= 3  # the asyncio loop ran on while the replies were awaited (300 ms: at 50, load 24 allowed 2)
+
+
+def test_asyncio_consumer_stops_when_only_an_answer_moves_the_world():
+    """As run(): a request nobody answers in the loop body ends the iteration (it waited forever)."""
+    world = ('{"name": "Ask", "agents": [{"name": "asker", "provider": "script", "tools": ["ask_human"],'
+             ' "replies": [{"tool": "ask_human", "args": {"question": "Which city?"}}, "Thanks, noted."]}]}')
+
+    async def main():
+        async def collect(w):
+            return [ev async for ev in w]
+        with agora.World.open(world, save=False) as w:
+            w.publish("@asker plan a trip")
+            first = await asyncio.wait_for(collect(w), 10)
+            asks = [e for e in first if e["type"] == "ask-human"]
+            assert len(asks) == 1
+            w.answer(asks[0], "Lisbon")  # later, outside the iteration
+            return [e["text"] for e in await asyncio.wait_for(collect(w), 10) if e["type"] == "message"]
+    assert asyncio.run(main()) == ["Thanks, noted."]
 
 
 def test_keyboard_interrupt_cancels_and_the_world_stays_usable(llm_server):
@@ -189,6 +225,27 @@ def test_keyboard_interrupt_cancels_and_the_world_stays_usable(llm_server):
         timer.join()
         assert time.monotonic() - start < 3  # cancelled, not waited for (the replies take 5 s)
         assert w.say("@a0 now")[0]["text"] == "quick"
+
+
+def test_keyboard_interrupt_during_async_for_cancels_too(llm_server):
+    """Ctrl-C under asyncio.run cancels the task iterating the world: the replies in flight are cancelled as
+    run()'s are (they went on before: the next say() got the old turns' 'late' after 5 s)."""
+    url = llm_server(("slow", "reply=late latency=5000"), ("", "reply=quick"))
+    os.environ["AGORA_TEST_KEY"] = "k"
+    with agora.World.open(openai_world(url, 2, "IntAsync"), save=False) as w:
+        w.publish("@a0 @a1 slow please")
+
+        async def consume():
+            async for _ in w:
+                pass
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        start = time.monotonic()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(consume())
+        timer.join()
+        assert w.thinking() == 0 and time.monotonic() - start < 3
+        assert [r["text"] for r in w.say("@a0 now")] == ["quick"]
 
 
 def test_200_agents_on_the_loopback_server(llm_server):
@@ -223,6 +280,23 @@ def test_help_is_readable():
     doc = agora.World.__doc__ + agora.World.open.__doc__ + agora.World.run.__doc__
     assert "Ctrl-C" in doc and "database" in doc
     assert agora.version() == agora.__version__
+    # help(agora.World) and the others: every public method and property the package defines says what it does
+    import inspect
+    import pydoc
+    bare = []
+    for cls in (agora.World, agora.Loop, agora.Database, agora.AgoraError):
+        assert cls.__module__ == "agora" or cls is agora.Loop or cls is agora.Database
+        assert "class " + cls.__name__ in pydoc.render_doc(cls, renderer=pydoc.plaintext)
+        for klass in cls.__mro__:
+            if klass.__module__.split(".")[0] != "agora":
+                continue
+            for name, obj in vars(klass).items():
+                public = not name.startswith("_") or name in ("__init__", "__enter__", "__iter__", "__aiter__")
+                if public and callable(getattr(obj, "__func__", obj)) or isinstance(obj, property):
+                    if public and not inspect.getdoc(obj):
+                        bare.append(f"{cls.__name__}.{name}")
+    assert not bare, bare
+    assert all(inspect.getdoc(getattr(agora, name)) for name in agora.__all__ if name != "API_VERSION")
 
 
 def test_lines_are_the_clis(tmp_path):
