@@ -553,8 +553,9 @@ AGORA_EXPORT int agora_agent_add_like(agora_world *w, const char *like, const ch
  *   once per process; MCP servers' children are watched by one SIGCHLD event, on the loop of a world that
  *   started one: worlds with MCP servers belong on one loop, opened outside its callbacks: starting the
  *   servers waits on the loop, so opening such a world while the loop runs (from any callback on it) is
- *   AGORA_ERR_STATE naming agora_options.loop, nothing started. (libevent's "reentrant invocation" warning,
- *   through its log callback, is how a running loop is told apart: it has no "is running" query.) */
+ *   AGORA_ERR_STATE naming agora_options.loop, nothing started, nothing printed (a loop made with
+ *   EVENT_BASE_FLAG_NO_CACHE_TIME is told apart by libevent's "reentrant invocation" warning instead, on
+ *   its log callback: libevent has no "is running" query, and such a loop keeps no cached time). */
 /* The loop w runs on: agora_options.loop, or the world's own (borrowed, alive until agora_world_close). */
 AGORA_EXPORT struct event_base *agora_world_loop(const agora_world *w);
 /* The world open on loop whose id (else display name) is id, or NULL: what a server of many worlds looks

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/loop_running.h"
 #include "mcp/child.h"
 #include "mcp/expand.h"
 #include "mcp/stdio.h"
@@ -228,12 +229,12 @@ static int start_all(world_mcp *m, const world_mcp_opts *o, ag_errmsg *em) {
 int world_mcp_start(world *w, const world_mcp_opts *o, ag_errmsg *em) {
   const world_spec *spec = world_time_spec(w);
   if (!spec->n_mcp || *world__mcp_slot(w)) return AG_OK;
-  /* Starting waits on the world's loop. libevent has no public "is it running" (and
-   * event_base_get_running_event crashes outside a callback): a turn that does not block answers -1 at
-   * once when the loop is running, i.e. the world is being opened from one of its callbacks. Refused
-   * before any server is spawned; when the loop is not running, the turn only runs what is ready, as the
-   * wait below would have. */
-  if (event_base_loop(world_base(w), EVLOOP_NONBLOCK) < 0)
+  /* Starting waits on the world's loop, which cannot be run from one of its own callbacks (the world
+   * opened from one): refused before any server is spawned. ag_loop_running asks without running the
+   * loop (a nested run is refused with a warning on stderr, and the library prints nothing); the turn
+   * that does not block stays as the guard for a loop that keeps no cached time, and when the loop is
+   * not running it only runs what is ready, as the wait below would have. */
+  if (ag_loop_running(world_base(w)) || event_base_loop(world_base(w), EVLOOP_NONBLOCK) < 0)
     return ag_fail(em, AG_ERR_STATE, "mcp_servers: the world's loop is running (the world is opened from a "
                    "callback on it), and starting MCP servers waits on that loop: open a world with mcp_servers "
                    "before running the loop or outside its callbacks");
@@ -303,7 +304,7 @@ void world_mcp_stop(world *w, long ms) {
     m->servers[i].c = NULL;
   }
   struct event_base *base = world_base(w);
-  int expired = 0, refused = 0;
+  int expired = 0, refused = ag_loop_running(base); /* asked first: a nested run would warn on stderr */
   struct event *t = evtimer_new(base, on_deadline, &expired);
   struct timeval tv = {ms / 2000, (ms / 2 % 1000) * 1000};
   if (t) evtimer_add(t, &tv);
