@@ -9,6 +9,7 @@
 #include "support/mcp_fault.h"
 #include "support/stderr_catch.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -67,10 +68,9 @@ static int children(void) {
   return n;
 }
 
-static long now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+static int no_child(void *arg) {
+  (void)arg;
+  return children() == 0;
 }
 
 /* What a callback of the program's did, and saw, on its loop. */
@@ -167,7 +167,7 @@ static void close_from_a_callback(void) {
   char *err = dispatch_quietly(L);
   CHECK_STR(err, "");
   free(err);
-  fprintf(stderr, "  close in the callback: %ld ms (%d child right after); reaped %ld ms after the dispatch began\n",
+  fprintf(stderr, "  close in the callback: %ld ms (%d child right after); reaped %lld ms after the dispatch began\n",
           c.took_ms, c.children, now_ms() - t0);
   CHECK(c.w == NULL);
   CHECK_INT(children(), 0);
@@ -264,7 +264,7 @@ static void closing_one_keeps_the_others_server(void) {
   long t0 = now_ms();
   agora_world_close(a);
   a = NULL;
-  fprintf(stderr, "  closing one of two: %ld ms\n", now_ms() - t0);
+  fprintf(stderr, "  closing one of two: %lld ms\n", now_ms() - t0);
   CHECK_INT(children(), 1); /* b's server, not reaped: still running */
   agora_world_close(b);
   b = NULL;
@@ -276,11 +276,106 @@ done:
   event_base_free(L);
 }
 
+/* A world of the tool agent's on loop L named name: its agent calls fake.echo with text name, then says
+ * done; *seen counts the tool results that carry the echo. */
+typedef struct tooled {
+  const char *name;
+  int seen;
+} tooled;
+
+static void count_echo(const agora_event *ev, void *ctx) {
+  tooled *t = ctx;
+  const char *json = agora_event_json(ev);
+  char want[64];
+  snprintf(want, sizeof want, "echo: %s pid", t->name);
+  if (agora_event_type(ev) == AGORA_EVENT_WORLD && json && strstr(json, want)) t->seen++;
+}
+
+static int open_calling(struct event_base *L, tooled *t, agora_world **w) {
+  char json[2048];
+  snprintf(json, sizeof json, "{\"name\": \"%s\", \"mcp_servers\": {\"fake\": {\"command\": \"node\", \"args\":"
+           " [\"%s\", \"ok\"]}}, \"agents\": [{\"name\": \"t\", \"provider\": \"script\", \"tools\": [\"fake.echo\"],"
+           " \"replies\": [{\"tool\": \"echo\", \"args\": {\"text\": \"%s\"}}, \"done\"]}]}",
+           t->name, unit_src_path("tests/mcp/fake_server.js"), t->name);
+  agora_options o = {.flags = AGORA_NO_SAVE | AGORA_OPTIONS_3 | AGORA_OPTIONS_8, .loop = L,
+                     .on_event = count_echo, .on_event_ctx = t};
+  int rc = agora_world_open(json, NULL, &o, w);
+  if (rc) fprintf(stderr, "agora_world_open %s: %s\n", t->name, agora_errmsg());
+  return rc;
+}
+
+/* Worlds with MCP servers on two loops: both servers start, both agents' tool calls are answered, and
+ * closing the second loop's world (its loop alone run) reaps its server at once, the first's going on;
+ * then the first's, no zombie left. Children used to be reaped by one SIGCHLD event on the loop that
+ * started the first server: the second loop's server stayed a zombie until that loop ran. */
+static void servers_on_two_loops(void) {
+  struct event_base *L1 = event_base_new(), *L2 = event_base_new();
+  tooled ta = {.name = "LoopOne"}, tb = {.name = "LoopTwo"};
+  agora_world *a = NULL, *b = NULL;
+  alarm(WATCHDOG_S);
+  CHECK_INT(open_calling(L1, &ta, &a), AGORA_OK);
+  CHECK_INT(open_calling(L2, &tb, &b), AGORA_OK);
+  if (!a || !b) goto done;
+  CHECK_INT(children(), 2);
+  CHECK_INT(agora_publish(a, "human", "@t go"), AGORA_OK);
+  CHECK_INT(agora_publish(b, "human", "@t go"), AGORA_OK);
+  CHECK_INT(agora_run_until_quiet(b), AGORA_OK);
+  CHECK_INT(agora_run_until_quiet(a), AGORA_OK);
+  CHECK_INT(ta.seen, 1);
+  CHECK_INT(tb.seen, 1);
+  long long t0 = now_ms();
+  agora_world_close(b);
+  b = NULL;
+  fprintf(stderr, "  closing the second loop's world: %lld ms\n", now_ms() - t0);
+  CHECK_INT(children(), 1); /* the second's server reaped (no zombie), the first's running */
+  agora_world_close(a);
+  a = NULL;
+  CHECK_INT(children(), 0);
+done:
+  agora_world_close(b);
+  agora_world_close(a);
+  alarm(0);
+  event_base_free(L2);
+  event_base_free(L1);
+}
+
+static void close_and_stop(evutil_socket_t fd, short what, void *arg) {
+  in_cb *c = arg;
+  close_in_callback(fd, what, arg);
+  event_base_loopbreak(c->L);
+}
+
+/* The program frees its loop right after closing a world with an MCP server from a callback on it (the
+ * close does not wait): the server is still ending, and nothing of it was on the loop. It is reaped all
+ * the same (no zombie), and a world with a server on a new loop later starts, stops and is reaped (the
+ * process-wide reaper was not left pointing into the freed loop). Under ASan, a use of the freed loop
+ * fails the test. */
+static void loop_freed_while_a_server_ends(void) {
+  struct event_base *L = event_base_new();
+  in_cb c = {.L = L};
+  alarm(WATCHDOG_S);
+  CHECK_INT(open_on(L, &c.w), AGORA_OK);
+  CHECK_INT(event_base_once(L, -1, EV_TIMEOUT, close_and_stop, &c, &(struct timeval){.tv_sec = 0}), 0);
+  CHECK_INT(event_base_dispatch(L), 0);
+  CHECK(c.w == NULL);
+  CHECK_INT(c.children, 1); /* still ending when the loop is freed */
+  event_base_free(L);
+  CHECK(wait_until(no_child, NULL, 3000));
+  struct event_base *L2 = event_base_new();
+  agora_world *w = NULL;
+  CHECK_INT(open_on(L2, &w), AGORA_OK);
+  CHECK_INT(children(), 1);
+  agora_world_close(w);
+  CHECK_INT(children(), 0);
+  event_base_free(L2);
+  alarm(0);
+}
+
 int main(int argc, char **argv) {
   signal(SIGALRM, on_watchdog);
   static const unit_test tests[] = {
     UNIT(open_from_a_callback), UNIT(close_from_a_callback), UNIT(close_from_a_run), UNIT(close_http_from_a_callback),
-    UNIT(closing_one_keeps_the_others_server),
+    UNIT(closing_one_keeps_the_others_server), UNIT(servers_on_two_loops), UNIT(loop_freed_while_a_server_ends),
   };
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }

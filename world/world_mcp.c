@@ -283,14 +283,14 @@ int world_mcp_restart(world *w, const char *name) {
   return AG_OK;
 }
 
-/* Whether something of the stopped servers is still going: a process not reaped, an HTTP DELETE. */
+/* Whether an HTTP server's session DELETE is still going (a stdio server's process is the reaper's). */
 static int stopping(world *w) {
 #ifdef WORLD_MCP_HTTP
-  if (net_fetch_live(llm_client_net(world_llm(w)))) return 1;
+  return net_fetch_live(llm_client_net(world_llm(w))) > 0;
 #else
   (void)w;
+  return 0;
 #endif
-  return mcp_child_released_count() > 0; /* not the other worlds' servers, which go on */
 }
 
 void world_mcp_stop(world *w, long ms) {
@@ -300,7 +300,7 @@ void world_mcp_stop(world *w, long ms) {
   agent_mcp_set none = {0};
   for (size_t i = 0; i < world_agent_count(w); i++) agent_set_mcp_tools(world_agent_at(w, i), &none);
   for (size_t i = 0; i < m->n; i++) {
-    mcp_client_free(m->servers[i].c); /* stdio: stdin closed; HTTP: the session DELETEd */
+    mcp_client_free(m->servers[i].c); /* stdio: stdin closed, the child the reaper's; HTTP: DELETE */
     m->servers[i].c = NULL;
   }
   struct event_base *base = world_base(w);
@@ -310,10 +310,11 @@ void world_mcp_stop(world *w, long ms) {
   if (t) evtimer_add(t, &tv);
   while (t && stopping(w) && !expired && !refused) refused = event_base_loop(base, EVLOOP_ONCE) < 0;
   if (t) event_free(t);
-  /* -1: the loop is running (the world is closed from a callback on it) and cannot be waited on here.
-   * Nothing is left to wait for that needs the world: each released child ends by itself as that loop
-   * goes on (stdin closed now, SIGTERM and SIGKILL by its own timer) and the SIGCHLD event reaps it. */
-  if (!refused) mcp_child_drain(base, ms / 2); /* SIGTERM now to what is left, SIGKILL at the end */
+  /* The loop is running (the world is closed from a callback on it): nothing is waited for. Nothing of
+   * the released children is on the loop: the process-wide reaper ends them (stdin closed now, SIGTERM
+   * and SIGKILL by its timers) and reaps them, even once the program has freed the loop. Otherwise they
+   * have half of ms to end by themselves, then SIGTERM, and SIGKILL at the end. */
+  if (!refused && !mcp_child_wait_released(ms / 2)) mcp_child_drain(ms / 2);
 }
 
 void world_mcp_free(world_mcp *m) {
