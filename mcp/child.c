@@ -43,7 +43,7 @@ static void on_exit_fd(evutil_socket_t fd, short what, void *arg) {
   child_free(c);
   atomic_fetch_sub(&g_held, 1);
   if (lingers) mcp_reaper_take(pid, -1, 0);
-  fn(ud, status);
+  if (fn) fn(ud, status);
 }
 
 static void child_exec(const mcp_spawn *sp) {
