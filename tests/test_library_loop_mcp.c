@@ -346,15 +346,21 @@ static void close_and_stop(evutil_socket_t fd, short what, void *arg) {
 }
 
 /* The program frees its loop right after closing a world with an MCP server from a callback on it (the
- * close does not wait): the server is still ending, and nothing of it was on the loop. It is reaped all
- * the same (no zombie), and a world with a server on a new loop later starts, stops and is reaped (the
- * process-wide reaper was not left pointing into the freed loop). Under ASan, a use of the freed loop
- * fails the test. */
+ * close does not wait): the server is still running (a shell around fake_server.js that lingers a second
+ * after its stdin closes), and nothing of it was on the loop. It gets its SIGTERM half a second later and
+ * is reaped all the same (no zombie), and a world with a server on a new loop then starts, stops and is
+ * reaped (the process-wide reaper was not left pointing into the freed loop). Under ASan, a use of the
+ * freed loop fails the test. */
 static void loop_freed_while_a_server_ends(void) {
   struct event_base *L = event_base_new();
   in_cb c = {.L = L};
   alarm(WATCHDOG_S);
-  CHECK_INT(open_on(L, &c.w), AGORA_OK);
+  char json[2048];
+  snprintf(json, sizeof json, "{\"name\": \"Slow\", \"mcp_servers\": {\"fake\": {\"command\": \"sh\", \"args\":"
+           " [\"-c\", \"node \\\"$0\\\" ok; sleep 1\", \"%s\"]}}, \"agents\": [{\"name\": \"t\", \"provider\":"
+           " \"script\", \"tools\": [\"fake.echo\"]}]}", unit_src_path("tests/mcp/fake_server.js"));
+  agora_options o = {.flags = AGORA_NO_SAVE | AGORA_OPTIONS_3 | AGORA_OPTIONS_8, .loop = L};
+  CHECK_INT(agora_world_open(json, NULL, &o, &c.w), AGORA_OK);
   CHECK_INT(event_base_once(L, -1, EV_TIMEOUT, close_and_stop, &c, &(struct timeval){.tv_sec = 0}), 0);
   CHECK_INT(event_base_dispatch(L), 0);
   CHECK(c.w == NULL);
