@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mcp/reaper.h"
@@ -81,7 +82,11 @@ int mcp_child_spawn(struct event_base *base, const mcp_spawn *sp, mcp_child_exit
       event_add(c->watch, NULL)) {
     rc = ag_fail(em, AG_ERR_IO, "cannot watch %s (pid %d): %s", sp->path, (int)pid,
                  c->pidfd < 0 ? strerror(errno) : "cannot add its event");
-    mcp_reaper_take(pid, c->pidfd, 0); /* ended and reaped at once */
+    if (c->pidfd >= 0) mcp_reaper_take(pid, c->pidfd, 0); /* ended and reaped at once */
+    else {
+      kill(-pid, SIGKILL); /* no pidfd to hand over: ended and reaped here */
+      while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+    }
     c->pidfd = -1;
     goto fail;
   }
