@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
   bench_row("wall time of 1,000 concurrent calls", "ms", wall, runs);
   if (b.errors) fprintf(stderr, "bench_mcp: %d error results\n", b.errors);
   mcp_client_free(b.c);
-  mcp_child_drain(b.base, 3000);
+  mcp_child_drain(3000);
   event_base_free(b.base);
   free(own), free(rtt), free(wall), free(own_c);
   return b.errors ? 1 : 0;

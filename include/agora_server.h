@@ -27,17 +27,20 @@ extern "C" {
  *   the loop (from a callback of a world on it, or during a close). From a callback of the program's own
  *   events while it runs the loop, call no run function (libevent runs a loop once at a time);
  *   agora_publish, the chat calls and API 6's changes are fine anywhere on the thread. A close there does
- *   not wait: replies in flight are cancelled, and MCP servers are told to end (stdin closed, SIGTERM and
- *   SIGKILL by timers on the loop) and reaped as the loop goes on: run it on until then (2 s at most)
- *   before freeing it.
+ *   not wait: replies in flight are cancelled, and MCP servers are told to end (stdin closed) and handed
+ *   to the library's process-wide reaper (a thread of its own: SIGTERM after 0.5 s, SIGKILL 0.5 s later,
+ *   reaped), so nothing of theirs stays on the loop: the program may free the loop as soon as the close
+ *   returns.
  * - Worlds of one loop on the same db_dir share one database handle (a process opens a database once); a
  *   world is open once per loop (AGORA_ERR_EXISTS for a second world of its id). Not with nats_url
  *   (AGORA_ERR_INVALID: a world on NATS runs on its own loop). libcurl and the NATS client are started
- *   once per process; MCP servers' children are watched by one SIGCHLD event, on the loop of a world that
- *   started one: worlds with MCP servers belong on one loop, opened outside its callbacks: starting the
+ *   once per process; MCP servers' children are watched by their pidfds (no SIGCHLD is taken from the
+ *   program), so worlds with MCP servers may be on any number of loops. They are opened outside the
+ *   loop's callbacks: starting the
  *   servers waits on the loop, so opening such a world while the loop runs (from any callback on it) is
- *   AGORA_ERR_STATE naming agora_options.loop, nothing started. (libevent's "reentrant invocation" warning,
- *   through its log callback, is how a running loop is told apart: it has no "is running" query.) */
+ *   AGORA_ERR_STATE naming agora_options.loop, nothing started, nothing printed (a loop made with
+ *   EVENT_BASE_FLAG_NO_CACHE_TIME is told apart by libevent's "reentrant invocation" warning instead, on
+ *   its log callback: libevent has no "is running" query, and such a loop keeps no cached time). */
 /* The loop w runs on: agora_options.loop, or the world's own (borrowed, alive until agora_world_close). */
 AGORA_EXPORT struct event_base *agora_world_loop(const agora_world *w);
 /* The world open on loop whose id (else display name) is id, or NULL: what a server of many worlds looks

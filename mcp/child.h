@@ -1,7 +1,8 @@
 /* MCP server processes: spawning one (its own process group, so the console's Ctrl-C does not reach
- * it), reaping every child from the libevent loop (SIGCHLD + waitpid WNOHANG, never a blocking wait),
- * and stopping one its owner let go of: SIGTERM after a grace period, SIGKILL after another. The table
- * of children is process-wide, as SIGCHLD is. */
+ * it), watching it from its owner's libevent loop (its pidfd, never a blocking wait, no SIGCHLD: any
+ * number of loops may have children), and handing one its owner let go of to the process-wide reaper
+ * (mcp/reaper.h), which stops it (SIGTERM after a grace period, SIGKILL after another) and reaps it on
+ * a thread of its own, so that nothing of it stays on the owner's loop. */
 #ifndef AG_MCP_CHILD_H
 #define AG_MCP_CHILD_H
 
@@ -14,7 +15,8 @@ struct event_base;
 
 typedef struct mcp_child mcp_child;
 
-/* The child exited (status as from waitpid); runs from the loop, once, unless released before. */
+/* The child exited (status as from waitpid); runs from the owner's loop, once, unless released before;
+ * the record is freed by then. */
 typedef void (*mcp_child_exit_fn)(void *ud, int status);
 
 /* What to run. Everything borrowed for the call. fd_in/fd_out/fd_err become the child's 0/1/2. */
@@ -30,16 +32,20 @@ int mcp_child_spawn(struct event_base *base, const mcp_spawn *sp, mcp_child_exit
                     mcp_child **out, ag_errmsg *em);
 pid_t mcp_child_pid(const mcp_child *c);
 /* The owner lets go (no callback afterwards; its stdin should be closed already, which asks an MCP
- * server to end): SIGTERM after grace_ms, SIGKILL grace_ms later; the record frees itself when reaped. */
+ * server to end): c is freed and nothing of it stays on the loop; the reaper sends SIGTERM after
+ * grace_ms, SIGKILL grace_ms later, and reaps it. From the owner's loop's thread. */
 void mcp_child_release(mcp_child *c, long grace_ms);
-/* Children spawned and not reaped yet. */
+/* Children spawned and not reaped yet (held or released, on every loop). */
 size_t mcp_child_count(void);
 /* Of those, the ones released (their owner let go): what a stop waits for. */
 size_t mcp_child_released_count(void);
-/* Runs the loop until every released child is reaped; after ms, SIGKILLs what is left of them (and still
- * reaps it). Children still held by their owner (another world's servers on the loop) are left alone.
- * From a callback of the running loop (which cannot be run again) it only sends the SIGTERMs. */
-void mcp_child_drain(struct event_base *base, long ms);
+/* Waits up to ms until every released child has ended by itself and is reaped; 1 when none is left.
+ * Blocks the calling thread (not a loop: the reaper needs none). */
+int mcp_child_wait_released(long ms);
+/* SIGTERM now to each released child not signalled yet, SIGKILL to what is left of them after ms, and
+ * waits until they are reaped (ms and a second at most). Children still held by their owner (another
+ * world's servers) are left alone. Blocks the calling thread. */
+void mcp_child_drain(long ms);
 
 /* Resolves a command as execvp would (a name with no '/' is looked up in PATH): *out is new (caller
  * frees). AG_ERR_NOT_FOUND when there is no such executable. */

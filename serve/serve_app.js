@@ -18,7 +18,7 @@ const $ = (id) => document.getElementById(id);
 // address asked for, until a view has tried to open it.
 const st = { world: null, chat: null, agents: [], first: 0, tail: null, liveMax: 0, bySeq: new Map(), live: new Map(),
              stream: null, lastId: null, loading: false, gen: 0, opening: 0, want: null, steps: new Set(), tokens: new Map(),
-             refresh: null, memOpen: new Set(), memories: new Map() };
+             refresh: null, memOpen: new Set(), memories: new Map(), drafts: new Map() };
 
 // ---- the API, with the token when the server needs one ----
 function token() { return sessionStorage.getItem("agora-token"); }
@@ -207,20 +207,27 @@ function scheduleRefresh() {
 }
 
 // ---- approvals ----
+// An answer typed into an ask_human card and not sent yet, per world and request id: the card goes when
+// the person switches worlds and is drawn again on the way back, with the draft.
+function draftKey(id) { return st.world + "\n" + id; }
 function showApproval(a) {
   if (document.querySelector('.approval[data-id="' + a.id + '"]')) return;
   const d = document.createElement("div");
   d.className = "approval";
   d.dataset.id = a.id;
+  d.dataset.world = st.world;
   const what = document.createElement("div");
   if (a.question) what.textContent = a.agent + " asks: " + a.question;
   else { what.textContent = a.agent + " wants to call " + a.tool + " "; const c = document.createElement("code");
          c.textContent = JSON.stringify(a.args); what.append(c); }
   d.append(what);
+  const key = draftKey(a.id);
   const answer = (allow, text) => api("POST", "/api/approvals/" + a.id, text === undefined ? { allow } : { allow, answer: text })
-    .then(() => d.remove(), () => d.remove());
+    .then(() => { st.drafts.delete(key); d.remove(); }, () => d.remove());
   if (a.question) {
     const inp = document.createElement("input"); inp.className = "answer";
+    inp.value = st.drafts.get(key) || "";
+    inp.addEventListener("input", () => st.drafts.set(key, inp.value));
     const b = document.createElement("button"); b.className = "approve"; b.textContent = "Answer";
     b.onclick = () => answer(true, inp.value);
     d.append(inp, b);
@@ -232,13 +239,22 @@ function showApproval(a) {
   }
   $("approvals").append(d);
 }
-function endApproval(id) { const d = document.querySelector('.approval[data-id="' + id + '"]'); if (d) d.remove(); }
+function endApproval(id) {
+  st.drafts.delete(draftKey(id));
+  const d = document.querySelector('.approval[data-id="' + id + '"]');
+  if (d) d.remove();
+}
 // The pending requests as a re-read of the world lists them. A card still pending is kept as it is, not
 // drawn again: an answer (or any input of the card) half typed keeps its text, focus and caret. A card
-// goes only when its request is no longer pending (answered or withdrawn); ids are never reused.
+// goes only when its request is no longer pending (answered or withdrawn); ids are never reused. The
+// cards of another world (the one just left) go, their drafts kept (st.drafts); this world's drafts of
+// requests no longer pending are dropped.
 function syncApprovals(list) {
   const pending = new Set(list.map((a) => String(a.id)));
-  for (const d of [...$("approvals").children]) if (!pending.has(d.dataset.id)) d.remove();
+  for (const d of [...$("approvals").children])
+    if (d.dataset.world !== st.world || !pending.has(d.dataset.id)) d.remove();
+  const mine = st.world + "\n";
+  for (const k of [...st.drafts.keys()]) if (k.startsWith(mine) && !pending.has(k.slice(mine.length))) st.drafts.delete(k);
   list.forEach(showApproval);
 }
 

@@ -5,7 +5,8 @@ const { clickNow } = require(__dirname + "/support/browser.js");
 
 // An ask_human question half answered when the page reads its chat again (openCurrent, as after a chat
 // event, a resync or a link): the box keeps the text, the focus and the caret, typing goes on where it
-// was, and the agent gets exactly what was typed.
+// was; the person switches to another world and back: the box holds the text still; and the agent gets
+// exactly what was typed.
 async function askKeepsTyping(page, T, step) {
   step("an answer being typed outlives a re-read of the chat");
   await page.type("#input", "@asker where does it go?");
@@ -25,6 +26,14 @@ async function askKeepsTyping(page, T, step) {
   await page.keyboard.type("top ");
   const typed = await page.$eval(".approval input.answer", (i) => i.value);
   if (typed !== "the top shelf") throw new Error("typing after the re-read gave '" + typed + "'");
+  // To another world (its cards only: this one goes) and back: the draft is this world's, kept by id.
+  await clickNow(page, '#worlds li[data-id="aardvark"]', T);
+  await page.waitForFunction(() => document.querySelector("#worlds li.on")?.dataset.id === "aardvark" &&
+    st.world === "aardvark" && !document.querySelector(".approval"), T);
+  await clickNow(page, '#worlds li[data-id="browser"]', T);
+  await page.waitForSelector(".approval input.answer", T);
+  const back = await page.$eval(".approval input.answer", (i) => i.value);
+  if (back !== "the top shelf") throw new Error("back from another world the box holds '" + back + "' (was 'the top shelf')");
   await clickNow(page, ".approval:has(input.answer) button.approve", T);
   await page.waitForFunction(() => !document.querySelector(".approval"), T);
   // the stored step (written with the turn's state, maybe after its reply shows): what ask_human returned

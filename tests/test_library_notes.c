@@ -5,6 +5,7 @@
 #include "agora.h"
 #include "support/nats_peer.h"
 #include "support/nats_proc.h"
+#include "support/stderr_catch.h"
 #include "support/unit.h"
 
 #include <fcntl.h>
@@ -16,41 +17,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* stderr caught in DB/stderr.txt while opening a world: start, then the opens, then caught_end. */
-typedef struct caught {
-  char path[512];
-  int saved, fd;
-} caught;
-
-static void caught_start(caught *c, const char *db) {
-  snprintf(c->path, sizeof c->path, "%s/stderr.txt", db);
-  fflush(stderr);
-  c->saved = dup(2);
-  c->fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  dup2(c->fd, 2);
-}
-
-/* What went to stderr (caller frees); stderr is back. */
-static char *caught_end(caught *c) {
-  fflush(stderr);
-  dup2(c->saved, 2);
-  close(c->saved), close(c->fd);
-  return unit_read_file(c->path);
-}
-
 /* Opens the world "Same" in db twice, its agent changed the second time (the stored world is replaced:
  * a note), with options o and stderr caught in a file; both opens must succeed. What went to stderr
  * (caller frees). */
 static char *stderr_of_replacing(const char *db, const agora_options *o) {
-  caught c;
-  caught_start(&c, db);
+  stderr_catch c;
+  stderr_catch_start(&c, db);
   agora_world *w = NULL;
   int a = agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"a\", \"provider\": \"script\"}]}", db,
                            o, &w);
   agora_world_close(w);
   int b = agora_world_open("{\"name\": \"Same\", \"agents\": [{\"name\": \"b\", \"replies\": [\"x\"]}]}", db, o, &w);
   agora_world_close(w);
-  char *err = caught_end(&c);
+  char *err = stderr_catch_end(&c);
   CHECK_INT(a, AGORA_OK); /* checked once stderr is back, so that a failure shows */
   CHECK_INT(b, AGORA_OK);
   return err;
@@ -77,12 +56,12 @@ static char *stderr_of_stored_key(const char *db, int flags) {
                              " \"model\": \"m\", \"base_url\": \"http://127.0.0.1:9/v1\","
                              " \"api_key_env\": \"AGORA_TEST_KEY\"}]}", db, NULL, &w), AGORA_OK);
   agora_world_close(w);
-  caught c;
-  caught_start(&c, db);
+  stderr_catch c;
+  stderr_catch_start(&c, db);
   w = NULL;
   int rc = agora_world_open("keyed", db, &(agora_options){.flags = AGORA_FROM_STORE | flags}, &w);
   agora_world_close(w);
-  char *err = caught_end(&c);
+  char *err = stderr_catch_end(&c);
   if (rc) fprintf(stderr, "%s\n", agora_errmsg());
   CHECK_INT(rc, AGORA_OK);
   return err;
@@ -119,13 +98,13 @@ static const char libnotes[] = "{\"name\": \"libnotes\", \"agents\": [{\"name\":
  * the open catches up with the world's stream, so a record there that is not Agora's is refused (a cluster
  * notice) before it returns. What went to stderr (caller frees). */
 static char *stderr_of_nats_open(const char *dir, const char *url, unsigned flags) {
-  caught c;
-  caught_start(&c, dir);
+  stderr_catch c;
+  stderr_catch_start(&c, dir);
   agora_world *w = NULL;
   agora_options o = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_NO_SAVE | flags, .nats_url = url};
   int rc = agora_world_open(libnotes, NULL, &o, &w);
   agora_world_close(w);
-  char *err = caught_end(&c);
+  char *err = stderr_catch_end(&c);
   if (rc) fprintf(stderr, "%s\n", agora_errmsg());
   CHECK_INT(rc, AGORA_OK);
   return err;
@@ -159,13 +138,13 @@ static void cluster_notices_only_when_asked(void) {
 /* Opens the world "libnotes" on the NATS server at url with flags (AGORA_VIEW or AGORA_HOST) on database
  * db, stderr caught in a file, and closes it. What went to stderr (caller frees). */
 static char *stderr_of_nats_join(const char *url, const char *db, unsigned flags) {
-  caught c;
-  caught_start(&c, db);
+  stderr_catch c;
+  stderr_catch_start(&c, db);
   agora_world *w = NULL;
   agora_options o = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_OPTIONS_5 | flags, .nats_url = url};
   int rc = agora_world_open(libnotes, db, &o, &w);
   agora_world_close(w);
-  char *err = caught_end(&c);
+  char *err = stderr_catch_end(&c);
   if (rc) fprintf(stderr, "(the open: %s)\n", agora_errmsg()); /* the line is said before it fails, if it does */
   return err;
 }

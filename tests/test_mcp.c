@@ -106,7 +106,7 @@ static void server_open(server *s, const char *command, const char *a1, const ch
 
 static void server_close(server *s) {
   mcp_client_free(s->c);
-  mcp_child_drain(s->base, 3000);
+  mcp_child_drain(3000);
   CHECK_INT(mcp_child_count(), 0);
   event_base_free(s->base);
 }
@@ -516,7 +516,7 @@ static void server_group_ends_with_its_leader(void) {
   mcp_child_release(child, 5000);
   /* As world_mcp_stop does: the loop runs until the leader is reaped, then the drain. */
   for (int i = 0; i < 500 && mcp_child_count() > 0; i++) event_base_loop(base, EVLOOP_ONCE);
-  mcp_child_drain(base, 3000);
+  mcp_child_drain(3000);
   CHECK_INT(mcp_child_count(), 0);
   CHECK(ends_within(base, pid, 3000));
   if (!process_ended(pid)) kill((pid_t)pid, SIGKILL);
@@ -526,7 +526,7 @@ static void server_group_ends_with_its_leader(void) {
   CHECK(ends_within(base, pid, 3000));
   if (!process_ended(pid)) kill((pid_t)pid, SIGKILL);
   close(in_w);
-  mcp_child_drain(base, 3000);
+  mcp_child_drain(3000);
   CHECK_INT(mcp_child_count(), 0);
   event_base_free(base);
 }

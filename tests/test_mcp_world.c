@@ -415,7 +415,7 @@ static void cancel_tells_the_server(void) {
   CHECK(got && strstr(got, "cancelled 3 cancelled by the user"));
   free(got);
   world_free(w);
-  mcp_child_drain(base, 3000);
+  mcp_child_drain(3000);
   CHECK_INT(mcp_child_count(), 0);
   event_base_free(base);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/loop_running.h"
 #include "mcp/child.h"
 #include "mcp/expand.h"
 #include "mcp/stdio.h"
@@ -228,12 +229,12 @@ static int start_all(world_mcp *m, const world_mcp_opts *o, ag_errmsg *em) {
 int world_mcp_start(world *w, const world_mcp_opts *o, ag_errmsg *em) {
   const world_spec *spec = world_time_spec(w);
   if (!spec->n_mcp || *world__mcp_slot(w)) return AG_OK;
-  /* Starting waits on the world's loop. libevent has no public "is it running" (and
-   * event_base_get_running_event crashes outside a callback): a turn that does not block answers -1 at
-   * once when the loop is running, i.e. the world is being opened from one of its callbacks. Refused
-   * before any server is spawned; when the loop is not running, the turn only runs what is ready, as the
-   * wait below would have. */
-  if (event_base_loop(world_base(w), EVLOOP_NONBLOCK) < 0)
+  /* Starting waits on the world's loop, which cannot be run from one of its own callbacks (the world
+   * opened from one): refused before any server is spawned. ag_loop_running asks without running the
+   * loop (a nested run is refused with a warning on stderr, and the library prints nothing); the turn
+   * that does not block stays as the guard for a loop that keeps no cached time, and when the loop is
+   * not running it only runs what is ready, as the wait below would have. */
+  if (ag_loop_running(world_base(w)) || event_base_loop(world_base(w), EVLOOP_NONBLOCK) < 0)
     return ag_fail(em, AG_ERR_STATE, "mcp_servers: the world's loop is running (the world is opened from a "
                    "callback on it), and starting MCP servers waits on that loop: open a world with mcp_servers "
                    "before running the loop or outside its callbacks");
@@ -282,14 +283,14 @@ int world_mcp_restart(world *w, const char *name) {
   return AG_OK;
 }
 
-/* Whether something of the stopped servers is still going: a process not reaped, an HTTP DELETE. */
+/* Whether an HTTP server's session DELETE is still going (a stdio server's process is the reaper's). */
 static int stopping(world *w) {
 #ifdef WORLD_MCP_HTTP
-  if (net_fetch_live(llm_client_net(world_llm(w)))) return 1;
+  return net_fetch_live(llm_client_net(world_llm(w))) > 0;
 #else
   (void)w;
+  return 0;
 #endif
-  return mcp_child_released_count() > 0; /* not the other worlds' servers, which go on */
 }
 
 int world_mcp_ending(world *w) { return *world__mcp_slot(w) && stopping(w); }
@@ -301,7 +302,7 @@ void world_mcp_release(world *w) {
   agent_mcp_set none = {0};
   for (size_t i = 0; i < world_agent_count(w); i++) agent_set_mcp_tools(world_agent_at(w, i), &none);
   for (size_t i = 0; i < m->n; i++) {
-    mcp_client_free(m->servers[i].c); /* stdio: stdin closed; HTTP: the session DELETEd */
+    mcp_client_free(m->servers[i].c); /* stdio: stdin closed, the child the reaper's; HTTP: DELETE */
     m->servers[i].c = NULL;
   }
 }
@@ -310,16 +311,17 @@ void world_mcp_stop(world *w, long ms) {
   if (!*world__mcp_slot(w)) return;
   world_mcp_release(w);
   struct event_base *base = world_base(w);
-  int expired = 0, refused = 0;
+  int expired = 0, refused = ag_loop_running(base); /* asked first: a nested run would warn on stderr */
   struct event *t = evtimer_new(base, on_deadline, &expired);
   struct timeval tv = {ms / 2000, (ms / 2 % 1000) * 1000};
   if (t) evtimer_add(t, &tv);
   while (t && stopping(w) && !expired && !refused) refused = event_base_loop(base, EVLOOP_ONCE) < 0;
   if (t) event_free(t);
-  /* -1: the loop is running (the world is closed from a callback on it) and cannot be waited on here.
-   * Nothing is left to wait for that needs the world: each released child ends by itself as that loop
-   * goes on (stdin closed now, SIGTERM and SIGKILL by its own timer) and the SIGCHLD event reaps it. */
-  if (!refused) mcp_child_drain(base, ms / 2); /* SIGTERM now to what is left, SIGKILL at the end */
+  /* The loop is running (the world is closed from a callback on it): nothing is waited for. Nothing of
+   * the released children is on the loop: the process-wide reaper ends them (stdin closed now, SIGTERM
+   * and SIGKILL by its timers) and reaps them, even once the program has freed the loop. Otherwise they
+   * have half of ms to end by themselves, then SIGTERM, and SIGKILL at the end. */
+  if (!refused && !mcp_child_wait_released(ms / 2)) mcp_child_drain(ms / 2);
 }
 
 void world_mcp_free(world_mcp *m) {
