@@ -247,9 +247,13 @@ static char *crash_world(const char *file, int n, const char *prefix) {
 }
 
 /* A fresh database db whose current chat had all n replies in flight when its process was SIGKILLed
- * (once the server had seen the n requests); the server answers at once from then on. */
+ * (once the server had seen the n requests, and none from an earlier step); the server answers at once
+ * from then on. */
 static void crash(const char *w, const char *db, size_t n) {
   unit_rmrf(db);
+  /* No request of an earlier step may still be on its way in: recorded after the reset, it would count
+   * as this run's, which would then be killed before it had sent (or stored) anything. */
+  CHECK(llm_server_wait_closed(srv, 10000));
   llm_server_reset(srv);
   llm_server_rule(srv, "", "stall=1");
   tty t;
@@ -259,6 +263,11 @@ static void crash(const char *w, const char *db, size_t n) {
   kill(t.pid, SIGKILL);
   CHECK_INT(tty_exit(&t), 128 + SIGKILL);
   tty_close(&t);
+  /* The crashed chat is never found empty: its message was stored before any request went out. */
+  proc_result r;
+  agora(&r, NULL, (const char *[]){"chats", "list", "--json", "--db", db, NULL});
+  if (!contains(r.out, "\"message_count\":1,")) unit_fail_(__FILE__, __LINE__, "chats after the crash: %s", r.out);
+  proc_result_free(&r);
   llm_server_reset(srv);
   llm_server_rule(srv, "", "reply=\"@human here\"");
 }
@@ -292,6 +301,7 @@ static void resumed_replies_said(void) {
   CHECK_INT(tty_start(&t, tmp, (const char *[]){"console", w, "--db", db, NULL}, NULL), 0);
   CHECK(tty_expect(&t, "-- chat-resumed: id="));
   CHECK(tty_expect(&t, "-- resumed 3 replies in flight at the crash (a1, a2, a3)"));
+  CHECK(tty_expect_count(&t, ": @human here\n", 3)); /* re-run, not cancelled by the quit */
   tty_send(&t, "\004");
   CHECK_INT(tty_exit(&t), 0);
   tty_close(&t);

@@ -228,6 +228,9 @@ static void conn_free(conn *c) {
   else s->conns = c->next;
   if (c->next) c->next->prev = c->prev;
   free(c);
+  pthread_mutex_lock(&s->mu);
+  s->closed++;
+  pthread_mutex_unlock(&s->mu);
 }
 
 static void conn_reset(conn *c) {
@@ -553,5 +556,16 @@ size_t llm_server_requests_with(llm_server *s, const char *path_part, const char
 size_t llm_server_stalls(llm_server *s) { return loopback_count(&s->mu, &s->stalls); }
 
 size_t llm_server_connections(llm_server *s) { return loopback_count(&s->mu, &s->accepted); }
+
+size_t llm_server_open_connections(llm_server *s) {
+  pthread_mutex_lock(&s->mu);
+  size_t n = s->accepted - s->closed;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}
+
+static int no_connection(void *s) { return llm_server_open_connections(s) == 0; }
+
+int llm_server_wait_closed(llm_server *s, long ms) { return wait_until(no_connection, s, ms); }
 
 size_t llm_server_peak_concurrency(llm_server *s) { return loopback_count(&s->mu, &s->peak); }

@@ -144,6 +144,12 @@ size_t llm_server_requests_with(llm_server *s, const char *path_part, const char
 size_t llm_server_stalls(llm_server *s);
 /* Connections accepted so far (connection reuse shows as fewer connections than requests). */
 size_t llm_server_connections(llm_server *s);
+/* Connections open now. A client that ended has its connections closed only once the server has read
+ * what it sent (the end of a stream comes after its data), so llm_server_wait_closed, polling until none
+ * is open (or the deadline of wait_budget_ms(ms)), makes sure no request of an earlier process is still
+ * on its way in, to be recorded after an llm_server_reset as the next one's. Whether none was left. */
+size_t llm_server_open_connections(llm_server *s);
+int llm_server_wait_closed(llm_server *s, long ms);
 /* The most requests the server was answering at once since it started or was last reset (a request
  * counts from its arrival until the last byte of its response is written): what a client's
  * max_concurrency must keep to. */

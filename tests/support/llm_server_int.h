@@ -74,6 +74,7 @@ struct llm_server {
   size_t n_reqs, cap_reqs;
   int record;
   size_t accepted;
+  size_t closed; /* connections freed: accepted - closed are open */
   size_t stalls; /* streams stalled with their bytes sent */
   unsigned seed; /* error_pct / stall_pct draws, under mu: the same sequence every run */
   /* Enforced rate limits (llm_server_set_limits), under mu: the accepted requests of the last window. */

@@ -114,18 +114,24 @@ int tty_send_expect(tty *t, const char *s, const char *needle) {
   return tty_expect(t, needle);
 }
 
-int tty_expect(tty *t, const char *needle) {
+int tty_expect(tty *t, const char *needle) { return tty_expect_count(t, needle, 1); }
+
+int tty_expect_count(tty *t, const char *needle, size_t n) {
   long long end = tty_now_ms() + wait_budget_ms(WAIT_MS);
+  size_t len = strlen(needle), found = 0;
   for (;;) {
-    char *hit = strstr(t->text + t->seen, needle);
-    if (hit) {
-      t->seen = (size_t)(hit - t->text) + strlen(needle);
+    const char *after = t->text + t->seen, *hit;
+    for (found = 0; found < n && (hit = strstr(after, needle)); found++) after = hit + len;
+    if (found == n) {
+      t->seen = (size_t)(after - t->text);
       return 1;
     }
     long long left = end - tty_now_ms();
     if (left <= 0 || !tty_pump(t, (int)(left > 100 ? 100 : left))) break;
   }
-  fprintf(stderr, "  expected \"%s\" after:\n----\n%s\n----\n", needle, t->text + t->seen);
+  if (n == 1) fprintf(stderr, "  expected \"%s\" after:\n----\n%s\n----\n", needle, t->text + t->seen);
+  else fprintf(stderr, "  expected \"%s\" %zu times (saw %zu) after:\n----\n%s\n----\n", needle, n, found,
+               t->text + t->seen);
   return 0;
 }
 

@@ -32,6 +32,9 @@ int tty_pump(tty *t, int ms);
 /* Waits (up to WAIT_MS) until needle shows after what earlier expectations matched; 1 when it did, else
  * prints what came and returns 0. */
 int tty_expect(tty *t, const char *needle);
+/* The same until needle has shown n times after it, in any order with other text (the replies of agents
+ * answering at once); what is looked at next starts after the n-th. */
+int tty_expect_count(tty *t, const char *needle, size_t n);
 /* Types s into the terminal. */
 void tty_send(tty *t, const char *s);
 /* Types s, then waits as tty_expect does until needle shows: one step of a conversation. 1 when it did. */
