@@ -1,5 +1,5 @@
 /* libagora: several worlds on one loop (API version 8), and what a server of them needs beyond that (API
- * version 10), as `agora serve` uses it (include "agora.h": it includes this file, which is not meant to be included on its own).
+ * versions 10 and 12), as `agora serve` uses it (include "agora.h": it includes this file, which is not meant to be included on its own).
  * The rules of agora.h hold: ownership, threads and error codes as there, and every call here is made on
  * the thread of the loop ("Several worlds on one loop", below). */
 #ifndef AGORA_SERVER_H
@@ -157,6 +157,23 @@ AGORA_EXPORT int agora_db_counts(agora_db *db, char **json);
  * database the loop's worlds share (agora_loop_db) is switched to it when the first world that asks is
  * opened, and stays so until it closes; agora_loop_db shares it as it is. agora_world_close_later waits
  * for the world's commits to be synced; the database's close (with its last user) syncs what is left. */
+
+/* ---- A world's MCP servers over a door (API version 12) ----
+ * What `agora serve`'s GET /api/worlds/{id}/mcp and POST …/mcp/{server}/restart answer, on the same code.
+ * Only a world opened from a file or world JSON starts its servers (a stored world, AGORA_NO_MCP and
+ * AGORA_UNTRUSTED never start a program). */
+/* w's servers into *json (the caller's, agora_free): {"started","reason" (why they were not started, or
+ * null),"servers":[{"name","transport" ("stdio"|"http"),"state" ("not started"|"starting"|"ready"|
+ * "failed"),"tools":[names],"error" (the last, or null)}]}, in the world file's order. AGORA_ERR_STATE for
+ * a world closing (agora_world_close_later). */
+AGORA_EXPORT int agora_mcp_servers(agora_world *w, char **json);
+/* Starts w's server again at once (a crashed or stuck one): its agents get its tools again once it is
+ * ready (agora_mcp_servers says "starting" until then; run the loop), a failure is an mcp-error event as at
+ * the first start. From the thread of w's loop, outside a run function's callbacks or inside them alike
+ * (it does not wait). AGORA_ERR_NOT_FOUND (no such server), AGORA_ERR_STATE (the servers were not started,
+ * replies are in flight: run until quiet first, or it could not be set up at the start), AGORA_ERR_INVALID
+ * (server NULL). */
+AGORA_EXPORT int agora_mcp_restart(agora_world *w, const char *server);
 
 #ifdef __cplusplus
 }

@@ -131,6 +131,26 @@ static void ask_remove(serve *s, size_t i) {
   s->n_asks--;
 }
 
+/* The "approval" event of an ended tool approval, made here from the request serve keeps rather than
+ * from a world event: the library emits no such event (agora_answer only answers; docs/decisions.md
+ * "serve's own approval events"), so serve, which answers, says what happened. Same fields, in the same
+ * order, as chat/event_json.c gives an EV_APPROVAL. */
+static cJSON *approval_frame(serve_world_ext *x, const serve_ask *a, int approved, const char *ended,
+                             const char *chat) {
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return NULL;
+  cJSON_AddStringToObject(j, "type", "event");
+  cJSON_AddStringToObject(j, "event", "approval");
+  cJSON_AddStringToObject(j, "world", world_id(x->sw.w));
+  if (chat) cJSON_AddStringToObject(j, "chat", chat);
+  else cJSON_AddNullToObject(j, "chat");
+  cJSON_AddStringToObject(j, "agent", a->agent);
+  cJSON_AddStringToObject(j, "tool", a->tool);
+  cJSON_AddBoolToObject(j, "approved", approved);
+  if (ended) cJSON_AddStringToObject(j, "ended", ended);
+  return j;
+}
+
 /* The end of a request, for the page: its prompt goes away. */
 static void ask_ended(serve_world_ext *x, const serve_ask *a, int approved, const char *ended) {
   const char *chat = frame_chat(x);
@@ -142,7 +162,7 @@ static void ask_ended(serve_world_ext *x, const serve_ask *a, int approved, cons
   else cJSON_AddNullToObject(j, "chat");
   cJSON_AddNumberToObject(j, "id", (double)a->id);
   publish(x, j);
-  if (!a->question) serve_world_announce(&x->sw, &(world_event){EV_APPROVAL, .u.approval = {a->agent, a->tool, approved, ended}});
+  if (!a->question) publish(x, approval_frame(x, a, approved, ended, chat));
 }
 
 /* The request as the stream and GET /api/worlds/{id} show it. */
