@@ -158,7 +158,7 @@ AGORA_EXPORT int agora_db_counts(agora_db *db, char **json);
  * opened, and stays so until it closes; agora_loop_db shares it as it is. agora_world_close_later waits
  * for the world's commits to be synced; the database's close (with its last user) syncs what is left. */
 
-/* ---- A world's MCP servers over a door (API version 12) ----
+/* ---- A world's MCP servers over a door (API version 11) ----
  * What `agora serve`'s GET /api/worlds/{id}/mcp and POST …/mcp/{server}/restart answer, on the same code.
  * Only a world opened from a file or world JSON starts its servers (a stored world, AGORA_NO_MCP and
  * AGORA_UNTRUSTED never start a program). */

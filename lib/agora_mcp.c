@@ -1,4 +1,4 @@
-/* libagora: an open world's MCP servers as `agora serve` shows them, and a restart of one (API version 12,
+/* libagora: an open world's MCP servers as `agora serve` shows them, and a restart of one (API version 11,
  * include/agora_server.h), on serve's own code (runtime/mcp_status.c). */
 #include "lib/agora_int.h"
 

@@ -1,6 +1,6 @@
 /* A world's MCP servers as a door shows them (which were started, each one's state, tools and last
  * error) and a restart of one with its checks: one code path for `agora serve` (GET and POST
- * /api/worlds/{id}/mcp…) and libagora (agora_mcp_servers, agora_mcp_restart, API 12), so they cannot
+ * /api/worlds/{id}/mcp…) and libagora (agora_mcp_servers, agora_mcp_restart, API 11), so they cannot
  * disagree. */
 #ifndef AG_RT_MCP_STATUS_H
 #define AG_RT_MCP_STATUS_H

@@ -49,7 +49,7 @@ check "agora_messages at version AGORA_7" bash -c "objdump -T '$lib' | grep -qE 
 check "agora_agent_add_like at version AGORA_7" bash -c "objdump -T '$lib' | grep -qE 'AGORA_7 +agora_agent_add_like$'"
 check "agora_loop_world at version AGORA_8" bash -c "objdump -T '$lib' | grep -qE 'AGORA_8 +agora_loop_world$'"
 check "agora_world_close_later at version AGORA_10" bash -c "objdump -T '$lib' | grep -qE 'AGORA_10 +agora_world_close_later$'"
-check "agora_mcp_restart at version AGORA_12" bash -c "objdump -T '$lib' | grep -qE 'AGORA_12 +agora_mcp_restart$'"
+check "agora_mcp_restart at version AGORA_11" bash -c "objdump -T '$lib' | grep -qE 'AGORA_11 +agora_mcp_restart$'"
 check "agora_publish at version AGORA_0" bash -c "objdump -T '$lib' | grep -qE 'AGORA_0 +agora_publish$'"
 check "no internal name leaks (world_new)" bash -c "! nm -D '$lib' | grep -qw world_new"
 check "soname libagora.so.0" bash -c "readelf -d '$lib' | grep -q 'SONAME.*\[libagora.so.0\]'"

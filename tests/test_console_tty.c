@@ -50,7 +50,12 @@ static int tcon_open(tcon *c, const char *file, const char *text, const char *db
 /* Ctrl-D at the prompt: the console exits 0. */
 static void tcon_quit(tcon *c) {
   tty_send(&c->t, "\x04");
-  CHECK_INT(tty_exit(&c->t), 0);
+  int st = tty_exit(&c->t);
+  CHECK_INT(st, 0);
+  if (st && c->t.text) { /* what the console said last belongs in the failure */
+    size_t n = strlen(c->t.text);
+    fprintf(stderr, "  the console's last words:\n%s\n", c->t.text + (n > 1500 ? n - 1500 : 0));
+  }
 }
 
 static void tcon_close(tcon *c) {

@@ -1,4 +1,4 @@
-/* A world's MCP servers through the library (API 12, include/agora_server.h): agora_mcp_servers shows
+/* A world's MCP servers through the library (API 11, include/agora_server.h): agora_mcp_servers shows
  * them as `agora serve`'s GET /api/worlds/{id}/mcp does (started or why not, each one's state and tools),
  * and agora_mcp_restart starts one again (its tools come back once it is ready) or says why it cannot.
  * Linked against libagora.so, through the installed headers only. */
