@@ -194,7 +194,9 @@ static int run_world(const cli_runner_opts *a, run_state *st) {
   if (!st->scr) return cli_error(AG_ERR_NOMEM, "run: %s", agora_strerror(AG_ERR_NOMEM));
   int status = agora_world_open(a->world_path, a->db, &o, &w);
   if (status) return cli_error(status, "%s", agora_errmsg());
-  struct sigaction sa = {.sa_handler = on_sigint}, old;
+  /* SA_RESTART: a write to a slow terminal or pipe that Ctrl-C interrupts carries on (stdio fails it on
+   * EINTR, and the exit said "cannot write the output"); the tick below notices the flag. */
+  struct sigaction sa = {.sa_handler = on_sigint, .sa_flags = SA_RESTART}, old;
   sigemptyset(&sa.sa_mask);
   sigint_seen = 0;
   sigaction(SIGINT, &sa, &old);

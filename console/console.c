@@ -80,7 +80,10 @@ static int signals_install(console *c) {
     fcntl(c->sig[i], F_SETFD, FD_CLOEXEC);
   }
   sig_wfd = c->sig[1];
-  struct sigaction sa = {.sa_handler = on_sig};
+  /* SA_RESTART: a write to a full terminal interrupted by a signal (Ctrl-C, a resize) carries on; without it
+   * stdio failed it (EINTR) and the console exited 1 ("cannot write the output"). poll still returns at
+   * once, and the signal waits in the pipe. */
+  struct sigaction sa = {.sa_handler = on_sig, .sa_flags = SA_RESTART};
   sigemptyset(&sa.sa_mask);
   for (size_t i = 0; i < sizeof con_sigs / sizeof *con_sigs; i++) sigaction(con_sigs[i], &sa, NULL);
   return AG_OK;

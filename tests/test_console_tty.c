@@ -300,6 +300,33 @@ static void tty_ctrl_d_exits(void) {
   tcon_close(&c);
 }
 
+/* Signals while the console's output waits on a full terminal: a write interrupted by one is carried on,
+ * not failed. The console's own signal handlers had no SA_RESTART, so a Ctrl-C (SIGINT) landing while a
+ * reply waited for the terminal failed that write with EINTR, and the console exited 1 at the end ("cannot
+ * write the output": once in CI). Here the reply is far more than the terminal holds, the test reads it
+ * slowly, and a SIGWINCH goes to the console between reads. */
+static void tty_signals_while_output_waits(void) {
+  enum { WORDS = 20000 };
+  char *json = malloc(WORDS * 8 + 512), *p = json;
+  p += sprintf(p, "{\"name\": \"Loud\", \"defaults\": {\"provider\": \"script\"}, \"agents\": [{\"name\": "
+                  "\"alice\", \"replies\": [\"");
+  for (int i = 0; i < WORDS; i++) p += sprintf(p, "w%05d ", i);
+  sprintf(p, "end-of-reply\"]}]}\n");
+  tcon c;
+  CHECK_INT(tcon_open(&c, "loud.json", json, "db-loud", NULL), 0);
+  free(json);
+  CHECK(tty_expect(&c.t, "> "));
+  tty_send(&c.t, "@alice talk\r");
+  long long until = tty_now_ms() + 60000;
+  while (!strstr(c.t.text + c.t.seen, "end-of-reply") && tty_now_ms() < until) {
+    kill(c.t.pid, SIGWINCH);
+    tty_pump(&c.t, 1);
+  }
+  CHECK(tty_expect(&c.t, "end-of-reply"));
+  tcon_quit(&c);
+  tcon_close(&c);
+}
+
 /* Lines of text starting with prefix contain none of the words (NULL-terminated). */
 static int lines_clean(const char *text, const char *prefix, const char *const *words) {
   for (const char *l = text; l && *l;) {
@@ -441,7 +468,7 @@ int main(int argc, char **argv) {
     UNIT(tty_ctrl_c_clears_then_quits), UNIT(tty_new_and_delete), UNIT(tty_ctrl_d_exits),
     UNIT(tty_two_streams),             UNIT(tty_resume_shows_recent), UNIT(tty_approval_waits_while_another_streams),
     UNIT(tty_paste_bounded),           UNIT(tty_edit_retry_while_busy),
-    UNIT(tty_hang_up_while_busy),      UNIT(tty_sigterm_while_busy),
+    UNIT(tty_hang_up_while_busy),      UNIT(tty_sigterm_while_busy), UNIT(tty_signals_while_output_waits),
   };
   if (tty_skip_without_pty()) return 0;
   return suite_main(argc, argv, &(suite){SUITE_TESTS(tests), .tmp = &tmp, .no_sigpipe = 1});
