@@ -99,7 +99,16 @@ static void run_and_search(const char *tag, const char *url, const char *store, 
     return; /* `run --nats` would wait for a host for ever */
   }
   proc_result r;
-  PROC_OK(run, NULL, env, &r);
+  CHECK_INT(proc_agora(run, NULL, env, &r), 0);
+  /* The same server refused a run once in CI right after accepting the host, with the same credentials
+   * ("Authorization Violation" at connect: nats-server 2.9's operator mode, as in start_host). Refused at
+   * connect, it is run once more; a wrong credential is refused both times (test_creds checks that). */
+  if (r.status == 2 && strstr(r.err, "Authorization Violation")) {
+    proc_result_free(&r);
+    unit_rmrf(rdb);
+    CHECK_INT(proc_agora(run, NULL, env, &r), 0);
+  }
+  CHECK_INT(r.status, 0);
   if (r.status) fprintf(stderr, "%s: run: %s\n", tag, r.err);
   char *m = proc_messages(r.out);
   CHECK_STR(m, "human|human|@alice hello over a secure link\nalice|agent|@human alice one\n"
