@@ -4,6 +4,7 @@
 #include "chat/archive.h"
 #include "chat/id_prefix.h"
 #include "common/heap.h"
+#include "common/loop_running.h"
 #include "runtime/db.h"
 #include "runtime/llm_cache.h"
 #include "runtime/mcp_log.h"
@@ -203,6 +204,13 @@ static int join_publish(runtime *rt, const rt_opts *o, cluster_opts *n, ag_errms
 }
 
 static int join_nats(runtime *rt, const rt_opts *o, ag_errmsg *em) {
+  /* Joining waits on the world's loop until the stream has caught up, which a loop running now (a world
+   * opened from one of its callbacks, on a program's shared loop) cannot do: refused before connecting,
+   * as starting MCP servers is (world_mcp_start). */
+  if (ag_loop_running(rt->base))
+    return ag_fail(em, AG_ERR_STATE, "NATS: the world's loop is running (the world is opened from a callback on "
+                   "it), and joining over NATS waits on that loop for the stream: open a world on NATS before "
+                   "running the loop or outside its callbacks");
   cluster_opts n = *o->nats;
   if (!n.replicas) n.replicas = 1;
   if (!n.lease_ms) n.lease_ms = 3000;
