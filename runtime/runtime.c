@@ -374,6 +374,10 @@ static void settle_deadline(evutil_socket_t fd, short what, void *arg) {
 
 void rt_settle(runtime *rt, long ms) {
   if (!rt || !rt->w || world_is_quiet(rt->w)) return;
+  if (ag_loop_running(rt->base)) { /* closed from a callback of its loop: nothing can be waited for */
+    world_cancel_all(rt->w);
+    return;
+  }
   int late = 0;
   struct event *deadline = evtimer_new(rt->base, settle_deadline, &late);
   struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};

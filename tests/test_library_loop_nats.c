@@ -8,6 +8,7 @@
 #include "agora.h"
 #include "agora_server.h"
 #include "support/nats_proc.h"
+#include "support/stderr_catch.h"
 #include "support/unit.h"
 
 #include <event2/event.h>
@@ -65,10 +66,15 @@ static void watch(evutil_socket_t fd, short what, void *arg) {
   if (wanted(p)) event_base_loopbreak(p->L);
 }
 
+static void give_up(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  event_base_loopbreak(((prog *)arg)->L);
+}
+
 /* The program runs its loop (event_base_dispatch, as a server does) until what p wants is seen: 1, or 0
  * at the watchdog-bounded deadline. */
 static int run_until(prog *p, long ms) {
-  struct event *t = event_new(p->L, -1, EV_PERSIST, watch, p), *end = evtimer_new(p->L, watch, p);
+  struct event *t = event_new(p->L, -1, EV_PERSIST, watch, p), *end = evtimer_new(p->L, give_up, p);
   struct timeval tick = {0, 10000}, tv = {ms / 1000, (ms % 1000) * 1000};
   alarm(WATCHDOG_S);
   if (t && end && !event_add(t, &tick) && !evtimer_add(end, &tv)) event_base_dispatch(p->L);
@@ -185,6 +191,41 @@ done:
   free(dir);
 }
 
+/* The server gone, a message the viewer publishes never comes back from the stream: the close gives it
+ * up once the bound and the settle time have passed (it waited for it forever), says so, and leaves no
+ * event on the loop; nothing is printed. */
+static void close_with_the_server_gone(void) {
+  char *dir = unit_tmpdir(), db[4096];
+  nats_node node;
+  prog p = {.L = event_base_new(), .db = db};
+  snprintf(db, sizeof db, "%s/db", dir);
+  if (nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    goto done;
+  }
+  p.url = nats_url(&node, 0, 1);
+  CHECK_INT(open_view(&p, &p.view), AGORA_OK);
+  nats_node_stop(&node, SIGTERM);
+  if (!p.view) goto done;
+  CHECK_INT(agora_publish(p.view, "human", "@a0 into the void"), AGORA_OK);
+  CHECK(!agora_is_quiet(p.view)); /* on its way to the stream */
+  stderr_catch caught;
+  stderr_catch_start(&caught, dir);
+  CHECK_INT(agora_world_close_later(p.view, 100, on_closed, &p), AGORA_OK);
+  p.want_closed = 1;
+  CHECK(run_until(&p, 10000));
+  char *said = stderr_catch_end(&caught);
+  CHECK_STR(said ? said : "?", ""); /* no nested run of the loop (libevent's reentrant warning) */
+  free(said);
+  CHECK_INT(p.closed_rc, AGORA_ERR_CANCELLED);
+  CHECK_HAS(agora_errmsg(), "world 'loopnats': 1 message(s) still on their way to the world's stream were given up");
+  CHECK_INT(events_on(p.L), 0);
+done:
+  event_base_free(p.L);
+  unit_rmrf(dir);
+  free(dir);
+}
+
 static void open_in_callback(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what;
   prog *p = arg;
@@ -220,7 +261,8 @@ static void refused_on_a_shared_loop(void) {
 }
 
 int main(int argc, char **argv) {
-  static const unit_test tests[] = {UNIT(refused_on_a_shared_loop), UNIT(view_beside_a_plain_world)};
+  static const unit_test tests[] = {UNIT(refused_on_a_shared_loop), UNIT(view_beside_a_plain_world),
+                                    UNIT(close_with_the_server_gone)};
   if (!nats_available()) {
     fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");
     return 1;
