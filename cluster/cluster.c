@@ -483,8 +483,13 @@ int cluster_wait_ready(cluster *c, long timeout_ms, ag_errmsg *em) {
   if (!t) return AG_ERR_NOMEM;
   struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
   evtimer_add(t, &tv);
-  while (!c->ready && !late) event_base_loop(c->base, EVLOOP_ONCE);
+  /* -1 is libevent refusing a nested run of a loop that runs already (one that keeps no cached time,
+   * which rt_open's check cannot see): the wait ends rather than spin, its timer never coming. */
+  int refused = 0;
+  while (!c->ready && !late && !refused) refused = event_base_loop(c->base, EVLOOP_ONCE) < 0;
   event_free(t);
+  if (!c->ready && refused)
+    return ag_fail(em, AG_ERR_STATE, "NATS: the world's loop is running: the stream cannot be waited for");
   if (!c->ready)
     return ag_fail(em, AG_ERR_IO, "NATS: the stream %s was not delivered within %ld ms (seq %llu of %llu)", c->stream,
                    timeout_ms, (unsigned long long)c->ord.delivered, (unsigned long long)c->catch_up);

@@ -25,7 +25,8 @@ int cluster_lib_close(void);
  * credentials and a key too short are AG_ERR_INVALID. */
 int cluster_open(world *w, const cluster_opts *o, cluster **out, ag_errmsg *em);
 /* Runs the loop until this process has caught up with the stream (everything before it joined is
- * delivered, with nothing run again). AG_ERR_IO when that takes longer than timeout_ms. */
+ * delivered, with nothing run again). AG_ERR_IO when that takes longer than timeout_ms; AG_ERR_STATE
+ * when the loop is running already (called from one of its callbacks). */
 int cluster_wait_ready(cluster *c, long timeout_ms, ag_errmsg *em);
 /* A publisher (run): starts chat id (copied; NULL: a new id); the next message published opens it
  * everywhere. AG_ERR_INVALID for an id that cannot stand in a subject. */

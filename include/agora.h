@@ -209,8 +209,8 @@ typedef struct agora_options {
   long nats_lease_ms;      /* an agent's lease lasts this long without a renewal: 300 to 600000 (0: 3000) */
   /* API 8 (read only with AGORA_OPTIONS_8): */
   struct event_base *loop; /* a libevent loop of the program's to run the world on, with the program's own
-                              events and other worlds ("Several worlds on one loop" below); NULL: the
-                              world makes its own */
+                              events and other worlds ("Several worlds on one loop" in agora_server.h;
+                              with nats_url only as AGORA_VIEW); NULL: the world makes its own */
   /* API 10 (read only with AGORA_OPTIONS_10): */
   int sync; /* AGORA_SYNC_FULL, or AGORA_SYNC_BACKGROUND with loop and a database: the loop never waits for
                the disk, and state-saved comes once a save is synced (agora_server.h "Storage thread") */

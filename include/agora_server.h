@@ -32,15 +32,23 @@ extern "C" {
  *   reaped), so nothing of theirs stays on the loop: the program may free the loop as soon as the close
  *   returns.
  * - Worlds of one loop on the same db_dir share one database handle (a process opens a database once); a
- *   world is open once per loop (AGORA_ERR_EXISTS for a second world of its id). Not with nats_url
- *   (AGORA_ERR_INVALID: a world on NATS runs on its own loop). libcurl and the NATS client are started
- *   once per process; MCP servers' children are watched by their pidfds (no SIGCHLD is taken from the
+ *   world is open once per loop (AGORA_ERR_EXISTS for a second world of its id). libcurl and the NATS
+ *   client are started once per process (the client is closed once, at the exit); MCP servers' children are watched by their pidfds (no SIGCHLD is taken from the
  *   program), so worlds with MCP servers may be on any number of loops. They are opened outside the
  *   loop's callbacks: starting the
  *   servers waits on the loop, so opening such a world while the loop runs (from any callback on it) is
  *   AGORA_ERR_STATE naming agora_options.loop, nothing started, nothing printed (a loop made with
  *   EVENT_BASE_FLAG_NO_CACHE_TIME is told apart by libevent's "reentrant invocation" warning instead, on
- *   its log callback: libevent has no "is running" query, and such a loop keeps no cached time). */
+ *   its log callback: libevent has no "is running" query, and such a loop keeps no cached time).
+ * - A world on NATS joins a shared loop as a viewer (nats_url with AGORA_VIEW, what `agora serve --nats`
+ *   does), beside worlds on NATS or not: libnats' threads hand what they receive to the loop through a
+ *   pipe watched on it, the leases and consumers are asked for on a thread of the world's own, and its
+ *   close (agora_world_close, or agora_world_close_later from a callback) removes its events from the
+ *   loop. Joining waits on the loop until the stream has caught up, so it is opened outside the loop's
+ *   callbacks, as a world with MCP servers is (AGORA_ERR_STATE naming agora_options.loop otherwise,
+ *   nothing joined). A host (AGORA_HOST) or a publisher (nats_url without AGORA_VIEW) is AGORA_ERR_INVALID
+ *   with a loop: a host gives its leases back at the close and waits for the server's answers, which
+ *   would stall every world of the loop, and a publisher's script runs a world's own loop. */
 /* The loop w runs on: agora_options.loop, or the world's own (borrowed, alive until agora_world_close). */
 AGORA_EXPORT struct event_base *agora_world_loop(const agora_world *w);
 /* The world open on loop whose id (else display name) is id, or NULL: what a server of many worlds looks

@@ -25,6 +25,7 @@ struct agora_closing {
   close_step step; /* set by step_to only */
   long long wait_until, sync_until; /* monotonic ms: the replies' bound, the sync's */
   int cancelled;                    /* replies were cancelled at the bound */
+  long long give_up;                /* monotonic ms: what is still not quiet then is left (set at the cancel) */
   store *st;                        /* the loop's shared database (NULL: none) */
   uint64_t target;                  /* its commits to see synced */
   int rc;
@@ -51,7 +52,21 @@ static void cancel_replies(agora_world *w, struct agora_closing *c) {
   if (!c->cancelled && !c->rc)
     c->rc = ag_fail(&c->em, AG_ERR_CANCELLED, "agora_world_close_later: world '%s': the replies still in flight at "
                     "the bound were cancelled", c->id);
+  if (!c->cancelled) c->give_up = mono_ms() + RT_SETTLE_MS;
   c->cancelled = 1;
+}
+
+/* Quiet; or, cancelled and still not quiet once the settle time passed, as rt_settle stops: what a world
+ * on NATS publishes is pending until the stream brings it back, and no cancel ends that wait (a server
+ * gone: it never ends). Those messages are given up, and the close goes on. */
+static int settled(agora_world *w, struct agora_closing *c) {
+  if (world_is_quiet(w->w)) return 1;
+  if (!c->cancelled || mono_ms() < c->give_up) return 0;
+  size_t left = bus_pending(world_bus(w->w));
+  if (left && c->rc == AG_ERR_CANCELLED)
+    ag_fail(&c->em, AG_ERR_CANCELLED, "agora_world_close_later: world '%s': %zu message(s) still on their way to the "
+            "world's stream were given up", c->id, left);
+  return 1;
 }
 
 /* Quiet: the servers are told to end, without running the loop. */
@@ -91,12 +106,12 @@ static void on_poll(evutil_socket_t fd, short what, void *arg) {
   struct agora_closing *c = w->closing;
   switch (c->step) {
   case CLOSE_REPLIES:
-    if (world_is_quiet(w->w)) return after_replies(w, c);
+    if (settled(w, c)) return after_replies(w, c);
     if (mono_ms() >= c->wait_until) cancel_replies(w, c);
     return;
   case CLOSE_SERVERS:
     if (!world_is_quiet(w->w)) cancel_replies(w, c); /* a message of the schedule's started a turn */
-    else if (!world_mcp_ending(w->w)) after_servers(w, c); /* bounded by the children's own SIGKILL timers */
+    if (settled(w, c) && !world_mcp_ending(w->w)) after_servers(w, c); /* bounded by the children's SIGKILL timers */
     return;
   case CLOSE_SYNC:
     if (c->st && store_synced(c->st) < c->target && mono_ms() < c->sync_until) return;

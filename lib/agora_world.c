@@ -200,12 +200,15 @@ static unsigned known_flags(unsigned f) {
   return f & AGORA_OPTIONS_4 ? f & (AGORA_OPTIONS_5 - 1) : f & (AGORA_OPTIONS_4 - 1);
 }
 
-/* The API-8 field: a loop of the program's, not for a world on NATS (which waits on its own loop for
- * the stream, and whose client threads post into it). */
+/* The API-8 field: a loop of the program's. A world on NATS joins it as a viewer only (AGORA_VIEW, what
+ * agora serve --nats needs; docs/decisions.md "A NATS viewer on a shared loop"): a host gives its leases
+ * back at the close and waits for the server's answers, which would stall every world of the loop, and a
+ * publisher's script (agora run --nats) runs a world's own loop. */
 static int check_options_8(const agora_options *o, ag_errmsg *em) {
-  if (!(o->flags & AGORA_OPTIONS_8) || !o->loop) return AG_OK;
-  if ((o->flags & AGORA_OPTIONS_4) && o->nats_url)
-    return ag_fail(em, AG_ERR_INVALID, "agora_options.loop: not with nats_url (a world on NATS runs on a loop of its own)");
+  if (!(o->flags & AGORA_OPTIONS_8) || !o->loop || !(o->flags & AGORA_OPTIONS_4) || !o->nats_url) return AG_OK;
+  if (!(o->flags & AGORA_OPTIONS_5) || !(o->flags & AGORA_VIEW))
+    return ag_fail(em, AG_ERR_INVALID, "agora_options.loop: with nats_url only as a viewer (AGORA_VIEW): a host or a "
+                   "publisher on NATS runs on a loop of its own");
   return AG_OK;
 }
 

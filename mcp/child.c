@@ -104,6 +104,10 @@ pid_t mcp_child_pid(const mcp_child *c) { return c->pid; }
 
 void mcp_child_release(mcp_child *c, long grace_ms) {
   int pidfd = c->pidfd;
+  /* Off the loop first: once the reaper has the pidfd it may close it at once, and removing its event
+   * afterwards raced that close (ThreadSanitizer, test_library_close), or reached a descriptor reused. */
+  if (c->watch) event_free(c->watch);
+  c->watch = NULL;
   c->pidfd = -1; /* the reaper's now */
   mcp_reaper_take(c->pid, pidfd, grace_ms);
   child_free(c);

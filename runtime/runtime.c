@@ -4,6 +4,7 @@
 #include "chat/archive.h"
 #include "chat/id_prefix.h"
 #include "common/heap.h"
+#include "common/loop_running.h"
 #include "runtime/db.h"
 #include "runtime/llm_cache.h"
 #include "runtime/mcp_log.h"
@@ -203,6 +204,13 @@ static int join_publish(runtime *rt, const rt_opts *o, cluster_opts *n, ag_errms
 }
 
 static int join_nats(runtime *rt, const rt_opts *o, ag_errmsg *em) {
+  /* Joining waits on the world's loop until the stream has caught up, which a loop running now (a world
+   * opened from one of its callbacks, on a program's shared loop) cannot do: refused before connecting,
+   * as starting MCP servers is (world_mcp_start). */
+  if (ag_loop_running(rt->base))
+    return ag_fail(em, AG_ERR_STATE, "NATS: the world's loop is running (the world is opened from a callback on "
+                   "it), and joining over NATS waits on that loop for the stream: open a world on NATS before "
+                   "running the loop or outside its callbacks");
   cluster_opts n = *o->nats;
   if (!n.replicas) n.replicas = 1;
   if (!n.lease_ms) n.lease_ms = 3000;
@@ -366,6 +374,10 @@ static void settle_deadline(evutil_socket_t fd, short what, void *arg) {
 
 void rt_settle(runtime *rt, long ms) {
   if (!rt || !rt->w || world_is_quiet(rt->w)) return;
+  if (ag_loop_running(rt->base)) { /* closed from a callback of its loop: nothing can be waited for */
+    world_cancel_all(rt->w);
+    return;
+  }
   int late = 0;
   struct event *deadline = evtimer_new(rt->base, settle_deadline, &late);
   struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};

@@ -94,7 +94,8 @@ typedef struct rt_opts {
 int rt_open(const rt_opts *o, runtime **out, ag_errmsg *em);
 /* Cancels the replies in flight and runs the loop until the world is quiet, so that what was published
  * is delivered and saved — for at most ms, so that a process always ends (and its chat's lock with
- * it), whatever its peers do. */
+ * it), whatever its peers do. From a callback of the running loop it only cancels (a nested run of the
+ * loop would be refused, with libevent's warning on stderr). */
 void rt_settle(runtime *rt, long ms);
 #define RT_SETTLE_MS 500
 /* Settles (RT_SETTLE_MS), then closes everything rt_open opened, in reverse order. rt NULL: nothing. */

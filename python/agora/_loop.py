@@ -126,8 +126,8 @@ class Loop(_Handle):
 
     def open(self, world: Optional[str], db: Optional[str] = None, **options: Any) -> "World":
         """Opens a world on this loop: World.open(world, db, loop=self, **options). A world is open once
-        per loop (AgoraError EXISTS for a second of its id); not with nats_url (INVALID: a world on NATS
-        runs on a loop of its own)."""
+        per loop (AgoraError EXISTS for a second of its id); with nats_url only as a viewer (view=True;
+        INVALID otherwise: a host or a publisher on NATS runs on a loop of its own)."""
         from . import World  # the package's, defined after this module is imported
         return World.open(world, db, loop=self, **options)
 
