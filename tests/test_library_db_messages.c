@@ -58,7 +58,8 @@ static void pages_of_a_stored_chat(void) {
   CHECK_INT((int)unit_count(s, "\"type\":\"message\""), 2);
   free(s);
   char prefix[9];
-  snprintf(prefix, sizeof prefix, "%s", chat);
+  memcpy(prefix, chat, 8);
+  prefix[8] = '\0';
   s = page(d, prefix, 0, 0, &rc); /* every message, the chat named by a prefix of its id */
   CHECK_INT(rc, AGORA_OK);
   CHECK_INT((int)unit_count(s, "\"type\":\"message\""), 6);
