@@ -29,7 +29,8 @@ static const layer layers[] = {
 
 /* cli/'s includes of its subsystems (console/, serve/): only their doors, checked themselves below. */
 static int subsystem_door(const layer *from, const char *name) {
-  return !strcmp(from->dir, "cli") && (!strncmp(name, "console/console.h\"", 18) || !strncmp(name, "serve/serve.h\"", 14));
+  return !strcmp(from->dir, "cli") &&
+         (!strncmp(name, "console/console.h\"", 18) || !strncmp(name, "serve/serve.h\"", 14));
 }
 
 /* Files not yet on libagora (docs/library.md "What is left, file by file"): cli/core_process.c sets up the
