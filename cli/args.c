@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cli_nats_defaults(cluster_opts *o) {
+void cli_nats_defaults(cli_nats *o) {
   memset(o, 0, sizeof *o);
   o->replicas = 1;
   o->lease_ms = 3000;
@@ -24,7 +24,7 @@ static int number(const char *cmd, const char *opt, const char *s, long lo, long
   return 0;
 }
 
-int cli_nats_arg(cluster_opts *o, const char *cmd, int host, int argc, char **argv, int *i) {
+int cli_nats_arg(cli_nats *o, const char *cmd, int host, int argc, char **argv, int *i) {
   const char *s = argv[*i];
   int known = !strcmp(s, "--nats") || !strcmp(s, "--nats-creds") || !strcmp(s, "--nats-ca") ||
               !strcmp(s, "--nats-replicas") || (host && (!strcmp(s, "--agents") || !strcmp(s, "--lease-ms")));
@@ -42,7 +42,7 @@ int cli_nats_arg(cluster_opts *o, const char *cmd, int host, int argc, char **ar
   return st ? st : 1;
 }
 
-int cli_override_arg(rt_overrides *o, const char *cmd, int argc, char **argv, int *i) {
+int cli_override_arg(cli_overrides *o, const char *cmd, int argc, char **argv, int *i) {
   const char *s = argv[*i];
   const char **slot = !strcmp(s, "--model") ? &o->model : !strcmp(s, "--provider") ? &o->provider
                     : !strcmp(s, "--base-url") ? &o->base_url : !strcmp(s, "--llm-cache") ? &o->llm_cache
@@ -58,17 +58,30 @@ int cli_override_arg(rt_overrides *o, const char *cmd, int argc, char **argv, in
 
 int cli_is_allow_arg(const char *s) { return !strcmp(s, "--allow-env") || !strcmp(s, "--allow-key-to"); }
 
-int cli_allow_env_arg(rt_allow_env *a, const char *cmd, int argc, char **argv, int *i) {
+int cli_allow_env_arg(cli_allow *a, const char *cmd, int argc, char **argv, int *i) {
   const char *opt = argv[*i];
   int url = !strcmp(opt, "--allow-key-to");
   size_t *n = url ? &a->n_key_urls : &a->n;
   if (*i + 1 >= argc) return cli_error(AG_ERR_INVALID, "%s: %s needs %s", cmd, opt, url ? "a URL" : "a variable name");
-  if (*n >= RT_ALLOW_ENV_MAX)
-    return cli_error(AG_ERR_INVALID, "%s: %s given more than %d times", cmd, opt, RT_ALLOW_ENV_MAX);
+  if (*n >= CLI_ALLOW_MAX)
+    return cli_error(AG_ERR_INVALID, "%s: %s given more than %d times", cmd, opt, CLI_ALLOW_MAX);
   const char *v = argv[++*i];
   if (url && strncmp(v, "http://", 7) && strncmp(v, "https://", 8))
     return cli_error(AG_ERR_INVALID, "%s: --allow-key-to '%s': expected an http:// or https:// URL (an agent's "
                      "base_url)", cmd, v);
   (url ? a->key_urls : a->names)[(*n)++] = v;
   return 0;
+}
+
+void cli_options_fill(agora_options *o, const cli_allow *allow, const cli_overrides *over, const cli_nats *nats) {
+  o->allow_env = allow->names, o->n_allow_env = allow->n;
+  o->allow_key_to = allow->key_urls, o->n_allow_key_to = allow->n_key_urls;
+  if (over) {
+    o->model = over->model, o->provider = over->provider, o->base_url = over->base_url;
+    o->llm_cache = over->llm_cache, o->cache_db = over->cache_db;
+  }
+  if (nats) {
+    o->nats_url = nats->url, o->nats_creds = nats->creds, o->nats_ca = nats->ca_file;
+    o->nats_replicas = nats->replicas, o->nats_agents = nats->agents, o->nats_lease_ms = nats->lease_ms;
+  }
 }

@@ -2,6 +2,7 @@
  * libagora (include/agora.h, agora_db_*). */
 #include "agora.h"
 #include "cli/cli.h"
+#include "common/error.h"
 #include "cli/event_print.h"
 #include "common/buf.h"
 #include "common/clock.h"

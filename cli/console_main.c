@@ -2,9 +2,8 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/event_print.h"
+#include "common/error.h"
 #include "console/console.h"
-#include "runtime/key_env.h"
-#include "runtime/overrides.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,9 +41,9 @@ static const char console_usage[] =
 /* What the command line gives: the console's options are made from it (strings borrowed from argv). */
 typedef struct console_args {
   const char *world, *db;
-  rt_allow_env allow;
-  rt_overrides over;
-  cluster_opts nats;
+  cli_allow allow;
+  cli_overrides over;
+  cli_nats nats;
 } console_args;
 
 static int parse_args(int argc, char **argv, console_args *a) {
@@ -94,13 +93,8 @@ int cli_console(int argc, char **argv) {
   int status = parse_args(argc, argv, &a);
   if (status) return status;
   cli_event_print pr = cli_event_print_make(stdout, 0, 0);
-  console_opts o = {
-    .world = a.world, .db = a.db,
-    .open = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4, .model = a.over.model, .provider = a.over.provider,
-             .base_url = a.over.base_url, .allow_env = a.allow.names, .n_allow_env = a.allow.n,
-             .allow_key_to = a.allow.key_urls, .n_allow_key_to = a.allow.n_key_urls, .llm_cache = a.over.llm_cache,
-             .cache_db = a.over.cache_db, .nats_url = a.nats.url, .nats_creds = a.nats.creds,
-             .nats_ca = a.nats.ca_file, .nats_replicas = a.nats.replicas},
-    .print = {.event = print_event, .entry = print_entry, .ctx = &pr}};
+  console_opts o = {.world = a.world, .db = a.db, .open = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4},
+                    .print = {.event = print_event, .entry = print_entry, .ctx = &pr}};
+  cli_options_fill(&o.open, &a.allow, &a.over, &a.nats);
   return console_run(&o);
 }

@@ -44,15 +44,14 @@ static const char host_usage[] =
 typedef struct host_args {
   const char *world_path, *db;
   int json, yes;
-  cluster_opts nats;
-  rt_allow_env allow;
-  rt_overrides over;
+  cli_nats nats;
+  cli_allow allow;
+  cli_overrides over;
 } host_args;
 
 static int parse_args(int argc, char **argv, host_args *a) {
   memset(a, 0, sizeof *a);
   cli_nats_defaults(&a->nats);
-  a->nats.hosting = 1;
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
     int taken = cli_nats_arg(&a->nats, "host", 1, argc, argv, &i);
@@ -130,12 +129,11 @@ int cli_host(int argc, char **argv) {
   int status = parse_args(argc, argv, &a);
   if (status) return status;
   host_state h = {.a = &a, .print = cli_event_print_make(stdout, a.json, 0)};
-  /* run's and say's options (no --yes there: a host answers its requests itself), joined as a host */
+  /* run's and say's options (no --yes there: a host answers its requests itself; --agents and --lease-ms
+   * come with the nats fields), joined as a host */
   cli_runner_opts ro = {.no_save = !a.db, .allow = a.allow, .over = a.over, .nats = a.nats};
   agora_options o = cli_runner_options(&ro, "host", 0, host_on_event, &h);
   o.flags |= AGORA_OPTIONS_5 | AGORA_HOST;
-  o.nats_agents = a.nats.agents;
-  o.nats_lease_ms = a.nats.lease_ms;
   agora_world *w = NULL;
   int rc = agora_world_open(a.world_path, a.db, &o, &w);
   if (rc) status = cli_error(rc, "%s", agora_errmsg());

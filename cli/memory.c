@@ -53,7 +53,7 @@ static void print_list(const cJSON *list, int json) {
 /* The listing of agora_db_memories's object: a failed embedder's note on stderr (*failed 1), then the
  * memories. */
 static int list_memories(const char *db, const char *chat, const char *agent, const char *query,
-                         const rt_allow_env *allow, int json, int *failed) {
+                         const cli_allow *allow, int json, int *failed) {
   agora_db *d = NULL;
   char *text = NULL;
   int rc = agora_db_open(db, 0, &d);
@@ -76,7 +76,7 @@ static int list_memories(const char *db, const char *chat, const char *agent, co
 int cli_memory(int argc, char **argv) {
   const char *pos[2] = {NULL, NULL}, *query = NULL, *db = NULL;
   int json = 0, n_pos = 0, failed = 0;
-  rt_allow_env allow = {0};
+  cli_allow allow = {0};
   if (argc < 1 || cli_is_help(argv[0])) {
     fputs(memory_usage, argc < 1 ? stderr : stdout);
     return argc < 1 ? 2 : 0;

@@ -3,6 +3,7 @@
  * transcript is agora_db_transcript's, a snapshot's agora_snapshot_transcript's. */
 #include "agora.h"
 #include "cli/cli.h"
+#include "common/error.h"
 #include "cli/transcript.h"
 
 #include <stdio.h>

@@ -2,6 +2,7 @@
  * is quiet, and print the transcript. */
 #include "agora.h"
 #include "cli/cli.h"
+#include "common/error.h"
 #include "cli/event_screen.h"
 #include "cli/runner.h"
 

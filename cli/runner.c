@@ -3,6 +3,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -76,12 +77,9 @@ agora_options cli_runner_options(const cli_runner_opts *o, const char *program, 
                                  void *ctx) {
   unsigned flags = AGORA_NOTES | AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | (o->no_save ? AGORA_NO_SAVE : 0) |
                    (o->yes ? AGORA_AUTO_APPROVE : 0) | (events ? AGORA_STREAM : 0);
-  return (agora_options){.flags = flags, .model = o->over.model, .provider = o->over.provider,
-                         .base_url = o->over.base_url, .allow_env = o->allow.names, .n_allow_env = o->allow.n,
-                         .program = program, .allow_key_to = o->allow.key_urls, .n_allow_key_to = o->allow.n_key_urls,
-                         .llm_cache = o->over.llm_cache, .cache_db = o->over.cache_db, .on_event = fn,
-                         .on_event_ctx = ctx, .nats_url = o->nats.url, .nats_creds = o->nats.creds,
-                         .nats_ca = o->nats.ca_file, .nats_replicas = o->nats.replicas};
+  agora_options opts = {.flags = flags, .program = program, .on_event = fn, .on_event_ctx = ctx};
+  cli_options_fill(&opts, &o->allow, &o->over, &o->nats);
+  return opts;
 }
 
 int cli_runner_request(const agora_event *ev, char *const *answers, size_t n, size_t *next) {

@@ -18,9 +18,9 @@ typedef struct cli_runner_opts {
   int new_chat; /* say: start a new chat; otherwise say continues the current one, run starts one */
   int resume;   /* say: continue the world's current chat (a new one when it has none) */
   int script;   /* run: the world's script is run, so a stored world (which keeps none) needs a schedule */
-  rt_allow_env allow;
-  rt_overrides over;
-  cluster_opts nats; /* run --nats URL: the world spread over NATS (url NULL: one process) */
+  cli_allow allow;
+  cli_overrides over;
+  cli_nats nats; /* run --nats URL: the world spread over NATS (url NULL: one process) */
 } cli_runner_opts;
 
 /* When argv[*i] is one of the shared options (--db --json --stream --quiet/-q --no-save --yes

@@ -2,6 +2,7 @@
  * the world is quiet, saved; the one-shot use of a world, like `llm "prompt"`. */
 #include "agora.h"
 #include "cli/cli.h"
+#include "common/error.h"
 #include "cli/event_screen.h"
 #include "cli/runner.h"
 

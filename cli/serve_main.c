@@ -1,6 +1,7 @@
 /* agora serve's arguments and token (the server itself is serve/): parsing, then serve_run. */
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "common/error.h"
 #include "common/buf.h"
 #include "serve/serve.h"
 
@@ -54,13 +55,23 @@ static int count_arg(int argc, char **argv, int *i, long *out) {
   return 0;
 }
 
-static int parse_args(int argc, char **argv, serve_opts *a) {
-  memset(a, 0, sizeof *a);
+/* The command line: serve's options, and those shared with the other commands that become its
+ * library options (o.open). */
+typedef struct serve_args {
+  serve_opts o;
+  cli_allow allow;
+  cli_overrides over;
+  cli_nats nats;
+} serve_args;
+
+static int parse_args(int argc, char **argv, serve_args *sa) {
+  memset(sa, 0, sizeof *sa);
+  serve_opts *a = &sa->o;
   a->listen = "127.0.0.1:8080";
-  cli_nats_defaults(&a->nats);
+  cli_nats_defaults(&sa->nats);
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
-    int taken = cli_nats_arg(&a->nats, "serve", 0, argc, argv, &i);
+    int taken = cli_nats_arg(&sa->nats, "serve", 0, argc, argv, &i);
     if (taken > 1) return taken;
     if (taken) continue;
     if (!strcmp(s, "--db") || !strcmp(s, "--listen") || !strcmp(s, "--token-file")) {
@@ -71,10 +82,10 @@ static int parse_args(int argc, char **argv, serve_opts *a) {
       int st = count_arg(argc, argv, &i, !strcmp(s, "--max-streams") ? &a->max_streams : &a->max_conns);
       if (st) return st;
     } else if (cli_is_allow_arg(s)) {
-      int st = cli_allow_env_arg(&a->allow, "serve", argc, argv, &i);
+      int st = cli_allow_env_arg(&sa->allow, "serve", argc, argv, &i);
       if (st) return st;
     } else if (!strcmp(s, "--llm-cache") || !strcmp(s, "--cache-db")) {
-      int st = cli_override_arg(&a->over, "serve", argc, argv, &i);
+      int st = cli_override_arg(&sa->over, "serve", argc, argv, &i);
       if (st > 1) return st;
     } else if (s[0] == '-' && s[1]) {
       return cli_error(AG_ERR_INVALID, "serve: unknown option '%s' (see agora serve --help)", s);
@@ -84,8 +95,9 @@ static int parse_args(int argc, char **argv, serve_opts *a) {
       return cli_error(AG_ERR_INVALID, "serve: too many world files");
     }
   }
-  if (a->nats.url && !a->n_files)
+  if (sa->nats.url && !a->n_files)
     return cli_error(AG_ERR_INVALID, "serve: --nats needs the world file(s) to join (agora serve WORLD.json --nats URL)");
+  cli_options_fill(&a->open, &sa->allow, &sa->over, &sa->nats);
   return 0;
 }
 
@@ -122,13 +134,14 @@ int cli_serve(int argc, char **argv) {
     fputs(serve_usage, stdout);
     return 0;
   }
-  serve_opts a;
-  int status = parse_args(argc, argv, &a);
-  if (status || (status = read_token(&a, &a.token))) return status;
-  if (!a.token && !serve_listen_is_loopback(a.listen)) {
+  serve_args sa;
+  serve_opts *a = &sa.o;
+  int status = parse_args(argc, argv, &sa);
+  if (status || (status = read_token(a, &a->token))) return status;
+  if (!a->token && !serve_listen_is_loopback(a->listen)) {
     fprintf(stderr, "agora: serve: --listen %s is not a loopback address: pass --token-file FILE (or set "
-                    "AGORA_TOKEN) so that every request needs the token\n", a.listen);
+                    "AGORA_TOKEN) so that every request needs the token\n", a->listen);
     return 2;
   }
-  return serve_run(&a);
+  return serve_run(a);
 }

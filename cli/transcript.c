@@ -3,6 +3,7 @@
 
 #include "agora.h"
 #include "common/buf.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

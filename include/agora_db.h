@@ -53,6 +53,14 @@ AGORA_EXPORT int agora_db_chat_info(agora_db *db, const char *chat, char **json)
 AGORA_EXPORT int agora_db_transcript(agora_db *db, const char *chat, char **json);
 AGORA_EXPORT int agora_db_usage(agora_db *db, const char *chat, char **json);
 AGORA_EXPORT int agora_db_chat_state(agora_db *db, const char *chat, char **json);
+/* A window of a stored chat's messages (API version 12): agora_messages' twin on a database, for a
+ * program that pages through a chat with no world open (agora serve's search) instead of reading the
+ * whole transcript. chat named as above (NULL is AGORA_ERR_INVALID; an unknown chat AGORA_ERR_NOT_FOUND):
+ * from > 0, the messages from number from on; from 0, the last max. At most max of them (0: no limit), in
+ * order, as a JSON array of the objects `agora run --json` prints (each with its "seq"), without the
+ * thread's steps; [] past the last. *json is the caller's (agora_free); nothing is handed back on
+ * failure. Reads only, so it may be called on agora_loop_db's handle while the loop's worlds write. */
+AGORA_EXPORT int agora_db_messages(agora_db *db, const char *chat, uint64_t from, size_t max, char **json);
 
 /* The worlds the database holds (API version 4; `agora worlds` is written on these). Worlds are named by
  * id or display name; an unknown one is AGORA_ERR_INVALID ("no world 'X'"). A JSON array of every world,

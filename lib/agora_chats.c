@@ -135,21 +135,26 @@ static int add_window(const chat_entry *e, void *arg) {
   return !rc && c->left != SIZE_MAX && !--c->left ? CHAT_STOP : rc;
 }
 
+int agora__messages_json(store *st, const char *id, uint64_t from, size_t max, char **json, ag_errmsg *em) {
+  chat_info info;
+  window_ctx c = {.left = max ? max : SIZE_MAX};
+  int rc = chat_info_get(st, id, &info, em);
+  if (rc) return rc;
+  if (!from) from = max && info.message_count > max ? info.message_count - max + 1 : 1;
+  c.e = (entries_ctx){.a = cJSON_CreateArray(), .world = info.world_id, .chat = id};
+  rc = c.e.a ? chat_messages_each(st, id, from, add_window, &c, em) : ag_fail(em, AG_ERR_NOMEM, "out of memory");
+  if (!rc) return agora__hand_out(c.e.a, json, em);
+  cJSON_Delete(c.e.a);
+  return rc;
+}
+
 int agora_messages(agora_world *w, const char *chat, uint64_t from, size_t max, char **json) {
   ag_errmsg em = {""};
   char id[CHAT_ID_MAX];
   store *st;
-  chat_info info;
-  window_ctx c = {.left = max ? max : SIZE_MAX};
   int rc = json ? named_chat(w, chat, id, &st, &em) : ag_fail(&em, AG_ERR_INVALID, "agora_messages: json is NULL");
-  if (!rc) rc = chat_info_get(st, id, &info, &em);
-  if (rc) return agora__fail(rc, &em);
-  if (!from) from = max && info.message_count > max ? info.message_count - max + 1 : 1;
-  c.e = (entries_ctx){.a = cJSON_CreateArray(), .world = info.world_id, .chat = id};
-  rc = c.e.a ? chat_messages_each(st, id, from, add_window, &c, &em) : ag_fail(&em, AG_ERR_NOMEM, "out of memory");
-  if (!rc) return agora__fail(agora__hand_out(c.e.a, json, &em), &em);
-  cJSON_Delete(c.e.a);
-  return agora__fail(rc, &em);
+  if (!rc) rc = agora__messages_json(st, id, from, max, json, &em);
+  return rc ? agora__fail(rc, &em) : AG_OK;
 }
 
 int agora_chat_export(agora_world *w, const char *chat, char **json) {

@@ -106,6 +106,9 @@ typedef int (*agora__chat_json_fn)(store *st, const char *id, char **json, ag_er
 /* Chat id's transcript (agora_transcript's array), its usage (agora_usage's) (agora_chats.c). */
 int agora__transcript_json(store *st, const char *id, char **json, ag_errmsg *em);
 int agora__usage_json(store *st, const char *id, char **json, ag_errmsg *em);
+/* A window of chat id's messages, agora_messages' array (from > 0: from seq from on; 0: the last max; at
+ * most max, 0: no limit), for agora_messages and agora_db_messages (agora_chats.c). */
+int agora__messages_json(store *st, const char *id, uint64_t from, size_t max, char **json, ag_errmsg *em);
 /* ms as ISO 8601 into o under key, or null when !has (agora_clock.c; the cache's counts use it too). */
 void agora__add_time(cJSON *o, const char *key, int has, int64_t ms);
 /* Keeps copies of what the program allowed at the open (agora_edit.c); agora__allow_free releases them. */

@@ -112,12 +112,22 @@ static int stop(serve *s) {
   return 1;
 }
 
+/* The library's options of the command line in the runtime's records, which serve's worlds still open
+ * with (until serve opens them with agora_world_open: docs/library.md "What is left, file by file"). */
+static void core_options(serve *s, const agora_options *o) {
+  for (size_t i = 0; i < o->n_allow_env && i < RT_ALLOW_ENV_MAX; i++) s->allow.names[s->allow.n++] = o->allow_env[i];
+  for (size_t i = 0; i < o->n_allow_key_to && i < RT_ALLOW_ENV_MAX; i++)
+    s->allow.key_urls[s->allow.n_key_urls++] = o->allow_key_to[i];
+  s->over = (rt_overrides){.llm_cache = o->llm_cache, .cache_db = o->cache_db};
+  s->nats = (cluster_opts){.url = o->nats_url, .creds = o->nats_creds, .ca_file = o->nats_ca,
+                           .replicas = o->nats_replicas ? o->nats_replicas : 1,
+                           .lease_ms = o->nats_lease_ms ? o->nats_lease_ms : 3000};
+}
+
 int serve_run(const serve_opts *a) {
   serve s;
   memset(&s, 0, sizeof s);
-  s.allow = a->allow;
-  s.over = a->over;
-  s.nats = a->nats;
+  core_options(&s, &a->open);
   s.token = a->token; /* taken */
   s.boot = (uint64_t)ag_now_ms();
   int status = start(&s, a);

@@ -3,9 +3,7 @@
 #ifndef AG_SERVE_H
 #define AG_SERVE_H
 
-#include "cluster/cluster.h"
-#include "runtime/key_env.h"
-#include "runtime/overrides.h"
+#include "agora.h"
 
 /* What `agora serve` was given (parsed by cli/; strings borrowed from argv). */
 typedef struct serve_opts {
@@ -13,9 +11,9 @@ typedef struct serve_opts {
   int n_files;
   const char *db, *listen, *token_file;
   char *token; /* owned, taken by serve_run; NULL: no token needed (loopback) */
-  rt_allow_env allow;
-  rt_overrides over; /* --llm-cache, --cache-db only */
-  cluster_opts nats;
+  /* The library's options the command line gave: allow_env, allow_key_to, llm_cache, cache_db and the
+   * nats_ fields (url, creds, ca, replicas) are read; every pointer borrowed until serve_run returns. */
+  agora_options open;
   long max_conns, max_streams; /* --max-connections, --max-streams; 0: the default */
 } serve_opts;
 

@@ -2,7 +2,7 @@
  * request (serve_route.c) to the page, /healthz, /metrics or the JSON API, and the JSON replies. */
 #include "serve/serve_int.h"
 
-#include "runtime/output.h"
+#include "common/jsonnum.h"
 
 #include <arpa/inet.h>
 #include <event2/buffer.h>
@@ -16,7 +16,7 @@
 
 void serve_reply_json(struct evhttp_request *req, int status, cJSON *j) {
   /* Text from storage or NATS may hold any bytes: the reply is repaired into valid UTF-8. */
-  char *text = j ? output_json_text(j) : NULL;
+  char *text = j ? ag_json_print_line(j) : NULL;
   cJSON_Delete(j);
   struct evbuffer *b = evbuffer_new();
   if (!text || !b) {

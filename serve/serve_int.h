@@ -7,7 +7,9 @@
 
 #include "chat/archive.h"
 #include "chat/session.h"
+#include "cluster/link.h"
 #include "runtime/key_env.h"
+#include "runtime/overrides.h"
 #include "runtime/runtime.h"
 #include "runtime/stats.h"
 #include "serve/serve.h"

@@ -3,7 +3,9 @@
  * chat and cluster, console and serve) do not include each other, so net/ includes only common/, and
  * mcp/ reaches the network through net/, never through llm/. Folders not in the table (tests, bench,
  * fuzz, a new layer) are not checked. A subsystem that runs on libagora (issue 27: console/) includes
- * only common/'s pure helpers besides its own headers: it reaches the world through include/agora.h. */
+ * only common/'s pure helpers besides its own headers: it reaches the world through include/agora.h.
+ * So does cli/, which may also include its subsystems' doors (console/console.h, serve/serve.h), and
+ * those doors themselves include no folder but common/. */
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,16 +15,30 @@
 typedef struct layer {
   const char *dir;
   int rank; /* an include must name a folder of lower rank, or its own */
+  int lib;  /* on libagora: of the other folders, common/ alone (cli/: and its subsystems' doors) */
 } layer;
 
 static const layer layers[] = {
-    {"common", 0}, {"storage", 1}, {"net", 1},     {"llm", 2},     {"mcp", 2},     {"agents", 3}, {"world", 4},
-    {"chat", 5},   {"cluster", 5}, {"runtime", 6}, {"console", 7}, {"serve", 7}, {"cli", 8},
+    {.dir = "common", .rank = 0},  {.dir = "storage", .rank = 1}, {.dir = "net", .rank = 1},
+    {.dir = "llm", .rank = 2},     {.dir = "mcp", .rank = 2},     {.dir = "agents", .rank = 3},
+    {.dir = "world", .rank = 4},   {.dir = "chat", .rank = 5},    {.dir = "cluster", .rank = 5},
+    {.dir = "runtime", .rank = 6}, {.dir = "console", .rank = 7, .lib = 1}, {.dir = "serve", .rank = 7},
+    {.dir = "cli", .rank = 8, .lib = 1},
 };
 #define N_LAYERS (sizeof layers / sizeof *layers)
 
-/* The folders on libagora: of the other folders, common/ alone. */
-static int lib_only(const layer *l) { return !strcmp(l->dir, "console"); }
+/* cli/'s includes of its subsystems (console/, serve/): only their doors, checked themselves below. */
+static int subsystem_door(const layer *from, const char *name) {
+  return !strcmp(from->dir, "cli") &&
+         (!strncmp(name, "console/console.h\"", 18) || !strncmp(name, "serve/serve.h\"", 14));
+}
+
+/* Files not yet on libagora (docs/library.md "What is left, file by file"): cli/core_process.c sets up the
+ * core's copy for serve until serve runs on agora.h, and goes then. */
+static int not_yet_moved(const char *path) {
+  size_t len = strlen(path);
+  return len >= 19 && !strcmp(path + len - 19, "/cli/core_process.c");
+}
 
 static const layer *layer_of(const char *name, size_t len) {
   for (size_t i = 0; i < N_LAYERS; i++)
@@ -41,7 +57,7 @@ static int check_file(const layer *from, const char *path) {
     if (strncmp(line, "#include \"", 10) != 0) continue;
     const char *name = line + 10, *slash = strchr(name, '/');
     const layer *to = slash ? layer_of(name, (size_t)(slash - name)) : NULL;
-    if (to && to != from && lib_only(from) && to->rank > 0) {
+    if (to && to != from && from->lib && to->rank > 0 && !subsystem_door(from, name) && !not_yet_moved(path)) {
       unit_fail_(path, n, "%s/ includes %.*s/ (it runs on include/agora.h: common/ alone)", from->dir,
                  (int)(slash - name), name);
       bad++;
@@ -76,7 +92,18 @@ static void includes_point_down(void) {
   for (size_t i = 0; i < N_LAYERS; i++) CHECK_INT(check_dir(&layers[i]), 0);
 }
 
+/* The subsystems' doors, which cli/ includes: like a file of a folder on libagora. */
+static void doors_are_public(void) {
+  static const layer door = {.dir = "door", .rank = 7, .lib = 1};
+  static const char *const doors[] = {"console/console.h", "serve/serve.h"};
+  for (size_t i = 0; i < sizeof doors / sizeof *doors; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s", unit_src_path(doors[i]));
+    CHECK_INT(check_file(&door, path), 0);
+  }
+}
+
 int main(int argc, char **argv) {
-  static const unit_test tests[] = {UNIT(includes_point_down)};
+  static const unit_test tests[] = {UNIT(includes_point_down), UNIT(doors_are_public)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
