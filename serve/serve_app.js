@@ -310,8 +310,10 @@ function setRoute() {
   if (h && location.hash !== h) history.replaceState(null, "", h);
 }
 window.addEventListener("hashchange", () => {
-  const r = route();
-  if (r.world && (r.world !== st.world || (r.chat && r.chat !== st.chat))) openWorld(r.world, r.chat).catch(() => {});
+  // A link is compared with the chat being opened (a link's still in flight), not only the one shown:
+  // a second link back to the shown chat, before the first had opened, was taken for no change.
+  const r = route(), shown = st.want || st.chat;
+  if (r.world && (r.world !== st.world || (r.chat && r.chat !== shown))) openWorld(r.world, r.chat).catch(() => {});
 });
 
 // ---- worlds, chats, transcript ----

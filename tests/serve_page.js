@@ -531,6 +531,16 @@ async function mainFlow(page, T, dialogs) {
   await page.goto(base + "/#/w/browser/c/" + first, { waitUntil: "domcontentloaded" });
   await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id === id, T, first);
   await page.waitForFunction(() => [...document.querySelectorAll(".msg")].some((m) => m.textContent.includes("first answer")), T);
+  step("a link followed by another before it opened: the last one wins");
+  // The second link names the chat still shown while the first is being opened: the page compared it with
+  // the chat shown, took it for no change, and landed on the first link's chat (once in CI, under load).
+  await page.evaluate((f, b) => new Promise((done) => {
+    window.addEventListener("hashchange", () => { location.hash = b; done(); }, { once: true });
+    location.hash = f; // the page's own listener starts opening f first
+  }), "#/w/browser/c/" + fresh, "#/w/browser/c/" + first);
+  await page.waitForFunction(() => st.want === null, T);
+  const landed = await page.evaluate(() => st.chat);
+  if (landed !== first) throw new Error("the last link named " + first + ", the page shows " + landed);
 
   step("delete");
   await clickNow(page, "#delete-chat", T);
