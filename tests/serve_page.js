@@ -463,7 +463,6 @@ async function switchAsks(page, T, dialogs, first) {
 async function mainFlow(page, T, dialogs) {
   const first = await opens(page, T);
   await page.screenshot({ path: shotOf("open") });
-
   step("type with @ completion and send");
   await page.click("#input");
   await page.keyboard.type("@an");
@@ -531,9 +530,7 @@ async function mainFlow(page, T, dialogs) {
   await page.goto(base + "/#/w/browser/c/" + first, { waitUntil: "domcontentloaded" });
   await page.waitForFunction((id) => document.querySelector("#chats li.on") && document.querySelector("#chats li.on").dataset.id === id, T, first);
   await page.waitForFunction(() => [...document.querySelectorAll(".msg")].some((m) => m.textContent.includes("first answer")), T);
-  step("a link followed by another before it opened: the last one wins");
-  // The second link names the chat still shown while the first is being opened: the page compared it with
-  // the chat shown, took it for no change, and landed on the first link's chat (once in CI, under load).
+  step("a link followed by another before it opened: the last one wins"); // (it named the chat still shown)
   await page.evaluate((f, b) => new Promise((done) => {
     window.addEventListener("hashchange", () => { location.hash = b; done(); }, { once: true });
     location.hash = f; // the page's own listener starts opening f first
