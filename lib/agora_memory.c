@@ -44,8 +44,10 @@ int agora_memories(agora_world *w, const char *agent, const char *query, char **
   ag_errmsg em = {""};
   int rc = memory_args("agora_memories", agent, json, &em);
   if (!rc && !w) rc = ag_fail(&em, AG_ERR_INVALID, "agora_memories: w is NULL");
-  if (!rc && !w->current[0]) rc = ag_fail(&em, AG_ERR_STATE, "agora_memories: the world has no current chat");
-  if (!rc) rc = memory_json(w->w, w->current, agent, query, NULL, NULL, json, &em);
+  /* The chat as it is now: w->current is only agora_chat_current's copy, stale or empty until it is asked. */
+  const char *chat = rc ? NULL : agora_chat_current(w);
+  if (!rc && !chat) rc = ag_fail(&em, AG_ERR_STATE, "agora_memories: the world has no current chat");
+  if (!rc) rc = memory_json(w->w, chat, agent, query, NULL, NULL, json, &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
 }
 

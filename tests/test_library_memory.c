@@ -81,6 +81,32 @@ static void memories_from_a_world_and_from_the_database(void) {
   free(db);
 }
 
+/* agora_memories names the world's current chat as it is now: a program that never asked for it
+ * (agora_chat_current) was told the world had none, and one that moved to a new chat was shown the
+ * old chat's id. */
+static void memories_of_the_chat_current_now(void) {
+  char *db = unit_tmpdir(), want[AGORA_ID_MAX + 16], *json = NULL;
+  agora_world *w = NULL;
+  CHECK_INT(agora_world_open(town, db, NULL, &w), AGORA_OK);
+  if (!w) goto done;
+  CHECK_INT(agora_publish(w, "human", "@m the well is dry"), AGORA_OK);
+  CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
+  CHECK_INT(agora_memories(w, "m", NULL, &json), AGORA_OK);
+  snprintf(want, sizeof want, "{\"chat\":\"%s\"", agora_chat_current(w));
+  CHECK_HAS(json ? json : "", want, "the well is dry");
+  release(&json);
+  CHECK_INT(agora_chat_title(w, "first"), AGORA_OK);
+  CHECK_INT(agora_chat_new(w), AGORA_OK);
+  CHECK_INT(agora_memories(w, "m", NULL, &json), AGORA_OK);
+  snprintf(want, sizeof want, "{\"chat\":\"%s\"", agora_chat_current(w));
+  CHECK_HAS(json ? json : "", want);
+  release(&json);
+  agora_world_close(w);
+done:
+  unit_rmrf(db);
+  free(db);
+}
+
 /* `agora memory` (agora_db_memories with AGORA_NOTES) says that a stored agent does not verify TLS, as
  * every command that opens the world does. */
 static void the_command_warns_of_insecure(void) {
@@ -109,6 +135,6 @@ static void the_command_warns_of_insecure(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(memories_from_a_world_and_from_the_database),
-                                    UNIT(the_command_warns_of_insecure)};
+                                    UNIT(memories_of_the_chat_current_now), UNIT(the_command_warns_of_insecure)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
