@@ -25,16 +25,18 @@ import time
 from typing import Any, AsyncIterator, Callable, Dict, Iterable, Iterator, List, Optional, Union
 
 from . import _lib
+from ._api9 import _MemoryCalls, name_id, option_check, snapshot_markdown, world_markdown
 from ._base import AgoraError, Event, _b, _check, _need
 from ._chats import _ChatCalls
 from ._console import _ConsoleCalls, duration_ms
 from ._database import Database, cache_clear, cache_stats, snapshot_transcript
 from ._loop import Loop, _Driver
+from ._server import _ServerCalls
 from . import _options
 from ._lib import lib
 
 __all__ = ["World", "Loop", "Database", "AgoraError", "version", "API_VERSION", "cache_stats", "cache_clear",
-           "snapshot_transcript", "duration_ms"]
+           "snapshot_transcript", "duration_ms", "name_id", "option_check", "snapshot_markdown", "world_markdown"]
 __version__ = "0.1.0"
 API_VERSION = _lib.API_VERSION
 _API = lib.agora_api_version()  # the loaded library's
@@ -70,7 +72,7 @@ def _advancing(h: ctypes.c_void_p) -> bool:
     return _API >= 6 and bool(lib.agora_clock_advancing(h))
 
 
-class World(_ChatCalls, _ConsoleCalls):
+class World(_ChatCalls, _ConsoleCalls, _MemoryCalls, _ServerCalls):
     """An open world: its agents, its loop and (with a database) its current chat.
 
     Make one with World.open(...); close it with close() or a with block. A World is used from one
@@ -97,7 +99,7 @@ class World(_ChatCalls, _ConsoleCalls):
     # ---- opening and closing ----
 
     @classmethod
-    def open(cls, world: Optional[str], db: Optional[str] = None, *, save: bool = True, new_chat: bool = False,
+    def open(cls, world: Union[str, Event, None], db: Optional[str] = None, *, save: bool = True, new_chat: bool = False,
              chat: Optional[str] = None, from_store: bool = False, model: Optional[str] = None,
              provider: Optional[str] = None, base_url: Optional[str] = None, allow_env: Iterable[str] = (),
              stream: bool = False, auto_approve: bool = False, mcp: bool = True, notes: bool = False,
@@ -106,8 +108,9 @@ class World(_ChatCalls, _ConsoleCalls):
              script: bool = False, clock: bool = True, nats_url: Optional[str] = None,
              nats_creds: Optional[str] = None, nats_ca: Optional[str] = None, nats_replicas: int = 0,
              tools_only: bool = False, host: bool = False, nats_agents: Union[str, Iterable[str], None] = None,
-             nats_lease_ms: int = 0, view: bool = False, loop: Optional[Loop] = None) -> "World":
-        """Opens a world: a world file's path, world JSON text ("{...}"), or a stored world's id or name.
+             nats_lease_ms: int = 0, view: bool = False, loop: Optional[Loop] = None, untrusted: bool = False,
+             sync: Optional[str] = None) -> "World":
+        """Opens a world: a world file's path, world JSON text ("{...}") or a dict of it, or a stored world's id or name.
 
         db: the database directory (None: the default one); save=False: no database at all.
         new_chat starts a new chat; chat continues a stored one (id or prefix); otherwise the world's
@@ -126,9 +129,15 @@ class World(_ChatCalls, _ConsoleCalls):
         run_until_interrupt(). API 7: view=True with nats_url and a database joins as a viewer (`agora
         console --nats`): the stream's chat is current and followed, what only this process would hold
         raises STATE. API 8: loop=agora.Loop() runs it on that loop with other worlds (Loop.open).
+        API 10: untrusted=True takes world (JSON text or a dict) as someone else's (an HTTP body): stored
+        as a new world, then opened as a stored world (its MCP servers never start, its agents' keys go
+        only to their provider's URL or allow_key_to; EXISTS when its id is stored); sync="background"
+        with loop and a database lets a storage thread sync the commits (sync="full": each on disk first).
         A keyword of a newer API than the library's raises AgoraError (STATE).
         Raises AgoraError (code INVALID for a bad file or option, naming the field)."""
         kw = dict(locals())
+        if isinstance(world, dict):  # world JSON as a dict (any open takes it; untrusted=True needs JSON)
+            world = json.dumps(world)
         w = cls()
         if loop is not None:
             loop._on_thread("World.open(loop=)")
@@ -395,12 +404,13 @@ class World(_ChatCalls, _ConsoleCalls):
         self._subs[sub] = cb
         return sub
 
-    def _trampoline(self, fn: Callable[[Event], Any]) -> Any:
-        """fn as a libagora event callback: an exception it raises is kept (raised by the run) and stops
-        the loop, since it must never unwind through C."""
+    def _trampoline(self, fn: Callable[[Event], Any], convert: Optional[Callable[[int], Event]] = None) -> Any:
+        """fn as a libagora event callback, given each event as convert makes it (None: its JSON parsed): an
+        exception it raises is kept (raised by the run) and stops the loop, since it must never unwind
+        through C."""
         def trampoline(ev: int, _ctx: int) -> None:
             try:
-                fn(json.loads(lib.agora_event_json(ev)))
+                fn(convert(ev) if convert else json.loads(lib.agora_event_json(ev)))
             except BaseException as e:
                 if self._drv.error is None:
                     self._drv.error = e

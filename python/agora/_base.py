@@ -77,9 +77,26 @@ class _Handle:
 
 def _json_call(fn: Callable[..., int], *args: Any) -> Any:
     """fn(*args, &json) checked, and the JSON it handed back parsed (and released)."""
+    return json.loads(_text_call(fn, *args))
+
+
+def _text_call(fn: Callable[..., int], *args: Any) -> str:
+    """fn(*args, &text) checked, and the text it handed back (released)."""
     ptr = ctypes.c_void_p()
     _check(fn(*args, ctypes.byref(ptr)))
-    return json.loads(_lib.take_string(ptr))
+    return _lib.take_string(ptr)
+
+
+def _id_call(fn: Callable[..., int], *args: Any) -> str:
+    """fn(*args, id) checked, id an AGORA_ID_MAX buffer: the id it wrote ("" when none)."""
+    out = (ctypes.c_char * _lib.ID_MAX)()
+    _check(fn(*args, out))
+    return out.value.decode()
+
+
+def _json_text(doc: Any) -> str:
+    """A document given as a dict (or list) or as JSON text, as JSON text."""
+    return doc if isinstance(doc, str) else json.dumps(doc)
 
 
 def _need(api: int, what: str) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ctypes
 import json
-from typing import Any, Callable, List, Optional, Union
+from typing import Any, Callable, Iterable, List, Optional, Union
 
 from . import _lib
-from ._base import AgoraError, Event, _b, _check, _Handle, _json_call, _need
+from ._api9 import snapshot_markdown, world_markdown
+from ._base import AgoraError, Event, _b, _check, _Handle, _id_call, _json_call, _json_text, _need, _text_call
 from ._lib import lib
 
 
@@ -51,9 +52,7 @@ class Database(_Handle):
         return self._db
 
     def _id_out(self, fn: Callable[..., int], *args: Any) -> str:
-        out = (ctypes.c_char * _lib.ID_MAX)()
-        _check(fn(self._h(), *args, out))
-        return out.value.decode()
+        return _id_call(fn, self._h(), *args)
 
     def chats(self, world: Optional[str] = None) -> List[Event]:
         """The chats of world (None: of every world), most recently updated first (dicts)."""
@@ -123,6 +122,79 @@ class Database(_Handle):
         out, n = (ctypes.c_char * _lib.ID_MAX)(), ctypes.c_size_t()
         _check(lib.agora_db_world_delete(self._h(), _b(world), out, ctypes.byref(n)))
         return {"id": out.value.decode(), "chats": n.value}
+
+    # ---- memories, ids and Markdown (API 9) ----
+
+    def memories(self, chat: str, agent: str, query: Optional[str] = None, allow_key_to: Iterable[str] = (),
+                 notes: bool = False) -> Event:
+        """What agent remembers in chat (id or unique prefix), as World.memories gives it, from the database
+        alone (what `agora memory` prints): the chat's stored world is opened for the call, inert, and
+        closed. With query and a hosted embedder the query is embedded first, blocking until it answers;
+        the key goes to a stored world's base_url only when allow_key_to (at most 16 URLs) holds it. An
+        embedder that fails is no error: the memories come without relevance and "embedder_failed" says
+        why. notes=True prints the LLM layer's warnings on stderr as the open does. NOT_FOUND for an
+        unknown chat or agent, INVALID for an agent that keeps no stream; STORAGE on a database opened
+        read_only (opening the world writes, as `agora memory` does). Blocks: not from a callback (API 9)."""
+        _need(9, "agora.Database.memories")
+        urls = [u.encode("utf-8") for u in allow_key_to]
+        arr = (ctypes.c_char_p * max(len(urls), 1))(*urls)
+        return self._json_out(lib.agora_db_memories, _b(chat), _b(agent), _b(query), arr, len(urls),
+                              _lib.NOTES if notes else 0)
+
+    def chat_id(self, chat: str) -> str:
+        """The id of chat (an id or a unique prefix; an exact id wins over longer ids it starts), as every
+        call naming a chat resolves it: NOT_FOUND when none matches, INVALID naming them when several do
+        (API 9)."""
+        _need(9, "agora.Database.chat_id")
+        return self._id_out(lib.agora_db_chat_id, _b(chat))
+
+    def export_markdown(self, chat: str) -> str:
+        """A chat as the Markdown of `agora chats export --format md` (API 9)."""
+        _need(9, "agora.Database.export_markdown")
+        return snapshot_markdown(_text_call(lib.agora_db_chat_export, self._h(), _b(chat)))
+
+    def world_markdown(self, world: str) -> str:
+        """A stored world's settings (id or name) as the Markdown of `agora worlds export --format md`
+        (API 9)."""
+        _need(9, "agora.Database.world_markdown")
+        return world_markdown(self.world(world)["settings"])
+
+    # ---- what a server reads and writes (API 10, 12) ----
+
+    def create_world(self, world: Union[Event, str]) -> str:
+        """Stores world JSON someone else wrote (a dict or JSON text, e.g. an HTTP body) as a new world
+        without opening it, held to a stored world's rules (no MCP server ever starts, no key goes to its
+        own base_url); returns its id. INVALID naming the JSON path ("world: agents[0].provider: ..."),
+        EXISTS when the database has its id, TOO_BIG past 1 MiB (API 10)."""
+        _need(10, "agora.Database.create_world")
+        return self._id_out(lib.agora_db_world_create, _b(_json_text(world)))
+
+    def counts(self) -> Event:
+        """The commits made through this handle since it was opened and how many are on disk: {"commits",
+        "synced"} (a Loop's database counts its worlds'; API 10)."""
+        _need(10, "agora.Database.counts")
+        return self._json_out(lib.agora_db_counts)
+
+    def chat_graph(self, chat: str, nodes: int = 50, points: int = 100) -> Event:
+        """A stored chat's graph, cut to a size a page can draw (`agora serve`'s …/graph): {"chat", "last_seq",
+        "nodes", "more_nodes", "edges", "tokens", "timeline"}: the nodes busiest senders (1 to 500), the
+        tokens summed at points message numbers (1 to 1000): INVALID past them, NOT_FOUND for no such chat
+        (API 10)."""
+        _need(10, "agora.Database.chat_graph")
+        if nodes < 1 or points < 1:  # C's 0 means the default, and a negative one would wrap
+            raise AgoraError(_lib.ERR_INVALID, f"agora.Database.chat_graph: nodes {nodes}, points {points}: "
+                                               "each must be at least 1")
+        return self._json_out(lib.agora_db_chat_graph, _b(chat), int(nodes), int(points))
+
+    def messages(self, chat: str, start: int = 0, limit: int = 0) -> List[Event]:
+        """A window of a stored chat's messages, as World.messages gives one, with no world open: from
+        message start on, or with start 0 the last limit; at most limit (0: no limit); [] past the last.
+        NOT_FOUND for an unknown chat (API 12)."""
+        _need(12, "agora.Database.messages")
+        if start < 0 or limit < 0:
+            raise AgoraError(_lib.ERR_INVALID, f"agora.Database.messages: start {start}, limit {limit}: neither "
+                                               "may be negative")
+        return self._json_out(lib.agora_db_messages, _b(chat), int(start), int(limit))
 
 
 def _path(p: Any) -> Optional[bytes]:

@@ -11,12 +11,14 @@ c_size_t = ctypes.c_size_t
 c_uint64 = ctypes.c_uint64
 c_long = ctypes.c_long
 
-API_VERSION = 8  # the newest API this package knows; it runs on API 1 without Database, on 2 without
-                 # Database.chat/transcript/usage/state and the run's counters, on 3 without the script, the
-                 # worlds, the cache and NATS, on 4 without World.tools and hosting, on 5 without the changes,
-                 # the chat's past and the clock, on 6 without what the console needs (messages, a copied
-                 # agent, how the open went, durations, view), on 7 without agora.Loop: those calls raise
-                 # AgoraError when made
+API_VERSION = 12  # the newest API this package knows; it runs on API 1 without Database, on 2 without
+                  # Database.chat/transcript/usage/state and the run's counters, on 3 without the script, the
+                  # worlds, the cache and NATS, on 4 without World.tools and hosting, on 5 without the changes,
+                  # the chat's past and the clock, on 6 without what the console needs (messages, a copied
+                  # agent, how the open went, durations, view), on 7 without agora.Loop, on 8 without the
+                  # memories, ids and Markdown, on 9 without untrusted worlds, counts, graphs and the chat's
+                  # stream, on 10 without the MCP servers, on 11 without Database.messages: those calls
+                  # raise AgoraError when made
 
 OK = 0
 ERR_NOMEM, ERR_INVALID, ERR_IO, ERR_STORAGE, ERR_LLM, ERR_NOT_FOUND = -1, -2, -3, -4, -5, -6
@@ -32,9 +34,13 @@ NOTES, OPTIONS_3, OPTIONS_4, SCRIPT, NO_CLOCK = 0x40, 0x80, 0x100, 0x200, 0x400 
 OPTIONS_5, TOOLS, HOST = 0x800, 0x1000, 0x2000                                     # API 5
 VIEW = 0x4000                                                                       # API 7 (with OPTIONS_5)
 OPTIONS_8 = 0x8000                                                                  # API 8 (loop)
+OPTIONS_10, UNTRUSTED = 0x10000, 0x20000                                            # API 10 (sync)
+SYNC_FULL, SYNC_BACKGROUND = 0, 1
+EVENT_IDLE, SUB_IDLE = 5, 0x01                                                      # API 10
 
 EVENT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
 TICK_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+CLOSED_FN = ctypes.CFUNCTYPE(None, c_char_p, c_int, c_void_p)
 
 
 class Options(ctypes.Structure):
@@ -65,6 +71,8 @@ class Options(ctypes.Structure):
         ("nats_lease_ms", c_long),
         # API 8
         ("loop", c_void_p),
+        # API 10
+        ("sync", c_int),
     ]
 
 _SIGNATURES = {
@@ -87,6 +95,7 @@ _SIGNATURES = {
     "agora_fd": (c_int, [c_void_p]),
     "agora_next_timeout": (c_long, [c_void_p]),
     "agora_event_json": (c_char_p, [c_void_p]),
+    "agora_event_type": (c_int, [c_void_p]),
     "agora_subscribe": (c_int, [c_void_p, EVENT_FN, c_void_p]),
     "agora_unsubscribe": (c_int, [c_void_p, c_int]),
     "agora_events_buffer": (c_int, [c_void_p, c_size_t]),
@@ -177,9 +186,39 @@ _SIGNATURES_8 = {
     "agora_loop_worlds": (c_size_t, [c_void_p, ctypes.POINTER(c_void_p), c_size_t]),
     "agora_loop_db": (c_int, [c_void_p, c_char_p, ctypes.POINTER(c_void_p)]),
 }
+_ID_OUT = ctypes.c_char * ID_MAX
+_JSON_OUT = ctypes.POINTER(c_void_p)
+_SIGNATURES_9 = {
+    "agora_memories": (c_int, [c_void_p, c_char_p, c_char_p, _JSON_OUT]),
+    "agora_db_memories": (c_int, [c_void_p, c_char_p, c_char_p, c_char_p, ctypes.POINTER(c_char_p), c_size_t,
+                                  ctypes.c_uint, _JSON_OUT]),
+    "agora_name_id": (c_int, [c_char_p, _ID_OUT]),
+    "agora_option_check": (c_int, [c_char_p, c_char_p]),
+    "agora_snapshot_markdown": (c_int, [c_char_p, _JSON_OUT]),
+    "agora_world_markdown": (c_int, [c_char_p, _JSON_OUT]),
+    "agora_db_chat_id": (c_int, [c_void_p, c_char_p, _ID_OUT]),
+}
+_SIGNATURES_10 = {
+    "agora_world_close_later": (c_int, [c_void_p, c_long, CLOSED_FN, c_void_p]),
+    "agora_subscribe_chat": (c_int, [c_void_p, c_char_p, ctypes.c_uint, EVENT_FN, c_void_p]),
+    "agora_event_chat": (c_char_p, [c_void_p]),
+    "agora_event_position": (c_uint64, [c_void_p]),
+    "agora_db_world_create": (c_int, [c_void_p, c_char_p, _ID_OUT]),
+    "agora_db_chat_graph": (c_int, [c_void_p, c_char_p, c_size_t, c_size_t, _JSON_OUT]),
+    "agora_world_counts": (c_int, [c_void_p, _JSON_OUT]),
+    "agora_db_counts": (c_int, [c_void_p, _JSON_OUT]),
+}
+_SIGNATURES_11 = {
+    "agora_mcp_servers": (c_int, [c_void_p, _JSON_OUT]),
+    "agora_mcp_restart": (c_int, [c_void_p, c_char_p]),
+}
+_SIGNATURES_12 = {
+    "agora_db_messages": (c_int, [c_void_p, c_char_p, c_uint64, c_size_t, _JSON_OUT]),
+}
 # Each API's calls, bound only when the library loaded has that API (an older one lacks the symbols).
 _NEWER = {2: _SIGNATURES_2, 3: _SIGNATURES_3, 4: _SIGNATURES_4, 5: _SIGNATURES_5, 6: _SIGNATURES_6,
-          7: _SIGNATURES_7, 8: _SIGNATURES_8}
+          7: _SIGNATURES_7, 8: _SIGNATURES_8, 9: _SIGNATURES_9, 10: _SIGNATURES_10, 11: _SIGNATURES_11,
+          12: _SIGNATURES_12}
 
 
 def _load() -> ctypes.CDLL:
@@ -202,15 +241,20 @@ def _load() -> ctypes.CDLL:
 lib = _load()
 
 
+_EVENT_BASE = {"event_base_new": (c_void_p, []), "event_base_free": (None, [c_void_p]),
+               "event_base_loop": (c_int, [c_void_p, c_int])}
+EVLOOP_ONCE = 0x01
+
+
 def event_base(name: str) -> object:
-    """libevent's event_base_new or event_base_free, as libagora itself links them (found through its
-    handle, so that the loop is made by the same libevent that runs it), or None when they cannot be
-    reached (a libagora with libevent linked in statically exports none of it)."""
+    """libevent's event_base_new, event_base_free or event_base_loop, as libagora itself links them (found
+    through its handle, so that the loop is made by the same libevent that runs it), or None when they
+    cannot be reached (a libagora with libevent linked in statically exports none of it)."""
     try:
         fn = getattr(lib, name)
     except AttributeError:
         return None
-    fn.restype, fn.argtypes = (c_void_p, []) if name == "event_base_new" else (None, [c_void_p])
+    fn.restype, fn.argtypes = _EVENT_BASE[name]
     return fn
 
 

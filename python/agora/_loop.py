@@ -6,7 +6,7 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from . import _lib
 from ._base import AgoraError, Event, _b, _check, _Handle, _need
@@ -49,6 +49,25 @@ class _Driver:
             raise err
 
 
+class _Closing:
+    """A close_later under way: the library's callback (alive until it ran), what the world's callbacks
+    need (alive until the world's last events are delivered) and the program's done."""
+
+    def __init__(self, drv: _Driver, done: Optional[Callable[[str, int], Any]], keep: List[Any]) -> None:
+        self.ended = False
+        self.keep = keep
+
+        def closed(world_id: bytes, rc: int, _ctx: int) -> None:
+            self.ended = True
+            try:
+                if done is not None:
+                    done(world_id.decode(), rc)
+            except BaseException as e:
+                if drv.error is None:
+                    drv.error = e
+        self.fn = _lib.CLOSED_FN(closed)
+
+
 def _settled(w: "World") -> bool:
     """The world is quiet and no clock advance is under way (what the run functions wait for)."""
     h = w._w
@@ -86,6 +105,7 @@ class Loop(_Handle):
         self._worlds: List["World"] = []           # the World objects open on it, in the order they were opened
         self._dbs: List[Database] = []
         self._thread: Optional[int] = None
+        self._closing: Dict[int, _Closing] = {}    # the worlds close_later is closing, by id(World)
         self._base = new()
         if not self._base:
             raise AgoraError(_lib.ERR_NOMEM, "agora.Loop: event_base_new failed")
@@ -114,6 +134,8 @@ class Loop(_Handle):
         if not self._base:
             return
         self._drv.refuse_close("Loop.close")
+        while self._closes_left():  # the closes close_later started need the loop until they are done
+            self._dispatch()
         for w in reversed(list(self._worlds)):
             w.close()
         for db in self._dbs:
@@ -208,8 +230,11 @@ class Loop(_Handle):
                         yield w, ev
                 self._drv.take_error()
                 moving = [w for w in worlds if w._w and waits.get(id(w)) != w._answered and not _settled(w)]
-                if not moving or (end is not None and time.monotonic() >= end):
+                if (not moving and not self._closes_left()) or (end is not None and time.monotonic() >= end):
                     return
+                if not moving:  # only closes under way: the loop itself runs them on
+                    self._dispatch()
+                    continue
                 w = moving[0]  # any of them runs the whole loop; this one's run returns when it is quiet
                 answered = w._answered
                 rc = w._call(lib.agora_run_for, w._w, 50)
@@ -221,6 +246,38 @@ class Loop(_Handle):
             for w in list(self._worlds):
                 w._interrupted()
             raise
+
+    # ---- closes that do not wait (World.close_later, API 10) ----
+
+    def _close_later(self, w: "World", ms: int, done: Optional[Callable[[str, int], Any]]) -> None:
+        """agora_world_close_later(w, ms): w leaves the loop's worlds at once; its callbacks stay alive
+        until the library calls back, and done(world_id, rc) is called then (from the run under way)."""
+        rec = _Closing(self._drv, done, [w._subs.copy(), w._keep])
+        rc = lib.agora_world_close_later(w._h(), int(ms), rec.fn, None)
+        _check(rc)
+        self._closing[id(rec)] = rec
+        w._w = None
+        self._left(w)
+
+    def _dispatch(self) -> None:
+        """One pass of the loop with no world to run it (what is left are closes): libevent's
+        event_base_loop(EVLOOP_ONCE), which waits for the next event; then the finished closes go."""
+        loop_once = _lib.event_base("event_base_loop")
+        prev = self._drv.enter(None)  # nothing closes from the callbacks it runs
+        try:
+            rc = loop_once(self._h(), _lib.EVLOOP_ONCE)
+        finally:
+            self._drv.leave(prev)
+        if rc == 1 and self._closes_left():
+            raise AgoraError(_lib.ERR_STATE, "Loop: a world's close_later is left with nothing on the loop")
+        self._drv.take_error()
+
+    def _closes_left(self) -> bool:
+        """Whether a close_later is still under way; the ended ones go (never from their own callback:
+        ctypes frees the thunk the callback runs in)."""
+        for key in [k for k, rec in self._closing.items() if rec.ended]:
+            del self._closing[key]
+        return bool(self._closing)
 
     def run_until_quiet(self) -> None:
         """run() without the events (they are dropped)."""
