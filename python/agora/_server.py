@@ -5,6 +5,8 @@ from _ServerCalls; on an older libagora each raises AgoraError (STATE)."""
 from __future__ import annotations
 
 import json
+import select
+import time
 from typing import Any, Callable, Dict, Optional
 
 from . import _lib
@@ -71,10 +73,34 @@ class _ServerCalls(_Handle):
         _need(11, "World.mcp_servers")
         return self._json_out(lib.agora_mcp_servers)
 
-    def mcp_restart(self, server: str) -> None:
-        """Starts the MCP server named server again at once (a crashed or stuck one); it is "starting" in
-        mcp_servers() until ready, as the loop runs (run(), or Loop.run), and a failure is an mcp-error event.
-        NOT_FOUND for no such server; STATE when the servers were not started (mcp=False, a stored or
-        untrusted world) or replies are in flight (API 11)."""
+    def mcp_restart(self, server: str, wait: float = 0) -> Event:
+        """Starts the MCP server named server again at once (a crashed or stuck one): it is "starting" until
+        its new process has answered, as the world's loop turns, and a failure is an mcp-error event. With
+        wait (seconds) the loop is turned here until it has left "starting" or wait has passed (a quiet
+        world's run() does not turn it); returns its entry as mcp_servers() then lists it (the events of
+        the wait come with the next run()). NOT_FOUND for no such server; STATE when the servers were not
+        started (mcp=False, a stored or untrusted world) or replies are in flight (API 11)."""
         _need(11, "World.mcp_restart")
-        _check(lib.agora_mcp_restart(self._h(), _b(server)))
+        h = self._h()
+        _check(lib.agora_mcp_restart(h, _b(server)))
+        end = time.monotonic() + wait
+        while True:
+            entry = next((x for x in self.mcp_servers()["servers"] if x["name"] == server), {})
+            left = end - time.monotonic()
+            if entry.get("state") != "starting" or left <= 0:
+                return entry
+            self._turn(h, left)
+
+    def _turn(self, h: Any, most: float) -> None:
+        """One turn of the world's loop, waiting at most most seconds for its descriptor or its next timer
+        (agora_fd, agora_next_timeout), then agora_step."""
+        timeout = lib.agora_next_timeout(h)
+        select.select([_check(lib.agora_fd(h))], [], [], most if timeout < 0 else min(most, timeout / 1000))
+        self._call(lib.agora_step, h)
+        self._raise_callback_error()
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        raise NotImplementedError
+
+    def _raise_callback_error(self) -> None:
+        raise NotImplementedError
