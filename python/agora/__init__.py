@@ -245,7 +245,8 @@ class World(_ChatCalls, _ConsoleCalls, _MemoryCalls, _ServerCalls):
         Stops when the world is quiet, after timeout seconds, or when agents wait for answers that
         the loop body did not give (answer them with answer() while iterating). Ctrl-C cancels the
         replies in flight, delivers what was published and raises KeyboardInterrupt; the world stays
-        usable. A subscribed callback's exception is raised from here."""
+        usable. A subscribed callback's exception is raised from here. Ends too when a callback closed the
+        world with close_later (its last events then reach only its subscribers)."""
         h, d = self._h(), self._drv
         end = None if timeout is None else time.monotonic() + timeout
         try:
@@ -257,6 +258,9 @@ class World(_ChatCalls, _ConsoleCalls, _MemoryCalls, _ServerCalls):
                     rc = lib.agora_run_for(h, _SLICE_MS)
                 finally:
                     d.busy, d.running = d.busy - 1, prev
+                if self._w is None:  # a callback's close_later: the world is the library's (its events too)
+                    d.take_error()
+                    return
                 yield from self._take()
                 if d.error is not None:
                     d.take_error()

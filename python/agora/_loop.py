@@ -91,7 +91,8 @@ class Loop(_Handle):
     closed. A Loop and its worlds are used from one thread, the one that opened its first world. A
     callback that raises stops the run under way, whichever world it was given to, and its exception is
     raised from that run; Ctrl-C during loop.run() cancels every world's replies in flight and raises
-    KeyboardInterrupt, the worlds usable. Nothing closes from a callback (AgoraError STATE)."""
+    KeyboardInterrupt, the worlds usable. Nothing closes from a callback (AgoraError STATE) but
+    World.close_later (API 10), which run() and close() then see through."""
 
     def __init__(self) -> None:
         """Makes the loop (libevent's event_base_new). AgoraError (STATE) on a libagora older than API 8."""
@@ -129,8 +130,8 @@ class Loop(_Handle):
         return "<agora.Loop closed>" if self.closed else f"<agora.Loop worlds={[w.name for w in self._worlds]}>"
 
     def close(self) -> None:
-        """Closes every world of the loop (the last opened first) and the databases database() gave,
-        then frees the loop. Idempotent; AgoraError (STATE) from a callback of one of its worlds."""
+        """Runs the loop until the closes World.close_later started are done, closes every world of the
+        loop (the last opened first) and the databases database() gave, then frees the loop. Idempotent; AgoraError (STATE) from a callback of one of its worlds."""
         if not self._base:
             return
         self._drv.refuse_close("Loop.close")
@@ -215,7 +216,8 @@ class Loop(_Handle):
         """Runs the loop until every world on it is quiet, yielding (world, event) pairs as they happen:
         the events each World holds (those of earlier runs of another world too), then more as the loop
         runs. A world whose agents wait on requests nobody answered in the loop body stops counting (answer
-        them with world.answer(ev, ...) while iterating); it ends after timeout seconds too. Ctrl-C cancels
+        them with world.answer(ev, ...) while iterating), and once the closes World.close_later started are
+        done; it ends after timeout seconds too. Ctrl-C cancels
         every world's replies in flight and raises KeyboardInterrupt (the worlds stay usable); a callback's
         exception is raised from here."""
         self._on_thread("Loop.run")

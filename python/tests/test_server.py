@@ -138,7 +138,8 @@ def test_close_later_from_a_callback_of_the_loop(tmp_path):
         with pytest.raises(agora.AgoraError) as e:
             again.close_later(-1)
         assert e.value.name == "INVALID" and not again.closed
-        again.close_later(0, lambda world_id, rc: done.append((world_id, rc)))
+        again.subscribe(lambda ev: ev.get("sender") == "ann" and again.close_later(0, lambda i, rc: done.append((i, rc))))
+        assert again.say("@ann more") == [] and again.closed  # its own run ends: the world is the library's
     assert done[-1] == ("stream", 0)  # the Loop's close ran the loop until the close was done
     with agora.World.open(STREAM, save=False) as own:
         with pytest.raises(agora.AgoraError) as e:
