@@ -99,8 +99,8 @@ class World(_ChatCalls, _ConsoleCalls, _MemoryCalls, _ServerCalls):
     # ---- opening and closing ----
 
     @classmethod
-    def open(cls, world: Union[str, Event, None], db: Optional[str] = None, *, save: bool = True, new_chat: bool = False,
-             chat: Optional[str] = None, from_store: bool = False, model: Optional[str] = None,
+    def open(cls, world: Union[str, Event, None], db: Optional[str] = None, *, save: bool = True,
+             new_chat: bool = False, chat: Optional[str] = None, from_store: bool = False, model: Optional[str] = None,
              provider: Optional[str] = None, base_url: Optional[str] = None, allow_env: Iterable[str] = (),
              stream: bool = False, auto_approve: bool = False, mcp: bool = True, notes: bool = False,
              program: Optional[str] = None, allow_key_to: Iterable[str] = (), llm_cache: Optional[str] = None,
@@ -110,7 +110,8 @@ class World(_ChatCalls, _ConsoleCalls, _MemoryCalls, _ServerCalls):
              tools_only: bool = False, host: bool = False, nats_agents: Union[str, Iterable[str], None] = None,
              nats_lease_ms: int = 0, view: bool = False, loop: Optional[Loop] = None, untrusted: bool = False,
              sync: Optional[str] = None) -> "World":
-        """Opens a world: a world file's path, world JSON text ("{...}") or a dict of it, or a stored world's id or name.
+        """Opens a world: a world file's path, world JSON text ("{...}") or a dict of it, or a stored world's
+        id or name.
 
         db: the database directory (None: the default one); save=False: no database at all.
         new_chat starts a new chat; chat continues a stored one (id or prefix); otherwise the world's

@@ -131,7 +131,8 @@ class Loop(_Handle):
 
     def close(self) -> None:
         """Runs the loop until the closes World.close_later started are done, closes every world of the
-        loop (the last opened first) and the databases database() gave, then frees the loop. Idempotent; AgoraError (STATE) from a callback of one of its worlds."""
+        loop (the last opened first) and the databases database() gave, then frees the loop. Idempotent;
+        AgoraError (STATE) from a callback of one of its worlds."""
         if not self._base:
             return
         self._drv.refuse_close("Loop.close")

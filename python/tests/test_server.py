@@ -63,7 +63,8 @@ def test_counts_and_the_chat_graph(tmp_path):
         w.say("@ann hi")
         chat = w.current_chat
         c = w.counts()
-        assert (c["agents"], c["thinking"], c["messages"], c["llm_calls_done"], c["llm_calls_failed"]) == (1, 0, 2, 1, 0)
+        assert (c["agents"], c["thinking"], c["messages"]) == (1, 0, 2)
+        assert (c["llm_calls_done"], c["llm_calls_failed"]) == (1, 0)
     with agora.Database.open(db) as d:
         assert d.counts() == {"commits": 0, "synced": 0}  # this handle's, since it was opened
         d.new_chat("Stream")
@@ -138,7 +139,7 @@ def test_close_later_from_a_callback_of_the_loop(tmp_path):
         with pytest.raises(agora.AgoraError) as e:
             again.close_later(-1)
         assert e.value.name == "INVALID" and not again.closed
-        again.subscribe(lambda ev: ev.get("sender") == "ann" and again.close_later(0, lambda i, rc: done.append((i, rc))))
+        again.subscribe(lambda ev: ev.get("sender") == "ann" and again.close_later(0, lambda *d: done.append(d)))
         assert again.say("@ann more") == [] and again.closed  # its own run ends: the world is the library's
     assert done[-1] == ("stream", 0)  # the Loop's close ran the loop until the close was done
     with agora.World.open(STREAM, save=False) as own:
