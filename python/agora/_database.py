@@ -10,6 +10,7 @@ from . import _lib
 from ._api9 import snapshot_markdown, world_markdown
 from ._base import AgoraError, Event, _b, _check, _Handle, _id_call, _json_call, _json_text, _need, _text_call
 from ._lib import lib
+from ._options import _strings
 
 
 class Database(_Handle):
@@ -136,9 +137,8 @@ class Database(_Handle):
         unknown chat or agent, INVALID for an agent that keeps no stream; STORAGE on a database opened
         read_only (opening the world writes, as `agora memory` does). Blocks: not from a callback (API 9)."""
         _need(9, "agora.Database.memories")
-        urls = [u.encode("utf-8") for u in allow_key_to]
-        arr = (ctypes.c_char_p * max(len(urls), 1))(*urls)
-        return self._json_out(lib.agora_db_memories, _b(chat), _b(agent), _b(query), arr, len(urls),
+        urls, n = _strings(allow_key_to, [])
+        return self._json_out(lib.agora_db_memories, _b(chat), _b(agent), _b(query), urls, n,
                               _lib.NOTES if notes else 0)
 
     def chat_id(self, chat: str) -> str:
