@@ -4,12 +4,6 @@
  * prints it). They read the database only: no world is loaded for them. */
 #include "serve/serve_int.h"
 
-#include "chat/markdown.h"
-#include "chat/snapshot.h"
-#include "chat/transcript.h"
-#include "chat/usage.h"
-#include "runtime/output.h"
-
 #include <event2/buffer.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,15 +12,11 @@
 #define SEARCH_DEFAULT 50 /* matches per reply unless ?limit= */
 #define SEARCH_MAX 1000
 
-static void reply_err(struct evhttp_request *req, int rc, const ag_errmsg *em) {
-  serve_reply_error(req, serve_status_of(rc), "%s", em->text[0] ? em->text : ag_strerror(rc));
-}
-
-/* Sends doc (taken) as a Markdown download named name. */
+/* Sends doc (taken: agora_free) as a Markdown download named name. */
 static void reply_markdown(struct evhttp_request *req, char *doc, const char *name) {
   struct evbuffer *b = evbuffer_new();
   if (!doc || !b) {
-    free(doc);
+    agora_free(doc);
     if (b) evbuffer_free(b);
     return serve_reply_error(req, 500, "out of memory");
   }
@@ -36,7 +26,7 @@ static void reply_markdown(struct evhttp_request *req, char *doc, const char *na
   evhttp_add_header(hd, "Content-Type", "text/markdown; charset=utf-8");
   evhttp_add_header(hd, "Content-Disposition", disposition);
   evbuffer_add(b, doc, strlen(doc));
-  free(doc);
+  agora_free(doc);
   evhttp_send_reply(req, 200, "OK", b);
   evbuffer_free(b);
 }
@@ -59,37 +49,31 @@ static int want_markdown(const serve_match *m, struct evhttp_request *req) {
 
 static void world_export(serve *s, const serve_match *m, struct evhttp_request *req) {
   if (!want_markdown(m, req)) return;
-  char *text = NULL;
-  ag_errmsg em = {""};
-  int rc = chat_world_settings(s->st, m->world, &text, &em);
-  if (rc) return reply_err(req, rc, &em);
-  cJSON *w = cJSON_Parse(text);
-  free(text);
-  if (!w) return serve_reply_error(req, 500, "world '%s': its stored settings do not parse", m->world);
-  char *doc = markdown_world(w);
+  char *text = NULL, *doc = NULL;
+  int rc = agora_db_world(s->db, m->world, &text);
+  cJSON *w = rc ? NULL : serve_lib_json(text);
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(w, "id");
+  if (rc == AGORA_ERR_INVALID || (!rc && (!cJSON_IsString(id) || strcmp(id->valuestring, m->world)))) {
+    cJSON_Delete(w);
+    return serve_reply_error(req, 404, "no world '%s' in the database", m->world);
+  }
+  if (rc) return serve_reply_lib(req, rc, m->world);
+  char *settings = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(w, "settings"));
   cJSON_Delete(w);
+  rc = settings ? agora_world_markdown(settings, &doc) : AGORA_ERR_NOMEM;
+  cJSON_free(settings);
+  if (rc) return serve_reply_lib(req, rc, m->world);
   reply_markdown(req, doc, m->world);
 }
 
-int serve_read_chat_of(serve *s, const serve_match *m, chat_info *c, struct evhttp_request *req) {
-  ag_errmsg em = {""};
-  int rc = chat_info_get(s->st, m->chat, c, &em);
-  if (!rc && strcmp(c->world_id, m->world))
-    rc = ag_fail(&em, AG_ERR_NOT_FOUND, "no chat '%s' in world '%s'", m->chat, m->world);
-  if (rc) reply_err(req, rc, &em);
-  return rc;
-}
-
 static void chat_export(serve *s, const serve_match *m, struct evhttp_request *req) {
-  chat_info c;
-  if (!want_markdown(m, req) || serve_read_chat_of(s, m, &c, req)) return;
-  cJSON *snap = NULL;
-  ag_errmsg em = {""};
-  int rc = chat_snapshot_export(s->st, c.id, &snap, &em);
-  if (rc) return reply_err(req, rc, &em);
-  char *doc = markdown_chat(snap);
-  cJSON_Delete(snap);
-  reply_markdown(req, doc, c.id);
+  char chat[AGORA_ID_MAX], *snap = NULL, *doc = NULL;
+  if (!want_markdown(m, req) || serve_chat_of(s, m->world, m->chat, chat, NULL, req)) return;
+  int rc = agora_db_chat_export(s->db, chat, &snap);
+  if (!rc) rc = agora_snapshot_markdown(snap, &doc);
+  agora_free(snap);
+  if (rc) return serve_reply_lib(req, rc, m->world);
+  reply_markdown(req, doc, chat);
 }
 
 /* ---- search ---- */
@@ -105,34 +89,45 @@ static int contains(const char *hay, const char *needle, size_t n) {
   return 0;
 }
 
+#define SEARCH_PAGE 256         /* messages read from the database at a time, at most ... */
+#define SEARCH_BYTES (1u << 20) /* ... and about this many bytes of them */
+
 typedef struct search {
-  const char *world, *chat, *needle;
-  size_t n, left, scanned;
+  const char *needle;
+  size_t n, left;
   cJSON *arr;
   int more; /* a match past the limit exists */
+  uint64_t last; /* the last message looked at */
 } search;
 
-static int search_row(const chat_entry *e, void *arg) {
-  search *q = arg;
-  if (!e->msg) return 0;
-  q->scanned++;
-  if (!contains(e->msg->text, q->needle, q->n) && !contains(e->msg->sender, q->needle, q->n)) return 0;
-  if (!q->left) return q->more = 1, CHAT_STOP;
-  cJSON *j = output_message_json(q->world, q->chat, e->msg);
-  if (!j) return AG_ERR_NOMEM;
-  cJSON_AddItemToArray(q->arr, j);
-  q->left--;
+/* The messages of page (agora_db_messages' objects) whose text or sender holds the needle, into the
+ * matches; 1 once the limit is passed. */
+static int search_page(search *q, cJSON *page) {
+  for (cJSON *m = page->child, *next; m; m = next) {
+    next = m->next;
+    const cJSON *text = cJSON_GetObjectItemCaseSensitive(m, "text");
+    const cJSON *sender = cJSON_GetObjectItemCaseSensitive(m, "sender");
+    const cJSON *seq = cJSON_GetObjectItemCaseSensitive(m, "seq");
+    q->last = cJSON_IsNumber(seq) ? (uint64_t)seq->valuedouble : q->last + 1;
+    if (!(cJSON_IsString(text) && contains(text->valuestring, q->needle, q->n)) &&
+        !(cJSON_IsString(sender) && contains(sender->valuestring, q->needle, q->n)))
+      continue;
+    if (!q->left) return q->more = 1;
+    cJSON_AddItemToArray(q->arr, cJSON_DetachItemViaPointer(page, m));
+    q->left--;
+  }
   return 0;
 }
 
 /* ?q=TEXT (1 to 255 bytes) [&after=SEQ] [&limit=N]: the messages whose text or sender holds TEXT, oldest
- * first; "more" says a next page exists (ask again with after= the last seq). */
+ * first; "more" says a next page exists (ask again with after= the last seq). The chat is read a page at
+ * a time (agora_db_messages), never whole. */
 static void chat_search(serve *s, const serve_match *m, struct evhttp_request *req) {
-  chat_info c;
-  if (serve_read_chat_of(s, m, &c, req)) return;
+  char chat[AGORA_ID_MAX];
+  if (serve_chat_of(s, m->world, m->chat, chat, NULL, req)) return;
   char q[SERVE_QUERY_MAX], err[SERVE_ERR_MAX];
   uint64_t after = 0, limit = SEARCH_DEFAULT;
-  int has_q, has_after, has_limit;
+  int has_q, has_after, has_limit, rc = AGORA_OK;
   if (serve_query_str(m->query, "q", q, &has_q, err) || serve_query_u64(m->query, "after", &after, &has_after, err) ||
       serve_query_u64(m->query, "limit", &limit, &has_limit, err))
     return serve_reply_error(req, 400, "%s", err);
@@ -141,15 +136,25 @@ static void chat_search(serve *s, const serve_match *m, struct evhttp_request *r
   for (char *p = q; *p; p++)
     if (*p >= 'A' && *p <= 'Z') *p += 32;
   cJSON *j = cJSON_CreateObject();
-  cJSON_AddStringToObject(j, "chat", c.id);
+  cJSON_AddStringToObject(j, "chat", chat);
   cJSON_AddStringToObject(j, "q", q);
-  search sq = {.world = c.world_id, .chat = c.id, .needle = q, .n = strlen(q), .left = (size_t)limit,
-               .arr = cJSON_AddArrayToObject(j, "matches")};
-  ag_errmsg em = {""};
-  int rc = chat_messages_each(s->st, c.id, after + 1, search_row, &sq, &em);
+  search sq = {.needle = q, .n = strlen(q), .left = (size_t)limit, .arr = cJSON_AddArrayToObject(j, "matches"),
+               .last = after};
+  size_t read = 0, n = 0;
+  for (int done = 0; !done && !rc;) {
+    char *text = NULL;
+    size_t max = serve_page_size(read, n, SEARCH_BYTES, SEARCH_PAGE);
+    if ((rc = agora_db_messages(s->db, chat, sq.last + 1, max, &text))) break;
+    read += strlen(text);
+    cJSON *page = serve_lib_json(text);
+    n += (size_t)cJSON_GetArraySize(page);
+    if (!page) rc = AGORA_ERR_NOMEM;
+    else done = !cJSON_GetArraySize(page) || search_page(&sq, page);
+    cJSON_Delete(page);
+  }
   if (rc) {
     cJSON_Delete(j);
-    return reply_err(req, rc, &em);
+    return serve_reply_lib(req, rc, m->world);
   }
   cJSON_AddBoolToObject(j, "more", sq.more);
   serve_reply_json(req, 200, j);
@@ -158,23 +163,13 @@ static void chat_search(serve *s, const serve_match *m, struct evhttp_request *r
 /* ---- usage ---- */
 
 static void chat_usage_reply(serve *s, const serve_match *m, struct evhttp_request *req) {
-  chat_info c;
-  if (serve_read_chat_of(s, m, &c, req)) return;
-  chat_usage u;
-  ag_errmsg em = {""};
-  int rc = chat_usage_get(s->st, c.id, &u, &em);
-  if (rc) return reply_err(req, rc, &em);
-  cJSON *j = cJSON_CreateObject(), *agents = cJSON_AddArrayToObject(j, "agents");
-  cJSON_AddStringToObject(j, "chat", c.id);
-  for (size_t i = 0; i < u.n; i++) {
-    cJSON *a = cJSON_CreateObject();
-    cJSON_AddStringToObject(a, "agent", u.rows[i].agent);
-    cJSON_AddNumberToObject(a, "calls", (double)u.rows[i].calls);
-    cJSON_AddNumberToObject(a, "input_tokens", u.rows[i].in);
-    cJSON_AddNumberToObject(a, "output_tokens", u.rows[i].out);
-    cJSON_AddItemToArray(agents, a);
-  }
-  chat_usage_free(&u);
+  char chat[AGORA_ID_MAX], *text = NULL;
+  if (serve_chat_of(s, m->world, m->chat, chat, NULL, req)) return;
+  int rc = agora_db_usage(s->db, chat, &text);
+  if (rc) return serve_reply_lib(req, rc, m->world);
+  cJSON *j = cJSON_CreateObject(), *rows = serve_lib_json(text);
+  cJSON_AddStringToObject(j, "chat", chat);
+  cJSON_AddItemToObject(j, "agents", rows ? rows : cJSON_CreateArray());
   serve_reply_json(req, 200, j);
 }
 
