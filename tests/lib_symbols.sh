@@ -57,5 +57,10 @@ check "agora_publish at version AGORA_0" bash -c "objdump -T '$lib' | grep -qE '
 check "no internal name leaks (world_new)" bash -c "! nm -D '$lib' | grep -qw world_new"
 check "soname libagora.so.0" bash -c "readelf -d '$lib' | grep -q 'SONAME.*\[libagora.so.0\]'"
 check "agora links libagora.so.0" bash -c "readelf -d '$bin' | grep -q 'NEEDED.*\[libagora.so.0\]'"
+# ... and it alone: the binary holds no copy of the core (one database environment per process).
+for sym in world_new rt_open chat_session_new store_open llm_client_new bus_enqueue; do
+  check "agora holds no core symbol ($sym)" bash -c "! nm '$bin' | grep -qw '$sym'"
+done
+check "agora links no LMDB, libcurl or libnats" bash -c "! readelf -d '$bin' | grep -qE 'NEEDED.*(liblmdb|libcurl|libnats)'"
 echo "$passes passed, $fails failed"
 test "$fails" = 0
