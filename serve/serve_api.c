@@ -82,9 +82,10 @@ static void add_current(serve *s, cJSON *j, const char *cur) {
 }
 
 static void get_world(serve *s, serve_world *sw, struct evhttp_request *req) {
-  char *text = NULL;
+  char *text = NULL, chat[AGORA_ID_MAX];
   cJSON *j = cJSON_CreateObject(), *settings = NULL;
-  const char *cur = agora_chat_current(sw->w);
+  const char *now = agora_chat_current(sw->w), *cur = now ? chat : NULL;
+  snprintf(chat, sizeof chat, "%s", now ? now : ""); /* the library's is borrowed until the next call */
   cJSON_AddStringToObject(j, "id", agora_world_id(sw->w));
   cJSON_AddStringToObject(j, "name", agora_world_name(sw->w));
   add_current(s, j, cur);
@@ -156,7 +157,9 @@ static void get_stored_world(serve *s, const char *id, int status, struct evhttp
   cJSON_AddStringToObject(j, "name", cJSON_IsString(name) ? name->valuestring : id);
   add_current(s, j, cJSON_IsString(cur) ? cur->valuestring : NULL);
   cJSON *agents = cJSON_AddArrayToObject(j, "agents"), *a;
-  cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(settings, "agents")) cJSON_AddItemToArray(agents, stored_agent(a));
+  cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(settings, "agents")) {
+    cJSON_AddItemToArray(agents, stored_agent(a));
+  }
   cJSON_AddArrayToObject(j, "approvals");
   if (settings) cJSON_AddItemToObject(j, "settings", settings);
   cJSON_AddItemToObject(j, "mcp", mcp_json(!agora_db_mcp_servers(s->db, id, &text) ? serve_lib_json(text) : NULL));

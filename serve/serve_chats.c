@@ -92,12 +92,14 @@ static void add_page(cJSON *j, cJSON *messages, cJSON *steps, uint64_t before) {
   for (cJSON *m = messages ? messages->child : NULL, *next; before && m; m = next) {
     next = m->next;
     const cJSON *seq = cJSON_GetObjectItemCaseSensitive(m, "seq");
-    if (cJSON_IsNumber(seq) && (uint64_t)seq->valuedouble >= before) cJSON_Delete(cJSON_DetachItemViaPointer(messages, m));
+    if (cJSON_IsNumber(seq) && (uint64_t)seq->valuedouble >= before)
+      cJSON_Delete(cJSON_DetachItemViaPointer(messages, m));
   }
   for (cJSON *t = steps ? steps->child : NULL, *next; before && t; t = next) {
     next = t->next;
     const cJSON *after = cJSON_GetObjectItemCaseSensitive(t, "after_seq");
-    if (cJSON_IsNumber(after) && (uint64_t)after->valuedouble >= before) cJSON_Delete(cJSON_DetachItemViaPointer(steps, t));
+    if (cJSON_IsNumber(after) && (uint64_t)after->valuedouble >= before)
+      cJSON_Delete(cJSON_DetachItemViaPointer(steps, t));
   }
   cJSON_AddItemToObject(j, "messages", messages ? messages : cJSON_CreateArray());
   if (steps) cJSON_AddItemToObject(j, "steps", steps);

@@ -1,7 +1,7 @@
 /* A chat's past changed over HTTP (issue 24): PUT …/messages/{seq} edits a human message and sends it
  * again, DELETE …/messages/{seq} takes it and those after it away, POST …/retry sends the last human
- * message again. The console's /edit and /retry semantics, from the same calls (agora_chat_edit, _retry, _cut): only in
- * the current chat, only when no reply is in flight (409 otherwise). */
+ * message again. The console's /edit and /retry semantics, from the same calls (agora_chat_edit, _retry,
+ * _cut): only in the current chat, only when no reply is in flight (409 otherwise). */
 #include "serve/serve_int.h"
 
 #include <stdio.h>

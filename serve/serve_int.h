@@ -1,7 +1,9 @@
 /* agora serve's insides, shared by its files: serve.c (the command, start and stop), serve_http.c
- * (requests: auth, routing, replies), serve_api.c (the JSON API), serve_worlds.c (the hosted worlds and
- * their approvals), serve_read.c (exports and search), serve_sse.c (event streams), serve_conn.c
- * (connections: caps and timeouts), serve_metrics.c (/healthz, /metrics). Not for use outside them. */
+ * (requests: auth, routing, replies), serve_api.c (the JSON API: worlds, dispatch), serve_chats.c (chats,
+ * messages, snapshots), serve_worlds.c (the hosted worlds, their streams and approvals), serve_lib.c
+ * (libagora's answers in HTTP terms), serve_read.c (exports and search), serve_sse.c (event streams),
+ * serve_conn.c (connections: caps and timeouts), serve_metrics.c (/healthz, /metrics). Everything of a
+ * world goes through include/agora.h (test_layers checks it). Not for use outside these files. */
 #ifndef AG_CLI_SERVE_INT_H
 #define AG_CLI_SERVE_INT_H
 

@@ -1,7 +1,7 @@
 /* agora serve's read-only views of what is stored (docs/serve.md): a world's settings and a chat as
- * Markdown (the documents `worlds export` and `chats export --format md` print: chat/markdown.c), a
- * chat's history searched on the server, and its token usage per agent (chat/usage.c, as `chats show`
- * prints it). They read the database only: no world is loaded for them. */
+ * Markdown (the documents `worlds export` and `chats export --format md` print: agora_world_markdown,
+ * agora_snapshot_markdown), a chat's history searched on the server, and its token usage per agent
+ * (agora_db_usage, as `chats show` prints it). They read the database only: no world is loaded for them. */
 #include "serve/serve_int.h"
 
 #include <event2/buffer.h>

@@ -109,6 +109,12 @@ static void ask_remove(serve *s, size_t i) {
   s->n_asks--;
 }
 
+/* sw's approvals go: they can no longer be answered. */
+static void asks_drop(serve *s, const serve_world *sw) {
+  for (size_t i = s->n_asks; i-- > 0;)
+    if (s->asks[i].sw == sw) ask_remove(s, i);
+}
+
 /* The end of a request, for the page: its prompt goes away. A tool approval also gets its "approval"
  * event, made here from the request serve keeps: the library emits none (agora_answer only answers;
  * docs/decisions.md "serve's own approval events"), so serve, which answers, says what happened. */
@@ -262,8 +268,10 @@ static int replay_page(serve_world *sw, sse_client *c, const char *chat, const c
 static int fallback(void *ud, sse_client *c, const char *chat, uint64_t after, uint64_t *until, size_t max_bytes,
                     uint64_t *last) {
   serve_world *sw = ud;
-  const char *cur = agora_chat_current(sw->w);
-  if (!chat || !cur || strcmp(chat, cur)) return -1;
+  char cur[AGORA_ID_MAX];
+  const char *now = agora_chat_current(sw->w);
+  if (!chat || !now || strcmp(chat, now)) return -1;
+  snprintf(cur, sizeof cur, "%s", now); /* the library's is borrowed until the next call */
   if (!*until) {
     *until = serve_world_last_seq(sw);
     if (*until > after && *until - after > SSE_FALLBACK_MAX) return -1;
@@ -335,6 +343,7 @@ static int host(serve *s, const char *world, int stored) {
     rc = AGORA_OK;
   if (rc) {
     agora_world_close(w);
+    asks_drop(s, sw); /* a request made while it opened */
     sse_hub_free(sw->hub);
     free(sw);
     return rc;
@@ -358,11 +367,9 @@ serve_world *serve_world_find(serve *s, const char *id) { return find_loaded(s, 
 
 int serve_world_add_file(serve *s, const char *path) { return host(s, path, 0); }
 
-/* Its approvals go (they can no longer be answered), then the world: its last events still reach the
- * stream, which then ends. */
+/* Its approvals go, then the world: its last events still reach the stream, which then ends. */
 static void world_free(serve *s, serve_world *sw) {
-  for (size_t i = s->n_asks; i-- > 0;)
-    if (s->asks[i].sw == sw) ask_remove(s, i);
+  asks_drop(s, sw);
   agora_world_close(sw->w);
   sse_hub_free(sw->hub);
   free(sw);
@@ -426,8 +433,7 @@ void serve_worlds_close(serve *s) {
 void serve_worlds_free(serve *s) {
   for (size_t i = 0; i < s->n_worlds; i++) {
     serve_world *sw = s->worlds[i];
-    for (size_t k = s->n_asks; k-- > 0;)
-      if (s->asks[k].sw == sw) ask_remove(s, k);
+    asks_drop(s, sw);
     sse_hub_free(sw->hub);
     free(sw);
   }
