@@ -118,10 +118,6 @@ void serve_reply_fail(struct evhttp_request *req, int rc, const ag_errmsg *em);
 /* A libagora call's failure rc as the error reply, with agora_errmsg()'s text said for HTTP: the
  * library's function name left out, its advice in the API's words (world: the request's world). */
 void serve_reply_lib(struct evhttp_request *req, int rc, const char *world);
-/* How many messages to read next from the database (agora_messages, agora_db_messages) for a page of
- * about budget bytes, when msgs messages read so far took bytes (none yet: 1): at least 1, at most max.
- * A chat of 900 KB messages is read one at a time, never a page of them at once. */
-size_t serve_page_size(size_t bytes, size_t msgs, size_t budget, size_t max);
 /* libagora's JSON text (taken: agora_free) parsed; NULL when it does not parse or memory ran out. */
 cJSON *serve_lib_json(char *text);
 

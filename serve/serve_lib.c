@@ -12,12 +12,6 @@ cJSON *serve_lib_json(char *text) {
   return j;
 }
 
-size_t serve_page_size(size_t bytes, size_t msgs, size_t budget, size_t max) {
-  if (!msgs) return 1;
-  size_t each = bytes / msgs + 1, n = budget / each;
-  return n < 1 ? 1 : n > max ? max : n;
-}
-
 /* The library's advice (left) said as the API does it (right; %s: the world's id). */
 static const struct {
   const char *lib, *http;

@@ -78,56 +78,14 @@ static void chat_export(serve *s, const serve_match *m, struct evhttp_request *r
 
 /* ---- search ---- */
 
-/* 1 when needle (n bytes, ASCII lower case) is in hay, ASCII letters compared without case (other
- * bytes, UTF-8 included, as they are). */
-static int contains(const char *hay, const char *needle, size_t n) {
-  for (; *hay; hay++) {
-    size_t i = 0;
-    while (i < n && hay[i] && (hay[i] >= 'A' && hay[i] <= 'Z' ? hay[i] + 32 : hay[i]) == needle[i]) i++;
-    if (i == n) return 1;
-  }
-  return 0;
-}
-
-#define SEARCH_PAGE 256         /* messages read from the database at a time, at most ... */
-#define SEARCH_BYTES (1u << 20) /* ... and about this many bytes of them */
-
-typedef struct search {
-  const char *needle;
-  size_t n, left;
-  cJSON *arr;
-  int more; /* a match past the limit exists */
-  uint64_t last; /* the last message looked at */
-} search;
-
-/* The messages of page (agora_db_messages' objects) whose text or sender holds the needle, into the
- * matches; 1 once the limit is passed. */
-static int search_page(search *q, cJSON *page) {
-  for (cJSON *m = page->child, *next; m; m = next) {
-    next = m->next;
-    const cJSON *text = cJSON_GetObjectItemCaseSensitive(m, "text");
-    const cJSON *sender = cJSON_GetObjectItemCaseSensitive(m, "sender");
-    const cJSON *seq = cJSON_GetObjectItemCaseSensitive(m, "seq");
-    q->last = cJSON_IsNumber(seq) ? (uint64_t)seq->valuedouble : q->last + 1;
-    if (!(cJSON_IsString(text) && contains(text->valuestring, q->needle, q->n)) &&
-        !(cJSON_IsString(sender) && contains(sender->valuestring, q->needle, q->n)))
-      continue;
-    if (!q->left) return q->more = 1;
-    cJSON_AddItemToArray(q->arr, cJSON_DetachItemViaPointer(page, m));
-    q->left--;
-  }
-  return 0;
-}
-
 /* ?q=TEXT (1 to 255 bytes) [&after=SEQ] [&limit=N]: the messages whose text or sender holds TEXT, oldest
- * first; "more" says a next page exists (ask again with after= the last seq). The chat is read a page at
- * a time (agora_db_messages), never whole. */
+ * first; "more" says a next page exists (ask again with after= the last seq). One pass over the chat on
+ * the database's side (agora_db_search). */
 static void chat_search(serve *s, const serve_match *m, struct evhttp_request *req) {
-  char chat[AGORA_ID_MAX];
-  if (serve_chat_of(s, m->world, m->chat, chat, NULL, req)) return;
-  char q[SERVE_QUERY_MAX], err[SERVE_ERR_MAX];
+  char chat[AGORA_ID_MAX], q[SERVE_QUERY_MAX], err[SERVE_ERR_MAX], *text = NULL;
   uint64_t after = 0, limit = SEARCH_DEFAULT;
-  int has_q, has_after, has_limit, rc = AGORA_OK;
+  int has_q, has_after, has_limit;
+  if (serve_chat_of(s, m->world, m->chat, chat, NULL, req)) return;
   if (serve_query_str(m->query, "q", q, &has_q, err) || serve_query_u64(m->query, "after", &after, &has_after, err) ||
       serve_query_u64(m->query, "limit", &limit, &has_limit, err))
     return serve_reply_error(req, 400, "%s", err);
@@ -135,28 +93,16 @@ static void chat_search(serve *s, const serve_match *m, struct evhttp_request *r
   if (limit < 1 || limit > SEARCH_MAX) return serve_reply_error(req, 400, "limit: 1 to %d", SEARCH_MAX);
   for (char *p = q; *p; p++)
     if (*p >= 'A' && *p <= 'Z') *p += 32;
+  int rc = agora_db_search(s->db, chat, q, after, (size_t)limit, &text);
+  if (rc) return serve_reply_lib(req, rc, m->world);
+  cJSON *found = serve_lib_json(text);
+  if (!found) return serve_reply_error(req, 500, "out of memory");
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "chat", chat);
   cJSON_AddStringToObject(j, "q", q);
-  search sq = {.needle = q, .n = strlen(q), .left = (size_t)limit, .arr = cJSON_AddArrayToObject(j, "matches"),
-               .last = after};
-  size_t read = 0, n = 0;
-  for (int done = 0; !done && !rc;) {
-    char *text = NULL;
-    size_t max = serve_page_size(read, n, SEARCH_BYTES, SEARCH_PAGE);
-    if ((rc = agora_db_messages(s->db, chat, sq.last + 1, max, &text))) break;
-    read += strlen(text);
-    cJSON *page = serve_lib_json(text);
-    n += (size_t)cJSON_GetArraySize(page);
-    if (!page) rc = AGORA_ERR_NOMEM;
-    else done = !cJSON_GetArraySize(page) || search_page(&sq, page);
-    cJSON_Delete(page);
-  }
-  if (rc) {
-    cJSON_Delete(j);
-    return serve_reply_lib(req, rc, m->world);
-  }
-  cJSON_AddBoolToObject(j, "more", sq.more);
+  cJSON_AddItemToObject(j, "matches", cJSON_DetachItemFromObjectCaseSensitive(found, "matches"));
+  cJSON_AddItemToObject(j, "more", cJSON_DetachItemFromObjectCaseSensitive(found, "more"));
+  cJSON_Delete(found);
   serve_reply_json(req, 200, j);
 }
 

@@ -241,7 +241,16 @@ static void on_idle(const agora_event *ev, void *ctx) {
 
 /* ---- resuming from stored messages ---- */
 
-#define REPLAY_PAGE 64 /* messages read from the database at a time */
+#define REPLAY_PAGE 64 /* messages read from the database at a time, at most */
+
+/* How many messages to read next for a slice of about budget bytes, when msgs messages read so far took
+ * bytes (none yet: 1): at least 1, at most max. A chat of 900 KB messages is read one at a time, never a
+ * page of them at once (ten stalled resumes of them held 57 MB each so). */
+static size_t page_size(size_t bytes, size_t msgs, size_t budget, size_t max) {
+  if (!msgs) return 1;
+  size_t each = bytes / msgs + 1, n = budget / each;
+  return n < 1 ? 1 : n > max ? max : n;
+}
 
 /* Sends the messages of page (an array of message objects) with seq <= until to c until max_bytes are
  * sent; *last gets the last one sent, *bytes counts. 1 when until was passed, -1 out of memory, else 0. */
@@ -281,7 +290,7 @@ static int fallback(void *ud, sse_client *c, const char *chat, uint64_t after, u
   *last = after;
   for (uint64_t from = after + 1; !rc && from <= *until && bytes < max_bytes; from = *last + 1) {
     char *text = NULL;
-    size_t max = serve_page_size(read, n, max_bytes - bytes, REPLAY_PAGE);
+    size_t max = page_size(read, n, max_bytes - bytes, REPLAY_PAGE);
     if (agora_messages(sw->w, cur, from, max, &text)) return -1;
     read += text ? strlen(text) : 0;
     cJSON *page = serve_lib_json(text);

@@ -44,7 +44,7 @@ static void publish_numbers(void) {
   CHECK_STR(agora_errmsg(), "agora_publish_seq: sender is NULL");
   CHECK_INT(agora_publish(w, "human", ""), AGORA_ERR_INVALID); /* agora_publish's own name stays */
   CHECK_STR(agora_errmsg(), "agora_publish: the text is empty");
-  CHECK_INT(agora_api_version(), 13);
+  CHECK(agora_api_version() >= 13);
   agora_world_close(w);
 done:
   unit_rmrf(db);
@@ -181,7 +181,45 @@ done:
   free(db);
 }
 
+/* API 14: agora_db_search over the keeper's chat (asks "@k remember n1", answers "@human saved"): case
+ * folded, a sender matched, after and max paging with more, the refusals. */
+static void search_a_chat(void) {
+  char *db = unit_tmpdir(), chat[AGORA_ID_MAX] = "", *json = NULL;
+  agora_db *d = NULL;
+  if (!keep_three(db, chat)) goto done;
+  CHECK_INT(agora_db_open(db, AGORA_DB_READ, &d), AGORA_OK);
+  CHECK_INT(agora_db_search(d, chat, "REMEMBER", 0, 10, &json), AGORA_OK);
+  cJSON *j = cJSON_Parse(json), *m;
+  agora_free(json);
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "matches")), 3);
+  CHECK(cJSON_IsFalse(cJSON_GetObjectItem(j, "more")));
+  uint64_t seqs = 0;
+  cJSON_ArrayForEach(m, cJSON_GetObjectItem(j, "matches")) seqs = seqs * 10 + (uint64_t)cJSON_GetObjectItem(m, "seq")->valuedouble;
+  CHECK_INT((int)seqs, 135); /* the asks: 1, 3, 5 */
+  cJSON_Delete(j);
+  CHECK_INT(agora_db_search(d, chat, "k", 1, 1, &json), AGORA_OK); /* the sender "k" and "remember": from 2 on */
+  j = cJSON_Parse(json);
+  agora_free(json);
+  CHECK_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "matches")), 1);
+  CHECK_INT((int)cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "matches"), 0), "seq")->valuedouble, 2);
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "more")));
+  cJSON_Delete(j);
+  CHECK_INT(agora_db_search(d, chat, "nowhere", 0, 5, &json), AGORA_OK);
+  CHECK_STR(json, "{\"matches\":[],\"more\":false}");
+  agora_free(json);
+  json = NULL;
+  CHECK_INT(agora_db_search(d, chat, "", 0, 5, &json), AGORA_ERR_INVALID);
+  CHECK(json == NULL);
+  CHECK_INT(agora_db_search(d, chat, "x", 0, 0, &json), AGORA_ERR_INVALID);
+  CHECK_INT(agora_db_search(d, "0000000000000", "x", 0, 5, &json), AGORA_ERR_NOT_FOUND);
+done:
+  agora_db_close(d);
+  unit_rmrf(db);
+  free(db);
+}
+
 int main(int argc, char **argv) {
-  static const unit_test tests[] = {UNIT(publish_numbers), UNIT(pages_with_steps), UNIT(stored_mcp_servers)};
+  static const unit_test tests[] = {UNIT(publish_numbers), UNIT(pages_with_steps), UNIT(stored_mcp_servers),
+                                    UNIT(search_a_chat)};
   return unit_main(argc, argv, tests, sizeof tests / sizeof *tests);
 }
