@@ -1,7 +1,6 @@
 /* agora: the command-line entry point; dispatches to the subcommands. */
 #include "agora.h"
 #include "cli/cli.h"
-#include "cli/core_process.h"
 
 #include "common/error.h"
 #include "common/heap.h"
@@ -95,14 +94,7 @@ static int dispatch(int argc, char **argv);
 
 int main(int argc, char **argv) {
   ag_heap_tune();
-  /* serve still runs on the core's own copy, which is set up around it; the library sets
-   * up its copy itself */
-  const char *cmd = argc > 1 ? argv[1] : "";
-  int core = cli_core_command(cmd);
-  if (core && cli_core_begin(cmd)) return 1;
-  int status = dispatch(argc, argv);
-  if (core) cli_core_end();
-  return check_stdout(status);
+  return check_stdout(dispatch(argc, argv)); /* the library sets up its process-wide parts itself */
 }
 
 static int dispatch(int argc, char **argv) {

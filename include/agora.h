@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* The API this header describes; agora_api_version() is the one of the library loaded. */
-#define AGORA_API_VERSION 12 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
+#define AGORA_API_VERSION 14 /* 2: agora_db_* (a database without a world); 3: agora_options' API-3 fields,
                                AGORA_NOTES, a run's counters (agora_failed_calls, ...,
                                agora_thinking, agora_agent_thinking),
                                agora_db_chat_info/_transcript/_usage/_chat_state; 4: the world file's
@@ -61,7 +61,10 @@ extern "C" {
                                ...);
                                10: what a server of many worlds needs (agora_server.h);
                                11: a world's MCP servers (agora_mcp_servers/_restart, agora_server.h);
-                               12: agora_db_messages (a stored chat paged, agora_db.h) */
+                               12: agora_db_messages (a stored chat paged, agora_db.h);
+                               13: what serve needs beyond (agora_publish_seq,
+                               agora_db_transcript_page, agora_db_mcp_servers, agora_server.h);
+                               14: agora_db_search (a stored chat searched, agora_db.h) */
 
 #if defined(__GNUC__)
 #define AGORA_EXPORT __attribute__((visibility("default")))

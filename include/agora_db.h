@@ -61,6 +61,16 @@ AGORA_EXPORT int agora_db_chat_state(agora_db *db, const char *chat, char **json
  * thread's steps; [] past the last. *json is the caller's (agora_free); nothing is handed back on
  * failure. Reads only, so it may be called on agora_loop_db's handle while the loop's worlds write. */
 AGORA_EXPORT int agora_db_messages(agora_db *db, const char *chat, uint64_t from, size_t max, char **json);
+/* The messages of a stored chat whose text or sender holds text (API version 14; agora serve's GET
+ * …/chats/{chat}/search): ASCII letters compared without case, other bytes (UTF-8) as they are; 1 to 255
+ * bytes. Those numbered after after, oldest first, at most max (>= 1), found in one pass on the database's
+ * side (a chat of 100,000 messages in about 10 ms): {"matches":[...],"more":bool}, each match the object
+ * agora_db_messages gives, more true when a match past max exists (ask again with after = the last match's
+ * seq). chat named as above (an unknown one AGORA_ERR_NOT_FOUND); an empty or longer text, max 0 or a NULL
+ * argument AGORA_ERR_INVALID. Reads only (fine on agora_loop_db's handle). *json the caller's (agora_free),
+ * NULL on failure. */
+AGORA_EXPORT int agora_db_search(agora_db *db, const char *chat, const char *text, uint64_t after, size_t max,
+                                 char **json);
 
 /* The worlds the database holds (API version 4; `agora worlds` is written on these). Worlds are named by
  * id or display name; an unknown one is AGORA_ERR_INVALID ("no world 'X'"). A JSON array of every world,

@@ -1,5 +1,5 @@
 /* libagora: several worlds on one loop (API version 8), and what a server of them needs beyond that (API
- * versions 10 and 12), as `agora serve` uses it (include "agora.h": it includes this file, which is not meant to be included on its own).
+ * versions 10, 11 and 13), as `agora serve` uses it (include "agora.h": it includes this file, which is not meant to be included on its own).
  * The rules of agora.h hold: ownership, threads and error codes as there, and every call here is made on
  * the thread of the loop ("Several worlds on one loop", below). */
 #ifndef AGORA_SERVER_H
@@ -182,6 +182,36 @@ AGORA_EXPORT int agora_mcp_servers(agora_world *w, char **json);
  * replies are in flight: run until quiet first, or it could not be set up at the start), AGORA_ERR_INVALID
  * (server NULL). */
 AGORA_EXPORT int agora_mcp_restart(agora_world *w, const char *server);
+
+/* ---- API 13 ----
+ * What `agora serve` needs beyond API 12 to answer on this API alone: POST …/messages's number, GET
+ * …/chats/{c}/messages?steps=1 and GET /api/worlds/{id}/mcp for a world it has not opened, on the code it
+ * answered them with before (the same bytes). */
+/* As agora_publish; *seq (seq may be NULL) receives the message's number in the current chat, what
+ * agora serve's POST .../messages answers, or 0 when it is not known yet (a world joined over NATS,
+ * AGORA_VIEW: the stream numbers it when it brings it back). Nothing is delivered from inside the call.
+ * *seq is 0 on failure; the errors are agora_publish's (agora_errmsg naming agora_publish_seq). */
+AGORA_EXPORT int agora_publish_seq(agora_world *w, const char *sender, const char *text, uint64_t *seq);
+
+/* A page of a stored chat's transcript with its thread's steps, what agora serve's
+ * GET .../chats/{c}/messages?steps=1 answers: {"messages":[...],"steps":[...]}. messages: from number from
+ * (>= 1) on, at most max (>= 1), each the object agora_db_messages gives; steps: the thread's steps stored
+ * after message from - 1 up to the first message past the page (tool calls, results, failed calls: each the
+ * object agora_db_transcript gives), each with "after_seq", the number of the message it follows (from - 1
+ * for those before the page's first message). chat named as for agora_db_messages (an unknown one
+ * AGORA_ERR_NOT_FOUND); from 0 or max 0 AGORA_ERR_INVALID. Reads only (fine on agora_loop_db's handle).
+ * *json the caller's (agora_free), NULL on failure.
+ * The steps anchored after message from - 1 itself (from > 1) are the page before's: they end that page,
+ * so that paging on from the last message's number + 1 hands every step over once. A from past the last
+ * message gives two empty arrays. */
+AGORA_EXPORT int agora_db_transcript_page(agora_db *db, const char *chat, uint64_t from, size_t max, char **json);
+
+/* A stored world's MCP servers as agora_mcp_servers gives them for a world that did not start them (what
+ * agora serve's GET /api/worlds/{id}/mcp answers for a world it has not opened): {"started": false,
+ * "reason": why (a stored world never starts a program; or "the world has no mcp_servers"), "servers":
+ * [{"name","transport","state":"not started","tools":[],"error":null}]}. world is a stored world's id or
+ * display name; an unknown one is AGORA_ERR_NOT_FOUND ("no world 'X'"). *json the caller's (agora_free). */
+AGORA_EXPORT int agora_db_mcp_servers(agora_db *db, const char *world, char **json);
 
 #ifdef __cplusplus
 }

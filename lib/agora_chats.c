@@ -113,7 +113,7 @@ done:
 static int chat_json(agora_world *w, const char *chat, agora__chat_json_fn fn, char **json) {
   ag_errmsg em = {""};
   char id[CHAT_ID_MAX];
-  store *st;
+  store *st = NULL;
   int rc = named_chat(w, chat, id, &st, &em);
   if (!rc) rc = fn(st, id, json, &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
@@ -151,7 +151,7 @@ int agora__messages_json(store *st, const char *id, uint64_t from, size_t max, c
 int agora_messages(agora_world *w, const char *chat, uint64_t from, size_t max, char **json) {
   ag_errmsg em = {""};
   char id[CHAT_ID_MAX];
-  store *st;
+  store *st = NULL;
   int rc = json ? named_chat(w, chat, id, &st, &em) : ag_fail(&em, AG_ERR_INVALID, "agora_messages: json is NULL");
   if (!rc) rc = agora__messages_json(st, id, from, max, json, &em);
   return rc ? agora__fail(rc, &em) : AG_OK;
@@ -172,7 +172,7 @@ int agora_chat_import(agora_world *w, const char *snapshot_json, char id[AGORA_I
 int agora_chat_branch(agora_world *w, const char *chat, uint64_t seq, char id[AGORA_ID_MAX]) {
   ag_errmsg em = {""};
   char src[CHAT_ID_MAX];
-  store *st;
+  store *st = NULL;
   int rc = named_chat(w, chat, src, &st, &em);
   if (!rc) rc = agora__view_refuses(w, "agora_chat_branch", "branch", src, &em);
   if (!rc) rc = chat_branch(st, src, seq, id, &em);
@@ -185,7 +185,7 @@ static int on_chat(agora_world *w, const char *chat, const char *what, const cha
                    int (*op)(chat_session *cs, const char *chat_id, ag_errmsg *em)) {
   ag_errmsg em = {""};
   char id[CHAT_ID_MAX];
-  store *st;
+  store *st = NULL;
   int rc = chat ? named_chat(w, chat, id, &st, &em) : ag_fail(&em, AG_ERR_INVALID, "%s: chat is NULL", what);
   if (!rc) rc = agora__view_refuses(w, what, view, id, &em);
   if (!rc) rc = op(rt_session(w->rt), id, &em);

@@ -72,6 +72,9 @@ struct agora_db {
 int agora__rt_open(const rt_opts *ro, int notes, runtime **rt, ag_errmsg *em);
 /* The failure's detail for agora_errmsg (thread-local); returns rc. */
 int agora__fail(int rc, const ag_errmsg *em);
+/* agora_publish's checks and publish, fn naming the call in errors; *out (out may be NULL) the queued
+ * message, borrowed (NULL on a world joined over NATS) (agora_world.c; agora_publish_seq, API 13). */
+int agora__publish(agora_world *w, const char *fn, const char *sender, const char *text, ag_msg **out);
 /* The bus handler and the approver the runtime is opened with (agora_event.c). */
 void agora__on_bus(void *ud, bus_topic topic, void *payload);
 /* The bus's idle hook at the output slot: AGORA_EVENT_IDLE to the subscriptions that asked (API 10). */

@@ -358,18 +358,22 @@ void agora_interrupt(agora_world *w) {
   if (w->stepping) world_interrupt(w->w); /* a script step runs the world's own loop */
 }
 
-int agora_publish(agora_world *w, const char *sender, const char *text) {
+int agora__publish(agora_world *w, const char *fn, const char *sender, const char *text, ag_msg **out) {
   ag_errmsg em = {""};
-  if (!sender || !text) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_publish: %s is NULL",
+  if (!sender || !text) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "%s: %s is NULL", fn,
                                                    sender ? "text" : "sender"), &em);
-  if (!text[strspn(text, " \t\r\n")]) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "agora_publish: the text is empty"), &em);
+  if (!text[strspn(text, " \t\r\n")]) return agora__fail(ag_fail(&em, AG_ERR_INVALID, "%s: the text is empty", fn), &em);
   if (w->flags & AGORA_TOOLS)
-    return agora__fail(ag_fail(&em, AG_ERR_STATE, "agora_publish: the world was opened with AGORA_TOOLS: no agent runs"), &em);
+    return agora__fail(ag_fail(&em, AG_ERR_STATE, "%s: the world was opened with AGORA_TOOLS: no agent runs", fn), &em);
   if (w->closing)
-    return agora__fail(ag_fail(&em, AG_ERR_STATE, "agora_publish: world '%s' is closing (agora_world_close_later)",
+    return agora__fail(ag_fail(&em, AG_ERR_STATE, "%s: world '%s' is closing (agora_world_close_later)", fn,
                                world_id(w->w)), &em);
-  int rc = world_publish(w->w, sender, text, NULL);
-  return rc ? agora__fail(ag_fail(&em, rc, "agora_publish: %s", ag_strerror(rc)), &em) : AG_OK;
+  int rc = world_publish(w->w, sender, text, out);
+  return rc ? agora__fail(ag_fail(&em, rc, "%s: %s", fn, ag_strerror(rc)), &em) : AG_OK;
+}
+
+int agora_publish(agora_world *w, const char *sender, const char *text) {
+  return agora__publish(w, "agora_publish", sender, text, NULL);
 }
 
 static void deadline_hit(evutil_socket_t fd, short what, void *arg) {

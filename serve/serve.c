@@ -1,18 +1,14 @@
 /* agora serve: the worlds of the command line and of the database behind an HTTP API, live event
  * streams (SSE) and a web page, all on one libevent loop with the worlds (no thread per client).
  * This file holds start-up and the graceful stop (the arguments and the token are read by cli/). */
-#include "runtime/db.h"
-#include "runtime/report.h"
 #include "serve/serve.h"
 #include "serve/serve_int.h"
-#include "cluster/cluster.h"
 
-#include "common/buf.h"
 #include "common/clock.h"
-#include "storage/store.h"
 
 #include <event2/event.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,16 +27,16 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg) {
   for (size_t i = 0; i < s->n_worlds; i++) sse_hub_heartbeat(s->worlds[i]->hub);
 }
 
-/* The storage thread synced more commits (or failed to): their state-saved events are now due. */
-static void on_synced(evutil_socket_t fd, short what, void *arg) {
-  (void)fd, (void)what;
-  serve *s = arg;
-  ag_errmsg em = {""};
-  int rc = store_sync_ack(s->st, &em);
-  for (size_t i = 0; i < s->n_worlds; i++) {
-    if (rc) serve_world_announce(s->worlds[i], &(world_event){EV_STORAGE_ERROR, .u.storage = {em.text}});
-    chat_session_synced(s->worlds[i]->cs);
-  }
+/* Says why serve cannot start ("agora: serve: ..."): the exit status of a failure. */
+static int report(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int report(int err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("agora: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return ag_exit_code(err);
 }
 
 /* The caps and the request timeout: from the options, else from the descriptor limit (the rest of the
@@ -60,26 +56,24 @@ static int start(serve *s, const serve_opts *a) {
   ag_errmsg em = {""};
   int rc;
   set_limits(s, a);
-  if (!(s->base = event_base_new())) return rt_report(AG_ERR_NOMEM, "serve: cannot create the event loop");
-  /* The disk syncs run on a storage thread: the loop (and every stream) never waits for the disk. */
-  if ((rc = rt_store_open_background(a->db, &s->st, &em))) return rt_report(rc, "serve: %s", em.text);
-  if (!(s->synced = event_new(s->base, store_sync_fd(s->st), EV_READ | EV_PERSIST, on_synced, s)) ||
-      event_add(s->synced, NULL))
-    return rt_report(AG_ERR_NOMEM, "serve: cannot watch the storage thread");
+  if (!(s->base = event_base_new())) return report(AG_ERR_NOMEM, "serve: cannot create the event loop");
+  /* The database the worlds share; their commits are synced by the library's storage thread
+   * (AGORA_SYNC_BACKGROUND), so the loop and every stream never wait for the disk. */
+  if ((rc = agora_loop_db(s->base, a->db, &s->db))) return report(rc, "serve: %s", agora_errmsg());
   for (int i = 0; i < a->n_files; i++)
-    if ((rc = serve_world_add_file(s, a->files[i], &em))) return rt_report(rc, "%s", em.text);
+    if ((rc = serve_world_add_file(s, a->files[i]))) return report(rc, "%s", agora_errmsg());
   static const int sigs[2] = {SIGINT, SIGTERM};
   for (int i = 0; i < 2; i++)
     if (!(s->sig[i] = evsignal_new(s->base, sigs[i], on_stop_signal, s)) || event_add(s->sig[i], NULL))
-      return rt_report(AG_ERR_NOMEM, "serve: cannot watch signals");
+      return report(AG_ERR_NOMEM, "serve: cannot watch signals");
   /* Every 15 s; AGORA_SERVE_HEARTBEAT_MS shortens it for tests. */
   const char *hb_env = getenv("AGORA_SERVE_HEARTBEAT_MS");
   long hb_ms = hb_env && atol(hb_env) > 0 ? atol(hb_env) : 15000;
   struct timeval hb = {hb_ms / 1000, (hb_ms % 1000) * 1000};
   if (!(s->heartbeat = event_new(s->base, -1, EV_PERSIST, on_heartbeat, s)) || event_add(s->heartbeat, &hb))
-    return rt_report(AG_ERR_NOMEM, "serve: cannot start the heartbeat");
+    return report(AG_ERR_NOMEM, "serve: cannot start the heartbeat");
   signal(SIGPIPE, SIG_IGN); /* a client gone mid-write is an error on its connection, not the end */
-  if ((rc = serve_http_start(s, a->listen, &em))) return rt_report(rc, "%s", em.text);
+  if ((rc = serve_http_start(s, a->listen, &em))) return report(rc, "%s", em.text);
   return 0;
 }
 
@@ -91,6 +85,9 @@ static int stop(serve *s) {
     s->stopping = 1;
     serve_http_stop_accepting(s);
     serve_worlds_settle(s);
+  }
+  serve_worlds_close(s); /* their chats let go and synced; their last events still reach the streams */
+  if (s->http) {
     for (size_t i = 0; i < s->n_worlds; i++) sse_hub_close_all(s->worlds[i]->hub);
     struct timeval flush = {0, 300 * 1000};
     event_base_loopexit(s->base, &flush);
@@ -102,36 +99,25 @@ static int stop(serve *s) {
   for (int i = 0; i < 2; i++)
     if (s->sig[i]) event_free(s->sig[i]);
   if (s->heartbeat) event_free(s->heartbeat);
-  if (s->synced) event_free(s->synced);
-  chat_store_close(s->st); /* syncs what the storage thread had not */
+  agora_db_close(s->db); /* the last of its users: syncs what the storage thread had not */
   if (s->base) event_base_free(s->base);
   free(s->token);
-  if (!s->unsaved) return 0;
-  fprintf(stderr, "agora: serve: %zu message(s) could not be saved%s%s\n", s->unsaved,
-          s->storage_error[0] ? ": " : "", s->storage_error);
+  if (!s->unsaved && !s->close_failed) return 0;
+  if (s->unsaved) fprintf(stderr, "agora: serve: %zu message(s) could not be saved", s->unsaved);
+  else fputs("agora: serve: messages could not be saved", stderr);
+  fprintf(stderr, "%s%s\n", s->storage_error[0] ? ": " : "", s->storage_error);
   return 1;
-}
-
-/* The library's options of the command line in the runtime's records, which serve's worlds still open
- * with (until serve opens them with agora_world_open: docs/library.md "What is left, file by file"). */
-static void core_options(serve *s, const agora_options *o) {
-  for (size_t i = 0; i < o->n_allow_env && i < RT_ALLOW_ENV_MAX; i++) s->allow.names[s->allow.n++] = o->allow_env[i];
-  for (size_t i = 0; i < o->n_allow_key_to && i < RT_ALLOW_ENV_MAX; i++)
-    s->allow.key_urls[s->allow.n_key_urls++] = o->allow_key_to[i];
-  s->over = (rt_overrides){.llm_cache = o->llm_cache, .cache_db = o->cache_db};
-  s->nats = (cluster_opts){.url = o->nats_url, .creds = o->nats_creds, .ca_file = o->nats_ca,
-                           .replicas = o->nats_replicas ? o->nats_replicas : 1,
-                           .lease_ms = o->nats_lease_ms ? o->nats_lease_ms : 3000};
 }
 
 int serve_run(const serve_opts *a) {
   serve s;
   memset(&s, 0, sizeof s);
-  core_options(&s, &a->open);
+  s.open = a->open;
+  s.db_dir = a->db;
   s.token = a->token; /* taken */
   s.boot = (uint64_t)ag_now_ms();
   int status = start(&s, a);
-  if (!status && event_base_dispatch(s.base) < 0) status = rt_report(AG_ERR_IO, "serve: the event loop failed");
+  if (!status && event_base_dispatch(s.base) < 0) status = report(AG_ERR_IO, "serve: the event loop failed");
   if (stop(&s) && !status) status = 1;
   return status;
 }

@@ -1,5 +1,5 @@
 /* agora serve (docs/serve.md): the worlds of the command line and of the database behind an HTTP API,
- * live event streams and a web page, on one libevent loop. Every world is opened through the runtime. */
+ * live event streams and a web page, on one libevent loop. Every world is opened with libagora. */
 #ifndef AG_SERVE_H
 #define AG_SERVE_H
 

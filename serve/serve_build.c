@@ -5,85 +5,91 @@
  * when no reply is in flight, and stores it with the world. */
 #include "serve/serve_int.h"
 
-#include "runtime/world_edit.h"
-#include "world/world_file.h"
-#include "world/world_mcp.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A change over HTTP (runtime/world_edit.h, shared with the library): the route says what it is. */
-static int change_world(serve *s, serve_world *sw, const serve_match *m, int method, const cJSON *doc,
-                        cJSON **agent_out, ag_errmsg *em) {
-  char cancel[SERVE_ERR_MAX];
-  snprintf(cancel, sizeof cancel, "POST /api/worlds/%s/cancel", world_id(sw->w));
-  rt_edit_op op = m->route == SR_WORLD     ? RT_EDIT_SETTINGS
-                  : m->route == SR_AGENTS  ? RT_EDIT_AGENT_ADD
-                  : method == SERVE_DELETE ? RT_EDIT_AGENT_REMOVE
-                                           : RT_EDIT_AGENT_CHANGE;
-  rt_edit e = {.op = op, .agent = m->name, .doc = doc, .cmd = "serve", .url_override = s->over.base_url,
-               .allow = &s->allow, .cancel_how = cancel, .change_how = "PATCH it instead"};
-  return rt_world_edit(sw->rt, &e, agent_out, em);
+/* A change over HTTP (libagora's API 6, held to the rules of untrusted input): the route says what it
+ * is. doc is the body's (borrowed); *agent_out (may be NULL) the agent as the world now has it. */
+static int change_world(serve_world *sw, const serve_match *m, int method, const cJSON *doc, cJSON **agent_out) {
+  char *text = doc ? cJSON_PrintUnformatted(doc) : NULL, *agent = NULL;
+  int rc;
+  if (doc && !text) return AGORA_ERR_NOMEM;
+  if (m->route == SR_WORLD) rc = agora_settings_change(sw->w, text);
+  else if (m->route == SR_AGENTS) rc = agora_agent_add(sw->w, text, &agent);
+  else if (method == SERVE_DELETE) rc = agora_agent_remove(sw->w, m->name);
+  else rc = agora_agent_change(sw->w, m->name, text, &agent);
+  cJSON_free(text);
+  if (agent_out) *agent_out = serve_lib_json(agent);
+  else agora_free(agent);
+  return rc;
 }
 
-int serve_world_settings_set(serve *s, serve_world *sw, const serve_match *m, const serve_body *b, ag_errmsg *em) {
-  return change_world(s, sw, m, SERVE_PATCH, b->doc, NULL, em);
+int serve_world_settings_set(serve *s, serve_world *sw, const serve_match *m, const serve_body *b) {
+  (void)s;
+  return change_world(sw, m, SERVE_PATCH, b->doc, NULL);
 }
 
 /* POST/PATCH/DELETE …/agents[/{name}]: the agent as the world file has it now ({"deleted": NAME}). */
-static void agent_route(serve *s, serve_world *sw, struct evhttp_request *req, const serve_match *m, int method,
+static void agent_route(serve_world *sw, struct evhttp_request *req, const serve_match *m, int method,
                         const serve_body *b) {
   cJSON *agent = NULL;
-  ag_errmsg em = {""};
-  int rc = change_world(s, sw, m, method, b->doc, &agent, &em);
-  if (rc) return serve_reply_fail(req, rc, &em);
+  int rc = change_world(sw, m, method, b->doc, &agent);
+  if (rc) return serve_reply_lib(req, rc, m->world);
   if (method == SERVE_DELETE) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "deleted", m->name);
     return serve_reply_json(req, 200, j);
   }
+  if (!agent) return serve_reply_error(req, 500, "out of memory");
   serve_reply_json(req, method == SERVE_POST ? 201 : 200, agent);
 }
 
 /* POST /api/worlds: the document checked as a world file and stored as a new world, not loaded. */
 static void post_world(serve *s, struct evhttp_request *req, const serve_body *b) {
-  world_spec spec;
-  ag_errmsg em = {""};
-  int rc = world_spec_from_json(b->doc, "world", &spec, &em);
-  if (rc) return serve_reply_fail(req, rc, &em);
-  rc = chat_world_create(s->st, &spec, &em);
-  char id[sizeof spec.id];
-  memcpy(id, spec.id, sizeof id);
-  world_spec_free(&spec);
-  if (rc) return serve_reply_fail(req, rc, &em);
+  char *text = cJSON_PrintUnformatted(b->doc), id[AGORA_ID_MAX];
+  if (!text) return serve_reply_error(req, 500, "out of memory");
+  int rc = agora_db_world_create(s->db, text, id);
+  cJSON_free(text);
+  if (rc) return serve_reply_lib(req, rc, NULL);
   serve_world_reply_stored(s, id, 201, req);
+}
+
+/* 1 when sw runs MCP servers (it was named on the command line). */
+static int runs_mcp(serve_world *sw) {
+  char *text = NULL;
+  cJSON *j = !agora_mcp_servers(sw->w, &text) ? serve_lib_json(text) : NULL;
+  int runs = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "started")) &&
+             cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "servers")) > 0;
+  cJSON_Delete(j);
+  return runs;
 }
 
 /* DELETE /api/worlds/{id}?confirm=ID: the world with every chat, unloaded first when it is loaded. */
 static void delete_world(serve *s, serve_world *sw, struct evhttp_request *req, const serve_match *m) {
-  char confirm[SERVE_QUERY_MAX], err[SERVE_ERR_MAX];
+  char confirm[SERVE_QUERY_MAX], err[SERVE_ERR_MAX], *text = NULL;
   int present = 0;
-  const char *why = NULL;
-  ag_errmsg em = {""};
-  char *settings = NULL; /* an unknown world is 404 whatever confirm says */
-  int rc = sw ? AG_OK : chat_world_settings(s->st, m->world, &settings, &em);
-  free(settings);
-  if (rc) return serve_reply_fail(req, rc, &em);
+  int rc = sw ? AGORA_OK : agora_db_world(s->db, m->world, &text); /* an unknown world is 404 whatever confirm says */
+  cJSON *stored = serve_lib_json(text);
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(stored, "id");
+  if (!sw && !rc && (!cJSON_IsString(id) || strcmp(id->valuestring, m->world))) rc = AGORA_ERR_NOT_FOUND;
+  cJSON_Delete(stored);
+  if (rc == AGORA_ERR_NOT_FOUND || rc == AGORA_ERR_INVALID)
+    return serve_reply_error(req, 404, "no world '%s' in the database", m->world);
+  if (rc) return serve_reply_lib(req, rc, m->world);
   if (serve_query_str(m->query, "confirm", confirm, &present, err)) return serve_reply_error(req, 400, "%s", err);
   if (!present)
     return serve_reply_error(req, 400, "confirm: give ?confirm=%s to delete world '%s' with all its chats", m->world, m->world);
   if (strcmp(confirm, m->world))
     return serve_reply_error(req, 409, "confirm: '%s' is not the world's id '%s': nothing was deleted", confirm, m->world);
-  if (sw && !world_quiet_now(sw->w))
+  if (sw && !agora_is_quiet(sw->w))
     return serve_reply_error(req, 409, "world '%s' has replies in flight: cancel them first", m->world);
-  if (sw && rt_mcp_started(sw->rt, &why) && world_mcp_count(sw->w))
+  if (sw && runs_mcp(sw))
     return serve_reply_error(req, 409, "world '%s' runs its MCP servers (it was named on the command line): stop "
                              "agora serve to delete it", m->world);
   if (sw) serve_world_unload(s, sw);
   size_t chats = 0;
-  rc = chat_world_delete(s->st, m->world, &chats, &em);
-  if (rc) return serve_reply_fail(req, rc, &em);
+  if ((rc = agora_db_world_delete(s->db, m->world, NULL, &chats))) return serve_reply_lib(req, rc, m->world);
   cJSON *j = cJSON_CreateObject();
   cJSON_AddStringToObject(j, "deleted", m->world);
   cJSON_AddNumberToObject(j, "chats", (double)chats);
@@ -96,7 +102,7 @@ void serve_build_handle(serve *s, serve_world *sw, struct evhttp_request *req, c
   case SR_WORLDS: return post_world(s, req, b);
   case SR_WORLD: return delete_world(s, sw, req, m);
   case SR_AGENTS:
-  case SR_AGENT: return agent_route(s, sw, req, m, method, b);
+  case SR_AGENT: return agent_route(sw, req, m, method, b);
   default: return serve_reply_error(req, 404, "no such route");
   }
 }

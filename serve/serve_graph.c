@@ -1,8 +1,9 @@
 /* GET /api/worlds/{w}/chats/{c}/graph: what the page's pictures draw of a stored chat (docs/serve.md),
- * made by chat/graph_json.c (shared with libagora's agora_db_chat_graph). No world is loaded for it. */
+ * made by libagora's agora_db_chat_graph (chat/graph_json.c). No world is loaded for it. */
 #include "serve/serve_int.h"
 
-#include "chat/graph_json.h"
+/* Nodes and points per picture: the defaults and the most agora_db_chat_graph takes. */
+enum { GRAPH_NODES = 50, GRAPH_NODES_MAX = 500, GRAPH_POINTS = 100, GRAPH_POINTS_MAX = 1000 };
 
 /* ?name= as a number in [1, max], def when absent; 0, or a 400 was sent. */
 static int query_count(const serve_match *m, const char *name, uint64_t def, uint64_t max, uint64_t *out,
@@ -16,14 +17,15 @@ static int query_count(const serve_match *m, const char *name, uint64_t def, uin
 }
 
 void serve_graph_handle(serve *s, struct evhttp_request *req, const serve_match *m) {
-  chat_info c;
+  char chat[AGORA_ID_MAX], *text = NULL;
   uint64_t n_nodes, points;
   if (query_count(m, "nodes", GRAPH_NODES, GRAPH_NODES_MAX, &n_nodes, req) ||
-      query_count(m, "points", GRAPH_POINTS, GRAPH_POINTS_MAX, &points, req) || serve_read_chat_of(s, m, &c, req))
+      query_count(m, "points", GRAPH_POINTS, GRAPH_POINTS_MAX, &points, req) ||
+      serve_chat_of(s, m->world, m->chat, chat, NULL, req))
     return;
-  cJSON *j = NULL;
-  ag_errmsg em = {""};
-  int rc = chat_graph_json(s->st, c.id, (size_t)n_nodes, (size_t)points, &j, &em);
-  if (rc) return serve_reply_error(req, serve_status_of(rc), "%s", em.text[0] ? em.text : "out of memory");
+  int rc = agora_db_chat_graph(s->db, chat, (size_t)n_nodes, (size_t)points, &text);
+  if (rc) return serve_reply_lib(req, rc, m->world);
+  cJSON *j = serve_lib_json(text);
+  if (!j) return serve_reply_error(req, 500, "out of memory");
   serve_reply_json(req, 200, j);
 }

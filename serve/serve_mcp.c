@@ -4,30 +4,33 @@
  * program (docs/architecture.md "The runtime"), so for it the route says why, and a restart is a 409. */
 #include "serve/serve_int.h"
 
-#include "runtime/mcp_status.h"
-
-#include <stdlib.h>
 #include <string.h>
 
 /* GET: {"started", "reason", "servers": [{"name", "transport", "state", "tools", "error"}]}. */
 static void get_mcp(serve *s, serve_world *sw, struct evhttp_request *req, const char *id) {
-  world_spec stored;
-  ag_errmsg em = {""};
-  int rc = sw ? AG_OK : chat_world_spec(s->st, id, &stored, &em);
-  if (rc) return serve_reply_fail(req, rc, &em);
-  cJSON *j = sw ? rt_mcp_status_json(sw->rt, world_time_spec(sw->w)) : rt_mcp_status_json(NULL, &stored);
-  if (!sw) world_spec_free(&stored);
+  char *text = NULL;
+  int rc = sw ? agora_mcp_servers(sw->w, &text) : agora_db_mcp_servers(s->db, id, &text);
+  if (rc) return serve_reply_lib(req, rc, id);
+  cJSON *j = serve_lib_json(text);
   if (!j) return serve_reply_error(req, 500, "out of memory");
   serve_reply_json(req, 200, j);
 }
 
 /* POST …/restart: 202 with the server's row (its state "starting"); the outcome comes on the stream. */
 static void restart(serve_world *sw, struct evhttp_request *req, const serve_match *m) {
-  cJSON *row = NULL;
-  ag_errmsg em = {""};
-  int rc = rt_mcp_restart(sw->rt, m->world, m->name, &row, &em);
-  if (rc) return serve_reply_fail(req, rc, &em);
-  serve_reply_json(req, 202, row);
+  char *text = NULL;
+  int rc = agora_mcp_restart(sw->w, m->name);
+  if (!rc) rc = agora_mcp_servers(sw->w, &text);
+  if (rc) return serve_reply_lib(req, rc, m->world);
+  cJSON *all = serve_lib_json(text), *row, *found = NULL;
+  cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(all, "servers")) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "name");
+    if (!found && cJSON_IsString(name) && !strcmp(name->valuestring, m->name)) found = row;
+  }
+  if (found) cJSON_DetachItemViaPointer(cJSON_GetObjectItemCaseSensitive(all, "servers"), found);
+  cJSON_Delete(all);
+  if (!found) return serve_reply_error(req, 500, "out of memory");
+  serve_reply_json(req, 202, found);
 }
 
 void serve_mcp_reply(serve *s, serve_world *sw, struct evhttp_request *req, const serve_match *m) {

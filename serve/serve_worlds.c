@@ -1,119 +1,97 @@
-/* The worlds agora serve hosts: each built on the server's one loop with its session (saving as the
- * console does), its clock, and its event stream fed from the bus at the output phase with the very
- * objects `run --json` prints. Tool approvals and ask_human questions wait here for an HTTP answer. */
+/* The worlds agora serve hosts: each opened with agora_world_open on the server's one loop (the library
+ * saves, runs its clock and, with --nats, joins its stream), and its event stream fed from the world's
+ * events, whose JSON is the very object `run --json` prints. Tool approvals and ask_human questions wait
+ * here for an HTTP answer. */
 #include "serve/serve_int.h"
 
-#include "chat/event_json.h"
-#include "chat/transcript.h"
-#include "runtime/output.h"
+#include "common/jsonnum.h"
 
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* What the stream's ids need beyond the hub: the chat they are in and its last message delivered. */
-typedef struct serve_world_ext {
-  serve_world sw; /* first: a serve_world * is a serve_world_ext * */
-  const char *label; /* while opening: the file or id, for messages */
-  char chat[CHAT_ID_MAX];
-  uint64_t seq;
-} serve_world_ext;
+/* ---- the stream ---- */
 
-/* The current chat for the next frame; on a change of chat its position starts at the world's seq. */
-static const char *frame_chat(serve_world_ext *x) {
-  const char *cur = x->sw.cs ? chat_session_current(x->sw.cs) : NULL;
-  if (!cur) cur = "";
-  if (strcmp(cur, x->chat)) {
-    snprintf(x->chat, sizeof x->chat, "%s", cur);
-    x->seq = world_last_seq(x->sw.w);
+/* The current chat for a frame of the server's own; on a change of chat its position starts at the
+ * chat's last message (as the library places its events). */
+static const char *frame_chat(serve_world *sw) {
+  const char *cur = agora_chat_current(sw->w);
+  if (strcmp(cur ? cur : "", sw->chat)) {
+    snprintf(sw->chat, sizeof sw->chat, "%s", cur ? cur : "");
+    sw->seq = serve_world_last_seq(sw);
   }
-  return x->chat[0] ? x->chat : NULL;
+  return sw->chat[0] ? sw->chat : NULL;
 }
 
-/* Publishes j (taken) into the world's stream. */
-static void publish(serve_world_ext *x, cJSON *j) {
-  char *text = j ? output_json_text(j) : NULL;
+uint64_t serve_world_last_seq(serve_world *sw) {
+  char *text = NULL;
+  if (!agora_chat_current(sw->w) || agora_messages(sw->w, NULL, 0, 1, &text)) return 0;
+  cJSON *a = serve_lib_json(text);
+  const cJSON *seq = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(a, 0), "seq");
+  uint64_t n = cJSON_IsNumber(seq) ? (uint64_t)seq->valuedouble : 0;
+  cJSON_Delete(a);
+  return n;
+}
+
+void serve_world_frame(serve_world *sw, cJSON *j) {
+  const char *chat = frame_chat(sw);
+  char *text = j ? ag_json_print_line(j) : NULL;
   cJSON_Delete(j);
-  if (text) sse_hub_publish(x->sw.hub, text, x->chat[0] ? x->chat : NULL, x->seq);
+  if (text) sse_hub_publish(sw->hub, text, chat, sw->seq);
   free(text);
 }
 
-static void event_frame(serve_world_ext *x, const world_event *e) {
-  if (e->kind == EV_STORAGE_ERROR) /* kept for the report at stop, which nobody may be streaming */
-    snprintf(x->sw.srv->storage_error, sizeof x->sw.srv->storage_error, "%s", e->u.storage.error);
-  const char *chat = frame_chat(x);
-  cJSON *fields = chat_event_fields(e);
-  if (fields) publish(x, output_step_json(world_id(x->sw.w), chat, e->kind, fields));
-  cJSON_Delete(fields);
+/* {"type":"event","event":KIND,"world":ID,"chat":CHAT|null}: the head of an event of the server's own. */
+static cJSON *event_head(serve_world *sw, const char *kind) {
+  cJSON *j = cJSON_CreateObject();
+  const char *chat = frame_chat(sw);
+  if (!j) return NULL;
+  cJSON_AddStringToObject(j, "type", "event");
+  cJSON_AddStringToObject(j, "event", kind);
+  cJSON_AddStringToObject(j, "world", agora_world_id(sw->w));
+  if (chat) cJSON_AddStringToObject(j, "chat", chat);
+  else cJSON_AddNullToObject(j, "chat");
+  return j;
 }
 
-static void on_bus(void *ud, bus_topic topic, void *payload) {
-  serve_world_ext *x = ud;
-  if (topic == BUS_MESSAGE) {
-    const ag_msg *m = payload;
-    const char *chat = frame_chat(x);
-    x->sw.stats.messages++;
-    x->seq = m->seq;
-    publish(x, output_message_json(world_id(x->sw.w), chat, m));
-  } else {
-    const world_event *e = &((const bus_event *)payload)->ev;
-    rt_stats_event(&x->sw.stats, e);
-    if (e->kind == EV_TURNS_RESUMED) {
-      snprintf(x->sw.resumed_chat, sizeof x->sw.resumed_chat, "%s", frame_chat(x) ? frame_chat(x) : "");
-      snprintf(x->sw.resumed_agents, sizeof x->sw.resumed_agents, "%s", e->u.resumed.agents);
-      x->sw.resumed_replies = e->u.resumed.replies;
-    }
-    event_frame(x, e);
+void serve_world_chat_loaded(serve_world *sw) {
+  cJSON *row = NULL;
+  const char *cur = agora_chat_current(sw->w);
+  char id[AGORA_ID_MAX], *text = NULL;
+  if (!cur) return;
+  snprintf(id, sizeof id, "%s", cur);
+  if (agora_db_chat_info(sw->srv->db, id, &text) || !(row = serve_lib_json(text))) return;
+  cJSON *j = event_head(sw, "chat-loaded");
+  const cJSON *title = cJSON_GetObjectItemCaseSensitive(row, "title");
+  const cJSON *count = cJSON_GetObjectItemCaseSensitive(row, "message_count");
+  if (j) {
+    cJSON_AddStringToObject(j, "id", id);
+    cJSON_AddStringToObject(j, "title", cJSON_IsString(title) ? title->valuestring : "");
+    ag_json_add_int(j, "messages", cJSON_IsNumber(count) ? (int64_t)count->valuedouble : 0);
   }
+  cJSON_Delete(row);
+  serve_world_frame(sw, j);
 }
 
-void serve_world_announce(serve_world *sw, const world_event *e) { event_frame((serve_world_ext *)sw, e); }
-
-/* ---- resuming from stored messages ---- */
-
-typedef struct replay {
-  serve_world_ext *x;
-  sse_client *c;
-  const char *chat;
-  uint64_t until, last;
-  size_t bytes, max_bytes;
-} replay;
-
-static int replay_one(const chat_entry *e, void *arg) {
-  replay *r = arg;
-  if (!e->msg) return 0;
-  if (e->msg->seq > r->until || r->bytes >= r->max_bytes) return CHAT_STOP;
-  char id[SSE_ID_MAX];
-  sse_id_format(r->x->sw.hub, 0, r->chat, e->msg->seq, id);
-  cJSON *j = output_message_json(world_id(r->x->sw.w), r->chat, e->msg);
-  char *text = j ? output_json_text(j) : NULL;
+/* A turns-resumed event kept for GET /api/worlds/{id}; a storage-error kept for the report at stop,
+ * which nobody may be streaming. */
+static void keep_event(serve_world *sw, const agora_event *ev, const char *chat) {
+  const char *kind = agora_event_kind(ev);
+  int resumed = !strcmp(kind, "turns-resumed"), storage = !strcmp(kind, "storage-error");
+  if (!resumed && !storage) return;
+  cJSON *j = cJSON_Parse(agora_event_json(ev));
+  const cJSON *agents = cJSON_GetObjectItemCaseSensitive(j, "agents");
+  const cJSON *replies = cJSON_GetObjectItemCaseSensitive(j, "replies");
+  const cJSON *error = cJSON_GetObjectItemCaseSensitive(j, "error");
+  if (storage && cJSON_IsString(error))
+    snprintf(sw->srv->storage_error, sizeof sw->srv->storage_error, "%s", error->valuestring);
+  if (resumed) {
+    snprintf(sw->resumed_chat, sizeof sw->resumed_chat, "%s", chat ? chat : "");
+    snprintf(sw->resumed_agents, sizeof sw->resumed_agents, "%s", cJSON_IsString(agents) ? agents->valuestring : "");
+    sw->resumed_replies = cJSON_IsNumber(replies) ? (size_t)replies->valuedouble : 0;
+  }
   cJSON_Delete(j);
-  int rc = text ? sse_client_send(r->c, id, text) : AG_ERR_NOMEM;
-  r->bytes += text ? strlen(text) + strlen(id) + 16 : 0;
-  free(text);
-  if (rc) return AG_ERR_NOMEM;
-  r->last = e->msg->seq;
-  return 0;
-}
-
-/* A resume from a position the ring no longer holds: the messages stored after it, if it is in the
- * current chat (otherwise the client is told to resync and reloads), one slice per call. */
-static int fallback(void *ud, sse_client *c, const char *chat, uint64_t after, uint64_t *until, size_t max_bytes,
-                    uint64_t *last) {
-  serve_world_ext *x = ud;
-  const char *cur = chat_session_current(x->sw.cs);
-  if (!chat || !cur || strcmp(chat, cur)) return -1;
-  if (!*until) {
-    *until = world_last_seq(x->sw.w);
-    if (*until > after && *until - after > SSE_FALLBACK_MAX) return -1;
-  }
-  replay r = {.x = x, .c = c, .chat = cur, .until = *until, .last = after, .max_bytes = max_bytes};
-  ag_errmsg em = {""};
-  int rc = after < *until ? chat_messages_each(x->sw.srv->st, cur, after + 1, replay_one, &r, &em) : 0;
-  /* a gap in storage (nothing more up to until) ends the replay too */
-  *last = rc == 0 && r.bytes < max_bytes ? *until : r.last;
-  return rc ? -1 : 0;
 }
 
 /* ---- approvals ---- */
@@ -131,46 +109,38 @@ static void ask_remove(serve *s, size_t i) {
   s->n_asks--;
 }
 
-/* The "approval" event of an ended tool approval, made here from the request serve keeps rather than
- * from a world event: the library emits no such event (agora_answer only answers; docs/decisions.md
- * "serve's own approval events"), so serve, which answers, says what happened. Same fields, in the same
- * order, as chat/event_json.c gives an EV_APPROVAL. */
-static cJSON *approval_frame(serve_world_ext *x, const serve_ask *a, int approved, const char *ended,
-                             const char *chat) {
+/* sw's approvals go: they can no longer be answered. */
+static void asks_drop(serve *s, const serve_world *sw) {
+  for (size_t i = s->n_asks; i-- > 0;)
+    if (s->asks[i].sw == sw) ask_remove(s, i);
+}
+
+/* The end of a request, for the page: its prompt goes away. A tool approval also gets its "approval"
+ * event, made here from the request serve keeps: the library emits none (agora_answer only answers;
+ * docs/decisions.md "serve's own approval events"), so serve, which answers, says what happened. */
+static void ask_ended(serve_world *sw, const serve_ask *a, int approved, const char *ended) {
+  const char *chat = frame_chat(sw);
   cJSON *j = cJSON_CreateObject();
-  if (!j) return NULL;
-  cJSON_AddStringToObject(j, "type", "event");
-  cJSON_AddStringToObject(j, "event", "approval");
-  cJSON_AddStringToObject(j, "world", world_id(x->sw.w));
+  if (!j) return;
+  cJSON_AddStringToObject(j, "type", "approval-ended");
+  cJSON_AddStringToObject(j, "world", agora_world_id(sw->w));
   if (chat) cJSON_AddStringToObject(j, "chat", chat);
   else cJSON_AddNullToObject(j, "chat");
+  cJSON_AddNumberToObject(j, "id", (double)a->id);
+  serve_world_frame(sw, j);
+  if (a->question || !(j = event_head(sw, "approval"))) return;
   cJSON_AddStringToObject(j, "agent", a->agent);
   cJSON_AddStringToObject(j, "tool", a->tool);
   cJSON_AddBoolToObject(j, "approved", approved);
   if (ended) cJSON_AddStringToObject(j, "ended", ended);
-  return j;
+  serve_world_frame(sw, j);
 }
 
-/* The end of a request, for the page: its prompt goes away. */
-static void ask_ended(serve_world_ext *x, const serve_ask *a, int approved, const char *ended) {
-  const char *chat = frame_chat(x);
-  cJSON *j = cJSON_CreateObject();
-  if (!j) return;
-  cJSON_AddStringToObject(j, "type", "approval-ended");
-  cJSON_AddStringToObject(j, "world", world_id(x->sw.w));
-  if (chat) cJSON_AddStringToObject(j, "chat", chat);
-  else cJSON_AddNullToObject(j, "chat");
-  cJSON_AddNumberToObject(j, "id", (double)a->id);
-  publish(x, j);
-  if (!a->question) publish(x, approval_frame(x, a, approved, ended, chat));
-}
-
-/* The request as the stream and GET /api/worlds/{id} show it. */
 cJSON *serve_ask_json(const serve_ask *a, const char *chat) {
   cJSON *j = cJSON_CreateObject();
   if (!j) return NULL;
   cJSON_AddStringToObject(j, "type", "approval-request");
-  cJSON_AddStringToObject(j, "world", world_id(a->sw->w));
+  cJSON_AddStringToObject(j, "world", agora_world_id(a->sw->w));
   if (chat) cJSON_AddStringToObject(j, "chat", chat);
   else cJSON_AddNullToObject(j, "chat");
   cJSON_AddNumberToObject(j, "id", (double)a->id);
@@ -182,36 +152,49 @@ cJSON *serve_ask_json(const serve_ask *a, const char *chat) {
   return j;
 }
 
-static void on_ask(void *ud, const world_approval *req) {
-  serve_world_ext *x = ud;
-  serve *s = x->sw.srv;
+static char *field_dup(const cJSON *j, const char *name) {
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, name);
+  return cJSON_IsString(f) ? strdup(f->valuestring) : NULL;
+}
+
+/* A request of the world (AGORA_EVENT_REQUEST): kept under the server's id, shown on the stream; denied
+ * when it cannot be kept. */
+static void on_ask(serve_world *sw, const agora_event *ev) {
+  serve *s = sw->srv;
+  uint64_t local = agora_event_request(ev);
+  cJSON *j = cJSON_Parse(agora_event_json(ev));
+  serve_ask a = {.id = s->next_ask + 1, .local = local, .sw = sw, .agent = field_dup(j, "agent"),
+                 .tool = field_dup(j, "tool"), .question = field_dup(j, "question")};
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(j, "args");
+  a.args = args ? ag_json_print_line(args) : strdup("{}");
+  int question = cJSON_GetObjectItemCaseSensitive(j, "question") != NULL;
+  cJSON_Delete(j);
   if (s->n_asks == s->cap_asks) {
     size_t ncap = s->cap_asks ? s->cap_asks * 2 : 8;
     serve_ask *p = realloc(s->asks, ncap * sizeof *p);
-    if (!p) {
-      world_approval_answer(x->sw.w, req->id, 0);
-      return;
-    }
-    s->asks = p, s->cap_asks = ncap;
+    if (p) s->asks = p, s->cap_asks = ncap;
   }
-  serve_ask *a = &s->asks[s->n_asks];
-  *a = (serve_ask){++s->next_ask, req->id, &x->sw, strdup(req->agent_id), strdup(req->tool), strdup(req->args_json),
-                   req->question ? strdup(req->question) : NULL};
-  s->n_asks++;
-  if (!a->agent || !a->tool || !a->args || (req->question && !a->question)) {
-    ask_remove(s, s->n_asks - 1);
-    world_approval_answer(x->sw.w, req->id, 0);
+  if (s->n_asks == s->cap_asks || !a.agent || !a.tool || !a.args || (question && !a.question)) {
+    free(a.agent), free(a.tool), free(a.args), free(a.question);
+    if (question) agora_reply(sw->w, local, 0, "agora serve ran out of memory");
+    else agora_answer(sw->w, local, 0);
     return;
   }
-  publish(x, serve_ask_json(a, frame_chat(x)));
+  s->next_ask++;
+  s->asks[s->n_asks++] = a;
+  serve_world_frame(sw, serve_ask_json(&s->asks[s->n_asks - 1], frame_chat(sw)));
 }
 
-static void on_withdrawn(void *ud, uint64_t local, int timed_out) {
-  serve_world_ext *x = ud;
-  serve *s = x->sw.srv;
+/* A request ended unanswered (AGORA_EVENT_WITHDRAWN): its turn was cancelled, or it timed out. */
+static void on_withdrawn(serve_world *sw, const agora_event *ev) {
+  serve *s = sw->srv;
+  uint64_t local = agora_event_request(ev);
   for (size_t i = 0; i < s->n_asks; i++) {
-    if (s->asks[i].sw != &x->sw || s->asks[i].local != local) continue;
-    ask_ended(x, &s->asks[i], 0, timed_out ? "timed out" : "cancelled");
+    if (s->asks[i].sw != sw || s->asks[i].local != local) continue;
+    cJSON *j = cJSON_Parse(agora_event_json(ev));
+    int timed_out = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "timed_out"));
+    cJSON_Delete(j);
+    ask_ended(sw, &s->asks[i], 0, timed_out ? "timed out" : "cancelled");
     ask_remove(s, i);
     return;
   }
@@ -222,142 +205,247 @@ int serve_approval_answer(serve *s, uint64_t id, int allow, const char *text) {
   serve_ask *a = ask_find(s, id, &i);
   /* Ids are handed out in order and never reused: one not pending but handed out has ended. */
   if (!a) return id && id <= s->next_ask ? AG_ERR_STATE : AG_ERR_NOT_FOUND;
-  world *w = a->sw->w;
-  int rc = a->question ? world_approval_reply(w, a->local, allow, text) : world_approval_answer(w, a->local, allow);
-  if (rc == AG_ERR_STATE) return rc;
-  if (!rc) ask_ended((serve_world_ext *)a->sw, a, allow, NULL);
+  agora_world *w = a->sw->w;
+  int rc = a->question ? agora_reply(w, a->local, allow, text) : agora_answer(w, a->local, allow);
+  if (rc == AGORA_ERR_STATE) return rc;
+  if (!rc) ask_ended(a->sw, a, allow, NULL);
   ask_remove(s, i);
   return rc;
 }
 
-/* ---- loading and freeing ---- */
+/* ---- the world's events ---- */
 
-static void world_release(serve *s, serve_world_ext *x) {
-  for (size_t i = s->n_asks; i-- > 0;)
-    if (s->asks[i].sw == &x->sw) ask_remove(s, i);
-  if (x->sw.cs) { /* its last save, whose failures the stop reports */
-    chat_session_detach(x->sw.cs);
-    s->unsaved += chat_session_failures(x->sw.cs);
+/* Every event of the world, in order (agora_options.on_event: from the open on). */
+static void on_event(const agora_event *ev, void *ctx) {
+  serve_world *sw = ctx;
+  if (!sw->w) sw->w = agora_event_world(ev); /* during agora_world_open */
+  const char *chat = agora_event_chat(ev);
+  snprintf(sw->chat, sizeof sw->chat, "%s", chat ? chat : "");
+  sw->seq = agora_event_position(ev);
+  switch (agora_event_type(ev)) {
+  case AGORA_EVENT_REQUEST: return on_ask(sw, ev);
+  case AGORA_EVENT_WITHDRAWN: return on_withdrawn(sw, ev);
+  case AGORA_EVENT_WORLD: keep_event(sw, ev, chat); /* fall through */
+  default: {
+    const char *text = agora_event_json(ev);
+    if (text) sse_hub_publish(sw->hub, text, chat, sw->seq);
   }
-  rt_close(x->sw.rt); /* the clock, the NATS join, the MCP servers, the session and the world */
-  sse_hub_free(x->sw.hub);
-  free(x);
-}
-
-/* The stream moved to another chat (already current in the session): the page hears of it. */
-static void stream_chat(void *ud, const char *chat) {
-  serve_world_ext *x = ud;
-  chat_info c;
-  ag_errmsg em = {""};
-  if (!chat_info_get(x->sw.srv->st, chat, &c, &em))
-    serve_world_announce(&x->sw, &(world_event){EV_CHAT_LOADED, .u.chat_open = {c.id, c.title, c.message_count}});
-}
-
-static serve_world *find_loaded(serve *s, const char *id);
-
-/* The world is built: one served world per id, and its event stream. */
-static int on_world(void *ud, runtime *rt, ag_errmsg *em) {
-  serve_world_ext *x = ud;
-  serve *s = x->sw.srv;
-  x->sw.w = rt_world(rt);
-  if (find_loaded(s, world_id(x->sw.w)))
-    return ag_fail(em, AG_ERR_INVALID, "%s: world '%s' is already served", x->label, world_id(x->sw.w));
-  int rc = sse_hub_new(s->base, s->boot, fallback, x, &x->sw.hub);
-  if (rc) return ag_fail(em, rc, "%s", ag_strerror(rc));
-  sse_hub_set_closecb(x->sw.hub, serve_conn_closed, s); /* a stream's connection is still counted */
-  return AG_OK;
-}
-
-/* Frames go out when the bus is idle, before the commit: they never wait for the disk. */
-static void flush_frames(void *ud) { sse_hub_flush(((serve_world_ext *)ud)->sw.hub); }
-
-/* Opens world (a file, or a stored world's id with stored) on the server's loop through the runtime
- * and resumes its current chat (a new one when it has none); a file with --nats joins its world over
- * NATS instead (the stream's chat is current). */
-static int host(serve *s, const char *world, int stored, ag_errmsg *em) {
-  serve_world_ext *x = calloc(1, sizeof *x);
-  serve_world **list = realloc(s->worlds, (s->n_worlds + 1) * sizeof *list);
-  if (list) s->worlds = list;
-  if (!x || !list) {
-    free(x);
-    return ag_fail(em, AG_ERR_NOMEM, "out of memory");
   }
-  x->sw.srv = s;
-  x->label = world;
-  int join = !stored && s->nats.url;
-  rt_opts o = {.cmd = NULL, .world = world, .from_store = stored, .st = s->st, .db = chat_store_dir(s->st),
-               .base = s->base, .over = s->over, .allow = &s->allow, .nats = &s->nats, .nats_role = join ? RT_NATS_VIEW : RT_NATS_OFF,
-               .pick = RT_CHAT_CURRENT, .rerun_turns = 1, .mcp = 1, .clock = 1, .emit_chunks = 1, .on_world = on_world,
-               .on_bus = on_bus, .on_bus_ud = x, .on_idle = flush_frames,
-               .approver = &(world_approver){on_ask, on_withdrawn}, .approver_ud = x, .on_stream_chat = stream_chat};
-  int rc = rt_open(&o, &x->sw.rt, em);
-  if (rc) {
-    sse_hub_free(x->sw.hub);
-    free(x);
-    return rc;
-  }
-  x->sw.w = rt_world(x->sw.rt);
-  x->sw.cs = rt_session(x->sw.rt);
-  x->sw.nats = rt_join(x->sw.rt);
-  x->sw.named = !stored;
-  x->label = NULL;
-  const char *still = rt_clock_still(x->sw.rt);
-  if (still) fprintf(stderr, "agora: serve: world %s: %s\n", world_id(x->sw.w), still);
-  s->worlds[s->n_worlds++] = &x->sw;
-  return AG_OK;
 }
+
+/* Frames go out when the bus has delivered what it had, before the commit: they never wait for the
+ * disk (AGORA_SUB_IDLE). */
+static void on_idle(const agora_event *ev, void *ctx) {
+  if (agora_event_type(ev) == AGORA_EVENT_IDLE) sse_hub_flush(((serve_world *)ctx)->hub);
+}
+
+/* ---- resuming from stored messages ---- */
+
+#define REPLAY_PAGE 64 /* messages read from the database at a time, at most */
+
+/* How many messages to read next for a slice of about budget bytes, when msgs messages read so far took
+ * bytes (none yet: 1): at least 1, at most max. A chat of 900 KB messages is read one at a time, never a
+ * page of them at once (ten stalled resumes of them held 57 MB each so). */
+static size_t page_size(size_t bytes, size_t msgs, size_t budget, size_t max) {
+  if (!msgs) return 1;
+  size_t each = bytes / msgs + 1, n = budget / each;
+  return n < 1 ? 1 : n > max ? max : n;
+}
+
+/* Sends the messages of page (an array of message objects) with seq <= until to c until max_bytes are
+ * sent; *last gets the last one sent, *bytes counts. 1 when until was passed, -1 out of memory, else 0. */
+static int replay_page(serve_world *sw, sse_client *c, const char *chat, const cJSON *page, uint64_t until,
+                       size_t max_bytes, size_t *bytes, uint64_t *last) {
+  const cJSON *m;
+  cJSON_ArrayForEach(m, page) {
+    const cJSON *seq = cJSON_GetObjectItemCaseSensitive(m, "seq");
+    uint64_t n = cJSON_IsNumber(seq) ? (uint64_t)seq->valuedouble : 0;
+    if (n > until || *bytes >= max_bytes) return 1;
+    char id[SSE_ID_MAX], *text = ag_json_print_line(m);
+    sse_id_format(sw->hub, 0, chat, n, id);
+    int rc = text ? sse_client_send(c, id, text) : -1;
+    *bytes += text ? strlen(text) + strlen(id) + 16 : 0;
+    free(text);
+    if (rc) return -1;
+    *last = n;
+  }
+  return 0;
+}
+
+/* A resume from a position the ring no longer holds: the messages stored after it, if it is in the
+ * current chat (otherwise the client is told to resync and reloads), one slice per call. */
+static int fallback(void *ud, sse_client *c, const char *chat, uint64_t after, uint64_t *until, size_t max_bytes,
+                    uint64_t *last) {
+  serve_world *sw = ud;
+  char cur[AGORA_ID_MAX];
+  const char *now = agora_chat_current(sw->w);
+  if (!chat || !now || strcmp(chat, now)) return -1;
+  snprintf(cur, sizeof cur, "%s", now); /* the library's is borrowed until the next call */
+  if (!*until) {
+    *until = serve_world_last_seq(sw);
+    if (*until > after && *until - after > SSE_FALLBACK_MAX) return -1;
+  }
+  size_t bytes = 0, read = 0, n = 0;
+  int rc = 0;
+  *last = after;
+  for (uint64_t from = after + 1; !rc && from <= *until && bytes < max_bytes; from = *last + 1) {
+    char *text = NULL;
+    size_t max = page_size(read, n, max_bytes - bytes, REPLAY_PAGE);
+    if (agora_messages(sw->w, cur, from, max, &text)) return -1;
+    read += text ? strlen(text) : 0;
+    cJSON *page = serve_lib_json(text);
+    if (!page) return -1;
+    uint64_t before = *last;
+    n += (size_t)cJSON_GetArraySize(page);
+    rc = cJSON_GetArraySize(page) ? replay_page(sw, c, cur, page, *until, max_bytes, &bytes, last) : 1;
+    cJSON_Delete(page);
+    if (rc < 0) return -1;
+    if (!rc && *last == before) break; /* nothing new: a gap in storage ends the replay too */
+  }
+  if (bytes < max_bytes) *last = *until;
+  return 0;
+}
+
+/* ---- opening and closing ---- */
 
 static serve_world *find_loaded(serve *s, const char *id) {
   for (size_t i = 0; i < s->n_worlds; i++)
-    if (!strcmp(world_id(s->worlds[i]->w), id)) return s->worlds[i];
+    if (!strcmp(agora_world_id(s->worlds[i]->w), id)) return s->worlds[i];
   return NULL;
 }
 
-int serve_world_get(serve *s, const char *id, serve_world **out, ag_errmsg *em) {
-  if ((*out = find_loaded(s, id))) return AG_OK;
-  int rc = host(s, id, 1, em);
+/* The library's options for one world on the server's loop: a file of the command line (its MCP
+ * servers start, with --nats it joins its stream as a viewer) or a stored world (never a program). */
+static agora_options world_options(serve *s, serve_world *sw, int stored) {
+  agora_options o = s->open;
+  /* the notes for the operator (a key withheld, MCP servers not started) on serve's stderr */
+  o.flags = AGORA_STREAM | AGORA_NOTES | AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_OPTIONS_5 | AGORA_OPTIONS_8 |
+            AGORA_OPTIONS_10;
+  if (stored) o.flags |= AGORA_FROM_STORE;
+  if (!stored && o.nats_url) o.flags |= AGORA_VIEW;
+  if (stored || !o.nats_url) o.nats_url = NULL;
+  o.program = NULL; /* errors name the world's file or id alone */
+  o.loop = s->base;
+  o.sync = AGORA_SYNC_BACKGROUND; /* the loop, and so every stream, never waits for the disk */
+  o.on_event = on_event;
+  o.on_event_ctx = sw;
+  return o;
+}
+
+/* Opens world (a file, or a stored world's id with stored) on the server's loop and resumes its current
+ * chat (a new one when it has none); a file with --nats joins its world over NATS (the stream's chat). */
+static int host(serve *s, const char *world, int stored) {
+  serve_world *sw = calloc(1, sizeof *sw);
+  serve_world **list = realloc(s->worlds, (s->n_worlds + 1) * sizeof *list);
+  if (list) s->worlds = list;
+  if (!sw || !list) {
+    free(sw);
+    return AGORA_ERR_NOMEM;
+  }
+  sw->srv = s;
+  sw->named = !stored;
+  int rc = sse_hub_new(s->base, s->boot, fallback, sw, &sw->hub);
+  agora_options o = world_options(s, sw, stored);
+  agora_world *w = NULL;
+  if (!rc && !(rc = agora_world_open(world, s->db_dir, &o, &w)) &&
+      (rc = agora_subscribe_chat(w, NULL, AGORA_SUB_IDLE, on_idle, sw)) > 0)
+    rc = AGORA_OK;
+  if (rc) {
+    agora_world_close(w);
+    asks_drop(s, sw); /* a request made while it opened */
+    sse_hub_free(sw->hub);
+    free(sw);
+    return rc;
+  }
+  sw->w = w;
+  sse_hub_set_closecb(sw->hub, serve_conn_closed, s); /* a stream's connection is still counted */
+  const char *still = agora_clock_note(w);
+  if (still) fprintf(stderr, "agora: serve: world %s: %s\n", agora_world_id(w), still);
+  s->worlds[s->n_worlds++] = sw;
+  return AGORA_OK;
+}
+
+int serve_world_get(serve *s, const char *id, serve_world **out) {
+  if ((*out = find_loaded(s, id))) return AGORA_OK;
+  int rc = host(s, id, 1);
   if (!rc) *out = s->worlds[s->n_worlds - 1];
   return rc;
 }
 
 serve_world *serve_world_find(serve *s, const char *id) { return find_loaded(s, id); }
 
-int serve_world_add_file(serve *s, const char *path, ag_errmsg *em) { return host(s, path, 0, em); }
+int serve_world_add_file(serve *s, const char *path) { return host(s, path, 0); }
 
-void serve_world_unload(serve *s, serve_world *sw) {
+/* Its approvals go, then the world: its last events still reach the stream, which then ends. */
+static void world_free(serve *s, serve_world *sw) {
+  asks_drop(s, sw);
+  agora_world_close(sw->w);
+  sse_hub_free(sw->hub);
+  free(sw);
+}
+
+/* Takes sw out of the list of worlds served. */
+static void unlist(serve *s, serve_world *sw) {
   for (size_t i = 0; i < s->n_worlds; i++) {
     if (s->worlds[i] != sw) continue;
     memmove(&s->worlds[i], &s->worlds[i + 1], (s->n_worlds - i - 1) * sizeof *s->worlds);
     s->n_worlds--;
-    world_release(s, (serve_world_ext *)sw);
     return;
   }
 }
 
-void serve_world_cancel(serve_world *sw) {
-  char names[512];
-  rt_cancel(sw->rt, names, sizeof names);
-  serve_world_announce(sw, &(world_event){EV_CANCELLED, .u.cancelled = {names[0] ? names : NULL}});
+void serve_world_unload(serve *s, serve_world *sw) {
+  unlist(s, sw);
+  s->unsaved += agora_unsaved(sw->w);
+  world_free(s, sw);
 }
+
+void serve_world_cancel(serve_world *sw) { agora_cancel(sw->w); }
 
 void serve_worlds_settle(serve *s) {
   /* Replies in flight are cancelled; what was published is delivered, and so saved. */
   for (size_t i = 0; i < s->n_worlds; i++)
-    if (!world_is_quiet(s->worlds[i]->w)) serve_world_cancel(s->worlds[i]);
+    if (!agora_is_quiet(s->worlds[i]->w)) serve_world_cancel(s->worlds[i]);
   for (int k = 0; k < 100000; k++) {
     int quiet = 1;
     for (size_t i = 0; i < s->n_worlds; i++) {
-      if (world_is_quiet(s->worlds[i]->w)) continue;
+      if (agora_is_quiet(s->worlds[i]->w)) continue;
       quiet = 0;
-      world_cancel_all(s->worlds[i]->w);
+      agora_cancel(s->worlds[i]->w);
     }
     if (quiet) break;
     event_base_loop(s->base, EVLOOP_NONBLOCK);
   }
 }
 
+/* A world closed at the stop: what it could not store or sync is reported. */
+static void on_closed(const char *world_id, int rc, void *ctx) {
+  (void)world_id;
+  serve *s = ctx;
+  s->closing--;
+  if (rc != AGORA_ERR_STORAGE) return;
+  s->close_failed = 1;
+  if (!s->storage_error[0]) snprintf(s->storage_error, sizeof s->storage_error, "%s", agora_errmsg());
+}
+
+void serve_worlds_close(serve *s) {
+  for (size_t i = 0; i < s->n_worlds; i++) {
+    serve_world *sw = s->worlds[i];
+    s->unsaved += agora_unsaved(sw->w);
+    if (!agora_world_close_later(sw->w, 0, on_closed, s)) s->closing++;
+    else agora_world_close(sw->w); /* not on the loop the server gave: cannot be */
+  }
+  while (s->closing && event_base_loop(s->base, EVLOOP_ONCE) == 0) {
+  }
+}
+
 void serve_worlds_free(serve *s) {
-  for (size_t i = 0; i < s->n_worlds; i++) world_release(s, (serve_world_ext *)s->worlds[i]);
+  for (size_t i = 0; i < s->n_worlds; i++) {
+    serve_world *sw = s->worlds[i];
+    asks_drop(s, sw);
+    sse_hub_free(sw->hub);
+    free(sw);
+  }
   free(s->worlds);
   s->worlds = NULL;
   s->n_worlds = 0;

@@ -32,7 +32,8 @@ for name in agora_world_open agora_world_close agora_publish agora_subscribe ago
             agora_snapshot_markdown agora_world_markdown agora_db_chat_id \
             agora_world_close_later agora_subscribe_chat agora_event_chat agora_event_position \
             agora_db_world_create agora_db_chat_graph agora_world_counts agora_db_counts \
-            agora_mcp_servers agora_mcp_restart agora_db_messages; do
+            agora_mcp_servers agora_mcp_restart agora_db_messages \
+            agora_publish_seq agora_db_transcript_page agora_db_mcp_servers agora_db_search; do
   check "$name exported" grep -qx "$name" <<<"$syms"
 done
 # API version 2's functions carry its symbol version (lib/agora.map), the first API's stay at AGORA_0
@@ -48,6 +49,8 @@ check "agora_agent_change at version AGORA_6" bash -c "objdump -T '$lib' | grep 
 check "agora_messages at version AGORA_7" bash -c "objdump -T '$lib' | grep -qE 'AGORA_7 +agora_messages$'"
 check "agora_agent_add_like at version AGORA_7" bash -c "objdump -T '$lib' | grep -qE 'AGORA_7 +agora_agent_add_like$'"
 check "agora_db_messages at version AGORA_12" bash -c "objdump -T '$lib' | grep -qE 'AGORA_12 +agora_db_messages$'"
+check "agora_db_search at version AGORA_14" bash -c "objdump -T '$lib' | grep -qE 'AGORA_14 +agora_db_search$'"
+check "agora_db_transcript_page at version AGORA_13" bash -c "objdump -T '$lib' | grep -qE 'AGORA_13 +agora_db_transcript_page$'"
 check "agora_loop_world at version AGORA_8" bash -c "objdump -T '$lib' | grep -qE 'AGORA_8 +agora_loop_world$'"
 check "agora_world_close_later at version AGORA_10" bash -c "objdump -T '$lib' | grep -qE 'AGORA_10 +agora_world_close_later$'"
 check "agora_mcp_restart at version AGORA_11" bash -c "objdump -T '$lib' | grep -qE 'AGORA_11 +agora_mcp_restart$'"
@@ -55,5 +58,10 @@ check "agora_publish at version AGORA_0" bash -c "objdump -T '$lib' | grep -qE '
 check "no internal name leaks (world_new)" bash -c "! nm -D '$lib' | grep -qw world_new"
 check "soname libagora.so.0" bash -c "readelf -d '$lib' | grep -q 'SONAME.*\[libagora.so.0\]'"
 check "agora links libagora.so.0" bash -c "readelf -d '$bin' | grep -q 'NEEDED.*\[libagora.so.0\]'"
+# ... and it alone: the binary holds no copy of the core (one database environment per process).
+for sym in world_new rt_open chat_session_new store_open llm_client_new bus_enqueue; do
+  check "agora holds no core symbol ($sym)" bash -c "! nm '$bin' | grep -qw '$sym'"
+done
+check "agora links no LMDB, libcurl or libnats" bash -c "! readelf -d '$bin' | grep -qE 'NEEDED.*(liblmdb|libcurl|libnats)'"
 echo "$passes passed, $fails failed"
 test "$fails" = 0

@@ -176,6 +176,13 @@ static void test_console_and_serve(void) {
   CHECK_INT(http_call(t.sp.base, "DELETE", sel, NULL, 0, NULL, &hr), 0);
   CHECK_INT(hr.status, 409); /* the stream's chat cannot be deleted from one process */
   http_reply_free(&hr);
+  /* nor branched: the other processes would not follow (docs/decisions.md "serve on agora.h") */
+  snprintf(sel, sizeof sel, "/api/worlds/duo/chats/%s/branch", chat);
+  CHECK_INT(http_call(t.sp.base, "POST", sel, "{\"at\": 2}", 9, NULL, &hr), 0);
+  CHECK_INT(hr.status, 409);
+  CHECK(hr.body && strstr(hr.body, "not available on a world joined over NATS"));
+  CHECK(hr.body && !strstr(hr.body, "agora_chat_branch")); /* said in the API's words */
+  http_reply_free(&hr);
 
   sse_set_free(set);
   trio_stop(&t);

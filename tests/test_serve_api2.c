@@ -146,7 +146,7 @@ static void agents(void) {
   EXPECT(&sp, "POST", "/api/worlds/shop/agents", "{\"provider\": \"script\"}", 422, "agents[2].name: missing");
   EXPECT(&sp, "POST", "/api/worlds/shop/agents", "{\"name\": \"c\", \"temperature\": 3}", 422, "temperature");
   EXPECT(&sp, "POST", "/api/worlds/shop/agents", "{\"name\": \"c\", \"wings\": 2}", 422, "wings");
-  EXPECT(&sp, "POST", "/api/worlds/shop/agents", "{\"name\": \"A\", \"provider\": \"script\"}", 409, "already");
+  EXPECT(&sp, "POST", "/api/worlds/shop/agents", "{\"name\": \"A\", \"provider\": \"script\"}", 409, "already (PATCH it instead)");
   EXPECT(&sp, "POST", "/api/worlds/nope/agents", "{\"name\": \"c\"}", 404, "nope");
   EXPECT(&sp, "POST", "/api/worlds/shop/agents", "{\"name\": \"c\", \"provider\": \"script\", \"replies\": [\"c here\"],"
          " \"system_prompt\": \"be brief\"}", 201, "\"system_prompt\":\"be brief\"");
@@ -323,7 +323,8 @@ static void conflicts_in_flight(void) {
   EXPECT(&sp, "DELETE", path, NULL, 409, "in flight");
   snprintf(path, sizeof path, "/api/worlds/careful/chats/%s/retry", chat);
   EXPECT(&sp, "POST", path, NULL, 409, "in flight");
-  EXPECT(&sp, "PATCH", "/api/worlds/careful", "{\"turn_limit\": 3}", 409, "in flight");
+  /* the library's advice said as the API does it (docs/decisions.md "serve on agora.h") */
+  EXPECT(&sp, "PATCH", "/api/worlds/careful", "{\"turn_limit\": 3}", 409, "(or POST /api/worlds/careful/cancel)");
   EXPECT(&sp, "POST", "/api/worlds/careful/agents", "{\"name\": \"z\", \"provider\": \"script\"}", 409, "in flight");
   EXPECT(&sp, "PATCH", "/api/worlds/careful/agents/careful", "{\"model\": \"m\"}", 409, "in flight");
   EXPECT(&sp, "DELETE", "/api/worlds/careful?confirm=careful", NULL, 409, "in flight");
