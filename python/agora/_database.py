@@ -196,6 +196,18 @@ class Database(_Handle):
                                                "may be negative")
         return self._json_out(lib.agora_db_messages, _b(chat), int(start), int(limit))
 
+    def search(self, chat: str, text: str, after: int = 0, limit: int = 50) -> Event:
+        """The messages of a stored chat whose text or sender holds text (1 to 255 bytes; ASCII letters
+        without case), numbered after after, oldest first, at most limit: {"matches": [...], "more": bool},
+        more True when a next page exists (ask again with after= the last match's "seq"). One pass on the
+        database's side (`agora serve`'s …/search). INVALID for an empty text or a limit below 1, NOT_FOUND
+        for an unknown chat (API 14)."""
+        _need(14, "agora.Database.search")
+        if after < 0 or limit < 1:
+            raise AgoraError(_lib.ERR_INVALID, f"agora.Database.search: after {after}, limit {limit}: after may "
+                                               "not be negative, limit must be at least 1")
+        return self._json_out(lib.agora_db_search, _b(chat), _b(text), int(after), int(limit))
+
 
 def _path(p: Any) -> Optional[bytes]:
     return None if p is None else _b(str(p))

@@ -11,14 +11,14 @@ c_size_t = ctypes.c_size_t
 c_uint64 = ctypes.c_uint64
 c_long = ctypes.c_long
 
-API_VERSION = 12  # the newest API this package knows; it runs on API 1 without Database, on 2 without
+API_VERSION = 14  # the newest API this package knows; it runs on API 1 without Database, on 2 without
                   # Database.chat/transcript/usage/state and the run's counters, on 3 without the script, the
                   # worlds, the cache and NATS, on 4 without World.tools and hosting, on 5 without the changes,
                   # the chat's past and the clock, on 6 without what the console needs (messages, a copied
                   # agent, how the open went, durations, view), on 7 without agora.Loop, on 8 without the
                   # memories, ids and Markdown, on 9 without untrusted worlds, counts, graphs and the chat's
-                  # stream, on 10 without the MCP servers, on 11 without Database.messages: those calls
-                  # raise AgoraError when made
+                  # stream, on 10 without the MCP servers, on 11 without Database.messages, on 13 without
+                  # Database.search: those calls raise AgoraError when made
 
 OK = 0
 ERR_NOMEM, ERR_INVALID, ERR_IO, ERR_STORAGE, ERR_LLM, ERR_NOT_FOUND = -1, -2, -3, -4, -5, -6
@@ -214,6 +214,7 @@ _SIGNATURES_11 = {
 }
 _SIGNATURES_12 = {
     "agora_db_messages": (c_int, [c_void_p, c_char_p, c_uint64, c_size_t, _JSON_OUT]),
+    "agora_db_search": (c_int, [c_void_p, c_char_p, c_char_p, c_uint64, c_size_t, _JSON_OUT]),
 }
 # Each API's calls, bound only when the library loaded has that API (an older one lacks the symbols).
 _NEWER = {2: _SIGNATURES_2, 3: _SIGNATURES_3, 4: _SIGNATURES_4, 5: _SIGNATURES_5, 6: _SIGNATURES_6,

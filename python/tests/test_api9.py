@@ -1,6 +1,6 @@
 """libagora API 9 and 12 from Python: an agent's memories from an open world and from the database alone,
 a chat and a world's settings as Markdown, a chat's id from a prefix, a display name's id, an option's
-value checked, a stored chat paged through; the errors' codes and messages, and an older library."""
+value checked, a stored chat paged through and searched (API 14); the errors' codes and messages, and an older library."""
 import pytest
 
 import agora
@@ -137,9 +137,36 @@ def test_database_messages_paged(tmp_path):
         assert e.value.name == "INVALID" and "start -1" in e.value.message
 
 
+def test_database_search(tmp_path):
+    db = str(tmp_path / "db")
+    with agora.World.open(TOWN, db=db) as w:
+        for i in range(3):
+            w.say(f"@m Note {i}")
+        chat = w.current_chat
+    with agora.Database.open(db, read_only=True) as d:
+        got = d.search(chat, "NOTE")  # case folded: the three asks
+        assert [m["seq"] for m in got["matches"]] == [1, 3, 5] and got["more"] is False
+        page = d.search(chat[:6], "note", after=1, limit=1)
+        assert [m["text"] for m in page["matches"]] == ["@m Note 1"] and page["more"] is True
+        assert d.search(chat, "m", limit=10)["matches"][1]["sender"] == "m"  # a sender matches too
+        assert d.search(chat, "nowhere") == {"matches": [], "more": False}
+        with pytest.raises(agora.AgoraError) as e:
+            d.search(chat, "")
+        assert e.value.name == "INVALID" and "text" in e.value.message
+        with pytest.raises(agora.AgoraError) as e:
+            d.search(chat, "x", limit=0)
+        assert e.value.name == "INVALID" and "limit 0" in e.value.message
+        with pytest.raises(agora.AgoraError) as e:
+            d.search("zzzz", "x")
+        assert e.value.name == "NOT_FOUND"
+
+
 def test_an_older_library_raises_at_the_call(told, monkeypatch):
     db, chat = told
     with agora.Database.open(db) as d:
+        monkeypatch.setattr(agora.lib, "agora_api_version", lambda: 13)
+        with pytest.raises(agora.AgoraError, match="Database.search needs libagora API 14"):
+            d.search(chat, "x")
         monkeypatch.setattr(agora.lib, "agora_api_version", lambda: 11)
         with pytest.raises(agora.AgoraError, match="Database.messages needs libagora API 12") as e:
             d.messages(chat)
