@@ -58,11 +58,9 @@ static const char usage[] =
 int cli_error(int err, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("agora: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  int status = ag_vreport(err, fmt, ap);
   va_end(ap);
-  return ag_exit_code(err);
+  return status;
 }
 
 int cli_is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }

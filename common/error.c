@@ -38,3 +38,18 @@ int ag_exit_code(int err) {
     return 2;
   return 1;
 }
+
+int ag_vreport(int err, const char *fmt, va_list ap) {
+  fputs("agora: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  return ag_exit_code(err);
+}
+
+int ag_report(int err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int status = ag_vreport(err, fmt, ap);
+  va_end(ap);
+  return status;
+}

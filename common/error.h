@@ -3,6 +3,7 @@
 #ifndef AG_ERROR_H
 #define AG_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef enum ag_err {
@@ -33,5 +34,9 @@ int ag_fail(ag_errmsg *em, int err, const char *fmt, ...) __attribute__((format(
 
 /* Exit status for an error per docs/cli.md: 0 ok, 2 bad usage or input, 1 anything else. */
 int ag_exit_code(int err);
+
+/* How a program tells the person it failed: "agora: <message>" on stderr; returns ag_exit_code(err). */
+int ag_report(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int ag_vreport(int err, const char *fmt, va_list ap);
 
 #endif

@@ -8,7 +8,6 @@
 
 #include <event2/event.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,18 +24,6 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what;
   serve *s = arg;
   for (size_t i = 0; i < s->n_worlds; i++) sse_hub_heartbeat(s->worlds[i]->hub);
-}
-
-/* Says why serve cannot start ("agora: serve: ..."): the exit status of a failure. */
-static int report(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int report(int err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("agora: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return ag_exit_code(err);
 }
 
 /* The caps and the request timeout: from the options, else from the descriptor limit (the rest of the
@@ -56,24 +43,24 @@ static int start(serve *s, const serve_opts *a) {
   ag_errmsg em = {""};
   int rc;
   set_limits(s, a);
-  if (!(s->base = event_base_new())) return report(AG_ERR_NOMEM, "serve: cannot create the event loop");
+  if (!(s->base = event_base_new())) return ag_report(AG_ERR_NOMEM, "serve: cannot create the event loop");
   /* The database the worlds share; their commits are synced by the library's storage thread
    * (AGORA_SYNC_BACKGROUND), so the loop and every stream never wait for the disk. */
-  if ((rc = agora_loop_db(s->base, a->db, &s->db))) return report(rc, "serve: %s", agora_errmsg());
+  if ((rc = agora_loop_db(s->base, a->db, &s->db))) return ag_report(rc, "serve: %s", agora_errmsg());
   for (int i = 0; i < a->n_files; i++)
-    if ((rc = serve_world_add_file(s, a->files[i]))) return report(rc, "%s", agora_errmsg());
+    if ((rc = serve_world_add_file(s, a->files[i]))) return ag_report(rc, "%s", agora_errmsg());
   static const int sigs[2] = {SIGINT, SIGTERM};
   for (int i = 0; i < 2; i++)
     if (!(s->sig[i] = evsignal_new(s->base, sigs[i], on_stop_signal, s)) || event_add(s->sig[i], NULL))
-      return report(AG_ERR_NOMEM, "serve: cannot watch signals");
+      return ag_report(AG_ERR_NOMEM, "serve: cannot watch signals");
   /* Every 15 s; AGORA_SERVE_HEARTBEAT_MS shortens it for tests. */
   const char *hb_env = getenv("AGORA_SERVE_HEARTBEAT_MS");
   long hb_ms = hb_env && atol(hb_env) > 0 ? atol(hb_env) : 15000;
   struct timeval hb = {hb_ms / 1000, (hb_ms % 1000) * 1000};
   if (!(s->heartbeat = event_new(s->base, -1, EV_PERSIST, on_heartbeat, s)) || event_add(s->heartbeat, &hb))
-    return report(AG_ERR_NOMEM, "serve: cannot start the heartbeat");
+    return ag_report(AG_ERR_NOMEM, "serve: cannot start the heartbeat");
   signal(SIGPIPE, SIG_IGN); /* a client gone mid-write is an error on its connection, not the end */
-  if ((rc = serve_http_start(s, a->listen, &em))) return report(rc, "%s", em.text);
+  if ((rc = serve_http_start(s, a->listen, &em))) return ag_report(rc, "%s", em.text);
   return 0;
 }
 
@@ -117,7 +104,7 @@ int serve_run(const serve_opts *a) {
   s.token = a->token; /* taken */
   s.boot = (uint64_t)ag_now_ms();
   int status = start(&s, a);
-  if (!status && event_base_dispatch(s.base) < 0) status = report(AG_ERR_IO, "serve: the event loop failed");
+  if (!status && event_base_dispatch(s.base) < 0) status = ag_report(AG_ERR_IO, "serve: the event loop failed");
   if (stop(&s) && !status) status = 1;
   return status;
 }
