@@ -144,9 +144,10 @@ def test_database_search(tmp_path):
             w.say(f"@m Note {i}")
         chat = w.current_chat
     with agora.Database.open(db, read_only=True) as d:
-        got = d.search(chat, "NOTE")  # case folded: the three asks
-        assert [m["seq"] for m in got["matches"]] == [1, 3, 5] and got["more"] is False
-        page = d.search(chat[:6], "note", after=1, limit=1)
+        got = d.search(chat, "NOTE")  # case folded: the asks and the answers ("noted")
+        assert [m["seq"] for m in got["matches"]] == [1, 2, 3, 4, 5, 6] and got["more"] is False
+        assert [m["seq"] for m in d.search(chat, "note 1")["matches"]] == [3]
+        page = d.search(chat[:6], "note", after=2, limit=1)
         assert [m["text"] for m in page["matches"]] == ["@m Note 1"] and page["more"] is True
         assert d.search(chat, "m", limit=10)["matches"][1]["sender"] == "m"  # a sender matches too
         assert d.search(chat, "nowhere") == {"matches": [], "more": False}
