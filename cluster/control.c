@@ -5,6 +5,7 @@
 #include "cluster/control.h"
 
 #include "cluster/lease.h"
+#include "common/buf.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -20,7 +21,6 @@ struct control {
   char host_id[40];
   char stream[128];
   char hosts_stream[300]; /* the hosts bucket's stream: KV_<bucket> */
-  char agents_stream[300], agents_filter[300]; /* the agents bucket's stream, and its keys' subjects */
   leases *leases;
   size_t n;
   long tick_ms, lease_ms;
@@ -105,8 +105,6 @@ int control_open(const cluster_opts *o, const char *world_id, const char *stream
   for (int tries = 0;; tries++) {
     rc = link_stream(c->js, stream, subjects, o->replicas, tries ? 0 : 1000, last, em);
     snprintf(name, sizeof name, "agora-%s-agents", world_id);
-    snprintf(c->agents_stream, sizeof c->agents_stream, "KV_%s", name);
-    snprintf(c->agents_filter, sizeof c->agents_filter, "$KV.%s.>", name);
     if (!rc && c->hosting && !c->agents) rc = open_kv(c, name, o->replicas, o->lease_ms, &c->agents, em);
     snprintf(name, sizeof name, "agora-%s-hosts", world_id);
     snprintf(c->hosts_stream, sizeof c->hosts_stream, "KV_%s", name);
@@ -205,23 +203,24 @@ static void purge_round(control *c, char *prefix) {
   free(prefix);
 }
 
-/* The agents with a key in the lease bucket: the subjects of its stream that hold a message (one
- * request). A key given back holds a delete marker until the bucket's TTL removes it. */
+typedef struct holders {
+  ag_buf list; /* "id\n" per agent */
+  int full;    /* an id did not fit: the answer is unknown */
+} holders;
+
+static void holder_add(void *ud, const char *id) {
+  holders *h = ud;
+  h->full |= ag_buf_printf(&h->list, "%s\n", id) != 0;
+}
+
+/* The agents with a key in the lease bucket (leases_list_keys). */
 static void holders_round(control *c) {
-  jsOptions o;
-  jsOptions_Init(&o);
-  o.Stream.Info.SubjectsFilter = c->agents_filter;
-  jsStreamInfo *si = NULL;
+  holders h = {.full = 0};
+  ag_buf_init(&h.list, 16u << 20);
   jsErrCode jerr = 0;
-  natsStatus s = js_GetStreamInfo(&si, c->js, c->agents_stream, &o, &jerr);
-  size_t plen = strlen(c->agents_filter) - 1, cap = 1, k = 0; /* the keys follow "$KV.<bucket>." */
-  const jsStreamStateSubjects *subs = s == NATS_OK ? si->State.Subjects : NULL;
-  for (int i = 0; subs && i < subs->Count; i++) cap += strlen(subs->List[i].Subject) + 1;
-  char *list = calloc(1, cap);
-  for (int i = 0; list && subs && i < subs->Count; i++)
-    if (strlen(subs->List[i].Subject) > plen)
-      k += (size_t)snprintf(list + k, cap - k, "%s\n", subs->List[i].Subject + plen);
-  jsStreamInfo_Destroy(si);
+  natsStatus s = leases_list_keys(c->leases, holder_add, &h, &jerr);
+  char *list = h.full ? NULL : ag_buf_take(&h.list);
+  ag_buf_free(&h.list);
   /* No bucket: no host has ever held an agent of this world. */
   int known = s == NATS_OK || s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
   relay_post(c->r, &(relay_item){RELAY_HOLDERS, NULL, list, 0, known && list ? 0 : -1});
