@@ -12,6 +12,7 @@
 #include "support/unit.h"
 
 #include <event2/event.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,66 @@ done:
   free(dir);
 }
 
+/* One of two program threads, each with a loop of its own: opens and closes a viewer of its own world
+ * (its own database) round after round, beside the other thread doing the same. */
+typedef struct viewer_thread {
+  const char *url;
+  char db[4096], world[256];
+  int opened, rc;
+} viewer_thread;
+
+enum { THREAD_ROUNDS = 4 };
+
+static void *viewer_rounds(void *arg) {
+  viewer_thread *v = arg;
+  struct event_base *L = event_base_new();
+  agora_options o = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_OPTIONS_5 | AGORA_OPTIONS_8 | AGORA_VIEW,
+                     .nats_url = v->url, .loop = L};
+  for (int i = 0; L && !v->rc && i < THREAD_ROUNDS; i++) {
+    agora_world *w = NULL;
+    if ((v->rc = agora_world_open(v->world, v->db, &o, &w))) fprintf(stderr, "viewer: %s\n", agora_errmsg());
+    if (w) v->opened++;
+    agora_world_close(w);
+  }
+  if (L) event_base_free(L);
+  return NULL;
+}
+
+/* The process's NATS client is one for all its worlds: two threads joining and leaving NATS at once (a
+ * server's worlds on loops of their threads) share it without a race (ThreadSanitizer, the threaded
+ * label: the record of the client and of its parked queues had no lock). */
+static void viewers_on_two_threads(void) {
+  char *dir = unit_tmpdir();
+  nats_node node;
+  viewer_thread v[2];
+  pthread_t th[2];
+  int started = 0;
+  if (nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    goto done;
+  }
+  for (int i = 0; i < 2; i++) {
+    v[i] = (viewer_thread){.url = nats_url(&node, 0, 1)};
+    snprintf(v[i].db, sizeof v[i].db, "%s/db%d", dir, i);
+    snprintf(v[i].world, sizeof v[i].world,
+             "{\"name\": \"threads%d\", \"agents\": [{\"name\": \"a0\", \"replies\": [\"hi\"]}]}", i);
+  }
+  alarm(WATCHDOG_S);
+  for (; started < 2; started++)
+    if (pthread_create(&th[started], NULL, viewer_rounds, &v[started])) break;
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  alarm(0);
+  CHECK_INT(started, 2);
+  for (int i = 0; i < started; i++) {
+    CHECK_INT(v[i].rc, AGORA_OK);
+    CHECK_INT(v[i].opened, THREAD_ROUNDS);
+  }
+  nats_node_stop(&node, SIGTERM);
+done:
+  unit_rmrf(dir);
+  free(dir);
+}
+
 static void open_in_callback(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what;
   prog *p = arg;
@@ -262,7 +323,8 @@ static void refused_on_a_shared_loop(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(refused_on_a_shared_loop), UNIT(view_beside_a_plain_world),
-                                    UNIT(close_with_the_server_gone)};
+                                    UNIT(close_with_the_server_gone),
+                                    UNIT(viewers_on_two_threads)};
   if (!nats_available()) {
     fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");
     return 1;
