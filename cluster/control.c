@@ -6,6 +6,7 @@
 
 #include "cluster/lease.h"
 #include "common/buf.h"
+#include "common/clock.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -30,7 +31,7 @@ struct control {
   int started;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  int stop;
+  int stop, ended; /* asked to end; the thread has ended */
   char *want_deliver; /* a consumer request, or NULL */
   uint64_t want_seq;
   char consumer[64];  /* the current consumer, deleted when replaced */
@@ -189,7 +190,7 @@ static void consumer_round(control *c, char *deliver, uint64_t seq) {
 
 /* A deleted chat's records leave the stream, so that a process joining later neither replays nor
  * stores them; the last chat record stays: the tombstone (published before the purge is asked for). */
-static void purge_round(control *c, char *prefix) {
+static void purge_round(control *c, char *prefix, long wait_ms) {
   static const char *const tokens[] = {"msg", "turn", "evt", "rec"};
   char filter[256];
   for (size_t i = 0; i < sizeof tokens / sizeof *tokens; i++) {
@@ -198,6 +199,7 @@ static void purge_round(control *c, char *prefix) {
     snprintf(filter, sizeof filter, "%s.%s", prefix, tokens[i]);
     o.Stream.Purge.Subject = filter;
     o.Stream.Purge.Keep = !strcmp(tokens[i], "rec");
+    o.Wait = wait_ms; /* 0: the context's */
     js_PurgeStream(c->js, c->stream, &o, NULL); /* one that fails leaves records a late joiner skips */
   }
   free(prefix);
@@ -237,18 +239,17 @@ static void *control_main(void *arg) {
     c->want_holders = 0;
     pthread_mutex_unlock(&c->mu);
     if (deliver) consumer_round(c, deliver, seq);
-    if (purge) purge_round(c, purge);
+    if (purge) purge_round(c, purge, 0);
     if (holders) holders_round(c);
     if (c->hosting) lease_round(c);
     pthread_mutex_lock(&c->mu);
     if (c->stop || c->want_deliver || c->n_purges || c->want_holders) continue;
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += c->tick_ms / 1000;
-    ts.tv_nsec += (c->tick_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    ag_deadline_in(c->tick_ms, &ts);
     pthread_cond_timedwait(&c->cv, &c->mu, &ts);
   }
+  c->ended = 1;
+  pthread_cond_broadcast(&c->cv);
   pthread_mutex_unlock(&c->mu);
   return NULL;
 }
@@ -287,21 +288,40 @@ void control_want_holders(control *c) {
   pthread_mutex_unlock(&c->mu);
 }
 
+/* Ends the thread, waiting at most wait_ms for it to finish what it does. A request it still waits on
+ * then (the server unresponsive) is given up by closing the connection, which libnats answers at once
+ * with NATS_CONNECTION_CLOSED: a join would wait for libnats' own timeout, 5 s per request. */
+static void control_stop(control *c, long wait_ms) {
+  struct timespec until;
+  ag_deadline_in(wait_ms, &until);
+  pthread_mutex_lock(&c->mu);
+  c->stop = 1;
+  pthread_cond_broadcast(&c->cv);
+  while (!c->ended && pthread_cond_timedwait(&c->cv, &c->mu, &until) == 0) {}
+  int ended = c->ended;
+  pthread_mutex_unlock(&c->mu);
+  if (!ended) natsConnection_Close(c->nc);
+  pthread_join(c->th, NULL);
+}
+
 void control_free(control *c) {
   if (!c) return;
-  if (c->started) {
-    pthread_mutex_lock(&c->mu);
-    c->stop = 1;
-    pthread_cond_signal(&c->cv);
-    pthread_mutex_unlock(&c->mu);
-    pthread_join(c->th, NULL);
-  }
+  /* The leaving runs on the world's loop (cluster_free): with the server gone, the connection closes
+   * first, so that the thread's request and the leaving ones below fail at once rather than each
+   * waiting for libnats' timeout (5 s); with it there, each waits at most half the lease time, as the
+   * keys' give-back does. */
+  long leave_ms = c->lease_ms / 2 > 0 ? c->lease_ms / 2 : 1;
+  if (c->nc && natsConnection_Status(c->nc) != NATS_CONN_STATUS_CONNECTED) natsConnection_Close(c->nc);
+  if (c->started) control_stop(c, c->lease_ms); /* a step of a round ends within it; then keys expire anyway */
   /* A chat deleted just before leaving is still purged (its tombstone is in the stream already). */
-  while (c->n_purges && c->js) purge_round(c, c->purges[--c->n_purges]);
+  while (c->n_purges && c->js) purge_round(c, c->purges[--c->n_purges], leave_ms);
   /* The keys go back together; with the server away they expire by themselves, and so does the host's. */
-  int away = leases_free(c->leases, c->lease_ms / 2);
+  int away = leases_free(c->leases, leave_ms);
   if (c->hosts && !away) kvStore_Delete(c->hosts, c->host_id);
-  if (c->consumer[0] && c->js) js_DeleteConsumer(c->js, c->stream, c->consumer, NULL, NULL);
+  jsOptions o;
+  jsOptions_Init(&o);
+  o.Wait = leave_ms; /* not deleted: the server deletes an ephemeral consumer nobody reads */
+  if (c->consumer[0] && c->js) js_DeleteConsumer(c->js, c->stream, c->consumer, &o, NULL);
   free(c->want_deliver);
   for (size_t i = 0; i < c->n_purges; i++) free(c->purges[i]);
   free(c->purges);

@@ -135,10 +135,7 @@ static void batch(leases *t, const size_t *pick, size_t k, enum batch_kind kind,
   pthread_mutex_unlock(&t->mu);
   for (size_t i = 0; i < k; i++) sent += lease_publish(t, &t->v[pick[i]], kind, host_id, wait_ms) == 0;
   struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += wait_ms / 1000;
-  until.tv_nsec += (wait_ms % 1000) * 1000000L;
-  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  ag_deadline_in(wait_ms, &until);
   pthread_mutex_lock(&t->mu);
   while (t->answered < sent && pthread_cond_timedwait(&t->cv, &t->mu, &until) == 0) {}
   for (size_t i = 0; i < k; i++) {
@@ -232,9 +229,7 @@ int leases_free(leases *t, long wait_ms) {
     for (size_t i = 0; i < t->n; i++) due |= t->v[i].sent != NULL;
     if (due) {
       struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      ts.tv_nsec += 50000000L;
-      if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+      ag_deadline_in(50, &ts);
       pthread_cond_timedwait(&t->cv, &t->mu, &ts);
     }
     pthread_mutex_unlock(&t->mu);

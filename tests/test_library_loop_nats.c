@@ -10,6 +10,7 @@
 #include "support/nats_proc.h"
 #include "support/stderr_catch.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <event2/event.h>
 #include <pthread.h>
@@ -108,6 +109,18 @@ static int open_view(prog *p, agora_world **out) {
   return rc;
 }
 
+/* A nats-server under dir and p's viewer joined to it: 0 once the server runs (p->view NULL when the
+ * open failed), -1 when it did not start; either failure is a failed check. */
+static int view_a_server(prog *p, const char *dir, nats_node *node) {
+  if (nats_start(dir, 1, NULL, node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return -1;
+  }
+  p->url = nats_url(node, 0, 1);
+  CHECK_INT(open_view(p, &p->view), AGORA_OK);
+  return 0;
+}
+
 static void on_closed(const char *world_id, int rc, void *ctx) {
   prog *p = ctx;
   p->closed++;
@@ -200,12 +213,7 @@ static void close_with_the_server_gone(void) {
   nats_node node;
   prog p = {.L = event_base_new(), .db = db};
   snprintf(db, sizeof db, "%s/db", dir);
-  if (nats_start(dir, 1, NULL, &node)) {
-    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
-    goto done;
-  }
-  p.url = nats_url(&node, 0, 1);
-  CHECK_INT(open_view(&p, &p.view), AGORA_OK);
+  if (view_a_server(&p, dir, &node)) goto done;
   nats_node_stop(&node, SIGTERM);
   if (!p.view) goto done;
   CHECK_INT(agora_publish(p.view, "human", "@a0 into the void"), AGORA_OK);
@@ -287,6 +295,52 @@ done:
   free(dir);
 }
 
+/* The longest the program's loop went without running its own 50 ms timer. */
+typedef struct ticker {
+  long long last, worst;
+  int ticks;
+} ticker;
+
+static void tick(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  ticker *t = arg;
+  long long now = now_ms();
+  if (now - t->last > t->worst) t->worst = now - t->last;
+  t->last = now;
+  t->ticks++;
+}
+
+/* The server killed, a viewer's close on the program's loop does not hold the loop past the bound: a
+ * request of the close (the stream's consumer deleted, with nobody to answer) waited for libnats' 5 s
+ * timeout inside the loop's callback, and the program's other worlds and timers with it. */
+static void close_holds_not_the_loop(void) {
+  char *dir = unit_tmpdir(), db[4096];
+  nats_node node;
+  prog p = {.L = event_base_new(), .db = db};
+  ticker t = {0};
+  struct event *ev = event_new(p.L, -1, EV_PERSIST, tick, &t);
+  snprintf(db, sizeof db, "%s/db", dir);
+  if (view_a_server(&p, dir, &node)) goto done;
+  nats_node_stop(&node, SIGKILL);
+  if (!p.view || !ev) goto done;
+  CHECK_INT(event_add(ev, &(struct timeval){0, 50000}), 0);
+  long long from = t.last = now_ms();
+  CHECK_INT(agora_world_close_later(p.view, 100, on_closed, &p), AGORA_OK);
+  p.want_closed = 1;
+  CHECK(run_until(&p, 10000));
+  long long took = now_ms() - from;
+  /* and once more after the close: a wait inside one of its callbacks shows as a late tick */
+  for (int ticks = t.ticks; t.ticks == ticks;) event_base_loop(p.L, EVLOOP_ONCE);
+  fprintf(stderr, "close took %lld ms, the loop's timer waited at most %lld ms\n", took, t.worst);
+  CHECK(t.worst < 1000);
+  CHECK_INT(events_on(p.L), 1); /* the program's timer alone */
+done:
+  if (ev) event_free(ev);
+  event_base_free(p.L);
+  unit_rmrf(dir);
+  free(dir);
+}
+
 static void open_in_callback(evutil_socket_t fd, short what, void *arg) {
   (void)fd, (void)what;
   prog *p = arg;
@@ -324,6 +378,7 @@ static void refused_on_a_shared_loop(void) {
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(refused_on_a_shared_loop), UNIT(view_beside_a_plain_world),
                                     UNIT(close_with_the_server_gone),
+                                    UNIT(close_holds_not_the_loop),
                                     UNIT(viewers_on_two_threads)};
   if (!nats_available()) {
     fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");
