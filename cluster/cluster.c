@@ -13,6 +13,7 @@
 #include "world/events.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,38 +336,51 @@ static void cl_tick(evutil_socket_t fd, short what, void *arg) {
 
 /* ---- set-up ---- */
 
-/* The process's NATS library and the hand-over queues of freed clusters, kept until it closes. */
+/* The process's NATS library and the hand-over queues of freed clusters, kept until it closes. Worlds
+ * on loops of different threads (libagora's agora_options.loop) open and free clusters at once: mu
+ * guards the record. */
 typedef struct cluster_lib {
+  pthread_mutex_t mu;
   int open;
   relay **parked;
   size_t n_parked;
 } cluster_lib;
-static cluster_lib g_lib;
+static cluster_lib g_lib = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 int cluster_lib_open(void) {
-  if (g_lib.open) return AG_OK;
-  if (nats_Open(-1) != NATS_OK) return AG_ERR_NOMEM;
-  g_lib.open = 1;
-  return AG_OK;
+  pthread_mutex_lock(&g_lib.mu);
+  if (!g_lib.open) g_lib.open = nats_Open(-1) == NATS_OK;
+  int rc = g_lib.open ? AG_OK : AG_ERR_NOMEM;
+  pthread_mutex_unlock(&g_lib.mu);
+  return rc;
 }
 
 int cluster_lib_close(void) {
-  if (!g_lib.open) return AG_OK;
+  int rc = AG_OK;
+  pthread_mutex_lock(&g_lib.mu);
+  if (!g_lib.open) goto out;
   /* A reconnect in progress (a node just stopped) can take more than a few seconds on a loaded
    * machine, so wait up to 60 s; if even that is not enough, the queues are left to the exit. */
-  int rc = nats_CloseAndWait(60000) == NATS_OK ? AG_OK : AG_ERR_STATE;
+  rc = nats_CloseAndWait(60000) == NATS_OK ? AG_OK : AG_ERR_STATE;
   for (size_t i = 0; !rc && i < g_lib.n_parked; i++) relay_free(g_lib.parked[i]);
   free(g_lib.parked);
-  g_lib = (cluster_lib){0};
+  g_lib.parked = NULL;
+  g_lib.n_parked = 0;
+  g_lib.open = 0;
+out:
+  pthread_mutex_unlock(&g_lib.mu);
   return rc;
 }
 
 /* r waits for the library's close (libnats' threads may still post into it, closed). */
 static void lib_park(relay *r) {
+  pthread_mutex_lock(&g_lib.mu);
   relay **p = realloc(g_lib.parked, (g_lib.n_parked + 1) * sizeof *p);
-  if (!p) return; /* left to the exit: freeing it now could crash a late post */
-  g_lib.parked = p;
-  p[g_lib.n_parked++] = r;
+  if (p) { /* else left to the exit: freeing it now could crash a late post */
+    g_lib.parked = p;
+    p[g_lib.n_parked++] = r;
+  }
+  pthread_mutex_unlock(&g_lib.mu);
 }
 
 static int cl_names(cluster *c, ag_errmsg *em) {

@@ -15,7 +15,9 @@ typedef struct cluster cluster;
  * starts libnats (idempotent; cluster_open calls it too), cluster_lib_close ends it once, at the
  * process's exit, after every cluster was freed. libnats' threads may touch a freed cluster's hand-over
  * queue until then, so those queues are kept and freed by cluster_lib_close. It returns AG_ERR_STATE
- * when libnats' threads did not end within 60 s (what they may touch is then left to the exit). */
+ * when libnats' threads did not end within 60 s (what they may touch is then left to the exit). Both,
+ * and cluster_open and cluster_free, may be called from several threads at once (worlds on loops of
+ * their own threads): the process's record of the library has a lock. */
 int cluster_lib_open(void);
 int cluster_lib_close(void);
 

@@ -5,6 +5,8 @@
 #include "cluster/control.h"
 
 #include "cluster/lease.h"
+#include "common/buf.h"
+#include "common/clock.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -20,7 +22,6 @@ struct control {
   char host_id[40];
   char stream[128];
   char hosts_stream[300]; /* the hosts bucket's stream: KV_<bucket> */
-  char agents_stream[300], agents_filter[300]; /* the agents bucket's stream, and its keys' subjects */
   leases *leases;
   size_t n;
   long tick_ms, lease_ms;
@@ -30,7 +31,7 @@ struct control {
   int started;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  int stop;
+  int stop, ended; /* asked to end; the thread has ended */
   char *want_deliver; /* a consumer request, or NULL */
   uint64_t want_seq;
   char consumer[64];  /* the current consumer, deleted when replaced */
@@ -105,8 +106,6 @@ int control_open(const cluster_opts *o, const char *world_id, const char *stream
   for (int tries = 0;; tries++) {
     rc = link_stream(c->js, stream, subjects, o->replicas, tries ? 0 : 1000, last, em);
     snprintf(name, sizeof name, "agora-%s-agents", world_id);
-    snprintf(c->agents_stream, sizeof c->agents_stream, "KV_%s", name);
-    snprintf(c->agents_filter, sizeof c->agents_filter, "$KV.%s.>", name);
     if (!rc && c->hosting && !c->agents) rc = open_kv(c, name, o->replicas, o->lease_ms, &c->agents, em);
     snprintf(name, sizeof name, "agora-%s-hosts", world_id);
     snprintf(c->hosts_stream, sizeof c->hosts_stream, "KV_%s", name);
@@ -191,7 +190,7 @@ static void consumer_round(control *c, char *deliver, uint64_t seq) {
 
 /* A deleted chat's records leave the stream, so that a process joining later neither replays nor
  * stores them; the last chat record stays: the tombstone (published before the purge is asked for). */
-static void purge_round(control *c, char *prefix) {
+static void purge_round(control *c, char *prefix, long wait_ms) {
   static const char *const tokens[] = {"msg", "turn", "evt", "rec"};
   char filter[256];
   for (size_t i = 0; i < sizeof tokens / sizeof *tokens; i++) {
@@ -200,28 +199,30 @@ static void purge_round(control *c, char *prefix) {
     snprintf(filter, sizeof filter, "%s.%s", prefix, tokens[i]);
     o.Stream.Purge.Subject = filter;
     o.Stream.Purge.Keep = !strcmp(tokens[i], "rec");
+    o.Wait = wait_ms; /* 0: the context's */
     js_PurgeStream(c->js, c->stream, &o, NULL); /* one that fails leaves records a late joiner skips */
   }
   free(prefix);
 }
 
-/* The agents with a key in the lease bucket: the subjects of its stream that hold a message (one
- * request). A key given back holds a delete marker until the bucket's TTL removes it. */
+typedef struct holders {
+  ag_buf list; /* "id\n" per agent */
+  int full;    /* an id did not fit: the answer is unknown */
+} holders;
+
+static void holder_add(void *ud, const char *id) {
+  holders *h = ud;
+  h->full |= ag_buf_printf(&h->list, "%s\n", id) != 0;
+}
+
+/* The agents with a key in the lease bucket (leases_list_keys). */
 static void holders_round(control *c) {
-  jsOptions o;
-  jsOptions_Init(&o);
-  o.Stream.Info.SubjectsFilter = c->agents_filter;
-  jsStreamInfo *si = NULL;
+  holders h = {.full = 0};
+  ag_buf_init(&h.list, 16u << 20);
   jsErrCode jerr = 0;
-  natsStatus s = js_GetStreamInfo(&si, c->js, c->agents_stream, &o, &jerr);
-  size_t plen = strlen(c->agents_filter) - 1, cap = 1, k = 0; /* the keys follow "$KV.<bucket>." */
-  const jsStreamStateSubjects *subs = s == NATS_OK ? si->State.Subjects : NULL;
-  for (int i = 0; subs && i < subs->Count; i++) cap += strlen(subs->List[i].Subject) + 1;
-  char *list = calloc(1, cap);
-  for (int i = 0; list && subs && i < subs->Count; i++)
-    if (strlen(subs->List[i].Subject) > plen)
-      k += (size_t)snprintf(list + k, cap - k, "%s\n", subs->List[i].Subject + plen);
-  jsStreamInfo_Destroy(si);
+  natsStatus s = leases_list_keys(c->leases, holder_add, &h, &jerr);
+  char *list = h.full ? NULL : ag_buf_take(&h.list);
+  ag_buf_free(&h.list);
   /* No bucket: no host has ever held an agent of this world. */
   int known = s == NATS_OK || s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
   relay_post(c->r, &(relay_item){RELAY_HOLDERS, NULL, list, 0, known && list ? 0 : -1});
@@ -238,18 +239,17 @@ static void *control_main(void *arg) {
     c->want_holders = 0;
     pthread_mutex_unlock(&c->mu);
     if (deliver) consumer_round(c, deliver, seq);
-    if (purge) purge_round(c, purge);
+    if (purge) purge_round(c, purge, 0);
     if (holders) holders_round(c);
     if (c->hosting) lease_round(c);
     pthread_mutex_lock(&c->mu);
     if (c->stop || c->want_deliver || c->n_purges || c->want_holders) continue;
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += c->tick_ms / 1000;
-    ts.tv_nsec += (c->tick_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    ag_deadline_in(c->tick_ms, &ts);
     pthread_cond_timedwait(&c->cv, &c->mu, &ts);
   }
+  c->ended = 1;
+  pthread_cond_broadcast(&c->cv);
   pthread_mutex_unlock(&c->mu);
   return NULL;
 }
@@ -288,21 +288,40 @@ void control_want_holders(control *c) {
   pthread_mutex_unlock(&c->mu);
 }
 
+/* Ends the thread, waiting at most wait_ms for it to finish what it does. A request it still waits on
+ * then (the server unresponsive) is given up by closing the connection, which libnats answers at once
+ * with NATS_CONNECTION_CLOSED: a join would wait for libnats' own timeout, 5 s per request. */
+static void control_stop(control *c, long wait_ms) {
+  struct timespec until;
+  ag_deadline_in(wait_ms, &until);
+  pthread_mutex_lock(&c->mu);
+  c->stop = 1;
+  pthread_cond_broadcast(&c->cv);
+  while (!c->ended && pthread_cond_timedwait(&c->cv, &c->mu, &until) == 0) {}
+  int ended = c->ended;
+  pthread_mutex_unlock(&c->mu);
+  if (!ended) natsConnection_Close(c->nc);
+  pthread_join(c->th, NULL);
+}
+
 void control_free(control *c) {
   if (!c) return;
-  if (c->started) {
-    pthread_mutex_lock(&c->mu);
-    c->stop = 1;
-    pthread_cond_signal(&c->cv);
-    pthread_mutex_unlock(&c->mu);
-    pthread_join(c->th, NULL);
-  }
+  /* The leaving runs on the world's loop (cluster_free): with the server gone, the connection closes
+   * first, so that the thread's request and the leaving ones below fail at once rather than each
+   * waiting for libnats' timeout (5 s); with it there, each waits at most half the lease time, as the
+   * keys' give-back does. */
+  long leave_ms = c->lease_ms / 2 > 0 ? c->lease_ms / 2 : 1;
+  if (c->nc && natsConnection_Status(c->nc) != NATS_CONN_STATUS_CONNECTED) natsConnection_Close(c->nc);
+  if (c->started) control_stop(c, c->lease_ms); /* a step of a round ends within it; then keys expire anyway */
   /* A chat deleted just before leaving is still purged (its tombstone is in the stream already). */
-  while (c->n_purges && c->js) purge_round(c, c->purges[--c->n_purges]);
+  while (c->n_purges && c->js) purge_round(c, c->purges[--c->n_purges], leave_ms);
   /* The keys go back together; with the server away they expire by themselves, and so does the host's. */
-  int away = leases_free(c->leases, c->lease_ms / 2);
+  int away = leases_free(c->leases, leave_ms);
   if (c->hosts && !away) kvStore_Delete(c->hosts, c->host_id);
-  if (c->consumer[0] && c->js) js_DeleteConsumer(c->js, c->stream, c->consumer, NULL, NULL);
+  jsOptions o;
+  jsOptions_Init(&o);
+  o.Wait = leave_ms; /* not deleted: the server deletes an ephemeral consumer nobody reads */
+  if (c->consumer[0] && c->js) js_DeleteConsumer(c->js, c->stream, c->consumer, &o, NULL);
   free(c->want_deliver);
   for (size_t i = 0; i < c->n_purges; i++) free(c->purges[i]);
   free(c->purges);

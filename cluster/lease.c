@@ -29,6 +29,8 @@ struct leases {
   pthread_mutex_t mu; /* guards sent, got, in_round and answered: the answers come on libnats' thread */
   pthread_cond_t cv;
   size_t answered;
+  size_t *pick; /* a round's scratch, n each: the leases of one batch */
+  char *listed; /* and which keys hold a message (take) */
 };
 
 enum batch_kind { BATCH_RENEW, BATCH_CREATE, BATCH_GIVE_BACK };
@@ -37,10 +39,7 @@ static int lease_cmp(const void *a, const void *b) { return strcmp(((const lease
 
 int leases_new(const char *bucket, const char *const *ids, size_t n, lease_change_fn fn, void *ud, leases **out) {
   leases *t = calloc(1, sizeof *t);
-  if (!t || (n && !(t->v = calloc(n, sizeof *t->v)))) {
-    free(t);
-    return -1;
-  }
+  if (!t) return -1;
   pthread_mutex_init(&t->mu, NULL);
   pthread_cond_init(&t->cv, NULL);
   t->fn = fn;
@@ -48,14 +47,16 @@ int leases_new(const char *bucket, const char *const *ids, size_t n, lease_chang
   snprintf(t->prefix, sizeof t->prefix, "$KV.%s.", bucket);
   snprintf(t->stream, sizeof t->stream, "KV_%s", bucket);
   snprintf(t->filter, sizeof t->filter, "$KV.%s.>", bucket);
+  if (n && !(t->v = calloc(n, sizeof *t->v))) goto fail;
+  if (n && (!(t->pick = calloc(n, sizeof *t->pick)) || !(t->listed = calloc(n, 1)))) goto fail;
   for (; t->n < n; t->n++)
-    if (!(t->v[t->n].id = strdup(ids[t->n]))) {
-      leases_free(t, 0);
-      return -1;
-    }
+    if (!(t->v[t->n].id = strdup(ids[t->n]))) goto fail;
   if (n) qsort(t->v, n, sizeof *t->v, lease_cmp); /* the answers find their key by bsearch */
   *out = t;
   return 0;
+fail:
+  leases_free(t, 0);
+  return -1;
 }
 
 /* libnats' thread: an answer to one of the table's publishes. An answer that comes after its round
@@ -134,10 +135,7 @@ static void batch(leases *t, const size_t *pick, size_t k, enum batch_kind kind,
   pthread_mutex_unlock(&t->mu);
   for (size_t i = 0; i < k; i++) sent += lease_publish(t, &t->v[pick[i]], kind, host_id, wait_ms) == 0;
   struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += wait_ms / 1000;
-  until.tv_nsec += (wait_ms % 1000) * 1000000L;
-  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  ag_deadline_in(wait_ms, &until);
   pthread_mutex_lock(&t->mu);
   while (t->answered < sent && pthread_cond_timedwait(&t->cv, &t->mu, &until) == 0) {}
   for (size_t i = 0; i < k; i++) {
@@ -148,31 +146,34 @@ static void batch(leases *t, const size_t *pick, size_t k, enum batch_kind kind,
   pthread_mutex_unlock(&t->mu);
 }
 
-/* Which keys hold a message now (one request): listed[i] for t->v[i]. A key nobody holds has
- * none (expired or never made); one given back holds a delete marker until the TTL removes it. */
-static void listed_keys(leases *t, char *listed) {
+natsStatus leases_list_keys(leases *t, void (*each)(void *ud, const char *id), void *ud, jsErrCode *jerr) {
   jsOptions o;
   jsOptions_Init(&o);
   o.Stream.Info.SubjectsFilter = t->filter;
   jsStreamInfo *si = NULL;
-  memset(listed, 1, t->n); /* no answer: every key may be held */
-  if (js_GetStreamInfo(&si, t->js, t->stream, &o, NULL) != NATS_OK) return;
-  memset(listed, 0, t->n);
-  const jsStreamStateSubjects *subs = si->State.Subjects;
+  natsStatus s = js_GetStreamInfo(&si, t->js, t->stream, &o, jerr);
+  const jsStreamStateSubjects *subs = s == NATS_OK ? si->State.Subjects : NULL;
   size_t plen = strlen(t->prefix);
-  for (int i = 0; subs && i < subs->Count; i++) {
-    const char *s = subs->List[i].Subject;
-    lease key = {.id = (char *)(strlen(s) > plen ? s + plen : "")};
-    lease *l = bsearch(&key, t->v, t->n, sizeof key, lease_cmp);
-    if (l) listed[l - t->v] = 1;
-  }
+  for (int i = 0; subs && i < subs->Count; i++)
+    if (strlen(subs->List[i].Subject) > plen) each(ud, subs->List[i].Subject + plen);
   jsStreamInfo_Destroy(si);
+  return s;
+}
+
+static void key_listed(void *ud, const char *id) {
+  leases *t = ud;
+  lease key = {.id = (char *)id};
+  lease *l = bsearch(&key, t->v, t->n, sizeof key, lease_cmp);
+  if (l) t->listed[l - t->v] = 1;
 }
 
 /* Takes free keys up to share: first, together, those with no message at all; then, one request each
  * and while the round has time, those with one (a delete marker is free: kvStore_Create knows). */
-static void take(leases *t, const char *host_id, size_t share, size_t start, long wait_ms, size_t *pick, char *listed) {
-  listed_keys(t, listed);
+static void take(leases *t, const char *host_id, size_t share, size_t start, long wait_ms) {
+  size_t *pick = t->pick;
+  char *listed = t->listed;
+  memset(listed, 0, t->n);
+  if (leases_list_keys(t, key_listed, t, NULL) != NATS_OK) memset(listed, 1, t->n); /* every key may be held */
   size_t k = 0;
   for (size_t j = 0; j < t->n && t->owned + k < share; j++) {
     size_t i = (start + j) % t->n;
@@ -192,39 +193,33 @@ static void take(leases *t, const char *host_id, size_t share, size_t start, lon
 
 void leases_round(leases *t, const char *host_id, size_t share, size_t start, long wait_ms, int (*stop)(void *),
                   void *ud) {
-  size_t *pick = t->n ? malloc(t->n * sizeof *pick) : NULL;
-  char *listed = t->n ? malloc(t->n) : NULL;
-  if (!pick || !listed) goto out;
-  size_t k = 0;
+  size_t *pick = t->pick, k = 0;
+  if (!t->n) return;
   for (size_t i = 0; i < t->n; i++)
     if (t->v[i].rev) pick[k++] = i;
   batch(t, pick, k, BATCH_RENEW, host_id, wait_ms);
   for (size_t i = 0; i < k; i++) lease_set(t, &t->v[pick[i]], t->v[pick[i]].got);
-  if (stop && stop(ud)) goto out;
+  if (stop && stop(ud)) return;
   k = 0;
   for (size_t i = t->n; i-- > 0 && t->owned - k > share;)
     if (t->v[i].rev) pick[k++] = i;
   if (k) batch(t, pick, k, BATCH_GIVE_BACK, host_id, wait_ms);
   for (size_t i = 0; i < k; i++) lease_set(t, &t->v[pick[i]], 0); /* given back or not, no longer ours */
-  if (t->owned < share && !(stop && stop(ud))) take(t, host_id, share, start % (t->n ? t->n : 1), wait_ms, pick, listed);
-out:
-  free(pick);
-  free(listed);
+  if (t->owned < share && !(stop && stop(ud))) take(t, host_id, share, start % t->n, wait_ms);
 }
 
 int leases_free(leases *t, long wait_ms) {
   int away = 0;
   if (!t) return away;
   t->fn = NULL; /* leaving: nobody is told */
-  size_t *pick = t->n && t->js ? malloc(t->n * sizeof *pick) : NULL, k = 0;
-  for (size_t i = 0; pick && i < t->n; i++)
+  size_t *pick = t->pick, k = 0;
+  for (size_t i = 0; t->js && i < t->n; i++)
     if (t->v[i].rev) pick[k++] = i;
   if (k) batch(t, pick, k, BATCH_GIVE_BACK, "", wait_ms);
   for (size_t i = 0; i < k; i++) {
     away |= t->v[pick[i]].sent != NULL;
     lease_set(t, &t->v[pick[i]], 0);
   }
-  free(pick);
   /* Answers still due (MaxWait ends each) must not find the table gone. */
   int64_t until = ag_now_ms() + 2 * wait_ms + 1000;
   int due = 1;
@@ -234,9 +229,7 @@ int leases_free(leases *t, long wait_ms) {
     for (size_t i = 0; i < t->n; i++) due |= t->v[i].sent != NULL;
     if (due) {
       struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      ts.tv_nsec += 50000000L;
-      if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+      ag_deadline_in(50, &ts);
       pthread_cond_timedwait(&t->cv, &t->mu, &ts);
     }
     pthread_mutex_unlock(&t->mu);
@@ -244,6 +237,8 @@ int leases_free(leases *t, long wait_ms) {
   if (due) return 1; /* libnats still owes an answer: the table stays, a small leak rather than a crash */
   for (size_t i = 0; i < t->n; i++) free(t->v[i].id);
   free(t->v);
+  free(t->pick);
+  free(t->listed);
   pthread_cond_destroy(&t->cv);
   pthread_mutex_destroy(&t->mu);
   free(t);

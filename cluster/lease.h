@@ -33,6 +33,12 @@ size_t leases_owned(const leases *t);
  * is asked between steps, so that a host leaving does not wait for a whole round. */
 void leases_round(leases *t, const char *host_id, size_t share, size_t start, long wait_ms, int (*stop)(void *),
                   void *ud);
+/* Asks the server once which keys of the bucket hold a message (the subjects of its stream: one
+ * request, where listing the keys would make a consumer) and calls each(ud, id) for every one with the
+ * agent id the key is named for (borrowed for the call), the table's own or not. A key nobody holds has
+ * none (expired or never made); one given back holds a delete marker until the bucket's TTL removes
+ * it. Returns libnats' status (each not called unless NATS_OK); *jerr (may be NULL): JetStream's code. */
+natsStatus leases_list_keys(leases *t, void (*each)(void *ud, const char *id), void *ud, jsErrCode *jerr);
 /* Gives every key back at once (a host leaving: the others take them in their next round), waits for
  * the answers still due, then frees t (NULL: nothing). 1 when the server did not answer in time (it is
  * away: the keys expire by themselves), else 0. */

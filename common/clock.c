@@ -12,6 +12,13 @@ int64_t ag_now_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void ag_deadline_in(long ms, struct timespec *ts) {
+  clock_gettime(CLOCK_REALTIME, ts);
+  ts->tv_sec += ms / 1000;
+  ts->tv_nsec += (ms % 1000) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) ts->tv_sec++, ts->tv_nsec -= 1000000000L;
+}
+
 void ag_time_format(int64_t ms, char *out, size_t cap) {
   time_t sec = (time_t)(ms / 1000);
   struct tm tm;

@@ -5,10 +5,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define AG_TIME_LEN 32 /* a buffer for ag_time_format */
 
 int64_t ag_now_ms(void);
+/* *ts = now + ms on CLOCK_REALTIME: the deadline pthread_cond_timedwait takes. */
+void ag_deadline_in(long ms, struct timespec *ts);
 /* Writes ms as RFC 3339 UTC with milliseconds into out (cap ≥ AG_TIME_LEN). */
 void ag_time_format(int64_t ms, char *out, size_t cap);
 /* Parses "YYYY-MM-DDTHH:MM:SS[.fff]Z"; -1 when s is not such a time. */

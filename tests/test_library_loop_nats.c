@@ -10,8 +10,10 @@
 #include "support/nats_proc.h"
 #include "support/stderr_catch.h"
 #include "support/unit.h"
+#include "support/wait.h"
 
 #include <event2/event.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +109,18 @@ static int open_view(prog *p, agora_world **out) {
   return rc;
 }
 
+/* A nats-server under dir and p's viewer joined to it: 0 once the server runs (p->view NULL when the
+ * open failed), -1 when it did not start; either failure is a failed check. */
+static int view_a_server(prog *p, const char *dir, nats_node *node) {
+  if (nats_start(dir, 1, NULL, node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    return -1;
+  }
+  p->url = nats_url(node, 0, 1);
+  CHECK_INT(open_view(p, &p->view), AGORA_OK);
+  return 0;
+}
+
 static void on_closed(const char *world_id, int rc, void *ctx) {
   prog *p = ctx;
   p->closed++;
@@ -199,12 +213,7 @@ static void close_with_the_server_gone(void) {
   nats_node node;
   prog p = {.L = event_base_new(), .db = db};
   snprintf(db, sizeof db, "%s/db", dir);
-  if (nats_start(dir, 1, NULL, &node)) {
-    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
-    goto done;
-  }
-  p.url = nats_url(&node, 0, 1);
-  CHECK_INT(open_view(&p, &p.view), AGORA_OK);
+  if (view_a_server(&p, dir, &node)) goto done;
   nats_node_stop(&node, SIGTERM);
   if (!p.view) goto done;
   CHECK_INT(agora_publish(p.view, "human", "@a0 into the void"), AGORA_OK);
@@ -221,6 +230,112 @@ static void close_with_the_server_gone(void) {
   CHECK_HAS(agora_errmsg(), "world 'loopnats': 1 message(s) still on their way to the world's stream were given up");
   CHECK_INT(events_on(p.L), 0);
 done:
+  event_base_free(p.L);
+  unit_rmrf(dir);
+  free(dir);
+}
+
+/* One of two program threads, each with a loop of its own: opens and closes a viewer of its own world
+ * (its own database) round after round, beside the other thread doing the same. */
+typedef struct viewer_thread {
+  const char *url;
+  char db[4096], world[256];
+  int opened, rc;
+} viewer_thread;
+
+enum { THREAD_ROUNDS = 4 };
+
+static void *viewer_rounds(void *arg) {
+  viewer_thread *v = arg;
+  struct event_base *L = event_base_new();
+  agora_options o = {.flags = AGORA_OPTIONS_3 | AGORA_OPTIONS_4 | AGORA_OPTIONS_5 | AGORA_OPTIONS_8 | AGORA_VIEW,
+                     .nats_url = v->url, .loop = L};
+  for (int i = 0; L && !v->rc && i < THREAD_ROUNDS; i++) {
+    agora_world *w = NULL;
+    if ((v->rc = agora_world_open(v->world, v->db, &o, &w))) fprintf(stderr, "viewer: %s\n", agora_errmsg());
+    if (w) v->opened++;
+    agora_world_close(w);
+  }
+  if (L) event_base_free(L);
+  return NULL;
+}
+
+/* The process's NATS client is one for all its worlds: two threads joining and leaving NATS at once (a
+ * server's worlds on loops of their threads) share it without a race (ThreadSanitizer, the threaded
+ * label: the record of the client and of its parked queues had no lock). */
+static void viewers_on_two_threads(void) {
+  char *dir = unit_tmpdir();
+  nats_node node;
+  viewer_thread v[2];
+  pthread_t th[2];
+  int started = 0;
+  if (nats_start(dir, 1, NULL, &node)) {
+    unit_fail_(__FILE__, __LINE__, "nats-server did not start");
+    goto done;
+  }
+  for (int i = 0; i < 2; i++) {
+    v[i] = (viewer_thread){.url = nats_url(&node, 0, 1)};
+    snprintf(v[i].db, sizeof v[i].db, "%s/db%d", dir, i);
+    snprintf(v[i].world, sizeof v[i].world,
+             "{\"name\": \"threads%d\", \"agents\": [{\"name\": \"a0\", \"replies\": [\"hi\"]}]}", i);
+  }
+  alarm(WATCHDOG_S);
+  for (; started < 2; started++)
+    if (pthread_create(&th[started], NULL, viewer_rounds, &v[started])) break;
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  alarm(0);
+  CHECK_INT(started, 2);
+  for (int i = 0; i < started; i++) {
+    CHECK_INT(v[i].rc, AGORA_OK);
+    CHECK_INT(v[i].opened, THREAD_ROUNDS);
+  }
+  nats_node_stop(&node, SIGTERM);
+done:
+  unit_rmrf(dir);
+  free(dir);
+}
+
+/* The longest the program's loop went without running its own 50 ms timer. */
+typedef struct ticker {
+  long long last, worst;
+  int ticks;
+} ticker;
+
+static void tick(evutil_socket_t fd, short what, void *arg) {
+  (void)fd, (void)what;
+  ticker *t = arg;
+  long long now = now_ms();
+  if (now - t->last > t->worst) t->worst = now - t->last;
+  t->last = now;
+  t->ticks++;
+}
+
+/* The server killed, a viewer's close on the program's loop does not hold the loop past the bound: a
+ * request of the close (the stream's consumer deleted, with nobody to answer) waited for libnats' 5 s
+ * timeout inside the loop's callback, and the program's other worlds and timers with it. */
+static void close_holds_not_the_loop(void) {
+  char *dir = unit_tmpdir(), db[4096];
+  nats_node node;
+  prog p = {.L = event_base_new(), .db = db};
+  ticker t = {0};
+  struct event *ev = event_new(p.L, -1, EV_PERSIST, tick, &t);
+  snprintf(db, sizeof db, "%s/db", dir);
+  if (view_a_server(&p, dir, &node)) goto done;
+  nats_node_stop(&node, SIGKILL);
+  if (!p.view || !ev) goto done;
+  CHECK_INT(event_add(ev, &(struct timeval){0, 50000}), 0);
+  long long from = t.last = now_ms();
+  CHECK_INT(agora_world_close_later(p.view, 100, on_closed, &p), AGORA_OK);
+  p.want_closed = 1;
+  CHECK(run_until(&p, 10000));
+  long long took = now_ms() - from;
+  /* and once more after the close: a wait inside one of its callbacks shows as a late tick */
+  for (int ticks = t.ticks; t.ticks == ticks;) event_base_loop(p.L, EVLOOP_ONCE);
+  fprintf(stderr, "close took %lld ms, the loop's timer waited at most %lld ms\n", took, t.worst);
+  CHECK(t.worst < 1000);
+  CHECK_INT(events_on(p.L), 1); /* the program's timer alone */
+done:
+  if (ev) event_free(ev);
   event_base_free(p.L);
   unit_rmrf(dir);
   free(dir);
@@ -262,7 +377,9 @@ static void refused_on_a_shared_loop(void) {
 
 int main(int argc, char **argv) {
   static const unit_test tests[] = {UNIT(refused_on_a_shared_loop), UNIT(view_beside_a_plain_world),
-                                    UNIT(close_with_the_server_gone)};
+                                    UNIT(close_with_the_server_gone),
+                                    UNIT(close_holds_not_the_loop),
+                                    UNIT(viewers_on_two_threads)};
   if (!nats_available()) {
     fprintf(stderr, "nats-server is not installed (apt-get install nats-server)\n");
     return 1;

@@ -1,5 +1,5 @@
 /* Time text for schedules and the clock (issue 13): RFC 3339 instants with offsets and fractions,
- * the civil-date helpers under them, and durations ("90s", "1h30m"). */
+ * the civil-date helpers under them, durations ("90s", "1h30m"), and a wait's deadline. */
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -185,6 +185,21 @@ static void durations_formatted(void) {
   CHECK_STR(tiny, "1d2");
 }
 
+/* A wait's deadline on the realtime clock: now plus ms, its nanoseconds carried into seconds. */
+static void deadlines(void) {
+  static const long waits[] = {0, 50, 999, 1000, 1500, 61999};
+  for (size_t i = 0; i < sizeof waits / sizeof *waits; i++) {
+    struct timespec before, d, after;
+    clock_gettime(CLOCK_REALTIME, &before);
+    ag_deadline_in(waits[i], &d);
+    clock_gettime(CLOCK_REALTIME, &after);
+    int64_t ns = (int64_t)d.tv_sec * 1000000000 + d.tv_nsec, wait_ns = (int64_t)waits[i] * 1000000;
+    CHECK(d.tv_nsec >= 0 && d.tv_nsec < 1000000000L);
+    CHECK(ns >= (int64_t)before.tv_sec * 1000000000 + before.tv_nsec + wait_ns);
+    CHECK(ns <= (int64_t)after.tv_sec * 1000000000 + after.tv_nsec + wait_ns);
+  }
+}
+
 SUITE_RUN((UNIT(instants_in_utc), UNIT(instants_with_fractions), UNIT(instants_with_offsets),
   UNIT(leap_second_is_next_second), UNIT(not_instants), UNIT(civil_days_agree_with_libc), UNIT(durations),
-  UNIT(bad_durations), UNIT(durations_formatted)))
+  UNIT(bad_durations), UNIT(durations_formatted), UNIT(deadlines)))
