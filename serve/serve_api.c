@@ -146,7 +146,7 @@ static cJSON *stored_agent(const cJSON *a) {
 }
 
 /* GET /api/worlds/{id} of a world not loaded: what the database holds ("loaded": false; no live fields). */
-static void get_stored_world(serve *s, const char *id, int status, struct evhttp_request *req) {
+void serve_world_reply_stored(serve *s, const char *id, int status, struct evhttp_request *req) {
   cJSON *w = NULL;
   char *text = NULL;
   if (stored_world(s, id, &w, req)) return;
@@ -168,15 +168,11 @@ static void get_stored_world(serve *s, const char *id, int status, struct evhttp
   serve_reply_json(req, status, j);
 }
 
-void serve_world_reply_stored(serve *s, const char *id, int status, struct evhttp_request *req) {
-  get_stored_world(s, id, status, req);
-}
-
 /* PATCH /api/worlds/{id} {"budget": {...}}: new limits (a limit left out is kept), stored with the world;
  * answers with the world as GET does. */
 static void patch_world(serve *s, serve_world *sw, const serve_body *b, struct evhttp_request *req) {
   char *text = NULL;
-  int rc = b->doc ? serve_world_settings_set(s, sw, &(serve_match){.route = SR_WORLD}, b) : AGORA_OK;
+  int rc = b->doc ? serve_world_settings_set(sw, b->doc) : AGORA_OK;
   if (rc) return serve_reply_lib(req, rc, agora_world_id(sw->w));
   if (!b->has_budget_tokens && !b->has_budget_usd) return get_world(s, sw, req);
   if ((rc = agora_settings(sw->w, &text))) return serve_reply_lib(req, rc, agora_world_id(sw->w));
@@ -220,10 +216,10 @@ static void get_events(serve *s, serve_world *sw, int method, struct evhttp_requ
  * and may make a chat, and an <img> on any page can send a GET (issue 28 item 2b). */
 static void stored_route(serve *s, struct evhttp_request *req, const serve_match *m) {
   cJSON *w = NULL;
+  if (m->route == SR_WORLD) return serve_world_reply_stored(s, m->world, 200, req);
   if (stored_world(s, m->world, &w, req)) return;
   cJSON_Delete(w);
   switch (m->route) {
-  case SR_WORLD: return get_stored_world(s, m->world, 200, req);
   case SR_CHATS:
   case SR_CHAT_MESSAGES:
   case SR_CHAT_SNAPSHOT: return serve_chats_handle(s, NULL, req, m, SERVE_GET, NULL);

@@ -25,9 +25,8 @@ static int change_world(serve_world *sw, const serve_match *m, int method, const
   return rc;
 }
 
-int serve_world_settings_set(serve *s, serve_world *sw, const serve_match *m, const serve_body *b) {
-  (void)s;
-  return change_world(sw, m, SERVE_PATCH, b->doc, NULL);
+int serve_world_settings_set(serve_world *sw, const cJSON *doc) {
+  return change_world(sw, &(serve_match){.route = SR_WORLD}, SERVE_PATCH, doc, NULL);
 }
 
 /* POST/PATCH/DELETE …/agents[/{name}]: the agent as the world file has it now ({"deleted": NAME}). */

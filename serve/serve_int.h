@@ -164,10 +164,10 @@ void serve_memory_reply(serve *s, struct evhttp_request *req, const serve_match 
  * …/mcp/{server}/restart. sw is the world when it is loaded, else NULL; a reply is always sent. */
 void serve_build_handle(serve *s, serve_world *sw, struct evhttp_request *req, const serve_match *m, int method,
                         const serve_body *b);
-/* PATCH /api/worlds/{id}'s settings but budget (b->doc) made to the loaded world sw: checked as a world
- * file, applied, stored (agora_settings_change). AGORA_ERR_STATE while replies are in flight,
+/* PATCH /api/worlds/{id}'s settings but budget (doc, the body's) made to the loaded world sw: checked as
+ * a world file, applied, stored (agora_settings_change). AGORA_ERR_STATE while replies are in flight,
  * AGORA_ERR_INVALID (agora_errmsg names the path). */
-int serve_world_settings_set(serve *s, serve_world *sw, const serve_match *m, const serve_body *b);
+int serve_world_settings_set(serve_world *sw, const cJSON *doc);
 /* serve_edit.c: PUT/DELETE …/chats/{chat}/messages/{seq} and POST …/chats/{chat}/retry (chat/resend.h). */
 void serve_edit_handle(serve *s, serve_world *sw, struct evhttp_request *req, const serve_match *m, int method,
                        const serve_body *b);

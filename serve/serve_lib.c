@@ -18,7 +18,6 @@ static const struct {
 } advice[] = {
   {"agora_cancel", "POST /api/worlds/%s/cancel"},
   {"agora_agent_change changes it", "PATCH it instead"},
-  {"agora_chat_load", "POST /api/worlds/%s/chats/{chat}/select"},
 };
 
 /* msg with its leading "agora_name: " left out and the advice above replaced, into out (cap bytes). */

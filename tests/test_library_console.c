@@ -33,11 +33,7 @@ static void messages_window(void) {
   int rc = 0;
   CHECK_INT(agora_world_open(town, db, NULL, &w), AGORA_OK);
   if (!w) goto done;
-  for (int i = 1; i <= 3; i++) {
-    char text[32];
-    snprintf(text, sizeof text, "@ann hello %d", i);
-    free(lib_say(w, text));
-  }
+  lib_say_numbered(w, "@ann hello", 3);
   s = window(w, NULL, 0, 2, &rc);
   CHECK_INT(rc, AGORA_OK);
   CHECK_HAS(s, "\"seq\":5", "\"text\":\"@ann hello 3\"", "\"seq\":6", "\"sender\":\"ann\"");

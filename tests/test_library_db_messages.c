@@ -29,11 +29,7 @@ static void pages_of_a_stored_chat(void) {
   int rc;
   CHECK_INT(agora_world_open(town, db, NULL, &w), AGORA_OK);
   if (!w) goto done;
-  for (int i = 1; i <= 3; i++) {
-    char text[32];
-    snprintf(text, sizeof text, "@ann hello %d", i);
-    free(lib_say(w, text));
-  }
+  lib_say_numbered(w, "@ann hello", 3);
   snprintf(chat, sizeof chat, "%s", agora_chat_current(w) ? agora_chat_current(w) : "");
   agora_world_close(w);
   CHECK_INT(agora_db_open(db, AGORA_DB_READ, &d), AGORA_OK);

@@ -3,6 +3,7 @@
 
 #include "support/unit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,4 +15,12 @@ char *lib_say(agora_world *w, const char *text) {
   CHECK_INT(agora_run_until_quiet(w), AGORA_OK);
   CHECK_INT(agora_events_take(w, &lines, &len), AGORA_OK);
   return lines ? lines : strdup("");
+}
+
+void lib_say_numbered(agora_world *w, const char *prefix, int n) {
+  for (int i = 1; i <= n; i++) {
+    char text[256];
+    snprintf(text, sizeof text, "%s %d", prefix, i);
+    free(lib_say(w, text));
+  }
 }
